@@ -1,0 +1,63 @@
+/**
+ * The app resources of SPEC §2.1–§2.3 and §2.6, exactly as they appear on the wire.
+ */
+import { Schema } from "effect"
+import { AppId, ParameterId } from "./Ids.js"
+
+/** Kind of value a parameter takes (SPEC §2.3). */
+export const ParameterType = Schema.Literal("text", "options", "url")
+export type ParameterType = typeof ParameterType.Type
+
+/** An input definition of an app (SPEC §2.3). `accept`, `options` and `default` appear only where they apply. */
+export const Parameter = Schema.Struct({
+  id: ParameterId,
+  name: Schema.String,
+  type: ParameterType,
+  required: Schema.Boolean,
+  accept: Schema.optional(Schema.Array(Schema.String)),
+  options: Schema.optional(Schema.Array(Schema.String)),
+  default: Schema.optional(Schema.String)
+})
+export type Parameter = typeof Parameter.Type
+
+/** An item of the app list (SPEC §2.1). */
+export const AppSummary = Schema.Struct({
+  appId: AppId,
+  name: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  isPublic: Schema.Boolean
+})
+export type AppSummary = typeof AppSummary.Type
+
+/** One app with its input definitions (SPEC §2.2). */
+export const AppDetail = Schema.Struct({
+  appId: AppId,
+  name: Schema.String,
+  description: Schema.String,
+  parameters: Schema.Array(Parameter)
+})
+export type AppDetail = typeof AppDetail.Type
+
+/** A processing node of the workflow graph; node `config` stays internal (DESIGN §4). */
+export const WorkflowNode = Schema.Struct({
+  id: Schema.String,
+  type: Schema.String,
+  label: Schema.String
+})
+export type WorkflowNode = typeof WorkflowNode.Type
+
+/** A directed edge between two node ids. */
+export const WorkflowEdge = Schema.Struct({
+  source: Schema.String,
+  target: Schema.String
+})
+export type WorkflowEdge = typeof WorkflowEdge.Type
+
+/** The workflow structure of an app (SPEC §2.6). */
+export const WorkflowGraph = Schema.Struct({
+  appId: AppId,
+  name: Schema.String,
+  nodes: Schema.Array(WorkflowNode),
+  edges: Schema.Array(WorkflowEdge)
+})
+export type WorkflowGraph = typeof WorkflowGraph.Type

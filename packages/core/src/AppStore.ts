@@ -1,0 +1,66 @@
+/**
+ * Port: where apps and their workflow versions live.
+ */
+import { Context, type Effect, type Option, Schema } from "effect"
+import type { StorageError } from "./Errors.js"
+import { AppId, WorkflowId, WorkspaceId } from "./Ids.js"
+
+/** An app as stored: its owner, visibility and current workflow version. */
+export const AppRecord = Schema.Struct({
+  appId: AppId,
+  name: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  isPublic: Schema.Boolean,
+  /** The owning workspace; null for a public app of the operator. */
+  workspaceId: Schema.NullOr(WorkspaceId),
+  workflowId: WorkflowId,
+  createdAt: Schema.Number,
+  updatedAt: Schema.Number
+})
+export type AppRecord = typeof AppRecord.Type
+
+/** One immutable version of an app's definition. */
+export const WorkflowVersion = Schema.Struct({
+  workflowId: WorkflowId,
+  appId: AppId,
+  /** The app definition file as imported (JSON). */
+  definition: Schema.Unknown,
+  createdAt: Schema.Number
+})
+export type WorkflowVersion = typeof WorkflowVersion.Type
+
+/** What `list` returns: the workspace's apps (all of them) and up to `publicLimit` public apps. */
+export interface AppListing {
+  readonly workspace: ReadonlyArray<AppRecord>
+  readonly public: ReadonlyArray<AppRecord>
+}
+
+/** Storage of apps and workflow versions. */
+export class AppStore extends Context.Tag("@appexec/core/AppStore")<
+  AppStore,
+  {
+    /** Inserts or replaces the app row and inserts the version unless a version with its id exists. */
+    readonly save: (app: AppRecord, version: WorkflowVersion) => Effect.Effect<void, StorageError>
+    /** The app with this id, if any. */
+    readonly get: (appId: AppId) => Effect.Effect<Option.Option<AppRecord>, StorageError>
+    /** The app named exactly `name` owned by `workspaceId` (null: the public apps). */
+    readonly findByName: (
+      workspaceId: WorkspaceId | null,
+      name: string
+    ) => Effect.Effect<Option.Option<AppRecord>, StorageError>
+    /** The workflow version with this id, if any. */
+    readonly getVersion: (workflowId: WorkflowId) => Effect.Effect<Option.Option<WorkflowVersion>, StorageError>
+    /**
+     * Apps visible to a workspace: all of its own apps, and at most `publicLimit` public apps that
+     * it does not own; each group ordered by name, then appId. `search`, when given, keeps apps
+     * whose name or description contains it, ignoring ASCII case.
+     */
+    readonly list: (query: {
+      readonly workspaceId: WorkspaceId | null
+      readonly search: string | undefined
+      readonly publicLimit: number
+    }) => Effect.Effect<AppListing, StorageError>
+    /** Every app, ordered by name, then appId (for operators). */
+    readonly listAll: Effect.Effect<ReadonlyArray<AppRecord>, StorageError>
+  }
+>() {}

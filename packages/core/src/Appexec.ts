@@ -1,0 +1,320 @@
+/**
+ * The `Appexec` facade: what a host program (and the HTTP adapter) uses. It enforces the access
+ * rules of DESIGN §3 and speaks in the resources of SPEC §2.
+ */
+import { Context, Duration, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
+import type { AppDetail, AppSummary, WorkflowGraph } from "./App.js"
+import { AppCatalog, type ImportOptions } from "./AppCatalog.js"
+import { parameterIdOf } from "./AppDefinition.js"
+import { AppexecConfig } from "./AppexecConfig.js"
+import { credentialFrom, hashKey, hintOf, isWellFormed, KEY_RANDOM_BYTES } from "./ApiKeys.js"
+import { type AppRecord, AppStore } from "./AppStore.js"
+import {
+  AppAccessDenied,
+  AppNotFound,
+  ExecutionNotFound,
+  InvalidAppDefinition,
+  InvalidInputs,
+  InvalidRequest,
+  InvalidWebhookUrl,
+  StorageError,
+  Unauthorized
+} from "./Errors.js"
+import { type Execution, type ExecutionRecord, type StartedExecution, toExecution, toStartedExecution } from "./Execution.js"
+import { ExecutionEvents } from "./ExecutionEvents.js"
+import { isTerminal, placeholder } from "./ExecutionLifecycle.js"
+import { ExecutionStore } from "./ExecutionStore.js"
+import { AppId, ApiKeyId, ExecutionId, UserId, WorkspaceId } from "./Ids.js"
+import { IdGenerator } from "./IdGenerator.js"
+import { isHttpUrl, validateInputs } from "./InputValidation.js"
+import { type ApiKeyRecord, KeyStore, type UserRecord, type WorkspaceRecord } from "./KeyStore.js"
+
+/** Who is calling: the workspace, user and key of an authenticated request. */
+export interface Principal {
+  readonly workspaceId: WorkspaceId
+  readonly userId: UserId
+  readonly apiKeyId: ApiKeyId
+}
+
+/** Default and bounds of the list `limit` (SPEC §4.1, DESIGN §3). */
+export const LIST_LIMIT = { default: 10, min: 1, max: 100 } as const
+
+/** Longest accepted webhook URL. */
+export const MAX_WEBHOOK_URL_LENGTH = 2048
+
+/** An API key just created: the key itself (shown once) and its stored record. */
+export interface CreatedKey {
+  readonly key: string
+  readonly record: ApiKeyRecord
+  readonly workspace: WorkspaceRecord
+  readonly user: UserRecord
+}
+
+const isUuid = Schema.is(Schema.UUID)
+
+/** The appexec service as a host program uses it. */
+export class Appexec extends Context.Tag("@appexec/core/Appexec")<
+  Appexec,
+  {
+    readonly apps: {
+      /** Checks and stores an app definition (DESIGN §4); returns the app's summary. */
+      readonly import: (
+        definition: unknown,
+        options?: ImportOptions
+      ) => Effect.Effect<AppSummary, InvalidAppDefinition | InvalidRequest | StorageError>
+      /** Apps the principal can run: its workspace's apps, then up to `limit` public apps (SPEC §4.1). */
+      readonly list: (
+        principal: Principal,
+        query?: { readonly search?: string | undefined; readonly limit?: number | undefined }
+      ) => Effect.Effect<ReadonlyArray<AppSummary>, InvalidRequest | StorageError>
+      /** Every app of the instance, for operators. */
+      readonly listAll: Effect.Effect<ReadonlyArray<AppRecord>, StorageError>
+      /** An app's parameters (SPEC §4.2). */
+      readonly get: (
+        principal: Principal,
+        appId: string
+      ) => Effect.Effect<AppDetail, AppNotFound | AppAccessDenied | StorageError>
+      /** An app's workflow graph (SPEC §4.3). */
+      readonly workflow: (
+        principal: Principal,
+        appId: string
+      ) => Effect.Effect<WorkflowGraph, AppNotFound | AppAccessDenied | StorageError>
+    }
+    readonly executions: {
+      /** Validates inputs and queues an execution (SPEC §4.4). */
+      readonly start: (
+        principal: Principal,
+        appId: string,
+        inputs: unknown,
+        options?: { readonly webhook?: string | undefined }
+      ) => Effect.Effect<
+        StartedExecution,
+        AppNotFound | AppAccessDenied | InvalidInputs | InvalidRequest | InvalidWebhookUrl | StorageError
+      >
+      /** An execution of the principal's workspace (SPEC §4.5); another workspace's is not found. */
+      readonly get: (principal: Principal, executionId: string) => Effect.Effect<Execution, ExecutionNotFound | StorageError>
+      /** Waits in-process until the execution is completed or failed, and returns it. */
+      readonly await: (executionId: string) => Effect.Effect<Execution, ExecutionNotFound | StorageError>
+    }
+    readonly keys: {
+      /** Creates an API key for a user of a workspace, creating both by name when missing. */
+      readonly create: (options: {
+        readonly workspace: string
+        readonly user?: string | undefined
+      }) => Effect.Effect<CreatedKey, StorageError>
+      /** Revokes keys by id or hint; returns how many were revoked. */
+      readonly revoke: (idOrHint: string) => Effect.Effect<number, StorageError>
+      /** The principal of a request's credential (`x-api-key` or `Authorization: Bearer`). */
+      readonly authenticate: (headers: {
+        readonly "x-api-key"?: string | undefined
+        readonly authorization?: string | undefined
+      }) => Effect.Effect<Principal, Unauthorized | StorageError>
+    }
+    readonly workspaces: {
+      /** Creates a workspace, or returns the one with that name. */
+      readonly create: (name: string) => Effect.Effect<WorkspaceRecord, StorageError>
+    }
+  }
+>() {}
+
+const summaryOf = (app: AppRecord): AppSummary => ({
+  appId: app.appId,
+  name: app.name,
+  description: app.description,
+  isPublic: app.isPublic
+})
+
+/** The facade over the ports, catalog and events. */
+export const layer = Layer.effect(
+  Appexec,
+  Effect.gen(function* () {
+    const config = yield* AppexecConfig
+    const appStore = yield* AppStore
+    const executionStore = yield* ExecutionStore
+    const keyStore = yield* KeyStore
+    const catalog = yield* AppCatalog
+    const events = yield* ExecutionEvents
+    const ids = yield* IdGenerator
+    const now = Effect.clockWith((clock) => clock.currentTimeMillis)
+
+    /** The app, if the principal may see it: own or public; another workspace's private app is denied. */
+    const visibleApp = (principal: Principal, appId: string) =>
+      Effect.gen(function* () {
+        if (!isUuid(appId)) return yield* new AppNotFound({ appId })
+        const app = yield* appStore.get(AppId.make(appId))
+        if (Option.isNone(app)) return yield* new AppNotFound({ appId })
+        if (!app.value.isPublic && app.value.workspaceId !== principal.workspaceId) {
+          return yield* new AppAccessDenied({ appId })
+        }
+        return app.value
+      })
+
+    const visibleExecution = (executionId: string, principal?: Principal) =>
+      Effect.gen(function* () {
+        if (!isUuid(executionId)) return yield* new ExecutionNotFound({ executionId })
+        const record = yield* executionStore.get(ExecutionId.make(executionId))
+        if (Option.isNone(record) || (principal !== undefined && record.value.workspaceId !== principal.workspaceId)) {
+          return yield* new ExecutionNotFound({ executionId })
+        }
+        return record.value
+      })
+
+    const waitForEnd = (executionId: string) =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          // Subscribe before reading, so a transition between the read and the wait is not missed.
+          const subscription = yield* events.subscribe
+          const first = yield* visibleExecution(executionId)
+          if (isTerminal(first.status)) return first
+          const fromEvents = Stream.fromQueue(subscription).pipe(
+            Stream.filter((r) => r.executionId === executionId && isTerminal(r.status))
+          )
+          // Executions run by other processes on the same store are seen by polling.
+          const fromStore = Stream.repeatEffectWithSchedule(
+            executionStore.get(first.executionId).pipe(Effect.map(Option.getOrElse(() => first))),
+            Schedule.spaced(Duration.seconds(1))
+          ).pipe(Stream.filter((r) => isTerminal(r.status)))
+          const done = yield* Stream.runHead(Stream.merge(fromEvents, fromStore))
+          return Option.getOrElse(done, () => first)
+        })
+      )
+
+    const ensureWorkspace = (name: string) =>
+      Effect.gen(function* () {
+        const existing = yield* keyStore.findWorkspace(name)
+        if (Option.isSome(existing)) return existing.value
+        return yield* keyStore.ensureWorkspace({
+          workspaceId: WorkspaceId.make(yield* ids.uuid),
+          name,
+          createdAt: yield* now
+        })
+      })
+
+    return {
+      apps: {
+        import: (definition, options) => Effect.map(catalog.import(definition, options), summaryOf),
+        list: (principal, query = {}) =>
+          Effect.gen(function* () {
+            const limit = query.limit ?? LIST_LIMIT.default
+            if (!Number.isInteger(limit) || limit < LIST_LIMIT.min || limit > LIST_LIMIT.max) {
+              return yield* new InvalidRequest({
+                reason: `\`limit\` must be an integer from ${LIST_LIMIT.min} to ${LIST_LIMIT.max}.`
+              })
+            }
+            const search = query.search?.trim()
+            const listing = yield* appStore.list({
+              workspaceId: principal.workspaceId,
+              search: search === "" ? undefined : search,
+              publicLimit: limit
+            })
+            return [...listing.workspace, ...listing.public].map(summaryOf)
+          }),
+        listAll: appStore.listAll,
+        get: (principal, appId) =>
+          Effect.gen(function* () {
+            const app = yield* visibleApp(principal, appId)
+            const { app: compiled } = yield* catalog.load(app.workflowId)
+            return {
+              appId: app.appId,
+              name: app.name,
+              description: app.description ?? "",
+              parameters: compiled.parameters.map((p) => ({
+                id: parameterIdOf(app.appId, p.nodeId),
+                name: p.name,
+                type: p.type,
+                required: p.required,
+                ...(p.accept === undefined ? {} : { accept: p.accept }),
+                ...(p.options === undefined ? {} : { options: p.options }),
+                ...(p.default === undefined ? {} : { default: p.default })
+              }))
+            }
+          }),
+        workflow: (principal, appId) =>
+          Effect.gen(function* () {
+            const app = yield* visibleApp(principal, appId)
+            const { app: compiled } = yield* catalog.load(app.workflowId)
+            return {
+              appId: app.appId,
+              name: app.name,
+              nodes: compiled.definition.nodes.map((n) => ({ id: n.id, type: n.type, label: n.label ?? n.id })),
+              edges: compiled.edges
+            }
+          })
+      },
+      executions: {
+        start: (principal, appId, inputs, options = {}) =>
+          Effect.gen(function* () {
+            const app = yield* visibleApp(principal, appId)
+            const webhook = options.webhook
+            if (webhook !== undefined) {
+              if (webhook.length > MAX_WEBHOOK_URL_LENGTH) {
+                return yield* new InvalidWebhookUrl({ url: webhook.slice(0, 64), reason: `longer than ${MAX_WEBHOOK_URL_LENGTH} characters` })
+              }
+              if (!isHttpUrl(webhook)) {
+                return yield* new InvalidWebhookUrl({ url: webhook, reason: "it must be an absolute http or https URL" })
+              }
+            }
+            const { app: compiled } = yield* catalog.load(app.workflowId)
+            const resolved = yield* validateInputs(compiled.parameters, inputs)
+            const record: ExecutionRecord = {
+              executionId: ExecutionId.make(yield* ids.uuid),
+              workflowId: app.workflowId,
+              appId: app.appId,
+              workspaceId: principal.workspaceId,
+              userId: principal.userId,
+              status: "queued",
+              inputs: resolved,
+              outputs: compiled.outputs.map((o) => placeholder(o.id, o.label)),
+              errorMessage: null,
+              webhookUrl: webhook ?? null,
+              createdAt: yield* now,
+              startedAt: null,
+              completedAt: null
+            }
+            yield* executionStore.insert(record)
+            yield* events.publish(record)
+            return toStartedExecution(record)
+          }),
+        get: (principal, executionId) => Effect.map(visibleExecution(executionId, principal), toExecution),
+        await: (executionId) => Effect.map(waitForEnd(executionId), toExecution)
+      },
+      keys: {
+        create: (options) =>
+          Effect.gen(function* () {
+            const workspace = yield* ensureWorkspace(options.workspace)
+            const user = yield* keyStore.ensureUser({
+              userId: UserId.make(yield* ids.uuid),
+              workspaceId: workspace.workspaceId,
+              name: options.user ?? "default",
+              createdAt: yield* now
+            })
+            const key = `${config.keyPrefix}${yield* ids.token(KEY_RANDOM_BYTES)}`
+            const record: ApiKeyRecord = {
+              apiKeyId: ApiKeyId.make(yield* ids.uuid),
+              workspaceId: workspace.workspaceId,
+              userId: user.userId,
+              hash: hashKey(key),
+              hint: hintOf(key, config.keyPrefix),
+              createdAt: yield* now,
+              revokedAt: null
+            }
+            yield* keyStore.insertKey(record)
+            return { key, record, workspace, user }
+          }),
+        revoke: (idOrHint) => Effect.flatMap(now, (at) => keyStore.revokeKey(idOrHint, at)),
+        authenticate: (headers) =>
+          Effect.gen(function* () {
+            const key = credentialFrom(headers)
+            if (key === undefined) return yield* new Unauthorized({ reason: "missing" })
+            if (!isWellFormed(key, config.keyPrefix)) return yield* new Unauthorized({ reason: "malformed" })
+            const record = yield* keyStore.findKeyByHash(hashKey(key))
+            if (Option.isNone(record)) return yield* new Unauthorized({ reason: "unknown" })
+            if (record.value.revokedAt !== null) return yield* new Unauthorized({ reason: "revoked" })
+            return { workspaceId: record.value.workspaceId, userId: record.value.userId, apiKeyId: record.value.apiKeyId }
+          })
+      },
+      workspaces: { create: ensureWorkspace }
+    }
+  })
+)
+

@@ -1,0 +1,46 @@
+/**
+ * Settings of an appexec instance, with the defaults of DESIGN §3.
+ */
+import { Context, Layer } from "effect"
+
+/** The settings of an appexec instance. Durations are milliseconds. */
+export interface AppexecOptions {
+  /** Prefix of every API key (SPEC §5). */
+  readonly keyPrefix: string
+  /** How long a claim on an execution lasts without renewal. */
+  readonly leaseMs: number
+  /** How often a running worker renews its lease. */
+  readonly renewEveryMs: number
+  /** How many claims an execution may use up (lost workers included) before it is failed. */
+  readonly maxAttempts: number
+  /** Execution timeout for apps that set none. */
+  readonly defaultTimeoutMs: number
+  /** Nodes of one execution that run at the same time. */
+  readonly nodeConcurrency: number
+  /** Executions one worker runs at the same time. */
+  readonly workerConcurrency: number
+  /** How often an idle worker looks for work written by other processes. */
+  readonly pollIntervalMs: number
+  /** How long a stopping worker waits for running executions before it releases them. */
+  readonly drainTimeoutMs: number
+}
+
+/** The defaults of DESIGN §3. */
+export const defaults: AppexecOptions = {
+  keyPrefix: "aex_",
+  leaseMs: 30_000,
+  renewEveryMs: 10_000,
+  maxAttempts: 3,
+  defaultTimeoutMs: 10 * 60_000,
+  nodeConcurrency: 4,
+  workerConcurrency: 4,
+  pollIntervalMs: 250,
+  drainTimeoutMs: 10_000
+}
+
+/** The settings in force. */
+export class AppexecConfig extends Context.Tag("@appexec/core/AppexecConfig")<AppexecConfig, AppexecOptions>() {
+  /** The defaults, with `overrides` applied. */
+  static readonly layer = (overrides: Partial<AppexecOptions> = {}) =>
+    Layer.succeed(AppexecConfig, { ...defaults, ...overrides })
+}

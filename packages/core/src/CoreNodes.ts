@@ -1,0 +1,156 @@
+/**
+ * The node types every appexec instance has: inputs, text templates, delays, and text and
+ * JSON outputs. They are written with the public `defineNode`, like an operator's own.
+ */
+import { Duration, Effect, Schema } from "effect"
+import { isHttpUrl } from "./InputValidation.js"
+import { defineNode, NodeFailure, type NodePlacement, NodeValue, type UpstreamValue } from "./NodeType.js"
+
+const inputFields = {
+  /** The parameter name, the key of `inputs`; defaults to the node's label. */
+  name: Schema.optional(Schema.NonEmptyTrimmedString),
+  required: Schema.optional(Schema.Boolean),
+  default: Schema.optional(Schema.String),
+  description: Schema.optional(Schema.String)
+}
+
+const nameOf = (config: { readonly name?: string | undefined }, placement: NodePlacement) => config.name ?? placement.label
+
+const optionalFields = <C extends { readonly default?: string | undefined; readonly description?: string | undefined }>(
+  config: C
+) => ({
+  ...(config.default === undefined ? {} : { default: config.default }),
+  ...(config.description === undefined ? {} : { description: config.description })
+})
+
+/** `input.text`: a free-form text parameter. */
+export const inputText = defineNode({
+  type: "input.text",
+  description: "A free-form text parameter.",
+  role: "input",
+  config: Schema.Struct(inputFields),
+  parameter: (config, placement) => ({
+    name: nameOf(config, placement),
+    type: "text",
+    required: config.required ?? false,
+    ...optionalFields(config)
+  }),
+  run: ({ value }) => Effect.succeed(NodeValue.text(value))
+})
+
+/** `input.options`: one label out of a fixed list. */
+export const inputOptions = defineNode({
+  type: "input.options",
+  description: "A parameter whose value is one label of `options`.",
+  role: "input",
+  config: Schema.Struct({ ...inputFields, options: Schema.NonEmptyArray(Schema.NonEmptyString) }),
+  check: (config) => [
+    ...(new Set(config.options).size < config.options.length ? ["options must not repeat a label"] : []),
+    ...(config.default !== undefined && !config.options.includes(config.default)
+      ? [`default '${config.default}' is not one of the options`]
+      : [])
+  ],
+  parameter: (config, placement) => ({
+    name: nameOf(config, placement),
+    type: "options",
+    required: config.required ?? false,
+    options: config.options,
+    ...optionalFields(config)
+  }),
+  run: ({ value }) => Effect.succeed(NodeValue.text(value))
+})
+
+/** Media kinds a `url` parameter may accept. */
+export const MediaKind = Schema.Literal("image", "video", "audio")
+
+/** `input.url`: a public URL of media. */
+export const inputUrl = defineNode({
+  type: "input.url",
+  description: "A parameter whose value is a public http(s) URL of media.",
+  role: "input",
+  config: Schema.Struct({ ...inputFields, accept: Schema.optional(Schema.NonEmptyArray(MediaKind)) }),
+  check: (config) =>
+    config.default !== undefined && !isHttpUrl(config.default) ? ["default must be an absolute http or https URL"] : [],
+  parameter: (config, placement) => ({
+    name: nameOf(config, placement),
+    type: "url",
+    required: config.required ?? false,
+    accept: config.accept ?? ["image"],
+    ...optionalFields(config)
+  }),
+  run: ({ value }) => Effect.succeed(value === "" ? NodeValue.text("") : NodeValue.url(value))
+})
+
+const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g
+
+const textOf = (upstream: UpstreamValue) =>
+  Effect.fromNullable(NodeValue.asText(upstream.value)).pipe(
+    Effect.mapError(() => new NodeFailure({ message: `node '${upstream.nodeId}' produced media, which has no text` }))
+  )
+
+/** `text.template`: fills `{{nodeId}}` placeholders with the text of upstream nodes. */
+export const textTemplate = defineNode({
+  type: "text.template",
+  description: "Text with {{nodeId}} placeholders replaced by the values of those upstream nodes.",
+  role: "process",
+  inputs: { min: 0, max: 32 },
+  config: Schema.Struct({ template: Schema.String }),
+  check: (config, placement) =>
+    [...config.template.matchAll(PLACEHOLDER)]
+      .map((m) => m[1]!)
+      .filter((id) => !placement.upstream.includes(id))
+      .map((id) => `template placeholder {{${id}}} does not name an upstream node`),
+  run: ({ config, upstream }) =>
+    Effect.forEach(upstream, (u) => textOf(u).pipe(Effect.map((text) => [u.nodeId, text] as const))).pipe(
+      Effect.map((pairs) => {
+        const texts = new Map(pairs)
+        return NodeValue.text(config.template.replace(PLACEHOLDER, (_, id: string) => texts.get(id) ?? ""))
+      })
+    )
+})
+
+/** `util.delay`: waits, then passes its input on (for long-running demos). */
+export const utilDelay = defineNode({
+  type: "util.delay",
+  description: "Waits `ms` milliseconds, then passes its input on unchanged.",
+  role: "process",
+  inputs: { min: 0, max: 1 },
+  config: Schema.Struct({ ms: Schema.Number.pipe(Schema.int(), Schema.between(0, 24 * 60 * 60_000)) }),
+  run: ({ config, upstream }) =>
+    Effect.sleep(Duration.millis(config.ms)).pipe(Effect.as(upstream[0]?.value ?? NodeValue.text("")))
+})
+
+/** `output.text`: an output whose value is text. */
+export const outputText = defineNode({
+  type: "output.text",
+  description: "An output of type text.",
+  role: "output",
+  outputType: "text",
+  config: Schema.Struct({}),
+  run: ({ input, upstream }) => textOf({ nodeId: upstream[0]?.nodeId ?? "upstream", value: input })
+})
+
+/** `output.json`: an output whose value is JSON text. */
+export const outputJson = defineNode({
+  type: "output.json",
+  description: "An output of type json: upstream JSON, or upstream text that parses as JSON.",
+  role: "output",
+  outputType: "json",
+  config: Schema.Struct({}),
+  run: ({ input }) => {
+    switch (input._tag) {
+      case "Json":
+        return Effect.succeed(JSON.stringify(input.json))
+      case "Text":
+        return Effect.try({
+          try: () => JSON.stringify(JSON.parse(input.text)),
+          catch: () => new NodeFailure({ message: "the upstream text is not valid JSON" })
+        })
+      default:
+        return Effect.fail(new NodeFailure({ message: `a json output cannot hold a ${input._tag.toLowerCase()} value` }))
+    }
+  }
+})
+
+/** Every core node type, in the order they are documented. */
+export const coreNodes = [inputText, inputOptions, inputUrl, textTemplate, utilDelay, outputText, outputJson] as const

@@ -1,0 +1,160 @@
+/**
+ * The errors that cross a boundary (HTTP, CLI, storage). Each request error knows its
+ * error-body `code` and a message a consumer can act on; the HTTP layer only picks the status.
+ */
+import { Schema } from "effect"
+import { type ErrorCode, type ErrorInfo, InputProblem } from "./ErrorBody.js"
+
+/** The app does not exist (404 `not_found`). */
+export class AppNotFound extends Schema.TaggedError<AppNotFound>()("AppNotFound", {
+  appId: Schema.String
+}) {
+  readonly code: ErrorCode = "not_found"
+  override get message() {
+    return `App ${this.appId} does not exist.`
+  }
+}
+
+/** The app is private to another workspace (403 `forbidden`, DESIGN §3). */
+export class AppAccessDenied extends Schema.TaggedError<AppAccessDenied>()("AppAccessDenied", {
+  appId: Schema.String
+}) {
+  readonly code: ErrorCode = "forbidden"
+  override get message() {
+    return `Your workspace has no access to app ${this.appId}.`
+  }
+}
+
+/** The execution does not exist or belongs to another workspace (404, never 403: DESIGN §3). */
+export class ExecutionNotFound extends Schema.TaggedError<ExecutionNotFound>()("ExecutionNotFound", {
+  executionId: Schema.String
+}) {
+  readonly code: ErrorCode = "not_found"
+  override get message() {
+    return `Execution ${this.executionId} does not exist.`
+  }
+}
+
+const describeProblem = (p: InputProblem): string => {
+  const expected = p.expected === undefined ? "" : Array.isArray(p.expected) ? p.expected.join(", ") : p.expected
+  switch (p.problem) {
+    case "unknown_parameter":
+      return `'${p.parameter}' is not a parameter of this app (parameters: ${expected || "none"})`
+    case "missing_required":
+      return `'${p.parameter}' is required`
+    case "empty":
+      return `'${p.parameter}' must not be empty`
+    case "wrong_type":
+      return `'${p.parameter}' must be ${expected}`
+    case "not_an_option":
+      return `'${p.parameter}' must be one of: ${expected}`
+    case "invalid_url":
+      return `'${p.parameter}' must be ${expected}`
+    case "too_long":
+      return `'${p.parameter}' is too long (${expected})`
+  }
+}
+
+/** The `inputs` object breaks one or more parameter rules; every problem is listed (400 `invalid_inputs`). */
+export class InvalidInputs extends Schema.TaggedError<InvalidInputs>()("InvalidInputs", {
+  problems: Schema.NonEmptyArray(InputProblem)
+}) {
+  readonly code: ErrorCode = "invalid_inputs"
+  override get message() {
+    const n = this.problems.length
+    return `${n === 1 ? "1 input is" : `${n} inputs are`} invalid: ${this.problems.map(describeProblem).join("; ")}.`
+  }
+}
+
+/** The `webhook` query is not an absolute http(s) URL (400 `invalid_webhook_url`). */
+export class InvalidWebhookUrl extends Schema.TaggedError<InvalidWebhookUrl>()("InvalidWebhookUrl", {
+  url: Schema.String,
+  reason: Schema.String
+}) {
+  readonly code: ErrorCode = "invalid_webhook_url"
+  override get message() {
+    return `The webhook URL is not valid: ${this.reason}.`
+  }
+}
+
+/** The request itself is malformed (400 `invalid_request`). */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
+  reason: Schema.String
+}) {
+  readonly code: ErrorCode = "invalid_request"
+  override get message() {
+    return this.reason
+  }
+}
+
+/** Why a credential was refused. */
+export const UnauthorizedReason = Schema.Literal("missing", "malformed", "unknown", "revoked")
+export type UnauthorizedReason = typeof UnauthorizedReason.Type
+
+/** No usable API key (401 `unauthorized`). */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
+  reason: UnauthorizedReason
+}) {
+  readonly code: ErrorCode = "unauthorized"
+  override get message() {
+    switch (this.reason) {
+      case "missing":
+        return "An API key is required: send it as 'x-api-key: <key>' or 'Authorization: Bearer <key>'."
+      case "malformed":
+        return "The API key is malformed."
+      case "unknown":
+        return "The API key is not valid."
+      case "revoked":
+        return "The API key has been revoked."
+    }
+  }
+}
+
+/** One problem of an app definition, naming the node it concerns when there is one. */
+export const DefinitionProblem = Schema.Struct({
+  node: Schema.NullOr(Schema.String),
+  message: Schema.String
+})
+export type DefinitionProblem = typeof DefinitionProblem.Type
+
+/** An app definition was refused on import; every problem is listed. */
+export class InvalidAppDefinition extends Schema.TaggedError<InvalidAppDefinition>()("InvalidAppDefinition", {
+  problems: Schema.NonEmptyArray(DefinitionProblem)
+}) {
+  override get message() {
+    return `Invalid app definition:\n${this.problems
+      .map((p) => `- ${p.node === null ? "" : `node '${p.node}': `}${p.message}`)
+      .join("\n")}`
+  }
+}
+
+/** A storage adapter failed; the driver's error is kept as the cause and never shown to clients. */
+export class StorageError extends Schema.TaggedError<StorageError>()("StorageError", {
+  operation: Schema.String,
+  cause: Schema.Defect
+}) {
+  override get message() {
+    return `Storage operation '${this.operation}' failed`
+  }
+}
+
+/** A fenced write was refused because the caller no longer holds the execution's lease. */
+export class LeaseLost extends Schema.TaggedError<LeaseLost>()("LeaseLost", {
+  executionId: Schema.String
+}) {}
+
+/** Request errors of the facade, each with its error-body code. */
+export type RequestError =
+  | AppNotFound
+  | AppAccessDenied
+  | ExecutionNotFound
+  | InvalidInputs
+  | InvalidWebhookUrl
+  | InvalidRequest
+  | Unauthorized
+
+/** The error object of the response body for a request error. */
+export const toErrorInfo = (error: RequestError): ErrorInfo =>
+  error._tag === "InvalidInputs"
+    ? { code: error.code, message: error.message, details: error.problems }
+    : { code: error.code, message: error.message }

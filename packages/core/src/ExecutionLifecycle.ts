@@ -1,0 +1,122 @@
+/**
+ * The status state machine of SPEC §3 as one pure function. Every status change of an
+ * execution goes through `transition`; storage only persists what it returns.
+ *
+ *   (none) --accepted--> queued --Started--> running --Completed--> completed
+ *                                                    \--Failed-----> failed
+ */
+import { Either, Schema } from "effect"
+import type { ExecutionRecord, Output, OutputType } from "./Execution.js"
+
+/** A value an output node produced. */
+export interface ProducedOutput {
+  readonly id: string
+  readonly type: Exclude<OutputType, "pending">
+  readonly value: string
+}
+
+/** What can happen to an execution after it was accepted. */
+export type ExecutionEvent =
+  | { readonly _tag: "Started"; readonly at: number }
+  | { readonly _tag: "Completed"; readonly at: number; readonly produced: ReadonlyArray<ProducedOutput> }
+  | {
+      readonly _tag: "Failed"
+      readonly at: number
+      readonly errorMessage: string
+      /** Outputs that were produced before the failure keep their values. */
+      readonly produced: ReadonlyArray<ProducedOutput>
+      /** Per-output errors; an output not produced and not listed gets `errorMessage`. */
+      readonly outputErrors: Readonly<Record<string, string>>
+      /** The declared type of each output, shown on outputs that were not produced. */
+      readonly outputTypes: Readonly<Record<string, Exclude<OutputType, "pending">>>
+    }
+
+/** An event that the current status does not allow. */
+export class InvalidTransition extends Schema.TaggedError<InvalidTransition>()("InvalidTransition", {
+  from: Schema.String,
+  event: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `Cannot apply ${this.event} to an execution that is ${this.from}: ${this.reason}`
+  }
+}
+
+/** A pending output placeholder (SPEC §2.5): type and status `pending`, value null. */
+export const placeholder = (id: string, label: string): Output => ({
+  id,
+  label,
+  type: "pending",
+  value: null,
+  status: "pending",
+  error: null
+})
+
+/** `completed` and `failed` are final (SPEC §3). */
+export const isTerminal = (status: ExecutionRecord["status"]): status is "completed" | "failed" =>
+  status === "completed" || status === "failed"
+
+const refuse = (record: ExecutionRecord, event: ExecutionEvent, reason: string) =>
+  Either.left(new InvalidTransition({ from: record.status, event: event._tag, reason }))
+
+const produce = (output: Output, produced: ProducedOutput): Output => ({
+  ...output,
+  type: produced.type,
+  value: produced.value,
+  status: "completed",
+  error: null
+})
+
+/**
+ * Applies an event to an execution. Only the transitions of SPEC §3 are allowed:
+ * queued→running (sets `startedAt`), running→completed (every output produced, sets
+ * `completedAt`), running→failed (sets `errorMessage`, `completedAt` and a per-output `error`
+ * on every output that was not produced). Terminal states accept nothing.
+ */
+export const transition = (
+  record: ExecutionRecord,
+  event: ExecutionEvent
+): Either.Either<ExecutionRecord, InvalidTransition> => {
+  switch (event._tag) {
+    case "Started": {
+      if (record.status !== "queued") return refuse(record, event, "only a queued execution can start")
+      return Either.right({ ...record, status: "running", startedAt: event.at })
+    }
+    case "Completed": {
+      if (record.status !== "running") return refuse(record, event, "only a running execution can complete")
+      const byId = new Map(event.produced.map((p) => [p.id, p]))
+      const missing = record.outputs.filter((o) => !byId.has(o.id)).map((o) => o.id)
+      if (missing.length > 0) return refuse(record, event, `outputs not produced: ${missing.join(", ")}`)
+      return Either.right({
+        ...record,
+        status: "completed",
+        outputs: record.outputs.map((o) => produce(o, byId.get(o.id)!)),
+        errorMessage: null,
+        completedAt: Math.max(event.at, record.startedAt ?? event.at)
+      })
+    }
+    case "Failed": {
+      if (record.status !== "running") return refuse(record, event, "only a running execution can fail")
+      if (event.errorMessage.length === 0) return refuse(record, event, "a failure needs an error message")
+      const byId = new Map(event.produced.map((p) => [p.id, p]))
+      return Either.right({
+        ...record,
+        status: "failed",
+        outputs: record.outputs.map((o): Output => {
+          const produced = byId.get(o.id)
+          return produced !== undefined
+            ? produce(o, produced)
+            : {
+                ...o,
+                type: event.outputTypes[o.id] ?? o.type,
+                value: null,
+                status: "failed",
+                error: event.outputErrors[o.id] ?? event.errorMessage
+              }
+        }),
+        errorMessage: event.errorMessage,
+        completedAt: Math.max(event.at, record.startedAt ?? event.at)
+      })
+    }
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * Port: the work queue over accepted executions, with leases.
+ *
+ * An execution is claimable when it is `queued`, or `running` with no live lease (its worker
+ * was lost or released it). Claims go oldest first. A claim holds a lease until `expiresAt`;
+ * the holder renews it while it works. Each claim has a new `token`, so a worker whose lease
+ * expired and was claimed again can no longer write (`ExecutionStore.save` is fenced by it).
+ */
+import { Context, type Effect, type Option } from "effect"
+import type { LeaseLost, StorageError } from "./Errors.js"
+import type { ExecutionRecord } from "./Execution.js"
+import type { ExecutionId } from "./Ids.js"
+
+/** The right to run one execution until `expiresAt` (epoch ms). */
+export interface Lease {
+  readonly executionId: ExecutionId
+  readonly workerId: string
+  /** Distinct for every claim of the same execution. */
+  readonly token: number
+  /** How many times the execution was claimed and not released, this claim included. */
+  readonly attempt: number
+  readonly expiresAt: number
+}
+
+/** A claimed execution and its lease. */
+export interface Claim {
+  readonly execution: ExecutionRecord
+  readonly lease: Lease
+}
+
+/** The queue of executions. Time is read from `Clock`. */
+export class ExecutionQueue extends Context.Tag("@appexec/core/ExecutionQueue")<
+  ExecutionQueue,
+  {
+    /** Atomically claims the oldest claimable execution for `leaseMs`; none when nothing is claimable. */
+    readonly claim: (workerId: string, leaseMs: number) => Effect.Effect<Option.Option<Claim>, StorageError>
+    /** Extends a lease that is still current to now + `leaseMs`; `LeaseLost` when it is not. */
+    readonly renew: (lease: Lease, leaseMs: number) => Effect.Effect<Lease, LeaseLost | StorageError>
+    /** Gives a current lease back without counting the attempt; the execution is claimable at once. */
+    readonly release: (lease: Lease) => Effect.Effect<void, StorageError>
+    /**
+     * Completes when work may have become claimable in this process (an insert or a release).
+     * Workers race it with a poll interval, which covers work added by other processes.
+     */
+    readonly awaitWork: Effect.Effect<void>
+  }
+>() {}

@@ -1,0 +1,37 @@
+/**
+ * Branded identifiers. Every id that crosses the API is a UUID; the brand keeps an
+ * `AppId` from being passed where an `ExecutionId` is expected.
+ */
+import { Schema } from "effect"
+
+/** Identifier of an app (SPEC §2.1). */
+export const AppId = Schema.UUID.pipe(Schema.brand("AppId"))
+export type AppId = typeof AppId.Type
+
+/** Identifier of one workflow version of an app (SPEC §2.4). */
+export const WorkflowId = Schema.UUID.pipe(Schema.brand("WorkflowId"))
+export type WorkflowId = typeof WorkflowId.Type
+
+/** Identifier of an execution (SPEC §2.4). */
+export const ExecutionId = Schema.UUID.pipe(Schema.brand("ExecutionId"))
+export type ExecutionId = typeof ExecutionId.Type
+
+/** Identifier of a parameter; never used as an input key (SPEC §2.3). */
+export const ParameterId = Schema.UUID.pipe(Schema.brand("ParameterId"))
+export type ParameterId = typeof ParameterId.Type
+
+/** Identifier of a workspace: the tenant that owns keys, private apps and executions. */
+export const WorkspaceId = Schema.UUID.pipe(Schema.brand("WorkspaceId"))
+export type WorkspaceId = typeof WorkspaceId.Type
+
+/** Identifier of a user; carried by the webhook's user id header (SPEC §6.2). */
+export const UserId = Schema.UUID.pipe(Schema.brand("UserId"))
+export type UserId = typeof UserId.Type
+
+/** Identifier of an API key record (never the key itself). */
+export const ApiKeyId = Schema.UUID.pipe(Schema.brand("ApiKeyId"))
+export type ApiKeyId = typeof ApiKeyId.Type
+
+/** Identifier of a webhook delivery in the outbox. */
+export const DeliveryId = Schema.UUID.pipe(Schema.brand("DeliveryId"))
+export type DeliveryId = typeof DeliveryId.Type

@@ -1,0 +1,21 @@
+/**
+ * The webhook verification key set of SPEC §2.7.
+ */
+import { Schema } from "effect"
+
+/** An Ed25519 public key in JWK form (SPEC §2.7). */
+export const Jwk = Schema.Struct({
+  kty: Schema.Literal("OKP"),
+  crv: Schema.Literal("Ed25519"),
+  x: Schema.String,
+  kid: Schema.String,
+  use: Schema.Literal("sig"),
+  alg: Schema.Literal("EdDSA")
+})
+export type Jwk = typeof Jwk.Type
+
+/** The signing-key response: a top-level `keys` array, not wrapped in `data` (SPEC §2, §4.6). */
+export const JwkSet = Schema.Struct({
+  keys: Schema.Array(Jwk)
+})
+export type JwkSet = typeof JwkSet.Type

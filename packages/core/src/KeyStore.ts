@@ -1,0 +1,56 @@
+/**
+ * Port: workspaces, their users and their API keys. Keys are stored only as a hash.
+ */
+import { Context, type Effect, type Option, Schema } from "effect"
+import type { StorageError } from "./Errors.js"
+import { ApiKeyId, UserId, WorkspaceId } from "./Ids.js"
+
+/** A tenant. Names are unique. */
+export const WorkspaceRecord = Schema.Struct({
+  workspaceId: WorkspaceId,
+  name: Schema.String,
+  createdAt: Schema.Number
+})
+export type WorkspaceRecord = typeof WorkspaceRecord.Type
+
+/** A user of a workspace; names are unique within the workspace. */
+export const UserRecord = Schema.Struct({
+  userId: UserId,
+  workspaceId: WorkspaceId,
+  name: Schema.String,
+  createdAt: Schema.Number
+})
+export type UserRecord = typeof UserRecord.Type
+
+/** An API key as stored: its hash and a short non-secret hint, never the key. */
+export const ApiKeyRecord = Schema.Struct({
+  apiKeyId: ApiKeyId,
+  workspaceId: WorkspaceId,
+  userId: UserId,
+  /** Hex SHA-256 of the whole key. */
+  hash: Schema.String,
+  /** The prefix and first characters of the key, to recognise it in listings. */
+  hint: Schema.String,
+  createdAt: Schema.Number,
+  revokedAt: Schema.NullOr(Schema.Number)
+})
+export type ApiKeyRecord = typeof ApiKeyRecord.Type
+
+/** Storage of workspaces, users and API keys. */
+export class KeyStore extends Context.Tag("@appexec/core/KeyStore")<
+  KeyStore,
+  {
+    /** Inserts a workspace; returns the existing one instead when the name is taken. */
+    readonly ensureWorkspace: (workspace: WorkspaceRecord) => Effect.Effect<WorkspaceRecord, StorageError>
+    /** The workspace with this name, if any. */
+    readonly findWorkspace: (name: string) => Effect.Effect<Option.Option<WorkspaceRecord>, StorageError>
+    /** Inserts a user; returns the existing one instead when the name is taken in that workspace. */
+    readonly ensureUser: (user: UserRecord) => Effect.Effect<UserRecord, StorageError>
+    /** Inserts an API key record. */
+    readonly insertKey: (key: ApiKeyRecord) => Effect.Effect<void, StorageError>
+    /** The key record with this hash, revoked or not. */
+    readonly findKeyByHash: (hash: string) => Effect.Effect<Option.Option<ApiKeyRecord>, StorageError>
+    /** Revokes the unrevoked keys whose id or hint equals `idOrHint`; returns how many. */
+    readonly revokeKey: (idOrHint: string, at: number) => Effect.Effect<number, StorageError>
+  }
+>() {}

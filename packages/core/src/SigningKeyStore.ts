@@ -1,0 +1,31 @@
+/**
+ * Port: the Ed25519 keys that sign webhooks.
+ */
+import { Context, type Effect, Schema } from "effect"
+import type { StorageError } from "./Errors.js"
+
+/** A signing key. The newest unretired key signs; retired keys stay published until `retiredAt` + grace. */
+export const SigningKeyRecord = Schema.Struct({
+  /** RFC 7638 thumbprint of the public key. */
+  kid: Schema.String,
+  /** Hex Ed25519 secret key (32 bytes). */
+  secretKey: Schema.String,
+  /** Hex Ed25519 public key (32 bytes). */
+  publicKey: Schema.String,
+  createdAt: Schema.Number,
+  retiredAt: Schema.NullOr(Schema.Number)
+})
+export type SigningKeyRecord = typeof SigningKeyRecord.Type
+
+/** Storage of signing keys. */
+export class SigningKeyStore extends Context.Tag("@appexec/core/SigningKeyStore")<
+  SigningKeyStore,
+  {
+    /** Every key, oldest first. */
+    readonly list: Effect.Effect<ReadonlyArray<SigningKeyRecord>, StorageError>
+    /** Inserts a key unless one with its `kid` exists. */
+    readonly insert: (key: SigningKeyRecord) => Effect.Effect<void, StorageError>
+    /** Marks every unretired key other than `keep` as retired at `at`. */
+    readonly retireAllBut: (keep: string, at: number) => Effect.Effect<void, StorageError>
+  }
+>() {}

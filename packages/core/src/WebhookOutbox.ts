@@ -1,0 +1,57 @@
+/**
+ * Port: the durable outbox of completion webhooks (DESIGN §3). Entries are written together
+ * with the terminal transition (`ExecutionStore.save`) and delivered by the webhook dispatcher.
+ */
+import { Context, type Effect, Schema } from "effect"
+import type { StorageError } from "./Errors.js"
+import { DeliveryId, ExecutionId, UserId } from "./Ids.js"
+
+/** One recorded delivery attempt. */
+export const DeliveryAttempt = Schema.Struct({
+  at: Schema.Number,
+  /** The HTTP status the receiver answered, null when no answer came. */
+  statusCode: Schema.NullOr(Schema.Number),
+  /** Why the attempt failed, null when it succeeded. */
+  error: Schema.NullOr(Schema.String)
+})
+export type DeliveryAttempt = typeof DeliveryAttempt.Type
+
+/** Delivery state of an outbox entry. */
+export const DeliveryStatus = Schema.Literal("pending", "delivered", "failed")
+export type DeliveryStatus = typeof DeliveryStatus.Type
+
+/** A webhook to deliver for a finished execution. */
+export const OutboxEntry = Schema.Struct({
+  deliveryId: DeliveryId,
+  executionId: ExecutionId,
+  userId: UserId,
+  url: Schema.String,
+  status: DeliveryStatus,
+  /** When the next attempt is due (epoch ms); meaningful while pending. */
+  nextAttemptAt: Schema.Number,
+  attempts: Schema.Array(DeliveryAttempt),
+  createdAt: Schema.Number
+})
+export type OutboxEntry = typeof OutboxEntry.Type
+
+/** The webhook outbox. Time is read from `Clock`. */
+export class WebhookOutbox extends Context.Tag("@appexec/core/WebhookOutbox")<
+  WebhookOutbox,
+  {
+    /**
+     * Atomically takes up to `limit` pending entries whose attempt is due, oldest first, and
+     * pushes their `nextAttemptAt` to now + `leaseMs` so that no other dispatcher takes them meanwhile.
+     */
+    readonly claimDue: (limit: number, leaseMs: number) => Effect.Effect<ReadonlyArray<OutboxEntry>, StorageError>
+    /**
+     * Appends an attempt; `next` is the time of the next attempt, or the final status.
+     */
+    readonly recordAttempt: (
+      deliveryId: DeliveryId,
+      attempt: DeliveryAttempt,
+      next: { readonly retryAt: number } | { readonly final: "delivered" | "failed" }
+    ) => Effect.Effect<void, StorageError>
+    /** The deliveries of an execution, oldest first. */
+    readonly forExecution: (executionId: ExecutionId) => Effect.Effect<ReadonlyArray<OutboxEntry>, StorageError>
+  }
+>() {}

@@ -1,0 +1,190 @@
+/**
+ * The worker: takes executions from the queue under a lease, renews the lease while the workflow
+ * runs, and records the outcome through the status state machine. A lost worker's execution is
+ * run again once its lease expires, up to `maxAttempts` claims, then failed. Stopping the worker
+ * (closing its scope) stops taking work, waits up to `drainTimeoutMs` for running executions,
+ * then interrupts them and releases their leases so another worker takes them at once.
+ */
+import { Duration, Effect, Either, Fiber, FiberSet, Layer, Option } from "effect"
+import { AppCatalog } from "./AppCatalog.js"
+import { AppexecConfig } from "./AppexecConfig.js"
+import type { ExecutionRecord, OutputType } from "./Execution.js"
+import { ExecutionEvents } from "./ExecutionEvents.js"
+import { type ExecutionEvent, transition } from "./ExecutionLifecycle.js"
+import { type Claim, ExecutionQueue, type Lease } from "./ExecutionQueue.js"
+import { ExecutionStore } from "./ExecutionStore.js"
+import type { LeaseLost } from "./Errors.js"
+import { DeliveryId } from "./Ids.js"
+import { IdGenerator } from "./IdGenerator.js"
+import type { OutboxEntry } from "./WebhookOutbox.js"
+import { runWorkflow } from "./WorkflowRunner.js"
+
+const formatDuration = (ms: number) => Duration.format(Duration.millis(ms))
+
+/** Runs one claimed execution to its end, or gives it up when the lease is lost. */
+const makeProcess = Effect.gen(function* () {
+  const config = yield* AppexecConfig
+  const queue = yield* ExecutionQueue
+  const store = yield* ExecutionStore
+  const catalog = yield* AppCatalog
+  const events = yield* ExecutionEvents
+  const ids = yield* IdGenerator
+  const now = Effect.clockWith((clock) => clock.currentTimeMillis)
+
+  const apply = (record: ExecutionRecord, event: ExecutionEvent) =>
+    Either.match(transition(record, event), { onLeft: Effect.die, onRight: Effect.succeed })
+
+  const save = (record: ExecutionRecord, lease: Lease) =>
+    Effect.gen(function* () {
+      let outbox: OutboxEntry | undefined
+      if ((record.status === "completed" || record.status === "failed") && record.webhookUrl !== null) {
+        const at = yield* now
+        outbox = {
+          deliveryId: DeliveryId.make(yield* ids.uuid),
+          executionId: record.executionId,
+          userId: record.userId,
+          url: record.webhookUrl,
+          status: "pending",
+          nextAttemptAt: at,
+          attempts: [],
+          createdAt: at
+        }
+      }
+      yield* store.save(record, lease, outbox)
+      yield* events.publish(record)
+      yield* Effect.logInfo(`execution ${record.executionId} ${record.status}`)
+      return record
+    })
+
+  const fail = (
+    record: ExecutionRecord,
+    lease: Lease,
+    errorMessage: string,
+    outputTypes: Readonly<Record<string, Exclude<OutputType, "pending">>> = {}
+  ) =>
+    Effect.gen(function* () {
+      const at = yield* now
+      const running = record.status === "queued" ? yield* apply(record, { _tag: "Started", at }) : record
+      const failed = yield* apply(running, { _tag: "Failed", at, errorMessage, produced: [], outputErrors: {}, outputTypes })
+      return yield* save(failed, lease)
+    })
+
+  const renewForever = (initial: Lease): Effect.Effect<never, LeaseLost> =>
+    Effect.iterate(initial, {
+      while: () => true,
+      body: (lease) =>
+        Effect.sleep(Duration.millis(config.renewEveryMs)).pipe(
+          Effect.zipRight(queue.renew(lease, config.leaseMs)),
+          Effect.catchTag("StorageError", (error) =>
+            Effect.logWarning("lease renewal failed; retrying", error).pipe(Effect.as(lease))
+          )
+        )
+    }).pipe(Effect.zipRight(Effect.never))
+
+  return ({ execution, lease }: Claim) =>
+    Effect.gen(function* () {
+      if (lease.attempt > config.maxAttempts) {
+        return yield* fail(
+          execution,
+          lease,
+          `The execution was abandoned: its worker stopped ${lease.attempt - 1} times before finishing (at most ${config.maxAttempts} attempts).`
+        )
+      }
+      const loaded = yield* catalog.load(execution.workflowId).pipe(Effect.either)
+      if (Either.isLeft(loaded)) {
+        yield* Effect.logError(`execution ${execution.executionId}: workflow cannot be loaded`, loaded.left)
+        return yield* fail(execution, lease, "The app's workflow could not be loaded.")
+      }
+      const { app } = loaded.right
+      const started = execution.status === "queued" ? yield* save(yield* apply(execution, { _tag: "Started", at: yield* now }), lease) : execution
+      const timeoutMs = (app.definition.timeoutSeconds ?? 0) * 1000 || config.defaultTimeoutMs
+      const outputTypes = Object.fromEntries(app.outputs.map((o) => [o.id, o.type]))
+      const result = yield* runWorkflow(
+        app,
+        started.inputs,
+        { executionId: started.executionId, appId: started.appId, workspaceId: started.workspaceId },
+        config.nodeConcurrency
+      ).pipe(Effect.timeoutOption(Duration.millis(timeoutMs)), Effect.raceFirst(renewForever(lease)))
+      const at = yield* now
+      const event: ExecutionEvent = Option.match(result, {
+        onNone: () => ({
+          _tag: "Failed",
+          at,
+          errorMessage: `The execution timed out after ${formatDuration(timeoutMs)}.`,
+          produced: [],
+          outputErrors: {},
+          outputTypes
+        }),
+        onSome: (r) =>
+          Option.match(r.firstError, {
+            onNone: () => ({ _tag: "Completed", at, produced: r.produced }),
+            onSome: (errorMessage) => ({
+              _tag: "Failed",
+              at,
+              errorMessage,
+              produced: r.produced,
+              outputErrors: r.outputErrors,
+              outputTypes
+            })
+          })
+      })
+      return yield* save(yield* apply(started, event), lease)
+    }).pipe(
+      Effect.catchTag("LeaseLost", () =>
+        Effect.logWarning(`execution ${execution.executionId}: lease lost; another worker owns it now`)
+      ),
+      Effect.catchTag("StorageError", (error) =>
+        Effect.logError(`execution ${execution.executionId}: storage failed; the lease will expire and it runs again`, error)
+      ),
+      Effect.onInterrupt(() => queue.release(lease).pipe(Effect.ignoreLogged)),
+      Effect.annotateLogs({ executionId: execution.executionId, attempt: lease.attempt })
+    )
+})
+
+/** The worker loop as a scoped effect: it runs until the scope closes. */
+export const run = Effect.gen(function* () {
+  const config = yield* AppexecConfig
+  const queue = yield* ExecutionQueue
+  const ids = yield* IdGenerator
+  const workerId = yield* ids.uuid
+  const process = yield* makeProcess
+  const permits = yield* Effect.makeSemaphore(config.workerConcurrency)
+  const inFlight = yield* FiberSet.make()
+
+  const idle = Effect.raceFirst(queue.awaitWork, Effect.sleep(Duration.millis(config.pollIntervalMs)))
+  const step = Effect.gen(function* () {
+    yield* permits.take(1)
+    // Claiming and handing the claim to its fiber cannot be split by an interruption, or the
+    // claim would sit unworked until its lease expired.
+    const claimed = yield* Effect.uninterruptible(
+      queue.claim(workerId, config.leaseMs).pipe(
+        Effect.catchTag("StorageError", (error) => Effect.logError("claim failed", error).pipe(Effect.as(Option.none<Claim>()))),
+        Effect.tap(
+          Option.match({
+            onNone: () => permits.release(1),
+            onSome: (claim) =>
+              FiberSet.run(inFlight, Effect.interruptible(process(claim).pipe(Effect.ensuring(permits.release(1)))))
+          })
+        )
+      )
+    )
+    if (Option.isNone(claimed)) yield* idle
+  })
+  const loop = yield* Effect.forkScoped(Effect.whileLoop({ while: () => true, body: () => step, step: () => {} }))
+
+  yield* Effect.addFinalizer(() =>
+    Effect.gen(function* () {
+      yield* Fiber.interrupt(loop)
+      const size = yield* FiberSet.size(inFlight)
+      if (size > 0 && config.drainTimeoutMs > 0) {
+        yield* Effect.logInfo(`worker stopping: waiting for ${size} running execution(s)`)
+        yield* FiberSet.awaitEmpty(inFlight).pipe(Effect.timeoutOption(Duration.millis(config.drainTimeoutMs)))
+      }
+      yield* FiberSet.clear(inFlight)
+    })
+  )
+  yield* Effect.logDebug(`worker ${workerId} started`)
+})
+
+/** A worker that lives as long as the layer. */
+export const layer = Layer.scopedDiscard(run)

@@ -1,0 +1,119 @@
+/**
+ * In-memory `ExecutionStore`, `ExecutionQueue` and `WebhookOutbox` over one shared state, so a
+ * terminal save and its outbox entry are one atomic step, as in the SQL adapters.
+ */
+import { Errors, type Execution, ExecutionQueue, ExecutionStore, WebhookOutbox } from "@appexec/core"
+import { Context, Effect, Layer, Option, Queue } from "effect"
+
+interface Row {
+  record: Execution.ExecutionRecord
+  lease: { workerId: string; token: number; expiresAt: number } | null
+  attempts: number
+  claims: number
+}
+
+const currentTime = Effect.clockWith((clock) => clock.currentTimeMillis)
+
+/** Fresh in-memory execution storage: a context with the store, the queue and the outbox. */
+export const make = Effect.gen(function* () {
+  const rows = new Map<string, Row>()
+  /** Non-terminal executions in insertion (creation) order: the only ones a claim looks at. */
+  const open = new Set<string>()
+  const outbox = new Map<string, WebhookOutbox.OutboxEntry>()
+  const wake = yield* Queue.sliding<void>(1)
+
+  const isCurrent = (row: Row | undefined, lease: ExecutionQueue.Lease): row is Row =>
+    row !== undefined && row.lease !== null && row.lease.token === lease.token && row.lease.workerId === lease.workerId
+
+  const store: ExecutionStore.ExecutionStore["Type"] = {
+    insert: (record) =>
+      Effect.gen(function* () {
+        rows.set(record.executionId, { record, lease: null, attempts: 0, claims: 0 })
+        open.add(record.executionId)
+        yield* Queue.offer(wake, undefined)
+      }),
+    get: (executionId) => Effect.sync(() => Option.map(Option.fromNullable(rows.get(executionId)), (r) => r.record)),
+    save: (record, lease, entry) =>
+      Effect.suspend(() => {
+        const row = rows.get(record.executionId)
+        if (!isCurrent(row, lease)) return Effect.fail(new Errors.LeaseLost({ executionId: record.executionId }))
+        row.record = record
+        if (record.status === "completed" || record.status === "failed") {
+          row.lease = null
+          open.delete(record.executionId)
+          if (entry !== undefined) outbox.set(entry.deliveryId, entry)
+        }
+        return Effect.void
+      })
+  }
+
+  const queue: ExecutionQueue.ExecutionQueue["Type"] = {
+    claim: (workerId, leaseMs) =>
+      Effect.map(currentTime, (now) => {
+        for (const id of open) {
+          const row = rows.get(id)!
+          if (row.lease !== null && row.lease.expiresAt > now) continue
+          row.claims += 1
+          row.attempts += 1
+          row.lease = { workerId, token: row.claims, expiresAt: now + leaseMs }
+          return Option.some({
+            execution: row.record,
+            lease: { executionId: row.record.executionId, workerId, token: row.claims, attempt: row.attempts, expiresAt: now + leaseMs }
+          })
+        }
+        return Option.none()
+      }),
+    renew: (lease, leaseMs) =>
+      Effect.flatMap(currentTime, (now) => {
+        const row = rows.get(lease.executionId)
+        if (!isCurrent(row, lease) || row.lease!.expiresAt <= now) {
+          return Effect.fail(new Errors.LeaseLost({ executionId: lease.executionId }))
+        }
+        row.lease = { ...row.lease!, expiresAt: now + leaseMs }
+        return Effect.succeed({ ...lease, expiresAt: now + leaseMs })
+      }),
+    release: (lease) =>
+      Effect.suspend(() => {
+        const row = rows.get(lease.executionId)
+        if (!isCurrent(row, lease)) return Effect.void
+        row.lease = null
+        row.attempts -= 1
+        return Queue.offer(wake, undefined)
+      }),
+    awaitWork: Queue.take(wake)
+  }
+
+  const webhooks: WebhookOutbox.WebhookOutbox["Type"] = {
+    claimDue: (limit, leaseMs) =>
+      Effect.map(currentTime, (now) => {
+        const due = [...outbox.values()]
+          .filter((e) => e.status === "pending" && e.nextAttemptAt <= now)
+          .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt)
+          .slice(0, limit)
+        for (const entry of due) outbox.set(entry.deliveryId, { ...entry, nextAttemptAt: now + leaseMs })
+        return due
+      }),
+    recordAttempt: (deliveryId, attempt, next) =>
+      Effect.sync(() => {
+        const entry = outbox.get(deliveryId)
+        if (entry === undefined) return
+        outbox.set(deliveryId, {
+          ...entry,
+          attempts: [...entry.attempts, attempt],
+          ...("final" in next ? { status: next.final } : { nextAttemptAt: next.retryAt })
+        })
+      }),
+    forExecution: (executionId) =>
+      Effect.sync(() =>
+        [...outbox.values()].filter((e) => e.executionId === executionId).sort((a, b) => a.createdAt - b.createdAt)
+      )
+  }
+
+  return Context.make(ExecutionStore.ExecutionStore, store).pipe(
+    Context.add(ExecutionQueue.ExecutionQueue, queue),
+    Context.add(WebhookOutbox.WebhookOutbox, webhooks)
+  )
+})
+
+/** Layer of fresh in-memory execution storage. */
+export const layer = Layer.effectContext(make)

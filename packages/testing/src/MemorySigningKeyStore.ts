@@ -1,0 +1,26 @@
+/**
+ * In-memory `SigningKeyStore`.
+ */
+import { SigningKeyStore } from "@appexec/core"
+import { Effect, Layer } from "effect"
+
+/** A fresh, empty signing-key store. */
+export const make = Effect.sync((): SigningKeyStore.SigningKeyStore["Type"] => {
+  const keys: Array<SigningKeyStore.SigningKeyRecord> = []
+  return {
+    list: Effect.sync(() => [...keys]),
+    insert: (key) =>
+      Effect.sync(() => {
+        if (!keys.some((k) => k.kid === key.kid)) keys.push(key)
+      }),
+    retireAllBut: (keep, at) =>
+      Effect.sync(() => {
+        keys.forEach((k, i) => {
+          if (k.kid !== keep && k.retiredAt === null) keys[i] = { ...k, retiredAt: at }
+        })
+      })
+  }
+})
+
+/** Layer of a fresh in-memory signing-key store. */
+export const layer = Layer.effect(SigningKeyStore.SigningKeyStore, make)

@@ -1,0 +1,20 @@
+/**
+ * Every storage port in memory: fresh and empty each time the layer is built.
+ */
+import { Layer } from "effect"
+import * as MemoryAppStore from "./MemoryAppStore.js"
+import * as MemoryBlobStore from "./MemoryBlobStore.js"
+import * as MemoryExecutions from "./MemoryExecutions.js"
+import * as MemoryKeyStore from "./MemoryKeyStore.js"
+import * as MemoryRateLimitStore from "./MemoryRateLimitStore.js"
+import * as MemorySigningKeyStore from "./MemorySigningKeyStore.js"
+
+/** All storage ports on in-memory adapters. */
+export const layer = Layer.mergeAll(
+  MemoryAppStore.layer,
+  MemoryExecutions.layer,
+  MemoryKeyStore.layer,
+  MemoryBlobStore.layer,
+  MemorySigningKeyStore.layer,
+  MemoryRateLimitStore.layer
+)

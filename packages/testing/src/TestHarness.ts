@@ -1,0 +1,32 @@
+/**
+ * The deterministic harness: a whole appexec instance on in-memory storage with seeded ids.
+ * Run it under `@effect/vitest`'s `it.scoped`, whose `TestClock` makes every delay, lease and
+ * timeout a matter of `TestClock.adjust`.
+ */
+import { Appexec, AppexecLayer, type NodeType } from "@appexec/core"
+import { Effect, Layer } from "effect"
+import * as MemoryStorage from "./MemoryStorage.js"
+import * as SeededIds from "./SeededIds.js"
+
+/** Options of the harness: those of `AppexecLayer.make`, and the id seed. */
+export interface Options<Nodes extends ReadonlyArray<NodeType.NodeType<any, any, any>>> extends AppexecLayer.Options<Nodes> {
+  readonly seed?: string
+}
+
+/** The instance on fresh in-memory storage; the storage ports stay reachable for assertions. */
+export const layer = <const Nodes extends ReadonlyArray<NodeType.NodeType<any, any, any>> = readonly []>(
+  options: Options<Nodes> = {}
+) =>
+  AppexecLayer.make(options).pipe(
+    Layer.provideMerge(MemoryStorage.layer),
+    Layer.provideMerge(SeededIds.layer(options.seed))
+  )
+
+/** A principal of `workspace` (created on first use), with its API key. */
+export const signIn = (workspace = "test", user = "tester") =>
+  Effect.gen(function* () {
+    const appexec = yield* Appexec.Appexec
+    const created = yield* appexec.keys.create({ workspace, user })
+    const principal = yield* appexec.keys.authenticate({ "x-api-key": created.key })
+    return { ...principal, key: created.key }
+  })

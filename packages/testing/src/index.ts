@@ -1,0 +1,12 @@
+/**
+ * @appexec/testing: in-memory adapters, the deterministic harness and the port contract suites.
+ */
+export * as MemoryAppStore from "./MemoryAppStore.js"
+export * as MemoryBlobStore from "./MemoryBlobStore.js"
+export * as MemoryExecutions from "./MemoryExecutions.js"
+export * as MemoryKeyStore from "./MemoryKeyStore.js"
+export * as MemoryRateLimitStore from "./MemoryRateLimitStore.js"
+export * as MemorySigningKeyStore from "./MemorySigningKeyStore.js"
+export * as MemoryStorage from "./MemoryStorage.js"
+export * as SeededIds from "./SeededIds.js"
+export * as TestHarness from "./TestHarness.js"
