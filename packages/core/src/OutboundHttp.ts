@@ -1,0 +1,51 @@
+/**
+ * Port: outbound HTTP for webhooks, media fetching and provider calls (DESIGN §3). The production
+ * implementation refuses private networks unless allowed, bounds time and size, and never
+ * follows redirects: a 3xx answer is returned as it is.
+ */
+import { Context, type Effect, Schema } from "effect"
+
+/** A request to send. */
+export interface OutboundRequest {
+  readonly method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
+  readonly url: string
+  readonly headers?: Readonly<Record<string, string>>
+  readonly body?: Uint8Array | string
+  /** Whole-exchange time limit; the implementation's default when absent. */
+  readonly timeoutMs?: number
+  /** Largest response body accepted; the implementation's default when absent. */
+  readonly maxResponseBytes?: number
+}
+
+/** The answer, whatever its status. Header names are lower-case. */
+export interface OutboundResponse {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: Uint8Array
+}
+
+/** Why no answer was obtained. */
+export const OutboundFailure = Schema.Literal(
+  "invalid_url",
+  "address_not_allowed",
+  "dns",
+  "timeout",
+  "too_large",
+  "network"
+)
+export type OutboundFailure = typeof OutboundFailure.Type
+
+/** A request that got no usable answer; `message` is fit to show a consumer. */
+export class OutboundError extends Schema.TaggedError<OutboundError>()("OutboundError", {
+  reason: OutboundFailure,
+  message: Schema.String
+}) {}
+
+/** Guarded outbound HTTP. */
+export class OutboundHttp extends Context.Tag("@appexec/core/OutboundHttp")<
+  OutboundHttp,
+  {
+    /** Sends one request; any HTTP status is a success of this call, redirects included. */
+    readonly request: (request: OutboundRequest) => Effect.Effect<OutboundResponse, OutboundError>
+  }
+>() {}
