@@ -77,7 +77,9 @@ const schemaProblems = (error: ParseResult.ParseError, prefix: string, node: str
   ParseResult.ArrayFormatter.formatErrorSync(error).map(
     (issue): DefinitionProblem => ({
       node,
-      message: `${[prefix, ...issue.path.map(String)].filter((s) => s !== "").join(".") || "definition"}: ${issue.message}`
+      message: `${[prefix, ...issue.path.map(String)].filter((s) => s !== "").join(".") || "definition"}: ${
+        issue._tag === "Unexpected" ? issue.message.replace(/^is unexpected, expected: /, "unknown key; expected one of ") : issue.message
+      }`
     })
   )
 

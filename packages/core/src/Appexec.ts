@@ -172,7 +172,7 @@ export const layer = Layer.effect(
           // Executions run by other processes on the same store are seen by polling.
           const fromStore = Stream.repeatEffectWithSchedule(
             executionStore.get(first.executionId).pipe(Effect.map(Option.getOrElse(() => first))),
-            Schedule.spaced(Duration.seconds(1))
+            Schedule.spaced(Duration.millis(Math.max(config.pollIntervalMs, 1000)))
           ).pipe(Stream.filter((r) => isTerminal(r.status)))
           const done = yield* Stream.runHead(Stream.merge(fromEvents, fromStore))
           return Option.getOrElse(done, () => first)

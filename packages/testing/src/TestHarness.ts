@@ -4,7 +4,7 @@
  * timeout a matter of `TestClock.adjust`.
  */
 import { Appexec, AppexecLayer, type NodeType } from "@appexec/core"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Logger, LogLevel } from "effect"
 import * as MemoryStorage from "./MemoryStorage.js"
 import * as SeededIds from "./SeededIds.js"
 
@@ -13,13 +13,17 @@ export interface Options<Nodes extends ReadonlyArray<NodeType.NodeType<any, any,
   readonly seed?: string
 }
 
-/** The instance on fresh in-memory storage; the storage ports stay reachable for assertions. */
+/**
+ * The instance on fresh in-memory storage; the storage ports stay reachable for assertions.
+ * Its own fibers (the worker) log warnings and errors only.
+ */
 export const layer = <const Nodes extends ReadonlyArray<NodeType.NodeType<any, any, any>> = readonly []>(
   options: Options<Nodes> = {}
 ) =>
   AppexecLayer.make(options).pipe(
     Layer.provideMerge(MemoryStorage.layer),
-    Layer.provideMerge(SeededIds.layer(options.seed))
+    Layer.provideMerge(SeededIds.layer(options.seed)),
+    Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
   )
 
 /** A principal of `workspace` (created on first use), with its API key. */

@@ -1,0 +1,240 @@
+import { Appexec, ExecutionQueue, ExecutionStore, Ids, WebhookOutbox, Worker } from "@appexec/core"
+import { TestHarness } from "@appexec/testing"
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Exit, Fiber, Option, Scope, TestClock } from "effect"
+
+/** input → template → delay(ms) → text output */
+const delayed = (ms: number, extra: { timeoutSeconds?: number } = {}) => ({
+  name: `Delay ${ms}`,
+  description: "Waits, then echoes",
+  public: true,
+  ...extra,
+  nodes: [
+    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
+    { id: "echo", type: "text.template", label: "Echo", config: { template: "echo: {{prompt}}" } },
+    { id: "wait", type: "util.delay", label: "Wait", config: { ms } },
+    { id: "result", type: "output.text", label: "Result" }
+  ],
+  edges: [
+    { source: "prompt", target: "echo" },
+    { source: "echo", target: "wait" },
+    { source: "wait", target: "result" }
+  ]
+})
+
+/** Two independent 1 s branches into two outputs. */
+const branches = {
+  name: "Branches",
+  public: true,
+  nodes: [
+    { id: "a", type: "util.delay", config: { ms: 1000 } },
+    { id: "b", type: "util.delay", config: { ms: 1000 } },
+    { id: "outA", type: "output.text", label: "A" },
+    { id: "outB", type: "output.text", label: "B" }
+  ],
+  edges: [
+    { source: "a", target: "outA" },
+    { source: "b", target: "outB" }
+  ]
+}
+
+const startApp = (definition: unknown, inputs: Record<string, string> = { prompt: "hi" }, webhook?: string) =>
+  Effect.gen(function* () {
+    const appexec = yield* Appexec.Appexec
+    const app = yield* appexec.apps.import(definition)
+    const principal = yield* TestHarness.signIn()
+    return yield* appexec.executions.start(principal, app.appId, inputs, webhook === undefined ? {} : { webhook })
+  })
+
+const awaitAfter = (executionId: string, advance: Duration.DurationInput) =>
+  Effect.gen(function* () {
+    const appexec = yield* Appexec.Appexec
+    const waiting = yield* Effect.fork(appexec.executions.await(executionId))
+    yield* TestClock.adjust(advance)
+    return yield* Fiber.join(waiting)
+  })
+
+const statusOf = (executionId: string) =>
+  Effect.gen(function* () {
+    const store = yield* ExecutionStore.ExecutionStore
+    const record = yield* store.get(Ids.ExecutionId.make(executionId))
+    return Option.getOrThrow(record).status
+  })
+
+describe("engine", () => {
+  it.scoped("runs an app end to end: queued → running → completed with outputs filled", () =>
+    Effect.gen(function* () {
+      const started = yield* startApp(delayed(0))
+      expect(started.status).toBe("queued")
+      expect(started.webhookUrl).toBeNull()
+      expect(started.outputs).toEqual([
+        { id: "result", label: "Result", type: "pending", value: null, status: "pending", error: null }
+      ])
+      const done = yield* awaitAfter(started.executionId, 0)
+      expect(done.status).toBe("completed")
+      expect(done.outputs).toEqual([
+        { id: "result", label: "Result", type: "text", value: "echo: hi", status: "completed", error: null }
+      ])
+      expect(done.startedAt).not.toBeNull()
+      expect(done.completedAt!.getTime()).toBeGreaterThanOrEqual(done.startedAt!.getTime())
+      expect(done.errorMessage).toBeNull()
+    }).pipe(Effect.provide(TestHarness.layer())))
+
+  it.scoped("a 10-minute util.delay completes in virtual time, renewing its lease throughout", () =>
+    Effect.gen(function* () {
+      const started = yield* startApp(delayed(10 * 60_000, { timeoutSeconds: 3600 }))
+      yield* TestClock.adjust("9 minutes")
+      expect(yield* statusOf(started.executionId)).toBe("running")
+      const done = yield* awaitAfter(started.executionId, "1 minute")
+      expect(done.status).toBe("completed")
+      expect(done.completedAt!.getTime() - done.startedAt!.getTime()).toBe(10 * 60_000)
+    }).pipe(Effect.provide(TestHarness.layer({ config: { pollIntervalMs: 60_000 } }))))
+
+  it.scoped("a per-app timeout fails the execution with a clear message and per-output errors", () =>
+    Effect.gen(function* () {
+      const started = yield* startApp(delayed(5 * 60_000, { timeoutSeconds: 60 }))
+      const done = yield* awaitAfter(started.executionId, "61 seconds")
+      expect(done.status).toBe("failed")
+      expect(done.errorMessage).toBe("The execution timed out after 1m.")
+      expect(done.outputs[0]).toMatchObject({ type: "text", status: "failed", value: null, error: done.errorMessage })
+    }).pipe(Effect.provide(TestHarness.layer())))
+
+  it.scoped("the instance default timeout applies to apps that set none", () =>
+    Effect.gen(function* () {
+      const started = yield* startApp(delayed(20 * 60_000))
+      const done = yield* awaitAfter(started.executionId, "10 minutes")
+      expect(done.status).toBe("failed")
+      expect(done.errorMessage).toBe("The execution timed out after 10m.")
+    }).pipe(Effect.provide(TestHarness.layer({ config: { pollIntervalMs: 60_000 } }))))
+
+  it.scoped("independent branches run concurrently", () =>
+    Effect.gen(function* () {
+      const started = yield* startApp(branches, {})
+      const done = yield* awaitAfter(started.executionId, "1 second")
+      expect(done.status).toBe("completed")
+      expect(done.completedAt!.getTime() - done.startedAt!.getTime()).toBe(1000)
+    }).pipe(Effect.provide(TestHarness.layer())))
+
+  it.scoped("the node concurrency bound holds", () =>
+    Effect.gen(function* () {
+      const started = yield* startApp(branches, {})
+      yield* TestClock.adjust("1 second")
+      expect(yield* statusOf(started.executionId)).toBe("running")
+      const done = yield* awaitAfter(started.executionId, "1 second")
+      expect(done.completedAt!.getTime() - done.startedAt!.getTime()).toBe(2000)
+    }).pipe(Effect.provide(TestHarness.layer({ config: { nodeConcurrency: 1 } }))))
+
+  it.scoped("a failing node fails the execution; outputs not depending on it are still produced", () =>
+    Effect.gen(function* () {
+      const started = yield* startApp(
+        {
+          name: "Half",
+          public: true,
+          nodes: [
+            { id: "prompt", type: "input.text", config: { name: "prompt" } },
+            { id: "text", type: "output.text", label: "Text" },
+            { id: "json", type: "output.json", label: "Json" }
+          ],
+          edges: [
+            { source: "prompt", target: "text" },
+            { source: "prompt", target: "json" }
+          ]
+        },
+        { prompt: "not json" }
+      )
+      const done = yield* awaitAfter(started.executionId, 0)
+      expect(done.status).toBe("failed")
+      expect(done.errorMessage).toBe("node 'json' (output.json) failed: the upstream text is not valid JSON")
+      expect(done.outputs).toEqual([
+        { id: "text", label: "Text", type: "text", value: "not json", status: "completed", error: null },
+        { id: "json", label: "Json", type: "json", value: null, status: "failed", error: done.errorMessage }
+      ])
+    }).pipe(Effect.provide(TestHarness.layer())))
+
+  it.scoped("an expired lease (a lost worker) is recovered: the execution runs again and completes", () =>
+    Effect.gen(function* () {
+      const started = yield* startApp(delayed(1000))
+      const queue = yield* ExecutionQueue.ExecutionQueue
+      // A worker claims it and is lost: no renewal, no result.
+      const lost = Option.getOrThrow(yield* queue.claim("lost-worker", 30_000))
+      expect(lost.lease.attempt).toBe(1)
+      yield* Effect.forkScoped(Worker.run.pipe(Effect.zipRight(Effect.never)))
+      yield* TestClock.adjust("29 seconds")
+      expect(yield* statusOf(started.executionId)).toBe("queued")
+      const done = yield* awaitAfter(started.executionId, "3 seconds")
+      expect(done.status).toBe("completed")
+    }).pipe(Effect.provide(TestHarness.layer({ worker: false }))))
+
+  it.scoped("after too many lost workers the execution fails with a clear errorMessage", () =>
+    Effect.gen(function* () {
+      const started = yield* startApp(delayed(1000))
+      const queue = yield* ExecutionQueue.ExecutionQueue
+      for (let i = 0; i < 2; i++) {
+        expect(Option.isSome(yield* queue.claim(`lost-${i}`, 30_000))).toBe(true)
+        yield* TestClock.adjust("31 seconds")
+      }
+      yield* Effect.forkScoped(Worker.run.pipe(Effect.zipRight(Effect.never)))
+      const done = yield* awaitAfter(started.executionId, "1 second")
+      expect(done.status).toBe("failed")
+      expect(done.errorMessage).toBe(
+        "The execution was abandoned: its worker stopped 2 times before finishing (at most 2 attempts)."
+      )
+      expect(done.outputs[0]!.status).toBe("failed")
+    }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { maxAttempts: 2 } }))))
+
+  it.scoped("a worker shut down mid-run releases its lease: nothing stays stuck in running", () =>
+    Effect.gen(function* () {
+      const started = yield* startApp(delayed(60_000, { timeoutSeconds: 600 }))
+      const first = yield* Scope.make()
+      yield* Worker.run.pipe(Scope.extend(first))
+      yield* TestClock.adjust("10 seconds")
+      expect(yield* statusOf(started.executionId)).toBe("running")
+      yield* Scope.close(first, Exit.void)
+      // Released, not expired: a new worker takes it at once, long before the 30 s lease would end.
+      const queue = yield* ExecutionQueue.ExecutionQueue
+      const reclaimed = Option.getOrThrow(yield* queue.claim("next-worker", 30_000))
+      expect(reclaimed.execution.executionId).toBe(started.executionId)
+      expect(reclaimed.lease.attempt).toBe(1)
+      yield* queue.release(reclaimed.lease)
+      yield* Effect.forkScoped(Worker.run.pipe(Effect.zipRight(Effect.never)))
+      const done = yield* awaitAfter(started.executionId, "60 seconds")
+      expect(done.status).toBe("completed")
+    }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { drainTimeoutMs: 0 } }))))
+
+  it.scoped("a stopping worker drains running executions before it stops", () =>
+    Effect.gen(function* () {
+      const started = yield* startApp(delayed(5_000))
+      const first = yield* Scope.make()
+      yield* Worker.run.pipe(Scope.extend(first))
+      yield* TestClock.adjust("1 second")
+      const closing = yield* Effect.fork(Scope.close(first, Exit.void))
+      yield* TestClock.adjust("4 seconds")
+      yield* Fiber.join(closing)
+      expect(yield* statusOf(started.executionId)).toBe("completed")
+    }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { drainTimeoutMs: 10_000 } }))))
+
+  it.scoped("a stopped worker takes no new work", () =>
+    Effect.gen(function* () {
+      const first = yield* Scope.make()
+      yield* Worker.run.pipe(Scope.extend(first))
+      yield* Scope.close(first, Exit.void)
+      const started = yield* startApp(delayed(0))
+      yield* TestClock.adjust("5 seconds")
+      expect(yield* statusOf(started.executionId)).toBe("queued")
+    }).pipe(Effect.provide(TestHarness.layer({ worker: false }))))
+
+  it.scoped("a finished execution with a webhook has its delivery in the outbox, on completed and on failed", () =>
+    Effect.gen(function* () {
+      const ok = yield* startApp(delayed(0), { prompt: "x" }, "https://hooks.example/done")
+      expect(ok.webhookUrl).toBe("https://hooks.example/done")
+      const slow = yield* startApp(delayed(120_000, { timeoutSeconds: 1 }), { prompt: "x" }, "https://hooks.example/failed")
+      yield* awaitAfter(slow.executionId, "2 seconds")
+      const outbox = yield* WebhookOutbox.WebhookOutbox
+      const [delivered] = yield* outbox.forExecution(ok.executionId)
+      expect(delivered).toMatchObject({ url: "https://hooks.example/done", status: "pending", attempts: [] })
+      const [failed] = yield* outbox.forExecution(slow.executionId)
+      expect(failed).toMatchObject({ url: "https://hooks.example/failed", status: "pending" })
+      const principal = yield* TestHarness.signIn()
+      expect(failed!.userId).toBe(principal.userId)
+    }).pipe(Effect.provide(TestHarness.layer())))
+})
