@@ -149,6 +149,12 @@ export const layer = Layer.effect(
         return app.value
       })
 
+    /** A visible app with its compiled current workflow. */
+    const visibleWorkflow = (principal: Principal, appId: string) =>
+      Effect.flatMap(visibleApp(principal, appId), (app) =>
+        Effect.map(catalog.load(app.workflowId), ({ app: compiled }) => ({ app, compiled }))
+      )
+
     const visibleExecution = (executionId: string, principal?: Principal) =>
       Effect.gen(function* () {
         if (!isUuid(executionId)) return yield* new ExecutionNotFound({ executionId })
@@ -212,8 +218,7 @@ export const layer = Layer.effect(
         listAll: appStore.listAll,
         get: (principal, appId) =>
           Effect.gen(function* () {
-            const app = yield* visibleApp(principal, appId)
-            const { app: compiled } = yield* catalog.load(app.workflowId)
+            const { app, compiled } = yield* visibleWorkflow(principal, appId)
             return {
               appId: app.appId,
               name: app.name,
@@ -231,8 +236,7 @@ export const layer = Layer.effect(
           }),
         workflow: (principal, appId) =>
           Effect.gen(function* () {
-            const app = yield* visibleApp(principal, appId)
-            const { app: compiled } = yield* catalog.load(app.workflowId)
+            const { app, compiled } = yield* visibleWorkflow(principal, appId)
             return {
               appId: app.appId,
               name: app.name,
@@ -244,7 +248,7 @@ export const layer = Layer.effect(
       executions: {
         start: (principal, appId, inputs, options = {}) =>
           Effect.gen(function* () {
-            const app = yield* visibleApp(principal, appId)
+            const { app, compiled } = yield* visibleWorkflow(principal, appId)
             const webhook = options.webhook
             if (webhook !== undefined) {
               if (webhook.length > MAX_WEBHOOK_URL_LENGTH) {
@@ -254,7 +258,6 @@ export const layer = Layer.effect(
                 return yield* new InvalidWebhookUrl({ url: webhook, reason: "it must be an absolute http or https URL" })
               }
             }
-            const { app: compiled } = yield* catalog.load(app.workflowId)
             const resolved = yield* validateInputs(compiled.parameters, inputs)
             const record: ExecutionRecord = {
               executionId: ExecutionId.make(yield* ids.uuid),
