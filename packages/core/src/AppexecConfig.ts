@@ -2,6 +2,7 @@
  * Settings of an appexec instance, with the defaults of DESIGN §3.
  */
 import { Context, Layer } from "effect"
+import type { PrivateJwk } from "./SigningKeyJwk.js"
 
 /** The settings of an appexec instance. Durations are milliseconds. */
 export interface AppexecOptions {
@@ -23,6 +24,22 @@ export interface AppexecOptions {
   readonly pollIntervalMs: number
   /** How long a stopping worker waits for running executions before it releases them. */
   readonly drainTimeoutMs: number
+  /** Brand word of the webhook headers: `X-<brand>-Webhook-Signature` (DESIGN §3). */
+  readonly webhookBrand: string
+  /** Waits before each webhook retry after the first attempt; their count is the number of retries. */
+  readonly webhookRetryDelaysMs: ReadonlyArray<number>
+  /** Time a receiver has to answer a webhook with a 2xx. */
+  readonly webhookTimeoutMs: number
+  /** How often the webhook dispatcher looks for due deliveries when nothing woke it. */
+  readonly webhookPollIntervalMs: number
+  /** Webhook deliveries one dispatcher sends at the same time. */
+  readonly webhookConcurrency: number
+  /** How long a rotated-out signing key stays in the published key set. */
+  readonly signingKeyGraceMs: number
+  /** A signing key given by the operator (private JWK); when absent one is generated and stored. */
+  readonly signingKeyJwk?: PrivateJwk | undefined
+  /** Let outbound requests reach loopback, private and link-local addresses (tests, local development). */
+  readonly allowPrivateNetworks: boolean
 }
 
 /** The defaults of DESIGN §3. */
@@ -35,7 +52,14 @@ export const defaults: AppexecOptions = {
   nodeConcurrency: 4,
   workerConcurrency: 4,
   pollIntervalMs: 250,
-  drainTimeoutMs: 10_000
+  drainTimeoutMs: 10_000,
+  webhookBrand: "Service",
+  webhookRetryDelaysMs: [5_000, 30_000, 120_000],
+  webhookTimeoutMs: 10_000,
+  webhookPollIntervalMs: 1_000,
+  webhookConcurrency: 8,
+  signingKeyGraceMs: 7 * 24 * 60 * 60_000,
+  allowPrivateNetworks: false
 }
 
 /** The settings in force. */

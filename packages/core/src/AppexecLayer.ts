@@ -1,6 +1,7 @@
 /**
  * One layer for a whole appexec instance over a chosen storage: node registry (core nodes plus
- * the host's own), settings, the app catalog, the `Appexec` facade and, unless turned off, a worker.
+ * the host's own), settings, the app catalog, the `Appexec` facade, the webhook signing keys,
+ * the guarded outbound HTTP client and, unless turned off, a worker and a webhook dispatcher.
  */
 import { Layer } from "effect"
 import * as Appexec from "./Appexec.js"
@@ -14,10 +15,15 @@ import type { ExecutionQueue } from "./ExecutionQueue.js"
 import type { ExecutionStore } from "./ExecutionStore.js"
 import type { IdGenerator } from "./IdGenerator.js"
 import type { KeyStore } from "./KeyStore.js"
+import * as GuardedHttp from "./GuardedHttp.js"
 import * as NodeRegistry from "./NodeRegistry.js"
 import type { NodeRequirements, NodeType } from "./NodeType.js"
+import type { OutboundHttp } from "./OutboundHttp.js"
 import type { RateLimitStore } from "./RateLimitStore.js"
+import type { SigningKeys } from "./SigningKeys.js"
+import * as SigningKeysLive from "./SigningKeysLive.js"
 import type { SigningKeyStore } from "./SigningKeyStore.js"
+import * as WebhookDispatcher from "./WebhookDispatcher.js"
 import type { WebhookOutbox } from "./WebhookOutbox.js"
 import * as Worker from "./Worker.js"
 
@@ -40,10 +46,24 @@ export interface Options<Nodes extends ReadonlyArray<NodeType<any, any, any>>> {
   readonly config?: Partial<AppexecOptions>
   /** Run a worker in this process (default true). */
   readonly worker?: boolean
+  /** Run a webhook dispatcher in this process (default true). */
+  readonly webhooks?: boolean
+  /** The outbound HTTP client (default: `GuardedHttp` with the settings' `allowPrivateNetworks`). */
+  readonly outboundHttp?: Layer.Layer<OutboundHttp>
 }
 
 /** Services an instance offers to its host. */
-export type Services = Appexec.Appexec | AppCatalog.AppCatalog | ExecutionEvents | AppexecConfig | NodeRegistry.NodeRegistry
+export type Services =
+  | Appexec.Appexec
+  | AppCatalog.AppCatalog
+  | ExecutionEvents
+  | AppexecConfig
+  | NodeRegistry.NodeRegistry
+  | SigningKeys
+  | OutboundHttp
+
+/** What the instance provides to node types itself, so they need not come from the host. */
+export type Provided = OutboundHttp | AppexecConfig
 
 /**
  * The instance. It needs the storage ports, an `IdGenerator`, and whatever the extra node types need.
@@ -57,12 +77,15 @@ export type Services = Appexec.Appexec | AppCatalog.AppCatalog | ExecutionEvents
  */
 export const make = <const Nodes extends ReadonlyArray<NodeType<any, any, any>> = readonly []>(
   options: Options<Nodes> = {}
-): Layer.Layer<Services, never, Storage | IdGenerator | NodeRequirements<Nodes[number]>> => {
+): Layer.Layer<Services, never, Storage | IdGenerator | Exclude<NodeRequirements<Nodes[number]>, Provided>> => {
+  const settings = AppexecConfig.layer(options.config)
+  const outbound = (options.outboundHttp ?? GuardedHttp.layer).pipe(Layer.provideMerge(settings))
   const base = Layer.mergeAll(
     NodeRegistry.layer([...coreNodes, ...(options.nodes ?? [])]),
-    AppexecConfig.layer(options.config),
-    ExecutionEvents.layer
-  )
+    ExecutionEvents.layer,
+    SigningKeysLive.layer
+  ).pipe(Layer.provideMerge(outbound))
   const facade = Appexec.layer.pipe(Layer.provideMerge(AppCatalog.layer), Layer.provideMerge(base))
-  return options.worker === false ? facade : Worker.layer.pipe(Layer.provideMerge(facade))
+  const withWorker = options.worker === false ? facade : Worker.layer.pipe(Layer.provideMerge(facade))
+  return options.webhooks === false ? withWorker : WebhookDispatcher.layer.pipe(Layer.provideMerge(withWorker))
 }

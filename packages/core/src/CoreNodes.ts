@@ -78,7 +78,8 @@ export const inputUrl = defineNode({
     accept: config.accept ?? ["image"],
     ...optionalFields(config)
   }),
-  run: ({ value }) => Effect.succeed(value === "" ? NodeValue.text("") : NodeValue.url(value))
+  run: ({ config, value }) =>
+    Effect.succeed(value === "" ? NodeValue.text("") : NodeValue.url(value, config.accept ?? ["image"]))
 })
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g

@@ -12,7 +12,12 @@ import type { AppId, ExecutionId, WorkspaceId } from "./Ids.js"
 export type NodeValue =
   | { readonly _tag: "Text"; readonly text: string }
   | { readonly _tag: "Json"; readonly json: unknown }
-  | { readonly _tag: "Url"; readonly url: string }
+  | {
+      readonly _tag: "Url"
+      readonly url: string
+      /** Media kinds the URL's parameter accepts, when it came from an `input.url` parameter. */
+      readonly accept?: ReadonlyArray<"image" | "video" | "audio">
+    }
   | {
       readonly _tag: "Media"
       readonly kind: "image" | "video" | "audio"
@@ -24,7 +29,8 @@ export type NodeValue =
 export const NodeValue = {
   text: (text: string): NodeValue => ({ _tag: "Text", text }),
   json: (json: unknown): NodeValue => ({ _tag: "Json", json }),
-  url: (url: string): NodeValue => ({ _tag: "Url", url }),
+  url: (url: string, accept?: ReadonlyArray<"image" | "video" | "audio">): NodeValue =>
+    accept === undefined ? { _tag: "Url", url } : { _tag: "Url", url, accept },
   media: (kind: "image" | "video" | "audio", contentType: string, bytes: Uint8Array): NodeValue => ({
     _tag: "Media",
     kind,

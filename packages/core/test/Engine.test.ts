@@ -236,5 +236,5 @@ describe("engine", () => {
       expect(failed).toMatchObject({ url: "https://hooks.example/failed", status: "pending" })
       const principal = yield* TestHarness.signIn()
       expect(failed!.userId).toBe(principal.userId)
-    }).pipe(Effect.provide(TestHarness.layer())))
+    }).pipe(Effect.provide(TestHarness.layer({ webhooks: false }))))
 })

@@ -15,12 +15,13 @@ export interface Options<Nodes extends ReadonlyArray<NodeType.NodeType<any, any,
 
 /**
  * The instance on fresh in-memory storage; the storage ports stay reachable for assertions.
- * Its own fibers (the worker) log warnings and errors only.
+ * Its own fibers (the worker) log warnings and errors only. The webhook dispatcher is off unless
+ * `webhooks: true` is given, so that no test sends a request it did not ask for.
  */
 export const layer = <const Nodes extends ReadonlyArray<NodeType.NodeType<any, any, any>> = readonly []>(
   options: Options<Nodes> = {}
 ) =>
-  AppexecLayer.make(options).pipe(
+  AppexecLayer.make({ ...options, webhooks: options.webhooks ?? false }).pipe(
     Layer.provideMerge(MemoryStorage.layer),
     Layer.provideMerge(SeededIds.layer(options.seed)),
     Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))

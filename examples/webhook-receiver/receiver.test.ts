@@ -1,0 +1,75 @@
+import { Appexec, SigningKeys, WebhookOutbox, Ids } from "@appexec/core"
+import { TestHarness } from "@appexec/testing"
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Schedule } from "effect"
+import type { AddressInfo } from "node:net"
+import { createReceiver } from "./receiver.js"
+
+const echo = {
+  name: "Echo",
+  public: true,
+  nodes: [
+    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
+    { id: "echo", type: "text.template", label: "Echo", config: { template: "echo: {{prompt}}" } },
+    { id: "result", type: "output.text", label: "Result" }
+  ],
+  edges: [
+    { source: "prompt", target: "echo" },
+    { source: "echo", target: "result" }
+  ]
+}
+
+describe("example webhook receiver", () => {
+  it.scopedLive("accepts appexec's signed webhook once, and answers 401 to a forged one", () =>
+    Effect.gen(function* () {
+      const appexec = yield* Appexec.Appexec
+      const keys = yield* SigningKeys.SigningKeys
+      const completions: Array<string> = []
+      const arrived = yield* Deferred.make<string>()
+      const server = yield* Effect.acquireRelease(
+        Effect.async<ReturnType<typeof createReceiver>>((resume) => {
+          const s = createReceiver({
+            fetchKeySet: () => Effect.runPromise(keys.keySet),
+            onCompletion: (execution) => {
+              completions.push(execution.executionId)
+              Deferred.unsafeDone(arrived, Effect.succeed(execution.status))
+            }
+          })
+          s.listen(0, "127.0.0.1", () => resume(Effect.succeed(s)))
+        }),
+        (s) => Effect.async<void>((resume) => void s.close(() => resume(Effect.void)))
+      )
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/appexec-webhook`
+
+      const app = yield* appexec.apps.import(echo)
+      const principal = yield* TestHarness.signIn()
+      const started = yield* appexec.executions.start(principal, app.appId, { prompt: "hi" }, { webhook: url })
+      expect(yield* Deferred.await(arrived).pipe(Effect.timeout("5 seconds"))).toBe("completed")
+      expect(completions).toEqual([started.executionId])
+
+      const outbox = yield* WebhookOutbox.WebhookOutbox
+      // The dispatcher records the attempt just after the receiver's answer reaches it.
+      const [entry] = yield* outbox.forExecution(Ids.ExecutionId.make(started.executionId)).pipe(
+        Effect.filterOrFail((entries) => entries[0]?.status !== "pending"),
+        Effect.retry(Schedule.spaced("5 millis")),
+        Effect.timeout("5 seconds")
+      )
+      expect(entry!.status).toBe("delivered")
+      expect(entry!.attempts.map((a) => a.statusCode)).toEqual([204])
+
+      const forged = yield* Effect.promise(() =>
+        fetch(url, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            "x-service-webhook-timestamp": String(Math.floor(Date.now() / 1000)),
+            "x-service-webhook-signature": "00".repeat(64)
+          },
+          body: JSON.stringify({ data: { executionId: started.executionId, status: "failed" } })
+        })
+      )
+      expect(forged.status).toBe(401)
+      expect(yield* Effect.promise(() => forged.json())).toEqual({ error: "bad_signature" })
+      expect(completions).toEqual([started.executionId])
+    }).pipe(Effect.provide(TestHarness.layer({ webhooks: true, config: { allowPrivateNetworks: true } }))))
+})

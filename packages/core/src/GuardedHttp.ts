@@ -1,0 +1,172 @@
+/**
+ * The Node implementation of the `OutboundHttp` port (DESIGN §3): http and https only; the host
+ * is resolved once, every resolved address is checked against `AddressPolicy`, and the socket
+ * connects to the address that was checked (the name stays in `Host` and in TLS SNI and
+ * certificate checks), so a second DNS answer cannot slip a private address in. Redirects are
+ * returned, never followed; the whole exchange is bounded in time and the answer in size.
+ */
+import { Effect, Either, Layer } from "effect"
+import * as dns from "node:dns/promises"
+import * as http from "node:http"
+import * as https from "node:https"
+import { isIP, type LookupFunction } from "node:net"
+import { classify } from "./AddressPolicy.js"
+import { AppexecConfig } from "./AppexecConfig.js"
+import { OutboundError, OutboundHttp, type OutboundRequest, type OutboundResponse } from "./OutboundHttp.js"
+
+/** One address a host name resolves to. */
+export interface ResolvedAddress {
+  readonly address: string
+  readonly family: 4 | 6
+}
+
+/** Resolves a host name to its addresses; injectable so tests can answer with any address. */
+export type Resolver = (hostname: string) => Effect.Effect<ReadonlyArray<ResolvedAddress>, OutboundError>
+
+/** The operating system's resolver (`dns.lookup`, every address). */
+export const systemResolver: Resolver = (hostname) =>
+  Effect.tryPromise({
+    try: () => dns.lookup(hostname, { all: true, verbatim: true }),
+    catch: (cause) =>
+      new OutboundError({ reason: "dns", message: `${hostname} could not be resolved (${codeOf(cause)}).` })
+  }).pipe(Effect.map((answers) => answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }) as const)))
+
+/** How the client behaves. */
+export interface Options {
+  /** Let requests reach loopback, private, link-local and other non-public addresses. */
+  readonly allowPrivateNetworks: boolean
+  /** Host name resolution (default `systemResolver`). */
+  readonly resolver?: Resolver
+  /** Time limit of a request that sets none (default 10 s). */
+  readonly timeoutMs?: number
+  /** Largest answer body of a request that sets none (default 1 MiB). */
+  readonly maxResponseBytes?: number
+}
+
+/** Defaults of the bounds. */
+export const DEFAULT_TIMEOUT_MS = 10_000
+export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
+
+const codeOf = (cause: unknown): string =>
+  typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string"
+    ? cause.code
+    : cause instanceof Error
+      ? cause.message
+      : String(cause)
+
+const fail = (reason: OutboundError["reason"], message: string) => new OutboundError({ reason, message })
+
+const parseUrl = (raw: string) =>
+  Either.try({ try: () => new URL(raw), catch: () => fail("invalid_url", "The URL is not an absolute URL.") }).pipe(
+    Either.filterOrLeft(
+      (url) => url.protocol === "http:" || url.protocol === "https:",
+      (url) => fail("invalid_url", `The scheme ${url.protocol.replace(":", "")} is not allowed; use http or https.`)
+    )
+  )
+
+/** Sends one request to an address already checked; `lookup` pins the connection to it. */
+const send = (
+  url: URL,
+  target: ResolvedAddress,
+  request: OutboundRequest,
+  maxResponseBytes: number
+): Effect.Effect<OutboundResponse, OutboundError> =>
+  Effect.async<OutboundResponse, OutboundError>((resume) => {
+    const lookup: LookupFunction = (_hostname, options, callback) => {
+      if (options.all === true) callback(null, [{ address: target.address, family: target.family }])
+      else callback(null, target.address, target.family)
+    }
+    const body = request.body === undefined ? undefined : typeof request.body === "string" ? Buffer.from(request.body) : request.body
+    const headers: Record<string, string> = { ...request.headers }
+    if (body !== undefined) headers["content-length"] = String(body.byteLength)
+    const module = url.protocol === "https:" ? https : http
+    const req = module.request(
+      {
+        protocol: url.protocol,
+        hostname: url.hostname.replace(/^\[(.*)\]$/, "$1"),
+        ...(url.port === "" ? {} : { port: Number(url.port) }),
+        path: `${url.pathname}${url.search}`,
+        method: request.method,
+        headers,
+        lookup,
+        agent: false
+      },
+      (res) => {
+        const declared = Number(res.headers["content-length"] ?? "0")
+        if (declared > maxResponseBytes) {
+          req.destroy()
+          return resume(Effect.fail(fail("too_large", `The answer is larger than ${maxResponseBytes} bytes.`)))
+        }
+        const chunks: Array<Buffer> = []
+        let size = 0
+        res.on("data", (chunk: Buffer) => {
+          size += chunk.length
+          if (size > maxResponseBytes) {
+            req.destroy()
+            resume(Effect.fail(fail("too_large", `The answer is larger than ${maxResponseBytes} bytes.`)))
+          } else chunks.push(chunk)
+        })
+        res.on("error", (cause) => resume(Effect.fail(fail("network", `The answer broke off (${codeOf(cause)}).`))))
+        res.on("end", () => {
+          const responseHeaders: Record<string, string> = {}
+          for (const [name, value] of Object.entries(res.headers)) {
+            if (value !== undefined) responseHeaders[name] = Array.isArray(value) ? value.join(", ") : value
+          }
+          resume(Effect.succeed({ status: res.statusCode ?? 0, headers: responseHeaders, body: new Uint8Array(Buffer.concat(chunks)) }))
+        })
+      }
+    )
+    req.on("error", (cause) => resume(Effect.fail(fail("network", `The request to ${url.host} failed (${codeOf(cause)}).`))))
+    req.end(body)
+    return Effect.sync(() => req.destroy())
+  })
+
+/** A guarded client with these options. */
+export const make = (options: Options): OutboundHttp["Type"] => {
+  const resolver = options.resolver ?? systemResolver
+  const defaultTimeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
+  const defaultMax = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
+
+  const resolve = (hostname: string): Effect.Effect<ReadonlyArray<ResolvedAddress>, OutboundError> => {
+    const family = isIP(hostname)
+    return family === 0 ? resolver(hostname) : Effect.succeed([{ address: hostname, family: family === 6 ? 6 : 4 }])
+  }
+
+  return {
+    request: (request) =>
+      Effect.gen(function* () {
+        const url = yield* parseUrl(request.url)
+        const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1")
+        const addresses = yield* resolve(hostname)
+        const target = addresses[0]
+        if (target === undefined) return yield* fail("dns", `${hostname} has no address.`)
+        if (!options.allowPrivateNetworks) {
+          for (const { address } of addresses) {
+            const refused = classify(address)
+            if (refused !== undefined) {
+              const via = address === hostname ? "" : ` (${hostname} resolves to ${address})`
+              return yield* fail(
+                "address_not_allowed",
+                `Refused: ${address} is a ${refused} address${via}; outbound requests reach public addresses only.`
+              )
+            }
+          }
+        }
+        return yield* send(url, target, request, request.maxResponseBytes ?? defaultMax)
+      }).pipe(
+        Effect.timeoutFail({
+          duration: request.timeoutMs ?? defaultTimeout,
+          onTimeout: () => fail("timeout", `No complete answer within ${request.timeoutMs ?? defaultTimeout} ms.`)
+        })
+      )
+  }
+}
+
+/** The guarded client with `allowPrivateNetworks` from the settings. */
+export const layer = Layer.effect(
+  OutboundHttp,
+  Effect.map(AppexecConfig, (config) => make({ allowPrivateNetworks: config.allowPrivateNetworks }))
+)
+
+/** The guarded client with explicit options (tests inject a resolver here). */
+export const layerWith = (options: Options) => Layer.succeed(OutboundHttp, make(options))

@@ -1,0 +1,54 @@
+/**
+ * Ed25519 keys as JWKs: the public form published in the key set (SPEC §2.7) with its RFC 7638
+ * thumbprint as `kid`, and the private form (`d`) in which an operator may configure the key.
+ */
+import { Either, Schema } from "effect"
+import { createHash } from "node:crypto"
+import { ed, fromBase64Url, toHex } from "./internal/ed25519.js"
+import type { Jwk } from "./Jwk.js"
+
+/** A private Ed25519 JWK (RFC 8037) as an operator configures it; `x` is checked against `d`. */
+export const PrivateJwk = Schema.Struct({
+  kty: Schema.Literal("OKP"),
+  crv: Schema.Literal("Ed25519"),
+  d: Schema.String,
+  x: Schema.optional(Schema.String),
+  kid: Schema.optional(Schema.String)
+})
+export type PrivateJwk = typeof PrivateJwk.Type
+
+/** The RFC 7638 thumbprint of an Ed25519 public key: base64url SHA-256 of `{"crv","kty","x"}` in that order. */
+export const thumbprint = (x: string): string =>
+  createHash("sha256").update(`{"crv":"Ed25519","kty":"OKP","x":"${x}"}`).digest("base64url")
+
+/** The published JWK of a public key given as hex. */
+export const publicJwk = (publicKeyHex: string): Jwk => {
+  const x = Buffer.from(publicKeyHex, "hex").toString("base64url")
+  return { kty: "OKP", crv: "Ed25519", x, kid: thumbprint(x), use: "sig", alg: "EdDSA" }
+}
+
+/** The hex key pair of a private JWK, or why it is not a usable Ed25519 key. */
+export const fromPrivateJwk = (
+  jwk: PrivateJwk
+): Either.Either<{ readonly secretKey: string; readonly publicKey: string; readonly kid: string }, string> => {
+  const secret = fromBase64Url(jwk.d, 32)
+  if (secret === undefined) return Either.left("`d` must be 32 bytes in base64url")
+  return Either.flatMap(keyPairOf(secret), (pair) => {
+    const x = Buffer.from(pair.publicKey, "hex").toString("base64url")
+    if (jwk.x !== undefined && jwk.x !== x) return Either.left("`x` is not the public key of `d`")
+    return Either.right({ ...pair, kid: thumbprint(x) })
+  })
+}
+
+/** The hex key pair of a 32-byte secret key seed. */
+export const keyPairOf = (
+  secretKey: Uint8Array
+): Either.Either<{ readonly secretKey: string; readonly publicKey: string }, string> =>
+  Either.try({
+    try: () => ({ secretKey: toHex(secretKey), publicKey: toHex(ed.getPublicKey(secretKey)) }),
+    catch: (cause) => `not an Ed25519 secret key: ${String(cause)}`
+  })
+
+/** The public key (32 bytes) of a published JWK, when it is an Ed25519 key. */
+export const publicKeyBytes = (jwk: { readonly kty?: unknown; readonly crv?: unknown; readonly x?: unknown }): Uint8Array | undefined =>
+  jwk.kty === "OKP" && jwk.crv === "Ed25519" && typeof jwk.x === "string" ? fromBase64Url(jwk.x, 32) : undefined

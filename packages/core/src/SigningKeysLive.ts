@@ -1,0 +1,118 @@
+/**
+ * The `SigningKeys` service over the `SigningKeyStore` port. On first start it generates an
+ * Ed25519 key (randomness from `IdGenerator`) and stores it, or imports the key the operator
+ * configured as a private JWK (once: a later rotation is not undone by the next restart).
+ * Rotation stores a new key and retires the others; a retired key stays in the published key set
+ * for `signingKeyGraceMs`. Every operation reads the store, so a rotation made by another process
+ * (the `appexec signing-key rotate` command) takes effect at once.
+ */
+import { Clock, Effect, Either, Layer } from "effect"
+import { AppexecConfig } from "./AppexecConfig.js"
+import { StorageError } from "./Errors.js"
+import { IdGenerator } from "./IdGenerator.js"
+import type { Jwk, JwkSet } from "./Jwk.js"
+import { fromPrivateJwk, keyPairOf, publicJwk, thumbprint } from "./SigningKeyJwk.js"
+import { SigningKeys } from "./SigningKeys.js"
+import { type SigningKeyRecord, SigningKeyStore } from "./SigningKeyStore.js"
+import { signHex } from "./WebhookSigner.js"
+
+/** The key that signs: the newest unretired one (the later of equals in store order). */
+export const currentOf = (keys: ReadonlyArray<SigningKeyRecord>): SigningKeyRecord | undefined =>
+  keys.reduce<SigningKeyRecord | undefined>(
+    (best, key) => (key.retiredAt === null && (best === undefined || key.createdAt >= best.createdAt) ? key : best),
+    undefined
+  )
+
+/** The published keys at `now`: the current key first, then keys retired less than `graceMs` ago, newest first. */
+export const publishedAt = (keys: ReadonlyArray<SigningKeyRecord>, now: number, graceMs: number): JwkSet => {
+  const current = currentOf(keys)
+  const others = keys
+    .filter((k) => k !== current && (k.retiredAt === null || k.retiredAt + graceMs > now))
+    .sort((a, b) => b.createdAt - a.createdAt)
+  return { keys: [...(current === undefined ? [] : [current]), ...others].map((k) => publicJwk(k.publicKey)) }
+}
+
+/** Builds the service; needs the store, an id generator (for key material) and the settings. */
+export const make = Effect.gen(function* () {
+  const store = yield* SigningKeyStore
+  const ids = yield* IdGenerator
+  const config = yield* AppexecConfig
+  const lock = yield* Effect.makeSemaphore(1)
+
+  const generate = Effect.gen(function* () {
+    const seed = new Uint8Array(Buffer.from(yield* ids.token(32), "base64url"))
+    const pair = yield* Either.mapLeft(keyPairOf(seed), (reason) => new Error(reason)).pipe(Effect.orDie)
+    const kid = thumbprint(Buffer.from(pair.publicKey, "hex").toString("base64url"))
+    return { kid, ...pair, createdAt: yield* Clock.currentTimeMillis, retiredAt: null } satisfies SigningKeyRecord
+  })
+
+  /** The current key, generating and storing one when the store has none. */
+  const current = lock.withPermits(1)(
+    Effect.gen(function* () {
+      const existing = currentOf(yield* store.list)
+      if (existing !== undefined) return existing
+      yield* store.insert(yield* generate)
+      // Read back: when two processes start at once, both converge on the newest key.
+      const stored = currentOf(yield* store.list)
+      if (stored === undefined) return yield* new StorageError({ operation: "signingKeys.generate", cause: "no key after insert" })
+      yield* Effect.logInfo(`signing key ${stored.kid} generated`)
+      return stored
+    })
+  )
+
+  const importConfigured = Effect.gen(function* () {
+    const jwk = config.signingKeyJwk
+    if (jwk === undefined) return
+    const pair = fromPrivateJwk(jwk)
+    if (Either.isLeft(pair)) return yield* Effect.dieMessage(`The configured signing key is not usable: ${pair.left}`)
+    const { kid, secretKey, publicKey } = pair.right
+    yield* lock.withPermits(1)(
+      Effect.gen(function* () {
+        if ((yield* store.list).some((k) => k.kid === kid)) return
+        const at = yield* Clock.currentTimeMillis
+        yield* store.insert({ kid, secretKey, publicKey, createdAt: at, retiredAt: null })
+        yield* store.retireAllBut(kid, at)
+        yield* Effect.logInfo(`configured signing key ${kid} imported`)
+      })
+    )
+  })
+
+  yield* importConfigured.pipe(
+    Effect.zipRight(current),
+    Effect.catchTag("StorageError", (error) =>
+      Effect.logWarning("signing key not ready at start; it is created on first use", error)
+    )
+  )
+
+  const service: SigningKeys["Type"] = {
+    keySet: Effect.gen(function* () {
+      yield* current
+      return publishedAt(yield* store.list, yield* Clock.currentTimeMillis, config.signingKeyGraceMs)
+    }),
+    sign: (message) =>
+      Effect.gen(function* () {
+        const key = yield* current
+        const signature = yield* Either.mapLeft(
+          signHex(message, key.secretKey),
+          (cause) => new StorageError({ operation: "signingKeys.sign", cause })
+        )
+        return { kid: key.kid, signature }
+      }),
+    rotate: lock.withPermits(1)(
+      Effect.gen(function* () {
+        const key = yield* generate
+        yield* store.insert(key)
+        yield* store.retireAllBut(key.kid, key.createdAt)
+        yield* Effect.logInfo(`signing key rotated: ${key.kid} signs from now on`)
+        return publicJwk(key.publicKey) satisfies Jwk
+      })
+    )
+  }
+  return service
+})
+
+/** `SigningKeys` over the signing-key store. */
+export const layer = Layer.effect(SigningKeys, make)
+
+/** Rotates the signing key (what `appexec signing-key rotate` runs); returns the new public JWK. */
+export const rotate = Effect.flatMap(SigningKeys, (keys) => keys.rotate)

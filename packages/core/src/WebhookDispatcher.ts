@@ -1,0 +1,174 @@
+/**
+ * The webhook dispatcher: delivers the entries of the durable outbox (SPEC §6, DESIGN §3). Each
+ * attempt is one POST of `{ data: <execution> }`, signed afresh with its own timestamp; any 2xx
+ * within `webhookTimeoutMs` delivers it, anything else (redirects included) is a failed attempt,
+ * retried after each of `webhookRetryDelaysMs` in turn. A refused address or an invalid URL is not
+ * retried. Every attempt is recorded. Claims on due entries are leased in the outbox, so two
+ * dispatchers never send the same attempt, and an attempt cut short by a crash is sent again once
+ * its lease runs out. The loop wakes when an execution of this process ends with a webhook and
+ * polls for the rest (entries written by other processes, retries coming due).
+ */
+import { Clock, Duration, Effect, Layer, Option, Queue, Schema, Stream } from "effect"
+import { AppexecConfig, type AppexecOptions } from "./AppexecConfig.js"
+import { Envelope } from "./Envelope.js"
+import { Execution, toExecution } from "./Execution.js"
+import { ExecutionEvents } from "./ExecutionEvents.js"
+import { isTerminal } from "./ExecutionLifecycle.js"
+import { ExecutionStore } from "./ExecutionStore.js"
+import { OutboundHttp, type OutboundResponse } from "./OutboundHttp.js"
+import { SigningKeys } from "./SigningKeys.js"
+import { type DeliveryAttempt, type OutboxEntry, WebhookOutbox } from "./WebhookOutbox.js"
+import { names } from "./WebhookHeaders.js"
+import { signedMessage, timestampOf } from "./WebhookSigner.js"
+
+/** The webhook body schema: the polling response (SPEC §6.1). */
+export const WebhookBody = Envelope(Execution)
+
+/** Entries taken from the outbox per pass. */
+const BATCH = 32
+
+/** How long a claim lasts beyond the request's own time limit before another dispatcher may retry it. */
+const CLAIM_MARGIN_MS = 30_000
+
+const encoder = new TextEncoder()
+const encodeBody = Schema.encode(Schema.parseJson(WebhookBody))
+
+/** What became of one attempt. */
+export type Outcome =
+  | { readonly _tag: "Delivered"; readonly status: number }
+  | { readonly _tag: "Failed"; readonly status: number | null; readonly error: string; readonly retry: boolean }
+
+/** Classifies a receiver's answer: 2xx delivers; redirects and every other status fail. */
+export const outcomeOf = (response: OutboundResponse): Outcome => {
+  const status = response.status
+  if (status >= 200 && status < 300) return { _tag: "Delivered", status }
+  if (status >= 300 && status < 400) {
+    const location = response.headers["location"]
+    return {
+      _tag: "Failed",
+      status,
+      error: `The receiver answered ${status}${location === undefined ? "" : ` to ${location}`}; redirects are not followed.`,
+      retry: true
+    }
+  }
+  return { _tag: "Failed", status, error: `The receiver answered ${status}.`, retry: true }
+}
+
+/** What to store after attempt number `attempt` (1-based): final status or the time of the next try. */
+export const nextStep = (
+  outcome: Outcome,
+  attempt: number,
+  at: number,
+  retryDelaysMs: ReadonlyArray<number>
+): { readonly retryAt: number } | { readonly final: "delivered" | "failed" } => {
+  if (outcome._tag === "Delivered") return { final: "delivered" }
+  const delay = retryDelaysMs[attempt - 1]
+  return !outcome.retry || delay === undefined ? { final: "failed" } : { retryAt: at + delay }
+}
+
+/** Builds the dispatcher: `deliver` sends one claimed entry, `dispatchDue` one pass over due entries. */
+export const make = Effect.gen(function* () {
+  const config: AppexecOptions = yield* AppexecConfig
+  const outbox = yield* WebhookOutbox
+  const store = yield* ExecutionStore
+  const keys = yield* SigningKeys
+  const http = yield* OutboundHttp
+  const headerNames = names(config.webhookBrand)
+
+  /** Sends one attempt for a claimed entry and returns its outcome. */
+  const attempt = (entry: OutboxEntry) =>
+    Effect.gen(function* () {
+      const record = yield* store.get(entry.executionId)
+      if (Option.isNone(record)) {
+        return { _tag: "Failed", status: null, error: "The execution no longer exists.", retry: false } satisfies Outcome
+      }
+      const body = yield* encodeBody({ data: toExecution(record.value) }).pipe(Effect.orDie)
+      const rawBody = encoder.encode(body)
+      const timestamp = timestampOf(yield* Clock.currentTimeMillis)
+      const { kid, signature } = yield* keys.sign(signedMessage(timestamp, rawBody))
+      const sent = yield* http
+        .request({
+          method: "POST",
+          url: entry.url,
+          headers: {
+            "content-type": "application/json",
+            "user-agent": "appexec-webhooks/1",
+            [headerNames.signature]: signature,
+            [headerNames.timestamp]: timestamp,
+            [headerNames.requestId]: entry.executionId,
+            [headerNames.userId]: entry.userId,
+            [headerNames.keyId]: kid
+          },
+          body: rawBody,
+          timeoutMs: config.webhookTimeoutMs
+        })
+        .pipe(Effect.either)
+      if (sent._tag === "Right") return outcomeOf(sent.right)
+      const failure = sent.left
+      const retry = failure.reason !== "address_not_allowed" && failure.reason !== "invalid_url"
+      return { _tag: "Failed", status: null, error: failure.message, retry } satisfies Outcome
+    })
+
+  /** Sends one attempt of a claimed entry and records it. */
+  const deliver = (entry: OutboxEntry) =>
+    Effect.gen(function* () {
+      const at = yield* Clock.currentTimeMillis
+      const outcome = yield* attempt(entry).pipe(
+        Effect.catchTag("StorageError", (error) =>
+          Effect.succeed({ _tag: "Failed", status: null, error: `Internal error: ${error.message}.`, retry: true } satisfies Outcome)
+        )
+      )
+      const number = entry.attempts.length + 1
+      const recorded: DeliveryAttempt = {
+        at,
+        statusCode: outcome.status,
+        error: outcome._tag === "Delivered" ? null : outcome.error
+      }
+      const next = nextStep(outcome, number, yield* Clock.currentTimeMillis, config.webhookRetryDelaysMs)
+      yield* outbox.recordAttempt(entry.deliveryId, recorded, next)
+      yield* Effect.logInfo(
+        `webhook ${entry.executionId} attempt ${number}: ${
+          outcome._tag === "Delivered" ? `delivered (${outcome.status})` : outcome.error
+        }${"retryAt" in next ? `; next attempt in ${Duration.format(Duration.millis(next.retryAt - at))}` : next.final === "failed" ? "; giving up" : ""}`
+      )
+    }).pipe(
+      Effect.catchTag("StorageError", (error) =>
+        Effect.logError(`webhook ${entry.executionId}: attempt not recorded; it is retried when its claim expires`, error)
+      ),
+      Effect.annotateLogs({ executionId: entry.executionId, deliveryId: entry.deliveryId })
+    )
+
+  /** Claims the due entries and delivers them; returns how many were claimed. */
+  const dispatchDue = Effect.gen(function* () {
+    const due = yield* outbox.claimDue(BATCH, config.webhookTimeoutMs + CLAIM_MARGIN_MS)
+    yield* Effect.forEach(due, deliver, { concurrency: config.webhookConcurrency, discard: true })
+    return due.length
+  }).pipe(
+    Effect.catchTag("StorageError", (error) => Effect.logError("webhook claim failed", error).pipe(Effect.as(0)))
+  )
+
+  return { deliver, dispatchDue } as const
+})
+
+/** The dispatcher loop as a scoped effect: it runs until the scope closes. */
+export const run = Effect.gen(function* () {
+  const config = yield* AppexecConfig
+  const events = yield* ExecutionEvents
+  const { dispatchDue } = yield* make
+  const wake = yield* Queue.sliding<void>(1)
+
+  const subscription = yield* events.subscribe
+  yield* Stream.fromQueue(subscription).pipe(
+    Stream.filter((r) => isTerminal(r.status) && r.webhookUrl !== null),
+    Stream.runForEach(() => Queue.offer(wake, undefined)),
+    Effect.forkScoped
+  )
+
+  const idle = Effect.raceFirst(Queue.take(wake), Effect.sleep(Duration.millis(config.webhookPollIntervalMs)))
+  const step = Effect.flatMap(dispatchDue, (claimed) => (claimed === BATCH ? Effect.void : idle))
+  yield* Effect.forkScoped(Effect.forever(step))
+  yield* Effect.logDebug("webhook dispatcher started")
+})
+
+/** A dispatcher that lives as long as the layer. */
+export const layer = Layer.scopedDiscard(run)

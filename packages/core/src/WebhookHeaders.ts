@@ -1,0 +1,33 @@
+/**
+ * The request headers of a completion webhook (SPEC §6.2), named with the configurable brand
+ * word: `X-Service-Webhook-Signature` by default (DESIGN §3).
+ */
+
+/** The brand word used when none is configured. */
+export const DEFAULT_BRAND = "Service"
+
+/** Header names of one brand. */
+export interface WebhookHeaderNames {
+  /** Ed25519 signature of `timestamp + "." + rawBody`, hex. */
+  readonly signature: string
+  /** Unix time in seconds at which this attempt was signed. */
+  readonly timestamp: string
+  /** The execution id, the same on every attempt: receivers de-duplicate on it. */
+  readonly requestId: string
+  /** The user whose API key started the execution. */
+  readonly userId: string
+  /** The `kid` of the key that signed (an appexec addition to SPEC §6.2; optional for receivers). */
+  readonly keyId: string
+}
+
+/** The header names for `brand` (a token such as `Service` or `Acme`). */
+export const names = (brand: string = DEFAULT_BRAND): WebhookHeaderNames => ({
+  signature: `X-${brand}-Webhook-Signature`,
+  timestamp: `X-${brand}-Webhook-Timestamp`,
+  requestId: `X-${brand}-Webhook-Request-Id`,
+  userId: `X-${brand}-Webhook-User-Id`,
+  keyId: `X-${brand}-Webhook-Key-Id`
+})
+
+/** Whether `brand` can sit inside a header name. */
+export const isValidBrand = (brand: string): boolean => /^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$/.test(brand)

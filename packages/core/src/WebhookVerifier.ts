@@ -1,0 +1,152 @@
+/**
+ * Verification of a completion webhook by its receiver (SPEC §6.3): the timestamp must lie
+ * within the tolerance of the receiver's clock, and the hex Ed25519 signature of
+ * `timestamp + "." + rawBody` must verify against a key of the published key set.
+ */
+import { Clock, Effect, Either, Schema } from "effect"
+import { ed, fromHex } from "./internal/ed25519.js"
+import { publicKeyBytes } from "./SigningKeyJwk.js"
+import { names } from "./WebhookHeaders.js"
+import { signedMessage } from "./WebhookSigner.js"
+
+/** Why a webhook was rejected. */
+export const Rejection = Schema.Literal(
+  /** The signature or timestamp header is absent. */
+  "missing_header",
+  /** The timestamp header is not Unix seconds. */
+  "invalid_timestamp",
+  /** The timestamp is older than the tolerance: a replay, or a very late delivery. */
+  "stale_timestamp",
+  /** The timestamp is ahead of the receiver's clock by more than the tolerance. */
+  "future_timestamp",
+  /** The signature header is not 64 bytes of hex. */
+  "malformed_signature",
+  /** No key of the set verifies the signature: the body or timestamp was altered, or the sender is not appexec. */
+  "bad_signature",
+  /** The key set holds no key that could have signed (empty, or not the key id the sender named): refetch it. */
+  "no_matching_key"
+)
+export type Rejection = typeof Rejection.Type
+
+/** A rejected webhook; answer it with 401 and do not act on the body. */
+export class WebhookVerificationError extends Schema.TaggedError<WebhookVerificationError>()("WebhookVerificationError", {
+  reason: Rejection,
+  message: Schema.String
+}) {}
+
+/** What a verified webhook tells the receiver besides its body. */
+export interface VerifiedWebhook {
+  /** The execution id: the same on every attempt, the key to de-duplicate deliveries. */
+  readonly requestId: string | null
+  /** The user whose key started the execution. */
+  readonly userId: string | null
+  /** The signed timestamp, Unix seconds. */
+  readonly timestamp: number
+  /** The `kid` of the key that verified. */
+  readonly kid: string | null
+}
+
+/** Request headers as Node (`IncomingHttpHeaders`) or fetch (`Headers`) give them. */
+export type HeadersLike =
+  | { readonly get: (name: string) => string | null }
+  | Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+
+/** A key set as fetched from `GET /v1/webhooks/signing-key` (SPEC §2.7), parsed JSON. */
+export interface KeySetLike {
+  readonly keys: ReadonlyArray<{ readonly kty?: unknown; readonly crv?: unknown; readonly x?: unknown; readonly kid?: unknown }>
+}
+
+/** Options of a verification. */
+export interface VerifyOptions {
+  /** Largest accepted distance between the timestamp and `now` (default 300, SPEC §6.3). */
+  readonly toleranceSeconds?: number
+  /** The receiver's current time, a `Date` or epoch milliseconds (default: the system clock). */
+  readonly now?: Date | number
+  /** Brand word of the header names (default `Service`). */
+  readonly brand?: string
+}
+
+const header = (headers: HeadersLike, name: string): string | undefined => {
+  if (typeof headers.get === "function") {
+    const value = (headers as { readonly get: (name: string) => string | null }).get(name)
+    return value ?? undefined
+  }
+  const record = headers as Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+  const wanted = name.toLowerCase()
+  for (const key of Object.keys(record)) {
+    if (key.toLowerCase() !== wanted) continue
+    const value = record[key]
+    return typeof value === "string" ? value : value?.[0]
+  }
+  return undefined
+}
+
+const reject = (reason: Rejection, message: string) => Either.left(new WebhookVerificationError({ reason, message }))
+
+/**
+ * Verifies a webhook from its raw body (the bytes received, before any JSON parsing), its
+ * headers and the published key set. Synchronous; never throws.
+ */
+export const verifyWebhook = (
+  rawBody: Uint8Array | string,
+  headers: HeadersLike,
+  keySet: KeySetLike,
+  options: VerifyOptions = {}
+): Either.Either<VerifiedWebhook, WebhookVerificationError> => {
+  const h = names(options.brand)
+  const signature = header(headers, h.signature)
+  const timestamp = header(headers, h.timestamp)
+  if (signature === undefined) return reject("missing_header", `The ${h.signature} header is missing.`)
+  if (timestamp === undefined) return reject("missing_header", `The ${h.timestamp} header is missing.`)
+  if (!/^\d{1,15}$/.test(timestamp)) return reject("invalid_timestamp", `The ${h.timestamp} header is not Unix seconds.`)
+
+  const tolerance = options.toleranceSeconds ?? 300
+  const nowMs = options.now === undefined ? Date.now() : typeof options.now === "number" ? options.now : options.now.getTime()
+  const seconds = Number(timestamp)
+  const skew = seconds - Math.floor(nowMs / 1000)
+  if (skew < -tolerance) return reject("stale_timestamp", `The timestamp is ${-skew} s old; at most ${tolerance} s is accepted.`)
+  if (skew > tolerance) return reject("future_timestamp", `The timestamp is ${skew} s ahead; at most ${tolerance} s is accepted.`)
+
+  const signatureBytes = fromHex(signature.trim(), 64)
+  if (signatureBytes === undefined) return reject("malformed_signature", `The ${h.signature} header is not a 64-byte hex signature.`)
+
+  const keyId = header(headers, h.keyId)
+  const candidates = keySet.keys
+    .filter((k) => keyId === undefined || k.kid === keyId)
+    .flatMap((k) => {
+      const publicKey = publicKeyBytes(k)
+      return publicKey === undefined ? [] : [{ publicKey, kid: typeof k.kid === "string" ? k.kid : null }]
+    })
+  if (candidates.length === 0) {
+    return reject(
+      "no_matching_key",
+      keyId === undefined ? "The key set holds no Ed25519 key." : `The key set has no key '${keyId}'; fetch the key set again.`
+    )
+  }
+
+  const message = signedMessage(timestamp, rawBody)
+  for (const candidate of candidates) {
+    const valid = Either.getOrElse(
+      Either.try(() => ed.verify(signatureBytes, message, candidate.publicKey)),
+      () => false
+    )
+    if (valid) {
+      return Either.right({
+        requestId: header(headers, h.requestId) ?? null,
+        userId: header(headers, h.userId) ?? null,
+        timestamp: seconds,
+        kid: candidate.kid
+      })
+    }
+  }
+  return reject("bad_signature", "The signature does not match the body and timestamp.")
+}
+
+/** `verifyWebhook` as an Effect that reads the time from `Clock`. */
+export const verify = (
+  rawBody: Uint8Array | string,
+  headers: HeadersLike,
+  keySet: KeySetLike,
+  options: Omit<VerifyOptions, "now"> = {}
+): Effect.Effect<VerifiedWebhook, WebhookVerificationError> =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => verifyWebhook(rawBody, headers, keySet, { ...options, now }))

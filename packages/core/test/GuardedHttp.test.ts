@@ -1,0 +1,198 @@
+import { AddressPolicy, GuardedHttp, OutboundHttp } from "@appexec/core"
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Either, Fiber, TestClock } from "effect"
+import * as Receiver from "./fixtures/Receiver.js"
+
+/** A resolver that answers every name with `addresses` and counts its calls. */
+const resolverOf = (...addresses: ReadonlyArray<string>) => {
+  const calls: Array<string> = []
+  const resolver: GuardedHttp.Resolver = (hostname) => {
+    calls.push(hostname)
+    return Effect.succeed(addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }) as const))
+  }
+  return { resolver, calls }
+}
+
+const refusedReason = (client: OutboundHttp.OutboundHttp["Type"], url: string) =>
+  client.request({ method: "GET", url }).pipe(
+    Effect.flip,
+    Effect.map((e) => e.reason)
+  )
+
+const refused: ReadonlyArray<readonly [string, AddressPolicy.AddressClass]> = [
+  // IPv4
+  ["127.0.0.1", "loopback"],
+  ["127.255.0.9", "loopback"],
+  ["10.1.2.3", "private"],
+  ["172.16.0.1", "private"],
+  ["172.31.255.254", "private"],
+  ["192.168.1.1", "private"],
+  ["100.64.0.1", "shared"],
+  ["169.254.10.20", "link-local"],
+  ["169.254.169.254", "cloud-metadata"],
+  ["100.100.100.200", "cloud-metadata"],
+  ["224.0.0.1", "multicast"],
+  ["239.255.255.250", "multicast"],
+  ["0.0.0.0", "unspecified"],
+  ["255.255.255.255", "reserved"],
+  ["192.0.2.1", "reserved"],
+  // IPv6
+  ["::1", "loopback"],
+  ["::", "unspecified"],
+  ["fe80::1", "link-local"],
+  ["fc00::1", "unique-local"],
+  ["fd12:3456::1", "unique-local"],
+  ["fd00:ec2::254", "cloud-metadata"],
+  ["ff02::1", "multicast"],
+  ["2001:db8::1", "reserved"],
+  // IPv6 forms carrying an IPv4 address
+  ["::ffff:127.0.0.1", "loopback"],
+  ["::ffff:7f00:1", "loopback"],
+  ["::ffff:10.0.0.1", "private"],
+  ["::ffff:192.168.0.1", "private"],
+  ["::ffff:169.254.169.254", "cloud-metadata"],
+  ["::ffff:a9fe:a9fe", "cloud-metadata"],
+  ["::ffff:0:10.0.0.1", "private"],
+  ["::127.0.0.1", "loopback"],
+  ["64:ff9b::10.0.0.1", "private"],
+  ["2002:7f00:1::", "loopback"]
+]
+
+describe("address policy", () => {
+  it("classifies each refused range", () => {
+    for (const [address, kind] of refused) expect([address, AddressPolicy.classify(address)]).toEqual([address, kind])
+  })
+
+  it("lets public addresses through, also in IPv4-mapped form", () => {
+    for (const address of ["93.184.215.14", "8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "172.32.0.1", "100.128.0.1"]) {
+      expect([address, AddressPolicy.classify(address)]).toEqual([address, undefined])
+    }
+  })
+
+  it("refuses what is not an IP address", () => {
+    expect(AddressPolicy.classify("example.com")).toBe("invalid")
+  })
+})
+
+describe("guarded outbound HTTP", () => {
+  it.effect("refuses each non-public range after resolution through the injected resolver", () =>
+    Effect.gen(function* () {
+      for (const [address, kind] of refused) {
+        const { resolver, calls } = resolverOf(address)
+        const client = GuardedHttp.make({ allowPrivateNetworks: false, resolver })
+        const error = yield* Effect.flip(client.request({ method: "POST", url: "https://hooks.example.com/x", body: "{}" }))
+        expect(calls).toEqual(["hooks.example.com"])
+        expect([address, error.reason]).toEqual([address, "address_not_allowed"])
+        expect(error.message).toContain(`is a ${kind} address`)
+      }
+    }))
+
+  it.effect("refuses a host whose answers mix a public and a private address", () =>
+    Effect.gen(function* () {
+      const client = GuardedHttp.make({ allowPrivateNetworks: false, resolver: resolverOf("93.184.215.14", "10.0.0.1").resolver })
+      expect(yield* refusedReason(client, "https://mixed.example/")).toBe("address_not_allowed")
+    }))
+
+  it.effect("refuses IP literals in the URL without resolving them, in every notation", () =>
+    Effect.gen(function* () {
+      const { resolver, calls } = resolverOf("93.184.215.14")
+      const client = GuardedHttp.make({ allowPrivateNetworks: false, resolver })
+      for (const url of [
+        "http://127.0.0.1/",
+        "http://2130706433/",
+        "http://0x7f.1/",
+        "http://[::1]:8080/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://[::ffff:a9fe:a9fe]/latest/meta-data",
+        "http://169.254.169.254/latest/meta-data"
+      ]) {
+        expect([url, yield* refusedReason(client, url)]).toEqual([url, "address_not_allowed"])
+      }
+      expect(calls).toEqual([])
+    }))
+
+  it.effect("only http and https are allowed", () =>
+    Effect.gen(function* () {
+      const client = GuardedHttp.make({ allowPrivateNetworks: true, resolver: resolverOf("127.0.0.1").resolver })
+      for (const url of ["ftp://example.com/x", "file:///etc/passwd", "gopher://example.com/", "not a url"]) {
+        expect([url, yield* refusedReason(client, url)]).toEqual([url, "invalid_url"])
+      }
+    }))
+
+  it.effect("a resolver failure is a dns error", () =>
+    Effect.gen(function* () {
+      const client = GuardedHttp.make({
+        allowPrivateNetworks: false,
+        resolver: () => Effect.fail(new OutboundHttp.OutboundError({ reason: "dns", message: "no such host" }))
+      })
+      expect(yield* refusedReason(client, "https://nowhere.example/")).toBe("dns")
+    }))
+
+  it.scopedLive("connects to the address it checked, keeping the host name in Host", () =>
+    Effect.gen(function* () {
+      const receiver = yield* Receiver.start((_, res) => res.writeHead(201, { "x-seen": "yes" }).end("created"))
+      const { resolver, calls } = resolverOf("127.0.0.1")
+      const client = GuardedHttp.make({ allowPrivateNetworks: true, resolver })
+      const response = yield* client.request({
+        method: "POST",
+        url: `http://receiver.example:${receiver.port}/path?q=1`,
+        headers: { "content-type": "text/plain" },
+        body: "hello"
+      })
+      expect(calls).toEqual(["receiver.example"])
+      expect(response.status).toBe(201)
+      expect(response.headers["x-seen"]).toBe("yes")
+      expect(new TextDecoder().decode(response.body)).toBe("created")
+      const request = yield* receiver.next
+      expect(request.headers.host).toBe(`receiver.example:${receiver.port}`)
+      expect(request.url).toBe("/path?q=1")
+      expect(request.rawBody.toString()).toBe("hello")
+    }))
+
+  it.scopedLive("returns a redirect as it is and does not follow it", () =>
+    Effect.gen(function* () {
+      const receiver = yield* Receiver.start((req, res) =>
+        req.url === "/old" ? res.writeHead(301, { location: "/new" }).end() : res.writeHead(200).end("followed")
+      )
+      const client = GuardedHttp.make({ allowPrivateNetworks: true })
+      const response = yield* client.request({ method: "POST", url: receiver.url("/old"), body: "{}" })
+      expect(response.status).toBe(301)
+      expect(response.headers["location"]).toBe("/new")
+      expect((yield* receiver.next).url).toBe("/old")
+      expect(yield* receiver.received.size).toBe(0)
+    }))
+
+  it.scopedLive("bounds the answer's size", () =>
+    Effect.gen(function* () {
+      const receiver = yield* Receiver.start((_, res) => {
+        res.writeHead(200)
+        res.write(Buffer.alloc(4096, 1))
+        res.end(Buffer.alloc(4096, 2))
+      })
+      const client = GuardedHttp.make({ allowPrivateNetworks: true })
+      const error = yield* Effect.flip(client.request({ method: "GET", url: receiver.url(), maxResponseBytes: 5000 }))
+      expect(error.reason).toBe("too_large")
+      const fits = yield* client.request({ method: "GET", url: receiver.url(), maxResponseBytes: 8192 })
+      expect(fits.body.byteLength).toBe(8192)
+    }))
+
+  it.scoped("bounds the exchange in time (virtual clock; the receiver never answers)", () =>
+    Effect.gen(function* () {
+      const arrived = yield* Deferred.make<void>()
+      const receiver = yield* Receiver.start(() => Deferred.unsafeDone(arrived, Effect.void))
+      const client = GuardedHttp.make({ allowPrivateNetworks: true })
+      const pending = yield* Effect.fork(Effect.either(client.request({ method: "POST", url: receiver.url(), body: "{}", timeoutMs: 10_000 })))
+      yield* Deferred.await(arrived)
+      yield* TestClock.adjust("9 seconds")
+      expect(pending.unsafePoll()).toBeNull()
+      yield* TestClock.adjust("1 second")
+      const result = yield* Fiber.join(pending)
+      expect(Either.isLeft(result) && result.left.reason).toBe("timeout")
+    }))
+
+  it.effect("a closed port is a network error", () =>
+    Effect.gen(function* () {
+      const client = GuardedHttp.make({ allowPrivateNetworks: true })
+      expect(yield* refusedReason(client, "http://127.0.0.1:1/")).toBe("network")
+    }))
+})

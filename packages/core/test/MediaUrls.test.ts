@@ -1,0 +1,139 @@
+import { BlobStore, MediaUrls } from "@appexec/core"
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Exit, Layer, Option, Redacted, TestClock } from "effect"
+
+const bytes = new TextEncoder().encode("0123456789 media bytes")
+const KEY = "executions/abc/1f2e-poster.png"
+
+const blobs = Layer.succeed(BlobStore.BlobStore, {
+  put: () => Effect.void,
+  get: (key) => Effect.succeed(key === KEY || key === "other.png" ? Option.some({ contentType: "image/png", bytes }) : Option.none())
+})
+
+const signed = (ttlSeconds = 3600) =>
+  Layer.merge(
+    MediaUrls.layer({
+      mode: "signed",
+      baseUrl: "https://api.example.com/appexec/",
+      secret: Redacted.make("0123456789abcdef0123456789abcdef"),
+      ttlSeconds
+    }),
+    blobs
+  )
+
+const get = (url: string, headers: Record<string, string> = {}, method = "GET") => MediaUrls.serve({ method, url, headers })
+
+const urlFor = (key: string) => Effect.flatMap(MediaUrls.MediaUrls, (urls) => urls.urlFor(key))
+
+describe("MediaUrls (signed)", () => {
+  it.effect("a fresh URL serves the blob with its type, length, validator and a cache lifetime that ends with the URL", () =>
+    Effect.gen(function* () {
+      yield* TestClock.adjust(Duration.seconds(1_000))
+      const url = yield* urlFor(KEY)
+      expect(url).toBe(`https://api.example.com/appexec/media/${KEY}?exp=4600&sig=${new URL(url).searchParams.get("sig")}`)
+      yield* TestClock.adjust(Duration.seconds(600))
+      const answer = yield* get(url)
+      expect(answer.status).toBe(200)
+      expect(answer.body).toEqual(bytes)
+      expect(answer.headers).toMatchObject({
+        "content-type": "image/png",
+        "content-length": String(bytes.length),
+        "cache-control": "private, max-age=3000, immutable",
+        "x-content-type-options": "nosniff"
+      })
+      expect(answer.headers["etag"]).toMatch(/^"[\w-]{27}"$/)
+    }).pipe(Effect.provide(signed())))
+
+  it.effect("HEAD has the headers and no body; If-None-Match answers 304; a byte range answers 206", () =>
+    Effect.gen(function* () {
+      const url = yield* urlFor(KEY)
+      const head = yield* get(url, {}, "HEAD")
+      expect(head.status).toBe(200)
+      expect(head.body).toBeUndefined()
+      expect(head.headers["content-length"]).toBe(String(bytes.length))
+      const again = yield* get(url, { "If-None-Match": head.headers["etag"]! })
+      expect(again.status).toBe(304)
+      expect(again.body).toBeUndefined()
+      const range = yield* get(url, { range: "bytes=2-5" })
+      expect(range.status).toBe(206)
+      expect(new TextDecoder().decode(range.body)).toBe("2345")
+      expect(range.headers["content-range"]).toBe(`bytes 2-5/${bytes.length}`)
+      expect((yield* get(url, { range: "bytes=999-" })).status).toBe(416)
+      expect((yield* get(url, {}, "POST")).status).toBe(405)
+    }).pipe(Effect.provide(signed())))
+
+  it.effect("an expired URL answers 404", () =>
+    Effect.gen(function* () {
+      const url = yield* urlFor(KEY)
+      yield* TestClock.adjust(Duration.seconds(3600))
+      expect((yield* get(url)).status).toBe(200)
+      yield* TestClock.adjust(Duration.seconds(1))
+      const expired = yield* get(url)
+      expect(expired.status).toBe(404)
+      expect(expired.headers["cache-control"]).toBe("no-store")
+    }).pipe(Effect.provide(signed())))
+
+  it.effect("a forged or altered URL answers 404", () =>
+    Effect.gen(function* () {
+      const url = new URL(yield* urlFor(KEY))
+      const sig = url.searchParams.get("sig")!
+      const exp = url.searchParams.get("exp")!
+      const variants = [
+        `https://api.example.com/appexec/media/${KEY}?exp=${exp}&sig=${sig.slice(0, -2)}AA`,
+        `https://api.example.com/appexec/media/${KEY}?exp=${Number(exp) + 1}&sig=${sig}`,
+        `https://api.example.com/appexec/media/other.png?exp=${exp}&sig=${sig}`,
+        `https://api.example.com/appexec/media/${KEY}?exp=${exp}`,
+        `https://api.example.com/appexec/media/${KEY}`,
+        `https://api.example.com/appexec/v1/apps?exp=${exp}&sig=${sig}`,
+        "not a url"
+      ]
+      for (const variant of variants) expect((yield* get(variant)).status, variant).toBe(404)
+      // The host may hand over the path with or without its mount prefix.
+      expect((yield* get(`http://internal:8080/media/${KEY}${url.search}`)).status).toBe(200)
+    }).pipe(Effect.provide(signed())))
+
+  it.effect("a URL of a blob that does not exist answers 404", () =>
+    Effect.gen(function* () {
+      expect((yield* get(yield* urlFor("missing/blob.png"))).status).toBe(404)
+    }).pipe(Effect.provide(signed())))
+
+  it.effect("the web handler answers a Request with a Response", () =>
+    Effect.gen(function* () {
+      const handler = yield* MediaUrls.webHandler
+      const url = yield* urlFor(KEY)
+      const response = yield* Effect.promise(() => handler(new Request(url)))
+      expect(response.status).toBe(200)
+      expect(response.headers.get("content-type")).toBe("image/png")
+      expect(new Uint8Array(yield* Effect.promise(() => response.arrayBuffer()))).toEqual(bytes)
+      const missing = yield* Effect.promise(() => handler(new Request(url.replace("sig=", "sig=x"))))
+      expect(missing.status).toBe(404)
+    }).pipe(Effect.provide(signed())))
+
+  it.effect("keys that could escape or need escaping are refused", () =>
+    Effect.gen(function* () {
+      for (const key of ["../etc/passwd", "a//b", "/abs", "a b", "a/../b", ".hidden", ""]) {
+        expect(MediaUrls.isBlobKey(key), key).toBe(false)
+        expect(Exit.isFailure(yield* Effect.exit(urlFor(key))), key).toBe(true)
+      }
+      expect(MediaUrls.isBlobKey(KEY)).toBe(true)
+    }).pipe(Effect.provide(signed())))
+
+  it.effect("a secret shorter than 32 bytes is refused", () =>
+    Effect.gen(function* () {
+      const exit = yield* Effect.exit(
+        Layer.build(MediaUrls.layer({ mode: "signed", baseUrl: "http://x", secret: Redacted.make("short") })).pipe(Effect.scoped)
+      )
+      expect(Exit.isFailure(exit)).toBe(true)
+    }))
+})
+
+describe("MediaUrls (public)", () => {
+  const publicUrls = Layer.merge(MediaUrls.layer({ mode: "public", baseUrl: "https://cdn.example.com/media/" }), blobs)
+
+  it.effect("URLs are the public base URL and the key; the instance serves nothing", () =>
+    Effect.gen(function* () {
+      const url = yield* urlFor(KEY)
+      expect(url).toBe(`https://cdn.example.com/media/${KEY}`)
+      expect((yield* get(url)).status).toBe(404)
+    }).pipe(Effect.provide(publicUrls)))
+})

@@ -1,0 +1,272 @@
+import {
+  Appexec,
+  GuardedHttp,
+  Ids,
+  NodeType,
+  OutboundHttp,
+  SigningKeys,
+  WebhookDispatcher,
+  WebhookOutbox,
+  WebhookVerifier
+} from "@appexec/core"
+import { TestHarness } from "@appexec/testing"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Fiber, Schema, TestClock } from "effect"
+import * as ScriptedHttp from "./fixtures/ScriptedHttp.js"
+
+const echo = {
+  name: "Echo",
+  public: true,
+  nodes: [
+    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
+    { id: "echo", type: "text.template", label: "Echo", config: { template: "echo: {{prompt}}" } },
+    { id: "result", type: "output.text", label: "Result" }
+  ],
+  edges: [
+    { source: "prompt", target: "echo" },
+    { source: "echo", target: "result" }
+  ]
+}
+
+/** A node that always fails, so an execution ends `failed` at once. */
+const broken = NodeType.defineNode({
+  type: "test.broken",
+  description: "Always fails",
+  role: "process",
+  inputs: { min: 1, max: 1 },
+  config: Schema.Struct({}),
+  run: () => Effect.fail(new NodeType.NodeFailure({ message: "the test node broke" }))
+})
+
+const failing = {
+  name: "Failing",
+  public: true,
+  nodes: [
+    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
+    { id: "boom", type: "test.broken", label: "Boom" },
+    { id: "result", type: "output.text", label: "Result" }
+  ],
+  edges: [
+    { source: "prompt", target: "boom" },
+    { source: "boom", target: "result" }
+  ]
+}
+
+/** Starts `definition` with a webhook and waits (in virtual time) until it has ended. */
+const runWithWebhook = (definition: unknown, webhook: string) =>
+  Effect.gen(function* () {
+    const appexec = yield* Appexec.Appexec
+    const app = yield* appexec.apps.import(definition)
+    const principal = yield* TestHarness.signIn()
+    const started = yield* appexec.executions.start(principal, app.appId, { prompt: "hi" }, { webhook })
+    const waiting = yield* Effect.fork(appexec.executions.await(started.executionId))
+    yield* TestClock.adjust(0)
+    const done = yield* Fiber.join(waiting)
+    return { done, principal, executionId: Ids.ExecutionId.make(started.executionId) }
+  })
+
+/** The harness with coarse polling, so that minutes of virtual time pass in few steps. */
+const harness = <const Nodes extends ReadonlyArray<NodeType.NodeType<any, any, any>> = readonly []>(
+  options: TestHarness.Options<Nodes> = {}
+) =>
+  TestHarness.layer({
+    webhooks: true,
+    ...options,
+    config: { pollIntervalMs: 60_000, webhookPollIntervalMs: 5_000, ...options.config }
+  })
+
+const deliveryOf = (executionId: Ids.ExecutionId) =>
+  Effect.gen(function* () {
+    const outbox = yield* WebhookOutbox.WebhookOutbox
+    const entries = yield* outbox.forExecution(executionId)
+    expect(entries).toHaveLength(1)
+    return entries[0]!
+  })
+
+const textOf = (body: OutboundHttp.OutboundRequest["body"]) =>
+  typeof body === "string" ? body : new TextDecoder().decode(body)
+
+describe("webhook dispatcher (memory, virtual time)", () => {
+  it.scoped("a failing receiver gets an attempt at once, then after 5 s, 30 s and 2 min; then the delivery fails", () =>
+    Effect.gen(function* () {
+      const http = yield* ScriptedHttp.make(() => ScriptedHttp.status(500))
+      yield* Effect.gen(function* () {
+        const { executionId } = yield* runWithWebhook(echo, "https://hooks.example/done")
+        yield* TestClock.adjust("10 minutes")
+        expect(http.sent.map((s) => s.at)).toEqual([0, 5_000, 35_000, 155_000])
+        const entry = yield* deliveryOf(executionId)
+        expect(entry.status).toBe("failed")
+        expect(entry.attempts).toEqual([
+          { at: 0, statusCode: 500, error: "The receiver answered 500." },
+          { at: 5_000, statusCode: 500, error: "The receiver answered 500." },
+          { at: 35_000, statusCode: 500, error: "The receiver answered 500." },
+          { at: 155_000, statusCode: 500, error: "The receiver answered 500." }
+        ])
+      }).pipe(Effect.provide(harness({ outboundHttp: http.layer })))
+    }))
+
+  it.scoped("every attempt is signed afresh with its own timestamp and carries the same request id", () =>
+    Effect.gen(function* () {
+      const http = yield* ScriptedHttp.make(() => ScriptedHttp.status(503))
+      yield* Effect.gen(function* () {
+        const { executionId, principal, done } = yield* runWithWebhook(echo, "https://hooks.example/done")
+        yield* TestClock.adjust("10 minutes")
+        const keySet = yield* Effect.flatMap(SigningKeys.SigningKeys, (k) => k.keySet)
+        expect(http.sent).toHaveLength(4)
+        const signatures = new Set<string>()
+        for (const { at, request } of http.sent) {
+          const headers = request.headers!
+          expect(request.method).toBe("POST")
+          expect(headers["X-Service-Webhook-Timestamp"]).toBe(String(at / 1000))
+          expect(headers["X-Service-Webhook-Request-Id"]).toBe(executionId)
+          expect(headers["X-Service-Webhook-User-Id"]).toBe(principal.userId)
+          expect(headers["content-type"]).toBe("application/json")
+          signatures.add(headers["X-Service-Webhook-Signature"]!)
+          const verified = WebhookVerifier.verifyWebhook(request.body!, headers, keySet, { now: at })
+          expect(Either.isRight(verified)).toBe(true)
+          // A receiver two minutes later than the first attempt still accepts the latest one only.
+          expect(Either.isRight(WebhookVerifier.verifyWebhook(request.body!, headers, keySet, { now: at + 301_000 }))).toBe(false)
+          expect(JSON.parse(textOf(request.body))).toEqual({ data: JSON.parse(JSON.stringify(done)) })
+        }
+        expect(signatures.size).toBe(4)
+      }).pipe(Effect.provide(harness({ outboundHttp: http.layer })))
+    }))
+
+  it.scoped("a 2xx ends the retries: delivered after two failed attempts", () =>
+    Effect.gen(function* () {
+      const http = yield* ScriptedHttp.make((_, i) => ScriptedHttp.status(i < 2 ? 500 : 204))
+      yield* Effect.gen(function* () {
+        const { executionId } = yield* runWithWebhook(echo, "https://hooks.example/done")
+        yield* TestClock.adjust("10 minutes")
+        expect(http.sent.map((s) => s.at)).toEqual([0, 5_000, 35_000])
+        const entry = yield* deliveryOf(executionId)
+        expect(entry.status).toBe("delivered")
+        expect(entry.attempts.map((a) => [a.statusCode, a.error])).toEqual([
+          [500, "The receiver answered 500."],
+          [500, "The receiver answered 500."],
+          [204, null]
+        ])
+      }).pipe(Effect.provide(harness({ outboundHttp: http.layer })))
+    }))
+
+  it.scoped("a 301 answer is a failed attempt: the redirect is not followed and the delivery is retried", () =>
+    Effect.gen(function* () {
+      const http = yield* ScriptedHttp.make((_, i) =>
+        i === 0 ? ScriptedHttp.status(301, { location: "https://elsewhere.example/" }) : ScriptedHttp.status(200)
+      )
+      yield* Effect.gen(function* () {
+        const { executionId } = yield* runWithWebhook(echo, "https://hooks.example/done")
+        yield* TestClock.adjust("1 minute")
+        expect(http.sent.map((s) => [s.at, s.request.url])).toEqual([
+          [0, "https://hooks.example/done"],
+          [5_000, "https://hooks.example/done"]
+        ])
+        const entry = yield* deliveryOf(executionId)
+        expect(entry.status).toBe("delivered")
+        expect(entry.attempts[0]).toEqual({
+          at: 0,
+          statusCode: 301,
+          error: "The receiver answered 301 to https://elsewhere.example/; redirects are not followed."
+        })
+      }).pipe(Effect.provide(harness({ outboundHttp: http.layer })))
+    }))
+
+  it.scoped("a failed execution is delivered too, with its error in the body", () =>
+    Effect.gen(function* () {
+      const http = yield* ScriptedHttp.make(() => ScriptedHttp.status(200))
+      yield* Effect.gen(function* () {
+        const { executionId, done } = yield* runWithWebhook(failing, "https://hooks.example/failed")
+        expect(done.status).toBe("failed")
+        yield* TestClock.adjust(0)
+        expect(http.sent).toHaveLength(1)
+        const body = JSON.parse(textOf(http.sent[0]!.request.body))
+        expect(body.data.status).toBe("failed")
+        expect(body.data.errorMessage).toContain("the test node broke")
+        expect((yield* deliveryOf(executionId)).status).toBe("delivered")
+      }).pipe(Effect.provide(harness({ nodes: [broken], outboundHttp: http.layer })))
+    }))
+
+  it.scoped("the retry delays and the brand word are configurable", () =>
+    Effect.gen(function* () {
+      const http = yield* ScriptedHttp.make(() => ScriptedHttp.status(500))
+      yield* Effect.gen(function* () {
+        const { executionId } = yield* runWithWebhook(echo, "https://hooks.example/done")
+        yield* TestClock.adjust("1 minute")
+        expect(http.sent.map((s) => s.at)).toEqual([0, 2_000])
+        expect(Object.keys(http.sent[0]!.request.headers!)).toEqual(
+          expect.arrayContaining(["X-Acme-Webhook-Signature", "X-Acme-Webhook-Timestamp", "X-Acme-Webhook-Request-Id", "X-Acme-Webhook-User-Id"])
+        )
+        expect((yield* deliveryOf(executionId)).status).toBe("failed")
+      }).pipe(
+        Effect.provide(
+          harness({
+            outboundHttp: http.layer,
+            config: { webhookRetryDelaysMs: [2_000], webhookBrand: "Acme", webhookPollIntervalMs: 1_000 }
+          })
+        )
+      )
+    }))
+
+  it.scoped("a webhook URL on a private address is refused by default, recorded as such and not retried", () =>
+    Effect.gen(function* () {
+      const { executionId } = yield* runWithWebhook(echo, "http://127.0.0.1:9/hook")
+      yield* TestClock.adjust("10 minutes")
+      const entry = yield* deliveryOf(executionId)
+      expect(entry.status).toBe("failed")
+      expect(entry.attempts).toEqual([
+        { at: 0, statusCode: null, error: "Refused: 127.0.0.1 is a loopback address; outbound requests reach public addresses only." }
+      ])
+    }).pipe(Effect.provide(harness())))
+
+  it.scoped("a host name that resolves to a private address is refused after resolution", () =>
+    Effect.gen(function* () {
+      const { executionId } = yield* runWithWebhook(echo, "https://hooks.internal.example/hook")
+      yield* TestClock.adjust("10 minutes")
+      const entry = yield* deliveryOf(executionId)
+      expect(entry.status).toBe("failed")
+      expect(entry.attempts.map((a) => a.error)).toEqual([
+        "Refused: 10.0.0.7 is a private address (hooks.internal.example resolves to 10.0.0.7); outbound requests reach public addresses only."
+      ])
+    }).pipe(
+      Effect.provide(
+        harness({
+          outboundHttp: GuardedHttp.layerWith({
+            allowPrivateNetworks: false,
+            resolver: () => Effect.succeed([{ address: "10.0.0.7", family: 4 }])
+          })
+        })
+      )
+    ))
+
+  it.scoped("two dispatchers on one outbox never send the same attempt twice", () =>
+    Effect.gen(function* () {
+      const http = yield* ScriptedHttp.make(() => ScriptedHttp.status(200))
+      yield* Effect.gen(function* () {
+        yield* WebhookDispatcher.run
+        const ids: Array<string> = []
+        for (let i = 0; i < 6; i++) ids.push((yield* runWithWebhook(echo, `https://hooks.example/${i}`)).executionId)
+        yield* TestClock.adjust("10 minutes")
+        expect(http.sent.map((s) => s.request.headers!["X-Service-Webhook-Request-Id"]).sort()).toEqual([...ids].sort())
+      }).pipe(Effect.provide(harness({ outboundHttp: http.layer })))
+    }))
+})
+
+describe("webhook dispatcher steps", () => {
+  it("nextStep: retries after each delay in turn, then fails; a 2xx or a refusal is final", () => {
+    const delays = [5_000, 30_000, 120_000]
+    const failed = { _tag: "Failed", status: 500, error: "x", retry: true } as const
+    expect(WebhookDispatcher.nextStep(failed, 1, 1_000, delays)).toEqual({ retryAt: 6_000 })
+    expect(WebhookDispatcher.nextStep(failed, 2, 1_000, delays)).toEqual({ retryAt: 31_000 })
+    expect(WebhookDispatcher.nextStep(failed, 3, 1_000, delays)).toEqual({ retryAt: 121_000 })
+    expect(WebhookDispatcher.nextStep(failed, 4, 1_000, delays)).toEqual({ final: "failed" })
+    expect(WebhookDispatcher.nextStep({ ...failed, retry: false }, 1, 0, delays)).toEqual({ final: "failed" })
+    expect(WebhookDispatcher.nextStep({ _tag: "Delivered", status: 200 }, 1, 0, delays)).toEqual({ final: "delivered" })
+  })
+
+  it("outcomeOf: only 2xx delivers", () => {
+    for (const code of [200, 201, 202, 204, 299]) expect(WebhookDispatcher.outcomeOf(ScriptedHttp.status(code))._tag).toBe("Delivered")
+    for (const code of [100, 301, 302, 304, 307, 308, 400, 401, 404, 410, 429, 500, 503]) {
+      expect(WebhookDispatcher.outcomeOf(ScriptedHttp.status(code))._tag).toBe("Failed")
+    }
+  })
+})

@@ -1,0 +1,39 @@
+/**
+ * The built-in node types of `@appexec/nodes` (DESIGN §5), to pass to `AppexecLayer.make` or
+ * `TestHarness.layer` as `nodes`, and the layer of the services they need besides storage.
+ */
+import type { MediaUrls, NodeType } from "@appexec/core"
+import { Layer } from "effect"
+import { httpRequest } from "./HttpRequest.js"
+import { imageCaption } from "./ImageCaption.js"
+import { imageBlur, imageConvert, imageGrayscale, imageResize } from "./ImageEdit.js"
+import { imageGenerate } from "./ImageGenerate.js"
+import { outputImage, outputVideo } from "./MediaOutputs.js"
+import * as NodesSettings from "./NodesSettings.js"
+
+/** Every built-in node type beyond the core ones, in the order they are documented. */
+export const builtinNodes = [
+  imageGenerate,
+  imageResize,
+  imageConvert,
+  imageGrayscale,
+  imageBlur,
+  imageCaption,
+  httpRequest,
+  outputImage,
+  outputVideo
+] as const
+
+/** The services the built-in nodes need besides the storage ports and what the instance provides. */
+export type Requirements = NodeType.NodeRequirements<(typeof builtinNodes)[number]>
+
+/**
+ * The services of the built-in nodes that the host gives: their settings (`settings`, the
+ * defaults when absent) and the media URLs. The guarded outbound HTTP client and the blob store
+ * come from the instance (`AppexecLayer.make` and its storage).
+ */
+export const layer = (options: {
+  readonly settings?: NodesSettings.Overrides
+  readonly mediaUrls: Layer.Layer<MediaUrls.MediaUrls>
+}): Layer.Layer<NodesSettings.NodesSettings | MediaUrls.MediaUrls> =>
+  Layer.merge(NodesSettings.layer(options.settings), options.mediaUrls)

@@ -1,0 +1,179 @@
+/**
+ * `http.request`: calls an external HTTP API, the way an operator plugs in a model provider
+ * without writing code. The method, URL and JSON body are templated from upstream values;
+ * headers are written in the definition or taken from the operator's named secrets, never from
+ * inputs. The answer's field at a JSON Pointer becomes text, a media URL, or JSON. Every call
+ * goes through the guarded outbound HTTP port, within time and size bounds.
+ */
+import { NodeType, OutboundHttp } from "@appexec/core"
+import { STATUS_CODES } from "node:http"
+import { Effect, Option, Redacted, Schema } from "effect"
+import { formatBytes } from "./internal/media.js"
+import { isPointer, pick } from "./internal/jsonPointer.js"
+import { fill, fillJson, placeholdersIn, placeholdersOf } from "./internal/template.js"
+import { NodesSettings } from "./NodesSettings.js"
+
+/** A header whose value is a named secret of the operator's settings, with an optional prefix (`"Bearer "`). */
+export const SecretHeader = Schema.Struct({
+  secret: Schema.NonEmptyString,
+  prefix: Schema.optional(Schema.String)
+})
+
+/** The config of `http.request`. */
+export const Config = Schema.Struct({
+  /** HTTP method; POST when a body is given, else GET. */
+  method: Schema.optional(Schema.Literal("GET", "POST", "PUT", "PATCH", "DELETE")),
+  /** Absolute http(s) URL; `{{nodeId}}` placeholders in path and query are filled URL-encoded. */
+  url: Schema.NonEmptyString,
+  /** JSON body; `{{nodeId}}` placeholders in its strings are filled (a string that is only a placeholder takes the node's JSON value). */
+  body: Schema.optional(Schema.Unknown),
+  /** Request headers: a literal string, or `{ "secret": name, "prefix"?: "Bearer " }`. */
+  headers: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, SecretHeader) })),
+  /** JSON Pointer (RFC 6901) of the field of the JSON answer to yield, such as `/data/0/url`; the whole answer when absent. */
+  pick: Schema.optional(
+    Schema.String.pipe(Schema.filter(isPointer, { message: () => "a JSON Pointer such as /data/0/url" }))
+  ),
+  /** What the node yields: `text` (default), `url` (a media URL for image or media outputs) or `json`. */
+  output: Schema.optionalWith(Schema.Literal("text", "url", "json"), { default: () => "text" as const }),
+  /** Time limit in milliseconds; the operator's setting when absent, and never above it. */
+  timeoutMs: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.between(1, 600_000)))
+})
+export type Config = typeof Config.Type
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+const RESERVED = new Set(["host", "content-length", "transfer-encoding", "connection", "upgrade", "te", "trailer"])
+
+const originOf = (url: string) => {
+  if (!URL.canParse(url)) return undefined
+  const parsed = new URL(url)
+  return parsed.protocol === "http:" || parsed.protocol === "https:" ? parsed.origin : undefined
+}
+
+/** The import-time problems of a config. */
+const problemsOf = (config: Config, upstream: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const problems: Array<string> = []
+  for (const id of new Set([...placeholdersOf(config.url), ...placeholdersIn(config.body)])) {
+    if (!upstream.includes(id)) problems.push(`placeholder {{${id}}} does not name an upstream node`)
+  }
+  const a = originOf(fill(config.url, () => "a"))
+  const b = originOf(fill(config.url, () => "b"))
+  if (a === undefined) problems.push("url must be an absolute http or https URL")
+  else if (a !== b) problems.push("url: the scheme and host must be written out, not filled from placeholders")
+  for (const [name, value] of Object.entries(config.headers ?? {})) {
+    if (!TOKEN.test(name)) problems.push(`header name '${name}' is not valid`)
+    else if (RESERVED.has(name.toLowerCase())) problems.push(`header '${name}' is set by appexec`)
+    const literal = typeof value === "string" ? value : (value.prefix ?? "")
+    if (/[\r\n]/.test(literal)) problems.push(`header '${name}' must be one line`)
+    if (literal.includes("{{")) problems.push(`header '${name}': headers are never filled from inputs; use a secret`)
+  }
+  if ((config.method ?? "POST") === "GET" && config.body !== undefined) problems.push("a GET request has no body")
+  return problems
+}
+
+const fail = (message: string) => Effect.fail(new NodeType.NodeFailure({ message }))
+
+const snippet = (body: Uint8Array) => {
+  const text = new TextDecoder("utf-8", { fatal: false }).decode(body.subarray(0, 400)).replace(/\s+/g, " ").trim()
+  return text === "" ? "" : `: ${text.length > 200 ? `${text.slice(0, 200)}…` : text}`
+}
+
+/** `http.request`: calls an HTTP API and yields a field of its answer. */
+export const httpRequest = NodeType.defineNode({
+  type: "http.request",
+  description: "Calls an HTTP API (URL and JSON body templated from upstream values, headers from secrets) and yields a field of the answer.",
+  role: "process",
+  inputs: { min: 0, max: 32 },
+  config: Config,
+  check: (config, placement) => problemsOf(config, placement.upstream),
+  run: ({ config, upstream }) =>
+    Effect.gen(function* () {
+      const settings = yield* NodesSettings
+      const http = yield* OutboundHttp.OutboundHttp
+      const byId = new Map(upstream.map((u) => [u.nodeId, u.value]))
+      const referenced = new Set([...placeholdersOf(config.url), ...placeholdersIn(config.body)])
+      for (const id of referenced) {
+        const value = byId.get(id)
+        if (value?._tag === "Media") return yield* fail(`node '${id}' produced media, which cannot be sent in a request`)
+      }
+      const textOf = (id: string) => {
+        const value = byId.get(id)
+        return value === undefined ? "" : (NodeType.NodeValue.asText(value) ?? "")
+      }
+      const jsonOf = (id: string): unknown => {
+        const value = byId.get(id)
+        return value?._tag === "Json" ? value.json : textOf(id)
+      }
+
+      const headers: Record<string, string> = {}
+      for (const [name, value] of Object.entries(config.headers ?? {})) {
+        if (typeof value === "string") {
+          headers[name.toLowerCase()] = value
+          continue
+        }
+        const secret = settings.secrets[value.secret]
+        if (secret === undefined) return yield* fail(`the secret '${value.secret}' is not configured on this instance`)
+        headers[name.toLowerCase()] = `${value.prefix ?? ""}${Redacted.value(secret)}`
+      }
+      const body = config.body === undefined ? undefined : JSON.stringify(fillJson(config.body, textOf, jsonOf))
+      if (body !== undefined) headers["content-type"] ??= "application/json"
+      if (config.pick !== undefined || config.output === "json") headers["accept"] ??= "application/json"
+      const method = config.method ?? (body === undefined ? "GET" : "POST")
+      const timeoutMs = Math.min(config.timeoutMs ?? settings.http.timeoutMs, settings.http.timeoutMs)
+
+      const response = yield* http
+        .request({
+          method,
+          url: fill(config.url, (id) => encodeURIComponent(textOf(id))),
+          headers,
+          ...(body === undefined ? {} : { body }),
+          timeoutMs,
+          maxResponseBytes: settings.http.maxBytes
+        })
+        .pipe(
+          Effect.catchTag("OutboundError", (error) => {
+            switch (error.reason) {
+              case "address_not_allowed":
+                return fail(`the request was refused: address not allowed (${error.message})`)
+              case "timeout":
+                return fail(`the endpoint did not answer within ${timeoutMs / 1000} s`)
+              case "too_large":
+                return fail(`the endpoint's answer is larger than ${formatBytes(settings.http.maxBytes)}`)
+              default:
+                return fail(`the request failed: ${error.message}`)
+            }
+          })
+        )
+      if (response.status < 200 || response.status >= 300) {
+        const reason = STATUS_CODES[response.status]
+        return yield* fail(
+          `the endpoint answered ${response.status}${reason === undefined ? "" : ` ${reason}`}${snippet(response.body)}`
+        )
+      }
+
+      const text = new TextDecoder().decode(response.body)
+      const needsJson = config.pick !== undefined || config.output === "json"
+      let answer: unknown = text
+      if (needsJson) {
+        const parsed = yield* Effect.try({
+          try: (): unknown => JSON.parse(text),
+          catch: () => new NodeType.NodeFailure({ message: "the endpoint's answer is not JSON" })
+        })
+        const picked = pick(parsed, config.pick ?? "")
+        if (Option.isNone(picked)) return yield* fail(`the endpoint's answer has no field at ${config.pick}`)
+        answer = picked.value
+      }
+      switch (config.output) {
+        case "json":
+          return NodeType.NodeValue.json(answer)
+        case "text":
+          return NodeType.NodeValue.text(typeof answer === "string" ? answer : JSON.stringify(answer))
+        case "url": {
+          const url = typeof answer === "string" ? answer.trim() : ""
+          if (originOf(url) === undefined) {
+            return yield* fail(`the endpoint's answer${config.pick === undefined ? "" : ` at ${config.pick}`} is not an http(s) URL`)
+          }
+          return NodeType.NodeValue.url(url)
+        }
+      }
+    })
+})

@@ -1,0 +1,41 @@
+/**
+ * The common shape of the image-editing nodes: take the upstream image (produced, or fetched
+ * from a URL), apply a sharp transformation, and encode the result in the input's format
+ * unless the node chooses another.
+ */
+import type { NodeType, OutboundHttp } from "@appexec/core"
+import { Effect } from "effect"
+import type { Sharp } from "sharp"
+import { NodesSettings } from "../NodesSettings.js"
+import { encode, formatFromMetadata, type ImageFormat, metadataOf, open } from "./imaging.js"
+import { mediaOf } from "./media.js"
+
+/** How an editing node changes an image. */
+export interface Edit {
+  /** The transformation; it may use the decoded size. */
+  readonly apply: (
+    pipeline: Sharp,
+    size: { readonly width: number; readonly height: number }
+  ) => Effect.Effect<Sharp, NodeType.NodeFailure>
+  /** The output format; the input's (or png for formats the nodes do not write) when absent. */
+  readonly format?: ImageFormat
+  /** Encoder quality, 1–100. */
+  readonly quality?: number | undefined
+}
+
+/** Edits the image of `upstream` as `edit` says. */
+export const editImage = (
+  upstream: NodeType.UpstreamValue,
+  edit: Edit
+): Effect.Effect<NodeType.NodeValue, NodeType.NodeFailure, OutboundHttp.OutboundHttp | NodesSettings> =>
+  Effect.gen(function* () {
+    const { media } = yield* NodesSettings
+    const image = yield* mediaOf(upstream, "image")
+    const meta = yield* metadataOf(image.bytes, media.maxPixels)
+    const pipeline = open(image.bytes, media.maxPixels).rotate()
+    // EXIF orientations 5–8 swap width and height once rotated.
+    const swapped = (meta.orientation ?? 1) >= 5
+    const size = { width: swapped ? meta.height! : meta.width!, height: swapped ? meta.width! : meta.height! }
+    const edited = yield* edit.apply(pipeline, size)
+    return yield* encode(edited, edit.format ?? formatFromMetadata(meta) ?? "png", edit.quality)
+  })

@@ -1,0 +1,118 @@
+/**
+ * Fetching media from URLs through the guarded outbound HTTP port, with the checks and the
+ * consumer-facing messages of DESIGN §5: status, content type against `accept`, size and time.
+ */
+import { NodeType, OutboundHttp } from "@appexec/core"
+import { Effect } from "effect"
+import { NodesSettings } from "../NodesSettings.js"
+
+/** A kind of media. */
+export type MediaKind = "image" | "video" | "audio"
+
+/** Fetched or produced media bytes. */
+export interface Media {
+  readonly contentType: string
+  readonly bytes: Uint8Array
+}
+
+/** The media type of a `Content-Type` value, lower-cased and without parameters. */
+export const mediaTypeOf = (contentType: string | undefined): string =>
+  (contentType ?? "").split(";")[0]!.trim().toLowerCase()
+
+/** The media kind of a `Content-Type` value, if it is image, video or audio. */
+export const kindOf = (contentType: string | undefined): MediaKind | undefined => {
+  const top = mediaTypeOf(contentType).split("/")[0]
+  return top === "image" || top === "video" || top === "audio" ? top : undefined
+}
+
+/** A size in words: `25 MiB`. */
+export const formatBytes = (bytes: number): string =>
+  bytes >= 1024 * 1024
+    ? `${+(bytes / (1024 * 1024)).toFixed(1)} MiB`
+    : bytes >= 1024
+      ? `${+(bytes / 1024).toFixed(1)} KiB`
+      : `${bytes} bytes`
+
+const fail = (message: string) => Effect.fail(new NodeType.NodeFailure({ message }))
+
+const outboundMessage = (noun: string, error: OutboundHttp.OutboundError, limits: NodesSettings["Type"]["media"]) => {
+  switch (error.reason) {
+    case "address_not_allowed":
+      return `${noun} URL refused: address not allowed (${error.message})`
+    case "too_large":
+      return `${noun} too large: the URL answered more than ${formatBytes(limits.maxBytes)}`
+    case "timeout":
+      return `${noun} URL did not answer within ${limits.timeoutMs / 1000} s`
+    case "invalid_url":
+      return `${noun} URL is not valid (${error.message})`
+    case "dns":
+      return `${noun} URL's host could not be found (${error.message})`
+    case "network":
+      return `${noun} URL could not be fetched (${error.message})`
+  }
+}
+
+/**
+ * GETs the media at `url`. It must answer 2xx with a content type whose kind is in `accept`
+ * and, when `need` is given, of that kind; SVG is refused (it is a document, not a picture).
+ */
+export const fetchMedia = (
+  url: string,
+  options: { readonly accept: ReadonlyArray<MediaKind>; readonly need?: MediaKind | undefined }
+): Effect.Effect<Media, NodeType.NodeFailure, OutboundHttp.OutboundHttp | NodesSettings> =>
+  Effect.gen(function* () {
+    const http = yield* OutboundHttp.OutboundHttp
+    const { media: limits } = yield* NodesSettings
+    const noun = options.need ?? "media"
+    const response = yield* http
+      .request({ method: "GET", url, timeoutMs: limits.timeoutMs, maxResponseBytes: limits.maxBytes })
+      .pipe(Effect.catchTag("OutboundError", (error) => fail(outboundMessage(noun, error, limits))))
+    if (response.status >= 300 && response.status < 400) {
+      return yield* fail(`${noun} URL answered ${response.status} (redirects are not followed; give the final URL)`)
+    }
+    if (response.status < 200 || response.status >= 300) return yield* fail(`${noun} URL answered ${response.status}`)
+    if (response.body.length > limits.maxBytes) {
+      return yield* fail(`${noun} too large: the URL answered more than ${formatBytes(limits.maxBytes)}`)
+    }
+    const contentType = response.headers["content-type"]
+    const type = mediaTypeOf(contentType)
+    const kind = kindOf(contentType)
+    const described = type === "" ? "no content type" : `content type ${type}`
+    if (options.need !== undefined && kind !== options.need) {
+      return yield* fail(`not ${options.need === "image" ? "an" : "a"} ${options.need}: the URL answered with ${described}`)
+    }
+    if (kind === undefined || !options.accept.includes(kind)) {
+      return yield* fail(`not accepted media: the URL answered with ${described}; accepted: ${options.accept.join(", ")}`)
+    }
+    if (type === "image/svg+xml") return yield* fail("not an accepted image: SVG documents are refused; give a raster image")
+    return { contentType: type, bytes: response.body }
+  })
+
+/** The media kinds an upstream URL may be, as its parameter declared (any, when it came from elsewhere). */
+export const acceptOf = (value: NodeType.NodeValue): ReadonlyArray<MediaKind> =>
+  value._tag === "Url" && value.accept !== undefined ? value.accept : ["image", "video", "audio"]
+
+/**
+ * The media of an upstream value of kind `need`: produced media as is, a URL fetched. Text is
+ * refused, with a special message for an optional URL parameter left empty.
+ */
+export const mediaOf = (
+  upstream: NodeType.UpstreamValue,
+  need: MediaKind
+): Effect.Effect<Media, NodeType.NodeFailure, OutboundHttp.OutboundHttp | NodesSettings> => {
+  const value = upstream.value
+  switch (value._tag) {
+    case "Media":
+      return value.kind === need
+        ? Effect.succeed({ contentType: value.contentType, bytes: value.bytes })
+        : fail(`expects ${need === "image" ? "an" : "a"} ${need}, but node '${upstream.nodeId}' produced ${value.kind}`)
+    case "Url":
+      return fetchMedia(value.url, { accept: acceptOf(value), need })
+    case "Text":
+      return value.text === ""
+        ? fail(`no ${need} was given (node '${upstream.nodeId}' is empty)`)
+        : fail(`expects ${need === "image" ? "an" : "a"} ${need}, but node '${upstream.nodeId}' produced text`)
+    case "Json":
+      return fail(`expects ${need === "image" ? "an" : "a"} ${need}, but node '${upstream.nodeId}' produced JSON`)
+  }
+}

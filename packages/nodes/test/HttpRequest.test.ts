@@ -1,0 +1,138 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as FakeOrigin from "./support/FakeOrigin.js"
+import { download, layer, run, testImage } from "./support/Instance.js"
+
+const provider = (url: string, config: Record<string, unknown> = {}, output = "output.text") => ({
+  name: "Provider",
+  nodes: [
+    { id: "prompt", type: "input.text", config: { name: "prompt", required: true } },
+    { id: "style", type: "input.options", config: { name: "style", options: ["plain", "neon & bold"], default: "plain" } },
+    {
+      id: "call",
+      type: "http.request",
+      config: {
+        method: "POST",
+        url,
+        body: { prompt: "{{prompt}}", style: "{{style}}", n: 1 },
+        headers: { Authorization: { secret: "provider_token", prefix: "Bearer " }, "X-Client": "appexec-tests" },
+        pick: "/data/0/text",
+        ...config
+      }
+    },
+    { id: "answer", type: output, label: "Answer" }
+  ],
+  edges: [
+    { source: "prompt", target: "call" },
+    { source: "style", target: "call" },
+    { source: "call", target: "answer" }
+  ]
+})
+
+const secrets = { secrets: { provider_token: "tok-123" } }
+
+describe("http.request", () => {
+  it.scoped("sends the templated request with secret headers and yields the picked field", () =>
+    Effect.gen(function* () {
+      const origin = yield* FakeOrigin.start({
+        "/v1/generate": {
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ data: [{ text: "a poem about cats" }] })
+        }
+      })
+      const done = yield* run(provider(origin.url("/v1/generate?style={{style}}")), { prompt: 'cats "in" hats', style: "neon & bold" })
+      expect(done.errorMessage).toBeNull()
+      expect(done.outputs[0]).toMatchObject({ type: "text", value: "a poem about cats", status: "completed" })
+      const request = origin.received[0]!
+      expect(request.method).toBe("POST")
+      expect(request.path).toBe("/v1/generate?style=neon%20%26%20bold")
+      expect(request.headers["authorization"]).toBe("Bearer tok-123")
+      expect(request.headers["x-client"]).toBe("appexec-tests")
+      expect(request.headers["content-type"]).toBe("application/json")
+      expect(JSON.parse(request.body)).toEqual({ prompt: 'cats "in" hats', style: "neon & bold", n: 1 })
+    }).pipe(Effect.provide(layer({ settings: secrets }))))
+
+  it.scoped("a media URL it picks feeds an image output, which stores the image and serves it", () =>
+    Effect.gen(function* () {
+      const png = yield* testImage(32, 24)
+      const origin = yield* FakeOrigin.start({
+        "/img.png": { headers: { "content-type": "image/png" }, body: png },
+        "/v1/images": (request) => ({
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ data: [{ url: `http://${request.headers.host}/img.png` }] })
+        })
+      })
+      const done = yield* run(provider(origin.url("/v1/images"), { pick: "/data/0/url", output: "url" }, "output.image"), {
+        prompt: "a cat"
+      })
+      expect(done.errorMessage).toBeNull()
+      expect(done.outputs[0]).toMatchObject({ type: "image", status: "completed" })
+      const blob = yield* download(done.outputs[0]!.value!)
+      expect(blob.contentType).toBe("image/png")
+      expect(Buffer.from(blob.bytes).equals(png)).toBe(true)
+    }).pipe(Effect.provide(layer({ settings: secrets }))))
+
+  it.scoped("yields JSON for a json output", () =>
+    Effect.gen(function* () {
+      const origin = yield* FakeOrigin.start({ "/v1/meta": { body: JSON.stringify({ data: { score: 0.9, tags: ["a"] } }) } })
+      const done = yield* run(provider(origin.url("/v1/meta"), { pick: "/data", output: "json" }, "output.json"), { prompt: "x" })
+      expect(done.outputs[0]).toMatchObject({ type: "json", value: '{"score":0.9,"tags":["a"]}', status: "completed" })
+    }).pipe(Effect.provide(layer({ settings: secrets }))))
+
+  it.scoped("a non-2xx answer fails the node with the status and the start of the body", () =>
+    Effect.gen(function* () {
+      const origin = yield* FakeOrigin.start({ "/v1/generate": { status: 503, body: '{"error":"overloaded"}' } })
+      const done = yield* run(provider(origin.url("/v1/generate")), { prompt: "x" })
+      expect(done.status).toBe("failed")
+      expect(done.errorMessage).toBe(
+        `node 'call' (http.request) failed: the endpoint answered 503 Service Unavailable: {"error":"overloaded"}`
+      )
+      expect(done.outputs[0]).toMatchObject({ status: "failed", error: done.errorMessage })
+    }).pipe(Effect.provide(layer({ settings: secrets }))))
+
+  it.scoped("an answer without the picked field, or not JSON, fails clearly", () =>
+    Effect.gen(function* () {
+      const origin = yield* FakeOrigin.start({ "/a": { body: '{"data":[]}' }, "/b": { body: "plain words" } })
+      const a = yield* run(provider(origin.url("/a")), { prompt: "x" })
+      expect(a.errorMessage).toContain("the endpoint's answer has no field at /data/0/text")
+      const b = yield* run(provider(origin.url("/b")), { prompt: "x" })
+      expect(b.errorMessage).toContain("the endpoint's answer is not JSON")
+    }).pipe(Effect.provide(layer({ settings: secrets }))))
+
+  it.scoped("a secret the operator did not configure fails the node without a request", () =>
+    Effect.gen(function* () {
+      const origin = yield* FakeOrigin.start({ "/v1/generate": { body: "{}" } })
+      const done = yield* run(provider(origin.url("/v1/generate")), { prompt: "x" })
+      expect(done.errorMessage).toContain("the secret 'provider_token' is not configured on this instance")
+      expect(origin.received).toHaveLength(0)
+    }).pipe(Effect.provide(layer())))
+
+  it.scoped("refuses at import: headers with placeholders, a host from placeholders, unknown placeholders, a bad pointer", () =>
+    Effect.gen(function* () {
+      const error = yield* run(
+        provider("https://{{prompt}}.example.com/x?q={{nobody}}", {
+          headers: { "X-Token": "{{prompt}}", Host: "evil" },
+          pick: "data/0"
+        }),
+        { prompt: "x" }
+      ).pipe(Effect.flip)
+      expect(error._tag).toBe("InvalidAppDefinition")
+      expect(error.message).toContain("config.pick")
+      const fixedPick = yield* run(
+        provider("https://{{prompt}}.example.com/x?q={{nobody}}", { headers: { "X-Token": "{{prompt}}", Host: "evil" } }),
+        { prompt: "x" }
+      ).pipe(Effect.flip)
+      expect(fixedPick.message).toContain("placeholder {{nobody}} does not name an upstream node")
+      expect(fixedPick.message).toContain("url: the scheme and host must be written out, not filled from placeholders")
+      expect(fixedPick.message).toContain("header 'X-Token': headers are never filled from inputs; use a secret")
+      expect(fixedPick.message).toContain("header 'Host' is set by appexec")
+    }).pipe(Effect.provide(layer())))
+
+  it.scoped("the private-network guard applies to provider calls", () =>
+    Effect.gen(function* () {
+      const origin = yield* FakeOrigin.start({ "/v1/generate": { body: "{}" } })
+      const done = yield* run(provider(origin.url("/v1/generate")), { prompt: "x" })
+      expect(done.errorMessage).toContain("the request was refused: address not allowed")
+      expect(origin.received).toHaveLength(0)
+    }).pipe(Effect.provide(layer({ settings: secrets, outbound: { allowPrivateNetworks: false } }))))
+})

@@ -1,0 +1,80 @@
+/**
+ * A whole appexec instance in memory with the built-in nodes, the real guarded HTTP client
+ * (private networks allowed, so tests reach their servers on 127.0.0.1) and signed media URLs.
+ */
+import { Appexec, BlobStore, GuardedHttp, MediaUrls } from "@appexec/core"
+import { BuiltinNodes, builtinNodes, type NodesSettings } from "@appexec/nodes"
+import { TestHarness } from "@appexec/testing"
+import { Effect, Layer, Option, Redacted } from "effect"
+import sharp from "sharp"
+
+/** The base URL of the test instance. */
+export const BASE_URL = "http://appexec.test/base"
+
+/** The media URL secret of the test instance. */
+export const SECRET = Redacted.make("a test secret that is at least thirty-two bytes long")
+
+/** The instance, with settings and outbound HTTP options that differ from the test defaults. */
+export const layer = (
+  options: {
+    readonly settings?: NodesSettings.Overrides
+    readonly outbound?: Partial<GuardedHttp.Options>
+    /** Lifetime of media URLs (default 7 days). */
+    readonly ttlSeconds?: number
+  } = {}
+) =>
+  TestHarness.layer({
+    nodes: builtinNodes,
+    outboundHttp: GuardedHttp.layerWith({ allowPrivateNetworks: true, ...options.outbound })
+  }).pipe(
+    Layer.provideMerge(
+      BuiltinNodes.layer({
+        ...(options.settings === undefined ? {} : { settings: options.settings }),
+        mediaUrls: MediaUrls.layer({
+          mode: "signed",
+          baseUrl: BASE_URL,
+          secret: SECRET,
+          ...(options.ttlSeconds === undefined ? {} : { ttlSeconds: options.ttlSeconds })
+        })
+      })
+    )
+  )
+
+/** Imports `definition`, starts it with `inputs` as a fresh user, and waits for its end. */
+export const run = (definition: unknown, inputs: Record<string, string>) =>
+  Effect.gen(function* () {
+    const appexec = yield* Appexec.Appexec
+    const app = yield* appexec.apps.import({ public: true, ...(definition as object) })
+    const principal = yield* TestHarness.signIn()
+    const started = yield* appexec.executions.start(principal, app.appId, inputs)
+    return yield* appexec.executions.await(started.executionId)
+  })
+
+/** The bytes and content type behind a media output URL, read through the media URL check. */
+export const download = (url: string) =>
+  Effect.gen(function* () {
+    const urls = yield* MediaUrls.MediaUrls
+    const blobs = yield* BlobStore.BlobStore
+    const found = yield* urls.verify(new URL(url))
+    const key = Option.getOrThrowWith(found, () => new Error(`not a valid media URL: ${url}`)).key
+    return Option.getOrThrowWith(yield* blobs.get(key), () => new Error(`no blob under ${key}`))
+  })
+
+/** Width, height and format of encoded image bytes. */
+export const describeImage = (bytes: Uint8Array) =>
+  Effect.promise(async () => {
+    const meta = await sharp(bytes).metadata()
+    return {
+      width: meta.width,
+      height: meta.height,
+      format: meta.format === "heif" && meta.compression === "av1" ? "avif" : meta.format
+    }
+  })
+
+/** A test image: a `width` × `height` picture in `format`. */
+export const testImage = (width: number, height: number, format: "png" | "jpeg" | "webp" = "png") =>
+  Effect.promise(() =>
+    sharp({ create: { width, height, channels: 3, background: { r: 200, g: 40, b: 90 } } })
+      .toFormat(format)
+      .toBuffer()
+  )
