@@ -52,7 +52,7 @@ const makeProcess = Effect.gen(function* () {
       }
       yield* store.save(record, lease, outbox)
       yield* events.publish(record)
-      yield* Effect.logInfo(`execution ${record.executionId} ${record.status}`)
+      yield* Effect.logDebug(`execution ${record.executionId} ${record.status}`)
       return record
     })
 

@@ -1,0 +1,26 @@
+/**
+ * Runs every benchmark module in turn and prints each figure as `name: value unit`.
+ * To add a benchmark, export a `Benchmark` from a module and list it in `benchmarks`.
+ *
+ * `npm run bench` runs them all; `npm run bench -- queue` runs the ones named.
+ */
+import { Console, Effect } from "effect"
+import { type Benchmark, format } from "./Benchmark.js"
+import * as Http from "./http.js"
+import * as Images from "./images.js"
+import * as Queue from "./queue.js"
+import * as Webhooks from "./webhooks.js"
+
+const benchmarks: ReadonlyArray<Benchmark> = [Queue.benchmark, Images.benchmark, Webhooks.benchmark, Http.benchmark]
+
+const only = process.argv.slice(2)
+const selected = only.length === 0 ? benchmarks : benchmarks.filter((b) => only.includes(b.name))
+
+const program = Effect.forEach(selected, (benchmark) => benchmark.run((figure) => Console.log(format(figure))), {
+  discard: true
+})
+
+Effect.runPromise(program).catch((error: unknown) => {
+  console.error(error)
+  process.exitCode = 1
+})

@@ -1,0 +1,194 @@
+/**
+ * The HTTP API of appexec: exactly the six endpoints of SPEC §4, under `/v1`, declared with
+ * `HttpApi` from core's schemas. This module has no Node imports: `@appexec/client` builds its
+ * typed client from it, and the OpenAPI document is generated from it.
+ */
+import { App, Appexec, Envelope, Execution, Jwk } from "@appexec/core"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { BadRequest, Forbidden, InternalError, NotFound, PayloadTooLarge, TooManyRequests, Unauthenticated } from "./ApiError.js"
+import { Authentication } from "./Authentication.js"
+
+/**
+ * A UUID path id. Declared as a string with the `uuid` format so that an id that is not a UUID
+ * answers 404 like any other id that does not exist, rather than a decoding error.
+ */
+const PathId = (description: string) =>
+  Schema.String.annotations({ description, jsonSchema: { type: "string", format: "uuid", description } })
+
+/**
+ * Every request error is answered in the error body of DESIGN §3, decoding errors included (the
+ * handlers map them to `BadRequest`), so the framework's own decode-error schema is dropped
+ * from the generated document.
+ */
+const withoutFrameworkErrors = (spec: Record<string, any>): Record<string, any> => {
+  const ref = "#/components/schemas/HttpApiDecodeError"
+  const walk = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(walk)
+    if (typeof node !== "object" || node === null) return node
+    const entries = Object.entries(node).map(([k, v]) => [k, walk(v)] as const)
+    const out: Record<string, unknown> = Object.fromEntries(entries)
+    if (Array.isArray(out.anyOf)) {
+      const rest = out.anyOf.filter((s: { $ref?: string }) => s?.$ref !== ref)
+      if (rest.length !== out.anyOf.length) {
+        delete out.anyOf
+        return rest.length === 1 ? { ...out, ...rest[0] } : { ...out, anyOf: rest }
+      }
+    }
+    if (out.description === "The request did not match the expected schema") {
+      out.description = "The request, its inputs or its webhook URL are invalid."
+    }
+    return out
+  }
+  const result = walk(spec) as Record<string, any>
+  const schemas = result.components?.schemas ?? {}
+  delete schemas.HttpApiDecodeError
+  // Schemas only the framework's decode error referred to.
+  for (const name of ["Issue", "PropertyKey"]) {
+    if (!JSON.stringify({ ...result, components: { ...result.components, schemas: { ...schemas, [name]: null } } }).includes(`"#/components/schemas/${name}"`)) {
+      delete schemas[name]
+    }
+  }
+  return result
+}
+
+/** Path of the app endpoints. */
+export const AppPath = Schema.Struct({ appId: PathId("Identifier of the app.") })
+
+/** Path of the execution endpoint. */
+export const ExecutionPath = Schema.Struct({ executionId: PathId("Identifier returned by the start request.") })
+
+/** Query of the app list (SPEC §4.1, DESIGN §3). */
+export const ListAppsQuery = Schema.Struct({
+  search: Schema.optional(
+    Schema.String.annotations({ description: "Filters apps by name or description, case-insensitive." })
+  ),
+  limit: Schema.optional(
+    Schema.NumberFromString.pipe(
+      Schema.int(),
+      Schema.between(Appexec.LIST_LIMIT.min, Appexec.LIST_LIMIT.max)
+    ).annotations({
+      jsonSchema: {
+        type: "integer",
+        minimum: Appexec.LIST_LIMIT.min,
+        maximum: Appexec.LIST_LIMIT.max,
+        default: Appexec.LIST_LIMIT.default,
+        description: `Maximum number of public apps; the workspace's own apps are always included.`
+      }
+    })
+  )
+})
+
+/** Query of the start request (SPEC §4.4). */
+export const StartExecutionQuery = Schema.Struct({
+  webhook: Schema.optional(
+    Schema.String.annotations({
+      description: "An absolute http or https URL that receives the signed result on completion (URL-encoded)."
+    })
+  )
+})
+
+/** Body of the start request (SPEC §4.4): input values keyed by parameter name, exactly as the app names them. */
+export const StartExecutionPayload = Schema.Struct({
+  inputs: Schema.Record({ key: Schema.String, value: Schema.String }).annotations({
+    description: "Values keyed by parameter name (case-sensitive): an option label, a public URL or a string."
+  })
+}).annotations({ identifier: "StartExecutionRequest" })
+
+/** `{ data: [App summary] }`. */
+export const AppListResponse = Envelope.Envelope(Schema.Array(App.AppSummary)).annotations({ identifier: "AppList" })
+/** `{ data: App detail }`. */
+export const AppDetailResponse = Envelope.Envelope(App.AppDetail).annotations({ identifier: "AppDetailResponse" })
+/** `{ data: Workflow graph }`. */
+export const WorkflowResponse = Envelope.Envelope(App.WorkflowGraph).annotations({ identifier: "WorkflowResponse" })
+/** `{ data: started execution }`, answered with 202. */
+export const StartedExecutionResponse = Envelope.Envelope(Execution.StartedExecution).annotations({
+  identifier: "StartedExecutionResponse"
+})
+/** `{ data: Execution }`. */
+export const ExecutionResponse = Envelope.Envelope(Execution.Execution).annotations({ identifier: "ExecutionResponse" })
+
+/** Apps: list, detail, workflow graph and starting an execution. */
+export class AppsGroup extends HttpApiGroup.make("apps")
+  .add(
+    HttpApiEndpoint.get("listApps", "/apps")
+      .setUrlParams(ListAppsQuery)
+      .addSuccess(AppListResponse)
+      .annotate(OpenApi.Summary, "List apps")
+      .annotate(OpenApi.Description, "The apps of the caller's workspace, then up to `limit` public apps.")
+  )
+  .add(
+    HttpApiEndpoint.get("getApp", "/apps/:appId")
+      .setPath(AppPath)
+      .addSuccess(AppDetailResponse)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Get app details")
+      .annotate(OpenApi.Description, "The app's parameters: the source of truth for the keys and values of `inputs`.")
+  )
+  .add(
+    HttpApiEndpoint.get("getWorkflow", "/apps/:appId/workflow")
+      .setPath(AppPath)
+      .addSuccess(WorkflowResponse)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Get app workflow structure")
+  )
+  .add(
+    HttpApiEndpoint.post("startExecution", "/apps/:appId/executions")
+      .setPath(AppPath)
+      .setUrlParams(StartExecutionQuery)
+      .setPayload(StartExecutionPayload)
+      .addSuccess(StartedExecutionResponse, { status: 202 })
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .addError(PayloadTooLarge)
+      .annotate(OpenApi.Summary, "Start an execution")
+      .annotate(
+        OpenApi.Description,
+        "Validates the inputs and queues an execution. 202 means queued: outputs are placeholders with null values."
+      )
+  )
+  .middleware(Authentication) {}
+
+/** Executions: status and outputs. */
+export class ExecutionsGroup extends HttpApiGroup.make("executions")
+  .add(
+    HttpApiEndpoint.get("getExecution", "/executions/:executionId")
+      .setPath(ExecutionPath)
+      .addSuccess(ExecutionResponse)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Get execution status and outputs")
+      .annotate(OpenApi.Description, "Poll every 3 to 5 seconds until `status` is `completed` or `failed`.")
+  )
+  .middleware(Authentication) {}
+
+/** Webhooks: the verification key set. */
+export class WebhooksGroup extends HttpApiGroup.make("webhooks")
+  .add(
+    HttpApiEndpoint.get("getSigningKey", "/webhooks/signing-key")
+      .addSuccess(Jwk.JwkSet.annotations({ identifier: "JwkSet" }))
+      .annotate(OpenApi.Summary, "Get webhook verification key")
+      .annotate(OpenApi.Description, "Ed25519 public keys (JWK) that verify webhook signatures; cache them.")
+  )
+  .middleware(Authentication) {}
+
+/** The whole API: the six endpoints under `/v1`, with the errors every endpoint may answer. */
+export class AppexecApi extends HttpApi.make("appexec")
+  .add(AppsGroup)
+  .add(ExecutionsGroup)
+  .add(WebhooksGroup)
+  .addError(BadRequest)
+  .addError(Unauthenticated)
+  .addError(TooManyRequests)
+  .addError(InternalError)
+  .prefix("/v1")
+  .annotate(OpenApi.Title, "appexec")
+  .annotate(OpenApi.Transform, withoutFrameworkErrors)
+  .annotate(OpenApi.Version, "1")
+  .annotate(
+    OpenApi.Description,
+    "Asynchronous app execution: list apps, read their parameters, start executions, poll them, and verify signed completion webhooks."
+  ) {}
+

@@ -1,0 +1,88 @@
+/**
+ * The error responses of the API, one class per HTTP status. Each encodes to exactly the error
+ * body of DESIGN §3 (`{ "error": { "code", "message", "details"? } }`), built from core's
+ * `ErrorInfo` with `code` narrowed to the codes that status carries.
+ */
+import { ErrorBody, Errors } from "@appexec/core"
+import { HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+
+const info = <const Codes extends ReadonlyArray<ErrorBody.ErrorCode>>(...codes: Codes) =>
+  Schema.Struct({ ...ErrorBody.ErrorInfo.fields, code: Schema.Literal(...codes) })
+
+/** 400: malformed request, invalid inputs or webhook URL. */
+export class BadRequest extends Schema.Class<BadRequest>("BadRequest")(
+  { error: info("invalid_request", "invalid_inputs", "invalid_webhook_url") },
+  HttpApiSchema.annotations({ status: 400, description: "The request, its inputs or its webhook URL are invalid." })
+) {}
+
+/** 401: missing, malformed, unknown or revoked API key. The response carries `WWW-Authenticate: Bearer`. */
+export class Unauthenticated extends Schema.Class<Unauthenticated>("Unauthenticated")(
+  { error: info("unauthorized") },
+  HttpApiSchema.annotations({ status: 401, description: "Missing or invalid API key." })
+) {}
+
+/** 403: the app is private to another workspace. */
+export class Forbidden extends Schema.Class<Forbidden>("Forbidden")(
+  { error: info("forbidden") },
+  HttpApiSchema.annotations({ status: 403, description: "The caller's workspace has no access to the app." })
+) {}
+
+/** 404: the app or execution does not exist (or is not visible from the caller's workspace). */
+export class NotFound extends Schema.Class<NotFound>("NotFound")(
+  { error: info("not_found") },
+  HttpApiSchema.annotations({ status: 404, description: "The app or execution does not exist." })
+) {}
+
+/** 413: the request body is larger than the limit (1 MiB by default). */
+export class PayloadTooLarge extends Schema.Class<PayloadTooLarge>("PayloadTooLarge")(
+  { error: info("payload_too_large") },
+  HttpApiSchema.annotations({ status: 413, description: "The request body is too large." })
+) {}
+
+/** 429: the client's rate limit is used up; `Retry-After` says when to try again. */
+export class TooManyRequests extends Schema.Class<TooManyRequests>("TooManyRequests")(
+  { error: info("rate_limited") },
+  HttpApiSchema.annotations({ status: 429, description: "Rate limit exceeded; wait for Retry-After seconds." })
+) {}
+
+/** 500: an unexpected failure; `details` carries the request id under which the server logged it. */
+export class InternalError extends Schema.Class<InternalError>("InternalError")(
+  { error: info("internal_error") },
+  HttpApiSchema.annotations({ status: 500, description: "Unexpected server-side failure." })
+) {}
+
+/** The HTTP error that answers a core request error of type `E`. */
+export type HttpErrorOf<E extends Errors.RequestError> = E extends Errors.AppNotFound | Errors.ExecutionNotFound
+  ? NotFound
+  : E extends Errors.AppAccessDenied
+    ? Forbidden
+    : E extends Errors.Unauthorized
+      ? Unauthenticated
+      : BadRequest
+
+/** The HTTP error of a core request error: the status is chosen here, code and message come from core. */
+export const fromRequestError = <E extends Errors.RequestError>(error: E): HttpErrorOf<E> =>
+  toHttpError(error) as HttpErrorOf<E>
+
+const toHttpError = (error: Errors.RequestError): BadRequest | Unauthenticated | Forbidden | NotFound => {
+  const body = { error: Errors.toErrorInfo(error) }
+  switch (error._tag) {
+    case "AppNotFound":
+    case "ExecutionNotFound":
+      return new NotFound({ error: { ...body.error, code: "not_found" } })
+    case "AppAccessDenied":
+      return new Forbidden({ error: { ...body.error, code: "forbidden" } })
+    case "Unauthorized":
+      return new Unauthenticated({ error: { ...body.error, code: "unauthorized" } })
+    case "InvalidInputs":
+      return new BadRequest({ error: { ...body.error, code: "invalid_inputs" } })
+    case "InvalidWebhookUrl":
+      return new BadRequest({ error: { ...body.error, code: "invalid_webhook_url" } })
+    case "InvalidRequest":
+      return new BadRequest({ error: { ...body.error, code: "invalid_request" } })
+  }
+}
+
+/** A 400 `invalid_request` with `message`. */
+export const invalidRequest = (message: string) => new BadRequest({ error: { code: "invalid_request", message } })

@@ -1,0 +1,158 @@
+/**
+ * The whole HTTP app of appexec: the API with its handlers, wrapped in what every request gets —
+ * a request id (`X-Request-Id`), the rate limit on `/v1` with its headers, the error body for
+ * paths and methods outside the API (404/405), 500 `internal_error` for a defect (logged with the
+ * request id), `WWW-Authenticate: Bearer` on 401, one log line per request, and mounting under a
+ * base path. It serves any platform server (`NodeListener`, `WebHandler`, `HttpServer.serve`).
+ */
+import { RateLimiter, RateLimitStore, type Appexec, type SigningKeys } from "@appexec/core"
+import { HttpApi, HttpApiBuilder, type HttpApp, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Cause, Clock, Effect, Layer, Option, type Scope } from "effect"
+import { AppexecApi } from "./Api.js"
+import * as Handlers from "./Handlers.js"
+import * as RateLimit from "./RateLimit.js"
+
+/** How the HTTP app behaves. Every field has a default. */
+export interface Options extends Handlers.HandlerOptions {
+  /** Path prefix the app is mounted under, e.g. `/api` (default: none). */
+  readonly basePath?: string
+  /** The `/v1` rate limit (default 100 requests per minute per client IP). */
+  readonly rateLimit?: RateLimit.RateLimitOptions
+  /** Log one line per request (default true). */
+  readonly logRequests?: boolean
+}
+
+/** What the app needs: the facade, the signing keys and the rate-limit counters. */
+export type Requirements = Appexec.Appexec | SigningKeys.SigningKeys | RateLimitStore.RateLimitStore
+
+interface Route {
+  readonly method: string
+  readonly pattern: RegExp
+}
+
+/** The method and path pattern of every endpoint, read from the API definition. */
+const routesOf = (): ReadonlyArray<Route> => {
+  const routes: Array<Route> = []
+  HttpApi.reflect(AppexecApi, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint }) => {
+      const source = endpoint.path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z]+/g, "[^/]+")
+      routes.push({ method: endpoint.method, pattern: new RegExp(`^${source}/?$`) })
+    }
+  })
+  return routes
+}
+
+const json = (status: number, code: string, message: string, details?: ReadonlyArray<unknown>) =>
+  HttpServerResponse.unsafeJson({ error: { code, message, ...(details === undefined ? {} : { details }) } }, { status })
+
+/** Normalises a base path: `""` or `/segment…` without a trailing slash. */
+export const normalizeBasePath = (basePath: string | undefined): string => {
+  const trimmed = (basePath ?? "").replace(/\/+$/, "")
+  return trimmed === "" ? "" : trimmed.startsWith("/") ? trimmed : `/${trimmed}`
+}
+
+const pathOf = (url: string) => {
+  const q = url.indexOf("?")
+  return q === -1 ? url : url.slice(0, q)
+}
+
+/**
+ * The HTTP app. Scoped: the handlers live as long as the scope.
+ *
+ * ```ts
+ * const app = yield* AppexecHttp.make({ basePath: "/api", rateLimit: { limit: 1000 } })
+ * ```
+ */
+export const make = (
+  options: Options = {}
+): Effect.Effect<HttpApp.Default, never, Requirements | Scope.Scope> =>
+  Effect.gen(function* () {
+    const services = yield* Layer.build(
+      Layer.mergeAll(Handlers.layer(options), HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer)
+    )
+    const platform = yield* Layer.build(HttpServer.layerContext)
+    const api = (yield* Effect.provide(HttpApiBuilder.httpApp, services)).pipe(Effect.provide(platform))
+    const store = yield* RateLimitStore.RateLimitStore
+    const policy = RateLimit.policyOf(options.rateLimit)
+    const trustProxy = options.rateLimit?.trustProxy ?? RateLimit.defaults.trustProxy
+    const basePath = normalizeBasePath(options.basePath)
+    const logRequests = options.logRequests ?? true
+    const routes = routesOf()
+
+    /** 405 when the path is an endpoint's with another method, else 404. */
+    const unmatched = (method: string, path: string) => {
+      const allowed = routes.filter((r) => r.pattern.test(path)).map((r) => r.method)
+      return allowed.length === 0
+        ? json(404, "not_found", `No endpoint ${method} ${path}. The endpoints are listed in the API documentation.`)
+        : json(405, "invalid_request", `Method ${method} is not allowed on ${path}; allowed: ${allowed.join(", ")}.`).pipe(
+            HttpServerResponse.setHeader("allow", allowed.join(", "))
+          )
+    }
+
+    const internalError = (requestId: string) =>
+      json(500, "internal_error", `An unexpected error occurred. Quote request id ${requestId} when reporting it.`, [
+        { requestId }
+      ])
+
+    const respond = (request: HttpServerRequest.HttpServerRequest, path: string, requestId: string) =>
+      api.pipe(
+        Effect.provideService(HttpServerRequest.HttpServerRequest, request),
+        Effect.catchAllCause((cause) => {
+          const failure = Cause.failureOption(cause)
+          if (Option.isSome(failure) && isRouteNotFound(failure.value)) {
+            return Effect.succeed(unmatched(request.method, path))
+          }
+          if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+          return Effect.logError("request failed", cause).pipe(Effect.as(internalError(requestId)))
+        })
+      )
+
+    const handle = (requestId: string) => Effect.gen(function* () {
+      const original = yield* HttpServerRequest.HttpServerRequest
+      const startedAt = yield* Clock.currentTimeMillis
+      const fullPath = pathOf(original.url)
+      const mounted = basePath === "" || fullPath === basePath || fullPath.startsWith(`${basePath}/`)
+      const path = mounted ? fullPath.slice(basePath.length) || "/" : fullPath
+      const request = basePath === "" ? original : original.modify({ url: original.url.slice(basePath.length) || "/" })
+      const isV1 = mounted && (path === "/v1" || path.startsWith("/v1/"))
+
+      let response: HttpServerResponse.HttpServerResponse
+      if (!mounted) {
+        response = json(404, "not_found", `No endpoint ${original.method} ${fullPath}.`)
+      } else if (!isV1) {
+        response = unmatched(original.method, path)
+      } else {
+        const decision = yield* RateLimiter.consume(RateLimit.clientIp(original, trustProxy), policy).pipe(
+          Effect.provideService(RateLimitStore.RateLimitStore, store),
+          Effect.tapError((error) => Effect.logError("rate limit counter failed", error)),
+          Effect.option
+        )
+        response = Option.isNone(decision)
+          ? internalError(requestId)
+          : !decision.value.allowed
+            ? json(
+                429,
+                "rate_limited",
+                `Rate limit of ${decision.value.limit} requests exceeded; retry after ${decision.value.resetSeconds} s.`
+              )
+            : yield* respond(request, path, requestId)
+        if (Option.isSome(decision)) response = HttpServerResponse.setHeaders(response, RateLimit.headersOf(decision.value))
+      }
+      if (response.status === 401) response = HttpServerResponse.setHeader(response, "www-authenticate", 'Bearer realm="appexec"')
+      response = HttpServerResponse.setHeader(response, "x-request-id", requestId)
+      if (logRequests) {
+        const ms = (yield* Clock.currentTimeMillis) - startedAt
+        yield* Effect.logInfo(`${original.method} ${fullPath} ${response.status} ${ms}ms`)
+      }
+      return response
+    })
+    const app: HttpApp.Default = Effect.suspend(() => {
+      const requestId = crypto.randomUUID()
+      return Effect.annotateLogs(handle(requestId), "requestId", requestId)
+    })
+    return app
+  })
+
+const isRouteNotFound = (u: unknown): boolean =>
+  typeof u === "object" && u !== null && "_tag" in u && u._tag === "RouteNotFound"

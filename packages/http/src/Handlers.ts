@@ -1,0 +1,134 @@
+/**
+ * The handlers of the six endpoints over the `Appexec` facade and the `SigningKeys` service.
+ * Core's request errors become the API's error responses; a `StorageError` is a defect here,
+ * answered 500 with a request id by the app around the API (`AppexecHttp`).
+ */
+import { Appexec, type Errors, SigningKeys } from "@appexec/core"
+import { HttpApiBuilder, HttpApiError } from "@effect/platform"
+import { Cause, Effect, Layer, Option } from "effect"
+import { AppexecApi } from "./Api.js"
+import { fromRequestError, invalidRequest } from "./ApiError.js"
+import * as Auth from "./Auth.js"
+import { CurrentPrincipal } from "./Authentication.js"
+import { readJsonBody } from "./internal/jsonBody.js"
+
+/** Default bound of a request body: 1 MiB (DESIGN §3). */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+
+/** What the handlers need to know besides the facade. */
+export interface HandlerOptions {
+  /** Largest accepted request body, in bytes. */
+  readonly maxBodyBytes?: number
+}
+
+/** Request errors answer in the error body; storage failures are defects. */
+const answer = <A, E extends Errors.RequestError>(effect: Effect.Effect<A, E | Errors.StorageError>) =>
+  effect.pipe(
+    Effect.catchIf(
+      (e): e is Errors.StorageError => e._tag === "StorageError",
+      (e) => Effect.die(e)
+    ),
+    Effect.mapError((e) => fromRequestError(e as E))
+  )
+
+const isPlainObject = (u: unknown): u is Record<string, unknown> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** List, detail, workflow and start. */
+export const apps = (options: HandlerOptions = {}) =>
+  HttpApiBuilder.group(AppexecApi, "apps", (handlers) =>
+    Effect.gen(function* () {
+      const appexec = yield* Appexec.Appexec
+      const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+      return handlers
+        .handle("listApps", ({ urlParams }) =>
+          CurrentPrincipal.pipe(
+            Effect.flatMap((principal) => answer(appexec.apps.list(principal, urlParams))),
+            Effect.map((data) => ({ data }))
+          )
+        )
+        .handle("getApp", ({ path }) =>
+          CurrentPrincipal.pipe(
+            Effect.flatMap((principal) => answer(appexec.apps.get(principal, path.appId))),
+            Effect.map((data) => ({ data }))
+          )
+        )
+        .handle("getWorkflow", ({ path }) =>
+          CurrentPrincipal.pipe(
+            Effect.flatMap((principal) => answer(appexec.apps.workflow(principal, path.appId))),
+            Effect.map((data) => ({ data }))
+          )
+        )
+        // Raw, so that the body is read here within its size bound and every malformed body is a 400.
+        .handleRaw("startExecution", ({ path, urlParams, request }) =>
+          Effect.gen(function* () {
+            const principal = yield* CurrentPrincipal
+            const body = yield* readJsonBody(request, maxBodyBytes)
+            if (!isPlainObject(body)) {
+              return yield* Effect.fail(invalidRequest("The request body must be a JSON object: { \"inputs\": { … } }."))
+            }
+            if (!("inputs" in body)) {
+              return yield* Effect.fail(invalidRequest("The request body has no 'inputs' object: send { \"inputs\": { … } }."))
+            }
+            if (!isPlainObject(body.inputs)) {
+              return yield* Effect.fail(invalidRequest("'inputs' must be an object keyed by parameter name."))
+            }
+            const data = yield* answer(
+              appexec.executions.start(principal, path.appId, body.inputs, { webhook: urlParams.webhook })
+            )
+            return { data }
+          })
+        )
+    })
+  )
+
+/** Execution status. */
+export const executions = HttpApiBuilder.group(AppexecApi, "executions", (handlers) =>
+  Effect.gen(function* () {
+    const appexec = yield* Appexec.Appexec
+    return handlers.handle("getExecution", ({ path }) =>
+      CurrentPrincipal.pipe(
+        Effect.flatMap((principal) => answer(appexec.executions.get(principal, path.executionId))),
+        Effect.map((data) => ({ data }))
+      )
+    )
+  })
+)
+
+/** The verification key set. */
+export const webhooks = HttpApiBuilder.group(AppexecApi, "webhooks", (handlers) =>
+  Effect.gen(function* () {
+    const keys = yield* SigningKeys.SigningKeys
+    return handlers.handle("getSigningKey", () => Effect.orDie(keys.keySet))
+  })
+)
+
+/**
+ * Decoding errors of paths and queries (a `limit` that is not an integer from 1 to 100, …)
+ * answer 400 `invalid_request` in the error body, naming what was wrong.
+ */
+export const decodeErrors = HttpApiBuilder.middleware(AppexecApi, (app) =>
+  Effect.catchAllCause(app, (cause) => {
+    const failure = Cause.failureOption(cause)
+    return Option.isSome(failure) && isDecodeError(failure.value)
+      ? Effect.fail(invalidRequest(describeDecodeError(failure.value)))
+      : Effect.failCause(cause)
+  })
+)
+
+const isDecodeError = (u: unknown): u is HttpApiError.HttpApiDecodeError =>
+  u instanceof HttpApiError.HttpApiDecodeError
+
+const describeDecodeError = (error: HttpApiError.HttpApiDecodeError) =>
+  error.issues.length === 0
+    ? "The request is not valid."
+    : `The request is not valid: ${error.issues
+        .map((issue) => `${issue.path.length === 0 ? "" : `'${issue.path.join(".")}' `}${issue.message}`)
+        .join("; ")}.`
+
+/** The API with every handler and middleware, over `Appexec` and `SigningKeys`. */
+export const layer = (options: HandlerOptions = {}) =>
+  HttpApiBuilder.api(AppexecApi).pipe(
+    Layer.provide([apps(options), executions, webhooks, decodeErrors]),
+    Layer.provide(Auth.layer)
+  )

@@ -1,0 +1,44 @@
+/**
+ * The rate limit of every `/v1` request (SPEC §7–§8, DESIGN §3): a fixed window per client IP
+ * over core's `RateLimiter`, counted before authentication. The client IP is the socket address,
+ * or the first `X-Forwarded-For` address when `trustProxy` is set.
+ */
+import { RateLimiter } from "@appexec/core"
+import type { HttpServerRequest } from "@effect/platform"
+import { Option } from "effect"
+
+/** Settings of the limit. */
+export interface RateLimitOptions {
+  /** Requests per window and client (default 100). */
+  readonly limit?: number
+  /** Window length in milliseconds (default one minute). */
+  readonly windowMs?: number
+  /** Take the client IP from `X-Forwarded-For` (set only behind a proxy you trust). */
+  readonly trustProxy?: boolean
+}
+
+/** The defaults of SPEC §8: 100 requests per minute per IP. */
+export const defaults = { limit: 100, windowMs: 60_000, trustProxy: false } as const
+
+/** The policy `options` describe. */
+export const policyOf = (options: RateLimitOptions = {}): RateLimiter.RateLimitPolicy => ({
+  limit: options.limit ?? defaults.limit,
+  windowMs: options.windowMs ?? defaults.windowMs
+})
+
+/** The address a request is counted under. */
+export const clientIp = (request: HttpServerRequest.HttpServerRequest, trustProxy: boolean): string => {
+  if (trustProxy) {
+    const forwarded = request.headers["x-forwarded-for"]?.split(",")[0]?.trim()
+    if (forwarded !== undefined && forwarded !== "") return forwarded
+  }
+  return Option.getOrElse(request.remoteAddress, () => "unknown")
+}
+
+/** The `RateLimit-*` headers of a decision, and `Retry-After` when the request is refused. */
+export const headersOf = (decision: RateLimiter.RateLimitDecision): Record<string, string> => ({
+  "ratelimit-limit": String(decision.limit),
+  "ratelimit-remaining": String(decision.remaining),
+  "ratelimit-reset": String(decision.resetSeconds),
+  ...(decision.allowed ? {} : { "retry-after": String(decision.resetSeconds) })
+})

@@ -1,0 +1,35 @@
+/**
+ * The committed `docs/openapi.json` is what the API definition generates, and it documents
+ * exactly the six endpoints.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { readFileSync } from "node:fs"
+import { OpenApiDocument } from "../src/index.js"
+
+describe("OpenAPI", () => {
+  it("docs/openapi.json matches the generated document (run `npm run openapi -w @appexec/http` after changing the API)", () => {
+    const committed = readFileSync(new URL("../../../docs/openapi.json", import.meta.url), "utf8")
+    expect(committed).toBe(OpenApiDocument.render())
+  })
+
+  it("is OpenAPI 3.1 with the six endpoints, both security schemes and the error body", () => {
+    const doc = OpenApiDocument.document()
+    expect(doc.openapi).toBe("3.1.0")
+    const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.keys(item).filter((k) => ["get", "post", "put", "patch", "delete"].includes(k)).map((m) => `${m.toUpperCase()} ${path}`)
+    )
+    expect(operations.sort()).toEqual([
+      "GET /v1/apps",
+      "GET /v1/apps/{appId}",
+      "GET /v1/apps/{appId}/workflow",
+      "GET /v1/executions/{executionId}",
+      "GET /v1/webhooks/signing-key",
+      "POST /v1/apps/{appId}/executions"
+    ])
+    expect(Object.keys(doc.components.securitySchemes)).toEqual(["apiKey", "bearer"])
+    expect(JSON.stringify(doc)).not.toContain("HttpApiDecodeError")
+    expect(Object.keys(doc.paths["/v1/apps/{appId}/executions"]!.post!.responses).sort()).toEqual(
+      ["202", "400", "401", "403", "404", "413", "429", "500"]
+    )
+  })
+})

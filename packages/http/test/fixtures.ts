@@ -1,0 +1,105 @@
+/**
+ * What the HTTP tests share: an appexec instance on memory behind a real server on 127.0.0.1,
+ * port 0, a client pointed at it, a small signing-key layer, and the test apps.
+ */
+import { Appexec, Jwk, SigningKeys } from "@appexec/core"
+import { TestHarness } from "@appexec/testing"
+import { FetchHttpClient, HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer, Logger, LogLevel } from "effect"
+import { createServer } from "node:http"
+import { AppexecHttp } from "../src/index.js"
+
+/** The published key of the test instance. */
+export const testJwk: Jwk.Jwk = {
+  kty: "OKP",
+  crv: "Ed25519",
+  x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo",
+  kid: "test-kid",
+  use: "sig",
+  alg: "EdDSA"
+}
+
+/** A `SigningKeys` that publishes `testJwk` and never signs (the HTTP tests send no webhooks). */
+export const SigningKeysTest = Layer.succeed(SigningKeys.SigningKeys, {
+  keySet: Effect.succeed({ keys: [testJwk] }),
+  sign: () => Effect.die("the HTTP tests do not sign"),
+  rotate: Effect.die("the HTTP tests do not rotate keys")
+})
+
+/** A public app: a required text, an options parameter with a default, an optional image URL. */
+export const echoApp = {
+  name: "Echo",
+  description: "Repeats the prompt in a style",
+  public: true,
+  nodes: [
+    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
+    { id: "style", type: "input.options", label: "Style", config: { name: "style", options: ["plain", "loud"], default: "plain" } },
+    { id: "photo", type: "input.url", label: "Photo", config: { name: "photo", accept: ["image"] } },
+    { id: "compose", type: "text.template", label: "Compose", config: { template: "{{prompt}} ({{style}})" } },
+    { id: "echo", type: "output.text", label: "Echo" }
+  ],
+  edges: [
+    { source: "prompt", target: "compose" },
+    { source: "style", target: "compose" },
+    { source: "compose", target: "echo" }
+  ]
+}
+
+/** A private app, imported for one workspace. */
+export const privateApp = { ...echoApp, name: "Private echo", description: "Only for its workspace", public: false }
+
+/** The server over the instance from the context, serving `AppexecHttp.make(options)`. */
+export const serverLayer = (options: AppexecHttp.Options = {}) =>
+  Layer.unwrapScoped(Effect.map(AppexecHttp.make(options), (app) => HttpServer.serve(app))).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: 0, host: "127.0.0.1" })),
+    // The harness logs warnings only; the server's request lines are information.
+    Layer.provide(Logger.minimumLogLevel(LogLevel.Info))
+  )
+
+/** A client whose relative URLs go to the test server. */
+export const clientLayer = HttpServer.layerTestClient.pipe(Layer.provide(FetchHttpClient.layer))
+
+/**
+ * The whole stack for one test: a fresh instance (memory, seeded ids, worker), the signing
+ * keys, the server and the client. `instance` may replace services of the instance (to inject faults).
+ */
+export const stack = (
+  options: AppexecHttp.Options = {},
+  instance: Layer.Layer<Appexec.Appexec, never, Appexec.Appexec> = Layer.empty as never
+) => {
+  const harness = TestHarness.layer()
+  const overridden = Layer.provideMerge(instance, harness)
+  return clientLayer.pipe(
+    Layer.provideMerge(serverLayer(options)),
+    Layer.provideMerge(SigningKeysTest),
+    Layer.provideMerge(overridden)
+  )
+}
+
+/** Sends `request` and returns the status, headers and parsed JSON body. */
+export const send = (request: HttpClientRequest.HttpClientRequest) =>
+  Effect.gen(function* () {
+    const client = yield* HttpClient.HttpClient
+    const response = yield* client.execute(request)
+    const text = yield* response.text
+    const body: unknown = text === "" ? undefined : JSON.parse(text)
+    return { status: response.status, headers: response.headers, body }
+  })
+
+/** The error object of an error response body. */
+export const errorOf = (body: unknown) => (body as { error: { code: string; message: string; details?: Array<unknown> } }).error
+
+/** `GET path` with the key in `x-api-key`. */
+export const get = (path: string, key?: string) =>
+  send(key === undefined ? HttpClientRequest.get(path) : HttpClientRequest.get(path).pipe(HttpClientRequest.setHeader("x-api-key", key)))
+
+/** Imports the test apps and signs two workspaces in; returns ids and keys. */
+export const seed = Effect.gen(function* () {
+  const appexec = yield* Appexec.Appexec
+  const alice = yield* TestHarness.signIn("alice")
+  const bob = yield* TestHarness.signIn("bob")
+  const echo = yield* appexec.apps.import(echoApp, { owner: { public: true } })
+  const secret = yield* appexec.apps.import(privateApp, { owner: { workspaceId: alice.workspaceId } })
+  return { alice, bob, echo, secret }
+})

@@ -1,0 +1,190 @@
+/**
+ * The `appexec` command (DESIGN §6): `serve` and the admin commands. Every flag also reads an
+ * `APPEXEC_*` environment variable. Admin commands print only their result on stdout (logs go to
+ * stderr) and run against the same SQLite database as `serve`, also while it runs.
+ */
+import { Appexec, type Ids } from "@appexec/core"
+import { Args, Command, HelpDoc, Options, ValidationError } from "@effect/cli"
+import { Config, Console, Effect, Option } from "effect"
+import { readFile } from "node:fs/promises"
+import { resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import * as Instance from "./Instance.js"
+import { serve } from "./Serve.js"
+
+/** The example apps of this repository, imported on the first start when `--apps` is not given. */
+export const defaultAppsDir = fileURLToPath(new URL("../../../examples/apps", import.meta.url))
+
+/** Parses `5s,30s,2m` (units ms, s, m, h) into milliseconds. */
+export const parseDelays = (text: string): Option.Option<ReadonlyArray<number>> => {
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
+  const parts = text.split(",").map((p) => p.trim()).filter((p) => p !== "")
+  const delays = parts.map((p) => {
+    const match = /^(\d+)(ms|s|m|h)$/.exec(p)
+    return match === null ? Number.NaN : Number(match[1]) * units[match[2]!]!
+  })
+  return delays.every(Number.isFinite) ? Option.some(delays) : Option.none()
+}
+
+const data = Options.directory("data").pipe(
+  Options.withDescription("Directory of the SQLite database"),
+  Options.withFallbackConfig(Config.string("APPEXEC_DATA")),
+  Options.withDefault("./.appexec"),
+  Options.map((dir) => resolve(dir))
+)
+
+const port = Options.integer("port").pipe(
+  Options.withDescription("Port to listen on (0 picks a free one)"),
+  Options.withFallbackConfig(Config.integer("APPEXEC_PORT")),
+  Options.withDefault(8080)
+)
+
+const host = Options.text("host").pipe(
+  Options.withDescription("Address to listen on"),
+  Options.withFallbackConfig(Config.string("APPEXEC_HOST")),
+  Options.withDefault("127.0.0.1")
+)
+
+const apps = Options.directory("apps").pipe(
+  Options.withDescription("Directory of app definitions (*.json) imported as public apps on the first start"),
+  Options.withFallbackConfig(Config.string("APPEXEC_APPS")),
+  Options.withDefault(defaultAppsDir),
+  Options.map((dir) => resolve(dir))
+)
+
+const allowPrivateNetworks = Options.boolean("allow-private-networks").pipe(
+  Options.withDescription("Let outbound requests (media, webhooks) reach private and loopback addresses"),
+  Options.withFallbackConfig(Config.boolean("APPEXEC_ALLOW_PRIVATE_NETWORKS"))
+)
+
+const rateLimit = Options.integer("rate-limit").pipe(
+  Options.withDescription("Requests per minute per client IP on /v1"),
+  Options.withFallbackConfig(Config.integer("APPEXEC_RATE_LIMIT")),
+  Options.withDefault(100)
+)
+
+const trustProxy = Options.boolean("trust-proxy").pipe(
+  Options.withDescription("Take the client IP from X-Forwarded-For (only behind a proxy you trust)"),
+  Options.withFallbackConfig(Config.boolean("APPEXEC_TRUST_PROXY"))
+)
+
+const webhookRetryDelays = Options.text("webhook-retry-delays").pipe(
+  Options.withDescription("Waits before webhook retries, e.g. 5s,30s,2m"),
+  Options.withFallbackConfig(Config.string("APPEXEC_WEBHOOK_RETRY_DELAYS")),
+  Options.withDefault("5s,30s,2m"),
+  Options.mapEffect((text) =>
+    Option.match(parseDelays(text), {
+      onNone: () =>
+        Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--webhook-retry-delays: '${text}' is not a list like 5s,30s,2m`))),
+      onSome: (delays) => Effect.succeed(delays)
+    })
+  )
+)
+
+/** Runs an admin action on the instance of `dataDir`, without a worker. */
+const admin = <A, E>(dataDir: string, action: Effect.Effect<A, E, Appexec.Appexec>) =>
+  action.pipe(Effect.provide(Instance.layer({ dataDir, background: false })))
+
+const serveCommand = Command.make(
+  "serve",
+  { port, host, data, apps, allowPrivateNetworks, rateLimit, trustProxy, webhookRetryDelays },
+  (o) =>
+    serve({
+      port: o.port,
+      host: o.host,
+      dataDir: o.data,
+      appsDir: o.apps,
+      allowPrivateNetworks: o.allowPrivateNetworks,
+      rateLimit: o.rateLimit,
+      trustProxy: o.trustProxy,
+      webhookRetryDelaysMs: o.webhookRetryDelays
+    })
+).pipe(Command.withDescription("Run the appexec service on SQLite"))
+
+const workspacesCreate = Command.make("create", { data, name: Args.text({ name: "NAME" }) }, ({ data, name }) =>
+  admin(
+    data,
+    Effect.flatMap(Appexec.Appexec, (a) => a.workspaces.create(name)).pipe(Effect.flatMap((w) => Console.log(w.workspaceId)))
+  )
+).pipe(Command.withDescription("Create a workspace (or find it by name); prints its id"))
+
+const keysCreate = Command.make(
+  "create",
+  {
+    data,
+    workspace: Options.text("workspace").pipe(Options.withDescription("Workspace name (created when missing)")),
+    user: Options.text("user").pipe(Options.withDescription("User name (created when missing)"), Options.withDefault("default"))
+  },
+  ({ data, workspace, user }) =>
+    admin(
+      data,
+      Effect.flatMap(Appexec.Appexec, (a) => a.keys.create({ workspace, user })).pipe(Effect.flatMap((k) => Console.log(k.key)))
+    )
+).pipe(Command.withDescription("Create an API key; prints only the key"))
+
+const keysRevoke = Command.make("revoke", { data, key: Args.text({ name: "KEY_PREFIX_OR_ID" }) }, ({ data, key }) =>
+  admin(
+    data,
+    Effect.gen(function* () {
+      const revoked = yield* (yield* Appexec.Appexec).keys.revoke(key)
+      if (revoked === 0) return yield* Effect.fail(new Error(`No active key has the id or prefix '${key}'.`))
+      yield* Console.log(`revoked ${revoked}`)
+    })
+  )
+).pipe(Command.withDescription("Revoke a key by its id or its prefix (the prefix and first 6 characters)"))
+
+const appsImport = Command.make(
+  "import",
+  {
+    data,
+    file: Args.file({ name: "FILE.json", exists: "yes" }),
+    workspace: Options.text("workspace").pipe(Options.withDescription("Import as a private app of this workspace"), Options.optional),
+    public: Options.boolean("public").pipe(Options.withDescription("Import as a public app"))
+  },
+  ({ data, file, workspace, public: isPublic }) =>
+    admin(
+      data,
+      Effect.gen(function* () {
+        const appexec = yield* Appexec.Appexec
+        if (isPublic && Option.isSome(workspace)) return yield* Effect.fail(new Error("Give either --workspace or --public, not both."))
+        const text = yield* Effect.tryPromise(() => readFile(file, "utf8"))
+        const definition = yield* Effect.try({
+          try: (): unknown => JSON.parse(text),
+          catch: (e) => new Error(`${file} is not valid JSON: ${e instanceof Error ? e.message : String(e)}`)
+        })
+        const owner = isPublic
+          ? { public: true as const }
+          : Option.isSome(workspace)
+            ? { workspaceId: (yield* appexec.workspaces.create(workspace.value)).workspaceId as Ids.WorkspaceId }
+            : undefined
+        const app = yield* appexec.apps.import(definition, owner === undefined ? {} : { owner })
+        yield* Console.log(app.appId)
+      })
+    )
+).pipe(Command.withDescription("Import an app definition; prints only the appId"))
+
+const appsList = Command.make("list", { data }, ({ data }) =>
+  admin(
+    data,
+    Effect.gen(function* () {
+      const all = yield* (yield* Appexec.Appexec).apps.listAll
+      for (const app of all) {
+        yield* Console.log(`${app.appId}\t${app.isPublic ? "public" : `workspace ${app.workspaceId}`}\t${app.name}`)
+      }
+    })
+  )
+).pipe(Command.withDescription("List every app: id, owner, name"))
+
+/** The whole command tree. */
+export const command = Command.make("appexec").pipe(
+  Command.withDescription("appexec: asynchronous app execution service"),
+  Command.withSubcommands([
+    serveCommand,
+    Command.make("workspaces").pipe(Command.withSubcommands([workspacesCreate])),
+    Command.make("keys").pipe(Command.withSubcommands([keysCreate, keysRevoke])),
+    Command.make("apps").pipe(Command.withSubcommands([appsImport, appsList]))
+  ])
+)
+
+/** Runs the command on `argv` (as `process.argv`). */
+export const run = Command.run(command, { name: "appexec", version: "0.1.0" })

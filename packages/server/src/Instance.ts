@@ -1,0 +1,40 @@
+/**
+ * The appexec instance of the standalone server: core and built-in nodes, SQLite under the data directory,
+ * random ids. `serve` runs a worker and a webhook dispatcher; the admin commands run neither.
+ */
+import { AppexecLayer, IdGenerator, MediaUrls } from "@appexec/core"
+import { BuiltinNodes, builtinNodes } from "@appexec/nodes"
+import { SqliteStorage } from "@appexec/sqlite"
+import { Layer } from "effect"
+import { join } from "node:path"
+
+/** The database file under a data directory. */
+export const databaseFile = (dataDir: string) => join(dataDir, "appexec.db")
+
+/** How to build the instance. */
+export interface InstanceOptions {
+  readonly dataDir: string
+  /** Run executions and deliver webhooks in this process (`serve`), or not (admin commands). */
+  readonly background: boolean
+  readonly config?: AppexecLayer.Options<readonly []>["config"]
+  /** Where clients download produced media (admin commands, which produce none, use a placeholder). */
+  readonly mediaUrls?: Layer.Layer<MediaUrls.MediaUrls>
+}
+
+/** The instance over `<dataDir>/appexec.db`. */
+export const layer = (options: InstanceOptions) =>
+  AppexecLayer.make({
+    nodes: builtinNodes,
+    config: options.config ?? {},
+    worker: options.background,
+    webhooks: options.background
+  }).pipe(
+    Layer.provideMerge(
+      BuiltinNodes.layer({
+        settings: {},
+        mediaUrls: options.mediaUrls ?? MediaUrls.layer({ mode: "public", baseUrl: "http://localhost" })
+      })
+    ),
+    Layer.provideMerge(SqliteStorage.layer({ filename: databaseFile(options.dataDir) })),
+    Layer.provide(IdGenerator.IdGenerator.random)
+  )

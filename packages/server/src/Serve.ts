@@ -1,0 +1,83 @@
+/**
+ * `appexec serve`: the standalone service on SQLite. On the first start with an empty data
+ * directory it bootstraps (see `Bootstrap`) and prints the base URL, the key (once) and a curl
+ * line. It logs one line per request and per execution transition, and on SIGINT/SIGTERM it
+ * stops accepting requests, drains the worker and exits.
+ */
+import { AppexecHttp } from "@appexec/http"
+import { BlobStore, MediaUrls } from "@appexec/core"
+import { HttpServer, HttpServerRequest } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Console, Context, Effect, Layer, Option } from "effect"
+import { existsSync, mkdirSync } from "node:fs"
+import { createServer } from "node:http"
+import * as Bootstrap from "./Bootstrap.js"
+import * as ExecutionLog from "./ExecutionLog.js"
+import * as Instance from "./Instance.js"
+import * as Media from "./Media.js"
+
+/** The settings of `serve` (DESIGN §6). */
+export interface ServeOptions {
+  readonly port: number
+  readonly host: string
+  readonly dataDir: string
+  readonly appsDir: string
+  readonly allowPrivateNetworks: boolean
+  readonly rateLimit: number
+  readonly trustProxy: boolean
+  readonly webhookRetryDelaysMs: ReadonlyArray<number>
+}
+
+/** The base URL a client on this machine uses. */
+export const baseUrlOf = (host: string, port: number) => {
+  const reachable = host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host
+  return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`
+}
+
+/** Serves until interrupted. */
+export const serve = (options: ServeOptions) =>
+  Effect.gen(function* () {
+    yield* Effect.sync(() => mkdirSync(options.dataDir, { recursive: true }))
+    const fresh = !existsSync(Instance.databaseFile(options.dataDir))
+    // Listen first: the media URLs an execution hands out need the address, also with port 0.
+    const server = yield* Layer.build(NodeHttpServer.layer(() => createServer(), { port: options.port, host: options.host }))
+    const address = Context.get(server, HttpServer.HttpServer).address
+    const baseUrl = baseUrlOf(options.host, address._tag === "TcpAddress" ? address.port : options.port)
+
+    const program = Effect.gen(function* () {
+      const first = fresh ? Option.some(yield* Bootstrap.run(options.appsDir)) : Option.none()
+      yield* ExecutionLog.run
+      const api = yield* AppexecHttp.make({
+        rateLimit: { limit: options.rateLimit, trustProxy: options.trustProxy }
+      })
+      const media = Media.app(baseUrl)
+      const context = yield* Effect.context<MediaUrls.MediaUrls | BlobStore.BlobStore>()
+      const app = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+        Media.isMediaPath(request.url) ? Effect.provide(media, context) : api
+      )
+      yield* HttpServer.serveEffect(app).pipe(Effect.provide(server))
+      yield* Console.log(`appexec is listening on ${baseUrl} (data: ${options.dataDir})`)
+      if (Option.isSome(first)) {
+        const { key, apps } = first.value
+        yield* Console.log(`Imported ${apps.length} public app(s): ${apps.map((a) => a.name).join(", ") || "none"}.`)
+        yield* Console.log(`API key of workspace "default" (shown once, keep it): ${key}`)
+        yield* Console.log(`Try it:\n  curl -H 'x-api-key: ${key}' ${baseUrl}/v1/apps`)
+      } else {
+        yield* Console.log(`Create an API key with: appexec keys create --workspace default --data ${options.dataDir}`)
+      }
+      return yield* Effect.never
+    })
+    return yield* program.pipe(
+      Effect.provide(
+        Instance.layer({
+          dataDir: options.dataDir,
+          background: true,
+          mediaUrls: MediaUrls.layer({ mode: "signed", baseUrl, secret: Media.secretOf(options.dataDir) }),
+          config: {
+            allowPrivateNetworks: options.allowPrivateNetworks,
+            webhookRetryDelaysMs: options.webhookRetryDelaysMs
+          }
+        })
+      )
+    )
+  }).pipe(Effect.scoped)
