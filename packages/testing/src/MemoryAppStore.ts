@@ -35,7 +35,9 @@ export const make = Effect.sync(() => {
         const visible = [...apps.values()].filter((a) => matches(a, search)).sort(byNameThenId)
         return {
           workspace: visible.filter((a) => workspaceId !== null && a.workspaceId === workspaceId),
-          public: visible.filter((a) => a.isPublic && a.workspaceId !== workspaceId).slice(0, publicLimit)
+          public: visible
+            .filter((a) => a.isPublic && (workspaceId === null || a.workspaceId !== workspaceId))
+            .slice(0, publicLimit)
         }
       }),
     listAll: Effect.sync(() => [...apps.values()].sort(byNameThenId))

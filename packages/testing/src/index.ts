@@ -1,5 +1,6 @@
 /**
- * @appexec/testing: in-memory adapters, the deterministic harness and the port contract suites.
+ * @appexec/testing: in-memory adapters and the deterministic harness. The port contract suites
+ * live at `@appexec/testing/contracts`: they import vitest, which only loads inside a test run.
  */
 export * as MemoryAppStore from "./MemoryAppStore.js"
 export * as MemoryBlobStore from "./MemoryBlobStore.js"

@@ -1,0 +1,171 @@
+/**
+ * The one SQLite connection of an appexec instance: opened with WAL, a busy timeout and foreign
+ * keys, migrated on open, closed in a finalizer.
+ *
+ * Queries are built and compiled with kysely (the better-sqlite3 dialect's compiler) and run
+ * synchronously on better-sqlite3 through a cache of prepared statements. Every operation —
+ * a statement, or a whole `BEGIN IMMEDIATE … COMMIT` transaction — runs to its end in one
+ * synchronous step under a semaphore, so no other fiber's statement can fall inside a
+ * transaction and no lock is held across an event-loop turn. Driver exceptions become
+ * `StorageError` here; `SQLITE_BUSY` (another process holds the write lock for longer than the
+ * busy timeout) is retried with backoff before it becomes one.
+ */
+import { Errors } from "@appexec/core"
+import Database from "better-sqlite3"
+import { Context, Duration, Effect, Layer, Schedule } from "effect"
+import { type Compilable, Kysely } from "kysely"
+import { ImmediateSqliteDialect } from "./internal/ImmediateDialect.js"
+import type { Tables } from "./internal/Tables.js"
+import * as SqliteMigrations from "./SqliteMigrations.js"
+
+/** How to open the database. */
+export interface Options {
+  /** Path of the database file; `:memory:` for a private in-memory database. */
+  readonly filename: string
+  /** How long a statement waits for another process's write lock before `SQLITE_BUSY` (default 5,000 ms). */
+  readonly busyTimeoutMs?: number
+  /**
+   * `normal` (default): a commit survives a crash of the process; a crash of the machine may
+   * lose the last commits, never consistency. `full`: every commit is flushed to disk first.
+   */
+  readonly synchronous?: "normal" | "full"
+  /** Apply pending migrations on open (default true). */
+  readonly migrate?: boolean
+}
+
+/** Synchronous access to the connection inside one operation. */
+export interface Connection {
+  /** Every row the query returns. */
+  readonly all: <R>(query: Compilable<R>) => ReadonlyArray<R>
+  /** The first row the query returns, if any. */
+  readonly get: <R>(query: Compilable<R>) => R | undefined
+  /** Runs a statement that returns no rows; the number of rows it changed. */
+  readonly run: (query: Compilable<unknown>) => number
+}
+
+/** The connection of an appexec instance. */
+export class SqliteClient extends Context.Tag("@appexec/sqlite/SqliteClient")<
+  SqliteClient,
+  {
+    /** The query builder (never used to execute). */
+    readonly builder: Kysely<Tables>
+    /** Runs `f` alone on the connection (statements in autocommit mode). */
+    readonly execute: <A>(operation: string, f: (connection: Connection) => A) => Effect.Effect<A, Errors.StorageError>
+    /** Runs `f` alone on the connection inside `BEGIN IMMEDIATE … COMMIT`; a failure rolls back. */
+    readonly transaction: <A>(operation: string, f: (connection: Connection) => A) => Effect.Effect<A, Errors.StorageError>
+  }
+>() {}
+
+/** Whether a driver error means that another connection holds a lock. */
+export const isBusy = (cause: unknown): boolean => {
+  const code = typeof cause === "object" && cause !== null && "code" in cause ? cause.code : undefined
+  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"))
+}
+
+const isBusyError = (error: Errors.StorageError) => isBusy(error.cause)
+
+/** Backoff for `SQLITE_BUSY` after the busy timeout: 5 ms doubling up to 250 ms, jittered, 40 times. */
+const busySchedule = Schedule.exponential(Duration.millis(5)).pipe(
+  Schedule.modifyDelay((d) => Duration.min(d, Duration.millis(250))),
+  Schedule.jittered,
+  Schedule.intersect(Schedule.recurs(40))
+)
+
+const STATEMENT_CACHE_SIZE = 256
+
+const open = (options: Options) =>
+  Effect.try({
+    try: () => {
+      const db = new Database(options.filename)
+      try {
+        db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5_000))}`)
+        if (options.filename !== ":memory:") db.pragma("journal_mode = WAL")
+        db.pragma(`synchronous = ${options.synchronous === "full" ? "FULL" : "NORMAL"}`)
+        db.pragma("foreign_keys = ON")
+        return db
+      } catch (cause) {
+        db.close()
+        throw cause
+      }
+    },
+    catch: (cause) => new Errors.StorageError({ operation: `open ${options.filename}`, cause })
+  })
+
+/** Opens, configures and migrates the database; closes it when the scope closes. */
+export const make = (options: Options) =>
+  Effect.gen(function* () {
+    const db = yield* Effect.acquireRelease(open(options), (db) => Effect.sync(() => db.close()))
+    const statements = new Map<string, Database.Statement>()
+    const prepare = (sql: string): Database.Statement => {
+      const cached = statements.get(sql)
+      if (cached !== undefined) return cached
+      const statement = db.prepare(sql)
+      if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!)
+      statements.set(sql, statement)
+      return statement
+    }
+    // kysely runs migrations through its dialect; its `close` is ours to call, not the dialect's.
+    const builder = new Kysely<Tables>({
+      dialect: new ImmediateSqliteDialect({ database: { prepare: (sql) => db.prepare(sql), close: () => {} } })
+    })
+    if (options.migrate !== false) {
+      yield* Effect.tryPromise({
+        try: () => SqliteMigrations.migrateTo(builder as Kysely<unknown>),
+        catch: (cause) => new Errors.StorageError({ operation: "migrate", cause })
+      }).pipe(
+        Effect.flatMap(({ error }) =>
+          error === undefined ? Effect.void : Effect.fail(new Errors.StorageError({ operation: "migrate", cause: error }))
+        ),
+        // Two processes opening a new file at once race to create the migration tables.
+        Effect.retry({ schedule: Schedule.spaced(Duration.millis(50)), times: 5 })
+      )
+    }
+
+    const connection: Connection = {
+      all: <R>(query: Compilable<R>) => {
+        const { sql, parameters } = query.compile()
+        return prepare(sql).all(parameters) as Array<R>
+      },
+      get: <R>(query: Compilable<R>) => {
+        const { sql, parameters } = query.compile()
+        return prepare(sql).get(parameters) as R | undefined
+      },
+      run: (query) => {
+        const { sql, parameters } = query.compile()
+        return prepare(sql).run(parameters).changes
+      }
+    }
+    const begin = () => prepare("BEGIN IMMEDIATE").run()
+    const commit = () => prepare("COMMIT").run()
+    const rollback = () => {
+      if (db.inTransaction) prepare("ROLLBACK").run()
+    }
+    const inTransaction = <A>(f: (connection: Connection) => A): A => {
+      begin()
+      try {
+        const result = f(connection)
+        commit()
+        return result
+      } catch (cause) {
+        rollback()
+        throw cause
+      }
+    }
+
+    const semaphore = yield* Effect.makeSemaphore(1)
+    const execute = <A>(operation: string, f: (connection: Connection) => A) => {
+      const once = semaphore.withPermits(1)(
+        Effect.try({ try: () => f(connection), catch: (cause) => new Errors.StorageError({ operation, cause }) })
+      )
+      // The retry schedule is set up only when the lock was busy: the common path stays cheap.
+      return Effect.catchIf(once, isBusyError, () => Effect.retry(once, { schedule: busySchedule, while: isBusyError }))
+    }
+    const transaction = <A>(operation: string, f: (connection: Connection) => A) =>
+      execute(operation, () => inTransaction(f))
+
+    return SqliteClient.of({ builder, execute, transaction })
+  })
+
+/** The connection as a layer; the database closes with the layer. */
+export const layer = (options: Options): Layer.Layer<SqliteClient, Errors.StorageError> =>
+  Layer.scoped(SqliteClient, make(options))

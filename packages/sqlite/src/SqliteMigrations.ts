@@ -1,0 +1,33 @@
+/**
+ * The versioned, forward-only migrations of the appexec SQLite schema, run with kysely's
+ * `Migrator`. Each migration runs in its own `BEGIN IMMEDIATE` transaction and is recorded in
+ * the table `appexec_migrations`, so opening a database made by an older appexec upgrades it.
+ */
+import { type Kysely, type Migration, type MigrationResultSet, Migrator } from "kysely"
+import * as m0001 from "./internal/migrations/0001_initial.js"
+import * as m0002 from "./internal/migrations/0002_queue_indexes.js"
+
+/** Every migration by name, in order. Names sort in the order they apply; never rename one. */
+export const migrations: Readonly<Record<string, Migration>> = {
+  "0001_initial": m0001,
+  "0002_queue_indexes": m0002
+}
+
+/** Name of the newest migration. */
+export const latest = "0002_queue_indexes"
+
+/** The table that records applied migrations. */
+export const migrationTable = "appexec_migrations"
+
+/** A kysely `Migrator` over appexec's migrations. */
+export const migrator = (db: Kysely<unknown>): Migrator =>
+  new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: migrationTable,
+    migrationLockTableName: `${migrationTable}_lock`
+  })
+
+/** Applies the migrations up to `target` (default: all of them); an error is returned in the result set. */
+export const migrateTo = (db: Kysely<unknown>, target: string = latest): Promise<MigrationResultSet> =>
+  target === latest ? migrator(db).migrateToLatest() : migrator(db).migrateTo(target)

@@ -1,0 +1,56 @@
+/**
+ * `SigningKeyStore` on SQLite: the `signing_keys` table, in insertion order.
+ */
+import { SigningKeyStore } from "@appexec/core"
+import { Effect, Layer, Schema } from "effect"
+import { decode } from "./internal/RowDecoding.js"
+import { SqliteClient } from "./SqliteClient.js"
+
+const decodeKeys = decode(Schema.Array(SigningKeyStore.SigningKeyRecord), "read signing keys")
+
+/** The signing-key store over the instance's connection. */
+export const make = Effect.gen(function* () {
+  const client = yield* SqliteClient
+  const db = client.builder
+  const service: SigningKeyStore.SigningKeyStore["Type"] = {
+    list: client
+      .execute("list signing keys", (c) =>
+        c.all(
+          db
+            .selectFrom("signing_keys")
+            .select([
+              "kid",
+              "secret_key as secretKey",
+              "public_key as publicKey",
+              "created_at as createdAt",
+              "retired_at as retiredAt"
+            ])
+            .orderBy("seq")
+        )
+      )
+      .pipe(Effect.flatMap(decodeKeys)),
+    insert: (key) =>
+      client.execute("insert signing key", (c) => {
+        c.run(
+          db
+            .insertInto("signing_keys")
+            .values({
+              kid: key.kid,
+              secret_key: key.secretKey,
+              public_key: key.publicKey,
+              created_at: key.createdAt,
+              retired_at: key.retiredAt
+            })
+            .onConflict((oc) => oc.column("kid").doNothing())
+        )
+      }),
+    retireAllBut: (keep, at) =>
+      client.execute("retire signing keys", (c) => {
+        c.run(db.updateTable("signing_keys").set({ retired_at: at }).where("kid", "!=", keep).where("retired_at", "is", null))
+      })
+  }
+  return service
+})
+
+/** Layer of the signing-key store; needs the connection (see `SqliteStorage`). */
+export const layer = Layer.effect(SigningKeyStore.SigningKeyStore, make)

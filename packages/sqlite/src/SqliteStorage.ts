@@ -1,0 +1,40 @@
+/**
+ * Every storage port of appexec on one SQLite file: the embedded default.
+ *
+ * ```ts
+ * const AppexecLive = AppexecLayer.make().pipe(
+ *   Layer.provide(SqliteStorage.layer({ filename: "appexec.db" })),
+ *   Layer.provide(IdGenerator.IdGenerator.random)
+ * )
+ * ```
+ */
+import type { AppexecLayer, Errors } from "@appexec/core"
+import { Layer } from "effect"
+import { WorkSignal } from "./internal/WorkSignal.js"
+import * as SqliteAppStore from "./SqliteAppStore.js"
+import * as SqliteBlobStore from "./SqliteBlobStore.js"
+import * as SqliteClient from "./SqliteClient.js"
+import * as SqliteExecutionQueue from "./SqliteExecutionQueue.js"
+import * as SqliteExecutionStore from "./SqliteExecutionStore.js"
+import * as SqliteKeyStore from "./SqliteKeyStore.js"
+import * as SqliteRateLimitStore from "./SqliteRateLimitStore.js"
+import * as SqliteSigningKeyStore from "./SqliteSigningKeyStore.js"
+import * as SqliteWebhookOutbox from "./SqliteWebhookOutbox.js"
+
+/** How to open the database (see `SqliteClient.Options`). */
+export type Options = SqliteClient.Options
+
+/**
+ * Opens (creating and migrating when needed) the database at `options.filename` and provides
+ * every storage port on it; the database is closed when the layer's scope closes.
+ */
+export const layer = (options: Options): Layer.Layer<AppexecLayer.Storage, Errors.StorageError> =>
+  Layer.mergeAll(
+    SqliteAppStore.layer,
+    SqliteKeyStore.layer,
+    SqliteBlobStore.layer,
+    SqliteSigningKeyStore.layer,
+    SqliteRateLimitStore.layer,
+    SqliteWebhookOutbox.layer,
+    Layer.mergeAll(SqliteExecutionStore.layer, SqliteExecutionQueue.layer).pipe(Layer.provide(WorkSignal.layer))
+  ).pipe(Layer.provide(SqliteClient.layer(options)))

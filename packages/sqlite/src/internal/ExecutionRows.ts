@@ -1,0 +1,61 @@
+/**
+ * The mapping between `ExecutionRecord` and a row of `executions`.
+ */
+import { type Errors, Execution, type ExecutionQueue } from "@appexec/core"
+import { Effect } from "effect"
+import type { Selectable } from "kysely"
+import { decode, parseJson } from "./RowDecoding.js"
+import type { ExecutionsTable } from "./Tables.js"
+
+/** A row of `executions` as read. */
+export type ExecutionRow = Selectable<ExecutionsTable>
+
+/** The record's columns (the queue columns are not part of the record). */
+export const toColumns = (record: Execution.ExecutionRecord) => ({
+  execution_id: record.executionId,
+  workflow_id: record.workflowId,
+  app_id: record.appId,
+  workspace_id: record.workspaceId,
+  user_id: record.userId,
+  status: record.status,
+  inputs: JSON.stringify(record.inputs),
+  outputs: JSON.stringify(record.outputs),
+  error_message: record.errorMessage,
+  webhook_url: record.webhookUrl,
+  created_at: record.createdAt,
+  started_at: record.startedAt,
+  completed_at: record.completedAt
+})
+
+const decodeRecord = decode(Execution.ExecutionRecord, "read execution")
+
+/** The record a row holds. */
+export const fromRow = (row: ExecutionRow): Effect.Effect<Execution.ExecutionRecord, Errors.StorageError> =>
+  Effect.gen(function* () {
+    const inputs = yield* parseJson(row.inputs, "read execution")
+    const outputs = yield* parseJson(row.outputs, "read execution")
+    return yield* decodeRecord({
+      executionId: row.execution_id,
+      workflowId: row.workflow_id,
+      appId: row.app_id,
+      workspaceId: row.workspace_id,
+      userId: row.user_id,
+      status: row.status,
+      inputs,
+      outputs,
+      errorMessage: row.error_message,
+      webhookUrl: row.webhook_url,
+      createdAt: row.created_at,
+      startedAt: row.started_at,
+      completedAt: row.completed_at
+    })
+  })
+
+/** The lease a claimed row carries. */
+export const leaseOf = (record: Execution.ExecutionRecord, row: ExecutionRow): ExecutionQueue.Lease => ({
+  executionId: record.executionId,
+  workerId: row.lease_worker ?? "",
+  token: row.lease_token ?? 0,
+  attempt: row.attempts,
+  expiresAt: row.lease_expires_at ?? 0
+})

@@ -1,0 +1,112 @@
+/**
+ * The connection: its pragmas, and what happens when another process holds the write lock.
+ */
+import { Appexec, AppexecLayer, IdGenerator, Ids, KeyStore } from "@appexec/core"
+import { SqliteClient, SqliteStorage } from "@appexec/sqlite"
+import { describe, expect, it } from "@effect/vitest"
+import Database from "better-sqlite3"
+import { Context, Effect, Fiber, Layer, Option } from "effect"
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+
+const tempFile = Effect.map(
+  Effect.acquireRelease(
+    Effect.promise(() => mkdtemp(join(tmpdir(), "appexec-client-"))),
+    (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+  ),
+  (dir) => join(dir, "appexec.db")
+)
+
+describe("SqliteClient", () => {
+  it.scoped("opens in WAL mode with foreign keys on", () =>
+    Effect.gen(function* () {
+      const filename = yield* tempFile
+      yield* Effect.provide(SqliteClient.SqliteClient, SqliteClient.layer({ filename }))
+      // The journal mode is a property of the file: another connection sees it.
+      const raw = new Database(filename)
+      expect(raw.pragma("journal_mode", { simple: true })).toBe("wal")
+      raw.close()
+      // foreign_keys and busy_timeout are per connection: a row violating a reference is refused.
+      const refused = yield* Effect.flip(
+        Effect.flatMap(KeyStore.KeyStore, (keys) =>
+          keys.ensureUser({
+            userId: Ids.UserId.make("00000000-0000-4000-8000-000000000002"),
+            workspaceId: Ids.WorkspaceId.make("00000000-0000-4000-8000-000000000009"),
+            name: "nobody",
+            createdAt: 0
+          })
+        ).pipe(Effect.provide(SqliteStorage.layer({ filename })))
+      )
+      expect(refused._tag).toBe("StorageError")
+      expect(String((refused.cause as Error).message)).toMatch(/FOREIGN KEY/)
+    })
+  )
+
+  it.scopedLive("waits out another process's write lock instead of failing with SQLITE_BUSY", () =>
+    Effect.gen(function* () {
+      const filename = yield* tempFile
+      const layer = SqliteStorage.layer({ filename, busyTimeoutMs: 20 })
+      const keys = yield* Effect.map(Layer.build(layer), (ctx) => Context.get(ctx, KeyStore.KeyStore))
+      // Another connection takes the write lock and keeps it for 300 ms.
+      const other = new Database(filename)
+      yield* Effect.addFinalizer(() => Effect.sync(() => other.close()))
+      other.prepare("BEGIN IMMEDIATE").run()
+      const write = yield* Effect.fork(
+        keys.ensureWorkspace({ workspaceId: Ids.WorkspaceId.make("00000000-0000-4000-8000-000000000001"), name: "w", createdAt: 0 })
+      )
+      yield* Effect.sleep("300 millis")
+      expect(Option.isNone(yield* Fiber.poll(write))).toBe(true)
+      other.prepare("COMMIT").run()
+      const written = yield* Fiber.join(write)
+      expect(written.name).toBe("w")
+    })
+  )
+
+  it.scopedLive("two instances on one file, 50 concurrent starts, two workers: all complete, no storage error", () =>
+    Effect.gen(function* () {
+      const filename = yield* tempFile
+      const instance = (worker: boolean) =>
+        AppexecLayer.make({ worker, config: { pollIntervalMs: 20 } }).pipe(
+          Layer.provide(SqliteStorage.layer({ filename, busyTimeoutMs: 20 })),
+          Layer.provide(IdGenerator.IdGenerator.random)
+        )
+      const context = yield* Layer.build(instance(true))
+      const otherContext = yield* Layer.build(instance(true))
+      const run = <A, E>(effect: Effect.Effect<A, E, Appexec.Appexec>, ctx = context) => Effect.provide(effect, ctx)
+      const app = yield* run(
+        Effect.flatMap(Appexec.Appexec, (a) =>
+          a.apps.import(
+            {
+              name: "Echo",
+              public: true,
+              nodes: [
+                { id: "t", type: "input.text", label: "T", config: { name: "t", required: true } },
+                { id: "o", type: "output.text", label: "O" }
+              ],
+              edges: [{ source: "t", target: "o" }]
+            },
+            { owner: { public: true } }
+          )
+        )
+      )
+      const { key } = yield* run(Effect.flatMap(Appexec.Appexec, (a) => a.keys.create({ workspace: "w" })))
+      const startOn = (ctx: typeof context, i: number) =>
+        run(
+          Effect.gen(function* () {
+            const appexec = yield* Appexec.Appexec
+            const principal = yield* appexec.keys.authenticate({ "x-api-key": key })
+            const started = yield* appexec.executions.start(principal, app.appId, { t: `${i}` })
+            return yield* appexec.executions.await(started.executionId)
+          }),
+          ctx
+        )
+      const done = yield* Effect.all(
+        Array.from({ length: 50 }, (_, i) => startOn(i % 2 === 0 ? context : otherContext, i)),
+        { concurrency: "unbounded" }
+      ).pipe(Effect.timeout("20 seconds"))
+      expect(done.map((e) => e.status)).toEqual(Array(50).fill("completed"))
+      expect(done.map((e) => e.outputs[0]!.value).sort()).toEqual(Array.from({ length: 50 }, (_, i) => `${i}`).sort())
+    })
+  )
+})

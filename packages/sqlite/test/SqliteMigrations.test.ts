@@ -1,0 +1,75 @@
+/**
+ * Migrations: a new file gets every migration, recorded; a file made at an older migration is
+ * upgraded on open and keeps its data.
+ */
+import { KeyStore } from "@appexec/core"
+import { SqliteMigrations, SqliteStorage } from "@appexec/sqlite"
+import { describe, expect, it } from "@effect/vitest"
+import Database from "better-sqlite3"
+import { Effect, Option } from "effect"
+import { Kysely, SqliteDialect } from "kysely"
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+
+const tempFile = Effect.map(
+  Effect.acquireRelease(
+    Effect.promise(() => mkdtemp(join(tmpdir(), "appexec-migrations-"))),
+    (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+  ),
+  (dir) => join(dir, "appexec.db")
+)
+
+const inspect = (filename: string) => {
+  const db = new Database(filename, { readonly: true })
+  try {
+    const applied = db.prepare(`SELECT name FROM ${SqliteMigrations.migrationTable} ORDER BY name`).all() as Array<{ name: string }>
+    const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%'").all() as Array<{
+      name: string
+    }>
+    return { applied: applied.map((r) => r.name), indexes: indexes.map((r) => r.name) }
+  } finally {
+    db.close()
+  }
+}
+
+describe("SqliteMigrations", () => {
+  it.scoped("a new database gets every migration, recorded in appexec_migrations", () =>
+    Effect.gen(function* () {
+      const filename = yield* tempFile
+      yield* Effect.scoped(Effect.asVoid(SqliteStorage.layer({ filename }).pipe((layer) => Effect.provide(Effect.void, layer))))
+      const { applied, indexes } = inspect(filename)
+      expect(applied).toEqual(Object.keys(SqliteMigrations.migrations))
+      expect(applied.at(-1)).toBe(SqliteMigrations.latest)
+      expect(indexes).toContain("executions_open")
+    })
+  )
+
+  it.scoped("a database made at 0001 is upgraded on open and keeps its rows", () =>
+    Effect.gen(function* () {
+      const filename = yield* tempFile
+      // An appexec of migration 0001 made this file and wrote a workspace.
+      yield* Effect.promise(async () => {
+        const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new Database(filename) }) })
+        const result = await SqliteMigrations.migrateTo(db, "0001_initial")
+        if (result.error !== undefined) throw result.error
+        await db.destroy()
+        const raw = new Database(filename)
+        raw.prepare("INSERT INTO workspaces (workspace_id, name, created_at) VALUES (?, ?, ?)").run(
+          "00000000-0000-4000-8000-000000000001",
+          "old",
+          1
+        )
+        raw.close()
+      })
+      expect(inspect(filename)).toEqual({ applied: ["0001_initial"], indexes: expect.not.arrayContaining(["executions_open"]) })
+      const found = yield* Effect.flatMap(KeyStore.KeyStore, (keys) => keys.findWorkspace("old")).pipe(
+        Effect.provide(SqliteStorage.layer({ filename }))
+      )
+      expect(Option.map(found, (w) => w.workspaceId)).toEqual(Option.some("00000000-0000-4000-8000-000000000001"))
+      const { applied, indexes } = inspect(filename)
+      expect(applied).toEqual(["0001_initial", "0002_queue_indexes"])
+      expect(indexes).toEqual(expect.arrayContaining(["executions_open", "webhook_outbox_due"]))
+    })
+  )
+})

@@ -1,0 +1,32 @@
+/**
+ * Contract of `BlobStore`: bytes and content type round-trip, a put replaces, stored bytes do
+ * not alias the caller's buffer.
+ */
+import { describe, expect } from "@effect/vitest"
+import { BlobStore } from "@appexec/core"
+import { Effect, Option } from "effect"
+import { type MakeStorage, storageTest } from "../internal/StorageFixtures.js"
+
+/** Runs the blob-store contract against fresh storage from `makeStorage` for every test. */
+export const suite = (name: string, makeStorage: MakeStorage) =>
+  describe(`BlobStore contract: ${name}`, () => {
+    const test = storageTest(makeStorage)
+
+    test(
+      "a blob reads back byte for byte; a second put replaces it; a missing key is none",
+      Effect.gen(function* () {
+        const blobs = yield* BlobStore.BlobStore
+        const bytes = Uint8Array.from([0, 1, 2, 255, 0, 128])
+        yield* blobs.put("a/b.png", { contentType: "image/png", bytes })
+        bytes[0] = 9
+        expect(yield* blobs.get("a/b.png")).toEqual(
+          Option.some({ contentType: "image/png", bytes: Uint8Array.from([0, 1, 2, 255, 0, 128]) })
+        )
+        yield* blobs.put("a/b.png", { contentType: "image/webp", bytes: Uint8Array.from([7]) })
+        expect(yield* blobs.get("a/b.png")).toEqual(Option.some({ contentType: "image/webp", bytes: Uint8Array.from([7]) }))
+        yield* blobs.put("empty", { contentType: "text/plain", bytes: new Uint8Array(0) })
+        expect(yield* blobs.get("empty")).toEqual(Option.some({ contentType: "text/plain", bytes: new Uint8Array(0) }))
+        expect(yield* blobs.get("missing")).toEqual(Option.none())
+      })
+    )
+  })

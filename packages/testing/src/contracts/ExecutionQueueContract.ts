@@ -1,0 +1,157 @@
+/**
+ * Contract of `ExecutionQueue`: FIFO claims, leases that expire with the clock, renewal,
+ * release without counting an attempt, fencing tokens, one claim per execution, wake-ups.
+ */
+import { describe, expect } from "@effect/vitest"
+import { ExecutionQueue, ExecutionStore } from "@appexec/core"
+import { Effect, Fiber, Option, TestClock } from "effect"
+import { claimSome, completed, type MakeStorage, queued, seedOwner, started, storageTest } from "../internal/StorageFixtures.js"
+
+const LEASE = 30_000
+
+/** Runs the queue contract against fresh storage from `makeStorage` for every test. */
+export const suite = (name: string, makeStorage: MakeStorage) =>
+  describe(`ExecutionQueue contract: ${name}`, () => {
+    const test = storageTest(makeStorage)
+
+    test(
+      "claims nothing when nothing is queued",
+      Effect.gen(function* () {
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        expect(Option.isNone(yield* queue.claim("w", LEASE))).toBe(true)
+      })
+    )
+
+    test(
+      "claims the oldest first, each once, with a lease until now + leaseMs",
+      Effect.gen(function* () {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        for (const n of [1, 2, 3]) yield* store.insert(queued(owner, n))
+        yield* TestClock.adjust(1_000)
+        const claims = [yield* claimSome("a", LEASE), yield* claimSome("b", LEASE), yield* claimSome("a", LEASE)]
+        expect(claims.map((c) => c.execution)).toEqual([1, 2, 3].map((n) => queued(owner, n)))
+        expect(claims.map((c) => c.lease.workerId)).toEqual(["a", "b", "a"])
+        for (const claim of claims) {
+          expect(claim.lease.executionId).toBe(claim.execution.executionId)
+          expect(claim.lease.attempt).toBe(1)
+          expect(claim.lease.expiresAt).toBe(1_000 + LEASE)
+        }
+        expect(Option.isNone(yield* queue.claim("c", LEASE))).toBe(true)
+      })
+    )
+
+    test(
+      "an expired lease makes the execution claimable again, with a new token and the next attempt",
+      Effect.gen(function* () {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        yield* store.insert(queued(owner, 1))
+        const first = yield* claimSome("a", LEASE)
+        yield* store.save(started(first.execution, 0), first.lease)
+        yield* TestClock.adjust(LEASE - 1)
+        expect(Option.isNone(yield* queue.claim("b", LEASE))).toBe(true)
+        yield* TestClock.adjust(1)
+        const second = yield* claimSome("b", LEASE)
+        expect(second.execution).toEqual(started(queued(owner, 1), 0))
+        expect(second.lease.attempt).toBe(2)
+        expect(second.lease.token).not.toBe(first.lease.token)
+        expect(second.lease.expiresAt).toBe(2 * LEASE)
+        const lost = yield* Effect.flip(queue.renew(first.lease, LEASE))
+        expect(lost._tag).toBe("LeaseLost")
+      })
+    )
+
+    test(
+      "renewing keeps the execution from being claimed; a lapsed lease cannot be renewed",
+      Effect.gen(function* () {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        yield* store.insert(queued(owner, 1))
+        const claim = yield* claimSome("a", LEASE)
+        yield* TestClock.adjust(20_000)
+        const renewed = yield* queue.renew(claim.lease, LEASE)
+        expect(renewed).toEqual({ ...claim.lease, expiresAt: 20_000 + LEASE })
+        yield* TestClock.adjust(20_000)
+        expect(Option.isNone(yield* queue.claim("b", LEASE))).toBe(true)
+        yield* TestClock.adjust(LEASE)
+        const lapsed = yield* Effect.flip(queue.renew(renewed, LEASE))
+        expect(lapsed._tag).toBe("LeaseLost")
+      })
+    )
+
+    test(
+      "a release makes the execution claimable at once without counting the attempt",
+      Effect.gen(function* () {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        yield* store.insert(queued(owner, 1))
+        const first = yield* claimSome("a", LEASE)
+        yield* store.save(started(first.execution, 0), first.lease)
+        yield* queue.release(first.lease)
+        const second = yield* claimSome("b", LEASE)
+        expect(second.execution.status).toBe("running")
+        expect(second.lease.attempt).toBe(1)
+        expect(second.lease.token).not.toBe(first.lease.token)
+        // A release with a stale lease leaves the new holder alone.
+        yield* queue.release(first.lease)
+        expect(Option.isNone(yield* queue.claim("c", LEASE))).toBe(true)
+        yield* queue.renew(second.lease, LEASE)
+      })
+    )
+
+    test(
+      "finished executions are never claimed, even when their lease time has passed",
+      Effect.gen(function* () {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        yield* store.insert(queued(owner, 1))
+        const claim = yield* claimSome("a", LEASE)
+        yield* store.save(completed(claim.execution, 5), claim.lease)
+        yield* TestClock.adjust(2 * LEASE)
+        expect(Option.isNone(yield* queue.claim("b", LEASE))).toBe(true)
+      })
+    )
+
+    test(
+      "concurrent claims never hand out an execution twice",
+      Effect.gen(function* () {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        for (let n = 1; n <= 20; n++) yield* store.insert(queued(owner, n))
+        const claims = yield* Effect.all(
+          Array.from({ length: 40 }, (_, i) => queue.claim(`w${i % 4}`, LEASE)),
+          { concurrency: "unbounded" }
+        )
+        const ids = claims.flatMap((c) => (Option.isSome(c) ? [c.value.execution.executionId] : []))
+        expect(ids.length).toBe(20)
+        expect(new Set(ids).size).toBe(20)
+      })
+    )
+
+    test(
+      "awaitWork waits for an insert, and for a release",
+      Effect.gen(function* () {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        const waiting = yield* Effect.fork(queue.awaitWork)
+        yield* Effect.yieldNow()
+        expect(Option.isNone(yield* Fiber.poll(waiting))).toBe(true)
+        yield* store.insert(queued(owner, 1))
+        yield* Fiber.join(waiting)
+        const claim = yield* claimSome("a", LEASE)
+        const again = yield* Effect.fork(queue.awaitWork)
+        yield* Effect.yieldNow()
+        expect(Option.isNone(yield* Fiber.poll(again))).toBe(true)
+        yield* queue.release(claim.lease)
+        yield* Fiber.join(again)
+      })
+    )
+  })

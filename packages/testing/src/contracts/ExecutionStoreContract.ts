@@ -1,0 +1,121 @@
+/**
+ * Contract of `ExecutionStore`: records round-trip unchanged, and every write after acceptance
+ * is fenced by the current lease; a terminal save ends the lease and records its webhook atomically.
+ */
+import { describe, expect } from "@effect/vitest"
+import { ExecutionQueue, ExecutionStore, Ids, WebhookOutbox } from "@appexec/core"
+import { Effect, Option, TestClock } from "effect"
+import {
+  claimSome,
+  completed,
+  delivery,
+  type MakeStorage,
+  queued,
+  seedOwner,
+  started,
+  storageTest,
+  uuid
+} from "../internal/StorageFixtures.js"
+
+const LEASE = 30_000
+
+/** Runs the execution-store contract against fresh storage from `makeStorage` for every test. */
+export const suite = (name: string, makeStorage: MakeStorage) =>
+  describe(`ExecutionStore contract: ${name}`, () => {
+    const test = storageTest(makeStorage)
+
+    test(
+      "an inserted execution reads back exactly; an unknown id reads as none",
+      Effect.gen(function* () {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        const record = { ...queued(owner, 1), webhookUrl: null }
+        yield* store.insert(record)
+        expect(yield* store.get(record.executionId)).toEqual(Option.some(record))
+        expect(yield* store.get(Ids.ExecutionId.make(uuid(5, 99)))).toEqual(Option.none())
+      })
+    )
+
+    test(
+      "a save under the current lease replaces the record",
+      Effect.gen(function* () {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        yield* store.insert(queued(owner, 1))
+        const claim = yield* claimSome("a", LEASE)
+        const running = started(claim.execution, 10)
+        yield* store.save(running, claim.lease)
+        expect(yield* store.get(running.executionId)).toEqual(Option.some(running))
+        const done = completed(running, 20)
+        yield* store.save(done, claim.lease)
+        expect(yield* store.get(running.executionId)).toEqual(Option.some(done))
+      })
+    )
+
+    test(
+      "a save under a superseded lease fails with LeaseLost and writes nothing",
+      Effect.gen(function* () {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        const outbox = yield* WebhookOutbox.WebhookOutbox
+        yield* store.insert(queued(owner, 1))
+        const first = yield* claimSome("a", LEASE)
+        yield* TestClock.adjust(LEASE)
+        const second = yield* claimSome("a", LEASE)
+        const stale = completed(first.execution, 1)
+        const error = yield* Effect.flip(store.save(stale, first.lease, delivery(stale, 1, 1)))
+        expect(error).toMatchObject({ _tag: "LeaseLost", executionId: stale.executionId })
+        expect(yield* store.get(stale.executionId)).toEqual(Option.some(queued(owner, 1)))
+        expect(yield* outbox.forExecution(stale.executionId)).toEqual([])
+        yield* store.save(started(second.execution, 2), second.lease)
+      })
+    )
+
+    test(
+      "a save under a released lease fails with LeaseLost",
+      Effect.gen(function* () {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        yield* store.insert(queued(owner, 1))
+        const claim = yield* claimSome("a", LEASE)
+        yield* queue.release(claim.lease)
+        const error = yield* Effect.flip(store.save(started(claim.execution, 1), claim.lease))
+        expect(error._tag).toBe("LeaseLost")
+      })
+    )
+
+    test(
+      "a terminal save ends the lease and records the webhook delivery with it",
+      Effect.gen(function* () {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        const outbox = yield* WebhookOutbox.WebhookOutbox
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        yield* store.insert(queued(owner, 1))
+        const claim = yield* claimSome("a", LEASE)
+        const done = completed(started(claim.execution, 1), 2)
+        const entry = delivery(done, 1, 2)
+        yield* store.save(done, claim.lease, entry)
+        expect(yield* outbox.forExecution(done.executionId)).toEqual([entry])
+        const after = yield* Effect.flip(store.save(done, claim.lease))
+        expect(after._tag).toBe("LeaseLost")
+        const renew = yield* Effect.flip(queue.renew(claim.lease, LEASE))
+        expect(renew._tag).toBe("LeaseLost")
+      })
+    )
+
+    test(
+      "a non-terminal save does not record a webhook delivery",
+      Effect.gen(function* () {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        const outbox = yield* WebhookOutbox.WebhookOutbox
+        yield* store.insert(queued(owner, 1))
+        const claim = yield* claimSome("a", LEASE)
+        const running = started(claim.execution, 1)
+        yield* store.save(running, claim.lease, delivery(running, 1, 1))
+        expect(yield* outbox.forExecution(running.executionId)).toEqual([])
+      })
+    )
+  })

@@ -1,0 +1,17 @@
+/**
+ * @appexec/testing/contracts: the port contract suites every storage adapter must pass. Each
+ * takes a name and a function that builds fresh storage (a layer of every storage port):
+ *
+ * ```ts
+ * StorageContract.suite("sqlite", () => SqliteStorage.layer({ filename: tempFile() }))
+ * ```
+ */
+export * as AppStoreContract from "./AppStoreContract.js"
+export * as BlobStoreContract from "./BlobStoreContract.js"
+export * as ExecutionQueueContract from "./ExecutionQueueContract.js"
+export * as ExecutionStoreContract from "./ExecutionStoreContract.js"
+export * as KeyStoreContract from "./KeyStoreContract.js"
+export * as RateLimitStoreContract from "./RateLimitStoreContract.js"
+export * as SigningKeyStoreContract from "./SigningKeyStoreContract.js"
+export * as StorageContract from "./StorageContract.js"
+export * as WebhookOutboxContract from "./WebhookOutboxContract.js"

@@ -1,0 +1,4 @@
+import { MemoryStorage } from "@appexec/testing"
+import { StorageContract } from "@appexec/testing/contracts"
+
+StorageContract.suite("memory", () => MemoryStorage.layer)
