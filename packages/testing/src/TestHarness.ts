@@ -16,12 +16,18 @@ export interface Options<Nodes extends ReadonlyArray<NodeType.NodeType<any, any,
 /**
  * The instance on fresh in-memory storage; the storage ports stay reachable for assertions.
  * Its own fibers (the worker) log warnings and errors only. The webhook dispatcher is off unless
- * `webhooks: true` is given, so that no test sends a request it did not ask for.
+ * `webhooks: true` is given, so that no test sends a request it did not ask for. Stopping
+ * releases running executions at once (`drainTimeoutMs: 0`) unless the config says otherwise.
  */
 export const layer = <const Nodes extends ReadonlyArray<NodeType.NodeType<any, any, any>> = readonly []>(
   options: Options<Nodes> = {}
 ) =>
-  AppexecLayer.make({ ...options, webhooks: options.webhooks ?? false }).pipe(
+  AppexecLayer.make({
+    ...options,
+    webhooks: options.webhooks ?? false,
+    // Stopping does not wait for running executions: under TestClock nothing would end the wait.
+    config: { drainTimeoutMs: 0, ...options.config }
+  }).pipe(
     Layer.provideMerge(MemoryStorage.layer),
     Layer.provideMerge(SeededIds.layer(options.seed)),
     Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))

@@ -1,0 +1,59 @@
+/**
+ * An API consumer of appexec in plain TypeScript (SPEC §1): find an app, read its parameters,
+ * start an execution with inputs keyed by parameter name, poll it until it ends, and read its
+ * outputs by label without assuming they are images.
+ *
+ * Run it against a running service (`npx appexec serve` prints a key):
+ *
+ *     APPEXEC_URL=http://127.0.0.1:8080 APPEXEC_API_KEY=aex_… npx tsx examples/consumer/main.ts Greeting who=Ada tone=formal
+ */
+import { createClient, Outputs } from "@appexec/client"
+
+/** What to run, and where. */
+export interface ConsumeOptions {
+  readonly baseUrl: string
+  readonly apiKey: string
+  /** The app's name as the list shows it. */
+  readonly appName: string
+  /** Inputs keyed by parameter name. */
+  readonly inputs: Readonly<Record<string, string>>
+  /** Polling interval in milliseconds (default: the client's 3–5 s). */
+  readonly intervalMs?: number
+  /** Where progress goes (default: stderr). */
+  readonly log?: (line: string) => void
+}
+
+/** Runs the app once and returns one line per output. */
+export const consume = async (options: ConsumeOptions): Promise<ReadonlyArray<string>> => {
+  const log = options.log ?? ((line: string) => console.error(line))
+  const appexec = createClient({ baseUrl: options.baseUrl, apiKey: options.apiKey })
+
+  // 1. List apps; 2. inspect the one we want: its parameters are the source of truth for `inputs`.
+  const app = (await appexec.apps.list({ search: options.appName })).find((a) => a.name === options.appName)
+  if (app === undefined) throw new Error(`No app named ${options.appName}.`)
+  const detail = await appexec.apps.get(app.appId)
+  log(`${detail.name}: ${detail.parameters.map((p) => `${p.name}${p.required ? "*" : ""} (${p.type})`).join(", ")}`)
+
+  // 3. Start (sent once: never again because outputs are not ready); 4. poll every 3–5 s until completed or failed.
+  // (`appexec.run(appId, inputs)` does 2–4 in one call and checks the inputs against the detail first.)
+  const started = await appexec.executions.start(app.appId, options.inputs)
+  log(`started ${started.executionId}: ${started.status}`)
+  const done = await appexec.executions.wait(started.executionId, {
+    onStatus: (execution) => log(`status: ${execution.status}`),
+    ...(options.intervalMs === undefined ? {} : { interval: options.intervalMs })
+  })
+  if (done.status === "failed") log(`failed: ${done.errorMessage ?? "see the outputs"}`)
+  return Outputs.all(done).map(Outputs.describe)
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const [appName = "Greeting", ...pairs] = process.argv.slice(2)
+  const inputs = Object.fromEntries(pairs.map((p) => [p.slice(0, p.indexOf("=")), p.slice(p.indexOf("=") + 1)]))
+  const lines = await consume({
+    baseUrl: process.env.APPEXEC_URL ?? "http://127.0.0.1:8080",
+    apiKey: process.env.APPEXEC_API_KEY ?? "",
+    appName,
+    inputs
+  })
+  for (const line of lines) console.log(line)
+}

@@ -1,0 +1,178 @@
+/**
+ * The appexec client for Effect programs: the six endpoints of SPEC §4 as typed methods
+ * (`HttpApiClient` over the API definition of `@appexec/http`, so request and response schemas
+ * are core's), waiting by polling, `run` (validate, start, wait), and webhook verification with
+ * a cached key set. Retries follow SPEC §7 (see `RetryPolicy`). The Promise client
+ * (`PromiseClient`) runs this same implementation.
+ */
+import { type App, ErrorBody, type Execution, InputValidation, type Jwk, type NodeType, type WebhookVerifier } from "@appexec/core"
+import { Api } from "@appexec/http/definition"
+import { HttpApiClient } from "@effect/platform"
+import { Context, Effect, Either, Layer, Option, Schema } from "effect"
+import { type ClientConfig, normalizeBaseUrl } from "./ClientConfig.js"
+import { type ApiError, InvalidInputsError, type RequestError, type WaitError, type WebhookPayloadError } from "./ClientError.js"
+import { mapErrors } from "./internal/ResponseErrors.js"
+import * as Transport from "./internal/Transport.js"
+import * as Polling from "./Polling.js"
+import * as WebhookKeys from "./WebhookKeys.js"
+
+/** Input values keyed by parameter name, exactly as the app detail names them (SPEC §4.4). */
+export type Inputs = Readonly<Record<string, string>>
+
+/** Query of the app list (SPEC §4.1). */
+export interface ListAppsQuery {
+  /** Filters by name or description, case-insensitive. */
+  readonly search?: string
+  /** Most public apps returned (1–100, default 10); the workspace's own apps always come. */
+  readonly limit?: number
+}
+
+/** Options of a start. */
+export interface StartOptions {
+  /** An http(s) URL that receives the signed result on completion (SPEC §4.4). */
+  readonly webhook?: string
+}
+
+/** Options of `run`: those of the start and of the wait. */
+export interface RunOptions extends StartOptions, Polling.WaitOptions {
+  /** Check the inputs against the app detail before sending (default true). */
+  readonly validate?: boolean
+}
+
+/** The client's operations, as Effects. */
+export interface AppexecClientService {
+  /** The app endpoints (SPEC §4.1–§4.3). */
+  readonly apps: {
+    /** The apps of the caller's workspace, then up to `limit` public apps. */
+    readonly list: (query?: ListAppsQuery) => Effect.Effect<ReadonlyArray<App.AppSummary>, RequestError>
+    /** One app with its parameters: the source of truth for `inputs`. */
+    readonly get: (appId: string) => Effect.Effect<App.AppDetail, RequestError>
+    /** The app's workflow graph, for tooling. */
+    readonly workflow: (appId: string) => Effect.Effect<App.WorkflowGraph, RequestError>
+  }
+  /** The execution endpoints (SPEC §4.4–§4.5) and waiting. */
+  readonly executions: {
+    /**
+     * Starts an execution: queued, outputs are placeholders. Sent once; sent again only after a
+     * 429 or when it provably never reached the server.
+     */
+    readonly start: (appId: string, inputs: Inputs, options?: StartOptions) => Effect.Effect<Execution.StartedExecution, RequestError>
+    /** The execution's status and outputs now. */
+    readonly get: (executionId: string) => Effect.Effect<Execution.Execution, RequestError>
+    /** Polls until the execution is `completed` or `failed` and returns it (either way). */
+    readonly wait: (executionId: string, options?: Polling.WaitOptions) => Effect.Effect<Execution.Execution, RequestError | WaitError>
+  }
+  /**
+   * Reads the app detail, checks `inputs` against it, starts an execution and waits for it; returns
+   * the execution once `completed` or `failed`. Wrong inputs fail with `InvalidInputsError`, found
+   * before sending, or after a 400 `invalid_inputs` from a fresh read of the app detail.
+   */
+  readonly run: (
+    appId: string,
+    inputs: Inputs,
+    options?: RunOptions
+  ) => Effect.Effect<Execution.Execution, RequestError | WaitError | InvalidInputsError>
+  /** Webhook verification (SPEC §4.6, §6.3). */
+  readonly webhooks: {
+    /** The key set, fetched once and cached. */
+    readonly keySet: Effect.Effect<Jwk.JwkSet, RequestError>
+    /** Verifies a webhook's raw body and headers and decodes its execution; refetches the keys once on an unknown key. */
+    readonly verify: (
+      rawBody: Uint8Array | string,
+      headers: WebhookVerifier.HeadersLike
+    ) => Effect.Effect<WebhookKeys.VerifiedDelivery, WebhookVerifier.WebhookVerificationError | WebhookPayloadError | RequestError>
+  }
+}
+
+/** The client as a service, for programs that provide it with `layer`. */
+export class AppexecClient extends Context.Tag("@appexec/client/AppexecClient")<AppexecClient, AppexecClientService>() {}
+
+/** A wire parameter as core's validator takes it. */
+const toSpec = (p: App.Parameter): NodeType.ParameterSpec => ({
+  name: p.name,
+  type: p.type,
+  required: p.required,
+  ...(p.accept === undefined ? {} : { accept: p.accept }),
+  ...(p.options === undefined ? {} : { options: p.options }),
+  ...(p.default === undefined ? {} : { default: p.default })
+})
+
+const decodeProblems = Schema.decodeUnknownOption(Schema.Array(ErrorBody.InputProblem))
+
+const isInvalidInputs = (error: RequestError): error is ApiError => error._tag === "ApiError" && error.code === "invalid_inputs"
+
+/** Builds a client from `config`. */
+export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> =>
+  Effect.gen(function* () {
+    const httpClient = yield* Transport.make(config)
+    const api = yield* HttpApiClient.makeWith(Api.AppexecApi, { httpClient, baseUrl: normalizeBaseUrl(config.baseUrl) })
+
+    const apps: AppexecClientService["apps"] = {
+      list: (query = {}) =>
+        mapErrors(
+          api.apps.listApps({
+            urlParams: {
+              ...(query.search === undefined ? {} : { search: query.search }),
+              ...(query.limit === undefined ? {} : { limit: query.limit })
+            }
+          })
+        ).pipe(Effect.map((r) => r.data)),
+      get: (appId) => mapErrors(api.apps.getApp({ path: { appId } })).pipe(Effect.map((r) => r.data)),
+      workflow: (appId) => mapErrors(api.apps.getWorkflow({ path: { appId } })).pipe(Effect.map((r) => r.data))
+    }
+
+    const get = (executionId: string) =>
+      mapErrors(api.executions.getExecution({ path: { executionId } })).pipe(Effect.map((r) => r.data))
+
+    const executions: AppexecClientService["executions"] = {
+      start: (appId, inputs, options = {}) =>
+        mapErrors(
+          api.apps.startExecution({
+            path: { appId },
+            urlParams: options.webhook === undefined ? {} : { webhook: options.webhook },
+            payload: { inputs }
+          })
+        ).pipe(Effect.map((r) => r.data)),
+      get,
+      wait: (executionId, options) => Polling.waitFor(executionId, get(executionId), options)
+    }
+
+    /** The problems of `inputs` against the app's current parameters, by core's own rules. */
+    const problemsOf = (detail: App.AppDetail, inputs: Inputs) =>
+      Either.match(InputValidation.validateInputs(detail.parameters.map(toSpec), inputs), {
+        onRight: () => [],
+        onLeft: (e) => (e._tag === "InvalidInputs" ? e.problems : [{ parameter: "inputs", problem: "wrong_type" as const, expected: "an object" }])
+      })
+
+    const run: AppexecClientService["run"] = (appId, inputs, options = {}) =>
+      Effect.gen(function* () {
+        if (options.validate !== false) {
+          const detail = yield* apps.get(appId)
+          const problems = problemsOf(detail, inputs)
+          if (problems.length > 0) {
+            return yield* new InvalidInputsError({ appId, source: "local", problems, parameters: detail.parameters })
+          }
+        }
+        const started = yield* executions.start(appId, inputs, options.webhook === undefined ? {} : { webhook: options.webhook }).pipe(
+          Effect.catchIf(isInvalidInputs, (refused) =>
+            // The app's parameters may have changed since they were read (SPEC §9): read them again.
+            Effect.flatMap(apps.get(appId), (detail) => {
+              const local = problemsOf(detail, inputs)
+              const problems = local.length > 0 ? local : Option.getOrElse(decodeProblems(refused.details ?? []), () => [])
+              return Effect.fail(new InvalidInputsError({ appId, source: "server", problems, parameters: detail.parameters }))
+            })
+          )
+        )
+        return yield* executions.wait(started.executionId, options)
+      })
+
+    const keys = yield* WebhookKeys.make(mapErrors(api.webhooks.getSigningKey()), {
+      ...(config.webhookBrand === undefined ? {} : { brand: config.webhookBrand }),
+      ...(config.webhookToleranceSeconds === undefined ? {} : { toleranceSeconds: config.webhookToleranceSeconds })
+    })
+
+    return { apps, executions, run, webhooks: { keySet: keys.keySet, verify: keys.verify } }
+  })
+
+/** The client as a layer. */
+export const layer = (config: ClientConfig): Layer.Layer<AppexecClient> => Layer.effect(AppexecClient, make(config))

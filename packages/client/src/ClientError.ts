@@ -1,0 +1,100 @@
+/**
+ * The errors of the client. Each says what happened in words a consumer can act on, and carries
+ * the facts as fields: the HTTP status and error-body code of a refused request (SPEC §7,
+ * DESIGN §3), whether a failed request may have reached the server, which inputs are wrong and
+ * what would have been accepted, and why a wait ended early.
+ */
+import { App, ErrorBody, Errors, Execution } from "@appexec/core"
+import { Schema } from "effect"
+
+/** The codes of the error body, and `unexpected_response` for an answer that is not one. */
+export const ApiErrorCode = Schema.Union(ErrorBody.ErrorCode, Schema.Literal("unexpected_response"))
+export type ApiErrorCode = typeof ApiErrorCode.Type
+
+/**
+ * The server answered with an error status: `status`, the error-body `code`, its `message` and
+ * `details` (one entry per wrong input for `invalid_inputs`; the request id for a 500). The
+ * client has already retried what SPEC §7 allows before failing with it. `unexpected_response`
+ * marks an answer that is not appexec's (a proxy's error page, a body that does not decode);
+ * its `status` is 0 when it is not known.
+ */
+export class ApiError extends Schema.TaggedError<ApiError>()("ApiError", {
+  status: Schema.Number,
+  code: ApiErrorCode,
+  message: Schema.String,
+  details: Schema.optional(Schema.Array(Schema.Unknown))
+}) {
+  /** `404 not_found: App … does not exist.` */
+  override toString(): string {
+    return `${this.status} ${this.code}: ${this.message}`
+  }
+}
+
+/** Why a request got no answer. */
+export const NetworkFailure = Schema.Literal(
+  /** No answer within the request timeout. */
+  "timeout",
+  /** The connection was refused or the host is unknown: the request was never sent. */
+  "unreachable",
+  /** The connection broke, or the request could not be built; it may or may not have arrived. */
+  "network"
+)
+export type NetworkFailure = typeof NetworkFailure.Type
+
+/** A request got no HTTP answer. `sent` is false only when the request provably never left this process. */
+export class NetworkError extends Schema.TaggedError<NetworkError>()("NetworkError", {
+  reason: NetworkFailure,
+  method: Schema.String,
+  url: Schema.String,
+  sent: Schema.Boolean,
+  message: Schema.String
+}) {}
+
+/**
+ * The inputs do not fit the app's parameters. `source` says who found it: `local` (checked
+ * against the app detail before sending) or `server` (a 400 `invalid_inputs`, after which the
+ * client read the app detail again, SPEC §9). `parameters` are the app's current parameters:
+ * the names, types, labels and defaults to rebuild the inputs from.
+ */
+export class InvalidInputsError extends Schema.TaggedError<InvalidInputsError>()("InvalidInputsError", {
+  appId: Schema.String,
+  source: Schema.Literal("local", "server"),
+  problems: Schema.Array(ErrorBody.InputProblem),
+  parameters: Schema.Array(App.Parameter)
+}) {
+  override get message(): string {
+    const problems = this.problems
+    if (problems.length === 0) return `The inputs for app ${this.appId} were refused.`
+    return new Errors.InvalidInputs({ problems: [problems[0]!, ...problems.slice(1)] }).message
+  }
+}
+
+/** Why a wait ended before the execution did. */
+export const WaitFailure = Schema.Literal("timeout", "aborted")
+export type WaitFailure = typeof WaitFailure.Type
+
+/**
+ * `executions.wait` (or `run`) stopped before the execution reached `completed` or `failed`:
+ * its `timeout` passed or its `signal` was aborted. The execution itself goes on; poll it again
+ * with its `executionId` later.
+ */
+export class WaitError extends Schema.TaggedError<WaitError>()("WaitError", {
+  reason: WaitFailure,
+  executionId: Schema.String,
+  lastStatus: Schema.NullOr(Execution.ExecutionStatus)
+}) {
+  override get message(): string {
+    const seen = this.lastStatus === null ? "before its first status was read" : `while it was ${this.lastStatus}`
+    return this.reason === "timeout"
+      ? `Stopped waiting for execution ${this.executionId} ${seen}: the wait timed out. It goes on; poll it again later.`
+      : `Stopped waiting for execution ${this.executionId} ${seen}: the wait was aborted. It goes on; poll it again later.`
+  }
+}
+
+/** Every error a request of the client can end with. */
+export type RequestError = ApiError | NetworkError
+
+/** A webhook's signature verified, but its body is not the execution payload of SPEC §6.1. */
+export class WebhookPayloadError extends Schema.TaggedError<WebhookPayloadError>()("WebhookPayloadError", {
+  message: Schema.String
+}) {}

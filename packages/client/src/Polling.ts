@@ -1,0 +1,84 @@
+/**
+ * Waiting for an execution by polling (SPEC §4.5): read it, and until it is `completed` or
+ * `failed`, wait 3 to 5 seconds (jittered, so that many clients do not poll in step) and read it
+ * again. Only reads are sent: waiting never starts anything again. Time is read from `Clock`.
+ */
+import type { Execution } from "@appexec/core"
+import { Duration, Effect, Random, Ref } from "effect"
+import { WaitError } from "./ClientError.js"
+
+/** The polling interval: a fixed number of milliseconds, or a range each wait is drawn from. */
+export type Interval = number | { readonly minMs: number; readonly maxMs: number }
+
+/** SPEC §4.5's recommended interval: 3 to 5 seconds. */
+export const DEFAULT_INTERVAL: Interval = { minMs: 3_000, maxMs: 5_000 }
+
+/** Options of a wait. */
+export interface WaitOptions {
+  /** Time between two reads (default 3–5 s, jittered). */
+  readonly interval?: Interval
+  /** Give up after this many milliseconds with a `WaitError` (`timeout`); default: wait as long as it takes. */
+  readonly timeout?: number
+  /** Give up when this signal aborts, with a `WaitError` (`aborted`). */
+  readonly signal?: AbortSignal
+  /**
+   * Called with every execution read, the last one included: its status, and its outputs as far
+   * as they go. May return an Effect, which the wait runs before it goes on.
+   */
+  readonly onStatus?: (execution: Execution.Execution) => void | Effect.Effect<void>
+}
+
+/** True for `completed` and `failed`, after which an execution never changes (SPEC §3). */
+export const isTerminal = (status: Execution.ExecutionStatus): boolean => status === "completed" || status === "failed"
+
+/** The wait before the next read: `interval` itself, or a uniform draw from its range. */
+export const nextDelay = (interval: Interval = DEFAULT_INTERVAL): Effect.Effect<number> =>
+  typeof interval === "number"
+    ? Effect.succeed(Math.max(0, interval))
+    : Effect.map(Random.next, (r) => Math.round(interval.minMs + (interval.maxMs - interval.minMs) * r))
+
+const whenAborted = (signal: AbortSignal): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    if (signal.aborted) return resume(Effect.void)
+    const onAbort = () => resume(Effect.void)
+    signal.addEventListener("abort", onAbort, { once: true })
+    return Effect.sync(() => signal.removeEventListener("abort", onAbort))
+  })
+
+/**
+ * Polls `read` until the execution it returns is terminal, and returns that execution. A failed
+ * read (after the transport's own retries) ends the wait with its error.
+ */
+export const waitFor = <E>(
+  executionId: string,
+  read: Effect.Effect<Execution.Execution, E>,
+  options: WaitOptions = {}
+): Effect.Effect<Execution.Execution, E | WaitError> =>
+  Effect.gen(function* () {
+    const last = yield* Ref.make<Execution.ExecutionStatus | null>(null)
+    const stop = (reason: WaitError["reason"]) =>
+      Effect.flatMap(Ref.get(last), (lastStatus) => Effect.fail(new WaitError({ reason, executionId, lastStatus })))
+
+    const poll: Effect.Effect<Execution.Execution, E> = Effect.gen(function* () {
+      while (true) {
+        const execution = yield* read
+        yield* Ref.set(last, execution.status)
+        if (options.onStatus !== undefined) {
+          const onStatus = options.onStatus
+          const after = yield* Effect.sync(() => onStatus(execution))
+          if (Effect.isEffect(after)) yield* after
+        }
+        if (isTerminal(execution.status)) return execution
+        yield* Effect.sleep(Duration.millis(yield* nextDelay(options.interval)))
+      }
+    })
+
+    let waiting: Effect.Effect<Execution.Execution, E | WaitError> = poll
+    if (options.timeout !== undefined) {
+      waiting = Effect.raceFirst(waiting, Effect.zipRight(Effect.sleep(Duration.millis(options.timeout)), stop("timeout")))
+    }
+    if (options.signal !== undefined) {
+      waiting = Effect.raceFirst(waiting, Effect.zipRight(whenAborted(options.signal), stop("aborted")))
+    }
+    return yield* waiting
+  })

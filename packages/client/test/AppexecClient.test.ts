@@ -1,0 +1,131 @@
+import { Execution } from "@appexec/core"
+import { describe, expect, it } from "@effect/vitest"
+import { Either, Effect, Fiber, Option, Queue, TestClock } from "effect"
+import { AppexecClient, ClientConfig, Outputs } from "../src/index.js"
+import { instance, serve, type Served } from "./ServedInstance.js"
+
+/** A `fetch` that counts the requests it forwards, by `METHOD path`. */
+const countingFetch = () => {
+  const calls: Array<string> = []
+  const fetch: typeof globalThis.fetch = (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : input.toString())
+    calls.push(`${init?.method ?? "GET"} ${url.pathname}`)
+    return globalThis.fetch(input, init)
+  }
+  return { calls, fetch }
+}
+
+const clientOf = (served: Served, config: Partial<ClientConfig.ClientConfig> = {}) =>
+  AppexecClient.make({ baseUrl: served.baseUrl, apiKey: served.apiKey, ...config })
+
+/**
+ * Runs `run` to its end in virtual time: after every status read it moves the clock by the
+ * longest polling interval, so that the next read (and the app's own delay) come due.
+ */
+const driveToEnd = <A, E>(start: (onStatus: (e: Execution.Execution) => Effect.Effect<void>) => Effect.Effect<A, E>) =>
+  Effect.gen(function* () {
+    const statuses = yield* Queue.unbounded<Execution.Execution>()
+    const fiber = yield* Effect.fork(Effect.either(start((e) => Queue.offer(statuses, e))))
+    const seen: Array<Execution.ExecutionStatus> = []
+    while (true) {
+      const next = yield* Effect.raceFirst(Effect.asSome(Queue.take(statuses)), Effect.as(Fiber.await(fiber), Option.none()))
+      if (Option.isNone(next)) break
+      seen.push(next.value.status)
+      if (next.value.status === "completed" || next.value.status === "failed") break
+      yield* TestClock.adjust("5 seconds")
+    }
+    return { result: yield* Fiber.join(fiber), seen }
+  })
+
+describe("AppexecClient against a served instance", () => {
+  it.scoped("discovers, inspects, runs an app to completion and reads its text output", () =>
+    Effect.gen(function* () {
+      const served = yield* serve()
+      const client = yield* clientOf(served)
+
+      const apps = yield* client.apps.list({ search: "greet" })
+      expect(apps.map((a) => a.name)).toEqual(["Greeting"])
+      const detail = yield* client.apps.get(served.greetingAppId)
+      expect(detail.parameters.map((p) => p.name)).toEqual(["who", "tone"])
+      const graph = yield* client.apps.workflow(served.greetingAppId)
+      expect(graph.nodes.map((n) => n.id)).toContain("pause")
+
+      const { result: outcome, seen } = yield* driveToEnd((onStatus) => client.run(served.greetingAppId, { who: "Ada" }, { onStatus }))
+      const result = Either.getOrThrow(outcome)
+      expect(result.status).toBe("completed")
+      expect(seen.length).toBeGreaterThanOrEqual(3)
+      expect(seen.at(-1)).toBe("completed")
+      expect(Outputs.text(result, "Greeting")).toBe("Hello Ada, in a warm tone.")
+      expect(Outputs.text(result, "greeting")).toBe("Hello Ada, in a warm tone.")
+      expect(Outputs.mediaUrl(result, "Greeting")).toBeUndefined()
+    }).pipe(Effect.provide(instance))
+  )
+
+  it.scoped("waits with reads only: the start is sent exactly once", () =>
+    Effect.gen(function* () {
+      const served = yield* serve()
+      const { calls, fetch } = countingFetch()
+      const client = yield* clientOf(served, { fetch })
+      const started = yield* client.executions.start(served.greetingAppId, { who: "Bo" })
+      expect(started.status).toBe("queued")
+      expect(started.outputs.every((o) => o.value === null && o.status === "pending")).toBe(true)
+
+      const { result, seen } = yield* driveToEnd((onStatus) => client.executions.wait(started.executionId, { onStatus }))
+      expect(result._tag).toBe("Right")
+      expect(seen.at(-1)).toBe("completed")
+      expect(calls.filter((c) => c.startsWith("POST"))).toEqual([`POST /v1/apps/${served.greetingAppId}/executions`])
+      expect(calls.filter((c) => c === `GET /v1/executions/${started.executionId}`).length).toBe(seen.length)
+    }).pipe(Effect.provide(instance))
+  )
+
+  it.scoped("stops waiting at the timeout with the last status seen; the execution goes on", () =>
+    Effect.gen(function* () {
+      const served = yield* serve()
+      const client = yield* clientOf(served)
+      const started = yield* client.executions.start(served.greetingAppId, { who: "Cy" })
+      const { result } = yield* driveToEnd((onStatus) => client.executions.wait(started.executionId, { onStatus, timeout: 6_000 }))
+      expect(result._tag).toBe("Left")
+      if (result._tag === "Left") {
+        expect(result.left).toMatchObject({ _tag: "WaitError", reason: "timeout", executionId: started.executionId })
+        expect(result.left._tag === "WaitError" && result.left.lastStatus).toMatch(/queued|running/)
+      }
+      yield* TestClock.adjust("10 seconds")
+      expect((yield* client.executions.get(started.executionId)).status).toBe("completed")
+    }).pipe(Effect.provide(instance))
+  )
+
+  it.scoped("stops waiting when the signal aborts", () =>
+    Effect.gen(function* () {
+      const served = yield* serve()
+      const client = yield* clientOf(served)
+      const started = yield* client.executions.start(served.greetingAppId, { who: "Di" })
+      const controller = new AbortController()
+      const statuses = yield* Queue.unbounded<Execution.Execution>()
+      const fiber = yield* Effect.fork(
+        client.executions.wait(started.executionId, { signal: controller.signal, onStatus: (e) => Queue.offer(statuses, e) })
+      )
+      yield* Queue.take(statuses)
+      controller.abort()
+      const error = yield* Effect.flip(Fiber.join(fiber))
+      expect(error).toMatchObject({ _tag: "WaitError", reason: "aborted" })
+      expect(error.message).toContain("aborted")
+      // The execution itself goes on (and must end before the instance shuts down).
+      yield* TestClock.adjust("10 seconds")
+      expect((yield* client.executions.get(started.executionId)).status).toBe("completed")
+    }).pipe(Effect.provide(instance))
+  )
+
+  it.scoped("returns a failed execution with its error, reading the failed output without assuming an image", () =>
+    Effect.gen(function* () {
+      const served = yield* serve()
+      const client = yield* clientOf(served)
+      const { result: outcome } = yield* driveToEnd((onStatus) => client.run(served.parseAppId, { text: "not json" }, { onStatus }))
+      const result = Either.getOrThrow(outcome)
+      expect(result.status).toBe("failed")
+      const parsed = Outputs.read(result, "Parsed")
+      expect(parsed?.kind).toBe("failed")
+      if (parsed?.kind === "failed") expect(parsed.error).toContain("not valid JSON")
+      expect(Outputs.mediaUrl(result, "Parsed")).toBeUndefined()
+    }).pipe(Effect.provide(instance))
+  )
+})

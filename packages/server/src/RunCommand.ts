@@ -1,0 +1,151 @@
+/**
+ * `appexec run APP --input name=value … [--webhook URL] [--base-url URL] [--key KEY]`: runs an
+ * app on an appexec service through `@appexec/client`, as an API consumer would. It reads the
+ * app's parameters (APP is an app id or an exact app name), checks the inputs against them,
+ * starts one execution, shows a live status line on stderr while it polls, then prints every
+ * output on stdout (text values, media URLs). A failed execution exits non-zero with its error
+ * message; wrong inputs list the app's parameters.
+ */
+import type { App, Execution } from "@appexec/core"
+import { AppexecClient, ClientError, Outputs, type Polling } from "@appexec/client"
+import { Args, Command, Options } from "@effect/cli"
+import { Clock, Config, Console, Effect, Fiber, Option, Redacted, Ref, Schema } from "effect"
+
+/** The execution ended `failed`; the message is its `errorMessage`. */
+export class RunFailed extends Schema.TaggedError<RunFailed>()("RunFailed", {
+  executionId: Schema.String,
+  message: Schema.String
+}) {}
+
+/** An `--input` that is not `name=value`, or an APP that names no app (or several). */
+export class RunUsageError extends Schema.TaggedError<RunUsageError>()("RunUsageError", {
+  message: Schema.String
+}) {}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** Parses repeated `name=value` pairs; the value runs from the first `=` to the end (URLs keep their queries). */
+export const parseInputs = (pairs: ReadonlyArray<string>): Effect.Effect<Record<string, string>, RunUsageError> =>
+  Effect.gen(function* () {
+    const inputs: Record<string, string> = {}
+    for (const pair of pairs) {
+      const at = pair.indexOf("=")
+      if (at <= 0) return yield* new RunUsageError({ message: `--input '${pair}' is not name=value.` })
+      inputs[pair.slice(0, at)] = pair.slice(at + 1)
+    }
+    return inputs
+  })
+
+/** The app id of APP: itself when it is a UUID, else the one app with exactly that name (or, failing that, that name in any case). */
+const resolveApp = (client: AppexecClient.AppexecClientService, app: string) =>
+  Effect.gen(function* () {
+    if (UUID.test(app)) return app
+    const found = yield* client.apps.list({ search: app, limit: 100 })
+    const exact = found.filter((a) => a.name === app)
+    const loose = exact.length > 0 ? exact : found.filter((a) => a.name.toLowerCase() === app.toLowerCase())
+    if (loose.length === 1) return loose[0]!.appId
+    return yield* new RunUsageError({
+      message:
+        loose.length === 0
+          ? `No app is named '${app}'. \`appexec apps list\` (or GET /v1/apps) lists the apps.`
+          : `${loose.length} apps are named '${app}'; give its id instead: ${loose.map((a) => a.appId).join(", ")}.`
+    })
+  })
+
+/** One line per parameter: what `--input` expects. */
+export const describeParameters = (parameters: ReadonlyArray<App.Parameter>): ReadonlyArray<string> =>
+  parameters.map((p) => {
+    const kind = p.type === "options" ? `one of ${(p.options ?? []).join(", ")}` : p.type === "url" ? "a public http(s) URL" : "text"
+    const flags = [p.required ? "required" : "optional", ...(p.default === undefined ? [] : [`default ${p.default}`])]
+    return `  --input ${p.name}=…  ${kind} (${flags.join(", ")})`
+  })
+
+/** Whole seconds as `42s` or `3m07s`. */
+export const formatElapsed = (ms: number): string => {
+  const seconds = Math.max(0, Math.floor(ms / 1000))
+  return seconds < 60 ? `${seconds}s` : `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, "0")}s`
+}
+
+/** How the command shows progress. */
+export interface RunCommandOptions {
+  /** Polling interval (default the client's: 3–5 s). */
+  readonly interval?: Polling.Interval
+  /** Redraw one status line in place every second (default: when stderr is a terminal). */
+  readonly live?: boolean
+}
+
+/** The `run` command, to add to the `appexec` command's subcommands. */
+export const make = (options: RunCommandOptions = {}) =>
+  Command.make(
+    "run",
+    {
+      app: Args.text({ name: "APP" }).pipe(Args.withDescription("The app's id, or its exact name")),
+      input: Options.text("input").pipe(
+        Options.withAlias("i"),
+        Options.withDescription("An input as name=value (repeat for each parameter)"),
+        Options.repeated
+      ),
+      webhook: Options.text("webhook").pipe(
+        Options.withDescription("An http(s) URL that also receives the signed result"),
+        Options.optional
+      ),
+      baseUrl: Options.text("base-url").pipe(
+        Options.withDescription("Where the service answers, without /v1"),
+        Options.withFallbackConfig(Config.string("APPEXEC_BASE_URL")),
+        Options.withDefault("http://127.0.0.1:8080")
+      ),
+      key: Options.redacted("key").pipe(
+        Options.withDescription("A workspace API key (or APPEXEC_API_KEY)"),
+        Options.withFallbackConfig(Config.redacted("APPEXEC_API_KEY"))
+      )
+    },
+    ({ app, input, webhook, baseUrl, key }) =>
+      Effect.gen(function* () {
+        const inputs = yield* parseInputs(input)
+        const client = yield* AppexecClient.make({ baseUrl, apiKey: Redacted.value(key) })
+        const appId = yield* resolveApp(client, app)
+        const live = options.live ?? process.stderr.isTTY === true
+        const startedAt = yield* Clock.currentTimeMillis
+        const status = yield* Ref.make<Execution.ExecutionStatus | "starting">("starting")
+
+        const line = Effect.gen(function* () {
+          const elapsed = formatElapsed((yield* Clock.currentTimeMillis) - startedAt)
+          return `${yield* Ref.get(status)} · ${elapsed}`
+        })
+        const redraw = Effect.flatMap(line, (text) => Effect.sync(() => process.stderr.write(`\r\x1b[2K${text}`)))
+        const ticker = live ? yield* Effect.fork(Effect.forever(Effect.zipRight(redraw, Effect.sleep("1 second")))) : undefined
+
+        const onStatus = (execution: Execution.Execution) =>
+          Effect.gen(function* () {
+            const previous = yield* Ref.getAndSet(status, execution.status)
+            if (live) return yield* redraw
+            if (previous !== execution.status) yield* Console.error(yield* line)
+          })
+
+        const done = yield* client
+          .run(appId, inputs, {
+            onStatus,
+            ...(Option.isSome(webhook) ? { webhook: webhook.value } : {}),
+            ...(options.interval === undefined ? {} : { interval: options.interval })
+          })
+          .pipe(
+            Effect.ensuring(
+              ticker === undefined ? Effect.void : Effect.zipRight(Fiber.interrupt(ticker), Effect.sync(() => process.stderr.write("\n")))
+            ),
+            Effect.tapError((error) =>
+              error instanceof ClientError.InvalidInputsError
+                ? Console.error([`${error.message}`, `App ${appId} takes:`, ...describeParameters(error.parameters)].join("\n"))
+                : Effect.void
+            )
+          )
+
+        yield* Console.error(`${done.status} in ${formatElapsed((yield* Clock.currentTimeMillis) - startedAt)} (execution ${done.executionId})`)
+        for (const view of Outputs.all(done)) yield* Console.log(Outputs.describe(view))
+        if (done.status === "failed") {
+          return yield* new RunFailed({ executionId: done.executionId, message: done.errorMessage ?? "The execution failed." })
+        }
+      })
+  ).pipe(Command.withDescription("Run an app through the HTTP API and print its outputs"))
+
+/** `appexec run` with the defaults: poll every 3–5 s, a live status line on a terminal. */
+export const runCommand = make()
