@@ -5,7 +5,7 @@
  * Queries are built and compiled with kysely (the better-sqlite3 dialect's compiler) and run
  * synchronously on better-sqlite3 through a cache of prepared statements. Every operation —
  * a statement, or a whole `BEGIN IMMEDIATE … COMMIT` transaction — runs to its end in one
- * synchronous step under a semaphore, so no other fiber's statement can fall inside a
+ * synchronous step, so no other fiber's statement can fall inside a
  * transaction and no lock is held across an event-loop turn. Driver exceptions become
  * `StorageError` here; `SQLITE_BUSY` (another process holds the write lock for longer than the
  * busy timeout) is retried with backoff before it becomes one.
@@ -152,11 +152,10 @@ export const make = (options: Options) =>
       }
     }
 
-    const semaphore = yield* Effect.makeSemaphore(1)
+    // `f` is synchronous, so it runs to its end before any other fiber runs: no two operations
+    // can interleave on the connection and no semaphore is needed.
     const execute = <A>(operation: string, f: (connection: Connection) => A) => {
-      const once = semaphore.withPermits(1)(
-        Effect.try({ try: () => f(connection), catch: (cause) => new Errors.StorageError({ operation, cause }) })
-      )
+      const once = Effect.try({ try: () => f(connection), catch: (cause) => new Errors.StorageError({ operation, cause }) })
       // The retry schedule is set up only when the lock was busy: the common path stays cheap.
       return Effect.catchIf(once, isBusyError, () => Effect.retry(once, { schedule: busySchedule, while: isBusyError }))
     }

@@ -1,6 +1,7 @@
 /**
  * `ExecutionStore` on SQLite. A save is one `UPDATE` fenced by the lease token; a terminal save
- * clears the lease and inserts the webhook outbox entry in the same `BEGIN IMMEDIATE` transaction.
+ * clears the lease, and inserts the webhook outbox entry, when there is one, in the same
+ * `BEGIN IMMEDIATE` transaction.
  */
 import { Errors, ExecutionStore } from "@appexec/core"
 import { Effect, Layer } from "effect"
@@ -29,7 +30,9 @@ export const make = Effect.gen(function* () {
       Effect.gen(function* () {
         const terminal = record.status === "completed" || record.status === "failed"
         const { execution_id: _, ...columns } = toColumns(record)
-        const saved = yield* client.transaction("save execution", (c) => {
+        // Only a save that also writes an outbox entry needs a transaction; a lone UPDATE is atomic.
+        const write = terminal && outbox !== undefined ? client.transaction : client.execute
+        const saved = yield* write("save execution", (c) => {
           const changed = c.run(
             db
               .updateTable("executions")
