@@ -34,6 +34,11 @@ export interface AppexecOptions {
   readonly webhookPollIntervalMs: number
   /** Webhook deliveries one dispatcher sends at the same time. */
   readonly webhookConcurrency: number
+  /**
+   * How long a dispatcher's claim on a delivery outlasts the request's time limit. An attempt cut
+   * short by a crash is sent again once `webhookTimeoutMs + webhookClaimMarginMs` has passed.
+   */
+  readonly webhookClaimMarginMs: number
   /** How long a rotated-out signing key stays in the published key set. */
   readonly signingKeyGraceMs: number
   /** A signing key given by the operator (private JWK); when absent one is generated and stored. */
@@ -58,6 +63,7 @@ export const defaults: AppexecOptions = {
   webhookTimeoutMs: 10_000,
   webhookPollIntervalMs: 1_000,
   webhookConcurrency: 8,
+  webhookClaimMarginMs: 30_000,
   signingKeyGraceMs: 7 * 24 * 60 * 60_000,
   allowPrivateNetworks: false
 }

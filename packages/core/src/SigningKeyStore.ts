@@ -4,7 +4,10 @@
 import { Context, type Effect, Schema } from "effect"
 import type { StorageError } from "./Errors.js"
 
-/** A signing key. The newest unretired key signs; retired keys stay published until `retiredAt` + grace. */
+/**
+ * A signing key. The newest unretired key signs; a retired key stays published until
+ * `publishedUntil`, or when that is absent until `retiredAt` + the publisher's grace period.
+ */
 export const SigningKeyRecord = Schema.Struct({
   /** RFC 7638 thumbprint of the public key. */
   kid: Schema.String,
@@ -13,7 +16,9 @@ export const SigningKeyRecord = Schema.Struct({
   /** Hex Ed25519 public key (32 bytes). */
   publicKey: Schema.String,
   createdAt: Schema.Number,
-  retiredAt: Schema.NullOr(Schema.Number)
+  retiredAt: Schema.NullOr(Schema.Number),
+  /** When a retired key leaves the published key set, fixed by the rotation that retired it. */
+  publishedUntil: Schema.optional(Schema.Number)
 })
 export type SigningKeyRecord = typeof SigningKeyRecord.Type
 
@@ -25,7 +30,7 @@ export class SigningKeyStore extends Context.Tag("@appexec/core/SigningKeyStore"
     readonly list: Effect.Effect<ReadonlyArray<SigningKeyRecord>, StorageError>
     /** Inserts a key unless one with its `kid` exists. */
     readonly insert: (key: SigningKeyRecord) => Effect.Effect<void, StorageError>
-    /** Marks every unretired key other than `keep` as retired at `at`. */
-    readonly retireAllBut: (keep: string, at: number) => Effect.Effect<void, StorageError>
+    /** Marks every unretired key other than `keep` as retired at `at`, published until `publishedUntil` when given. */
+    readonly retireAllBut: (keep: string, at: number, publishedUntil?: number) => Effect.Effect<void, StorageError>
   }
 >() {}

@@ -3,7 +3,8 @@
  * Ed25519 key (randomness from `IdGenerator`) and stores it, or imports the key the operator
  * configured as a private JWK (once: a later rotation is not undone by the next restart).
  * Rotation stores a new key and retires the others; a retired key stays in the published key set
- * for `signingKeyGraceMs`. Every operation reads the store, so a rotation made by another process
+ * for the `signingKeyGraceMs` of the process that rotated (stored with the key, so the rotating
+ * command's grace period holds for the server that publishes). Every operation reads the store, so a rotation made by another process
  * (the `appexec signing-key rotate` command) takes effect at once.
  */
 import { Clock, Effect, Either, Layer } from "effect"
@@ -23,11 +24,14 @@ export const currentOf = (keys: ReadonlyArray<SigningKeyRecord>): SigningKeyReco
     undefined
   )
 
-/** The published keys at `now`: the current key first, then keys retired less than `graceMs` ago, newest first. */
+/**
+ * The published keys at `now`: the current key first, then retired keys still within their grace
+ * period (until `publishedUntil`, else `graceMs` after `retiredAt`), newest first.
+ */
 export const publishedAt = (keys: ReadonlyArray<SigningKeyRecord>, now: number, graceMs: number): JwkSet => {
   const current = currentOf(keys)
   const others = keys
-    .filter((k) => k !== current && (k.retiredAt === null || k.retiredAt + graceMs > now))
+    .filter((k) => k !== current && (k.retiredAt === null || (k.publishedUntil ?? k.retiredAt + graceMs) > now))
     .sort((a, b) => b.createdAt - a.createdAt)
   return { keys: [...(current === undefined ? [] : [current]), ...others].map((k) => publicJwk(k.publicKey)) }
 }
@@ -71,7 +75,7 @@ export const make = Effect.gen(function* () {
         if ((yield* store.list).some((k) => k.kid === kid)) return
         const at = yield* Clock.currentTimeMillis
         yield* store.insert({ kid, secretKey, publicKey, createdAt: at, retiredAt: null })
-        yield* store.retireAllBut(kid, at)
+        yield* store.retireAllBut(kid, at, at + config.signingKeyGraceMs)
         yield* Effect.logInfo(`configured signing key ${kid} imported`)
       })
     )
@@ -102,7 +106,7 @@ export const make = Effect.gen(function* () {
       Effect.gen(function* () {
         const key = yield* generate
         yield* store.insert(key)
-        yield* store.retireAllBut(key.kid, key.createdAt)
+        yield* store.retireAllBut(key.kid, key.createdAt, key.createdAt + config.signingKeyGraceMs)
         yield* Effect.logInfo(`signing key rotated: ${key.kid} signs from now on`)
         return publicJwk(key.publicKey) satisfies Jwk
       })

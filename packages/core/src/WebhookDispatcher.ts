@@ -5,10 +5,11 @@
  * retried after each of `webhookRetryDelaysMs` in turn. A refused address or an invalid URL is not
  * retried. Every attempt is recorded. Claims on due entries are leased in the outbox, so two
  * dispatchers never send the same attempt, and an attempt cut short by a crash is sent again once
- * its lease runs out. The loop wakes when an execution of this process ends with a webhook and
+ * its lease (`webhookTimeoutMs + webhookClaimMarginMs`) runs out. Up to `webhookConcurrency`
+ * deliveries are under way at once, each in its own slot. The loop wakes when an execution of this process ends with a webhook and
  * polls for the rest (entries written by other processes, retries coming due).
  */
-import { Clock, Duration, Effect, Layer, Option, Queue, Schema, Stream } from "effect"
+import { Clock, Duration, Effect, FiberSet, Layer, Option, Queue, Schema, Stream } from "effect"
 import { AppexecConfig, type AppexecOptions } from "./AppexecConfig.js"
 import { Envelope } from "./Envelope.js"
 import { Execution, toExecution } from "./Execution.js"
@@ -26,9 +27,6 @@ export const WebhookBody = Envelope(Execution)
 
 /** Entries taken from the outbox per pass. */
 const BATCH = 32
-
-/** How long a claim lasts beyond the request's own time limit before another dispatcher may retry it. */
-const CLAIM_MARGIN_MS = 30_000
 
 const encoder = new TextEncoder()
 const encodeBody = Schema.encode(Schema.parseJson(WebhookBody))
@@ -66,7 +64,10 @@ export const nextStep = (
   return !outcome.retry || delay === undefined ? { final: "failed" } : { retryAt: at + delay }
 }
 
-/** Builds the dispatcher: `deliver` sends one claimed entry, `dispatchDue` one pass over due entries. */
+/**
+ * Builds the dispatcher: `claim` takes due entries, `deliver` sends one claimed entry,
+ * `dispatchDue` claims the due entries and waits for their delivery (one pass, for tests and benchmarks).
+ */
 export const make = Effect.gen(function* () {
   const config: AppexecOptions = yield* AppexecConfig
   const outbox = yield* WebhookOutbox
@@ -138,24 +139,34 @@ export const make = Effect.gen(function* () {
       Effect.annotateLogs({ executionId: entry.executionId, deliveryId: entry.deliveryId })
     )
 
+  /** Claims up to `limit` due entries; none when the claim fails (it is logged and tried again later). */
+  const claim = (limit: number) =>
+    outbox
+      .claimDue(limit, config.webhookTimeoutMs + config.webhookClaimMarginMs)
+      .pipe(
+        Effect.catchTag("StorageError", (error) =>
+          Effect.logError("webhook claim failed", error).pipe(Effect.as([] as ReadonlyArray<OutboxEntry>))
+        )
+      )
+
   /** Claims the due entries and delivers them; returns how many were claimed. */
   const dispatchDue = Effect.gen(function* () {
-    const due = yield* outbox.claimDue(BATCH, config.webhookTimeoutMs + CLAIM_MARGIN_MS)
+    const due = yield* claim(BATCH)
     yield* Effect.forEach(due, deliver, { concurrency: config.webhookConcurrency, discard: true })
     return due.length
-  }).pipe(
-    Effect.catchTag("StorageError", (error) => Effect.logError("webhook claim failed", error).pipe(Effect.as(0)))
-  )
+  })
 
-  return { deliver, dispatchDue } as const
+  return { claim, deliver, dispatchDue } as const
 })
 
 /** The dispatcher loop as a scoped effect: it runs until the scope closes. */
 export const run = Effect.gen(function* () {
   const config = yield* AppexecConfig
   const events = yield* ExecutionEvents
-  const { dispatchDue } = yield* make
+  const { claim, deliver } = yield* make
   const wake = yield* Queue.sliding<void>(1)
+  const slots = yield* Effect.makeSemaphore(config.webhookConcurrency)
+  const running = yield* FiberSet.make()
 
   const subscription = yield* events.subscribe
   yield* Stream.fromQueue(subscription).pipe(
@@ -165,7 +176,16 @@ export const run = Effect.gen(function* () {
   )
 
   const idle = Effect.raceFirst(Queue.take(wake), Effect.sleep(Duration.millis(config.webhookPollIntervalMs)))
-  const step = Effect.flatMap(dispatchDue, (claimed) => (claimed === BATCH ? Effect.void : idle))
+  // Each pass claims as many entries as there are free slots, and each delivery frees its own slot
+  // when it ends: a receiver that takes its whole time limit holds one slot, not the others.
+  const step = Effect.gen(function* () {
+    const more = Math.min(yield* slots.take(1), BATCH - 1)
+    if (more > 0) yield* slots.take(more)
+    const due = yield* claim(1 + more)
+    yield* slots.release(1 + more - due.length)
+    for (const entry of due) yield* FiberSet.run(running, deliver(entry).pipe(Effect.ensuring(slots.release(1))))
+    if (due.length < 1 + more) yield* idle
+  })
   yield* Effect.forkScoped(Effect.forever(step))
   yield* Effect.logDebug("webhook dispatcher started")
 })

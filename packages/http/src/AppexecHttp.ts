@@ -3,13 +3,16 @@
  * a request id (`X-Request-Id`), the rate limit on `/v1` with its headers, the error body for
  * paths and methods outside the API (404/405), 500 `internal_error` for a defect (logged with the
  * request id), `WWW-Authenticate: Bearer` on 401, one log line per request, and mounting under a
- * base path. It serves any platform server (`NodeListener`, `WebHandler`, `HttpServer.serve`).
+ * base path. Beside `/v1` it answers the signed media URLs of executions at `<base path>/media/…`
+ * (see `MediaRoute`), without authentication or rate limit. It serves any platform server
+ * (`NodeListener`, `WebHandler`, `HttpServer.serve`).
  */
 import { RateLimiter, RateLimitStore, type Appexec, type SigningKeys } from "@appexec/core"
 import { HttpApi, HttpApiBuilder, type HttpApp, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Clock, Effect, Layer, Option, type Scope } from "effect"
 import { AppexecApi } from "./Api.js"
 import * as Handlers from "./Handlers.js"
+import * as MediaRoute from "./MediaRoute.js"
 import * as RateLimit from "./RateLimit.js"
 
 /** How the HTTP app behaves. Every field has a default. */
@@ -20,6 +23,12 @@ export interface Options extends Handlers.HandlerOptions {
   readonly rateLimit?: RateLimit.RateLimitOptions
   /** Log one line per request (default true). */
   readonly logRequests?: boolean
+  /**
+   * Answer signed media URLs at `<basePath>/media/…` (default true). Takes effect when the
+   * context holds `MediaUrls` and a `BlobStore`, as it does wherever the built-in nodes run;
+   * their base URL must include the mount path. Set false when the host serves media itself.
+   */
+  readonly media?: boolean
 }
 
 /** What the app needs: the facade, the signing keys and the rate-limit counters. */
@@ -79,6 +88,8 @@ export const make = (
     const basePath = normalizeBasePath(options.basePath)
     const logRequests = options.logRequests ?? true
     const routes = routesOf()
+    const media = options.media === false ? Option.none() : yield* MediaRoute.make
+    if (Option.isSome(media)) yield* MediaRoute.checkBasePath(basePath)
 
     /** 405 when the path is an endpoint's with another method, else 404. */
     const unmatched = (method: string, path: string) => {
@@ -120,6 +131,8 @@ export const make = (
       let response: HttpServerResponse.HttpServerResponse
       if (!mounted) {
         response = json(404, "not_found", `No endpoint ${original.method} ${fullPath}.`)
+      } else if (Option.isSome(media) && MediaRoute.isMediaPath(path)) {
+        response = yield* media.value({ method: original.method, url: request.url, headers: original.headers, requestId })
       } else if (!isV1) {
         response = unmatched(original.method, path)
       } else {

@@ -1,56 +1,69 @@
 /**
- * Filesystem `BlobStore`: the default under the server's `--data` directory. A blob is two
- * files named by the SHA-256 of its key (so no key can reach outside the directory): the bytes,
- * and a small JSON record with the key and content type. Both are written to a temporary file
- * and renamed, bytes first, so a reader never sees a half-written blob.
+ * Filesystem `BlobStore`: the default under the server's `--data` directory.
+ *
+ * The blob under key `executions/<id>/poster.png` is the file `<directory>/executions/<id>/poster.png`,
+ * so the directory can be published as it is — by a static file server or by syncing it to a
+ * bucket — for a public media base URL (`--media-base-url`). Its content type is kept beside it,
+ * in `<directory>/.meta/<key>.json`. Keys must be blob keys (`MediaUrls.isBlobKey`: segments of
+ * letters, digits, `.`, `_` and `-`, each starting with a letter or digit), so no key reaches
+ * outside the directory or into `.meta`. Files are written to a temporary name and renamed,
+ * bytes first, so a reader never sees a half-written blob.
  */
-import { BlobStore, Errors } from "@appexec/core"
-import { createHash, randomBytes } from "node:crypto"
+import { BlobStore, Errors, MediaUrls } from "@appexec/core"
+import { randomBytes } from "node:crypto"
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { Effect, Layer, Option, Schema } from "effect"
 
-const Meta = Schema.parseJson(Schema.Struct({ key: Schema.String, contentType: Schema.String, size: Schema.Number }))
+const Meta = Schema.parseJson(Schema.Struct({ contentType: Schema.String, size: Schema.Number }))
+const decodeMeta = Schema.decodeUnknown(Meta)
 
 const isMissing = (error: unknown) =>
-  typeof error === "object" && error !== null && "code" in error && (error as { readonly code: unknown }).code === "ENOENT"
+  typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT"
 
 const atomicWrite = async (path: string, data: Uint8Array | string) => {
+  await mkdir(dirname(path), { recursive: true })
   const temp = `${path}.${randomBytes(6).toString("hex")}.tmp`
   await writeFile(temp, data)
   await rename(temp, path)
 }
 
-/** A blob store in `directory` (created when missing). */
+const readIfPresent = <A>(path: string, read: (path: string) => Promise<A>) =>
+  read(path).catch((error: unknown) => (isMissing(error) ? undefined : Promise.reject(error)))
+
+/** A blob store in `directory` (directories are created as needed). */
 export const make = (directory: string): BlobStore.BlobStore["Type"] => {
-  const pathsOf = (key: string) => {
-    const hash = createHash("sha256").update(key).digest("hex")
-    const dir = join(directory, hash.slice(0, 2))
-    return { dir, data: join(dir, `${hash}.bin`), meta: join(dir, `${hash}.json`) }
-  }
+  const pathsOf = (key: string) =>
+    MediaUrls.isBlobKey(key)
+      ? Effect.succeed({ data: join(directory, key), meta: join(directory, ".meta", `${key}.json`) })
+      : Effect.fail(new Errors.StorageError({ operation: "BlobStore", cause: `not a blob key: '${key.slice(0, 80)}'` }))
   return {
     put: (key, blob) =>
-      Effect.tryPromise({
-        try: async () => {
-          const paths = pathsOf(key)
-          await mkdir(paths.dir, { recursive: true })
-          await atomicWrite(paths.data, blob.bytes)
-          await atomicWrite(paths.meta, JSON.stringify({ key, contentType: blob.contentType, size: blob.bytes.length }))
-        },
-        catch: (cause) => new Errors.StorageError({ operation: "BlobStore.put", cause })
-      }),
+      Effect.flatMap(pathsOf(key), (paths) =>
+        Effect.tryPromise({
+          try: async () => {
+            await atomicWrite(paths.data, blob.bytes)
+            await atomicWrite(paths.meta, JSON.stringify({ contentType: blob.contentType, size: blob.bytes.length }))
+          },
+          catch: (cause) => new Errors.StorageError({ operation: "BlobStore.put", cause })
+        })
+      ),
     get: (key) =>
-      Effect.tryPromise({
-        try: async () => {
-          const paths = pathsOf(key)
-          const meta = await readFile(paths.meta, "utf8").catch((error: unknown) => (isMissing(error) ? undefined : Promise.reject(error)))
-          if (meta === undefined) return Option.none<BlobStore.Blob>()
-          const record = Schema.decodeUnknownSync(Meta)(meta)
-          if (record.key !== key) return Option.none<BlobStore.Blob>()
-          const bytes = await readFile(paths.data)
-          return Option.some<BlobStore.Blob>({ contentType: record.contentType, bytes: new Uint8Array(bytes) })
-        },
-        catch: (cause) => new Errors.StorageError({ operation: "BlobStore.get", cause })
+      Effect.gen(function* () {
+        const paths = yield* pathsOf(key)
+        const read = yield* Effect.tryPromise({
+          try: async () => {
+            const meta = await readIfPresent(paths.meta, (p) => readFile(p, "utf8"))
+            const bytes = meta === undefined ? undefined : await readIfPresent(paths.data, (p) => readFile(p))
+            return meta === undefined || bytes === undefined ? undefined : { meta, bytes }
+          },
+          catch: (cause) => new Errors.StorageError({ operation: "BlobStore.get", cause })
+        })
+        if (read === undefined) return Option.none()
+        const meta = yield* decodeMeta(read.meta).pipe(
+          Effect.mapError((cause) => new Errors.StorageError({ operation: "BlobStore.get", cause }))
+        )
+        return Option.some({ contentType: meta.contentType, bytes: new Uint8Array(read.bytes) })
       })
   }
 }

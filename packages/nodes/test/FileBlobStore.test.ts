@@ -1,10 +1,13 @@
 import { BlobStore } from "@appexec/core"
 import { FileBlobStore } from "@appexec/nodes"
-import { mkdtemp, readdir, rm } from "node:fs/promises"
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
+import { MemoryStorage } from "@appexec/testing"
+import { BlobStoreContract } from "@appexec/testing/contracts"
+import { mkdtempSync } from "node:fs"
 
 const tempDir = Effect.acquireRelease(
   Effect.promise(() => mkdtemp(join(tmpdir(), "appexec-blobs-"))),
@@ -27,18 +30,31 @@ describe("FileBlobStore", () => {
       expect(yield* store.get("executions/a/y.png")).toEqual(Option.none())
     }))
 
-  it.scoped("names files by a hash of the key, so no key reaches outside the directory, and leaves no temporary files", () =>
+  it.scoped("lays blobs out by key, so the directory can be published as it is, and leaves no temporary files", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir
       const store = yield* Effect.provide(BlobStore.BlobStore, FileBlobStore.layer(join(dir, "blobs")))
-      yield* store.put("../../escape", { contentType: "text/plain", bytes: new Uint8Array([1]) })
-      expect(yield* Effect.promise(() => readdir(dir))).toEqual(["blobs"])
-      const shards = yield* Effect.promise(() => readdir(join(dir, "blobs")))
-      expect(shards).toHaveLength(1)
-      const files = yield* Effect.promise(() => readdir(join(dir, "blobs", shards[0]!)))
-      expect(files.sort()).toEqual([expect.stringMatching(/^[0-9a-f]{64}\.bin$/), expect.stringMatching(/^[0-9a-f]{64}\.json$/)])
-      expect(Option.isSome(yield* store.get("../../escape"))).toBe(true)
+      yield* store.put("executions/e1/poster.png", { contentType: "image/png", bytes: new Uint8Array([1, 2]) })
+      expect(new Uint8Array(yield* Effect.promise(() => readFile(join(dir, "blobs", "executions", "e1", "poster.png"))))).toEqual(
+        new Uint8Array([1, 2])
+      )
+      expect(yield* Effect.promise(() => readdir(join(dir, "blobs", "executions", "e1")))).toEqual(["poster.png"])
+      const meta = JSON.parse(yield* Effect.promise(() => readFile(join(dir, "blobs", ".meta", "executions", "e1", "poster.png.json"), "utf8")))
+      expect(meta).toEqual({ contentType: "image/png", size: 2 })
     }))
+
+  it.scoped.each(["../../escape", "/etc/passwd", ".meta/x", "a//b", "a/../b", ""])(
+    "refuses the key %j, which could reach outside the directory, writing nothing",
+    (key) =>
+      Effect.gen(function* () {
+        const dir = yield* tempDir
+        const store = FileBlobStore.make(join(dir, "blobs"))
+        const error = yield* store.put(key, { contentType: "text/plain", bytes: new Uint8Array([1]) }).pipe(Effect.flip)
+        expect(error._tag).toBe("StorageError")
+        expect((yield* store.get(key).pipe(Effect.flip))._tag).toBe("StorageError")
+        expect(yield* Effect.promise(() => readdir(dir))).toEqual([])
+      })
+  )
 
   it.scoped("a storage failure is a StorageError", () =>
     Effect.gen(function* () {
@@ -48,4 +64,9 @@ describe("FileBlobStore", () => {
       const error = yield* store.put("k", { contentType: "a/b", bytes: new Uint8Array() }).pipe(Effect.flip)
       expect(error._tag).toBe("StorageError")
     }))
+})
+
+BlobStoreContract.suite("file system", () => {
+  const dir = mkdtempSync(join(tmpdir(), "appexec-blobs-contract-"))
+  return Layer.merge(MemoryStorage.layer, FileBlobStore.layer(join(dir, "blobs")))
 })

@@ -3,24 +3,25 @@
  * `APPEXEC_*` environment variable. Admin commands print only their result on stdout (logs go to
  * stderr) and run against the same SQLite database as `serve`, also while it runs.
  */
-import { Appexec, type Ids } from "@appexec/core"
+import { Appexec, type Ids, SigningKeyJwk, SigningKeysLive } from "@appexec/core"
 import { Args, Command, HelpDoc, Options, ValidationError } from "@effect/cli"
-import { Config, Console, Effect, Option } from "effect"
+import { Config, Console, Effect, Either, Option, Schema } from "effect"
 import { readFile } from "node:fs/promises"
 import { resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Instance from "./Instance.js"
+import { runCommand } from "./RunCommand.js"
 import { serve } from "./Serve.js"
 
 /** The example apps of this repository, imported on the first start when `--apps` is not given. */
 export const defaultAppsDir = fileURLToPath(new URL("../../../examples/apps", import.meta.url))
 
-/** Parses `5s,30s,2m` (units ms, s, m, h) into milliseconds. */
+/** Parses `5s,30s,2m` (units ms, s, m, h, d) into milliseconds. */
 export const parseDelays = (text: string): Option.Option<ReadonlyArray<number>> => {
-  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
   const parts = text.split(",").map((p) => p.trim()).filter((p) => p !== "")
   const delays = parts.map((p) => {
-    const match = /^(\d+)(ms|s|m|h)$/.exec(p)
+    const match = /^(\d+)(ms|s|m|h|d)$/.exec(p)
     return match === null ? Number.NaN : Number(match[1]) * units[match[2]!]!
   })
   return delays.every(Number.isFinite) ? Option.some(delays) : Option.none()
@@ -81,13 +82,67 @@ const webhookRetryDelays = Options.text("webhook-retry-delays").pipe(
   )
 )
 
+const mediaBaseUrl = Options.text("media-base-url").pipe(
+  Options.withDescription(
+    "Public base URL of produced media (CDN, object storage): media URLs become <URL>/<key> and serve answers none"
+  ),
+  Options.withFallbackConfig(Config.string("APPEXEC_MEDIA_BASE_URL")),
+  Options.optional,
+  Options.mapEffect((url) =>
+    Option.isSome(url) && !/^https?:\/\/[^/]/.test(url.value)
+      ? Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--media-base-url: '${url.value}' is not an http(s) URL`)))
+      : Effect.succeed(url)
+  )
+)
+
+/** `--grace` of `signing-key rotate` (and `--signing-key-grace` of `serve`): one duration such as `7d` or `12h`. */
+const signingKeyGrace = (name: string) =>
+  Options.text(name).pipe(
+    Options.withDescription("How long a rotated-out signing key stays in the published key set, e.g. 7d, 12h"),
+    Options.withFallbackConfig(Config.string("APPEXEC_SIGNING_KEY_GRACE")),
+    Options.withDefault("7d"),
+    Options.mapEffect((text) => {
+      const parsed = parseDelays(text)
+      return Option.isSome(parsed) && parsed.value.length === 1
+        ? Effect.succeed(parsed.value[0]!)
+        : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name}: '${text}' is not a duration like 7d or 12h`)))
+    })
+  )
+
+const signingKeyJwk = Options.text("signing-key-jwk").pipe(
+  Options.withDescription("The webhook signing key as a private Ed25519 JWK (JSON with kty, crv, d); generated when absent"),
+  Options.withFallbackConfig(Config.string("APPEXEC_SIGNING_KEY_JWK")),
+  Options.optional,
+  Options.mapEffect((text) => {
+    if (Option.isNone(text)) return Effect.succeed(Option.none())
+    const invalid = (why: string) =>
+      Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--signing-key-jwk: not a private Ed25519 JWK (${why})`)))
+    const jwk = Schema.decodeUnknownEither(Schema.parseJson(SigningKeyJwk.PrivateJwk))(text.value)
+    if (Either.isLeft(jwk)) return invalid("expected JSON with kty OKP, crv Ed25519 and d")
+    const usable = SigningKeyJwk.fromPrivateJwk(jwk.right)
+    return Either.isLeft(usable) ? invalid(usable.left) : Effect.succeed(Option.some(jwk.right))
+  })
+)
+
 /** Runs an admin action on the instance of `dataDir`, without a worker. */
 const admin = <A, E>(dataDir: string, action: Effect.Effect<A, E, Appexec.Appexec>) =>
   action.pipe(Effect.provide(Instance.layer({ dataDir, background: false })))
 
 const serveCommand = Command.make(
   "serve",
-  { port, host, data, apps, allowPrivateNetworks, rateLimit, trustProxy, webhookRetryDelays },
+  {
+    port,
+    host,
+    data,
+    apps,
+    allowPrivateNetworks,
+    rateLimit,
+    trustProxy,
+    webhookRetryDelays,
+    mediaBaseUrl,
+    signingKeyGrace: signingKeyGrace("signing-key-grace"),
+    signingKeyJwk
+  },
   (o) =>
     serve({
       port: o.port,
@@ -97,7 +152,10 @@ const serveCommand = Command.make(
       allowPrivateNetworks: o.allowPrivateNetworks,
       rateLimit: o.rateLimit,
       trustProxy: o.trustProxy,
-      webhookRetryDelaysMs: o.webhookRetryDelays
+      webhookRetryDelaysMs: o.webhookRetryDelays,
+      mediaBaseUrl: Option.getOrUndefined(o.mediaBaseUrl),
+      signingKeyGraceMs: o.signingKeyGrace,
+      signingKeyJwk: Option.getOrUndefined(o.signingKeyJwk)
     })
 ).pipe(Command.withDescription("Run the appexec service on SQLite"))
 
@@ -175,6 +233,20 @@ const appsList = Command.make("list", { data }, ({ data }) =>
   )
 ).pipe(Command.withDescription("List every app: id, owner, name"))
 
+const signingKeyRotate = Command.make(
+  "rotate",
+  { data, grace: signingKeyGrace("grace") },
+  ({ data, grace }) =>
+    SigningKeysLive.rotate.pipe(
+      Effect.flatMap((jwk) => Console.log(jwk.kid)),
+      Effect.provide(Instance.layer({ dataDir: data, background: false, config: { signingKeyGraceMs: grace } }))
+    )
+).pipe(
+  Command.withDescription(
+    "Sign webhooks with a new key from now on; the previous key stays published for the grace period. Prints the new kid"
+  )
+)
+
 /** The whole command tree. */
 export const command = Command.make("appexec").pipe(
   Command.withDescription("appexec: asynchronous app execution service"),
@@ -182,7 +254,9 @@ export const command = Command.make("appexec").pipe(
     serveCommand,
     Command.make("workspaces").pipe(Command.withSubcommands([workspacesCreate])),
     Command.make("keys").pipe(Command.withSubcommands([keysCreate, keysRevoke])),
-    Command.make("apps").pipe(Command.withSubcommands([appsImport, appsList]))
+    Command.make("apps").pipe(Command.withSubcommands([appsImport, appsList])),
+    Command.make("signing-key").pipe(Command.withSubcommands([signingKeyRotate])),
+    runCommand
   ])
 )
 

@@ -1,15 +1,19 @@
 /**
  * The appexec instance of the standalone server: core and built-in nodes, SQLite under the data directory,
- * random ids. `serve` runs a worker and a webhook dispatcher; the admin commands run neither.
+ * produced media in the filesystem blob store under `<data>/media`, random ids. `serve` runs a
+ * worker and a webhook dispatcher; the admin commands run neither.
  */
 import { AppexecLayer, IdGenerator, MediaUrls } from "@appexec/core"
-import { BuiltinNodes, builtinNodes } from "@appexec/nodes"
+import { BuiltinNodes, builtinNodes, FileBlobStore } from "@appexec/nodes"
 import { SqliteStorage } from "@appexec/sqlite"
 import { Layer } from "effect"
 import { join } from "node:path"
 
 /** The database file under a data directory. */
 export const databaseFile = (dataDir: string) => join(dataDir, "appexec.db")
+
+/** The directory of produced media (the filesystem blob store) under a data directory. */
+export const mediaDirectory = (dataDir: string) => join(dataDir, "media")
 
 /** How to build the instance. */
 export interface InstanceOptions {
@@ -35,6 +39,9 @@ export const layer = (options: InstanceOptions) =>
         mediaUrls: options.mediaUrls ?? MediaUrls.layer({ mode: "public", baseUrl: "http://localhost" })
       })
     ),
-    Layer.provideMerge(SqliteStorage.layer({ filename: databaseFile(options.dataDir) })),
+    // The filesystem blob store replaces the SQLite one: media stay out of the database.
+    Layer.provideMerge(
+      Layer.merge(SqliteStorage.layer({ filename: databaseFile(options.dataDir) }), FileBlobStore.layer(mediaDirectory(options.dataDir)))
+    ),
     Layer.provide(IdGenerator.IdGenerator.random)
   )

@@ -1,10 +1,10 @@
 /**
- * Media produced by executions, served by the standalone server itself at signed, expiring
- * paths outside `/v1` (`/media/…`, DESIGN §5). The HMAC secret lives in the data directory.
+ * The media settings of the standalone server (DESIGN §5): signed, expiring URLs under the
+ * server's own base URL, served by the HTTP app at `/media/…` (`@appexec/http` `MediaRoute`),
+ * with the HMAC secret in the data directory; or an operator's public base URL.
  */
-import { BlobStore, MediaUrls } from "@appexec/core"
-import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Redacted } from "effect"
+import { MediaUrls } from "@appexec/core"
+import { type Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -16,18 +16,16 @@ export const secretOf = (dataDir: string): Redacted.Redacted<Uint8Array> => {
   return Redacted.make(new Uint8Array(readFileSync(file)))
 }
 
-/** Whether a request path is a media path. */
-export const isMediaPath = (url: string) => url.startsWith(MediaUrls.MEDIA_PATH)
-
-/** Answers media paths from the blob store. */
-export const app = (baseUrl: string): HttpApp.Default<never, MediaUrls.MediaUrls | BlobStore.BlobStore> =>
-  Effect.gen(function* () {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const headers: Record<string, string> = {}
-    for (const [k, v] of Object.entries(request.headers)) if (typeof v === "string") headers[k] = v
-    const answer = yield* MediaUrls.serve({ method: request.method, url: `${baseUrl}${request.url}`, headers })
-    return HttpServerResponse.uint8Array(answer.body ?? new Uint8Array(0), {
-      status: answer.status,
-      headers: answer.headers
-    })
-  })
+/**
+ * The media URLs of `serve`: under `publicBaseUrl` when the operator gives one (a CDN or
+ * object storage that publishes the blobs; the server serves none), else signed on `baseUrl`
+ * with the secret of `dataDir`.
+ */
+export const urlsLayer = (options: {
+  readonly baseUrl: string
+  readonly dataDir: string
+  readonly publicBaseUrl?: string | undefined
+}): Layer.Layer<MediaUrls.MediaUrls> =>
+  options.publicBaseUrl === undefined
+    ? MediaUrls.layer({ mode: "signed", baseUrl: options.baseUrl, secret: secretOf(options.dataDir) })
+    : MediaUrls.layer({ mode: "public", baseUrl: options.publicBaseUrl })

@@ -5,8 +5,8 @@
  * stops accepting requests, drains the worker and exits.
  */
 import { AppexecHttp } from "@appexec/http"
-import { BlobStore, MediaUrls } from "@appexec/core"
-import { HttpServer, HttpServerRequest } from "@effect/platform"
+import type { SigningKeyJwk } from "@appexec/core"
+import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Console, Context, Effect, Layer, Option } from "effect"
 import { existsSync, mkdirSync } from "node:fs"
@@ -26,6 +26,12 @@ export interface ServeOptions {
   readonly rateLimit: number
   readonly trustProxy: boolean
   readonly webhookRetryDelaysMs: ReadonlyArray<number>
+  /** How long a rotated-out signing key stays published (default: the core default, 7 days). */
+  readonly signingKeyGraceMs?: number | undefined
+  /** The webhook signing key given by the operator; generated and stored when absent. */
+  readonly signingKeyJwk?: SigningKeyJwk.PrivateJwk | undefined
+  /** Public base URL of produced media (CDN, object storage); absent: signed URLs served at `/media/…`. */
+  readonly mediaBaseUrl?: string | undefined
 }
 
 /** The base URL a client on this machine uses. */
@@ -47,14 +53,10 @@ export const serve = (options: ServeOptions) =>
     const program = Effect.gen(function* () {
       const first = fresh ? Option.some(yield* Bootstrap.run(options.appsDir)) : Option.none()
       yield* ExecutionLog.run
-      const api = yield* AppexecHttp.make({
+      // The API and, beside /v1, the signed media URLs of the instance (`MediaRoute`).
+      const app = yield* AppexecHttp.make({
         rateLimit: { limit: options.rateLimit, trustProxy: options.trustProxy }
       })
-      const media = Media.app(baseUrl)
-      const context = yield* Effect.context<MediaUrls.MediaUrls | BlobStore.BlobStore>()
-      const app = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-        Media.isMediaPath(request.url) ? Effect.provide(media, context) : api
-      )
       yield* HttpServer.serveEffect(app).pipe(Effect.provide(server))
       yield* Console.log(`appexec is listening on ${baseUrl} (data: ${options.dataDir})`)
       if (Option.isSome(first)) {
@@ -72,10 +74,12 @@ export const serve = (options: ServeOptions) =>
         Instance.layer({
           dataDir: options.dataDir,
           background: true,
-          mediaUrls: MediaUrls.layer({ mode: "signed", baseUrl, secret: Media.secretOf(options.dataDir) }),
+          mediaUrls: Media.urlsLayer({ baseUrl, dataDir: options.dataDir, publicBaseUrl: options.mediaBaseUrl }),
           config: {
             allowPrivateNetworks: options.allowPrivateNetworks,
-            webhookRetryDelaysMs: options.webhookRetryDelaysMs
+            webhookRetryDelaysMs: options.webhookRetryDelaysMs,
+            ...(options.signingKeyGraceMs === undefined ? {} : { signingKeyGraceMs: options.signingKeyGraceMs }),
+            ...(options.signingKeyJwk === undefined ? {} : { signingKeyJwk: options.signingKeyJwk })
           }
         })
       )

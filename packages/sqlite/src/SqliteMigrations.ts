@@ -6,15 +6,17 @@
 import { type Kysely, type Migration, type MigrationResultSet, Migrator } from "kysely"
 import * as m0001 from "./internal/migrations/0001_initial.js"
 import * as m0002 from "./internal/migrations/0002_queue_indexes.js"
+import * as m0003 from "./internal/migrations/0003_signing_key_grace.js"
 
 /** Every migration by name, in order. Names sort in the order they apply; never rename one. */
 export const migrations: Readonly<Record<string, Migration>> = {
   "0001_initial": m0001,
-  "0002_queue_indexes": m0002
+  "0002_queue_indexes": m0002,
+  "0003_signing_key_grace": m0003
 }
 
 /** Name of the newest migration. */
-export const latest = "0002_queue_indexes"
+export const latest = "0003_signing_key_grace"
 
 /** The table that records applied migrations. */
 export const migrationTable = "appexec_migrations"

@@ -23,12 +23,18 @@ export const make = Effect.gen(function* () {
               "secret_key as secretKey",
               "public_key as publicKey",
               "created_at as createdAt",
-              "retired_at as retiredAt"
+              "retired_at as retiredAt",
+              "published_until as publishedUntil"
             ])
             .orderBy("seq")
         )
       )
-      .pipe(Effect.flatMap(decodeKeys)),
+      .pipe(
+        Effect.map((rows) =>
+          rows.map(({ publishedUntil, ...row }) => (publishedUntil === null ? row : { ...row, publishedUntil }))
+        ),
+        Effect.flatMap(decodeKeys)
+      ),
     insert: (key) =>
       client.execute("insert signing key", (c) => {
         c.run(
@@ -39,14 +45,21 @@ export const make = Effect.gen(function* () {
               secret_key: key.secretKey,
               public_key: key.publicKey,
               created_at: key.createdAt,
-              retired_at: key.retiredAt
+              retired_at: key.retiredAt,
+              published_until: key.publishedUntil ?? null
             })
             .onConflict((oc) => oc.column("kid").doNothing())
         )
       }),
-    retireAllBut: (keep, at) =>
+    retireAllBut: (keep, at, publishedUntil) =>
       client.execute("retire signing keys", (c) => {
-        c.run(db.updateTable("signing_keys").set({ retired_at: at }).where("kid", "!=", keep).where("retired_at", "is", null))
+        c.run(
+          db
+            .updateTable("signing_keys")
+            .set({ retired_at: at, published_until: publishedUntil ?? null })
+            .where("kid", "!=", keep)
+            .where("retired_at", "is", null)
+        )
       })
   }
   return service

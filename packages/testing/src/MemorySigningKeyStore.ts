@@ -13,10 +13,12 @@ export const make = Effect.sync((): SigningKeyStore.SigningKeyStore["Type"] => {
       Effect.sync(() => {
         if (!keys.some((k) => k.kid === key.kid)) keys.push(key)
       }),
-    retireAllBut: (keep, at) =>
+    retireAllBut: (keep, at, publishedUntil) =>
       Effect.sync(() => {
         keys.forEach((k, i) => {
-          if (k.kid !== keep && k.retiredAt === null) keys[i] = { ...k, retiredAt: at }
+          if (k.kid !== keep && k.retiredAt === null) {
+            keys[i] = { ...k, retiredAt: at, ...(publishedUntil === undefined ? {} : { publishedUntil }) }
+          }
         })
       })
   }

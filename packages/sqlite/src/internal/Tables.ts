@@ -95,6 +95,7 @@ export interface SigningKeysTable {
   public_key: string
   created_at: number
   retired_at: number | null
+  published_until: number | null
 }
 
 /** `rate_limits`: one fixed-window counter per key. */

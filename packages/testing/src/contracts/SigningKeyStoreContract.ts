@@ -1,6 +1,6 @@
 /**
  * Contract of `SigningKeyStore`: keys listed oldest first, inserted once per `kid`, retired
- * once.
+ * once, with the publication deadline given at retirement.
  */
 import { describe, expect } from "@effect/vitest"
 import { SigningKeyStore } from "@appexec/core"
@@ -46,6 +46,17 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
           { ...key("b", 2), retiredAt: 20 },
           key("c", 3)
         ])
+      })
+    )
+
+    test(
+      "keeps the publication deadline given at retirement",
+      Effect.gen(function* () {
+        const store = yield* SigningKeyStore.SigningKeyStore
+        yield* store.insert(key("a", 1))
+        yield* store.insert(key("b", 2))
+        yield* store.retireAllBut("b", 10, 3_600_010)
+        expect(yield* store.list).toEqual([{ ...key("a", 1), retiredAt: 10, publishedUntil: 3_600_010 }, key("b", 2)])
       })
     )
   })

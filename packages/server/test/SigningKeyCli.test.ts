@@ -1,0 +1,182 @@
+/**
+ * Webhook settings of the `appexec` command, as a user runs it: `serve` takes the signing key
+ * (JWK), `--allow-private-networks` and `--webhook-retry-delays` into effect, and
+ * `appexec signing-key rotate`, run beside it on the same data directory, prints only the new
+ * `kid`, which `GET /v1/webhooks/signing-key` then publishes before the previous key.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Schedule } from "effect"
+import { execFile, spawn } from "node:child_process"
+import { createHash, createPublicKey, generateKeyPairSync, verify } from "node:crypto"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer, type IncomingHttpHeaders } from "node:http"
+import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
+const tsx = fileURLToPath(new URL("../../../node_modules/.bin/tsx", import.meta.url))
+
+/** Runs `appexec …args` to completion; stdout, stderr and exit code. */
+const appexec = (...args: Array<string>) =>
+  Effect.async<{ stdout: string; stderr: string; code: number }>((resume) => {
+    execFile(tsx, [bin, ...args], { env: { ...process.env, APPEXEC_LOG_FORMAT: "json" } }, (error, stdout, stderr) =>
+      resume(Effect.succeed({ stdout, stderr, code: error === null ? 0 : Number(error.code ?? 1) }))
+    )
+  })
+
+/** A running `serve`; resolves with the printed key and base URL once it has started. */
+const startServe = (dataDir: string, args: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        spawn(tsx, [bin, "serve", "--port", "0", "--data", dataDir, "--rate-limit", "1000", ...args], {
+          env: { ...process.env, APPEXEC_LOG_FORMAT: "json" }
+        })
+      ),
+      (child) =>
+        Effect.sync(() => {
+          if (child.exitCode === null) child.kill("SIGKILL")
+        })
+    )
+    const output = { stdout: "", stderr: "" }
+    const started = yield* Deferred.make<{ readonly key: string; readonly baseUrl: string }, Error>()
+    child.stdout.on("data", (d) => {
+      output.stdout += String(d)
+      const match = /curl -H 'x-api-key: (aex_[A-Za-z0-9_-]{43})' (http:\/\/127\.0\.0\.1:\d+)\/v1\/apps/.exec(output.stdout)
+      if (match !== null) Deferred.unsafeDone(started, Effect.succeed({ key: match[1]!, baseUrl: match[2]! }))
+    })
+    child.stderr.on("data", (d) => (output.stderr += String(d)))
+    child.once("exit", (code) => Deferred.unsafeDone(started, Effect.fail(new Error(`serve exited with ${code}: ${output.stderr}`))))
+    return yield* Deferred.await(started).pipe(
+      Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Error(`serve did not start: ${output.stderr}`) })
+    )
+  })
+
+/** One webhook request as the receiver got it. */
+interface Arrival {
+  readonly at: number
+  readonly headers: IncomingHttpHeaders
+  readonly rawBody: Buffer
+}
+
+/** A receiver on 127.0.0.1 that answers 500 to its first request and 200 to the others. */
+const startReceiver = Effect.gen(function* () {
+  const arrivals: Array<Arrival> = []
+  const server = yield* Effect.acquireRelease(
+    Effect.async<ReturnType<typeof createServer>>((resume) => {
+      const s = createServer((req, res) => {
+        const chunks: Array<Buffer> = []
+        req.on("data", (c: Buffer) => chunks.push(c))
+        req.on("end", () => {
+          arrivals.push({ at: Date.now(), headers: req.headers, rawBody: Buffer.concat(chunks) })
+          res.writeHead(arrivals.length === 1 ? 500 : 200).end()
+        })
+      })
+      s.listen(0, "127.0.0.1", () => resume(Effect.succeed(s)))
+    }),
+    (s) =>
+      Effect.async<void>((resume) => {
+        s.closeAllConnections()
+        s.close(() => resume(Effect.void))
+      })
+  )
+  const waitFor = (count: number) =>
+    Effect.sync(() => arrivals.length >= count).pipe(
+      Effect.repeat({ schedule: Schedule.spaced("50 millis"), until: (done) => done }),
+      Effect.timeoutFail({ duration: "15 seconds", onTimeout: () => new Error(`${count} webhook requests did not arrive`) })
+    )
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, arrivals, waitFor }
+})
+
+/** Checks a request's signature with node:crypto alone against a public JWK. */
+const verifiedWith = (x: string, arrival: Arrival) =>
+  verify(
+    null,
+    Buffer.concat([Buffer.from(`${String(arrival.headers["x-service-webhook-timestamp"])}.`), arrival.rawBody]),
+    createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x }, format: "jwk" }),
+    Buffer.from(String(arrival.headers["x-service-webhook-signature"]), "hex")
+  )
+
+const rfc7638 = (x: string) => createHash("sha256").update(JSON.stringify({ crv: "Ed25519", kty: "OKP", x })).digest("base64url")
+
+const getJson = (url: string, init: RequestInit = {}) =>
+  Effect.promise(async () => {
+    const response = await fetch(url, init)
+    // The bodies' shapes are the API's, tested in @appexec/http; only the fields used are read here.
+    return { status: response.status, body: (await response.json()) as any }
+  })
+
+describe("appexec webhook settings and signing-key rotate", () => {
+  it.scopedLive(
+    "serve applies the configured JWK, private networks and retry delays; rotate beside it publishes a second key",
+    () =>
+      Effect.gen(function* () {
+        const dataDir = yield* Effect.acquireRelease(
+          Effect.sync(() => mkdtempSync(join(tmpdir(), "appexec-signing-"))),
+          (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+        )
+        const jwk = generateKeyPairSync("ed25519").privateKey.export({ format: "jwk" })
+        const configuredKid = rfc7638(jwk.x!)
+        const receiver = yield* startReceiver
+        const { key, baseUrl } = yield* startServe(dataDir, [
+          "--allow-private-networks",
+          "--webhook-retry-delays",
+          "1s,1s",
+          "--signing-key-jwk",
+          JSON.stringify({ kty: jwk.kty, crv: jwk.crv, d: jwk.d })
+        ])
+        const auth = { headers: { "x-api-key": key } }
+        const published = () => getJson(`${baseUrl}/v1/webhooks/signing-key`, auth)
+        expect((yield* published()).body.keys.map((k: { kid: string }) => k.kid)).toEqual([configuredKid])
+
+        const greeting = (yield* getJson(`${baseUrl}/v1/apps`, auth)).body.data.find((a: { name: string }) => a.name === "Greeting")
+        const start = getJson(`${baseUrl}/v1/apps/${greeting.appId}/executions?webhook=${encodeURIComponent(receiver.url)}`, {
+          method: "POST",
+          headers: { "x-api-key": key, "content-type": "application/json" },
+          body: JSON.stringify({ inputs: { who: "Ann" } })
+        })
+        expect((yield* start).status).toBe(202)
+        // A loopback receiver is reached only with --allow-private-networks; the retry after the
+        // 500 comes after 1 s, not the default 5 s.
+        yield* receiver.waitFor(2)
+        const [failed, retried] = receiver.arrivals
+        expect(retried!.at - failed!.at).toBeGreaterThanOrEqual(900)
+        expect(retried!.at - failed!.at).toBeLessThan(4_000)
+        for (const arrival of [failed!, retried!]) {
+          expect(arrival.headers["x-service-webhook-key-id"]).toBe(configuredKid)
+          expect(verifiedWith(jwk.x!, arrival)).toBe(true)
+        }
+
+        const rotated = yield* appexec("signing-key", "rotate", "--grace", "1h", "--data", dataDir)
+        expect(rotated.code).toBe(0)
+        expect(rotated.stdout).toMatch(/^[A-Za-z0-9_-]{43}\n$/)
+        const newKid = rotated.stdout.trim()
+        expect(newKid).not.toBe(configuredKid)
+        const keys: Array<{ kid: string; x: string }> = (yield* published()).body.keys
+        expect(keys.map((k) => k.kid)).toEqual([newKid, configuredKid])
+
+        // The running server signs with the new key from now on.
+        expect((yield* start).status).toBe(202)
+        yield* receiver.waitFor(3)
+        const afterRotation = receiver.arrivals[2]!
+        expect(afterRotation.headers["x-service-webhook-key-id"]).toBe(newKid)
+        expect(verifiedWith(keys[0]!.x, afterRotation)).toBe(true)
+        expect(verifiedWith(jwk.x!, afterRotation)).toBe(false)
+      }),
+    60_000
+  )
+
+  it.scoped("signing-key rotate refuses a malformed --grace and prints nothing on stdout", () =>
+    Effect.gen(function* () {
+      const dataDir = yield* Effect.acquireRelease(
+        Effect.sync(() => mkdtempSync(join(tmpdir(), "appexec-signing-"))),
+        (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+      )
+      const result = yield* appexec("signing-key", "rotate", "--grace", "soon", "--data", dataDir)
+      expect(result.code).not.toBe(0)
+      expect(result.stdout).toBe("")
+      expect(result.stderr).toContain("--grace: 'soon' is not a duration")
+    }), 30_000)
+})
