@@ -1,9 +1,25 @@
-import { Appexec, SigningKeys, WebhookOutbox, Ids } from "@appexec/core"
+import { createClient } from "@appexec/client"
+import { Appexec, Ids, WebhookOutbox } from "@appexec/core"
+import { NodeListener } from "@appexec/http"
 import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Schedule } from "effect"
+import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { createReceiver } from "./receiver.js"
+
+/** Listens on 127.0.0.1, port 0, until the scope closes; returns the base URL. */
+const listen = (server: Server) =>
+  Effect.acquireRelease(
+    Effect.async<string>((resume) => {
+      server.listen(0, "127.0.0.1", () => resume(Effect.succeed(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)))
+    }),
+    () =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  )
 
 const echo = {
   name: "Echo",
@@ -23,26 +39,24 @@ describe("example webhook receiver", () => {
   it.scopedLive("accepts appexec's signed webhook once, and answers 401 to a forged one", () =>
     Effect.gen(function* () {
       const appexec = yield* Appexec.Appexec
-      const keys = yield* SigningKeys.SigningKeys
+      const principal = yield* TestHarness.signIn()
+      // appexec's own HTTP server, from which the receiver's client fetches the key set.
+      const appexecUrl = yield* listen(createServer(yield* NodeListener.make({ logRequests: false })))
+      const client = createClient({ baseUrl: appexecUrl, apiKey: principal.key })
       const completions: Array<string> = []
       const arrived = yield* Deferred.make<string>()
-      const server = yield* Effect.acquireRelease(
-        Effect.async<ReturnType<typeof createReceiver>>((resume) => {
-          const s = createReceiver({
-            fetchKeySet: () => Effect.runPromise(keys.keySet),
-            onCompletion: (execution) => {
-              completions.push(execution.executionId)
-              Deferred.unsafeDone(arrived, Effect.succeed(execution.status))
-            }
-          })
-          s.listen(0, "127.0.0.1", () => resume(Effect.succeed(s)))
-        }),
-        (s) => Effect.async<void>((resume) => void s.close(() => resume(Effect.void)))
+      const receiverUrl = yield* listen(
+        createReceiver({
+          client,
+          onCompletion: (execution) => {
+            completions.push(execution.executionId)
+            Deferred.unsafeDone(arrived, Effect.succeed(execution.status))
+          }
+        })
       )
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/appexec-webhook`
+      const url = `${receiverUrl}/appexec-webhook`
 
       const app = yield* appexec.apps.import(echo)
-      const principal = yield* TestHarness.signIn()
       const started = yield* appexec.executions.start(principal, app.appId, { prompt: "hi" }, { webhook: url })
       expect(yield* Deferred.await(arrived).pipe(Effect.timeout("5 seconds"))).toBe("completed")
       expect(completions).toEqual([started.executionId])
