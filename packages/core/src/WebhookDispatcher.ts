@@ -9,7 +9,7 @@
  * deliveries are under way at once, each in its own slot. The loop wakes when an execution of this process ends with a webhook and
  * polls for the rest (entries written by other processes, retries coming due).
  */
-import { Clock, Duration, Effect, FiberSet, Layer, Option, Queue, Schema, Stream } from "effect"
+import { Clock, Duration, Effect, FiberSet, Layer, Option, Queue, Ref, Schema, Stream } from "effect"
 import { AppexecConfig, type AppexecOptions } from "./AppexecConfig.js"
 import { Envelope } from "./Envelope.js"
 import { Execution, toExecution } from "./Execution.js"
@@ -165,8 +165,13 @@ export const run = Effect.gen(function* () {
   const events = yield* ExecutionEvents
   const { claim, deliver } = yield* make
   const wake = yield* Queue.sliding<void>(1)
-  const slots = yield* Effect.makeSemaphore(config.webhookConcurrency)
   const running = yield* FiberSet.make()
+  // Free delivery slots. Only this loop takes slots; each delivery gives its own back when it
+  // ends and signals `slotFreed`, so a receiver that takes its whole time limit holds one slot,
+  // not the others.
+  const free = yield* Ref.make(config.webhookConcurrency)
+  const slotFreed = yield* Queue.sliding<void>(1)
+  const giveBack = Ref.update(free, (f) => f + 1).pipe(Effect.zipRight(Queue.offer(slotFreed, undefined)))
 
   const subscription = yield* events.subscribe
   yield* Stream.fromQueue(subscription).pipe(
@@ -176,15 +181,15 @@ export const run = Effect.gen(function* () {
   )
 
   const idle = Effect.raceFirst(Queue.take(wake), Effect.sleep(Duration.millis(config.webhookPollIntervalMs)))
-  // Each pass claims as many entries as there are free slots, and each delivery frees its own slot
-  // when it ends: a receiver that takes its whole time limit holds one slot, not the others.
+  // Each pass claims as many due entries as there are free slots (at most a batch).
   const step = Effect.gen(function* () {
-    const more = Math.min(yield* slots.take(1), BATCH - 1)
-    if (more > 0) yield* slots.take(more)
-    const due = yield* claim(1 + more)
-    yield* slots.release(1 + more - due.length)
-    for (const entry of due) yield* FiberSet.run(running, deliver(entry).pipe(Effect.ensuring(slots.release(1))))
-    if (due.length < 1 + more) yield* idle
+    while ((yield* Ref.get(free)) === 0) yield* Queue.take(slotFreed)
+    const slots = Math.min(yield* Ref.get(free), BATCH)
+    yield* Ref.update(free, (f) => f - slots)
+    const due = yield* claim(slots)
+    if (due.length < slots) yield* Ref.update(free, (f) => f + slots - due.length)
+    for (const entry of due) yield* FiberSet.run(running, deliver(entry).pipe(Effect.ensuring(giveBack)))
+    if (due.length < slots) yield* idle
   })
   yield* Effect.forkScoped(Effect.forever(step))
   yield* Effect.logDebug("webhook dispatcher started")

@@ -105,6 +105,18 @@ describe("webhook dispatcher (memory, virtual time)", () => {
       }).pipe(Effect.provide(harness({ outboundHttp: http.layer })))
     }))
 
+  it.scoped.each([1, 2])("with %d delivery slot(s), every webhook is delivered", (slots) =>
+    Effect.gen(function* () {
+      const http = yield* ScriptedHttp.make(() => ScriptedHttp.status(200))
+      yield* Effect.gen(function* () {
+        const runs = []
+        for (let i = 0; i < 3; i++) runs.push(yield* runWithWebhook(echo, `https://hooks.example/${i}`))
+        yield* TestClock.adjust("1 second")
+        expect(http.sent.map((s) => s.request.url).sort()).toEqual([0, 1, 2].map((i) => `https://hooks.example/${i}`))
+        for (const { executionId } of runs) expect((yield* deliveryOf(executionId)).status).toBe("delivered")
+      }).pipe(Effect.provide(harness({ outboundHttp: http.layer, config: { webhookConcurrency: slots } })))
+    }))
+
   it.scoped("every attempt is signed afresh with its own timestamp and carries the same request id", () =>
     Effect.gen(function* () {
       const http = yield* ScriptedHttp.make(() => ScriptedHttp.status(503))
