@@ -5,12 +5,12 @@
  * (closing its scope) stops taking work, waits up to `drainTimeoutMs` for running executions,
  * then interrupts them and releases their leases so another worker takes them at once.
  */
-import { Duration, Effect, Either, Fiber, FiberSet, Layer, Option } from "effect"
+import { Cause, Duration, Effect, Either, Fiber, FiberSet, Layer, Option } from "effect"
 import { AppCatalog } from "./AppCatalog.js"
 import { AppexecConfig } from "./AppexecConfig.js"
 import type { ExecutionRecord, OutputType } from "./Execution.js"
 import { ExecutionEvents } from "./ExecutionEvents.js"
-import { type ExecutionEvent, transition } from "./ExecutionLifecycle.js"
+import { type ExecutionEvent, isTerminal, transition } from "./ExecutionLifecycle.js"
 import { type Claim, ExecutionQueue, type Lease } from "./ExecutionQueue.js"
 import { ExecutionStore } from "./ExecutionStore.js"
 import type { LeaseLost } from "./Errors.js"
@@ -136,6 +136,21 @@ const makeProcess = Effect.gen(function* () {
       Effect.catchTag("StorageError", (error) =>
         Effect.logError(`execution ${execution.executionId}: storage failed; the lease will expire and it runs again`, error)
       ),
+      // A defect is a bug: log it for the operator and fail the execution, rather than leave it
+      // running until its lease expires and run it again into the same bug.
+      Effect.catchAllDefect((defect) =>
+        Effect.gen(function* () {
+          yield* Effect.logError(`execution ${execution.executionId}: unexpected error in the worker`, Cause.die(defect))
+          const current = yield* store.get(execution.executionId)
+          if (Option.isSome(current) && !isTerminal(current.value.status)) {
+            yield* fail(current.value, lease, "The execution failed unexpectedly.")
+          }
+        }).pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.logError(`execution ${execution.executionId}: could not record the failure; its lease will expire`, cause)
+          )
+        )
+      ),
       Effect.onInterrupt(() => queue.release(lease).pipe(Effect.ignoreLogged)),
       Effect.annotateLogs({ executionId: execution.executionId, attempt: lease.attempt })
     )
@@ -178,7 +193,10 @@ export const run = Effect.gen(function* () {
       const size = yield* FiberSet.size(inFlight)
       if (size > 0 && config.drainTimeoutMs > 0) {
         yield* Effect.logInfo(`worker stopping: waiting for ${size} running execution(s)`)
-        yield* FiberSet.awaitEmpty(inFlight).pipe(Effect.timeoutOption(Duration.millis(config.drainTimeoutMs)))
+        // Finalizers run uninterruptibly: only an interruptible wait can be cut short by the timeout.
+        yield* Effect.interruptible(FiberSet.awaitEmpty(inFlight)).pipe(
+          Effect.timeoutOption(Duration.millis(config.drainTimeoutMs))
+        )
       }
       yield* FiberSet.clear(inFlight)
     })

@@ -1,7 +1,7 @@
-import { Appexec, ExecutionQueue, ExecutionStore, Ids, WebhookOutbox, Worker } from "@appexec/core"
-import { TestHarness } from "@appexec/testing"
+import { Appexec, AppexecLayer, ExecutionQueue, ExecutionStore, Ids, WebhookOutbox, Worker } from "@appexec/core"
+import { MemoryStorage, SeededIds, TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Fiber, Option, Scope, TestClock } from "effect"
+import { Duration, Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Scope, TestClock } from "effect"
 
 /** input → template → delay(ms) → text output */
 const delayed = (ms: number, extra: { timeoutSeconds?: number } = {}) => ({
@@ -212,6 +212,57 @@ describe("engine", () => {
       yield* Fiber.join(closing)
       expect(yield* statusOf(started.executionId)).toBe("completed")
     }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { drainTimeoutMs: 10_000 } }))))
+
+  it.scoped("a stopping worker waits at most drainTimeoutMs, then releases what still runs", () =>
+    Effect.gen(function* () {
+      const started = yield* startApp(delayed(60_000, { timeoutSeconds: 600 }))
+      const scope = yield* Scope.make()
+      // Built as a layer, so that the drain runs in its (uninterruptible) finalizer.
+      yield* Layer.buildWithScope(Worker.layer, scope)
+      yield* TestClock.adjust("1 second")
+      expect(yield* statusOf(started.executionId)).toBe("running")
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      yield* TestClock.adjust("10 seconds")
+      expect(Option.isSome(yield* Fiber.poll(closing))).toBe(true)
+      const queue = yield* ExecutionQueue.ExecutionQueue
+      const reclaimed = Option.getOrThrow(yield* queue.claim("next-worker", 30_000))
+      expect(reclaimed.execution.executionId).toBe(started.executionId)
+      expect(reclaimed.lease.attempt).toBe(1)
+    }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { drainTimeoutMs: 10_000 } }))))
+
+  it.scoped("a defect in the worker fails the execution with a generic message instead of leaving it running", () =>
+    Effect.gen(function* () {
+      const started = yield* startApp(delayed(0))
+      const done = yield* awaitAfter(started.executionId, "1 second")
+      expect(done.status).toBe("failed")
+      expect(done.errorMessage).toBe("The execution failed unexpectedly.")
+      expect(JSON.stringify(done)).not.toContain("disk on fire")
+    }).pipe(
+      Effect.provide(
+        AppexecLayer.make().pipe(
+          Layer.provideMerge(
+            Layer.effect(
+              ExecutionStore.ExecutionStore,
+              Effect.map(ExecutionStore.ExecutionStore, (store) => {
+                let broken = true
+                return {
+                  ...store,
+                  save: (record, lease, outbox) => {
+                    if (record.status === "completed" && broken) {
+                      broken = false
+                      return Effect.die(new Error("disk on fire"))
+                    }
+                    return store.save(record, lease, outbox)
+                  }
+                }
+              })
+            ).pipe(Layer.provideMerge(MemoryStorage.layer))
+          ),
+          Layer.provideMerge(SeededIds.layer()),
+          Layer.provide(Logger.minimumLogLevel(LogLevel.None))
+        )
+      )
+    ))
 
   it.scoped("a stopped worker takes no new work", () =>
     Effect.gen(function* () {
