@@ -4,6 +4,8 @@
  * connects to the address that was checked (the name stays in `Host` and in TLS SNI and
  * certificate checks), so a second DNS answer cannot slip a private address in. Redirects are
  * returned, never followed; the whole exchange is bounded in time and the answer in size.
+ * Errors carry a consumer-safe `message` (the category only) and the operator's `detail`, which
+ * is logged here as a warning.
  */
 import { Effect, Either, Layer } from "effect"
 import * as dns from "node:dns/promises"
@@ -27,8 +29,7 @@ export type Resolver = (hostname: string) => Effect.Effect<ReadonlyArray<Resolve
 export const systemResolver: Resolver = (hostname) =>
   Effect.tryPromise({
     try: () => dns.lookup(hostname, { all: true, verbatim: true }),
-    catch: (cause) =>
-      new OutboundError({ reason: "dns", message: `${hostname} could not be resolved (${codeOf(cause)}).` })
+    catch: (cause) => fail("dns", `${hostname} could not be resolved (${codeOf(cause)}).`)
   }).pipe(Effect.map((answers) => answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }) as const)))
 
 /** How the client behaves. */
@@ -54,7 +55,19 @@ const codeOf = (cause: unknown): string =>
       ? cause.message
       : String(cause)
 
-const fail = (reason: OutboundError["reason"], message: string) => new OutboundError({ reason, message })
+/** What a consumer may see of each failure: the category, nothing about the network behind it. */
+const consumerMessage: Record<OutboundError["reason"], string> = {
+  invalid_url: "The URL is not an absolute http or https URL.",
+  address_not_allowed: "Address not allowed: outbound requests reach public addresses only.",
+  dns: "The host could not be resolved.",
+  timeout: "Timed out: no complete answer in time.",
+  too_large: "The answer is too large.",
+  network: "The connection failed."
+}
+
+/** A failure: the category's consumer message, and `detail` for the operator. */
+const fail = (reason: OutboundError["reason"], detail: string) =>
+  new OutboundError({ reason, message: consumerMessage[reason], detail })
 
 const parseUrl = (raw: string) =>
   Either.try({ try: () => new URL(raw), catch: () => fail("invalid_url", "The URL is not an absolute URL.") }).pipe(
@@ -106,7 +119,7 @@ const send = (
             resume(Effect.fail(fail("too_large", `The answer is larger than ${maxResponseBytes} bytes.`)))
           } else chunks.push(chunk)
         })
-        res.on("error", (cause) => resume(Effect.fail(fail("network", `The answer broke off (${codeOf(cause)}).`))))
+        res.on("error", (cause) => resume(Effect.fail(fail("network", `The answer from ${url.host} broke off (${codeOf(cause)}).`))))
         res.on("end", () => {
           const responseHeaders: Record<string, string> = {}
           for (const [name, value] of Object.entries(res.headers)) {
@@ -157,7 +170,9 @@ export const make = (options: Options): OutboundHttp["Type"] => {
         Effect.timeoutFail({
           duration: request.timeoutMs ?? defaultTimeout,
           onTimeout: () => fail("timeout", `No complete answer within ${request.timeoutMs ?? defaultTimeout} ms.`)
-        })
+        }),
+        // The one place the details reach the operator: callers pass only `message` on to consumers.
+        Effect.tapError((error) => Effect.logWarning(`outbound ${request.method} failed (${error.reason}): ${error.detail}`))
       )
   }
 }

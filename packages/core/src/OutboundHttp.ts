@@ -35,10 +35,16 @@ export const OutboundFailure = Schema.Literal(
 )
 export type OutboundFailure = typeof OutboundFailure.Type
 
-/** A request that got no usable answer; `message` is fit to show a consumer. */
+/**
+ * A request that got no usable answer. `message` names only the category ("address not
+ * allowed", "the host could not be resolved") and is fit to show a consumer; `detail` says what
+ * happened (addresses a name resolved to, resolver and socket error codes) and is for the
+ * operator's log and operator-only records, never for a consumer.
+ */
 export class OutboundError extends Schema.TaggedError<OutboundError>()("OutboundError", {
   reason: OutboundFailure,
-  message: Schema.String
+  message: Schema.String,
+  detail: Schema.String
 }) {}
 
 /** Guarded outbound HTTP. */

@@ -126,7 +126,11 @@ export const make = Effect.gen(function* () {
         error: outcome._tag === "Delivered" ? null : outcome.error
       }
       const next = nextStep(outcome, number, yield* Clock.currentTimeMillis, config.webhookRetryDelaysMs)
-      yield* outbox.recordAttempt(entry.deliveryId, recorded, next)
+      if (!(yield* outbox.recordAttempt(entry, recorded, next))) {
+        return yield* Effect.logWarning(
+          `webhook ${entry.executionId} attempt ${number} not recorded: its claim ran out and another dispatcher took the delivery over`
+        )
+      }
       yield* Effect.logInfo(
         `webhook ${entry.executionId} attempt ${number}: ${
           outcome._tag === "Delivered" ? `delivered (${outcome.status})` : outcome.error

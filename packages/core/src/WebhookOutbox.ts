@@ -34,23 +34,34 @@ export const OutboxEntry = Schema.Struct({
 })
 export type OutboxEntry = typeof OutboxEntry.Type
 
+/**
+ * The claim an attempt is recorded under: the entry as `claimDue` handed it out, whose
+ * `nextAttemptAt` is the end of that claim's lease.
+ */
+export type Claim = Pick<OutboxEntry, "deliveryId" | "nextAttemptAt">
+
 /** The webhook outbox. Time is read from `Clock`. */
 export class WebhookOutbox extends Context.Tag("@appexec/core/WebhookOutbox")<
   WebhookOutbox,
   {
     /**
      * Atomically takes up to `limit` pending entries whose attempt is due, oldest first, and
-     * pushes their `nextAttemptAt` to now + `leaseMs` so that no other dispatcher takes them meanwhile.
+     * pushes their `nextAttemptAt` to now + `leaseMs` (positive) so that no other dispatcher takes
+     * them meanwhile. The entries are returned with that lease end as `nextAttemptAt`: it fences
+     * `recordAttempt`.
      */
     readonly claimDue: (limit: number, leaseMs: number) => Effect.Effect<ReadonlyArray<OutboxEntry>, StorageError>
     /**
-     * Appends an attempt; `next` is the time of the next attempt, or the final status.
+     * Appends an attempt made under `claim`; `next` is the time of the next attempt, or the final
+     * status. Writes only while the claim is current (the entry is still pending with the claim's
+     * lease end, so no later claim and no other record came in between) and answers whether it wrote;
+     * `false` means the claim was lost and someone else owns the entry now.
      */
     readonly recordAttempt: (
-      deliveryId: DeliveryId,
+      claim: Claim,
       attempt: DeliveryAttempt,
       next: { readonly retryAt: number } | { readonly final: "delivered" | "failed" }
-    ) => Effect.Effect<void, StorageError>
+    ) => Effect.Effect<boolean, StorageError>
     /** The deliveries of an execution, oldest first. */
     readonly forExecution: (executionId: ExecutionId) => Effect.Effect<ReadonlyArray<OutboxEntry>, StorageError>
   }

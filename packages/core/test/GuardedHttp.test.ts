@@ -1,6 +1,7 @@
 import { AddressPolicy, GuardedHttp, OutboundHttp } from "@appexec/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Either, Fiber, TestClock } from "effect"
+import * as net from "node:net"
 import * as Receiver from "./fixtures/Receiver.js"
 
 /** A resolver that answers every name with `addresses` and counts its calls. */
@@ -83,8 +84,38 @@ describe("guarded outbound HTTP", () => {
         const error = yield* Effect.flip(client.request({ method: "POST", url: "https://hooks.example.com/x", body: "{}" }))
         expect(calls).toEqual(["hooks.example.com"])
         expect([address, error.reason]).toEqual([address, "address_not_allowed"])
-        expect(error.message).toContain(`is a ${kind} address`)
+        expect(error.detail).toContain(`is a ${kind} address`)
+        expect(error.message).toBe("Address not allowed: outbound requests reach public addresses only.")
       }
+    }))
+
+  it.effect("a refusal tells the consumer the category only; the addresses are in the operator's detail", () =>
+    Effect.gen(function* () {
+      const client = GuardedHttp.make({ allowPrivateNetworks: false, resolver: resolverOf("10.0.0.7").resolver })
+      const error = yield* Effect.flip(client.request({ method: "GET", url: "https://hooks.internal.example/x" }))
+      expect(error.message).toBe("Address not allowed: outbound requests reach public addresses only.")
+      expect(error.message).not.toMatch(/10\.0\.0\.7|internal|private/)
+      expect(error.detail).toBe(
+        "Refused: 10.0.0.7 is a private address (hooks.internal.example resolves to 10.0.0.7); outbound requests reach public addresses only."
+      )
+    }))
+
+  it.scopedLive("a refused connection is 'the connection failed' to the consumer, with host and code in the detail", () =>
+    Effect.gen(function* () {
+      const closed = yield* Effect.promise(
+        () =>
+          new Promise<number>((resolve) => {
+            const server = net.createServer().listen(0, "127.0.0.1", () => {
+              const { port } = server.address() as net.AddressInfo
+              server.close(() => resolve(port))
+            })
+          })
+      )
+      const client = GuardedHttp.make({ allowPrivateNetworks: true, resolver: resolverOf("127.0.0.1").resolver })
+      const error = yield* Effect.flip(client.request({ method: "GET", url: `http://db.internal.example:${closed}/` }))
+      expect(error.reason).toBe("network")
+      expect(error.message).toBe("The connection failed.")
+      expect(error.detail).toBe(`The request to db.internal.example:${closed} failed (ECONNREFUSED).`)
     }))
 
   it.effect("refuses a host whose answers mix a public and a private address", () =>
@@ -123,7 +154,8 @@ describe("guarded outbound HTTP", () => {
     Effect.gen(function* () {
       const client = GuardedHttp.make({
         allowPrivateNetworks: false,
-        resolver: () => Effect.fail(new OutboundHttp.OutboundError({ reason: "dns", message: "no such host" }))
+        resolver: () =>
+          Effect.fail(new OutboundHttp.OutboundError({ reason: "dns", message: "The host could not be resolved.", detail: "no such host" }))
       })
       expect(yield* refusedReason(client, "https://nowhere.example/")).toBe("dns")
     }))

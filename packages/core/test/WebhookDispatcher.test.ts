@@ -226,7 +226,7 @@ describe("webhook dispatcher (memory, virtual time)", () => {
       const entry = yield* deliveryOf(executionId)
       expect(entry.status).toBe("failed")
       expect(entry.attempts).toEqual([
-        { at: 0, statusCode: null, error: "Refused: 127.0.0.1 is a loopback address; outbound requests reach public addresses only." }
+        { at: 0, statusCode: null, error: "Address not allowed: outbound requests reach public addresses only." }
       ])
     }).pipe(Effect.provide(harness())))
 
@@ -237,7 +237,7 @@ describe("webhook dispatcher (memory, virtual time)", () => {
       const entry = yield* deliveryOf(executionId)
       expect(entry.status).toBe("failed")
       expect(entry.attempts.map((a) => a.error)).toEqual([
-        "Refused: 10.0.0.7 is a private address (hooks.internal.example resolves to 10.0.0.7); outbound requests reach public addresses only."
+        "Address not allowed: outbound requests reach public addresses only."
       ])
     }).pipe(
       Effect.provide(

@@ -3,7 +3,9 @@
  * without writing code. The method, URL and JSON body are templated from upstream values;
  * headers are written in the definition or taken from the operator's named secrets, never from
  * inputs. The answer's field at a JSON Pointer becomes text, a media URL, or JSON. Every call
- * goes through the guarded outbound HTTP port, within time and size bounds.
+ * goes through the guarded outbound HTTP port, within time and size bounds. Failures tell the
+ * consumer the category and the status only: a provider's error body can echo credentials, so
+ * its excerpt goes to the operator's log.
  */
 import { NodeType, OutboundHttp } from "@appexec/core"
 import { STATUS_CODES } from "node:http"
@@ -72,9 +74,10 @@ const problemsOf = (config: Config, upstream: ReadonlyArray<string>): ReadonlyAr
 
 const fail = (message: string) => Effect.fail(new NodeType.NodeFailure({ message }))
 
+/** The start of an error body, for the operator's log only. */
 const snippet = (body: Uint8Array) => {
   const text = new TextDecoder("utf-8", { fatal: false }).decode(body.subarray(0, 400)).replace(/\s+/g, " ").trim()
-  return text === "" ? "" : `: ${text.length > 200 ? `${text.slice(0, 200)}…` : text}`
+  return text === "" ? "(empty body)" : text.length > 200 ? `${text.slice(0, 200)}…` : text
 }
 
 /** `http.request`: calls an HTTP API and yields a field of its answer. */
@@ -133,21 +136,25 @@ export const httpRequest = NodeType.defineNode({
           Effect.catchTag("OutboundError", (error) => {
             switch (error.reason) {
               case "address_not_allowed":
-                return fail(`the request was refused: address not allowed (${error.message})`)
+                return fail("the request was refused: address not allowed")
               case "timeout":
                 return fail(`the endpoint did not answer within ${timeoutMs / 1000} s`)
               case "too_large":
                 return fail(`the endpoint's answer is larger than ${formatBytes(settings.http.maxBytes)}`)
-              default:
-                return fail(`the request failed: ${error.message}`)
+              case "dns":
+                return fail("the request failed: the endpoint's host could not be resolved")
+              case "invalid_url":
+                return fail("the request failed: the URL is not a valid http or https URL")
+              case "network":
+                return fail("the request failed: the connection failed")
             }
           })
         )
       if (response.status < 200 || response.status >= 300) {
         const reason = STATUS_CODES[response.status]
-        return yield* fail(
-          `the endpoint answered ${response.status}${reason === undefined ? "" : ` ${reason}`}${snippet(response.body)}`
-        )
+        const answered = `the endpoint answered ${response.status}${reason === undefined ? "" : ` ${reason}`}`
+        yield* Effect.logWarning(`http.request: ${answered}: ${snippet(response.body)}`)
+        return yield* fail(answered)
       }
 
       const text = new TextDecoder().decode(response.body)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer, Logger } from "effect"
 import * as FakeOrigin from "./support/FakeOrigin.js"
 import { download, layer, run, testImage } from "./support/Instance.js"
 
@@ -79,16 +79,24 @@ describe("http.request", () => {
       expect(done.outputs[0]).toMatchObject({ type: "json", value: '{"score":0.9,"tags":["a"]}', status: "completed" })
     }).pipe(Effect.provide(layer({ settings: secrets }))))
 
-  it.scoped("a non-2xx answer fails the node with the status and the start of the body", () =>
-    Effect.gen(function* () {
-      const origin = yield* FakeOrigin.start({ "/v1/generate": { status: 503, body: '{"error":"overloaded"}' } })
+  it.scoped("a non-2xx answer fails the node with the status only; the body goes to the operator's log", () => {
+    const logged: Array<string> = []
+    const capture = Logger.replace(
+      Logger.defaultLogger,
+      Logger.make(({ message }) => logged.push(String(Array.isArray(message) ? message.join(" ") : message)))
+    )
+    return Effect.gen(function* () {
+      // Providers echo what they were sent, credentials included.
+      const body = '{"error":"overloaded","token":"Bearer tok-123"}'
+      const origin = yield* FakeOrigin.start({ "/v1/generate": { status: 503, body } })
       const done = yield* run(provider(origin.url("/v1/generate")), { prompt: "x" })
       expect(done.status).toBe("failed")
-      expect(done.errorMessage).toBe(
-        `node 'call' (http.request) failed: the endpoint answered 503 Service Unavailable: {"error":"overloaded"}`
-      )
+      expect(done.errorMessage).toBe("node 'call' (http.request) failed: the endpoint answered 503 Service Unavailable")
       expect(done.outputs[0]).toMatchObject({ status: "failed", error: done.errorMessage })
-    }).pipe(Effect.provide(layer({ settings: secrets }))))
+      expect(JSON.stringify(done)).not.toContain("tok-123")
+      expect(logged).toContain(`http.request: the endpoint answered 503 Service Unavailable: ${body}`)
+    }).pipe(Effect.provide(layer({ settings: secrets }).pipe(Layer.provide(capture))))
+  })
 
   it.scoped("an answer without the picked field, or not JSON, fails clearly", () =>
     Effect.gen(function* () {
@@ -132,7 +140,7 @@ describe("http.request", () => {
     Effect.gen(function* () {
       const origin = yield* FakeOrigin.start({ "/v1/generate": { body: "{}" } })
       const done = yield* run(provider(origin.url("/v1/generate")), { prompt: "x" })
-      expect(done.errorMessage).toContain("the request was refused: address not allowed")
+      expect(done.errorMessage).toBe("node 'call' (http.request) failed: the request was refused: address not allowed")
       expect(origin.received).toHaveLength(0)
     }).pipe(Effect.provide(layer({ settings: secrets, outbound: { allowPrivateNetworks: false } }))))
 })

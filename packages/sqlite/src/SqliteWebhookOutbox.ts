@@ -63,20 +63,25 @@ export const make = Effect.gen(function* () {
           }
           return due
         })
-        return yield* Effect.forEach(rows, fromRow)
+        // Handed out with the lease end they now carry: it is the claim that fences `recordAttempt`.
+        return yield* Effect.forEach(rows, (row) => fromRow({ ...row, next_attempt_at: now + leaseMs }))
       }),
-    recordAttempt: (deliveryId, attempt, next) =>
+    recordAttempt: (claim, attempt, next) =>
       client.execute("record webhook attempt", (c) => {
-        // Appended inside SQLite, so two writers never lose each other's attempt.
-        c.run(
+        // Appended inside SQLite, and only while the claim is current: a later claim moved
+        // `next_attempt_at` past this lease end, and a recorded attempt moved it or ended delivery.
+        const changed = c.run(
           db
             .updateTable("webhook_outbox")
             .set({
               attempts: sql`json_insert(attempts, '$[#]', json(${JSON.stringify(attempt)}))`,
               ...("final" in next ? { status: next.final } : { next_attempt_at: next.retryAt })
             })
-            .where("delivery_id", "=", deliveryId)
+            .where("delivery_id", "=", claim.deliveryId)
+            .where("status", "=", sql.lit("pending"))
+            .where("next_attempt_at", "=", claim.nextAttemptAt)
         )
+        return changed > 0
       }),
     forExecution: (executionId) =>
       client

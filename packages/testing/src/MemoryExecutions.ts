@@ -90,18 +90,21 @@ export const make = Effect.gen(function* () {
           .filter((e) => e.status === "pending" && e.nextAttemptAt <= now)
           .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt)
           .slice(0, limit)
-        for (const entry of due) outbox.set(entry.deliveryId, { ...entry, nextAttemptAt: now + leaseMs })
-        return due
+        const claimed = due.map((entry) => ({ ...entry, nextAttemptAt: now + leaseMs }))
+        for (const entry of claimed) outbox.set(entry.deliveryId, entry)
+        return claimed
       }),
-    recordAttempt: (deliveryId, attempt, next) =>
+    recordAttempt: (claim, attempt, next) =>
       Effect.sync(() => {
-        const entry = outbox.get(deliveryId)
-        if (entry === undefined) return
-        outbox.set(deliveryId, {
+        const entry = outbox.get(claim.deliveryId)
+        // Only while the claim is current, as in the SQL adapters.
+        if (entry === undefined || entry.status !== "pending" || entry.nextAttemptAt !== claim.nextAttemptAt) return false
+        outbox.set(claim.deliveryId, {
           ...entry,
           attempts: [...entry.attempts, attempt],
           ...("final" in next ? { status: next.final } : { nextAttemptAt: next.retryAt })
         })
+        return true
       }),
     forExecution: (executionId) =>
       Effect.sync(() =>

@@ -35,20 +35,21 @@ export const formatBytes = (bytes: number): string =>
 
 const fail = (message: string) => Effect.fail(new NodeType.NodeFailure({ message }))
 
+/** The consumer's message for a fetch that got no answer: the category only (the detail is in the operator's log). */
 const outboundMessage = (noun: string, error: OutboundHttp.OutboundError, limits: NodesSettings["Type"]["media"]) => {
   switch (error.reason) {
     case "address_not_allowed":
-      return `${noun} URL refused: address not allowed (${error.message})`
+      return `${noun} URL refused: address not allowed`
     case "too_large":
       return `${noun} too large: the URL answered more than ${formatBytes(limits.maxBytes)}`
     case "timeout":
       return `${noun} URL did not answer within ${limits.timeoutMs / 1000} s`
     case "invalid_url":
-      return `${noun} URL is not valid (${error.message})`
+      return `${noun} URL is not a valid http or https URL`
     case "dns":
-      return `${noun} URL's host could not be found (${error.message})`
+      return `${noun} URL's host could not be resolved`
     case "network":
-      return `${noun} URL could not be fetched (${error.message})`
+      return `${noun} URL could not be fetched: the connection failed`
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * Contract of `WebhookOutbox`: due entries are taken oldest first and hidden for the lease,
- * attempts append, a final status ends delivery.
+ * attempts append under a current claim only, a final status ends delivery.
  */
 import { describe, expect } from "@effect/vitest"
 import { WebhookOutbox } from "@appexec/core"
@@ -23,14 +23,15 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         yield* TestClock.adjust(5)
         const second = yield* completeWithWebhook(queued(owner, 2), 2, 5)
         const third = yield* completeWithWebhook(queued(owner, 3), 3, 100)
-        expect(yield* outbox.claimDue(10, LEASE)).toEqual([first, second])
+        const leased = { nextAttemptAt: 5 + LEASE }
+        expect(yield* outbox.claimDue(10, LEASE)).toEqual([{ ...first, ...leased }, { ...second, ...leased }])
         expect(yield* outbox.claimDue(10, LEASE)).toEqual([])
         yield* TestClock.adjust(95)
-        expect(yield* outbox.claimDue(10, LEASE)).toEqual([third])
+        expect(yield* outbox.claimDue(10, LEASE)).toEqual([{ ...third, nextAttemptAt: 100 + LEASE }])
         yield* TestClock.adjust(LEASE)
         const again = yield* outbox.claimDue(1, LEASE)
         expect(again.map((e) => e.deliveryId)).toEqual([first.deliveryId])
-        expect(again[0]!.nextAttemptAt).toBe(5 + LEASE)
+        expect(again[0]!.nextAttemptAt).toBe(100 + 2 * LEASE)
       })
     )
 
@@ -40,18 +41,18 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         const owner = yield* seedOwner()
         const outbox = yield* WebhookOutbox.WebhookOutbox
         const entry = yield* completeWithWebhook(queued(owner, 1), 1, 0)
-        expect((yield* outbox.claimDue(10, LEASE)).length).toBe(1)
+        const [claimed] = yield* outbox.claimDue(10, LEASE)
         const failedAttempt = { at: 0, statusCode: 500, error: "HTTP 500" }
-        yield* outbox.recordAttempt(entry.deliveryId, failedAttempt, { retryAt: 5_000 })
+        expect(yield* outbox.recordAttempt(claimed!, failedAttempt, { retryAt: 5_000 })).toBe(true)
         expect(yield* outbox.forExecution(entry.executionId)).toEqual([
           { ...entry, attempts: [failedAttempt], nextAttemptAt: 5_000 }
         ])
         yield* TestClock.adjust(4_999)
         expect(yield* outbox.claimDue(10, LEASE)).toEqual([])
         yield* TestClock.adjust(1)
-        expect((yield* outbox.claimDue(10, LEASE)).length).toBe(1)
+        const [retried] = yield* outbox.claimDue(10, LEASE)
         const okAttempt = { at: 5_000, statusCode: 204, error: null }
-        yield* outbox.recordAttempt(entry.deliveryId, okAttempt, { final: "delivered" })
+        expect(yield* outbox.recordAttempt(retried!, okAttempt, { final: "delivered" })).toBe(true)
         const [delivered] = yield* outbox.forExecution(entry.executionId)
         expect(delivered).toMatchObject({ status: "delivered", attempts: [failedAttempt, okAttempt] })
         yield* TestClock.adjust(10 * LEASE)
@@ -66,10 +67,52 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         const outbox = yield* WebhookOutbox.WebhookOutbox
         const one = yield* completeWithWebhook(queued(owner, 1), 1, 0)
         const two = yield* completeWithWebhook(queued(owner, 2), 2, 0)
-        yield* outbox.recordAttempt(one.deliveryId, { at: 0, statusCode: null, error: "timeout" }, { final: "failed" })
+        const [claimed] = yield* outbox.claimDue(1, LEASE)
+        expect(claimed!.deliveryId).toBe(one.deliveryId)
+        yield* outbox.recordAttempt(claimed!, { at: 0, statusCode: null, error: "timeout" }, { final: "failed" })
         expect((yield* outbox.forExecution(one.executionId)).map((e) => e.status)).toEqual(["failed"])
         expect(yield* outbox.forExecution(two.executionId)).toEqual([two])
         expect((yield* outbox.claimDue(10, LEASE)).map((e) => e.deliveryId)).toEqual([two.deliveryId])
+      })
+    )
+
+    test(
+      "a lapsed claim records nothing once another claim took the entry over, before or after its record",
+      Effect.gen(function* () {
+        const owner = yield* seedOwner()
+        const outbox = yield* WebhookOutbox.WebhookOutbox
+        const entry = yield* completeWithWebhook(queued(owner, 1), 1, 0)
+        const [slow] = yield* outbox.claimDue(10, LEASE)
+        yield* TestClock.adjust(LEASE)
+        const [fast] = yield* outbox.claimDue(10, LEASE)
+        expect(fast!.deliveryId).toBe(entry.deliveryId)
+        // The slow dispatcher's late answer, before and after the new owner records its own.
+        const late = { at: 0, statusCode: null, error: "timeout" }
+        expect(yield* outbox.recordAttempt(slow!, late, { retryAt: 20 * LEASE })).toBe(false)
+        const ok = { at: LEASE, statusCode: 204, error: null }
+        expect(yield* outbox.recordAttempt(fast!, ok, { final: "delivered" })).toBe(true)
+        expect(yield* outbox.recordAttempt(slow!, late, { final: "failed" })).toBe(false)
+        const [after] = yield* outbox.forExecution(entry.executionId)
+        expect(after).toMatchObject({ status: "delivered", attempts: [ok] })
+      })
+    )
+
+    test(
+      "a claim records one attempt: a second record under it, or one after the retry was claimed again, is refused",
+      Effect.gen(function* () {
+        const owner = yield* seedOwner()
+        const outbox = yield* WebhookOutbox.WebhookOutbox
+        const entry = yield* completeWithWebhook(queued(owner, 1), 1, 0)
+        const [first] = yield* outbox.claimDue(10, LEASE)
+        const failed = { at: 0, statusCode: 500, error: "HTTP 500" }
+        expect(yield* outbox.recordAttempt(first!, failed, { retryAt: 5_000 })).toBe(true)
+        expect(yield* outbox.recordAttempt(first!, failed, { retryAt: 5_000 })).toBe(false)
+        yield* TestClock.adjust(5_000)
+        const [second] = yield* outbox.claimDue(10, LEASE)
+        expect(second!.attempts).toEqual([failed])
+        expect(yield* outbox.recordAttempt(first!, failed, { final: "failed" })).toBe(false)
+        const [after] = yield* outbox.forExecution(entry.executionId)
+        expect(after).toMatchObject({ status: "pending", nextAttemptAt: 5_000 + LEASE, attempts: [failed] })
       })
     )
   })
