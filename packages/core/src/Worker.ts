@@ -69,17 +69,35 @@ const makeProcess = Effect.gen(function* () {
       return yield* save(failed, lease)
     })
 
-  const renewForever = (initial: Lease): Effect.Effect<never, LeaseLost> =>
-    Effect.iterate(initial, {
-      while: () => true,
-      body: (lease) =>
-        Effect.sleep(Duration.millis(config.renewEveryMs)).pipe(
-          Effect.zipRight(queue.renew(lease, config.leaseMs)),
-          Effect.catchTag("StorageError", (error) =>
-            Effect.logWarning("lease renewal failed; retrying", error).pipe(Effect.as(lease))
+  /**
+   * The watchdog of a run: renews the lease every `renewEveryMs` and completes with none when
+   * `timeoutMs` have passed; fails with `LeaseLost` when the lease is gone. One fiber and one
+   * timer at a time, raced against the workflow.
+   */
+  const watchdog = (initial: Lease, timeoutMs: number): Effect.Effect<Option.Option<never>, LeaseLost> =>
+    Effect.flatMap(now, (startedAt) => {
+      const deadline = startedAt + timeoutMs
+      const loop = (lease: Lease): Effect.Effect<Option.Option<never>, LeaseLost> =>
+        Effect.flatMap(now, (at) => {
+          if (at >= deadline) return Effect.succeedNone
+          const wait = Math.min(config.renewEveryMs, deadline - at)
+          return Effect.sleep(Duration.millis(wait)).pipe(
+            Effect.zipRight(
+              Effect.flatMap(now, (woke) =>
+                woke >= deadline
+                  ? Effect.succeedNone
+                  : queue.renew(lease, config.leaseMs).pipe(
+                      Effect.catchTag("StorageError", (error) =>
+                        Effect.logWarning("lease renewal failed; retrying", error).pipe(Effect.as(lease))
+                      ),
+                      Effect.flatMap(loop)
+                    )
+              )
+            )
           )
-        )
-    }).pipe(Effect.zipRight(Effect.never))
+        })
+      return loop(initial)
+    })
 
   return ({ execution, lease }: Claim) =>
     Effect.gen(function* () {
@@ -104,7 +122,7 @@ const makeProcess = Effect.gen(function* () {
         started.inputs,
         { executionId: started.executionId, appId: started.appId, workspaceId: started.workspaceId },
         config.nodeConcurrency
-      ).pipe(Effect.timeoutOption(Duration.millis(timeoutMs)), Effect.raceFirst(renewForever(lease)))
+      ).pipe(Effect.asSome, Effect.raceFirst(watchdog(lease, timeoutMs)))
       const at = yield* now
       const event: ExecutionEvent = Option.match(result, {
         onNone: () => ({

@@ -7,9 +7,9 @@
  * (see `MediaRoute`), without authentication or rate limit. It serves any platform server
  * (`NodeListener`, `WebHandler`, `HttpServer.serve`).
  */
-import { RateLimiter, RateLimitStore, type Appexec, type SigningKeys } from "@appexec/core"
+import { Appexec, RateLimiter, RateLimitStore, SigningKeys } from "@appexec/core"
 import { HttpApi, HttpApiBuilder, type HttpApp, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Clock, Effect, Layer, Option, type Scope } from "effect"
+import { Cause, Clock, Context, Effect, Layer, Option, Scope, Tracer } from "effect"
 import { AppexecApi } from "./Api.js"
 import * as Handlers from "./Handlers.js"
 import * as MediaRoute from "./MediaRoute.js"
@@ -77,12 +77,21 @@ export const make = (
   options: Options = {}
 ): Effect.Effect<HttpApp.Default, never, Requirements | Scope.Scope> =>
   Effect.gen(function* () {
+    // The handlers capture the context they are built in, and the router merges it into every
+    // request's context: building them on just what they need keeps that copy small.
     const services = yield* Layer.build(
       Layer.mergeAll(Handlers.layer(options), HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer)
+    ).pipe(
+      Effect.mapInputContext((context: Context.Context<Appexec.Appexec | SigningKeys.SigningKeys | Scope.Scope>) =>
+        Context.pick(Appexec.Appexec, SigningKeys.SigningKeys, Scope.Scope)(context)
+      )
     )
     const platform = yield* Layer.build(HttpServer.layerContext)
-    const api = (yield* Effect.provide(HttpApiBuilder.httpApp, services)).pipe(Effect.provide(platform))
+    const api = yield* Effect.provide(HttpApiBuilder.httpApp, services)
     const store = yield* RateLimitStore.RateLimitStore
+    // Every request runs on this context and its request, never on the host's (which, in `serve`,
+    // holds the whole instance): the context is copied at each `provide` down the router.
+    const requestContext = Context.add(platform, RateLimitStore.RateLimitStore, store)
     const policy = RateLimit.policyOf(options.rateLimit)
     const trustProxy = options.rateLimit?.trustProxy ?? RateLimit.defaults.trustProxy
     const basePath = normalizeBasePath(options.basePath)
@@ -106,63 +115,75 @@ export const make = (
         { requestId }
       ])
 
-    const respond = (request: HttpServerRequest.HttpServerRequest, path: string, requestId: string) =>
-      api.pipe(
-        Effect.provideService(HttpServerRequest.HttpServerRequest, request),
-        Effect.catchAllCause((cause) => {
-          const failure = Cause.failureOption(cause)
-          if (Option.isSome(failure) && isRouteNotFound(failure.value)) {
-            return Effect.succeed(unmatched(request.method, path))
-          }
-          if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
-          return Effect.logError("request failed", cause).pipe(Effect.as(internalError(requestId)))
-        })
-      )
+    const respond = (method: string, path: string, requestId: string) =>
+      Effect.catchAllCause(api, (cause) => {
+        const failure = Cause.failureOption(cause)
+        if (Option.isSome(failure) && isRouteNotFound(failure.value)) {
+          return Effect.succeed(unmatched(method, path))
+        }
+        if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+        return Effect.logError("request failed", cause).pipe(Effect.as(internalError(requestId)))
+      })
 
-    const handle = (requestId: string) => Effect.gen(function* () {
-      const original = yield* HttpServerRequest.HttpServerRequest
-      const startedAt = yield* Clock.currentTimeMillis
+    const handle = (
+      original: HttpServerRequest.HttpServerRequest,
+      request: HttpServerRequest.HttpServerRequest,
+      fullPath: string,
+      mounted: boolean,
+      path: string,
+      requestId: string
+    ) =>
+      Effect.gen(function* () {
+        const startedAt = logRequests ? yield* Clock.currentTimeMillis : 0
+        const isV1 = mounted && (path === "/v1" || path.startsWith("/v1/"))
+        const headers: Record<string, string> = { "x-request-id": requestId }
+        let response: HttpServerResponse.HttpServerResponse
+        if (!mounted) {
+          response = json(404, "not_found", `No endpoint ${original.method} ${fullPath}.`)
+        } else if (Option.isSome(media) && MediaRoute.isMediaPath(path)) {
+          response = yield* media.value({ method: original.method, url: request.url, headers: original.headers, requestId })
+        } else if (!isV1) {
+          response = unmatched(original.method, path)
+        } else {
+          const decision = yield* RateLimiter.consume(RateLimit.clientIp(original, trustProxy), policy).pipe(
+            Effect.tapError((error) => Effect.logError("rate limit counter failed", error)),
+            Effect.option
+          )
+          response = Option.isNone(decision)
+            ? internalError(requestId)
+            : !decision.value.allowed
+              ? json(
+                  429,
+                  "rate_limited",
+                  `Rate limit of ${decision.value.limit} requests exceeded; retry after ${decision.value.resetSeconds} s.`
+                )
+              : yield* respond(original.method, path, requestId)
+          if (Option.isSome(decision)) Object.assign(headers, RateLimit.headersOf(decision.value))
+        }
+        if (response.status === 401) headers["www-authenticate"] = 'Bearer realm="appexec"'
+        response = HttpServerResponse.setHeaders(response, headers)
+        if (logRequests) {
+          const ms = (yield* Clock.currentTimeMillis) - startedAt
+          yield* Effect.logInfo(`${original.method} ${fullPath} ${response.status} ${ms}ms`)
+        }
+        return response
+      })
+
+    const app: HttpApp.Default = Effect.flatMap(HttpServerRequest.HttpServerRequest, (original) => {
+      const requestId = crypto.randomUUID()
       const fullPath = pathOf(original.url)
       const mounted = basePath === "" || fullPath === basePath || fullPath.startsWith(`${basePath}/`)
       const path = mounted ? fullPath.slice(basePath.length) || "/" : fullPath
       const request = basePath === "" ? original : original.modify({ url: original.url.slice(basePath.length) || "/" })
-      const isV1 = mounted && (path === "/v1" || path.startsWith("/v1/"))
-
-      let response: HttpServerResponse.HttpServerResponse
-      if (!mounted) {
-        response = json(404, "not_found", `No endpoint ${original.method} ${fullPath}.`)
-      } else if (Option.isSome(media) && MediaRoute.isMediaPath(path)) {
-        response = yield* media.value({ method: original.method, url: request.url, headers: original.headers, requestId })
-      } else if (!isV1) {
-        response = unmatched(original.method, path)
-      } else {
-        const decision = yield* RateLimiter.consume(RateLimit.clientIp(original, trustProxy), policy).pipe(
-          Effect.provideService(RateLimitStore.RateLimitStore, store),
-          Effect.tapError((error) => Effect.logError("rate limit counter failed", error)),
-          Effect.option
-        )
-        response = Option.isNone(decision)
-          ? internalError(requestId)
-          : !decision.value.allowed
-            ? json(
-                429,
-                "rate_limited",
-                `Rate limit of ${decision.value.limit} requests exceeded; retry after ${decision.value.resetSeconds} s.`
-              )
-            : yield* respond(request, path, requestId)
-        if (Option.isSome(decision)) response = HttpServerResponse.setHeaders(response, RateLimit.headersOf(decision.value))
-      }
-      if (response.status === 401) response = HttpServerResponse.setHeader(response, "www-authenticate", 'Bearer realm="appexec"')
-      response = HttpServerResponse.setHeader(response, "x-request-id", requestId)
-      if (logRequests) {
-        const ms = (yield* Clock.currentTimeMillis) - startedAt
-        yield* Effect.logInfo(`${original.method} ${fullPath} ${response.status} ${ms}ms`)
-      }
-      return response
-    })
-    const app: HttpApp.Default = Effect.suspend(() => {
-      const requestId = crypto.randomUUID()
-      return Effect.annotateLogs(handle(requestId), "requestId", requestId)
+      return handle(original, request, fullPath, mounted, path, requestId).pipe(
+        Effect.annotateLogs("requestId", requestId),
+        Effect.mapInputContext((input: Context.Context<HttpServerRequest.HttpServerRequest>) => {
+          const context = Context.add(requestContext, HttpServerRequest.HttpServerRequest, request)
+          // The request's span (the platform's tracer middleware) stays the parent of ours.
+          const span = Context.getOption(input, Tracer.ParentSpan)
+          return Option.isSome(span) ? Context.add(context, Tracer.ParentSpan, span.value) : context
+        })
+      )
     })
     return app
   })

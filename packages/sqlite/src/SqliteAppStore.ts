@@ -3,8 +3,9 @@
  * `workflow_versions` (immutable definitions, JSON).
  */
 import { AppStore, type Errors } from "@appexec/core"
-import { Effect, Layer, Option } from "effect"
+import { Effect, type Either, Layer, Option } from "effect"
 import type { Selectable } from "kysely"
+import * as PreparedQuery from "./internal/PreparedQuery.js"
 import { decode, parseJson } from "./internal/RowDecoding.js"
 import type { AppsTable } from "./internal/Tables.js"
 import { SqliteClient } from "./SqliteClient.js"
@@ -12,7 +13,7 @@ import { SqliteClient } from "./SqliteClient.js"
 const decodeApp = decode(AppStore.AppRecord, "read app")
 const decodeVersion = decode(AppStore.WorkflowVersion, "read workflow version")
 
-const fromRow = (row: Selectable<AppsTable>): Effect.Effect<AppStore.AppRecord, Errors.StorageError> =>
+const fromRow = (row: Selectable<AppsTable>): Either.Either<AppStore.AppRecord, Errors.StorageError> =>
   decodeApp({
     appId: row.app_id,
     name: row.name,
@@ -31,6 +32,8 @@ export const make = Effect.gen(function* () {
   const client = yield* SqliteClient
   const db = client.builder
   const apps = db.selectFrom("apps").selectAll()
+  // Every start and every app request reads its app: compiled once.
+  const byId = PreparedQuery.make((p: PreparedQuery.Param<{ appId: string }>) => apps.where("app_id", "=", p("appId")))
   const ordered = apps.orderBy("name").orderBy("app_id")
   // `instr(lower(…))` is a plain substring test, case-insensitive for ASCII, with no LIKE wildcards.
   const matching = (search: string | undefined) =>
@@ -75,7 +78,7 @@ export const make = Effect.gen(function* () {
       }),
     get: (appId) =>
       client
-        .execute("get app", (c) => c.get(apps.where("app_id", "=", appId)))
+        .execute("get app", (c) => c.get(byId.bind({ appId })))
         .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(fromRow(row))))),
     findByName: (workspaceId, name) =>
       client

@@ -3,7 +3,8 @@
  * keys, migrated on open, closed in a finalizer.
  *
  * Queries are built and compiled with kysely (the better-sqlite3 dialect's compiler) and run
- * synchronously on better-sqlite3 through a cache of prepared statements. Every operation —
+ * synchronously on better-sqlite3 through a cache of prepared statements; hot paths compile
+ * their query once (`internal/PreparedQuery`) and only bind values per call. Every operation —
  * a statement, or a whole `BEGIN IMMEDIATE … COMMIT` transaction — runs to its end in one
  * synchronous step, so no other fiber's statement can fall inside a
  * transaction and no lock is held across an event-loop turn. Driver exceptions become

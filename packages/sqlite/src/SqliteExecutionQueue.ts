@@ -10,6 +10,7 @@ import { Errors, ExecutionQueue } from "@appexec/core"
 import { Clock, Effect, Layer, Option } from "effect"
 import { sql } from "kysely"
 import { fromRow, leaseOf } from "./internal/ExecutionRows.js"
+import * as PreparedQuery from "./internal/PreparedQuery.js"
 import { WorkSignal } from "./internal/WorkSignal.js"
 import { SqliteClient } from "./SqliteClient.js"
 
@@ -19,33 +20,58 @@ export const make = Effect.gen(function* () {
   const signal = yield* WorkSignal
   const db = client.builder
 
+  const claim = PreparedQuery.make((p: PreparedQuery.Param<{ workerId: string; now: number; expiresAt: number }>) =>
+    db
+      .updateTable("executions")
+      .set((eb) => ({
+        claims: eb("claims", "+", 1),
+        attempts: eb("attempts", "+", 1),
+        lease_token: eb("claims", "+", 1),
+        lease_worker: p("workerId"),
+        lease_expires_at: p("expiresAt")
+      }))
+      .where("seq", "=", (eb) =>
+        eb
+          .selectFrom("executions")
+          .select("seq")
+          // Literals, not parameters: only then can SQLite use the partial index `executions_open`.
+          .where("status", "in", [sql.lit("queued"), sql.lit("running")])
+          .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<=", p("now"))]))
+          .orderBy("seq")
+          .limit(1)
+      )
+      .returningAll()
+  )
+  type Fence = { executionId: string; token: number; workerId: string }
+  const renew = PreparedQuery.make((p: PreparedQuery.Param<Fence & { now: number; expiresAt: number }>) =>
+    db
+      .updateTable("executions")
+      .set({ lease_expires_at: p("expiresAt") })
+      .where("execution_id", "=", p("executionId"))
+      .where("lease_token", "=", p("token"))
+      .where("lease_worker", "=", p("workerId"))
+      .where("lease_expires_at", ">", p("now"))
+  )
+  const release = PreparedQuery.make((p: PreparedQuery.Param<Fence>) =>
+    db
+      .updateTable("executions")
+      .set((eb) => ({
+        lease_worker: null,
+        lease_token: null,
+        lease_expires_at: null,
+        attempts: eb("attempts", "-", 1)
+      }))
+      .where("execution_id", "=", p("executionId"))
+      .where("lease_token", "=", p("token"))
+      .where("lease_worker", "=", p("workerId"))
+  )
+
   const service: ExecutionQueue.ExecutionQueue["Type"] = {
     claim: (workerId, leaseMs) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         const row = yield* client.transaction("claim execution", (c) =>
-          c.get(
-            db
-              .updateTable("executions")
-              .set((eb) => ({
-                claims: eb("claims", "+", 1),
-                attempts: eb("attempts", "+", 1),
-                lease_token: eb("claims", "+", 1),
-                lease_worker: workerId,
-                lease_expires_at: now + leaseMs
-              }))
-              .where("seq", "=", (eb) =>
-                eb
-                  .selectFrom("executions")
-                  .select("seq")
-                  // Literals, not parameters: only then can SQLite use the partial index `executions_open`.
-                  .where("status", "in", [sql.lit("queued"), sql.lit("running")])
-                  .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<=", now)]))
-                  .orderBy("seq")
-                  .limit(1)
-              )
-              .returningAll()
-          )
+          c.get(claim.bind({ workerId, now, expiresAt: now + leaseMs }))
         )
         if (row === undefined) return Option.none()
         const execution = yield* fromRow(row)
@@ -54,37 +80,13 @@ export const make = Effect.gen(function* () {
     renew: (lease, leaseMs) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
-        const changed = yield* client.execute("renew lease", (c) =>
-          c.run(
-            db
-              .updateTable("executions")
-              .set({ lease_expires_at: now + leaseMs })
-              .where("execution_id", "=", lease.executionId)
-              .where("lease_token", "=", lease.token)
-              .where("lease_worker", "=", lease.workerId)
-              .where("lease_expires_at", ">", now)
-          )
-        )
+        const changed = yield* client.execute("renew lease", (c) => c.run(renew.bind({ ...lease, now, expiresAt: now + leaseMs })))
         if (changed === 0) return yield* new Errors.LeaseLost({ executionId: lease.executionId })
         return { ...lease, expiresAt: now + leaseMs }
       }),
     release: (lease) =>
       Effect.gen(function* () {
-        const changed = yield* client.execute("release lease", (c) =>
-          c.run(
-            db
-              .updateTable("executions")
-              .set((eb) => ({
-                lease_worker: null,
-                lease_token: null,
-                lease_expires_at: null,
-                attempts: eb("attempts", "-", 1)
-              }))
-              .where("execution_id", "=", lease.executionId)
-              .where("lease_token", "=", lease.token)
-              .where("lease_worker", "=", lease.workerId)
-          )
-        )
+        const changed = yield* client.execute("release lease", (c) => c.run(release.bind(lease)))
         if (changed > 0) yield* signal.notify
       }),
     awaitWork: signal.wait

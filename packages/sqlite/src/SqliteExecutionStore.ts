@@ -1,13 +1,18 @@
 /**
  * `ExecutionStore` on SQLite. A save is one `UPDATE` fenced by the lease token; a terminal save
  * clears the lease, and inserts the webhook outbox entry, when there is one, in the same
- * `BEGIN IMMEDIATE` transaction.
+ * `BEGIN IMMEDIATE` transaction. Every statement is compiled once (`PreparedQuery`).
  */
-import { Errors, ExecutionStore } from "@appexec/core"
-import { Effect, Layer } from "effect"
+import { Errors, type Execution, ExecutionStore, type ExecutionQueue, type WebhookOutbox } from "@appexec/core"
+import { Effect, Layer, Option } from "effect"
 import { fromRow, toColumns } from "./internal/ExecutionRows.js"
+import * as PreparedQuery from "./internal/PreparedQuery.js"
 import { WorkSignal } from "./internal/WorkSignal.js"
 import { SqliteClient } from "./SqliteClient.js"
+
+type Columns = ReturnType<typeof toColumns>
+type Saved = Columns & { readonly lease_token: number; readonly lease_worker: string }
+type OutboxColumns = Omit<WebhookOutbox.OutboxEntry, "attempts"> & { readonly attempts: string }
 
 /** The store over the instance's connection; inserts wake this process's idle workers. */
 export const make = Effect.gen(function* () {
@@ -15,55 +20,92 @@ export const make = Effect.gen(function* () {
   const signal = yield* WorkSignal
   const db = client.builder
 
+  const insert = PreparedQuery.make((p: PreparedQuery.Param<Columns>) =>
+    db.insertInto("executions").values({
+      execution_id: p("execution_id"),
+      workflow_id: p("workflow_id"),
+      app_id: p("app_id"),
+      workspace_id: p("workspace_id"),
+      user_id: p("user_id"),
+      status: p("status"),
+      inputs: p("inputs"),
+      outputs: p("outputs"),
+      error_message: p("error_message"),
+      webhook_url: p("webhook_url"),
+      created_at: p("created_at"),
+      started_at: p("started_at"),
+      completed_at: p("completed_at")
+    })
+  )
+  const get = PreparedQuery.make((p: PreparedQuery.Param<{ executionId: string }>) =>
+    db.selectFrom("executions").selectAll().where("execution_id", "=", p("executionId"))
+  )
+  /** The fenced UPDATE of a save; a terminal save also clears the lease. */
+  const update = (terminal: boolean) =>
+    PreparedQuery.make((p: PreparedQuery.Param<Saved>) =>
+      db
+        .updateTable("executions")
+        .set({
+          workflow_id: p("workflow_id"),
+          app_id: p("app_id"),
+          workspace_id: p("workspace_id"),
+          user_id: p("user_id"),
+          status: p("status"),
+          inputs: p("inputs"),
+          outputs: p("outputs"),
+          error_message: p("error_message"),
+          webhook_url: p("webhook_url"),
+          created_at: p("created_at"),
+          started_at: p("started_at"),
+          completed_at: p("completed_at"),
+          ...(terminal ? { lease_worker: null, lease_token: null, lease_expires_at: null } : {})
+        })
+        .where("execution_id", "=", p("execution_id"))
+        .where("lease_token", "=", p("lease_token"))
+        .where("lease_worker", "=", p("lease_worker"))
+    )
+  const saveRunning = update(false)
+  const saveTerminal = update(true)
+  const insertOutbox = PreparedQuery.make((p: PreparedQuery.Param<OutboxColumns>) =>
+    db.insertInto("webhook_outbox").values({
+      delivery_id: p("deliveryId"),
+      execution_id: p("executionId"),
+      user_id: p("userId"),
+      url: p("url"),
+      status: p("status"),
+      next_attempt_at: p("nextAttemptAt"),
+      attempts: p("attempts"),
+      created_at: p("createdAt")
+    })
+  )
+
+  const save = (record: Execution.ExecutionRecord, lease: ExecutionQueue.Lease, outbox?: WebhookOutbox.OutboxEntry) => {
+    const terminal = record.status === "completed" || record.status === "failed"
+    const params = { ...toColumns(record), lease_token: lease.token, lease_worker: lease.workerId }
+    const statement = terminal ? saveTerminal : saveRunning
+    // Only a save that also writes an outbox entry needs a transaction; a lone UPDATE is atomic.
+    const saved =
+      terminal && outbox !== undefined
+        ? client.transaction("save execution", (c) => {
+            if (c.run(statement.bind(params)) === 0) return false
+            c.run(insertOutbox.bind({ ...outbox, attempts: JSON.stringify(outbox.attempts) }))
+            return true
+          })
+        : client.execute("save execution", (c) => c.run(statement.bind(params)) > 0)
+    return Effect.flatMap(saved, (ok) => (ok ? Effect.void : new Errors.LeaseLost({ executionId: record.executionId })))
+  }
+
   const service: ExecutionStore.ExecutionStore["Type"] = {
     insert: (record) =>
-      client
-        .execute("insert execution", (c) => c.run(db.insertInto("executions").values(toColumns(record))))
-        .pipe(Effect.zipRight(signal.notify)),
+      client.execute("insert execution", (c) => c.run(insert.bind(toColumns(record)))).pipe(Effect.zipRight(signal.notify)),
     get: (executionId) =>
       client
-        .execute("get execution", (c) =>
-          c.get(db.selectFrom("executions").selectAll().where("execution_id", "=", executionId))
-        )
-        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(fromRow(row))))),
-    save: (record, lease, outbox) =>
-      Effect.gen(function* () {
-        const terminal = record.status === "completed" || record.status === "failed"
-        const { execution_id: _, ...columns } = toColumns(record)
-        // Only a save that also writes an outbox entry needs a transaction; a lone UPDATE is atomic.
-        const write = terminal && outbox !== undefined ? client.transaction : client.execute
-        const saved = yield* write("save execution", (c) => {
-          const changed = c.run(
-            db
-              .updateTable("executions")
-              .set(terminal ? { ...columns, lease_worker: null, lease_token: null, lease_expires_at: null } : columns)
-              .where("execution_id", "=", record.executionId)
-              .where("lease_token", "=", lease.token)
-              .where("lease_worker", "=", lease.workerId)
-          )
-          if (changed === 0) return false
-          if (terminal && outbox !== undefined) {
-            c.run(
-              db.insertInto("webhook_outbox").values({
-                delivery_id: outbox.deliveryId,
-                execution_id: outbox.executionId,
-                user_id: outbox.userId,
-                url: outbox.url,
-                status: outbox.status,
-                next_attempt_at: outbox.nextAttemptAt,
-                attempts: JSON.stringify(outbox.attempts),
-                created_at: outbox.createdAt
-              })
-            )
-          }
-          return true
-        })
-        if (!saved) return yield* new Errors.LeaseLost({ executionId: record.executionId })
-      })
+        .execute("get execution", (c) => c.get(get.bind({ executionId })))
+        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.map(fromRow(row), Option.some)))),
+    save
   }
   return service
 })
 
 /** Layer of the store; needs the connection and the work signal (see `SqliteStorage`). */
 export const layer = Layer.effect(ExecutionStore.ExecutionStore, make)
-

@@ -3,6 +3,7 @@
  */
 import { KeyStore } from "@appexec/core"
 import { Effect, Layer } from "effect"
+import * as PreparedQuery from "./internal/PreparedQuery.js"
 import { decode } from "./internal/RowDecoding.js"
 import { SqliteClient } from "./SqliteClient.js"
 
@@ -30,6 +31,8 @@ export const make = Effect.gen(function* () {
       "created_at as createdAt",
       "revoked_at as revokedAt"
     ])
+  // Every authenticated request looks its key up: compiled once.
+  const keyByHash = PreparedQuery.make((p: PreparedQuery.Param<{ hash: string }>) => keys.where("hash", "=", p("hash")))
 
   const service: KeyStore.KeyStore["Type"] = {
     ensureWorkspace: (workspace) =>
@@ -82,7 +85,7 @@ export const make = Effect.gen(function* () {
       }),
     findKeyByHash: (hash) =>
       client
-        .execute("find api key", (c) => c.get(keys.where("hash", "=", hash)))
+        .execute("find api key", (c) => c.get(keyByHash.bind({ hash })))
         .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(decodeKey(row))))),
     revokeKey: (idOrHint, at) =>
       client.execute("revoke api key", (c) =>

@@ -1,9 +1,12 @@
 /**
- * `RateLimitStore` on SQLite: one fixed-window counter per key, bumped with one upsert.
- * Counters of ended windows are swept now and then, not on every hit.
+ * `RateLimitStore` on SQLite: one fixed-window counter per key, bumped with one prepared
+ * `INSERT … ON CONFLICT DO UPDATE … RETURNING count` in autocommit mode — a single statement is
+ * atomic, also against other processes on the file, so no transaction is needed. Counters of
+ * ended windows are swept now and then, not on every hit.
  */
 import { RateLimitStore } from "@appexec/core"
 import { Effect, Layer } from "effect"
+import * as PreparedQuery from "./internal/PreparedQuery.js"
 import { SqliteClient } from "./SqliteClient.js"
 
 /** How many hits pass between two sweeps of expired counters. */
@@ -13,29 +16,32 @@ const SWEEP_EVERY = 1_000
 export const make = Effect.gen(function* () {
   const client = yield* SqliteClient
   const db = client.builder
+  const bump = PreparedQuery.make((p: PreparedQuery.Param<{ key: string; windowStart: number }>) =>
+    db
+      .insertInto("rate_limits")
+      .values({ key: p("key"), window_start: p("windowStart"), count: 1 })
+      .onConflict((oc) =>
+        oc.column("key").doUpdateSet((eb) => ({
+          count: eb
+            .case()
+            .when("rate_limits.window_start", "=", p("windowStart"))
+            .then(eb(eb.ref("rate_limits.count"), "+", 1))
+            .else(1)
+            .end(),
+          window_start: p("windowStart")
+        }))
+      )
+      .returning("count")
+  )
+  const sweep = PreparedQuery.make((p: PreparedQuery.Param<{ expireBefore: number }>) =>
+    db.deleteFrom("rate_limits").where("window_start", "<", p("expireBefore"))
+  )
   let hits = 0
   const service: RateLimitStore.RateLimitStore["Type"] = {
     hit: (key, windowStart, expireBefore) =>
-      client.transaction("rate limit hit", (c) => {
-        if (++hits % SWEEP_EVERY === 0) c.run(db.deleteFrom("rate_limits").where("window_start", "<", expireBefore))
-        const row = c.get(
-          db
-            .insertInto("rate_limits")
-            .values({ key, window_start: windowStart, count: 1 })
-            .onConflict((oc) =>
-              oc.column("key").doUpdateSet((eb) => ({
-                count: eb
-                  .case()
-                  .when("rate_limits.window_start", "=", windowStart)
-                  .then(eb(eb.ref("rate_limits.count"), "+", 1))
-                  .else(1)
-                  .end(),
-                window_start: windowStart
-              }))
-            )
-            .returning("count")
-        )
-        return row?.count ?? 1
+      client.execute("rate limit hit", (c) => {
+        if (++hits % SWEEP_EVERY === 0) c.run(sweep.bind({ expireBefore }))
+        return c.get(bump.bind({ key, windowStart }))?.count ?? 1
       })
   }
   return service

@@ -2,7 +2,7 @@
  * The mapping between `ExecutionRecord` and a row of `executions`.
  */
 import { type Errors, Execution, type ExecutionQueue } from "@appexec/core"
-import { Effect } from "effect"
+import { Either } from "effect"
 import type { Selectable } from "kysely"
 import { decode, parseJson } from "./RowDecoding.js"
 import type { ExecutionsTable } from "./Tables.js"
@@ -29,27 +29,27 @@ export const toColumns = (record: Execution.ExecutionRecord) => ({
 
 const decodeRecord = decode(Execution.ExecutionRecord, "read execution")
 
-/** The record a row holds. */
-export const fromRow = (row: ExecutionRow): Effect.Effect<Execution.ExecutionRecord, Errors.StorageError> =>
-  Effect.gen(function* () {
-    const inputs = yield* parseJson(row.inputs, "read execution")
-    const outputs = yield* parseJson(row.outputs, "read execution")
-    return yield* decodeRecord({
-      executionId: row.execution_id,
-      workflowId: row.workflow_id,
-      appId: row.app_id,
-      workspaceId: row.workspace_id,
-      userId: row.user_id,
-      status: row.status,
-      inputs,
-      outputs,
-      errorMessage: row.error_message,
-      webhookUrl: row.webhook_url,
-      createdAt: row.created_at,
-      startedAt: row.started_at,
-      completedAt: row.completed_at
-    })
-  })
+/** The record a row holds (an `Either`, so also an `Effect`). */
+export const fromRow = (row: ExecutionRow): Either.Either<Execution.ExecutionRecord, Errors.StorageError> =>
+  Either.flatMap(parseJson(row.inputs, "read execution"), (inputs) =>
+    Either.flatMap(parseJson(row.outputs, "read execution"), (outputs) =>
+      decodeRecord({
+        executionId: row.execution_id,
+        workflowId: row.workflow_id,
+        appId: row.app_id,
+        workspaceId: row.workspace_id,
+        userId: row.user_id,
+        status: row.status,
+        inputs,
+        outputs,
+        errorMessage: row.error_message,
+        webhookUrl: row.webhook_url,
+        createdAt: row.created_at,
+        startedAt: row.started_at,
+        completedAt: row.completed_at
+      })
+    )
+  )
 
 /** The lease a claimed row carries. */
 export const leaseOf = (record: Execution.ExecutionRecord, row: ExecutionRow): ExecutionQueue.Lease => ({
