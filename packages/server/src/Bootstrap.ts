@@ -1,9 +1,12 @@
 /**
- * The first start on an empty data directory: the app definitions of the apps directory become
- * public apps, and a `default` workspace gets a user and an API key, shown once.
+ * The first start of `serve`: the app definitions of the apps directory become public apps, and
+ * a `default` workspace gets a user and an API key, shown once. "First" is decided by the
+ * database, not by the data directory: as long as there is no `default` workspace the bootstrap
+ * has not happened (or did not finish), so a start interrupted before the key was made, or a
+ * database created by an admin command, bootstraps on the next `serve`.
  */
-import { Appexec } from "@appexec/core"
-import { Effect } from "effect"
+import { Appexec, KeyStore } from "@appexec/core"
+import { Effect, Either, Option } from "effect"
 import { readdir, readFile } from "node:fs/promises"
 import { join } from "node:path"
 
@@ -13,33 +16,66 @@ export interface Bootstrapped {
   readonly apps: ReadonlyArray<{ readonly appId: string; readonly name: string }>
 }
 
-/** Reads every `*.json` of `dir` (sorted by file name) as a definition; a missing directory has none. */
-export const readDefinitions = (dir: string) =>
-  Effect.tryPromise({
-    try: async () => {
-      const files = (await readdir(dir).catch(() => [])).filter((f) => f.endsWith(".json")).sort()
-      return Promise.all(
-        files.map(async (file) => ({ file, definition: JSON.parse(await readFile(join(dir, file), "utf8")) as unknown }))
+/** The workspace the first start creates; its existence marks the bootstrap as done. */
+export const defaultWorkspace = "default"
+
+/** One `*.json` of the apps directory: its parsed content, or why it could not be read or parsed. */
+export interface DefinitionFile {
+  readonly file: string
+  readonly definition: Either.Either<unknown, string>
+}
+
+/**
+ * Reads every `*.json` of `dir` (sorted by file name), each on its own: a file that cannot be
+ * read or is not JSON is returned as a `Left` with the reason, the others still load. A missing
+ * directory has none.
+ */
+export const readDefinitions = (dir: string): Effect.Effect<ReadonlyArray<DefinitionFile>> =>
+  Effect.gen(function* () {
+    const entries = yield* Effect.promise(() => readdir(dir).catch(() => []))
+    const files = entries.filter((f) => f.endsWith(".json")).sort()
+    return yield* Effect.forEach(files, (file) =>
+      Effect.tryPromise({
+        try: async () => JSON.parse(await readFile(join(dir, file), "utf8")) as unknown,
+        catch: (cause) => (cause instanceof Error ? cause.message : String(cause))
+      }).pipe(
+        Effect.either,
+        Effect.map((definition) => ({ file, definition }))
       )
-    },
-    catch: (cause) => new Error(`Cannot read the app definitions in ${dir}: ${String(cause)}`)
+    )
   })
 
-/** Imports the apps of `appsDir` as public apps and creates the `default` workspace's first key. */
+/**
+ * Imports the apps of `appsDir` as public apps and creates the `default` workspace's first key.
+ * A definition that cannot be read, parsed or imported is logged as a warning and skipped. The
+ * key is made last, so that an interrupted run leaves no `default` workspace and runs again.
+ */
 export const run = (appsDir: string) =>
   Effect.gen(function* () {
     const appexec = yield* Appexec.Appexec
     const definitions = yield* readDefinitions(appsDir)
     const apps: Array<{ appId: string; name: string }> = []
     for (const { file, definition } of definitions) {
-      // One broken definition should not stop the service from starting: it is reported and skipped.
-      const imported = yield* appexec.apps.import(definition, { owner: { public: true } }).pipe(Effect.either)
-      if (imported._tag === "Left") {
-        yield* Effect.logWarning(`app ${file} was not imported: ${imported.left.message}`)
+      const imported = Either.isLeft(definition)
+        ? Either.left(`it is not valid JSON: ${definition.left}`)
+        : yield* appexec.apps.import(definition.right, { owner: { public: true } }).pipe(
+            Effect.mapError((error) => error.message),
+            Effect.either
+          )
+      if (Either.isLeft(imported)) {
+        yield* Effect.logWarning(`app ${join(appsDir, file)} was not imported: ${imported.left}`)
       } else {
         apps.push({ appId: imported.right.appId, name: imported.right.name })
       }
     }
-    const created = yield* appexec.keys.create({ workspace: "default", user: "admin" })
+    const created = yield* appexec.keys.create({ workspace: defaultWorkspace, user: "admin" })
     return { key: created.key, apps } satisfies Bootstrapped
+  })
+
+/** `run` when the database has no `default` workspace yet (the first start); otherwise nothing. */
+export const runOnce = (appsDir: string) =>
+  Effect.gen(function* () {
+    const keys = yield* KeyStore.KeyStore
+    const existing = yield* keys.findWorkspace(defaultWorkspace)
+    return Option.isSome(existing) ? Option.none<Bootstrapped>() : Option.some(yield* run(appsDir))
   })

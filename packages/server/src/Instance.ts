@@ -4,9 +4,10 @@
  * worker and a webhook dispatcher; the admin commands run neither.
  */
 import { AppexecLayer, IdGenerator, MediaUrls } from "@appexec/core"
-import { BuiltinNodes, builtinNodes, FileBlobStore } from "@appexec/nodes"
+import { BuiltinNodes, builtinNodes, FileBlobStore, NodesSettings } from "@appexec/nodes"
 import { SqliteStorage } from "@appexec/sqlite"
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
+import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 
 /** The database file under a data directory. */
@@ -35,13 +36,23 @@ export const layer = (options: InstanceOptions) =>
   }).pipe(
     Layer.provideMerge(
       BuiltinNodes.layer({
-        settings: {},
+        // Secrets for http.request headers: every APPEXEC_SECRET_<NAME> variable is the secret <name>.
+        settings: { secrets: NodesSettings.secretsFromEnv(process.env) },
         mediaUrls: options.mediaUrls ?? MediaUrls.layer({ mode: "public", baseUrl: "http://localhost" })
       })
     ),
     // The filesystem blob store replaces the SQLite one: media stay out of the database.
     Layer.provideMerge(
-      Layer.merge(SqliteStorage.layer({ filename: databaseFile(options.dataDir) }), FileBlobStore.layer(mediaDirectory(options.dataDir)))
+      Layer.unwrapEffect(
+        // Every command may be the first to touch the data directory.
+        Effect.sync(() => {
+          mkdirSync(options.dataDir, { recursive: true })
+          return Layer.merge(
+            SqliteStorage.layer({ filename: databaseFile(options.dataDir) }),
+            FileBlobStore.layer(mediaDirectory(options.dataDir))
+          )
+        })
+      )
     ),
     Layer.provide(IdGenerator.IdGenerator.random)
   )

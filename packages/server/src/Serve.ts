@@ -1,16 +1,17 @@
 /**
- * `appexec serve`: the standalone service on SQLite. On the first start with an empty data
- * directory it bootstraps (see `Bootstrap`) and prints the base URL, the key (once) and a curl
- * line. It logs one line per request and per execution transition, and on SIGINT/SIGTERM it
- * stops accepting requests, drains the worker and exits.
+ * `appexec serve`: the standalone service on SQLite. On the first start (no `default` workspace
+ * in the database yet) it bootstraps (see `Bootstrap`) and prints the base URL, the key (once)
+ * and a curl line. It logs one line per request and per execution transition, and on
+ * SIGINT/SIGTERM it closes the listener (requests in flight finish), drains the worker, stops the
+ * webhook dispatcher, closes storage and exits.
  */
 import { AppexecHttp } from "@appexec/http"
-import type { SigningKeyJwk } from "@appexec/core"
+import { MemoryRateLimitStore, type SigningKeyJwk } from "@appexec/core"
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Console, Context, Effect, Layer, Option } from "effect"
-import { existsSync, mkdirSync } from "node:fs"
-import { createServer } from "node:http"
+import { mkdirSync } from "node:fs"
+import { createServer, type Server } from "node:http"
 import * as Bootstrap from "./Bootstrap.js"
 import * as ExecutionLog from "./ExecutionLog.js"
 import * as Instance from "./Instance.js"
@@ -40,24 +41,59 @@ export const baseUrlOf = (host: string, port: number) => {
   return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`
 }
 
-/** Serves until interrupted. */
+/** How long shutdown waits for in-flight requests before closing their connections. */
+const requestDrainTimeout = "5 seconds"
+
+/**
+ * Closes the listener: new connections are refused at once, idle keep-alive connections are
+ * closed, and requests in flight may finish (up to `requestDrainTimeout`, then their connections
+ * are closed too).
+ */
+const stopListening = (server: Server) =>
+  Effect.async<void>((resume) => {
+    // The callback also comes, with an error, when the server is not listening: nothing to wait for.
+    server.close(() => resume(Effect.void))
+    server.closeIdleConnections()
+  }).pipe(
+    // Shutdown runs in finalizers, which are uninterruptible: without this the timeout could not end the wait.
+    Effect.interruptible,
+    Effect.timeoutOption(requestDrainTimeout),
+    Effect.ensuring(Effect.sync(() => server.closeAllConnections()))
+  )
+
+/**
+ * Serves until interrupted. Shutdown runs in the reverse order of start: the listener closes
+ * first (`stopListening`), then the instance stops — the worker drains and releases what it could
+ * not finish, the webhook dispatcher stops, storage closes.
+ */
 export const serve = (options: ServeOptions) =>
   Effect.gen(function* () {
     yield* Effect.sync(() => mkdirSync(options.dataDir, { recursive: true }))
-    const fresh = !existsSync(Instance.databaseFile(options.dataDir))
     // Listen first: the media URLs an execution hands out need the address, also with port 0.
-    const server = yield* Layer.build(NodeHttpServer.layer(() => createServer(), { port: options.port, host: options.host }))
+    // Until `serveEffect` below, connections wait without an answer.
+    const nodeServer = createServer()
+    const server = yield* Layer.build(NodeHttpServer.layer(() => nodeServer, { port: options.port, host: options.host }))
     const address = Context.get(server, HttpServer.HttpServer).address
     const baseUrl = baseUrlOf(options.host, address._tag === "TcpAddress" ? address.port : options.port)
 
+    // Runs inside the instance and in a scope of its own, which closes before the instance's:
+    // requests stop before the worker, the dispatcher and SQLite do.
     const program = Effect.gen(function* () {
-      const first = fresh ? Option.some(yield* Bootstrap.run(options.appsDir)) : Option.none()
+      const first = yield* Bootstrap.runOnce(options.appsDir)
       yield* ExecutionLog.run
-      // The API and, beside /v1, the signed media URLs of the instance (`MediaRoute`).
+      // The API and, beside /v1, the signed media URLs of the instance (`MediaRoute`). The rate
+      // limit counts in this process's memory, not in SQLite: no write per request (docs/http.md).
       const app = yield* AppexecHttp.make({
         rateLimit: { limit: options.rateLimit, trustProxy: options.trustProxy }
-      })
+      }).pipe(Effect.provide(MemoryRateLimitStore.layer))
       yield* HttpServer.serveEffect(app).pipe(Effect.provide(server))
+      // Added after `serveEffect`, so it runs before the request handler is removed.
+      yield* Effect.addFinalizer(() =>
+        Effect.logInfo("stopping: stopped accepting requests; waiting for requests in flight").pipe(
+          Effect.zipRight(stopListening(nodeServer)),
+          Effect.zipRight(Effect.logInfo("stopping: requests done; draining the worker"))
+        )
+      )
       yield* Console.log(`appexec is listening on ${baseUrl} (data: ${options.dataDir})`)
       if (Option.isSome(first)) {
         const { key, apps } = first.value
@@ -68,7 +104,7 @@ export const serve = (options: ServeOptions) =>
         yield* Console.log(`Create an API key with: appexec keys create --workspace default --data ${options.dataDir}`)
       }
       return yield* Effect.never
-    })
+    }).pipe(Effect.scoped)
     return yield* program.pipe(
       Effect.provide(
         Instance.layer({
@@ -82,6 +118,7 @@ export const serve = (options: ServeOptions) =>
             ...(options.signingKeyJwk === undefined ? {} : { signingKeyJwk: options.signingKeyJwk })
           }
         })
-      )
+      ),
+      Effect.ensuring(Effect.logInfo("stopped"))
     )
   }).pipe(Effect.scoped)

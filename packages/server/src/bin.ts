@@ -1,22 +1,34 @@
 #!/usr/bin/env -S npx tsx
 /**
- * The `appexec` executable. Logs go to stderr (logfmt, or JSON with `APPEXEC_LOG_FORMAT=json`;
- * level from `APPEXEC_LOG_LEVEL`),
+ * The `appexec` executable. Logs go to stderr in batches (`StderrLogger`: logfmt, or JSON with
+ * `APPEXEC_LOG_FORMAT=json`; level from `APPEXEC_LOG_LEVEL`),
  * so that stdout carries only what a command prints.
  */
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Effect, Layer, Logger, LogLevel } from "effect"
+import { ValidationError } from "@effect/cli"
+import { Cause, Effect, Layer, Logger, LogLevel, Option } from "effect"
 import { run } from "./Cli.js"
+import * as StderrLogger from "./StderrLogger.js"
 
-const logger = Logger.replace(
-  Logger.defaultLogger,
-  (process.env.APPEXEC_LOG_FORMAT === "json" ? Logger.jsonLogger : Logger.logfmtLogger).pipe(Logger.withConsoleError)
-)
+const logger = StderrLogger.layer(process.env.APPEXEC_LOG_FORMAT === "json" ? "json" : "logfmt")
 
 /** `APPEXEC_LOG_LEVEL` (`debug`, `info`, `warning`, `error`, `none`); info by default. */
 const level = LogLevel.allLevels.find((l) => l.label === (process.env.APPEXEC_LOG_LEVEL ?? "info").toUpperCase().replace("WARNING", "WARN"))
 
+/** Says on stderr why a command failed: the message of a known error, the whole cause of a defect. */
+const reportFailure = (cause: Cause.Cause<unknown>) =>
+  Effect.sync(() => {
+    if (Cause.isInterruptedOnly(cause)) return
+    const failure = Cause.failureOption(cause)
+    // @effect/cli has already shown its own usage errors with the help text.
+    if (Option.isSome(failure) && ValidationError.isValidationError(failure.value)) return
+    const message =
+      Option.isSome(failure) && failure.value instanceof Error ? failure.value.message : Cause.pretty(cause)
+    process.stderr.write(`appexec: ${message}\n`)
+  })
+
 run(process.argv).pipe(
   Effect.provide(Layer.mergeAll(NodeContext.layer, logger, Logger.minimumLogLevel(level ?? LogLevel.Info))),
-  NodeRuntime.runMain({ disablePrettyLogger: true })
+  Effect.tapErrorCause(reportFailure),
+  NodeRuntime.runMain({ disablePrettyLogger: true, disableErrorReporting: true })
 )

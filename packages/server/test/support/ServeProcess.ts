@@ -2,7 +2,7 @@
  * `appexec serve` as a real child process on a temp data directory and port 0, for tests that
  * go through the real server and socket: its output is watched, it is killed with the scope.
  */
-import { Deferred, Effect } from "effect"
+import { Deferred, Duration, Effect } from "effect"
 import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -12,17 +12,19 @@ import { fileURLToPath } from "node:url"
 const bin = fileURLToPath(new URL("../../src/bin.ts", import.meta.url))
 const tsx = fileURLToPath(new URL("../../../../node_modules/.bin/tsx", import.meta.url))
 
-/** A fresh temp data directory, removed with the scope. */
+/** A fresh temp directory (data or apps), removed with the scope. */
 export const tempDataDir = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "appexec-serve-"))),
   (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
 )
 
 /**
- * Starts `appexec serve --port 0 --data dataDir …args` with `env` added to the environment and
- * waits for the first-start lines: the base URL and the printed key.
+ * Spawns `appexec serve --port 0 --data dataDir …args` with `env` added to the environment,
+ * without waiting for anything. `waitFor` resolves with the first match of `pattern` in a stream
+ * and fails when the process exits first; `exited` resolves with the exit code and signal. Every
+ * wait is bounded by `within`.
  */
-export const startServe = (dataDir: string, args: ReadonlyArray<string> = [], env: Record<string, string> = {}) =>
+export const spawnServe = (dataDir: string, args: ReadonlyArray<string> = [], env: Record<string, string> = {}) =>
   Effect.gen(function* () {
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
@@ -32,20 +34,65 @@ export const startServe = (dataDir: string, args: ReadonlyArray<string> = [], en
       ),
       (child) =>
         Effect.sync(() => {
-          if (child.exitCode === null) child.kill("SIGKILL")
+          if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
         })
     )
     const output = { stdout: "", stderr: "" }
-    const started = yield* Deferred.make<{ readonly key: string; readonly baseUrl: string }, Error>()
-    const check = () => {
-      const match = /curl -H 'x-api-key: (aex_[A-Za-z0-9_-]{43})' (http:\/\/127\.0\.0\.1:\d+)\/v1\/apps/.exec(output.stdout)
-      if (match !== null) Deferred.unsafeDone(started, Effect.succeed({ key: match[1]!, baseUrl: match[2]! }))
-    }
-    child.stdout.on("data", (d) => ((output.stdout += String(d)), check()))
-    child.stderr.on("data", (d) => (output.stderr += String(d)))
-    child.once("exit", (code) =>
-      Deferred.unsafeDone(started, Effect.fail(new Error(`serve exited with ${code}:\n${output.stdout}\n${output.stderr}`)))
-    )
-    const first = yield* Deferred.await(started).pipe(Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Error(`serve did not start:\n${output.stderr}`) }))
-    return { ...first, child, output }
+    const watchers = new Set<() => void>()
+    const exit = yield* Deferred.make<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>()
+    child.stdout.on("data", (d) => ((output.stdout += String(d)), watchers.forEach((w) => w())))
+    child.stderr.on("data", (d) => ((output.stderr += String(d)), watchers.forEach((w) => w())))
+    child.once("exit", (code, signal) => {
+      // The last output may still be in the pipes when `exit` fires; `close` follows it.
+      child.once("close", () => Deferred.unsafeDone(exit, Effect.succeed({ code, signal })))
+    })
+    const describe = () => `stdout:\n${output.stdout}\nstderr:\n${output.stderr}`
+
+    const waitFor = (pattern: RegExp, stream: "stdout" | "stderr", within: Duration.DurationInput = "30 seconds") =>
+      Effect.gen(function* () {
+        const found = yield* Deferred.make<RegExpExecArray, Error>()
+        const check = () => {
+          const match = pattern.exec(output[stream])
+          if (match !== null) Deferred.unsafeDone(found, Effect.succeed(match))
+        }
+        watchers.add(check)
+        check()
+        return yield* Deferred.await(found).pipe(
+          Effect.raceFirst(
+            Deferred.await(exit).pipe(
+              Effect.flatMap(({ code, signal }) =>
+                Effect.fail(new Error(`serve exited (${code ?? signal}) before ${pattern} on ${stream}:\n${describe()}`))
+              )
+            )
+          ),
+          Effect.timeoutFail({ duration: within, onTimeout: () => new Error(`no ${pattern} on ${stream} within ${within}:\n${describe()}`) }),
+          Effect.ensuring(Effect.sync(() => watchers.delete(check)))
+        )
+      })
+
+    const exited = (within: Duration.DurationInput) =>
+      Deferred.await(exit).pipe(
+        Effect.timeoutFail({ duration: within, onTimeout: () => new Error(`serve did not exit within ${within}:\n${describe()}`) })
+      )
+
+    return { child, output, waitFor, exited }
+  })
+
+/**
+ * Starts `appexec serve --port 0 --data dataDir …args` with `env` added to the environment and
+ * waits for the first-start lines: the base URL and the printed key.
+ */
+export const startServe = (dataDir: string, args: ReadonlyArray<string> = [], env: Record<string, string> = {}) =>
+  Effect.gen(function* () {
+    const serve = yield* spawnServe(dataDir, args, env)
+    const match = yield* serve.waitFor(/curl -H 'x-api-key: (aex_[A-Za-z0-9_-]{43})' (http:\/\/127\.0\.0\.1:\d+)\/v1\/apps/, "stdout")
+    return { ...serve, key: match[1]!, baseUrl: match[2]! }
+  })
+
+/** Starts `appexec serve` again on a data directory that was bootstrapped already: waits for the base URL. */
+export const restartServe = (dataDir: string, args: ReadonlyArray<string> = [], env: Record<string, string> = {}) =>
+  Effect.gen(function* () {
+    const serve = yield* spawnServe(dataDir, args, env)
+    const match = yield* serve.waitFor(/appexec is listening on (http:\/\/127\.0\.0\.1:\d+) /, "stdout")
+    return { ...serve, baseUrl: match[1]! }
   })
