@@ -64,7 +64,9 @@ export const ListAppsQuery = Schema.Struct({
     Schema.String.annotations({ description: "Filters apps by name or description, case-insensitive." })
   ),
   limit: Schema.optional(
-    Schema.NumberFromString.pipe(
+    Schema.String.pipe(
+      Schema.pattern(/^[0-9]{1,3}$/),
+      Schema.compose(Schema.NumberFromString),
       Schema.int(),
       Schema.between(Appexec.LIST_LIMIT.min, Appexec.LIST_LIMIT.max)
     ).annotations({

@@ -103,7 +103,8 @@ export const make = (
     /** 405 when the path is an endpoint's with another method, else 404. */
     const unmatched = (method: string, path: string) => {
       const allowed = routes.filter((r) => r.pattern.test(path)).map((r) => r.method)
-      return allowed.length === 0
+      // A path the router could not decode (`/v1/apps/%ZZ`) matches a pattern but no endpoint.
+      return allowed.length === 0 || allowed.includes(method)
         ? json(404, "not_found", `No endpoint ${method} ${path}. The endpoints are listed in the API documentation.`)
         : json(405, "invalid_request", `Method ${method} is not allowed on ${path}; allowed: ${allowed.join(", ")}.`).pipe(
             HttpServerResponse.setHeader("allow", allowed.join(", "))

@@ -4,7 +4,7 @@
  * answered 500 with a request id by the app around the API (`AppexecHttp`).
  */
 import { Appexec, type Errors, SigningKeys } from "@appexec/core"
-import { HttpApiBuilder, HttpApiError } from "@effect/platform"
+import { HttpApiBuilder, HttpApiError, type HttpServerRequest } from "@effect/platform"
 import { Cause, Effect, Layer, Option } from "effect"
 import { AppexecApi } from "./Api.js"
 import { fromRequestError, invalidRequest } from "./ApiError.js"
@@ -74,13 +74,24 @@ export const apps = (options: HandlerOptions = {}) =>
               return yield* Effect.fail(invalidRequest("'inputs' must be an object keyed by parameter name."))
             }
             const data = yield* answer(
-              appexec.executions.start(principal, path.appId, body.inputs, { webhook: urlParams.webhook })
+              appexec.executions.start(principal, path.appId, body.inputs, { webhook: webhookOf(request, urlParams.webhook) })
             )
             return { data }
           })
         )
     })
   )
+
+/**
+ * The `webhook` query as the client sent it. The router folds repeated slashes in the whole URL,
+ * query included, so an unencoded `https://host/a//b` would arrive as `https:/host/a/b`; the raw
+ * request URL keeps it intact.
+ */
+const webhookOf = (request: HttpServerRequest.HttpServerRequest, decoded: string | undefined) => {
+  if (decoded === undefined) return undefined
+  const query = request.url.indexOf("?")
+  return query === -1 ? decoded : (new URLSearchParams(request.url.slice(query + 1)).get("webhook") ?? decoded)
+}
 
 /** Execution status. */
 export const executions = HttpApiBuilder.group(AppexecApi, "executions", (handlers) =>
@@ -119,12 +130,21 @@ export const decodeErrors = HttpApiBuilder.middleware(AppexecApi, (app) =>
 const isDecodeError = (u: unknown): u is HttpApiError.HttpApiDecodeError =>
   u instanceof HttpApiError.HttpApiDecodeError
 
-const describeDecodeError = (error: HttpApiError.HttpApiDecodeError) =>
-  error.issues.length === 0
-    ? "The request is not valid."
-    : `The request is not valid: ${error.issues
-        .map((issue) => `${issue.path.length === 0 ? "" : `'${issue.path.join(".")}' `}${issue.message}`)
-        .join("; ")}.`
+/** What each query parameter must be, said once instead of the schema's every branch. */
+const expectations: Readonly<Record<string, string>> = {
+  limit: `'limit' must be an integer from ${Appexec.LIST_LIMIT.min} to ${Appexec.LIST_LIMIT.max}`
+}
+
+const describeDecodeError = (error: HttpApiError.HttpApiDecodeError) => {
+  const problems = new Set<string>()
+  for (const issue of error.issues) {
+    const path = issue.path.join(".")
+    // An optional parameter also "expects undefined"; that branch says nothing useful.
+    if (/^Expected undefined/.test(issue.message)) continue
+    problems.add(expectations[path] ?? `${path === "" ? "" : `'${path}' `}${issue.message}`)
+  }
+  return problems.size === 0 ? "The request is not valid." : `The request is not valid: ${[...problems].join("; ")}.`
+}
 
 /** The API with every handler and middleware, over `Appexec` and `SigningKeys`. */
 export const layer = (options: HandlerOptions = {}) =>

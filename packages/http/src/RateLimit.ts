@@ -26,10 +26,14 @@ export const policyOf = (options: RateLimitOptions = {}): RateLimiter.RateLimitP
   windowMs: options.windowMs ?? defaults.windowMs
 })
 
-/** The address a request is counted under. */
+/**
+ * The address a request is counted under: the socket's peer, or with `trustProxy` the address
+ * the trusted proxy in front saw, which it appends as the **last** `X-Forwarded-For` entry.
+ * Entries to its left were written by the client and could be anything, so they never count.
+ */
 export const clientIp = (request: HttpServerRequest.HttpServerRequest, trustProxy: boolean): string => {
   if (trustProxy) {
-    const forwarded = request.headers["x-forwarded-for"]?.split(",")[0]?.trim()
+    const forwarded = request.headers["x-forwarded-for"]?.split(",").at(-1)?.trim()
     if (forwarded !== undefined && forwarded !== "") return forwarded
   }
   return Option.getOrElse(request.remoteAddress, () => "unknown")

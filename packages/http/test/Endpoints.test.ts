@@ -40,11 +40,11 @@ describe("endpoints", () => {
   it.scoped("GET /v1/apps answers 400 for a bad limit", () =>
     Effect.gen(function* () {
       const { alice } = yield* seed
-      for (const limit of ["0", "101", "abc", "2.5"]) {
+      for (const limit of ["0", "101", "abc", "2.5", "0x10", "1e1", "-1", " 5"]) {
         const res = yield* get(`/v1/apps?limit=${limit}`, alice.key)
         expect(res.status).toBe(400)
         expect(errorOf(res.body).code).toBe("invalid_request")
-        expect(errorOf(res.body).message).toContain("limit")
+        expect(errorOf(res.body).message).toBe("The request is not valid: 'limit' must be an integer from 1 to 100.")
       }
     }).pipe(Effect.provide(stack())))
 
@@ -199,6 +199,17 @@ describe("endpoints", () => {
         )
         expect(res.status).toBe(400)
         expect(errorOf(res.body).code).toBe("invalid_webhook_url")
+      }
+    }).pipe(Effect.provide(stack())))
+
+  it.scoped("POST keeps the webhook URL exactly as sent, encoded or not", () =>
+    Effect.gen(function* () {
+      const { alice, echo } = yield* seed
+      const webhook = "https://hooks.example/a//b?x=1"
+      for (const query of [encodeURIComponent(webhook), "https://hooks.example/a//b"]) {
+        const res = yield* post(`/v1/apps/${echo.appId}/executions?webhook=${query}`, alice.key, JSON.stringify({ inputs: { prompt: "hi" } }))
+        expect(res.status).toBe(202)
+        expect((res.body as { data: { webhookUrl: string } }).data.webhookUrl).toBe(decodeURIComponent(query))
       }
     }).pipe(Effect.provide(stack())))
 
