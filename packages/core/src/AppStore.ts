@@ -53,7 +53,7 @@ export class AppStore extends Context.Tag("@appexec/core/AppStore")<
     /**
      * Apps visible to a workspace: all of its own apps, and at most `publicLimit` public apps that
      * it does not own; each group ordered by name, then appId. `search`, when given, keeps apps
-     * whose name or description contains it, ignoring ASCII case.
+     * whose name or description contains it, ignoring case (`toLowerCase`, all of Unicode).
      */
     readonly list: (query: {
       readonly workspaceId: WorkspaceId | null

@@ -8,7 +8,7 @@ import type { Selectable } from "kysely"
 import * as PreparedQuery from "./internal/PreparedQuery.js"
 import { decode, parseJson } from "./internal/RowDecoding.js"
 import type { AppsTable } from "./internal/Tables.js"
-import { SqliteClient } from "./SqliteClient.js"
+import { FOLD, SqliteClient } from "./SqliteClient.js"
 
 const decodeApp = decode(AppStore.AppRecord, "read app")
 const decodeVersion = decode(AppStore.WorkflowVersion, "read workflow version")
@@ -35,16 +35,17 @@ export const make = Effect.gen(function* () {
   // Every start and every app request reads its app: compiled once.
   const byId = PreparedQuery.make((p: PreparedQuery.Param<{ appId: string }>) => apps.where("app_id", "=", p("appId")))
   const ordered = apps.orderBy("name").orderBy("app_id")
-  // `instr(lower(…))` is a plain substring test, case-insensitive for ASCII, with no LIKE wildcards.
-  const matching = (search: string | undefined) =>
-    search === undefined
-      ? ordered
-      : ordered.where((eb) =>
-          eb.or([
-            eb(eb.fn("instr", [eb.fn("lower", ["name"]), eb.fn("lower", [eb.val(search)])]), ">", 0),
-            eb(eb.fn("instr", [eb.fn("lower", [eb.fn.coalesce("description", eb.val(""))]), eb.fn("lower", [eb.val(search)])]), ">", 0)
-          ])
-        )
+  // `instr(fold(…))` is a plain substring test, case-insensitive in all of Unicode, with no LIKE wildcards.
+  const matching = (search: string | undefined) => {
+    if (search === undefined) return ordered
+    const needle = search.toLowerCase()
+    return ordered.where((eb) =>
+      eb.or([
+        eb(eb.fn("instr", [eb.fn(FOLD, ["name"]), eb.val(needle)]), ">", 0),
+        eb(eb.fn("instr", [eb.fn(FOLD, ["description"]), eb.val(needle)]), ">", 0)
+      ])
+    )
+  }
 
   const service: AppStore.AppStore["Type"] = {
     save: (app, version) =>

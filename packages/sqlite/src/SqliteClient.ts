@@ -57,6 +57,9 @@ export class SqliteClient extends Context.Tag("@appexec/sqlite/SqliteClient")<
   }
 >() {}
 
+/** Name of the SQL function that lower-cases text the way `String.prototype.toLowerCase` does. */
+export const FOLD = "appexec_fold"
+
 /** Whether a driver error means that another connection holds a lock. */
 export const isBusy = (cause: unknown): boolean => {
   const code = typeof cause === "object" && cause !== null && "code" in cause ? cause.code : undefined
@@ -83,6 +86,8 @@ const open = (options: Options) =>
         if (options.filename !== ":memory:") db.pragma("journal_mode = WAL")
         db.pragma(`synchronous = ${options.synchronous === "full" ? "FULL" : "NORMAL"}`)
         db.pragma("foreign_keys = ON")
+        // Case folding as JavaScript does it (all of Unicode), for search; SQLite's lower() folds ASCII only.
+        db.function(FOLD, { deterministic: true }, (text: unknown) => (typeof text === "string" ? text.toLowerCase() : ""))
         return db
       } catch (cause) {
         db.close()

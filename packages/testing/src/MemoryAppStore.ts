@@ -7,7 +7,7 @@ import { Effect, Layer, Option } from "effect"
 const byNameThenId = (a: AppStore.AppRecord, b: AppStore.AppRecord) =>
   a.name < b.name ? -1 : a.name > b.name ? 1 : a.appId < b.appId ? -1 : a.appId > b.appId ? 1 : 0
 
-const asciiLower = (s: string) => s.replace(/[A-Z]/g, (c) => c.toLowerCase())
+const fold = (s: string) => s.toLowerCase()
 
 /** A fresh, empty app store. */
 export const make = Effect.sync(() => {
@@ -15,8 +15,8 @@ export const make = Effect.sync(() => {
   const versions = new Map<string, AppStore.WorkflowVersion>()
   const matches = (app: AppStore.AppRecord, search: string | undefined) => {
     if (search === undefined) return true
-    const needle = asciiLower(search)
-    return asciiLower(app.name).includes(needle) || asciiLower(app.description ?? "").includes(needle)
+    const needle = fold(search)
+    return fold(app.name).includes(needle) || fold(app.description ?? "").includes(needle)
   }
   const service: AppStore.AppStore["Type"] = {
     save: (app, version) =>

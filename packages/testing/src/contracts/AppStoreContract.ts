@@ -113,7 +113,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
     )
 
     test(
-      "search matches name or description as a plain substring, ignoring ASCII case",
+      "search matches name or description as a plain substring, ignoring case (all of Unicode)",
       Effect.gen(function* () {
         yield* seedWorkspaces
         const apps = yield* AppStore.AppStore
@@ -128,6 +128,10 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         expect(yield* search("r_a")).toEqual({ workspace: [], public: [other] })
         expect(yield* search("%")).toEqual({ workspace: [banner], public: [] })
         expect(yield* search("absent")).toEqual({ workspace: [], public: [] })
+        const eclair = app(4, "ÉCLAIR Studio", { workspaceId: null, isPublic: true }, "Ästhetik")
+        yield* saveAll([eclair])
+        expect(yield* search("éclair")).toEqual({ workspace: [], public: [eclair] })
+        expect(yield* search("ästhetik")).toEqual({ workspace: [], public: [eclair] })
       })
     )
   })
