@@ -82,17 +82,29 @@ const webhookRetryDelays = Options.text("webhook-retry-delays").pipe(
   )
 )
 
-const mediaBaseUrl = Options.text("media-base-url").pipe(
-  Options.withDescription(
-    "Public base URL of produced media (CDN, object storage): media URLs become <URL>/<key> and serve answers none"
-  ),
-  Options.withFallbackConfig(Config.string("APPEXEC_MEDIA_BASE_URL")),
-  Options.optional,
-  Options.mapEffect((url) =>
-    Option.isSome(url) && !/^https?:\/\/[^/]/.test(url.value)
-      ? Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--media-base-url: '${url.value}' is not an http(s) URL`)))
-      : Effect.succeed(url)
+/** An optional http(s) URL option with its variable; a trailing slash is dropped. */
+const urlOption = (name: string, variable: string, description: string) =>
+  Options.text(name).pipe(
+    Options.withDescription(description),
+    Options.withFallbackConfig(Config.string(variable)),
+    Options.optional,
+    Options.mapEffect((url) =>
+      Option.isSome(url) && !/^https?:\/\/[^/]/.test(url.value)
+        ? Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name}: '${url.value}' is not an http(s) URL`)))
+        : Effect.succeed(Option.map(url, (u) => u.replace(/\/+$/, "")))
+    )
   )
+
+const publicUrl = urlOption(
+  "public-url",
+  "APPEXEC_PUBLIC_URL",
+  "The URL clients reach this server at (behind a proxy, on another host): printed, and the base of signed media URLs"
+)
+
+const mediaBaseUrl = urlOption(
+  "media-base-url",
+  "APPEXEC_MEDIA_BASE_URL",
+  "Public base URL of produced media (CDN, object storage): media URLs become <URL>/<key> and serve answers none"
 )
 
 /** `--grace` of `signing-key rotate` (and `--signing-key-grace` of `serve`): one duration such as `7d` or `12h`. */
@@ -140,6 +152,7 @@ const serveCommand = Command.make(
     trustProxy,
     webhookRetryDelays,
     mediaBaseUrl,
+    publicUrl,
     signingKeyGrace: signingKeyGrace("signing-key-grace"),
     signingKeyJwk
   },
@@ -154,6 +167,7 @@ const serveCommand = Command.make(
       trustProxy: o.trustProxy,
       webhookRetryDelaysMs: o.webhookRetryDelays,
       mediaBaseUrl: Option.getOrUndefined(o.mediaBaseUrl),
+      publicUrl: Option.getOrUndefined(o.publicUrl),
       signingKeyGraceMs: o.signingKeyGrace,
       signingKeyJwk: Option.getOrUndefined(o.signingKeyJwk)
     })

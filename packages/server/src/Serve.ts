@@ -33,6 +33,8 @@ export interface ServeOptions {
   readonly signingKeyJwk?: SigningKeyJwk.PrivateJwk | undefined
   /** Public base URL of produced media (CDN, object storage); absent: signed URLs served at `/media/…`. */
   readonly mediaBaseUrl?: string | undefined
+  /** The URL clients reach this server at; absent: the listening address. */
+  readonly publicUrl?: string | undefined
 }
 
 /** The base URL a client on this machine uses. */
@@ -74,7 +76,8 @@ export const serve = (options: ServeOptions) =>
     const nodeServer = createServer()
     const server = yield* Layer.build(NodeHttpServer.layer(() => nodeServer, { port: options.port, host: options.host }))
     const address = Context.get(server, HttpServer.HttpServer).address
-    const baseUrl = baseUrlOf(options.host, address._tag === "TcpAddress" ? address.port : options.port)
+    const localUrl = baseUrlOf(options.host, address._tag === "TcpAddress" ? address.port : options.port)
+    const baseUrl = options.publicUrl ?? localUrl
 
     // Runs inside the instance and in a scope of its own, which closes before the instance's:
     // requests stop before the worker, the dispatcher and SQLite do.
@@ -94,7 +97,9 @@ export const serve = (options: ServeOptions) =>
           Effect.zipRight(Effect.logInfo("stopping: requests done; draining the worker"))
         )
       )
-      yield* Console.log(`appexec is listening on ${baseUrl} (data: ${options.dataDir})`)
+      yield* Console.log(
+        `appexec is listening on ${localUrl} ${options.publicUrl === undefined ? "" : `(public URL ${options.publicUrl}) `}(data: ${options.dataDir})`
+      )
       if (Option.isSome(first)) {
         const { key, apps } = first.value
         yield* Console.log(`Imported ${apps.length} public app(s): ${apps.map((a) => a.name).join(", ") || "none"}.`)

@@ -11,7 +11,7 @@ import { Effect } from "effect"
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import sharp from "sharp"
-import { startServe, tempDataDir } from "./support/ServeProcess.js"
+import { spawnServe, startServe, tempDataDir } from "./support/ServeProcess.js"
 
 const json = (url: string, init: RequestInit = {}) =>
   Effect.promise(async () => {
@@ -105,6 +105,25 @@ describe("appexec serve: media", () => {
         const valid = yield* download(`${serve.baseUrl}/media/${key}?exp=${future}&sig=${MediaUrls.signature(secret, key, future)}`)
         expect(valid.status).toBe(200)
         expect(valid.bytes).toEqual(image.bytes)
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.live(
+    "with --public-url the printed curl line and the signed media URLs use the URL clients reach the server at",
+    () =>
+      Effect.gen(function* () {
+        const dataDir = yield* tempDataDir
+        const serve = yield* spawnServe(dataDir, ["--public-url", "https://apps.example.com/"])
+        const local = (yield* serve.waitFor(/appexec is listening on (http:\/\/127\.0\.0\.1:\d+) \(public URL https:\/\/apps\.example\.com\)/, "stdout"))[1]!
+        const key = (yield* serve.waitFor(/curl -H 'x-api-key: (aex_[A-Za-z0-9_-]{43})' https:\/\/apps\.example\.com\/v1\/apps/, "stdout"))[1]!
+        const done = yield* runPoster(local, key, "Behind a proxy")
+        const poster = done.body.data.outputs.find((o: { label: string }) => o.label === "Poster")
+        expect(poster.value).toMatch(/^https:\/\/apps\.example\.com\/media\/executions\/[0-9a-f-]{36}\/[0-9a-f]{24}-poster\.png\?exp=\d+&sig=/)
+        // The proxy forwards the path as it is: the signed URL is valid at this server.
+        const url = new URL(poster.value)
+        const image = yield* download(`${local}${url.pathname}${url.search}`)
+        expect(image.status).toBe(200)
       }).pipe(Effect.scoped),
     60_000
   )
