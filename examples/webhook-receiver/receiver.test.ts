@@ -1,7 +1,7 @@
 import { createClient } from "@appexec/client"
 import { Appexec, Ids, WebhookOutbox } from "@appexec/core"
 import { NodeListener } from "@appexec/http"
-import { TestHarness } from "@appexec/testing"
+import { TestApps, TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Schedule } from "effect"
 import { createServer, type Server } from "node:http"
@@ -21,19 +21,7 @@ const listen = (server: Server) =>
       })
   )
 
-const echo = {
-  name: "Echo",
-  public: true,
-  nodes: [
-    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-    { id: "echo", type: "text.template", label: "Echo", config: { template: "echo: {{prompt}}" } },
-    { id: "result", type: "output.text", label: "Result" }
-  ],
-  edges: [
-    { source: "prompt", target: "echo" },
-    { source: "echo", target: "result" }
-  ]
-}
+const echo = TestApps.echo
 
 describe("example webhook receiver", () => {
   it.scopedLive("accepts appexec's signed webhook once, and answers 401 to a forged one", () =>

@@ -6,7 +6,7 @@
  * Run with `npm run bench -- webhooks`.
  */
 import { Appexec, AppexecLayer, IdGenerator, WebhookDispatcher, WebhookSigner } from "@appexec/core"
-import { MemoryStorage, TestHarness } from "@appexec/testing"
+import { MemoryStorage, TestApps, TestHarness } from "@appexec/testing"
 import * as ed from "@noble/ed25519"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import type { Benchmark } from "./Benchmark.js"
@@ -42,19 +42,7 @@ const signAsync = async () => {
   return n / SIGN_SECONDS
 }
 
-const echo = {
-  name: "Echo",
-  public: true,
-  nodes: [
-    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-    { id: "echo", type: "text.template", label: "Echo", config: { template: "echo: {{prompt}}" } },
-    { id: "result", type: "output.text", label: "Result" }
-  ],
-  edges: [
-    { source: "prompt", target: "echo" },
-    { source: "echo", target: "result" }
-  ]
-}
+const echo = TestApps.echo
 
 /** Deliveries per second: `DELIVERIES` finished executions in the outbox, drained by one dispatcher. */
 const deliveries = Effect.gen(function* () {

@@ -9,24 +9,12 @@ import {
   WebhookOutbox,
   WebhookVerifier
 } from "@appexec/core"
-import { TestHarness } from "@appexec/testing"
+import { TestApps, TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Fiber, Schema, TestClock } from "effect"
 import * as ScriptedHttp from "./fixtures/ScriptedHttp.js"
 
-const echo = {
-  name: "Echo",
-  public: true,
-  nodes: [
-    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-    { id: "echo", type: "text.template", label: "Echo", config: { template: "echo: {{prompt}}" } },
-    { id: "result", type: "output.text", label: "Result" }
-  ],
-  edges: [
-    { source: "prompt", target: "echo" },
-    { source: "echo", target: "result" }
-  ]
-}
+const echo = TestApps.echo
 
 /** A node that always fails, so an execution ends `failed` at once. */
 const broken = NodeType.defineNode({

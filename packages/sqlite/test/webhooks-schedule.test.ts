@@ -1,25 +1,13 @@
 import { Appexec, AppexecLayer, Ids, OutboundHttp, WebhookOutbox } from "@appexec/core"
 import { SqliteStorage } from "@appexec/sqlite"
-import { SeededIds, TestHarness } from "@appexec/testing"
+import { SeededIds, TestApps, TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Effect, Fiber, Layer, TestClock } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 
-const echo = {
-  name: "Echo",
-  public: true,
-  nodes: [
-    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-    { id: "echo", type: "text.template", label: "Echo", config: { template: "echo: {{prompt}}" } },
-    { id: "result", type: "output.text", label: "Result" }
-  ],
-  edges: [
-    { source: "prompt", target: "echo" },
-    { source: "echo", target: "result" }
-  ]
-}
+const echo = TestApps.echo
 
 describe("webhook schedule over SQLite (shortened delays, virtual time)", () => {
   it.scoped("attempts at once and after each configured delay, each recorded in the database", () =>
