@@ -13,7 +13,7 @@ import { ExecutionEvents } from "./ExecutionEvents.js"
 import { type ExecutionEvent, isTerminal, transition } from "./ExecutionLifecycle.js"
 import { type Claim, ExecutionQueue, type Lease } from "./ExecutionQueue.js"
 import { ExecutionStore } from "./ExecutionStore.js"
-import type { LeaseLost } from "./Errors.js"
+import { LeaseLost } from "./Errors.js"
 import { DeliveryId } from "./Ids.js"
 import { IdGenerator } from "./IdGenerator.js"
 import type { OutboxEntry } from "./WebhookOutbox.js"
@@ -88,7 +88,13 @@ const makeProcess = Effect.gen(function* () {
                   ? Effect.succeedNone
                   : queue.renew(lease, config.leaseMs).pipe(
                       Effect.catchTag("StorageError", (error) =>
-                        Effect.logWarning("lease renewal failed; retrying", error).pipe(Effect.as(lease))
+                        // If the lease would run out before the next try, another worker may claim the
+                        // execution meanwhile: stop now rather than run beside a second copy.
+                        woke + config.renewEveryMs >= lease.expiresAt
+                          ? Effect.logWarning("lease renewal failed and the lease runs out before the next try; stopping the run", error).pipe(
+                              Effect.zipRight(Effect.fail(new LeaseLost({ executionId: lease.executionId })))
+                            )
+                          : Effect.logWarning("lease renewal failed; retrying", error).pipe(Effect.as(lease))
                       ),
                       Effect.flatMap(loop)
                     )

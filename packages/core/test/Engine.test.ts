@@ -1,7 +1,7 @@
-import { Appexec, AppexecLayer, ExecutionQueue, ExecutionStore, Ids, WebhookOutbox, Worker } from "@appexec/core"
+import { Appexec, AppexecLayer, Errors, ExecutionQueue, ExecutionStore, Ids, NodeType, WebhookOutbox, Worker } from "@appexec/core"
 import { MemoryStorage, SeededIds, TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Scope, TestClock } from "effect"
+import { Duration, Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Schema, Scope, TestClock } from "effect"
 
 /** input → template → delay(ms) → text output */
 const delayed = (ms: number, extra: { timeoutSeconds?: number } = {}) => ({
@@ -263,6 +263,52 @@ describe("engine", () => {
         )
       )
     ))
+
+  it.scoped("a worker that can no longer renew its lease stops the run when the lease runs out: never two copies at once", () => {
+    let running = 0
+    let mostAtOnce = 0
+    let runs = 0
+    const slow = NodeType.defineNode({
+      type: "test.slow",
+      description: "Counts how many copies run at once",
+      role: "process",
+      inputs: { min: 0, max: 1 },
+      config: Schema.Struct({}),
+      run: () =>
+        Effect.acquireUseRelease(
+          Effect.sync(() => {
+            runs++
+            mostAtOnce = Math.max(mostAtOnce, ++running)
+          }),
+          () => Effect.sleep("60 seconds").pipe(Effect.as(NodeType.NodeValue.text("done"))),
+          () => Effect.sync(() => void running--)
+        )
+    })
+    return Effect.gen(function* () {
+      yield* startApp(
+        {
+          name: "Slow",
+          public: true,
+          nodes: [
+            { id: "slow", type: "test.slow" },
+            { id: "out", type: "output.text", label: "Out" }
+          ],
+          edges: [{ source: "slow", target: "out" }]
+        },
+        {}
+      )
+      const storageDown = Effect.map(ExecutionQueue.ExecutionQueue, (queue) => ({
+        ...queue,
+        renew: () => Effect.fail(new Errors.StorageError({ operation: "renew lease", cause: "disk unavailable" }))
+      }))
+      yield* Effect.forkScoped(
+        Worker.run.pipe(Effect.zipRight(Effect.never), Effect.provideServiceEffect(ExecutionQueue.ExecutionQueue, storageDown))
+      )
+      yield* TestClock.adjust("45 seconds")
+      expect(runs).toBe(2)
+      expect(mostAtOnce).toBe(1)
+    }).pipe(Effect.provide(TestHarness.layer({ worker: false, nodes: [slow], config: { pollIntervalMs: 1000 } })))
+  })
 
   it.scoped("a stopped worker takes no new work", () =>
     Effect.gen(function* () {
