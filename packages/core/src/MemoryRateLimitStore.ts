@@ -1,28 +1,32 @@
 /**
- * `RateLimitStore` in process memory: one fixed-window counter per key in a `Map`. Counting costs
- * no I/O, so `appexec serve` uses it (see docs/http.md, *Rate limit*); the counters are this
- * process's alone and start again from zero when it restarts. Hosts whose processes must share
- * one limit use a shared store instead (`SqliteRateLimitStore` is part of `SqliteStorage`).
+ * `RateLimitStore` in process memory. Counting costs no I/O, so `appexec serve` uses it (see
+ * docs/http.md, *Rate limit*); the counters are this process's alone and start again from zero
+ * when it restarts. Hosts whose processes must share one limit use a shared store instead
+ * (`SqliteRateLimitStore` is part of `SqliteStorage`).
+ *
+ * Counters are grouped by window: a hit costs one lookup in its window's map, and a window that
+ * has ended is dropped whole, so memory and work stay proportional to the clients of the live
+ * windows, however many there are.
  */
 import { Effect, Layer } from "effect"
 import { RateLimitStore } from "./RateLimitStore.js"
 
-/** Counters kept before ended windows are swept. */
-const SWEEP_ABOVE = 10_000
-
 /** A fresh store. */
 export const make = Effect.sync((): RateLimitStore["Type"] => {
-  const counters = new Map<string, { windowStart: number; count: number }>()
+  /** Window start → key → count. */
+  const windows = new Map<number, Map<string, number>>()
   return {
     hit: (key, windowStart, expireBefore) =>
       Effect.sync(() => {
-        const current = counters.get(key)
-        if (current !== undefined && current.windowStart === windowStart) return ++current.count
-        counters.set(key, { windowStart, count: 1 })
-        if (counters.size > SWEEP_ABOVE) {
-          for (const [k, v] of counters) if (v.windowStart < expireBefore) counters.delete(k)
+        let counts = windows.get(windowStart)
+        if (counts === undefined) {
+          for (const start of windows.keys()) if (start < expireBefore) windows.delete(start)
+          counts = new Map()
+          windows.set(windowStart, counts)
         }
-        return 1
+        const count = (counts.get(key) ?? 0) + 1
+        counts.set(key, count)
+        return count
       })
   }
 })
