@@ -12,8 +12,28 @@ import * as StderrLogger from "./StderrLogger.js"
 
 const logger = StderrLogger.layer(process.env.APPEXEC_LOG_FORMAT === "json" ? "json" : "logfmt")
 
-/** `APPEXEC_LOG_LEVEL` (`debug`, `info`, `warning`, `error`, `none`); info by default. */
-const level = LogLevel.allLevels.find((l) => l.label === (process.env.APPEXEC_LOG_LEVEL ?? "info").toUpperCase().replace("WARNING", "WARN"))
+/** `APPEXEC_LOG_LEVEL`: `debug`, `info` (the default), `warning`, `error` or `none`. */
+const levels: Readonly<Record<string, LogLevel.LogLevel>> = {
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warning: LogLevel.Warning,
+  warn: LogLevel.Warning,
+  error: LogLevel.Error,
+  none: LogLevel.None
+}
+const levelName = (process.env.APPEXEC_LOG_LEVEL ?? "info").toLowerCase()
+const level = levels[levelName]
+if (level === undefined) {
+  process.stderr.write(`appexec: APPEXEC_LOG_LEVEL '${levelName}' is not one of ${Object.keys(levels).join(", ")}; using info\n`)
+}
+
+/** The message of an error and of the errors that caused it, for the operator. */
+const messageOf = (error: unknown): string => {
+  if (!(error instanceof Error)) return String(error)
+  const cause = error.cause instanceof Error ? messageOf(error.cause) : undefined
+  const own = error.message.trim()
+  return [own, cause].filter((m) => m !== undefined && m !== "").join(": ") || error.name
+}
 
 /** Says on stderr why a command failed: the message of a known error, the whole cause of a defect. */
 const reportFailure = (cause: Cause.Cause<unknown>) =>
@@ -22,8 +42,7 @@ const reportFailure = (cause: Cause.Cause<unknown>) =>
     const failure = Cause.failureOption(cause)
     // @effect/cli has already shown its own usage errors with the help text.
     if (Option.isSome(failure) && ValidationError.isValidationError(failure.value)) return
-    const message =
-      Option.isSome(failure) && failure.value instanceof Error ? failure.value.message : Cause.pretty(cause)
+    const message = Option.isSome(failure) ? messageOf(failure.value) : Cause.pretty(cause)
     process.stderr.write(`appexec: ${message}\n`)
   })
 

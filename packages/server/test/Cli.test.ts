@@ -6,19 +6,19 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect } from "effect"
 import { execFile, spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createServer as createNetServer, type AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
 const greeting = fileURLToPath(new URL("../../../examples/apps/greeting.json", import.meta.url))
-const tsx = fileURLToPath(new URL("../../../node_modules/.bin/tsx", import.meta.url))
 
 /** Runs `appexec …args` to completion; stdout, stderr and exit code. */
 const appexec = (...args: Array<string>) =>
   Effect.async<{ stdout: string; stderr: string; code: number }>((resume) => {
-    execFile(tsx, [bin, ...args], { env: { ...process.env, APPEXEC_LOG_FORMAT: "json" } }, (error, stdout, stderr) =>
+    execFile(process.execPath, ["--import", "tsx", bin, ...args], { env: { ...process.env, APPEXEC_LOG_FORMAT: "json" } }, (error, stdout, stderr) =>
       resume(Effect.succeed({ stdout, stderr, code: error === null ? 0 : Number(error.code ?? 1) }))
     )
   })
@@ -27,7 +27,7 @@ const appexec = (...args: Array<string>) =>
 const startServe = (dataDir: string) =>
   Effect.acquireRelease(
     Effect.sync(() => {
-      const child = spawn(tsx, [bin, "serve", "--port", "0", "--data", dataDir, "--rate-limit", "1000"], {
+      const child = spawn(process.execPath, ["--import", "tsx", bin, "serve", "--port", "0", "--data", dataDir, "--rate-limit", "1000"], {
         env: { ...process.env, APPEXEC_LOG_FORMAT: "json" }
       })
       const output = { stdout: "", stderr: "" }
@@ -124,4 +124,25 @@ describe("appexec command", () => {
       expect(result.code).not.toBe(0)
       expect(result.stdout.trim()).not.toMatch(/^aex_/)
     }), 30_000)
+
+  it.scoped("says why it failed: serve on a busy port, a command on a file that is not a database", () =>
+    Effect.gen(function* () {
+      const busy = createNetServer()
+      const port = yield* Effect.async<number>((resume) => {
+        busy.listen(0, "127.0.0.1", () => resume(Effect.succeed((busy.address() as AddressInfo).port)))
+      })
+      yield* Effect.addFinalizer(() => Effect.async<void>((resume) => void busy.close(() => resume(Effect.void))))
+      const dataDir = mkdtempSync(join(tmpdir(), "appexec-cli-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dataDir, { recursive: true, force: true })))
+      const served = yield* appexec("serve", "--port", String(port), "--data", dataDir)
+      expect(served.code).toBe(1)
+      expect(served.stderr).toContain(`appexec: listen EADDRINUSE: address already in use 127.0.0.1:${port}`)
+
+      const corrupt = mkdtempSync(join(tmpdir(), "appexec-cli-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(corrupt, { recursive: true, force: true })))
+      writeFileSync(join(corrupt, "appexec.db"), "this is not a database")
+      const listed = yield* appexec("apps", "list", "--data", corrupt)
+      expect(listed.code).toBe(1)
+      expect(listed.stderr).toContain("file is not a database")
+    }), 60_000)
 })

@@ -10,7 +10,6 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const bin = fileURLToPath(new URL("../../src/bin.ts", import.meta.url))
-const tsx = fileURLToPath(new URL("../../../../node_modules/.bin/tsx", import.meta.url))
 
 /** A fresh temp directory (data or apps), removed with the scope. */
 export const tempDataDir = Effect.acquireRelease(
@@ -28,7 +27,7 @@ export const spawnServe = (dataDir: string, args: ReadonlyArray<string> = [], en
   Effect.gen(function* () {
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(tsx, [bin, "serve", "--port", "0", "--data", dataDir, ...args], {
+        spawn(process.execPath, ["--import", "tsx", bin, "serve", "--port", "0", "--data", dataDir, ...args], {
           env: { ...process.env, APPEXEC_LOG_FORMAT: "json", ...env }
         })
       ),
