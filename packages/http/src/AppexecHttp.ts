@@ -61,6 +61,19 @@ export const normalizeBasePath = (basePath: string | undefined): string => {
   return trimmed === "" ? "" : trimmed.startsWith("/") ? trimmed : `/${trimmed}`
 }
 
+/**
+ * The request as the router should see it: without the base path, and with every `/` of the
+ * query string escaped. The router folds repeated slashes in the whole URL, query included, so
+ * an unescaped `?search=a//b` or `?webhook=https://host/a//b` would otherwise reach the handler
+ * changed; query values are decoded after routing, so `%2F` arrives as `/`.
+ */
+const routable = (request: HttpServerRequest.HttpServerRequest, basePath: string) => {
+  const url = basePath === "" ? request.url : request.url.slice(basePath.length) || "/"
+  const query = url.indexOf("?")
+  const escaped = query === -1 || !url.includes("/", query) ? url : `${url.slice(0, query)}${url.slice(query).replaceAll("/", "%2F")}`
+  return escaped === request.url ? request : request.modify({ url: escaped })
+}
+
 const pathOf = (url: string) => {
   const q = url.indexOf("?")
   return q === -1 ? url : url.slice(0, q)
@@ -175,7 +188,7 @@ export const make = (
       const fullPath = pathOf(original.url)
       const mounted = basePath === "" || fullPath === basePath || fullPath.startsWith(`${basePath}/`)
       const path = mounted ? fullPath.slice(basePath.length) || "/" : fullPath
-      const request = basePath === "" ? original : original.modify({ url: original.url.slice(basePath.length) || "/" })
+      const request = routable(original, basePath)
       return handle(original, request, fullPath, mounted, path, requestId).pipe(
         Effect.annotateLogs("requestId", requestId),
         Effect.mapInputContext((input: Context.Context<HttpServerRequest.HttpServerRequest>) => {

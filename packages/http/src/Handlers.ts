@@ -4,7 +4,7 @@
  * answered 500 with a request id by the app around the API (`AppexecHttp`).
  */
 import { Appexec, type Errors, SigningKeys } from "@appexec/core"
-import { HttpApiBuilder, HttpApiError, type HttpServerRequest } from "@effect/platform"
+import { HttpApiBuilder, HttpApiError } from "@effect/platform"
 import { Cause, Effect, Layer, Option } from "effect"
 import { AppexecApi } from "./Api.js"
 import { fromRequestError, invalidRequest } from "./ApiError.js"
@@ -74,24 +74,13 @@ export const apps = (options: HandlerOptions = {}) =>
               return yield* Effect.fail(invalidRequest("'inputs' must be an object keyed by parameter name."))
             }
             const data = yield* answer(
-              appexec.executions.start(principal, path.appId, body.inputs, { webhook: webhookOf(request, urlParams.webhook) })
+              appexec.executions.start(principal, path.appId, body.inputs, { webhook: urlParams.webhook })
             )
             return { data }
           })
         )
     })
   )
-
-/**
- * The `webhook` query as the client sent it. The router folds repeated slashes in the whole URL,
- * query included, so an unencoded `https://host/a//b` would arrive as `https:/host/a/b`; the raw
- * request URL keeps it intact.
- */
-const webhookOf = (request: HttpServerRequest.HttpServerRequest, decoded: string | undefined) => {
-  if (decoded === undefined) return undefined
-  const query = request.url.indexOf("?")
-  return query === -1 ? decoded : (new URLSearchParams(request.url.slice(query + 1)).get("webhook") ?? decoded)
-}
 
 /** Execution status. */
 export const executions = HttpApiBuilder.group(AppexecApi, "executions", (handlers) =>

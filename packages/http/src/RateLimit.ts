@@ -1,7 +1,7 @@
 /**
  * The rate limit of every `/v1` request (SPEC §7–§8, DESIGN §3): a fixed window per client IP
  * over core's `RateLimiter`, counted before authentication. The client IP is the socket address,
- * or the first `X-Forwarded-For` address when `trustProxy` is set.
+ * or the last `X-Forwarded-For` address (the one a trusted proxy appended) when `trustProxy` is set.
  */
 import { RateLimiter } from "@appexec/core"
 import type { HttpServerRequest } from "@effect/platform"

@@ -6,7 +6,7 @@ import { Appexec } from "@appexec/core"
 import { describe, expect, it } from "@effect/vitest"
 import { HttpClientRequest } from "@effect/platform"
 import { Chunk, Effect, Stream } from "effect"
-import { errorOf, get, seed, send, stack, testJwk } from "./fixtures.js"
+import { echoApp, errorOf, get, seed, send, stack, testJwk } from "./fixtures.js"
 
 const post = (path: string, key: string, body: string, contentType = "application/json") =>
   send(
@@ -35,6 +35,20 @@ describe("endpoints", () => {
       expect(viaBearer.body).toEqual({ data: [{ appId: echo.appId, name: "Echo", description: "Repeats the prompt in a style", isPublic: true }] })
       const searched = yield* get("/v1/apps?search=PRIVATE&limit=1", alice.key)
       expect((searched.body as { data: Array<{ appId: string }> }).data.map((a) => a.appId)).toEqual([secret.appId])
+    }).pipe(Effect.provide(stack())))
+
+  it.scoped("GET /v1/apps searches for the text exactly as sent, repeated slashes included", () =>
+    Effect.gen(function* () {
+      const { alice } = yield* seed
+      const appexec = yield* Appexec.Appexec
+      const mirror = yield* appexec.apps.import(
+        { ...echoApp, name: "Mirror", description: "Copies https://cdn.example//assets" },
+        { owner: { public: true } }
+      )
+      const found = yield* get("/v1/apps?search=example//assets", alice.key)
+      expect((found.body as { data: Array<{ appId: string }> }).data.map((a) => a.appId)).toEqual([mirror.appId])
+      const folded = yield* get("/v1/apps?search=example/assets", alice.key)
+      expect((folded.body as { data: Array<unknown> }).data).toEqual([])
     }).pipe(Effect.provide(stack())))
 
   it.scoped("GET /v1/apps answers 400 for a bad limit", () =>

@@ -61,7 +61,10 @@ const allowPrivateNetworks = Options.boolean("allow-private-networks").pipe(
 const rateLimit = Options.integer("rate-limit").pipe(
   Options.withDescription("Requests per minute per client IP on /v1"),
   Options.withFallbackConfig(Config.integer("APPEXEC_RATE_LIMIT")),
-  Options.withDefault(100)
+  Options.withDefault(100),
+  Options.mapEffect((n) =>
+    n >= 1 ? Effect.succeed(n) : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--rate-limit: ${n} is not a positive number`)))
+  )
 )
 
 const trustProxy = Options.boolean("trust-proxy").pipe(
