@@ -20,22 +20,23 @@ export const make = Effect.gen(function* () {
   const signal = yield* WorkSignal
   const db = client.builder
 
+  /** Every column of an execution but its id, as parameters. */
+  const stored = (p: PreparedQuery.Param<Columns>) => ({
+    workflow_id: p("workflow_id"),
+    app_id: p("app_id"),
+    workspace_id: p("workspace_id"),
+    user_id: p("user_id"),
+    status: p("status"),
+    inputs: p("inputs"),
+    outputs: p("outputs"),
+    error_message: p("error_message"),
+    webhook_url: p("webhook_url"),
+    created_at: p("created_at"),
+    started_at: p("started_at"),
+    completed_at: p("completed_at")
+  })
   const insert = PreparedQuery.make((p: PreparedQuery.Param<Columns>) =>
-    db.insertInto("executions").values({
-      execution_id: p("execution_id"),
-      workflow_id: p("workflow_id"),
-      app_id: p("app_id"),
-      workspace_id: p("workspace_id"),
-      user_id: p("user_id"),
-      status: p("status"),
-      inputs: p("inputs"),
-      outputs: p("outputs"),
-      error_message: p("error_message"),
-      webhook_url: p("webhook_url"),
-      created_at: p("created_at"),
-      started_at: p("started_at"),
-      completed_at: p("completed_at")
-    })
+    db.insertInto("executions").values({ execution_id: p("execution_id"), ...stored(p) })
   )
   const get = PreparedQuery.make((p: PreparedQuery.Param<{ executionId: string }>) =>
     db.selectFrom("executions").selectAll().where("execution_id", "=", p("executionId"))
@@ -46,18 +47,7 @@ export const make = Effect.gen(function* () {
       db
         .updateTable("executions")
         .set({
-          workflow_id: p("workflow_id"),
-          app_id: p("app_id"),
-          workspace_id: p("workspace_id"),
-          user_id: p("user_id"),
-          status: p("status"),
-          inputs: p("inputs"),
-          outputs: p("outputs"),
-          error_message: p("error_message"),
-          webhook_url: p("webhook_url"),
-          created_at: p("created_at"),
-          started_at: p("started_at"),
-          completed_at: p("completed_at"),
+          ...stored(p),
           ...(terminal ? { lease_worker: null, lease_token: null, lease_expires_at: null } : {})
         })
         .where("execution_id", "=", p("execution_id"))
