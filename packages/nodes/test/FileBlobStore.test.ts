@@ -3,11 +3,11 @@ import { FileBlobStore } from "@appexec/nodes"
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { describe, expect, it } from "@effect/vitest"
+import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { MemoryStorage } from "@appexec/testing"
 import { BlobStoreContract } from "@appexec/testing/contracts"
-import { mkdtempSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 
 const tempDir = Effect.acquireRelease(
   Effect.promise(() => mkdtemp(join(tmpdir(), "appexec-blobs-"))),
@@ -66,7 +66,10 @@ describe("FileBlobStore", () => {
     }))
 })
 
-BlobStoreContract.suite("file system", () => {
-  const dir = mkdtempSync(join(tmpdir(), "appexec-blobs-contract-"))
-  return Layer.merge(MemoryStorage.layer, FileBlobStore.layer(join(dir, "blobs")))
+describe("FileBlobStore under the contract", () => {
+  const root = mkdtempSync(join(tmpdir(), "appexec-blobs-contract-"))
+  afterAll(() => rmSync(root, { recursive: true, force: true }))
+  BlobStoreContract.suite("file system", () =>
+    Layer.merge(MemoryStorage.layer, FileBlobStore.layer(mkdtempSync(join(root, "blobs-"))))
+  )
 })
