@@ -4,8 +4,6 @@ import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { readFile } from "node:fs/promises"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { consume } from "./main.js"
 
 /** The example Greeting app served by appexec's Node listener on 127.0.0.1, with a fresh API key. */
@@ -14,17 +12,8 @@ const served = Effect.gen(function* () {
   const definition: unknown = JSON.parse(yield* Effect.promise(() => readFile(new URL("../apps/greeting.json", import.meta.url), "utf8")))
   yield* appexec.apps.import(definition, { owner: { public: true } })
   const { key } = yield* TestHarness.signIn("example", "consumer")
-  const listener = yield* NodeListener.make({ logRequests: false })
-  const server = yield* Effect.acquireRelease(Effect.sync(() => createServer(listener)), (s) =>
-    Effect.async<void>((resume) => {
-      s.closeAllConnections()
-      s.close(() => resume(Effect.void))
-    })
-  )
-  const port = yield* Effect.async<number>((resume) => {
-    server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as AddressInfo).port)))
-  })
-  return { baseUrl: `http://127.0.0.1:${port}`, apiKey: key }
+  const { url } = yield* NodeListener.serve({ logRequests: false })
+  return { baseUrl: url, apiKey: key }
 }).pipe(Effect.orDie)
 
 describe("consumer example", () => {

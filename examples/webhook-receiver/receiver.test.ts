@@ -4,7 +4,7 @@ import { NodeListener } from "@appexec/http"
 import { TestApps, TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Schedule } from "effect"
-import { createServer, type Server } from "node:http"
+import type { Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { createReceiver } from "./receiver.js"
 
@@ -29,7 +29,7 @@ describe("example webhook receiver", () => {
       const appexec = yield* Appexec.Appexec
       const principal = yield* TestHarness.signIn()
       // appexec's own HTTP server, from which the receiver's client fetches the key set.
-      const appexecUrl = yield* listen(createServer(yield* NodeListener.make({ logRequests: false })))
+      const { url: appexecUrl } = yield* NodeListener.serve({ logRequests: false })
       const client = createClient({ baseUrl: appexecUrl, apiKey: principal.key })
       const completions: Array<string> = []
       const arrived = yield* Deferred.make<string>()

@@ -8,8 +8,6 @@ import { NodeListener } from "@appexec/http"
 import type { RateLimit } from "@appexec/http"
 import { MemoryStorage, SeededIds, TestHarness } from "@appexec/testing"
 import { Effect, Layer, Logger, LogLevel, Ref } from "effect"
-import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 
 /** Greets someone after ten (virtual) seconds. */
 export const greetingApp = {
@@ -51,17 +49,6 @@ export interface Served {
   readonly parseAppId: string
 }
 
-const listen = (server: Server) =>
-  Effect.async<number>((resume) => {
-    server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as AddressInfo).port)))
-  })
-
-const close = (server: Server) =>
-  Effect.async<void>((resume) => {
-    server.closeAllConnections()
-    server.close(() => resume(Effect.void))
-  })
-
 /** Serves the instance of the surrounding `TestHarness.layer` until the scope closes. */
 export const serve = (options: { readonly rateLimit?: RateLimit.RateLimitOptions } = {}) =>
   Effect.gen(function* () {
@@ -69,10 +56,8 @@ export const serve = (options: { readonly rateLimit?: RateLimit.RateLimitOptions
     const greeting = yield* appexec.apps.import(greetingApp, { owner: { public: true } })
     const parse = yield* appexec.apps.import(parseApp, { owner: { public: true } })
     const { key } = yield* TestHarness.signIn("consumers", "consumer")
-    const listener = yield* NodeListener.make({ logRequests: false, rateLimit: options.rateLimit ?? { limit: 1000 } })
-    const server = yield* Effect.acquireRelease(Effect.sync(() => createServer(listener)), close)
-    const port = yield* listen(server)
-    return { baseUrl: `http://127.0.0.1:${port}`, apiKey: key, greetingAppId: greeting.appId, parseAppId: parse.appId } satisfies Served
+    const { url } = yield* NodeListener.serve({ logRequests: false, rateLimit: options.rateLimit ?? { limit: 1000 } })
+    return { baseUrl: url, apiKey: key, greetingAppId: greeting.appId, parseAppId: parse.appId } satisfies Served
   }).pipe(Effect.orDie)
 
 /** The harness every client test runs on: in memory, private network addresses allowed (the webhook receiver is local). */

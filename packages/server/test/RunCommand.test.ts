@@ -5,8 +5,6 @@ import { Command } from "@effect/cli"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, type Console, Effect, Exit, Option } from "effect"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import * as RunCommand from "../src/RunCommand.js"
 
 const parseApp = {
@@ -25,17 +23,8 @@ const served = Effect.gen(function* () {
   const appexec = yield* Appexec.Appexec
   const app = yield* appexec.apps.import(parseApp, { owner: { public: true } })
   const { key } = yield* TestHarness.signIn("cli", "cli")
-  const listener = yield* NodeListener.make({ logRequests: false })
-  const server = yield* Effect.acquireRelease(Effect.sync(() => createServer(listener)), (s) =>
-    Effect.async<void>((resume) => {
-      s.closeAllConnections()
-      s.close(() => resume(Effect.void))
-    })
-  )
-  const port = yield* Effect.async<number>((resume) => {
-    server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as AddressInfo).port)))
-  })
-  return { baseUrl: `http://127.0.0.1:${port}`, key, appId: app.appId }
+  const { url } = yield* NodeListener.serve({ logRequests: false })
+  return { baseUrl: url, key, appId: app.appId }
 }).pipe(Effect.orDie)
 
 /** Runs `appexec run …args`, polling without pause, and returns its exit and what it printed. */
