@@ -1,3 +1,23 @@
+/**
+ * One test project per package and example. Tests run on the TypeScript sources: the
+ * `@appexec/source` export condition resolves every `@appexec/*` import to `src/` (published
+ * consumers, who do not set it, get `dist/`). Processes that tests spawn run the built packages.
+ */
+import { readdirSync } from "node:fs"
 import { defineWorkspace } from "vitest/config"
 
-export default defineWorkspace(["packages/*", "examples/*"])
+const conditions = ["@appexec/source"]
+
+const projects = ["packages", "examples"].flatMap((group) =>
+  readdirSync(new URL(`./${group}`, import.meta.url), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => `${group}/${entry.name}`)
+)
+
+export default defineWorkspace(
+  projects.map((root) => ({
+    resolve: { conditions },
+    ssr: { resolve: { conditions, externalConditions: conditions } },
+    test: { name: root.split("/")[1]!, root }
+  }))
+)

@@ -6,6 +6,7 @@
  */
 import { Appexec, AppexecLayer, IdGenerator } from "@appexec/core"
 import { MemoryStorage } from "@appexec/testing"
+import { NodeOutboundHttp } from "@appexec/platform-node"
 import { Effect, Layer } from "effect"
 import { readFile } from "node:fs/promises"
 
@@ -14,7 +15,8 @@ const definition = JSON.parse(await readFile(new URL("./greeting.app.json", impo
 /** The whole instance: in-memory storage, random ids, a worker in this process. */
 const AppexecLive = AppexecLayer.make().pipe(
   Layer.provide(MemoryStorage.layer),
-  Layer.provide(IdGenerator.IdGenerator.random)
+  Layer.provide(IdGenerator.IdGenerator.random),
+  Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: false }))
 )
 
 /** Imports the app, runs it once for `who`, and returns the finished execution. */

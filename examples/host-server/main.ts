@@ -8,13 +8,17 @@
 import { Appexec, AppexecLayer, IdGenerator } from "@appexec/core"
 import { NodeListener } from "@appexec/http"
 import { MemoryStorage } from "@appexec/testing"
+import { NodeOutboundHttp } from "@appexec/platform-node"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { readFile } from "node:fs/promises"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 
 /** appexec in memory, with a worker: swap `MemoryStorage.layer` for `SqliteStorage.layer({ filename })` to keep data. */
-const AppexecLive = AppexecLayer.make().pipe(Layer.provideMerge(MemoryStorage.layer), Layer.provide(IdGenerator.IdGenerator.random))
+const AppexecLive = AppexecLayer.make().pipe(Layer.provideMerge(MemoryStorage.layer),
+  Layer.provide(IdGenerator.IdGenerator.random),
+  Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: false }))
+)
 
 /** The running host: its server, the API key it created, and how to stop it. */
 export interface Host {
@@ -29,7 +33,7 @@ export interface Host {
 /** Starts the host on `port` (0: any free port) with the greeting app and one API key. */
 export const startHost = async (port = 0): Promise<Host> => {
   const runtime = ManagedRuntime.make(AppexecLive)
-  const definition: unknown = JSON.parse(await readFile(new URL("../apps/greeting.json", import.meta.url), "utf8"))
+  const definition: unknown = JSON.parse(await readFile(new URL("../embedding/greeting.app.json", import.meta.url), "utf8"))
   const key = await runtime.runPromise(
     Effect.gen(function* () {
       const appexec = yield* Appexec.Appexec

@@ -1,5 +1,6 @@
 import { createClient } from "@appexec/client"
-import { Appexec, Ids, WebhookOutbox } from "@appexec/core"
+import { Ids } from "@appexec/api"
+import { Appexec, WebhookOutbox } from "@appexec/core"
 import { NodeListener } from "@appexec/http"
 import { TestApps, TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
@@ -73,5 +74,5 @@ describe("example webhook receiver", () => {
       expect(forged.status).toBe(401)
       expect(yield* Effect.promise(() => forged.json())).toEqual({ error: "bad_signature" })
       expect(completions).toEqual([started.executionId])
-    }).pipe(Effect.provide(TestHarness.layer({ webhooks: true, config: { allowPrivateNetworks: true } }))))
+    }).pipe(Effect.provide(TestHarness.layer({ webhooks: true }))))
 })

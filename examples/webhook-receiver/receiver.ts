@@ -10,7 +10,7 @@
  * `--allow-private-networks` to call a local address).
  */
 import { createClient, NodeWebhook, type PromiseClient } from "@appexec/client"
-import type { Execution } from "@appexec/core"
+import type { Execution } from "@appexec/api"
 import { createServer, type Server } from "node:http"
 
 /** What the receiver needs. */

@@ -7,7 +7,8 @@
  * Each figure is the number of executions started at once divided by the time from the first
  * start to the last completion.
  */
-import { Appexec, AppexecLayer, GuardedHttp, IdGenerator, MediaUrls } from "@appexec/core"
+import { Appexec, AppexecLayer, IdGenerator, MediaUrls } from "@appexec/core"
+import { NodeOutboundHttp } from "@appexec/platform-node"
 import { BuiltinNodes, builtinNodes } from "@appexec/nodes"
 import { MemoryStorage } from "@appexec/testing"
 import { randomBytes } from "node:crypto"
@@ -66,9 +67,9 @@ const origin = Effect.acquireRelease(
 
 const instance = AppexecLayer.make({
   nodes: builtinNodes,
-  webhooks: false,
-  outboundHttp: GuardedHttp.layerWith({ allowPrivateNetworks: true })
+  webhooks: false
 }).pipe(
+  Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: true })),
   Layer.provide(
     BuiltinNodes.layer({
       mediaUrls: MediaUrls.layer({ mode: "signed", baseUrl: "http://127.0.0.1:8080", secret: Redacted.make(randomBytes(32)) })

@@ -9,6 +9,7 @@
 import { Appexec, type AppexecConfig, AppexecLayer, ExecutionEvents, IdGenerator } from "@appexec/core"
 import { SqliteStorage } from "@appexec/sqlite"
 import { MemoryStorage } from "@appexec/testing"
+import { NodeOutboundHttp } from "@appexec/platform-node"
 import { Effect, Layer, Logger, LogLevel, Queue } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -91,7 +92,11 @@ const idle = (count: number) =>
   })
 
 const instance = (storage: Storage, config: Partial<AppexecConfig.AppexecOptions>) =>
-  AppexecLayer.make({ config }).pipe(Layer.provide(storage), Layer.provide(IdGenerator.IdGenerator.random))
+  AppexecLayer.make({ config }).pipe(
+    Layer.provide(storage),
+    Layer.provide(IdGenerator.IdGenerator.random),
+    Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: true }))
+  )
 
 const tempDb = (label: string) => {
   const dir = mkdtempSync(join(tmpdir(), `appexec-bench-${label}-`))

@@ -8,6 +8,7 @@
 import { Appexec, AppexecLayer, IdGenerator, WebhookDispatcher, WebhookSigner } from "@appexec/core"
 import { MemoryStorage, TestApps, TestHarness } from "@appexec/testing"
 import * as ed from "@noble/ed25519"
+import { NodeOutboundHttp } from "@appexec/platform-node"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import type { Benchmark } from "./Benchmark.js"
 import { createServer } from "node:http"
@@ -79,9 +80,10 @@ const deliveries = Effect.gen(function* () {
 }).pipe(
   Effect.scoped,
   Effect.provide(
-    AppexecLayer.make({ webhooks: false, config: { allowPrivateNetworks: true, webhookConcurrency: 16 } }).pipe(
+    AppexecLayer.make({ webhooks: false, config: { webhookConcurrency: 16 } }).pipe(
       Layer.provideMerge(MemoryStorage.layer),
-      Layer.provide(IdGenerator.IdGenerator.random)
+      Layer.provide(IdGenerator.IdGenerator.random),
+      Layer.provideMerge(NodeOutboundHttp.layer({ allowPrivateNetworks: true }))
     )
   ),
   Effect.provide(Logger.minimumLogLevel(LogLevel.Warning))

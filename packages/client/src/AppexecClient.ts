@@ -5,8 +5,9 @@
  * a cached key set. Retries follow SPEC §7 (see `RetryPolicy`). The Promise client
  * (`PromiseClient`) runs this same implementation.
  */
-import { type App, ErrorBody, type Execution, InputValidation, type Jwk, type NodeType, type WebhookVerifier } from "@appexec/core"
-import { Api } from "@appexec/http/definition"
+import { type App, ErrorBody, type Execution, type Jwk } from "@appexec/api"
+import { InputValidation, type NodeType, type WebhookVerifier } from "@appexec/core"
+import { Api } from "@appexec/api"
 import { HttpApiClient } from "@effect/platform"
 import { Context, Effect, Either, Layer, Option, Schema } from "effect"
 import { type ClientConfig, normalizeBaseUrl } from "./ClientConfig.js"

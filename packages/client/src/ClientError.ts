@@ -4,7 +4,8 @@
  * DESIGN §3), whether a failed request may have reached the server, which inputs are wrong and
  * what would have been accepted, and why a wait ended early.
  */
-import { App, ErrorBody, Errors, Execution } from "@appexec/core"
+import { App, ErrorBody, Execution } from "@appexec/api"
+import { Errors } from "@appexec/core"
 import { Schema } from "effect"
 
 /** The codes of the error body, and `unexpected_response` for an answer that is not one. */

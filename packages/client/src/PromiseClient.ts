@@ -10,7 +10,8 @@
  * const done = await appexec.run(appId, { prompt: "a lighthouse" })
  * ```
  */
-import type { App, Execution, Jwk, WebhookVerifier } from "@appexec/core"
+import type { App, Execution, Jwk } from "@appexec/api"
+import type { WebhookVerifier } from "@appexec/core"
 import { Cause, Effect, Exit, Option } from "effect"
 import * as AppexecClient from "./AppexecClient.js"
 import type { ClientConfig } from "./ClientConfig.js"

@@ -5,7 +5,8 @@
  * verify again; at most one such refetch happens per `minRefetchIntervalMs`, so forged webhooks
  * cannot turn into a stream of key requests. Signatures are checked by core's `verifyWebhook`.
  */
-import { Envelope, Execution, type Jwk, WebhookVerifier } from "@appexec/core"
+import { Envelope, Execution, type Jwk } from "@appexec/api"
+import { WebhookVerifier } from "@appexec/core"
 import { Clock, Effect, Either, Option, Schema, SynchronizedRef } from "effect"
 import { WebhookPayloadError } from "./ClientError.js"
 

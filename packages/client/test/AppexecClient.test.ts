@@ -1,4 +1,4 @@
-import { Execution } from "@appexec/core"
+import { Execution } from "@appexec/api"
 import { describe, expect, it } from "@effect/vitest"
 import { Either, Effect, Fiber, Option, Queue, TestClock } from "effect"
 import { AppexecClient, ClientConfig, Outputs } from "../src/index.js"

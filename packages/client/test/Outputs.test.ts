@@ -1,4 +1,4 @@
-import type { Execution } from "@appexec/core"
+import type { Execution } from "@appexec/api"
 import { describe, expect, it } from "@effect/vitest"
 import { Outputs } from "../src/index.js"
 

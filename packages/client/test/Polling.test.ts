@@ -1,4 +1,4 @@
-import { Execution } from "@appexec/core"
+import { Execution } from "@appexec/api"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Ref, Schema, TestClock } from "effect"
 import { Polling } from "../src/index.js"

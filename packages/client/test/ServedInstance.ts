@@ -6,7 +6,7 @@
 import { Appexec, AppexecLayer, Errors, ExecutionStore } from "@appexec/core"
 import { NodeListener } from "@appexec/http"
 import type { RateLimit } from "@appexec/http"
-import { MemoryStorage, SeededIds, TestHarness } from "@appexec/testing"
+import { MemoryStorage, SeededIds, TestHarness, TestOutboundHttp } from "@appexec/testing"
 import { Effect, Layer, Logger, LogLevel, Ref } from "effect"
 
 /** Greets someone after ten (virtual) seconds. */
@@ -61,7 +61,7 @@ export const serve = (options: { readonly rateLimit?: RateLimit.RateLimitOptions
   }).pipe(Effect.orDie)
 
 /** The harness every client test runs on: in memory, private network addresses allowed (the webhook receiver is local). */
-export const instance = TestHarness.layer({ config: { allowPrivateNetworks: true } })
+export const instance = TestHarness.layer()
 
 /**
  * The same instance, except that the next `faults` reads of an execution from storage fail: the
@@ -80,8 +80,9 @@ export const instanceWithFaults = (faults: Ref.Ref<number>) => {
         )
     }))
   )
-  return AppexecLayer.make({ config: { allowPrivateNetworks: true } }).pipe(
+  return AppexecLayer.make().pipe(
     Layer.provide(faultyReads),
+    Layer.provideMerge(TestOutboundHttp.layer),
     Layer.provideMerge(MemoryStorage.layer),
     Layer.provideMerge(SeededIds.layer()),
     Layer.provide(Logger.minimumLogLevel(LogLevel.None))

@@ -6,7 +6,7 @@ import { Context, Effect, Either, Layer, Option } from "effect"
 import { type AppDefinition, compile, type CompiledApp, workflowIdOf } from "./AppDefinition.js"
 import { type AppRecord, AppStore, type WorkflowVersion } from "./AppStore.js"
 import { InvalidAppDefinition, InvalidRequest, StorageError } from "./Errors.js"
-import { AppId, type WorkflowId, type WorkspaceId } from "./Ids.js"
+import { AppId, type WorkflowId, type WorkspaceId } from "@appexec/api/Ids"
 import { IdGenerator } from "./IdGenerator.js"
 import { NodeRegistry } from "./NodeRegistry.js"
 

@@ -4,11 +4,11 @@
  * the node it concerns.
  */
 import { Array as Arr, Either, ParseResult, Schema } from "effect"
-import type { WorkflowEdge } from "./App.js"
+import type { WorkflowEdge } from "@appexec/api/App"
 import { type DefinitionProblem, InvalidAppDefinition } from "./Errors.js"
-import type { OutputType } from "./Execution.js"
+import type { OutputType } from "@appexec/api/Execution"
 import { canonicalJson, uuidFromContent } from "./internal/hash.js"
-import { type AppId, ParameterId, WorkflowId } from "./Ids.js"
+import { type AppId, ParameterId, WorkflowId } from "@appexec/api/Ids"
 import type { NodeRegistry } from "./NodeRegistry.js"
 import type { NodeType, ParameterSpec } from "./NodeType.js"
 

@@ -3,7 +3,7 @@
  */
 import { Context, type Effect, type Option, Schema } from "effect"
 import type { StorageError } from "./Errors.js"
-import { AppId, WorkflowId, WorkspaceId } from "./Ids.js"
+import { AppId, WorkflowId, WorkspaceId } from "@appexec/api/Ids"
 
 /** An app as stored: its owner, visibility and current workflow version. */
 export const AppRecord = Schema.Struct({

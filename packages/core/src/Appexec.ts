@@ -2,8 +2,9 @@
  * The `Appexec` facade: what a host program (and the HTTP adapter) uses. It enforces the access
  * rules of DESIGN §3 and speaks in the resources of SPEC §2.
  */
+import { Api, type Authentication } from "@appexec/api"
 import { Context, Duration, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
-import type { AppDetail, AppSummary, WorkflowGraph } from "./App.js"
+import type { AppDetail, AppSummary, WorkflowGraph } from "@appexec/api/App"
 import { AppCatalog, type ImportOptions } from "./AppCatalog.js"
 import { parameterIdOf } from "./AppDefinition.js"
 import { AppexecConfig } from "./AppexecConfig.js"
@@ -20,24 +21,21 @@ import {
   StorageError,
   Unauthorized
 } from "./Errors.js"
-import { type Execution, type ExecutionRecord, type StartedExecution, toExecution, toStartedExecution } from "./Execution.js"
+import { type Execution, type StartedExecution } from "@appexec/api/Execution"
+import { type ExecutionRecord, toExecution, toStartedExecution } from "./ExecutionRecord.js"
 import { ExecutionEvents } from "./ExecutionEvents.js"
 import { isTerminal, placeholder } from "./ExecutionLifecycle.js"
 import { ExecutionStore } from "./ExecutionStore.js"
-import { AppId, ApiKeyId, ExecutionId, UserId, WorkspaceId } from "./Ids.js"
+import { AppId, ApiKeyId, ExecutionId, UserId, WorkspaceId } from "@appexec/api/Ids"
 import { IdGenerator } from "./IdGenerator.js"
 import { isHttpUrl, validateInputs } from "./InputValidation.js"
 import { type ApiKeyRecord, KeyStore, type UserRecord, type WorkspaceRecord } from "./KeyStore.js"
 
 /** Who is calling: the workspace, user and key of an authenticated request. */
-export interface Principal {
-  readonly workspaceId: WorkspaceId
-  readonly userId: UserId
-  readonly apiKeyId: ApiKeyId
-}
+export type Principal = Authentication.Principal
 
-/** Default and bounds of the list `limit` (SPEC §4.1, DESIGN §3). */
-export const LIST_LIMIT = { default: 10, min: 1, max: 100 } as const
+/** Default and bounds of the list `limit`. */
+export const LIST_LIMIT = Api.LIST_LIMIT
 
 /** Longest accepted webhook URL. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048

@@ -43,8 +43,6 @@ export interface AppexecOptions {
   readonly signingKeyGraceMs: number
   /** A signing key given by the operator (private JWK); when absent one is generated and stored. */
   readonly signingKeyJwk?: PrivateJwk | undefined
-  /** Let outbound requests reach loopback, private and link-local addresses (tests, local development). */
-  readonly allowPrivateNetworks: boolean
 }
 
 /** The defaults of DESIGN §3. */
@@ -64,8 +62,7 @@ export const defaults: AppexecOptions = {
   webhookPollIntervalMs: 1_000,
   webhookConcurrency: 8,
   webhookClaimMarginMs: 30_000,
-  signingKeyGraceMs: 7 * 24 * 60 * 60_000,
-  allowPrivateNetworks: false
+  signingKeyGraceMs: 7 * 24 * 60 * 60_000
 }
 
 /** The settings in force. */

@@ -1,7 +1,8 @@
 /**
  * One layer for a whole appexec instance over a chosen storage: node registry (core nodes plus
  * the host's own), settings, the app catalog, the `Appexec` facade, the webhook signing keys,
- * the guarded outbound HTTP client and, unless turned off, a worker and a webhook dispatcher.
+ * and, unless turned off, a worker and a webhook dispatcher. The outbound HTTP client (webhooks,
+ * media, provider calls) comes from the host: `NodeOutboundHttp` of `@appexec/platform-node` on Node.
  */
 import { Layer } from "effect"
 import * as Appexec from "./Appexec.js"
@@ -15,7 +16,6 @@ import type { ExecutionQueue } from "./ExecutionQueue.js"
 import type { ExecutionStore } from "./ExecutionStore.js"
 import type { IdGenerator } from "./IdGenerator.js"
 import type { KeyStore } from "./KeyStore.js"
-import * as GuardedHttp from "./GuardedHttp.js"
 import * as NodeRegistry from "./NodeRegistry.js"
 import type { NodeRequirements, NodeType } from "./NodeType.js"
 import type { OutboundHttp } from "./OutboundHttp.js"
@@ -48,8 +48,6 @@ export interface Options<Nodes extends ReadonlyArray<NodeType<any, any, any>>> {
   readonly worker?: boolean
   /** Run a webhook dispatcher in this process (default true). */
   readonly webhooks?: boolean
-  /** The outbound HTTP client (default: `GuardedHttp` with the settings' `allowPrivateNetworks`). */
-  readonly outboundHttp?: Layer.Layer<OutboundHttp>
 }
 
 /** Services an instance offers to its host. */
@@ -60,31 +58,31 @@ export type Services =
   | AppexecConfig
   | NodeRegistry.NodeRegistry
   | SigningKeys
-  | OutboundHttp
 
 /** What the instance provides to node types itself, so they need not come from the host. */
-export type Provided = OutboundHttp | AppexecConfig
+export type Provided = AppexecConfig
 
 /**
- * The instance. It needs the storage ports, an `IdGenerator`, and whatever the extra node types need.
+ * The instance. It needs the storage ports, an `IdGenerator`, the `OutboundHttp` client, and
+ * whatever the extra node types need.
  *
  * ```ts
  * const AppexecLive = AppexecLayer.make({ nodes: [myNode] }).pipe(
  *   Layer.provide(SqliteStorage.layer({ filename: "appexec.db" })),
- *   Layer.provide(IdGenerator.IdGenerator.random)
+ *   Layer.provide(IdGenerator.IdGenerator.random),
+ *   Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: false }))
  * )
  * ```
  */
 export const make = <const Nodes extends ReadonlyArray<NodeType<any, any, any>> = readonly []>(
   options: Options<Nodes> = {}
-): Layer.Layer<Services, never, Storage | IdGenerator | Exclude<NodeRequirements<Nodes[number]>, Provided>> => {
+): Layer.Layer<Services, never, Storage | IdGenerator | OutboundHttp | Exclude<NodeRequirements<Nodes[number]>, Provided>> => {
   const settings = AppexecConfig.layer(options.config)
-  const outbound = (options.outboundHttp ?? GuardedHttp.layer).pipe(Layer.provideMerge(settings))
   const base = Layer.mergeAll(
     NodeRegistry.layer([...coreNodes, ...(options.nodes ?? [])]),
     ExecutionEvents.layer,
     SigningKeysLive.layer
-  ).pipe(Layer.provideMerge(outbound))
+  ).pipe(Layer.provideMerge(settings))
   const facade = Appexec.layer.pipe(Layer.provideMerge(AppCatalog.layer), Layer.provideMerge(base))
   const withWorker = options.worker === false ? facade : Worker.layer.pipe(Layer.provideMerge(facade))
   return options.webhooks === false ? withWorker : WebhookDispatcher.layer.pipe(Layer.provideMerge(withWorker))

@@ -3,7 +3,7 @@
  * error-body `code` and a message a consumer can act on; the HTTP layer only picks the status.
  */
 import { Schema } from "effect"
-import { type ErrorCode, type ErrorInfo, InputProblem } from "./ErrorBody.js"
+import { type ErrorCode, type ErrorInfo, InputProblem } from "@appexec/api/ErrorBody"
 
 /** The app does not exist (404 `not_found`). */
 export class AppNotFound extends Schema.TaggedError<AppNotFound>()("AppNotFound", {

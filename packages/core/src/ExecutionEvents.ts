@@ -2,7 +2,7 @@
  * In-process notifications of execution transitions, for `await` and for logging.
  */
 import { Context, Effect, Layer, PubSub, type Queue, type Scope } from "effect"
-import type { ExecutionRecord } from "./Execution.js"
+import type { ExecutionRecord } from "./ExecutionRecord.js"
 
 /** Transitions of executions run in this process, as they are stored. */
 export class ExecutionEvents extends Context.Tag("@appexec/core/ExecutionEvents")<

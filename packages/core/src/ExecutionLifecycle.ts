@@ -6,7 +6,8 @@
  *                                                    \--Failed-----> failed
  */
 import { Either, Schema } from "effect"
-import type { ExecutionRecord, Output, OutputType } from "./Execution.js"
+import type { Output, OutputType } from "@appexec/api/Execution"
+import type { ExecutionRecord } from "./ExecutionRecord.js"
 
 /** A value an output node produced. */
 export interface ProducedOutput {

@@ -4,8 +4,8 @@
  */
 import { Context, type Effect, type Option } from "effect"
 import type { LeaseLost, StorageError } from "./Errors.js"
-import type { ExecutionRecord } from "./Execution.js"
-import type { ExecutionId } from "./Ids.js"
+import type { ExecutionRecord } from "./ExecutionRecord.js"
+import type { ExecutionId } from "@appexec/api/Ids"
 import type { Lease } from "./ExecutionQueue.js"
 import type { OutboxEntry } from "./WebhookOutbox.js"
 

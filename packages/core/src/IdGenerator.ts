@@ -1,8 +1,7 @@
 /**
  * Port: identifiers and secret tokens, so that tests can make them deterministic.
  */
-import { Context, Effect, Layer } from "effect"
-import { randomBytes, randomUUID } from "node:crypto"
+import { Context, Effect, Encoding, Layer } from "effect"
 
 /** Source of ids and random tokens. */
 export class IdGenerator extends Context.Tag("@appexec/core/IdGenerator")<
@@ -14,9 +13,9 @@ export class IdGenerator extends Context.Tag("@appexec/core/IdGenerator")<
     readonly token: (bytes: number) => Effect.Effect<string>
   }
 >() {
-  /** Cryptographically random ids (the production default). */
+  /** Cryptographically random ids from Web Crypto (the production default, in every runtime). */
   static readonly random = Layer.succeed(IdGenerator, {
-    uuid: Effect.sync(() => randomUUID()),
-    token: (bytes) => Effect.sync(() => randomBytes(bytes).toString("base64url"))
+    uuid: Effect.sync(() => globalThis.crypto.randomUUID()),
+    token: (bytes) => Effect.sync(() => Encoding.encodeBase64Url(globalThis.crypto.getRandomValues(new Uint8Array(bytes))))
   })
 }

@@ -3,7 +3,7 @@
  * parameters, applies defaults, and reports every problem at once.
  */
 import { Array as Arr, Either } from "effect"
-import type { InputProblem } from "./ErrorBody.js"
+import type { InputProblem } from "@appexec/api/ErrorBody"
 import { InvalidInputs, InvalidRequest } from "./Errors.js"
 import type { ParameterSpec } from "./NodeType.js"
 

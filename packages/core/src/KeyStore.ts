@@ -3,7 +3,7 @@
  */
 import { Context, type Effect, type Option, Schema } from "effect"
 import type { StorageError } from "./Errors.js"
-import { ApiKeyId, UserId, WorkspaceId } from "./Ids.js"
+import { ApiKeyId, UserId, WorkspaceId } from "@appexec/api/Ids"
 
 /** A tenant. Names are unique. */
 export const WorkspaceRecord = Schema.Struct({

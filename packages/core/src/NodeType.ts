@@ -4,9 +4,9 @@
  * `run` that receives the values of its upstream nodes and returns an Effect.
  */
 import { type Effect, Schema } from "effect"
-import type { ParameterType } from "./App.js"
-import type { OutputType } from "./Execution.js"
-import type { AppId, ExecutionId, WorkspaceId } from "./Ids.js"
+import type { ParameterType } from "@appexec/api/App"
+import type { OutputType } from "@appexec/api/Execution"
+import type { AppId, ExecutionId, WorkspaceId } from "@appexec/api/Ids"
 
 /** A value flowing along an edge. */
 export type NodeValue =

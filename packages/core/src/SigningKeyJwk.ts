@@ -3,9 +3,10 @@
  * thumbprint as `kid`, and the private form (`d`) in which an operator may configure the key.
  */
 import { Either, Schema } from "effect"
-import { createHash } from "node:crypto"
-import { ed, fromBase64Url, toHex } from "./internal/ed25519.js"
-import type { Jwk } from "./Jwk.js"
+import { sha256 } from "@noble/hashes/sha2.js"
+import { utf8ToBytes } from "@noble/hashes/utils.js"
+import { ed, fromBase64Url, fromHex, toBase64Url, toHex } from "./internal/ed25519.js"
+import type { Jwk } from "@appexec/api/Jwk"
 
 /** A private Ed25519 JWK (RFC 8037) as an operator configures it; `x` is checked against `d`. */
 export const PrivateJwk = Schema.Struct({
@@ -19,11 +20,11 @@ export type PrivateJwk = typeof PrivateJwk.Type
 
 /** The RFC 7638 thumbprint of an Ed25519 public key: base64url SHA-256 of `{"crv","kty","x"}` in that order. */
 export const thumbprint = (x: string): string =>
-  createHash("sha256").update(`{"crv":"Ed25519","kty":"OKP","x":"${x}"}`).digest("base64url")
+  toBase64Url(sha256(utf8ToBytes(`{"crv":"Ed25519","kty":"OKP","x":"${x}"}`)))
 
 /** The published JWK of a public key given as hex. */
 export const publicJwk = (publicKeyHex: string): Jwk => {
-  const x = Buffer.from(publicKeyHex, "hex").toString("base64url")
+  const x = toBase64Url(fromHex(publicKeyHex, 32) ?? new Uint8Array())
   return { kty: "OKP", crv: "Ed25519", x, kid: thumbprint(x), use: "sig", alg: "EdDSA" }
 }
 
@@ -34,7 +35,7 @@ export const fromPrivateJwk = (
   const secret = fromBase64Url(jwk.d, 32)
   if (secret === undefined) return Either.left("`d` must be 32 bytes in base64url")
   return Either.flatMap(keyPairOf(secret), (pair) => {
-    const x = Buffer.from(pair.publicKey, "hex").toString("base64url")
+    const x = toBase64Url(ed.getPublicKey(secret))
     if (jwk.x !== undefined && jwk.x !== x) return Either.left("`x` is not the public key of `d`")
     return Either.right({ ...pair, kid: thumbprint(x) })
   })

@@ -4,7 +4,7 @@
  */
 import { Context, type Effect } from "effect"
 import type { StorageError } from "./Errors.js"
-import type { Jwk, JwkSet } from "./Jwk.js"
+import type { Jwk, JwkSet } from "@appexec/api/Jwk"
 
 /** The signing keys of an instance. */
 export class SigningKeys extends Context.Tag("@appexec/core/SigningKeys")<

@@ -11,8 +11,9 @@ import { Clock, Effect, Either, Layer } from "effect"
 import { AppexecConfig } from "./AppexecConfig.js"
 import { StorageError } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
-import type { Jwk, JwkSet } from "./Jwk.js"
-import { fromPrivateJwk, keyPairOf, publicJwk, thumbprint } from "./SigningKeyJwk.js"
+import type { Jwk, JwkSet } from "@appexec/api/Jwk"
+import { fromBase64Url } from "./internal/ed25519.js"
+import { fromPrivateJwk, keyPairOf, publicJwk } from "./SigningKeyJwk.js"
 import { SigningKeys } from "./SigningKeys.js"
 import { type SigningKeyRecord, SigningKeyStore } from "./SigningKeyStore.js"
 import { signHex } from "./WebhookSigner.js"
@@ -44,9 +45,10 @@ export const make = Effect.gen(function* () {
   const lock = yield* Effect.makeSemaphore(1)
 
   const generate = Effect.gen(function* () {
-    const seed = new Uint8Array(Buffer.from(yield* ids.token(32), "base64url"))
-    const pair = yield* Either.mapLeft(keyPairOf(seed), (reason) => new Error(reason)).pipe(Effect.orDie)
-    const kid = thumbprint(Buffer.from(pair.publicKey, "hex").toString("base64url"))
+    const seed = fromBase64Url(yield* ids.token(32), 32)
+    if (seed === undefined) return yield* Effect.dieMessage("IdGenerator.token(32) did not give 32 bytes")
+    const pair = yield* Either.match(keyPairOf(seed), { onLeft: Effect.dieMessage, onRight: Effect.succeed })
+    const kid = publicJwk(pair.publicKey).kid
     return { kid, ...pair, createdAt: yield* Clock.currentTimeMillis, retiredAt: null } satisfies SigningKeyRecord
   })
 

@@ -11,8 +11,9 @@
  */
 import { Clock, Duration, Effect, FiberSet, Layer, Option, Queue, Ref, Schema, Stream } from "effect"
 import { AppexecConfig, type AppexecOptions } from "./AppexecConfig.js"
-import { Envelope } from "./Envelope.js"
-import { Execution, toExecution } from "./Execution.js"
+import { Envelope } from "@appexec/api/Envelope"
+import { Execution } from "@appexec/api/Execution"
+import { toExecution } from "./ExecutionRecord.js"
 import { ExecutionEvents } from "./ExecutionEvents.js"
 import { isTerminal } from "./ExecutionLifecycle.js"
 import { ExecutionStore } from "./ExecutionStore.js"

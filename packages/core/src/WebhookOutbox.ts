@@ -4,7 +4,11 @@
  */
 import { Context, type Effect, Schema } from "effect"
 import type { StorageError } from "./Errors.js"
-import { DeliveryId, ExecutionId, UserId } from "./Ids.js"
+import { ExecutionId, UserId } from "@appexec/api/Ids"
+
+/** Identifier of a webhook delivery in the outbox. */
+export const DeliveryId = Schema.UUID.pipe(Schema.brand("DeliveryId"))
+export type DeliveryId = typeof DeliveryId.Type
 
 /** One recorded delivery attempt. */
 export const DeliveryAttempt = Schema.Struct({

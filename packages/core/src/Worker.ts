@@ -8,15 +8,15 @@
 import { Cause, Duration, Effect, Either, Fiber, FiberSet, Layer, Option } from "effect"
 import { AppCatalog } from "./AppCatalog.js"
 import { AppexecConfig } from "./AppexecConfig.js"
-import type { ExecutionRecord, OutputType } from "./Execution.js"
+import type { OutputType } from "@appexec/api/Execution"
+import type { ExecutionRecord } from "./ExecutionRecord.js"
 import { ExecutionEvents } from "./ExecutionEvents.js"
 import { type ExecutionEvent, isTerminal, transition } from "./ExecutionLifecycle.js"
 import { type Claim, ExecutionQueue, type Lease } from "./ExecutionQueue.js"
 import { ExecutionStore } from "./ExecutionStore.js"
 import { LeaseLost } from "./Errors.js"
-import { DeliveryId } from "./Ids.js"
 import { IdGenerator } from "./IdGenerator.js"
-import type { OutboxEntry } from "./WebhookOutbox.js"
+import { DeliveryId, type OutboxEntry } from "./WebhookOutbox.js"
 import { runWorkflow } from "./WorkflowRunner.js"
 
 const formatDuration = (ms: number) => Duration.format(Duration.millis(ms))

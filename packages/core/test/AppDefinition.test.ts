@@ -1,4 +1,5 @@
-import { AppDefinition, CoreNodes, Ids, NodeRegistry } from "@appexec/core"
+import { Ids } from "@appexec/api"
+import { AppDefinition, CoreNodes, NodeRegistry } from "@appexec/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 

@@ -1,5 +1,6 @@
-import { Appexec, AppexecLayer, Errors, ExecutionQueue, ExecutionStore, Ids, NodeType, WebhookOutbox, Worker } from "@appexec/core"
-import { MemoryStorage, SeededIds, TestHarness } from "@appexec/testing"
+import { Ids } from "@appexec/api"
+import { Appexec, AppexecLayer, Errors, ExecutionQueue, ExecutionStore, NodeType, WebhookOutbox, Worker } from "@appexec/core"
+import { MemoryStorage, SeededIds, TestHarness, TestOutboundHttp } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Schema, Scope, TestClock } from "effect"
 
@@ -259,6 +260,7 @@ describe("engine", () => {
             ).pipe(Layer.provideMerge(MemoryStorage.layer))
           ),
           Layer.provideMerge(SeededIds.layer()),
+          Layer.provide(TestOutboundHttp.layer),
           Layer.provide(Logger.minimumLogLevel(LogLevel.None))
         )
       )

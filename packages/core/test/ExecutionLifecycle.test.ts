@@ -1,11 +1,12 @@
-import { type Execution, ExecutionLifecycle, Ids } from "@appexec/core"
+import { Ids } from "@appexec/api"
+import { ExecutionLifecycle, type ExecutionRecord } from "@appexec/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Either, FastCheck as fc } from "effect"
 
 const { transition, placeholder, isTerminal } = ExecutionLifecycle
 type Event = ExecutionLifecycle.ExecutionEvent
 
-const queued = (): Execution.ExecutionRecord => ({
+const queued = (): ExecutionRecord.ExecutionRecord => ({
   executionId: Ids.ExecutionId.make("0b1c2d3e-4f5a-4b6c-9d7e-8f9a0b1c2d3e"),
   workflowId: Ids.WorkflowId.make("8a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"),
   appId: Ids.AppId.make("3f0c1b8e-2d4a-4e5f-9a6b-7c8d9e0f1a2b"),
@@ -30,7 +31,7 @@ const outputTypes = { image: "image", caption: "text" } as const
 const run = (events: ReadonlyArray<Event>) =>
   events.reduce(
     (acc, e) => Either.flatMap(acc, (r) => transition(r, e)),
-    Either.right(queued()) as Either.Either<Execution.ExecutionRecord, ExecutionLifecycle.InvalidTransition>
+    Either.right(queued()) as Either.Either<ExecutionRecord.ExecutionRecord, ExecutionLifecycle.InvalidTransition>
   )
 
 describe("status state machine (SPEC §3)", () => {

@@ -1,4 +1,5 @@
-import { ErrorBody, Errors, InputValidation, type NodeType } from "@appexec/core"
+import { ErrorBody } from "@appexec/api"
+import { Errors, InputValidation, type NodeType } from "@appexec/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 

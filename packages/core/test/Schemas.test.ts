@@ -1,4 +1,5 @@
-import { App, Envelope, ErrorBody, Execution, Jwk } from "@appexec/core"
+import { App, Envelope, ErrorBody, Execution, Jwk } from "@appexec/api"
+import { ExecutionRecord } from "@appexec/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
 
@@ -95,12 +96,12 @@ describe("resource schemas encode to the JSON of the spec", () => {
   })
 
   it("a finished execution projects its record with UTC timestamps", () => {
-    const record: Execution.ExecutionRecord = {
-      executionId: executionId as Execution.ExecutionRecord["executionId"],
-      workflowId: workflowId as Execution.ExecutionRecord["workflowId"],
-      appId: appId as Execution.ExecutionRecord["appId"],
-      workspaceId: appId as Execution.ExecutionRecord["workspaceId"],
-      userId: appId as Execution.ExecutionRecord["userId"],
+    const record: ExecutionRecord.ExecutionRecord = {
+      executionId: executionId as ExecutionRecord.ExecutionRecord["executionId"],
+      workflowId: workflowId as ExecutionRecord.ExecutionRecord["workflowId"],
+      appId: appId as ExecutionRecord.ExecutionRecord["appId"],
+      workspaceId: appId as ExecutionRecord.ExecutionRecord["workspaceId"],
+      userId: appId as ExecutionRecord.ExecutionRecord["userId"],
       status: "failed",
       inputs: { prompt: "cat" },
       outputs: [{ id: "caption", label: "Caption", type: "text", value: null, status: "failed", error: "boom" }],
@@ -110,7 +111,7 @@ describe("resource schemas encode to the JSON of the spec", () => {
       startedAt: Date.UTC(2026, 10, 22, 10, 0, 1, 250),
       completedAt: Date.UTC(2026, 10, 22, 10, 0, 2)
     }
-    const encoded = JSON.parse(json(Execution.Execution, Execution.toExecution(record)))
+    const encoded = JSON.parse(json(Execution.Execution, ExecutionRecord.toExecution(record)))
     expect(encoded).toEqual({
       executionId,
       workflowId,

@@ -1,9 +1,8 @@
 import { Appexec, NodeType, SigningKeys, WebhookVerifier } from "@appexec/core"
-import { TestHarness } from "@appexec/testing"
+import { TestHarness, TestReceiver } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
 import { createPublicKey, verify } from "node:crypto"
-import * as Receiver from "./fixtures/Receiver.js"
 
 const broken = NodeType.defineNode({
   type: "test.broken",
@@ -29,7 +28,7 @@ const app = (name: string, middle: string) => ({
 })
 
 /** Checks a signature with node:crypto alone, from the published JWK: no appexec code involved. */
-const verifiedByNodeCrypto = (jwk: { kty: string; crv: string; x: string }, timestamp: string, rawBody: Buffer, signatureHex: string) =>
+const verifiedByNodeCrypto = (jwk: { kty: string; crv: string; x: string }, timestamp: string, rawBody: Uint8Array, signatureHex: string) =>
   verify(
     null,
     Buffer.concat([Buffer.from(`${timestamp}.`), rawBody]),
@@ -40,7 +39,7 @@ const verifiedByNodeCrypto = (jwk: { kty: string; crv: string; x: string }, time
 describe("webhook delivery to a real receiver on 127.0.0.1", () => {
   it.scopedLive("completed and failed executions each arrive as one signed POST that node:crypto verifies", () =>
     Effect.gen(function* () {
-      const receiver = yield* Receiver.start()
+      const receiver = yield* TestReceiver.start()
       yield* Effect.gen(function* () {
         const appexec = yield* Appexec.Appexec
         const principal = yield* TestHarness.signIn()
@@ -69,14 +68,14 @@ describe("webhook delivery to a real receiver on 127.0.0.1", () => {
           expect(signature).toMatch(/^[0-9a-f]{128}$/)
 
           expect(verifiedByNodeCrypto(jwk, timestamp, request.rawBody, signature)).toBe(true)
-          const tampered = Buffer.from(request.rawBody.toString("utf8").replace(expected, "queued"))
+          const tampered = new TextEncoder().encode(new TextDecoder().decode(request.rawBody).replace(expected, "queued"))
           expect(verifiedByNodeCrypto(jwk, timestamp, tampered, signature)).toBe(false)
           expect(Either.isRight(WebhookVerifier.verifyWebhook(request.rawBody, request.headers, keySet))).toBe(true)
 
-          expect(JSON.parse(request.rawBody.toString("utf8"))).toEqual({ data: JSON.parse(JSON.stringify(done)) })
+          expect(JSON.parse(new TextDecoder().decode(request.rawBody))).toEqual({ data: JSON.parse(JSON.stringify(done)) })
         }
       }).pipe(
-        Effect.provide(TestHarness.layer({ nodes: [broken], webhooks: true, config: { allowPrivateNetworks: true } }))
+        Effect.provide(TestHarness.layer({ nodes: [broken], webhooks: true }))
       )
     }))
 })

@@ -10,7 +10,7 @@
 import { Appexec, RateLimiter, RateLimitStore, SigningKeys } from "@appexec/core"
 import { HttpApi, HttpApiBuilder, type HttpApp, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Clock, Context, Effect, Layer, Option, Scope, Tracer } from "effect"
-import { AppexecApi } from "./Api.js"
+import { AppexecApi } from "@appexec/api/Api"
 import * as Handlers from "./Handlers.js"
 import * as MediaRoute from "./MediaRoute.js"
 import * as RateLimit from "./RateLimit.js"

@@ -6,8 +6,8 @@
 import { Appexec } from "@appexec/core"
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Layer } from "effect"
-import { Unauthenticated } from "./ApiError.js"
-import { Authentication } from "./Authentication.js"
+import { Unauthenticated } from "@appexec/api/ApiError"
+import { Authentication } from "@appexec/api/Authentication"
 
 /** The `Authentication` middleware, for both security schemes of the API. */
 export const layer = Layer.effect(

@@ -6,10 +6,11 @@
 import { Appexec, type Errors, SigningKeys } from "@appexec/core"
 import { HttpApiBuilder, HttpApiError } from "@effect/platform"
 import { Cause, Effect, Layer, Option } from "effect"
-import { AppexecApi } from "./Api.js"
-import { fromRequestError, invalidRequest } from "./ApiError.js"
+import { AppexecApi } from "@appexec/api/Api"
+import { invalidRequest } from "@appexec/api/ApiError"
+import { fromRequestError } from "./ErrorMapping.js"
 import * as Auth from "./Auth.js"
-import { CurrentPrincipal } from "./Authentication.js"
+import { CurrentPrincipal } from "@appexec/api/Authentication"
 import { readJsonBody } from "./internal/jsonBody.js"
 
 /** Default bound of a request body: 1 MiB (DESIGN §3). */

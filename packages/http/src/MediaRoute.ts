@@ -1,15 +1,19 @@
 /**
- * The media route of the HTTP app (DESIGN §5): `<base path>/media/<key>?exp=…&sig=…`, outside
- * `/v1`, answering the signed, expiring URLs that media outputs hand out. It serves whenever the
- * context holds `MediaUrls` and a `BlobStore` (it does wherever the built-in nodes run), so the
- * URLs an execution produces are always URLs the same app answers. No authentication (the
- * signature is the credential) and no rate limit; the bytes come with `Content-Type`,
- * `Content-Length`, `ETag` and a `Cache-Control` that ends with the URL's validity (see
- * `MediaUrls.serve`). An unknown, forged, altered or expired path answers 404 in the error body.
+ * The media route of the HTTP app: `<base path>/media/<key>?exp=…&sig=…`, outside `/v1`,
+ * answering the signed, expiring URLs that media outputs hand out (see `MediaUrls` in core). It
+ * serves whenever the context holds `MediaUrls` and a `BlobStore` (it does wherever the built-in
+ * nodes run), so the URLs an execution produces are always URLs the same app answers. No
+ * authentication (the signature is the credential) and no rate limit.
+ *
+ * The bytes come with `Content-Type`, `Content-Length`, `ETag` and a `Cache-Control` that ends
+ * with the URL's validity; `HEAD`, `If-None-Match` (304) and single byte ranges (206) are
+ * supported. An unknown, forged, altered, expired or missing path answers 404 in the error body,
+ * other methods 405, storage failures 500 with the request id.
  */
 import { BlobStore, MediaUrls } from "@appexec/core"
 import { HttpServerResponse } from "@effect/platform"
-import { Context, Effect, Option } from "effect"
+import { sha256 } from "@noble/hashes/sha2.js"
+import { Context, Effect, Encoding, Option } from "effect"
 
 /** The path prefix of media, relative to the base path. */
 export const PREFIX = MediaUrls.MEDIA_PATH
@@ -37,34 +41,86 @@ const error = (status: number, code: string, message: string, headers: Record<st
     HttpServerResponse.setHeaders({ "cache-control": "no-store", ...headers })
   )
 
-/** The HTTP response of a media answer; failures in the error body of the API. */
-export const toHttpResponse = (answer: MediaUrls.MediaResponse, requestId: string): HttpServerResponse.HttpServerResponse => {
-  switch (answer.status) {
-    case 404:
-      return error(404, "not_found", "No media at this path: the link is unknown, altered or expired.")
-    case 405:
-      return error(405, "invalid_request", "Media answer GET and HEAD only.", { allow: "GET, HEAD" })
-    case 416:
-      return error(416, "invalid_request", "The requested byte range is not satisfiable.", {
-        "content-range": answer.headers["content-range"] ?? ""
-      })
-    case 500:
-      return HttpServerResponse.unsafeJson(
-        {
-          error: {
-            code: "internal_error",
-            message: `An unexpected error occurred. Quote request id ${requestId} when reporting it.`,
-            details: [{ requestId }]
-          }
-        },
-        { status: 500 }
-      )
-    default:
-      return answer.body === undefined
-        ? HttpServerResponse.empty({ status: answer.status, headers: answer.headers })
-        : HttpServerResponse.uint8Array(answer.body, { status: answer.status, headers: answer.headers })
+const notFound = () => error(404, "not_found", "No media at this path: the link is unknown, altered or expired.")
+
+/** Parses a single `bytes=` range against `size`; `undefined` for none, `null` for unsatisfiable. */
+export const parseRange = (value: string | undefined, size: number): { start: number; end: number } | undefined | null => {
+  if (value === undefined) return undefined
+  const m = /^bytes=(\d*)-(\d*)$/.exec(value.trim())
+  if (m === null || (m[1] === "" && m[2] === "")) return undefined
+  if (m[1] === "") {
+    const suffix = Number(m[2])
+    if (suffix === 0) return null
+    return { start: Math.max(0, size - suffix), end: size - 1 }
   }
+  const start = Number(m[1])
+  const end = m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1)
+  return start >= size || end < start ? null : { start, end }
 }
+
+/** The answer to one media request, over the media URLs and blobs of the context. */
+export const answer = (
+  request: Request
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, MediaUrls.MediaUrls | BlobStore.BlobStore> =>
+  Effect.gen(function* () {
+    const urls = yield* MediaUrls.MediaUrls
+    const blobs = yield* BlobStore.BlobStore
+    const url = URL.canParse(request.url, ORIGIN) ? new URL(request.url, ORIGIN) : undefined
+    if (url === undefined) return notFound()
+    const found = yield* urls.verify(url)
+    if (Option.isNone(found)) return notFound()
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      return error(405, "invalid_request", "Media answer GET and HEAD only.", { allow: "GET, HEAD" })
+    }
+    const blob = yield* blobs.get(found.value.key)
+    if (Option.isNone(blob)) return notFound()
+    const { bytes, contentType } = blob.value
+    const now = yield* MediaUrls.nowSeconds
+    const etag = `"${Encoding.encodeBase64Url(sha256(bytes)).slice(0, 27)}"`
+    const common = {
+      etag,
+      "cache-control": `private, max-age=${Math.max(0, found.value.expiresAt - now)}, immutable`,
+      "accept-ranges": "bytes",
+      "x-content-type-options": "nosniff",
+      "content-security-policy": "default-src 'none'; sandbox"
+    }
+    if (request.headers["if-none-match"]?.split(",").some((t) => t.trim() === etag || t.trim() === "*")) {
+      return HttpServerResponse.empty({ status: 304, headers: common })
+    }
+    const range = parseRange(request.headers["range"], bytes.length)
+    if (range === null) {
+      return error(416, "invalid_request", "The requested byte range is not satisfiable.", {
+        "content-range": `bytes */${bytes.length}`
+      })
+    }
+    const body = range === undefined ? bytes : bytes.subarray(range.start, range.end + 1)
+    const headers = {
+      ...common,
+      "content-length": String(body.length),
+      ...(range === undefined ? {} : { "content-range": `bytes ${range.start}-${range.end}/${bytes.length}` })
+    }
+    const status = range === undefined ? 200 : 206
+    return request.method === "HEAD"
+      ? HttpServerResponse.empty({ status, headers: { ...headers, "content-type": contentType } })
+      : HttpServerResponse.uint8Array(body, { status, headers, contentType })
+  }).pipe(
+    Effect.catchTag("StorageError", (cause) =>
+      Effect.logError("media download failed", cause).pipe(
+        Effect.as(
+          HttpServerResponse.unsafeJson(
+            {
+              error: {
+                code: "internal_error",
+                message: `An unexpected error occurred. Quote request id ${request.requestId} when reporting it.`,
+                details: [{ requestId: request.requestId }]
+              }
+            },
+            { status: 500 }
+          )
+        )
+      )
+    )
+  )
 
 /**
  * The media route over the `MediaUrls` and `BlobStore` of the context; none when either is
@@ -75,11 +131,7 @@ export const make: Effect.Effect<Option.Option<Route>> = Effect.gen(function* ()
   const blobs = yield* Effect.serviceOption(BlobStore.BlobStore)
   if (Option.isNone(urls) || Option.isNone(blobs)) return Option.none()
   const services = Context.make(MediaUrls.MediaUrls, urls.value).pipe(Context.add(BlobStore.BlobStore, blobs.value))
-  const route: Route = (request) =>
-    MediaUrls.serve({ method: request.method, url: `${ORIGIN}${request.url}`, headers: request.headers }).pipe(
-      Effect.provide(services),
-      Effect.map((answer) => toHttpResponse(answer, request.requestId))
-    )
+  const route: Route = (request) => Effect.provide(answer(request), services)
   return Option.some(route)
 })
 

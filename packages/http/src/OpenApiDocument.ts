@@ -4,7 +4,7 @@
  * when it differs from what the code generates.
  */
 import { OpenApi } from "@effect/platform"
-import { AppexecApi } from "./Api.js"
+import { AppexecApi } from "@appexec/api/Api"
 
 /** The document as an object. */
 export const document = (): OpenApi.OpenAPISpec => OpenApi.fromApi(AppexecApi)

@@ -1,12 +1,11 @@
 /**
  * @appexec/http: the six endpoints of appexec on @effect/platform `HttpApi`, with Node and web
- * handlers for embedding. `Api`, `ApiError` and `Authentication` have no Node imports.
+ * handlers for embedding. The API definition itself is `@appexec/api`.
  */
-export * as Api from "./Api.js"
-export * as ApiError from "./ApiError.js"
 export * as AppexecHttp from "./AppexecHttp.js"
 export * as Auth from "./Auth.js"
-export * as Authentication from "./Authentication.js"
+export * as ErrorMapping from "./ErrorMapping.js"
+export * as LocalRateLimitStore from "./LocalRateLimitStore.js"
 export * as Handlers from "./Handlers.js"
 export * as MediaRoute from "./MediaRoute.js"
 export * as NodeListener from "./NodeListener.js"

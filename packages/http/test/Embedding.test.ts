@@ -8,7 +8,8 @@ import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Api, NodeListener, WebHandler } from "../src/index.js"
+import { Api } from "@appexec/api"
+import { NodeListener, WebHandler } from "../src/index.js"
 import { echoApp, seed, SigningKeysTest } from "./fixtures.js"
 
 const instance = Layer.provideMerge(SigningKeysTest, TestHarness.layer())

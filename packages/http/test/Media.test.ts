@@ -16,7 +16,7 @@ import sharp from "sharp"
 import { NodeListener, WebHandler } from "../src/index.js"
 import { SigningKeysTest } from "./fixtures.js"
 
-const poster: unknown = JSON.parse(readFileSync(new URL("../../../examples/apps/poster.json", import.meta.url), "utf8"))
+const poster: unknown = JSON.parse(readFileSync(new URL("../../server/apps/poster.json", import.meta.url), "utf8"))
 
 /** An instance with the built-in nodes and signed media URLs on `baseUrl`, valid 60 s. */
 const instance = (baseUrl: string) =>

@@ -2,7 +2,8 @@
  * What the HTTP tests share: an appexec instance on memory behind a real server on 127.0.0.1,
  * port 0, a client pointed at it, a small signing-key layer, and the test apps.
  */
-import { Appexec, Jwk, SigningKeys } from "@appexec/core"
+import { Jwk } from "@appexec/api"
+import { Appexec, SigningKeys } from "@appexec/core"
 import { TestHarness } from "@appexec/testing"
 import { FetchHttpClient, HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"

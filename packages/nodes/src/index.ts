@@ -1,10 +1,9 @@
 /**
  * @appexec/nodes: the built-in node types (images on sharp, HTTP provider calls, media outputs),
- * their settings, and the filesystem blob store.
+ * and their settings.
  */
 export * as BuiltinNodes from "./BuiltinNodes.js"
 export { builtinNodes } from "./BuiltinNodes.js"
-export * as FileBlobStore from "./FileBlobStore.js"
 export * as HttpRequest from "./HttpRequest.js"
 export * as ImageCaption from "./ImageCaption.js"
 export * as ImageEdit from "./ImageEdit.js"

@@ -7,7 +7,7 @@ import { Duration, Effect, Fiber, TestClock } from "effect"
 import * as FakeOrigin from "./support/FakeOrigin.js"
 import { describeImage, download, layer, run, testImage } from "./support/Instance.js"
 
-const APPS = join(import.meta.dirname, "../../../examples/apps")
+const APPS = join(import.meta.dirname, "../../server/apps")
 const example = (name: string): unknown => JSON.parse(readFileSync(join(APPS, `${name}.json`), "utf8"))
 
 describe("example apps", () => {

@@ -3,7 +3,8 @@
  * `APPEXEC_*` environment variable. Admin commands print only their result on stdout (logs go to
  * stderr) and run against the same SQLite database as `serve`, also while it runs.
  */
-import { Appexec, type Ids, SigningKeyJwk, SigningKeysLive } from "@appexec/core"
+import { type Ids } from "@appexec/api"
+import { Appexec, SigningKeyJwk, SigningKeysLive } from "@appexec/core"
 import { Args, Command, HelpDoc, Options, ValidationError } from "@effect/cli"
 import { Config, Console, Effect, Either, Option, Schema } from "effect"
 import { readFile } from "node:fs/promises"
@@ -13,8 +14,8 @@ import * as Instance from "./Instance.js"
 import { runCommand } from "./RunCommand.js"
 import { serve } from "./Serve.js"
 
-/** The example apps of this repository, imported on the first start when `--apps` is not given. */
-export const defaultAppsDir = fileURLToPath(new URL("../../../examples/apps", import.meta.url))
+/** The example apps shipped with this package (`apps/`), imported on the first start when `--apps` is not given. */
+export const defaultAppsDir = fileURLToPath(new URL("../apps", import.meta.url))
 
 /** Parses `5s,30s,2m` (units ms, s, m, h, d) into milliseconds. */
 export const parseDelays = (text: string): Option.Option<ReadonlyArray<number>> => {

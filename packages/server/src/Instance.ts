@@ -4,7 +4,8 @@
  * worker and a webhook dispatcher; the admin commands run neither.
  */
 import { AppexecLayer, IdGenerator, MediaUrls } from "@appexec/core"
-import { BuiltinNodes, builtinNodes, FileBlobStore, NodesSettings } from "@appexec/nodes"
+import { BuiltinNodes, builtinNodes, NodesSettings } from "@appexec/nodes"
+import { FileBlobStore, NodeOutboundHttp } from "@appexec/platform-node"
 import { SqliteStorage } from "@appexec/sqlite"
 import { Effect, Layer } from "effect"
 import { mkdirSync } from "node:fs"
@@ -22,6 +23,8 @@ export interface InstanceOptions {
   /** Run executions and deliver webhooks in this process (`serve`), or not (admin commands). */
   readonly background: boolean
   readonly config?: AppexecLayer.Options<readonly []>["config"]
+  /** Let outbound requests (media, webhooks, provider calls) reach private and loopback addresses. */
+  readonly allowPrivateNetworks?: boolean
   /** Where clients download produced media (admin commands, which produce none, use a placeholder). */
   readonly mediaUrls?: Layer.Layer<MediaUrls.MediaUrls>
 }
@@ -54,5 +57,6 @@ export const layer = (options: InstanceOptions) =>
         })
       )
     ),
-    Layer.provide(IdGenerator.IdGenerator.random)
+    Layer.provide(IdGenerator.IdGenerator.random),
+    Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: options.allowPrivateNetworks ?? false }))
   )

@@ -6,7 +6,7 @@
  * output on stdout (text values, media URLs). A failed execution exits non-zero with its error
  * message; wrong inputs list the app's parameters.
  */
-import type { App, Execution } from "@appexec/core"
+import type { App, Execution } from "@appexec/api"
 import { AppexecClient, ClientError, Outputs, type Polling } from "@appexec/client"
 import { Args, Command, Options } from "@effect/cli"
 import { Clock, Config, Console, Effect, Fiber, Option, Redacted, Ref, Schema } from "effect"

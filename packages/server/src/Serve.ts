@@ -5,8 +5,8 @@
  * SIGINT/SIGTERM it closes the listener (requests in flight finish), drains the worker, stops the
  * webhook dispatcher, closes storage and exits.
  */
-import { AppexecHttp } from "@appexec/http"
-import { MemoryRateLimitStore, type SigningKeyJwk } from "@appexec/core"
+import type { SigningKeyJwk } from "@appexec/core"
+import { AppexecHttp, LocalRateLimitStore } from "@appexec/http"
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Console, Context, Effect, Layer, Option } from "effect"
@@ -88,7 +88,7 @@ export const serve = (options: ServeOptions) =>
       // limit counts in this process's memory, not in SQLite: no write per request (docs/http.md).
       const app = yield* AppexecHttp.make({
         rateLimit: { limit: options.rateLimit, trustProxy: options.trustProxy }
-      }).pipe(Effect.provide(MemoryRateLimitStore.layer))
+      }).pipe(Effect.provide(LocalRateLimitStore.layer()))
       yield* HttpServer.serveEffect(app).pipe(Effect.provide(server))
       // Added after `serveEffect`, so it runs before the request handler is removed.
       yield* Effect.addFinalizer(() =>
@@ -116,8 +116,8 @@ export const serve = (options: ServeOptions) =>
           dataDir: options.dataDir,
           background: true,
           mediaUrls: Media.urlsLayer({ baseUrl, dataDir: options.dataDir, publicBaseUrl: options.mediaBaseUrl }),
+          allowPrivateNetworks: options.allowPrivateNetworks,
           config: {
-            allowPrivateNetworks: options.allowPrivateNetworks,
             webhookRetryDelaysMs: options.webhookRetryDelaysMs,
             ...(options.signingKeyGraceMs === undefined ? {} : { signingKeyGraceMs: options.signingKeyGraceMs }),
             ...(options.signingKeyJwk === undefined ? {} : { signingKeyJwk: options.signingKeyJwk })

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S npx tsx
+#!/usr/bin/env node
 /**
  * The `appexec` executable. Logs go to stderr in batches (`StderrLogger`: logfmt, or JSON with
  * `APPEXEC_LOG_FORMAT=json`; level from `APPEXEC_LOG_LEVEL`),

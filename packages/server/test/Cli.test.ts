@@ -11,14 +11,14 @@ import { createServer as createNetServer, type AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { bin } from "./support/Bin.js"
 
-const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
-const greeting = fileURLToPath(new URL("../../../examples/apps/greeting.json", import.meta.url))
+const greeting = fileURLToPath(new URL("../apps/greeting.json", import.meta.url))
 
 /** Runs `appexec …args` to completion; stdout, stderr and exit code. */
 const appexec = (...args: Array<string>) =>
   Effect.async<{ stdout: string; stderr: string; code: number }>((resume) => {
-    execFile(process.execPath, ["--import", "tsx", bin, ...args], { env: { ...process.env, APPEXEC_LOG_FORMAT: "json" } }, (error, stdout, stderr) =>
+    execFile(process.execPath, [bin, ...args], { env: { ...process.env, APPEXEC_LOG_FORMAT: "json" } }, (error, stdout, stderr) =>
       resume(Effect.succeed({ stdout, stderr, code: error === null ? 0 : Number(error.code ?? 1) }))
     )
   })
@@ -27,7 +27,7 @@ const appexec = (...args: Array<string>) =>
 const startServe = (dataDir: string) =>
   Effect.acquireRelease(
     Effect.sync(() => {
-      const child = spawn(process.execPath, ["--import", "tsx", bin, "serve", "--port", "0", "--data", dataDir, "--rate-limit", "1000"], {
+      const child = spawn(process.execPath, [bin, "serve", "--port", "0", "--data", dataDir, "--rate-limit", "1000"], {
         env: { ...process.env, APPEXEC_LOG_FORMAT: "json" }
       })
       const output = { stdout: "", stderr: "" }

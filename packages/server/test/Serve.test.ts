@@ -12,9 +12,9 @@ import { request as httpRequest } from "node:http"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { restartServe, startServe, tempDataDir } from "./support/ServeProcess.js"
+import { bin } from "./support/Bin.js"
 
-const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
-const greeting = fileURLToPath(new URL("../../../examples/apps/greeting.json", import.meta.url))
+const greeting = fileURLToPath(new URL("../apps/greeting.json", import.meta.url))
 
 /** An app that waits 12 s: longer than the worker's 10 s drain, short enough to run again after a restart. */
 const delayApp = {
@@ -67,7 +67,7 @@ const awaitEnd = (baseUrl: string, key: string, executionId: string, attempts: n
 /** Runs `appexec …args` to completion, bounded by 30 s. */
 const appexec = (...args: Array<string>) =>
   Effect.async<{ stdout: string; stderr: string; code: number }>((resume) => {
-    const child = execFile(process.execPath, ["--import", "tsx", bin, ...args], { env: { ...process.env, APPEXEC_LOG_FORMAT: "json" }, timeout: 30_000 }, (error, stdout, stderr) =>
+    const child = execFile(process.execPath, [bin, ...args], { env: { ...process.env, APPEXEC_LOG_FORMAT: "json" }, timeout: 30_000 }, (error, stdout, stderr) =>
       resume(Effect.succeed({ stdout, stderr, code: error === null ? 0 : Number(error.code ?? 1) }))
     )
     return Effect.sync(() => child.kill("SIGKILL"))

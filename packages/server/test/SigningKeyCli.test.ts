@@ -13,14 +13,13 @@ import { createServer, type IncomingHttpHeaders } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { bin } from "./support/Bin.js"
 
-const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
 
 /** Runs `appexec …args` to completion; stdout, stderr and exit code. */
 const appexec = (...args: Array<string>) =>
   Effect.async<{ stdout: string; stderr: string; code: number }>((resume) => {
-    execFile(process.execPath, ["--import", "tsx", bin, ...args], { env: { ...process.env, APPEXEC_LOG_FORMAT: "json" } }, (error, stdout, stderr) =>
+    execFile(process.execPath, [bin, ...args], { env: { ...process.env, APPEXEC_LOG_FORMAT: "json" } }, (error, stdout, stderr) =>
       resume(Effect.succeed({ stdout, stderr, code: error === null ? 0 : Number(error.code ?? 1) }))
     )
   })
@@ -30,7 +29,7 @@ const startServe = (dataDir: string, args: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(process.execPath, ["--import", "tsx", bin, "serve", "--port", "0", "--data", dataDir, "--rate-limit", "1000", ...args], {
+        spawn(process.execPath, [bin, "serve", "--port", "0", "--data", dataDir, "--rate-limit", "1000", ...args], {
           env: { ...process.env, APPEXEC_LOG_FORMAT: "json" }
         })
       ),

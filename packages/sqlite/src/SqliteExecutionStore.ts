@@ -3,7 +3,7 @@
  * clears the lease, and inserts the webhook outbox entry, when there is one, in the same
  * `BEGIN IMMEDIATE` transaction. Every statement is compiled once (`PreparedQuery`).
  */
-import { Errors, type Execution, ExecutionStore, type ExecutionQueue, type WebhookOutbox } from "@appexec/core"
+import { Errors, type ExecutionQueue, type ExecutionRecord, ExecutionStore, type WebhookOutbox } from "@appexec/core"
 import { Effect, Layer, Option } from "effect"
 import { fromRow, toColumns } from "./internal/ExecutionRows.js"
 import * as PreparedQuery from "./internal/PreparedQuery.js"
@@ -69,7 +69,7 @@ export const make = Effect.gen(function* () {
     })
   )
 
-  const save = (record: Execution.ExecutionRecord, lease: ExecutionQueue.Lease, outbox?: WebhookOutbox.OutboxEntry) => {
+  const save = (record: ExecutionRecord.ExecutionRecord, lease: ExecutionQueue.Lease, outbox?: WebhookOutbox.OutboxEntry) => {
     const terminal = record.status === "completed" || record.status === "failed"
     const params = { ...toColumns(record), lease_token: lease.token, lease_worker: lease.workerId }
     const statement = terminal ? saveTerminal : saveRunning

@@ -4,6 +4,7 @@
  */
 import { Appexec, AppexecLayer, IdGenerator } from "@appexec/core"
 import { SqliteStorage } from "@appexec/sqlite"
+import { TestOutboundHttp } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { mkdtemp, rm } from "node:fs/promises"
@@ -42,7 +43,8 @@ const seeded = (nodeMs: number) =>
 const instanceOn = (filename: string, worker: boolean) =>
   AppexecLayer.make({ nodes: [recordNode], worker }).pipe(
     Layer.provide(SqliteStorage.layer({ filename })),
-    Layer.provide(IdGenerator.IdGenerator.random)
+    Layer.provide(IdGenerator.IdGenerator.random),
+    Layer.provide(TestOutboundHttp.layer)
   )
 
 describe("durability with real processes", () => {

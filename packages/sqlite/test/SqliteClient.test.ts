@@ -1,8 +1,10 @@
 /**
  * The connection: its pragmas, and what happens when another process holds the write lock.
  */
-import { Appexec, AppexecLayer, IdGenerator, Ids, KeyStore } from "@appexec/core"
+import { Ids } from "@appexec/api"
+import { Appexec, AppexecLayer, IdGenerator, KeyStore } from "@appexec/core"
 import { SqliteClient, SqliteStorage } from "@appexec/sqlite"
+import { TestOutboundHttp } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { Context, Effect, Fiber, Layer, Option } from "effect"
@@ -69,7 +71,8 @@ describe("SqliteClient", () => {
       const instance = (worker: boolean) =>
         AppexecLayer.make({ worker, config: { pollIntervalMs: 20 } }).pipe(
           Layer.provide(SqliteStorage.layer({ filename, busyTimeoutMs: 20 })),
-          Layer.provide(IdGenerator.IdGenerator.random)
+          Layer.provide(IdGenerator.IdGenerator.random),
+    Layer.provide(TestOutboundHttp.layer)
         )
       const context = yield* Layer.build(instance(true))
       const otherContext = yield* Layer.build(instance(true))

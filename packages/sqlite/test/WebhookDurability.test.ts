@@ -7,6 +7,7 @@
  */
 import { Appexec, AppexecLayer, IdGenerator, SigningKeys } from "@appexec/core"
 import { SqliteStorage } from "@appexec/sqlite"
+import { TestReceiver, TestOutboundHttp } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { Effect, Layer } from "effect"
@@ -16,7 +17,6 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { spawnInstance, waitUntil } from "./fixtures/processes.js"
 import { recordApp, recordNode } from "./fixtures/recordNode.js"
-import * as Receiver from "./fixtures/webhookReceiver.js"
 
 const script = fileURLToPath(new URL("./fixtures/webhookInstance.ts", import.meta.url))
 
@@ -24,7 +24,8 @@ const script = fileURLToPath(new URL("./fixtures/webhookInstance.ts", import.met
 const instanceOn = (filename: string) =>
   AppexecLayer.make({ nodes: [recordNode], worker: false, webhooks: false }).pipe(
     Layer.provide(SqliteStorage.layer({ filename })),
-    Layer.provide(IdGenerator.IdGenerator.random)
+    Layer.provide(IdGenerator.IdGenerator.random),
+    Layer.provide(TestOutboundHttp.layer)
   )
 
 /** A temporary database seeded with the recorder app and an API key. */
@@ -73,6 +74,9 @@ const rowOf = (filename: string, executionId: string) => outbox(filename).find((
 const publishedKeys = (filename: string) =>
   Effect.flatMap(SigningKeys.SigningKeys, (k) => k.keySet).pipe(Effect.provide(instanceOn(filename)))
 
+/** The process that sent a request: fixtures tag each with `x-test-pid`. */
+const pidOf = (request: TestReceiver.Received) => Number(request.headers["x-test-pid"])
+
 describe("webhook durability with real processes", () => {
   it.scopedLive(
     "kill -9 with deliveries pending and mid-attempt: after a restart every delivery arrives, signed, each attempt recorded",
@@ -82,7 +86,7 @@ describe("webhook durability with real processes", () => {
         // Before the kill: the first execution to arrive is held open (mid-attempt); the others
         // get 500 twice, and their third attempt is held open as well.
         let held: string | undefined
-        const receiver = yield* Receiver.start((arrival) => {
+        const receiver = yield* TestReceiver.start((arrival) => {
           held ??= arrival.executionId
           return arrival.executionId === held || arrival.number > 2 ? "hold" : 500
         })
@@ -90,7 +94,7 @@ describe("webhook durability with real processes", () => {
           {
             ...env,
             APPEXEC_TEST_START: "5",
-            APPEXEC_TEST_WEBHOOK: receiver.url,
+            APPEXEC_TEST_WEBHOOK: receiver.url(),
             APPEXEC_TEST_RETRY_DELAYS_MS: "300,300,300,300",
             APPEXEC_TEST_WEBHOOK_TIMEOUT_MS: "6000",
             APPEXEC_TEST_CLAIM_MARGIN_MS: "500"
@@ -107,7 +111,7 @@ describe("webhook durability with real processes", () => {
           15_000
         )
         yield* first.kill9
-        const arrivedBefore = receiver.arrivals.length
+        const arrivedBefore = receiver.received.length
 
         const before = outbox(db)
         expect(before.map((r) => r.status)).toEqual(["pending", "pending", "pending", "pending", "pending"])
@@ -115,7 +119,7 @@ describe("webhook durability with real processes", () => {
         for (const id of accepted.filter((id) => id !== held)) {
           expect(rowOf(db, id)!.attempts.map((a) => a.statusCode)).toEqual([500, 500])
         }
-        const midAttempt = receiver.arrivals.filter((a) => a.answer === "hold")
+        const midAttempt = receiver.received.filter((a) => a.answer === "hold")
         expect(midAttempt.map((a) => a.executionId)).toContain(held)
 
         // After the restart the receiver accepts everything.
@@ -136,19 +140,19 @@ describe("webhook durability with real processes", () => {
         yield* second.kill9
 
         const keys = (yield* publishedKeys(db)).keys
-        expect(receiver.arrivals.length).toBeGreaterThan(arrivedBefore)
-        for (const arrival of receiver.arrivals) {
-          expect(Receiver.verifiedByNodeCrypto(keys, arrival)).toBe(true)
+        expect(receiver.received.length).toBeGreaterThan(arrivedBefore)
+        for (const arrival of receiver.received) {
+          expect(TestReceiver.verifiedByNodeCrypto(keys, arrival)).toBe(true)
           expect(arrival.headers["x-service-webhook-user-id"]).toBe(userId)
           expect(Math.abs(Number(arrival.headers["x-service-webhook-timestamp"]) - Date.now() / 1000)).toBeLessThan(300)
-          expect(JSON.parse(arrival.rawBody.toString("utf8")).data.executionId).toBe(arrival.executionId)
+          expect(JSON.parse(new TextDecoder().decode(arrival.rawBody)).data.executionId).toBe(arrival.executionId)
         }
         for (const id of accepted) {
           const arrivals = receiver.of(id)
-          const after = arrivals.slice(arrivals.findIndex((a) => a.pid === second.pid))
+          const after = arrivals.slice(arrivals.findIndex((a) => pidOf(a) === second.pid))
           // Exactly one attempt after the restart, sent by the new process and accepted.
-          expect(after.map((a) => [a.pid, a.answer])).toEqual([[second.pid, 200]])
-          expect(arrivals.filter((a) => a.pid !== second.pid).every((a) => a.pid === first.pid)).toBe(true)
+          expect(after.map((a) => [pidOf(a), a.answer])).toEqual([[second.pid, 200]])
+          expect(arrivals.filter((a) => pidOf(a) !== second.pid).every((a) => pidOf(a) === first.pid)).toBe(true)
           // Every answered attempt is recorded, in order; the ones cut short by the kill are not.
           const answered = arrivals.filter((a) => a.answer !== "hold").map((a) => a.answer)
           expect(rowOf(db, id)!.attempts.map((a) => a.statusCode)).toEqual(answered)
@@ -163,7 +167,7 @@ describe("webhook durability with real processes", () => {
     () =>
       Effect.gen(function* () {
         const { db, env, key, appId } = yield* seeded
-        const receiver = yield* Receiver.start((arrival) => (arrival.number < 3 ? 500 : 200))
+        const receiver = yield* TestReceiver.start((arrival) => (arrival.number < 3 ? 500 : 200))
         const settings = {
           ...env,
           APPEXEC_TEST_RETRY_DELAYS_MS: "300,300",
@@ -177,7 +181,7 @@ describe("webhook durability with real processes", () => {
           const principal = yield* appexec.keys.authenticate({ "x-api-key": key })
           return yield* Effect.all(
             Array.from({ length: 20 }, (_, i) =>
-              appexec.executions.start(principal, appId, { text: `run ${i}` }, { webhook: receiver.url })
+              appexec.executions.start(principal, appId, { text: `run ${i}` }, { webhook: receiver.url() })
             ),
             { concurrency: "unbounded" }
           )
@@ -196,11 +200,11 @@ describe("webhook durability with real processes", () => {
           expect(arrivals.map((a) => a.answer)).toEqual([500, 500, 200])
           expect(arrivals[1]!.at - arrivals[0]!.at).toBeGreaterThanOrEqual(280)
           expect(arrivals[2]!.at - arrivals[1]!.at).toBeGreaterThanOrEqual(280)
-          expect(arrivals.every((a) => Receiver.verifiedByNodeCrypto(keys, a))).toBe(true)
+          expect(arrivals.every((a) => TestReceiver.verifiedByNodeCrypto(keys, a))).toBe(true)
           expect(rowOf(db, executionId)!.attempts.map((a) => a.statusCode)).toEqual([500, 500, 200])
         }
         // Both processes took part in sending.
-        expect(new Set(receiver.arrivals.map((a) => a.pid))).toEqual(new Set(processes.map((p) => p.pid)))
+        expect(new Set(receiver.received.map(pidOf))).toEqual(new Set(processes.map((p) => p.pid)))
         for (const p of processes) expect(p.stderr()).not.toMatch(/SQLITE_BUSY|database is locked|StorageError/)
       }),
     40_000

@@ -1,4 +1,5 @@
-import { Appexec, AppexecLayer, Ids, OutboundHttp, WebhookOutbox } from "@appexec/core"
+import { Ids } from "@appexec/api"
+import { Appexec, AppexecLayer, OutboundHttp, WebhookOutbox } from "@appexec/core"
 import { SqliteStorage } from "@appexec/sqlite"
 import { SeededIds, TestApps, TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
@@ -25,9 +26,8 @@ describe("webhook schedule over SQLite (shortened delays, virtual time)", () => 
           })
       })
       const instance = AppexecLayer.make({
-        outboundHttp: http,
         config: { pollIntervalMs: 60_000, webhookPollIntervalMs: 100, webhookRetryDelaysMs: [200, 500, 1_000] }
-      }).pipe(Layer.provideMerge(SqliteStorage.layer({ filename: join(dir, "appexec.db") })), Layer.provideMerge(SeededIds.layer()))
+      }).pipe(Layer.provideMerge(SqliteStorage.layer({ filename: join(dir, "appexec.db") })), Layer.provideMerge(SeededIds.layer()), Layer.provide(http))
 
       yield* Effect.gen(function* () {
         const appexec = yield* Appexec.Appexec

@@ -2,11 +2,11 @@
  * In-memory `ExecutionStore`, `ExecutionQueue` and `WebhookOutbox` over one shared state, so a
  * terminal save and its outbox entry are one atomic step, as in the SQL adapters.
  */
-import { Errors, type Execution, ExecutionQueue, ExecutionStore, WebhookOutbox } from "@appexec/core"
+import { Errors, ExecutionQueue, type ExecutionRecord, ExecutionStore, WebhookOutbox } from "@appexec/core"
 import { Context, Effect, Layer, Option, Queue } from "effect"
 
 interface Row {
-  record: Execution.ExecutionRecord
+  record: ExecutionRecord.ExecutionRecord
   lease: { workerId: string; token: number; expiresAt: number } | null
   attempts: number
   claims: number

@@ -1,11 +1,35 @@
 /**
- * In-memory `RateLimitStore`: core's (`@appexec/core` `MemoryRateLimitStore`), which
- * `appexec serve` uses too, so that the contract suites cover it.
+ * `RateLimitStore` in process memory. Counting costs no I/O, so `appexec serve` uses it (see
+ * docs/http.md, *Rate limit*); the counters are this process's alone and start again from zero
+ * when it restarts. Hosts whose processes must share one limit use a shared store instead
+ * (`SqliteRateLimitStore` is part of `SqliteStorage`).
+ *
+ * Counters are grouped by window: a hit costs one lookup in its window's map, and a window that
+ * has ended is dropped whole, so memory and work stay proportional to the clients of the live
+ * windows, however many there are.
  */
-import { MemoryRateLimitStore } from "@appexec/core"
+import { Effect, Layer } from "effect"
+import { RateLimitStore } from "@appexec/core"
 
-/** A fresh rate-limit store. */
-export const make = MemoryRateLimitStore.make
+/** A fresh store. */
+export const make = Effect.sync((): RateLimitStore.RateLimitStore["Type"] => {
+  /** Window start → key → count. */
+  const windows = new Map<number, Map<string, number>>()
+  return {
+    hit: (key, windowStart, expireBefore) =>
+      Effect.sync(() => {
+        let counts = windows.get(windowStart)
+        if (counts === undefined) {
+          for (const start of windows.keys()) if (start < expireBefore) windows.delete(start)
+          counts = new Map()
+          windows.set(windowStart, counts)
+        }
+        const count = (counts.get(key) ?? 0) + 1
+        counts.set(key, count)
+        return count
+      })
+  }
+})
 
-/** Layer of a fresh in-memory rate-limit store. */
-export const layer = MemoryRateLimitStore.layer
+/** Layer of a fresh in-memory store. */
+export const layer = Layer.effect(RateLimitStore.RateLimitStore, make)

@@ -3,14 +3,17 @@
  * Run it under `@effect/vitest`'s `it.scoped`, whose `TestClock` makes every delay, lease and
  * timeout a matter of `TestClock.adjust`.
  */
-import { Appexec, AppexecLayer, type NodeType } from "@appexec/core"
+import { Appexec, AppexecLayer, type NodeType, type OutboundHttp } from "@appexec/core"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import * as MemoryStorage from "./MemoryStorage.js"
 import * as SeededIds from "./SeededIds.js"
+import * as TestOutboundHttp from "./TestOutboundHttp.js"
 
-/** Options of the harness: those of `AppexecLayer.make`, and the id seed. */
+/** Options of the harness: those of `AppexecLayer.make`, the id seed and the outbound client. */
 export interface Options<Nodes extends ReadonlyArray<NodeType.NodeType<any, any, any>>> extends AppexecLayer.Options<Nodes> {
   readonly seed?: string
+  /** The instance's outbound HTTP (default `TestOutboundHttp`: real requests, no address policy). */
+  readonly outbound?: Layer.Layer<OutboundHttp.OutboundHttp>
 }
 
 /**
@@ -30,6 +33,7 @@ export const layer = <const Nodes extends ReadonlyArray<NodeType.NodeType<any, a
   }).pipe(
     Layer.provideMerge(MemoryStorage.layer),
     Layer.provideMerge(SeededIds.layer(options.seed)),
+    Layer.provideMerge(options.outbound ?? TestOutboundHttp.layer),
     Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
   )
 

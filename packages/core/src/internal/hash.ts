@@ -1,7 +1,9 @@
 /**
- * Content hashing: SHA-256 over canonical JSON, and UUIDs derived from it.
+ * Content hashing: SHA-256 over canonical JSON, and UUIDs derived from it. Runtime-neutral
+ * (`@noble/hashes`), so the same ids come out in Node, browsers and edge workers.
  */
-import { createHash } from "node:crypto"
+import { sha256 } from "@noble/hashes/sha2.js"
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
 
 /** JSON with object keys sorted, so that equal content always gives equal text. */
 export const canonicalJson = (value: unknown): string =>
@@ -11,8 +13,8 @@ export const canonicalJson = (value: unknown): string =>
       : v
   )
 
-/** Hex SHA-256 of a string. */
-export const sha256Hex = (text: string): string => createHash("sha256").update(text).digest("hex")
+/** Hex SHA-256 of a string (UTF-8). */
+export const sha256Hex = (text: string): string => bytesToHex(sha256(utf8ToBytes(text)))
 
 /** A UUID (version 8, RFC 9562 variant) derived from SHA-256 of `parts`: the same parts, the same id. */
 export const uuidFromContent = (...parts: ReadonlyArray<string>): string => {

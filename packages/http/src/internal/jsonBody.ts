@@ -4,7 +4,7 @@
  */
 import type { HttpServerRequest } from "@effect/platform"
 import { Chunk, Effect, Stream } from "effect"
-import { type BadRequest, invalidRequest, PayloadTooLarge } from "../ApiError.js"
+import { type BadRequest, invalidRequest, PayloadTooLarge } from "@appexec/api/ApiError"
 
 /** How far past the bound a body is still drained before the connection is dropped. */
 const DRAIN_FACTOR = 16

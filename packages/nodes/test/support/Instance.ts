@@ -2,8 +2,9 @@
  * A whole appexec instance in memory with the built-in nodes, the real guarded HTTP client
  * (private networks allowed, so tests reach their servers on 127.0.0.1) and signed media URLs.
  */
-import { Appexec, BlobStore, GuardedHttp, MediaUrls } from "@appexec/core"
+import { Appexec, BlobStore, MediaUrls } from "@appexec/core"
 import { BuiltinNodes, builtinNodes, type NodesSettings } from "@appexec/nodes"
+import { NodeOutboundHttp } from "@appexec/platform-node"
 import { TestHarness } from "@appexec/testing"
 import { Effect, Layer, Option, Redacted } from "effect"
 import sharp from "sharp"
@@ -18,14 +19,14 @@ export const SECRET = Redacted.make("a test secret that is at least thirty-two b
 export const layer = (
   options: {
     readonly settings?: NodesSettings.Overrides
-    readonly outbound?: Partial<GuardedHttp.Options>
+    readonly outbound?: Partial<NodeOutboundHttp.Options>
     /** Lifetime of media URLs (default 7 days). */
     readonly ttlSeconds?: number
   } = {}
 ) =>
   TestHarness.layer({
     nodes: builtinNodes,
-    outboundHttp: GuardedHttp.layerWith({ allowPrivateNetworks: true, ...options.outbound })
+    outbound: NodeOutboundHttp.layer({ allowPrivateNetworks: true, ...options.outbound })
   }).pipe(
     Layer.provideMerge(
       BuiltinNodes.layer({

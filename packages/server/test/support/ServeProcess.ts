@@ -7,9 +7,8 @@ import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { bin } from "./Bin.js"
 
-const bin = fileURLToPath(new URL("../../src/bin.ts", import.meta.url))
 
 /** A fresh temp directory (data or apps), removed with the scope. */
 export const tempDataDir = Effect.acquireRelease(
@@ -27,7 +26,7 @@ export const spawnServe = (dataDir: string, args: ReadonlyArray<string> = [], en
   Effect.gen(function* () {
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(process.execPath, ["--import", "tsx", bin, "serve", "--port", "0", "--data", dataDir, ...args], {
+        spawn(process.execPath, [bin, "serve", "--port", "0", "--data", dataDir, ...args], {
           env: { ...process.env, APPEXEC_LOG_FORMAT: "json", ...env }
         })
       ),

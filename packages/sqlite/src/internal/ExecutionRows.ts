@@ -1,7 +1,7 @@
 /**
  * The mapping between `ExecutionRecord` and a row of `executions`.
  */
-import { type Errors, Execution, type ExecutionQueue } from "@appexec/core"
+import { type Errors, type ExecutionQueue, ExecutionRecord } from "@appexec/core"
 import { Either } from "effect"
 import type { Selectable } from "kysely"
 import { decode, parseJson } from "./RowDecoding.js"
@@ -11,7 +11,7 @@ import type { ExecutionsTable } from "./Tables.js"
 export type ExecutionRow = Selectable<ExecutionsTable>
 
 /** The record's columns (the queue columns are not part of the record). */
-export const toColumns = (record: Execution.ExecutionRecord) => ({
+export const toColumns = (record: ExecutionRecord.ExecutionRecord) => ({
   execution_id: record.executionId,
   workflow_id: record.workflowId,
   app_id: record.appId,
@@ -27,10 +27,10 @@ export const toColumns = (record: Execution.ExecutionRecord) => ({
   completed_at: record.completedAt
 })
 
-const decodeRecord = decode(Execution.ExecutionRecord, "read execution")
+const decodeRecord = decode(ExecutionRecord.ExecutionRecord, "read execution")
 
 /** The record a row holds (an `Either`, so also an `Effect`). */
-export const fromRow = (row: ExecutionRow): Either.Either<Execution.ExecutionRecord, Errors.StorageError> =>
+export const fromRow = (row: ExecutionRow): Either.Either<ExecutionRecord.ExecutionRecord, Errors.StorageError> =>
   Either.flatMap(parseJson(row.inputs, "read execution"), (inputs) =>
     Either.flatMap(parseJson(row.outputs, "read execution"), (outputs) =>
       decodeRecord({
@@ -52,7 +52,7 @@ export const fromRow = (row: ExecutionRow): Either.Either<Execution.ExecutionRec
   )
 
 /** The lease a claimed row carries. */
-export const leaseOf = (record: Execution.ExecutionRecord, row: ExecutionRow): ExecutionQueue.Lease => ({
+export const leaseOf = (record: ExecutionRecord.ExecutionRecord, row: ExecutionRow): ExecutionQueue.Lease => ({
   executionId: record.executionId,
   workerId: row.lease_worker ?? "",
   token: row.lease_token ?? 0,

@@ -3,7 +3,8 @@
  * workspace's own apps before public ones, order by name then id, search and limit.
  */
 import { describe, expect } from "@effect/vitest"
-import { AppStore, Ids, KeyStore } from "@appexec/core"
+import { Ids } from "@appexec/api"
+import { AppStore, KeyStore } from "@appexec/core"
 import { Effect, Option } from "effect"
 import { type MakeStorage, storageTest, uuid } from "../internal/StorageFixtures.js"
 

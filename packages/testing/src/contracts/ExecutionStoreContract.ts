@@ -3,7 +3,8 @@
  * is fenced by the current lease; a terminal save ends the lease and records its webhook atomically.
  */
 import { describe, expect } from "@effect/vitest"
-import { ExecutionQueue, ExecutionStore, Ids, WebhookOutbox } from "@appexec/core"
+import { Ids } from "@appexec/api"
+import { ExecutionQueue, ExecutionStore, WebhookOutbox } from "@appexec/core"
 import { Effect, Option, TestClock } from "effect"
 import {
   claimSome,

@@ -3,7 +3,8 @@
  * keys found by hash and revoked by id or hint.
  */
 import { describe, expect } from "@effect/vitest"
-import { Ids, KeyStore } from "@appexec/core"
+import { Ids } from "@appexec/api"
+import { KeyStore } from "@appexec/core"
 import { Effect, Option } from "effect"
 import { type MakeStorage, storageTest, uuid } from "../internal/StorageFixtures.js"
 

@@ -2,16 +2,8 @@
  * Records for the contract suites: deterministic ids, and an owner (workspace, user, app,
  * workflow version) seeded through the ports, since adapters may check references.
  */
-import {
-  type AppexecLayer,
-  AppStore,
-  type Execution,
-  ExecutionQueue,
-  ExecutionStore,
-  Ids,
-  KeyStore,
-  type WebhookOutbox
-} from "@appexec/core"
+import { Ids } from "@appexec/api"
+import { type AppexecLayer, AppStore, ExecutionQueue, type ExecutionRecord, ExecutionStore, KeyStore, WebhookOutbox } from "@appexec/core"
 import { it } from "@effect/vitest"
 import { Effect, type Layer, Option } from "effect"
 
@@ -57,7 +49,7 @@ export const seedOwner = (n = 1) =>
   })
 
 /** A queued execution numbered `n` of `owner`. */
-export const queued = (owner: Owner, n: number, createdAt = n): Execution.ExecutionRecord => ({
+export const queued = (owner: Owner, n: number, createdAt = n): ExecutionRecord.ExecutionRecord => ({
   executionId: Ids.ExecutionId.make(uuid(5, n)),
   workflowId: owner.workflowId,
   appId: owner.appId,
@@ -74,14 +66,14 @@ export const queued = (owner: Owner, n: number, createdAt = n): Execution.Execut
 })
 
 /** The record after it started at `at`. */
-export const started = (record: Execution.ExecutionRecord, at: number): Execution.ExecutionRecord => ({
+export const started = (record: ExecutionRecord.ExecutionRecord, at: number): ExecutionRecord.ExecutionRecord => ({
   ...record,
   status: "running",
   startedAt: at
 })
 
 /** The record after it completed at `at` with one text output. */
-export const completed = (record: Execution.ExecutionRecord, at: number): Execution.ExecutionRecord => ({
+export const completed = (record: ExecutionRecord.ExecutionRecord, at: number): ExecutionRecord.ExecutionRecord => ({
   ...record,
   status: "completed",
   startedAt: record.startedAt ?? at,
@@ -90,8 +82,8 @@ export const completed = (record: Execution.ExecutionRecord, at: number): Execut
 })
 
 /** A pending webhook delivery for `record`, numbered `n`. */
-export const delivery = (record: Execution.ExecutionRecord, n: number, at: number): WebhookOutbox.OutboxEntry => ({
-  deliveryId: Ids.DeliveryId.make(uuid(6, n)),
+export const delivery = (record: ExecutionRecord.ExecutionRecord, n: number, at: number): WebhookOutbox.OutboxEntry => ({
+  deliveryId: WebhookOutbox.DeliveryId.make(uuid(6, n)),
   executionId: record.executionId,
   userId: record.userId,
   url: record.webhookUrl ?? "https://example.com/hook",
@@ -113,7 +105,7 @@ export const claimSome = (workerId: string, leaseMs: number) =>
   )
 
 /** Inserts `record`, claims it and saves it completed with a webhook delivery numbered `n`. */
-export const completeWithWebhook = (record: Execution.ExecutionRecord, n: number, at: number) =>
+export const completeWithWebhook = (record: ExecutionRecord.ExecutionRecord, n: number, at: number) =>
   Effect.gen(function* () {
     const store = yield* ExecutionStore.ExecutionStore
     yield* store.insert(record)

@@ -31,7 +31,3 @@ export type UserId = typeof UserId.Type
 /** Identifier of an API key record (never the key itself). */
 export const ApiKeyId = Schema.UUID.pipe(Schema.brand("ApiKeyId"))
 export type ApiKeyId = typeof ApiKeyId.Type
-
-/** Identifier of a webhook delivery in the outbox. */
-export const DeliveryId = Schema.UUID.pipe(Schema.brand("DeliveryId"))
-export type DeliveryId = typeof DeliveryId.Type

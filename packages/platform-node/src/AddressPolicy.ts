@@ -1,10 +1,10 @@
 /**
- * Which IP addresses outbound requests may reach (DESIGN §3). Public unicast addresses are
+ * Which IP addresses outbound requests may reach (docs/security.md). Public unicast addresses are
  * allowed; loopback, private, shared (CGNAT), link-local, unique-local, multicast, cloud-metadata
  * and reserved ranges are not. IPv6 forms that carry an IPv4 address (IPv4-mapped, IPv4-compatible,
  * SIIT, NAT64, 6to4) are judged by the IPv4 address they carry.
  */
-import { BlockList, isIP } from "node:net"
+import ipaddr from "ipaddr.js"
 
 /** The kind of a refused address. */
 export type AddressClass =
@@ -69,37 +69,17 @@ const classes: ReadonlyArray<AddressClass> = [
   "reserved"
 ]
 
-/** One block list per class, in the order they are checked (the most specific first). */
-const blockLists: ReadonlyArray<readonly [AddressClass, BlockList]> = classes.map((kind) => {
-  const list = new BlockList()
-  for (const [k, address, prefix] of ipv4Ranges) if (k === kind) list.addSubnet(address, prefix, "ipv4")
-  for (const [k, address, prefix] of ipv6Ranges) if (k === kind) list.addSubnet(address, prefix, "ipv6")
-  return [kind, list] as const
-})
+/** The ranges of each class, parsed once, in the order they are checked (the most specific first). */
+const parsedRanges = classes.flatMap((kind) =>
+  [...ipv4Ranges, ...ipv6Ranges]
+    .filter(([k]) => k === kind)
+    .map(([, address, prefix]) => [kind, ipaddr.parse(address), prefix] as const)
+)
 
-/** The 16 bytes of a valid IPv6 address (dotted IPv4 tail and zone index allowed). */
-const ipv6Bytes = (address: string): Uint8Array | undefined => {
-  const text = address.split("%")[0]!
-  const tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(text)
-  let hex = text
-  const bytes = new Uint8Array(16)
-  if (tail !== null) {
-    const v4 = tail[1]!.split(".").map(Number)
-    bytes.set(v4, 12)
-    hex = `${text.slice(0, -tail[1]!.length)}0:0`
-  }
-  const [head, rest] = hex.split("::") as [string, string | undefined]
-  const groups = (part: string) => (part === "" ? [] : part.split(":").map((g) => parseInt(g, 16)))
-  const left = groups(head)
-  const right = rest === undefined ? [] : groups(rest)
-  const all = [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right]
-  if (all.length !== 8 || all.some((g) => !Number.isInteger(g) || g < 0 || g > 0xffff)) return undefined
-  all.forEach((g, i) => {
-    if (tail !== null && i >= 6) return
-    bytes[i * 2] = g >> 8
-    bytes[i * 2 + 1] = g & 0xff
-  })
-  return bytes
+/** The parsed address, or `undefined` when `address` is not an IP literal (a zone index is allowed on IPv6). */
+const parse = (address: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined => {
+  if (ipaddr.IPv4.isValidFourPartDecimal(address)) return ipaddr.IPv4.parse(address)
+  return ipaddr.IPv6.isValid(address) ? ipaddr.IPv6.parse(address) : undefined
 }
 
 const isZero = (bytes: Uint8Array, from: number, to: number) => bytes.subarray(from, to).every((b) => b === 0)
@@ -107,9 +87,9 @@ const dotted = (bytes: Uint8Array, at: number) => Array.from(bytes.subarray(at, 
 
 /** The IPv4 address an IPv6 address carries, if it is of a form that carries one. */
 export const embeddedIpv4 = (address: string): string | undefined => {
-  if (isIP(address) !== 6) return undefined
-  const b = ipv6Bytes(address)
-  if (b === undefined) return undefined
+  const parsed = parse(address)
+  if (parsed === undefined || parsed.kind() !== "ipv6") return undefined
+  const b = Uint8Array.from(parsed.toByteArray())
   // ::ffff:a.b.c.d (IPv4-mapped)
   if (isZero(b, 0, 10) && b[10] === 0xff && b[11] === 0xff) return dotted(b, 12)
   // ::ffff:0:a.b.c.d (SIIT IPv4-translated)
@@ -125,15 +105,15 @@ export const embeddedIpv4 = (address: string): string | undefined => {
 
 /** Why `address` (an IP literal) may not be reached, or `undefined` when it is public. */
 export const classify = (address: string): AddressClass | undefined => {
-  const family = isIP(address)
-  if (family === 0) return "invalid"
-  if (family === 6) {
+  const parsed = parse(address)
+  if (parsed === undefined) return "invalid"
+  if (parsed.kind() === "ipv6") {
     const v4 = embeddedIpv4(address)
     if (v4 !== undefined) return classify(v4)
   }
-  const type = family === 4 ? "ipv4" : "ipv6"
-  const plain = family === 6 ? address.split("%")[0]! : address
-  for (const [kind, list] of blockLists) if (list.check(plain, type)) return kind
+  for (const [kind, range, prefix] of parsedRanges) {
+    if (range.kind() === parsed.kind() && parsed.match(range, prefix)) return kind
+  }
   return undefined
 }
 

@@ -2,19 +2,26 @@
  * The authentication middleware of the API, as declared (SPEC §5): a workspace API key in
  * `x-api-key` or `Authorization: Bearer`. Its implementation over the `Appexec` facade is in `Auth.ts`.
  */
-import type { Appexec } from "@appexec/core"
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Context } from "effect"
 import { Unauthenticated } from "./ApiError.js"
+import type { ApiKeyId, UserId, WorkspaceId } from "./Ids.js"
+
+/** Who is calling: the workspace, user and key of an authenticated request. */
+export interface Principal {
+  readonly workspaceId: WorkspaceId
+  readonly userId: UserId
+  readonly apiKeyId: ApiKeyId
+}
 
 /** The caller of an authenticated request: its workspace, user and key. */
-export class CurrentPrincipal extends Context.Tag("@appexec/http/CurrentPrincipal")<
+export class CurrentPrincipal extends Context.Tag("@appexec/api/CurrentPrincipal")<
   CurrentPrincipal,
-  Appexec.Principal
+  Principal
 >() {}
 
 /** Requires a valid API key on every endpoint it guards and provides the `CurrentPrincipal`. */
-export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@appexec/http/Authentication", {
+export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@appexec/api/Authentication", {
   failure: Unauthenticated,
   provides: CurrentPrincipal,
   security: {

@@ -3,7 +3,7 @@
  * stored record they are projected from.
  */
 import { Schema } from "effect"
-import { AppId, ExecutionId, UserId, WorkflowId, WorkspaceId } from "./Ids.js"
+import { ExecutionId, WorkflowId } from "./Ids.js"
 
 /** Execution status (SPEC §3). */
 export const ExecutionStatus = Schema.Literal("queued", "running", "completed", "failed")
@@ -68,47 +68,3 @@ export const StartedExecution = Schema.Struct({
   outputs: Schema.Array(Output)
 })
 export type StartedExecution = typeof StartedExecution.Type
-
-/**
- * What storage keeps of an execution. Times are epoch milliseconds read from `Clock`.
- * `inputs` are the validated inputs, defaults applied.
- */
-export const ExecutionRecord = Schema.Struct({
-  executionId: ExecutionId,
-  workflowId: WorkflowId,
-  appId: AppId,
-  workspaceId: WorkspaceId,
-  userId: UserId,
-  status: ExecutionStatus,
-  inputs: Schema.Record({ key: Schema.String, value: Schema.String }),
-  outputs: Schema.Array(Output),
-  errorMessage: Schema.NullOr(Schema.String),
-  webhookUrl: Schema.NullOr(Schema.String),
-  createdAt: Schema.Number,
-  startedAt: Schema.NullOr(Schema.Number),
-  completedAt: Schema.NullOr(Schema.Number)
-})
-export type ExecutionRecord = typeof ExecutionRecord.Type
-
-const toDate = (ms: number | null): Date | null => (ms === null ? null : new Date(ms))
-
-/** The polling view of a stored execution. */
-export const toExecution = (record: ExecutionRecord): Execution => ({
-  executionId: record.executionId,
-  workflowId: record.workflowId,
-  status: record.status,
-  outputs: record.outputs,
-  errorMessage: record.errorMessage,
-  startedAt: toDate(record.startedAt),
-  completedAt: toDate(record.completedAt),
-  createdAt: new Date(record.createdAt)
-})
-
-/** The start-response view of a freshly queued execution. */
-export const toStartedExecution = (record: ExecutionRecord): StartedExecution => ({
-  executionId: record.executionId,
-  workflowId: record.workflowId,
-  status: "queued",
-  webhookUrl: record.webhookUrl,
-  outputs: record.outputs
-})

@@ -1,5 +1,5 @@
 import { BlobStore } from "@appexec/core"
-import { FileBlobStore } from "@appexec/nodes"
+import { FileBlobStore } from "../src/index.js"
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"

@@ -3,9 +3,9 @@
  * body of DESIGN §3 (`{ "error": { "code", "message", "details"? } }`), built from core's
  * `ErrorInfo` with `code` narrowed to the codes that status carries.
  */
-import { ErrorBody, Errors } from "@appexec/core"
 import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
+import * as ErrorBody from "./ErrorBody.js"
 
 const info = <const Codes extends ReadonlyArray<ErrorBody.ErrorCode>>(...codes: Codes) =>
   Schema.Struct({ ...ErrorBody.ErrorInfo.fields, code: Schema.Literal(...codes) })
@@ -51,38 +51,6 @@ export class InternalError extends Schema.Class<InternalError>("InternalError")(
   { error: info("internal_error") },
   HttpApiSchema.annotations({ status: 500, description: "Unexpected server-side failure." })
 ) {}
-
-/** The HTTP error that answers a core request error of type `E`. */
-export type HttpErrorOf<E extends Errors.RequestError> = E extends Errors.AppNotFound | Errors.ExecutionNotFound
-  ? NotFound
-  : E extends Errors.AppAccessDenied
-    ? Forbidden
-    : E extends Errors.Unauthorized
-      ? Unauthenticated
-      : BadRequest
-
-/** The HTTP error of a core request error: the status is chosen here, code and message come from core. */
-export const fromRequestError = <E extends Errors.RequestError>(error: E): HttpErrorOf<E> =>
-  toHttpError(error) as HttpErrorOf<E>
-
-const toHttpError = (error: Errors.RequestError): BadRequest | Unauthenticated | Forbidden | NotFound => {
-  const body = { error: Errors.toErrorInfo(error) }
-  switch (error._tag) {
-    case "AppNotFound":
-    case "ExecutionNotFound":
-      return new NotFound({ error: { ...body.error, code: "not_found" } })
-    case "AppAccessDenied":
-      return new Forbidden({ error: { ...body.error, code: "forbidden" } })
-    case "Unauthorized":
-      return new Unauthenticated({ error: { ...body.error, code: "unauthorized" } })
-    case "InvalidInputs":
-      return new BadRequest({ error: { ...body.error, code: "invalid_inputs" } })
-    case "InvalidWebhookUrl":
-      return new BadRequest({ error: { ...body.error, code: "invalid_webhook_url" } })
-    case "InvalidRequest":
-      return new BadRequest({ error: { ...body.error, code: "invalid_request" } })
-  }
-}
 
 /** A 400 `invalid_request` with `message`. */
 export const invalidRequest = (message: string) => new BadRequest({ error: { code: "invalid_request", message } })

@@ -1,5 +1,5 @@
 /**
- * The Node implementation of the `OutboundHttp` port (DESIGN §3): http and https only; the host
+ * The Node implementation of core's `OutboundHttp` port: http and https only; the host
  * is resolved once, every resolved address is checked against `AddressPolicy`, and the socket
  * connects to the address that was checked (the name stays in `Host` and in TLS SNI and
  * certificate checks), so a second DNS answer cannot slip a private address in. Redirects are
@@ -12,9 +12,13 @@ import * as dns from "node:dns/promises"
 import * as http from "node:http"
 import * as https from "node:https"
 import { isIP, type LookupFunction } from "node:net"
+import { OutboundHttp } from "@appexec/core"
 import { classify } from "./AddressPolicy.js"
-import { AppexecConfig } from "./AppexecConfig.js"
-import { OutboundError, OutboundHttp, type OutboundRequest, type OutboundResponse } from "./OutboundHttp.js"
+
+type OutboundError = OutboundHttp.OutboundError
+type OutboundRequest = OutboundHttp.OutboundRequest
+type OutboundResponse = OutboundHttp.OutboundResponse
+const { OutboundError } = OutboundHttp
 
 /** One address a host name resolves to. */
 export interface ResolvedAddress {
@@ -135,7 +139,7 @@ const send = (
   })
 
 /** A guarded client with these options. */
-export const make = (options: Options): OutboundHttp["Type"] => {
+export const make = (options: Options): OutboundHttp.OutboundHttp["Type"] => {
   const resolver = options.resolver ?? systemResolver
   const defaultTimeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
   const defaultMax = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
@@ -177,11 +181,11 @@ export const make = (options: Options): OutboundHttp["Type"] => {
   }
 }
 
-/** The guarded client with `allowPrivateNetworks` from the settings. */
-export const layer = Layer.effect(
-  OutboundHttp,
-  Effect.map(AppexecConfig, (config) => make({ allowPrivateNetworks: config.allowPrivateNetworks }))
-)
-
-/** The guarded client with explicit options (tests inject a resolver here). */
-export const layerWith = (options: Options) => Layer.succeed(OutboundHttp, make(options))
+/**
+ * The guarded client as the instance's `OutboundHttp`:
+ *
+ * ```ts
+ * AppexecLayer.make().pipe(Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: false })))
+ * ```
+ */
+export const layer = (options: Options): Layer.Layer<OutboundHttp.OutboundHttp> => Layer.sync(OutboundHttp.OutboundHttp, () => make(options))

@@ -3,11 +3,14 @@
  * `HttpApi` from core's schemas. This module has no Node imports: `@appexec/client` builds its
  * typed client from it, and the OpenAPI document is generated from it.
  */
-import { App, Appexec, Envelope, Execution, Jwk } from "@appexec/core"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import * as App from "./App.js"
 import { BadRequest, Forbidden, InternalError, NotFound, PayloadTooLarge, TooManyRequests, Unauthenticated } from "./ApiError.js"
 import { Authentication } from "./Authentication.js"
+import * as Envelope from "./Envelope.js"
+import * as Execution from "./Execution.js"
+import * as Jwk from "./Jwk.js"
 
 /**
  * A UUID path id. Declared as a string with the `uuid` format so that an id that is not a UUID
@@ -52,6 +55,9 @@ const withoutFrameworkErrors = (spec: Record<string, any>): Record<string, any> 
   return result
 }
 
+/** Default and bounds of the app list's `limit`. */
+export const LIST_LIMIT = { default: 10, min: 1, max: 100 } as const
+
 /** Path of the app endpoints. */
 export const AppPath = Schema.Struct({ appId: PathId("Identifier of the app.") })
 
@@ -68,13 +74,13 @@ export const ListAppsQuery = Schema.Struct({
       Schema.pattern(/^[0-9]{1,3}$/),
       Schema.compose(Schema.NumberFromString),
       Schema.int(),
-      Schema.between(Appexec.LIST_LIMIT.min, Appexec.LIST_LIMIT.max)
+      Schema.between(LIST_LIMIT.min, LIST_LIMIT.max)
     ).annotations({
       jsonSchema: {
         type: "integer",
-        minimum: Appexec.LIST_LIMIT.min,
-        maximum: Appexec.LIST_LIMIT.max,
-        default: Appexec.LIST_LIMIT.default,
+        minimum: LIST_LIMIT.min,
+        maximum: LIST_LIMIT.max,
+        default: LIST_LIMIT.default,
         description: `Maximum number of public apps; the workspace's own apps are always included.`
       }
     })

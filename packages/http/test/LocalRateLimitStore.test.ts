@@ -1,0 +1,30 @@
+import { MemoryStorage } from "@appexec/testing"
+import { RateLimitStoreContract } from "@appexec/testing/contracts"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { LocalRateLimitStore } from "../src/index.js"
+
+RateLimitStoreContract.suite("in-process (LocalRateLimitStore)", () =>
+  Layer.merge(MemoryStorage.layer, LocalRateLimitStore.layer()))
+
+describe("in-process rate-limit store", () => {
+  it.effect("keeps counting right with many clients in one window, and starts afresh in the next", () =>
+    Effect.gen(function* () {
+      const store = LocalRateLimitStore.make()
+      for (let i = 0; i < 25_000; i++) expect(yield* store.hit(`10.0.${i >> 8}.${i & 255}`, 60_000, 0)).toBe(1)
+      expect(yield* store.hit("10.0.0.0", 60_000, 0)).toBe(2)
+      expect(yield* store.hit("10.0.0.0", 120_000, 60_000)).toBe(1)
+    }))
+
+  it.effect("holds at most maxKeys clients per window, forgetting the longest idle first", () =>
+    Effect.gen(function* () {
+      const store = LocalRateLimitStore.make(3)
+      for (const key of ["a", "b", "c"]) yield* store.hit(key, 0, 0)
+      expect(yield* store.hit("a", 0, 0)).toBe(2)
+      // "b" is now the longest idle and makes room for "d".
+      expect(yield* store.hit("d", 0, 0)).toBe(1)
+      expect(yield* store.hit("a", 0, 0)).toBe(3)
+      expect(yield* store.hit("c", 0, 0)).toBe(2)
+      expect(yield* store.hit("b", 0, 0)).toBe(1)
+    }))
+})

