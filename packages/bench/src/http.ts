@@ -21,12 +21,12 @@ const root = fileURLToPath(new URL("../../../", import.meta.url))
 const seconds = Number(process.env.BENCH_HTTP_SECONDS ?? 10)
 const profileDir = process.env.BENCH_HTTP_PROFILE
 
-/** Starts `node [--cpu-prof] --import tsx script args`; resolves with the process and the first stdout match. */
+/** Starts `node [--cpu-prof] script args`; resolves with the process and the first stdout match. */
 const start = (script: string, args: ReadonlyArray<string>, pattern: RegExp, env: Record<string, string> = {}) =>
   Effect.acquireRelease(
     Effect.async<{ child: ChildProcess; match: RegExpMatchArray }, Error>((resume) => {
       const profile = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]
-      const child = spawn(process.execPath, [...profile, "--import", "tsx", script, ...args], {
+      const child = spawn(process.execPath, [...profile, script, ...args], {
         cwd: root,
         env: { ...process.env, ...env, APPEXEC_LOG_FORMAT: "json" },
         // Logs stay on (one line per request is part of the cost) but go nowhere.
@@ -67,7 +67,7 @@ export const benchmark: Benchmark = {
       )
       // (a) appexec serve on SQLite, with a rate limit no run reaches.
       const appexec = yield* start(
-        join(root, "packages/server/src/bin.ts"),
+        join(root, "packages/server/dist/appexec.js"),
         ["serve", "--port", "0", "--data", dataDir, "--rate-limit", "1000000000"],
         /curl -H 'x-api-key: (aex_[A-Za-z0-9_-]+)' (http:\/\/[^\s]+)\/v1\/apps/
       )
@@ -85,8 +85,8 @@ export const benchmark: Benchmark = {
       const executionId = started.data.executionId
       const body = yield* Effect.promise(() => fetch(`${baseUrl}/v1/executions/${executionId}`, { headers }).then((r) => r.text()))
 
-      const bare = yield* start(join(root, "packages/bench/src/servers/bare.ts"), [], /port (\d+)/, { BENCH_BODY: body })
-      const raw = yield* start(join(root, "packages/bench/src/servers/raw.ts"), [], /port (\d+)/, {
+      const bare = yield* start(join(root, "packages/bench/dist/servers/bare.js"), [], /port (\d+)/, { BENCH_BODY: body })
+      const raw = yield* start(join(root, "packages/bench/dist/servers/raw.js"), [], /port (\d+)/, {
         BENCH_BODY: body,
         BENCH_KEY: key!,
         BENCH_EXECUTION_ID: executionId

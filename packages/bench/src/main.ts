@@ -6,12 +6,13 @@
  */
 import { Console, Effect } from "effect"
 import { type Benchmark, format } from "./Benchmark.js"
+import * as Cli from "./cli.js"
 import * as Http from "./http.js"
 import * as Images from "./images.js"
 import * as Queue from "./queue.js"
 import * as Webhooks from "./webhooks.js"
 
-const benchmarks: ReadonlyArray<Benchmark> = [Queue.benchmark, Images.benchmark, Webhooks.benchmark, Http.benchmark]
+const benchmarks: ReadonlyArray<Benchmark> = [Cli.benchmark, Queue.benchmark, Images.benchmark, Webhooks.benchmark, Http.benchmark]
 
 const only = process.argv.slice(2)
 const selected = only.length === 0 ? benchmarks : benchmarks.filter((b) => only.includes(b.name))

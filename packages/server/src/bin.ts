@@ -1,13 +1,16 @@
 #!/usr/bin/env node
 /**
- * The `appexec` executable. Logs go to stderr in batches (`StderrLogger`: logfmt, or JSON with
- * `APPEXEC_LOG_FORMAT=json`; level from `APPEXEC_LOG_LEVEL`),
- * so that stdout carries only what a command prints.
+ * The `appexec` executable, compiled into one ES module (`dist/appexec.js`) that runs under
+ * plain node as one process. Logs go to stderr in batches (`StderrLogger`: logfmt, or JSON with
+ * `APPEXEC_LOG_FORMAT=json`; level from `APPEXEC_LOG_LEVEL`), so that stdout carries only what a
+ * command prints; colour codes reach terminals only (`PlainConsole`). SIGTERM and SIGINT
+ * interrupt the command, which shuts down in order and exits 0.
  */
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { ValidationError } from "@effect/cli"
 import { Cause, Effect, Layer, Logger, LogLevel, Option } from "effect"
 import { run } from "./Cli.js"
+import * as PlainConsole from "./internal/PlainConsole.js"
 import * as StderrLogger from "./StderrLogger.js"
 
 const logger = StderrLogger.layer(process.env.APPEXEC_LOG_FORMAT === "json" ? "json" : "logfmt")
@@ -47,7 +50,7 @@ const reportFailure = (cause: Cause.Cause<unknown>) =>
   })
 
 run(process.argv).pipe(
-  Effect.provide(Layer.mergeAll(NodeContext.layer, logger, Logger.minimumLogLevel(level ?? LogLevel.Info))),
+  Effect.provide(Layer.mergeAll(NodeContext.layer, logger, PlainConsole.layer, Logger.minimumLogLevel(level ?? LogLevel.Info))),
   Effect.tapErrorCause(reportFailure),
   NodeRuntime.runMain({ disablePrettyLogger: true, disableErrorReporting: true })
 )

@@ -1,0 +1,35 @@
+/**
+ * The console of the `appexec` command: what goes to a stream that is not a terminal (a pipe, a
+ * file, a CI log) — or to any stream when `NO_COLOR` is set — has its colour and style codes
+ * removed, so help and errors read as plain text there.
+ */
+import { Console, Effect, Layer } from "effect"
+import { stripVTControlCharacters } from "node:util"
+
+/** Whether text written to `stream` keeps its colour codes. */
+const keepsColour = (stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv): boolean =>
+  stream.isTTY === true && (env.NO_COLOR === undefined || env.NO_COLOR === "")
+
+const plain = (args: ReadonlyArray<unknown>) => args.map((a) => (typeof a === "string" ? stripVTControlCharacters(a) : a))
+
+/** `console` with the colour codes of its stdout and stderr output removed where they do not belong. */
+export const make = (console: Console.Console, env: NodeJS.ProcessEnv = process.env): Console.Console => {
+  const out = keepsColour(process.stdout, env)
+  const err = keepsColour(process.stderr, env)
+  if (out && err) return console
+  const onOut = (f: (...args: ReadonlyArray<unknown>) => Effect.Effect<void>) => (...args: ReadonlyArray<unknown>) =>
+    out ? f(...args) : f(...plain(args))
+  const onErr = (f: (...args: ReadonlyArray<unknown>) => Effect.Effect<void>) => (...args: ReadonlyArray<unknown>) =>
+    err ? f(...args) : f(...plain(args))
+  return {
+    ...console,
+    log: onOut((...args) => console.log(...args)),
+    info: onOut((...args) => console.info(...args)),
+    debug: onOut((...args) => console.debug(...args)),
+    error: onErr((...args) => console.error(...args)),
+    warn: onErr((...args) => console.warn(...args))
+  }
+}
+
+/** The command's console, in place of the default one. */
+export const layer: Layer.Layer<never> = Layer.unwrapEffect(Effect.map(Effect.console, (console) => Console.setConsole(make(console))))
