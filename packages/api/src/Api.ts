@@ -19,23 +19,28 @@ import * as Jwk from "./Jwk.js"
 const PathId = (description: string) =>
   Schema.String.annotations({ description, jsonSchema: { type: "string", format: "uuid", description } })
 
+/** A JSON object, as the OpenAPI document is made of. */
+type JsonObject = { [key: string]: unknown }
+
+const isObject = (u: unknown): u is JsonObject => typeof u === "object" && u !== null && !Array.isArray(u)
+
 /**
- * Every request error is answered in the error body of DESIGN §3, decoding errors included (the
+ * Every request error is answered in the API's error body, decoding errors included (the
  * handlers map them to `BadRequest`), so the framework's own decode-error schema is dropped
  * from the generated document.
  */
-const withoutFrameworkErrors = (spec: Record<string, any>): Record<string, any> => {
+const withoutFrameworkErrors = (spec: JsonObject): JsonObject => {
   const ref = "#/components/schemas/HttpApiDecodeError"
   const walk = (node: unknown): unknown => {
     if (Array.isArray(node)) return node.map(walk)
-    if (typeof node !== "object" || node === null) return node
-    const entries = Object.entries(node).map(([k, v]) => [k, walk(v)] as const)
-    const out: Record<string, unknown> = Object.fromEntries(entries)
+    if (!isObject(node)) return node
+    const out: JsonObject = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, walk(v)] as const))
     if (Array.isArray(out.anyOf)) {
-      const rest = out.anyOf.filter((s: { $ref?: string }) => s?.$ref !== ref)
+      const rest = out.anyOf.filter((s: unknown) => !(isObject(s) && s.$ref === ref))
       if (rest.length !== out.anyOf.length) {
         delete out.anyOf
-        return rest.length === 1 ? { ...out, ...rest[0] } : { ...out, anyOf: rest }
+        const [only] = rest
+        return rest.length === 1 && isObject(only) ? { ...out, ...only } : { ...out, anyOf: rest }
       }
     }
     if (out.description === "The request did not match the expected schema") {
@@ -43,14 +48,15 @@ const withoutFrameworkErrors = (spec: Record<string, any>): Record<string, any> 
     }
     return out
   }
-  const result = walk(spec) as Record<string, any>
-  const schemas = result.components?.schemas ?? {}
+  const walked = walk(spec)
+  const result: JsonObject = isObject(walked) ? walked : {}
+  const components = isObject(result.components) ? result.components : {}
+  const schemas = isObject(components.schemas) ? components.schemas : {}
   delete schemas.HttpApiDecodeError
   // Schemas only the framework's decode error referred to.
   for (const name of ["Issue", "PropertyKey"]) {
-    if (!JSON.stringify({ ...result, components: { ...result.components, schemas: { ...schemas, [name]: null } } }).includes(`"#/components/schemas/${name}"`)) {
-      delete schemas[name]
-    }
+    const without = JSON.stringify({ ...result, components: { ...components, schemas: { ...schemas, [name]: null } } })
+    if (!without.includes(`"#/components/schemas/${name}"`)) delete schemas[name]
   }
   return result
 }

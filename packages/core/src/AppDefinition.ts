@@ -10,7 +10,7 @@ import type { OutputType } from "@appexec/api/Execution"
 import { canonicalJson, uuidFromContent } from "./internal/hash.js"
 import { type AppId, ParameterId, WorkflowId } from "@appexec/api/Ids"
 import type { NodeRegistry } from "./NodeRegistry.js"
-import type { NodeType, ParameterSpec } from "./NodeType.js"
+import type { CompiledNode, NodeType, ParameterSpec } from "./NodeType.js"
 
 /** A node as written in a definition. */
 export const NodeDefinition = Schema.Struct({
@@ -40,13 +40,13 @@ export const AppDefinition = Schema.Struct({
 })
 export type AppDefinition = typeof AppDefinition.Type
 
-/** A checked node: its decoded config, its type and its neighbours. */
-export interface CompiledNode {
+/** A checked node of an app: what its type compiled it into, and its neighbours. */
+export interface AppNode {
   readonly id: string
   readonly type: string
   readonly label: string
-  readonly config: unknown
-  readonly spec: NodeType<any, any, never>
+  /** The node, its decoded config closed over by its `run`. */
+  readonly compiled: CompiledNode<never>
   /** Upstream node ids in edge order. */
   readonly upstream: ReadonlyArray<string>
 }
@@ -67,7 +67,7 @@ export interface OutputOf {
 export interface CompiledApp {
   readonly definition: AppDefinition
   /** Nodes in a topological order. */
-  readonly nodes: ReadonlyArray<CompiledNode>
+  readonly nodes: ReadonlyArray<AppNode>
   readonly edges: ReadonlyArray<WorkflowEdge>
   readonly parameters: ReadonlyArray<ParameterOf>
   readonly outputs: ReadonlyArray<OutputOf>
@@ -124,7 +124,7 @@ export const compile = (
     if (seen.has(node.id)) problem(node.id, "duplicate node id")
     seen.add(node.id)
   }
-  const specs = new Map<string, NodeType<any, any, never>>()
+  const specs = new Map<string, NodeType>()
   for (const node of definition.nodes) {
     const spec = registry.get(node.type)
     if (spec._tag === "None") problem(node.id, `unknown node type '${node.type}'`)
@@ -152,7 +152,7 @@ export const compile = (
     downstream.get(edge.source)!.push(edge.target)
   }
 
-  const configs = new Map<string, unknown>()
+  const compiled = new Map<string, CompiledNode<never>>()
   const parameters: Array<ParameterOf> = []
   const outputs: Array<OutputOf> = []
   for (const node of definition.nodes) {
@@ -170,16 +170,14 @@ export const compile = (
       const range = spec.inputs.min === spec.inputs.max ? `${spec.inputs.min}` : `${spec.inputs.min} to ${spec.inputs.max}`
       problem(node.id, `${node.type} takes ${range} incoming edge(s), has ${ups.length}`)
     }
-    const config = Schema.decodeUnknownEither(spec.config)(node.config ?? {}, { onExcessProperty: "error", errors: "all" })
-    if (Either.isLeft(config)) {
-      problems.push(...schemaProblems(config.left, "config", node.id))
+    const compiledNode = spec.compile(node.config ?? {}, { id: node.id, label, upstream: ups })
+    if (Either.isLeft(compiledNode)) {
+      for (const message of compiledNode.left) problem(node.id, message)
       continue
     }
-    configs.set(node.id, config.right)
-    const placement = { id: node.id, label, upstream: ups }
-    for (const message of spec.check?.(config.right, placement) ?? []) problem(node.id, message)
-    if (spec.role === "input") parameters.push({ ...spec.parameter(config.right, placement), nodeId: node.id })
-    if (spec.role === "output") outputs.push({ id: node.id, label, type: spec.outputType })
+    compiled.set(node.id, compiledNode.right)
+    if (compiledNode.right.role === "input") parameters.push({ ...compiledNode.right.parameter, nodeId: node.id })
+    if (compiledNode.right.role === "output") outputs.push({ id: node.id, label, type: compiledNode.right.outputType })
   }
 
   const names = new Map<string, string>()
@@ -221,8 +219,7 @@ export const compile = (
         id,
         type: node.type,
         label: node.label ?? node.id,
-        config: configs.get(id),
-        spec: specs.get(id)!,
+        compiled: compiled.get(id)!,
         upstream: upstream.get(id)!
       }
     }),

@@ -1,6 +1,7 @@
 /**
  * Port: where apps and their workflow versions live.
  */
+import { AppDefinition } from "./AppDefinition.js"
 import { Context, type Effect, type Option, Schema } from "effect"
 import type { StorageError } from "./Errors.js"
 import { AppId, WorkflowId, WorkspaceId } from "@appexec/api/Ids"
@@ -23,8 +24,8 @@ export type AppRecord = typeof AppRecord.Type
 export const WorkflowVersion = Schema.Struct({
   workflowId: WorkflowId,
   appId: AppId,
-  /** The app definition file as imported (JSON). */
-  definition: Schema.Unknown,
+  /** The app definition as imported and decoded (node configs are checked by their node types on load). */
+  definition: AppDefinition,
   createdAt: Schema.Number
 })
 export type WorkflowVersion = typeof WorkflowVersion.Type

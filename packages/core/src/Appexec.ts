@@ -7,7 +7,7 @@ import { Context, Duration, Effect, Layer, Option, Schedule, Schema, Stream } fr
 import type { AppDetail, AppSummary, WorkflowGraph } from "@appexec/api/App"
 import { AppCatalog, type ImportOptions } from "./AppCatalog.js"
 import { parameterIdOf } from "./AppDefinition.js"
-import { AppexecConfig } from "./AppexecConfig.js"
+import { AppexecConfig, millis } from "./AppexecConfig.js"
 import { credentialFrom, hashKey, hintOf, isWellFormed, KEY_RANDOM_BYTES } from "./ApiKeys.js"
 import { type AppRecord, AppStore } from "./AppStore.js"
 import {
@@ -176,7 +176,7 @@ export const layer = Layer.effect(
           // Executions run by other processes on the same store are seen by polling.
           const fromStore = Stream.repeatEffectWithSchedule(
             executionStore.get(first.executionId).pipe(Effect.map(Option.getOrElse(() => first))),
-            Schedule.spaced(Duration.millis(Math.max(config.pollIntervalMs, 1000)))
+            Schedule.spaced(Duration.millis(Math.max(millis(config.pollInterval), 1000)))
           ).pipe(Stream.filter((r) => isTerminal(r.status)))
           const done = yield* Stream.runHead(Stream.merge(fromEvents, fromStore))
           return Option.getOrElse(done, () => first)

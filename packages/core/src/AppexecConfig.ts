@@ -1,73 +1,159 @@
 /**
- * Settings of an appexec instance, with the defaults of DESIGN §3.
+ * Settings of an appexec instance: what a host may set (`AppexecOptions`, durations as
+ * `Duration.DurationInput` such as `"30 seconds"` or a number of milliseconds), and the checked
+ * settings in force (`AppexecConfig`, durations decoded). Settings that cannot work together
+ * fail the layer with `InvalidConfiguration`, naming the setting.
  */
-import { Context, Layer } from "effect"
-import type { PrivateJwk } from "./SigningKeyJwk.js"
+import { Context, Duration, Effect, Either, Layer } from "effect"
+import { InvalidConfiguration } from "./Errors.js"
+import { fromPrivateJwk, type PrivateJwk } from "./SigningKeyJwk.js"
 
-/** The settings of an appexec instance. Durations are milliseconds. */
+/** The settings a host may give; every one has a default. */
 export interface AppexecOptions {
-  /** Prefix of every API key (SPEC §5). */
+  /** Prefix of every API key. */
   readonly keyPrefix: string
   /** How long a claim on an execution lasts without renewal. */
-  readonly leaseMs: number
-  /** How often a running worker renews its lease. */
-  readonly renewEveryMs: number
+  readonly lease: Duration.DurationInput
+  /** How often a running worker renews its lease; shorter than `lease`. */
+  readonly renewEvery: Duration.DurationInput
   /** How many claims an execution may use up (lost workers included) before it is failed. */
   readonly maxAttempts: number
   /** Execution timeout for apps that set none. */
-  readonly defaultTimeoutMs: number
+  readonly defaultTimeout: Duration.DurationInput
   /** Nodes of one execution that run at the same time. */
   readonly nodeConcurrency: number
   /** Executions one worker runs at the same time. */
   readonly workerConcurrency: number
   /** How often an idle worker looks for work written by other processes. */
-  readonly pollIntervalMs: number
+  readonly pollInterval: Duration.DurationInput
   /** How long a stopping worker waits for running executions before it releases them. */
-  readonly drainTimeoutMs: number
-  /** Brand word of the webhook headers: `X-<brand>-Webhook-Signature` (DESIGN §3). */
+  readonly drainTimeout: Duration.DurationInput
+  /** Brand word of the webhook headers: `X-<brand>-Webhook-Signature`. */
   readonly webhookBrand: string
   /** Waits before each webhook retry after the first attempt; their count is the number of retries. */
-  readonly webhookRetryDelaysMs: ReadonlyArray<number>
+  readonly webhookRetryDelays: ReadonlyArray<Duration.DurationInput>
   /** Time a receiver has to answer a webhook with a 2xx. */
-  readonly webhookTimeoutMs: number
+  readonly webhookTimeout: Duration.DurationInput
   /** How often the webhook dispatcher looks for due deliveries when nothing woke it. */
-  readonly webhookPollIntervalMs: number
+  readonly webhookPollInterval: Duration.DurationInput
   /** Webhook deliveries one dispatcher sends at the same time. */
   readonly webhookConcurrency: number
   /**
    * How long a dispatcher's claim on a delivery outlasts the request's time limit. An attempt cut
-   * short by a crash is sent again once `webhookTimeoutMs + webhookClaimMarginMs` has passed.
+   * short by a crash is sent again once `webhookTimeout + webhookClaimMargin` has passed.
    */
-  readonly webhookClaimMarginMs: number
+  readonly webhookClaimMargin: Duration.DurationInput
   /** How long a rotated-out signing key stays in the published key set. */
-  readonly signingKeyGraceMs: number
+  readonly signingKeyGrace: Duration.DurationInput
   /** A signing key given by the operator (private JWK); when absent one is generated and stored. */
   readonly signingKeyJwk?: PrivateJwk | undefined
 }
 
-/** The defaults of DESIGN §3. */
+/** The defaults. */
 export const defaults: AppexecOptions = {
   keyPrefix: "aex_",
-  leaseMs: 30_000,
-  renewEveryMs: 10_000,
+  lease: "30 seconds",
+  renewEvery: "10 seconds",
   maxAttempts: 3,
-  defaultTimeoutMs: 10 * 60_000,
+  defaultTimeout: "10 minutes",
   nodeConcurrency: 4,
   workerConcurrency: 4,
-  pollIntervalMs: 250,
-  drainTimeoutMs: 10_000,
+  pollInterval: "250 millis",
+  drainTimeout: "10 seconds",
   webhookBrand: "Service",
-  webhookRetryDelaysMs: [5_000, 30_000, 120_000],
-  webhookTimeoutMs: 10_000,
-  webhookPollIntervalMs: 1_000,
+  webhookRetryDelays: ["5 seconds", "30 seconds", "2 minutes"],
+  webhookTimeout: "10 seconds",
+  webhookPollInterval: "1 second",
   webhookConcurrency: 8,
-  webhookClaimMarginMs: 30_000,
-  signingKeyGraceMs: 7 * 24 * 60 * 60_000
+  webhookClaimMargin: "30 seconds",
+  signingKeyGrace: "7 days"
+}
+
+/** The checked settings in force: every duration decoded. */
+export interface Settings {
+  readonly keyPrefix: string
+  readonly lease: Duration.Duration
+  readonly renewEvery: Duration.Duration
+  readonly maxAttempts: number
+  readonly defaultTimeout: Duration.Duration
+  readonly nodeConcurrency: number
+  readonly workerConcurrency: number
+  readonly pollInterval: Duration.Duration
+  readonly drainTimeout: Duration.Duration
+  readonly webhookBrand: string
+  readonly webhookRetryDelays: ReadonlyArray<Duration.Duration>
+  readonly webhookTimeout: Duration.Duration
+  readonly webhookPollInterval: Duration.Duration
+  readonly webhookConcurrency: number
+  readonly webhookClaimMargin: Duration.Duration
+  readonly signingKeyGrace: Duration.Duration
+  readonly signingKeyJwk: PrivateJwk | undefined
 }
 
 /** The settings in force. */
-export class AppexecConfig extends Context.Tag("@appexec/core/AppexecConfig")<AppexecConfig, AppexecOptions>() {
-  /** The defaults, with `overrides` applied. */
-  static readonly layer = (overrides: Partial<AppexecOptions> = {}) =>
-    Layer.succeed(AppexecConfig, { ...defaults, ...overrides })
+export class AppexecConfig extends Context.Tag("@appexec/core/AppexecConfig")<AppexecConfig, Settings>() {
+  /** The defaults with `overrides` applied, checked; settings that cannot work fail the layer. */
+  static readonly layer = (overrides: Partial<AppexecOptions> = {}): Layer.Layer<AppexecConfig, InvalidConfiguration> =>
+    Layer.effect(AppexecConfig, Either.match(resolve(overrides), { onLeft: Effect.fail, onRight: Effect.succeed }))
 }
+
+const invalid = (setting: string, reason: string) => Either.left(new InvalidConfiguration({ setting, reason }))
+
+const isWholeAtLeast = (n: number, min: number) => Number.isInteger(n) && n >= min
+
+/** The settings of `overrides` over the defaults, or the first that cannot work. */
+export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<Settings, InvalidConfiguration> => {
+  const o = { ...defaults, ...overrides }
+  const durations: Record<string, Duration.Duration> = {}
+  for (const name of ["lease", "renewEvery", "defaultTimeout", "pollInterval", "drainTimeout", "webhookTimeout", "webhookPollInterval", "webhookClaimMargin", "signingKeyGrace"] as const) {
+    const decoded = Duration.decodeUnknown(o[name])
+    if (decoded._tag === "None" || !Duration.isFinite(decoded.value)) return invalid(name, "not a finite duration")
+    durations[name] = decoded.value
+  }
+  const delays: Array<Duration.Duration> = []
+  for (const delay of o.webhookRetryDelays) {
+    const decoded = Duration.decodeUnknown(delay)
+    if (decoded._tag === "None" || !Duration.isFinite(decoded.value)) return invalid("webhookRetryDelays", "each delay must be a finite duration")
+    delays.push(decoded.value)
+  }
+  const settings: Settings = {
+    keyPrefix: o.keyPrefix,
+    lease: durations.lease!,
+    renewEvery: durations.renewEvery!,
+    maxAttempts: o.maxAttempts,
+    defaultTimeout: durations.defaultTimeout!,
+    nodeConcurrency: o.nodeConcurrency,
+    workerConcurrency: o.workerConcurrency,
+    pollInterval: durations.pollInterval!,
+    drainTimeout: durations.drainTimeout!,
+    webhookBrand: o.webhookBrand,
+    webhookRetryDelays: delays,
+    webhookTimeout: durations.webhookTimeout!,
+    webhookPollInterval: durations.webhookPollInterval!,
+    webhookConcurrency: o.webhookConcurrency,
+    webhookClaimMargin: durations.webhookClaimMargin!,
+    signingKeyGrace: durations.signingKeyGrace!,
+    signingKeyJwk: o.signingKeyJwk
+  }
+  if (!/^[A-Za-z0-9_]{1,16}$/.test(settings.keyPrefix)) return invalid("keyPrefix", "1 to 16 letters, digits or '_'")
+  if (!/^[A-Za-z0-9]{1,32}$/.test(settings.webhookBrand)) return invalid("webhookBrand", "1 to 32 letters or digits")
+  if (Duration.toMillis(settings.lease) < 1) return invalid("lease", "must be at least 1 ms")
+  if (!Duration.lessThan(settings.renewEvery, settings.lease)) return invalid("renewEvery", "must be shorter than lease")
+  if (Duration.toMillis(settings.renewEvery) < 1) return invalid("renewEvery", "must be at least 1 ms")
+  for (const [name, value] of [
+    ["maxAttempts", settings.maxAttempts],
+    ["nodeConcurrency", settings.nodeConcurrency],
+    ["workerConcurrency", settings.workerConcurrency],
+    ["webhookConcurrency", settings.webhookConcurrency]
+  ] as const) {
+    if (!isWholeAtLeast(value, 1)) return invalid(name, "must be a whole number of at least 1")
+  }
+  if (settings.signingKeyJwk !== undefined) {
+    const usable = fromPrivateJwk(settings.signingKeyJwk)
+    if (Either.isLeft(usable)) return invalid("signingKeyJwk", usable.left)
+  }
+  return Either.right(settings)
+}
+
+/** Milliseconds of a decoded duration, for arithmetic on epoch times. */
+export const millis = (duration: Duration.Duration): number => Duration.toMillis(duration)

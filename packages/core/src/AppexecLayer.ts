@@ -14,10 +14,11 @@ import { coreNodes } from "./CoreNodes.js"
 import { ExecutionEvents } from "./ExecutionEvents.js"
 import type { ExecutionQueue } from "./ExecutionQueue.js"
 import type { ExecutionStore } from "./ExecutionStore.js"
+import type { InvalidConfiguration } from "./Errors.js"
 import type { IdGenerator } from "./IdGenerator.js"
 import type { KeyStore } from "./KeyStore.js"
 import * as NodeRegistry from "./NodeRegistry.js"
-import type { NodeRequirements, NodeType } from "./NodeType.js"
+import type * as NodeType from "./NodeType.js"
 import type { OutboundHttp } from "./OutboundHttp.js"
 import type { RateLimitStore } from "./RateLimitStore.js"
 import type { SigningKeys } from "./SigningKeys.js"
@@ -39,7 +40,7 @@ export type Storage =
   | RateLimitStore
 
 /** How to assemble an instance. */
-export interface Options<Nodes extends ReadonlyArray<NodeType<any, any, any>>> {
+export interface Options<Nodes extends ReadonlyArray<NodeType.Any>> {
   /** Node types besides the core ones. */
   readonly nodes?: Nodes
   /** Settings that differ from the defaults. */
@@ -74,9 +75,9 @@ export type Provided = AppexecConfig
  * )
  * ```
  */
-export const make = <const Nodes extends ReadonlyArray<NodeType<any, any, any>> = readonly []>(
+export const make = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly []>(
   options: Options<Nodes> = {}
-): Layer.Layer<Services, never, Storage | IdGenerator | OutboundHttp | Exclude<NodeRequirements<Nodes[number]>, Provided>> => {
+): Layer.Layer<Services, InvalidConfiguration, Storage | IdGenerator | OutboundHttp | Exclude<NodeType.NodeRequirements<Nodes[number]>, Provided>> => {
   const settings = AppexecConfig.layer(options.config)
   const base = Layer.mergeAll(
     NodeRegistry.layer([...coreNodes, ...(options.nodes ?? [])]),

@@ -138,6 +138,19 @@ export class StorageError extends Schema.TaggedError<StorageError>()("StorageErr
   }
 }
 
+/**
+ * A setting of the instance (or of one of its parts: media URLs, node types) cannot work; the
+ * layer that reads it fails with this error instead of starting.
+ */
+export class InvalidConfiguration extends Schema.TaggedError<InvalidConfiguration>()("InvalidConfiguration", {
+  setting: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `Invalid setting '${this.setting}': ${this.reason}`
+  }
+}
+
 /** A fenced write was refused because the caller no longer holds the execution's lease. */
 export class LeaseLost extends Schema.TaggedError<LeaseLost>()("LeaseLost", {
   executionId: Schema.String

@@ -15,6 +15,7 @@ import { hmac } from "@noble/hashes/hmac.js"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { utf8ToBytes } from "@noble/hashes/utils.js"
 import { Context, Effect, Encoding, Either, Layer, Option, Redacted } from "effect"
+import { InvalidConfiguration } from "./Errors.js"
 
 /** The path segment under which signed media are served, relative to the base URL. */
 export const MEDIA_PATH = "/media/"
@@ -137,15 +138,20 @@ export const makeSigned = (options: {
 }
 
 /**
- * The media URLs of `options`. Signed mode with a secret shorter than 32 bytes is a defect at
- * layer construction.
+ * The media URLs of `options`. A base URL that is not an absolute http(s) URL, or a signing
+ * secret shorter than 32 bytes, fails the layer with `InvalidConfiguration`.
  */
-export const layer = (options: Options): Layer.Layer<MediaUrls> =>
+export const layer = (options: Options): Layer.Layer<MediaUrls, InvalidConfiguration> =>
   Layer.effect(
     MediaUrls,
-    options.mode === "public"
-      ? Effect.sync(() => makePublic(options.baseUrl))
-      : secretBytes(options.secret).length < 32
-        ? Effect.dieMessage("the media URL secret must be at least 32 bytes")
-        : Effect.sync(() => makeSigned(options))
+    Effect.suspend(() => {
+      if (!URL.canParse(options.baseUrl) || !/^https?:$/.test(new URL(options.baseUrl).protocol)) {
+        return Effect.fail(new InvalidConfiguration({ setting: "media base URL", reason: `'${options.baseUrl}' is not an absolute http(s) URL` }))
+      }
+      if (options.mode === "public") return Effect.succeed(makePublic(options.baseUrl))
+      if (secretBytes(options.secret).length < 32) {
+        return Effect.fail(new InvalidConfiguration({ setting: "media URL secret", reason: "must be at least 32 bytes" }))
+      }
+      return Effect.succeed(makeSigned(options))
+    })
   )

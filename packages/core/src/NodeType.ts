@@ -2,8 +2,13 @@
  * Node types: the public `defineNode` API with which built-in and operator-defined nodes are
  * written. A node type has a name, an effect/Schema config validated at import time, and a
  * `run` that receives the values of its upstream nodes and returns an Effect.
+ *
+ * `defineNode` turns a spec into a `NodeType`, whose config type is hidden behind `compile`: the
+ * engine compiles each node of an app once, at import, into a `CompiledNode` whose `run` closes
+ * over the decoded config. So the registry and the runner hold node types of any config without
+ * knowing it (`NodeType.Any`), as `Rpc.Any` and `HttpApiEndpoint.Any` do for their kinds.
  */
-import { type Effect, Schema } from "effect"
+import { Array as Arr, type Context, Effect, Either, ParseResult, Schema } from "effect"
 import type { ParameterType } from "@appexec/api/App"
 import type { OutputType } from "@appexec/api/Execution"
 import type { AppId, ExecutionId, WorkspaceId } from "@appexec/api/Ids"
@@ -126,14 +131,112 @@ export interface OutputNodeSpec<C, CI, R> extends CommonSpec<C, CI> {
   readonly run: (ctx: NodeContext<C> & { readonly input: NodeValue }) => Effect.Effect<string, NodeFailure, R>
 }
 
-/** A node type, as registered. */
-export type NodeType<C = any, CI = any, R = any> =
-  | InputNodeSpec<C, CI, R>
-  | ProcessNodeSpec<C, CI, R>
-  | OutputNodeSpec<C, CI, R>
+/** What a node type is written as: one of the three roles. */
+export type NodeSpec<C, CI, R> = InputNodeSpec<C, CI, R> | ProcessNodeSpec<C, CI, R> | OutputNodeSpec<C, CI, R>
+
+/** What every node's `run` receives besides its config. */
+export type RunContext = Omit<NodeContext<never>, "config">
+
+/** One node of an app after import: its decoded config is closed over by `run`. */
+export type CompiledNode<R> =
+  | {
+      readonly role: "input"
+      readonly parameter: ParameterSpec
+      readonly run: (ctx: RunContext & { readonly value: string }) => Effect.Effect<NodeValue, NodeFailure, R>
+    }
+  | {
+      readonly role: "process"
+      readonly run: (ctx: RunContext) => Effect.Effect<NodeValue, NodeFailure, R>
+    }
+  | {
+      readonly role: "output"
+      readonly outputType: Exclude<OutputType, "pending">
+      readonly run: (ctx: RunContext & { readonly input: NodeValue }) => Effect.Effect<string, NodeFailure, R>
+    }
+
+/** Unique identifier of node types. */
+export const TypeId: unique symbol = Symbol.for("@appexec/core/NodeType")
+export type TypeId = typeof TypeId
+
+/**
+ * A registered node type whose runs need `R`. Its config type is known only to `compile`.
+ * Covariant in `R`: a node type that needs nothing is also a `NodeType<unknown>` (`NodeType.Any`).
+ */
+export interface NodeType<out R = never> {
+  readonly [TypeId]: TypeId
+  /** Unique type name, such as `text.template`. */
+  readonly type: string
+  /** One sentence for operators' docs. */
+  readonly description: string
+  readonly role: "input" | "process" | "output"
+  /** How many incoming edges a node of this type takes. */
+  readonly inputs: { readonly min: number; readonly max: number }
+  /** The kind of value an output node produces; none for other roles. */
+  readonly outputType: Exclude<OutputType, "pending"> | undefined
+  /** Decodes and checks the config of a node at `placement`: the compiled node, or every problem. */
+  readonly compile: (
+    config: unknown,
+    placement: NodePlacement
+  ) => Either.Either<CompiledNode<R>, Arr.NonEmptyReadonlyArray<string>>
+}
+
+/** Any node type, whatever its runs need. */
+export type Any = NodeType<unknown>
 
 /** The services a node type needs to run. */
-export type NodeRequirements<N> = N extends NodeType<any, any, infer R> ? R : never
+export type NodeRequirements<N> = N extends NodeType<infer R> ? R : never
+
+/** The schema issues of a config, each as `config.<path>: <message>`. */
+const configProblems = (error: ParseResult.ParseError): Arr.NonEmptyReadonlyArray<string> => {
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(error).map(
+    (issue) =>
+      `${["config", ...issue.path.map(String)].join(".")}: ${
+        issue._tag === "Unexpected" ? issue.message.replace(/^is unexpected, expected: /, "unknown key; expected one of ") : issue.message
+      }`
+  )
+  return Arr.isNonEmptyReadonlyArray(issues) ? issues : ["config: not valid"]
+}
+
+/** The compiled form of a spec's node whose config decoded to `config`. */
+const compiledOf = <C, CI, R>(spec: NodeSpec<C, CI, R>, config: C, placement: NodePlacement): CompiledNode<R> => {
+  switch (spec.role) {
+    case "input":
+      return { role: "input", parameter: spec.parameter(config, placement), run: (ctx) => spec.run({ ...ctx, config }) }
+    case "process":
+      return { role: "process", run: (ctx) => spec.run({ ...ctx, config }) }
+    case "output":
+      return { role: "output", outputType: spec.outputType, run: (ctx) => spec.run({ ...ctx, config }) }
+  }
+}
+
+/** Wraps every run of `compiled` with `f`. */
+const mapRuns = <R, R2>(
+  compiled: CompiledNode<R>,
+  f: <A>(run: Effect.Effect<A, NodeFailure, R>) => Effect.Effect<A, NodeFailure, R2>
+): CompiledNode<R2> => {
+  switch (compiled.role) {
+    case "input":
+      return { ...compiled, run: (ctx: RunContext & { readonly value: string }) => f(compiled.run(ctx)) }
+    case "process":
+      return { ...compiled, run: (ctx: RunContext) => f(compiled.run(ctx)) }
+    case "output":
+      return { ...compiled, run: (ctx: RunContext & { readonly input: NodeValue }) => f(compiled.run(ctx)) }
+  }
+}
+
+const make = <R>(fields: Omit<NodeType<R>, typeof TypeId>): NodeType<R> => ({ [TypeId]: TypeId, ...fields })
+
+/** `node` with the services its runs need taken from `context`: it needs nothing more. */
+export const provide = <R>(node: NodeType<R>, context: Context.Context<R>): NodeType<never> =>
+  make<never>({
+    type: node.type,
+    description: node.description,
+    role: node.role,
+    inputs: node.inputs,
+    outputType: node.outputType,
+    compile: (config, placement) =>
+      Either.map(node.compile(config, placement), (compiled) => mapRuns(compiled, (run) => Effect.provide(run, context)))
+  })
 
 /**
  * Defines a node type. The same API writes the built-ins and an operator's own nodes:
@@ -149,9 +252,18 @@ export type NodeRequirements<N> = N extends NodeType<any, any, infer R> ? R : ne
  * })
  * ```
  */
-export function defineNode<C, CI, R = never>(spec: InputNodeSpec<C, CI, R>): InputNodeSpec<C, CI, R>
-export function defineNode<C, CI, R = never>(spec: ProcessNodeSpec<C, CI, R>): ProcessNodeSpec<C, CI, R>
-export function defineNode<C, CI, R = never>(spec: OutputNodeSpec<C, CI, R>): OutputNodeSpec<C, CI, R>
-export function defineNode(spec: NodeType): NodeType {
-  return spec
+export const defineNode = <C, CI, R = never>(spec: NodeSpec<C, CI, R>): NodeType<R> => {
+  const decode = Schema.decodeUnknownEither(spec.config)
+  return make<R>({
+    type: spec.type,
+    description: spec.description,
+    role: spec.role,
+    inputs: spec.role === "process" ? spec.inputs : spec.role === "input" ? { min: 0, max: 0 } : { min: 1, max: 1 },
+    outputType: spec.role === "output" ? spec.outputType : undefined,
+    compile: (input, placement) =>
+      Either.flatMap(Either.mapLeft(decode(input, { onExcessProperty: "error", errors: "all" }), configProblems), (config) => {
+        const problems = spec.check?.(config, placement) ?? []
+        return Arr.isNonEmptyReadonlyArray(problems) ? Either.left(problems) : Either.right(compiledOf(spec, config, placement))
+      })
+  })
 }

@@ -8,7 +8,7 @@
  * (the `appexec signing-key rotate` command) takes effect at once.
  */
 import { Clock, Effect, Either, Layer } from "effect"
-import { AppexecConfig } from "./AppexecConfig.js"
+import { AppexecConfig, millis } from "./AppexecConfig.js"
 import { StorageError } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import type { Jwk, JwkSet } from "@appexec/api/Jwk"
@@ -77,7 +77,7 @@ export const make = Effect.gen(function* () {
         if ((yield* store.list).some((k) => k.kid === kid)) return
         const at = yield* Clock.currentTimeMillis
         yield* store.insert({ kid, secretKey, publicKey, createdAt: at, retiredAt: null })
-        yield* store.retireAllBut(kid, at, at + config.signingKeyGraceMs)
+        yield* store.retireAllBut(kid, at, at + millis(config.signingKeyGrace))
         yield* Effect.logInfo(`configured signing key ${kid} imported`)
       })
     )
@@ -93,7 +93,7 @@ export const make = Effect.gen(function* () {
   const service: SigningKeys["Type"] = {
     keySet: Effect.gen(function* () {
       yield* current
-      return publishedAt(yield* store.list, yield* Clock.currentTimeMillis, config.signingKeyGraceMs)
+      return publishedAt(yield* store.list, yield* Clock.currentTimeMillis, millis(config.signingKeyGrace))
     }),
     sign: (message) =>
       Effect.gen(function* () {
@@ -108,7 +108,7 @@ export const make = Effect.gen(function* () {
       Effect.gen(function* () {
         const key = yield* generate
         yield* store.insert(key)
-        yield* store.retireAllBut(key.kid, key.createdAt, key.createdAt + config.signingKeyGraceMs)
+        yield* store.retireAllBut(key.kid, key.createdAt, key.createdAt + millis(config.signingKeyGrace))
         yield* Effect.logInfo(`signing key rotated: ${key.kid} signs from now on`)
         return publicJwk(key.publicKey) satisfies Jwk
       })

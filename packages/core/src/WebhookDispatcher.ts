@@ -10,7 +10,7 @@
  * polls for the rest (entries written by other processes, retries coming due).
  */
 import { Clock, Duration, Effect, FiberSet, Layer, Option, Queue, Ref, Schema, Stream } from "effect"
-import { AppexecConfig, type AppexecOptions } from "./AppexecConfig.js"
+import { AppexecConfig, millis } from "./AppexecConfig.js"
 import { Envelope } from "@appexec/api/Envelope"
 import { Execution } from "@appexec/api/Execution"
 import { toExecution } from "./ExecutionRecord.js"
@@ -70,7 +70,7 @@ export const nextStep = (
  * `dispatchDue` claims the due entries and waits for their delivery (one pass, for tests and benchmarks).
  */
 export const make = Effect.gen(function* () {
-  const config: AppexecOptions = yield* AppexecConfig
+  const config = yield* AppexecConfig
   const outbox = yield* WebhookOutbox
   const store = yield* ExecutionStore
   const keys = yield* SigningKeys
@@ -102,7 +102,7 @@ export const make = Effect.gen(function* () {
             [headerNames.keyId]: kid
           },
           body: rawBody,
-          timeoutMs: config.webhookTimeoutMs
+          timeoutMs: millis(config.webhookTimeout)
         })
         .pipe(Effect.either)
       if (sent._tag === "Right") return outcomeOf(sent.right)
@@ -126,7 +126,7 @@ export const make = Effect.gen(function* () {
         statusCode: outcome.status,
         error: outcome._tag === "Delivered" ? null : outcome.error
       }
-      const next = nextStep(outcome, number, yield* Clock.currentTimeMillis, config.webhookRetryDelaysMs)
+      const next = nextStep(outcome, number, yield* Clock.currentTimeMillis, config.webhookRetryDelays.map(millis))
       if (!(yield* outbox.recordAttempt(entry, recorded, next))) {
         return yield* Effect.logWarning(
           `webhook ${entry.executionId} attempt ${number} not recorded: its claim ran out and another dispatcher took the delivery over`
@@ -147,7 +147,7 @@ export const make = Effect.gen(function* () {
   /** Claims up to `limit` due entries; none when the claim fails (it is logged and tried again later). */
   const claim = (limit: number) =>
     outbox
-      .claimDue(limit, config.webhookTimeoutMs + config.webhookClaimMarginMs)
+      .claimDue(limit, millis(config.webhookTimeout) + millis(config.webhookClaimMargin))
       .pipe(
         Effect.catchTag("StorageError", (error) =>
           Effect.logError("webhook claim failed", error).pipe(Effect.as([] as ReadonlyArray<OutboxEntry>))
@@ -185,7 +185,7 @@ export const run = Effect.gen(function* () {
     Effect.forkScoped
   )
 
-  const idle = Effect.raceFirst(Queue.take(wake), Effect.sleep(Duration.millis(config.webhookPollIntervalMs)))
+  const idle = Effect.raceFirst(Queue.take(wake), Effect.sleep(Duration.millis(millis(config.webhookPollInterval))))
   // Each pass claims as many due entries as there are free slots (at most a batch).
   const step = Effect.gen(function* () {
     while ((yield* Ref.get(free)) === 0) yield* Queue.take(slotFreed)

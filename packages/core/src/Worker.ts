@@ -7,7 +7,7 @@
  */
 import { Cause, Duration, Effect, Either, Fiber, FiberSet, Layer, Option } from "effect"
 import { AppCatalog } from "./AppCatalog.js"
-import { AppexecConfig } from "./AppexecConfig.js"
+import { AppexecConfig, millis } from "./AppexecConfig.js"
 import type { OutputType } from "@appexec/api/Execution"
 import type { ExecutionRecord } from "./ExecutionRecord.js"
 import { ExecutionEvents } from "./ExecutionEvents.js"
@@ -80,17 +80,17 @@ const makeProcess = Effect.gen(function* () {
       const loop = (lease: Lease): Effect.Effect<Option.Option<never>, LeaseLost> =>
         Effect.flatMap(now, (at) => {
           if (at >= deadline) return Effect.succeedNone
-          const wait = Math.min(config.renewEveryMs, deadline - at)
+          const wait = Math.min(millis(config.renewEvery), deadline - at)
           return Effect.sleep(Duration.millis(wait)).pipe(
             Effect.zipRight(
               Effect.flatMap(now, (woke) =>
                 woke >= deadline
                   ? Effect.succeedNone
-                  : queue.renew(lease, config.leaseMs).pipe(
+                  : queue.renew(lease, millis(config.lease)).pipe(
                       Effect.catchTag("StorageError", (error) =>
                         // If the lease would run out before the next try, another worker may claim the
                         // execution meanwhile: stop now rather than run beside a second copy.
-                        woke + config.renewEveryMs >= lease.expiresAt
+                        woke + millis(config.renewEvery) >= lease.expiresAt
                           ? Effect.logWarning("lease renewal failed and the lease runs out before the next try; stopping the run", error).pipe(
                               Effect.zipRight(Effect.fail(new LeaseLost({ executionId: lease.executionId })))
                             )
@@ -121,7 +121,7 @@ const makeProcess = Effect.gen(function* () {
       }
       const { app } = loaded.right
       const started = execution.status === "queued" ? yield* save(yield* apply(execution, { _tag: "Started", at: yield* now }), lease) : execution
-      const timeoutMs = (app.definition.timeoutSeconds ?? 0) * 1000 || config.defaultTimeoutMs
+      const timeoutMs = (app.definition.timeoutSeconds ?? 0) * 1000 || millis(config.defaultTimeout)
       const outputTypes = Object.fromEntries(app.outputs.map((o) => [o.id, o.type]))
       const result = yield* runWorkflow(
         app,
@@ -190,13 +190,13 @@ export const run = Effect.gen(function* () {
   const permits = yield* Effect.makeSemaphore(config.workerConcurrency)
   const inFlight = yield* FiberSet.make()
 
-  const idle = Effect.raceFirst(queue.awaitWork, Effect.sleep(Duration.millis(config.pollIntervalMs)))
+  const idle = Effect.raceFirst(queue.awaitWork, Effect.sleep(config.pollInterval))
   const step = Effect.gen(function* () {
     yield* permits.take(1)
     // Claiming and handing the claim to its fiber cannot be split by an interruption, or the
     // claim would sit unworked until its lease expired.
     const claimed = yield* Effect.uninterruptible(
-      queue.claim(workerId, config.leaseMs).pipe(
+      queue.claim(workerId, millis(config.lease)).pipe(
         Effect.catchTag("StorageError", (error) => Effect.logError("claim failed", error).pipe(Effect.as(Option.none<Claim>()))),
         Effect.tap(
           Option.match({
@@ -215,11 +215,11 @@ export const run = Effect.gen(function* () {
     Effect.gen(function* () {
       yield* Fiber.interrupt(loop)
       const size = yield* FiberSet.size(inFlight)
-      if (size > 0 && config.drainTimeoutMs > 0) {
+      if (size > 0 && millis(config.drainTimeout) > 0) {
         yield* Effect.logInfo(`worker stopping: waiting for ${size} running execution(s)`)
         // Finalizers run uninterruptibly: only an interruptible wait can be cut short by the timeout.
         yield* Effect.interruptible(FiberSet.awaitEmpty(inFlight)).pipe(
-          Effect.timeoutOption(Duration.millis(config.drainTimeoutMs))
+          Effect.timeoutOption(config.drainTimeout)
         )
       }
       yield* FiberSet.clear(inFlight)

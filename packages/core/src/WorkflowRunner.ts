@@ -4,10 +4,10 @@
  * it; branches that do not depend on it still run.
  */
 import { Cause, Deferred, Effect, Option } from "effect"
-import type { CompiledApp, CompiledNode } from "./AppDefinition.js"
+import type { AppNode, CompiledApp } from "./AppDefinition.js"
 import type { ProducedOutput } from "./ExecutionLifecycle.js"
 import type { ResolvedInputs } from "./InputValidation.js"
-import type { NodeContext, NodeValue } from "./NodeType.js"
+import { NodeFailure, type RunContext, type UpstreamValue, NodeValue } from "./NodeType.js"
 
 /** What a run produced: the outputs that have values, and the error of every output that has none. */
 export interface WorkflowResult {
@@ -18,13 +18,13 @@ export interface WorkflowResult {
   readonly firstError: Option.Option<string>
 }
 
-const describeFailure = (node: CompiledNode, cause: Cause.Cause<{ readonly message: string }>) =>
+const describeFailure = (node: AppNode, cause: Cause.Cause<NodeFailure>): Effect.Effect<NodeFailure> =>
   Effect.gen(function* () {
     const failure = Cause.failureOption(cause)
-    if (Option.isSome(failure)) return `node '${node.id}' (${node.type}) failed: ${failure.value.message}`
+    if (Option.isSome(failure)) return new NodeFailure({ message: `node '${node.id}' (${node.type}) failed: ${failure.value.message}` })
     // A defect is a bug in the node type: log it for the operator, show the consumer no internals.
     yield* Effect.logError(`node '${node.id}' (${node.type}) crashed`, cause)
-    return `node '${node.id}' (${node.type}) failed unexpectedly`
+    return new NodeFailure({ message: `node '${node.id}' (${node.type}) failed unexpectedly` })
   })
 
 /**
@@ -34,42 +34,47 @@ const describeFailure = (node: CompiledNode, cause: Cause.Cause<{ readonly messa
 export const runWorkflow = (
   app: CompiledApp,
   inputs: ResolvedInputs,
-  execution: NodeContext<unknown>["execution"],
+  execution: RunContext["execution"],
   concurrency: number
 ): Effect.Effect<WorkflowResult> =>
   Effect.gen(function* () {
-    const results = new Map<string, Deferred.Deferred<NodeValue, string>>()
-    for (const node of app.nodes) results.set(node.id, yield* Deferred.make<NodeValue, string>())
+    const results = new Map<string, Deferred.Deferred<NodeValue, NodeFailure>>()
+    for (const node of app.nodes) results.set(node.id, yield* Deferred.make<NodeValue, NodeFailure>())
     const produced: Array<ProducedOutput> = []
     const errors = new Map<string, string>()
     const permits = yield* Effect.makeSemaphore(concurrency)
     const parameterName = new Map(app.parameters.map((p) => [p.nodeId, p.name]))
 
-    const runNode = (node: CompiledNode): Effect.Effect<NodeValue, string> =>
+    const attemptOf = (node: AppNode, upstream: ReadonlyArray<UpstreamValue>): Effect.Effect<NodeValue, NodeFailure> => {
+      const ctx = { node: { id: node.id, label: node.label }, upstream, execution }
+      const compiled = node.compiled
+      switch (compiled.role) {
+        case "input":
+          return compiled.run({ ...ctx, value: inputs[parameterName.get(node.id) ?? ""] ?? "" })
+        case "process":
+          return compiled.run(ctx)
+        case "output":
+          return compiled.run({ ...ctx, input: upstream[0]!.value }).pipe(
+            Effect.map((value): NodeValue => {
+              produced.push({ id: node.id, type: compiled.outputType, value })
+              return NodeValue.text(value)
+            })
+          )
+      }
+    }
+
+    const runNode = (node: AppNode): Effect.Effect<NodeValue, NodeFailure> =>
       Effect.gen(function* () {
         const upstream = yield* Effect.forEach(node.upstream, (nodeId) =>
           Deferred.await(results.get(nodeId)!).pipe(Effect.map((value) => ({ nodeId, value })))
         )
-        const ctx = { node: { id: node.id, label: node.label }, config: node.config, upstream, execution }
-        const spec = node.spec
-        const attempt: Effect.Effect<NodeValue, { readonly message: string }> =
-          spec.role === "input"
-            ? spec.run({ ...ctx, value: inputs[parameterName.get(node.id) ?? ""] ?? "" })
-            : spec.role === "process"
-              ? spec.run(ctx)
-              : spec.run({ ...ctx, input: upstream[0]!.value }).pipe(
-                  Effect.map((value): NodeValue => {
-                    produced.push({ id: node.id, type: spec.outputType, value })
-                    return { _tag: "Text", text: value }
-                  })
-                )
-        return yield* permits.withPermits(1)(attempt).pipe(
-          Effect.catchAllCause((cause): Effect.Effect<never, string> =>
+        return yield* permits.withPermits(1)(attemptOf(node, upstream)).pipe(
+          Effect.catchAllCause((cause) =>
             Cause.isInterruptedOnly(cause)
               ? Effect.interrupt
-              : Effect.flatMap(describeFailure(node, cause), (message) => {
-                  errors.set(node.id, message)
-                  return Effect.fail(message)
+              : Effect.flatMap(describeFailure(node, cause), (failure) => {
+                  errors.set(node.id, failure.message)
+                  return Effect.fail(failure)
                 })
           )
         )
@@ -85,7 +90,7 @@ export const runWorkflow = (
     for (const output of app.outputs) {
       if (produced.some((p) => p.id === output.id)) continue
       const exit = yield* Deferred.await(results.get(output.id)!).pipe(Effect.flip, Effect.option)
-      outputErrors[output.id] = Option.getOrElse(exit, () => "the output was not produced")
+      outputErrors[output.id] = Option.match(exit, { onNone: () => "the output was not produced", onSome: (f) => f.message })
     }
     const firstError = Option.fromNullable(app.nodes.map((n) => errors.get(n.id)).find((e) => e !== undefined))
     const order = new Map(app.outputs.map((o, i) => [o.id, i]))

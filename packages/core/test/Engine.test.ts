@@ -89,7 +89,7 @@ describe("engine", () => {
       const done = yield* awaitAfter(started.executionId, "1 minute")
       expect(done.status).toBe("completed")
       expect(done.completedAt!.getTime() - done.startedAt!.getTime()).toBe(10 * 60_000)
-    }).pipe(Effect.provide(TestHarness.layer({ config: { pollIntervalMs: 60_000 } }))))
+    }).pipe(Effect.provide(TestHarness.layer({ config: { pollInterval: 60_000 } }))))
 
   it.scoped("a per-app timeout fails the execution with a clear message and per-output errors", () =>
     Effect.gen(function* () {
@@ -106,7 +106,7 @@ describe("engine", () => {
       const done = yield* awaitAfter(started.executionId, "10 minutes")
       expect(done.status).toBe("failed")
       expect(done.errorMessage).toBe("The execution timed out after 10m.")
-    }).pipe(Effect.provide(TestHarness.layer({ config: { pollIntervalMs: 60_000 } }))))
+    }).pipe(Effect.provide(TestHarness.layer({ config: { pollInterval: 60_000 } }))))
 
   it.scoped("independent branches run concurrently", () =>
     Effect.gen(function* () {
@@ -200,7 +200,7 @@ describe("engine", () => {
       yield* Effect.forkScoped(Worker.run.pipe(Effect.zipRight(Effect.never)))
       const done = yield* awaitAfter(started.executionId, "60 seconds")
       expect(done.status).toBe("completed")
-    }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { drainTimeoutMs: 0 } }))))
+    }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { drainTimeout: 0 } }))))
 
   it.scoped("a stopping worker drains running executions before it stops", () =>
     Effect.gen(function* () {
@@ -212,7 +212,7 @@ describe("engine", () => {
       yield* TestClock.adjust("4 seconds")
       yield* Fiber.join(closing)
       expect(yield* statusOf(started.executionId)).toBe("completed")
-    }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { drainTimeoutMs: 10_000 } }))))
+    }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { drainTimeout: 10_000 } }))))
 
   it.scoped("a stopping worker waits at most drainTimeoutMs, then releases what still runs", () =>
     Effect.gen(function* () {
@@ -229,7 +229,7 @@ describe("engine", () => {
       const reclaimed = Option.getOrThrow(yield* queue.claim("next-worker", 30_000))
       expect(reclaimed.execution.executionId).toBe(started.executionId)
       expect(reclaimed.lease.attempt).toBe(1)
-    }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { drainTimeoutMs: 10_000 } }))))
+    }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { drainTimeout: 10_000 } }))))
 
   it.scoped("a defect in the worker fails the execution with a generic message instead of leaving it running", () =>
     Effect.gen(function* () {
@@ -309,7 +309,7 @@ describe("engine", () => {
       yield* TestClock.adjust("45 seconds")
       expect(runs).toBe(2)
       expect(mostAtOnce).toBe(1)
-    }).pipe(Effect.provide(TestHarness.layer({ worker: false, nodes: [slow], config: { pollIntervalMs: 1000 } })))
+    }).pipe(Effect.provide(TestHarness.layer({ worker: false, nodes: [slow], config: { pollInterval: 1000 } })))
   })
 
   it.scoped("a stopped worker takes no new work", () =>

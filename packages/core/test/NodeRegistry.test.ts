@@ -1,7 +1,7 @@
-import { Appexec, CoreNodes, NodeRegistry, NodeType } from "@appexec/core"
+import { Appexec, CoreNodes, Errors, NodeRegistry, NodeType } from "@appexec/core"
 import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Exit, Fiber, Layer, Schema, TestClock } from "effect"
+import { Context, Effect, Fiber, Layer, Schema, TestClock } from "effect"
 
 /** A service an operator's node needs. */
 class Shouter extends Context.Tag("test/Shouter")<Shouter, { readonly shout: (s: string) => string }>() {}
@@ -83,10 +83,11 @@ describe("node registry and defineNode", () => {
       expect(JSON.stringify(done)).not.toContain("hunter2")
     }).pipe(Effect.provide(TestHarness.layer({ nodes: [crash] }))))
 
-  it("registering one type name twice is refused", () => {
-    const exit = Effect.runSyncExit(
-      Effect.provide(NodeRegistry.NodeRegistry, NodeRegistry.layer([...CoreNodes.coreNodes, CoreNodes.outputText]))
+  it("registering one type name twice fails the layer with a typed configuration error", () => {
+    const error = Effect.runSync(
+      Effect.flip(Effect.provide(NodeRegistry.NodeRegistry, NodeRegistry.layer([...CoreNodes.coreNodes, CoreNodes.outputText])))
     )
-    expect(Exit.isFailure(exit) && String(exit.cause)).toContain("Node type 'output.text' is registered twice")
+    expect(error).toBeInstanceOf(Errors.InvalidConfiguration)
+    expect(error.message).toBe("Invalid setting 'nodes': node type 'output.text' is registered twice")
   })
 })

@@ -64,7 +64,7 @@ describe("signing keys", () => {
       expect((yield* keySet).keys.map((k) => k.kid)).toEqual([rotated.kid, before.kid])
       yield* TestClock.adjust("1 hour")
       expect((yield* keySet).keys.map((k) => k.kid)).toEqual([rotated.kid])
-    }).pipe(Effect.provide(keysOver(MemorySigningKeyStore.layer, { signingKeyGraceMs: 60 * 60_000 }))))
+    }).pipe(Effect.provide(keysOver(MemorySigningKeyStore.layer, { signingKeyGrace: 60 * 60_000 }))))
 
   it.effect("the grace period of the rotating process holds for a publisher configured otherwise", () =>
     Effect.gen(function* () {
@@ -72,7 +72,7 @@ describe("signing keys", () => {
       const before = (yield* keySet.pipe(Effect.provide(keysOver(store)))).keys[0]!
       // `appexec signing-key rotate --grace 1h` while `serve` runs with the default 7 days.
       const rotating = SigningKeysLive.layer.pipe(
-        Layer.provide(Layer.mergeAll(store, SeededIds.layer("rotate"), AppexecConfig.AppexecConfig.layer({ signingKeyGraceMs: 60 * 60_000 })))
+        Layer.provide(Layer.mergeAll(store, SeededIds.layer("rotate"), AppexecConfig.AppexecConfig.layer({ signingKeyGrace: 60 * 60_000 })))
       )
       const rotated = yield* SigningKeysLive.rotate.pipe(Effect.provide(rotating))
       const server = keysOver(store)

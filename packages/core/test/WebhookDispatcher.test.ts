@@ -45,13 +45,13 @@ const runWithWebhook = (definition: unknown, webhook: string) =>
   })
 
 /** The harness with coarse polling, so that minutes of virtual time pass in few steps. */
-const harness = <const Nodes extends ReadonlyArray<NodeType.NodeType<any, any, any>> = readonly []>(
+const harness = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly []>(
   options: TestHarness.Options<Nodes> = {}
 ) =>
   TestHarness.layer({
     webhooks: true,
     ...options,
-    config: { pollIntervalMs: 60_000, webhookPollIntervalMs: 5_000, ...options.config }
+    config: { pollInterval: 60_000, webhookPollInterval: 5_000, ...options.config }
   })
 
 const deliveryOf = (executionId: Ids.ExecutionId) =>
@@ -192,7 +192,7 @@ describe("webhook dispatcher (memory, virtual time)", () => {
         Effect.provide(
           harness({
             outbound: http.layer,
-            config: { webhookRetryDelaysMs: [2_000], webhookBrand: "Acme", webhookPollIntervalMs: 1_000 }
+            config: { webhookRetryDelays: [2_000], webhookBrand: "Acme", webhookPollInterval: 1_000 }
           })
         )
       )

@@ -32,8 +32,8 @@ export type Requirements = NodeType.NodeRequirements<(typeof builtinNodes)[numbe
  * defaults when absent) and the media URLs. The guarded outbound HTTP client and the blob store
  * come from the instance (`AppexecLayer.make` and its storage).
  */
-export const layer = (options: {
+export const layer = <E = never>(options: {
   readonly settings?: NodesSettings.Overrides
-  readonly mediaUrls: Layer.Layer<MediaUrls.MediaUrls>
-}): Layer.Layer<NodesSettings.NodesSettings | MediaUrls.MediaUrls> =>
+  readonly mediaUrls: Layer.Layer<MediaUrls.MediaUrls, E>
+}): Layer.Layer<NodesSettings.NodesSettings | MediaUrls.MediaUrls, E> =>
   Layer.merge(NodesSettings.layer(options.settings), options.mediaUrls)

@@ -25,7 +25,7 @@ const runWithWebhook = (definition: unknown, webhook: string) =>
   })
 
 const harness = (options: TestHarness.Options<readonly []>) =>
-  TestHarness.layer({ webhooks: true, ...options, config: { pollIntervalMs: 60_000, webhookPollIntervalMs: 5_000 } })
+  TestHarness.layer({ webhooks: true, ...options, config: { pollInterval: 60_000, webhookPollInterval: 5_000 } })
 
 const deliveryOf = (executionId: Ids.ExecutionId) =>
   Effect.gen(function* () {

@@ -140,6 +140,11 @@ const signingKeyJwk = Options.text("signing-key-jwk").pipe(
   })
 )
 
+/** A command could not do what it was asked; `message` says why, for the operator. */
+export class CommandFailed extends Schema.TaggedError<CommandFailed>()("CommandFailed", {
+  message: Schema.String
+}) {}
+
 /** Runs an admin action on the instance of `dataDir`, without a worker. */
 const admin = <A, E>(dataDir: string, action: Effect.Effect<A, E, Appexec.Appexec>) =>
   action.pipe(Effect.provide(Instance.layer({ dataDir, background: false })))
@@ -169,10 +174,10 @@ const serveCommand = Command.make(
       allowPrivateNetworks: o.allowPrivateNetworks,
       rateLimit: o.rateLimit,
       trustProxy: o.trustProxy,
-      webhookRetryDelaysMs: o.webhookRetryDelays,
+      webhookRetryDelays: o.webhookRetryDelays,
       mediaBaseUrl: Option.getOrUndefined(o.mediaBaseUrl),
       publicUrl: Option.getOrUndefined(o.publicUrl),
-      signingKeyGraceMs: o.signingKeyGrace,
+      signingKeyGrace: o.signingKeyGrace,
       signingKeyJwk: Option.getOrUndefined(o.signingKeyJwk)
     })
 ).pipe(Command.withDescription("Run the appexec service on SQLite"))
@@ -203,7 +208,7 @@ const keysRevoke = Command.make("revoke", { data, key: Args.text({ name: "KEY_PR
     data,
     Effect.gen(function* () {
       const revoked = yield* (yield* Appexec.Appexec).keys.revoke(key)
-      if (revoked === 0) return yield* Effect.fail(new Error(`No active key has the id or prefix '${key}'.`))
+      if (revoked === 0) return yield* new CommandFailed({ message: `No active key has the id or prefix '${key}'.` })
       yield* Console.log(`revoked ${revoked}`)
     })
   )
@@ -222,11 +227,14 @@ const appsImport = Command.make(
       data,
       Effect.gen(function* () {
         const appexec = yield* Appexec.Appexec
-        if (isPublic && Option.isSome(workspace)) return yield* Effect.fail(new Error("Give either --workspace or --public, not both."))
-        const text = yield* Effect.tryPromise(() => readFile(file, "utf8"))
+        if (isPublic && Option.isSome(workspace)) return yield* new CommandFailed({ message: "Give either --workspace or --public, not both." })
+        const text = yield* Effect.tryPromise({
+          try: () => readFile(file, "utf8"),
+          catch: (e) => new CommandFailed({ message: `${file} could not be read: ${e instanceof Error ? e.message : String(e)}` })
+        })
         const definition = yield* Effect.try({
           try: (): unknown => JSON.parse(text),
-          catch: (e) => new Error(`${file} is not valid JSON: ${e instanceof Error ? e.message : String(e)}`)
+          catch: (e) => new CommandFailed({ message: `${file} is not valid JSON: ${e instanceof Error ? e.message : String(e)}` })
         })
         const owner = isPublic
           ? { public: true as const }
@@ -257,7 +265,7 @@ const signingKeyRotate = Command.make(
   ({ data, grace }) =>
     SigningKeysLive.rotate.pipe(
       Effect.flatMap((jwk) => Console.log(jwk.kid)),
-      Effect.provide(Instance.layer({ dataDir: data, background: false, config: { signingKeyGraceMs: grace } }))
+      Effect.provide(Instance.layer({ dataDir: data, background: false, config: { signingKeyGrace: grace } }))
     )
 ).pipe(
   Command.withDescription(

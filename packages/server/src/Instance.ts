@@ -3,7 +3,7 @@
  * produced media in the filesystem blob store under `<data>/media`, random ids. `serve` runs a
  * worker and a webhook dispatcher; the admin commands run neither.
  */
-import { AppexecLayer, IdGenerator, MediaUrls } from "@appexec/core"
+import { AppexecLayer, type Errors, IdGenerator, MediaUrls } from "@appexec/core"
 import { BuiltinNodes, builtinNodes, NodesSettings } from "@appexec/nodes"
 import { FileBlobStore, NodeOutboundHttp } from "@appexec/platform-node"
 import { SqliteStorage } from "@appexec/sqlite"
@@ -26,7 +26,7 @@ export interface InstanceOptions {
   /** Let outbound requests (media, webhooks, provider calls) reach private and loopback addresses. */
   readonly allowPrivateNetworks?: boolean
   /** Where clients download produced media (admin commands, which produce none, use a placeholder). */
-  readonly mediaUrls?: Layer.Layer<MediaUrls.MediaUrls>
+  readonly mediaUrls?: Layer.Layer<MediaUrls.MediaUrls, Errors.InvalidConfiguration>
 }
 
 /** The instance over `<dataDir>/appexec.db`. */

@@ -3,7 +3,7 @@
  * server's own base URL, served by the HTTP app at `/media/…` (`@appexec/http` `MediaRoute`),
  * with the HMAC secret in the data directory; or an operator's public base URL.
  */
-import { MediaUrls } from "@appexec/core"
+import { type Errors, MediaUrls } from "@appexec/core"
 import { type Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
@@ -25,7 +25,7 @@ export const urlsLayer = (options: {
   readonly baseUrl: string
   readonly dataDir: string
   readonly publicBaseUrl?: string | undefined
-}): Layer.Layer<MediaUrls.MediaUrls> =>
+}): Layer.Layer<MediaUrls.MediaUrls, Errors.InvalidConfiguration> =>
   options.publicBaseUrl === undefined
     ? MediaUrls.layer({ mode: "signed", baseUrl: options.baseUrl, secret: secretOf(options.dataDir) })
     : MediaUrls.layer({ mode: "public", baseUrl: options.publicBaseUrl })

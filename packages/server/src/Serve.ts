@@ -9,7 +9,7 @@ import type { SigningKeyJwk } from "@appexec/core"
 import { AppexecHttp, LocalRateLimitStore } from "@appexec/http"
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Console, Context, Effect, Layer, Option } from "effect"
+import { Console, Context, type Duration, Effect, Layer, Option } from "effect"
 import { mkdirSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import * as Bootstrap from "./Bootstrap.js"
@@ -26,9 +26,9 @@ export interface ServeOptions {
   readonly allowPrivateNetworks: boolean
   readonly rateLimit: number
   readonly trustProxy: boolean
-  readonly webhookRetryDelaysMs: ReadonlyArray<number>
+  readonly webhookRetryDelays: ReadonlyArray<Duration.DurationInput>
   /** How long a rotated-out signing key stays published (default: the core default, 7 days). */
-  readonly signingKeyGraceMs?: number | undefined
+  readonly signingKeyGrace?: Duration.DurationInput | undefined
   /** The webhook signing key given by the operator; generated and stored when absent. */
   readonly signingKeyJwk?: SigningKeyJwk.PrivateJwk | undefined
   /** Public base URL of produced media (CDN, object storage); absent: signed URLs served at `/media/…`. */
@@ -118,8 +118,8 @@ export const serve = (options: ServeOptions) =>
           mediaUrls: Media.urlsLayer({ baseUrl, dataDir: options.dataDir, publicBaseUrl: options.mediaBaseUrl }),
           allowPrivateNetworks: options.allowPrivateNetworks,
           config: {
-            webhookRetryDelaysMs: options.webhookRetryDelaysMs,
-            ...(options.signingKeyGraceMs === undefined ? {} : { signingKeyGraceMs: options.signingKeyGraceMs }),
+            webhookRetryDelays: options.webhookRetryDelays,
+            ...(options.signingKeyGrace === undefined ? {} : { signingKeyGrace: options.signingKeyGrace }),
             ...(options.signingKeyJwk === undefined ? {} : { signingKeyJwk: options.signingKeyJwk })
           }
         })

@@ -69,7 +69,7 @@ describe("SqliteClient", () => {
     Effect.gen(function* () {
       const filename = yield* tempFile
       const instance = (worker: boolean) =>
-        AppexecLayer.make({ worker, config: { pollIntervalMs: 20 } }).pipe(
+        AppexecLayer.make({ worker, config: { pollInterval: 20 } }).pipe(
           Layer.provide(SqliteStorage.layer({ filename, busyTimeoutMs: 20 })),
           Layer.provide(IdGenerator.IdGenerator.random),
     Layer.provide(TestOutboundHttp.layer)

@@ -26,7 +26,7 @@ describe("webhook schedule over SQLite (shortened delays, virtual time)", () => 
           })
       })
       const instance = AppexecLayer.make({
-        config: { pollIntervalMs: 60_000, webhookPollIntervalMs: 100, webhookRetryDelaysMs: [200, 500, 1_000] }
+        config: { pollInterval: 60_000, webhookPollInterval: 100, webhookRetryDelays: [200, 500, 1_000] }
       }).pipe(Layer.provideMerge(SqliteStorage.layer({ filename: join(dir, "appexec.db") })), Layer.provideMerge(SeededIds.layer()), Layer.provide(http))
 
       yield* Effect.gen(function* () {

@@ -10,7 +10,7 @@ import * as SeededIds from "./SeededIds.js"
 import * as TestOutboundHttp from "./TestOutboundHttp.js"
 
 /** Options of the harness: those of `AppexecLayer.make`, the id seed and the outbound client. */
-export interface Options<Nodes extends ReadonlyArray<NodeType.NodeType<any, any, any>>> extends AppexecLayer.Options<Nodes> {
+export interface Options<Nodes extends ReadonlyArray<NodeType.Any>> extends AppexecLayer.Options<Nodes> {
   readonly seed?: string
   /** The instance's outbound HTTP (default `TestOutboundHttp`: real requests, no address policy). */
   readonly outbound?: Layer.Layer<OutboundHttp.OutboundHttp>
@@ -20,16 +20,16 @@ export interface Options<Nodes extends ReadonlyArray<NodeType.NodeType<any, any,
  * The instance on fresh in-memory storage; the storage ports stay reachable for assertions.
  * Its own fibers (the worker) log warnings and errors only. The webhook dispatcher is off unless
  * `webhooks: true` is given, so that no test sends a request it did not ask for. Stopping
- * releases running executions at once (`drainTimeoutMs: 0`) unless the config says otherwise.
+ * releases running executions at once (`drainTimeout: 0`) unless the config says otherwise.
  */
-export const layer = <const Nodes extends ReadonlyArray<NodeType.NodeType<any, any, any>> = readonly []>(
+export const layer = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly []>(
   options: Options<Nodes> = {}
 ) =>
   AppexecLayer.make({
     ...options,
     webhooks: options.webhooks ?? false,
     // Stopping does not wait for running executions: under TestClock nothing would end the wait.
-    config: { drainTimeoutMs: 0, ...options.config }
+    config: { drainTimeout: 0, ...options.config }
   }).pipe(
     Layer.provideMerge(MemoryStorage.layer),
     Layer.provideMerge(SeededIds.layer(options.seed)),

@@ -4,7 +4,7 @@
  */
 import { describe, expect } from "@effect/vitest"
 import { Ids } from "@appexec/api"
-import { AppStore, KeyStore } from "@appexec/core"
+import { AppDefinition, AppStore, KeyStore } from "@appexec/core"
 import { Effect, Option } from "effect"
 import { type MakeStorage, storageTest, uuid } from "../internal/StorageFixtures.js"
 
@@ -26,7 +26,10 @@ const app = (
   createdAt: n,
   updatedAt: n
 })
-const version = (record: AppStore.AppRecord, definition: unknown = { name: record.name }): AppStore.WorkflowVersion => ({
+const version = (
+  record: AppStore.AppRecord,
+  definition: AppDefinition.AppDefinition = { name: record.name, nodes: [], edges: [] }
+): AppStore.WorkflowVersion => ({
   workflowId: record.workflowId,
   appId: record.appId,
   definition,
@@ -53,17 +56,18 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         yield* seedWorkspaces
         const apps = yield* AppStore.AppStore
         const first = app(1, "Poster", { workspaceId: WS1, isPublic: false }, "Makes posters")
-        const definition = { nodes: [{ id: "a", type: "input.text", config: { name: "ä" } }], edges: [] }
+        const definition = { name: "Ä", nodes: [{ id: "a", type: "input.text", config: { name: "ä" } }], edges: [] }
         yield* apps.save(first, version(first, definition))
         expect(yield* apps.get(first.appId)).toEqual(Option.some(first))
         expect(yield* apps.getVersion(first.workflowId)).toEqual(Option.some(version(first, definition)))
         const renamed = { ...first, name: "Poster 2", isPublic: true, updatedAt: 9 }
-        yield* apps.save(renamed, version(first, { changed: true }))
+        yield* apps.save(renamed, version(first, { name: "changed", nodes: [], edges: [] }))
         expect(yield* apps.get(first.appId)).toEqual(Option.some(renamed))
         expect(yield* apps.getVersion(first.workflowId)).toEqual(Option.some(version(first, definition)))
         const next = { ...renamed, workflowId: Ids.WorkflowId.make(uuid(4, 50)) }
-        yield* apps.save(next, version(next, { v: 2 }))
-        expect(Option.map(yield* apps.getVersion(next.workflowId), (v) => v.definition)).toEqual(Option.some({ v: 2 }))
+        const second = { name: "Poster 2", description: "v2", nodes: [], edges: [] }
+        yield* apps.save(next, version(next, second))
+        expect(Option.map(yield* apps.getVersion(next.workflowId), (v) => v.definition)).toEqual(Option.some(second))
         expect(yield* apps.get(Ids.AppId.make(uuid(3, 99)))).toEqual(Option.none())
         expect(yield* apps.getVersion(Ids.WorkflowId.make(uuid(4, 99)))).toEqual(Option.none())
       })

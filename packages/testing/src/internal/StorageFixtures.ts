@@ -43,7 +43,7 @@ export const seedOwner = (n = 1) =>
         createdAt: 0,
         updatedAt: 0
       },
-      { workflowId: owner.workflowId, appId: owner.appId, definition: { nodes: [], edges: [] }, createdAt: 0 }
+      { workflowId: owner.workflowId, appId: owner.appId, definition: { name: "owner", nodes: [], edges: [] }, createdAt: 0 }
     )
     return owner
   })
