@@ -122,71 +122,73 @@ export const StartedExecutionResponse = Envelope.Envelope(Execution.StartedExecu
 /** `{ data: Execution }`. */
 export const ExecutionResponse = Envelope.Envelope(Execution.Execution).annotations({ identifier: "ExecutionResponse" })
 
+/** `GET /v1/apps`: the caller's apps and the public ones. */
+export const listApps = HttpApiEndpoint.get("listApps", "/apps")
+  .setUrlParams(ListAppsQuery)
+  .addSuccess(AppListResponse)
+  .annotate(OpenApi.Summary, "List apps")
+  .annotate(OpenApi.Description, "The apps of the caller's workspace, then up to `limit` public apps.")
+
+/** `GET /v1/apps/{appId}`: an app's parameters. */
+export const getApp = HttpApiEndpoint.get("getApp", "/apps/:appId")
+  .setPath(AppPath)
+  .addSuccess(AppDetailResponse)
+  .addError(Forbidden)
+  .addError(NotFound)
+  .annotate(OpenApi.Summary, "Get app details")
+  .annotate(OpenApi.Description, "The app's parameters: the source of truth for the keys and values of `inputs`.")
+
+/** `GET /v1/apps/{appId}/workflow`: an app's workflow graph. */
+export const getWorkflow = HttpApiEndpoint.get("getWorkflow", "/apps/:appId/workflow")
+  .setPath(AppPath)
+  .addSuccess(WorkflowResponse)
+  .addError(Forbidden)
+  .addError(NotFound)
+  .annotate(OpenApi.Summary, "Get app workflow structure")
+
+/** `POST /v1/apps/{appId}/executions`: starts an execution (202, queued). */
+export const startExecution = HttpApiEndpoint.post("startExecution", "/apps/:appId/executions")
+  .setPath(AppPath)
+  .setUrlParams(StartExecutionQuery)
+  .setPayload(StartExecutionPayload)
+  .addSuccess(StartedExecutionResponse, { status: 202 })
+  .addError(BadRequest)
+  .addError(Forbidden)
+  .addError(NotFound)
+  .addError(PayloadTooLarge)
+  .annotate(OpenApi.Summary, "Start an execution")
+  .annotate(
+    OpenApi.Description,
+    "Validates the inputs and queues an execution. 202 means queued: outputs are placeholders with null values."
+  )
+
+/** `GET /v1/executions/{executionId}`: an execution's status and outputs. */
+export const getExecution = HttpApiEndpoint.get("getExecution", "/executions/:executionId")
+  .setPath(ExecutionPath)
+  .addSuccess(ExecutionResponse)
+  .addError(NotFound)
+  .annotate(OpenApi.Summary, "Get execution status and outputs")
+  .annotate(OpenApi.Description, "Poll every 3 to 5 seconds until `status` is `completed` or `failed`.")
+
+/** `GET /v1/webhooks/signing-key`: the keys that verify webhook signatures. */
+export const getSigningKey = HttpApiEndpoint.get("getSigningKey", "/webhooks/signing-key")
+  .addSuccess(Jwk.JwkSet.annotations({ identifier: "JwkSet" }))
+  .annotate(OpenApi.Summary, "Get webhook verification key")
+  .annotate(OpenApi.Description, "Ed25519 public keys (JWK) that verify webhook signatures; cache them.")
+
 /** Apps: list, detail, workflow graph and starting an execution. */
 export class AppsGroup extends HttpApiGroup.make("apps")
-  .add(
-    HttpApiEndpoint.get("listApps", "/apps")
-      .setUrlParams(ListAppsQuery)
-      .addSuccess(AppListResponse)
-      .annotate(OpenApi.Summary, "List apps")
-      .annotate(OpenApi.Description, "The apps of the caller's workspace, then up to `limit` public apps.")
-  )
-  .add(
-    HttpApiEndpoint.get("getApp", "/apps/:appId")
-      .setPath(AppPath)
-      .addSuccess(AppDetailResponse)
-      .addError(Forbidden)
-      .addError(NotFound)
-      .annotate(OpenApi.Summary, "Get app details")
-      .annotate(OpenApi.Description, "The app's parameters: the source of truth for the keys and values of `inputs`.")
-  )
-  .add(
-    HttpApiEndpoint.get("getWorkflow", "/apps/:appId/workflow")
-      .setPath(AppPath)
-      .addSuccess(WorkflowResponse)
-      .addError(Forbidden)
-      .addError(NotFound)
-      .annotate(OpenApi.Summary, "Get app workflow structure")
-  )
-  .add(
-    HttpApiEndpoint.post("startExecution", "/apps/:appId/executions")
-      .setPath(AppPath)
-      .setUrlParams(StartExecutionQuery)
-      .setPayload(StartExecutionPayload)
-      .addSuccess(StartedExecutionResponse, { status: 202 })
-      .addError(BadRequest)
-      .addError(Forbidden)
-      .addError(NotFound)
-      .addError(PayloadTooLarge)
-      .annotate(OpenApi.Summary, "Start an execution")
-      .annotate(
-        OpenApi.Description,
-        "Validates the inputs and queues an execution. 202 means queued: outputs are placeholders with null values."
-      )
-  )
+  .add(listApps)
+  .add(getApp)
+  .add(getWorkflow)
+  .add(startExecution)
   .middleware(Authentication) {}
 
 /** Executions: status and outputs. */
-export class ExecutionsGroup extends HttpApiGroup.make("executions")
-  .add(
-    HttpApiEndpoint.get("getExecution", "/executions/:executionId")
-      .setPath(ExecutionPath)
-      .addSuccess(ExecutionResponse)
-      .addError(NotFound)
-      .annotate(OpenApi.Summary, "Get execution status and outputs")
-      .annotate(OpenApi.Description, "Poll every 3 to 5 seconds until `status` is `completed` or `failed`.")
-  )
-  .middleware(Authentication) {}
+export class ExecutionsGroup extends HttpApiGroup.make("executions").add(getExecution).middleware(Authentication) {}
 
 /** Webhooks: the verification key set. */
-export class WebhooksGroup extends HttpApiGroup.make("webhooks")
-  .add(
-    HttpApiEndpoint.get("getSigningKey", "/webhooks/signing-key")
-      .addSuccess(Jwk.JwkSet.annotations({ identifier: "JwkSet" }))
-      .annotate(OpenApi.Summary, "Get webhook verification key")
-      .annotate(OpenApi.Description, "Ed25519 public keys (JWK) that verify webhook signatures; cache them.")
-  )
-  .middleware(Authentication) {}
+export class WebhooksGroup extends HttpApiGroup.make("webhooks").add(getSigningKey).middleware(Authentication) {}
 
 /** The whole API: the six endpoints under `/v1`, with the errors every endpoint may answer. */
 export class AppexecApi extends HttpApi.make("appexec")

@@ -1,22 +1,30 @@
 /**
- * The whole HTTP app of appexec: the API with its handlers, wrapped in what every request gets —
- * a request id (`X-Request-Id`), the rate limit on `/v1` with its headers, the error body for
- * paths and methods outside the API (404/405), 500 `internal_error` for a defect (logged with the
- * request id), `WWW-Authenticate: Bearer` on 401, one log line per request, and mounting under a
- * base path. Beside `/v1` it answers the signed media URLs of executions at `<base path>/media/…`
- * (see `MediaRoute`), without authentication or rate limit. It serves any platform server
- * (`NodeListener`, `WebHandler`, `HttpServer.serve`).
+ * The HTTP app of appexec: the endpoints of the `HttpApi` definition (`@appexec/api`) served
+ * over the `Appexec` facade, and what every request gets on the way — a request id
+ * (`X-Request-Id`), the `/v1` rate limit counted per client IP before authentication with its
+ * `RateLimit-*` headers, the API key check (401 with `WWW-Authenticate: Bearer`), the error body
+ * for every failure (404 and 405 for paths and methods outside the API, 500 with the request id
+ * for what the server did wrong, logged with it), one structured log line per request, and
+ * mounting under a base path. Beside `/v1` it answers the signed media URLs of executions at
+ * `<base path>/media/…` (see `MediaRoute`), without key or rate limit.
+ *
+ * The app is plain data in and out (`ServerRequest → ServerResponse`); `NodeListener` and
+ * `WebHandler` adapt it to a Node server and to web `Request → Response`.
  */
-import { Appexec, RateLimiter, RateLimitStore, SigningKeys } from "@appexec/core"
-import { HttpApi, HttpApiBuilder, type HttpApp, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Clock, Context, Effect, Layer, Option, Scope, Tracer } from "effect"
-import { AppexecApi } from "@appexec/api/Api"
-import * as Handlers from "./Handlers.js"
+import type { Authentication } from "@appexec/api"
+import { Appexec, Errors, RateLimiter, RateLimitStore, type SigningKeys } from "@appexec/core"
+import { Cause, Clock, Effect, Either, Exit, type Layer, ManagedRuntime, Option, type Runtime, Scope } from "effect"
+import * as ErrorAnswers from "./internal/ErrorAnswers.js"
+import * as Endpoints from "./internal/Endpoints.js"
+import { json, type ServerRequest, type ServerResponse, withHeaders } from "./internal/Exchange.js"
+import * as Routes from "./internal/Routes.js"
 import * as MediaRoute from "./MediaRoute.js"
 import * as RateLimit from "./RateLimit.js"
 
+export type { ServerRequest, ServerResponse } from "./internal/Exchange.js"
+
 /** How the HTTP app behaves. Every field has a default. */
-export interface Options extends Handlers.HandlerOptions {
+export interface Options extends Endpoints.Options {
   /** Path prefix the app is mounted under, e.g. `/api` (default: none). */
   readonly basePath?: string
   /** The `/v1` rate limit (default 100 requests per minute per client IP). */
@@ -34,26 +42,11 @@ export interface Options extends Handlers.HandlerOptions {
 /** What the app needs: the facade, the signing keys and the rate-limit counters. */
 export type Requirements = Appexec.Appexec | SigningKeys.SigningKeys | RateLimitStore.RateLimitStore
 
-interface Route {
-  readonly method: string
-  readonly pattern: RegExp
+/** The app: answers one request, on the runtime it was made in (its logger, clock and services). */
+export interface App {
+  readonly handle: (request: ServerRequest) => Effect.Effect<ServerResponse>
+  readonly runtime: Runtime.Runtime<never>
 }
-
-/** The method and path pattern of every endpoint, read from the API definition. */
-const routesOf = (): ReadonlyArray<Route> => {
-  const routes: Array<Route> = []
-  HttpApi.reflect(AppexecApi, {
-    onGroup: () => {},
-    onEndpoint: ({ endpoint }) => {
-      const source = endpoint.path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z]+/g, "[^/]+")
-      routes.push({ method: endpoint.method, pattern: new RegExp(`^${source}/?$`) })
-    }
-  })
-  return routes
-}
-
-const json = (status: number, code: string, message: string, details?: ReadonlyArray<unknown>) =>
-  HttpServerResponse.unsafeJson({ error: { code, message, ...(details === undefined ? {} : { details }) } }, { status })
 
 /** Normalises a base path: `""` or `/segment…` without a trailing slash. */
 export const normalizeBasePath = (basePath: string | undefined): string => {
@@ -61,146 +54,177 @@ export const normalizeBasePath = (basePath: string | undefined): string => {
   return trimmed === "" ? "" : trimmed.startsWith("/") ? trimmed : `/${trimmed}`
 }
 
-/**
- * The request as the router should see it: without the base path, and with every `/` of the
- * query string escaped. The router folds repeated slashes in the whole URL, query included, so
- * an unescaped `?search=a//b` or `?webhook=https://host/a//b` would otherwise reach the handler
- * changed; query values are decoded after routing, so `%2F` arrives as `/`.
- */
-const routable = (request: HttpServerRequest.HttpServerRequest, basePath: string) => {
-  const url = basePath === "" ? request.url : request.url.slice(basePath.length) || "/"
-  const query = url.indexOf("?")
-  const escaped = query === -1 || !url.includes("/", query) ? url : `${url.slice(0, query)}${url.slice(query).replaceAll("/", "%2F")}`
-  return escaped === request.url ? request : request.modify({ url: escaped })
-}
-
-const pathOf = (url: string) => {
+const splitUrl = (url: string) => {
   const q = url.indexOf("?")
-  return q === -1 ? url : url.slice(0, q)
+  return q === -1 ? { path: url, search: "" } : { path: url.slice(0, q), search: url.slice(q + 1) }
 }
 
+/** The query as a record: one string per key, an array for a key given more than once. */
+const queryOf = (search: string): Record<string, string | ReadonlyArray<string>> => {
+  const query: Record<string, string | Array<string>> = {}
+  if (search === "") return query
+  for (const [key, value] of new URLSearchParams(search)) {
+    const seen = query[key]
+    query[key] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value]
+  }
+  return query
+}
+
+const unauthorizedHeaders = { "www-authenticate": 'Bearer realm="appexec"' }
+
 /**
- * The HTTP app. Scoped: the handlers live as long as the scope.
+ * The HTTP app over the services of the context. Scoped: it serves while the scope is open.
  *
  * ```ts
  * const app = yield* AppexecHttp.make({ basePath: "/api", rateLimit: { limit: 1000 } })
  * ```
  */
-export const make = (
-  options: Options = {}
-): Effect.Effect<HttpApp.Default, never, Requirements | Scope.Scope> =>
+export const make = (options: Options = {}): Effect.Effect<App, never, Requirements | Scope.Scope> =>
   Effect.gen(function* () {
-    // The handlers capture the context they are built in, and the router merges it into every
-    // request's context: building them on just what they need keeps that copy small.
-    const services = yield* Layer.build(
-      Layer.mergeAll(Handlers.layer(options), HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer)
-    ).pipe(
-      Effect.mapInputContext((context: Context.Context<Appexec.Appexec | SigningKeys.SigningKeys | Scope.Scope>) =>
-        Context.pick(Appexec.Appexec, SigningKeys.SigningKeys, Scope.Scope)(context)
-      )
-    )
-    const platform = yield* Layer.build(HttpServer.layerContext)
-    const api = yield* Effect.provide(HttpApiBuilder.httpApp, services)
+    const appexec = yield* Appexec.Appexec
     const store = yield* RateLimitStore.RateLimitStore
-    // Every request runs on this context and its request, never on the host's (which, in `serve`,
-    // holds the whole instance): the context is copied at each `provide` down the router.
-    const requestContext = Context.add(platform, RateLimitStore.RateLimitStore, store)
+    const served = new Map((yield* Endpoints.make(options)).map((s) => [s.name, s]))
+    const table = Routes.make()
+    for (const route of table.routes) {
+      if (!served.has(route.name)) return yield* Effect.dieMessage(`endpoint ${route.name} has no handler`)
+      if (!route.authenticated) return yield* Effect.dieMessage(`endpoint ${route.name} is not guarded by an API key`)
+    }
     const policy = RateLimit.policyOf(options.rateLimit)
     const trustProxy = options.rateLimit?.trustProxy ?? RateLimit.defaults.trustProxy
     const basePath = normalizeBasePath(options.basePath)
     const logRequests = options.logRequests ?? true
-    const routes = routesOf()
     const media = options.media === false ? Option.none() : yield* MediaRoute.make
     if (Option.isSome(media)) yield* MediaRoute.checkBasePath(basePath)
+    const runtime = yield* Effect.runtime<never>()
 
-    /** 405 when the path is an endpoint's with another method, else 404. */
-    const unmatched = (method: string, path: string) => {
-      const allowed = routes.filter((r) => r.pattern.test(path)).map((r) => r.method)
-      // A path the router could not decode (`/v1/apps/%ZZ`) matches a pattern but no endpoint.
-      return allowed.length === 0 || allowed.includes(method)
-        ? json(404, "not_found", `No endpoint ${method} ${path}. The endpoints are listed in the API documentation.`)
-        : json(405, "invalid_request", `Method ${method} is not allowed on ${path}; allowed: ${allowed.join(", ")}.`).pipe(
-            HttpServerResponse.setHeader("allow", allowed.join(", "))
-          )
+    /** Runs an endpoint for an authenticated caller; every failure becomes its answer. */
+    const runEndpoint = (
+      route: Routes.Route,
+      input: Parameters<Endpoints.Served["run"]>[0],
+      requestId: string
+    ): Effect.Effect<ServerResponse> =>
+      served
+        .get(route.name)!
+        .run(input)
+        .pipe(
+          Effect.map((value) => json(route.successStatus, value)),
+          Effect.catchAll((error) => {
+            switch (error._tag) {
+              case "Refused":
+                return Effect.succeed(error.response)
+              case "StorageError":
+                return Effect.logError("request failed: storage", error).pipe(Effect.as(ErrorAnswers.internalError(requestId)))
+              default:
+                return Effect.succeed(ErrorAnswers.fromRequestError(error))
+            }
+          })
+        )
+
+    const authenticate = (
+      request: ServerRequest
+    ): Effect.Effect<Either.Either<Authentication.Principal, ServerResponse>, Errors.StorageError> =>
+      appexec.keys
+        .authenticate({ "x-api-key": request.headers["x-api-key"], authorization: request.headers["authorization"] })
+        .pipe(
+          Effect.map((principal) => Either.right<Authentication.Principal>(principal)),
+          Effect.catchTags({
+            Unauthorized: (error) =>
+              Effect.succeed(Either.left<ServerResponse>(withHeaders(ErrorAnswers.fromRequestError(error), unauthorizedHeaders))),
+            StorageError: (error) => Effect.fail(error)
+          })
+        )
+
+    /** An answer, and the route it went to: an endpoint's path template, or the path itself. */
+    type Routed = readonly [ServerResponse, string]
+
+    /** A `/v1` request after the rate limit let it through. */
+    const api = (request: ServerRequest, path: string, search: string, requestId: string): Effect.Effect<Routed, Errors.StorageError> =>
+      Effect.gen(function* () {
+        const found = table.match(request.method, path)
+        if (found._tag === "NotFound") return [ErrorAnswers.notFound(request.method, path), path] as const
+        if (found._tag === "MethodNotAllowed") {
+          return [ErrorAnswers.methodNotAllowed(request.method, path, found.allow), path] as const
+        }
+        const template = found.route.template
+        const principal = yield* authenticate(request)
+        if (Either.isLeft(principal)) return [principal.left, template] as const
+        const response = yield* runEndpoint(
+          found.route,
+          { params: found.params, query: queryOf(search), principal: principal.right, request },
+          requestId
+        )
+        return [response, template] as const
+      })
+
+    const rateLimited = (request: ServerRequest, path: string, search: string, requestId: string): Effect.Effect<Routed, Errors.StorageError> =>
+      Effect.gen(function* () {
+        const decision = yield* RateLimiter.consume(RateLimit.clientIp(request, trustProxy), policy).pipe(
+          Effect.provideService(RateLimitStore.RateLimitStore, store)
+        )
+        const [response, route]: Routed = decision.allowed
+          ? yield* api(request, path, search, requestId)
+          : [
+              ErrorAnswers.answer(429, {
+                code: "rate_limited",
+                message: `Rate limit of ${decision.limit} requests exceeded; retry after ${decision.resetSeconds} s.`
+              }),
+              path
+            ]
+        return [withHeaders(response, RateLimit.headersOf(decision)), route] as const
+      })
+
+    /** The answer to `request`, before the headers every answer gets. */
+    const dispatch = (request: ServerRequest, requestId: string): Effect.Effect<Routed, Errors.StorageError> => {
+      const { path: fullPath, search } = splitUrl(request.url)
+      const mounted = basePath === "" || fullPath === basePath || fullPath.startsWith(`${basePath}/`)
+      if (!mounted) return Effect.succeed([ErrorAnswers.notFound(request.method, fullPath), fullPath] as const)
+      const path = fullPath.slice(basePath.length) || "/"
+      if (Option.isSome(media) && MediaRoute.isMediaPath(path)) {
+        const answer = media.value({ method: request.method, url: `${path}${search === "" ? "" : `?${search}`}`, headers: request.headers, requestId })
+        return Effect.map(answer, (response) => [response, MediaRoute.PREFIX] as const)
+      }
+      if (path === "/v1" || path.startsWith("/v1/")) return rateLimited(request, path, search, requestId)
+      return Effect.succeed([ErrorAnswers.notFound(request.method, path), path] as const)
     }
 
-    const internalError = (requestId: string) =>
-      json(500, "internal_error", `An unexpected error occurred. Quote request id ${requestId} when reporting it.`, [
-        { requestId }
-      ])
-
-    const respond = (method: string, path: string, requestId: string) =>
-      Effect.catchAllCause(api, (cause) => {
-        const failure = Cause.failureOption(cause)
-        if (Option.isSome(failure) && isRouteNotFound(failure.value)) {
-          return Effect.succeed(unmatched(method, path))
-        }
-        if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
-        return Effect.logError("request failed", cause).pipe(Effect.as(internalError(requestId)))
-      })
-
-    const handle = (
-      original: HttpServerRequest.HttpServerRequest,
-      request: HttpServerRequest.HttpServerRequest,
-      fullPath: string,
-      mounted: boolean,
-      path: string,
-      requestId: string
-    ) =>
-      Effect.gen(function* () {
+    const handle = (request: ServerRequest): Effect.Effect<ServerResponse> => {
+      const requestId = crypto.randomUUID()
+      return Effect.gen(function* () {
         const startedAt = logRequests ? yield* Clock.currentTimeMillis : 0
-        const isV1 = mounted && (path === "/v1" || path.startsWith("/v1/"))
-        const headers: Record<string, string> = { "x-request-id": requestId }
-        let response: HttpServerResponse.HttpServerResponse
-        if (!mounted) {
-          response = json(404, "not_found", `No endpoint ${original.method} ${fullPath}.`)
-        } else if (Option.isSome(media) && MediaRoute.isMediaPath(path)) {
-          response = yield* media.value({ method: original.method, url: request.url, headers: original.headers, requestId })
-        } else if (!isV1) {
-          response = unmatched(original.method, path)
-        } else {
-          const decision = yield* RateLimiter.consume(RateLimit.clientIp(original, trustProxy), policy).pipe(
-            Effect.tapError((error) => Effect.logError("rate limit counter failed", error)),
-            Effect.option
+        const [response, route] = yield* dispatch(request, requestId).pipe(
+          Effect.catchAllCause((cause): Effect.Effect<Routed> =>
+            Cause.isInterruptedOnly(cause)
+              ? Effect.interrupt
+              : Effect.logError("request failed", cause).pipe(Effect.as([ErrorAnswers.internalError(requestId), request.url] as const))
           )
-          response = Option.isNone(decision)
-            ? internalError(requestId)
-            : !decision.value.allowed
-              ? json(
-                  429,
-                  "rate_limited",
-                  `Rate limit of ${decision.value.limit} requests exceeded; retry after ${decision.value.resetSeconds} s.`
-                )
-              : yield* respond(original.method, path, requestId)
-          if (Option.isSome(decision)) Object.assign(headers, RateLimit.headersOf(decision.value))
-        }
-        if (response.status === 401) headers["www-authenticate"] = 'Bearer realm="appexec"'
-        response = HttpServerResponse.setHeaders(response, headers)
+        )
         if (logRequests) {
           const ms = (yield* Clock.currentTimeMillis) - startedAt
-          yield* Effect.logInfo(`${original.method} ${fullPath} ${response.status} ${ms}ms`)
+          yield* Effect.logInfo(`${request.method} ${splitUrl(request.url).path} ${response.status} ${ms}ms`).pipe(
+            Effect.annotateLogs({ method: request.method, route, status: response.status, ms })
+          )
         }
-        return response
-      })
+        return withHeaders(response, { "x-request-id": requestId })
+      }).pipe(Effect.annotateLogs("requestId", requestId))
+    }
 
-    const app: HttpApp.Default = Effect.flatMap(HttpServerRequest.HttpServerRequest, (original) => {
-      const requestId = crypto.randomUUID()
-      const fullPath = pathOf(original.url)
-      const mounted = basePath === "" || fullPath === basePath || fullPath.startsWith(`${basePath}/`)
-      const path = mounted ? fullPath.slice(basePath.length) || "/" : fullPath
-      const request = routable(original, basePath)
-      return handle(original, request, fullPath, mounted, path, requestId).pipe(
-        Effect.annotateLogs("requestId", requestId),
-        Effect.mapInputContext((input: Context.Context<HttpServerRequest.HttpServerRequest>) => {
-          const context = Context.add(requestContext, HttpServerRequest.HttpServerRequest, request)
-          // The request's span (the platform's tracer middleware) stays the parent of ours.
-          const span = Context.getOption(input, Tracer.ParentSpan)
-          return Option.isSome(span) ? Context.add(context, Tracer.ParentSpan, span.value) : context
-        })
-      )
-    })
-    return app
+    return { handle, runtime } satisfies App
   })
 
-const isRouteNotFound = (u: unknown): boolean =>
-  typeof u === "object" && u !== null && "_tag" in u && u._tag === "RouteNotFound"
+/**
+ * The app for a host that does not use Effect: `layer` provides appexec (for example
+ * `AppexecLayer.make()` over a storage). `dispose` stops the app and releases the layer. The
+ * Node and web adapters build on it (`NodeListener.fromLayer`, `WebHandler.fromLayer`).
+ */
+export const fromLayer = async <E>(
+  layer: Layer.Layer<Requirements, E>,
+  options: Options = {}
+): Promise<{ readonly app: App; readonly dispose: () => Promise<void> }> => {
+  const runtime = ManagedRuntime.make(layer)
+  const scope = await runtime.runPromise(Scope.make())
+  const app = await runtime.runPromise(Scope.extend(make(options), scope))
+  return {
+    app,
+    dispose: () => runtime.runPromise(Scope.close(scope, Exit.void)).then(() => runtime.dispose())
+  }
+}

@@ -11,9 +11,10 @@
  * other methods 405, storage failures 500 with the request id.
  */
 import { BlobStore, MediaUrls } from "@appexec/core"
-import { HttpServerResponse } from "@effect/platform"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { Context, Effect, Encoding, Option } from "effect"
+import * as ErrorAnswers from "./internal/ErrorAnswers.js"
+import type { ServerResponse } from "./internal/Exchange.js"
 
 /** The path prefix of media, relative to the base path. */
 export const PREFIX = MediaUrls.MEDIA_PATH
@@ -31,15 +32,13 @@ export interface Request {
 }
 
 /** Answers media requests. */
-export type Route = (request: Request) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+export type Route = (request: Request) => Effect.Effect<ServerResponse>
 
 // The origin is irrelevant to the signature check, which reads only the path and the query.
 const ORIGIN = "http://appexec.invalid"
 
-const error = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
-  HttpServerResponse.unsafeJson({ error: { code, message } }, { status }).pipe(
-    HttpServerResponse.setHeaders({ "cache-control": "no-store", ...headers })
-  )
+const error = (status: number, code: "not_found" | "invalid_request", message: string, headers: Record<string, string> = {}) =>
+  ErrorAnswers.answer(status, { code, message }, { "cache-control": "no-store", ...headers })
 
 const notFound = () => error(404, "not_found", "No media at this path: the link is unknown, altered or expired.")
 
@@ -61,7 +60,7 @@ export const parseRange = (value: string | undefined, size: number): { start: nu
 /** The answer to one media request, over the media URLs and blobs of the context. */
 export const answer = (
   request: Request
-): Effect.Effect<HttpServerResponse.HttpServerResponse, never, MediaUrls.MediaUrls | BlobStore.BlobStore> =>
+): Effect.Effect<ServerResponse, never, MediaUrls.MediaUrls | BlobStore.BlobStore> =>
   Effect.gen(function* () {
     const urls = yield* MediaUrls.MediaUrls
     const blobs = yield* BlobStore.BlobStore
@@ -85,7 +84,7 @@ export const answer = (
       "content-security-policy": "default-src 'none'; sandbox"
     }
     if (request.headers["if-none-match"]?.split(",").some((t) => t.trim() === etag || t.trim() === "*")) {
-      return HttpServerResponse.empty({ status: 304, headers: common })
+      return { status: 304, headers: common, body: undefined }
     }
     const range = parseRange(request.headers["range"], bytes.length)
     if (range === null) {
@@ -100,25 +99,10 @@ export const answer = (
       ...(range === undefined ? {} : { "content-range": `bytes ${range.start}-${range.end}/${bytes.length}` })
     }
     const status = range === undefined ? 200 : 206
-    return request.method === "HEAD"
-      ? HttpServerResponse.empty({ status, headers: { ...headers, "content-type": contentType } })
-      : HttpServerResponse.uint8Array(body, { status, headers, contentType })
+    return { status, headers: { ...headers, "content-type": contentType }, body: request.method === "HEAD" ? undefined : body }
   }).pipe(
     Effect.catchTag("StorageError", (cause) =>
-      Effect.logError("media download failed", cause).pipe(
-        Effect.as(
-          HttpServerResponse.unsafeJson(
-            {
-              error: {
-                code: "internal_error",
-                message: `An unexpected error occurred. Quote request id ${request.requestId} when reporting it.`,
-                details: [{ requestId: request.requestId }]
-              }
-            },
-            { status: 500 }
-          )
-        )
-      )
+      Effect.logError("media download failed", cause).pipe(Effect.as(ErrorAnswers.internalError(request.requestId)))
     )
   )
 

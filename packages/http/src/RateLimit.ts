@@ -1,11 +1,10 @@
 /**
- * The rate limit of every `/v1` request (SPEC §7–§8, DESIGN §3): a fixed window per client IP
+ * The rate limit of every `/v1` request: a fixed window per client IP
  * over core's `RateLimiter`, counted before authentication. The client IP is the socket address,
  * or the last `X-Forwarded-For` address (the one a trusted proxy appended) when `trustProxy` is set.
  */
-import { RateLimiter } from "@appexec/core"
-import type { HttpServerRequest } from "@effect/platform"
-import { Option } from "effect"
+import type { RateLimiter } from "@appexec/core"
+import type { ServerRequest } from "./internal/Exchange.js"
 
 /** Settings of the limit. */
 export interface RateLimitOptions {
@@ -17,7 +16,7 @@ export interface RateLimitOptions {
   readonly trustProxy?: boolean
 }
 
-/** The defaults of SPEC §8: 100 requests per minute per IP. */
+/** The defaults: 100 requests per minute per IP. */
 export const defaults = { limit: 100, windowMs: 60_000, trustProxy: false } as const
 
 /** The policy `options` describe. */
@@ -31,12 +30,12 @@ export const policyOf = (options: RateLimitOptions = {}): RateLimiter.RateLimitP
  * the trusted proxy in front saw, which it appends as the **last** `X-Forwarded-For` entry.
  * Entries to its left were written by the client and could be anything, so they never count.
  */
-export const clientIp = (request: HttpServerRequest.HttpServerRequest, trustProxy: boolean): string => {
+export const clientIp = (request: Pick<ServerRequest, "headers" | "remoteAddress">, trustProxy: boolean): string => {
   if (trustProxy) {
     const forwarded = request.headers["x-forwarded-for"]?.split(",").at(-1)?.trim()
     if (forwarded !== undefined && forwarded !== "") return forwarded
   }
-  return Option.getOrElse(request.remoteAddress, () => "unknown")
+  return request.remoteAddress ?? "unknown"
 }
 
 /** The `RateLimit-*` headers of a decision, and `Retry-After` when the request is refused. */

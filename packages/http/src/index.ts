@@ -1,12 +1,10 @@
 /**
- * @appexec/http: the six endpoints of appexec on @effect/platform `HttpApi`, with Node and web
- * handlers for embedding. The API definition itself is `@appexec/api`.
+ * @appexec/http: the endpoints of the appexec API (`@appexec/api`) served over the `Appexec`
+ * facade, with a Node `(req, res)` listener and a web `Request → Response` handler for
+ * embedding, the media route, the rate limit and the OpenAPI document.
  */
 export * as AppexecHttp from "./AppexecHttp.js"
-export * as Auth from "./Auth.js"
-export * as ErrorMapping from "./ErrorMapping.js"
 export * as LocalRateLimitStore from "./LocalRateLimitStore.js"
-export * as Handlers from "./Handlers.js"
 export * as MediaRoute from "./MediaRoute.js"
 export * as NodeListener from "./NodeListener.js"
 export * as OpenApiDocument from "./OpenApiDocument.js"

@@ -1,5 +1,4 @@
 import { BlobStore, MediaUrls } from "@appexec/core"
-import { HttpServerResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Layer, Option, Redacted, TestClock } from "effect"
 import { MediaRoute } from "../src/index.js"
@@ -27,13 +26,9 @@ const signed = (ttlSeconds = 3600) =>
 const get = (url: string, headers: Record<string, string> = {}, method = "GET") =>
   Effect.gen(function* () {
     const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]))
-    const response = HttpServerResponse.toWeb(yield* MediaRoute.answer({ method, url, headers: lower, requestId: "test" }))
-    const body = new Uint8Array(yield* Effect.promise(() => response.arrayBuffer()))
-    return {
-      status: response.status,
-      headers: Object.fromEntries([...response.headers]) as Record<string, string>,
-      body: body.length === 0 ? undefined : body
-    }
+    const response = yield* MediaRoute.answer({ method, url, headers: lower, requestId: "test" })
+    const body = typeof response.body === "string" ? new TextEncoder().encode(response.body) : response.body
+    return { status: response.status, headers: response.headers, body: body === undefined || body.length === 0 ? undefined : body }
   })
 
 const urlFor = (key: string) => Effect.flatMap(MediaUrls.MediaUrls, (urls) => urls.urlFor(key))

@@ -5,11 +5,9 @@
 import { Jwk } from "@appexec/api"
 import { Appexec, SigningKeys } from "@appexec/core"
 import { TestHarness } from "@appexec/testing"
-import { FetchHttpClient, HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer, Logger, LogLevel } from "effect"
-import { createServer } from "node:http"
-import { AppexecHttp } from "../src/index.js"
+import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { Context, Effect, Layer, Logger, LogLevel } from "effect"
+import { type AppexecHttp, NodeListener } from "../src/index.js"
 
 /** The published key of the test instance. */
 export const testJwk: Jwk.Jwk = {
@@ -50,16 +48,23 @@ export const echoApp = {
 /** A private app, imported for one workspace. */
 export const privateApp = { ...echoApp, name: "Private echo", description: "Only for its workspace", public: false }
 
-/** The server over the instance from the context, serving `AppexecHttp.make(options)`. */
+/** The base URL of the test server. */
+export class TestServer extends Context.Tag("@appexec/http/test/TestServer")<TestServer, { readonly url: string }>() {}
+
+/** The server over the instance from the context: `NodeListener.serve(options)` on 127.0.0.1, port 0. */
 export const serverLayer = (options: AppexecHttp.Options = {}) =>
-  Layer.unwrapScoped(Effect.map(AppexecHttp.make(options), (app) => HttpServer.serve(app))).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: 0, host: "127.0.0.1" })),
+  Layer.scoped(TestServer, NodeListener.serve(options)).pipe(
     // The harness logs warnings only; the server's request lines are information.
     Layer.provide(Logger.minimumLogLevel(LogLevel.Info))
   )
 
 /** A client whose relative URLs go to the test server. */
-export const clientLayer = HttpServer.layerTestClient.pipe(Layer.provide(FetchHttpClient.layer))
+export const clientLayer = Layer.effect(
+  HttpClient.HttpClient,
+  Effect.map(Effect.zip(TestServer, HttpClient.HttpClient), ([server, client]) =>
+    client.pipe(HttpClient.mapRequest(HttpClientRequest.prependUrl(server.url)))
+  )
+).pipe(Layer.provide(FetchHttpClient.layer))
 
 /**
  * The whole stack for one test: a fresh instance (memory, seeded ids, worker), the signing

@@ -6,12 +6,11 @@
  * webhook dispatcher, closes storage and exits.
  */
 import type { SigningKeyJwk } from "@appexec/core"
-import { AppexecHttp, LocalRateLimitStore } from "@appexec/http"
-import { HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
-import { Console, Context, type Duration, Effect, Layer, Option } from "effect"
+import { AppexecHttp, LocalRateLimitStore, NodeListener } from "@appexec/http"
+import { Console, type Duration, Effect, Option } from "effect"
 import { mkdirSync } from "node:fs"
 import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
 import * as Bootstrap from "./Bootstrap.js"
 import * as ExecutionLog from "./ExecutionLog.js"
 import * as Instance from "./Instance.js"
@@ -63,6 +62,24 @@ const stopListening = (server: Server) =>
     Effect.ensuring(Effect.sync(() => server.closeAllConnections()))
   )
 
+/** Listens on `port` (0: any free port) and `host`; the port bound. The server is closed with the scope. */
+const listen = (server: Server, port: number, host: string) =>
+  Effect.acquireRelease(
+    Effect.async<number, Error>((resume) => {
+      const onError = (error: Error) => resume(Effect.fail(error))
+      server.once("error", onError)
+      server.listen(port, host, () => {
+        server.off("error", onError)
+        resume(Effect.succeed((server.address() as AddressInfo).port))
+      })
+    }),
+    () =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  )
+
 /**
  * Serves until interrupted. Shutdown runs in the reverse order of start: the listener closes
  * first (`stopListening`), then the instance stops — the worker drains and releases what it could
@@ -72,11 +89,10 @@ export const serve = (options: ServeOptions) =>
   Effect.gen(function* () {
     yield* Effect.sync(() => mkdirSync(options.dataDir, { recursive: true }))
     // Listen first: the media URLs an execution hands out need the address, also with port 0.
-    // Until `serveEffect` below, connections wait without an answer.
+    // Until the listener is attached below, connections wait without an answer.
     const nodeServer = createServer()
-    const server = yield* Layer.build(NodeHttpServer.layer(() => nodeServer, { port: options.port, host: options.host }))
-    const address = Context.get(server, HttpServer.HttpServer).address
-    const localUrl = baseUrlOf(options.host, address._tag === "TcpAddress" ? address.port : options.port)
+    const port = yield* listen(nodeServer, options.port, options.host)
+    const localUrl = baseUrlOf(options.host, port)
     const baseUrl = options.publicUrl ?? localUrl
 
     // Runs inside the instance and in a scope of its own, which closes before the instance's:
@@ -89,8 +105,10 @@ export const serve = (options: ServeOptions) =>
       const app = yield* AppexecHttp.make({
         rateLimit: { limit: options.rateLimit, trustProxy: options.trustProxy }
       }).pipe(Effect.provide(LocalRateLimitStore.layer()))
-      yield* HttpServer.serveEffect(app).pipe(Effect.provide(server))
-      // Added after `serveEffect`, so it runs before the request handler is removed.
+      const listener = NodeListener.fromApp(app)
+      nodeServer.on("request", listener)
+      yield* Effect.addFinalizer(() => Effect.sync(() => nodeServer.off("request", listener)))
+      // Added after the listener's, so it runs first: requests in flight finish with the app.
       yield* Effect.addFinalizer(() =>
         Effect.logInfo("stopping: stopped accepting requests; waiting for requests in flight").pipe(
           Effect.zipRight(stopListening(nodeServer)),

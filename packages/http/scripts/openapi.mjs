@@ -1,8 +1,9 @@
 /**
- * Writes the generated OpenAPI document to `docs/openapi.json` at the repository root.
+ * Rewrites docs/openapi.json from the API definition, through the built `@appexec/http`
+ * (`npm run openapi -w @appexec/http` builds first).
  */
+import { OpenApiDocument } from "@appexec/http"
 import { writeFileSync } from "node:fs"
-import { OpenApiDocument } from "../src/index.js"
 
 const target = new URL("../../../docs/openapi.json", import.meta.url)
 writeFileSync(target, OpenApiDocument.render())

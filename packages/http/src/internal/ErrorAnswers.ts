@@ -1,0 +1,78 @@
+/**
+ * The one mapping from what can go wrong with a request to its answer: every non-2xx answer
+ * carries the error body `{ "error": { "code", "message", "details"? } }` declared by the API's
+ * error classes (`ApiError`). Core decides the code and the message; only the status is chosen
+ * here. A storage failure is a 500 that names the request id and nothing else.
+ */
+import { Api, type ErrorBody } from "@appexec/api"
+import type { Errors } from "@appexec/core"
+import { ParseResult } from "effect"
+import { json, type ServerResponse } from "./Exchange.js"
+
+/** The error answer with `status` and `info`. */
+export const answer = (status: number, info: ErrorBody.ErrorInfo, headers: Readonly<Record<string, string>> = {}): ServerResponse =>
+  json(status, { error: info }, headers)
+
+/** The status of each core request error. */
+const statusOf: Record<Errors.RequestError["_tag"], number> = {
+  AppNotFound: 404,
+  ExecutionNotFound: 404,
+  AppAccessDenied: 403,
+  Unauthorized: 401,
+  InvalidInputs: 400,
+  InvalidWebhookUrl: 400,
+  InvalidRequest: 400
+}
+
+/** The answer to a core request error. */
+export const fromRequestError = (error: Errors.RequestError): ServerResponse =>
+  answer(
+    statusOf[error._tag],
+    error._tag === "InvalidInputs"
+      ? { code: error.code, message: error.message, details: error.problems }
+      : { code: error.code, message: error.message }
+  )
+
+/** 400 `invalid_request` with `message`. */
+export const invalidRequest = (message: string): ServerResponse => answer(400, { code: "invalid_request", message })
+
+/** 500 `internal_error`: the request id under which the failure was logged, nothing else. */
+export const internalError = (requestId: string): ServerResponse =>
+  answer(500, {
+    code: "internal_error",
+    message: `An unexpected error occurred. Quote request id ${requestId} when reporting it.`,
+    details: [{ requestId }]
+  })
+
+/** 413 `payload_too_large`. */
+export const payloadTooLarge = (maxBytes: number): ServerResponse =>
+  answer(413, { code: "payload_too_large", message: `The request body is larger than ${maxBytes} bytes.` })
+
+/** 404 for a path that is no endpoint. */
+export const notFound = (method: string, path: string): ServerResponse =>
+  answer(404, { code: "not_found", message: `No endpoint ${method} ${path}. The endpoints are listed in the API documentation.` })
+
+/** 405 for a path that is an endpoint's with another method. */
+export const methodNotAllowed = (method: string, path: string, allow: ReadonlyArray<string>): ServerResponse =>
+  answer(
+    405,
+    { code: "invalid_request", message: `Method ${method} is not allowed on ${path}; allowed: ${allow.join(", ")}.` },
+    { allow: allow.join(", ") }
+  )
+
+/** What each query parameter must be, said once instead of the schema's every branch. */
+const expectations: Readonly<Record<string, string>> = {
+  limit: `'limit' must be an integer from ${Api.LIST_LIMIT.min} to ${Api.LIST_LIMIT.max}`
+}
+
+/** 400 `invalid_request` for a path or query that does not decode, naming what was wrong. */
+export const decodeFailure = (error: ParseResult.ParseError): ServerResponse => {
+  const problems = new Set<string>()
+  for (const issue of ParseResult.ArrayFormatter.formatErrorSync(error)) {
+    const path = issue.path.join(".")
+    // An optional parameter also "expects undefined"; that branch says nothing useful.
+    if (/^Expected undefined/.test(issue.message)) continue
+    problems.add(expectations[path] ?? `${path === "" ? "" : `'${path}' `}${issue.message}`)
+  }
+  return invalidRequest(problems.size === 0 ? "The request is not valid." : `The request is not valid: ${[...problems].join("; ")}.`)
+}

@@ -1,0 +1,49 @@
+/**
+ * One request and its answer, as every server adapter (a Node `(req, res)` listener, a web
+ * `Request → Response` handler) hands them to the HTTP app: plain data, so the app knows no
+ * server and an adapter copies nothing it does not need.
+ */
+import type { Effect } from "effect"
+
+/** Why a request body could not be read. */
+export type BodyFailure = { readonly _tag: "TooLarge" } | { readonly _tag: "Unreadable" }
+
+/** A request as the app sees it. */
+export interface ServerRequest {
+  readonly method: string
+  /** Path and query as sent, e.g. `/api/v1/apps?search=x`. */
+  readonly url: string
+  /** Header values by lower-case name. */
+  readonly headers: Readonly<Record<string, string | undefined>>
+  /** The peer's address, when the server knows it. */
+  readonly remoteAddress: string | undefined
+  /**
+   * The whole body, read on demand and at most `maxBytes` long. Past the bound the rest is read
+   * and dropped up to `DRAIN_FACTOR` times the bound, so that the client can still read the 413
+   * that follows; beyond that the connection is given up.
+   */
+  readonly body: (maxBytes: number) => Effect.Effect<Uint8Array, BodyFailure>
+}
+
+/** An answer; header names are lower-case. `body` is absent for answers without one (304, HEAD). */
+export interface ServerResponse {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string | Uint8Array | undefined
+}
+
+/** A JSON answer. */
+export const json = (status: number, value: unknown, headers: Readonly<Record<string, string>> = {}): ServerResponse => ({
+  status,
+  headers: { "content-type": "application/json", ...headers },
+  body: JSON.stringify(value)
+})
+
+/** The same answer with `headers` added (replacing any of the same name). */
+export const withHeaders = (response: ServerResponse, headers: Readonly<Record<string, string>>): ServerResponse => ({
+  ...response,
+  headers: { ...response.headers, ...headers }
+})
+
+/** How far past the bound a body is still drained before the connection is given up. */
+export const DRAIN_FACTOR = 16
