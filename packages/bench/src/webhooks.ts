@@ -5,7 +5,7 @@
  *
  * Run with `npm run bench -- webhooks`.
  */
-import { Appexec, AppexecLayer, IdGenerator, WebhookDispatcher, WebhookSigner } from "@appexec/core"
+import { Appexec, AppexecLayer, IdGenerator, SigningKeys, WebhookDispatcher, WebhookSignature } from "@appexec/core"
 import { MemoryStorage, TestApps, TestHarness } from "@appexec/testing"
 import * as ed from "@noble/ed25519"
 import { NodeOutboundHttp } from "@appexec/platform-node"
@@ -17,7 +17,7 @@ import type { AddressInfo } from "node:net"
 const SIGN_SECONDS = 1
 const DELIVERIES = 500
 
-const message = WebhookSigner.signedMessage("1800000000", JSON.stringify({ data: { executionId: "x".repeat(36), outputs: [] } }))
+const message = WebhookSignature.signedMessage("1800000000", JSON.stringify({ data: { executionId: "x".repeat(36), outputs: [] } }))
 const secretKey = new Uint8Array(32).fill(7)
 const secretKeyHex = Buffer.from(secretKey).toString("hex")
 
@@ -26,7 +26,7 @@ const signSync = () => {
   const end = performance.now() + SIGN_SECONDS * 1000
   let n = 0
   while (performance.now() < end) {
-    WebhookSigner.signHex(message, secretKeyHex)
+    SigningKeys.signHex(message, secretKeyHex)
     n++
   }
   return n / SIGN_SECONDS

@@ -1,4 +1,4 @@
-import { SigningKeysLive, WebhookDispatcher } from "@appexec/core"
+import { SigningKeys, WebhookDispatcher } from "@appexec/core"
 import { describe, expect, it } from "@effect/vitest"
 import { type Clock, Effect, Either, Queue, Runtime, TestClock } from "effect"
 import { createServer, type IncomingHttpHeaders } from "node:http"
@@ -85,7 +85,7 @@ describe("webhook verification against a served instance", () => {
       expect(delivered.execution).toMatchObject({ executionId: first.executionId, status: "completed" })
       expect(keyRequests).toHaveLength(1)
 
-      const rotated = yield* SigningKeysLive.rotate
+      const rotated = yield* SigningKeys.rotate
       expect(rotated.kid).not.toBe(delivered.kid)
       yield* TestClock.adjust("15 seconds")
 

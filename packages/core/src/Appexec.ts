@@ -5,10 +5,10 @@
 import { Api, type Authentication } from "@appexec/api"
 import { Context, Duration, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
 import type { AppDetail, AppSummary, WorkflowGraph } from "@appexec/api/App"
-import { AppCatalog, type ImportOptions } from "./AppCatalog.js"
+import { AppCatalog, type ImportOptions } from "./internal/AppCatalog.js"
 import { parameterIdOf } from "./AppDefinition.js"
 import { AppexecConfig, millis } from "./AppexecConfig.js"
-import { credentialFrom, hashKey, hintOf, isWellFormed, KEY_RANDOM_BYTES } from "./ApiKeys.js"
+import { credentialFrom, hashKey, hintOf, isWellFormed, KEY_RANDOM_BYTES } from "./internal/ApiKeys.js"
 import { type AppRecord, AppStore } from "./AppStore.js"
 import {
   AppAccessDenied,
@@ -196,9 +196,13 @@ export const layer = Layer.effect(
 
     return {
       apps: {
-        import: (definition, options) => Effect.map(catalog.import(definition, options), summaryOf),
-        list: (principal, query = {}) =>
-          Effect.gen(function* () {
+        import: Effect.fn("Appexec.apps.import")((definition: unknown, options?: ImportOptions) =>
+          Effect.map(catalog.import(definition, options), summaryOf)
+        ),
+        list: Effect.fn("Appexec.apps.list")(function* (
+          principal: Principal,
+          query: { readonly search?: string | undefined; readonly limit?: number | undefined } = {}
+        ) {
             const limit = query.limit ?? LIST_LIMIT.default
             if (!Number.isInteger(limit) || limit < LIST_LIMIT.min || limit > LIST_LIMIT.max) {
               return yield* new InvalidRequest({
@@ -212,10 +216,9 @@ export const layer = Layer.effect(
               publicLimit: limit
             })
             return [...listing.workspace, ...listing.public].map(summaryOf)
-          }),
+        }),
         listAll: appStore.listAll,
-        get: (principal, appId) =>
-          Effect.gen(function* () {
+        get: Effect.fn("Appexec.apps.get")(function* (principal: Principal, appId: string) {
             const { app, compiled } = yield* visibleWorkflow(principal, appId)
             return {
               appId: app.appId,
@@ -231,9 +234,8 @@ export const layer = Layer.effect(
                 ...(p.default === undefined ? {} : { default: p.default })
               }))
             }
-          }),
-        workflow: (principal, appId) =>
-          Effect.gen(function* () {
+        }),
+        workflow: Effect.fn("Appexec.apps.workflow")(function* (principal: Principal, appId: string) {
             const { app, compiled } = yield* visibleWorkflow(principal, appId)
             return {
               appId: app.appId,
@@ -241,11 +243,15 @@ export const layer = Layer.effect(
               nodes: compiled.definition.nodes.map((n) => ({ id: n.id, type: n.type, label: n.label ?? n.id })),
               edges: compiled.edges
             }
-          })
+        })
       },
       executions: {
-        start: (principal, appId, inputs, options = {}) =>
-          Effect.gen(function* () {
+        start: Effect.fn("Appexec.executions.start")(function* (
+          principal: Principal,
+          appId: string,
+          inputs: unknown,
+          options: { readonly webhook?: string | undefined } = {}
+        ) {
             const { app, compiled } = yield* visibleWorkflow(principal, appId)
             const webhook = options.webhook
             if (webhook !== undefined) {
@@ -275,13 +281,14 @@ export const layer = Layer.effect(
             yield* executionStore.insert(record)
             yield* events.publish(record)
             return toStartedExecution(record)
-          }),
-        get: (principal, executionId) => Effect.map(visibleExecution(executionId, principal), toExecution),
-        await: (executionId) => Effect.map(waitForEnd(executionId), toExecution)
+        }),
+        get: Effect.fn("Appexec.executions.get")((principal: Principal, executionId: string) =>
+          Effect.map(visibleExecution(executionId, principal), toExecution)
+        ),
+        await: Effect.fn("Appexec.executions.await")((executionId: string) => Effect.map(waitForEnd(executionId), toExecution))
       },
       keys: {
-        create: (options) =>
-          Effect.gen(function* () {
+        create: Effect.fn("Appexec.keys.create")(function* (options: { readonly workspace: string; readonly user?: string | undefined }) {
             const workspace = yield* ensureWorkspace(options.workspace)
             const user = yield* keyStore.ensureUser({
               userId: UserId.make(yield* ids.uuid),
@@ -301,10 +308,12 @@ export const layer = Layer.effect(
             }
             yield* keyStore.insertKey(record)
             return { key, record, workspace, user }
-          }),
-        revoke: (idOrHint) => Effect.flatMap(now, (at) => keyStore.revokeKey(idOrHint, at)),
-        authenticate: (headers) =>
-          Effect.gen(function* () {
+        }),
+        revoke: Effect.fn("Appexec.keys.revoke")((idOrHint: string) => Effect.flatMap(now, (at) => keyStore.revokeKey(idOrHint, at))),
+        authenticate: Effect.fn("Appexec.keys.authenticate")(function* (headers: {
+          readonly "x-api-key"?: string | undefined
+          readonly authorization?: string | undefined
+        }) {
             const key = credentialFrom(headers)
             if (key === undefined) return yield* new Unauthorized({ reason: "missing" })
             if (!isWellFormed(key, config.keyPrefix)) return yield* new Unauthorized({ reason: "malformed" })
@@ -312,9 +321,9 @@ export const layer = Layer.effect(
             if (Option.isNone(record)) return yield* new Unauthorized({ reason: "unknown" })
             if (record.value.revokedAt !== null) return yield* new Unauthorized({ reason: "revoked" })
             return { workspaceId: record.value.workspaceId, userId: record.value.userId, apiKeyId: record.value.apiKeyId }
-          })
+        })
       },
-      workspaces: { create: ensureWorkspace }
+      workspaces: { create: Effect.fn("Appexec.workspaces.create")(ensureWorkspace) }
     }
   })
 )

@@ -6,7 +6,7 @@
  */
 import { Context, Duration, Effect, Either, Layer } from "effect"
 import { InvalidConfiguration } from "./Errors.js"
-import { fromPrivateJwk, type PrivateJwk } from "./SigningKeyJwk.js"
+import { fromPrivateJwk, type PrivateJwk } from "./internal/jwk.js"
 
 /** The settings a host may give; every one has a default. */
 export interface AppexecOptions {

@@ -6,7 +6,7 @@
  */
 import { Layer } from "effect"
 import * as Appexec from "./Appexec.js"
-import * as AppCatalog from "./AppCatalog.js"
+import * as AppCatalog from "./internal/AppCatalog.js"
 import { AppexecConfig, type AppexecOptions } from "./AppexecConfig.js"
 import type { AppStore } from "./AppStore.js"
 import type { BlobStore } from "./BlobStore.js"
@@ -21,12 +21,11 @@ import * as NodeRegistry from "./NodeRegistry.js"
 import type * as NodeType from "./NodeType.js"
 import type { OutboundHttp } from "./OutboundHttp.js"
 import type { RateLimitStore } from "./RateLimitStore.js"
-import type { SigningKeys } from "./SigningKeys.js"
-import * as SigningKeysLive from "./SigningKeysLive.js"
+import * as SigningKeys from "./SigningKeys.js"
 import type { SigningKeyStore } from "./SigningKeyStore.js"
 import * as WebhookDispatcher from "./WebhookDispatcher.js"
 import type { WebhookOutbox } from "./WebhookOutbox.js"
-import * as Worker from "./Worker.js"
+import * as Worker from "./internal/Worker.js"
 
 /** Every storage port; an adapter package provides all of them with one layer. */
 export type Storage =
@@ -58,7 +57,7 @@ export type Services =
   | ExecutionEvents
   | AppexecConfig
   | NodeRegistry.NodeRegistry
-  | SigningKeys
+  | SigningKeys.SigningKeys
 
 /** What the instance provides to node types itself, so they need not come from the host. */
 export type Provided = AppexecConfig
@@ -82,7 +81,7 @@ export const make = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly 
   const base = Layer.mergeAll(
     NodeRegistry.layer([...coreNodes, ...(options.nodes ?? [])]),
     ExecutionEvents.layer,
-    SigningKeysLive.layer
+    SigningKeys.layer
   ).pipe(Layer.provideMerge(settings))
   const facade = Appexec.layer.pipe(Layer.provideMerge(AppCatalog.layer), Layer.provideMerge(base))
   const withWorker = options.worker === false ? facade : Worker.layer.pipe(Layer.provideMerge(facade))

@@ -1,10 +1,26 @@
 /**
- * Webhook signing keys (SPEC §2.7, §6.3): the current Ed25519 key that signs, and the key set
- * consumers verify against (current key plus keys retired within the grace period).
+ * Webhook signing keys: the current Ed25519 key that signs, and the key set consumers verify
+ * against (the current key plus keys retired within the grace period), as JWKs whose `kid` is
+ * the RFC 7638 thumbprint.
+ *
+ * The live service (`layer`) works over the `SigningKeyStore` port. On first start it generates
+ * a key (randomness from `IdGenerator`) and stores it, or imports the key the operator configured
+ * as a private JWK (once: a later rotation is not undone by the next restart). Rotation stores a
+ * new key and retires the others; a retired key stays published for the `signingKeyGrace` of the
+ * process that rotated (stored with the key, so the rotating command's grace period holds for the
+ * server that publishes). Every operation reads the store, so a rotation made by another process
+ * (`appexec signing-key rotate`) takes effect at once.
  */
-import { Context, type Effect } from "effect"
-import type { StorageError } from "./Errors.js"
 import type { Jwk, JwkSet } from "@appexec/api/Jwk"
+import { Clock, Context, Effect, Either, Layer } from "effect"
+import { AppexecConfig, millis } from "./AppexecConfig.js"
+import { StorageError } from "./Errors.js"
+import { IdGenerator } from "./IdGenerator.js"
+import { fromBase64Url } from "./internal/ed25519.js"
+import { fromPrivateJwk, keyPairOf, publicJwk, signHex } from "./internal/jwk.js"
+import { type SigningKeyRecord, SigningKeyStore } from "./SigningKeyStore.js"
+
+export { fromPrivateJwk, PrivateJwk, publicJwk, publicKeyBytes, signHex, thumbprint } from "./internal/jwk.js"
 
 /** The signing keys of an instance. */
 export class SigningKeys extends Context.Tag("@appexec/core/SigningKeys")<
@@ -18,3 +34,108 @@ export class SigningKeys extends Context.Tag("@appexec/core/SigningKeys")<
     readonly rotate: Effect.Effect<Jwk, StorageError>
   }
 >() {}
+
+/** The key that signs: the newest unretired one (the later of equals in store order). */
+export const currentOf = (keys: ReadonlyArray<SigningKeyRecord>): SigningKeyRecord | undefined =>
+  keys.reduce<SigningKeyRecord | undefined>(
+    (best, key) => (key.retiredAt === null && (best === undefined || key.createdAt >= best.createdAt) ? key : best),
+    undefined
+  )
+
+/**
+ * The published keys at `now`: the current key first, then retired keys still within their grace
+ * period (until `publishedUntil`, else `graceMs` after `retiredAt`), newest first.
+ */
+export const publishedAt = (keys: ReadonlyArray<SigningKeyRecord>, now: number, graceMs: number): JwkSet => {
+  const current = currentOf(keys)
+  const others = keys
+    .filter((k) => k !== current && (k.retiredAt === null || (k.publishedUntil ?? k.retiredAt + graceMs) > now))
+    .sort((a, b) => b.createdAt - a.createdAt)
+  return { keys: [...(current === undefined ? [] : [current]), ...others].map((k) => publicJwk(k.publicKey)) }
+}
+
+/** Builds the service; needs the store, an id generator (for key material) and the settings. */
+export const make = Effect.gen(function* () {
+  const store = yield* SigningKeyStore
+  const ids = yield* IdGenerator
+  const config = yield* AppexecConfig
+  const lock = yield* Effect.makeSemaphore(1)
+
+  const generate = Effect.gen(function* () {
+    const seed = fromBase64Url(yield* ids.token(32), 32)
+    if (seed === undefined) return yield* Effect.dieMessage("IdGenerator.token(32) did not give 32 bytes")
+    const pair = yield* Either.match(keyPairOf(seed), { onLeft: Effect.dieMessage, onRight: Effect.succeed })
+    const kid = publicJwk(pair.publicKey).kid
+    return { kid, ...pair, createdAt: yield* Clock.currentTimeMillis, retiredAt: null } satisfies SigningKeyRecord
+  })
+
+  /** The current key, generating and storing one when the store has none. */
+  const current = lock.withPermits(1)(
+    Effect.gen(function* () {
+      const existing = currentOf(yield* store.list)
+      if (existing !== undefined) return existing
+      yield* store.insert(yield* generate)
+      // Read back: when two processes start at once, both converge on the newest key.
+      const stored = currentOf(yield* store.list)
+      if (stored === undefined) return yield* new StorageError({ operation: "signingKeys.generate", cause: "no key after insert" })
+      yield* Effect.logInfo(`signing key ${stored.kid} generated`)
+      return stored
+    })
+  )
+
+  const importConfigured = Effect.gen(function* () {
+    const jwk = config.signingKeyJwk
+    if (jwk === undefined) return
+    const pair = fromPrivateJwk(jwk)
+    if (Either.isLeft(pair)) return yield* Effect.dieMessage(`The configured signing key is not usable: ${pair.left}`)
+    const { kid, secretKey, publicKey } = pair.right
+    yield* lock.withPermits(1)(
+      Effect.gen(function* () {
+        if ((yield* store.list).some((k) => k.kid === kid)) return
+        const at = yield* Clock.currentTimeMillis
+        yield* store.insert({ kid, secretKey, publicKey, createdAt: at, retiredAt: null })
+        yield* store.retireAllBut(kid, at, at + millis(config.signingKeyGrace))
+        yield* Effect.logInfo(`configured signing key ${kid} imported`)
+      })
+    )
+  })
+
+  yield* importConfigured.pipe(
+    Effect.zipRight(current),
+    Effect.catchTag("StorageError", (error) =>
+      Effect.logWarning("signing key not ready at start; it is created on first use", error)
+    )
+  )
+
+  const service: SigningKeys["Type"] = {
+    keySet: Effect.gen(function* () {
+      yield* current
+      return publishedAt(yield* store.list, yield* Clock.currentTimeMillis, millis(config.signingKeyGrace))
+    }),
+    sign: (message) =>
+      Effect.gen(function* () {
+        const key = yield* current
+        const signature = yield* Either.mapLeft(
+          signHex(message, key.secretKey),
+          (cause) => new StorageError({ operation: "signingKeys.sign", cause })
+        )
+        return { kid: key.kid, signature }
+      }),
+    rotate: lock.withPermits(1)(
+      Effect.gen(function* () {
+        const key = yield* generate
+        yield* store.insert(key)
+        yield* store.retireAllBut(key.kid, key.createdAt, key.createdAt + millis(config.signingKeyGrace))
+        yield* Effect.logInfo(`signing key rotated: ${key.kid} signs from now on`)
+        return publicJwk(key.publicKey) satisfies Jwk
+      })
+    )
+  }
+  return service
+})
+
+/** `SigningKeys` over the signing-key store. */
+export const layer = Layer.effect(SigningKeys, make)
+
+/** Rotates the signing key (what `appexec signing-key rotate` runs); returns the new public JWK. */
+export const rotate = Effect.flatMap(SigningKeys, (keys) => keys.rotate)

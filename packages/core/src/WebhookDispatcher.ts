@@ -20,8 +20,7 @@ import { ExecutionStore } from "./ExecutionStore.js"
 import { OutboundHttp, type OutboundResponse } from "./OutboundHttp.js"
 import { SigningKeys } from "./SigningKeys.js"
 import { type DeliveryAttempt, type OutboxEntry, WebhookOutbox } from "./WebhookOutbox.js"
-import { names } from "./WebhookHeaders.js"
-import { signedMessage, timestampOf } from "./WebhookSigner.js"
+import { names, signedMessage, timestampOf } from "./WebhookSignature.js"
 
 /** The webhook body schema: the polling response (SPEC §6.1). */
 export const WebhookBody = Envelope(Execution)
@@ -112,7 +111,7 @@ export const make = Effect.gen(function* () {
     })
 
   /** Sends one attempt of a claimed entry and records it. */
-  const deliver = (entry: OutboxEntry) =>
+  const deliver = Effect.fn("WebhookDispatcher.deliver")((entry: OutboxEntry) =>
     Effect.gen(function* () {
       const at = yield* Clock.currentTimeMillis
       const outcome = yield* attempt(entry).pipe(
@@ -142,7 +141,7 @@ export const make = Effect.gen(function* () {
         Effect.logError(`webhook ${entry.executionId}: attempt not recorded; it is retried when its claim expires`, error)
       ),
       Effect.annotateLogs({ executionId: entry.executionId, deliveryId: entry.deliveryId })
-    )
+    ))
 
   /** Claims up to `limit` due entries; none when the claim fails (it is logged and tried again later). */
   const claim = (limit: number) =>

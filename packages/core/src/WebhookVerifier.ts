@@ -5,9 +5,8 @@
  */
 import { Clock, Effect, Either, Schema } from "effect"
 import { ed, fromHex } from "./internal/ed25519.js"
-import { publicKeyBytes } from "./SigningKeyJwk.js"
-import { names } from "./WebhookHeaders.js"
-import { signedMessage } from "./WebhookSigner.js"
+import { publicKeyBytes } from "./internal/jwk.js"
+import { names, signedMessage } from "./WebhookSignature.js"
 
 /** Why a webhook was rejected. */
 export const Rejection = Schema.Literal(

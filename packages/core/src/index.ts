@@ -1,8 +1,8 @@
 /**
- * @appexec/core: the domain, status machine, input validation, ports and execution engine.
+ * @appexec/core: the domain, the status machine, input validation, the storage and outbound
+ * ports, and the execution engine behind the `Appexec` facade. Runtime-neutral: it imports no
+ * Node module and runs wherever effect runs; the adapters bind its ports to a platform.
  */
-export * as ApiKeys from "./ApiKeys.js"
-export * as AppCatalog from "./AppCatalog.js"
 export * as AppDefinition from "./AppDefinition.js"
 export * as Appexec from "./Appexec.js"
 export * as AppexecConfig from "./AppexecConfig.js"
@@ -13,8 +13,8 @@ export * as CoreNodes from "./CoreNodes.js"
 export * as Errors from "./Errors.js"
 export * as ExecutionEvents from "./ExecutionEvents.js"
 export * as ExecutionLifecycle from "./ExecutionLifecycle.js"
-export * as ExecutionRecord from "./ExecutionRecord.js"
 export * as ExecutionQueue from "./ExecutionQueue.js"
+export * as ExecutionRecord from "./ExecutionRecord.js"
 export * as ExecutionStore from "./ExecutionStore.js"
 export * as IdGenerator from "./IdGenerator.js"
 export * as InputValidation from "./InputValidation.js"
@@ -25,14 +25,9 @@ export * as NodeType from "./NodeType.js"
 export * as OutboundHttp from "./OutboundHttp.js"
 export * as RateLimiter from "./RateLimiter.js"
 export * as RateLimitStore from "./RateLimitStore.js"
-export * as SigningKeyJwk from "./SigningKeyJwk.js"
 export * as SigningKeys from "./SigningKeys.js"
-export * as SigningKeysLive from "./SigningKeysLive.js"
 export * as SigningKeyStore from "./SigningKeyStore.js"
 export * as WebhookDispatcher from "./WebhookDispatcher.js"
-export * as WebhookHeaders from "./WebhookHeaders.js"
 export * as WebhookOutbox from "./WebhookOutbox.js"
-export * as WebhookSigner from "./WebhookSigner.js"
+export * as WebhookSignature from "./WebhookSignature.js"
 export * as WebhookVerifier from "./WebhookVerifier.js"
-export * as Worker from "./Worker.js"
-export * as WorkflowRunner from "./WorkflowRunner.js"

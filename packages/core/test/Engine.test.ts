@@ -1,8 +1,9 @@
 import { Ids } from "@appexec/api"
-import { Appexec, AppexecLayer, Errors, ExecutionQueue, ExecutionStore, NodeType, WebhookOutbox, Worker } from "@appexec/core"
+import { Appexec, AppexecLayer, Errors, ExecutionQueue, ExecutionStore, NodeType, WebhookOutbox } from "@appexec/core"
 import { MemoryStorage, SeededIds, TestHarness, TestOutboundHttp } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Schema, Scope, TestClock } from "effect"
+import * as Worker from "../src/internal/Worker.js"
 
 /** input → template → delay(ms) → text output */
 const delayed = (ms: number, extra: { timeoutSeconds?: number } = {}) => ({

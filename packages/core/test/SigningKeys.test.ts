@@ -1,4 +1,4 @@
-import { AppexecConfig, IdGenerator, SigningKeyJwk, SigningKeys, SigningKeysLive, SigningKeyStore, WebhookSigner } from "@appexec/core"
+import { AppexecConfig, IdGenerator, SigningKeys, SigningKeyStore, WebhookSignature } from "@appexec/core"
 import { MemorySigningKeyStore, SeededIds } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, TestClock } from "effect"
@@ -8,7 +8,7 @@ const DAY = 24 * 60 * 60_000
 
 /** Keys over `store`, so that two "starts" can share one store. */
 const keysOver = (store: Layer.Layer<SigningKeyStore.SigningKeyStore>, config: Partial<AppexecConfig.AppexecOptions> = {}) =>
-  SigningKeysLive.layer.pipe(Layer.provide(Layer.mergeAll(store, SeededIds.layer("keys"), AppexecConfig.AppexecConfig.layer(config))))
+  SigningKeys.layer.pipe(Layer.provide(Layer.mergeAll(store, SeededIds.layer("keys"), AppexecConfig.AppexecConfig.layer(config))))
 
 const keySet = Effect.flatMap(SigningKeys.SigningKeys, (k) => k.keySet)
 
@@ -33,13 +33,13 @@ describe("signing keys", () => {
   it.effect("signatures verify with node:crypto against the published JWK", () =>
     Effect.gen(function* () {
       const keys = yield* SigningKeys.SigningKeys
-      const message = WebhookSigner.signedMessage("1800000000", '{"data":{}}')
+      const message = WebhookSignature.signedMessage("1800000000", '{"data":{}}')
       const { kid, signature } = yield* keys.sign(message)
       const jwk = (yield* keys.keySet).keys[0]!
       expect(kid).toBe(jwk.kid)
       const publicKey = createPublicKey({ key: { kty: jwk.kty, crv: jwk.crv, x: jwk.x }, format: "jwk" })
       expect(verify(null, message, publicKey, Buffer.from(signature, "hex"))).toBe(true)
-      expect(verify(null, WebhookSigner.signedMessage("1800000001", '{"data":{}}'), publicKey, Buffer.from(signature, "hex"))).toBe(false)
+      expect(verify(null, WebhookSignature.signedMessage("1800000001", '{"data":{}}'), publicKey, Buffer.from(signature, "hex"))).toBe(false)
     }).pipe(Effect.provide(keysOver(MemorySigningKeyStore.layer))))
 
   it.effect("rotation signs with a new key, keeps the old one published for the grace period, then drops it", () =>
@@ -47,7 +47,7 @@ describe("signing keys", () => {
       const keys = yield* SigningKeys.SigningKeys
       const before = (yield* keys.keySet).keys[0]!
       yield* TestClock.adjust(DAY)
-      const rotated = yield* SigningKeysLive.rotate
+      const rotated = yield* SigningKeys.rotate
       expect(rotated.kid).not.toBe(before.kid)
       expect((yield* keys.sign(new Uint8Array([1]))).kid).toBe(rotated.kid)
       expect((yield* keys.keySet).keys.map((k) => k.kid)).toEqual([rotated.kid, before.kid])
@@ -60,7 +60,7 @@ describe("signing keys", () => {
   it.effect("the grace period is configurable", () =>
     Effect.gen(function* () {
       const before = (yield* keySet).keys[0]!
-      const rotated = yield* SigningKeysLive.rotate
+      const rotated = yield* SigningKeys.rotate
       expect((yield* keySet).keys.map((k) => k.kid)).toEqual([rotated.kid, before.kid])
       yield* TestClock.adjust("1 hour")
       expect((yield* keySet).keys.map((k) => k.kid)).toEqual([rotated.kid])
@@ -71,10 +71,10 @@ describe("signing keys", () => {
       const store = Layer.succeed(SigningKeyStore.SigningKeyStore, yield* MemorySigningKeyStore.make)
       const before = (yield* keySet.pipe(Effect.provide(keysOver(store)))).keys[0]!
       // `appexec signing-key rotate --grace 1h` while `serve` runs with the default 7 days.
-      const rotating = SigningKeysLive.layer.pipe(
+      const rotating = SigningKeys.layer.pipe(
         Layer.provide(Layer.mergeAll(store, SeededIds.layer("rotate"), AppexecConfig.AppexecConfig.layer({ signingKeyGrace: 60 * 60_000 })))
       )
-      const rotated = yield* SigningKeysLive.rotate.pipe(Effect.provide(rotating))
+      const rotated = yield* SigningKeys.rotate.pipe(Effect.provide(rotating))
       const server = keysOver(store)
       expect((yield* keySet.pipe(Effect.provide(server))).keys.map((k) => k.kid)).toEqual([rotated.kid, before.kid])
       yield* TestClock.adjust("1 hour")
@@ -94,7 +94,7 @@ describe("signing keys", () => {
       expect(signed.kid).toBe(rfc7638(jwk.x))
       expect(verify(null, new Uint8Array([7]), publicKey, Buffer.from(signed.signature, "hex"))).toBe(true)
 
-      const rotated = yield* SigningKeysLive.rotate.pipe(Effect.provide(keysOver(store, config)))
+      const rotated = yield* SigningKeys.rotate.pipe(Effect.provide(keysOver(store, config)))
       const restarted = yield* keySet.pipe(Effect.provide(keysOver(store, config)))
       expect(restarted.keys.map((k) => k.kid)).toEqual([rotated.kid, rfc7638(jwk.x)])
     }))
@@ -102,9 +102,9 @@ describe("signing keys", () => {
   it("the configured JWK is checked: `x` must belong to `d`", () => {
     const a = generateKeyPairSync("ed25519").privateKey.export({ format: "jwk" })
     const b = generateKeyPairSync("ed25519").privateKey.export({ format: "jwk" })
-    const result = SigningKeyJwk.fromPrivateJwk({ kty: "OKP", crv: "Ed25519", d: a.d!, x: b.x! })
+    const result = SigningKeys.fromPrivateJwk({ kty: "OKP", crv: "Ed25519", d: a.d!, x: b.x! })
     expect(result._tag).toBe("Left")
-    expect(SigningKeyJwk.fromPrivateJwk({ kty: "OKP", crv: "Ed25519", d: "short" })._tag).toBe("Left")
+    expect(SigningKeys.fromPrivateJwk({ kty: "OKP", crv: "Ed25519", d: "short" })._tag).toBe("Left")
   })
 
   it.effect("key material comes from the IdGenerator: the same seed gives the same key", () =>
@@ -114,7 +114,7 @@ describe("signing keys", () => {
       expect(a).toEqual(b)
       const random = yield* keySet.pipe(
         Effect.provide(
-          SigningKeysLive.layer.pipe(
+          SigningKeys.layer.pipe(
             Layer.provide(Layer.mergeAll(MemorySigningKeyStore.layer, IdGenerator.IdGenerator.random, AppexecConfig.AppexecConfig.layer()))
           )
         )

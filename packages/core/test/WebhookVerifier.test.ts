@@ -1,9 +1,9 @@
-import { AppexecConfig, IdGenerator, SigningKeys, SigningKeysLive, WebhookSigner, WebhookVerifier } from "@appexec/core"
+import { AppexecConfig, IdGenerator, SigningKeys, WebhookSignature, WebhookVerifier } from "@appexec/core"
 import { MemorySigningKeyStore } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer, TestClock } from "effect"
 
-const keysLayer = SigningKeysLive.layer.pipe(
+const keysLayer = SigningKeys.layer.pipe(
   Layer.provide(Layer.mergeAll(MemorySigningKeyStore.layer, IdGenerator.IdGenerator.random, AppexecConfig.AppexecConfig.layer()))
 )
 
@@ -13,8 +13,8 @@ const NOW = 1_800_000_000_000
 /** A webhook signed at `NOW` the way the dispatcher signs it. */
 const signed = Effect.gen(function* () {
   const keys = yield* SigningKeys.SigningKeys
-  const timestamp = WebhookSigner.timestampOf(NOW)
-  const { kid, signature } = yield* keys.sign(WebhookSigner.signedMessage(timestamp, body))
+  const timestamp = WebhookSignature.timestampOf(NOW)
+  const { kid, signature } = yield* keys.sign(WebhookSignature.signedMessage(timestamp, body))
   const headers: Record<string, string> = {
     "x-service-webhook-signature": signature,
     "x-service-webhook-timestamp": timestamp,

@@ -4,7 +4,7 @@
  * stderr) and run against the same SQLite database as `serve`, also while it runs.
  */
 import { type Ids } from "@appexec/api"
-import { Appexec, SigningKeyJwk, SigningKeysLive } from "@appexec/core"
+import { Appexec, SigningKeys } from "@appexec/core"
 import { Args, Command, HelpDoc, Options, ValidationError } from "@effect/cli"
 import { Config, Console, Effect, Either, Option, Schema } from "effect"
 import { readFile } from "node:fs/promises"
@@ -133,9 +133,9 @@ const signingKeyJwk = Options.text("signing-key-jwk").pipe(
     if (Option.isNone(text)) return Effect.succeed(Option.none())
     const invalid = (why: string) =>
       Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--signing-key-jwk: not a private Ed25519 JWK (${why})`)))
-    const jwk = Schema.decodeUnknownEither(Schema.parseJson(SigningKeyJwk.PrivateJwk))(text.value)
+    const jwk = Schema.decodeUnknownEither(Schema.parseJson(SigningKeys.PrivateJwk))(text.value)
     if (Either.isLeft(jwk)) return invalid("expected JSON with kty OKP, crv Ed25519 and d")
-    const usable = SigningKeyJwk.fromPrivateJwk(jwk.right)
+    const usable = SigningKeys.fromPrivateJwk(jwk.right)
     return Either.isLeft(usable) ? invalid(usable.left) : Effect.succeed(Option.some(jwk.right))
   })
 )
@@ -263,7 +263,7 @@ const signingKeyRotate = Command.make(
   "rotate",
   { data, grace: signingKeyGrace("grace") },
   ({ data, grace }) =>
-    SigningKeysLive.rotate.pipe(
+    SigningKeys.rotate.pipe(
       Effect.flatMap((jwk) => Console.log(jwk.kid)),
       Effect.provide(Instance.layer({ dataDir: data, background: false, config: { signingKeyGrace: grace } }))
     )

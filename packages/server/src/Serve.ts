@@ -5,7 +5,7 @@
  * SIGINT/SIGTERM it closes the listener (requests in flight finish), drains the worker, stops the
  * webhook dispatcher, closes storage and exits.
  */
-import type { SigningKeyJwk } from "@appexec/core"
+import type { SigningKeys } from "@appexec/core"
 import { AppexecHttp, LocalRateLimitStore, NodeListener } from "@appexec/http"
 import { Console, type Duration, Effect, Option } from "effect"
 import { mkdirSync } from "node:fs"
@@ -14,7 +14,7 @@ import type { AddressInfo } from "node:net"
 import * as Bootstrap from "./Bootstrap.js"
 import * as ExecutionLog from "./ExecutionLog.js"
 import * as Instance from "./Instance.js"
-import * as Media from "./Media.js"
+import * as MediaSigning from "./MediaSigning.js"
 
 /** The settings of `serve` (DESIGN §6). */
 export interface ServeOptions {
@@ -29,7 +29,7 @@ export interface ServeOptions {
   /** How long a rotated-out signing key stays published (default: the core default, 7 days). */
   readonly signingKeyGrace?: Duration.DurationInput | undefined
   /** The webhook signing key given by the operator; generated and stored when absent. */
-  readonly signingKeyJwk?: SigningKeyJwk.PrivateJwk | undefined
+  readonly signingKeyJwk?: SigningKeys.PrivateJwk | undefined
   /** Public base URL of produced media (CDN, object storage); absent: signed URLs served at `/media/…`. */
   readonly mediaBaseUrl?: string | undefined
   /** The URL clients reach this server at; absent: the listening address. */
@@ -133,7 +133,7 @@ export const serve = (options: ServeOptions) =>
         Instance.layer({
           dataDir: options.dataDir,
           background: true,
-          mediaUrls: Media.urlsLayer({ baseUrl, dataDir: options.dataDir, publicBaseUrl: options.mediaBaseUrl }),
+          mediaUrls: MediaSigning.urlsLayer({ baseUrl, dataDir: options.dataDir, publicBaseUrl: options.mediaBaseUrl }),
           allowPrivateNetworks: options.allowPrivateNetworks,
           config: {
             webhookRetryDelays: options.webhookRetryDelays,

@@ -48,7 +48,7 @@ export const make = Effect.gen(function* () {
   }
 
   const service: AppStore.AppStore["Type"] = {
-    save: (app, version) =>
+    save: Effect.fn("SqliteAppStore.save")((app, version) =>
       client.transaction("save app", (c) => {
         const columns = {
           name: app.name,
@@ -76,18 +76,18 @@ export const make = Effect.gen(function* () {
             })
             .onConflict((oc) => oc.column("workflow_id").doNothing())
         )
-      }),
-    get: (appId) =>
+      })),
+    get: Effect.fn("SqliteAppStore.get")((appId) =>
       client
         .execute("get app", (c) => c.get(byId.bind({ appId })))
-        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(fromRow(row))))),
-    findByName: (workspaceId, name) =>
+        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(fromRow(row)))))),
+    findByName: Effect.fn("SqliteAppStore.findByName")((workspaceId, name) =>
       client
         .execute("find app by name", (c) =>
           c.get(ordered.where("workspace_id", "is", workspaceId).where("name", "=", name).limit(1))
         )
-        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(fromRow(row))))),
-    getVersion: (workflowId) =>
+        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(fromRow(row)))))),
+    getVersion: Effect.fn("SqliteAppStore.getVersion")((workflowId) =>
       client
         .execute("get workflow version", (c) =>
           c.get(db.selectFrom("workflow_versions").selectAll().where("workflow_id", "=", workflowId))
@@ -108,8 +108,8 @@ export const make = Effect.gen(function* () {
                   Effect.map(Option.some)
                 )
           )
-        ),
-    list: ({ workspaceId, search, publicLimit }) =>
+        )),
+    list: Effect.fn("SqliteAppStore.list")(({ workspaceId, search, publicLimit }) =>
       Effect.gen(function* () {
         const { own, others } = yield* client.execute("list apps", (c) => ({
           own: workspaceId === null ? [] : c.all(matching(search).where("workspace_id", "=", workspaceId)),
@@ -123,7 +123,7 @@ export const make = Effect.gen(function* () {
           )
         }))
         return { workspace: yield* fromRows(own), public: yield* fromRows(others) }
-      }),
+      })),
     listAll: client.execute("list all apps", (c) => c.all(ordered)).pipe(Effect.flatMap(fromRows))
   }
   return service

@@ -10,7 +10,7 @@ export const make = Effect.gen(function* () {
   const client = yield* SqliteClient
   const db = client.builder
   const service: BlobStore.BlobStore["Type"] = {
-    put: (key, blob) =>
+    put: Effect.fn("SqliteBlobStore.put")((key, blob) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         client.execute("put blob", (c) => {
           const columns = { content_type: blob.contentType, bytes: Buffer.from(blob.bytes), created_at: now }
@@ -21,8 +21,8 @@ export const make = Effect.gen(function* () {
               .onConflict((oc) => oc.column("key").doUpdateSet(columns))
           )
         })
-      ),
-    get: (key) =>
+      )),
+    get: Effect.fn("SqliteBlobStore.get")((key) =>
       client
         .execute("get blob", (c) => c.get(db.selectFrom("blobs").select(["content_type", "bytes"]).where("key", "=", key)))
         .pipe(
@@ -31,7 +31,7 @@ export const make = Effect.gen(function* () {
               ? Option.none()
               : Option.some({ contentType: row.content_type, bytes: Uint8Array.from(row.bytes) })
           )
-        )
+        ))
   }
   return service
 })

@@ -67,7 +67,7 @@ export const make = Effect.gen(function* () {
   )
 
   const service: ExecutionQueue.ExecutionQueue["Type"] = {
-    claim: (workerId, leaseMs) =>
+    claim: Effect.fn("SqliteExecutionQueue.claim")((workerId, leaseMs) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         const row = yield* client.transaction("claim execution", (c) =>
@@ -76,19 +76,19 @@ export const make = Effect.gen(function* () {
         if (row === undefined) return Option.none()
         const execution = yield* fromRow(row)
         return Option.some({ execution, lease: leaseOf(execution, row) })
-      }),
-    renew: (lease, leaseMs) =>
+      })),
+    renew: Effect.fn("SqliteExecutionQueue.renew")((lease, leaseMs) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         const changed = yield* client.execute("renew lease", (c) => c.run(renew.bind({ ...lease, now, expiresAt: now + leaseMs })))
         if (changed === 0) return yield* new Errors.LeaseLost({ executionId: lease.executionId })
         return { ...lease, expiresAt: now + leaseMs }
-      }),
-    release: (lease) =>
+      })),
+    release: Effect.fn("SqliteExecutionQueue.release")((lease) =>
       Effect.gen(function* () {
         const changed = yield* client.execute("release lease", (c) => c.run(release.bind(lease)))
         if (changed > 0) yield* signal.notify
-      }),
+      })),
     awaitWork: signal.wait
   }
   return service

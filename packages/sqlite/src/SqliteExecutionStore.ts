@@ -86,13 +86,13 @@ export const make = Effect.gen(function* () {
   }
 
   const service: ExecutionStore.ExecutionStore["Type"] = {
-    insert: (record) =>
-      client.execute("insert execution", (c) => c.run(insert.bind(toColumns(record)))).pipe(Effect.zipRight(signal.notify)),
-    get: (executionId) =>
+    insert: Effect.fn("SqliteExecutionStore.insert")((record) =>
+      client.execute("insert execution", (c) => c.run(insert.bind(toColumns(record)))).pipe(Effect.zipRight(signal.notify))),
+    get: Effect.fn("SqliteExecutionStore.get")((executionId) =>
       client
         .execute("get execution", (c) => c.get(get.bind({ executionId })))
-        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.map(fromRow(row), Option.some)))),
-    save
+        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.map(fromRow(row), Option.some))))),
+    save: Effect.fn("SqliteExecutionStore.save")(save)
   }
   return service
 })

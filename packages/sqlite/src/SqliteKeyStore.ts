@@ -35,7 +35,7 @@ export const make = Effect.gen(function* () {
   const keyByHash = PreparedQuery.make((p: PreparedQuery.Param<{ hash: string }>) => keys.where("hash", "=", p("hash")))
 
   const service: KeyStore.KeyStore["Type"] = {
-    ensureWorkspace: (workspace) =>
+    ensureWorkspace: Effect.fn("SqliteKeyStore.ensureWorkspace")((workspace) =>
       client
         .transaction("ensure workspace", (c) => {
           c.run(
@@ -46,12 +46,12 @@ export const make = Effect.gen(function* () {
           )
           return c.get(workspaceByName(workspace.name))
         })
-        .pipe(Effect.flatMap(decodeWorkspace)),
-    findWorkspace: (name) =>
+        .pipe(Effect.flatMap(decodeWorkspace))),
+    findWorkspace: Effect.fn("SqliteKeyStore.findWorkspace")((name) =>
       client
         .execute("find workspace", (c) => c.get(workspaceByName(name)))
-        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(decodeWorkspace(row))))),
-    ensureUser: (user) =>
+        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(decodeWorkspace(row)))))),
+    ensureUser: Effect.fn("SqliteKeyStore.ensureUser")((user) =>
       client
         .transaction("ensure user", (c) => {
           c.run(
@@ -68,8 +68,8 @@ export const make = Effect.gen(function* () {
               .where("name", "=", user.name)
           )
         })
-        .pipe(Effect.flatMap(decodeUser)),
-    insertKey: (key) =>
+        .pipe(Effect.flatMap(decodeUser))),
+    insertKey: Effect.fn("SqliteKeyStore.insertKey")((key) =>
       client.execute("insert api key", (c) => {
         c.run(
           db.insertInto("api_keys").values({
@@ -82,12 +82,12 @@ export const make = Effect.gen(function* () {
             revoked_at: key.revokedAt
           })
         )
-      }),
-    findKeyByHash: (hash) =>
+      })),
+    findKeyByHash: Effect.fn("SqliteKeyStore.findKeyByHash")((hash) =>
       client
         .execute("find api key", (c) => c.get(keyByHash.bind({ hash })))
-        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(decodeKey(row))))),
-    revokeKey: (idOrHint, at) =>
+        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(decodeKey(row)))))),
+    revokeKey: Effect.fn("SqliteKeyStore.revokeKey")((idOrHint, at) =>
       client.execute("revoke api key", (c) =>
         c.run(
           db
@@ -96,7 +96,7 @@ export const make = Effect.gen(function* () {
             .where("revoked_at", "is", null)
             .where((eb) => eb.or([eb("api_key_id", "=", idOrHint), eb("hint", "=", idOrHint)]))
         )
-      )
+      ))
   }
   return service
 })

@@ -38,11 +38,11 @@ export const make = Effect.gen(function* () {
   )
   let hits = 0
   const service: RateLimitStore.RateLimitStore["Type"] = {
-    hit: (key, windowStart, expireBefore) =>
+    hit: Effect.fn("SqliteRateLimitStore.hit")((key, windowStart, expireBefore) =>
       client.execute("rate limit hit", (c) => {
         if (++hits % SWEEP_EVERY === 0) c.run(sweep.bind({ expireBefore }))
         return c.get(bump.bind({ key, windowStart }))?.count ?? 1
-      })
+      }))
   }
   return service
 })

@@ -35,7 +35,7 @@ export const make = Effect.gen(function* () {
         ),
         Effect.flatMap(decodeKeys)
       ),
-    insert: (key) =>
+    insert: Effect.fn("SqliteSigningKeyStore.insert")((key) =>
       client.execute("insert signing key", (c) => {
         c.run(
           db
@@ -50,8 +50,8 @@ export const make = Effect.gen(function* () {
             })
             .onConflict((oc) => oc.column("kid").doNothing())
         )
-      }),
-    retireAllBut: (keep, at, publishedUntil) =>
+      })),
+    retireAllBut: Effect.fn("SqliteSigningKeyStore.retireAllBut")((keep, at, publishedUntil) =>
       client.execute("retire signing keys", (c) => {
         c.run(
           db
@@ -60,7 +60,7 @@ export const make = Effect.gen(function* () {
             .where("kid", "!=", keep)
             .where("retired_at", "is", null)
         )
-      })
+      }))
   }
   return service
 })

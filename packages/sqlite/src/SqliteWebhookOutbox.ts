@@ -33,7 +33,7 @@ export const make = Effect.gen(function* () {
   const db = client.builder
 
   const service: WebhookOutbox.WebhookOutbox["Type"] = {
-    claimDue: (limit, leaseMs) =>
+    claimDue: Effect.fn("SqliteWebhookOutbox.claimDue")((limit, leaseMs) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         const rows = yield* client.transaction("claim due webhooks", (c) => {
@@ -65,8 +65,8 @@ export const make = Effect.gen(function* () {
         })
         // Handed out with the lease end they now carry: it is the claim that fences `recordAttempt`.
         return yield* Effect.forEach(rows, (row) => fromRow({ ...row, next_attempt_at: now + leaseMs }))
-      }),
-    recordAttempt: (claim, attempt, next) =>
+      })),
+    recordAttempt: Effect.fn("SqliteWebhookOutbox.recordAttempt")((claim, attempt, next) =>
       client.execute("record webhook attempt", (c) => {
         // Appended inside SQLite, and only while the claim is current: a later claim moved
         // `next_attempt_at` past this lease end, and a recorded attempt moved it or ended delivery.
@@ -82,8 +82,8 @@ export const make = Effect.gen(function* () {
             .where("next_attempt_at", "=", claim.nextAttemptAt)
         )
         return changed > 0
-      }),
-    forExecution: (executionId) =>
+      })),
+    forExecution: Effect.fn("SqliteWebhookOutbox.forExecution")((executionId) =>
       client
         .execute("webhooks of execution", (c) =>
           c.all(
@@ -95,7 +95,7 @@ export const make = Effect.gen(function* () {
               .orderBy("seq")
           )
         )
-        .pipe(Effect.flatMap((rows) => Effect.forEach(rows, fromRow)))
+        .pipe(Effect.flatMap((rows) => Effect.forEach(rows, fromRow))))
   }
   return service
 })

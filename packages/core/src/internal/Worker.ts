@@ -7,16 +7,16 @@
  */
 import { Cause, Duration, Effect, Either, Fiber, FiberSet, Layer, Option } from "effect"
 import { AppCatalog } from "./AppCatalog.js"
-import { AppexecConfig, millis } from "./AppexecConfig.js"
+import { AppexecConfig, millis } from "../AppexecConfig.js"
 import type { OutputType } from "@appexec/api/Execution"
-import type { ExecutionRecord } from "./ExecutionRecord.js"
-import { ExecutionEvents } from "./ExecutionEvents.js"
-import { type ExecutionEvent, isTerminal, transition } from "./ExecutionLifecycle.js"
-import { type Claim, ExecutionQueue, type Lease } from "./ExecutionQueue.js"
-import { ExecutionStore } from "./ExecutionStore.js"
-import { LeaseLost } from "./Errors.js"
-import { IdGenerator } from "./IdGenerator.js"
-import { DeliveryId, type OutboxEntry } from "./WebhookOutbox.js"
+import type { ExecutionRecord } from "../ExecutionRecord.js"
+import { ExecutionEvents } from "../ExecutionEvents.js"
+import { type ExecutionEvent, isTerminal, transition } from "../ExecutionLifecycle.js"
+import { type Claim, ExecutionQueue, type Lease } from "../ExecutionQueue.js"
+import { ExecutionStore } from "../ExecutionStore.js"
+import { LeaseLost } from "../Errors.js"
+import { IdGenerator } from "../IdGenerator.js"
+import { DeliveryId, type OutboxEntry } from "../WebhookOutbox.js"
 import { runWorkflow } from "./WorkflowRunner.js"
 
 const formatDuration = (ms: number) => Duration.format(Duration.millis(ms))
@@ -105,7 +105,7 @@ const makeProcess = Effect.gen(function* () {
       return loop(initial)
     })
 
-  return ({ execution, lease }: Claim) =>
+  return Effect.fn("Worker.process")(({ execution, lease }: Claim) =>
     Effect.gen(function* () {
       if (lease.attempt > config.maxAttempts) {
         return yield* fail(
@@ -176,7 +176,7 @@ const makeProcess = Effect.gen(function* () {
         )
       ),
       Effect.onInterrupt(() => queue.release(lease).pipe(Effect.ignoreLogged)),
-      Effect.annotateLogs({ executionId: execution.executionId, attempt: lease.attempt })
+      Effect.annotateLogs({ executionId: execution.executionId, attempt: lease.attempt }))
     )
 })
 

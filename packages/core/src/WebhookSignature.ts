@@ -1,6 +1,8 @@
 /**
- * The request headers of a completion webhook (SPEC §6.2), named with the configurable brand
- * word: `X-Service-Webhook-Signature` by default (DESIGN §3).
+ * The format of a completion webhook's signature: the request headers (named with the
+ * configurable brand word, `X-Service-Webhook-Signature` by default) and the signed message —
+ * the timestamp header value, a period, and the raw body exactly as sent. `SigningKeys` signs it;
+ * `WebhookVerifier` (and any receiver) checks it.
  */
 
 /** The brand word used when none is configured. */
@@ -31,3 +33,18 @@ export const names = (brand: string = DEFAULT_BRAND): WebhookHeaderNames => ({
 
 /** Whether `brand` can sit inside a header name. */
 export const isValidBrand = (brand: string): boolean => /^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$/.test(brand)
+
+const encoder = new TextEncoder()
+
+/** The bytes to sign: `timestamp`, `.`, then `rawBody` unchanged. */
+export const signedMessage = (timestamp: string, rawBody: Uint8Array | string): Uint8Array => {
+  const head = encoder.encode(`${timestamp}.`)
+  const body = typeof rawBody === "string" ? encoder.encode(rawBody) : rawBody
+  const message = new Uint8Array(head.length + body.length)
+  message.set(head, 0)
+  message.set(body, head.length)
+  return message
+}
+
+/** The Unix-seconds timestamp header value of a time in epoch milliseconds. */
+export const timestampOf = (epochMs: number): string => String(Math.floor(epochMs / 1000))

@@ -4,10 +4,10 @@
  * it; branches that do not depend on it still run.
  */
 import { Cause, Deferred, Effect, Option } from "effect"
-import type { AppNode, CompiledApp } from "./AppDefinition.js"
-import type { ProducedOutput } from "./ExecutionLifecycle.js"
-import type { ResolvedInputs } from "./InputValidation.js"
-import { NodeFailure, type RunContext, type UpstreamValue, NodeValue } from "./NodeType.js"
+import type { AppNode, CompiledApp } from "../AppDefinition.js"
+import type { ProducedOutput } from "../ExecutionLifecycle.js"
+import type { ResolvedInputs } from "../InputValidation.js"
+import { NodeFailure, type RunContext, type UpstreamValue, NodeValue } from "../NodeType.js"
 
 /** What a run produced: the outputs that have values, and the error of every output that has none. */
 export interface WorkflowResult {

@@ -1,12 +1,13 @@
 /**
- * Ed25519 keys as JWKs: the public form published in the key set (SPEC §2.7) with its RFC 7638
- * thumbprint as `kid`, and the private form (`d`) in which an operator may configure the key.
+ * Ed25519 keys as JWKs: the public form published in the key set (with its RFC 7638 thumbprint
+ * as `kid`), the private form (`d`) in which an operator may configure a key, and signing with a
+ * stored key. Runtime-neutral (`@noble/ed25519`, `@noble/hashes`).
  */
-import { Either, Schema } from "effect"
+import type { Jwk } from "@appexec/api/Jwk"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { utf8ToBytes } from "@noble/hashes/utils.js"
-import { ed, fromBase64Url, fromHex, toBase64Url, toHex } from "./internal/ed25519.js"
-import type { Jwk } from "@appexec/api/Jwk"
+import { Either, Schema } from "effect"
+import { ed, fromBase64Url, fromHex, toBase64Url, toHex } from "./ed25519.js"
 
 /** A private Ed25519 JWK (RFC 8037) as an operator configures it; `x` is checked against `d`. */
 export const PrivateJwk = Schema.Struct({
@@ -53,3 +54,10 @@ export const keyPairOf = (
 /** The public key (32 bytes) of a published JWK, when it is an Ed25519 key. */
 export const publicKeyBytes = (jwk: { readonly kty?: unknown; readonly crv?: unknown; readonly x?: unknown }): Uint8Array | undefined =>
   jwk.kty === "OKP" && jwk.crv === "Ed25519" && typeof jwk.x === "string" ? fromBase64Url(jwk.x, 32) : undefined
+
+/** Hex Ed25519 signature of `message` with a 32-byte secret key seed given as hex. */
+export const signHex = (message: Uint8Array, secretKeyHex: string): Either.Either<string, string> => {
+  const secretKey = fromHex(secretKeyHex, 32)
+  if (secretKey === undefined) return Either.left("the secret key is not 32 bytes of hex")
+  return Either.try({ try: () => toHex(ed.sign(message, secretKey)), catch: (cause) => String(cause) })
+}
