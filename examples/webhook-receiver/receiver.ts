@@ -9,7 +9,8 @@
  * then start executions with `?webhook=http://127.0.0.1:3000/appexec-webhook` (the server needs
  * `--allow-private-networks` to call a local address).
  */
-import { createClient, NodeWebhook, type PromiseClient } from "@appexec/client"
+import { createClient, type PromiseClient } from "@appexec/client"
+import * as NodeWebhook from "@appexec/client/node"
 import type { Execution } from "@appexec/api"
 import { createServer, type Server } from "node:http"
 
