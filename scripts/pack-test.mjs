@@ -399,7 +399,7 @@ const widths = [0, 1, 2, 3].map((i) => Math.max(...[["package", "tarball", "unpa
 const line = (r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join("  ")
 console.log(`\n${line(["package", "tarball", "unpacked", "files"])}`)
 for (const r of rows) console.log(line(r))
-const optional = footprint.optionalNative.map((n) => `${n.name}${n.scripts.length > 0 ? ` (${n.scripts.join(", ")} script)` : ""}${n.addons.length > 0 ? ` (${n.addons.length} addon file)` : ""}`)
+const optional = footprint.optionalNative.map((n) => `${n.name}${n.scripts.length > 0 ? ` (${n.scripts.join(", ")} script)` : ""}${n.addons.length > 0 ? ` (${n.addons.length} native file${n.addons.length === 1 ? "" : "s"})` : ""}`)
 console.log(`
 @appexec/client installed alone: ${footprint.packages} packages, ${mib(footprint.bytes)} on disk
   native modules: none required${optional.length > 0 ? `; optional, never loaded by the client: ${optional.join(", ")}` : ""}

@@ -112,9 +112,9 @@ export const AppNameProblem = Schema.Literal(
 export type AppNameProblem = typeof AppNameProblem.Type
 
 /**
- * `run` (or `apps.resolve`) was given an app name (`app`), and no app, or more than one, has it: by exact
- * name, or else by name in any case. `matches` are the apps that share the name when it is
- * `ambiguous` (their ids tell them apart), and empty when it is `unknown`.
+ * `run` (or `apps.resolve`) was given an app name (`app`) that no app, or more than one, has:
+ * by exact name, or else by name in any case. `matches` are the apps that share the name when
+ * it is `ambiguous` (their ids tell them apart), and empty when it is `unknown`.
  */
 export class AppNameError extends Schema.TaggedError<AppNameError>()("AppNameError", {
   /** The name as given. */
