@@ -4,7 +4,7 @@ import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { readFile } from "node:fs/promises"
-import { consume } from "./main.js"
+import { consume } from "./main.mjs"
 
 /** The example Greeting app served by appexec's Node listener on 127.0.0.1, with a fresh API key. */
 const served = Effect.gen(function* () {

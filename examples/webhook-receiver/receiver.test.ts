@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Schedule } from "effect"
 import type { Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { createReceiver } from "./receiver.js"
+import { createReceiver } from "./receiver.mjs"
 
 /** Listens on 127.0.0.1, port 0, until the scope closes; returns the base URL. */
 const listen = (server: Server) =>

@@ -3,7 +3,7 @@
  * body of DESIGN §3 (`{ "error": { "code", "message", "details"? } }`), built from core's
  * `ErrorInfo` with `code` narrowed to the codes that status carries.
  */
-import { HttpApiSchema } from "@effect/platform"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { Schema } from "effect"
 import * as ErrorBody from "./ErrorBody.js"
 

@@ -2,7 +2,9 @@
  * The authentication middleware of the API, as declared (SPEC §5): a workspace API key in
  * `x-api-key` or `Authorization: Bearer`. Its implementation over the `Appexec` facade is in `Auth.ts`.
  */
-import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Context } from "effect"
 import { Unauthenticated } from "./ApiError.js"
 import type { ApiKeyId, UserId, WorkspaceId } from "./Ids.js"

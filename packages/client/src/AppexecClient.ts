@@ -1,21 +1,34 @@
 /**
  * The appexec client for Effect programs: the six endpoints of SPEC §4 as typed methods
- * (`HttpApiClient` over the API definition of `@appexec/http`, so request and response schemas
- * are core's), waiting by polling, `run` (validate, start, wait), and webhook verification with
- * a cached key set. Retries follow SPEC §7 (see `RetryPolicy`). The Promise client
+ * (`HttpApiClient` over the API definition of `@appexec/api`, so request and response schemas
+ * are the server's own), waiting by polling, `run` (find the app by id or name, validate, start,
+ * wait), and webhook verification with a cached key set, from raw bytes or a web `Request`. Retries follow SPEC §7 (see `RetryPolicy`). The Promise client
  * (`PromiseClient`) runs this same implementation.
  */
-import { type App, ErrorBody, type Execution, type Jwk } from "@appexec/api"
-import { InputValidation, type NodeType, type WebhookVerifier } from "@appexec/core"
-import { Api } from "@appexec/api"
-import { HttpApiClient } from "@effect/platform"
+import * as Api from "@appexec/api/Api"
+import type * as App from "@appexec/api/App"
+import * as ErrorBody from "@appexec/api/ErrorBody"
+import type * as Execution from "@appexec/api/Execution"
+import type * as Jwk from "@appexec/api/Jwk"
+import * as InputValidation from "@appexec/core/InputValidation"
+import type * as NodeType from "@appexec/core/NodeType"
+import type * as WebhookVerifier from "@appexec/core/WebhookVerifier"
+import * as HttpApiClient from "@effect/platform/HttpApiClient"
 import { Context, Effect, Either, Layer, Option, Schema } from "effect"
 import { type ClientConfig, normalizeBaseUrl } from "./ClientConfig.js"
-import { type ApiError, InvalidInputsError, type RequestError, type WaitError, type WebhookPayloadError } from "./ClientError.js"
+import {
+  type ApiError,
+  AppNameError,
+  InvalidInputsError,
+  type RequestError,
+  type WaitError,
+  type WebhookPayloadError
+} from "./ClientError.js"
 import { mapErrors } from "./internal/ResponseErrors.js"
 import * as Transport from "./internal/Transport.js"
 import * as Polling from "./Polling.js"
 import * as WebhookKeys from "./WebhookKeys.js"
+import * as WebhookRequest from "./WebhookRequest.js"
 
 /** Input values keyed by parameter name, exactly as the app detail names them (SPEC §4.4). */
 export type Inputs = Readonly<Record<string, string>>
@@ -50,6 +63,12 @@ export interface AppexecClientService {
     readonly get: (appId: string) => Effect.Effect<App.AppDetail, RequestError>
     /** The app's workflow graph, for tooling. */
     readonly workflow: (appId: string) => Effect.Effect<App.WorkflowGraph, RequestError>
+    /**
+     * The app id of `app`: itself when it is an app id (a UUID), else the one app named exactly
+     * `app` — or, when none is, named `app` in any case (`GET /v1/apps?search=`). No such app, or
+     * several, fail with `AppNameError`.
+     */
+    readonly resolve: (app: string) => Effect.Effect<string, RequestError | AppNameError>
   }
   /** The execution endpoints (SPEC §4.4–§4.5) and waiting. */
   readonly executions: {
@@ -64,15 +83,25 @@ export interface AppexecClientService {
     readonly wait: (executionId: string, options?: Polling.WaitOptions) => Effect.Effect<Execution.Execution, RequestError | WaitError>
   }
   /**
-   * Reads the app detail, checks `inputs` against it, starts an execution and waits for it; returns
-   * the execution once `completed` or `failed`. Wrong inputs fail with `InvalidInputsError`, found
-   * before sending, or after a 400 `invalid_inputs` from a fresh read of the app detail.
+   * Finds the app (`app` is its id or its name, as `apps.resolve` reads it), reads its detail,
+   * checks `inputs` against it, starts an execution and waits for it; returns the execution once
+   * `completed` or `failed`. Wrong inputs fail with `InvalidInputsError`, found before sending, or
+   * after a 400 `invalid_inputs` from a fresh read of the app detail.
    */
   readonly run: (
-    appId: string,
+    app: string,
     inputs: Inputs,
     options?: RunOptions
-  ) => Effect.Effect<Execution.Execution, RequestError | WaitError | InvalidInputsError>
+  ) => Effect.Effect<Execution.Execution, RequestError | WaitError | InvalidInputsError | AppNameError>
+  /**
+   * Reads the raw body of a webhook `Request` (fetch-style servers: Hono, Next.js route handlers,
+   * Deno, workers), verifies its signature and timestamp with the cached key set, and decodes its
+   * execution. Answer 401 to a `WebhookVerificationError` and ignore the body.
+   */
+  readonly verifyWebhookRequest: (
+    request: Request,
+    options?: WebhookRequest.ReadOptions
+  ) => Effect.Effect<WebhookKeys.VerifiedDelivery, WebhookVerifier.WebhookVerificationError | WebhookPayloadError | RequestError>
   /** Webhook verification (SPEC §4.6, §6.3). */
   readonly webhooks: {
     /** The key set, fetched once and cached. */
@@ -102,6 +131,14 @@ const decodeProblems = Schema.decodeUnknownOption(Schema.Array(ErrorBody.InputPr
 
 const isInvalidInputs = (error: RequestError): error is ApiError => error._tag === "ApiError" && error.code === "invalid_inputs"
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** The apps of `found` named `name`: exactly, or else in any case. */
+const named = (found: ReadonlyArray<App.AppSummary>, name: string): ReadonlyArray<App.AppSummary> => {
+  const exact = found.filter((a) => a.name === name)
+  return exact.length > 0 ? exact : found.filter((a) => a.name.toLowerCase() === name.toLowerCase())
+}
+
 /** Builds a client from `config`. */
 export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> =>
   Effect.gen(function* () {
@@ -119,7 +156,15 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
           })
         ).pipe(Effect.map((r) => r.data)),
       get: (appId) => mapErrors(api.apps.getApp({ path: { appId } })).pipe(Effect.map((r) => r.data)),
-      workflow: (appId) => mapErrors(api.apps.getWorkflow({ path: { appId } })).pipe(Effect.map((r) => r.data))
+      workflow: (appId) => mapErrors(api.apps.getWorkflow({ path: { appId } })).pipe(Effect.map((r) => r.data)),
+      resolve: (app) =>
+        UUID.test(app)
+          ? Effect.succeed(app)
+          : Effect.flatMap(apps.list({ search: app, limit: 100 }), (found) => {
+              const matches = named(found, app)
+              if (matches.length === 1) return Effect.succeed(matches[0]!.appId)
+              return Effect.fail(new AppNameError({ app, reason: matches.length === 0 ? "unknown" : "ambiguous", matches }))
+            })
     }
 
     const get = (executionId: string) =>
@@ -145,8 +190,9 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
         onLeft: (e) => (e._tag === "InvalidInputs" ? e.problems : [{ parameter: "inputs", problem: "wrong_type" as const, expected: "an object" }])
       })
 
-    const run: AppexecClientService["run"] = (appId, inputs, options = {}) =>
+    const run: AppexecClientService["run"] = (app, inputs, options = {}) =>
       Effect.gen(function* () {
+        const appId = yield* apps.resolve(app)
         if (options.validate !== false) {
           const detail = yield* apps.get(appId)
           const problems = problemsOf(detail, inputs)
@@ -172,7 +218,10 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
       ...(config.webhookToleranceSeconds === undefined ? {} : { toleranceSeconds: config.webhookToleranceSeconds })
     })
 
-    return { apps, executions, run, webhooks: { keySet: keys.keySet, verify: keys.verify } }
+    const verifyWebhookRequest: AppexecClientService["verifyWebhookRequest"] = (request, options) =>
+      Effect.flatMap(WebhookRequest.readRawBody(request, options), (body) => keys.verify(body, request.headers))
+
+    return { apps, executions, run, verifyWebhookRequest, webhooks: { keySet: keys.keySet, verify: keys.verify } }
   })
 
 /** The client as a layer. */

@@ -2,10 +2,12 @@
  * The errors of the client. Each says what happened in words a consumer can act on, and carries
  * the facts as fields: the HTTP status and error-body code of a refused request (SPEC §7,
  * DESIGN §3), whether a failed request may have reached the server, which inputs are wrong and
- * what would have been accepted, and why a wait ended early.
+ * what would have been accepted, which app a name did not pick out, and why a wait ended early.
  */
-import { App, ErrorBody, Execution } from "@appexec/api"
-import { Errors } from "@appexec/core"
+import * as App from "@appexec/api/App"
+import * as ErrorBody from "@appexec/api/ErrorBody"
+import * as Execution from "@appexec/api/Execution"
+import * as Errors from "@appexec/core/Errors"
 import { Schema } from "effect"
 
 /** The codes of the error body, and `unexpected_response` for an answer that is not one. */
@@ -99,3 +101,30 @@ export type RequestError = ApiError | NetworkError
 export class WebhookPayloadError extends Schema.TaggedError<WebhookPayloadError>()("WebhookPayloadError", {
   message: Schema.String
 }) {}
+
+/** Why an app name picked out no single app. */
+export const AppNameProblem = Schema.Literal(
+  /** No app the key can run has that name. */
+  "unknown",
+  /** Several apps have that name: give an app id instead. */
+  "ambiguous"
+)
+export type AppNameProblem = typeof AppNameProblem.Type
+
+/**
+ * `run` (or `apps.resolve`) was given an app name (`app`) that no app, or more than one, has:
+ * by exact name, or else by name in any case. `matches` are the apps that share the name when
+ * it is `ambiguous` (their ids tell them apart), and empty when it is `unknown`.
+ */
+export class AppNameError extends Schema.TaggedError<AppNameError>()("AppNameError", {
+  /** The name as given. */
+  app: Schema.String,
+  reason: AppNameProblem,
+  matches: Schema.Array(App.AppSummary)
+}) {
+  override get message(): string {
+    return this.reason === "unknown"
+      ? `No app is named '${this.app}'. GET /v1/apps lists the apps this key can run.`
+      : `${this.matches.length} apps are named '${this.app}'; give its id instead: ${this.matches.map((a) => a.appId).join(", ")}.`
+  }
+}

@@ -3,7 +3,7 @@
  * read together, never assuming an image: `view` narrows an output to what it holds (text, a
  * media URL, JSON, a failure, or nothing yet), and the helpers find an output by id or label.
  */
-import type { Execution } from "@appexec/api"
+import type * as Execution from "@appexec/api/Execution"
 
 /** One output, narrowed to what it holds. `output` is the output as received. */
 export type OutputView =

@@ -3,7 +3,7 @@
  * `failed`, wait 3 to 5 seconds (jittered, so that many clients do not poll in step) and read it
  * again. Only reads are sent: waiting never starts anything again. Time is read from `Clock`.
  */
-import type { Execution } from "@appexec/api"
+import type * as Execution from "@appexec/api/Execution"
 import { Duration, Effect, Random, Ref } from "effect"
 import { WaitError } from "./ClientError.js"
 

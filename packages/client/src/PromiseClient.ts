@@ -2,21 +2,24 @@
  * The appexec client for plain TypeScript: the same operations as `AppexecClient`, returning
  * Promises. It runs the Effect implementation itself (this is the edge where Effects are run),
  * and rejects with the client's own error classes (`ApiError`, `NetworkError`,
- * `InvalidInputsError`, `WaitError`, `WebhookVerificationError`), each an `Error` with a
- * `_tag` to switch on.
+ * `InvalidInputsError`, `AppNameError`, `WaitError`, `WebhookVerificationError`), each an
+ * `Error` with a `_tag` to switch on.
  *
  * ```ts
  * const appexec = createClient({ baseUrl: "https://apps.example.com", apiKey: process.env.APPEXEC_API_KEY! })
- * const done = await appexec.run(appId, { prompt: "a lighthouse" })
+ * const done = await appexec.run("Poster", { prompt: "a lighthouse" })
  * ```
  */
-import type { App, Execution, Jwk } from "@appexec/api"
-import type { WebhookVerifier } from "@appexec/core"
+import type * as App from "@appexec/api/App"
+import type * as Execution from "@appexec/api/Execution"
+import type * as Jwk from "@appexec/api/Jwk"
+import type * as WebhookVerifier from "@appexec/core/WebhookVerifier"
 import { Cause, Effect, Exit, Option } from "effect"
 import * as AppexecClient from "./AppexecClient.js"
 import type { ClientConfig } from "./ClientConfig.js"
 import type * as Polling from "./Polling.js"
 import type * as WebhookKeys from "./WebhookKeys.js"
+import type * as WebhookRequest from "./WebhookRequest.js"
 
 /** The client's operations, as Promises. */
 export interface Client {
@@ -28,6 +31,8 @@ export interface Client {
     readonly get: (appId: string) => Promise<App.AppDetail>
     /** The app's workflow graph, for tooling. */
     readonly workflow: (appId: string) => Promise<App.WorkflowGraph>
+    /** The app id of `app`, an app id or an app name (exact, else in any case); rejects with `AppNameError` when no single app has it. */
+    readonly resolve: (app: string) => Promise<string>
   }
   /** The execution endpoints and waiting. */
   readonly executions: {
@@ -42,8 +47,16 @@ export interface Client {
     /** Polls (every 3–5 s by default) until `completed` or `failed`, and returns the execution. */
     readonly wait: (executionId: string, options?: Polling.WaitOptions) => Promise<Execution.Execution>
   }
-  /** Validates the inputs against the app detail, starts, waits; resolves once `completed` or `failed`. */
-  readonly run: (appId: string, inputs: AppexecClient.Inputs, options?: AppexecClient.RunOptions) => Promise<Execution.Execution>
+  /**
+   * Finds the app by id or name, validates the inputs against its detail, starts, waits; resolves
+   * once `completed` or `failed`.
+   */
+  readonly run: (app: string, inputs: AppexecClient.Inputs, options?: AppexecClient.RunOptions) => Promise<Execution.Execution>
+  /**
+   * Reads a webhook `Request`'s raw body (fetch-style servers), verifies it with the cached key set
+   * and returns its execution; rejects with `WebhookVerificationError` (answer 401) or `WebhookPayloadError`.
+   */
+  readonly verifyWebhookRequest: (request: Request, options?: WebhookRequest.ReadOptions) => Promise<WebhookKeys.VerifiedDelivery>
   /** Webhook verification with a cached key set. */
   readonly webhooks: {
     /** The key set, fetched once and cached. */
@@ -70,14 +83,16 @@ export const createClient = (config: ClientConfig): Client => {
     apps: {
       list: (query) => runPromise(client.apps.list(query)),
       get: (appId) => runPromise(client.apps.get(appId)),
-      workflow: (appId) => runPromise(client.apps.workflow(appId))
+      workflow: (appId) => runPromise(client.apps.workflow(appId)),
+      resolve: (app) => runPromise(client.apps.resolve(app))
     },
     executions: {
       start: (appId, inputs, options) => runPromise(client.executions.start(appId, inputs, options)),
       get: (executionId) => runPromise(client.executions.get(executionId)),
       wait: (executionId, options) => runPromise(client.executions.wait(executionId, options))
     },
-    run: (appId, inputs, options) => runPromise(client.run(appId, inputs, options)),
+    run: (app, inputs, options) => runPromise(client.run(app, inputs, options)),
+    verifyWebhookRequest: (request, options) => runPromise(client.verifyWebhookRequest(request, options)),
     webhooks: {
       keySet: () => runPromise(client.webhooks.keySet),
       verify: (rawBody, headers) => runPromise(client.webhooks.verify(rawBody, headers))

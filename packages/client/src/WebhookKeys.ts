@@ -5,8 +5,10 @@
  * verify again; at most one such refetch happens per `minRefetchIntervalMs`, so forged webhooks
  * cannot turn into a stream of key requests. Signatures are checked by core's `verifyWebhook`.
  */
-import { Envelope, Execution, type Jwk } from "@appexec/api"
-import { WebhookVerifier } from "@appexec/core"
+import * as Envelope from "@appexec/api/Envelope"
+import * as Execution from "@appexec/api/Execution"
+import type * as Jwk from "@appexec/api/Jwk"
+import * as WebhookVerifier from "@appexec/core/WebhookVerifier"
 import { Clock, Effect, Either, Option, Schema, SynchronizedRef } from "effect"
 import { WebhookPayloadError } from "./ClientError.js"
 

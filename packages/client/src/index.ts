@@ -1,18 +1,20 @@
 /**
  * @appexec/client: the typed client for appexec API consumers. Discover apps, read their
  * parameters, start executions, wait for them, read their outputs, and verify webhooks, with
- * the retries of SPEC §7. `PromiseClient` for plain TypeScript, `AppexecClient` for Effect.
+ * the retries of SPEC §7. `PromiseClient` for plain JavaScript and TypeScript, `AppexecClient`
+ * for Effect. It runs wherever `fetch` runs (Node, browsers, Deno, workers) and loads no Node
+ * API; webhook verification for a Node `IncomingMessage` lives in `@appexec/client/node`.
  */
 export * as AppexecClient from "./AppexecClient.js"
 export * as ClientConfig from "./ClientConfig.js"
 export * as ClientError from "./ClientError.js"
-export * as NodeWebhook from "./NodeWebhook.js"
 export * as Outputs from "./Outputs.js"
 export * as Polling from "./Polling.js"
 export * as PromiseClient from "./PromiseClient.js"
 export * as RetryPolicy from "./RetryPolicy.js"
 export * as WebhookKeys from "./WebhookKeys.js"
+export * as WebhookRequest from "./WebhookRequest.js"
 export { createClient } from "./PromiseClient.js"
 export { verifyWebhook } from "./WebhookKeys.js"
 /** Core's webhook verification (SPEC §6.3), for receivers that hold the key set themselves. */
-export { WebhookVerifier } from "@appexec/core"
+export * as WebhookVerifier from "@appexec/core/WebhookVerifier"

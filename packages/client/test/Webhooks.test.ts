@@ -3,7 +3,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { type Clock, Effect, Either, Queue, Runtime, TestClock } from "effect"
 import { createServer, type IncomingHttpHeaders } from "node:http"
 import type { AddressInfo } from "node:net"
-import { AppexecClient, NodeWebhook, type WebhookKeys } from "../src/index.js"
+import { AppexecClient, type WebhookKeys } from "../src/index.js"
+import * as NodeWebhook from "@appexec/client/node"
 import { instance, serve } from "./ServedInstance.js"
 
 interface Received {

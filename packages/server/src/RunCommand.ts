@@ -17,12 +17,10 @@ export class RunFailed extends Schema.TaggedError<RunFailed>()("RunFailed", {
   message: Schema.String
 }) {}
 
-/** An `--input` that is not `name=value`, or an APP that names no app (or several). */
+/** An `--input` that is not `name=value`. (An APP that names no app, or several, is the client's `AppNameError`.) */
 export class RunUsageError extends Schema.TaggedError<RunUsageError>()("RunUsageError", {
   message: Schema.String
 }) {}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** Parses repeated `name=value` pairs; the value runs from the first `=` to the end (URLs keep their queries). */
 export const parseInputs = (pairs: ReadonlyArray<string>): Effect.Effect<Record<string, string>, RunUsageError> =>
@@ -34,22 +32,6 @@ export const parseInputs = (pairs: ReadonlyArray<string>): Effect.Effect<Record<
       inputs[pair.slice(0, at)] = pair.slice(at + 1)
     }
     return inputs
-  })
-
-/** The app id of APP: itself when it is a UUID, else the one app with exactly that name (or, failing that, that name in any case). */
-const resolveApp = (client: AppexecClient.AppexecClientService, app: string) =>
-  Effect.gen(function* () {
-    if (UUID.test(app)) return app
-    const found = yield* client.apps.list({ search: app, limit: 100 })
-    const exact = found.filter((a) => a.name === app)
-    const loose = exact.length > 0 ? exact : found.filter((a) => a.name.toLowerCase() === app.toLowerCase())
-    if (loose.length === 1) return loose[0]!.appId
-    return yield* new RunUsageError({
-      message:
-        loose.length === 0
-          ? `No app is named '${app}'. \`appexec apps list\` (or GET /v1/apps) lists the apps.`
-          : `${loose.length} apps are named '${app}'; give its id instead: ${loose.map((a) => a.appId).join(", ")}.`
-    })
   })
 
 /** One line per parameter: what `--input` expects. */
@@ -103,7 +85,7 @@ export const make = (options: RunCommandOptions = {}) =>
       Effect.gen(function* () {
         const inputs = yield* parseInputs(input)
         const client = yield* AppexecClient.make({ baseUrl, apiKey: Redacted.value(key) })
-        const appId = yield* resolveApp(client, app)
+        const appId = yield* client.apps.resolve(app)
         const live = options.live ?? process.stderr.isTTY === true
         const startedAt = yield* Clock.currentTimeMillis
         const status = yield* Ref.make<Execution.ExecutionStatus | "starting">("starting")

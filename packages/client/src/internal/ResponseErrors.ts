@@ -3,9 +3,9 @@
  * the declared error responses of the API (by their status), an undeclared status (read as the
  * error body when it is one), a body that does not decode, and the transport's `NetworkError`.
  */
-import { ErrorBody } from "@appexec/api"
-import { ApiError as HttpErrors } from "@appexec/api"
-import { HttpClientError } from "@effect/platform"
+import * as HttpErrors from "@appexec/api/ApiError"
+import * as ErrorBody from "@appexec/api/ErrorBody"
+import * as HttpClientError from "@effect/platform/HttpClientError"
 import { Effect, Option, ParseResult, Schema } from "effect"
 import { ApiError, NetworkError, type RequestError } from "../ClientError.js"
 

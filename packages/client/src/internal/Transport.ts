@@ -4,7 +4,11 @@
  * so virtual time drives them in tests). A network failure becomes a `NetworkError` that says
  * whether the request may have reached the server.
  */
-import { FetchHttpClient, HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { Clock, Duration, Effect, Random } from "effect"
 import { type ClientConfig, DEFAULT_TIMEOUT_MS } from "../ClientConfig.js"
 import { NetworkError } from "../ClientError.js"

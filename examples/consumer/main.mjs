@@ -1,31 +1,35 @@
+// @ts-check
 /**
- * An API consumer of appexec in plain TypeScript (SPEC §1): find an app, read its parameters,
+ * An API consumer of appexec in plain JavaScript (SPEC §1): find an app, read its parameters,
  * start an execution with inputs keyed by parameter name, poll it until it ends, and read its
- * outputs by label without assuming they are images.
+ * outputs by label without assuming they are images. It runs under plain `node`; the JSDoc types
+ * let TypeScript check it.
  *
  * Run it against a running service (`npx appexec serve` prints a key):
  *
- *     APPEXEC_URL=http://127.0.0.1:8080 APPEXEC_API_KEY=aex_… npx tsx examples/consumer/main.ts Greeting who=Ada tone=formal
+ *     APPEXEC_BASE_URL=http://127.0.0.1:8080 APPEXEC_API_KEY=aex_… node examples/consumer/main.mjs Greeting who=Ada tone=formal
  */
 import { createClient, Outputs } from "@appexec/client"
+import { pathToFileURL } from "node:url"
 
-/** What to run, and where. */
-export interface ConsumeOptions {
-  readonly baseUrl: string
-  readonly apiKey: string
-  /** The app's name as the list shows it. */
-  readonly appName: string
-  /** Inputs keyed by parameter name. */
-  readonly inputs: Readonly<Record<string, string>>
-  /** Polling interval in milliseconds (default: the client's 3–5 s). */
-  readonly intervalMs?: number
-  /** Where progress goes (default: stderr). */
-  readonly log?: (line: string) => void
-}
+/**
+ * What to run, and where.
+ * @typedef {object} ConsumeOptions
+ * @property {string} baseUrl Where the service answers, without `/v1`.
+ * @property {string} apiKey A workspace API key.
+ * @property {string} appName The app's name as the list shows it.
+ * @property {Readonly<Record<string, string>>} inputs Inputs keyed by parameter name.
+ * @property {number} [intervalMs] Polling interval in milliseconds (default: the client's 3–5 s).
+ * @property {(line: string) => void} [log] Where progress goes (default: stderr).
+ */
 
-/** Runs the app once and returns one line per output. */
-export const consume = async (options: ConsumeOptions): Promise<ReadonlyArray<string>> => {
-  const log = options.log ?? ((line: string) => console.error(line))
+/**
+ * Runs the app once and returns one line per output.
+ * @param {ConsumeOptions} options
+ * @returns {Promise<ReadonlyArray<string>>}
+ */
+export const consume = async (options) => {
+  const log = options.log ?? ((line) => console.error(line))
   const appexec = createClient({ baseUrl: options.baseUrl, apiKey: options.apiKey })
 
   // 1. List apps; 2. inspect the one we want: its parameters are the source of truth for `inputs`.
@@ -35,7 +39,7 @@ export const consume = async (options: ConsumeOptions): Promise<ReadonlyArray<st
   log(`${detail.name}: ${detail.parameters.map((p) => `${p.name}${p.required ? "*" : ""} (${p.type})`).join(", ")}`)
 
   // 3. Start (sent once: never again because outputs are not ready); 4. poll every 3–5 s until completed or failed.
-  // (`appexec.run(appId, inputs)` does 2–4 in one call and checks the inputs against the detail first.)
+  // (`appexec.run(options.appName, inputs)` does 1–4 in one call and checks the inputs against the detail first.)
   const started = await appexec.executions.start(app.appId, options.inputs)
   log(`started ${started.executionId}: ${started.status}`)
   const done = await appexec.executions.wait(started.executionId, {
@@ -46,12 +50,12 @@ export const consume = async (options: ConsumeOptions): Promise<ReadonlyArray<st
   return Outputs.all(done).map(Outputs.describe)
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const [appName = "Greeting", ...pairs] = process.argv.slice(2)
   const inputs = Object.fromEntries(pairs.map((p) => [p.slice(0, p.indexOf("=")), p.slice(p.indexOf("=") + 1)]))
   const lines = await consume({
-    baseUrl: process.env.APPEXEC_URL ?? "http://127.0.0.1:8080",
-    apiKey: process.env.APPEXEC_API_KEY ?? "",
+    baseUrl: process.env["APPEXEC_BASE_URL"] ?? "http://127.0.0.1:8080",
+    apiKey: process.env["APPEXEC_API_KEY"] ?? "",
     appName,
     inputs
   })

@@ -1,11 +1,16 @@
 /**
- * Webhook verification in a Node `http` server: reads the raw body of an `IncomingMessage` (the
- * signature covers the bytes as sent, so the body must not be parsed first — mount this before
- * any JSON body parser) and verifies it with the client's cached key set.
+ * `@appexec/client/node`: webhook verification in a Node `http` server (or Express, Fastify's raw
+ * request, anything that hands you an `IncomingMessage`). It reads the raw body (the signature
+ * covers the bytes as sent, so the body must not be parsed first — mount this before any JSON
+ * body parser) and verifies it with the client's cached key set. The only module of the client
+ * that uses Node APIs; `@appexec/client` itself never loads it. Fetch-style servers use the
+ * client's `verifyWebhookRequest(request)` instead.
  *
  * ```ts
+ * import { verifyRequest } from "@appexec/client/node"
+ *
  * http.createServer(async (req, res) => {
- *   const delivery = await NodeWebhook.verifyRequest(appexec, req).catch(() => undefined)
+ *   const delivery = await verifyRequest(appexec, req).catch(() => undefined)
  *   res.writeHead(delivery ? 204 : 401).end()
  *   if (delivery) handle(delivery.execution)
  * })
@@ -17,16 +22,14 @@ import type { AppexecClientService } from "./AppexecClient.js"
 import { WebhookPayloadError } from "./ClientError.js"
 import type { Client } from "./PromiseClient.js"
 import { runPromise } from "./PromiseClient.js"
+import { DEFAULT_MAX_BODY_BYTES, type ReadOptions } from "./WebhookRequest.js"
 
-/** The largest webhook body read by default: 1 MiB. */
-export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+export { DEFAULT_MAX_BODY_BYTES, type ReadOptions } from "./WebhookRequest.js"
 
-/** Reads the whole body of `request` as bytes, failing when it is larger than `maxBytes`. */
-export const readRawBody = (
-  request: IncomingMessage,
-  maxBytes: number = DEFAULT_MAX_BODY_BYTES
-): Effect.Effect<Uint8Array, WebhookPayloadError> =>
+/** Reads the whole body of `request` as bytes, failing when it is larger than `maxBytes` (default 1 MiB). */
+export const readRawBody = (request: IncomingMessage, options: ReadOptions = {}): Effect.Effect<Uint8Array, WebhookPayloadError> =>
   Effect.async<Uint8Array, WebhookPayloadError>((resume) => {
+    const maxBytes = options.maxBytes ?? DEFAULT_MAX_BODY_BYTES
     const chunks: Array<Buffer> = []
     let size = 0
     let done = false
@@ -58,10 +61,10 @@ export const readRawBody = (
     })
   })
 
-/** Reads and verifies the webhook `request` with the client's cached key set (Effect API). */
-export const verify = (client: AppexecClientService, request: IncomingMessage, maxBytes?: number) =>
-  Effect.flatMap(readRawBody(request, maxBytes), (body) => client.webhooks.verify(body, request.headers))
+/** Reads and verifies the webhook `request` with the Effect client's cached key set. */
+export const verify = (client: AppexecClientService, request: IncomingMessage, options?: ReadOptions) =>
+  Effect.flatMap(readRawBody(request, options), (body) => client.webhooks.verify(body, request.headers))
 
-/** Reads and verifies the webhook `request` with the client's cached key set (Promise API). */
-export const verifyRequest = (client: Client, request: IncomingMessage, maxBytes?: number) =>
-  runPromise(verify(client.effect, request, maxBytes))
+/** Reads and verifies the webhook `request` with the Promise client's cached key set; rejects with `WebhookVerificationError`. */
+export const verifyRequest = (client: Client, request: IncomingMessage, options?: ReadOptions) =>
+  runPromise(verify(client.effect, request, options))

@@ -1,0 +1,87 @@
+// @ts-check
+/**
+ * A Node receiver of appexec completion webhooks, built on `@appexec/client`: `verifyRequest`
+ * from `@appexec/client/node` reads the raw body, verifies the Ed25519 signature and the
+ * timestamp (300 s tolerance) against the published key set (cached, fetched again once when a
+ * webhook names a key it does not hold), and decodes the execution. Anything unverified gets 401.
+ * The receiver acts once per execution, however many times the webhook arrives: the request id
+ * is the execution id. It runs under plain `node`; the JSDoc types let TypeScript check it.
+ *
+ * Run it with `APPEXEC_BASE_URL=http://127.0.0.1:8080 APPEXEC_API_KEY=aex_… node examples/webhook-receiver/receiver.mjs`,
+ * then start executions with `?webhook=http://127.0.0.1:3000/appexec-webhook` (the server needs
+ * `--allow-private-networks` to call a local address).
+ *
+ * In a fetch-style server (Hono, Next.js route handlers, Deno, workers) it is one call on the
+ * web `Request`:
+ *
+ *     export const POST = async (request) => {
+ *       const delivery = await appexec.verifyWebhookRequest(request).catch(() => undefined)
+ *       if (delivery === undefined) return new Response(null, { status: 401 })
+ *       await handle(delivery.execution)
+ *       return new Response(null, { status: 204 })
+ *     }
+ */
+import { createClient } from "@appexec/client"
+import { verifyRequest } from "@appexec/client/node"
+import { createServer } from "node:http"
+import { pathToFileURL } from "node:url"
+
+/** @typedef {import("@appexec/client").PromiseClient.Client} Client */
+/** @typedef {import("@appexec/client").WebhookKeys.VerifiedDelivery["execution"]} Execution */
+
+/**
+ * What the receiver needs.
+ * @typedef {object} ReceiverOptions
+ * @property {Client} client The client whose key set verifies the webhooks.
+ * @property {(execution: Execution) => void | Promise<void>} onCompletion Called once per execution with the verified execution.
+ */
+
+/**
+ * The reason a webhook was refused, for the 401 body.
+ * @param {unknown} error
+ * @returns {string}
+ */
+const reasonOf = (error) =>
+  typeof error === "object" && error !== null && "reason" in error && typeof error.reason === "string"
+    ? error.reason
+    : "invalid_webhook"
+
+/**
+ * An HTTP server that receives appexec webhooks on any path.
+ * @param {ReceiverOptions} options
+ * @returns {import("node:http").Server}
+ */
+export const createReceiver = (options) => {
+  /** @type {Set<string>} */
+  const seen = new Set()
+  return createServer(async (req, res) => {
+    if (req.method !== "POST") return res.writeHead(405).end()
+    const delivery = await verifyRequest(options.client, req).then(
+      (verified) => ({ verified }),
+      (/** @type {unknown} */ error) => ({ error })
+    )
+    if ("error" in delivery) {
+      return res.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ error: reasonOf(delivery.error) }))
+    }
+    // Only now is the body trusted.
+    const execution = delivery.verified.execution
+    if (!seen.has(execution.executionId)) {
+      seen.add(execution.executionId)
+      await options.onCompletion(execution)
+    }
+    return res.writeHead(204).end()
+  })
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const client = createClient({
+    baseUrl: process.env["APPEXEC_BASE_URL"] ?? "http://127.0.0.1:8080",
+    apiKey: process.env["APPEXEC_API_KEY"] ?? ""
+  })
+  const port = Number(process.env["PORT"] ?? 3000)
+  const server = createReceiver({
+    client,
+    onCompletion: (execution) => console.log(`execution ${execution.executionId} ${execution.status}`)
+  })
+  server.listen(port, "127.0.0.1", () => console.log(`receiving appexec webhooks on http://127.0.0.1:${port}/`))
+}
