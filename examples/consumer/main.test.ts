@@ -9,7 +9,7 @@ import { consume } from "./main.mjs"
 /** The example Greeting app served by appexec's Node listener on 127.0.0.1, with a fresh API key. */
 const served = Effect.gen(function* () {
   const appexec = yield* Appexec.Appexec
-  const definition: unknown = JSON.parse(yield* Effect.promise(() => readFile(new URL("../embedding/greeting.app.json", import.meta.url), "utf8")))
+  const definition: unknown = JSON.parse(yield* Effect.promise(() => readFile(new URL("../../packages/server/apps/greeting.json", import.meta.url), "utf8")))
   yield* appexec.apps.import(definition, { owner: { public: true } })
   const { key } = yield* TestHarness.signIn("example", "consumer")
   const { url } = yield* NodeListener.serve({ logRequests: false })

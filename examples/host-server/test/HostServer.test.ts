@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { startHost } from "../main.js"
+import { startHost } from "../main.mjs"
 
 const json = (url: string, init: RequestInit = {}) =>
   Effect.promise(async () => {

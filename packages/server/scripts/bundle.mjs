@@ -19,6 +19,8 @@ await build({
   format: "esm",
   minify: true,
   sourcemap: "linked",
+  // The map names the sources (shipped under src/ of each package) without carrying them.
+  sourcesContent: false,
   legalComments: "linked",
   // Resolve the workspace packages to their sources, as tests do.
   conditions: ["@appexec/source"],

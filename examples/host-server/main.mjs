@@ -1,9 +1,10 @@
+// @ts-check
 /**
  * A host Node server with routes of its own (`/` and `/health`) that mounts appexec under
  * `/api`: the six endpoints answer at `/api/v1/…`. The host does not use Effect; it gets a plain
  * `(req, res)` listener from `NodeListener.fromLayer`.
  *
- * Run it with `npx tsx examples/host-server/main.ts`, then follow the printed curl line.
+ * Run it with `node examples/host-server/main.mjs`, then follow the printed curl line.
  */
 import { Appexec, AppexecLayer, IdGenerator } from "@appexec/core"
 import { NodeListener } from "@appexec/http"
@@ -11,8 +12,7 @@ import { MemoryStorage } from "@appexec/testing"
 import { NodeOutboundHttp } from "@appexec/platform-node"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { readFile } from "node:fs/promises"
-import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
+import { createServer } from "node:http"
 
 /** appexec in memory, with a worker: swap `MemoryStorage.layer` for `SqliteStorage.layer({ filename })` to keep data. */
 const AppexecLive = AppexecLayer.make().pipe(Layer.provideMerge(MemoryStorage.layer),
@@ -20,20 +20,27 @@ const AppexecLive = AppexecLayer.make().pipe(Layer.provideMerge(MemoryStorage.la
   Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: false }))
 )
 
-/** The running host: its server, the API key it created, and how to stop it. */
-export interface Host {
-  readonly server: Server
-  readonly baseUrl: string
-  readonly key: string
-  /** Waits in-process until an execution is completed or failed (what a host does instead of polling). */
-  readonly awaitExecution: (executionId: string) => Promise<unknown>
-  readonly close: () => Promise<void>
-}
+/**
+ * The running host: its server, the API key it created, a way to wait in-process for an
+ * execution (what a host does instead of polling), and how to stop it.
+ * @typedef {{
+ *   readonly server: import("node:http").Server
+ *   readonly baseUrl: string
+ *   readonly key: string
+ *   readonly awaitExecution: (executionId: string) => Promise<unknown>
+ *   readonly close: () => Promise<void>
+ * }} Host
+ */
 
-/** Starts the host on `port` (0: any free port) with the greeting app and one API key. */
-export const startHost = async (port = 0): Promise<Host> => {
+/**
+ * Starts the host on `port` (0: any free port) with the greeting app and one API key.
+ * @param {number} [port]
+ * @returns {Promise<Host>}
+ */
+export const startHost = async (port = 0) => {
   const runtime = ManagedRuntime.make(AppexecLive)
-  const definition: unknown = JSON.parse(await readFile(new URL("../embedding/greeting.app.json", import.meta.url), "utf8"))
+  /** @type {unknown} */
+  const definition = JSON.parse(await readFile(new URL("../../packages/server/apps/greeting.json", import.meta.url), "utf8"))
   const key = await runtime.runPromise(
     Effect.gen(function* () {
       const appexec = yield* Appexec.Appexec
@@ -54,16 +61,17 @@ export const startHost = async (port = 0): Promise<Host> => {
     res.setHeader("content-type", "text/html")
     res.end('<p>The host\'s own page. appexec lives under <a href="/api/v1/apps">/api/v1</a>.</p>\n')
   })
-  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve))
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  await new Promise((resolve) => server.listen(port, "127.0.0.1", () => resolve(undefined)))
+  const address = server.address()
+  const baseUrl = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : port}`
   return {
     server,
     baseUrl,
     key,
-    awaitExecution: (executionId) =>
+    awaitExecution: (/** @type {string} */ executionId) =>
       runtime.runPromise(Effect.flatMap(Appexec.Appexec, (a) => a.executions.await(executionId))),
     close: async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await new Promise((resolve) => server.close(() => resolve(undefined)))
       await appexec.dispose()
       await runtime.dispose()
     }
