@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * An API consumer of appexec in plain JavaScript (SPEC §1): find an app, read its parameters,
+ * An API consumer of appexec in plain JavaScript (docs/api.md#overview): find an app, read its parameters,
  * start an execution with inputs keyed by parameter name, poll it until it ends, and read its
  * outputs by label without assuming they are images. It runs under plain `node`; the JSDoc types
  * let TypeScript check it.

@@ -1,5 +1,5 @@
 /**
- * The HTTP API of appexec: exactly the six endpoints of SPEC §4, under `/v1`, declared with
+ * The HTTP API of appexec: exactly the six endpoints of docs/api.md#endpoints, under `/v1`, declared with
  * `HttpApi` from core's schemas. This module has no Node imports: `@appexec/client` builds its
  * typed client from it, and the OpenAPI document is generated from it.
  */
@@ -73,7 +73,7 @@ export const AppPath = Schema.Struct({ appId: PathId("Identifier of the app.") }
 /** Path of the execution endpoint. */
 export const ExecutionPath = Schema.Struct({ executionId: PathId("Identifier returned by the start request.") })
 
-/** Query of the app list (SPEC §4.1, DESIGN §3). */
+/** Query of the app list (docs/api.md#list-apps, docs/api.md). */
 export const ListAppsQuery = Schema.Struct({
   search: Schema.optional(
     Schema.String.annotations({ description: "Filters apps by name or description, case-insensitive." })
@@ -96,7 +96,7 @@ export const ListAppsQuery = Schema.Struct({
   )
 })
 
-/** Query of the start request (SPEC §4.4). */
+/** Query of the start request (docs/api.md#start-an-execution). */
 export const StartExecutionQuery = Schema.Struct({
   webhook: Schema.optional(
     Schema.String.annotations({
@@ -105,7 +105,7 @@ export const StartExecutionQuery = Schema.Struct({
   )
 })
 
-/** Body of the start request (SPEC §4.4): input values keyed by parameter name, exactly as the app names them. */
+/** Body of the start request (docs/api.md#start-an-execution): input values keyed by parameter name, exactly as the app names them. */
 export const StartExecutionPayload = Schema.Struct({
   inputs: Schema.Record({ key: Schema.String, value: Schema.String }).annotations({
     description: "Values keyed by parameter name (case-sensitive): an option label, a public URL or a string."

@@ -1,6 +1,6 @@
 /**
  * The error responses of the API, one class per HTTP status. Each encodes to exactly the error
- * body of DESIGN §3 (`{ "error": { "code", "message", "details"? } }`), built from core's
+ * body of docs/api.md (`{ "error": { "code", "message", "details"? } }`), built from core's
  * `ErrorInfo` with `code` narrowed to the codes that status carries.
  */
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"

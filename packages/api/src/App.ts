@@ -1,14 +1,14 @@
 /**
- * The app resources of SPEC §2.1–§2.3 and §2.6, exactly as they appear on the wire.
+ * The app resources of docs/api.md#resources and §2.6, exactly as they appear on the wire.
  */
 import { Schema } from "effect"
 import { AppId, ParameterId } from "./Ids.js"
 
-/** Kind of value a parameter takes (SPEC §2.3). */
+/** Kind of value a parameter takes (docs/api.md#parameter). */
 export const ParameterType = Schema.Literal("text", "options", "url")
 export type ParameterType = typeof ParameterType.Type
 
-/** An input definition of an app (SPEC §2.3). `accept`, `options` and `default` appear only where they apply. */
+/** An input definition of an app (docs/api.md#parameter). `accept`, `options` and `default` appear only where they apply. */
 export const Parameter = Schema.Struct({
   id: ParameterId,
   name: Schema.String,
@@ -20,7 +20,7 @@ export const Parameter = Schema.Struct({
 })
 export type Parameter = typeof Parameter.Type
 
-/** An item of the app list (SPEC §2.1). */
+/** An item of the app list (docs/api.md#app-summary). */
 export const AppSummary = Schema.Struct({
   appId: AppId,
   name: Schema.String,
@@ -29,7 +29,7 @@ export const AppSummary = Schema.Struct({
 })
 export type AppSummary = typeof AppSummary.Type
 
-/** One app with its input definitions (SPEC §2.2). */
+/** One app with its input definitions (docs/api.md#app-detail). */
 export const AppDetail = Schema.Struct({
   appId: AppId,
   name: Schema.String,
@@ -38,7 +38,7 @@ export const AppDetail = Schema.Struct({
 })
 export type AppDetail = typeof AppDetail.Type
 
-/** A processing node of the workflow graph; node `config` stays internal (DESIGN §4). */
+/** A processing node of the workflow graph; node `config` stays internal (docs/apps.md). */
 export const WorkflowNode = Schema.Struct({
   id: Schema.String,
   type: Schema.String,
@@ -53,7 +53,7 @@ export const WorkflowEdge = Schema.Struct({
 })
 export type WorkflowEdge = typeof WorkflowEdge.Type
 
-/** The workflow structure of an app (SPEC §2.6). */
+/** The workflow structure of an app (docs/api.md#workflow-graph). */
 export const WorkflowGraph = Schema.Struct({
   appId: AppId,
   name: Schema.String,

@@ -1,5 +1,5 @@
 /**
- * The authentication middleware of the API, as declared (SPEC §5): a workspace API key in
+ * The authentication middleware of the API, as declared (docs/api.md#authentication): a workspace API key in
  * `x-api-key` or `Authorization: Bearer`. Its implementation over the `Appexec` facade is in `Auth.ts`.
  */
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"

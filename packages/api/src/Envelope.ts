@@ -1,5 +1,5 @@
 /**
- * The `{ data: … }` wrapper every JSON response except the key set carries (SPEC §2).
+ * The `{ data: … }` wrapper every JSON response except the key set carries (docs/api.md#resources).
  */
 import { Schema } from "effect"
 

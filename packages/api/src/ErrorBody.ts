@@ -1,10 +1,10 @@
 /**
- * The error body of every non-2xx response (DESIGN §3):
+ * The error body of every non-2xx response (docs/api.md):
  * `{ "error": { "code", "message", "details"? } }`.
  */
 import { Schema } from "effect"
 
-/** Machine-readable error codes (DESIGN §3). */
+/** Machine-readable error codes (docs/api.md). */
 export const ErrorCode = Schema.Literal(
   "invalid_request",
   "invalid_inputs",
@@ -18,7 +18,7 @@ export const ErrorCode = Schema.Literal(
 )
 export type ErrorCode = typeof ErrorCode.Type
 
-/** What is wrong with one input (DESIGN §3). */
+/** What is wrong with one input (docs/api.md). */
 export const InputProblemKind = Schema.Literal(
   "unknown_parameter",
   "missing_required",

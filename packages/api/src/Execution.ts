@@ -1,19 +1,19 @@
 /**
- * The execution resources of SPEC §2.4–§2.5, exactly as they appear on the wire, and the
+ * The execution resources of docs/api.md#execution, exactly as they appear on the wire, and the
  * stored record they are projected from.
  */
 import { Schema } from "effect"
 import { ExecutionId, WorkflowId } from "./Ids.js"
 
-/** Execution status (SPEC §3). */
+/** Execution status (docs/api.md#execution-states). */
 export const ExecutionStatus = Schema.Literal("queued", "running", "completed", "failed")
 export type ExecutionStatus = typeof ExecutionStatus.Type
 
-/** Kind of an output's value (DESIGN §3); `pending` until the output is produced. */
+/** Kind of an output's value (docs/api.md); `pending` until the output is produced. */
 export const OutputType = Schema.Literal("pending", "text", "image", "video", "audio", "json")
 export type OutputType = typeof OutputType.Type
 
-/** Output status (DESIGN §3). */
+/** Output status (docs/api.md). */
 export const OutputStatus = Schema.Literal("pending", "completed", "failed")
 export type OutputStatus = typeof OutputStatus.Type
 
@@ -35,7 +35,7 @@ export const Timestamp = Schema.transform(
   }
 )
 
-/** One output of an execution (SPEC §2.5). */
+/** One output of an execution (docs/api.md#output). */
 export const Output = Schema.Struct({
   id: Schema.String,
   label: Schema.String,
@@ -46,7 +46,7 @@ export const Output = Schema.Struct({
 })
 export type Output = typeof Output.Type
 
-/** The polling response and webhook payload (SPEC §2.4, §4.5, §6.1). */
+/** The polling response and webhook payload (docs/api.md#execution, §4.5, §6.1). */
 export const Execution = Schema.Struct({
   executionId: ExecutionId,
   workflowId: WorkflowId,
@@ -59,7 +59,7 @@ export const Execution = Schema.Struct({
 })
 export type Execution = typeof Execution.Type
 
-/** The start response (SPEC §4.4); `webhookUrl` is null when no webhook was given (DESIGN §3). */
+/** The start response (docs/api.md#start-an-execution); `webhookUrl` is null when no webhook was given (docs/api.md). */
 export const StartedExecution = Schema.Struct({
   executionId: ExecutionId,
   workflowId: WorkflowId,

@@ -4,19 +4,19 @@
  */
 import { Schema } from "effect"
 
-/** Identifier of an app (SPEC §2.1). */
+/** Identifier of an app (docs/api.md#app-summary). */
 export const AppId = Schema.UUID.pipe(Schema.brand("AppId"))
 export type AppId = typeof AppId.Type
 
-/** Identifier of one workflow version of an app (SPEC §2.4). */
+/** Identifier of one workflow version of an app (docs/api.md#execution). */
 export const WorkflowId = Schema.UUID.pipe(Schema.brand("WorkflowId"))
 export type WorkflowId = typeof WorkflowId.Type
 
-/** Identifier of an execution (SPEC §2.4). */
+/** Identifier of an execution (docs/api.md#execution). */
 export const ExecutionId = Schema.UUID.pipe(Schema.brand("ExecutionId"))
 export type ExecutionId = typeof ExecutionId.Type
 
-/** Identifier of a parameter; never used as an input key (SPEC §2.3). */
+/** Identifier of a parameter; never used as an input key (docs/api.md#parameter). */
 export const ParameterId = Schema.UUID.pipe(Schema.brand("ParameterId"))
 export type ParameterId = typeof ParameterId.Type
 
@@ -24,7 +24,7 @@ export type ParameterId = typeof ParameterId.Type
 export const WorkspaceId = Schema.UUID.pipe(Schema.brand("WorkspaceId"))
 export type WorkspaceId = typeof WorkspaceId.Type
 
-/** Identifier of a user; carried by the webhook's user id header (SPEC §6.2). */
+/** Identifier of a user; carried by the webhook's user id header (docs/api.md#webhooks). */
 export const UserId = Schema.UUID.pipe(Schema.brand("UserId"))
 export type UserId = typeof UserId.Type
 

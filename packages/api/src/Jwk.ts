@@ -1,9 +1,9 @@
 /**
- * The webhook verification key set of SPEC §2.7.
+ * The webhook verification key set of docs/api.md#jwk.
  */
 import { Schema } from "effect"
 
-/** An Ed25519 public key in JWK form (SPEC §2.7). */
+/** An Ed25519 public key in JWK form (docs/api.md#jwk). */
 export const Jwk = Schema.Struct({
   kty: Schema.Literal("OKP"),
   crv: Schema.Literal("Ed25519"),
@@ -14,7 +14,7 @@ export const Jwk = Schema.Struct({
 })
 export type Jwk = typeof Jwk.Type
 
-/** The signing-key response: a top-level `keys` array, not wrapped in `data` (SPEC §2, §4.6). */
+/** The signing-key response: a top-level `keys` array, not wrapped in `data` (docs/api.md#resources, §4.6). */
 export const JwkSet = Schema.Struct({
   keys: Schema.Array(Jwk)
 })

@@ -1,8 +1,8 @@
 /**
- * The appexec client for Effect programs: the six endpoints of SPEC §4 as typed methods
+ * The appexec client for Effect programs: the six endpoints of docs/api.md#endpoints as typed methods
  * (`HttpApiClient` over the API definition of `@appexec/api`, so request and response schemas
  * are the server's own), waiting by polling, `run` (find the app by id or name, validate, start,
- * wait), and webhook verification with a cached key set, from raw bytes or a web `Request`. Retries follow SPEC §7 (see `RetryPolicy`). The Promise client
+ * wait), and webhook verification with a cached key set, from raw bytes or a web `Request`. Retries follow docs/api.md#errors (see `RetryPolicy`). The Promise client
  * (`PromiseClient`) runs this same implementation.
  */
 import * as Api from "@appexec/api/Api"
@@ -30,10 +30,10 @@ import * as Polling from "./Polling.js"
 import * as WebhookKeys from "./WebhookKeys.js"
 import * as WebhookRequest from "./WebhookRequest.js"
 
-/** Input values keyed by parameter name, exactly as the app detail names them (SPEC §4.4). */
+/** Input values keyed by parameter name, exactly as the app detail names them (docs/api.md#start-an-execution). */
 export type Inputs = Readonly<Record<string, string>>
 
-/** Query of the app list (SPEC §4.1). */
+/** Query of the app list (docs/api.md#list-apps). */
 export interface ListAppsQuery {
   /** Filters by name or description, case-insensitive. */
   readonly search?: string
@@ -43,7 +43,7 @@ export interface ListAppsQuery {
 
 /** Options of a start. */
 export interface StartOptions {
-  /** An http(s) URL that receives the signed result on completion (SPEC §4.4). */
+  /** An http(s) URL that receives the signed result on completion (docs/api.md#start-an-execution). */
   readonly webhook?: string
 }
 
@@ -55,7 +55,7 @@ export interface RunOptions extends StartOptions, Polling.WaitOptions {
 
 /** The client's operations, as Effects. */
 export interface AppexecClientService {
-  /** The app endpoints (SPEC §4.1–§4.3). */
+  /** The app endpoints (docs/api.md#endpoints). */
   readonly apps: {
     /** The apps of the caller's workspace, then up to `limit` public apps. */
     readonly list: (query?: ListAppsQuery) => Effect.Effect<ReadonlyArray<App.AppSummary>, RequestError>
@@ -70,7 +70,7 @@ export interface AppexecClientService {
      */
     readonly resolve: (app: string) => Effect.Effect<string, RequestError | AppNameError>
   }
-  /** The execution endpoints (SPEC §4.4–§4.5) and waiting. */
+  /** The execution endpoints (docs/api.md#endpoints) and waiting. */
   readonly executions: {
     /**
      * Starts an execution: queued, outputs are placeholders. Sent once; sent again only after a
@@ -102,7 +102,7 @@ export interface AppexecClientService {
     request: Request,
     options?: WebhookRequest.ReadOptions
   ) => Effect.Effect<WebhookKeys.VerifiedDelivery, WebhookVerifier.WebhookVerificationError | WebhookPayloadError | RequestError>
-  /** Webhook verification (SPEC §4.6, §6.3). */
+  /** Webhook verification (docs/api.md#get-the-webhook-signing-key, §6.3). */
   readonly webhooks: {
     /** The key set, fetched once and cached. */
     readonly keySet: Effect.Effect<Jwk.JwkSet, RequestError>
@@ -202,7 +202,7 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
         }
         const started = yield* executions.start(appId, inputs, options.webhook === undefined ? {} : { webhook: options.webhook }).pipe(
           Effect.catchIf(isInvalidInputs, (refused) =>
-            // The app's parameters may have changed since they were read (SPEC §9): read them again.
+            // The app's parameters may have changed since they were read (docs/api.md#versioning): read them again.
             Effect.flatMap(apps.get(appId), (detail) => {
               const local = problemsOf(detail, inputs)
               const problems = local.length > 0 ? local : Option.getOrElse(decodeProblems(refused.details ?? []), () => [])

@@ -20,19 +20,19 @@ export interface RetryEvent {
 export interface ClientConfig {
   /** Where the service answers, without `/v1`: `https://apps.example.com` or `http://127.0.0.1:8080/api`. */
   readonly baseUrl: string | URL
-  /** A workspace API key, sent as `x-api-key` (SPEC §5). */
+  /** A workspace API key, sent as `x-api-key` (docs/api.md#authentication). */
   readonly apiKey: string
   /** The `fetch` to send requests with (default: the global one). Wrap it to log, trace or test. */
   readonly fetch?: typeof globalThis.fetch
   /** Time one attempt may take until the response headers arrive, in milliseconds (default 30 000). */
   readonly timeoutMs?: number
-  /** Bounds of the retries SPEC §7 allows. */
+  /** Bounds of the retries docs/api.md#errors allows. */
   readonly retry?: RetryOptions
   /** Called before every retry, for logs or a status line. */
   readonly onRetry?: (event: RetryEvent) => void
   /** Brand word of the webhook header names (default `Service`: `X-Service-Webhook-Signature`). */
   readonly webhookBrand?: string
-  /** Largest accepted age (or lead) of a webhook timestamp, in seconds (default 300, SPEC §6.3). */
+  /** Largest accepted age (or lead) of a webhook timestamp, in seconds (default 300, docs/api.md#signature). */
   readonly webhookToleranceSeconds?: number
 }
 

@@ -1,7 +1,7 @@
 /**
  * The errors of the client. Each says what happened in words a consumer can act on, and carries
- * the facts as fields: the HTTP status and error-body code of a refused request (SPEC §7,
- * DESIGN §3), whether a failed request may have reached the server, which inputs are wrong and
+ * the facts as fields: the HTTP status and error-body code of a refused request (docs/api.md#errors,
+ * docs/api.md), whether a failed request may have reached the server, which inputs are wrong and
  * what would have been accepted, which app a name did not pick out, and why a wait ended early.
  */
 import * as App from "@appexec/api/App"
@@ -17,7 +17,7 @@ export type ApiErrorCode = typeof ApiErrorCode.Type
 /**
  * The server answered with an error status: `status`, the error-body `code`, its `message` and
  * `details` (one entry per wrong input for `invalid_inputs`; the request id for a 500). The
- * client has already retried what SPEC §7 allows before failing with it. `unexpected_response`
+ * client has already retried what docs/api.md#errors allows before failing with it. `unexpected_response`
  * marks an answer that is not appexec's (a proxy's error page, a body that does not decode);
  * its `status` is 0 when it is not known.
  */
@@ -56,7 +56,7 @@ export class NetworkError extends Schema.TaggedError<NetworkError>()("NetworkErr
 /**
  * The inputs do not fit the app's parameters. `source` says who found it: `local` (checked
  * against the app detail before sending) or `server` (a 400 `invalid_inputs`, after which the
- * client read the app detail again, SPEC §9). `parameters` are the app's current parameters:
+ * client read the app detail again, docs/api.md#versioning). `parameters` are the app's current parameters:
  * the names, types, labels and defaults to rebuild the inputs from.
  */
 export class InvalidInputsError extends Schema.TaggedError<InvalidInputsError>()("InvalidInputsError", {
@@ -97,7 +97,7 @@ export class WaitError extends Schema.TaggedError<WaitError>()("WaitError", {
 /** Every error a request of the client can end with. */
 export type RequestError = ApiError | NetworkError
 
-/** A webhook's signature verified, but its body is not the execution payload of SPEC §6.1. */
+/** A webhook's signature verified, but its body is not the execution payload of docs/api.md#webhooks. */
 export class WebhookPayloadError extends Schema.TaggedError<WebhookPayloadError>()("WebhookPayloadError", {
   message: Schema.String
 }) {}

@@ -1,5 +1,5 @@
 /**
- * Reading the outputs of an execution (SPEC §2.5). An output's `type`, `status` and `value` are
+ * Reading the outputs of an execution (docs/api.md#output). An output's `type`, `status` and `value` are
  * read together, never assuming an image: `view` narrows an output to what it holds (text, a
  * media URL, JSON, a failure, or nothing yet), and the helpers find an output by id or label.
  */

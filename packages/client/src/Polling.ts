@@ -1,5 +1,5 @@
 /**
- * Waiting for an execution by polling (SPEC §4.5): read it, and until it is `completed` or
+ * Waiting for an execution by polling (docs/api.md#get-an-execution): read it, and until it is `completed` or
  * `failed`, wait 3 to 5 seconds (jittered, so that many clients do not poll in step) and read it
  * again. Only reads are sent: waiting never starts anything again. Time is read from `Clock`.
  */
@@ -10,7 +10,7 @@ import { WaitError } from "./ClientError.js"
 /** The polling interval: a fixed number of milliseconds, or a range each wait is drawn from. */
 export type Interval = number | { readonly minMs: number; readonly maxMs: number }
 
-/** SPEC §4.5's recommended interval: 3 to 5 seconds. */
+/** docs/api.md#get-an-execution's recommended interval: 3 to 5 seconds. */
 export const DEFAULT_INTERVAL: Interval = { minMs: 3_000, maxMs: 5_000 }
 
 /** Options of a wait. */
@@ -28,7 +28,7 @@ export interface WaitOptions {
   readonly onStatus?: (execution: Execution.Execution) => void | Effect.Effect<void>
 }
 
-/** True for `completed` and `failed`, after which an execution never changes (SPEC §3). */
+/** True for `completed` and `failed`, after which an execution never changes (docs/api.md#execution-states). */
 export const isTerminal = (status: Execution.ExecutionStatus): boolean => status === "completed" || status === "failed"
 
 /** The wait before the next read: `interval` itself, or a uniform draw from its range. */

@@ -23,7 +23,7 @@ import type * as WebhookRequest from "./WebhookRequest.js"
 
 /** The client's operations, as Promises. */
 export interface Client {
-  /** The app endpoints (SPEC §4.1–§4.3). */
+  /** The app endpoints (docs/api.md#endpoints). */
   readonly apps: {
     /** The apps of the caller's workspace, then up to `limit` public apps. */
     readonly list: (query?: AppexecClient.ListAppsQuery) => Promise<ReadonlyArray<App.AppSummary>>

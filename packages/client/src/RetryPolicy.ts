@@ -1,5 +1,5 @@
 /**
- * When the client sends a request again (SPEC §7), as a pure decision over what the last attempt
+ * When the client sends a request again (docs/api.md#errors), as a pure decision over what the last attempt
  * got: a 429 waits for `Retry-After` (else `RateLimit-Reset`); a 500 (or a 502/503/504 from a
  * proxy) and a network failure of a read are retried with bounded exponential backoff; 400, 401,
  * 403 and 404 are never retried; a start is retried only after a 429 (refused before it was

@@ -1,5 +1,5 @@
 /**
- * Webhook verification for receivers (SPEC §6.3) with a cached key set (SPEC §4.6: "clients
+ * Webhook verification for receivers (docs/api.md#signature) with a cached key set (docs/api.md#get-the-webhook-signing-key: "clients
  * cache it"). The set is fetched on first use and kept. A webhook signed by a key the cached set
  * does not hold (the service rotated its key) makes the cache fetch the set again, once, and
  * verify again; at most one such refetch happens per `minRefetchIntervalMs`, so forged webhooks
@@ -50,7 +50,7 @@ export interface KeyCache<E> {
  */
 export const verifyWebhook = WebhookVerifier.verifyWebhook
 
-/** The webhook body (SPEC §6.1): the polling response, `{ data: Execution }`. */
+/** The webhook body (docs/api.md#webhooks): the polling response, `{ data: Execution }`. */
 export const WebhookBody = Envelope.Envelope(Execution.Execution)
 
 const decodeBody = Schema.decodeUnknown(Schema.parseJson(WebhookBody))

@@ -1,6 +1,6 @@
 /**
  * Webhook bodies as fetch-style servers receive them: a web `Request` (Hono, Next.js route
- * handlers, Deno, Bun, edge workers). The signature covers the body's bytes as sent (SPEC §6.3),
+ * handlers, Deno, Bun, edge workers). The signature covers the body's bytes as sent (docs/api.md#signature),
  * so they are read raw, unparsed, and bounded in size. Only web-platform APIs are used.
  */
 import { Chunk, Effect, Stream } from "effect"

@@ -1,7 +1,7 @@
 /**
  * @appexec/client: the typed client for appexec API consumers. Discover apps, read their
  * parameters, start executions, wait for them, read their outputs, and verify webhooks, with
- * the retries of SPEC §7. `PromiseClient` for plain JavaScript and TypeScript, `AppexecClient`
+ * the retries of docs/api.md#errors. `PromiseClient` for plain JavaScript and TypeScript, `AppexecClient`
  * for Effect. It runs wherever `fetch` runs (Node, browsers, Deno, workers) and loads no Node
  * API; webhook verification for a Node `IncomingMessage` lives in `@appexec/client/node`.
  */
@@ -16,5 +16,5 @@ export * as WebhookKeys from "./WebhookKeys.js"
 export * as WebhookRequest from "./WebhookRequest.js"
 export { createClient } from "./PromiseClient.js"
 export { verifyWebhook } from "./WebhookKeys.js"
-/** Core's webhook verification (SPEC §6.3), for receivers that hold the key set themselves. */
+/** Core's webhook verification (docs/api.md#signature), for receivers that hold the key set themselves. */
 export * as WebhookVerifier from "@appexec/core/WebhookVerifier"

@@ -13,7 +13,7 @@ const recording = () => {
   return { calls, fetch }
 }
 
-describe("inputs of run (SPEC §2.3, §9)", () => {
+describe("inputs of run (docs/api.md#parameter, §9)", () => {
   it.scoped("checks inputs against the app detail before sending, and says what is expected", () =>
     Effect.gen(function* () {
       const served = yield* serve()

@@ -40,7 +40,7 @@ const withRetryEvents = (served: Served, config: Partial<ClientConfig.ClientConf
     return { client, retries }
   })
 
-describe("retries (SPEC §7) against a served instance", () => {
+describe("retries (docs/api.md#errors) against a served instance", () => {
   it.scoped("waits for Retry-After on a 429, then sends the request again, a start included", () =>
     Effect.gen(function* () {
       const served = yield* serve({ rateLimit: { limit: 2, windowMs: 60_000 } })

@@ -7,7 +7,7 @@ const response = (status: number, headers: Record<string, string> = {}): RetryPo
   header: (name) => headers[name]
 })
 
-describe("RetryPolicy.decide (SPEC §7)", () => {
+describe("RetryPolicy.decide (docs/api.md#errors)", () => {
   const now = Date.parse("2026-11-22T10:00:00Z")
 
   it("waits for Retry-After on a 429, for reads and starts alike", () => {

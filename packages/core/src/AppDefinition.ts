@@ -1,5 +1,5 @@
 /**
- * App definitions (DESIGN §4): the file an operator writes, and its compilation into a checked
+ * App definitions (docs/apps.md): the file an operator writes, and its compilation into a checked
  * workflow with derived parameters and outputs. Every problem is reported at once, each naming
  * the node it concerns.
  */
@@ -56,7 +56,7 @@ export interface ParameterOf extends ParameterSpec {
   readonly nodeId: string
 }
 
-/** An output contributed by an output node; its id is the node id (DESIGN §4). */
+/** An output contributed by an output node; its id is the node id (docs/apps.md). */
 export interface OutputOf {
   readonly id: string
   readonly label: string
@@ -239,6 +239,6 @@ const asNonEmpty = (items: ReadonlyArray<DefinitionProblem>): Arr.NonEmptyReadon
 export const workflowIdOf = (appId: AppId, definition: AppDefinition): WorkflowId =>
   WorkflowId.make(uuidFromContent("workflow", appId, canonicalJson(definition)))
 
-/** The stable id of the parameter of input node `nodeId`: never the name (SPEC §2.3). */
+/** The stable id of the parameter of input node `nodeId`: never the name (docs/api.md#parameter). */
 export const parameterIdOf = (appId: AppId, nodeId: string): ParameterId =>
   ParameterId.make(uuidFromContent("parameter", appId, nodeId))

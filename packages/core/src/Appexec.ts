@@ -1,6 +1,6 @@
 /**
  * The `Appexec` facade: what a host program (and the HTTP adapter) uses. It enforces the access
- * rules of DESIGN §3 and speaks in the resources of SPEC §2.
+ * rules of docs/api.md and speaks in the resources of docs/api.md#resources.
  */
 import { Api, type Authentication } from "@appexec/api"
 import { Context, Duration, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
@@ -55,31 +55,31 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
   Appexec,
   {
     readonly apps: {
-      /** Checks and stores an app definition (DESIGN §4); returns the app's summary. */
+      /** Checks and stores an app definition (docs/apps.md); returns the app's summary. */
       readonly import: (
         definition: unknown,
         options?: ImportOptions
       ) => Effect.Effect<AppSummary, InvalidAppDefinition | InvalidRequest | StorageError>
-      /** Apps the principal can run: its workspace's apps, then up to `limit` public apps (SPEC §4.1). */
+      /** Apps the principal can run: its workspace's apps, then up to `limit` public apps (docs/api.md#list-apps). */
       readonly list: (
         principal: Principal,
         query?: { readonly search?: string | undefined; readonly limit?: number | undefined }
       ) => Effect.Effect<ReadonlyArray<AppSummary>, InvalidRequest | StorageError>
       /** Every app of the instance, for operators. */
       readonly listAll: Effect.Effect<ReadonlyArray<AppRecord>, StorageError>
-      /** An app's parameters (SPEC §4.2). */
+      /** An app's parameters (docs/api.md#get-an-app). */
       readonly get: (
         principal: Principal,
         appId: string
       ) => Effect.Effect<AppDetail, AppNotFound | AppAccessDenied | StorageError>
-      /** An app's workflow graph (SPEC §4.3). */
+      /** An app's workflow graph (docs/api.md#get-an-apps-workflow). */
       readonly workflow: (
         principal: Principal,
         appId: string
       ) => Effect.Effect<WorkflowGraph, AppNotFound | AppAccessDenied | StorageError>
     }
     readonly executions: {
-      /** Validates inputs and queues an execution (SPEC §4.4). */
+      /** Validates inputs and queues an execution (docs/api.md#start-an-execution). */
       readonly start: (
         principal: Principal,
         appId: string,
@@ -89,7 +89,7 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
         StartedExecution,
         AppNotFound | AppAccessDenied | InvalidInputs | InvalidRequest | InvalidWebhookUrl | StorageError
       >
-      /** An execution of the principal's workspace (SPEC §4.5); another workspace's is not found. */
+      /** An execution of the principal's workspace (docs/api.md#get-an-execution); another workspace's is not found. */
       readonly get: (principal: Principal, executionId: string) => Effect.Effect<Execution, ExecutionNotFound | StorageError>
       /** Waits in-process until the execution is completed or failed, and returns it. */
       readonly await: (executionId: string) => Effect.Effect<Execution, ExecutionNotFound | StorageError>

@@ -15,7 +15,7 @@ export class AppNotFound extends Schema.TaggedError<AppNotFound>()("AppNotFound"
   }
 }
 
-/** The app is private to another workspace (403 `forbidden`, DESIGN §3). */
+/** The app is private to another workspace (403 `forbidden`, docs/api.md). */
 export class AppAccessDenied extends Schema.TaggedError<AppAccessDenied>()("AppAccessDenied", {
   appId: Schema.String
 }) {
@@ -25,7 +25,7 @@ export class AppAccessDenied extends Schema.TaggedError<AppAccessDenied>()("AppA
   }
 }
 
-/** The execution does not exist or belongs to another workspace (404, never 403: DESIGN §3). */
+/** The execution does not exist or belongs to another workspace (404, never 403: docs/api.md). */
 export class ExecutionNotFound extends Schema.TaggedError<ExecutionNotFound>()("ExecutionNotFound", {
   executionId: Schema.String
 }) {

@@ -1,5 +1,5 @@
 /**
- * The status state machine of SPEC §3 as one pure function. Every status change of an
+ * The status state machine of docs/api.md#execution-states as one pure function. Every status change of an
  * execution goes through `transition`; storage only persists what it returns.
  *
  *   (none) --accepted--> queued --Started--> running --Completed--> completed
@@ -43,7 +43,7 @@ export class InvalidTransition extends Schema.TaggedError<InvalidTransition>()("
   }
 }
 
-/** A pending output placeholder (SPEC §2.5): type and status `pending`, value null. */
+/** A pending output placeholder (docs/api.md#output): type and status `pending`, value null. */
 export const placeholder = (id: string, label: string): Output => ({
   id,
   label,
@@ -53,7 +53,7 @@ export const placeholder = (id: string, label: string): Output => ({
   error: null
 })
 
-/** `completed` and `failed` are final (SPEC §3). */
+/** `completed` and `failed` are final (docs/api.md#execution-states). */
 export const isTerminal = (status: ExecutionRecord["status"]): status is "completed" | "failed" =>
   status === "completed" || status === "failed"
 
@@ -69,7 +69,7 @@ const produce = (output: Output, produced: ProducedOutput): Output => ({
 })
 
 /**
- * Applies an event to an execution. Only the transitions of SPEC §3 are allowed:
+ * Applies an event to an execution. Only the transitions of docs/api.md#execution-states are allowed:
  * queued→running (sets `startedAt`), running→completed (every output produced, sets
  * `completedAt`), running→failed (sets `errorMessage`, `completedAt` and a per-output `error`
  * on every output that was not produced). Terminal states accept nothing.

@@ -1,5 +1,5 @@
 /**
- * Input validation (SPEC §2.3, §4.4; DESIGN §3): checks an `inputs` object against an app's
+ * Input validation (docs/api.md#parameter, §4.4; docs/api.md): checks an `inputs` object against an app's
  * parameters, applies defaults, and reports every problem at once.
  */
 import { Array as Arr, Either } from "effect"

@@ -1,5 +1,5 @@
 /**
- * Media URLs (DESIGN §5): the absolute URL at which a client downloads a blob that an execution
+ * Media URLs (docs/nodes.md): the absolute URL at which a client downloads a blob that an execution
  * produced, and the handler that answers such URLs.
  *
  * Two ways, chosen by the operator:

@@ -1,5 +1,5 @@
 /**
- * Port: outbound HTTP for webhooks, media fetching and provider calls (DESIGN §3). The production
+ * Port: outbound HTTP for webhooks, media fetching and provider calls (docs/api.md). The production
  * implementation refuses private networks unless allowed, bounds time and size, and never
  * follows redirects: a 3xx answer is returned as it is.
  */

@@ -1,5 +1,5 @@
 /**
- * The rate limiter (SPEC §7–§8): a fixed window per client key over the rate-limit store,
+ * The rate limiter (docs/api.md#rate-limit): a fixed window per client key over the rate-limit store,
  * reading time only through `Clock`.
  */
 import { Effect } from "effect"

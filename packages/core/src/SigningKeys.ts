@@ -28,7 +28,7 @@ export class SigningKeys extends Context.Tag("@appexec/core/SigningKeys")<
   {
     /** The published key set (`GET /v1/webhooks/signing-key`). */
     readonly keySet: Effect.Effect<JwkSet, StorageError>
-    /** Signs `message` with the current key; the signature is hex (SPEC §6.2). */
+    /** Signs `message` with the current key; the signature is hex (docs/api.md#webhooks). */
     readonly sign: (message: Uint8Array) => Effect.Effect<{ readonly kid: string; readonly signature: string }, StorageError>
     /** Makes a new key current; the previous one stays in the key set for the grace period. */
     readonly rotate: Effect.Effect<Jwk, StorageError>

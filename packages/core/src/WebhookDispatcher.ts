@@ -1,5 +1,5 @@
 /**
- * The webhook dispatcher: delivers the entries of the durable outbox (SPEC §6, DESIGN §3). Each
+ * The webhook dispatcher: delivers the entries of the durable outbox (docs/api.md#webhooks, docs/api.md). Each
  * attempt is one POST of `{ data: <execution> }`, signed afresh with its own timestamp; any 2xx
  * within `webhookTimeoutMs` delivers it, anything else (redirects included) is a failed attempt,
  * retried after each of `webhookRetryDelaysMs` in turn. A refused address or an invalid URL is not
@@ -22,7 +22,7 @@ import { SigningKeys } from "./SigningKeys.js"
 import { type DeliveryAttempt, type OutboxEntry, WebhookOutbox } from "./WebhookOutbox.js"
 import { names, signedMessage, timestampOf } from "./WebhookSignature.js"
 
-/** The webhook body schema: the polling response (SPEC §6.1). */
+/** The webhook body schema: the polling response (docs/api.md#webhooks). */
 export const WebhookBody = Envelope(Execution)
 
 /** Entries taken from the outbox per pass. */

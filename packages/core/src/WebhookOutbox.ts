@@ -1,5 +1,5 @@
 /**
- * Port: the durable outbox of completion webhooks (DESIGN §3). Entries are written together
+ * Port: the durable outbox of completion webhooks (docs/api.md). Entries are written together
  * with the terminal transition (`ExecutionStore.save`) and delivered by the webhook dispatcher.
  */
 import { Context, type Effect, Schema } from "effect"

@@ -18,7 +18,7 @@ export interface WebhookHeaderNames {
   readonly requestId: string
   /** The user whose API key started the execution. */
   readonly userId: string
-  /** The `kid` of the key that signed (an appexec addition to SPEC §6.2; optional for receivers). */
+  /** The `kid` of the key that signed (an appexec addition to docs/api.md#webhooks; optional for receivers). */
   readonly keyId: string
 }
 

@@ -1,5 +1,5 @@
 /**
- * Verification of a completion webhook by its receiver (SPEC §6.3): the timestamp must lie
+ * Verification of a completion webhook by its receiver (docs/api.md#signature): the timestamp must lie
  * within the tolerance of the receiver's clock, and the hex Ed25519 signature of
  * `timestamp + "." + rawBody` must verify against a key of the published key set.
  */
@@ -50,14 +50,14 @@ export type HeadersLike =
   | { readonly get: (name: string) => string | null }
   | Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 
-/** A key set as fetched from `GET /v1/webhooks/signing-key` (SPEC §2.7), parsed JSON. */
+/** A key set as fetched from `GET /v1/webhooks/signing-key` (docs/api.md#jwk), parsed JSON. */
 export interface KeySetLike {
   readonly keys: ReadonlyArray<{ readonly kty?: unknown; readonly crv?: unknown; readonly x?: unknown; readonly kid?: unknown }>
 }
 
 /** Options of a verification. */
 export interface VerifyOptions {
-  /** Largest accepted distance between the timestamp and `now` (default 300, SPEC §6.3). */
+  /** Largest accepted distance between the timestamp and `now` (default 300, docs/api.md#signature). */
   readonly toleranceSeconds?: number
   /** The receiver's current time, a `Date` or epoch milliseconds (default: the system clock). */
   readonly now?: Date | number

@@ -31,7 +31,7 @@ const problemsOf = (definition: unknown) => {
 
 const withChanges = (change: (d: typeof poster) => unknown) => change(structuredClone(poster))
 
-describe("app definitions (DESIGN §4)", () => {
+describe("app definitions (docs/apps.md)", () => {
   it("compiles a valid definition: topological order, parameters and outputs", () => {
     const app = Either.getOrThrow(AppDefinition.compile(poster, registry))
     const order = app.nodes.map((n) => n.id)

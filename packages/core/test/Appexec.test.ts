@@ -169,7 +169,7 @@ describe("Appexec facade", () => {
     }).pipe(Effect.provide(TestHarness.layer())))
 })
 
-describe("API keys (SPEC §5, DESIGN §3)", () => {
+describe("API keys (docs/api.md#authentication, docs/api.md)", () => {
   it.scoped("a key is prefixed, stored only as a hash, and accepted in either header", () =>
     Effect.gen(function* () {
       const appexec = yield* Appexec.Appexec

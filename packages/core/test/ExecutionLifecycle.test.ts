@@ -34,7 +34,7 @@ const run = (events: ReadonlyArray<Event>) =>
     Either.right(queued()) as Either.Either<ExecutionRecord.ExecutionRecord, ExecutionLifecycle.InvalidTransition>
   )
 
-describe("status state machine (SPEC §3)", () => {
+describe("status state machine (docs/api.md#execution-states)", () => {
   it("queued → running sets startedAt and nothing else", () => {
     const running = Either.getOrThrow(transition(queued(), { _tag: "Started", at: 2_000 }))
     expect(running.status).toBe("running")

@@ -19,7 +19,7 @@ const problems = (inputs: unknown): ReadonlyArray<ErrorBody.InputProblem> => {
   return result.left.problems
 }
 
-describe("input validation (SPEC §2.3, §4.4; DESIGN §3)", () => {
+describe("input validation (docs/api.md#parameter, §4.4; docs/api.md)", () => {
   it("accepts valid inputs and applies defaults to omitted parameters", () => {
     const resolved = Either.getOrThrow(InputValidation.validateInputs(parameters, { prompt: "a cat", size: "M" }))
     expect(resolved).toEqual({ prompt: "a cat", style: "flat", size: "M" })

@@ -14,15 +14,15 @@ const appId = "3f0c1b8e-2d4a-4e5f-9a6b-7c8d9e0f1a2b"
 const workflowId = "8a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 const executionId = "0b1c2d3e-4f5a-4b6c-9d7e-8f9a0b1c2d3e"
 
-describe("resource schemas encode to the JSON of the spec", () => {
-  it("app summary list (SPEC §2.1) with a null description", () => {
+describe("resource schemas encode to the JSON of the API (docs/api.md#resources)", () => {
+  it("app summary list (docs/api.md#app-summary) with a null description", () => {
     const encoded = json(Envelope.Envelope(Schema.Array(App.AppSummary)), {
       data: [App.AppSummary.make({ appId: appId as App.AppSummary["appId"], name: "Poster", description: null, isPublic: true })]
     })
     sameJson(encoded, { data: [{ appId, name: "Poster", description: null, isPublic: true }] })
   })
 
-  it("app detail (SPEC §2.2, §2.3): accept/options/default appear only where given", () => {
+  it("app detail (docs/api.md#app-detail, §2.3): accept/options/default appear only where given", () => {
     const detail = Schema.decodeUnknownSync(App.AppDetail)({
       appId,
       name: "Poster",
@@ -70,7 +70,7 @@ describe("resource schemas encode to the JSON of the spec", () => {
     ).toThrow()
   })
 
-  it("execution (SPEC §2.4, §2.5): nulls while queued, ISO 8601 UTC timestamps", () => {
+  it("execution (docs/api.md#execution, §2.5): nulls while queued, ISO 8601 UTC timestamps", () => {
     const execution = Schema.decodeUnknownSync(Execution.Execution)({
       executionId,
       workflowId,
@@ -132,7 +132,7 @@ describe("resource schemas encode to the JSON of the spec", () => {
     }
   })
 
-  it("start response (SPEC §4.4): webhookUrl null when none was given (DESIGN §3)", () => {
+  it("start response (docs/api.md#start-an-execution): webhookUrl null when none was given (docs/api.md)", () => {
     const started = Schema.decodeUnknownSync(Execution.StartedExecution)({
       executionId,
       workflowId,
@@ -151,7 +151,7 @@ describe("resource schemas encode to the JSON of the spec", () => {
     })
   })
 
-  it("workflow graph (SPEC §2.6)", () => {
+  it("workflow graph (docs/api.md#workflow-graph)", () => {
     const graph = Schema.decodeUnknownSync(App.WorkflowGraph)({
       appId,
       name: "Poster",
@@ -168,13 +168,13 @@ describe("resource schemas encode to the JSON of the spec", () => {
     })
   })
 
-  it("key set (SPEC §2.7): top-level keys, fixed JWK members", () => {
+  it("key set (docs/api.md#jwk): top-level keys, fixed JWK members", () => {
     const jwk = { kty: "OKP", crv: "Ed25519", x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo", kid: "kid-1", use: "sig", alg: "EdDSA" }
     sameJson(json(Jwk.JwkSet, Schema.decodeUnknownSync(Jwk.JwkSet)({ keys: [jwk] })), { keys: [jwk] })
     expect(() => Schema.decodeUnknownSync(Jwk.Jwk)({ ...jwk, crv: "X25519" })).toThrow()
   })
 
-  it("error body (DESIGN §3) with and without details", () => {
+  it("error body (docs/api.md) with and without details", () => {
     sameJson(json(ErrorBody.ErrorBody, { error: { code: "not_found", message: "App x does not exist." } }), {
       error: { code: "not_found", message: "App x does not exist." }
     })

@@ -1,5 +1,5 @@
 /**
- * The built-in node types of `@appexec/nodes` (DESIGN §5), to pass to `AppexecLayer.make` or
+ * The built-in node types of `@appexec/nodes` (docs/nodes.md), to pass to `AppexecLayer.make` or
  * `TestHarness.layer` as `nodes`, and the layer of the services they need besides storage.
  */
 import type { MediaUrls, NodeType } from "@appexec/core"

@@ -1,5 +1,5 @@
 /**
- * The `appexec` command (DESIGN §6): `serve` and the admin commands. Every flag also reads an
+ * The `appexec` command (docs/cli.md): `serve` and the admin commands. Every flag also reads an
  * `APPEXEC_*` environment variable. Admin commands print only their result on stdout (logs go to
  * stderr) and run against the same SQLite database as `serve`, also while it runs.
  */

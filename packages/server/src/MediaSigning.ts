@@ -1,5 +1,5 @@
 /**
- * The media settings of the standalone server (DESIGN §5): signed, expiring URLs under the
+ * The media settings of the standalone server (docs/nodes.md): signed, expiring URLs under the
  * server's own base URL, served by the HTTP app at `/media/…` (`@appexec/http` `MediaRoute`),
  * with the HMAC secret in the data directory; or an operator's public base URL.
  */

@@ -16,7 +16,7 @@ import * as ExecutionLog from "./ExecutionLog.js"
 import * as Instance from "./Instance.js"
 import * as MediaSigning from "./MediaSigning.js"
 
-/** The settings of `serve` (DESIGN §6). */
+/** The settings of `serve` (docs/cli.md). */
 export interface ServeOptions {
   readonly port: number
   readonly host: string

@@ -1,5 +1,5 @@
 /**
- * API keys (SPEC §5, DESIGN §3): `<prefix><random>`, stored only as a SHA-256 hash, taken from
+ * API keys (docs/api.md#authentication, docs/api.md): `<prefix><random>`, stored only as a SHA-256 hash, taken from
  * `x-api-key` or `Authorization: Bearer`.
  */
 import { sha256Hex } from "./hash.js"

@@ -1,6 +1,6 @@
 /**
  * Fetching media from URLs through the guarded outbound HTTP port, with the checks and the
- * consumer-facing messages of DESIGN §5: status, content type against `accept`, size and time.
+ * consumer-facing messages of docs/nodes.md: status, content type against `accept`, size and time.
  */
 import { NodeType, OutboundHttp } from "@appexec/core"
 import { Effect } from "effect"
