@@ -19,7 +19,17 @@
  * are removed on every exit.
  */
 import { spawn } from "node:child_process"
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -69,9 +79,12 @@ const step = async (name, fn) => {
     console.log(`✓ ${name} (${seconds(Date.now() - t0)})`)
     return result
   } catch (error) {
-    console.error(`\n✗ ${name} (${seconds(Date.now() - t0)})\n${error instanceof Error ? error.message : String(error)}`)
-    if (error instanceof StepFailed && error.output) console.error(`--- output ---\n${error.output.trimEnd()}\n--- end of output ---`)
-    else if (error instanceof Error && error.stack) console.error(error.stack)
+    console.error(
+      `\n✗ ${name} (${seconds(Date.now() - t0)})\n${error instanceof Error ? error.message : String(error)}`
+    )
+    if (error instanceof StepFailed && error.output) {
+      console.error(`--- output ---\n${error.output.trimEnd()}\n--- end of output ---`)
+    } else if (error instanceof Error && error.stack) console.error(error.stack)
     process.exit(1)
   }
 }
@@ -99,7 +112,12 @@ const run = (command, args, { cwd = repo, env = {}, timeoutMs = 120_000 } = {}) 
       children.delete(child)
       const output = `$ ${command} ${args.join(" ")}   (in ${cwd})\n${stdout}${stderr}`
       if (code === 0) resolve({ stdout, stderr })
-      else reject(new StepFailed(signal ? `killed by ${signal} (timeout ${seconds(timeoutMs)}?)` : `exited with code ${code}`, output))
+      else {reject(
+          new StepFailed(
+            signal ? `killed by ${signal} (timeout ${seconds(timeoutMs)}?)` : `exited with code ${code}`,
+            output
+          )
+        )}
     })
   })
 
@@ -130,7 +148,9 @@ mkdirSync(tarballs)
 const packed = await step(`npm pack ${packages.length} packages`, () =>
   Promise.all(
     packages.map(async ({ dir, manifest }) => {
-      if (!existsSync(join(dir, "dist"))) throw new StepFailed(`${manifest.name} has no dist/: run \`npm run build\` first.`)
+      if (!existsSync(join(dir, "dist"))) {
+        throw new StepFailed(`${manifest.name} has no dist/: run \`npm run build\` first.`)
+      }
       const { stdout } = await npm(["pack", "--json", "--pack-destination", tarballs], { cwd: dir })
       const [info] = JSON.parse(stdout)
       return {
@@ -142,31 +162,37 @@ const packed = await step(`npm pack ${packages.length} packages`, () =>
         files: info.files.map((f) => f.path)
       }
     })
-  )
-)
+  ))
 
-await step("tarball contents: dist JS with types, package.json, LICENSE; no tests, no tsbuildinfo, no stale output", async () => {
-  const problems = []
-  for (const p of packed) {
-    const files = new Set(p.files)
-    const say = (problem) => problems.push(`${p.name}: ${problem}`)
-    const bins = new Set(Object.values(p.manifest.bin ?? {}).map((b) => b.replace(/^\.\//, "")))
-    const js = p.files.filter((f) => /^dist\/.*\.js$/.test(f))
-    if (js.length === 0) say("no dist/**/*.js")
-    if (!p.files.some((f) => /^dist\/.*\.d\.ts$/.test(f))) say("no dist/**/*.d.ts")
-    for (const required of ["package.json", "LICENSE"]) if (!files.has(required)) say(`no ${required}`)
-    for (const f of p.files) {
-      if (/(^|\/)tests?\//.test(f) || /\.test\.[cm]?[jt]s$/.test(f)) say(`ships a test file: ${f}`)
-      if (f.endsWith(".tsbuildinfo")) say(`ships ${f}`)
+await step(
+  "tarball contents: dist JS with types, package.json, LICENSE; no tests, no tsbuildinfo, no stale output",
+  async () => {
+    const problems = []
+    for (const p of packed) {
+      const files = new Set(p.files)
+      const say = (problem) => problems.push(`${p.name}: ${problem}`)
+      const bins = new Set(Object.values(p.manifest.bin ?? {}).map((b) => b.replace(/^\.\//, "")))
+      const js = p.files.filter((f) => /^dist\/.*\.js$/.test(f))
+      if (js.length === 0) say("no dist/**/*.js")
+      if (!p.files.some((f) => /^dist\/.*\.d\.ts$/.test(f))) say("no dist/**/*.d.ts")
+      for (const required of ["package.json", "LICENSE"]) if (!files.has(required)) say(`no ${required}`)
+      for (const f of p.files) {
+        if (/(^|\/)tests?\//.test(f) || /\.test\.[cm]?[jt]s$/.test(f)) say(`ships a test file: ${f}`)
+        if (f.endsWith(".tsbuildinfo")) say(`ships ${f}`)
+      }
+      // Every module but the bundled command has its types and its source (a module without source is left over from an old build).
+      for (const f of js.filter((f) => !bins.has(f))) {
+        if (!files.has(f.replace(/\.js$/, ".d.ts"))) say(`${f} has no .d.ts`)
+        if (!files.has(f.replace(/^dist\//, "src/").replace(/\.js$/, ".ts"))) {
+          say(
+            `${f} has no source in src/: stale build output? (rm -rf dist, build again)`
+          )
+        }
+      }
     }
-    // Every module but the bundled command has its types and its source (a module without source is left over from an old build).
-    for (const f of js.filter((f) => !bins.has(f))) {
-      if (!files.has(f.replace(/\.js$/, ".d.ts"))) say(`${f} has no .d.ts`)
-      if (!files.has(f.replace(/^dist\//, "src/").replace(/\.js$/, ".ts"))) say(`${f} has no source in src/: stale build output? (rm -rf dist, build again)`)
-    }
+    if (problems.length > 0) throw new StepFailed(`${problems.length} problem(s)`, problems.join("\n"))
   }
-  if (problems.length > 0) throw new StepFailed(`${problems.length} problem(s)`, problems.join("\n"))
-})
+)
 
 const byName = new Map(packed.map((p) => [p.name, p]))
 const tarballOf = (name) => {
@@ -204,19 +230,31 @@ const lint = (p) => async () => {
   const modules = p.files
     .filter((f) => /^dist\/[^/]+\.d\.ts$/.test(f) && f !== "dist/index.d.ts")
     .map((f) => `./${f.slice("dist/".length, -".d.ts".length)}`)
-  const args = [p.tarball, "--profile", "esm-only", "--format", "json", ...(modules.length > 0 ? ["--include-entrypoints", ...modules] : [])]
+  const args = [
+    p.tarball,
+    "--profile",
+    "esm-only",
+    "--format",
+    "json",
+    ...(modules.length > 0 ? ["--include-entrypoints", ...modules] : [])
+  ]
   const attw = await run(bin("attw"), args).catch((error) => {
     if (!(error instanceof StepFailed)) throw error
     // Show the problems that count, not attw's whole JSON.
     const json = error.output.slice(error.output.indexOf("{"), error.output.lastIndexOf("}") + 1)
     const problems = (() => {
       try {
-        return JSON.parse(json).problems.filter((x) => x.resolutionKind !== "node10" && x.resolutionKind !== "node16-cjs")
+        return JSON.parse(json).problems.filter((x) =>
+          x.resolutionKind !== "node10" && x.resolutionKind !== "node16-cjs"
+        )
       } catch {
         return undefined
       }
     })()
-    throw new StepFailed(`attw found problems in ${p.name}`, problems ? JSON.stringify(problems, null, 2) : error.output)
+    throw new StepFailed(
+      `attw found problems in ${p.name}`,
+      problems ? JSON.stringify(problems, null, 2) : error.output
+    )
   })
   const entrypoints = Object.keys(JSON.parse(attw.stdout).analysis.entrypoints).length
   return { name: p.name, entrypoints }
@@ -242,11 +280,14 @@ const [lints, full, consumer] = await Promise.all([
     await npm(["install", ...packed.map((p) => p.tarball), `effect@${effectVersion}`], { cwd: dir, timeoutMs: 150_000 })
     return dir
   }),
-  step(`npm install @appexec/client alone (with its tarballs ${clientAlone.slice(1).join(", ")}) into a fresh project`, async () => {
-    const dir = await project("client")
-    await npm(["install", ...clientAlone.map(tarballOf)], { cwd: dir, timeoutMs: 150_000 })
-    return dir
-  })
+  step(
+    `npm install @appexec/client alone (with its tarballs ${clientAlone.slice(1).join(", ")}) into a fresh project`,
+    async () => {
+      const dir = await project("client")
+      await npm(["install", ...clientAlone.map(tarballOf)], { cwd: dir, timeoutMs: 150_000 })
+      return dir
+    }
+  )
 ])
 
 // ---------------------------------------------------------------------------------------------
@@ -259,48 +300,71 @@ const diskUsage = (dir) =>
     return sum + stat.blocks * 512
   }, 0)
 
-const footprint = await step("@appexec/client alone: packages, size, no native module outside optional dependencies", () => {
-  const lock = readJson(join(consumer, "node_modules", ".package-lock.json")).packages
-  const installed = Object.entries(lock).filter(([path]) => path.startsWith("node_modules/"))
-  const native = []
-  for (const [path, entry] of installed) {
-    const dir = join(consumer, path)
-    const manifest = readJson(join(dir, "package.json"))
-    const scripts = ["preinstall", "install", "postinstall"].filter((s) => manifest.scripts?.[s] !== undefined)
-    const addons = walk(dir, (p) => p.endsWith("/node_modules")).filter((f) => f.endsWith(".node") || f === "binding.gyp")
-    if (scripts.length > 0 || addons.length > 0 || entry.hasInstallScript) {
-      native.push({ name: path.replace(/^.*node_modules\//, ""), optional: entry.optional === true, scripts, addons })
+const footprint = await step(
+  "@appexec/client alone: packages, size, no native module outside optional dependencies",
+  () => {
+    const lock = readJson(join(consumer, "node_modules", ".package-lock.json")).packages
+    const installed = Object.entries(lock).filter(([path]) => path.startsWith("node_modules/"))
+    const native = []
+    for (const [path, entry] of installed) {
+      const dir = join(consumer, path)
+      const manifest = readJson(join(dir, "package.json"))
+      const scripts = ["preinstall", "install", "postinstall"].filter((s) => manifest.scripts?.[s] !== undefined)
+      const addons = walk(dir, (p) => p.endsWith("/node_modules")).filter((f) =>
+        f.endsWith(".node") || f === "binding.gyp"
+      )
+      if (scripts.length > 0 || addons.length > 0 || entry.hasInstallScript) {
+        native.push({ name: path.replace(/^.*node_modules\//, ""), optional: entry.optional === true, scripts, addons })
+      }
     }
+    const required = native.filter((n) => !n.optional)
+    if (required.length > 0) {
+      throw new StepFailed(
+        "@appexec/client installs a native module or an install script outside optional dependencies",
+        JSON.stringify(required, null, 2)
+      )
+    }
+    return { packages: installed.length, bytes: diskUsage(join(consumer, "node_modules")), optionalNative: native }
   }
-  const required = native.filter((n) => !n.optional)
-  if (required.length > 0) {
-    throw new StepFailed("@appexec/client installs a native module or an install script outside optional dependencies", JSON.stringify(required, null, 2))
-  }
-  return { packages: installed.length, bytes: diskUsage(join(consumer, "node_modules")), optionalNative: native }
-})
+)
 
-await step("@appexec/client's main entry loads no Node built-in and nothing of the server stack (installed dist, under node)", async () => {
-  writeFileSync(
-    join(consumer, "resolve-hooks.mjs"),
-    'export async function resolve(specifier, context, next) {\n  const resolved = await next(specifier, context)\n  process.stderr.write(`RESOLVED ${resolved.url}\\n`)\n  return resolved\n}\n'
-  )
-  writeFileSync(join(consumer, "resolve-log.mjs"), 'import { register } from "node:module"\nregister("./resolve-hooks.mjs", import.meta.url)\n')
-  const { stderr } = await run(process.execPath, ["--import", "./resolve-log.mjs", "--input-type=module", "-e", 'await import("@appexec/client")'], {
-    cwd: consumer
-  })
-  const urls = stderr.split("\n").filter((l) => l.startsWith("RESOLVED ")).map((l) => l.slice("RESOLVED ".length))
-  const forbidden = /^node:|\/node_modules\/(msgpackr|@effect\/platform-node|better-sqlite3|kysely|sharp|undici|ws)\/|\/node_modules\/@appexec\/(http|sqlite|nodes|platform-node|server|testing)\//
-  const bad = urls.filter((u) => forbidden.test(u) || !u.startsWith("file:"))
-  if (urls.length === 0) throw new StepFailed("the resolve hook saw no module", stderr)
-  if (bad.length > 0) throw new StepFailed(`${bad.length} forbidden module(s) in the graph`, bad.join("\n"))
-  if (urls.some((u) => u.endsWith("/@appexec/client/dist/node.js"))) throw new StepFailed("the main entry loads @appexec/client/node")
-  return urls.length
-})
+await step(
+  "@appexec/client's main entry loads no Node built-in and nothing of the server stack (installed dist, under node)",
+  async () => {
+    writeFileSync(
+      join(consumer, "resolve-hooks.mjs"),
+      "export async function resolve(specifier, context, next) {\n  const resolved = await next(specifier, context)\n  process.stderr.write(`RESOLVED ${resolved.url}\\n`)\n  return resolved\n}\n"
+    )
+    writeFileSync(
+      join(consumer, "resolve-log.mjs"),
+      "import { register } from \"node:module\"\nregister(\"./resolve-hooks.mjs\", import.meta.url)\n"
+    )
+    const { stderr } = await run(process.execPath, [
+      "--import",
+      "./resolve-log.mjs",
+      "--input-type=module",
+      "-e",
+      "await import(\"@appexec/client\")"
+    ], {
+      cwd: consumer
+    })
+    const urls = stderr.split("\n").filter((l) => l.startsWith("RESOLVED ")).map((l) => l.slice("RESOLVED ".length))
+    const forbidden =
+      /^node:|\/node_modules\/(msgpackr|@effect\/platform-node|better-sqlite3|kysely|sharp|undici|ws)\/|\/node_modules\/@appexec\/(http|sqlite|nodes|platform-node|server|testing)\//
+    const bad = urls.filter((u) => forbidden.test(u) || !u.startsWith("file:"))
+    if (urls.length === 0) throw new StepFailed("the resolve hook saw no module", stderr)
+    if (bad.length > 0) throw new StepFailed(`${bad.length} forbidden module(s) in the graph`, bad.join("\n"))
+    if (urls.some((u) => u.endsWith("/@appexec/client/dist/node.js"))) {
+      throw new StepFailed("the main entry loads @appexec/client/node")
+    }
+    return urls.length
+  }
+)
 
 const browser = await step("@appexec/client (installed) bundles for the browser", async () => {
   const { build } = await import("esbuild")
   const result = await build({
-    stdin: { contents: 'export * from "@appexec/client"', resolveDir: consumer, loader: "js" },
+    stdin: { contents: "export * from \"@appexec/client\"", resolveDir: consumer, loader: "js" },
     absWorkingDir: consumer,
     bundle: true,
     platform: "browser",
@@ -332,7 +396,9 @@ await step("embedding program on SQLite under plain node: a completed execution"
     cpSync(join(repo, "examples", "embedding", "greeting.app.json"), join(dir, "greeting.app.json"))
   }
   const { stdout, stderr } = await run(process.execPath, ["main.mjs"], { cwd: dir, timeoutMs: 60_000 })
-  if (!/\bcompleted\b/.test(stdout)) throw new StepFailed("the program did not print a completed execution", stdout + stderr)
+  if (!/\bcompleted\b/.test(stdout)) {
+    throw new StepFailed("the program did not print a completed execution", stdout + stderr)
+  }
   return stdout
 })
 
@@ -344,13 +410,19 @@ const startServer = () =>
   new Promise((resolve, reject) => {
     const data = join(tmp, "serve-data")
     const args = ["serve", "--port", "0", "--data", data, "--allow-private-networks"]
-    const child = spawn(join(full, "node_modules", ".bin", "appexec"), args, { cwd: full, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(join(full, "node_modules", ".bin", "appexec"), args, {
+      cwd: full,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     children.add(child)
     let stdout = ""
     let stderr = ""
     const output = () => `$ appexec ${args.join(" ")}\n${stdout}${stderr}`
     const exited = new Promise((done) => child.on("close", (code, signal) => done({ code, signal })))
-    const timer = setTimeout(() => reject(new StepFailed("appexec serve printed no URL and key within 30 s", output())), 30_000)
+    const timer = setTimeout(
+      () => reject(new StepFailed("appexec serve printed no URL and key within 30 s", output())),
+      30_000
+    )
     child.on("error", (error) => reject(new StepFailed(`appexec serve: ${error.message}`, output())))
     exited.then(({ code, signal }) => {
       children.delete(child)
@@ -371,38 +443,55 @@ const startServer = () =>
 
 const server = await step("appexec serve --port 0 (node_modules/.bin/appexec): URL and API key printed", startServer)
 
-await step("a consumer with @appexec/client alone: Greeting by name to completed, webhook verified by @appexec/client/node", async () => {
-  cpSync(join(here, "consumer.mjs"), join(consumer, "consumer.mjs"))
-  const { stdout } = await run(process.execPath, ["consumer.mjs"], {
-    cwd: consumer,
-    env: { APPEXEC_BASE_URL: server.url, APPEXEC_API_KEY: server.key },
-    timeoutMs: 60_000
-  }).catch((error) => {
-    throw error instanceof StepFailed ? new StepFailed(error.message, `${error.output}\n--- server ---\n${server.output()}`) : error
-  })
-  if (!/webhook verified/.test(stdout)) throw new StepFailed("the consumer did not verify a webhook", stdout)
-})
+await step(
+  "a consumer with @appexec/client alone: Greeting by name to completed, webhook verified by @appexec/client/node",
+  async () => {
+    cpSync(join(here, "consumer.mjs"), join(consumer, "consumer.mjs"))
+    const { stdout } = await run(process.execPath, ["consumer.mjs"], {
+      cwd: consumer,
+      env: { APPEXEC_BASE_URL: server.url, APPEXEC_API_KEY: server.key },
+      timeoutMs: 60_000
+    }).catch((error) => {
+      throw error instanceof StepFailed
+        ? new StepFailed(error.message, `${error.output}\n--- server ---\n${server.output()}`)
+        : error
+    })
+    if (!/webhook verified/.test(stdout)) throw new StepFailed("the consumer did not verify a webhook", stdout)
+  }
+)
 
 await step("SIGTERM: appexec serve stops with exit code 0", async () => {
   server.child.kill("SIGTERM")
   const timeout = new Promise((resolve) => setTimeout(() => resolve({ code: null, signal: "timeout" }), 20_000))
   const { code, signal } = await Promise.race([server.exited, timeout])
   children.delete(server.child)
-  if (code !== 0) throw new StepFailed(`appexec serve ended with code ${code}${signal ? ` (${signal})` : ""}`, server.output())
+  if (code !== 0) {
+    throw new StepFailed(`appexec serve ended with code ${code}${signal ? ` (${signal})` : ""}`, server.output())
+  }
 })
 
 // ---------------------------------------------------------------------------------------------
 // Summary
 
 const rows = packed.map((p) => [p.name, kib(p.size), kib(p.unpackedSize), String(p.files.length)])
-const widths = [0, 1, 2, 3].map((i) => Math.max(...[["package", "tarball", "unpacked", "files"], ...rows].map((r) => r[i].length)))
+const widths = [0, 1, 2, 3].map((i) =>
+  Math.max(...[["package", "tarball", "unpacked", "files"], ...rows].map((r) => r[i].length))
+)
 const line = (r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join("  ")
 console.log(`\n${line(["package", "tarball", "unpacked", "files"])}`)
 for (const r of rows) console.log(line(r))
-const optional = footprint.optionalNative.map((n) => `${n.name}${n.scripts.length > 0 ? ` (${n.scripts.join(", ")} script)` : ""}${n.addons.length > 0 ? ` (${n.addons.length} native file${n.addons.length === 1 ? "" : "s"})` : ""}`)
+const optional = footprint.optionalNative.map((n) =>
+  `${n.name}${n.scripts.length > 0 ? ` (${n.scripts.join(", ")} script)` : ""}${
+    n.addons.length > 0 ? ` (${n.addons.length} native file${n.addons.length === 1 ? "" : "s"})` : ""
+  }`
+)
 console.log(`
 @appexec/client installed alone: ${footprint.packages} packages, ${mib(footprint.bytes)} on disk
-  native modules: none required${optional.length > 0 ? `; optional, never loaded by the client: ${optional.join(", ")}` : ""}
+  native modules: none required${
+  optional.length > 0 ? `; optional, never loaded by the client: ${optional.join(", ")}` : ""
+}
   browser bundle: ${kib(browser.minified)} minified, ${kib(browser.gzipped)} gzipped
-attw: ${lints.reduce((n, l) => n + l.entrypoints, 0)} entry points in ${lints.length} packages, no problem under the esm-only profile; publint: no warning
+attw: ${
+  lints.reduce((n, l) => n + l.entrypoints, 0)
+} entry points in ${lints.length} packages, no problem under the esm-only profile; publint: no warning
 pack test passed in ${seconds(Date.now() - startedAt)}`)

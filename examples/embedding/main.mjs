@@ -16,8 +16,18 @@ const definition = {
   description: "Greets someone in the chosen tone",
   nodes: [
     { id: "who", type: "input.text", label: "Who", config: { name: "who", required: true } },
-    { id: "tone", type: "input.options", label: "Tone", config: { name: "tone", options: ["warm", "formal"], default: "warm" } },
-    { id: "compose", type: "text.template", label: "Compose", config: { template: "Hello {{who}}, in a {{tone}} tone." } },
+    {
+      id: "tone",
+      type: "input.options",
+      label: "Tone",
+      config: { name: "tone", options: ["warm", "formal"], default: "warm" }
+    },
+    {
+      id: "compose",
+      type: "text.template",
+      label: "Compose",
+      config: { template: "Hello {{who}}, in a {{tone}} tone." }
+    },
     { id: "greeting", type: "output.text", label: "Greeting" }
   ],
   edges: [
@@ -33,7 +43,7 @@ const AppexecLive = AppexecLayer.make().pipe(
   Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: false }))
 )
 
-const program = Effect.gen(function* () {
+const program = Effect.gen(function*() {
   const appexec = yield* Appexec.Appexec
   const app = yield* appexec.apps.import(definition, { owner: { public: true } })
   const { key } = yield* appexec.keys.create({ workspace: "default" })

@@ -8,14 +8,15 @@
  */
 import { Appexec, AppexecLayer, IdGenerator } from "@appexec/core"
 import { NodeListener } from "@appexec/http"
-import { MemoryStorage } from "@appexec/testing"
 import { NodeOutboundHttp } from "@appexec/platform-node"
+import { MemoryStorage } from "@appexec/testing"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { readFile } from "node:fs/promises"
 import { createServer } from "node:http"
 
 /** appexec in memory, with a worker: swap `MemoryStorage.layer` for `SqliteStorage.layer({ filename })` to keep data. */
-const AppexecLive = AppexecLayer.make().pipe(Layer.provideMerge(MemoryStorage.layer),
+const AppexecLive = AppexecLayer.make().pipe(
+  Layer.provideMerge(MemoryStorage.layer),
   Layer.provide(IdGenerator.IdGenerator.random),
   Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: false }))
 )
@@ -40,9 +41,11 @@ const AppexecLive = AppexecLayer.make().pipe(Layer.provideMerge(MemoryStorage.la
 export const startHost = async (port = 0) => {
   const runtime = ManagedRuntime.make(AppexecLive)
   /** @type {unknown} */
-  const definition = JSON.parse(await readFile(new URL("../../packages/server/apps/greeting.json", import.meta.url), "utf8"))
+  const definition = JSON.parse(
+    await readFile(new URL("../../packages/server/apps/greeting.json", import.meta.url), "utf8")
+  )
   const key = await runtime.runPromise(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
       yield* appexec.apps.import(definition, { owner: { public: true } })
       return (yield* appexec.keys.create({ workspace: "host", user: "demo" })).key
@@ -59,7 +62,7 @@ export const startHost = async (port = 0) => {
     }
     if (req.url === "/api" || req.url?.startsWith("/api/") === true) return appexec.listener(req, res)
     res.setHeader("content-type", "text/html")
-    res.end('<p>The host\'s own page. appexec lives under <a href="/api/v1/apps">/api/v1</a>.</p>\n')
+    res.end("<p>The host's own page. appexec lives under <a href=\"/api/v1/apps\">/api/v1</a>.</p>\n")
   })
   await new Promise((resolve) => server.listen(port, "127.0.0.1", () => resolve(undefined)))
   const address = server.address()

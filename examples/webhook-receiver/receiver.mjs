@@ -61,7 +61,9 @@ export const createReceiver = (options) => {
       (/** @type {unknown} */ error) => ({ error })
     )
     if ("error" in delivery) {
-      return res.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ error: reasonOf(delivery.error) }))
+      return res.writeHead(401, { "content-type": "application/json" }).end(
+        JSON.stringify({ error: reasonOf(delivery.error) })
+      )
     }
     // Only now is the body trusted.
     const execution = delivery.verified.execution

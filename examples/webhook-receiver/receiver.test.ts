@@ -1,5 +1,5 @@
-import { createClient } from "@appexec/client"
 import { Ids } from "@appexec/api"
+import { createClient } from "@appexec/client"
 import { Appexec, WebhookOutbox } from "@appexec/core"
 import { NodeListener } from "@appexec/http"
 import { TestApps, TestHarness } from "@appexec/testing"
@@ -13,12 +13,15 @@ import { createReceiver } from "./receiver.mjs"
 const listen = (server: Server) =>
   Effect.acquireRelease(
     Effect.async<string>((resume) => {
-      server.listen(0, "127.0.0.1", () => resume(Effect.succeed(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)))
+      server.listen(0, "127.0.0.1", () =>
+        resume(Effect.succeed(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)))
     }),
     () =>
       Effect.async<void>((resume) => {
         server.closeAllConnections()
-        server.close(() => resume(Effect.void))
+        server.close(() =>
+          resume(Effect.void)
+        )
       })
   )
 
@@ -26,7 +29,7 @@ const echo = TestApps.echo
 
 describe("example webhook receiver", () => {
   it.scopedLive("accepts appexec's signed webhook once, and answers 401 to a forged one", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
       const principal = yield* TestHarness.signIn()
       // appexec's own HTTP server, from which the receiver's client fetches the key set.

@@ -36,11 +36,15 @@ const webhook = `http://127.0.0.1:${typeof address === "object" && address !== n
 
 const done = await appexec.run("Greeting", { who: "Ada" }, { webhook, interval: 100 })
 for (const output of Outputs.all(done)) console.log(Outputs.describe(output))
-if (done.status !== "completed") throw new Error(`The execution ${done.executionId} ended ${done.status}: ${done.errorMessage}`)
+if (done.status !== "completed") {
+  throw new Error(`The execution ${done.executionId} ended ${done.status}: ${done.errorMessage}`)
+}
 
 const verified = await delivery
 receiver.close()
 if (verified.requestId !== done.executionId || verified.execution.status !== "completed") {
-  throw new Error(`The webhook is for ${verified.requestId} (${verified.execution.status}), not for ${done.executionId}.`)
+  throw new Error(
+    `The webhook is for ${verified.requestId} (${verified.execution.status}), not for ${done.executionId}.`
+  )
 }
 console.log(`webhook verified: execution ${verified.requestId} ${verified.execution.status}, key ${verified.kid}`)

@@ -17,7 +17,7 @@ const AppexecLive = AppexecLayer.make().pipe(
   Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: false }))
 )
 
-const program = Effect.gen(function* () {
+const program = Effect.gen(function*() {
   const appexec = yield* Appexec.Appexec
   const app = yield* appexec.apps.import(definition, { owner: { public: true } })
   const { key } = yield* appexec.keys.create({ workspace: "default" })

@@ -14,7 +14,7 @@ const json = (url: string, init: RequestInit = {}) =>
 
 describe("host-server example", () => {
   it.live("serves the host's routes and appexec under /api", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const host = yield* Effect.acquireRelease(
         Effect.promise(() => startHost(0)),
         (h) => Effect.promise(() => h.close())

@@ -8,8 +8,16 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
+import {
+  BadRequest,
+  Forbidden,
+  InternalError,
+  NotFound,
+  PayloadTooLarge,
+  TooManyRequests,
+  Unauthenticated
+} from "./ApiError.js"
 import * as App from "./App.js"
-import { BadRequest, Forbidden, InternalError, NotFound, PayloadTooLarge, TooManyRequests, Unauthenticated } from "./ApiError.js"
 import { Authentication } from "./Authentication.js"
 import * as Envelope from "./Envelope.js"
 import * as Execution from "./Execution.js"
@@ -185,7 +193,8 @@ export class AppsGroup extends HttpApiGroup.make("apps")
   .add(getApp)
   .add(getWorkflow)
   .add(startExecution)
-  .middleware(Authentication) {}
+  .middleware(Authentication)
+{}
 
 /** Executions: status and outputs. */
 export class ExecutionsGroup extends HttpApiGroup.make("executions").add(getExecution).middleware(Authentication) {}
@@ -209,5 +218,5 @@ export class AppexecApi extends HttpApi.make("appexec")
   .annotate(
     OpenApi.Description,
     "Asynchronous app execution: list apps, read their parameters, start executions, poll them, and verify signed completion webhooks."
-  ) {}
-
+  )
+{}

@@ -13,7 +13,7 @@ const bin = fileURLToPath(new URL("../../server/dist/appexec.js", import.meta.ur
 export const benchmark: Benchmark = {
   name: "cli",
   run: (report) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const times: Array<number> = []
       for (let i = 0; i < 11; i++) {
         const began = performance.now()

@@ -52,15 +52,14 @@ const start = (script: string, args: ReadonlyArray<string>, pattern: RegExp, env
 const load = (url: string, headers: Record<string, string>) =>
   Effect.async<autocannon.Result, Error>((resume) => {
     autocannon({ url, connections: 50, duration: seconds, headers }, (error, result) =>
-      resume(error ? Effect.fail(error) : Effect.succeed(result))
-    )
+      resume(error ? Effect.fail(error) : Effect.succeed(result)))
   })
 
 /** The benchmark. */
 export const benchmark: Benchmark = {
   name: "http",
   run: (report) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dataDir = yield* Effect.acquireRelease(
         Effect.sync(() => mkdtempSync(join(tmpdir(), "appexec-bench-http-"))),
         (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
@@ -73,7 +72,11 @@ export const benchmark: Benchmark = {
       )
       const [, key, baseUrl] = appexec.match
       const headers = { "x-api-key": key! }
-      const apps = yield* Effect.promise(() => fetch(`${baseUrl}/v1/apps`, { headers }).then((r) => r.json() as Promise<{ data: Array<{ appId: string; name: string }> }>))
+      const apps = yield* Effect.promise(() =>
+        fetch(`${baseUrl}/v1/apps`, { headers }).then((r) =>
+          r.json() as Promise<{ data: Array<{ appId: string; name: string }> }>
+        )
+      )
       const greeting = apps.data.find((a) => a.name === "Greeting")!
       const started = yield* Effect.promise(() =>
         fetch(`${baseUrl}/v1/apps/${greeting.appId}/executions`, {
@@ -83,9 +86,13 @@ export const benchmark: Benchmark = {
         }).then((r) => r.json() as Promise<{ data: { executionId: string } }>)
       )
       const executionId = started.data.executionId
-      const body = yield* Effect.promise(() => fetch(`${baseUrl}/v1/executions/${executionId}`, { headers }).then((r) => r.text()))
+      const body = yield* Effect.promise(() =>
+        fetch(`${baseUrl}/v1/executions/${executionId}`, { headers }).then((r) => r.text())
+      )
 
-      const bare = yield* start(join(root, "packages/bench/dist/servers/bare.js"), [], /port (\d+)/, { BENCH_BODY: body })
+      const bare = yield* start(join(root, "packages/bench/dist/servers/bare.js"), [], /port (\d+)/, {
+        BENCH_BODY: body
+      })
       const raw = yield* start(join(root, "packages/bench/dist/servers/raw.js"), [], /port (\d+)/, {
         BENCH_BODY: body,
         BENCH_KEY: key!,

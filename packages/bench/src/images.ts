@@ -8,13 +8,13 @@
  * start to the last completion.
  */
 import { Appexec, AppexecLayer, IdGenerator, MediaUrls } from "@appexec/core"
-import { NodeOutboundHttp } from "@appexec/platform-node"
 import { BuiltinNodes, builtinNodes } from "@appexec/nodes"
+import { NodeOutboundHttp } from "@appexec/platform-node"
 import { MemoryStorage } from "@appexec/testing"
+import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
 import sharp from "sharp"
 import type { Benchmark, Figure } from "./Benchmark.js"
 
@@ -52,7 +52,11 @@ const thumbnail = {
 const origin = Effect.acquireRelease(
   Effect.promise(async () => {
     const jpeg = await sharp({ create: { width: 1024, height: 1024, channels: 3, background: "#3366aa" } })
-      .composite([{ input: Buffer.from('<svg width="1024" height="1024"><circle cx="512" cy="512" r="400" fill="#ffcc00"/></svg>') }])
+      .composite([{
+        input: Buffer.from(
+          "<svg width=\"1024\" height=\"1024\"><circle cx=\"512\" cy=\"512\" r=\"400\" fill=\"#ffcc00\"/></svg>"
+        )
+      }])
       .jpeg({ quality: 85 })
       .toBuffer()
     const server = createServer((_req, res) => {
@@ -72,7 +76,11 @@ const instance = AppexecLayer.make({
   Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: true })),
   Layer.provide(
     BuiltinNodes.layer({
-      mediaUrls: MediaUrls.layer({ mode: "signed", baseUrl: "http://127.0.0.1:8080", secret: Redacted.make(randomBytes(32)) })
+      mediaUrls: MediaUrls.layer({
+        mode: "signed",
+        baseUrl: "http://127.0.0.1:8080",
+        secret: Redacted.make(randomBytes(32))
+      })
     })
   ),
   Layer.provide(MemoryStorage.layer),
@@ -82,7 +90,7 @@ const instance = AppexecLayer.make({
 
 /** Runs `count` executions of `definition` started at once; returns images per second. */
 const imagesPerSecond = (definition: unknown, count: number, inputs: (i: number) => Record<string, string>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const appexec = yield* Appexec.Appexec
     const app = yield* appexec.apps.import(definition)
     const { key } = yield* appexec.keys.create({ workspace: "bench" })
@@ -91,13 +99,18 @@ const imagesPerSecond = (definition: unknown, count: number, inputs: (i: number)
     const warm = yield* appexec.executions.start(principal, app.appId, inputs(-1))
     yield* appexec.executions.await(warm.executionId)
     const t0 = performance.now()
-    const started = yield* Effect.forEach(Array.from({ length: count }, (_, i) => i), (i) =>
-      appexec.executions.start(principal, app.appId, inputs(i))
+    const started = yield* Effect.forEach(
+      Array.from({ length: count }, (_, i) => i),
+      (i) => appexec.executions.start(principal, app.appId, inputs(i))
     )
-    const done = yield* Effect.forEach(started, (s) => appexec.executions.await(s.executionId), { concurrency: "unbounded" })
+    const done = yield* Effect.forEach(started, (s) => appexec.executions.await(s.executionId), {
+      concurrency: "unbounded"
+    })
     const seconds = (performance.now() - t0) / 1000
     const failed = done.filter((d) => d.status !== "completed")
-    if (failed.length > 0) return yield* Effect.dieMessage(`${failed.length} executions failed: ${failed[0]!.errorMessage}`)
+    if (failed.length > 0) {
+      return yield* Effect.dieMessage(`${failed.length} executions failed: ${failed[0]!.errorMessage}`)
+    }
     return count / seconds
   })
 
@@ -109,12 +122,20 @@ export const benchmark: Benchmark = {
   name: "images",
   run: (report: (figure: Figure) => Effect.Effect<void>) =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const photo = yield* origin
-        const posters = yield* imagesPerSecond(poster, COUNT, (i) => ({ prompt: `Poster number ${i}: a lighthouse at dusk` }))
+        const posters = yield* imagesPerSecond(
+          poster,
+          COUNT,
+          (i) => ({ prompt: `Poster number ${i}: a lighthouse at dusk` })
+        )
         yield* report({ name: "images poster 512x512 png (memory, 1 worker)", value: posters, unit: "images/s" })
         const thumbs = yield* imagesPerSecond(thumbnail, COUNT, () => ({ image: photo.url }))
-        yield* report({ name: "images thumbnail 1024->512x512 webp (memory, 1 worker)", value: thumbs, unit: "images/s" })
+        yield* report({
+          name: "images thumbnail 1024->512x512 webp (memory, 1 worker)",
+          value: thumbs,
+          unit: "images/s"
+        })
       }).pipe(Effect.provide(instance))
     )
 }

@@ -12,7 +12,13 @@ import * as Images from "./images.js"
 import * as Queue from "./queue.js"
 import * as Webhooks from "./webhooks.js"
 
-const benchmarks: ReadonlyArray<Benchmark> = [Cli.benchmark, Queue.benchmark, Images.benchmark, Webhooks.benchmark, Http.benchmark]
+const benchmarks: ReadonlyArray<Benchmark> = [
+  Cli.benchmark,
+  Queue.benchmark,
+  Images.benchmark,
+  Webhooks.benchmark,
+  Http.benchmark
+]
 
 const only = process.argv.slice(2)
 const selected = only.length === 0 ? benchmarks : benchmarks.filter((b) => only.includes(b.name))

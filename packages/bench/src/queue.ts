@@ -7,9 +7,9 @@
  * execution at a time).
  */
 import { Appexec, type AppexecConfig, AppexecLayer, ExecutionEvents, IdGenerator } from "@appexec/core"
+import { NodeOutboundHttp } from "@appexec/platform-node"
 import { SqliteStorage } from "@appexec/sqlite"
 import { MemoryStorage } from "@appexec/testing"
-import { NodeOutboundHttp } from "@appexec/platform-node"
 import { Effect, Layer, Logger, LogLevel, Queue } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -36,7 +36,7 @@ type Storage = Layer.Layer<AppexecLayer.Storage, unknown>
 /** Runs `count` executions started at once; returns the throughput and the start→completed times. */
 const batch = (count: number, concurrency: number) =>
   Effect.scoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
       const events = yield* ExecutionEvents.ExecutionEvents
       const app = yield* appexec.apps.import(noop, { owner: { public: true } })
@@ -45,7 +45,7 @@ const batch = (count: number, concurrency: number) =>
       const subscription = yield* events.subscribe
       const startedAt = new Map<string, number>()
       const latencies: Array<number> = []
-      const done = Effect.gen(function* () {
+      const done = Effect.gen(function*() {
         while (latencies.length < count) {
           const record = yield* Queue.take(subscription)
           if (record.status === "completed" || record.status === "failed") {
@@ -60,7 +60,7 @@ const batch = (count: number, concurrency: number) =>
       yield* Effect.forEach(
         Array.from({ length: count }, (_, i) => i),
         (i) =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const t = yield* now
             const started = yield* appexec.executions.start(principal, app.appId, { in: `${i}` })
             startedAt.set(started.executionId, t)
@@ -76,7 +76,7 @@ const batch = (count: number, concurrency: number) =>
 
 /** Runs `count` executions one after the other, each awaited; returns the start→completed times. */
 const idle = (count: number) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const appexec = yield* Appexec.Appexec
     const app = yield* appexec.apps.import(noop, { owner: { public: true } })
     const { key } = yield* appexec.keys.create({ workspace: "bench-idle" })
@@ -137,29 +137,32 @@ const warmUp = batch(500, 64).pipe(Effect.provide(instance(MemoryStorage.layer, 
 export const benchmark: Benchmark = {
   name: "queue",
   run: (report) =>
-    Effect.zipRight(warmUp, Effect.forEach(
-      targets,
-      (target) =>
-        Effect.gen(function* () {
-          for (const count of [1_000, 10_000]) {
+    Effect.zipRight(
+      warmUp,
+      Effect.forEach(
+        targets,
+        (target) =>
+          Effect.gen(function*() {
+            for (const count of [1_000, 10_000]) {
+              const storage = target.storage()
+              const result = yield* batch(count, 64).pipe(
+                Effect.provide(instance(storage.layer, WORKER)),
+                Effect.ensuring(Effect.sync(storage.cleanup))
+              )
+              const prefix = `queue.${target.name}.${count}`
+              yield* report({ name: `${prefix}.throughput`, value: result.perSecond, unit: "executions/s" })
+              yield* report(ms(`${prefix}.start_to_completed_p50`, percentile(result.latencies, 50)))
+              yield* report(ms(`${prefix}.start_to_completed_p99`, percentile(result.latencies, 99)))
+            }
             const storage = target.storage()
-            const result = yield* batch(count, 64).pipe(
-              Effect.provide(instance(storage.layer, WORKER)),
+            const latencies = yield* idle(300).pipe(
+              Effect.provide(instance(storage.layer, {})),
               Effect.ensuring(Effect.sync(storage.cleanup))
             )
-            const prefix = `queue.${target.name}.${count}`
-            yield* report({ name: `${prefix}.throughput`, value: result.perSecond, unit: "executions/s" })
-            yield* report(ms(`${prefix}.start_to_completed_p50`, percentile(result.latencies, 50)))
-            yield* report(ms(`${prefix}.start_to_completed_p99`, percentile(result.latencies, 99)))
-          }
-          const storage = target.storage()
-          const latencies = yield* idle(300).pipe(
-            Effect.provide(instance(storage.layer, {})),
-            Effect.ensuring(Effect.sync(storage.cleanup))
-          )
-          yield* report(ms(`queue.${target.name}.idle.start_to_completed_p50`, percentile(latencies, 50)))
-          yield* report(ms(`queue.${target.name}.idle.start_to_completed_p99`, percentile(latencies, 99)))
-        }),
-      { discard: true }
-    )).pipe(Effect.provide(Logger.minimumLogLevel(LogLevel.Warning)))
+            yield* report(ms(`queue.${target.name}.idle.start_to_completed_p50`, percentile(latencies, 50)))
+            yield* report(ms(`queue.${target.name}.idle.start_to_completed_p99`, percentile(latencies, 99)))
+          }),
+        { discard: true }
+      )
+    ).pipe(Effect.provide(Logger.minimumLogLevel(LogLevel.Warning)))
 }

@@ -6,18 +6,21 @@
  * Run with `npm run bench -- webhooks`.
  */
 import { Appexec, AppexecLayer, IdGenerator, SigningKeys, WebhookDispatcher, WebhookSignature } from "@appexec/core"
+import { NodeOutboundHttp } from "@appexec/platform-node"
 import { MemoryStorage, TestApps, TestHarness } from "@appexec/testing"
 import * as ed from "@noble/ed25519"
-import { NodeOutboundHttp } from "@appexec/platform-node"
 import { Effect, Layer, Logger, LogLevel } from "effect"
-import type { Benchmark } from "./Benchmark.js"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import type { Benchmark } from "./Benchmark.js"
 
 const SIGN_SECONDS = 1
 const DELIVERIES = 500
 
-const message = WebhookSignature.signedMessage("1800000000", JSON.stringify({ data: { executionId: "x".repeat(36), outputs: [] } }))
+const message = WebhookSignature.signedMessage(
+  "1800000000",
+  JSON.stringify({ data: { executionId: "x".repeat(36), outputs: [] } })
+)
 const secretKey = new Uint8Array(32).fill(7)
 const secretKeyHex = Buffer.from(secretKey).toString("hex")
 
@@ -46,7 +49,7 @@ const signAsync = async () => {
 const echo = TestApps.echo
 
 /** Deliveries per second: `DELIVERIES` finished executions in the outbox, drained by one dispatcher. */
-const deliveries = Effect.gen(function* () {
+const deliveries = Effect.gen(function*() {
   let received = 0
   const server = yield* Effect.acquireRelease(
     Effect.async<ReturnType<typeof createServer>>((resume) => {
@@ -66,7 +69,9 @@ const deliveries = Effect.gen(function* () {
   const app = yield* appexec.apps.import(echo)
   const principal = yield* TestHarness.signIn()
   const started = []
-  for (let i = 0; i < DELIVERIES; i++) started.push(yield* appexec.executions.start(principal, app.appId, { prompt: `${i}` }, { webhook: url }))
+  for (let i = 0; i < DELIVERIES; i++) {
+    started.push(yield* appexec.executions.start(principal, app.appId, { prompt: `${i}` }, { webhook: url }))
+  }
   for (const s of started) yield* appexec.executions.await(s.executionId)
 
   const dispatcher = yield* WebhookDispatcher.make
@@ -93,9 +98,17 @@ const deliveries = Effect.gen(function* () {
 export const benchmark: Benchmark = {
   name: "webhooks",
   run: (report) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* report({ name: "webhook signatures (noble sync)", value: Math.round(signSync()), unit: "signatures/s" })
-      yield* report({ name: "webhook signatures (noble async)", value: Math.round(yield* Effect.promise(signAsync)), unit: "signatures/s" })
-      yield* report({ name: "webhook deliveries (local receiver, 16 at a time)", value: Math.round(yield* deliveries), unit: "deliveries/s" })
+      yield* report({
+        name: "webhook signatures (noble async)",
+        value: Math.round(yield* Effect.promise(signAsync)),
+        unit: "signatures/s"
+      })
+      yield* report({
+        name: "webhook deliveries (local receiver, 16 at a time)",
+        value: Math.round(yield* deliveries),
+        unit: "deliveries/s"
+      })
     })
 }

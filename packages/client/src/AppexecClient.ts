@@ -76,11 +76,18 @@ export interface AppexecClientService {
      * Starts an execution: queued, outputs are placeholders. Sent once; sent again only after a
      * 429 or when it provably never reached the server.
      */
-    readonly start: (appId: string, inputs: Inputs, options?: StartOptions) => Effect.Effect<Execution.StartedExecution, RequestError>
+    readonly start: (
+      appId: string,
+      inputs: Inputs,
+      options?: StartOptions
+    ) => Effect.Effect<Execution.StartedExecution, RequestError>
     /** The execution's status and outputs now. */
     readonly get: (executionId: string) => Effect.Effect<Execution.Execution, RequestError>
     /** Polls until the execution is `completed` or `failed` and returns it (either way). */
-    readonly wait: (executionId: string, options?: Polling.WaitOptions) => Effect.Effect<Execution.Execution, RequestError | WaitError>
+    readonly wait: (
+      executionId: string,
+      options?: Polling.WaitOptions
+    ) => Effect.Effect<Execution.Execution, RequestError | WaitError>
   }
   /**
    * Finds the app (`app` is its id or its name, as `apps.resolve` reads it), reads its detail,
@@ -101,7 +108,10 @@ export interface AppexecClientService {
   readonly verifyWebhookRequest: (
     request: Request,
     options?: WebhookRequest.ReadOptions
-  ) => Effect.Effect<WebhookKeys.VerifiedDelivery, WebhookVerifier.WebhookVerificationError | WebhookPayloadError | RequestError>
+  ) => Effect.Effect<
+    WebhookKeys.VerifiedDelivery,
+    WebhookVerifier.WebhookVerificationError | WebhookPayloadError | RequestError
+  >
   /** Webhook verification (docs/api.md#get-the-webhook-signing-key, §6.3). */
   readonly webhooks: {
     /** The key set, fetched once and cached. */
@@ -110,12 +120,17 @@ export interface AppexecClientService {
     readonly verify: (
       rawBody: Uint8Array | string,
       headers: WebhookVerifier.HeadersLike
-    ) => Effect.Effect<WebhookKeys.VerifiedDelivery, WebhookVerifier.WebhookVerificationError | WebhookPayloadError | RequestError>
+    ) => Effect.Effect<
+      WebhookKeys.VerifiedDelivery,
+      WebhookVerifier.WebhookVerificationError | WebhookPayloadError | RequestError
+    >
   }
 }
 
 /** The client as a service, for programs that provide it with `layer`. */
-export class AppexecClient extends Context.Tag("@appexec/client/AppexecClient")<AppexecClient, AppexecClientService>() {}
+export class AppexecClient
+  extends Context.Tag("@appexec/client/AppexecClient")<AppexecClient, AppexecClientService>()
+{}
 
 /** A wire parameter as core's validator takes it. */
 const toSpec = (p: App.Parameter): NodeType.ParameterSpec => ({
@@ -129,7 +144,8 @@ const toSpec = (p: App.Parameter): NodeType.ParameterSpec => ({
 
 const decodeProblems = Schema.decodeUnknownOption(Schema.Array(ErrorBody.InputProblem))
 
-const isInvalidInputs = (error: RequestError): error is ApiError => error._tag === "ApiError" && error.code === "invalid_inputs"
+const isInvalidInputs = (error: RequestError): error is ApiError =>
+  error._tag === "ApiError" && error.code === "invalid_inputs"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -141,7 +157,7 @@ const named = (found: ReadonlyArray<App.AppSummary>, name: string): ReadonlyArra
 
 /** Builds a client from `config`. */
 export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const httpClient = yield* Transport.make(config)
     const api = yield* HttpApiClient.makeWith(Api.AppexecApi, { httpClient, baseUrl: normalizeBaseUrl(config.baseUrl) })
 
@@ -161,10 +177,12 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
         UUID.test(app)
           ? Effect.succeed(app)
           : Effect.flatMap(apps.list({ search: app, limit: 100 }), (found) => {
-              const matches = named(found, app)
-              if (matches.length === 1) return Effect.succeed(matches[0]!.appId)
-              return Effect.fail(new AppNameError({ app, reason: matches.length === 0 ? "unknown" : "ambiguous", matches }))
-            })
+            const matches = named(found, app)
+            if (matches.length === 1) return Effect.succeed(matches[0]!.appId)
+            return Effect.fail(
+              new AppNameError({ app, reason: matches.length === 0 ? "unknown" : "ambiguous", matches })
+            )
+          })
     }
 
     const get = (executionId: string) =>
@@ -187,11 +205,13 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
     const problemsOf = (detail: App.AppDetail, inputs: Inputs) =>
       Either.match(InputValidation.validateInputs(detail.parameters.map(toSpec), inputs), {
         onRight: () => [],
-        onLeft: (e) => (e._tag === "InvalidInputs" ? e.problems : [{ parameter: "inputs", problem: "wrong_type" as const, expected: "an object" }])
+        onLeft: (e) => (e._tag === "InvalidInputs"
+          ? e.problems
+          : [{ parameter: "inputs", problem: "wrong_type" as const, expected: "an object" }])
       })
 
     const run: AppexecClientService["run"] = (app, inputs, options = {}) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const appId = yield* apps.resolve(app)
         if (options.validate !== false) {
           const detail = yield* apps.get(appId)
@@ -200,15 +220,22 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
             return yield* new InvalidInputsError({ appId, source: "local", problems, parameters: detail.parameters })
           }
         }
-        const started = yield* executions.start(appId, inputs, options.webhook === undefined ? {} : { webhook: options.webhook }).pipe(
+        const started = yield* executions.start(
+          appId,
+          inputs,
+          options.webhook === undefined ? {} : { webhook: options.webhook }
+        ).pipe(
           Effect.catchIf(isInvalidInputs, (refused) =>
             // The app's parameters may have changed since they were read (docs/api.md#versioning): read them again.
             Effect.flatMap(apps.get(appId), (detail) => {
               const local = problemsOf(detail, inputs)
-              const problems = local.length > 0 ? local : Option.getOrElse(decodeProblems(refused.details ?? []), () => [])
-              return Effect.fail(new InvalidInputsError({ appId, source: "server", problems, parameters: detail.parameters }))
-            })
-          )
+              const problems = local.length > 0
+                ? local
+                : Option.getOrElse(decodeProblems(refused.details ?? []), () => [])
+              return Effect.fail(
+                new InvalidInputsError({ appId, source: "server", problems, parameters: detail.parameters })
+              )
+            }))
         )
         return yield* executions.wait(started.executionId, options)
       })

@@ -125,6 +125,8 @@ export class AppNameError extends Schema.TaggedError<AppNameError>()("AppNameErr
   override get message(): string {
     return this.reason === "unknown"
       ? `No app is named '${this.app}'. GET /v1/apps lists the apps this key can run.`
-      : `${this.matches.length} apps are named '${this.app}'; give its id instead: ${this.matches.map((a) => a.appId).join(", ")}.`
+      : `${this.matches.length} apps are named '${this.app}'; give its id instead: ${
+        this.matches.map((a) => a.appId).join(", ")
+      }.`
   }
 }

@@ -12,7 +12,12 @@ export type OutputView =
   /** A text value. */
   | { readonly kind: "text"; readonly text: string; readonly output: Execution.Output }
   /** A media value: the URL of an image, video or audio file. */
-  | { readonly kind: "media"; readonly mediaType: "image" | "video" | "audio"; readonly url: string; readonly output: Execution.Output }
+  | {
+    readonly kind: "media"
+    readonly mediaType: "image" | "video" | "audio"
+    readonly url: string
+    readonly output: Execution.Output
+  }
   /** A JSON value: its text, and the parsed value (`undefined` when the text is not JSON). */
   | { readonly kind: "json"; readonly json: string; readonly value: unknown; readonly output: Execution.Output }
   /** The output failed; `error` says why. */
@@ -55,7 +60,8 @@ export const view = (output: Execution.Output): OutputView => {
 export const find = (
   execution: { readonly outputs: ReadonlyArray<Execution.Output> },
   key: string
-): Execution.Output | undefined => execution.outputs.find((o) => o.id === key) ?? execution.outputs.find((o) => o.label === key)
+): Execution.Output | undefined =>
+  execution.outputs.find((o) => o.id === key) ?? execution.outputs.find((o) => o.label === key)
 
 /** The view of the output found by id or label, or `undefined` when there is none. */
 export const read = (
@@ -67,13 +73,19 @@ export const read = (
 }
 
 /** The text of the output found by id or label, when it is a produced text output. */
-export const text = (execution: { readonly outputs: ReadonlyArray<Execution.Output> }, key: string): string | undefined => {
+export const text = (
+  execution: { readonly outputs: ReadonlyArray<Execution.Output> },
+  key: string
+): string | undefined => {
   const v = read(execution, key)
   return v?.kind === "text" ? v.text : undefined
 }
 
 /** The media URL of the output found by id or label, when it is a produced image, video or audio output. */
-export const mediaUrl = (execution: { readonly outputs: ReadonlyArray<Execution.Output> }, key: string): string | undefined => {
+export const mediaUrl = (
+  execution: { readonly outputs: ReadonlyArray<Execution.Output> },
+  key: string
+): string | undefined => {
   const v = read(execution, key)
   return v?.kind === "media" ? v.url : undefined
 }

@@ -54,12 +54,12 @@ export const waitFor = <E>(
   read: Effect.Effect<Execution.Execution, E>,
   options: WaitOptions = {}
 ): Effect.Effect<Execution.Execution, E | WaitError> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const last = yield* Ref.make<Execution.ExecutionStatus | null>(null)
     const stop = (reason: WaitError["reason"]) =>
       Effect.flatMap(Ref.get(last), (lastStatus) => Effect.fail(new WaitError({ reason, executionId, lastStatus })))
 
-    const poll: Effect.Effect<Execution.Execution, E> = Effect.gen(function* () {
+    const poll: Effect.Effect<Execution.Execution, E> = Effect.gen(function*() {
       while (true) {
         const execution = yield* read
         yield* Ref.set(last, execution.status)
@@ -75,7 +75,10 @@ export const waitFor = <E>(
 
     let waiting: Effect.Effect<Execution.Execution, E | WaitError> = poll
     if (options.timeout !== undefined) {
-      waiting = Effect.raceFirst(waiting, Effect.zipRight(Effect.sleep(Duration.millis(options.timeout)), stop("timeout")))
+      waiting = Effect.raceFirst(
+        waiting,
+        Effect.zipRight(Effect.sleep(Duration.millis(options.timeout)), stop("timeout"))
+      )
     }
     if (options.signal !== undefined) {
       waiting = Effect.raceFirst(waiting, Effect.zipRight(whenAborted(options.signal), stop("aborted")))

@@ -51,18 +51,28 @@ export interface Client {
    * Finds the app by id or name, validates the inputs against its detail, starts, waits; resolves
    * once `completed` or `failed`.
    */
-  readonly run: (app: string, inputs: AppexecClient.Inputs, options?: AppexecClient.RunOptions) => Promise<Execution.Execution>
+  readonly run: (
+    app: string,
+    inputs: AppexecClient.Inputs,
+    options?: AppexecClient.RunOptions
+  ) => Promise<Execution.Execution>
   /**
    * Reads a webhook `Request`'s raw body (fetch-style servers), verifies it with the cached key set
    * and returns its execution; rejects with `WebhookVerificationError` (answer 401) or `WebhookPayloadError`.
    */
-  readonly verifyWebhookRequest: (request: Request, options?: WebhookRequest.ReadOptions) => Promise<WebhookKeys.VerifiedDelivery>
+  readonly verifyWebhookRequest: (
+    request: Request,
+    options?: WebhookRequest.ReadOptions
+  ) => Promise<WebhookKeys.VerifiedDelivery>
   /** Webhook verification with a cached key set. */
   readonly webhooks: {
     /** The key set, fetched once and cached. */
     readonly keySet: () => Promise<Jwk.JwkSet>
     /** Verifies a webhook's raw body and headers and returns its execution; rejects with `WebhookVerificationError`. */
-    readonly verify: (rawBody: Uint8Array | string, headers: WebhookVerifier.HeadersLike) => Promise<WebhookKeys.VerifiedDelivery>
+    readonly verify: (
+      rawBody: Uint8Array | string,
+      headers: WebhookVerifier.HeadersLike
+    ) => Promise<WebhookKeys.VerifiedDelivery>
   }
   /** The same client as Effects, sharing this one's key-set cache. */
   readonly effect: AppexecClient.AppexecClientService

@@ -32,16 +32,16 @@ export type RequestKind = "read" | "start"
 /** What the last attempt got. */
 export type Outcome =
   | {
-      readonly _tag: "Response"
-      readonly status: number
-      /** Header lookup by lower-case name. */
-      readonly header: (name: string) => string | undefined
-    }
+    readonly _tag: "Response"
+    readonly status: number
+    /** Header lookup by lower-case name. */
+    readonly header: (name: string) => string | undefined
+  }
   | {
-      readonly _tag: "NoResponse"
-      /** True only when the request provably never left this process (connection refused, unknown host). */
-      readonly neverSent: boolean
-    }
+    readonly _tag: "NoResponse"
+    /** True only when the request provably never left this process (connection refused, unknown host). */
+    readonly neverSent: boolean
+  }
 
 /** Why a request is sent again; what `onRetry` hooks are told. */
 export type RetryReason = "rate_limited" | "server_error" | "network"
@@ -95,8 +95,7 @@ export const decide = (
       : undefined
   }
   if (outcome.status === 429) {
-    const wait =
-      parseRetryAfter(outcome.header("retry-after"), nowMs) ??
+    const wait = parseRetryAfter(outcome.header("retry-after"), nowMs) ??
       parseRateLimitReset(outcome.header("ratelimit-reset")) ??
       backoff(options, retriesSoFar, random)
     return wait > (options.maxRateLimitWaitMs ?? defaults.maxRateLimitWaitMs)

@@ -65,8 +65,11 @@ interface Cached {
 }
 
 /** A cache over `fetchKeys` (the signing-key endpoint). */
-export const make = <E>(fetchKeys: Effect.Effect<Jwk.JwkSet, E>, options: KeyCacheOptions = {}): Effect.Effect<KeyCache<E>> =>
-  Effect.gen(function* () {
+export const make = <E>(
+  fetchKeys: Effect.Effect<Jwk.JwkSet, E>,
+  options: KeyCacheOptions = {}
+): Effect.Effect<KeyCache<E>> =>
+  Effect.gen(function*() {
     const state = yield* SynchronizedRef.make<Option.Option<Cached>>(Option.none())
     const minInterval = options.minRefetchIntervalMs ?? 10_000
     const verifyOptions = {
@@ -74,16 +77,19 @@ export const make = <E>(fetchKeys: Effect.Effect<Jwk.JwkSet, E>, options: KeyCac
       ...(options.brand === undefined ? {} : { brand: options.brand })
     }
 
-    const fetched = Effect.flatMap(fetchKeys, (keys) => Effect.map(Clock.currentTimeMillis, (fetchedAt) => ({ keys, fetchedAt })))
+    const fetched = Effect.flatMap(fetchKeys, (keys) =>
+      Effect.map(Clock.currentTimeMillis, (fetchedAt) => ({ keys, fetchedAt })))
 
     const keySet = SynchronizedRef.modifyEffect(state, (cached) =>
       Option.match(cached, {
-        onSome: (c) => Effect.succeed([c.keys, cached] as const),
+        onSome: (c) =>
+          Effect.succeed([c.keys, cached] as const),
         onNone: () => Effect.map(fetched, (c) => [c.keys, Option.some(c)] as const)
-      })
-    )
+      }))
 
-    const refresh = SynchronizedRef.modifyEffect(state, () => Effect.map(fetched, (c) => [c.keys, Option.some(c)] as const))
+    const refresh = SynchronizedRef.modifyEffect(state, () =>
+      Effect.map(fetched, (c) =>
+        [c.keys, Option.some(c)] as const))
 
     /**
      * A newer set than `seen`, or `none` when none may be fetched yet. Concurrent callers share
@@ -91,31 +97,40 @@ export const make = <E>(fetchKeys: Effect.Effect<Jwk.JwkSet, E>, options: KeyCac
      */
     const refetchAfter = (seen: Jwk.JwkSet) =>
       SynchronizedRef.modifyEffect(state, (cached) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis
-          if (Option.isSome(cached) && cached.value.keys !== seen) return [Option.some(cached.value.keys), cached] as const
-          if (Option.isSome(cached) && now - cached.value.fetchedAt < minInterval) return [Option.none(), cached] as const
+          if (Option.isSome(cached) && cached.value.keys !== seen) {
+            return [Option.some(cached.value.keys), cached] as const
+          }
+          if (Option.isSome(cached) && now - cached.value.fetchedAt < minInterval) {
+            return [Option.none(), cached] as const
+          }
           const next = yield* fetched
           return [Option.some(next.keys), Option.some(next)] as const
-        })
-      )
+        }))
 
     const verify: KeyCache<E>["verify"] = (rawBody, headers) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const keys = yield* keySet
         const first = yield* Effect.either(WebhookVerifier.verify(rawBody, headers, keys, verifyOptions))
         let verified: WebhookVerifier.VerifiedWebhook
         if (Either.isRight(first)) {
           verified = first.right
         } else {
-          if (!mayBeRotation(first.left)) return yield* first.left
+          if (!mayBeRotation(first.left)) {
+            return yield* first.left
+          }
           const newer = yield* refetchAfter(keys)
-          if (Option.isNone(newer)) return yield* first.left
+          if (Option.isNone(newer)) {
+            return yield* first.left
+          }
           verified = yield* WebhookVerifier.verify(rawBody, headers, newer.value, verifyOptions)
         }
         const text = typeof rawBody === "string" ? rawBody : new TextDecoder().decode(rawBody)
         const body = yield* decodeBody(text).pipe(
-          Effect.mapError((e) => new WebhookPayloadError({ message: `The webhook body is not an execution: ${e.message}` }))
+          Effect.mapError((e) =>
+            new WebhookPayloadError({ message: `The webhook body is not an execution: ${e.message}` })
+          )
         )
         return { ...verified, execution: body.data }
       })

@@ -15,7 +15,8 @@ export interface ReadOptions {
   readonly maxBytes?: number
 }
 
-const tooLarge = (maxBytes: number) => new WebhookPayloadError({ message: `The webhook body is larger than ${maxBytes} bytes.` })
+const tooLarge = (maxBytes: number) =>
+  new WebhookPayloadError({ message: `The webhook body is larger than ${maxBytes} bytes.` })
 
 /** The chunks as one array of bytes. */
 const concat = (chunks: Iterable<Uint8Array>, size: number): Uint8Array => {
@@ -33,11 +34,16 @@ const concat = (chunks: Iterable<Uint8Array>, size: number): Uint8Array => {
  * larger than `maxBytes` (checked against `content-length` first, then while reading, so a large
  * body is never held whole) or was already read (a body parser ran first).
  */
-export const readRawBody = (request: Request, options: ReadOptions = {}): Effect.Effect<Uint8Array, WebhookPayloadError> =>
+export const readRawBody = (
+  request: Request,
+  options: ReadOptions = {}
+): Effect.Effect<Uint8Array, WebhookPayloadError> =>
   Effect.suspend(() => {
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_BODY_BYTES
     if (request.bodyUsed) {
-      return Effect.fail(new WebhookPayloadError({ message: "The webhook body was already read (a body parser ran first)." }))
+      return Effect.fail(
+        new WebhookPayloadError({ message: "The webhook body was already read (a body parser ran first)." })
+      )
     }
     const declared = Number(request.headers.get("content-length") ?? Number.NaN)
     if (declared > maxBytes) return Effect.fail(tooLarge(maxBytes))
@@ -53,8 +59,9 @@ export const readRawBody = (request: Request, options: ReadOptions = {}): Effect
       Stream.runFoldEffect({ chunks: Chunk.empty<Uint8Array>(), size: 0 }, (read, chunk) =>
         read.size + chunk.length > maxBytes
           ? Effect.fail(tooLarge(maxBytes))
-          : Effect.succeed({ chunks: Chunk.append(read.chunks, chunk), size: read.size + chunk.length })
-      ),
-      Effect.map((read) => concat(read.chunks, read.size))
+          : Effect.succeed({ chunks: Chunk.append(read.chunks, chunk), size: read.size + chunk.length })),
+      Effect.map((read) =>
+        concat(read.chunks, read.size)
+      )
     )
   })

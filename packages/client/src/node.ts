@@ -16,8 +16,8 @@
  * })
  * ```
  */
-import type { IncomingMessage } from "node:http"
 import { Effect } from "effect"
+import type { IncomingMessage } from "node:http"
 import type { AppexecClientService } from "./AppexecClient.js"
 import { WebhookPayloadError } from "./ClientError.js"
 import type { Client } from "./PromiseClient.js"
@@ -27,7 +27,10 @@ import { DEFAULT_MAX_BODY_BYTES, type ReadOptions } from "./WebhookRequest.js"
 export { DEFAULT_MAX_BODY_BYTES, type ReadOptions } from "./WebhookRequest.js"
 
 /** Reads the whole body of `request` as bytes, failing when it is larger than `maxBytes` (default 1 MiB). */
-export const readRawBody = (request: IncomingMessage, options: ReadOptions = {}): Effect.Effect<Uint8Array, WebhookPayloadError> =>
+export const readRawBody = (
+  request: IncomingMessage,
+  options: ReadOptions = {}
+): Effect.Effect<Uint8Array, WebhookPayloadError> =>
   Effect.async<Uint8Array, WebhookPayloadError>((resume) => {
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_BODY_BYTES
     const chunks: Array<Buffer> = []
@@ -44,7 +47,9 @@ export const readRawBody = (request: IncomingMessage, options: ReadOptions = {})
       size += buffer.length
       if (size > maxBytes) {
         request.resume()
-        return finish(Effect.fail(new WebhookPayloadError({ message: `The webhook body is larger than ${maxBytes} bytes.` })))
+        return finish(
+          Effect.fail(new WebhookPayloadError({ message: `The webhook body is larger than ${maxBytes} bytes.` }))
+        )
       }
       chunks.push(buffer)
     }
@@ -52,7 +57,11 @@ export const readRawBody = (request: IncomingMessage, options: ReadOptions = {})
     const onError = (error: Error) =>
       finish(Effect.fail(new WebhookPayloadError({ message: `The webhook body could not be read: ${error.message}` })))
     if (request.readableEnded) {
-      return finish(Effect.fail(new WebhookPayloadError({ message: "The webhook body was already read (a body parser ran first)." })))
+      return finish(
+        Effect.fail(
+          new WebhookPayloadError({ message: "The webhook body was already read (a body parser ran first)." })
+        )
+      )
     }
     request.on("data", onData).on("end", onEnd).on("error", onError)
     return Effect.sync(() => {

@@ -1,7 +1,7 @@
-import { Execution } from "@appexec/api"
+import { type Execution } from "@appexec/api"
 import { describe, expect, it } from "@effect/vitest"
-import { Either, Effect, Fiber, Option, Queue, TestClock } from "effect"
-import { AppexecClient, ClientConfig, Outputs } from "../src/index.js"
+import { Effect, Either, Fiber, Option, Queue, TestClock } from "effect"
+import { AppexecClient, type ClientConfig, Outputs } from "../src/index.js"
 import { instance, serve, type Served } from "./ServedInstance.js"
 
 /** A `fetch` that counts the requests it forwards, by `METHOD path`. */
@@ -23,12 +23,15 @@ const clientOf = (served: Served, config: Partial<ClientConfig.ClientConfig> = {
  * longest polling interval, so that the next read (and the app's own delay) come due.
  */
 const driveToEnd = <A, E>(start: (onStatus: (e: Execution.Execution) => Effect.Effect<void>) => Effect.Effect<A, E>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const statuses = yield* Queue.unbounded<Execution.Execution>()
     const fiber = yield* Effect.fork(Effect.either(start((e) => Queue.offer(statuses, e))))
     const seen: Array<Execution.ExecutionStatus> = []
     while (true) {
-      const next = yield* Effect.raceFirst(Effect.asSome(Queue.take(statuses)), Effect.as(Fiber.await(fiber), Option.none()))
+      const next = yield* Effect.raceFirst(
+        Effect.asSome(Queue.take(statuses)),
+        Effect.as(Fiber.await(fiber), Option.none())
+      )
       if (Option.isNone(next)) break
       seen.push(next.value.status)
       if (next.value.status === "completed" || next.value.status === "failed") break
@@ -39,7 +42,7 @@ const driveToEnd = <A, E>(start: (onStatus: (e: Execution.Execution) => Effect.E
 
 describe("AppexecClient against a served instance", () => {
   it.scoped("discovers, inspects, runs an app to completion and reads its text output", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const served = yield* serve()
       const client = yield* clientOf(served)
 
@@ -50,7 +53,9 @@ describe("AppexecClient against a served instance", () => {
       const graph = yield* client.apps.workflow(served.greetingAppId)
       expect(graph.nodes.map((n) => n.id)).toContain("pause")
 
-      const { result: outcome, seen } = yield* driveToEnd((onStatus) => client.run(served.greetingAppId, { who: "Ada" }, { onStatus }))
+      const { result: outcome, seen } = yield* driveToEnd((onStatus) =>
+        client.run(served.greetingAppId, { who: "Ada" }, { onStatus })
+      )
       const result = Either.getOrThrow(outcome)
       expect(result.status).toBe("completed")
       expect(seen.length).toBeGreaterThanOrEqual(3)
@@ -58,11 +63,10 @@ describe("AppexecClient against a served instance", () => {
       expect(Outputs.text(result, "Greeting")).toBe("Hello Ada, in a warm tone.")
       expect(Outputs.text(result, "greeting")).toBe("Hello Ada, in a warm tone.")
       expect(Outputs.mediaUrl(result, "Greeting")).toBeUndefined()
-    }).pipe(Effect.provide(instance))
-  )
+    }).pipe(Effect.provide(instance)))
 
   it.scoped("waits with reads only: the start is sent exactly once", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const served = yield* serve()
       const { calls, fetch } = countingFetch()
       const client = yield* clientOf(served, { fetch })
@@ -70,20 +74,23 @@ describe("AppexecClient against a served instance", () => {
       expect(started.status).toBe("queued")
       expect(started.outputs.every((o) => o.value === null && o.status === "pending")).toBe(true)
 
-      const { result, seen } = yield* driveToEnd((onStatus) => client.executions.wait(started.executionId, { onStatus }))
+      const { result, seen } = yield* driveToEnd((onStatus) =>
+        client.executions.wait(started.executionId, { onStatus })
+      )
       expect(result._tag).toBe("Right")
       expect(seen.at(-1)).toBe("completed")
       expect(calls.filter((c) => c.startsWith("POST"))).toEqual([`POST /v1/apps/${served.greetingAppId}/executions`])
       expect(calls.filter((c) => c === `GET /v1/executions/${started.executionId}`).length).toBe(seen.length)
-    }).pipe(Effect.provide(instance))
-  )
+    }).pipe(Effect.provide(instance)))
 
   it.scoped("stops waiting at the timeout with the last status seen; the execution goes on", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const served = yield* serve()
       const client = yield* clientOf(served)
       const started = yield* client.executions.start(served.greetingAppId, { who: "Cy" })
-      const { result } = yield* driveToEnd((onStatus) => client.executions.wait(started.executionId, { onStatus, timeout: 6_000 }))
+      const { result } = yield* driveToEnd((onStatus) =>
+        client.executions.wait(started.executionId, { onStatus, timeout: 6_000 })
+      )
       expect(result._tag).toBe("Left")
       if (result._tag === "Left") {
         expect(result.left).toMatchObject({ _tag: "WaitError", reason: "timeout", executionId: started.executionId })
@@ -91,18 +98,20 @@ describe("AppexecClient against a served instance", () => {
       }
       yield* TestClock.adjust("10 seconds")
       expect((yield* client.executions.get(started.executionId)).status).toBe("completed")
-    }).pipe(Effect.provide(instance))
-  )
+    }).pipe(Effect.provide(instance)))
 
   it.scoped("stops waiting when the signal aborts", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const served = yield* serve()
       const client = yield* clientOf(served)
       const started = yield* client.executions.start(served.greetingAppId, { who: "Di" })
       const controller = new AbortController()
       const statuses = yield* Queue.unbounded<Execution.Execution>()
       const fiber = yield* Effect.fork(
-        client.executions.wait(started.executionId, { signal: controller.signal, onStatus: (e) => Queue.offer(statuses, e) })
+        client.executions.wait(started.executionId, {
+          signal: controller.signal,
+          onStatus: (e) => Queue.offer(statuses, e)
+        })
       )
       yield* Queue.take(statuses)
       controller.abort()
@@ -112,20 +121,20 @@ describe("AppexecClient against a served instance", () => {
       // The execution itself goes on (and must end before the instance shuts down).
       yield* TestClock.adjust("10 seconds")
       expect((yield* client.executions.get(started.executionId)).status).toBe("completed")
-    }).pipe(Effect.provide(instance))
-  )
+    }).pipe(Effect.provide(instance)))
 
   it.scoped("returns a failed execution with its error, reading the failed output without assuming an image", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const served = yield* serve()
       const client = yield* clientOf(served)
-      const { result: outcome } = yield* driveToEnd((onStatus) => client.run(served.parseAppId, { text: "not json" }, { onStatus }))
+      const { result: outcome } = yield* driveToEnd((onStatus) =>
+        client.run(served.parseAppId, { text: "not json" }, { onStatus })
+      )
       const result = Either.getOrThrow(outcome)
       expect(result.status).toBe("failed")
       const parsed = Outputs.read(result, "Parsed")
       expect(parsed?.kind).toBe("failed")
       if (parsed?.kind === "failed") expect(parsed.error).toContain("not valid JSON")
       expect(Outputs.mediaUrl(result, "Parsed")).toBeUndefined()
-    }).pipe(Effect.provide(instance))
-  )
+    }).pipe(Effect.provide(instance)))
 })

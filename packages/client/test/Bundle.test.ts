@@ -62,11 +62,14 @@ const bundle = (options: BuildOptions) =>
 /** Every module path in the bundle's graph, and every import that stayed outside it. */
 const graphOf = (metafile: Metafile | undefined) => {
   const inputs = Object.keys(metafile?.inputs ?? {})
-  const external = Object.values(metafile?.inputs ?? {}).flatMap((input) => input.imports.filter((i) => i.external).map((i) => i.path))
+  const external = Object.values(metafile?.inputs ?? {}).flatMap((input) =>
+    input.imports.filter((i) => i.external).map((i) => i.path)
+  )
   return { inputs, external }
 }
 
-const inStack = (path: string) => serverStack.some((name) => path.includes(`node_modules/${name}/`) || path.includes(`/${name.split("/")[1]}/src/`))
+const inStack = (path: string) =>
+  serverStack.some((name) => path.includes(`node_modules/${name}/`) || path.includes(`/${name.split("/")[1]}/src/`))
 
 /** The globals of a browser (or worker, or Deno) that the client may use, taken from this process. */
 const webGlobals = () => ({
@@ -103,11 +106,13 @@ const webGlobals = () => ({
  * What the test reads from the bundle's exports. The bundle is built from these very sources, so
  * its `createClient` has their type; the run below shows that it also behaves as they do.
  */
-const BundleExports = Schema.Struct({ createClient: Schema.declare((u): u is typeof CreateClient => typeof u === "function") })
+const BundleExports = Schema.Struct({
+  createClient: Schema.declare((u): u is typeof CreateClient => typeof u === "function")
+})
 
 describe("@appexec/client in a browser bundle", () => {
   it.effect("bundles for the browser with no Node built-in and nothing of the server stack", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       // A Node built-in anywhere in the graph fails this build ("… is built into node").
       const browser = yield* bundle({ platform: "browser", format: "esm" })
       const { inputs, external } = graphOf(browser.metafile)
@@ -120,23 +125,25 @@ describe("@appexec/client in a browser bundle", () => {
       expect(browser.code).not.toMatch(/["']node:/)
       expect(browser.code).not.toMatch(/\brequire\(/)
       const kib = (n: number) => `${(n / 1024).toFixed(0)} KiB`
-      console.log(`@appexec/client browser bundle: ${kib(browser.bytes.length)} minified, ${kib(gzipSync(browser.bytes).length)} gzipped`)
-    })
-  )
+      console.log(
+        `@appexec/client browser bundle: ${kib(browser.bytes.length)} minified, ${
+          kib(gzipSync(browser.bytes).length)
+        } gzipped`
+      )
+    }))
 
   it.effect("under Node's export conditions, too, the main entry imports no Node built-in", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       // Packages resolve differently for Node (`node` condition): msgpackr's Node build, for one, imports node:stream.
       const node = yield* bundle({ platform: "node", format: "esm" })
       const { inputs, external } = graphOf(node.metafile)
       expect(external.filter((path) => builtins.has(path))).toEqual([])
       expect(inputs.filter(inStack)).toEqual([])
-    })
-  )
+    }))
 
   // Live time: the bundle runs on its own copy of effect, whose clock is the real one.
   it.scopedLive("runs with web-platform globals only: lists, runs an app by name, verifies its webhook from a Request", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const iife = yield* bundle({ platform: "browser", format: "iife", globalName: "appexecClient" })
       const realm = createContext(webGlobals())
       runInContext(iife.code, realm, { filename: "appexec-client.browser.js" })
@@ -163,10 +170,11 @@ describe("@appexec/client in a browser bundle", () => {
         deliveries.push(verified)
         return new Response(null, { status: Either.isRight(verified) ? 204 : 401 })
       })
-      const done = yield* Effect.promise(() => client.run("Parse", { text: "[7]" }, { interval: 0, webhook: `${receiverUrl}/hook` }))
+      const done = yield* Effect.promise(() =>
+        client.run("Parse", { text: "[7]" }, { interval: 0, webhook: `${receiverUrl}/hook` })
+      )
       expect(done.status).toBe("completed")
       yield* Effect.flatMap(WebhookDispatcher.make, (dispatcher) => dispatcher.dispatchDue)
       expect(deliveries).toEqual([Either.right("completed")])
-    }).pipe(Effect.provide(instance))
-  )
+    }).pipe(Effect.provide(instance)))
 })

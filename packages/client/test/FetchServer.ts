@@ -14,7 +14,7 @@ const toRequest = (req: IncomingMessage, origin: string): Request => {
   const headers = new Headers()
   for (const [name, value] of Object.entries(req.headers)) {
     if (typeof value === "string") headers.set(name, value)
-    else if (Array.isArray(value)) for (const v of value) headers.append(name, v)
+    else if (Array.isArray(value)) { for (const v of value) headers.append(name, v) }
   }
   const hasBody = req.method !== "GET" && req.method !== "HEAD"
   // The body streams from the socket as it arrives, as a web stream.

@@ -23,13 +23,22 @@ const execution = {
 describe("Outputs", () => {
   it("narrows every output to what it holds, never assuming an image", () => {
     expect(Outputs.all(execution).map((v) => v.kind)).toEqual(["media", "text", "failed", "json", "pending"])
-    expect(Outputs.read(execution, "Poster")).toMatchObject({ kind: "media", mediaType: "image", url: "https://cdn.example/p.png" })
+    expect(Outputs.read(execution, "Poster")).toMatchObject({
+      kind: "media",
+      mediaType: "image",
+      url: "https://cdn.example/p.png"
+    })
     expect(Outputs.read(execution, "clip")).toMatchObject({ kind: "failed", error: "render failed" })
     expect(Outputs.read(execution, "Data")).toMatchObject({ kind: "json", value: { n: 1 } })
   })
 
   it("finds by id first, then by label", () => {
-    const clash = { outputs: [output({ id: "a", label: "b", type: "text", value: "by label", status: "completed" }), output({ id: "b", label: "c", type: "text", value: "by id", status: "completed" })] }
+    const clash = {
+      outputs: [
+        output({ id: "a", label: "b", type: "text", value: "by label", status: "completed" }),
+        output({ id: "b", label: "c", type: "text", value: "by id", status: "completed" })
+      ]
+    }
     expect(Outputs.text(clash, "b")).toBe("by id")
     expect(Outputs.text(clash, "a")).toBe("by label")
     expect(Outputs.find(clash, "zzz")).toBeUndefined()

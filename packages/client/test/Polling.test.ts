@@ -18,16 +18,15 @@ const at = (status: Execution.ExecutionStatus) =>
 
 describe("Polling", () => {
   it.effect("draws every wait from 3 to 5 seconds by default", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const delays = yield* Effect.replicateEffect(Polling.nextDelay(), 200)
       expect(Math.min(...delays)).toBeGreaterThanOrEqual(3_000)
       expect(Math.max(...delays)).toBeLessThanOrEqual(5_000)
       expect(new Set(delays).size).toBeGreaterThan(10)
-    })
-  )
+    }))
 
   it.effect("reads at once, then never sooner than 3 s after the previous read, until a terminal status", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const reads = yield* Ref.make(0)
       const statuses: Array<Execution.ExecutionStatus> = ["queued", "running", "running", "failed"]
       const read = Ref.getAndUpdate(reads, (n) => n + 1).pipe(Effect.map((n) => at(statuses[n]!)))
@@ -39,6 +38,5 @@ describe("Polling", () => {
       yield* TestClock.adjust("10 seconds")
       expect((yield* Fiber.join(fiber)).status).toBe("failed")
       expect(yield* Ref.get(reads)).toBe(4)
-    })
-  )
+    }))
 })

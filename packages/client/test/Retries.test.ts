@@ -13,7 +13,9 @@ const frontFetch = (refuse: (method: string, path: string) => "refused" | "reset
     calls.push(`${method} ${path}`)
     const failure = refuse(method, path)
     if (failure === "refused") {
-      throw new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) })
+      throw new TypeError("fetch failed", {
+        cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" })
+      })
     }
     if (failure === "reset") {
       // The request went out; the connection broke before the answer.
@@ -29,7 +31,7 @@ const frontFetch = (refuse: (method: string, path: string) => "refused" | "reset
 }
 
 const withRetryEvents = (served: Served, config: Partial<ClientConfig.ClientConfig>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const retries = yield* Queue.unbounded<ClientConfig.RetryEvent>()
     const client = yield* AppexecClient.make({
       baseUrl: served.baseUrl,
@@ -42,7 +44,7 @@ const withRetryEvents = (served: Served, config: Partial<ClientConfig.ClientConf
 
 describe("retries (docs/api.md#errors) against a served instance", () => {
   it.scoped("waits for Retry-After on a 429, then sends the request again, a start included", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const served = yield* serve({ rateLimit: { limit: 2, windowMs: 60_000 } })
       const front = frontFetch()
       const { client, retries } = yield* withRetryEvents(served, { fetch: front.fetch })
@@ -59,11 +61,10 @@ describe("retries (docs/api.md#errors) against a served instance", () => {
       expect(started.status).toBe("queued")
       expect(front.statuses).toEqual([200, 200, 429, 202])
       yield* TestClock.adjust("10 seconds")
-    }).pipe(Effect.provide(instance))
-  )
+    }).pipe(Effect.provide(instance)))
 
   it.scoped("gives up on a 429 whose wait is longer than allowed, with a readable error", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const served = yield* serve({ rateLimit: { limit: 1, windowMs: 60_000 } })
       const { client, retries } = yield* withRetryEvents(served, { retry: { maxRateLimitWaitMs: 30_000 } })
       yield* client.apps.list()
@@ -71,13 +72,12 @@ describe("retries (docs/api.md#errors) against a served instance", () => {
       expect(error).toMatchObject({ _tag: "ApiError", status: 429, code: "rate_limited" })
       expect(String(error)).toMatch(/^429 rate_limited: /)
       expect(yield* Queue.size(retries)).toBe(0)
-    }).pipe(Effect.provide(instance))
-  )
+    }).pipe(Effect.provide(instance)))
 
   it.scoped("retries a read answered 500 by the server, with backoff", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const faults = yield* Ref.make(0)
-      return yield* Effect.gen(function* () {
+      return yield* Effect.gen(function*() {
         const served = yield* serve()
         const front = frontFetch()
         const { client, retries } = yield* withRetryEvents(served, { fetch: front.fetch })
@@ -93,13 +93,12 @@ describe("retries (docs/api.md#errors) against a served instance", () => {
         expect(execution.executionId).toBe(started.executionId)
         expect(front.statuses).toEqual([202, 500, 200])
       }).pipe(Effect.provide(Layer.fresh(instanceWithFaults(faults))))
-    })
-  )
+    }))
 
   it.scoped("fails with the 500 once the retries are used up", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const faults = yield* Ref.make(0)
-      return yield* Effect.gen(function* () {
+      return yield* Effect.gen(function*() {
         const served = yield* serve()
         const { client } = yield* withRetryEvents(served, { retry: { maxRetries: 0 } })
         const started = yield* client.executions.start(served.parseAppId, { text: "{}" })
@@ -107,11 +106,10 @@ describe("retries (docs/api.md#errors) against a served instance", () => {
         const error = yield* Effect.flip(client.executions.get(started.executionId))
         expect(error).toMatchObject({ _tag: "ApiError", status: 500, code: "internal_error" })
       }).pipe(Effect.provide(Layer.fresh(instanceWithFaults(faults))))
-    })
-  )
+    }))
 
   it.scoped("never retries 400, 401, 403 or 404", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const served = yield* serve()
       const front = frontFetch()
       const { client, retries } = yield* withRetryEvents(served, { fetch: front.fetch })
@@ -120,20 +118,25 @@ describe("retries (docs/api.md#errors) against a served instance", () => {
       expect(notFound).toMatchObject({ _tag: "ApiError", status: 404, code: "not_found" })
       const invalid = yield* Effect.flip(client.executions.start(served.greetingAppId, { nobody: "x" }))
       expect(invalid).toMatchObject({ _tag: "ApiError", status: 400, code: "invalid_inputs" })
-      const badWebhook = yield* Effect.flip(client.executions.start(served.greetingAppId, { who: "x" }, { webhook: "ftp://x" }))
+      const badWebhook = yield* Effect.flip(
+        client.executions.start(served.greetingAppId, { who: "x" }, { webhook: "ftp://x" })
+      )
       expect(badWebhook).toMatchObject({ _tag: "ApiError", status: 400, code: "invalid_webhook_url" })
 
-      const stranger = yield* AppexecClient.make({ baseUrl: served.baseUrl, apiKey: "aex_not-a-key", fetch: front.fetch })
+      const stranger = yield* AppexecClient.make({
+        baseUrl: served.baseUrl,
+        apiKey: "aex_not-a-key",
+        fetch: front.fetch
+      })
       const unauthorized = yield* Effect.flip(stranger.apps.list())
       expect(unauthorized).toMatchObject({ _tag: "ApiError", status: 401, code: "unauthorized" })
 
       expect(front.statuses).toEqual([404, 400, 400, 401])
       expect(yield* Queue.size(retries)).toBe(0)
-    }).pipe(Effect.provide(instance))
-  )
+    }).pipe(Effect.provide(instance)))
 
   it.scoped("re-sends a start only when it provably never reached the server", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const served = yield* serve()
       let refusals = 1
       const front = frontFetch((method) => (method === "POST" && refusals-- > 0 ? "refused" : undefined))
@@ -145,11 +148,10 @@ describe("retries (docs/api.md#errors) against a served instance", () => {
       const started = yield* Fiber.join(fiber)
       expect(started.status).toBe("queued")
       expect(front.statuses).toEqual([202])
-    }).pipe(Effect.provide(instance))
-  )
+    }).pipe(Effect.provide(instance)))
 
   it.scoped("does not re-send a start whose connection broke after sending, but retries such a read", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const served = yield* serve()
       let resets = 2
       const front = frontFetch(() => (resets-- > 0 ? "reset" : undefined))
@@ -164,18 +166,19 @@ describe("retries (docs/api.md#errors) against a served instance", () => {
       yield* TestClock.adjust(event.delayMs)
       expect((yield* Fiber.join(fiber)).length).toBe(2)
       expect(front.calls.filter((c) => c.startsWith("POST"))).toHaveLength(1)
-    }).pipe(Effect.provide(instance))
-  )
+    }).pipe(Effect.provide(instance)))
 
   it.scoped("times out a read that gets no answer and retries it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const served = yield* serve()
       let hangs = 1
       const hung = yield* Deferred.make<void>()
       const hanging: typeof globalThis.fetch = (input, init) => {
         if (hangs-- <= 0) return globalThis.fetch(input, init)
         Deferred.unsafeDone(hung, Exit.void)
-        return new Promise((_, reject) => init?.signal?.addEventListener("abort", () => reject(new DOMException("aborted", "AbortError"))))
+        return new Promise((_, reject) =>
+          init?.signal?.addEventListener("abort", () => reject(new DOMException("aborted", "AbortError")))
+        )
       }
       const { client, retries } = yield* withRetryEvents(served, { fetch: hanging, timeoutMs: 2_000 })
       const fiber = yield* Effect.fork(client.apps.list())
@@ -185,6 +188,5 @@ describe("retries (docs/api.md#errors) against a served instance", () => {
       expect(event).toMatchObject({ method: "GET", reason: "network", retry: 1 })
       yield* TestClock.adjust(event.delayMs)
       expect((yield* Fiber.join(fiber)).length).toBe(2)
-    }).pipe(Effect.provide(instance))
-  )
+    }).pipe(Effect.provide(instance)))
 })

@@ -6,14 +6,15 @@ import { instance, parseApp, serve } from "./ServedInstance.js"
 
 /** Imports the parse app once more under `name`, as a public app. */
 const importAs = (name: string) =>
-  Effect.flatMap(Appexec.Appexec, (appexec) => appexec.apps.import({ ...parseApp, name }, { owner: { public: true } })).pipe(
-    Effect.map((app) => app.appId),
-    Effect.orDie
-  )
+  Effect.flatMap(Appexec.Appexec, (appexec) => appexec.apps.import({ ...parseApp, name }, { owner: { public: true } }))
+    .pipe(
+      Effect.map((app) => app.appId),
+      Effect.orDie
+    )
 
 describe("run by app name, as `appexec run APP` does", () => {
   it.scoped("finds the app by its exact name, else by its name in any case, and runs it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const served = yield* serve()
       const client = yield* AppexecClient.make({ baseUrl: served.baseUrl, apiKey: served.apiKey })
       expect(yield* client.apps.resolve("Parse")).toBe(served.parseAppId)
@@ -29,11 +30,10 @@ describe("run by app name, as `appexec run APP` does", () => {
       const upper = yield* importAs("PARSE")
       expect(yield* client.apps.resolve("PARSE")).toBe(upper)
       expect(yield* client.apps.resolve("Parse")).toBe(served.parseAppId)
-    }).pipe(Effect.provide(instance))
-  )
+    }).pipe(Effect.provide(instance)))
 
   it.scoped("fails with AppNameError when no app, or several, have the name", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const served = yield* serve()
       const client = yield* AppexecClient.make({ baseUrl: served.baseUrl, apiKey: served.apiKey })
 
@@ -48,23 +48,23 @@ describe("run by app name, as `appexec run APP` does", () => {
       expect(ambiguous).toMatchObject({ _tag: "AppNameError", reason: "ambiguous" })
       if (ambiguous._tag !== "AppNameError") return
       expect(ambiguous.matches.map((a) => a.appId).sort()).toEqual([served.parseAppId, first].sort())
-      expect(ambiguous.message).toBe(`2 apps are named 'parse'; give its id instead: ${ambiguous.matches.map((a) => a.appId).join(", ")}.`)
+      expect(ambiguous.message).toBe(
+        `2 apps are named 'parse'; give its id instead: ${ambiguous.matches.map((a) => a.appId).join(", ")}.`
+      )
 
       // A name that only a description holds is no match.
       expect((yield* Effect.flip(client.apps.resolve("JSON")))._tag).toBe("AppNameError")
-    }).pipe(Effect.provide(instance))
-  )
+    }).pipe(Effect.provide(instance)))
 
   it.scoped("the Promise client runs by name and rejects with AppNameError", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const served = yield* serve()
       const appexec = createClient({ baseUrl: served.baseUrl, apiKey: served.apiKey })
-      const done = yield* Effect.promise(() => appexec.run("Parse", { text: '"hi"' }, { interval: 0 }))
+      const done = yield* Effect.promise(() => appexec.run("Parse", { text: "\"hi\"" }, { interval: 0 }))
       expect(done.status).toBe("completed")
       const rejected = yield* Effect.either(Effect.tryPromise(() => appexec.run("Nonesuch", {})))
       const cause = Either.isLeft(rejected) ? rejected.left.cause : undefined
       expect(cause).toBeInstanceOf(ClientError.AppNameError)
       expect(cause).toBeInstanceOf(Error)
-    }).pipe(Effect.provide(instance))
-  )
+    }).pipe(Effect.provide(instance)))
 })

@@ -16,8 +16,18 @@ export const greetingApp = {
   public: true,
   nodes: [
     { id: "who", type: "input.text", label: "Who", config: { name: "who", required: true } },
-    { id: "tone", type: "input.options", label: "Tone", config: { name: "tone", options: ["warm", "formal"], default: "warm" } },
-    { id: "compose", type: "text.template", label: "Compose", config: { template: "Hello {{who}}, in a {{tone}} tone." } },
+    {
+      id: "tone",
+      type: "input.options",
+      label: "Tone",
+      config: { name: "tone", options: ["warm", "formal"], default: "warm" }
+    },
+    {
+      id: "compose",
+      type: "text.template",
+      label: "Compose",
+      config: { template: "Hello {{who}}, in a {{tone}} tone." }
+    },
     { id: "pause", type: "util.delay", label: "Pause", config: { ms: 10_000 } },
     { id: "greeting", type: "output.text", label: "Greeting" }
   ],
@@ -51,7 +61,7 @@ export interface Served {
 
 /** Serves the instance of the surrounding `TestHarness.layer` until the scope closes. */
 export const serve = (options: { readonly rateLimit?: RateLimit.RateLimitOptions } = {}) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const appexec = yield* Appexec.Appexec
     const greeting = yield* appexec.apps.import(greetingApp, { owner: { public: true } })
     const parse = yield* appexec.apps.import(parseApp, { owner: { public: true } })
@@ -75,7 +85,9 @@ export const instanceWithFaults = (faults: Ref.Ref<number>) => {
       get: (executionId: Parameters<typeof store.get>[0]) =>
         Ref.modify(faults, (n) => [n, Math.max(0, n - 1)] as const).pipe(
           Effect.flatMap((n) =>
-            n > 0 ? Effect.fail(new Errors.StorageError({ operation: "executions.get", cause: "injected fault" })) : store.get(executionId)
+            n > 0
+              ? Effect.fail(new Errors.StorageError({ operation: "executions.get", cause: "injected fault" }))
+              : store.get(executionId)
           )
         )
     }))

@@ -1,10 +1,10 @@
+import * as NodeWebhook from "@appexec/client/node"
 import { SigningKeys, WebhookDispatcher } from "@appexec/core"
 import { describe, expect, it } from "@effect/vitest"
 import { type Clock, Effect, Either, Queue, Runtime, TestClock } from "effect"
 import { createServer, type IncomingHttpHeaders } from "node:http"
 import type { AddressInfo } from "node:net"
 import { AppexecClient, type WebhookKeys } from "../src/index.js"
-import * as NodeWebhook from "@appexec/client/node"
 import { instance, serve } from "./ServedInstance.js"
 
 interface Received {
@@ -15,12 +15,12 @@ interface Received {
 
 /** A webhook receiver on a socket: verifies every delivery with `client`, answers 204 or 401, reports it. */
 const receiver = (client: AppexecClient.AppexecClientService) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const received = yield* Queue.unbounded<Received>()
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const server = createServer((req, res) => {
       runFork(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const rawBody = yield* NodeWebhook.readRawBody(req)
           const outcome = yield* Effect.either(client.webhooks.verify(rawBody, req.headers))
           yield* Effect.sync(() => res.writeHead(Either.isRight(outcome) ? 204 : 401).end())
@@ -64,7 +64,7 @@ const deliver = (client: AppexecClient.AppexecClientService, executionId: string
 
 describe("webhook verification against a served instance", () => {
   it.scoped("verifies deliveries across a key rotation, fetching the key set again once", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const served = yield* serve()
       const keyRequests: Array<string> = []
       const client = yield* AppexecClient.make({
@@ -109,19 +109,18 @@ describe("webhook verification against a served instance", () => {
 
       // Within 300 s a delivery still verifies; replayed later, it is refused.
       const late = (seconds: number) =>
-        Effect.flatMap(aheadBy(seconds), (clock) => Effect.withClock(client.webhooks.verify(two.rawBody, two.headers), clock))
+        Effect.flatMap(aheadBy(seconds), (clock) =>
+          Effect.withClock(client.webhooks.verify(two.rawBody, two.headers), clock))
       expect((yield* late(299)).requestId).toBe(second.executionId)
       const stale = yield* Effect.flip(late(301))
       expect(stale).toMatchObject({ _tag: "WebhookVerificationError", reason: "stale_timestamp" })
-    }).pipe(Effect.provide(instance))
-  )
+    }).pipe(Effect.provide(instance)))
 
   it.scoped("refuses a delivery without a signature", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const served = yield* serve()
       const client = yield* AppexecClient.make({ baseUrl: served.baseUrl, apiKey: served.apiKey })
       const error = yield* Effect.flip(client.webhooks.verify("{}", { "x-service-webhook-timestamp": "0" }))
       expect(error).toMatchObject({ _tag: "WebhookVerificationError", reason: "missing_header" })
-    }).pipe(Effect.provide(instance))
-  )
+    }).pipe(Effect.provide(instance)))
 })

@@ -3,12 +3,12 @@
  * workflow with derived parameters and outputs. Every problem is reported at once, each naming
  * the node it concerns.
  */
-import { Array as Arr, Either, ParseResult, Schema } from "effect"
 import type { WorkflowEdge } from "@appexec/api/App"
-import { type DefinitionProblem, InvalidAppDefinition } from "./Errors.js"
 import type { OutputType } from "@appexec/api/Execution"
-import { canonicalJson, uuidFromContent } from "./internal/hash.js"
 import { type AppId, ParameterId, WorkflowId } from "@appexec/api/Ids"
+import { Array as Arr, Either, ParseResult, Schema } from "effect"
+import { type DefinitionProblem, InvalidAppDefinition } from "./Errors.js"
+import { canonicalJson, uuidFromContent } from "./internal/hash.js"
 import type { NodeRegistry } from "./NodeRegistry.js"
 import type { CompiledNode, NodeType, ParameterSpec } from "./NodeType.js"
 
@@ -78,7 +78,9 @@ const schemaProblems = (error: ParseResult.ParseError, prefix: string, node: str
     (issue): DefinitionProblem => ({
       node,
       message: `${[prefix, ...issue.path.map(String)].filter((s) => s !== "").join(".") || "definition"}: ${
-        issue._tag === "Unexpected" ? issue.message.replace(/^is unexpected, expected: /, "unknown key; expected one of ") : issue.message
+        issue._tag === "Unexpected"
+          ? issue.message.replace(/^is unexpected, expected: /, "unknown key; expected one of ")
+          : issue.message
       }`
     })
   )
@@ -138,7 +140,9 @@ export const compile = (
   for (const edge of definition.edges) {
     const known = [edge.source, edge.target].filter((id) => !seen.has(id))
     if (known.length > 0) {
-      for (const id of known) problem(id, `edge ${edge.source} → ${edge.target} refers to node '${id}', which does not exist`)
+      for (const id of known) {
+        problem(id, `edge ${edge.source} → ${edge.target} refers to node '${id}', which does not exist`)
+      }
       continue
     }
     const key = `${edge.source}\u0000${edge.target}`
@@ -161,13 +165,17 @@ export const compile = (
     const ups = upstream.get(node.id)!
     const downs = downstream.get(node.id)!
     const label = node.label ?? node.id
-    if (spec.role === "input" && ups.length > 0) problem(node.id, `input node has incoming edges (from ${ups.join(", ")})`)
+    if (spec.role === "input" && ups.length > 0) {
+      problem(node.id, `input node has incoming edges (from ${ups.join(", ")})`)
+    }
     if (spec.role === "output") {
       if (downs.length > 0) problem(node.id, `output node has outgoing edges (to ${downs.join(", ")})`)
       if (ups.length !== 1) problem(node.id, `output node needs exactly one incoming edge, has ${ups.length}`)
     }
     if (spec.role === "process" && (ups.length < spec.inputs.min || ups.length > spec.inputs.max)) {
-      const range = spec.inputs.min === spec.inputs.max ? `${spec.inputs.min}` : `${spec.inputs.min} to ${spec.inputs.max}`
+      const range = spec.inputs.min === spec.inputs.max
+        ? `${spec.inputs.min}`
+        : `${spec.inputs.min} to ${spec.inputs.max}`
       problem(node.id, `${node.type} takes ${range} incoming edge(s), has ${ups.length}`)
     }
     const compiledNode = spec.compile(node.config ?? {}, { id: node.id, label, upstream: ups })

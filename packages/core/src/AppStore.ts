@@ -1,10 +1,10 @@
 /**
  * Port: where apps and their workflow versions live.
  */
-import { AppDefinition } from "./AppDefinition.js"
-import { Context, type Effect, type Option, Schema } from "effect"
-import type { StorageError } from "./Errors.js"
 import { AppId, WorkflowId, WorkspaceId } from "@appexec/api/Ids"
+import { Context, type Effect, type Option, Schema } from "effect"
+import { AppDefinition } from "./AppDefinition.js"
+import type { StorageError } from "./Errors.js"
 
 /** An app as stored: its owner, visibility and current workflow version. */
 export const AppRecord = Schema.Struct({

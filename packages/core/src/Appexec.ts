@@ -3,32 +3,32 @@
  * rules of docs/api.md and speaks in the resources of docs/api.md#resources.
  */
 import { Api, type Authentication } from "@appexec/api"
-import { Context, Duration, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
 import type { AppDetail, AppSummary, WorkflowGraph } from "@appexec/api/App"
-import { AppCatalog, type ImportOptions } from "./internal/AppCatalog.js"
+import { type Execution, type StartedExecution } from "@appexec/api/Execution"
+import { ApiKeyId, AppId, ExecutionId, UserId, WorkspaceId } from "@appexec/api/Ids"
+import { Context, Duration, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
 import { parameterIdOf } from "./AppDefinition.js"
 import { AppexecConfig, millis } from "./AppexecConfig.js"
-import { credentialFrom, hashKey, hintOf, isWellFormed, KEY_RANDOM_BYTES } from "./internal/ApiKeys.js"
 import { type AppRecord, AppStore } from "./AppStore.js"
 import {
   AppAccessDenied,
   AppNotFound,
   ExecutionNotFound,
-  InvalidAppDefinition,
-  InvalidInputs,
+  type InvalidAppDefinition,
+  type InvalidInputs,
   InvalidRequest,
   InvalidWebhookUrl,
-  StorageError,
+  type StorageError,
   Unauthorized
 } from "./Errors.js"
-import { type Execution, type StartedExecution } from "@appexec/api/Execution"
-import { type ExecutionRecord, toExecution, toStartedExecution } from "./ExecutionRecord.js"
 import { ExecutionEvents } from "./ExecutionEvents.js"
 import { isTerminal, placeholder } from "./ExecutionLifecycle.js"
+import { type ExecutionRecord, toExecution, toStartedExecution } from "./ExecutionRecord.js"
 import { ExecutionStore } from "./ExecutionStore.js"
-import { AppId, ApiKeyId, ExecutionId, UserId, WorkspaceId } from "@appexec/api/Ids"
 import { IdGenerator } from "./IdGenerator.js"
 import { isHttpUrl, validateInputs } from "./InputValidation.js"
+import { credentialFrom, hashKey, hintOf, isWellFormed, KEY_RANDOM_BYTES } from "./internal/ApiKeys.js"
+import { AppCatalog, type ImportOptions } from "./internal/AppCatalog.js"
 import { type ApiKeyRecord, KeyStore, type UserRecord, type WorkspaceRecord } from "./KeyStore.js"
 
 /** Who is calling: the workspace, user and key of an authenticated request. */
@@ -90,7 +90,10 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
         AppNotFound | AppAccessDenied | InvalidInputs | InvalidRequest | InvalidWebhookUrl | StorageError
       >
       /** An execution of the principal's workspace (docs/api.md#get-an-execution); another workspace's is not found. */
-      readonly get: (principal: Principal, executionId: string) => Effect.Effect<Execution, ExecutionNotFound | StorageError>
+      readonly get: (
+        principal: Principal,
+        executionId: string
+      ) => Effect.Effect<Execution, ExecutionNotFound | StorageError>
       /** Waits in-process until the execution is completed or failed, and returns it. */
       readonly await: (executionId: string) => Effect.Effect<Execution, ExecutionNotFound | StorageError>
     }
@@ -125,7 +128,7 @@ const summaryOf = (app: AppRecord): AppSummary => ({
 /** The facade over the ports, catalog and events. */
 export const layer = Layer.effect(
   Appexec,
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const config = yield* AppexecConfig
     const appStore = yield* AppStore
     const executionStore = yield* ExecutionStore
@@ -137,7 +140,7 @@ export const layer = Layer.effect(
 
     /** The app, if the principal may see it: own or public; another workspace's private app is denied. */
     const visibleApp = (principal: Principal, appId: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (!isUuid(appId)) return yield* new AppNotFound({ appId })
         const app = yield* appStore.get(AppId.make(appId))
         if (Option.isNone(app)) return yield* new AppNotFound({ appId })
@@ -149,12 +152,13 @@ export const layer = Layer.effect(
 
     /** A visible app with its compiled current workflow. */
     const visibleWorkflow = (principal: Principal, appId: string) =>
-      Effect.flatMap(visibleApp(principal, appId), (app) =>
-        Effect.map(catalog.load(app.workflowId), ({ app: compiled }) => ({ app, compiled }))
+      Effect.flatMap(
+        visibleApp(principal, appId),
+        (app) => Effect.map(catalog.load(app.workflowId), ({ app: compiled }) => ({ app, compiled }))
       )
 
     const visibleExecution = (executionId: string, principal?: Principal) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (!isUuid(executionId)) return yield* new ExecutionNotFound({ executionId })
         const record = yield* executionStore.get(ExecutionId.make(executionId))
         if (Option.isNone(record) || (principal !== undefined && record.value.workspaceId !== principal.workspaceId)) {
@@ -165,7 +169,7 @@ export const layer = Layer.effect(
 
     const waitForEnd = (executionId: string) =>
       Effect.scoped(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           // Subscribe before reading, so a transition between the read and the wait is not missed.
           const subscription = yield* events.subscribe
           const first = yield* visibleExecution(executionId)
@@ -184,7 +188,7 @@ export const layer = Layer.effect(
       )
 
     const ensureWorkspace = (name: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const existing = yield* keyStore.findWorkspace(name)
         if (Option.isSome(existing)) return existing.value
         return yield* keyStore.ensureWorkspace({
@@ -199,96 +203,102 @@ export const layer = Layer.effect(
         import: Effect.fn("Appexec.apps.import")((definition: unknown, options?: ImportOptions) =>
           Effect.map(catalog.import(definition, options), summaryOf)
         ),
-        list: Effect.fn("Appexec.apps.list")(function* (
+        list: Effect.fn("Appexec.apps.list")(function*(
           principal: Principal,
           query: { readonly search?: string | undefined; readonly limit?: number | undefined } = {}
         ) {
-            const limit = query.limit ?? LIST_LIMIT.default
-            if (!Number.isInteger(limit) || limit < LIST_LIMIT.min || limit > LIST_LIMIT.max) {
-              return yield* new InvalidRequest({
-                reason: `\`limit\` must be an integer from ${LIST_LIMIT.min} to ${LIST_LIMIT.max}.`
-              })
-            }
-            const search = query.search?.trim()
-            const listing = yield* appStore.list({
-              workspaceId: principal.workspaceId,
-              search: search === "" ? undefined : search,
-              publicLimit: limit
+          const limit = query.limit ?? LIST_LIMIT.default
+          if (!Number.isInteger(limit) || limit < LIST_LIMIT.min || limit > LIST_LIMIT.max) {
+            return yield* new InvalidRequest({
+              reason: `\`limit\` must be an integer from ${LIST_LIMIT.min} to ${LIST_LIMIT.max}.`
             })
-            return [...listing.workspace, ...listing.public].map(summaryOf)
+          }
+          const search = query.search?.trim()
+          const listing = yield* appStore.list({
+            workspaceId: principal.workspaceId,
+            search: search === "" ? undefined : search,
+            publicLimit: limit
+          })
+          return [...listing.workspace, ...listing.public].map(summaryOf)
         }),
         listAll: appStore.listAll,
-        get: Effect.fn("Appexec.apps.get")(function* (principal: Principal, appId: string) {
-            const { app, compiled } = yield* visibleWorkflow(principal, appId)
-            return {
-              appId: app.appId,
-              name: app.name,
-              description: app.description ?? "",
-              parameters: compiled.parameters.map((p) => ({
-                id: parameterIdOf(app.appId, p.nodeId),
-                name: p.name,
-                type: p.type,
-                required: p.required,
-                ...(p.accept === undefined ? {} : { accept: p.accept }),
-                ...(p.options === undefined ? {} : { options: p.options }),
-                ...(p.default === undefined ? {} : { default: p.default })
-              }))
-            }
+        get: Effect.fn("Appexec.apps.get")(function*(principal: Principal, appId: string) {
+          const { app, compiled } = yield* visibleWorkflow(principal, appId)
+          return {
+            appId: app.appId,
+            name: app.name,
+            description: app.description ?? "",
+            parameters: compiled.parameters.map((p) => ({
+              id: parameterIdOf(app.appId, p.nodeId),
+              name: p.name,
+              type: p.type,
+              required: p.required,
+              ...(p.accept === undefined ? {} : { accept: p.accept }),
+              ...(p.options === undefined ? {} : { options: p.options }),
+              ...(p.default === undefined ? {} : { default: p.default })
+            }))
+          }
         }),
-        workflow: Effect.fn("Appexec.apps.workflow")(function* (principal: Principal, appId: string) {
-            const { app, compiled } = yield* visibleWorkflow(principal, appId)
-            return {
-              appId: app.appId,
-              name: app.name,
-              nodes: compiled.definition.nodes.map((n) => ({ id: n.id, type: n.type, label: n.label ?? n.id })),
-              edges: compiled.edges
-            }
+        workflow: Effect.fn("Appexec.apps.workflow")(function*(principal: Principal, appId: string) {
+          const { app, compiled } = yield* visibleWorkflow(principal, appId)
+          return {
+            appId: app.appId,
+            name: app.name,
+            nodes: compiled.definition.nodes.map((n) => ({ id: n.id, type: n.type, label: n.label ?? n.id })),
+            edges: compiled.edges
+          }
         })
       },
       executions: {
-        start: Effect.fn("Appexec.executions.start")(function* (
+        start: Effect.fn("Appexec.executions.start")(function*(
           principal: Principal,
           appId: string,
           inputs: unknown,
           options: { readonly webhook?: string | undefined } = {}
         ) {
-            const { app, compiled } = yield* visibleWorkflow(principal, appId)
-            const webhook = options.webhook
-            if (webhook !== undefined) {
-              if (webhook.length > MAX_WEBHOOK_URL_LENGTH) {
-                return yield* new InvalidWebhookUrl({ url: webhook.slice(0, 64), reason: `longer than ${MAX_WEBHOOK_URL_LENGTH} characters` })
-              }
-              if (!isHttpUrl(webhook)) {
-                return yield* new InvalidWebhookUrl({ url: webhook, reason: "it must be an absolute http or https URL" })
-              }
+          const { app, compiled } = yield* visibleWorkflow(principal, appId)
+          const webhook = options.webhook
+          if (webhook !== undefined) {
+            if (webhook.length > MAX_WEBHOOK_URL_LENGTH) {
+              return yield* new InvalidWebhookUrl({
+                url: webhook.slice(0, 64),
+                reason: `longer than ${MAX_WEBHOOK_URL_LENGTH} characters`
+              })
             }
-            const resolved = yield* validateInputs(compiled.parameters, inputs)
-            const record: ExecutionRecord = {
-              executionId: ExecutionId.make(yield* ids.uuid),
-              workflowId: app.workflowId,
-              appId: app.appId,
-              workspaceId: principal.workspaceId,
-              userId: principal.userId,
-              status: "queued",
-              inputs: resolved,
-              outputs: compiled.outputs.map((o) => placeholder(o.id, o.label)),
-              errorMessage: null,
-              webhookUrl: webhook ?? null,
-              createdAt: yield* now,
-              startedAt: null,
-              completedAt: null
+            if (!isHttpUrl(webhook)) {
+              return yield* new InvalidWebhookUrl({ url: webhook, reason: "it must be an absolute http or https URL" })
             }
-            yield* executionStore.insert(record)
-            yield* events.publish(record)
-            return toStartedExecution(record)
+          }
+          const resolved = yield* validateInputs(compiled.parameters, inputs)
+          const record: ExecutionRecord = {
+            executionId: ExecutionId.make(yield* ids.uuid),
+            workflowId: app.workflowId,
+            appId: app.appId,
+            workspaceId: principal.workspaceId,
+            userId: principal.userId,
+            status: "queued",
+            inputs: resolved,
+            outputs: compiled.outputs.map((o) => placeholder(o.id, o.label)),
+            errorMessage: null,
+            webhookUrl: webhook ?? null,
+            createdAt: yield* now,
+            startedAt: null,
+            completedAt: null
+          }
+          yield* executionStore.insert(record)
+          yield* events.publish(record)
+          return toStartedExecution(record)
         }),
         get: Effect.fn("Appexec.executions.get")((principal: Principal, executionId: string) =>
           Effect.map(visibleExecution(executionId, principal), toExecution)
         ),
-        await: Effect.fn("Appexec.executions.await")((executionId: string) => Effect.map(waitForEnd(executionId), toExecution))
+        await: Effect.fn("Appexec.executions.await")((executionId: string) =>
+          Effect.map(waitForEnd(executionId), toExecution)
+        )
       },
       keys: {
-        create: Effect.fn("Appexec.keys.create")(function* (options: { readonly workspace: string; readonly user?: string | undefined }) {
+        create: Effect.fn("Appexec.keys.create")(
+          function*(options: { readonly workspace: string; readonly user?: string | undefined }) {
             const workspace = yield* ensureWorkspace(options.workspace)
             const user = yield* keyStore.ensureUser({
               userId: UserId.make(yield* ids.uuid),
@@ -308,23 +318,25 @@ export const layer = Layer.effect(
             }
             yield* keyStore.insertKey(record)
             return { key, record, workspace, user }
-        }),
-        revoke: Effect.fn("Appexec.keys.revoke")((idOrHint: string) => Effect.flatMap(now, (at) => keyStore.revokeKey(idOrHint, at))),
-        authenticate: Effect.fn("Appexec.keys.authenticate")(function* (headers: {
+          }
+        ),
+        revoke: Effect.fn("Appexec.keys.revoke")((idOrHint: string) =>
+          Effect.flatMap(now, (at) => keyStore.revokeKey(idOrHint, at))
+        ),
+        authenticate: Effect.fn("Appexec.keys.authenticate")(function*(headers: {
           readonly "x-api-key"?: string | undefined
           readonly authorization?: string | undefined
         }) {
-            const key = credentialFrom(headers)
-            if (key === undefined) return yield* new Unauthorized({ reason: "missing" })
-            if (!isWellFormed(key, config.keyPrefix)) return yield* new Unauthorized({ reason: "malformed" })
-            const record = yield* keyStore.findKeyByHash(hashKey(key))
-            if (Option.isNone(record)) return yield* new Unauthorized({ reason: "unknown" })
-            if (record.value.revokedAt !== null) return yield* new Unauthorized({ reason: "revoked" })
-            return { workspaceId: record.value.workspaceId, userId: record.value.userId, apiKeyId: record.value.apiKeyId }
+          const key = credentialFrom(headers)
+          if (key === undefined) return yield* new Unauthorized({ reason: "missing" })
+          if (!isWellFormed(key, config.keyPrefix)) return yield* new Unauthorized({ reason: "malformed" })
+          const record = yield* keyStore.findKeyByHash(hashKey(key))
+          if (Option.isNone(record)) return yield* new Unauthorized({ reason: "unknown" })
+          if (record.value.revokedAt !== null) return yield* new Unauthorized({ reason: "revoked" })
+          return { workspaceId: record.value.workspaceId, userId: record.value.userId, apiKeyId: record.value.apiKeyId }
         })
       },
       workspaces: { create: Effect.fn("Appexec.workspaces.create")(ensureWorkspace) }
     }
   })
 )
-

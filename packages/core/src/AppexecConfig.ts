@@ -105,7 +105,19 @@ const isWholeAtLeast = (n: number, min: number) => Number.isInteger(n) && n >= m
 export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<Settings, InvalidConfiguration> => {
   const o = { ...defaults, ...overrides }
   const durations: Record<string, Duration.Duration> = {}
-  for (const name of ["lease", "renewEvery", "defaultTimeout", "pollInterval", "drainTimeout", "webhookTimeout", "webhookPollInterval", "webhookClaimMargin", "signingKeyGrace"] as const) {
+  for (
+    const name of [
+      "lease",
+      "renewEvery",
+      "defaultTimeout",
+      "pollInterval",
+      "drainTimeout",
+      "webhookTimeout",
+      "webhookPollInterval",
+      "webhookClaimMargin",
+      "signingKeyGrace"
+    ] as const
+  ) {
     const decoded = Duration.decodeUnknown(o[name])
     if (decoded._tag === "None" || !Duration.isFinite(decoded.value)) return invalid(name, "not a finite duration")
     durations[name] = decoded.value
@@ -113,7 +125,9 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
   const delays: Array<Duration.Duration> = []
   for (const delay of o.webhookRetryDelays) {
     const decoded = Duration.decodeUnknown(delay)
-    if (decoded._tag === "None" || !Duration.isFinite(decoded.value)) return invalid("webhookRetryDelays", "each delay must be a finite duration")
+    if (decoded._tag === "None" || !Duration.isFinite(decoded.value)) {
+      return invalid("webhookRetryDelays", "each delay must be a finite duration")
+    }
     delays.push(decoded.value)
   }
   const settings: Settings = {
@@ -138,14 +152,18 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
   if (!/^[A-Za-z0-9_]{1,16}$/.test(settings.keyPrefix)) return invalid("keyPrefix", "1 to 16 letters, digits or '_'")
   if (!/^[A-Za-z0-9]{1,32}$/.test(settings.webhookBrand)) return invalid("webhookBrand", "1 to 32 letters or digits")
   if (Duration.toMillis(settings.lease) < 1) return invalid("lease", "must be at least 1 ms")
-  if (!Duration.lessThan(settings.renewEvery, settings.lease)) return invalid("renewEvery", "must be shorter than lease")
+  if (!Duration.lessThan(settings.renewEvery, settings.lease)) {
+    return invalid("renewEvery", "must be shorter than lease")
+  }
   if (Duration.toMillis(settings.renewEvery) < 1) return invalid("renewEvery", "must be at least 1 ms")
-  for (const [name, value] of [
-    ["maxAttempts", settings.maxAttempts],
-    ["nodeConcurrency", settings.nodeConcurrency],
-    ["workerConcurrency", settings.workerConcurrency],
-    ["webhookConcurrency", settings.webhookConcurrency]
-  ] as const) {
+  for (
+    const [name, value] of [
+      ["maxAttempts", settings.maxAttempts],
+      ["nodeConcurrency", settings.nodeConcurrency],
+      ["workerConcurrency", settings.workerConcurrency],
+      ["webhookConcurrency", settings.webhookConcurrency]
+    ] as const
+  ) {
     if (!isWholeAtLeast(value, 1)) return invalid(name, "must be a whole number of at least 1")
   }
   if (settings.signingKeyJwk !== undefined) {

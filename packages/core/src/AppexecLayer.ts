@@ -6,16 +6,17 @@
  */
 import { Layer } from "effect"
 import * as Appexec from "./Appexec.js"
-import * as AppCatalog from "./internal/AppCatalog.js"
 import { AppexecConfig, type AppexecOptions } from "./AppexecConfig.js"
 import type { AppStore } from "./AppStore.js"
 import type { BlobStore } from "./BlobStore.js"
 import { coreNodes } from "./CoreNodes.js"
+import type { InvalidConfiguration } from "./Errors.js"
 import { ExecutionEvents } from "./ExecutionEvents.js"
 import type { ExecutionQueue } from "./ExecutionQueue.js"
 import type { ExecutionStore } from "./ExecutionStore.js"
-import type { InvalidConfiguration } from "./Errors.js"
 import type { IdGenerator } from "./IdGenerator.js"
+import * as AppCatalog from "./internal/AppCatalog.js"
+import * as Worker from "./internal/Worker.js"
 import type { KeyStore } from "./KeyStore.js"
 import * as NodeRegistry from "./NodeRegistry.js"
 import type * as NodeType from "./NodeType.js"
@@ -25,7 +26,6 @@ import * as SigningKeys from "./SigningKeys.js"
 import type { SigningKeyStore } from "./SigningKeyStore.js"
 import * as WebhookDispatcher from "./WebhookDispatcher.js"
 import type { WebhookOutbox } from "./WebhookOutbox.js"
-import * as Worker from "./internal/Worker.js"
 
 /** Every storage port; an adapter package provides all of them with one layer. */
 export type Storage =
@@ -76,7 +76,11 @@ export type Provided = AppexecConfig
  */
 export const make = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly []>(
   options: Options<Nodes> = {}
-): Layer.Layer<Services, InvalidConfiguration, Storage | IdGenerator | OutboundHttp | Exclude<NodeType.NodeRequirements<Nodes[number]>, Provided>> => {
+): Layer.Layer<
+  Services,
+  InvalidConfiguration,
+  Storage | IdGenerator | OutboundHttp | Exclude<NodeType.NodeRequirements<Nodes[number]>, Provided>
+> => {
   const settings = AppexecConfig.layer(options.config)
   const base = Layer.mergeAll(
     NodeRegistry.layer([...coreNodes, ...(options.nodes ?? [])]),

@@ -14,7 +14,8 @@ const inputFields = {
   description: Schema.optional(Schema.String)
 }
 
-const nameOf = (config: { readonly name?: string | undefined }, placement: NodePlacement) => config.name ?? placement.label
+const nameOf = (config: { readonly name?: string | undefined }, placement: NodePlacement) =>
+  config.name ?? placement.label
 
 const optionalFields = <C extends { readonly default?: string | undefined; readonly description?: string | undefined }>(
   config: C
@@ -148,7 +149,9 @@ export const outputJson = defineNode({
           catch: () => new NodeFailure({ message: "the upstream text is not valid JSON" })
         })
       default:
-        return Effect.fail(new NodeFailure({ message: `a json output cannot hold a ${input._tag.toLowerCase()} value` }))
+        return Effect.fail(
+          new NodeFailure({ message: `a json output cannot hold a ${input._tag.toLowerCase()} value` })
+        )
     }
   }
 })

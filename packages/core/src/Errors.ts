@@ -2,8 +2,8 @@
  * The errors that cross a boundary (HTTP, CLI, storage). Each request error knows its
  * error-body `code` and a message a consumer can act on; the HTTP layer only picks the status.
  */
-import { Schema } from "effect"
 import { type ErrorCode, type ErrorInfo, InputProblem } from "@appexec/api/ErrorBody"
+import { Schema } from "effect"
 
 /** The app does not exist (404 `not_found`). */
 export class AppNotFound extends Schema.TaggedError<AppNotFound>()("AppNotFound", {
@@ -122,9 +122,11 @@ export class InvalidAppDefinition extends Schema.TaggedError<InvalidAppDefinitio
   problems: Schema.NonEmptyArray(DefinitionProblem)
 }) {
   override get message() {
-    return `Invalid app definition:\n${this.problems
-      .map((p) => `- ${p.node === null ? "" : `node '${p.node}': `}${p.message}`)
-      .join("\n")}`
+    return `Invalid app definition:\n${
+      this.problems
+        .map((p) => `- ${p.node === null ? "" : `node '${p.node}': `}${p.message}`)
+        .join("\n")
+    }`
   }
 }
 

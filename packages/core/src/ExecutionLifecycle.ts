@@ -5,8 +5,8 @@
  *   (none) --accepted--> queued --Started--> running --Completed--> completed
  *                                                    \--Failed-----> failed
  */
-import { Either, Schema } from "effect"
 import type { Output, OutputType } from "@appexec/api/Execution"
+import { Either, Schema } from "effect"
 import type { ExecutionRecord } from "./ExecutionRecord.js"
 
 /** A value an output node produced. */
@@ -21,16 +21,16 @@ export type ExecutionEvent =
   | { readonly _tag: "Started"; readonly at: number }
   | { readonly _tag: "Completed"; readonly at: number; readonly produced: ReadonlyArray<ProducedOutput> }
   | {
-      readonly _tag: "Failed"
-      readonly at: number
-      readonly errorMessage: string
-      /** Outputs that were produced before the failure keep their values. */
-      readonly produced: ReadonlyArray<ProducedOutput>
-      /** Per-output errors; an output not produced and not listed gets `errorMessage`. */
-      readonly outputErrors: Readonly<Record<string, string>>
-      /** The declared type of each output, shown on outputs that were not produced. */
-      readonly outputTypes: Readonly<Record<string, Exclude<OutputType, "pending">>>
-    }
+    readonly _tag: "Failed"
+    readonly at: number
+    readonly errorMessage: string
+    /** Outputs that were produced before the failure keep their values. */
+    readonly produced: ReadonlyArray<ProducedOutput>
+    /** Per-output errors; an output not produced and not listed gets `errorMessage`. */
+    readonly outputErrors: Readonly<Record<string, string>>
+    /** The declared type of each output, shown on outputs that were not produced. */
+    readonly outputTypes: Readonly<Record<string, Exclude<OutputType, "pending">>>
+  }
 
 /** An event that the current status does not allow. */
 export class InvalidTransition extends Schema.TaggedError<InvalidTransition>()("InvalidTransition", {
@@ -108,12 +108,12 @@ export const transition = (
           return produced !== undefined
             ? produce(o, produced)
             : {
-                ...o,
-                type: event.outputTypes[o.id] ?? o.type,
-                value: null,
-                status: "failed",
-                error: event.outputErrors[o.id] ?? event.errorMessage
-              }
+              ...o,
+              type: event.outputTypes[o.id] ?? o.type,
+              value: null,
+              status: "failed",
+              error: event.outputErrors[o.id] ?? event.errorMessage
+            }
         }),
         errorMessage: event.errorMessage,
         completedAt: Math.max(event.at, record.startedAt ?? event.at)

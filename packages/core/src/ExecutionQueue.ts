@@ -6,10 +6,10 @@
  * the holder renews it while it works. Each claim has a new `token`, so a worker whose lease
  * expired and was claimed again can no longer write (`ExecutionStore.save` is fenced by it).
  */
+import type { ExecutionId } from "@appexec/api/Ids"
 import { Context, type Effect, type Option } from "effect"
 import type { LeaseLost, StorageError } from "./Errors.js"
 import type { ExecutionRecord } from "./ExecutionRecord.js"
-import type { ExecutionId } from "@appexec/api/Ids"
 
 /** The right to run one execution until `expiresAt` (epoch ms). */
 export interface Lease {

@@ -2,11 +2,11 @@
  * Port: where executions live. Writes after acceptance are fenced by the lease of the worker
  * that runs the execution (see `ExecutionQueue`).
  */
+import type { ExecutionId } from "@appexec/api/Ids"
 import { Context, type Effect, type Option } from "effect"
 import type { LeaseLost, StorageError } from "./Errors.js"
-import type { ExecutionRecord } from "./ExecutionRecord.js"
-import type { ExecutionId } from "@appexec/api/Ids"
 import type { Lease } from "./ExecutionQueue.js"
+import type { ExecutionRecord } from "./ExecutionRecord.js"
 import type { OutboxEntry } from "./WebhookOutbox.js"
 
 /** Storage of executions. */

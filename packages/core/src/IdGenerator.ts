@@ -16,6 +16,7 @@ export class IdGenerator extends Context.Tag("@appexec/core/IdGenerator")<
   /** Cryptographically random ids from Web Crypto (the production default, in every runtime). */
   static readonly random = Layer.succeed(IdGenerator, {
     uuid: Effect.sync(() => globalThis.crypto.randomUUID()),
-    token: (bytes) => Effect.sync(() => Encoding.encodeBase64Url(globalThis.crypto.getRandomValues(new Uint8Array(bytes))))
+    token: (bytes) =>
+      Effect.sync(() => Encoding.encodeBase64Url(globalThis.crypto.getRandomValues(new Uint8Array(bytes))))
   })
 }

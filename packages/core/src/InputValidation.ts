@@ -2,8 +2,8 @@
  * Input validation (docs/api.md#parameter, §4.4; docs/api.md): checks an `inputs` object against an app's
  * parameters, applies defaults, and reports every problem at once.
  */
-import { Array as Arr, Either } from "effect"
 import type { InputProblem } from "@appexec/api/ErrorBody"
+import { Array as Arr, Either } from "effect"
 import { InvalidInputs, InvalidRequest } from "./Errors.js"
 import type { ParameterSpec } from "./NodeType.js"
 

@@ -1,9 +1,9 @@
 /**
  * Port: workspaces, their users and their API keys. Keys are stored only as a hash.
  */
+import { ApiKeyId, UserId, WorkspaceId } from "@appexec/api/Ids"
 import { Context, type Effect, type Option, Schema } from "effect"
 import type { StorageError } from "./Errors.js"
-import { ApiKeyId, UserId, WorkspaceId } from "@appexec/api/Ids"
 
 /** A tenant. Names are unique. */
 export const WorkspaceRecord = Schema.Struct({

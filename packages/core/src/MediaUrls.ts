@@ -14,7 +14,7 @@
 import { hmac } from "@noble/hashes/hmac.js"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { utf8ToBytes } from "@noble/hashes/utils.js"
-import { Context, Effect, Encoding, Either, Layer, Option, Redacted } from "effect"
+import { Context, Effect, Either, Encoding, Layer, Option, Redacted } from "effect"
 import { InvalidConfiguration } from "./Errors.js"
 
 /** The path segment under which signed media are served, relative to the base URL. */
@@ -38,19 +38,19 @@ export const isBlobKey = (key: string): boolean => key.length <= MAX_KEY_LENGTH 
 /** Settings of media URLs. */
 export type Options =
   | {
-      readonly mode: "public"
-      /** Where blobs are published, such as `https://cdn.example.com/appexec`; the key is appended. */
-      readonly baseUrl: string
-    }
+    readonly mode: "public"
+    /** Where blobs are published, such as `https://cdn.example.com/appexec`; the key is appended. */
+    readonly baseUrl: string
+  }
   | {
-      readonly mode: "signed"
-      /** The instance's own base URL as clients reach it, with any mount path (`https://api.example.com/appexec`). */
-      readonly baseUrl: string
-      /** The HMAC secret; at least 32 bytes. Changing it invalidates every URL handed out. */
-      readonly secret: Redacted.Redacted<Uint8Array | string>
-      /** Lifetime of a URL from the moment it is made (default 7 days). */
-      readonly ttlSeconds?: number
-    }
+    readonly mode: "signed"
+    /** The instance's own base URL as clients reach it, with any mount path (`https://api.example.com/appexec`). */
+    readonly baseUrl: string
+    /** The HMAC secret; at least 32 bytes. Changing it invalidates every URL handed out. */
+    readonly secret: Redacted.Redacted<Uint8Array | string>
+    /** Lifetime of a URL from the moment it is made (default 7 days). */
+    readonly ttlSeconds?: number
+  }
 
 /** Turns blob keys into download URLs, and checks signed media paths. */
 export class MediaUrls extends Context.Tag("@appexec/core/MediaUrls")<
@@ -93,13 +93,17 @@ const sameSignature = (expected: string, given: string) => {
 }
 
 /** The current time in unix seconds, from `Clock`. */
-export const nowSeconds = Effect.clockWith((clock) => clock.currentTimeMillis).pipe(Effect.map((ms) => Math.floor(ms / 1000)))
+export const nowSeconds = Effect.clockWith((clock) => clock.currentTimeMillis).pipe(
+  Effect.map((ms) => Math.floor(ms / 1000))
+)
 
 /** Media URLs under a public base URL (CDN, object storage); `verify` accepts nothing. */
 export const makePublic = (baseUrl: string): MediaUrls["Type"] => {
   const base = trimSlash(baseUrl)
   return {
-    urlFor: (key) => (isBlobKey(key) ? Effect.succeed(`${base}/${key}`) : Effect.dieMessage(`invalid blob key '${key}'`)),
+    urlFor: (
+      key
+    ) => (isBlobKey(key) ? Effect.succeed(`${base}/${key}`) : Effect.dieMessage(`invalid blob key '${key}'`)),
     verify: () => Effect.succeedNone
   }
 }
@@ -118,13 +122,15 @@ export const makeSigned = (options: {
     urlFor: (key) =>
       isBlobKey(key)
         ? Effect.map(nowSeconds, (now) => {
-            const exp = now + ttl
-            return `${base}${MEDIA_PATH}${key}?exp=${exp}&sig=${signature(secret, key, exp)}`
-          })
+          const exp = now + ttl
+          return `${base}${MEDIA_PATH}${key}?exp=${exp}&sig=${signature(secret, key, exp)}`
+        })
         : Effect.dieMessage(`invalid blob key '${key}'`),
     verify: (url) =>
       Effect.map(nowSeconds, (now) => {
-        const path = basePath !== "" && url.pathname.startsWith(`${basePath}/`) ? url.pathname.slice(basePath.length) : url.pathname
+        const path = basePath !== "" && url.pathname.startsWith(`${basePath}/`)
+          ? url.pathname.slice(basePath.length)
+          : url.pathname
         if (!path.startsWith(MEDIA_PATH)) return Option.none()
         const key = path.slice(MEDIA_PATH.length)
         const exp = url.searchParams.get("exp") ?? ""
@@ -146,11 +152,18 @@ export const layer = (options: Options): Layer.Layer<MediaUrls, InvalidConfigura
     MediaUrls,
     Effect.suspend(() => {
       if (!URL.canParse(options.baseUrl) || !/^https?:$/.test(new URL(options.baseUrl).protocol)) {
-        return Effect.fail(new InvalidConfiguration({ setting: "media base URL", reason: `'${options.baseUrl}' is not an absolute http(s) URL` }))
+        return Effect.fail(
+          new InvalidConfiguration({
+            setting: "media base URL",
+            reason: `'${options.baseUrl}' is not an absolute http(s) URL`
+          })
+        )
       }
       if (options.mode === "public") return Effect.succeed(makePublic(options.baseUrl))
       if (secretBytes(options.secret).length < 32) {
-        return Effect.fail(new InvalidConfiguration({ setting: "media URL secret", reason: "must be at least 32 bytes" }))
+        return Effect.fail(
+          new InvalidConfiguration({ setting: "media URL secret", reason: "must be at least 32 bytes" })
+        )
       }
       return Effect.succeed(makeSigned(options))
     })

@@ -26,12 +26,15 @@ export const layer = <const Nodes extends ReadonlyArray<NodeType.Any>>(
 ): Layer.Layer<NodeRegistry, InvalidConfiguration, NodeType.NodeRequirements<Nodes[number]>> =>
   Layer.effect(
     NodeRegistry,
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const context = yield* Effect.context<NodeType.NodeRequirements<Nodes[number]>>()
       const byType = new Map<string, NodeType.NodeType>()
       for (const node of nodes) {
         if (byType.has(node.type)) {
-          return yield* new InvalidConfiguration({ setting: "nodes", reason: `node type '${node.type}' is registered twice` })
+          return yield* new InvalidConfiguration({
+            setting: "nodes",
+            reason: `node type '${node.type}' is registered twice`
+          })
         }
         // Sound by construction: each node's requirements are part of the union `context` provides,
         // which TypeScript cannot see through the generic `Nodes`.

@@ -8,27 +8,27 @@
  * over the decoded config. So the registry and the runner hold node types of any config without
  * knowing it (`NodeType.Any`), as `Rpc.Any` and `HttpApiEndpoint.Any` do for their kinds.
  */
-import { Array as Arr, type Context, Effect, Either, ParseResult, Schema } from "effect"
 import type { ParameterType } from "@appexec/api/App"
 import type { OutputType } from "@appexec/api/Execution"
 import type { AppId, ExecutionId, WorkspaceId } from "@appexec/api/Ids"
+import { Array as Arr, type Context, Effect, Either, ParseResult, Schema } from "effect"
 
 /** A value flowing along an edge. */
 export type NodeValue =
   | { readonly _tag: "Text"; readonly text: string }
   | { readonly _tag: "Json"; readonly json: unknown }
   | {
-      readonly _tag: "Url"
-      readonly url: string
-      /** Media kinds the URL's parameter accepts, when it came from an `input.url` parameter. */
-      readonly accept?: ReadonlyArray<"image" | "video" | "audio">
-    }
+    readonly _tag: "Url"
+    readonly url: string
+    /** Media kinds the URL's parameter accepts, when it came from an `input.url` parameter. */
+    readonly accept?: ReadonlyArray<"image" | "video" | "audio">
+  }
   | {
-      readonly _tag: "Media"
-      readonly kind: "image" | "video" | "audio"
-      readonly contentType: string
-      readonly bytes: Uint8Array
-    }
+    readonly _tag: "Media"
+    readonly kind: "image" | "video" | "audio"
+    readonly contentType: string
+    readonly bytes: Uint8Array
+  }
 
 /** Constructors of node values. */
 export const NodeValue = {
@@ -140,19 +140,19 @@ export type RunContext = Omit<NodeContext<never>, "config">
 /** One node of an app after import: its decoded config is closed over by `run`. */
 export type CompiledNode<R> =
   | {
-      readonly role: "input"
-      readonly parameter: ParameterSpec
-      readonly run: (ctx: RunContext & { readonly value: string }) => Effect.Effect<NodeValue, NodeFailure, R>
-    }
+    readonly role: "input"
+    readonly parameter: ParameterSpec
+    readonly run: (ctx: RunContext & { readonly value: string }) => Effect.Effect<NodeValue, NodeFailure, R>
+  }
   | {
-      readonly role: "process"
-      readonly run: (ctx: RunContext) => Effect.Effect<NodeValue, NodeFailure, R>
-    }
+    readonly role: "process"
+    readonly run: (ctx: RunContext) => Effect.Effect<NodeValue, NodeFailure, R>
+  }
   | {
-      readonly role: "output"
-      readonly outputType: Exclude<OutputType, "pending">
-      readonly run: (ctx: RunContext & { readonly input: NodeValue }) => Effect.Effect<string, NodeFailure, R>
-    }
+    readonly role: "output"
+    readonly outputType: Exclude<OutputType, "pending">
+    readonly run: (ctx: RunContext & { readonly input: NodeValue }) => Effect.Effect<string, NodeFailure, R>
+  }
 
 /** Unique identifier of node types. */
 export const TypeId: unique symbol = Symbol.for("@appexec/core/NodeType")
@@ -191,7 +191,9 @@ const configProblems = (error: ParseResult.ParseError): Arr.NonEmptyReadonlyArra
   const issues = ParseResult.ArrayFormatter.formatErrorSync(error).map(
     (issue) =>
       `${["config", ...issue.path.map(String)].join(".")}: ${
-        issue._tag === "Unexpected" ? issue.message.replace(/^is unexpected, expected: /, "unknown key; expected one of ") : issue.message
+        issue._tag === "Unexpected"
+          ? issue.message.replace(/^is unexpected, expected: /, "unknown key; expected one of ")
+          : issue.message
       }`
   )
   return Arr.isNonEmptyReadonlyArray(issues) ? issues : ["config: not valid"]
@@ -235,7 +237,10 @@ export const provide = <R>(node: NodeType<R>, context: Context.Context<R>): Node
     inputs: node.inputs,
     outputType: node.outputType,
     compile: (config, placement) =>
-      Either.map(node.compile(config, placement), (compiled) => mapRuns(compiled, (run) => Effect.provide(run, context)))
+      Either.map(
+        node.compile(config, placement),
+        (compiled) => mapRuns(compiled, (run) => Effect.provide(run, context))
+      )
   })
 
 /**
@@ -261,9 +266,14 @@ export const defineNode = <C, CI, R = never>(spec: NodeSpec<C, CI, R>): NodeType
     inputs: spec.role === "process" ? spec.inputs : spec.role === "input" ? { min: 0, max: 0 } : { min: 1, max: 1 },
     outputType: spec.role === "output" ? spec.outputType : undefined,
     compile: (input, placement) =>
-      Either.flatMap(Either.mapLeft(decode(input, { onExcessProperty: "error", errors: "all" }), configProblems), (config) => {
-        const problems = spec.check?.(config, placement) ?? []
-        return Arr.isNonEmptyReadonlyArray(problems) ? Either.left(problems) : Either.right(compiledOf(spec, config, placement))
-      })
+      Either.flatMap(
+        Either.mapLeft(decode(input, { onExcessProperty: "error", errors: "all" }), configProblems),
+        (config) => {
+          const problems = spec.check?.(config, placement) ?? []
+          return Arr.isNonEmptyReadonlyArray(problems)
+            ? Either.left(problems)
+            : Either.right(compiledOf(spec, config, placement))
+        }
+      )
   })
 }

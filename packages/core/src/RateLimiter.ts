@@ -28,7 +28,7 @@ export const consume = (
   key: string,
   policy: RateLimitPolicy
 ): Effect.Effect<RateLimitDecision, StorageError, RateLimitStore> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const store = yield* RateLimitStore
     const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
     const windowStart = now - (now % policy.windowMs)

@@ -29,7 +29,9 @@ export class SigningKeys extends Context.Tag("@appexec/core/SigningKeys")<
     /** The published key set (`GET /v1/webhooks/signing-key`). */
     readonly keySet: Effect.Effect<JwkSet, StorageError>
     /** Signs `message` with the current key; the signature is hex (docs/api.md#webhooks). */
-    readonly sign: (message: Uint8Array) => Effect.Effect<{ readonly kid: string; readonly signature: string }, StorageError>
+    readonly sign: (
+      message: Uint8Array
+    ) => Effect.Effect<{ readonly kid: string; readonly signature: string }, StorageError>
     /** Makes a new key current; the previous one stays in the key set for the grace period. */
     readonly rotate: Effect.Effect<Jwk, StorageError>
   }
@@ -55,13 +57,13 @@ export const publishedAt = (keys: ReadonlyArray<SigningKeyRecord>, now: number, 
 }
 
 /** Builds the service; needs the store, an id generator (for key material) and the settings. */
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const store = yield* SigningKeyStore
   const ids = yield* IdGenerator
   const config = yield* AppexecConfig
   const lock = yield* Effect.makeSemaphore(1)
 
-  const generate = Effect.gen(function* () {
+  const generate = Effect.gen(function*() {
     const seed = fromBase64Url(yield* ids.token(32), 32)
     if (seed === undefined) return yield* Effect.dieMessage("IdGenerator.token(32) did not give 32 bytes")
     const pair = yield* Either.match(keyPairOf(seed), { onLeft: Effect.dieMessage, onRight: Effect.succeed })
@@ -71,26 +73,28 @@ export const make = Effect.gen(function* () {
 
   /** The current key, generating and storing one when the store has none. */
   const current = lock.withPermits(1)(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const existing = currentOf(yield* store.list)
       if (existing !== undefined) return existing
       yield* store.insert(yield* generate)
       // Read back: when two processes start at once, both converge on the newest key.
       const stored = currentOf(yield* store.list)
-      if (stored === undefined) return yield* new StorageError({ operation: "signingKeys.generate", cause: "no key after insert" })
+      if (stored === undefined) {
+        return yield* new StorageError({ operation: "signingKeys.generate", cause: "no key after insert" })
+      }
       yield* Effect.logInfo(`signing key ${stored.kid} generated`)
       return stored
     })
   )
 
-  const importConfigured = Effect.gen(function* () {
+  const importConfigured = Effect.gen(function*() {
     const jwk = config.signingKeyJwk
     if (jwk === undefined) return
     const pair = fromPrivateJwk(jwk)
     if (Either.isLeft(pair)) return yield* Effect.dieMessage(`The configured signing key is not usable: ${pair.left}`)
     const { kid, secretKey, publicKey } = pair.right
     yield* lock.withPermits(1)(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if ((yield* store.list).some((k) => k.kid === kid)) return
         const at = yield* Clock.currentTimeMillis
         yield* store.insert({ kid, secretKey, publicKey, createdAt: at, retiredAt: null })
@@ -102,18 +106,19 @@ export const make = Effect.gen(function* () {
 
   yield* importConfigured.pipe(
     Effect.zipRight(current),
-    Effect.catchTag("StorageError", (error) =>
-      Effect.logWarning("signing key not ready at start; it is created on first use", error)
+    Effect.catchTag(
+      "StorageError",
+      (error) => Effect.logWarning("signing key not ready at start; it is created on first use", error)
     )
   )
 
   const service: SigningKeys["Type"] = {
-    keySet: Effect.gen(function* () {
+    keySet: Effect.gen(function*() {
       yield* current
       return publishedAt(yield* store.list, yield* Clock.currentTimeMillis, millis(config.signingKeyGrace))
     }),
     sign: (message) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const key = yield* current
         const signature = yield* Either.mapLeft(
           signHex(message, key.secretKey),
@@ -122,7 +127,7 @@ export const make = Effect.gen(function* () {
         return { kid: key.kid, signature }
       }),
     rotate: lock.withPermits(1)(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const key = yield* generate
         yield* store.insert(key)
         yield* store.retireAllBut(key.kid, key.createdAt, key.createdAt + millis(config.signingKeyGrace))

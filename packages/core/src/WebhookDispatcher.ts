@@ -9,13 +9,13 @@
  * deliveries are under way at once, each in its own slot. The loop wakes when an execution of this process ends with a webhook and
  * polls for the rest (entries written by other processes, retries coming due).
  */
-import { Clock, Duration, Effect, FiberSet, Layer, Option, Queue, Ref, Schema, Stream } from "effect"
-import { AppexecConfig, millis } from "./AppexecConfig.js"
 import { Envelope } from "@appexec/api/Envelope"
 import { Execution } from "@appexec/api/Execution"
-import { toExecution } from "./ExecutionRecord.js"
+import { Clock, Duration, Effect, FiberSet, Layer, Option, Queue, Ref, Schema, Stream } from "effect"
+import { AppexecConfig, millis } from "./AppexecConfig.js"
 import { ExecutionEvents } from "./ExecutionEvents.js"
 import { isTerminal } from "./ExecutionLifecycle.js"
+import { toExecution } from "./ExecutionRecord.js"
 import { ExecutionStore } from "./ExecutionStore.js"
 import { OutboundHttp, type OutboundResponse } from "./OutboundHttp.js"
 import { SigningKeys } from "./SigningKeys.js"
@@ -45,7 +45,9 @@ export const outcomeOf = (response: OutboundResponse): Outcome => {
     return {
       _tag: "Failed",
       status,
-      error: `The receiver answered ${status}${location === undefined ? "" : ` to ${location}`}; redirects are not followed.`,
+      error: `The receiver answered ${status}${
+        location === undefined ? "" : ` to ${location}`
+      }; redirects are not followed.`,
       retry: true
     }
   }
@@ -68,7 +70,7 @@ export const nextStep = (
  * Builds the dispatcher: `claim` takes due entries, `deliver` sends one claimed entry,
  * `dispatchDue` claims the due entries and waits for their delivery (one pass, for tests and benchmarks).
  */
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const config = yield* AppexecConfig
   const outbox = yield* WebhookOutbox
   const store = yield* ExecutionStore
@@ -78,10 +80,15 @@ export const make = Effect.gen(function* () {
 
   /** Sends one attempt for a claimed entry and returns its outcome. */
   const attempt = (entry: OutboxEntry) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const record = yield* store.get(entry.executionId)
       if (Option.isNone(record)) {
-        return { _tag: "Failed", status: null, error: "The execution no longer exists.", retry: false } satisfies Outcome
+        return {
+          _tag: "Failed",
+          status: null,
+          error: "The execution no longer exists.",
+          retry: false
+        } satisfies Outcome
       }
       const body = yield* encodeBody({ data: toExecution(record.value) }).pipe(Effect.orDie)
       const rawBody = encoder.encode(body)
@@ -112,12 +119,13 @@ export const make = Effect.gen(function* () {
 
   /** Sends one attempt of a claimed entry and records it. */
   const deliver = Effect.fn("WebhookDispatcher.deliver")((entry: OutboxEntry) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const at = yield* Clock.currentTimeMillis
       const outcome = yield* attempt(entry).pipe(
         Effect.catchTag("StorageError", (error) =>
-          Effect.succeed({ _tag: "Failed", status: null, error: `Internal error: ${error.message}.`, retry: true } satisfies Outcome)
-        )
+          Effect.succeed(
+            { _tag: "Failed", status: null, error: `Internal error: ${error.message}.`, retry: true } satisfies Outcome
+          ))
       )
       const number = entry.attempts.length + 1
       const recorded: DeliveryAttempt = {
@@ -134,14 +142,23 @@ export const make = Effect.gen(function* () {
       yield* Effect.logInfo(
         `webhook ${entry.executionId} attempt ${number}: ${
           outcome._tag === "Delivered" ? `delivered (${outcome.status})` : outcome.error
-        }${"retryAt" in next ? `; next attempt in ${Duration.format(Duration.millis(next.retryAt - at))}` : next.final === "failed" ? "; giving up" : ""}`
+        }${
+          "retryAt" in next
+            ? `; next attempt in ${Duration.format(Duration.millis(next.retryAt - at))}`
+            : next.final === "failed"
+            ? "; giving up"
+            : ""
+        }`
       )
     }).pipe(
       Effect.catchTag("StorageError", (error) =>
-        Effect.logError(`webhook ${entry.executionId}: attempt not recorded; it is retried when its claim expires`, error)
-      ),
+        Effect.logError(
+          `webhook ${entry.executionId}: attempt not recorded; it is retried when its claim expires`,
+          error
+        )),
       Effect.annotateLogs({ executionId: entry.executionId, deliveryId: entry.deliveryId })
-    ))
+    )
+  )
 
   /** Claims up to `limit` due entries; none when the claim fails (it is logged and tried again later). */
   const claim = (limit: number) =>
@@ -149,12 +166,11 @@ export const make = Effect.gen(function* () {
       .claimDue(limit, millis(config.webhookTimeout) + millis(config.webhookClaimMargin))
       .pipe(
         Effect.catchTag("StorageError", (error) =>
-          Effect.logError("webhook claim failed", error).pipe(Effect.as([] as ReadonlyArray<OutboxEntry>))
-        )
+          Effect.logError("webhook claim failed", error).pipe(Effect.as([] as ReadonlyArray<OutboxEntry>)))
       )
 
   /** Claims the due entries and delivers them; returns how many were claimed. */
-  const dispatchDue = Effect.gen(function* () {
+  const dispatchDue = Effect.gen(function*() {
     const due = yield* claim(BATCH)
     yield* Effect.forEach(due, deliver, { concurrency: config.webhookConcurrency, discard: true })
     return due.length
@@ -164,7 +180,7 @@ export const make = Effect.gen(function* () {
 })
 
 /** The dispatcher loop as a scoped effect: it runs until the scope closes. */
-export const run = Effect.gen(function* () {
+export const run = Effect.gen(function*() {
   const config = yield* AppexecConfig
   const events = yield* ExecutionEvents
   const { claim, deliver } = yield* make
@@ -186,7 +202,7 @@ export const run = Effect.gen(function* () {
 
   const idle = Effect.raceFirst(Queue.take(wake), Effect.sleep(Duration.millis(millis(config.webhookPollInterval))))
   // Each pass claims as many due entries as there are free slots (at most a batch).
-  const step = Effect.gen(function* () {
+  const step = Effect.gen(function*() {
     while ((yield* Ref.get(free)) === 0) yield* Queue.take(slotFreed)
     const slots = Math.min(yield* Ref.get(free), BATCH)
     yield* Ref.update(free, (f) => f - slots)

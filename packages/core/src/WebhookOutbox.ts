@@ -2,9 +2,9 @@
  * Port: the durable outbox of completion webhooks (docs/api.md). Entries are written together
  * with the terminal transition (`ExecutionStore.save`) and delivered by the webhook dispatcher.
  */
+import { ExecutionId, UserId } from "@appexec/api/Ids"
 import { Context, type Effect, Schema } from "effect"
 import type { StorageError } from "./Errors.js"
-import { ExecutionId, UserId } from "@appexec/api/Ids"
 
 /** Identifier of a webhook delivery in the outbox. */
 export const DeliveryId = Schema.UUID.pipe(Schema.brand("DeliveryId"))

@@ -28,10 +28,12 @@ export const Rejection = Schema.Literal(
 export type Rejection = typeof Rejection.Type
 
 /** A rejected webhook; answer it with 401 and do not act on the body. */
-export class WebhookVerificationError extends Schema.TaggedError<WebhookVerificationError>()("WebhookVerificationError", {
-  reason: Rejection,
-  message: Schema.String
-}) {}
+export class WebhookVerificationError
+  extends Schema.TaggedError<WebhookVerificationError>()("WebhookVerificationError", {
+    reason: Rejection,
+    message: Schema.String
+  })
+{}
 
 /** What a verified webhook tells the receiver besides its body. */
 export interface VerifiedWebhook {
@@ -52,7 +54,9 @@ export type HeadersLike =
 
 /** A key set as fetched from `GET /v1/webhooks/signing-key` (docs/api.md#jwk), parsed JSON. */
 export interface KeySetLike {
-  readonly keys: ReadonlyArray<{ readonly kty?: unknown; readonly crv?: unknown; readonly x?: unknown; readonly kid?: unknown }>
+  readonly keys: ReadonlyArray<
+    { readonly kty?: unknown; readonly crv?: unknown; readonly x?: unknown; readonly kid?: unknown }
+  >
 }
 
 /** Options of a verification. */
@@ -97,17 +101,29 @@ export const verifyWebhook = (
   const timestamp = header(headers, h.timestamp)
   if (signature === undefined) return reject("missing_header", `The ${h.signature} header is missing.`)
   if (timestamp === undefined) return reject("missing_header", `The ${h.timestamp} header is missing.`)
-  if (!/^\d{1,15}$/.test(timestamp)) return reject("invalid_timestamp", `The ${h.timestamp} header is not Unix seconds.`)
+  if (!/^\d{1,15}$/.test(timestamp)) {
+    return reject("invalid_timestamp", `The ${h.timestamp} header is not Unix seconds.`)
+  }
 
   const tolerance = options.toleranceSeconds ?? 300
-  const nowMs = options.now === undefined ? Date.now() : typeof options.now === "number" ? options.now : options.now.getTime()
+  const nowMs = options.now === undefined
+    ? Date.now()
+    : typeof options.now === "number"
+    ? options.now
+    : options.now.getTime()
   const seconds = Number(timestamp)
   const skew = seconds - Math.floor(nowMs / 1000)
-  if (skew < -tolerance) return reject("stale_timestamp", `The timestamp is ${-skew} s old; at most ${tolerance} s is accepted.`)
-  if (skew > tolerance) return reject("future_timestamp", `The timestamp is ${skew} s ahead; at most ${tolerance} s is accepted.`)
+  if (skew < -tolerance) {
+    return reject("stale_timestamp", `The timestamp is ${-skew} s old; at most ${tolerance} s is accepted.`)
+  }
+  if (skew > tolerance) {
+    return reject("future_timestamp", `The timestamp is ${skew} s ahead; at most ${tolerance} s is accepted.`)
+  }
 
   const signatureBytes = fromHex(signature.trim(), 64)
-  if (signatureBytes === undefined) return reject("malformed_signature", `The ${h.signature} header is not a 64-byte hex signature.`)
+  if (signatureBytes === undefined) {
+    return reject("malformed_signature", `The ${h.signature} header is not a 64-byte hex signature.`)
+  }
 
   const keyId = header(headers, h.keyId)
   const candidates = keySet.keys
@@ -119,7 +135,9 @@ export const verifyWebhook = (
   if (candidates.length === 0) {
     return reject(
       "no_matching_key",
-      keyId === undefined ? "The key set holds no Ed25519 key." : `The key set has no key '${keyId}'; fetch the key set again.`
+      keyId === undefined
+        ? "The key set holds no Ed25519 key."
+        : `The key set has no key '${keyId}'; fetch the key set again.`
     )
   }
 

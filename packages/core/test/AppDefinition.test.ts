@@ -11,7 +11,12 @@ const poster = {
   public: true,
   nodes: [
     { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-    { id: "style", type: "input.options", label: "Style", config: { name: "style", options: ["flat", "neon"], default: "flat" } },
+    {
+      id: "style",
+      type: "input.options",
+      label: "Style",
+      config: { name: "style", options: ["flat", "neon"], default: "flat" }
+    },
     { id: "photo", type: "input.url", label: "Photo" },
     { id: "title", type: "text.template", label: "Title", config: { template: "{{prompt}} in {{ style }} style" } },
     { id: "caption", type: "output.text", label: "Caption" }
@@ -77,7 +82,10 @@ describe("app definitions (docs/apps.md)", () => {
     ],
     [
       "config the node type rejects",
-      (d: typeof poster) => ({ ...d, nodes: d.nodes.map((n) => (n.id === "title" ? { ...n, config: { template: 42 } } : n)) }),
+      (d: typeof poster) => ({
+        ...d,
+        nodes: d.nodes.map((n) => (n.id === "title" ? { ...n, config: { template: 42 } } : n))
+      }),
       { node: "title", message: "config.template: Expected string, actual 42" }
     ],
     [
@@ -86,7 +94,7 @@ describe("app definitions (docs/apps.md)", () => {
         ...d,
         nodes: d.nodes.map((n) => (n.id === "title" ? { ...n, config: { template: "x", colour: "red" } } : n))
       }),
-      { node: "title", message: 'config.colour: unknown key; expected one of "template"' }
+      { node: "title", message: "config.colour: unknown key; expected one of \"template\"" }
     ],
     [
       "a template naming a node that is not upstream",
@@ -176,7 +184,13 @@ describe("app definitions (docs/apps.md)", () => {
     const appId = Ids.AppId.make("3f0c1b8e-2d4a-4e5f-9a6b-7c8d9e0f1a2b")
     const compiled = (d: unknown) => Either.getOrThrow(AppDefinition.compile(d, registry)).definition
     const first = AppDefinition.workflowIdOf(appId, compiled(poster))
-    const reordered = { edges: poster.edges, nodes: poster.nodes, public: true, description: poster.description, name: poster.name }
+    const reordered = {
+      edges: poster.edges,
+      nodes: poster.nodes,
+      public: true,
+      description: poster.description,
+      name: poster.name
+    }
     expect(AppDefinition.workflowIdOf(appId, compiled(reordered))).toBe(first)
     const changed = withChanges((d) => ({
       ...d,

@@ -8,7 +8,12 @@ const app = (name: string, description?: string) => ({
   ...(description === undefined ? {} : { description }),
   nodes: [
     { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-    { id: "tone", type: "input.options", label: "Tone", config: { name: "tone", options: ["warm", "dry"], default: "warm" } },
+    {
+      id: "tone",
+      type: "input.options",
+      label: "Tone",
+      config: { name: "tone", options: ["warm", "dry"], default: "warm" }
+    },
     { id: "photo", type: "input.url", label: "Photo", config: { name: "photo" } },
     { id: "text", type: "text.template", label: "Text", config: { template: "{{prompt}} ({{tone}})" } },
     { id: "out", type: "output.text", label: "Out" }
@@ -20,7 +25,7 @@ const app = (name: string, description?: string) => ({
   ]
 })
 
-const setup = Effect.gen(function* () {
+const setup = Effect.gen(function*() {
   const appexec = yield* Appexec.Appexec
   const alice = yield* TestHarness.signIn("alice")
   const bob = yield* TestHarness.signIn("bob")
@@ -34,13 +39,18 @@ const errorTag = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effe
 
 describe("Appexec facade", () => {
   it.scoped("app detail: parameters with stable UUID ids, names as keys, defaults and options shown", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { appexec, alice, publicApp } = yield* setup
       const detail = yield* appexec.apps.get(alice, publicApp.appId)
       expect(detail.name).toBe("Public Poster")
       expect(detail.description).toBe("Renders posters")
       expect(detail.parameters.map((p) => p.name)).toEqual(["prompt", "tone", "photo"])
-      expect(detail.parameters[1]).toMatchObject({ type: "options", options: ["warm", "dry"], default: "warm", required: false })
+      expect(detail.parameters[1]).toMatchObject({
+        type: "options",
+        options: ["warm", "dry"],
+        default: "warm",
+        required: false
+      })
       expect(detail.parameters[2]).toMatchObject({ type: "url", accept: ["image"] })
       expect(new Set(detail.parameters.map((p) => p.id)).size).toBe(3)
       const again = yield* appexec.apps.get(alice, publicApp.appId)
@@ -48,7 +58,7 @@ describe("Appexec facade", () => {
     }).pipe(Effect.provide(TestHarness.layer())))
 
   it.scoped("an app without a description has an empty description in detail and null in the list", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { appexec, alice, alicesApp } = yield* setup
       expect((yield* appexec.apps.get(alice, alicesApp.appId)).description).toBe("")
       const listed = (yield* appexec.apps.list(alice)).find((a) => a.appId === alicesApp.appId)
@@ -56,7 +66,7 @@ describe("Appexec facade", () => {
     }).pipe(Effect.provide(TestHarness.layer())))
 
   it.scoped("workflow graph: nodes as {id, type, label} and edges, no config", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { appexec, alice, publicApp } = yield* setup
       const graph = yield* appexec.apps.workflow(alice, publicApp.appId)
       expect(graph.nodes[3]).toEqual({ id: "text", type: "text.template", label: "Text" })
@@ -66,7 +76,7 @@ describe("Appexec facade", () => {
     }).pipe(Effect.provide(TestHarness.layer())))
 
   it.scoped("another workspace's private app is forbidden (403), an unknown app not found (404)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { appexec, bob, alicesApp } = yield* setup
       expect(yield* errorTag(appexec.apps.get(bob, alicesApp.appId))).toBe("AppAccessDenied")
       expect(yield* errorTag(appexec.apps.workflow(bob, alicesApp.appId))).toBe("AppAccessDenied")
@@ -76,7 +86,7 @@ describe("Appexec facade", () => {
     }).pipe(Effect.provide(TestHarness.layer())))
 
   it.scoped("another workspace's execution is not found (404, never 403), both ways", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { appexec, alice, bob, publicApp, alicesApp } = yield* setup
       const alices = yield* appexec.executions.start(alice, alicesApp.appId, { prompt: "x" })
       const bobs = yield* appexec.executions.start(bob, publicApp.appId, { prompt: "y" })
@@ -87,7 +97,7 @@ describe("Appexec facade", () => {
     }).pipe(Effect.provide(TestHarness.layer())))
 
   it.scoped("list: own apps first, then public apps, each by name; limit bounds public apps only", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { appexec, alice } = yield* setup
       for (const name of ["Zeta", "alpha", "Beta"]) yield* appexec.apps.import(app(name), { owner: { public: true } })
       yield* appexec.apps.import(app("Alice Second"), { owner: { workspaceId: alice.workspaceId } })
@@ -98,14 +108,14 @@ describe("Appexec facade", () => {
     }).pipe(Effect.provide(TestHarness.layer())))
 
   it.scoped("list: another workspace's private apps never appear", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { appexec, bob } = yield* setup
       const names = (yield* appexec.apps.list(bob)).map((a) => a.name)
       expect(names).toEqual(["Public Poster"])
     }).pipe(Effect.provide(TestHarness.layer())))
 
   it.scoped("list: search matches name or description, ignoring case", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { appexec, alice } = yield* setup
       expect((yield* appexec.apps.list(alice, { search: "POSTER" })).map((a) => a.name)).toEqual(["Public Poster"])
       expect((yield* appexec.apps.list(alice, { search: "renders" })).map((a) => a.name)).toEqual(["Public Poster"])
@@ -113,22 +123,30 @@ describe("Appexec facade", () => {
       expect(yield* appexec.apps.list(alice, { search: "nothing like it" })).toEqual([])
     }).pipe(Effect.provide(TestHarness.layer())))
 
-  it.scoped.each([0, 101, 2.5, -1])("list: limit %d is refused as an invalid request", (limit) =>
-    Effect.gen(function* () {
-      const { appexec, alice } = yield* setup
-      expect(yield* errorTag(appexec.apps.list(alice, { limit }))).toBe("InvalidRequest")
-    }).pipe(Effect.provide(TestHarness.layer())))
+  it.scoped.each([0, 101, 2.5, -1])(
+    "list: limit %d is refused as an invalid request",
+    (limit) =>
+      Effect.gen(function*() {
+        const { appexec, alice } = yield* setup
+        expect(yield* errorTag(appexec.apps.list(alice, { limit }))).toBe("InvalidRequest")
+      }).pipe(Effect.provide(TestHarness.layer()))
+  )
 
   it.scoped("start refuses bad inputs and a bad webhook URL, and queues nothing", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { appexec, alice, publicApp } = yield* setup
       const invalid = yield* Effect.flip(appexec.executions.start(alice, publicApp.appId, { tone: "loud" }))
       expect(invalid._tag).toBe("InvalidInputs")
-      expect(yield* errorTag(appexec.executions.start(alice, publicApp.appId, { prompt: "x" }, { webhook: "ftp://x" }))).toBe(
-        "InvalidWebhookUrl"
-      )
+      expect(yield* errorTag(appexec.executions.start(alice, publicApp.appId, { prompt: "x" }, { webhook: "ftp://x" })))
+        .toBe(
+          "InvalidWebhookUrl"
+        )
       expect(
-        yield* errorTag(appexec.executions.start(alice, publicApp.appId, { prompt: "x" }, { webhook: `https://e.x/${"a".repeat(3000)}` }))
+        yield* errorTag(
+          appexec.executions.start(alice, publicApp.appId, { prompt: "x" }, {
+            webhook: `https://e.x/${"a".repeat(3000)}`
+          })
+        )
       ).toBe("InvalidWebhookUrl")
       expect(yield* errorTag(appexec.executions.start(alice, publicApp.appId, "prompt"))).toBe("InvalidRequest")
       const queue = yield* ExecutionQueue.ExecutionQueue
@@ -136,7 +154,7 @@ describe("Appexec facade", () => {
     }).pipe(Effect.provide(TestHarness.layer({ worker: false }))))
 
   it.scoped("re-importing the same definition keeps the workflowId; a change makes a new one; executions keep theirs", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { appexec, alice } = yield* setup
       const first = yield* appexec.apps.import(app("Versioned"), { owner: { public: true } })
       const before = yield* appexec.executions.start(alice, first.appId, { prompt: "x" })
@@ -144,7 +162,9 @@ describe("Appexec facade", () => {
       expect(same.appId).toBe(first.appId)
       const again = yield* appexec.executions.start(alice, first.appId, { prompt: "x" })
       expect(again.workflowId).toBe(before.workflowId)
-      const changed = yield* appexec.apps.import(app("Versioned", "now with a description"), { owner: { public: true } })
+      const changed = yield* appexec.apps.import(app("Versioned", "now with a description"), {
+        owner: { public: true }
+      })
       expect(changed.appId).toBe(first.appId)
       const after = yield* appexec.executions.start(alice, first.appId, { prompt: "x" })
       expect(after.workflowId).not.toBe(before.workflowId)
@@ -154,16 +174,18 @@ describe("Appexec facade", () => {
     }).pipe(Effect.provide(TestHarness.layer())))
 
   it.scoped("an invalid definition is refused on import with every problem", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { appexec } = yield* setup
-      const error = yield* Effect.flip(appexec.apps.import({ name: "Bad", nodes: [{ id: "x", type: "nope" }], edges: [] }))
+      const error = yield* Effect.flip(
+        appexec.apps.import({ name: "Bad", nodes: [{ id: "x", type: "nope" }], edges: [] })
+      )
       expect(error._tag).toBe("InvalidAppDefinition")
       expect(error.message).toContain("node 'x': unknown node type 'nope'")
       expect(error.message).toContain("the app has no output node")
     }).pipe(Effect.provide(TestHarness.layer())))
 
   it.scoped("a private app needs an owner", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { appexec } = yield* setup
       expect(yield* errorTag(appexec.apps.import(app("Ownerless")))).toBe("InvalidRequest")
     }).pipe(Effect.provide(TestHarness.layer())))
@@ -171,7 +193,7 @@ describe("Appexec facade", () => {
 
 describe("API keys (docs/api.md#authentication, docs/api.md)", () => {
   it.scoped("a key is prefixed, stored only as a hash, and accepted in either header", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
       const config = yield* AppexecConfig.AppexecConfig
       const created = yield* appexec.keys.create({ workspace: "w", user: "u" })
@@ -181,19 +203,27 @@ describe("API keys (docs/api.md#authentication, docs/api.md)", () => {
       const viaHeader = yield* appexec.keys.authenticate({ "x-api-key": created.key })
       const viaBearer = yield* appexec.keys.authenticate({ authorization: `Bearer ${created.key}` })
       expect(viaHeader).toEqual(viaBearer)
-      expect(viaHeader).toEqual({ workspaceId: created.workspace.workspaceId, userId: created.user.userId, apiKeyId: created.record.apiKeyId })
+      expect(viaHeader).toEqual({
+        workspaceId: created.workspace.workspaceId,
+        userId: created.user.userId,
+        apiKeyId: created.record.apiKeyId
+      })
     }).pipe(Effect.provide(TestHarness.layer())))
 
   it.scoped("missing, malformed, unknown and revoked keys are refused, each with its reason", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
       const created = yield* appexec.keys.create({ workspace: "w" })
       const reason = (headers: Parameters<typeof appexec.keys.authenticate>[0]) =>
-        Effect.map(Effect.flip(appexec.keys.authenticate(headers)), (e) => (e._tag === "Unauthorized" ? e.reason : e._tag))
+        Effect.map(
+          Effect.flip(appexec.keys.authenticate(headers)),
+          (e) => (e._tag === "Unauthorized" ? e.reason : e._tag)
+        )
       expect(yield* reason({})).toBe("missing")
       expect(yield* reason({ "x-api-key": "sk_wrongprefix" })).toBe("malformed")
       expect(yield* reason({ authorization: `Basic ${created.key}` })).toBe("malformed")
-      expect(yield* reason({ "x-api-key": `${created.key.slice(0, -1)}${created.key.endsWith("A") ? "B" : "A"}` })).toBe("unknown")
+      expect(yield* reason({ "x-api-key": `${created.key.slice(0, -1)}${created.key.endsWith("A") ? "B" : "A"}` }))
+        .toBe("unknown")
       expect(yield* appexec.keys.revoke(created.record.hint)).toBe(1)
       expect(yield* reason({ "x-api-key": created.key })).toBe("revoked")
     }).pipe(Effect.provide(TestHarness.layer())))

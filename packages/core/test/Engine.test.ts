@@ -2,7 +2,7 @@ import { Ids } from "@appexec/api"
 import { Appexec, AppexecLayer, Errors, ExecutionQueue, ExecutionStore, NodeType, WebhookOutbox } from "@appexec/core"
 import { MemoryStorage, SeededIds, TestHarness, TestOutboundHttp } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Schema, Scope, TestClock } from "effect"
+import { type Duration, Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Schema, Scope, TestClock } from "effect"
 import * as Worker from "../src/internal/Worker.js"
 
 /** input → template → delay(ms) → text output */
@@ -41,7 +41,7 @@ const branches = {
 }
 
 const startApp = (definition: unknown, inputs: Record<string, string> = { prompt: "hi" }, webhook?: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const appexec = yield* Appexec.Appexec
     const app = yield* appexec.apps.import(definition)
     const principal = yield* TestHarness.signIn()
@@ -49,7 +49,7 @@ const startApp = (definition: unknown, inputs: Record<string, string> = { prompt
   })
 
 const awaitAfter = (executionId: string, advance: Duration.DurationInput) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const appexec = yield* Appexec.Appexec
     const waiting = yield* Effect.fork(appexec.executions.await(executionId))
     yield* TestClock.adjust(advance)
@@ -57,7 +57,7 @@ const awaitAfter = (executionId: string, advance: Duration.DurationInput) =>
   })
 
 const statusOf = (executionId: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const store = yield* ExecutionStore.ExecutionStore
     const record = yield* store.get(Ids.ExecutionId.make(executionId))
     return Option.getOrThrow(record).status
@@ -65,7 +65,7 @@ const statusOf = (executionId: string) =>
 
 describe("engine", () => {
   it.scoped("runs an app end to end: queued → running → completed with outputs filled", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const started = yield* startApp(delayed(0))
       expect(started.status).toBe("queued")
       expect(started.webhookUrl).toBeNull()
@@ -83,7 +83,7 @@ describe("engine", () => {
     }).pipe(Effect.provide(TestHarness.layer())))
 
   it.scoped("a 10-minute util.delay completes in virtual time, renewing its lease throughout", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const started = yield* startApp(delayed(10 * 60_000, { timeoutSeconds: 3600 }))
       yield* TestClock.adjust("9 minutes")
       expect(yield* statusOf(started.executionId)).toBe("running")
@@ -93,7 +93,7 @@ describe("engine", () => {
     }).pipe(Effect.provide(TestHarness.layer({ config: { pollInterval: 60_000 } }))))
 
   it.scoped("a per-app timeout fails the execution with a clear message and per-output errors", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const started = yield* startApp(delayed(5 * 60_000, { timeoutSeconds: 60 }))
       const done = yield* awaitAfter(started.executionId, "61 seconds")
       expect(done.status).toBe("failed")
@@ -102,7 +102,7 @@ describe("engine", () => {
     }).pipe(Effect.provide(TestHarness.layer())))
 
   it.scoped("the instance default timeout applies to apps that set none", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const started = yield* startApp(delayed(20 * 60_000))
       const done = yield* awaitAfter(started.executionId, "10 minutes")
       expect(done.status).toBe("failed")
@@ -110,7 +110,7 @@ describe("engine", () => {
     }).pipe(Effect.provide(TestHarness.layer({ config: { pollInterval: 60_000 } }))))
 
   it.scoped("independent branches run concurrently", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const started = yield* startApp(branches, {})
       const done = yield* awaitAfter(started.executionId, "1 second")
       expect(done.status).toBe("completed")
@@ -118,7 +118,7 @@ describe("engine", () => {
     }).pipe(Effect.provide(TestHarness.layer())))
 
   it.scoped("the node concurrency bound holds", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const started = yield* startApp(branches, {})
       yield* TestClock.adjust("1 second")
       expect(yield* statusOf(started.executionId)).toBe("running")
@@ -127,7 +127,7 @@ describe("engine", () => {
     }).pipe(Effect.provide(TestHarness.layer({ config: { nodeConcurrency: 1 } }))))
 
   it.scoped("a failing node fails the execution; outputs not depending on it are still produced", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const started = yield* startApp(
         {
           name: "Half",
@@ -154,7 +154,7 @@ describe("engine", () => {
     }).pipe(Effect.provide(TestHarness.layer())))
 
   it.scoped("an expired lease (a lost worker) is recovered: the execution runs again and completes", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const started = yield* startApp(delayed(1000))
       const queue = yield* ExecutionQueue.ExecutionQueue
       // A worker claims it and is lost: no renewal, no result.
@@ -168,7 +168,7 @@ describe("engine", () => {
     }).pipe(Effect.provide(TestHarness.layer({ worker: false }))))
 
   it.scoped("after too many lost workers the execution fails with a clear errorMessage", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const started = yield* startApp(delayed(1000))
       const queue = yield* ExecutionQueue.ExecutionQueue
       for (let i = 0; i < 2; i++) {
@@ -185,7 +185,7 @@ describe("engine", () => {
     }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { maxAttempts: 2 } }))))
 
   it.scoped("a worker shut down mid-run releases its lease: nothing stays stuck in running", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const started = yield* startApp(delayed(60_000, { timeoutSeconds: 600 }))
       const first = yield* Scope.make()
       yield* Worker.run.pipe(Scope.extend(first))
@@ -204,7 +204,7 @@ describe("engine", () => {
     }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { drainTimeout: 0 } }))))
 
   it.scoped("a stopping worker drains running executions before it stops", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const started = yield* startApp(delayed(5_000))
       const first = yield* Scope.make()
       yield* Worker.run.pipe(Scope.extend(first))
@@ -216,7 +216,7 @@ describe("engine", () => {
     }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { drainTimeout: 10_000 } }))))
 
   it.scoped("a stopping worker waits at most drainTimeoutMs, then releases what still runs", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const started = yield* startApp(delayed(60_000, { timeoutSeconds: 600 }))
       const scope = yield* Scope.make()
       // Built as a layer, so that the drain runs in its (uninterruptible) finalizer.
@@ -233,7 +233,7 @@ describe("engine", () => {
     }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { drainTimeout: 10_000 } }))))
 
   it.scoped("a defect in the worker fails the execution with a generic message instead of leaving it running", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const started = yield* startApp(delayed(0))
       const done = yield* awaitAfter(started.executionId, "1 second")
       expect(done.status).toBe("failed")
@@ -287,7 +287,7 @@ describe("engine", () => {
           () => Effect.sync(() => void running--)
         )
     })
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       yield* startApp(
         {
           name: "Slow",
@@ -305,7 +305,10 @@ describe("engine", () => {
         renew: () => Effect.fail(new Errors.StorageError({ operation: "renew lease", cause: "disk unavailable" }))
       }))
       yield* Effect.forkScoped(
-        Worker.run.pipe(Effect.zipRight(Effect.never), Effect.provideServiceEffect(ExecutionQueue.ExecutionQueue, storageDown))
+        Worker.run.pipe(
+          Effect.zipRight(Effect.never),
+          Effect.provideServiceEffect(ExecutionQueue.ExecutionQueue, storageDown)
+        )
       )
       yield* TestClock.adjust("45 seconds")
       expect(runs).toBe(2)
@@ -314,7 +317,7 @@ describe("engine", () => {
   })
 
   it.scoped("a stopped worker takes no new work", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const first = yield* Scope.make()
       yield* Worker.run.pipe(Scope.extend(first))
       yield* Scope.close(first, Exit.void)
@@ -324,10 +327,14 @@ describe("engine", () => {
     }).pipe(Effect.provide(TestHarness.layer({ worker: false }))))
 
   it.scoped("a finished execution with a webhook has its delivery in the outbox, on completed and on failed", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const ok = yield* startApp(delayed(0), { prompt: "x" }, "https://hooks.example/done")
       expect(ok.webhookUrl).toBe("https://hooks.example/done")
-      const slow = yield* startApp(delayed(120_000, { timeoutSeconds: 1 }), { prompt: "x" }, "https://hooks.example/failed")
+      const slow = yield* startApp(
+        delayed(120_000, { timeoutSeconds: 1 }),
+        { prompt: "x" },
+        "https://hooks.example/failed"
+      )
       yield* awaitAfter(slow.executionId, "2 seconds")
       const outbox = yield* WebhookOutbox.WebhookOutbox
       const [delivered] = yield* outbox.forExecution(ok.executionId)

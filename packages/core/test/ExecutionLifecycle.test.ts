@@ -44,12 +44,21 @@ describe("status state machine (docs/api.md#execution-states)", () => {
   })
 
   it("running → completed fills every output and sets completedAt", () => {
-    const done = Either.getOrThrow(run([{ _tag: "Started", at: 2_000 }, { _tag: "Completed", at: 3_000, produced: both }]))
+    const done = Either.getOrThrow(
+      run([{ _tag: "Started", at: 2_000 }, { _tag: "Completed", at: 3_000, produced: both }])
+    )
     expect(done.status).toBe("completed")
     expect(done.completedAt).toBe(3_000)
     expect(done.errorMessage).toBeNull()
     expect(done.outputs).toEqual([
-      { id: "image", label: "Image", type: "image", value: "https://media.example/i.png", status: "completed", error: null },
+      {
+        id: "image",
+        label: "Image",
+        type: "image",
+        value: "https://media.example/i.png",
+        status: "completed",
+        error: null
+      },
       { id: "caption", label: "Caption", type: "text", value: "a cat", status: "completed", error: null }
     ])
   })
@@ -91,7 +100,10 @@ describe("status state machine (docs/api.md#execution-states)", () => {
     ["queued", [], { _tag: "Completed", at: 5, produced: both }],
     ["queued", [], { _tag: "Failed", at: 5, errorMessage: "x", produced: [], outputErrors: {}, outputTypes }],
     ["running", [{ _tag: "Started", at: 2 }], { _tag: "Started", at: 5 }],
-    ["completed", [{ _tag: "Started", at: 2 }, { _tag: "Completed", at: 3, produced: both }], { _tag: "Started", at: 5 }],
+    ["completed", [{ _tag: "Started", at: 2 }, { _tag: "Completed", at: 3, produced: both }], {
+      _tag: "Started",
+      at: 5
+    }],
     [
       "completed",
       [{ _tag: "Started", at: 2 }, { _tag: "Completed", at: 3, produced: both }],
@@ -99,15 +111,25 @@ describe("status state machine (docs/api.md#execution-states)", () => {
     ],
     [
       "failed",
-      [{ _tag: "Started", at: 2 }, { _tag: "Failed", at: 3, errorMessage: "x", produced: [], outputErrors: {}, outputTypes }],
+      [{ _tag: "Started", at: 2 }, {
+        _tag: "Failed",
+        at: 3,
+        errorMessage: "x",
+        produced: [],
+        outputErrors: {},
+        outputTypes
+      }],
       { _tag: "Completed", at: 5, produced: both }
     ]
-  ] as ReadonlyArray<[string, ReadonlyArray<Event>, Event]>)("from %s, refuses a forbidden event", (from, before, event) => {
-    const state = Either.getOrThrow(run(before))
-    expect(state.status).toBe(from)
-    const result = transition(state, event)
-    expect(Either.isLeft(result)).toBe(true)
-  })
+  ] as ReadonlyArray<[string, ReadonlyArray<Event>, Event]>)(
+    "from %s, refuses a forbidden event",
+    (from, before, event) => {
+      const state = Either.getOrThrow(run(before))
+      expect(state.status).toBe(from)
+      const result = transition(state, event)
+      expect(Either.isLeft(result)).toBe(true)
+    }
+  )
 
   const arbitraryEvent: fc.Arbitrary<Event> = fc.oneof(
     fc.record({ _tag: fc.constant("Started" as const), at: fc.integer({ min: 0, max: 10_000 }) }),
@@ -153,7 +175,9 @@ describe("status state machine (docs/api.md#execution-states)", () => {
               expect(o.value).not.toBeNull()
               expect(o.type).not.toBe("pending")
             } else {
-              expect(o.status === "completed" ? o.value !== null && o.error === null : o.value === null && o.error !== null).toBe(true)
+              expect(
+                o.status === "completed" ? o.value !== null && o.error === null : o.value === null && o.error !== null
+              ).toBe(true)
               expect(o.type).not.toBe("pending")
             }
           }

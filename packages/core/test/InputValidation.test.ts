@@ -1,4 +1,4 @@
-import { ErrorBody } from "@appexec/api"
+import { type ErrorBody } from "@appexec/api"
 import { Errors, InputValidation, type NodeType } from "@appexec/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
@@ -27,26 +27,80 @@ describe("input validation (docs/api.md#parameter, §4.4; docs/api.md)", () => {
 
   it("keeps a given value over the default, and an empty optional text", () => {
     const resolved = Either.getOrThrow(
-      InputValidation.validateInputs(parameters, { prompt: "x", size: "S", style: "neon", note: "", photo: "https://e.x/a.png" })
+      InputValidation.validateInputs(parameters, {
+        prompt: "x",
+        size: "S",
+        style: "neon",
+        note: "",
+        photo: "https://e.x/a.png"
+      })
     )
     expect(resolved).toEqual({ prompt: "x", size: "S", style: "neon", note: "", photo: "https://e.x/a.png" })
   })
 
   it.each<[string, unknown, ErrorBody.InputProblem]>([
-    ["unknown key, with the valid names", { prompt: "x", size: "S", colour: "red" }, { parameter: "colour", problem: "unknown_parameter", expected: names }],
-    ["keys are case-sensitive (no aliasing)", { Prompt: "x", prompt: "x", size: "S" }, { parameter: "Prompt", problem: "unknown_parameter", expected: names }],
-    ["a parameter id is not a key", { prompt: "x", size: "S", "11111111-1111-4111-8111-111111111111": "y" }, { parameter: "11111111-1111-4111-8111-111111111111", problem: "unknown_parameter", expected: names }],
+    ["unknown key, with the valid names", { prompt: "x", size: "S", colour: "red" }, {
+      parameter: "colour",
+      problem: "unknown_parameter",
+      expected: names
+    }],
+    ["keys are case-sensitive (no aliasing)", { Prompt: "x", prompt: "x", size: "S" }, {
+      parameter: "Prompt",
+      problem: "unknown_parameter",
+      expected: names
+    }],
+    ["a parameter id is not a key", { prompt: "x", size: "S", "11111111-1111-4111-8111-111111111111": "y" }, {
+      parameter: "11111111-1111-4111-8111-111111111111",
+      problem: "unknown_parameter",
+      expected: names
+    }],
     ["missing required", { size: "S" }, { parameter: "prompt", problem: "missing_required" }],
     ["required text that is blank", { prompt: "   ", size: "S" }, { parameter: "prompt", problem: "empty" }],
-    ["option not in the labels, with the labels", { prompt: "x", size: "XL" }, { parameter: "size", problem: "not_an_option", expected: ["S", "M", "L"] }],
-    ["option labels are exact", { prompt: "x", size: "s" }, { parameter: "size", problem: "not_an_option", expected: ["S", "M", "L"] }],
-    ["a number is the wrong type", { prompt: 42, size: "S" }, { parameter: "prompt", problem: "wrong_type", expected: "a string" }],
-    ["null is the wrong type", { prompt: "x", size: null }, { parameter: "size", problem: "wrong_type", expected: "a string" }],
-    ["an array is the wrong type", { prompt: ["x"], size: "S" }, { parameter: "prompt", problem: "wrong_type", expected: "a string" }],
-    ["a relative URL", { prompt: "x", size: "S", photo: "/a.png" }, { parameter: "photo", problem: "invalid_url", expected: "an absolute http or https URL" }],
-    ["a non-http URL", { prompt: "x", size: "S", photo: "ftp://e.x/a.png" }, { parameter: "photo", problem: "invalid_url", expected: "an absolute http or https URL" }],
-    ["a javascript: URL", { prompt: "x", size: "S", photo: "javascript:alert(1)" }, { parameter: "photo", problem: "invalid_url", expected: "an absolute http or https URL" }],
-    ["text over the size limit", { prompt: "x".repeat(InputValidation.MAX_TEXT_LENGTH + 1), size: "S" }, { parameter: "prompt", problem: "too_long", expected: `at most ${InputValidation.MAX_TEXT_LENGTH} characters` }]
+    ["option not in the labels, with the labels", { prompt: "x", size: "XL" }, {
+      parameter: "size",
+      problem: "not_an_option",
+      expected: ["S", "M", "L"]
+    }],
+    ["option labels are exact", { prompt: "x", size: "s" }, {
+      parameter: "size",
+      problem: "not_an_option",
+      expected: ["S", "M", "L"]
+    }],
+    ["a number is the wrong type", { prompt: 42, size: "S" }, {
+      parameter: "prompt",
+      problem: "wrong_type",
+      expected: "a string"
+    }],
+    ["null is the wrong type", { prompt: "x", size: null }, {
+      parameter: "size",
+      problem: "wrong_type",
+      expected: "a string"
+    }],
+    ["an array is the wrong type", { prompt: ["x"], size: "S" }, {
+      parameter: "prompt",
+      problem: "wrong_type",
+      expected: "a string"
+    }],
+    ["a relative URL", { prompt: "x", size: "S", photo: "/a.png" }, {
+      parameter: "photo",
+      problem: "invalid_url",
+      expected: "an absolute http or https URL"
+    }],
+    ["a non-http URL", { prompt: "x", size: "S", photo: "ftp://e.x/a.png" }, {
+      parameter: "photo",
+      problem: "invalid_url",
+      expected: "an absolute http or https URL"
+    }],
+    ["a javascript: URL", { prompt: "x", size: "S", photo: "javascript:alert(1)" }, {
+      parameter: "photo",
+      problem: "invalid_url",
+      expected: "an absolute http or https URL"
+    }],
+    ["text over the size limit", { prompt: "x".repeat(InputValidation.MAX_TEXT_LENGTH + 1), size: "S" }, {
+      parameter: "prompt",
+      problem: "too_long",
+      expected: `at most ${InputValidation.MAX_TEXT_LENGTH} characters`
+    }]
   ])("reports %s", (_name, inputs, expected) => {
     expect(problems(inputs)).toEqual([expected])
   })
@@ -68,7 +122,11 @@ describe("input validation (docs/api.md#parameter, §4.4; docs/api.md)", () => {
       ]
     })
     expect(error.message).toBe("2 inputs are invalid: 'size' must be one of: S, M; 'prompt' is required.")
-    expect(Errors.toErrorInfo(error)).toEqual({ code: "invalid_inputs", message: error.message, details: error.problems })
+    expect(Errors.toErrorInfo(error)).toEqual({
+      code: "invalid_inputs",
+      message: error.message,
+      details: error.problems
+    })
   })
 
   it.each([null, [], "prompt=x", 3])("refuses inputs that are not an object (%j) as an invalid request", (inputs) => {

@@ -13,7 +13,13 @@ const shout = NodeType.defineNode({
   inputs: { min: 1, max: 1 },
   config: Schema.Struct({ marks: Schema.Number.pipe(Schema.int(), Schema.between(1, 5)) }),
   run: ({ config, upstream }) =>
-    Effect.map(Shouter, (s) => NodeType.NodeValue.text(`${s.shout(NodeType.NodeValue.asText(upstream[0]!.value) ?? "")}${"!".repeat(config.marks)}`))
+    Effect.map(
+      Shouter,
+      (s) =>
+        NodeType.NodeValue.text(
+          `${s.shout(NodeType.NodeValue.asText(upstream[0]!.value) ?? "")}${"!".repeat(config.marks)}`
+        )
+    )
 })
 
 const crash = NodeType.defineNode({
@@ -43,7 +49,7 @@ const ShouterLive = Layer.succeed(Shouter, { shout: (s) => s.toUpperCase() })
 
 describe("node registry and defineNode", () => {
   it.scoped("an operator's node type, with the service it needs, runs like a built-in", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
       const app = yield* appexec.apps.import(shoutingApp(3))
       const principal = yield* TestHarness.signIn()
@@ -55,14 +61,14 @@ describe("node registry and defineNode", () => {
     }).pipe(Effect.provide(TestHarness.layer({ nodes: [shout] }).pipe(Layer.provide(ShouterLive)))))
 
   it.scoped("its config is validated by its schema at import time", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
       const error = yield* Effect.flip(appexec.apps.import(shoutingApp(9)))
       expect(error.message).toContain("node 'loud': config.marks: Expected a number between 1 and 5, actual 9")
     }).pipe(Effect.provide(TestHarness.layer({ nodes: [shout] }).pipe(Layer.provide(ShouterLive)))))
 
   it.scoped("a node type's defect fails the execution without showing its internals", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
       const app = yield* appexec.apps.import({
         name: "Crash",
@@ -85,7 +91,9 @@ describe("node registry and defineNode", () => {
 
   it("registering one type name twice fails the layer with a typed configuration error", () => {
     const error = Effect.runSync(
-      Effect.flip(Effect.provide(NodeRegistry.NodeRegistry, NodeRegistry.layer([...CoreNodes.coreNodes, CoreNodes.outputText])))
+      Effect.flip(
+        Effect.provide(NodeRegistry.NodeRegistry, NodeRegistry.layer([...CoreNodes.coreNodes, CoreNodes.outputText]))
+      )
     )
     expect(error).toBeInstanceOf(Errors.InvalidConfiguration)
     expect(error.message).toBe("Invalid setting 'nodes': node type 'output.text' is registered twice")

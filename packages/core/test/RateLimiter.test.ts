@@ -7,7 +7,7 @@ const policy = { limit: 3, windowMs: 60_000 }
 
 describe("rate limiter", () => {
   it.effect("allows `limit` requests per window, then refuses until the window resets", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.adjust("10 seconds")
       const decisions = []
       for (let i = 0; i < 4; i++) decisions.push(yield* RateLimiter.consume("1.2.3.4", policy))

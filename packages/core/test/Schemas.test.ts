@@ -17,7 +17,14 @@ const executionId = "0b1c2d3e-4f5a-4b6c-9d7e-8f9a0b1c2d3e"
 describe("resource schemas encode to the JSON of the API (docs/api.md#resources)", () => {
   it("app summary list (docs/api.md#app-summary) with a null description", () => {
     const encoded = json(Envelope.Envelope(Schema.Array(App.AppSummary)), {
-      data: [App.AppSummary.make({ appId: appId as App.AppSummary["appId"], name: "Poster", description: null, isPublic: true })]
+      data: [
+        App.AppSummary.make({
+          appId: appId as App.AppSummary["appId"],
+          name: "Poster",
+          description: null,
+          isPublic: true
+        })
+      ]
     })
     sameJson(encoded, { data: [{ appId, name: "Poster", description: null, isPublic: true }] })
   })
@@ -66,7 +73,12 @@ describe("resource schemas encode to the JSON of the API (docs/api.md#resources)
 
   it("rejects a parameter type outside text/options/url", () => {
     expect(() =>
-      Schema.decodeUnknownSync(App.Parameter)({ id: "11111111-1111-4111-8111-111111111111", name: "x", type: "number", required: true })
+      Schema.decodeUnknownSync(App.Parameter)({
+        id: "11111111-1111-4111-8111-111111111111",
+        name: "x",
+        type: "number",
+        required: true
+      })
     ).toThrow()
   })
 
@@ -169,7 +181,14 @@ describe("resource schemas encode to the JSON of the API (docs/api.md#resources)
   })
 
   it("key set (docs/api.md#jwk): top-level keys, fixed JWK members", () => {
-    const jwk = { kty: "OKP", crv: "Ed25519", x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo", kid: "kid-1", use: "sig", alg: "EdDSA" }
+    const jwk = {
+      kty: "OKP",
+      crv: "Ed25519",
+      x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo",
+      kid: "kid-1",
+      use: "sig",
+      alg: "EdDSA"
+    }
     sameJson(json(Jwk.JwkSet, Schema.decodeUnknownSync(Jwk.JwkSet)({ keys: [jwk] })), { keys: [jwk] })
     expect(() => Schema.decodeUnknownSync(Jwk.Jwk)({ ...jwk, crv: "X25519" })).toThrow()
   })

@@ -7,17 +7,23 @@ import { createHash, createPublicKey, generateKeyPairSync, verify } from "node:c
 const DAY = 24 * 60 * 60_000
 
 /** Keys over `store`, so that two "starts" can share one store. */
-const keysOver = (store: Layer.Layer<SigningKeyStore.SigningKeyStore>, config: Partial<AppexecConfig.AppexecOptions> = {}) =>
-  SigningKeys.layer.pipe(Layer.provide(Layer.mergeAll(store, SeededIds.layer("keys"), AppexecConfig.AppexecConfig.layer(config))))
+const keysOver = (
+  store: Layer.Layer<SigningKeyStore.SigningKeyStore>,
+  config: Partial<AppexecConfig.AppexecOptions> = {}
+) =>
+  SigningKeys.layer.pipe(
+    Layer.provide(Layer.mergeAll(store, SeededIds.layer("keys"), AppexecConfig.AppexecConfig.layer(config)))
+  )
 
 const keySet = Effect.flatMap(SigningKeys.SigningKeys, (k) => k.keySet)
 
 /** RFC 7638, computed here independently of appexec. */
-const rfc7638 = (x: string) => createHash("sha256").update(JSON.stringify({ crv: "Ed25519", kty: "OKP", x })).digest("base64url")
+const rfc7638 = (x: string) =>
+  createHash("sha256").update(JSON.stringify({ crv: "Ed25519", kty: "OKP", x })).digest("base64url")
 
 describe("signing keys", () => {
   it.effect("a key is generated on first start, persisted, and reused by the next start", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const store = Layer.succeed(SigningKeyStore.SigningKeyStore, yield* MemorySigningKeyStore.make)
       const first = yield* keySet.pipe(Effect.provide(keysOver(store)))
       expect(first.keys).toHaveLength(1)
@@ -31,19 +37,26 @@ describe("signing keys", () => {
     }))
 
   it.effect("signatures verify with node:crypto against the published JWK", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const keys = yield* SigningKeys.SigningKeys
-      const message = WebhookSignature.signedMessage("1800000000", '{"data":{}}')
+      const message = WebhookSignature.signedMessage("1800000000", "{\"data\":{}}")
       const { kid, signature } = yield* keys.sign(message)
       const jwk = (yield* keys.keySet).keys[0]!
       expect(kid).toBe(jwk.kid)
       const publicKey = createPublicKey({ key: { kty: jwk.kty, crv: jwk.crv, x: jwk.x }, format: "jwk" })
       expect(verify(null, message, publicKey, Buffer.from(signature, "hex"))).toBe(true)
-      expect(verify(null, WebhookSignature.signedMessage("1800000001", '{"data":{}}'), publicKey, Buffer.from(signature, "hex"))).toBe(false)
+      expect(
+        verify(
+          null,
+          WebhookSignature.signedMessage("1800000001", "{\"data\":{}}"),
+          publicKey,
+          Buffer.from(signature, "hex")
+        )
+      ).toBe(false)
     }).pipe(Effect.provide(keysOver(MemorySigningKeyStore.layer))))
 
   it.effect("rotation signs with a new key, keeps the old one published for the grace period, then drops it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const keys = yield* SigningKeys.SigningKeys
       const before = (yield* keys.keySet).keys[0]!
       yield* TestClock.adjust(DAY)
@@ -58,7 +71,7 @@ describe("signing keys", () => {
     }).pipe(Effect.provide(keysOver(MemorySigningKeyStore.layer))))
 
   it.effect("the grace period is configurable", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const before = (yield* keySet).keys[0]!
       const rotated = yield* SigningKeys.rotate
       expect((yield* keySet).keys.map((k) => k.kid)).toEqual([rotated.kid, before.kid])
@@ -67,12 +80,18 @@ describe("signing keys", () => {
     }).pipe(Effect.provide(keysOver(MemorySigningKeyStore.layer, { signingKeyGrace: 60 * 60_000 }))))
 
   it.effect("the grace period of the rotating process holds for a publisher configured otherwise", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const store = Layer.succeed(SigningKeyStore.SigningKeyStore, yield* MemorySigningKeyStore.make)
       const before = (yield* keySet.pipe(Effect.provide(keysOver(store)))).keys[0]!
       // `appexec signing-key rotate --grace 1h` while `serve` runs with the default 7 days.
       const rotating = SigningKeys.layer.pipe(
-        Layer.provide(Layer.mergeAll(store, SeededIds.layer("rotate"), AppexecConfig.AppexecConfig.layer({ signingKeyGrace: 60 * 60_000 })))
+        Layer.provide(
+          Layer.mergeAll(
+            store,
+            SeededIds.layer("rotate"),
+            AppexecConfig.AppexecConfig.layer({ signingKeyGrace: 60 * 60_000 })
+          )
+        )
       )
       const rotated = yield* SigningKeys.rotate.pipe(Effect.provide(rotating))
       const server = keysOver(store)
@@ -82,7 +101,7 @@ describe("signing keys", () => {
     }))
 
   it.effect("a key given in config as a JWK signs, and is imported once: a later rotation survives a restart", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { privateKey, publicKey } = generateKeyPairSync("ed25519")
       const jwk = privateKey.export({ format: "jwk" }) as { kty: "OKP"; crv: "Ed25519"; d: string; x: string }
       const config = { signingKeyJwk: { kty: jwk.kty, crv: jwk.crv, d: jwk.d, x: jwk.x } }
@@ -108,14 +127,20 @@ describe("signing keys", () => {
   })
 
   it.effect("key material comes from the IdGenerator: the same seed gives the same key", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const a = yield* keySet.pipe(Effect.provide(keysOver(MemorySigningKeyStore.layer)))
       const b = yield* keySet.pipe(Effect.provide(keysOver(MemorySigningKeyStore.layer)))
       expect(a).toEqual(b)
       const random = yield* keySet.pipe(
         Effect.provide(
           SigningKeys.layer.pipe(
-            Layer.provide(Layer.mergeAll(MemorySigningKeyStore.layer, IdGenerator.IdGenerator.random, AppexecConfig.AppexecConfig.layer()))
+            Layer.provide(
+              Layer.mergeAll(
+                MemorySigningKeyStore.layer,
+                IdGenerator.IdGenerator.random,
+                AppexecConfig.AppexecConfig.layer()
+              )
+            )
           )
         )
       )

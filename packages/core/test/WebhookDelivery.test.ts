@@ -18,7 +18,12 @@ const app = (name: string, middle: string) => ({
   public: true,
   nodes: [
     { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-    { id: "middle", type: middle, label: "Middle", ...(middle === "text.template" ? { config: { template: "echo: {{prompt}}" } } : {}) },
+    {
+      id: "middle",
+      type: middle,
+      label: "Middle",
+      ...(middle === "text.template" ? { config: { template: "echo: {{prompt}}" } } : {})
+    },
     { id: "result", type: "output.text", label: "Result" }
   ],
   edges: [
@@ -28,7 +33,12 @@ const app = (name: string, middle: string) => ({
 })
 
 /** Checks a signature with node:crypto alone, from the published JWK: no appexec code involved. */
-const verifiedByNodeCrypto = (jwk: { kty: string; crv: string; x: string }, timestamp: string, rawBody: Uint8Array, signatureHex: string) =>
+const verifiedByNodeCrypto = (
+  jwk: { kty: string; crv: string; x: string },
+  timestamp: string,
+  rawBody: Uint8Array,
+  signatureHex: string
+) =>
   verify(
     null,
     Buffer.concat([Buffer.from(`${timestamp}.`), rawBody]),
@@ -38,21 +48,25 @@ const verifiedByNodeCrypto = (jwk: { kty: string; crv: string; x: string }, time
 
 describe("webhook delivery to a real receiver on 127.0.0.1", () => {
   it.scopedLive("completed and failed executions each arrive as one signed POST that node:crypto verifies", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const receiver = yield* TestReceiver.start()
-      yield* Effect.gen(function* () {
+      yield* Effect.gen(function*() {
         const appexec = yield* Appexec.Appexec
         const principal = yield* TestHarness.signIn()
         const keySet = yield* Effect.flatMap(SigningKeys.SigningKeys, (k) => k.keySet)
         expect(keySet.keys).toHaveLength(1)
         const jwk = keySet.keys[0]!
 
-        for (const [definition, expected] of [
-          [app("Echo", "text.template"), "completed"],
-          [app("Broken", "test.broken"), "failed"]
-        ] as const) {
+        for (
+          const [definition, expected] of [
+            [app("Echo", "text.template"), "completed"],
+            [app("Broken", "test.broken"), "failed"]
+          ] as const
+        ) {
           const imported = yield* appexec.apps.import(definition)
-          const started = yield* appexec.executions.start(principal, imported.appId, { prompt: "hi" }, { webhook: receiver.url(`/hook/${expected}`) })
+          const started = yield* appexec.executions.start(principal, imported.appId, { prompt: "hi" }, {
+            webhook: receiver.url(`/hook/${expected}`)
+          })
           const request = yield* receiver.next
           const done = yield* appexec.executions.get(principal, started.executionId)
           expect(done.status).toBe(expected)
@@ -68,11 +82,15 @@ describe("webhook delivery to a real receiver on 127.0.0.1", () => {
           expect(signature).toMatch(/^[0-9a-f]{128}$/)
 
           expect(verifiedByNodeCrypto(jwk, timestamp, request.rawBody, signature)).toBe(true)
-          const tampered = new TextEncoder().encode(new TextDecoder().decode(request.rawBody).replace(expected, "queued"))
+          const tampered = new TextEncoder().encode(
+            new TextDecoder().decode(request.rawBody).replace(expected, "queued")
+          )
           expect(verifiedByNodeCrypto(jwk, timestamp, tampered, signature)).toBe(false)
           expect(Either.isRight(WebhookVerifier.verifyWebhook(request.rawBody, request.headers, keySet))).toBe(true)
 
-          expect(JSON.parse(new TextDecoder().decode(request.rawBody))).toEqual({ data: JSON.parse(JSON.stringify(done)) })
+          expect(JSON.parse(new TextDecoder().decode(request.rawBody))).toEqual({
+            data: JSON.parse(JSON.stringify(done))
+          })
         }
       }).pipe(
         Effect.provide(TestHarness.layer({ nodes: [broken], webhooks: true }))

@@ -1,5 +1,13 @@
 import { Ids } from "@appexec/api"
-import { Appexec, NodeType, OutboundHttp, SigningKeys, WebhookDispatcher, WebhookOutbox, WebhookVerifier } from "@appexec/core"
+import {
+  Appexec,
+  NodeType,
+  type OutboundHttp,
+  SigningKeys,
+  WebhookDispatcher,
+  WebhookOutbox,
+  WebhookVerifier
+} from "@appexec/core"
 import { TestApps, TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Fiber, Schema, TestClock } from "effect"
@@ -33,7 +41,7 @@ const failing = {
 
 /** Starts `definition` with a webhook and waits (in virtual time) until it has ended. */
 const runWithWebhook = (definition: unknown, webhook: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const appexec = yield* Appexec.Appexec
     const app = yield* appexec.apps.import(definition)
     const principal = yield* TestHarness.signIn()
@@ -55,7 +63,7 @@ const harness = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly []>(
   })
 
 const deliveryOf = (executionId: Ids.ExecutionId) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const outbox = yield* WebhookOutbox.WebhookOutbox
     const entries = yield* outbox.forExecution(executionId)
     expect(entries).toHaveLength(1)
@@ -67,9 +75,9 @@ const textOf = (body: OutboundHttp.OutboundRequest["body"]) =>
 
 describe("webhook dispatcher (memory, virtual time)", () => {
   it.scoped("a failing receiver gets an attempt at once, then after 5 s, 30 s and 2 min; then the delivery fails", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const http = yield* ScriptedHttp.make(() => ScriptedHttp.status(500))
-      yield* Effect.gen(function* () {
+      yield* Effect.gen(function*() {
         const { executionId } = yield* runWithWebhook(echo, "https://hooks.example/done")
         yield* TestClock.adjust("10 minutes")
         expect(http.sent.map((s) => s.at)).toEqual([0, 5_000, 35_000, 155_000])
@@ -85,9 +93,9 @@ describe("webhook dispatcher (memory, virtual time)", () => {
     }))
 
   it.scoped.each([1, 2])("with %d delivery slot(s), every webhook is delivered", (slots) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const http = yield* ScriptedHttp.make(() => ScriptedHttp.status(200))
-      yield* Effect.gen(function* () {
+      yield* Effect.gen(function*() {
         const runs = []
         for (let i = 0; i < 3; i++) runs.push(yield* runWithWebhook(echo, `https://hooks.example/${i}`))
         yield* TestClock.adjust("1 second")
@@ -97,9 +105,9 @@ describe("webhook dispatcher (memory, virtual time)", () => {
     }))
 
   it.scoped("every attempt is signed afresh with its own timestamp and carries the same request id", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const http = yield* ScriptedHttp.make(() => ScriptedHttp.status(503))
-      yield* Effect.gen(function* () {
+      yield* Effect.gen(function*() {
         const { executionId, principal, done } = yield* runWithWebhook(echo, "https://hooks.example/done")
         yield* TestClock.adjust("10 minutes")
         const keySet = yield* Effect.flatMap(SigningKeys.SigningKeys, (k) => k.keySet)
@@ -116,7 +124,8 @@ describe("webhook dispatcher (memory, virtual time)", () => {
           const verified = WebhookVerifier.verifyWebhook(request.body!, headers, keySet, { now: at })
           expect(Either.isRight(verified)).toBe(true)
           // A receiver two minutes later than the first attempt still accepts the latest one only.
-          expect(Either.isRight(WebhookVerifier.verifyWebhook(request.body!, headers, keySet, { now: at + 301_000 }))).toBe(false)
+          expect(Either.isRight(WebhookVerifier.verifyWebhook(request.body!, headers, keySet, { now: at + 301_000 })))
+            .toBe(false)
           expect(JSON.parse(textOf(request.body))).toEqual({ data: JSON.parse(JSON.stringify(done)) })
         }
         expect(signatures.size).toBe(4)
@@ -124,9 +133,9 @@ describe("webhook dispatcher (memory, virtual time)", () => {
     }))
 
   it.scoped("a 2xx ends the retries: delivered after two failed attempts", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const http = yield* ScriptedHttp.make((_, i) => ScriptedHttp.status(i < 2 ? 500 : 204))
-      yield* Effect.gen(function* () {
+      yield* Effect.gen(function*() {
         const { executionId } = yield* runWithWebhook(echo, "https://hooks.example/done")
         yield* TestClock.adjust("10 minutes")
         expect(http.sent.map((s) => s.at)).toEqual([0, 5_000, 35_000])
@@ -141,11 +150,11 @@ describe("webhook dispatcher (memory, virtual time)", () => {
     }))
 
   it.scoped("a 301 answer is a failed attempt: the redirect is not followed and the delivery is retried", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const http = yield* ScriptedHttp.make((_, i) =>
         i === 0 ? ScriptedHttp.status(301, { location: "https://elsewhere.example/" }) : ScriptedHttp.status(200)
       )
-      yield* Effect.gen(function* () {
+      yield* Effect.gen(function*() {
         const { executionId } = yield* runWithWebhook(echo, "https://hooks.example/done")
         yield* TestClock.adjust("1 minute")
         expect(http.sent.map((s) => [s.at, s.request.url])).toEqual([
@@ -163,9 +172,9 @@ describe("webhook dispatcher (memory, virtual time)", () => {
     }))
 
   it.scoped("a failed execution is delivered too, with its error in the body", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const http = yield* ScriptedHttp.make(() => ScriptedHttp.status(200))
-      yield* Effect.gen(function* () {
+      yield* Effect.gen(function*() {
         const { executionId, done } = yield* runWithWebhook(failing, "https://hooks.example/failed")
         expect(done.status).toBe("failed")
         yield* TestClock.adjust(0)
@@ -178,14 +187,19 @@ describe("webhook dispatcher (memory, virtual time)", () => {
     }))
 
   it.scoped("the retry delays and the brand word are configurable", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const http = yield* ScriptedHttp.make(() => ScriptedHttp.status(500))
-      yield* Effect.gen(function* () {
+      yield* Effect.gen(function*() {
         const { executionId } = yield* runWithWebhook(echo, "https://hooks.example/done")
         yield* TestClock.adjust("1 minute")
         expect(http.sent.map((s) => s.at)).toEqual([0, 2_000])
         expect(Object.keys(http.sent[0]!.request.headers!)).toEqual(
-          expect.arrayContaining(["X-Acme-Webhook-Signature", "X-Acme-Webhook-Timestamp", "X-Acme-Webhook-Request-Id", "X-Acme-Webhook-User-Id"])
+          expect.arrayContaining([
+            "X-Acme-Webhook-Signature",
+            "X-Acme-Webhook-Timestamp",
+            "X-Acme-Webhook-Request-Id",
+            "X-Acme-Webhook-User-Id"
+          ])
         )
         expect((yield* deliveryOf(executionId)).status).toBe("failed")
       }).pipe(
@@ -199,9 +213,9 @@ describe("webhook dispatcher (memory, virtual time)", () => {
     }))
 
   it.scoped("two dispatchers on one outbox never send the same attempt twice", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const http = yield* ScriptedHttp.make(() => ScriptedHttp.status(200))
-      yield* Effect.gen(function* () {
+      yield* Effect.gen(function*() {
         yield* WebhookDispatcher.run
         const ids: Array<string> = []
         for (let i = 0; i < 6; i++) ids.push((yield* runWithWebhook(echo, `https://hooks.example/${i}`)).executionId)
@@ -224,7 +238,9 @@ describe("webhook dispatcher steps", () => {
   })
 
   it("outcomeOf: only 2xx delivers", () => {
-    for (const code of [200, 201, 202, 204, 299]) expect(WebhookDispatcher.outcomeOf(ScriptedHttp.status(code))._tag).toBe("Delivered")
+    for (const code of [200, 201, 202, 204, 299]) {
+      expect(WebhookDispatcher.outcomeOf(ScriptedHttp.status(code))._tag).toBe("Delivered")
+    }
     for (const code of [100, 301, 302, 304, 307, 308, 400, 401, 404, 410, 429, 500, 503]) {
       expect(WebhookDispatcher.outcomeOf(ScriptedHttp.status(code))._tag).toBe("Failed")
     }

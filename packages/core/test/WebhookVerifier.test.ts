@@ -4,14 +4,16 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer, TestClock } from "effect"
 
 const keysLayer = SigningKeys.layer.pipe(
-  Layer.provide(Layer.mergeAll(MemorySigningKeyStore.layer, IdGenerator.IdGenerator.random, AppexecConfig.AppexecConfig.layer()))
+  Layer.provide(
+    Layer.mergeAll(MemorySigningKeyStore.layer, IdGenerator.IdGenerator.random, AppexecConfig.AppexecConfig.layer())
+  )
 )
 
 const body = JSON.stringify({ data: { executionId: "4f0c3f2e-0000-4000-8000-000000000001", status: "completed" } })
 const NOW = 1_800_000_000_000
 
 /** A webhook signed at `NOW` the way the dispatcher signs it. */
-const signed = Effect.gen(function* () {
+const signed = Effect.gen(function*() {
   const keys = yield* SigningKeys.SigningKeys
   const timestamp = WebhookSignature.timestampOf(NOW)
   const { kid, signature } = yield* keys.sign(WebhookSignature.signedMessage(timestamp, body))
@@ -30,7 +32,7 @@ const reasonOf = (result: Either.Either<WebhookVerifier.VerifiedWebhook, Webhook
 
 describe("verifyWebhook", () => {
   it.effect("accepts an untouched webhook and reports its ids", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { headers, keySet, kid } = yield* signed
       const result = WebhookVerifier.verifyWebhook(body, headers, keySet, { now: NOW })
       expect(result).toEqual(
@@ -42,31 +44,46 @@ describe("verifyWebhook", () => {
         })
       )
       // Header names are case-insensitive; fetch `Headers` work as well as Node's header object.
-      expect(reasonOf(WebhookVerifier.verifyWebhook(new TextEncoder().encode(body), new Headers(headers), keySet, { now: new Date(NOW) }))).toBe("ok")
+      expect(
+        reasonOf(
+          WebhookVerifier.verifyWebhook(new TextEncoder().encode(body), new Headers(headers), keySet, {
+            now: new Date(NOW)
+          })
+        )
+      ).toBe("ok")
       // The key id header is optional: without it every key of the set is tried.
       const { ["x-service-webhook-key-id"]: _, ...withoutKid } = headers
       expect(reasonOf(WebhookVerifier.verifyWebhook(body, withoutKid, keySet, { now: NOW }))).toBe("ok")
     }).pipe(Effect.provide(keysLayer)))
 
   it.effect("rejects a tampered body", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { headers, keySet } = yield* signed
-      expect(reasonOf(WebhookVerifier.verifyWebhook(body.replace("completed", "failed"), headers, keySet, { now: NOW }))).toBe("bad_signature")
+      expect(
+        reasonOf(WebhookVerifier.verifyWebhook(body.replace("completed", "failed"), headers, keySet, { now: NOW }))
+      ).toBe("bad_signature")
       expect(reasonOf(WebhookVerifier.verifyWebhook(`${body} `, headers, keySet, { now: NOW }))).toBe("bad_signature")
     }).pipe(Effect.provide(keysLayer)))
 
   it.effect("rejects a tampered timestamp, even one still inside the window", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { headers, keySet, timestamp } = yield* signed
       const moved = { ...headers, "x-service-webhook-timestamp": String(Number(timestamp) + 1) }
       expect(reasonOf(WebhookVerifier.verifyWebhook(body, moved, keySet, { now: NOW }))).toBe("bad_signature")
     }).pipe(Effect.provide(keysLayer)))
 
   it.effect("rejects a stale or future timestamp outside the tolerance, and accepts the edges", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { headers, keySet } = yield* signed
       const at = (now: number, toleranceSeconds?: number) =>
-        reasonOf(WebhookVerifier.verifyWebhook(body, headers, keySet, toleranceSeconds === undefined ? { now } : { now, toleranceSeconds }))
+        reasonOf(
+          WebhookVerifier.verifyWebhook(
+            body,
+            headers,
+            keySet,
+            toleranceSeconds === undefined ? { now } : { now, toleranceSeconds }
+          )
+        )
       expect(at(NOW + 300_000)).toBe("ok")
       expect(at(NOW + 301_000)).toBe("stale_timestamp")
       expect(at(NOW - 300_000)).toBe("ok")
@@ -75,26 +92,44 @@ describe("verifyWebhook", () => {
     }).pipe(Effect.provide(keysLayer)))
 
   it.effect("names a missing header, a malformed timestamp or signature, and a key set without the key", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { headers, keySet } = yield* signed
       const { ["x-service-webhook-signature"]: _s, ...noSignature } = headers
       const { ["x-service-webhook-timestamp"]: _t, ...noTimestamp } = headers
       expect(reasonOf(WebhookVerifier.verifyWebhook(body, noSignature, keySet, { now: NOW }))).toBe("missing_header")
       expect(reasonOf(WebhookVerifier.verifyWebhook(body, noTimestamp, keySet, { now: NOW }))).toBe("missing_header")
-      expect(reasonOf(WebhookVerifier.verifyWebhook(body, { ...headers, "x-service-webhook-timestamp": "soon" }, keySet, { now: NOW }))).toBe(
+      expect(
+        reasonOf(
+          WebhookVerifier.verifyWebhook(body, { ...headers, "x-service-webhook-timestamp": "soon" }, keySet, {
+            now: NOW
+          })
+        )
+      ).toBe(
         "invalid_timestamp"
       )
-      expect(reasonOf(WebhookVerifier.verifyWebhook(body, { ...headers, "x-service-webhook-signature": "abc" }, keySet, { now: NOW }))).toBe(
+      expect(
+        reasonOf(
+          WebhookVerifier.verifyWebhook(body, { ...headers, "x-service-webhook-signature": "abc" }, keySet, {
+            now: NOW
+          })
+        )
+      ).toBe(
         "malformed_signature"
       )
       expect(reasonOf(WebhookVerifier.verifyWebhook(body, headers, { keys: [] }, { now: NOW }))).toBe("no_matching_key")
-      expect(reasonOf(WebhookVerifier.verifyWebhook(body, { ...headers, "x-service-webhook-key-id": "unknown" }, keySet, { now: NOW }))).toBe(
+      expect(
+        reasonOf(
+          WebhookVerifier.verifyWebhook(body, { ...headers, "x-service-webhook-key-id": "unknown" }, keySet, {
+            now: NOW
+          })
+        )
+      ).toBe(
         "no_matching_key"
       )
     }).pipe(Effect.provide(keysLayer)))
 
   it.effect("a signature by a key outside the set is a bad signature", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { headers } = yield* signed
       const other = yield* Effect.flatMap(SigningKeys.SigningKeys, (k) => k.keySet).pipe(Effect.provide(keysLayer))
       const { ["x-service-webhook-key-id"]: _, ...withoutKid } = headers
@@ -102,7 +137,7 @@ describe("verifyWebhook", () => {
     }).pipe(Effect.provide(keysLayer)))
 
   it.effect("the Effect form reads the time from Clock", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { headers, keySet } = yield* signed
       yield* TestClock.setTime(NOW + 10_000)
       expect((yield* WebhookVerifier.verify(body, headers, keySet)).timestamp).toBe(NOW / 1000)
@@ -112,7 +147,9 @@ describe("verifyWebhook", () => {
 
   it("a custom brand word changes the header names", () => {
     expect(Either.isLeft(WebhookVerifier.verifyWebhook(body, {}, { keys: [] }, { brand: "Acme" }))).toBe(true)
-    const result = WebhookVerifier.verifyWebhook(body, { "x-acme-webhook-timestamp": "1" }, { keys: [] }, { brand: "Acme" })
+    const result = WebhookVerifier.verifyWebhook(body, { "x-acme-webhook-timestamp": "1" }, { keys: [] }, {
+      brand: "Acme"
+    })
     expect(Either.isLeft(result) && result.left.message).toContain("X-Acme-Webhook-Signature")
   })
 })

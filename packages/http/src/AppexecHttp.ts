@@ -12,10 +12,10 @@
  * `WebHandler` adapt it to a Node server and to web `Request → Response`.
  */
 import type { Authentication } from "@appexec/api"
-import { Appexec, Errors, RateLimiter, RateLimitStore, type SigningKeys } from "@appexec/core"
+import { Appexec, type Errors, RateLimiter, RateLimitStore, type SigningKeys } from "@appexec/core"
 import { Cause, Clock, Effect, Either, Exit, type Layer, ManagedRuntime, Option, type Runtime, Scope } from "effect"
-import * as ErrorAnswers from "./internal/ErrorAnswers.js"
 import * as Endpoints from "./internal/Endpoints.js"
+import * as ErrorAnswers from "./internal/ErrorAnswers.js"
 import { json, type ServerRequest, type ServerResponse, withHeaders } from "./internal/Exchange.js"
 import * as Routes from "./internal/Routes.js"
 import * as MediaRoute from "./MediaRoute.js"
@@ -70,7 +70,7 @@ const queryOf = (search: string): Record<string, string | ReadonlyArray<string>>
   return query
 }
 
-const unauthorizedHeaders = { "www-authenticate": 'Bearer realm="appexec"' }
+const unauthorizedHeaders = { "www-authenticate": "Bearer realm=\"appexec\"" }
 
 /**
  * The HTTP app over the services of the context. Scoped: it serves while the scope is open.
@@ -80,7 +80,7 @@ const unauthorizedHeaders = { "www-authenticate": 'Bearer realm="appexec"' }
  * ```
  */
 export const make = (options: Options = {}): Effect.Effect<App, never, Requirements | Scope.Scope> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const appexec = yield* Appexec.Appexec
     const store = yield* RateLimitStore.RateLimitStore
     const served = new Map((yield* Endpoints.make(options)).map((s) => [s.name, s]))
@@ -113,7 +113,9 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
               case "Refused":
                 return Effect.succeed(error.response)
               case "StorageError":
-                return Effect.logError("request failed: storage", error).pipe(Effect.as(ErrorAnswers.internalError(requestId)))
+                return Effect.logError("request failed: storage", error).pipe(
+                  Effect.as(ErrorAnswers.internalError(requestId))
+                )
               default:
                 return Effect.succeed(ErrorAnswers.fromRequestError(error))
             }
@@ -129,7 +131,9 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
           Effect.map((principal) => Either.right<Authentication.Principal>(principal)),
           Effect.catchTags({
             Unauthorized: (error) =>
-              Effect.succeed(Either.left<ServerResponse>(withHeaders(ErrorAnswers.fromRequestError(error), unauthorizedHeaders))),
+              Effect.succeed(
+                Either.left<ServerResponse>(withHeaders(ErrorAnswers.fromRequestError(error), unauthorizedHeaders))
+              ),
             StorageError: (error) => Effect.fail(error)
           })
         )
@@ -138,8 +142,13 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
     type Routed = readonly [ServerResponse, string]
 
     /** A `/v1` request after the rate limit let it through. */
-    const api = (request: ServerRequest, path: string, search: string, requestId: string): Effect.Effect<Routed, Errors.StorageError> =>
-      Effect.gen(function* () {
+    const api = (
+      request: ServerRequest,
+      path: string,
+      search: string,
+      requestId: string
+    ): Effect.Effect<Routed, Errors.StorageError> =>
+      Effect.gen(function*() {
         const found = table.match(request.method, path)
         if (found._tag === "NotFound") return [ErrorAnswers.notFound(request.method, path), path] as const
         if (found._tag === "MethodNotAllowed") {
@@ -156,20 +165,25 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
         return [response, template] as const
       })
 
-    const rateLimited = (request: ServerRequest, path: string, search: string, requestId: string): Effect.Effect<Routed, Errors.StorageError> =>
-      Effect.gen(function* () {
+    const rateLimited = (
+      request: ServerRequest,
+      path: string,
+      search: string,
+      requestId: string
+    ): Effect.Effect<Routed, Errors.StorageError> =>
+      Effect.gen(function*() {
         const decision = yield* RateLimiter.consume(RateLimit.clientIp(request, trustProxy), policy).pipe(
           Effect.provideService(RateLimitStore.RateLimitStore, store)
         )
         const [response, route]: Routed = decision.allowed
           ? yield* api(request, path, search, requestId)
           : [
-              ErrorAnswers.answer(429, {
-                code: "rate_limited",
-                message: `Rate limit of ${decision.limit} requests exceeded; retry after ${decision.resetSeconds} s.`
-              }),
-              path
-            ]
+            ErrorAnswers.answer(429, {
+              code: "rate_limited",
+              message: `Rate limit of ${decision.limit} requests exceeded; retry after ${decision.resetSeconds} s.`
+            }),
+            path
+          ]
         return [withHeaders(response, RateLimit.headersOf(decision)), route] as const
       })
 
@@ -180,7 +194,12 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       if (!mounted) return Effect.succeed([ErrorAnswers.notFound(request.method, fullPath), fullPath] as const)
       const path = fullPath.slice(basePath.length) || "/"
       if (Option.isSome(media) && MediaRoute.isMediaPath(path)) {
-        const answer = media.value({ method: request.method, url: `${path}${search === "" ? "" : `?${search}`}`, headers: request.headers, requestId })
+        const answer = media.value({
+          method: request.method,
+          url: `${path}${search === "" ? "" : `?${search}`}`,
+          headers: request.headers,
+          requestId
+        })
         return Effect.map(answer, (response) => [response, MediaRoute.PREFIX] as const)
       }
       if (path === "/v1" || path.startsWith("/v1/")) return rateLimited(request, path, search, requestId)
@@ -189,13 +208,15 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
 
     const handle = (request: ServerRequest): Effect.Effect<ServerResponse> => {
       const requestId = crypto.randomUUID()
-      return Effect.gen(function* () {
+      return Effect.gen(function*() {
         const startedAt = logRequests ? yield* Clock.currentTimeMillis : 0
         const [response, route] = yield* dispatch(request, requestId).pipe(
           Effect.catchAllCause((cause): Effect.Effect<Routed> =>
             Cause.isInterruptedOnly(cause)
               ? Effect.interrupt
-              : Effect.logError("request failed", cause).pipe(Effect.as([ErrorAnswers.internalError(requestId), request.url] as const))
+              : Effect.logError("request failed", cause).pipe(
+                Effect.as([ErrorAnswers.internalError(requestId), request.url] as const)
+              )
           )
         )
         if (logRequests) {

@@ -37,13 +37,20 @@ export type Route = (request: Request) => Effect.Effect<ServerResponse>
 // The origin is irrelevant to the signature check, which reads only the path and the query.
 const ORIGIN = "http://appexec.invalid"
 
-const error = (status: number, code: "not_found" | "invalid_request", message: string, headers: Record<string, string> = {}) =>
-  ErrorAnswers.answer(status, { code, message }, { "cache-control": "no-store", ...headers })
+const error = (
+  status: number,
+  code: "not_found" | "invalid_request",
+  message: string,
+  headers: Record<string, string> = {}
+) => ErrorAnswers.answer(status, { code, message }, { "cache-control": "no-store", ...headers })
 
 const notFound = () => error(404, "not_found", "No media at this path: the link is unknown, altered or expired.")
 
 /** Parses a single `bytes=` range against `size`; `undefined` for none, `null` for unsatisfiable. */
-export const parseRange = (value: string | undefined, size: number): { start: number; end: number } | undefined | null => {
+export const parseRange = (
+  value: string | undefined,
+  size: number
+): { start: number; end: number } | undefined | null => {
   if (value === undefined) return undefined
   const m = /^bytes=(\d*)-(\d*)$/.exec(value.trim())
   if (m === null || (m[1] === "" && m[2] === "")) return undefined
@@ -61,7 +68,7 @@ export const parseRange = (value: string | undefined, size: number): { start: nu
 export const answer = (
   request: Request
 ): Effect.Effect<ServerResponse, never, MediaUrls.MediaUrls | BlobStore.BlobStore> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const urls = yield* MediaUrls.MediaUrls
     const blobs = yield* BlobStore.BlobStore
     const url = URL.canParse(request.url, ORIGIN) ? new URL(request.url, ORIGIN) : undefined
@@ -99,18 +106,21 @@ export const answer = (
       ...(range === undefined ? {} : { "content-range": `bytes ${range.start}-${range.end}/${bytes.length}` })
     }
     const status = range === undefined ? 200 : 206
-    return { status, headers: { ...headers, "content-type": contentType }, body: request.method === "HEAD" ? undefined : body }
+    return {
+      status,
+      headers: { ...headers, "content-type": contentType },
+      body: request.method === "HEAD" ? undefined : body
+    }
   }).pipe(
     Effect.catchTag("StorageError", (cause) =>
-      Effect.logError("media download failed", cause).pipe(Effect.as(ErrorAnswers.internalError(request.requestId)))
-    )
+      Effect.logError("media download failed", cause).pipe(Effect.as(ErrorAnswers.internalError(request.requestId))))
   )
 
 /**
  * The media route over the `MediaUrls` and `BlobStore` of the context; none when either is
  * missing (then `/media/…` is an unknown path like any other).
  */
-export const make: Effect.Effect<Option.Option<Route>> = Effect.gen(function* () {
+export const make: Effect.Effect<Option.Option<Route>> = Effect.gen(function*() {
   const urls = yield* Effect.serviceOption(MediaUrls.MediaUrls)
   const blobs = yield* Effect.serviceOption(BlobStore.BlobStore)
   if (Option.isNone(urls) || Option.isNone(blobs)) return Option.none()
@@ -125,7 +135,7 @@ export const make: Effect.Effect<Option.Option<Route>> = Effect.gen(function* ()
  * public mode or when they agree.
  */
 export const checkBasePath = (basePath: string): Effect.Effect<void> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const urls = yield* Effect.serviceOption(MediaUrls.MediaUrls)
     if (Option.isNone(urls)) return
     const probe = new URL(yield* urls.value.urlFor("probe"))
@@ -133,7 +143,9 @@ export const checkBasePath = (basePath: string): Effect.Effect<void> =>
     if (Option.isNone(yield* urls.value.verify(probe))) return
     if (!probe.pathname.startsWith(`${basePath}${PREFIX}`)) {
       yield* Effect.logWarning(
-        `media URLs point at ${probe.origin}${probe.pathname.slice(0, -"probe".length)}, but this app serves them under ` +
+        `media URLs point at ${probe.origin}${
+          probe.pathname.slice(0, -"probe".length)
+        }, but this app serves them under ` +
           `${basePath}${PREFIX}: give MediaUrls a base URL that ends with the mount path '${basePath || "/"}'`
       )
     }

@@ -45,7 +45,11 @@ const readBody = (message: IncomingMessage, maxBytes: number) =>
     }
     const onEnd = () => {
       cleanup()
-      resume(size > maxBytes ? Effect.fail({ _tag: "TooLarge" }) : Effect.succeed(new Uint8Array(Buffer.concat(chunks, size))))
+      resume(
+        size > maxBytes
+          ? Effect.fail({ _tag: "TooLarge" })
+          : Effect.succeed(new Uint8Array(Buffer.concat(chunks, size)))
+      )
     }
     const onError = () => {
       cleanup()
@@ -90,7 +94,9 @@ export const fromApp = (app: AppexecHttp.App): Listener => {
 }
 
 /** The listener, inside an Effect program that provides appexec; it serves while the scope is open. */
-export const make = (options: AppexecHttp.Options = {}): Effect.Effect<Listener, never, AppexecHttp.Requirements | Scope.Scope> =>
+export const make = (
+  options: AppexecHttp.Options = {}
+): Effect.Effect<Listener, never, AppexecHttp.Requirements | Scope.Scope> =>
   Effect.map(AppexecHttp.make(options), fromApp)
 
 /** Where `serve` listens: port 0 (any free port) on 127.0.0.1 unless told otherwise. */
@@ -110,15 +116,16 @@ export interface ServeOptions extends AppexecHttp.Options {
 export const serve = (
   options: ServeOptions = {}
 ): Effect.Effect<{ readonly url: string }, never, AppexecHttp.Requirements | Scope.Scope> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const { port = 0, host = "127.0.0.1", ...http } = options
     const listener = yield* make(http)
     const server = yield* Effect.acquireRelease(Effect.sync(() => createServer(listener)), (server) =>
       Effect.async<void>((resume) => {
         server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-    )
+        server.close(() =>
+          resume(Effect.void)
+        )
+      }))
     const bound = yield* Effect.async<number>((resume) => {
       server.listen(port, host, () => resume(Effect.succeed((server.address() as AddressInfo).port)))
     })

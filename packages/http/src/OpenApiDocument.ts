@@ -3,8 +3,8 @@
  * copy is `docs/openapi.json`; `npm run openapi -w @appexec/http` rewrites it and a test fails
  * when it differs from what the code generates.
  */
-import { OpenApi } from "@effect/platform"
 import { AppexecApi } from "@appexec/api/Api"
+import { OpenApi } from "@effect/platform"
 
 /** The document as an object. */
 export const document = (): OpenApi.OpenAPISpec => OpenApi.fromApi(AppexecApi)

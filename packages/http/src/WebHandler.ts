@@ -39,7 +39,11 @@ const readBody = (request: Request, maxBytes: number) =>
       return bytes
     },
     catch: (): BodyFailure => ({ _tag: "Unreadable" })
-  }).pipe(Effect.flatMap((read) => ("tooLarge" in read ? Effect.fail<BodyFailure>({ _tag: "TooLarge" }) : Effect.succeed(read))))
+  }).pipe(
+    Effect.flatMap((
+      read
+    ) => ("tooLarge" in read ? Effect.fail<BodyFailure>({ _tag: "TooLarge" }) : Effect.succeed(read)))
+  )
 
 const requestOf = (request: Request, clientAddress: string | undefined): ServerRequest => {
   const url = new URL(request.url)
@@ -61,13 +65,19 @@ export const fromApp = (app: AppexecHttp.App): Handler => {
   const run = Runtime.runPromise(app.runtime)
   return async (request, info) => {
     const answer = await run(app.handle(requestOf(request, info?.clientAddress)), { signal: request.signal })
-    const body = answer.body === undefined ? null : typeof answer.body === "string" ? answer.body : new Uint8Array(answer.body)
+    const body = answer.body === undefined
+      ? null
+      : typeof answer.body === "string"
+      ? answer.body
+      : new Uint8Array(answer.body)
     return new Response(body, { status: answer.status, headers: answer.headers })
   }
 }
 
 /** The handler, inside an Effect program that provides appexec; it serves while the scope is open. */
-export const make = (options: AppexecHttp.Options = {}): Effect.Effect<Handler, never, AppexecHttp.Requirements | Scope.Scope> =>
+export const make = (
+  options: AppexecHttp.Options = {}
+): Effect.Effect<Handler, never, AppexecHttp.Requirements | Scope.Scope> =>
   Effect.map(AppexecHttp.make(options), fromApp)
 
 /**

@@ -2,13 +2,13 @@
  * Embedding: the Node listener and the web handler, both mounted under a base path, and the
  * typed client built from the same API definition.
  */
+import { Api } from "@appexec/api"
 import { TestHarness } from "@appexec/testing"
-import { describe, expect, it } from "@effect/vitest"
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Api } from "@appexec/api"
 import { NodeListener, WebHandler } from "../src/index.js"
 import { echoApp, seed, SigningKeysTest } from "./fixtures.js"
 
@@ -16,7 +16,7 @@ const instance = Layer.provideMerge(SigningKeysTest, TestHarness.layer())
 
 describe("embedding", () => {
   it.scoped("the Node listener serves under /api beside the host's own routes, and the typed client reaches it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { alice, echo } = yield* seed
       const listener = yield* NodeListener.make({ basePath: "/api" })
       const server = createServer((req, res) => {
@@ -47,12 +47,14 @@ describe("embedding", () => {
       expect(started.data.status).toBe("queued")
       const polled = yield* client.executions.getExecution({ path: { executionId: started.data.executionId } })
       expect(polled.data.executionId).toBe(started.data.executionId)
-      const notFound = yield* client.apps.getApp({ path: { appId: "00000000-0000-4000-8000-000000000000" } }).pipe(Effect.flip)
+      const notFound = yield* client.apps.getApp({ path: { appId: "00000000-0000-4000-8000-000000000000" } }).pipe(
+        Effect.flip
+      )
       expect(notFound).toMatchObject({ error: { code: "not_found" } })
     }).pipe(Effect.provide(Layer.merge(instance, FetchHttpClient.layer))))
 
   it.scoped("the web handler serves Request → Response under a base path, with the caller's address for the rate limit", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { alice } = yield* seed
       const handler = yield* WebHandler.make({ basePath: "/api/", rateLimit: { limit: 1 } })
       const call = (path: string, clientAddress: string) =>

@@ -3,8 +3,8 @@
  * workspace isolation, and every bad input answered in the error body.
  */
 import { Appexec } from "@appexec/core"
-import { describe, expect, it } from "@effect/vitest"
 import { HttpClientRequest } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
 import { echoApp, errorOf, get, seed, send, stack, testJwk } from "./fixtures.js"
 
@@ -18,7 +18,7 @@ const post = (path: string, key: string, body: string, contentType = "applicatio
 
 describe("endpoints", () => {
   it.scoped("GET /v1/apps lists workspace apps first, then public apps, for both auth headers", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { alice, bob, echo, secret } = yield* seed
       const viaApiKey = yield* get("/v1/apps", alice.key)
       expect(viaApiKey.status).toBe(200)
@@ -32,13 +32,15 @@ describe("endpoints", () => {
         HttpClientRequest.get("/v1/apps").pipe(HttpClientRequest.setHeader("authorization", `Bearer ${bob.key}`))
       )
       expect(viaBearer.status).toBe(200)
-      expect(viaBearer.body).toEqual({ data: [{ appId: echo.appId, name: "Echo", description: "Repeats the prompt in a style", isPublic: true }] })
+      expect(viaBearer.body).toEqual({
+        data: [{ appId: echo.appId, name: "Echo", description: "Repeats the prompt in a style", isPublic: true }]
+      })
       const searched = yield* get("/v1/apps?search=PRIVATE&limit=1", alice.key)
       expect((searched.body as { data: Array<{ appId: string }> }).data.map((a) => a.appId)).toEqual([secret.appId])
     }).pipe(Effect.provide(stack())))
 
   it.scoped("GET /v1/apps searches for the text exactly as sent, repeated slashes included", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { alice } = yield* seed
       const appexec = yield* Appexec.Appexec
       const mirror = yield* appexec.apps.import(
@@ -52,7 +54,7 @@ describe("endpoints", () => {
     }).pipe(Effect.provide(stack())))
 
   it.scoped("GET /v1/apps answers 400 for a bad limit", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { alice } = yield* seed
       for (const limit of ["0", "101", "abc", "2.5", "0x10", "1e1", "-1", " 5"]) {
         const res = yield* get(`/v1/apps?limit=${limit}`, alice.key)
@@ -63,7 +65,7 @@ describe("endpoints", () => {
     }).pipe(Effect.provide(stack())))
 
   it.scoped("GET /v1/apps/{appId} returns the parameters; 403 for another workspace's app; 404 for unknown or non-UUID ids", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { alice, bob, echo, secret } = yield* seed
       const detail = yield* get(`/v1/apps/${echo.appId}`, bob.key)
       expect(detail.status).toBe(200)
@@ -91,7 +93,7 @@ describe("endpoints", () => {
     }).pipe(Effect.provide(stack())))
 
   it.scoped("GET /v1/apps/{appId}/workflow returns nodes and edges; 403 and 404 as for the detail", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { alice, bob, echo, secret } = yield* seed
       const graph = yield* get(`/v1/apps/${echo.appId}/workflow`, alice.key)
       expect(graph.status).toBe(200)
@@ -104,17 +106,34 @@ describe("endpoints", () => {
     }).pipe(Effect.provide(stack())))
 
   it.scoped("POST /v1/apps/{appId}/executions answers 202 with placeholders, then GET shows the result", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { alice, echo } = yield* seed
       const webhook = encodeURIComponent("https://hooks.example.com/done?x=1")
-      const started = yield* post(`/v1/apps/${echo.appId}/executions?webhook=${webhook}`, alice.key, JSON.stringify({ inputs: { prompt: "hi" } }))
+      const started = yield* post(
+        `/v1/apps/${echo.appId}/executions?webhook=${webhook}`,
+        alice.key,
+        JSON.stringify({ inputs: { prompt: "hi" } })
+      )
       expect(started.status).toBe(202)
-      const data = (started.body as { data: { executionId: string; status: string; webhookUrl: string; outputs: Array<unknown> } }).data
+      const data =
+        (started.body as { data: { executionId: string; status: string; webhookUrl: string; outputs: Array<unknown> } })
+          .data
       expect(data.status).toBe("queued")
       expect(data.webhookUrl).toBe("https://hooks.example.com/done?x=1")
-      expect(data.outputs).toEqual([{ id: "echo", label: "Echo", type: "pending", value: null, status: "pending", error: null }])
+      expect(data.outputs).toEqual([{
+        id: "echo",
+        label: "Echo",
+        type: "pending",
+        value: null,
+        status: "pending",
+        error: null
+      }])
 
-      const noHook = yield* post(`/v1/apps/${echo.appId}/executions`, alice.key, JSON.stringify({ inputs: { prompt: "yo" } }))
+      const noHook = yield* post(
+        `/v1/apps/${echo.appId}/executions`,
+        alice.key,
+        JSON.stringify({ inputs: { prompt: "yo" } })
+      )
       expect((noHook.body as { data: { webhookUrl: unknown } }).data.webhookUrl).toBeNull()
 
       const appexec = yield* Appexec.Appexec
@@ -134,10 +153,18 @@ describe("endpoints", () => {
     }).pipe(Effect.provide(stack())))
 
   it.scoped("executions are isolated between workspaces in both directions", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { alice, bob, echo } = yield* seed
-      const ofAlice = yield* post(`/v1/apps/${echo.appId}/executions`, alice.key, JSON.stringify({ inputs: { prompt: "a" } }))
-      const ofBob = yield* post(`/v1/apps/${echo.appId}/executions`, bob.key, JSON.stringify({ inputs: { prompt: "b" } }))
+      const ofAlice = yield* post(
+        `/v1/apps/${echo.appId}/executions`,
+        alice.key,
+        JSON.stringify({ inputs: { prompt: "a" } })
+      )
+      const ofBob = yield* post(
+        `/v1/apps/${echo.appId}/executions`,
+        bob.key,
+        JSON.stringify({ inputs: { prompt: "b" } })
+      )
       const idOf = (r: { body: unknown }) => (r.body as { data: { executionId: string } }).data.executionId
       expect((yield* get(`/v1/executions/${idOf(ofAlice)}`, alice.key)).status).toBe(200)
       expect((yield* get(`/v1/executions/${idOf(ofBob)}`, bob.key)).status).toBe(200)
@@ -149,17 +176,25 @@ describe("endpoints", () => {
     }).pipe(Effect.provide(stack())))
 
   it.scoped("POST answers 403 for another workspace's private app and 404 for an unknown app", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { bob, secret } = yield* seed
-      const denied = yield* post(`/v1/apps/${secret.appId}/executions`, bob.key, JSON.stringify({ inputs: { prompt: "x" } }))
+      const denied = yield* post(
+        `/v1/apps/${secret.appId}/executions`,
+        bob.key,
+        JSON.stringify({ inputs: { prompt: "x" } })
+      )
       expect(denied.status).toBe(403)
       expect(errorOf(denied.body).code).toBe("forbidden")
-      const missing = yield* post("/v1/apps/00000000-0000-4000-8000-000000000000/executions", bob.key, JSON.stringify({ inputs: {} }))
+      const missing = yield* post(
+        "/v1/apps/00000000-0000-4000-8000-000000000000/executions",
+        bob.key,
+        JSON.stringify({ inputs: {} })
+      )
       expect(missing.status).toBe(404)
     }).pipe(Effect.provide(stack())))
 
   it.scoped("POST answers 400 for every malformed body, never 500", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { alice, echo } = yield* seed
       const path = `/v1/apps/${echo.appId}/executions`
       const cases: Array<[string, string | undefined, string]> = [
@@ -182,7 +217,7 @@ describe("endpoints", () => {
     }).pipe(Effect.provide(stack())))
 
   it.scoped("POST answers 400 invalid_inputs with one detail per problem", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { alice, echo } = yield* seed
       const res = yield* post(
         `/v1/apps/${echo.appId}/executions`,
@@ -203,7 +238,7 @@ describe("endpoints", () => {
     }).pipe(Effect.provide(stack())))
 
   it.scoped("POST answers 400 invalid_webhook_url for a webhook that is not an http(s) URL", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { alice, echo } = yield* seed
       for (const webhook of ["ftp://example.com/hook", "not a url", "/relative"]) {
         const res = yield* post(
@@ -217,18 +252,22 @@ describe("endpoints", () => {
     }).pipe(Effect.provide(stack())))
 
   it.scoped("POST keeps the webhook URL exactly as sent, encoded or not", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { alice, echo } = yield* seed
       const webhook = "https://hooks.example/a//b?x=1"
       for (const query of [encodeURIComponent(webhook), "https://hooks.example/a//b"]) {
-        const res = yield* post(`/v1/apps/${echo.appId}/executions?webhook=${query}`, alice.key, JSON.stringify({ inputs: { prompt: "hi" } }))
+        const res = yield* post(
+          `/v1/apps/${echo.appId}/executions?webhook=${query}`,
+          alice.key,
+          JSON.stringify({ inputs: { prompt: "hi" } })
+        )
         expect(res.status).toBe(202)
         expect((res.body as { data: { webhookUrl: string } }).data.webhookUrl).toBe(decodeURIComponent(query))
       }
     }).pipe(Effect.provide(stack())))
 
   it.scoped("POST answers 413 for a body over the limit, declared or streamed", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { alice, echo } = yield* seed
       const big = JSON.stringify({ inputs: { prompt: "x".repeat(1024 * 1024) } })
       const res = yield* post(`/v1/apps/${echo.appId}/executions`, alice.key, big)
@@ -245,7 +284,7 @@ describe("endpoints", () => {
     }).pipe(Effect.provide(stack())))
 
   it.scoped("GET /v1/webhooks/signing-key returns the key set, not wrapped in data", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { bob } = yield* seed
       const res = yield* get("/v1/webhooks/signing-key", bob.key)
       expect(res.status).toBe(200)
@@ -257,6 +296,8 @@ const streamOf = (text: string) => {
   const bytes = new TextEncoder().encode(text)
   const size = 64 * 1024
   return Stream.fromChunk(
-    Chunk.fromIterable(Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size)))
+    Chunk.fromIterable(
+      Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size))
+    )
   )
 }

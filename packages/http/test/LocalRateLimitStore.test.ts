@@ -4,12 +4,14 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { LocalRateLimitStore } from "../src/index.js"
 
-RateLimitStoreContract.suite("in-process (LocalRateLimitStore)", () =>
-  Layer.merge(MemoryStorage.layer, LocalRateLimitStore.layer()))
+RateLimitStoreContract.suite(
+  "in-process (LocalRateLimitStore)",
+  () => Layer.merge(MemoryStorage.layer, LocalRateLimitStore.layer())
+)
 
 describe("in-process rate-limit store", () => {
   it.effect("keeps counting right with many clients in one window, and starts afresh in the next", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const store = LocalRateLimitStore.make()
       for (let i = 0; i < 25_000; i++) expect(yield* store.hit(`10.0.${i >> 8}.${i & 255}`, 60_000, 0)).toBe(1)
       expect(yield* store.hit("10.0.0.0", 60_000, 0)).toBe(2)
@@ -17,7 +19,7 @@ describe("in-process rate-limit store", () => {
     }))
 
   it.effect("holds at most maxKeys clients per window, forgetting the longest idle first", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const store = LocalRateLimitStore.make(3)
       for (const key of ["a", "b", "c"]) yield* store.hit(key, 0, 0)
       expect(yield* store.hit("a", 0, 0)).toBe(2)

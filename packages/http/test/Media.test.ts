@@ -34,7 +34,7 @@ const instance = (baseUrl: string) =>
   )
 
 /** Runs the poster app in-process and returns the poster's output. */
-const runPoster = Effect.gen(function* () {
+const runPoster = Effect.gen(function*() {
   const appexec = yield* Appexec.Appexec
   const app = yield* appexec.apps.import(poster, { owner: { public: true } })
   const principal = yield* TestHarness.signIn()
@@ -49,11 +49,12 @@ const fetchBytes = (url: string, init: RequestInit = {}) =>
     return { status: response.status, headers: response.headers, bytes: new Uint8Array(await response.arrayBuffer()) }
   })
 
-const errorCode = (bytes: Uint8Array) => (JSON.parse(new TextDecoder().decode(bytes)) as { error: { code: string } }).error.code
+const errorCode = (bytes: Uint8Array) =>
+  (JSON.parse(new TextDecoder().decode(bytes)) as { error: { code: string } }).error.code
 
 describe("media route", () => {
   it.scoped("the Node listener under /api serves media over the socket, unauthenticated and not rate limited, until they expire", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const server = createServer()
       yield* Effect.acquireRelease(
         Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
@@ -64,7 +65,7 @@ describe("media route", () => {
           })
       )
       const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-      yield* Effect.gen(function* () {
+      yield* Effect.gen(function*() {
         const listener = yield* NodeListener.make({ basePath: "/api", rateLimit: { limit: 2 }, logRequests: false })
         server.on("request", listener)
         const { output, key, done } = yield* runPoster
@@ -75,7 +76,9 @@ describe("media route", () => {
 
         // Over the API too: the stored output is the same URL.
         const polled = yield* Effect.promise(() =>
-          fetch(`${origin}/api/v1/executions/${done.executionId}`, { headers: { "x-api-key": key } }).then((r) => r.json())
+          fetch(`${origin}/api/v1/executions/${done.executionId}`, { headers: { "x-api-key": key } }).then((r) =>
+            r.json()
+          )
         )
         expect((polled as { data: { outputs: Array<unknown> } }).data.outputs).toContainEqual(
           expect.objectContaining({ label: "Poster", type: "image", value: url })
@@ -93,7 +96,11 @@ describe("media route", () => {
         const meta = yield* Effect.promise(() => sharp(image.bytes).metadata())
         expect([meta.width, meta.height, meta.format]).toEqual([512, 512, "png"])
         const head = yield* fetchBytes(url, { method: "HEAD" })
-        expect([head.status, head.headers.get("content-length"), head.bytes.length]).toEqual([200, String(image.bytes.length), 0])
+        expect([head.status, head.headers.get("content-length"), head.bytes.length]).toEqual([
+          200,
+          String(image.bytes.length),
+          0
+        ])
         const cached = yield* fetchBytes(url, { headers: { "if-none-match": image.headers.get("etag")! } })
         expect(cached.status).toBe(304)
         // /v1 is limited meanwhile: one request above, this is the second, the third is refused.
@@ -101,9 +108,17 @@ describe("media route", () => {
         expect((yield* fetchBytes(`${origin}/api/v1/apps`, { headers: { "x-api-key": key } })).status).toBe(429)
 
         const post = yield* fetchBytes(url, { method: "POST" })
-        expect([post.status, post.headers.get("allow"), errorCode(post.bytes)]).toEqual([405, "GET, HEAD", "invalid_request"])
+        expect([post.status, post.headers.get("allow"), errorCode(post.bytes)]).toEqual([
+          405,
+          "GET, HEAD",
+          "invalid_request"
+        ])
         const forged = yield* fetchBytes(url.replace(/sig=[A-Za-z0-9_-]{4}/, "sig=AAAA"))
-        expect([forged.status, forged.headers.get("content-type"), errorCode(forged.bytes)]).toEqual([404, "application/json", "not_found"])
+        expect([forged.status, forged.headers.get("content-type"), errorCode(forged.bytes)]).toEqual([
+          404,
+          "application/json",
+          "not_found"
+        ])
         const unmounted = yield* fetchBytes(url.replace("/api/media/", "/media/"))
         expect([unmounted.status, errorCode(unmounted.bytes)]).toEqual([404, "not_found"])
 
@@ -111,12 +126,16 @@ describe("media route", () => {
         expect((yield* fetchBytes(url)).status).toBe(200)
         yield* TestClock.adjust(Duration.seconds(2))
         const expired = yield* fetchBytes(url)
-        expect([expired.status, expired.headers.get("cache-control"), errorCode(expired.bytes)]).toEqual([404, "no-store", "not_found"])
+        expect([expired.status, expired.headers.get("cache-control"), errorCode(expired.bytes)]).toEqual([
+          404,
+          "no-store",
+          "not_found"
+        ])
       }).pipe(Effect.provide(instance(`${origin}/api`)))
     }))
 
   it.scoped("the web handler under /api serves media as Request → Response; media: false leaves them to the host", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const handler = yield* WebHandler.make({ basePath: "/api", logRequests: false })
       const without = yield* WebHandler.make({ basePath: "/api", logRequests: false, media: false })
       const { output } = yield* runPoster
@@ -131,11 +150,13 @@ describe("media route", () => {
       expect([meta.width, meta.height, meta.format]).toEqual([512, 512, "png"])
       const off = yield* Effect.promise(() => without(new Request(url)))
       expect(off.status).toBe(404)
-      expect(yield* Effect.promise(() => off.json())).toMatchObject({ error: { code: "not_found", message: expect.stringMatching(/^No endpoint GET \/media\//) } })
+      expect(yield* Effect.promise(() => off.json())).toMatchObject({
+        error: { code: "not_found", message: expect.stringMatching(/^No endpoint GET \/media\//) }
+      })
     }).pipe(Effect.provide(instance("https://host.example/api"))))
 
   it.scoped("warns when the media URLs do not point under the mount path", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const warnings: Array<string> = []
       const capture = Logger.replace(
         Logger.defaultLogger,

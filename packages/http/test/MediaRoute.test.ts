@@ -8,7 +8,10 @@ const KEY = "executions/abc/1f2e-poster.png"
 
 const blobs = Layer.succeed(BlobStore.BlobStore, {
   put: () => Effect.void,
-  get: (key) => Effect.succeed(key === KEY || key === "other.png" ? Option.some({ contentType: "image/png", bytes }) : Option.none())
+  get: (key) =>
+    Effect.succeed(
+      key === KEY || key === "other.png" ? Option.some({ contentType: "image/png", bytes }) : Option.none()
+    )
 })
 
 const signed = (ttlSeconds = 3600) =>
@@ -24,21 +27,27 @@ const signed = (ttlSeconds = 3600) =>
 
 /** The route's answer as plain data: status, lower-case headers and the body (none when empty). */
 const get = (url: string, headers: Record<string, string> = {}, method = "GET") =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]))
     const response = yield* MediaRoute.answer({ method, url, headers: lower, requestId: "test" })
     const body = typeof response.body === "string" ? new TextEncoder().encode(response.body) : response.body
-    return { status: response.status, headers: response.headers, body: body === undefined || body.length === 0 ? undefined : body }
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: body === undefined || body.length === 0 ? undefined : body
+    }
   })
 
 const urlFor = (key: string) => Effect.flatMap(MediaUrls.MediaUrls, (urls) => urls.urlFor(key))
 
 describe("MediaUrls (signed)", () => {
   it.effect("a fresh URL serves the blob with its type, length, validator and a cache lifetime that ends with the URL", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* TestClock.adjust(Duration.seconds(1_000))
       const url = yield* urlFor(KEY)
-      expect(url).toBe(`https://api.example.com/appexec/media/${KEY}?exp=4600&sig=${new URL(url).searchParams.get("sig")}`)
+      expect(url).toBe(
+        `https://api.example.com/appexec/media/${KEY}?exp=4600&sig=${new URL(url).searchParams.get("sig")}`
+      )
       yield* TestClock.adjust(Duration.seconds(600))
       const answer = yield* get(url)
       expect(answer.status).toBe(200)
@@ -53,7 +62,7 @@ describe("MediaUrls (signed)", () => {
     }).pipe(Effect.provide(signed())))
 
   it.effect("HEAD has the headers and no body; If-None-Match answers 304; a byte range answers 206", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const url = yield* urlFor(KEY)
       const head = yield* get(url, {}, "HEAD")
       expect(head.status).toBe(200)
@@ -71,7 +80,7 @@ describe("MediaUrls (signed)", () => {
     }).pipe(Effect.provide(signed())))
 
   it.effect("an expired URL answers 404", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const url = yield* urlFor(KEY)
       yield* TestClock.adjust(Duration.seconds(3600))
       expect((yield* get(url)).status).toBe(200)
@@ -82,7 +91,7 @@ describe("MediaUrls (signed)", () => {
     }).pipe(Effect.provide(signed())))
 
   it.effect("a forged or altered URL answers 404", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const url = new URL(yield* urlFor(KEY))
       const sig = url.searchParams.get("sig")!
       const exp = url.searchParams.get("exp")!
@@ -101,12 +110,12 @@ describe("MediaUrls (signed)", () => {
     }).pipe(Effect.provide(signed())))
 
   it.effect("a URL of a blob that does not exist answers 404", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       expect((yield* get(yield* urlFor("missing/blob.png"))).status).toBe(404)
     }).pipe(Effect.provide(signed())))
 
   it.effect("keys that could escape or need escaping are refused", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       for (const key of ["../etc/passwd", "a//b", "/abs", "a b", "a/../b", ".hidden", ""]) {
         expect(MediaUrls.isBlobKey(key), key).toBe(false)
         expect(Exit.isFailure(yield* Effect.exit(urlFor(key))), key).toBe(true)
@@ -115,9 +124,11 @@ describe("MediaUrls (signed)", () => {
     }).pipe(Effect.provide(signed())))
 
   it.effect("a secret shorter than 32 bytes is refused", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const exit = yield* Effect.exit(
-        Layer.build(MediaUrls.layer({ mode: "signed", baseUrl: "http://x", secret: Redacted.make("short") })).pipe(Effect.scoped)
+        Layer.build(MediaUrls.layer({ mode: "signed", baseUrl: "http://x", secret: Redacted.make("short") })).pipe(
+          Effect.scoped
+        )
       )
       expect(Exit.isFailure(exit)).toBe(true)
     }))
@@ -127,7 +138,7 @@ describe("MediaUrls (public)", () => {
   const publicUrls = Layer.merge(MediaUrls.layer({ mode: "public", baseUrl: "https://cdn.example.com/media/" }), blobs)
 
   it.effect("URLs are the public base URL and the key; the instance serves nothing", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const url = yield* urlFor(KEY)
       expect(url).toBe(`https://cdn.example.com/media/${KEY}`)
       expect((yield* get(url)).status).toBe(404)

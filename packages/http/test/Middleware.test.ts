@@ -3,14 +3,14 @@
  * headers (exhaustion and reset in virtual time), 404/405 outside the API, and 500 for a defect.
  */
 import { Appexec } from "@appexec/core"
-import { describe, expect, it } from "@effect/vitest"
 import { HttpClientRequest } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger, TestClock } from "effect"
 import { errorOf, get, seed, send, stack } from "./fixtures.js"
 
 describe("authentication", () => {
   it.scoped("answers 401 with WWW-Authenticate for a missing, malformed, unknown or revoked key, on every endpoint", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { alice, echo } = yield* seed
       const appexec = yield* Appexec.Appexec
       const revoked = yield* appexec.keys.create({ workspace: "alice", user: "leaver" })
@@ -40,7 +40,9 @@ describe("authentication", () => {
         }
       }
       const start = yield* send(
-        HttpClientRequest.post(`/v1/apps/${echo.appId}/executions`).pipe(HttpClientRequest.bodyUnsafeJson({ inputs: { prompt: "x" } }))
+        HttpClientRequest.post(`/v1/apps/${echo.appId}/executions`).pipe(
+          HttpClientRequest.bodyUnsafeJson({ inputs: { prompt: "x" } })
+        )
       )
       expect(start.status).toBe(401)
     }).pipe(Effect.provide(stack())))
@@ -48,7 +50,7 @@ describe("authentication", () => {
 
 describe("rate limit", () => {
   it.scoped("counts every /v1 request per IP before auth, sets the headers, answers 429 with Retry-After, and resets with the window", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { alice } = yield* seed
       const first = yield* get("/v1/apps", alice.key)
       expect(first.status).toBe(200)
@@ -77,16 +79,20 @@ describe("rate limit", () => {
     }).pipe(Effect.provide(stack({ rateLimit: { limit: 3 } }))))
 
   it.scoped("uses the socket address, ignoring X-Forwarded-For, unless trustProxy is set", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { alice } = yield* seed
       const from = (ip: string) =>
-        send(HttpClientRequest.get("/v1/apps").pipe(HttpClientRequest.setHeaders({ "x-api-key": alice.key, "x-forwarded-for": ip })))
+        send(
+          HttpClientRequest.get("/v1/apps").pipe(
+            HttpClientRequest.setHeaders({ "x-api-key": alice.key, "x-forwarded-for": ip })
+          )
+        )
       expect((yield* from("10.0.0.1")).status).toBe(200)
       expect((yield* from("10.0.0.2")).status).toBe(429)
     }).pipe(Effect.provide(stack({ rateLimit: { limit: 1 } }))))
 
   it.scoped("with trustProxy, counts the address the proxy appended, whatever the client put before it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { alice } = yield* seed
       const from = (spoofed: string, ip: string) =>
         send(
@@ -103,7 +109,7 @@ describe("rate limit", () => {
 
 describe("outside the API", () => {
   it.scoped("answers 404, not a self-contradicting 405, for a path it cannot decode", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { alice } = yield* seed
       for (const path of ["/v1/apps/%ZZ", "/v1/executions/%E2%82"]) {
         const res = yield* send(HttpClientRequest.get(path).pipe(HttpClientRequest.setHeader("x-api-key", alice.key)))
@@ -113,7 +119,7 @@ describe("outside the API", () => {
     }).pipe(Effect.provide(stack())))
 
   it.scoped("answers 404 for unknown paths and 405 for known paths with another method, in the error body", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { alice, echo } = yield* seed
       for (const path of ["/v1", "/v1/", "/v1/users", "/v1/apps/x/y/z", "/v2/apps", "/"]) {
         const res = yield* get(path, alice.key)
@@ -150,13 +156,15 @@ const defectiveGet = Layer.effect(
 describe("defects", () => {
   it.scoped("answer 500 internal_error with the request id, logged with it, without internals", () => {
     const logs: Array<{ message: string; annotations: Record<string, unknown> }> = []
-      const capture = Logger.make(({ message, annotations, cause }) => {
-        logs.push({
-          message: `${String(Array.isArray(message) ? message.join(" ") : message)} ${cause._tag === "Empty" ? "" : String(cause)}`,
-          annotations: Object.fromEntries(annotations)
-        })
+    const capture = Logger.make(({ message, annotations, cause }) => {
+      logs.push({
+        message: `${String(Array.isArray(message) ? message.join(" ") : message)} ${
+          cause._tag === "Empty" ? "" : String(cause)
+        }`,
+        annotations: Object.fromEntries(annotations)
       })
-    return Effect.gen(function* () {
+    })
+    return Effect.gen(function*() {
       const { alice } = yield* seed
       const res = yield* get("/v1/executions/00000000-0000-4000-8000-000000000000", alice.key)
       expect(res.status).toBe(500)
@@ -170,7 +178,8 @@ describe("defects", () => {
       expect(JSON.stringify(res.body)).not.toContain("secret")
       const logged = logs.filter((l) => l.annotations.requestId === requestId)
       expect(logged.some((l) => l.message.includes("secret internal detail"))).toBe(true)
-      expect(logged.some((l) => l.message.includes("GET /v1/executions/00000000-0000-4000-8000-000000000000 500"))).toBe(true)
+      expect(logged.some((l) => l.message.includes("GET /v1/executions/00000000-0000-4000-8000-000000000000 500")))
+        .toBe(true)
     }).pipe(Effect.provide(stack({}, defectiveGet)), Effect.provide(Logger.replace(Logger.defaultLogger, capture)))
   })
 })

@@ -16,7 +16,9 @@ describe("OpenAPI", () => {
     const doc = OpenApiDocument.document()
     expect(doc.openapi).toBe("3.1.0")
     const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
-      Object.keys(item).filter((k) => ["get", "post", "put", "patch", "delete"].includes(k)).map((m) => `${m.toUpperCase()} ${path}`)
+      Object.keys(item).filter((k) => ["get", "post", "put", "patch", "delete"].includes(k)).map((m) =>
+        `${m.toUpperCase()} ${path}`
+      )
     )
     expect(operations.sort()).toEqual([
       "GET /v1/apps",

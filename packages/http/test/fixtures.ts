@@ -2,7 +2,7 @@
  * What the HTTP tests share: an appexec instance on memory behind a real server on 127.0.0.1,
  * port 0, a client pointed at it, a small signing-key layer, and the test apps.
  */
-import { Jwk } from "@appexec/api"
+import { type Jwk } from "@appexec/api"
 import { Appexec, SigningKeys } from "@appexec/core"
 import { TestHarness } from "@appexec/testing"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
@@ -33,7 +33,12 @@ export const echoApp = {
   public: true,
   nodes: [
     { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-    { id: "style", type: "input.options", label: "Style", config: { name: "style", options: ["plain", "loud"], default: "plain" } },
+    {
+      id: "style",
+      type: "input.options",
+      label: "Style",
+      config: { name: "style", options: ["plain", "loud"], default: "plain" }
+    },
     { id: "photo", type: "input.url", label: "Photo", config: { name: "photo", accept: ["image"] } },
     { id: "compose", type: "text.template", label: "Compose", config: { template: "{{prompt}} ({{style}})" } },
     { id: "echo", type: "output.text", label: "Echo" }
@@ -61,8 +66,9 @@ export const serverLayer = (options: AppexecHttp.Options = {}) =>
 /** A client whose relative URLs go to the test server. */
 export const clientLayer = Layer.effect(
   HttpClient.HttpClient,
-  Effect.map(Effect.zip(TestServer, HttpClient.HttpClient), ([server, client]) =>
-    client.pipe(HttpClient.mapRequest(HttpClientRequest.prependUrl(server.url)))
+  Effect.map(
+    Effect.zip(TestServer, HttpClient.HttpClient),
+    ([server, client]) => client.pipe(HttpClient.mapRequest(HttpClientRequest.prependUrl(server.url)))
   )
 ).pipe(Layer.provide(FetchHttpClient.layer))
 
@@ -85,7 +91,7 @@ export const stack = (
 
 /** Sends `request` and returns the status, headers and parsed JSON body. */
 export const send = (request: HttpClientRequest.HttpClientRequest) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     const response = yield* client.execute(request)
     const text = yield* response.text
@@ -94,14 +100,19 @@ export const send = (request: HttpClientRequest.HttpClientRequest) =>
   })
 
 /** The error object of an error response body. */
-export const errorOf = (body: unknown) => (body as { error: { code: string; message: string; details?: Array<unknown> } }).error
+export const errorOf = (body: unknown) =>
+  (body as { error: { code: string; message: string; details?: Array<unknown> } }).error
 
 /** `GET path` with the key in `x-api-key`. */
 export const get = (path: string, key?: string) =>
-  send(key === undefined ? HttpClientRequest.get(path) : HttpClientRequest.get(path).pipe(HttpClientRequest.setHeader("x-api-key", key)))
+  send(
+    key === undefined
+      ? HttpClientRequest.get(path)
+      : HttpClientRequest.get(path).pipe(HttpClientRequest.setHeader("x-api-key", key))
+  )
 
 /** Imports the test apps and signs two workspaces in; returns ids and keys. */
-export const seed = Effect.gen(function* () {
+export const seed = Effect.gen(function*() {
   const appexec = yield* Appexec.Appexec
   const alice = yield* TestHarness.signIn("alice")
   const bob = yield* TestHarness.signIn("bob")

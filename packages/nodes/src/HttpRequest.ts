@@ -8,10 +8,10 @@
  * its excerpt goes to the operator's log.
  */
 import { NodeType, OutboundHttp } from "@appexec/core"
-import { STATUS_CODES } from "node:http"
 import { Effect, Option, Redacted, Schema } from "effect"
-import { formatBytes } from "./internal/media.js"
+import { STATUS_CODES } from "node:http"
 import { isPointer, pick } from "./internal/jsonPointer.js"
+import { formatBytes } from "./internal/media.js"
 import { fill, fillJson, placeholdersIn, placeholdersOf } from "./internal/template.js"
 import { NodesSettings } from "./NodesSettings.js"
 
@@ -83,20 +83,23 @@ const snippet = (body: Uint8Array) => {
 /** `http.request`: calls an HTTP API and yields a field of its answer. */
 export const httpRequest = NodeType.defineNode({
   type: "http.request",
-  description: "Calls an HTTP API (URL and JSON body templated from upstream values, headers from secrets) and yields a field of the answer.",
+  description:
+    "Calls an HTTP API (URL and JSON body templated from upstream values, headers from secrets) and yields a field of the answer.",
   role: "process",
   inputs: { min: 0, max: 32 },
   config: Config,
   check: (config, placement) => problemsOf(config, placement.upstream),
   run: ({ config, upstream }) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const settings = yield* NodesSettings
       const http = yield* OutboundHttp.OutboundHttp
       const byId = new Map(upstream.map((u) => [u.nodeId, u.value]))
       const referenced = new Set([...placeholdersOf(config.url), ...placeholdersIn(config.body)])
       for (const id of referenced) {
         const value = byId.get(id)
-        if (value?._tag === "Media") return yield* fail(`node '${id}' produced media, which cannot be sent in a request`)
+        if (value?._tag === "Media") {
+          return yield* fail(`node '${id}' produced media, which cannot be sent in a request`)
+        }
       }
       const textOf = (id: string) => {
         const value = byId.get(id)
@@ -177,7 +180,9 @@ export const httpRequest = NodeType.defineNode({
         case "url": {
           const url = typeof answer === "string" ? answer.trim() : ""
           if (originOf(url) === undefined) {
-            return yield* fail(`the endpoint's answer${config.pick === undefined ? "" : ` at ${config.pick}`} is not an http(s) URL`)
+            return yield* fail(
+              `the endpoint's answer${config.pick === undefined ? "" : ` at ${config.pick}`} is not an http(s) URL`
+            )
           }
           return NodeType.NodeValue.url(url)
         }

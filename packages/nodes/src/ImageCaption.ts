@@ -23,20 +23,24 @@ export const imageCaption = NodeType.defineNode({
   inputs: { min: 2, max: 2 },
   config: Config,
   run: ({ config, upstream }) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const imageIndex = upstream.findIndex((u) => isImage(u.value))
       if (imageIndex === -1) {
-        return yield* new NodeType.NodeFailure({ message: "expects an image and a text, but neither upstream value is an image" })
+        return yield* new NodeType.NodeFailure({
+          message: "expects an image and a text, but neither upstream value is an image"
+        })
       }
       const image = upstream[imageIndex]!
       const other = upstream[1 - imageIndex]!
       const text = NodeType.NodeValue.asText(other.value)
       if (text === undefined) {
-        return yield* new NodeType.NodeFailure({ message: `expects an image and a text, but node '${other.nodeId}' produced media` })
+        return yield* new NodeType.NodeFailure({
+          message: `expects an image and a text, but node '${other.nodeId}' produced media`
+        })
       }
       return yield* editImage(image, {
         apply: (pipeline, { width, height }) =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const size = Math.max(10, Math.round(Math.min(width, height) / 14))
             const label = yield* renderText(text, { width: width * 0.9, maxHeight: height * 0.45, size })
             if (label === undefined) return pipeline

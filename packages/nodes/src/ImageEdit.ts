@@ -58,7 +58,8 @@ export const imageConvert = NodeType.defineNode({
   config: ConvertConfig,
   run: ({ config, upstream }) =>
     editImage(upstream[0]!, {
-      apply: (pipeline) => Effect.succeed(config.format === "jpeg" ? pipeline.flatten({ background: "#ffffff" }) : pipeline),
+      apply: (pipeline) =>
+        Effect.succeed(config.format === "jpeg" ? pipeline.flatten({ background: "#ffffff" }) : pipeline),
       format: config.format,
       quality: config.quality
     })
@@ -87,5 +88,6 @@ export const imageBlur = NodeType.defineNode({
   role: "process",
   inputs: { min: 1, max: 1 },
   config: BlurConfig,
-  run: ({ config, upstream }) => editImage(upstream[0]!, { apply: (pipeline) => Effect.succeed(pipeline.blur(config.sigma)) })
+  run: ({ config, upstream }) =>
+    editImage(upstream[0]!, { apply: (pipeline) => Effect.succeed(pipeline.blur(config.sigma)) })
 })

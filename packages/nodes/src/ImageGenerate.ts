@@ -4,8 +4,8 @@
  * is set on top. The same text and config always give the same bytes.
  */
 import { NodeType } from "@appexec/core"
-import { createHash } from "node:crypto"
 import { Effect, Schema } from "effect"
+import { createHash } from "node:crypto"
 import sharp from "sharp"
 import { encode, ImageFormat, renderText } from "./internal/imaging.js"
 
@@ -41,18 +41,27 @@ export const backgroundSvg = (seed: Uint8Array, width: number, height: number): 
   const from = hsl(hue, 0.65, 0.42)
   const to = hsl((hue + 40 + (byte(1) % 140)) % 360, 0.7, 0.22)
   const angle = (byte(2) * 2 * Math.PI) / 256
-  const [x1, y1, x2, y2] = [0.5 - Math.cos(angle) / 2, 0.5 - Math.sin(angle) / 2, 0.5 + Math.cos(angle) / 2, 0.5 + Math.sin(angle) / 2]
+  const [x1, y1, x2, y2] = [
+    0.5 - Math.cos(angle) / 2,
+    0.5 - Math.sin(angle) / 2,
+    0.5 + Math.cos(angle) / 2,
+    0.5 + Math.sin(angle) / 2
+  ]
   const size = Math.min(width, height)
   const discs = Array.from({ length: 7 }, (_, i) => {
     const cx = (byte(3 + i * 4) / 255) * width
     const cy = (byte(4 + i * 4) / 255) * height
     const r = size * (0.08 + (byte(5 + i * 4) / 255) * 0.32)
     const opacity = 0.06 + (byte(6 + i * 4) / 255) * 0.16
-    return `<circle cx="${cx.toFixed(1)}" cy="${cy.toFixed(1)}" r="${r.toFixed(1)}" fill="#ffffff" fill-opacity="${opacity.toFixed(3)}"/>`
+    return `<circle cx="${cx.toFixed(1)}" cy="${cy.toFixed(1)}" r="${r.toFixed(1)}" fill="#ffffff" fill-opacity="${
+      opacity.toFixed(3)
+    }"/>`
   })
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">`,
-    `<defs><linearGradient id="g" x1="${x1.toFixed(3)}" y1="${y1.toFixed(3)}" x2="${x2.toFixed(3)}" y2="${y2.toFixed(3)}">`,
+    `<defs><linearGradient id="g" x1="${x1.toFixed(3)}" y1="${y1.toFixed(3)}" x2="${x2.toFixed(3)}" y2="${
+      y2.toFixed(3)
+    }">`,
     `<stop offset="0" stop-color="${from}"/><stop offset="1" stop-color="${to}"/></linearGradient></defs>`,
     `<rect width="${width}" height="${height}" fill="url(#g)"/>`,
     ...discs,
@@ -78,11 +87,13 @@ export const imageGenerate = NodeType.defineNode({
   inputs: { min: 0, max: 1 },
   config: Config,
   run: ({ config, upstream, node }) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const first = upstream[0]
       const text = first === undefined ? "" : NodeType.NodeValue.asText(first.value)
       if (text === undefined) {
-        return yield* new NodeType.NodeFailure({ message: `node '${first!.nodeId}' produced media; ${node.id} needs text` })
+        return yield* new NodeType.NodeFailure({
+          message: `node '${first!.nodeId}' produced media; ${node.id} needs text`
+        })
       }
       const { width, height } = config
       const label = yield* renderText(text, {
@@ -91,12 +102,15 @@ export const imageGenerate = NodeType.defineNode({
         size: fontSize(text, width, height)
       })
       const background = sharp(Buffer.from(backgroundSvg(seedOf(text, config), width, height)))
-      const picture =
-        label === undefined
-          ? background
-          : background.composite([
-              { input: label.png, left: Math.floor((width - label.width) / 2), top: Math.floor((height - label.height) / 2) }
-            ])
+      const picture = label === undefined
+        ? background
+        : background.composite([
+          {
+            input: label.png,
+            left: Math.floor((width - label.width) / 2),
+            top: Math.floor((height - label.height) / 2)
+          }
+        ])
       return yield* encode(picture, config.format, config.quality)
     })
 })

@@ -4,8 +4,8 @@
  * is the absolute URL at which a client downloads it (`MediaUrls`).
  */
 import { BlobStore, MediaUrls, NodeType } from "@appexec/core"
-import { createHash } from "node:crypto"
 import { Effect, Schema } from "effect"
+import { createHash } from "node:crypto"
 import { type MediaKind, mediaOf } from "./internal/media.js"
 
 const EXTENSIONS: Readonly<Record<string, string>> = {
@@ -35,12 +35,13 @@ export const blobKeyOf = (executionId: string, nodeId: string, contentType: stri
 const mediaOutput = (kind: Extract<MediaKind, "image" | "video">) =>
   NodeType.defineNode({
     type: `output.${kind}`,
-    description: `An output of type ${kind}: the upstream ${kind} (or ${kind} URL, fetched) stored and given as a download URL.`,
+    description:
+      `An output of type ${kind}: the upstream ${kind} (or ${kind} URL, fetched) stored and given as a download URL.`,
     role: "output",
     outputType: kind,
     config: Schema.Struct({}),
     run: ({ upstream, execution, node }) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const media = yield* mediaOf(upstream[0]!, kind)
         const key = blobKeyOf(execution.executionId, node.id, media.contentType, media.bytes)
         const blobs = yield* BlobStore.BlobStore
@@ -50,8 +51,7 @@ const mediaOutput = (kind: Extract<MediaKind, "image" | "video">) =>
             Effect.catchTag("StorageError", (error) =>
               Effect.logError(`storing the ${kind} of output '${node.id}' failed`, error).pipe(
                 Effect.zipRight(Effect.fail(new NodeType.NodeFailure({ message: `the ${kind} could not be stored` })))
-              )
-            )
+              ))
           )
         const urls = yield* MediaUrls.MediaUrls
         return yield* urls.urlFor(key)

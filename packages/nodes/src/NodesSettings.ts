@@ -56,7 +56,8 @@ export const make = (overrides: Overrides = {}): Settings => ({
 })
 
 /** Layer of the defaults with `overrides` applied. */
-export const layer = (overrides: Overrides = {}): Layer.Layer<NodesSettings> => Layer.succeed(NodesSettings, make(overrides))
+export const layer = (overrides: Overrides = {}): Layer.Layer<NodesSettings> =>
+  Layer.succeed(NodesSettings, make(overrides))
 
 /** Prefix of environment variables that hold secrets: `APPEXEC_SECRET_PROVIDER_TOKEN` is the secret `provider_token`. */
 export const SECRET_ENV_PREFIX = "APPEXEC_SECRET_"
@@ -82,7 +83,7 @@ export const layerConfig = (
 ): Layer.Layer<NodesSettings, ConfigError.ConfigError> =>
   Layer.effect(
     NodesSettings,
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const positive = (name: string, fallback: number) =>
         Config.integer(name).pipe(
           Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),

@@ -1,9 +1,9 @@
 import { Appexec } from "@appexec/core"
 import { TestHarness } from "@appexec/testing"
-import { readdirSync, readFileSync } from "node:fs"
-import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, TestClock } from "effect"
+import { readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
 import * as FakeOrigin from "./support/FakeOrigin.js"
 import { describeImage, download, layer, run, testImage } from "./support/Instance.js"
 
@@ -12,7 +12,7 @@ const example = (name: string): unknown => JSON.parse(readFileSync(join(APPS, `$
 
 describe("example apps", () => {
   it.scoped("every example imports with the built-in nodes, is public and describes itself", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
       const files = readdirSync(APPS).filter((f) => f.endsWith(".json"))
       const ours = ["poster", "thumbnail", "caption", "provider", "long-running"].map((name) => `${name}.json`)
@@ -25,7 +25,7 @@ describe("example apps", () => {
     }).pipe(Effect.provide(layer())))
 
   it.scoped("poster: a 512×512 PNG and its title", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const done = yield* run(example("poster"), { prompt: "A lighthouse at dusk", style: "neon" })
       expect(done.status).toBe("completed")
       expect(done.outputs.map((o) => [o.id, o.type, o.status])).toEqual([
@@ -38,9 +38,11 @@ describe("example apps", () => {
     }).pipe(Effect.provide(layer())))
 
   it.scoped("thumbnail: a JPEG URL becomes a 256×256 WebP", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const jpeg = yield* testImage(1024, 768, "jpeg")
-      const origin = yield* FakeOrigin.start({ "/photo.jpg": { headers: { "content-type": "image/jpeg" }, body: jpeg } })
+      const origin = yield* FakeOrigin.start({
+        "/photo.jpg": { headers: { "content-type": "image/jpeg" }, body: jpeg }
+      })
       const done = yield* run(example("thumbnail"), { image: origin.url("/photo.jpg") })
       expect(done.errorMessage).toBeNull()
       const blob = yield* download(done.outputs[0]!.value!)
@@ -49,16 +51,22 @@ describe("example apps", () => {
     }).pipe(Effect.provide(layer())))
 
   it.scoped("caption: a captioned image in the original format and size", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const jpeg = yield* testImage(640, 480, "jpeg")
-      const origin = yield* FakeOrigin.start({ "/photo.jpg": { headers: { "content-type": "image/jpeg" }, body: jpeg } })
+      const origin = yield* FakeOrigin.start({
+        "/photo.jpg": { headers: { "content-type": "image/jpeg" }, body: jpeg }
+      })
       const done = yield* run(example("caption"), { image: origin.url("/photo.jpg"), text: "Greetings" })
       expect(done.errorMessage).toBeNull()
-      expect(yield* describeImage((yield* download(done.outputs[0]!.value!)).bytes)).toEqual({ width: 640, height: 480, format: "jpeg" })
+      expect(yield* describeImage((yield* download(done.outputs[0]!.value!)).bytes)).toEqual({
+        width: 640,
+        height: 480,
+        format: "jpeg"
+      })
     }).pipe(Effect.provide(layer())))
 
   it.scoped("long-running: stays running until 30 s have passed, then completes", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
       const app = yield* appexec.apps.import(example("long-running"))
       const principal = yield* TestHarness.signIn()
@@ -72,7 +80,7 @@ describe("example apps", () => {
     }).pipe(Effect.provide(layer())))
 
   it.scoped("provider: its request is well formed (checked against a local stand-in of the endpoint)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const origin = yield* FakeOrigin.start({
         "/anything": (request) => ({
           headers: { "content-type": "application/json" },

@@ -7,7 +7,11 @@ const provider = (url: string, config: Record<string, unknown> = {}, output = "o
   name: "Provider",
   nodes: [
     { id: "prompt", type: "input.text", config: { name: "prompt", required: true } },
-    { id: "style", type: "input.options", config: { name: "style", options: ["plain", "neon & bold"], default: "plain" } },
+    {
+      id: "style",
+      type: "input.options",
+      config: { name: "style", options: ["plain", "neon & bold"], default: "plain" }
+    },
     {
       id: "call",
       type: "http.request",
@@ -33,14 +37,17 @@ const secrets = { secrets: { provider_token: "tok-123" } }
 
 describe("http.request", () => {
   it.scoped("sends the templated request with secret headers and yields the picked field", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const origin = yield* FakeOrigin.start({
         "/v1/generate": {
           headers: { "content-type": "application/json" },
           body: JSON.stringify({ data: [{ text: "a poem about cats" }] })
         }
       })
-      const done = yield* run(provider(origin.url("/v1/generate?style={{style}}")), { prompt: 'cats "in" hats', style: "neon & bold" })
+      const done = yield* run(provider(origin.url("/v1/generate?style={{style}}")), {
+        prompt: "cats \"in\" hats",
+        style: "neon & bold"
+      })
       expect(done.errorMessage).toBeNull()
       expect(done.outputs[0]).toMatchObject({ type: "text", value: "a poem about cats", status: "completed" })
       const request = origin.received[0]!
@@ -49,11 +56,11 @@ describe("http.request", () => {
       expect(request.headers["authorization"]).toBe("Bearer tok-123")
       expect(request.headers["x-client"]).toBe("appexec-tests")
       expect(request.headers["content-type"]).toBe("application/json")
-      expect(JSON.parse(request.body)).toEqual({ prompt: 'cats "in" hats', style: "neon & bold", n: 1 })
+      expect(JSON.parse(request.body)).toEqual({ prompt: "cats \"in\" hats", style: "neon & bold", n: 1 })
     }).pipe(Effect.provide(layer({ settings: secrets }))))
 
   it.scoped("a media URL it picks feeds an image output, which stores the image and serves it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const png = yield* testImage(32, 24)
       const origin = yield* FakeOrigin.start({
         "/img.png": { headers: { "content-type": "image/png" }, body: png },
@@ -62,9 +69,12 @@ describe("http.request", () => {
           body: JSON.stringify({ data: [{ url: `http://${request.headers.host}/img.png` }] })
         })
       })
-      const done = yield* run(provider(origin.url("/v1/images"), { pick: "/data/0/url", output: "url" }, "output.image"), {
-        prompt: "a cat"
-      })
+      const done = yield* run(
+        provider(origin.url("/v1/images"), { pick: "/data/0/url", output: "url" }, "output.image"),
+        {
+          prompt: "a cat"
+        }
+      )
       expect(done.errorMessage).toBeNull()
       expect(done.outputs[0]).toMatchObject({ type: "image", status: "completed" })
       const blob = yield* download(done.outputs[0]!.value!)
@@ -73,10 +83,18 @@ describe("http.request", () => {
     }).pipe(Effect.provide(layer({ settings: secrets }))))
 
   it.scoped("yields JSON for a json output", () =>
-    Effect.gen(function* () {
-      const origin = yield* FakeOrigin.start({ "/v1/meta": { body: JSON.stringify({ data: { score: 0.9, tags: ["a"] } }) } })
-      const done = yield* run(provider(origin.url("/v1/meta"), { pick: "/data", output: "json" }, "output.json"), { prompt: "x" })
-      expect(done.outputs[0]).toMatchObject({ type: "json", value: '{"score":0.9,"tags":["a"]}', status: "completed" })
+    Effect.gen(function*() {
+      const origin = yield* FakeOrigin.start({
+        "/v1/meta": { body: JSON.stringify({ data: { score: 0.9, tags: ["a"] } }) }
+      })
+      const done = yield* run(provider(origin.url("/v1/meta"), { pick: "/data", output: "json" }, "output.json"), {
+        prompt: "x"
+      })
+      expect(done.outputs[0]).toMatchObject({
+        type: "json",
+        value: "{\"score\":0.9,\"tags\":[\"a\"]}",
+        status: "completed"
+      })
     }).pipe(Effect.provide(layer({ settings: secrets }))))
 
   it.scoped("a non-2xx answer fails the node with the status only; the body goes to the operator's log", () => {
@@ -85,9 +103,9 @@ describe("http.request", () => {
       Logger.defaultLogger,
       Logger.make(({ message }) => logged.push(String(Array.isArray(message) ? message.join(" ") : message)))
     )
-    return Effect.gen(function* () {
+    return Effect.gen(function*() {
       // Providers echo what they were sent, credentials included.
-      const body = '{"error":"overloaded","token":"Bearer tok-123"}'
+      const body = "{\"error\":\"overloaded\",\"token\":\"Bearer tok-123\"}"
       const origin = yield* FakeOrigin.start({ "/v1/generate": { status: 503, body } })
       const done = yield* run(provider(origin.url("/v1/generate")), { prompt: "x" })
       expect(done.status).toBe("failed")
@@ -99,8 +117,8 @@ describe("http.request", () => {
   })
 
   it.scoped("an answer without the picked field, or not JSON, fails clearly", () =>
-    Effect.gen(function* () {
-      const origin = yield* FakeOrigin.start({ "/a": { body: '{"data":[]}' }, "/b": { body: "plain words" } })
+    Effect.gen(function*() {
+      const origin = yield* FakeOrigin.start({ "/a": { body: "{\"data\":[]}" }, "/b": { body: "plain words" } })
       const a = yield* run(provider(origin.url("/a")), { prompt: "x" })
       expect(a.errorMessage).toContain("the endpoint's answer has no field at /data/0/text")
       const b = yield* run(provider(origin.url("/b")), { prompt: "x" })
@@ -108,7 +126,7 @@ describe("http.request", () => {
     }).pipe(Effect.provide(layer({ settings: secrets }))))
 
   it.scoped("a secret the operator did not configure fails the node without a request", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const origin = yield* FakeOrigin.start({ "/v1/generate": { body: "{}" } })
       const done = yield* run(provider(origin.url("/v1/generate")), { prompt: "x" })
       expect(done.errorMessage).toContain("the secret 'provider_token' is not configured on this instance")
@@ -116,7 +134,7 @@ describe("http.request", () => {
     }).pipe(Effect.provide(layer())))
 
   it.scoped("refuses at import: headers with placeholders, a host from placeholders, unknown placeholders, a bad pointer", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const error = yield* run(
         provider("https://{{prompt}}.example.com/x?q={{nobody}}", {
           headers: { "X-Token": "{{prompt}}", Host: "evil" },
@@ -127,7 +145,9 @@ describe("http.request", () => {
       expect(error._tag).toBe("InvalidAppDefinition")
       expect(error.message).toContain("config.pick")
       const fixedPick = yield* run(
-        provider("https://{{prompt}}.example.com/x?q={{nobody}}", { headers: { "X-Token": "{{prompt}}", Host: "evil" } }),
+        provider("https://{{prompt}}.example.com/x?q={{nobody}}", {
+          headers: { "X-Token": "{{prompt}}", Host: "evil" }
+        }),
         { prompt: "x" }
       ).pipe(Effect.flip)
       expect(fixedPick.message).toContain("placeholder {{nobody}} does not name an upstream node")
@@ -137,7 +157,7 @@ describe("http.request", () => {
     }).pipe(Effect.provide(layer())))
 
   it.scoped("the private-network guard applies to provider calls", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const origin = yield* FakeOrigin.start({ "/v1/generate": { body: "{}" } })
       const done = yield* run(provider(origin.url("/v1/generate")), { prompt: "x" })
       expect(done.errorMessage).toBe("node 'call' (http.request) failed: the request was refused: address not allowed")

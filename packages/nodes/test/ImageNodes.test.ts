@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { createHash } from "node:crypto"
 import * as FakeOrigin from "./support/FakeOrigin.js"
 import { describeImage, download, layer, run, testImage } from "./support/Instance.js"
 
@@ -35,7 +35,7 @@ const chain = (...nodes: ReadonlyArray<{ readonly type: string; readonly config?
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex")
 
 const imageOf = (definition: unknown, inputs: Record<string, string>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const done = yield* run(definition, inputs)
     expect(done.errorMessage).toBeNull()
     expect(done.status).toBe("completed")
@@ -47,14 +47,14 @@ const imageOf = (definition: unknown, inputs: Record<string, string>) =>
 
 describe("image.generate", () => {
   it.scoped("renders a poster of the asked size and format, served as a signed media URL", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const image = yield* imageOf(poster({ width: 512, height: 384, format: "webp" }), { prompt: "a cat in neon" })
       expect(image).toMatchObject({ width: 512, height: 384, format: "webp", contentType: "image/webp" })
       expect(image.url).toMatch(/^http:\/\/appexec\.test\/base\/media\/executions\/.+\.webp\?exp=\d+&sig=[\w-]+$/)
     }).pipe(Effect.provide(layer())))
 
   it.scoped("is deterministic: the same text and config give the same bytes; other text, other bytes", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const a = yield* imageOf(poster({ width: 256, height: 256 }), { prompt: "same words" })
       const b = yield* imageOf(poster({ width: 256, height: 256 }), { prompt: "same words" })
       const c = yield* imageOf(poster({ width: 256, height: 256 }), { prompt: "other words" })
@@ -64,17 +64,22 @@ describe("image.generate", () => {
     }).pipe(Effect.provide(layer())))
 
   it.scoped("sets the text on the picture (an empty text leaves the background alone)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const withText = yield* imageOf(poster({ width: 128, height: 128 }), { prompt: "HELLO" })
       const empty = yield* imageOf(
-        { ...poster({ width: 128, height: 128 }), nodes: poster({ width: 128, height: 128 }).nodes.map((n) => n.id === "prompt" ? { ...n, config: { name: "prompt" } } : n) },
+        {
+          ...poster({ width: 128, height: 128 }),
+          nodes: poster({ width: 128, height: 128 }).nodes.map((n) =>
+            n.id === "prompt" ? { ...n, config: { name: "prompt" } } : n
+          )
+        },
         {}
       )
       expect(sha256(withText.bytes)).not.toBe(sha256(empty.bytes))
     }).pipe(Effect.provide(layer())))
 
   it.scoped("refuses a config out of range at import", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const error = yield* run(poster({ width: 100_000 }), { prompt: "x" }).pipe(Effect.flip)
       expect(error._tag).toBe("InvalidAppDefinition")
       expect(error.message).toContain("node 'render': config.width")
@@ -83,7 +88,7 @@ describe("image.generate", () => {
 
 describe("image editing nodes on a fetched image", () => {
   const withOrigin = <A, E, R>(body: (url: string) => Effect.Effect<A, E, R>) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const png = yield* testImage(800, 600)
       const origin = yield* FakeOrigin.start({ "/photo.png": { headers: { "content-type": "image/png" }, body: png } })
       return yield* body(origin.url("/photo.png"))
@@ -91,9 +96,12 @@ describe("image editing nodes on a fetched image", () => {
 
   it.scoped("image.resize then image.convert make a 512×512 WebP thumbnail", () =>
     withOrigin((photo) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const image = yield* imageOf(
-          chain({ type: "image.resize", config: { width: 512, height: 512, fit: "cover" } }, { type: "image.convert", config: { format: "webp", quality: 80 } }),
+          chain({ type: "image.resize", config: { width: 512, height: 512, fit: "cover" } }, {
+            type: "image.convert",
+            config: { format: "webp", quality: 80 }
+          }),
           { photo }
         )
         expect(image).toMatchObject({ width: 512, height: 512, format: "webp", contentType: "image/webp" })
@@ -102,7 +110,7 @@ describe("image editing nodes on a fetched image", () => {
 
   it.scoped("image.resize keeps the input format and the aspect ratio when only the width is given", () =>
     withOrigin((photo) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const image = yield* imageOf(chain({ type: "image.resize", config: { width: 200 } }), { photo })
         expect(image).toMatchObject({ width: 200, height: 150, format: "png" })
       })
@@ -110,8 +118,10 @@ describe("image editing nodes on a fetched image", () => {
 
   it.scoped("image.convert writes jpeg and avif", () =>
     withOrigin((photo) =>
-      Effect.gen(function* () {
-        const jpeg = yield* imageOf(chain({ type: "image.convert", config: { format: "jpeg", quality: 70 } }), { photo })
+      Effect.gen(function*() {
+        const jpeg = yield* imageOf(chain({ type: "image.convert", config: { format: "jpeg", quality: 70 } }), {
+          photo
+        })
         expect(jpeg).toMatchObject({ width: 800, height: 600, format: "jpeg", contentType: "image/jpeg" })
         const avif = yield* imageOf(chain({ type: "image.convert", config: { format: "avif" } }), { photo })
         expect(avif).toMatchObject({ width: 800, height: 600, format: "avif", contentType: "image/avif" })
@@ -120,11 +130,13 @@ describe("image editing nodes on a fetched image", () => {
 
   it.scoped("image.grayscale removes colour and image.blur keeps the size", () =>
     withOrigin((photo) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const grey = yield* imageOf(chain({ type: "image.grayscale" }), { photo })
         const stats = yield* Effect.promise(() => import("sharp").then((s) => s.default(grey.bytes).stats()))
         expect(stats.isOpaque).toBe(true)
-        const [r, g, b] = stats.channels.length >= 3 ? stats.channels : [stats.channels[0]!, stats.channels[0]!, stats.channels[0]!]
+        const [r, g, b] = stats.channels.length >= 3
+          ? stats.channels
+          : [stats.channels[0]!, stats.channels[0]!, stats.channels[0]!]
         expect(r!.mean).toBeCloseTo(g!.mean, 0)
         expect(g!.mean).toBeCloseTo(b!.mean, 0)
         const blurred = yield* imageOf(chain({ type: "image.blur", config: { sigma: 3 } }), { photo })
@@ -134,7 +146,7 @@ describe("image editing nodes on a fetched image", () => {
 
   it.scoped("image.caption sets the text on the image and keeps its size", () =>
     withOrigin((photo) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const definition = {
           name: "Caption",
           nodes: [
@@ -155,7 +167,9 @@ describe("image editing nodes on a fetched image", () => {
         // The band darkens the bottom of the picture (left of the text) and leaves the top as it was.
         const sharp = (yield* Effect.promise(() => import("sharp"))).default
         const region = (bytes: Uint8Array, top: number) =>
-          Effect.promise(async () => sharp(await sharp(bytes).extract({ left: 0, top, width: 100, height: 20 }).png().toBuffer()).stats())
+          Effect.promise(async () =>
+            sharp(await sharp(bytes).extract({ left: 0, top, width: 100, height: 20 }).png().toBuffer()).stats()
+          )
         const bottom = yield* region(captioned.bytes, 575)
         const top = yield* region(captioned.bytes, 0)
         const original = yield* region(plain.bytes, 575)

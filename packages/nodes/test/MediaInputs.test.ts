@@ -19,7 +19,7 @@ const thumbnail = (accept: ReadonlyArray<string> = ["image"]) => ({
 
 /** Runs the thumbnail app on `photo` and checks it failed with `expected` in both errors. */
 const failsWith = (photo: string, expected: string, definition: unknown = thumbnail()) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const done = yield* run(definition, { photo })
     expect(done.status).toBe("failed")
     expect(done.errorMessage).toContain(expected)
@@ -36,14 +36,14 @@ describe("media inputs", () => {
   })
 
   it.scoped("a URL that answers 404 fails the execution", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const origin = yield* FakeOrigin.start({})
       const message = yield* failsWith(origin.url("/missing.png"), "image URL answered 404")
       expect(message).toBe("node 'resize' (image.resize) failed: image URL answered 404")
     }).pipe(Effect.provide(layer())))
 
   it.scoped("a URL that is not an image fails the execution", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const origin = yield* FakeOrigin.start({
         "/page": { headers: { "content-type": "text/html; charset=utf-8" }, body: "<html>hello</html>" }
       })
@@ -51,7 +51,7 @@ describe("media inputs", () => {
     }).pipe(Effect.provide(layer())))
 
   it.scoped("an image bigger than the limit fails the execution as too large", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const origin = yield* FakeOrigin.start({
         "/huge.png": { headers: { "content-type": "image/png" }, body: new Uint8Array(100 * 1024) }
       })
@@ -59,7 +59,7 @@ describe("media inputs", () => {
     }).pipe(Effect.provide(layer({ settings: { media: { maxBytes: 64 * 1024 } } }))))
 
   it.scoped("a URL whose host resolves to a private address is refused before any request", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const message = yield* failsWith("http://images.example.com/cat.png", "image URL refused: address not allowed")
       // The consumer learns the category, not what the host resolves to.
       expect(message).toBe("node 'resize' (image.resize) failed: image URL refused: address not allowed")
@@ -75,20 +75,26 @@ describe("media inputs", () => {
     ))
 
   it.scoped("an image given to a parameter that accepts only video is refused", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const png = yield* testImage(10, 10)
       const origin = yield* FakeOrigin.start({ "/a.png": { headers: { "content-type": "image/png" }, body: png } })
-      yield* failsWith(origin.url("/a.png"), "not accepted media: the URL answered with content type image/png; accepted: video", thumbnail(["video"]))
+      yield* failsWith(
+        origin.url("/a.png"),
+        "not accepted media: the URL answered with content type image/png; accepted: video",
+        thumbnail(["video"])
+      )
     }).pipe(Effect.provide(layer())))
 
   it.scoped("bytes that claim to be an image but are not fail with a decoding error", () =>
-    Effect.gen(function* () {
-      const origin = yield* FakeOrigin.start({ "/fake.png": { headers: { "content-type": "image/png" }, body: "not really" } })
+    Effect.gen(function*() {
+      const origin = yield* FakeOrigin.start({
+        "/fake.png": { headers: { "content-type": "image/png" }, body: "not really" }
+      })
       yield* failsWith(origin.url("/fake.png"), "the image could not be decoded")
     }).pipe(Effect.provide(layer())))
 
   it.scoped("a redirect is not followed and names its status", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const origin = yield* FakeOrigin.start({ "/moved.png": { status: 302, headers: { location: "/elsewhere.png" } } })
       yield* failsWith(origin.url("/moved.png"), "image URL answered 302 (redirects are not followed")
     }).pipe(Effect.provide(layer())))

@@ -10,10 +10,10 @@
  * bytes first, so a reader never sees a half-written blob.
  */
 import { BlobStore, Errors, MediaUrls } from "@appexec/core"
+import { Effect, Layer, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
-import { Effect, Layer, Option, Schema } from "effect"
 
 const Meta = Schema.parseJson(Schema.Struct({ contentType: Schema.String, size: Schema.Number }))
 const decodeMeta = Schema.decodeUnknown(Meta)
@@ -46,10 +46,9 @@ export const make = (directory: string): BlobStore.BlobStore["Type"] => {
             await atomicWrite(paths.meta, JSON.stringify({ contentType: blob.contentType, size: blob.bytes.length }))
           },
           catch: (cause) => new Errors.StorageError({ operation: "BlobStore.put", cause })
-        })
-      ),
+        })),
     get: (key) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const paths = yield* pathsOf(key)
         const read = yield* Effect.tryPromise({
           try: async () => {

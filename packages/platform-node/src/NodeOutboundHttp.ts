@@ -7,12 +7,12 @@
  * Errors carry a consumer-safe `message` (the category only) and the operator's `detail`, which
  * is logged here as a warning.
  */
+import { OutboundHttp } from "@appexec/core"
 import { Effect, Either, Layer } from "effect"
 import * as dns from "node:dns/promises"
 import * as http from "node:http"
 import * as https from "node:https"
 import { isIP, type LookupFunction } from "node:net"
-import { OutboundHttp } from "@appexec/core"
 import { classify } from "./AddressPolicy.js"
 
 type OutboundError = OutboundHttp.OutboundError
@@ -34,7 +34,9 @@ export const systemResolver: Resolver = (hostname) =>
   Effect.tryPromise({
     try: () => dns.lookup(hostname, { all: true, verbatim: true }),
     catch: (cause) => fail("dns", `${hostname} could not be resolved (${codeOf(cause)}).`)
-  }).pipe(Effect.map((answers) => answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }) as const)))
+  }).pipe(
+    Effect.map((answers) => answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }) as const))
+  )
 
 /** How the client behaves. */
 export interface Options {
@@ -56,8 +58,8 @@ const codeOf = (cause: unknown): string =>
   typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string"
     ? cause.code
     : cause instanceof Error
-      ? cause.message
-      : String(cause)
+    ? cause.message
+    : String(cause)
 
 /** What a consumer may see of each failure: the category, nothing about the network behind it. */
 const consumerMessage: Record<OutboundError["reason"], string> = {
@@ -93,7 +95,11 @@ const send = (
       if (options.all === true) callback(null, [{ address: target.address, family: target.family }])
       else callback(null, target.address, target.family)
     }
-    const body = request.body === undefined ? undefined : typeof request.body === "string" ? Buffer.from(request.body) : request.body
+    const body = request.body === undefined
+      ? undefined
+      : typeof request.body === "string"
+      ? Buffer.from(request.body)
+      : request.body
     const headers: Record<string, string> = { ...request.headers }
     if (body !== undefined) headers["content-length"] = String(body.byteLength)
     const module = url.protocol === "https:" ? https : http
@@ -123,19 +129,31 @@ const send = (
             resume(Effect.fail(fail("too_large", `The answer is larger than ${maxResponseBytes} bytes.`)))
           } else chunks.push(chunk)
         })
-        res.on("error", (cause) => resume(Effect.fail(fail("network", `The answer from ${url.host} broke off (${codeOf(cause)}).`))))
+        res.on("error", (cause) =>
+          resume(Effect.fail(fail("network", `The answer from ${url.host} broke off (${codeOf(cause)}).`))))
         res.on("end", () => {
           const responseHeaders: Record<string, string> = {}
           for (const [name, value] of Object.entries(res.headers)) {
-            if (value !== undefined) responseHeaders[name] = Array.isArray(value) ? value.join(", ") : value
+            if (value !== undefined) {
+              responseHeaders[name] = Array.isArray(value) ? value.join(", ") : value
+            }
           }
-          resume(Effect.succeed({ status: res.statusCode ?? 0, headers: responseHeaders, body: new Uint8Array(Buffer.concat(chunks)) }))
+          resume(
+            Effect.succeed({
+              status: res.statusCode ?? 0,
+              headers: responseHeaders,
+              body: new Uint8Array(Buffer.concat(chunks))
+            })
+          )
         })
       }
     )
-    req.on("error", (cause) => resume(Effect.fail(fail("network", `The request to ${url.host} failed (${codeOf(cause)}).`))))
+    req.on("error", (cause) =>
+      resume(Effect.fail(fail("network", `The request to ${url.host} failed (${codeOf(cause)}).`))))
     req.end(body)
-    return Effect.sync(() => req.destroy())
+    return Effect.sync(() =>
+      req.destroy()
+    )
   })
 
 /** A guarded client with these options. */
@@ -151,7 +169,7 @@ export const make = (options: Options): OutboundHttp.OutboundHttp["Type"] => {
 
   return {
     request: (request) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const url = yield* parseUrl(request.url)
         const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1")
         const addresses = yield* resolve(hostname)
@@ -176,7 +194,9 @@ export const make = (options: Options): OutboundHttp.OutboundHttp["Type"] => {
           onTimeout: () => fail("timeout", `No complete answer within ${request.timeoutMs ?? defaultTimeout} ms.`)
         }),
         // The one place the details reach the operator: callers pass only `message` on to consumers.
-        Effect.tapError((error) => Effect.logWarning(`outbound ${request.method} failed (${error.reason}): ${error.detail}`))
+        Effect.tapError((error) =>
+          Effect.logWarning(`outbound ${request.method} failed (${error.reason}): ${error.detail}`)
+        )
       )
   }
 }
@@ -188,4 +208,5 @@ export const make = (options: Options): OutboundHttp.OutboundHttp["Type"] => {
  * AppexecLayer.make().pipe(Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: false })))
  * ```
  */
-export const layer = (options: Options): Layer.Layer<OutboundHttp.OutboundHttp> => Layer.sync(OutboundHttp.OutboundHttp, () => make(options))
+export const layer = (options: Options): Layer.Layer<OutboundHttp.OutboundHttp> =>
+  Layer.sync(OutboundHttp.OutboundHttp, () => make(options))

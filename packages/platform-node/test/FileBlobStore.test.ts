@@ -1,13 +1,13 @@
 import { BlobStore } from "@appexec/core"
-import { FileBlobStore } from "../src/index.js"
+import { MemoryStorage } from "@appexec/testing"
+import { BlobStoreContract } from "@appexec/testing/contracts"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
-import { MemoryStorage } from "@appexec/testing"
-import { BlobStoreContract } from "@appexec/testing/contracts"
-import { mkdtempSync, rmSync } from "node:fs"
+import { FileBlobStore } from "../src/index.js"
 
 const tempDir = Effect.acquireRelease(
   Effect.promise(() => mkdtemp(join(tmpdir(), "appexec-blobs-"))),
@@ -16,7 +16,7 @@ const tempDir = Effect.acquireRelease(
 
 describe("FileBlobStore", () => {
   it.scoped("stores, reads back, replaces, and reports missing blobs", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const store = FileBlobStore.make(join(dir, "blobs"))
       expect(yield* store.get("executions/a/x.png")).toEqual(Option.none())
@@ -31,22 +31,28 @@ describe("FileBlobStore", () => {
     }))
 
   it.scoped("lays blobs out by key, so the directory can be published as it is, and leaves no temporary files", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const store = yield* Effect.provide(BlobStore.BlobStore, FileBlobStore.layer(join(dir, "blobs")))
       yield* store.put("executions/e1/poster.png", { contentType: "image/png", bytes: new Uint8Array([1, 2]) })
-      expect(new Uint8Array(yield* Effect.promise(() => readFile(join(dir, "blobs", "executions", "e1", "poster.png"))))).toEqual(
+      expect(
+        new Uint8Array(yield* Effect.promise(() => readFile(join(dir, "blobs", "executions", "e1", "poster.png"))))
+      ).toEqual(
         new Uint8Array([1, 2])
       )
       expect(yield* Effect.promise(() => readdir(join(dir, "blobs", "executions", "e1")))).toEqual(["poster.png"])
-      const meta = JSON.parse(yield* Effect.promise(() => readFile(join(dir, "blobs", ".meta", "executions", "e1", "poster.png.json"), "utf8")))
+      const meta = JSON.parse(
+        yield* Effect.promise(() =>
+          readFile(join(dir, "blobs", ".meta", "executions", "e1", "poster.png.json"), "utf8")
+        )
+      )
       expect(meta).toEqual({ contentType: "image/png", size: 2 })
     }))
 
   it.scoped.each(["../../escape", "/etc/passwd", ".meta/x", "a//b", "a/../b", ""])(
     "refuses the key %j, which could reach outside the directory, writing nothing",
     (key) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const dir = yield* tempDir
         const store = FileBlobStore.make(join(dir, "blobs"))
         const error = yield* store.put(key, { contentType: "text/plain", bytes: new Uint8Array([1]) }).pipe(Effect.flip)
@@ -57,7 +63,7 @@ describe("FileBlobStore", () => {
   )
 
   it.scoped("a storage failure is a StorageError", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const store = FileBlobStore.make(join(dir, "file-not-dir", "x"))
       yield* Effect.promise(() => import("node:fs/promises").then((fs) => fs.writeFile(join(dir, "file-not-dir"), "")))
@@ -69,7 +75,8 @@ describe("FileBlobStore", () => {
 describe("FileBlobStore under the contract", () => {
   const root = mkdtempSync(join(tmpdir(), "appexec-blobs-contract-"))
   afterAll(() => rmSync(root, { recursive: true, force: true }))
-  BlobStoreContract.suite("file system", () =>
-    Layer.merge(MemoryStorage.layer, FileBlobStore.layer(mkdtempSync(join(root, "blobs-"))))
+  BlobStoreContract.suite(
+    "file system",
+    () => Layer.merge(MemoryStorage.layer, FileBlobStore.layer(mkdtempSync(join(root, "blobs-"))))
   )
 })

@@ -13,7 +13,7 @@ const echo = TestApps.echo
 
 /** Starts `definition` with a webhook and waits (in virtual time) until it has ended. */
 const runWithWebhook = (definition: unknown, webhook: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const appexec = yield* Appexec.Appexec
     const app = yield* appexec.apps.import(definition)
     const principal = yield* TestHarness.signIn()
@@ -28,7 +28,7 @@ const harness = (options: TestHarness.Options<readonly []>) =>
   TestHarness.layer({ webhooks: true, ...options, config: { pollInterval: 60_000, webhookPollInterval: 5_000 } })
 
 const deliveryOf = (executionId: Ids.ExecutionId) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const entries = yield* (yield* WebhookOutbox.WebhookOutbox).forExecution(executionId)
     expect(entries).toHaveLength(1)
     return entries[0]!
@@ -36,7 +36,7 @@ const deliveryOf = (executionId: Ids.ExecutionId) =>
 
 describe("webhooks through the guarded client", () => {
   it.scoped("a webhook URL on a private address is refused by default, recorded as such and not retried", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { executionId } = yield* runWithWebhook(echo, "http://127.0.0.1:9/hook")
       yield* TestClock.adjust("10 minutes")
       const entry = yield* deliveryOf(executionId)
@@ -47,7 +47,7 @@ describe("webhooks through the guarded client", () => {
     }).pipe(Effect.provide(harness({ outbound: NodeOutboundHttp.layer({ allowPrivateNetworks: false }) }))))
 
   it.scoped("a host name that resolves to a private address is refused after resolution", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { executionId } = yield* runWithWebhook(echo, "https://hooks.internal.example/hook")
       yield* TestClock.adjust("10 minutes")
       const entry = yield* deliveryOf(executionId)
@@ -65,5 +65,4 @@ describe("webhooks through the guarded client", () => {
         })
       )
     ))
-
 })

@@ -66,7 +66,17 @@ describe("address policy", () => {
   })
 
   it("lets public addresses through, also in IPv4-mapped form", () => {
-    for (const address of ["93.184.215.14", "8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "172.32.0.1", "100.128.0.1"]) {
+    for (
+      const address of [
+        "93.184.215.14",
+        "8.8.8.8",
+        "1.1.1.1",
+        "2606:4700:4700::1111",
+        "::ffff:8.8.8.8",
+        "172.32.0.1",
+        "100.128.0.1"
+      ]
+    ) {
       expect([address, AddressPolicy.classify(address)]).toEqual([address, undefined])
     }
   })
@@ -78,11 +88,13 @@ describe("address policy", () => {
 
 describe("guarded outbound HTTP", () => {
   it.effect("refuses each non-public range after resolution through the injected resolver", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       for (const [address, kind] of refused) {
         const { resolver, calls } = resolverOf(address)
         const client = NodeOutboundHttp.make({ allowPrivateNetworks: false, resolver })
-        const error = yield* Effect.flip(client.request({ method: "POST", url: "https://hooks.example.com/x", body: "{}" }))
+        const error = yield* Effect.flip(
+          client.request({ method: "POST", url: "https://hooks.example.com/x", body: "{}" })
+        )
         expect(calls).toEqual(["hooks.example.com"])
         expect([address, error.reason]).toEqual([address, "address_not_allowed"])
         expect(error.detail).toContain(`is a ${kind} address`)
@@ -91,7 +103,7 @@ describe("guarded outbound HTTP", () => {
     }))
 
   it.effect("a refusal tells the consumer the category only; the addresses are in the operator's detail", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const client = NodeOutboundHttp.make({ allowPrivateNetworks: false, resolver: resolverOf("10.0.0.7").resolver })
       const error = yield* Effect.flip(client.request({ method: "GET", url: "https://hooks.internal.example/x" }))
       expect(error.message).toBe("Address not allowed: outbound requests reach public addresses only.")
@@ -102,7 +114,7 @@ describe("guarded outbound HTTP", () => {
     }))
 
   it.scopedLive("a refused connection is 'the connection failed' to the consumer, with host and code in the detail", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const closed = yield* Effect.promise(
         () =>
           new Promise<number>((resolve) => {
@@ -120,31 +132,36 @@ describe("guarded outbound HTTP", () => {
     }))
 
   it.effect("refuses a host whose answers mix a public and a private address", () =>
-    Effect.gen(function* () {
-      const client = NodeOutboundHttp.make({ allowPrivateNetworks: false, resolver: resolverOf("93.184.215.14", "10.0.0.1").resolver })
+    Effect.gen(function*() {
+      const client = NodeOutboundHttp.make({
+        allowPrivateNetworks: false,
+        resolver: resolverOf("93.184.215.14", "10.0.0.1").resolver
+      })
       expect(yield* refusedReason(client, "https://mixed.example/")).toBe("address_not_allowed")
     }))
 
   it.effect("refuses IP literals in the URL without resolving them, in every notation", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { resolver, calls } = resolverOf("93.184.215.14")
       const client = NodeOutboundHttp.make({ allowPrivateNetworks: false, resolver })
-      for (const url of [
-        "http://127.0.0.1/",
-        "http://2130706433/",
-        "http://0x7f.1/",
-        "http://[::1]:8080/",
-        "http://[::ffff:127.0.0.1]/",
-        "http://[::ffff:a9fe:a9fe]/latest/meta-data",
-        "http://169.254.169.254/latest/meta-data"
-      ]) {
+      for (
+        const url of [
+          "http://127.0.0.1/",
+          "http://2130706433/",
+          "http://0x7f.1/",
+          "http://[::1]:8080/",
+          "http://[::ffff:127.0.0.1]/",
+          "http://[::ffff:a9fe:a9fe]/latest/meta-data",
+          "http://169.254.169.254/latest/meta-data"
+        ]
+      ) {
         expect([url, yield* refusedReason(client, url)]).toEqual([url, "address_not_allowed"])
       }
       expect(calls).toEqual([])
     }))
 
   it.effect("only http and https are allowed", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const client = NodeOutboundHttp.make({ allowPrivateNetworks: true, resolver: resolverOf("127.0.0.1").resolver })
       for (const url of ["ftp://example.com/x", "file:///etc/passwd", "gopher://example.com/", "not a url"]) {
         expect([url, yield* refusedReason(client, url)]).toEqual([url, "invalid_url"])
@@ -152,17 +169,23 @@ describe("guarded outbound HTTP", () => {
     }))
 
   it.effect("a resolver failure is a dns error", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const client = NodeOutboundHttp.make({
         allowPrivateNetworks: false,
         resolver: () =>
-          Effect.fail(new OutboundHttp.OutboundError({ reason: "dns", message: "The host could not be resolved.", detail: "no such host" }))
+          Effect.fail(
+            new OutboundHttp.OutboundError({
+              reason: "dns",
+              message: "The host could not be resolved.",
+              detail: "no such host"
+            })
+          )
       })
       expect(yield* refusedReason(client, "https://nowhere.example/")).toBe("dns")
     }))
 
   it.scopedLive("connects to the address it checked, keeping the host name in Host", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const receiver = yield* TestReceiver.start(() => (res) => res.writeHead(201, { "x-seen": "yes" }).end("created"))
       const { resolver, calls } = resolverOf("127.0.0.1")
       const client = NodeOutboundHttp.make({ allowPrivateNetworks: true, resolver })
@@ -183,7 +206,7 @@ describe("guarded outbound HTTP", () => {
     }))
 
   it.scopedLive("returns a redirect as it is and does not follow it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const receiver = yield* TestReceiver.start((req) => (res) =>
         req.url === "/old" ? res.writeHead(301, { location: "/new" }).end() : res.writeHead(200).end("followed")
       )
@@ -196,7 +219,7 @@ describe("guarded outbound HTTP", () => {
     }))
 
   it.scopedLive("bounds the answer's size", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const receiver = yield* TestReceiver.start(() => (res) => {
         res.writeHead(200)
         res.write(Buffer.alloc(4096, 1))
@@ -210,14 +233,16 @@ describe("guarded outbound HTTP", () => {
     }))
 
   it.scoped("bounds the exchange in time (virtual clock; the receiver never answers)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const arrived = yield* Deferred.make<void>()
       const receiver = yield* TestReceiver.start(() => {
         Deferred.unsafeDone(arrived, Effect.void)
         return "hold"
       })
       const client = NodeOutboundHttp.make({ allowPrivateNetworks: true })
-      const pending = yield* Effect.fork(Effect.either(client.request({ method: "POST", url: receiver.url(), body: "{}", timeoutMs: 10_000 })))
+      const pending = yield* Effect.fork(
+        Effect.either(client.request({ method: "POST", url: receiver.url(), body: "{}", timeoutMs: 10_000 }))
+      )
       yield* Deferred.await(arrived)
       yield* TestClock.adjust("9 seconds")
       expect(pending.unsafePoll()).toBeNull()
@@ -227,7 +252,7 @@ describe("guarded outbound HTTP", () => {
     }))
 
   it.effect("a closed port is a network error", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const client = NodeOutboundHttp.make({ allowPrivateNetworks: true })
       expect(yield* refusedReason(client, "http://127.0.0.1:1/")).toBe("network")
     }))

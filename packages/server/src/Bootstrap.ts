@@ -31,7 +31,7 @@ export interface DefinitionFile {
  * directory has none.
  */
 export const readDefinitions = (dir: string): Effect.Effect<ReadonlyArray<DefinitionFile>> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const entries = yield* Effect.promise(() => readdir(dir).catch(() => []))
     const files = entries.filter((f) => f.endsWith(".json")).sort()
     return yield* Effect.forEach(files, (file) =>
@@ -41,8 +41,7 @@ export const readDefinitions = (dir: string): Effect.Effect<ReadonlyArray<Defini
       }).pipe(
         Effect.either,
         Effect.map((definition) => ({ file, definition }))
-      )
-    )
+      ))
   })
 
 /**
@@ -51,7 +50,7 @@ export const readDefinitions = (dir: string): Effect.Effect<ReadonlyArray<Defini
  * key is made last, so that an interrupted run leaves no `default` workspace and runs again.
  */
 export const run = (appsDir: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const appexec = yield* Appexec.Appexec
     const definitions = yield* readDefinitions(appsDir)
     const apps: Array<{ appId: string; name: string }> = []
@@ -59,9 +58,9 @@ export const run = (appsDir: string) =>
       const imported = Either.isLeft(definition)
         ? Either.left(`it is not valid JSON: ${definition.left}`)
         : yield* appexec.apps.import(definition.right, { owner: { public: true } }).pipe(
-            Effect.mapError((error) => error.message),
-            Effect.either
-          )
+          Effect.mapError((error) => error.message),
+          Effect.either
+        )
       if (Either.isLeft(imported)) {
         yield* Effect.logWarning(`app ${join(appsDir, file)} was not imported: ${imported.left}`)
       } else {
@@ -74,7 +73,7 @@ export const run = (appsDir: string) =>
 
 /** `run` when the database has no `default` workspace yet (the first start); otherwise nothing. */
 export const runOnce = (appsDir: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const keys = yield* KeyStore.KeyStore
     const existing = yield* keys.findWorkspace(defaultWorkspace)
     return Option.isSome(existing) ? Option.none<Bootstrapped>() : Option.some(yield* run(appsDir))

@@ -64,7 +64,9 @@ const rateLimit = Options.integer("rate-limit").pipe(
   Options.withFallbackConfig(Config.integer("APPEXEC_RATE_LIMIT")),
   Options.withDefault(100),
   Options.mapEffect((n) =>
-    n >= 1 ? Effect.succeed(n) : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--rate-limit: ${n} is not a positive number`)))
+    n >= 1
+      ? Effect.succeed(n)
+      : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--rate-limit: ${n} is not a positive number`)))
   )
 )
 
@@ -80,7 +82,9 @@ const webhookRetryDelays = Options.text("webhook-retry-delays").pipe(
   Options.mapEffect((text) =>
     Option.match(parseDelays(text), {
       onNone: () =>
-        Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--webhook-retry-delays: '${text}' is not a list like 5s,30s,2m`))),
+        Effect.fail(
+          ValidationError.invalidValue(HelpDoc.p(`--webhook-retry-delays: '${text}' is not a list like 5s,30s,2m`))
+        ),
       onSome: (delays) => Effect.succeed(delays)
     })
   )
@@ -126,7 +130,9 @@ const signingKeyGrace = (name: string) =>
   )
 
 const signingKeyJwk = Options.text("signing-key-jwk").pipe(
-  Options.withDescription("The webhook signing key as a private Ed25519 JWK (JSON with kty, crv, d); generated when absent"),
+  Options.withDescription(
+    "The webhook signing key as a private Ed25519 JWK (JSON with kty, crv, d); generated when absent"
+  ),
   Options.withFallbackConfig(Config.string("APPEXEC_SIGNING_KEY_JWK")),
   Options.optional,
   Options.mapEffect((text) => {
@@ -185,33 +191,42 @@ const serveCommand = Command.make(
 const workspacesCreate = Command.make("create", { data, name: Args.text({ name: "NAME" }) }, ({ data, name }) =>
   admin(
     data,
-    Effect.flatMap(Appexec.Appexec, (a) => a.workspaces.create(name)).pipe(Effect.flatMap((w) => Console.log(w.workspaceId)))
-  )
-).pipe(Command.withDescription("Create a workspace (or find it by name); prints its id"))
+    Effect.flatMap(Appexec.Appexec, (a) => a.workspaces.create(name)).pipe(
+      Effect.flatMap((w) => Console.log(w.workspaceId))
+    )
+  )).pipe(Command.withDescription("Create a workspace (or find it by name); prints its id"))
 
 const keysCreate = Command.make(
   "create",
   {
     data,
     workspace: Options.text("workspace").pipe(Options.withDescription("Workspace name (created when missing)")),
-    user: Options.text("user").pipe(Options.withDescription("User name (created when missing)"), Options.withDefault("default"))
+    user: Options.text("user").pipe(
+      Options.withDescription("User name (created when missing)"),
+      Options.withDefault("default")
+    )
   },
   ({ data, workspace, user }) =>
     admin(
       data,
-      Effect.flatMap(Appexec.Appexec, (a) => a.keys.create({ workspace, user })).pipe(Effect.flatMap((k) => Console.log(k.key)))
+      Effect.flatMap(Appexec.Appexec, (a) => a.keys.create({ workspace, user })).pipe(
+        Effect.flatMap((k) => Console.log(k.key))
+      )
     )
 ).pipe(Command.withDescription("Create an API key; prints only the key"))
 
-const keysRevoke = Command.make("revoke", { data, key: Args.text({ name: "KEY_PREFIX_OR_ID" }) }, ({ data, key }) =>
-  admin(
-    data,
-    Effect.gen(function* () {
-      const revoked = yield* (yield* Appexec.Appexec).keys.revoke(key)
-      if (revoked === 0) return yield* new CommandFailed({ message: `No active key has the id or prefix '${key}'.` })
-      yield* Console.log(`revoked ${revoked}`)
-    })
-  )
+const keysRevoke = Command.make(
+  "revoke",
+  { data, key: Args.text({ name: "KEY_PREFIX_OR_ID" }) },
+  ({ data, key }) =>
+    admin(
+      data,
+      Effect.gen(function*() {
+        const revoked = yield* (yield* Appexec.Appexec).keys.revoke(key)
+        if (revoked === 0) return yield* new CommandFailed({ message: `No active key has the id or prefix '${key}'.` })
+        yield* Console.log(`revoked ${revoked}`)
+      })
+    )
 ).pipe(Command.withDescription("Revoke a key by its id or its prefix (the prefix and first 6 characters)"))
 
 const appsImport = Command.make(
@@ -219,28 +234,35 @@ const appsImport = Command.make(
   {
     data,
     file: Args.file({ name: "FILE.json", exists: "yes" }),
-    workspace: Options.text("workspace").pipe(Options.withDescription("Import as a private app of this workspace"), Options.optional),
+    workspace: Options.text("workspace").pipe(
+      Options.withDescription("Import as a private app of this workspace"),
+      Options.optional
+    ),
     public: Options.boolean("public").pipe(Options.withDescription("Import as a public app"))
   },
   ({ data, file, workspace, public: isPublic }) =>
     admin(
       data,
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const appexec = yield* Appexec.Appexec
-        if (isPublic && Option.isSome(workspace)) return yield* new CommandFailed({ message: "Give either --workspace or --public, not both." })
+        if (isPublic && Option.isSome(workspace)) {
+          return yield* new CommandFailed({ message: "Give either --workspace or --public, not both." })
+        }
         const text = yield* Effect.tryPromise({
           try: () => readFile(file, "utf8"),
-          catch: (e) => new CommandFailed({ message: `${file} could not be read: ${e instanceof Error ? e.message : String(e)}` })
+          catch: (e) =>
+            new CommandFailed({ message: `${file} could not be read: ${e instanceof Error ? e.message : String(e)}` })
         })
         const definition = yield* Effect.try({
           try: (): unknown => JSON.parse(text),
-          catch: (e) => new CommandFailed({ message: `${file} is not valid JSON: ${e instanceof Error ? e.message : String(e)}` })
+          catch: (e) =>
+            new CommandFailed({ message: `${file} is not valid JSON: ${e instanceof Error ? e.message : String(e)}` })
         })
         const owner = isPublic
           ? { public: true as const }
           : Option.isSome(workspace)
-            ? { workspaceId: (yield* appexec.workspaces.create(workspace.value)).workspaceId as Ids.WorkspaceId }
-            : undefined
+          ? { workspaceId: (yield* appexec.workspaces.create(workspace.value)).workspaceId as Ids.WorkspaceId }
+          : undefined
         const app = yield* appexec.apps.import(definition, owner === undefined ? {} : { owner })
         yield* Console.log(app.appId)
       })
@@ -250,14 +272,13 @@ const appsImport = Command.make(
 const appsList = Command.make("list", { data }, ({ data }) =>
   admin(
     data,
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const all = yield* (yield* Appexec.Appexec).apps.listAll
       for (const app of all) {
         yield* Console.log(`${app.appId}\t${app.isPublic ? "public" : `workspace ${app.workspaceId}`}\t${app.name}`)
       }
     })
-  )
-).pipe(Command.withDescription("List every app: id, owner, name"))
+  )).pipe(Command.withDescription("List every app: id, owner, name"))
 
 const signingKeyRotate = Command.make(
   "rotate",

@@ -6,7 +6,7 @@ import { ExecutionEvents } from "@appexec/core"
 import { Effect, Queue } from "effect"
 
 /** Logs transitions until the scope closes. */
-export const run = Effect.gen(function* () {
+export const run = Effect.gen(function*() {
   const events = yield* ExecutionEvents.ExecutionEvents
   const subscription = yield* events.subscribe
   yield* Queue.take(subscription).pipe(

@@ -24,7 +24,7 @@ export class RunUsageError extends Schema.TaggedError<RunUsageError>()("RunUsage
 
 /** Parses repeated `name=value` pairs; the value runs from the first `=` to the end (URLs keep their queries). */
 export const parseInputs = (pairs: ReadonlyArray<string>): Effect.Effect<Record<string, string>, RunUsageError> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const inputs: Record<string, string> = {}
     for (const pair of pairs) {
       const at = pair.indexOf("=")
@@ -37,7 +37,11 @@ export const parseInputs = (pairs: ReadonlyArray<string>): Effect.Effect<Record<
 /** One line per parameter: what `--input` expects. */
 export const describeParameters = (parameters: ReadonlyArray<App.Parameter>): ReadonlyArray<string> =>
   parameters.map((p) => {
-    const kind = p.type === "options" ? `one of ${(p.options ?? []).join(", ")}` : p.type === "url" ? "a public http(s) URL" : "text"
+    const kind = p.type === "options"
+      ? `one of ${(p.options ?? []).join(", ")}`
+      : p.type === "url"
+      ? "a public http(s) URL"
+      : "text"
     const flags = [p.required ? "required" : "optional", ...(p.default === undefined ? [] : [`default ${p.default}`])]
     return `  --input ${p.name}=…  ${kind} (${flags.join(", ")})`
   })
@@ -82,7 +86,7 @@ export const make = (options: RunCommandOptions = {}) =>
       )
     },
     ({ app, input, webhook, baseUrl, key }) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const inputs = yield* parseInputs(input)
         const client = yield* AppexecClient.make({ baseUrl, apiKey: Redacted.value(key) })
         const appId = yield* client.apps.resolve(app)
@@ -90,15 +94,17 @@ export const make = (options: RunCommandOptions = {}) =>
         const startedAt = yield* Clock.currentTimeMillis
         const status = yield* Ref.make<Execution.ExecutionStatus | "starting">("starting")
 
-        const line = Effect.gen(function* () {
+        const line = Effect.gen(function*() {
           const elapsed = formatElapsed((yield* Clock.currentTimeMillis) - startedAt)
           return `${yield* Ref.get(status)} · ${elapsed}`
         })
         const redraw = Effect.flatMap(line, (text) => Effect.sync(() => process.stderr.write(`\r\x1b[2K${text}`)))
-        const ticker = live ? yield* Effect.fork(Effect.forever(Effect.zipRight(redraw, Effect.sleep("1 second")))) : undefined
+        const ticker = live
+          ? yield* Effect.fork(Effect.forever(Effect.zipRight(redraw, Effect.sleep("1 second"))))
+          : undefined
 
         const onStatus = (execution: Execution.Execution) =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const previous = yield* Ref.getAndSet(status, execution.status)
             if (live) return yield* redraw
             if (previous !== execution.status) yield* Console.error(yield* line)
@@ -112,19 +118,30 @@ export const make = (options: RunCommandOptions = {}) =>
           })
           .pipe(
             Effect.ensuring(
-              ticker === undefined ? Effect.void : Effect.zipRight(Fiber.interrupt(ticker), Effect.sync(() => process.stderr.write("\n")))
+              ticker === undefined
+                ? Effect.void
+                : Effect.zipRight(Fiber.interrupt(ticker), Effect.sync(() => process.stderr.write("\n")))
             ),
             Effect.tapError((error) =>
               error instanceof ClientError.InvalidInputsError
-                ? Console.error([`${error.message}`, `App ${appId} takes:`, ...describeParameters(error.parameters)].join("\n"))
+                ? Console.error(
+                  [`${error.message}`, `App ${appId} takes:`, ...describeParameters(error.parameters)].join("\n")
+                )
                 : Effect.void
             )
           )
 
-        yield* Console.error(`${done.status} in ${formatElapsed((yield* Clock.currentTimeMillis) - startedAt)} (execution ${done.executionId})`)
+        yield* Console.error(
+          `${done.status} in ${
+            formatElapsed((yield* Clock.currentTimeMillis) - startedAt)
+          } (execution ${done.executionId})`
+        )
         for (const view of Outputs.all(done)) yield* Console.log(Outputs.describe(view))
         if (done.status === "failed") {
-          return yield* new RunFailed({ executionId: done.executionId, message: done.errorMessage ?? "The execution failed." })
+          return yield* new RunFailed({
+            executionId: done.executionId,
+            message: done.errorMessage ?? "The execution failed."
+          })
         }
       })
   ).pipe(Command.withDescription("Run an app through the HTTP API and print its outputs"))

@@ -86,7 +86,7 @@ const listen = (server: Server, port: number, host: string) =>
  * not finish, the webhook dispatcher stops, storage closes.
  */
 export const serve = (options: ServeOptions) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     yield* Effect.sync(() => mkdirSync(options.dataDir, { recursive: true }))
     // Listen first: the media URLs an execution hands out need the address, also with port 0.
     // Until the listener is attached below, connections wait without an answer.
@@ -97,7 +97,7 @@ export const serve = (options: ServeOptions) =>
 
     // Runs inside the instance and in a scope of its own, which closes before the instance's:
     // requests stop before the worker, the dispatcher and SQLite do.
-    const program = Effect.gen(function* () {
+    const program = Effect.gen(function*() {
       const first = yield* Bootstrap.runOnce(options.appsDir)
       yield* ExecutionLog.run
       // The API and, beside /v1, the signed media URLs of the instance (`MediaRoute`). The rate
@@ -116,7 +116,9 @@ export const serve = (options: ServeOptions) =>
         )
       )
       yield* Console.log(
-        `appexec is listening on ${localUrl} ${options.publicUrl === undefined ? "" : `(public URL ${options.publicUrl}) `}(data: ${options.dataDir})`
+        `appexec is listening on ${localUrl} ${
+          options.publicUrl === undefined ? "" : `(public URL ${options.publicUrl}) `
+        }(data: ${options.dataDir})`
       )
       if (Option.isSome(first)) {
         const { key, apps } = first.value

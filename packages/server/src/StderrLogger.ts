@@ -15,7 +15,7 @@ export type Format = "logfmt" | "json"
 export const layer = (format: Format) =>
   Logger.replaceScoped(
     Logger.defaultLogger,
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const lines: Array<string> = []
       let scheduled = false
       const flush = () => {

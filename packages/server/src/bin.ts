@@ -6,8 +6,8 @@
  * command prints; colour codes reach terminals only (`PlainConsole`). SIGTERM and SIGINT
  * interrupt the command, which shuts down in order and exits 0.
  */
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { ValidationError } from "@effect/cli"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Cause, Effect, Layer, Logger, LogLevel, Option } from "effect"
 import { run } from "./Cli.js"
 import * as PlainConsole from "./internal/PlainConsole.js"
@@ -27,7 +27,9 @@ const levels: Readonly<Record<string, LogLevel.LogLevel>> = {
 const levelName = (process.env.APPEXEC_LOG_LEVEL ?? "info").toLowerCase()
 const level = levels[levelName]
 if (level === undefined) {
-  process.stderr.write(`appexec: APPEXEC_LOG_LEVEL '${levelName}' is not one of ${Object.keys(levels).join(", ")}; using info\n`)
+  process.stderr.write(
+    `appexec: APPEXEC_LOG_LEVEL '${levelName}' is not one of ${Object.keys(levels).join(", ")}; using info\n`
+  )
 }
 
 /** The message of an error and of the errors that caused it, for the operator. */
@@ -50,7 +52,9 @@ const reportFailure = (cause: Cause.Cause<unknown>) =>
   })
 
 run(process.argv).pipe(
-  Effect.provide(Layer.mergeAll(NodeContext.layer, logger, PlainConsole.layer, Logger.minimumLogLevel(level ?? LogLevel.Info))),
+  Effect.provide(
+    Layer.mergeAll(NodeContext.layer, logger, PlainConsole.layer, Logger.minimumLogLevel(level ?? LogLevel.Info))
+  ),
   Effect.tapErrorCause(reportFailure),
   NodeRuntime.runMain({ disablePrettyLogger: true, disableErrorReporting: true })
 )

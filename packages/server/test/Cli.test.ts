@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect } from "effect"
 import { execFile, spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { createServer as createNetServer, type AddressInfo } from "node:net"
+import { type AddressInfo, createServer as createNetServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -18,8 +18,12 @@ const greeting = fileURLToPath(new URL("../apps/greeting.json", import.meta.url)
 /** Runs `appexec …args` to completion; stdout, stderr and exit code. */
 const appexec = (...args: Array<string>) =>
   Effect.async<{ stdout: string; stderr: string; code: number }>((resume) => {
-    execFile(process.execPath, [bin, ...args], { env: { ...process.env, APPEXEC_LOG_FORMAT: "json" } }, (error, stdout, stderr) =>
-      resume(Effect.succeed({ stdout, stderr, code: error === null ? 0 : Number(error.code ?? 1) }))
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { env: { ...process.env, APPEXEC_LOG_FORMAT: "json" } },
+      (error, stdout, stderr) =>
+        resume(Effect.succeed({ stdout, stderr, code: error === null ? 0 : Number(error.code ?? 1) }))
     )
   })
 
@@ -35,7 +39,7 @@ const startServe = (dataDir: string) =>
       child.stdout.on("data", (d) => ((output.stdout += String(d)), watchers.forEach((w) => w())))
       child.stderr.on("data", (d) => ((output.stderr += String(d)), watchers.forEach((w) => w())))
       const waitFor = (pattern: RegExp, stream: "stdout" | "stderr") =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const found = yield* Deferred.make<RegExpMatchArray>()
           const check = () => {
             const match = pattern.exec(output[stream])
@@ -68,13 +72,16 @@ describe("appexec command", () => {
   it.scoped(
     "serve bootstraps an empty data dir; admin commands work beside it; SIGTERM exits cleanly",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const dataDir = yield* Effect.acquireRelease(
           Effect.sync(() => mkdtempSync(join(tmpdir(), "appexec-cli-"))),
           (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
         )
         const serve = yield* startServe(dataDir)
-        const [, curlKey, baseUrl] = yield* serve.waitFor(/curl -H 'x-api-key: (aex_[A-Za-z0-9_-]{43})' (http:\/\/127\.0\.0\.1:\d+)\/v1\/apps/, "stdout")
+        const [, curlKey, baseUrl] = yield* serve.waitFor(
+          /curl -H 'x-api-key: (aex_[A-Za-z0-9_-]{43})' (http:\/\/127\.0\.0\.1:\d+)\/v1\/apps/,
+          "stdout"
+        )
         const key = curlKey!
         const listed = yield* request(`${baseUrl}/v1/apps`, { headers: { "x-api-key": key } })
         expect(listed.status).toBe(200)
@@ -89,7 +96,8 @@ describe("appexec command", () => {
         const imported = yield* appexec("apps", "import", greeting, "--workspace", "team", "--data", dataDir)
         expect(imported.stdout).toMatch(/^[0-9a-f-]{36}\n$/)
         const appId = imported.stdout.trim()
-        expect((yield* request(`${baseUrl}/v1/apps/${appId}`, { headers: { authorization: `Bearer ${team}` } })).status).toBe(200)
+        expect((yield* request(`${baseUrl}/v1/apps/${appId}`, { headers: { authorization: `Bearer ${team}` } })).status)
+          .toBe(200)
         expect((yield* request(`${baseUrl}/v1/apps/${appId}`, { headers: { "x-api-key": key } })).status).toBe(403)
         const apps = yield* appexec("apps", "list", "--data", dataDir)
         expect(apps.stdout).toContain(appId)
@@ -104,7 +112,9 @@ describe("appexec command", () => {
         yield* serve.waitFor(new RegExp(`execution ${executionId} completed`), "stderr")
         expect(serve.output.stderr).toContain(`execution ${executionId} queued`)
         expect(serve.output.stderr).toContain(`execution ${executionId} running`)
-        expect(serve.output.stderr).toMatch(/"message":"POST \/v1\/apps\/[0-9a-f-]{36}\/executions 202 \d+ms".*"requestId":"[0-9a-f-]{36}"/)
+        expect(serve.output.stderr).toMatch(
+          /"message":"POST \/v1\/apps\/[0-9a-f-]{36}\/executions 202 \d+ms".*"requestId":"[0-9a-f-]{36}"/
+        )
         const done = yield* request(`${baseUrl}/v1/executions/${executionId}`, { headers: { "x-api-key": team } })
         expect(done.body.data.outputs[0].value).toBe("Hello Ann, in a warm tone.")
 
@@ -118,31 +128,39 @@ describe("appexec command", () => {
     60_000
   )
 
-  it.scoped("keys create fails with a message on stderr for a bad option, printing nothing on stdout", () =>
-    Effect.gen(function* () {
-      const result = yield* appexec("keys", "create", "--data", tmpdir())
-      expect(result.code).not.toBe(0)
-      expect(result.stdout.trim()).not.toMatch(/^aex_/)
-    }), 30_000)
+  it.scoped(
+    "keys create fails with a message on stderr for a bad option, printing nothing on stdout",
+    () =>
+      Effect.gen(function*() {
+        const result = yield* appexec("keys", "create", "--data", tmpdir())
+        expect(result.code).not.toBe(0)
+        expect(result.stdout.trim()).not.toMatch(/^aex_/)
+      }),
+    30_000
+  )
 
-  it.scoped("says why it failed: serve on a busy port, a command on a file that is not a database", () =>
-    Effect.gen(function* () {
-      const busy = createNetServer()
-      const port = yield* Effect.async<number>((resume) => {
-        busy.listen(0, "127.0.0.1", () => resume(Effect.succeed((busy.address() as AddressInfo).port)))
-      })
-      yield* Effect.addFinalizer(() => Effect.async<void>((resume) => void busy.close(() => resume(Effect.void))))
-      const dataDir = mkdtempSync(join(tmpdir(), "appexec-cli-"))
-      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dataDir, { recursive: true, force: true })))
-      const served = yield* appexec("serve", "--port", String(port), "--data", dataDir)
-      expect(served.code).toBe(1)
-      expect(served.stderr).toContain(`appexec: listen EADDRINUSE: address already in use 127.0.0.1:${port}`)
+  it.scoped(
+    "says why it failed: serve on a busy port, a command on a file that is not a database",
+    () =>
+      Effect.gen(function*() {
+        const busy = createNetServer()
+        const port = yield* Effect.async<number>((resume) => {
+          busy.listen(0, "127.0.0.1", () => resume(Effect.succeed((busy.address() as AddressInfo).port)))
+        })
+        yield* Effect.addFinalizer(() => Effect.async<void>((resume) => void busy.close(() => resume(Effect.void))))
+        const dataDir = mkdtempSync(join(tmpdir(), "appexec-cli-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dataDir, { recursive: true, force: true })))
+        const served = yield* appexec("serve", "--port", String(port), "--data", dataDir)
+        expect(served.code).toBe(1)
+        expect(served.stderr).toContain(`appexec: listen EADDRINUSE: address already in use 127.0.0.1:${port}`)
 
-      const corrupt = mkdtempSync(join(tmpdir(), "appexec-cli-"))
-      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(corrupt, { recursive: true, force: true })))
-      writeFileSync(join(corrupt, "appexec.db"), "this is not a database")
-      const listed = yield* appexec("apps", "list", "--data", corrupt)
-      expect(listed.code).toBe(1)
-      expect(listed.stderr).toContain("file is not a database")
-    }), 60_000)
+        const corrupt = mkdtempSync(join(tmpdir(), "appexec-cli-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(corrupt, { recursive: true, force: true })))
+        writeFileSync(join(corrupt, "appexec.db"), "this is not a database")
+        const listed = yield* appexec("apps", "list", "--data", corrupt)
+        expect(listed.code).toBe(1)
+        expect(listed.stderr).toContain("file is not a database")
+      }),
+    60_000
+  )
 })

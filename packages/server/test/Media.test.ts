@@ -28,7 +28,7 @@ const download = (url: string, init: RequestInit = {}) =>
 
 /** Starts the poster app over HTTP and polls (bounded) until the execution is no longer queued or running. */
 const runPoster = (baseUrl: string, key: string, prompt: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const headers = { "x-api-key": key }
     const apps = yield* json(`${baseUrl}/v1/apps`, { headers })
     const poster = apps.body.data.find((a: { name: string }) => a.name === "Poster")
@@ -41,7 +41,7 @@ const runPoster = (baseUrl: string, key: string, prompt: string) =>
     expect(started.status).toBe(202)
     const executionId: string = started.body.data.executionId
     // A real process runs it: poll every 100 ms, at most 300 times.
-    for (let attempt = 0; ; attempt++) {
+    for (let attempt = 0;; attempt++) {
       const polled = yield* json(`${baseUrl}/v1/executions/${executionId}`, { headers })
       const status: string = polled.body.data.status
       if ((status !== "queued" && status !== "running") || attempt === 300) return polled
@@ -53,7 +53,7 @@ describe("appexec serve: media", () => {
   it.live(
     "the poster's image downloads from the server with its headers; forged and expired URLs answer 404",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const dataDir = yield* tempDataDir
         const serve = yield* startServe(dataDir, ["--rate-limit", "1000"])
         const done = yield* runPoster(serve.baseUrl, serve.key, "Media over a socket")
@@ -61,7 +61,11 @@ describe("appexec serve: media", () => {
         const poster = done.body.data.outputs.find((o: { label: string }) => o.label === "Poster")
         expect(poster.type).toBe("image")
         const url: string = poster.value
-        expect(url).toMatch(new RegExp(`^${serve.baseUrl}/media/executions/[0-9a-f-]{36}/[0-9a-f]{24}-poster\\.png\\?exp=\\d+&sig=[A-Za-z0-9_-]{43}$`))
+        expect(url).toMatch(
+          new RegExp(
+            `^${serve.baseUrl}/media/executions/[0-9a-f-]{36}/[0-9a-f]{24}-poster\\.png\\?exp=\\d+&sig=[A-Za-z0-9_-]{43}$`
+          )
+        )
 
         const image = yield* download(url)
         expect(image.status).toBe(200)
@@ -96,13 +100,17 @@ describe("appexec serve: media", () => {
         const key = parsed.pathname.slice("/media/".length)
         const secret = new Uint8Array(readFileSync(join(dataDir, "media.secret")))
         const past = Math.floor(Date.now() / 1000) - 1
-        const expired = yield* json(`${serve.baseUrl}/media/${key}?exp=${past}&sig=${MediaUrls.signature(secret, key, past)}`)
+        const expired = yield* json(
+          `${serve.baseUrl}/media/${key}?exp=${past}&sig=${MediaUrls.signature(secret, key, past)}`
+        )
         expect(expired.status).toBe(404)
         expect(expired.body.error).toMatchObject({ code: "not_found" })
         expect(expired.headers.get("cache-control")).toBe("no-store")
         // The same signing with a future expiry is accepted: the 404 above is the expiry's.
         const future = past + 3600
-        const valid = yield* download(`${serve.baseUrl}/media/${key}?exp=${future}&sig=${MediaUrls.signature(secret, key, future)}`)
+        const valid = yield* download(
+          `${serve.baseUrl}/media/${key}?exp=${future}&sig=${MediaUrls.signature(secret, key, future)}`
+        )
         expect(valid.status).toBe(200)
         expect(valid.bytes).toEqual(image.bytes)
       }).pipe(Effect.scoped),
@@ -112,14 +120,22 @@ describe("appexec serve: media", () => {
   it.live(
     "with --public-url the printed curl line and the signed media URLs use the URL clients reach the server at",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const dataDir = yield* tempDataDir
         const serve = yield* spawnServe(dataDir, ["--public-url", "https://apps.example.com/"])
-        const local = (yield* serve.waitFor(/appexec is listening on (http:\/\/127\.0\.0\.1:\d+) \(public URL https:\/\/apps\.example\.com\)/, "stdout"))[1]!
-        const key = (yield* serve.waitFor(/curl -H 'x-api-key: (aex_[A-Za-z0-9_-]{43})' https:\/\/apps\.example\.com\/v1\/apps/, "stdout"))[1]!
+        const local = (yield* serve.waitFor(
+          /appexec is listening on (http:\/\/127\.0\.0\.1:\d+) \(public URL https:\/\/apps\.example\.com\)/,
+          "stdout"
+        ))[1]!
+        const key = (yield* serve.waitFor(
+          /curl -H 'x-api-key: (aex_[A-Za-z0-9_-]{43})' https:\/\/apps\.example\.com\/v1\/apps/,
+          "stdout"
+        ))[1]!
         const done = yield* runPoster(local, key, "Behind a proxy")
         const poster = done.body.data.outputs.find((o: { label: string }) => o.label === "Poster")
-        expect(poster.value).toMatch(/^https:\/\/apps\.example\.com\/media\/executions\/[0-9a-f-]{36}\/[0-9a-f]{24}-poster\.png\?exp=\d+&sig=/)
+        expect(poster.value).toMatch(
+          /^https:\/\/apps\.example\.com\/media\/executions\/[0-9a-f-]{36}\/[0-9a-f]{24}-poster\.png\?exp=\d+&sig=/
+        )
         // The proxy forwards the path as it is: the signed URL is valid at this server.
         const url = new URL(poster.value)
         const image = yield* download(`${local}${url.pathname}${url.search}`)
@@ -131,14 +147,16 @@ describe("appexec serve: media", () => {
   it.live(
     "with APPEXEC_MEDIA_BASE_URL the image URLs point at the public base URL and the server serves none",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const dataDir = yield* tempDataDir
         const serve = yield* startServe(dataDir, [], { APPEXEC_MEDIA_BASE_URL: "https://cdn.example.com/appexec/" })
         const done = yield* runPoster(serve.baseUrl, serve.key, "Published elsewhere")
         expect(done.body.data.status).toBe("completed")
         const poster = done.body.data.outputs.find((o: { label: string }) => o.label === "Poster")
         expect(poster.type).toBe("image")
-        expect(poster.value).toMatch(/^https:\/\/cdn\.example\.com\/appexec\/executions\/[0-9a-f-]{36}\/[0-9a-f]{24}-poster\.png$/)
+        expect(poster.value).toMatch(
+          /^https:\/\/cdn\.example\.com\/appexec\/executions\/[0-9a-f-]{36}\/[0-9a-f]{24}-poster\.png$/
+        )
         const key = new URL(poster.value).pathname.slice("/appexec/".length)
         expect((yield* json(`${serve.baseUrl}/media/${key}`)).status).toBe(404)
         expect(existsSync(join(dataDir, "media.secret"))).toBe(false)

@@ -14,9 +14,10 @@ import { spawnServe, tempDataDir } from "./support/ServeProcess.js"
 const appexec = (...args: Array<string>) =>
   Effect.async<{ stdout: string; stderr: string; code: number }>((resume) => {
     const child = execFile(process.execPath, [bin, ...args], { timeout: 30_000 }, (error, stdout, stderr) =>
-      resume(Effect.succeed({ stdout, stderr, code: error === null ? 0 : Number(error.code ?? 1) }))
+      resume(Effect.succeed({ stdout, stderr, code: error === null ? 0 : Number(error.code ?? 1) })))
+    return Effect.sync(() =>
+      child.kill("SIGKILL")
     )
-    return Effect.sync(() => child.kill("SIGKILL"))
   })
 
 const ESC = "\u001b"
@@ -43,7 +44,7 @@ describe("the appexec command as a process", () => {
   })
 
   it.live("--help prints plain text on a pipe: no colour codes, nothing on stderr", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const help = yield* appexec("--help")
       expect(help.code).toBe(0)
       expect(help.stdout).toContain("USAGE")
@@ -53,7 +54,7 @@ describe("the appexec command as a process", () => {
     }), 30_000)
 
   it.live("a bad option and a failing command each say why exactly once, on stderr only", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const badOption = yield* appexec("serve", "--port", "abc")
       expect(badOption.code).not.toBe(0)
       expect(badOption.stdout).toBe("")
@@ -67,26 +68,30 @@ describe("the appexec command as a process", () => {
       expect(occurrences(failing.stderr, "No active key has the id or prefix 'aex_nope'")).toBe(1)
     }).pipe(Effect.scoped), 30_000)
 
-  it.live("serve is one process; kill -9 of its pid leaves nothing answering on its port", () =>
-    Effect.gen(function* () {
-      const dataDir = yield* tempDataDir
-      const serve = yield* spawnServe(dataDir)
-      const listening = yield* serve.waitFor(/listening on (http:\/\/\S+)/, "stdout")
-      const baseUrl = listening[1]!
-      const pid = serve.child.pid!
-      // No child processes: the command is not a wrapper around another process.
-      expect(childrenOf(pid)).toEqual([])
-      const before = yield* Effect.promise(() => fetch(`${baseUrl}/v1/apps`).then((r) => r.status))
-      expect(before).toBe(401)
+  it.live(
+    "serve is one process; kill -9 of its pid leaves nothing answering on its port",
+    () =>
+      Effect.gen(function*() {
+        const dataDir = yield* tempDataDir
+        const serve = yield* spawnServe(dataDir)
+        const listening = yield* serve.waitFor(/listening on (http:\/\/\S+)/, "stdout")
+        const baseUrl = listening[1]!
+        const pid = serve.child.pid!
+        // No child processes: the command is not a wrapper around another process.
+        expect(childrenOf(pid)).toEqual([])
+        const before = yield* Effect.promise(() => fetch(`${baseUrl}/v1/apps`).then((r) => r.status))
+        expect(before).toBe(401)
 
-      process.kill(pid, "SIGKILL")
-      expect(yield* serve.exited("10 seconds")).toEqual({ code: null, signal: "SIGKILL" })
-      const after = yield* Effect.promise(() =>
-        fetch(`${baseUrl}/v1/apps`).then(
-          () => "answered",
-          (error: unknown) => String((error as { cause?: { code?: string } }).cause?.code)
+        process.kill(pid, "SIGKILL")
+        expect(yield* serve.exited("10 seconds")).toEqual({ code: null, signal: "SIGKILL" })
+        const after = yield* Effect.promise(() =>
+          fetch(`${baseUrl}/v1/apps`).then(
+            () => "answered",
+            (error: unknown) => String((error as { cause?: { code?: string } }).cause?.code)
+          )
         )
-      )
-      expect(after).toBe("ECONNREFUSED")
-    }).pipe(Effect.scoped), 30_000)
+        expect(after).toBe("ECONNREFUSED")
+      }).pipe(Effect.scoped),
+    30_000
+  )
 })

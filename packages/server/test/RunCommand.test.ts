@@ -19,7 +19,7 @@ const parseApp = {
 }
 
 /** The instance served on 127.0.0.1 with the Parse app and a key. */
-const served = Effect.gen(function* () {
+const served = Effect.gen(function*() {
   const appexec = yield* Appexec.Appexec
   const app = yield* appexec.apps.import(parseApp, { owner: { public: true } })
   const { key } = yield* TestHarness.signIn("cli", "cli")
@@ -29,7 +29,7 @@ const served = Effect.gen(function* () {
 
 /** Runs `appexec run …args`, polling without pause, and returns its exit and what it printed. */
 const runCli = (args: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const out: Array<string> = []
     const err: Array<string> = []
     const console = yield* Effect.console
@@ -38,51 +38,64 @@ const runCli = (args: ReadonlyArray<string>) =>
       log: (...line) => Effect.sync(() => void out.push(line.join(" "))),
       error: (...line) => Effect.sync(() => void err.push(line.join(" ")))
     }
-    const cli = Command.run(Command.make("appexec").pipe(Command.withSubcommands([RunCommand.make({ interval: 0, live: false })])), {
-      name: "appexec",
-      version: "test"
-    })
+    const cli = Command.run(
+      Command.make("appexec").pipe(Command.withSubcommands([RunCommand.make({ interval: 0, live: false })])),
+      {
+        name: "appexec",
+        version: "test"
+      }
+    )
     const exit = yield* Effect.exit(Effect.withConsole(cli(["node", "appexec", "run", ...args]), captured))
     return { exit, out, err }
   }).pipe(Effect.provide(NodeContext.layer))
 
 describe("appexec run", () => {
   it.scoped("runs an app by name, shows its statuses and prints its outputs", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { baseUrl, key } = yield* served
-      const { exit, out, err } = yield* runCli(["Parse", "--input", 'text={"a":"b=c"}', "--base-url", baseUrl, "--key", key])
+      const { exit, out, err } = yield* runCli([
+        "Parse",
+        "--input",
+        "text={\"a\":\"b=c\"}",
+        "--base-url",
+        baseUrl,
+        "--key",
+        key
+      ])
       expect(Exit.isSuccess(exit)).toBe(true)
-      expect(out).toEqual(['Parsed (json): {"a":"b=c"}'])
+      expect(out).toEqual(["Parsed (json): {\"a\":\"b=c\"}"])
       expect(err.at(-1)).toMatch(/^completed in 0s \(execution [0-9a-f-]{36}\)$/)
-    }).pipe(Effect.provide(TestHarness.layer()))
-  )
+    }).pipe(Effect.provide(TestHarness.layer())))
 
   it.scoped("exits non-zero with the execution's error message when it fails", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { baseUrl, key, appId } = yield* served
       const { exit, out } = yield* runCli([appId, "-i", "text=not json", "--base-url", baseUrl, "--key", key])
       const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
-      expect(Option.getOrThrow(error)).toMatchObject({ _tag: "RunFailed", message: expect.stringMatching(/not valid JSON/) })
+      expect(Option.getOrThrow(error)).toMatchObject({
+        _tag: "RunFailed",
+        message: expect.stringMatching(/not valid JSON/)
+      })
       expect(out).toEqual([expect.stringMatching(/^Parsed: failed: .*the upstream text is not valid JSON$/)])
-    }).pipe(Effect.provide(TestHarness.layer()))
-  )
+    }).pipe(Effect.provide(TestHarness.layer())))
 
   it.scoped("lists the app's parameters when the inputs are wrong, and sends nothing", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { baseUrl, key, appId } = yield* served
       const { exit, err } = yield* runCli([appId, "--input", "txt=x", "--base-url", baseUrl, "--key", key])
       expect(Exit.isFailure(exit)).toBe(true)
       expect(err.join("\n")).toContain("'txt' is not a parameter of this app")
       expect(err.join("\n")).toContain("--input text=…  text (required)")
-    }).pipe(Effect.provide(TestHarness.layer()))
-  )
+    }).pipe(Effect.provide(TestHarness.layer())))
 
   it.effect("reads name=value pairs up to the first '='", () =>
-    Effect.gen(function* () {
-      expect(yield* RunCommand.parseInputs(["u=https://x.example/?a=1&b=2", "t="])).toEqual({ u: "https://x.example/?a=1&b=2", t: "" })
+    Effect.gen(function*() {
+      expect(yield* RunCommand.parseInputs(["u=https://x.example/?a=1&b=2", "t="])).toEqual({
+        u: "https://x.example/?a=1&b=2",
+        t: ""
+      })
       const error = yield* Effect.flip(RunCommand.parseInputs(["novalue"]))
       expect(error.message).toContain("not name=value")
       expect(RunCommand.formatElapsed(187_500)).toBe("3m07s")
-    })
-  )
+    }))
 })

@@ -11,8 +11,8 @@ import { copyFileSync, writeFileSync } from "node:fs"
 import { request as httpRequest } from "node:http"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { restartServe, startServe, tempDataDir } from "./support/ServeProcess.js"
 import { bin } from "./support/Bin.js"
+import { restartServe, startServe, tempDataDir } from "./support/ServeProcess.js"
 
 const greeting = fileURLToPath(new URL("../apps/greeting.json", import.meta.url))
 
@@ -37,14 +37,23 @@ const delayApp = {
  */
 const probe = (url: string, method: string, key: string, body?: unknown) =>
   Effect.async<{ readonly status: number } | { readonly error: string }>((resume) => {
-    const req = httpRequest(url, { method, agent: false, headers: { "x-api-key": key, "content-type": "application/json" } }, (res) => {
+    const req = httpRequest(url, {
+      method,
+      agent: false,
+      headers: { "x-api-key": key, "content-type": "application/json" }
+    }, (res) => {
       res.resume()
       res.on("end", () => resume(Effect.succeed({ status: res.statusCode ?? 0 })))
     })
     req.on("error", (error: NodeJS.ErrnoException) => resume(Effect.succeed({ error: error.code ?? error.message })))
     req.end(body === undefined ? undefined : JSON.stringify(body))
     return Effect.sync(() => req.destroy())
-  }).pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error(`${method} ${url} got no answer within 5 s`) }))
+  }).pipe(
+    Effect.timeoutFail({
+      duration: "5 seconds",
+      onTimeout: () => new Error(`${method} ${url} got no answer within 5 s`)
+    })
+  )
 
 const json = (url: string, init: RequestInit = {}) =>
   Effect.promise(async () => {
@@ -55,8 +64,8 @@ const json = (url: string, init: RequestInit = {}) =>
 
 /** Polls an execution every 200 ms until it is completed or failed, for at most `attempts` polls. */
 const awaitEnd = (baseUrl: string, key: string, executionId: string, attempts: number) =>
-  Effect.gen(function* () {
-    for (let attempt = 0; ; attempt++) {
+  Effect.gen(function*() {
+    for (let attempt = 0;; attempt++) {
       const polled = yield* json(`${baseUrl}/v1/executions/${executionId}`, { headers: { "x-api-key": key } })
       const status: string = polled.body.data.status
       if ((status !== "queued" && status !== "running") || attempt === attempts) return polled.body.data
@@ -67,17 +76,21 @@ const awaitEnd = (baseUrl: string, key: string, executionId: string, attempts: n
 /** Runs `appexec …args` to completion, bounded by 30 s. */
 const appexec = (...args: Array<string>) =>
   Effect.async<{ stdout: string; stderr: string; code: number }>((resume) => {
-    const child = execFile(process.execPath, [bin, ...args], { env: { ...process.env, APPEXEC_LOG_FORMAT: "json" }, timeout: 30_000 }, (error, stdout, stderr) =>
-      resume(Effect.succeed({ stdout, stderr, code: error === null ? 0 : Number(error.code ?? 1) }))
+    const child = execFile(process.execPath, [bin, ...args], {
+      env: { ...process.env, APPEXEC_LOG_FORMAT: "json" },
+      timeout: 30_000
+    }, (error, stdout, stderr) =>
+      resume(Effect.succeed({ stdout, stderr, code: error === null ? 0 : Number(error.code ?? 1) })))
+    return Effect.sync(() =>
+      child.kill("SIGKILL")
     )
-    return Effect.sync(() => child.kill("SIGKILL"))
   })
 
 describe("appexec serve: shutdown", () => {
   it.live(
     "on SIGTERM it refuses new requests while the worker drains, exits 0, and the next start finishes the execution",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const dataDir = yield* tempDataDir
         const appsDir = yield* tempDataDir
         writeFileSync(join(appsDir, "delay.json"), JSON.stringify(delayApp))
@@ -121,7 +134,7 @@ describe("appexec serve: first start", () => {
   it.live(
     "a malformed app file is reported and skipped: the good app is imported, the key printed once",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const dataDir = yield* tempDataDir
         const appsDir = yield* tempDataDir
         copyFileSync(greeting, join(appsDir, "a-greeting.json"))
@@ -149,7 +162,7 @@ describe("appexec serve: first start", () => {
   it.live(
     "a data directory whose database exists but was never bootstrapped gets its key and apps on the next start",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const dataDir = yield* tempDataDir
         const appsDir = yield* tempDataDir
         copyFileSync(greeting, join(appsDir, "greeting.json"))

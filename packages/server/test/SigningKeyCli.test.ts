@@ -15,18 +15,21 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { bin } from "./support/Bin.js"
 
-
 /** Runs `appexec …args` to completion; stdout, stderr and exit code. */
 const appexec = (...args: Array<string>) =>
   Effect.async<{ stdout: string; stderr: string; code: number }>((resume) => {
-    execFile(process.execPath, [bin, ...args], { env: { ...process.env, APPEXEC_LOG_FORMAT: "json" } }, (error, stdout, stderr) =>
-      resume(Effect.succeed({ stdout, stderr, code: error === null ? 0 : Number(error.code ?? 1) }))
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { env: { ...process.env, APPEXEC_LOG_FORMAT: "json" } },
+      (error, stdout, stderr) =>
+        resume(Effect.succeed({ stdout, stderr, code: error === null ? 0 : Number(error.code ?? 1) }))
     )
   })
 
 /** A running `serve`; resolves with the printed key and base URL once it has started. */
 const startServe = (dataDir: string, args: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
         spawn(process.execPath, [bin, "serve", "--port", "0", "--data", dataDir, "--rate-limit", "1000", ...args], {
@@ -42,13 +45,20 @@ const startServe = (dataDir: string, args: ReadonlyArray<string>) =>
     const started = yield* Deferred.make<{ readonly key: string; readonly baseUrl: string }, Error>()
     child.stdout.on("data", (d) => {
       output.stdout += String(d)
-      const match = /curl -H 'x-api-key: (aex_[A-Za-z0-9_-]{43})' (http:\/\/127\.0\.0\.1:\d+)\/v1\/apps/.exec(output.stdout)
+      const match = /curl -H 'x-api-key: (aex_[A-Za-z0-9_-]{43})' (http:\/\/127\.0\.0\.1:\d+)\/v1\/apps/.exec(
+        output.stdout
+      )
       if (match !== null) Deferred.unsafeDone(started, Effect.succeed({ key: match[1]!, baseUrl: match[2]! }))
     })
     child.stderr.on("data", (d) => (output.stderr += String(d)))
-    child.once("exit", (code) => Deferred.unsafeDone(started, Effect.fail(new Error(`serve exited with ${code}: ${output.stderr}`))))
+    child.once("exit", (code) =>
+      Deferred.unsafeDone(started, Effect.fail(new Error(`serve exited with ${code}: ${output.stderr}`))))
     return yield* Deferred.await(started).pipe(
-      Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Error(`serve did not start: ${output.stderr}`) })
+      Effect.timeoutFail({
+        duration: "30 seconds",
+        onTimeout: () =>
+          new Error(`serve did not start: ${output.stderr}`)
+      })
     )
   })
 
@@ -60,7 +70,7 @@ interface Arrival {
 }
 
 /** A receiver on 127.0.0.1 that answers 500 to its first request and 200 to the others. */
-const startReceiver = Effect.gen(function* () {
+const startReceiver = Effect.gen(function*() {
   const arrivals: Array<Arrival> = []
   const server = yield* Effect.acquireRelease(
     Effect.async<ReturnType<typeof createServer>>((resume) => {
@@ -83,7 +93,10 @@ const startReceiver = Effect.gen(function* () {
   const waitFor = (count: number) =>
     Effect.sync(() => arrivals.length >= count).pipe(
       Effect.repeat({ schedule: Schedule.spaced("50 millis"), until: (done) => done }),
-      Effect.timeoutFail({ duration: "15 seconds", onTimeout: () => new Error(`${count} webhook requests did not arrive`) })
+      Effect.timeoutFail({
+        duration: "15 seconds",
+        onTimeout: () => new Error(`${count} webhook requests did not arrive`)
+      })
     )
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, arrivals, waitFor }
 })
@@ -97,7 +110,8 @@ const verifiedWith = (x: string, arrival: Arrival) =>
     Buffer.from(String(arrival.headers["x-service-webhook-signature"]), "hex")
   )
 
-const rfc7638 = (x: string) => createHash("sha256").update(JSON.stringify({ crv: "Ed25519", kty: "OKP", x })).digest("base64url")
+const rfc7638 = (x: string) =>
+  createHash("sha256").update(JSON.stringify({ crv: "Ed25519", kty: "OKP", x })).digest("base64url")
 
 const getJson = (url: string, init: RequestInit = {}) =>
   Effect.promise(async () => {
@@ -110,7 +124,7 @@ describe("appexec webhook settings and signing-key rotate", () => {
   it.scopedLive(
     "serve applies the configured JWK, private networks and retry delays; rotate beside it publishes a second key",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const dataDir = yield* Effect.acquireRelease(
           Effect.sync(() => mkdtempSync(join(tmpdir(), "appexec-signing-"))),
           (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
@@ -129,12 +143,17 @@ describe("appexec webhook settings and signing-key rotate", () => {
         const published = () => getJson(`${baseUrl}/v1/webhooks/signing-key`, auth)
         expect((yield* published()).body.keys.map((k: { kid: string }) => k.kid)).toEqual([configuredKid])
 
-        const greeting = (yield* getJson(`${baseUrl}/v1/apps`, auth)).body.data.find((a: { name: string }) => a.name === "Greeting")
-        const start = getJson(`${baseUrl}/v1/apps/${greeting.appId}/executions?webhook=${encodeURIComponent(receiver.url)}`, {
-          method: "POST",
-          headers: { "x-api-key": key, "content-type": "application/json" },
-          body: JSON.stringify({ inputs: { who: "Ann" } })
-        })
+        const greeting = (yield* getJson(`${baseUrl}/v1/apps`, auth)).body.data.find((a: { name: string }) =>
+          a.name === "Greeting"
+        )
+        const start = getJson(
+          `${baseUrl}/v1/apps/${greeting.appId}/executions?webhook=${encodeURIComponent(receiver.url)}`,
+          {
+            method: "POST",
+            headers: { "x-api-key": key, "content-type": "application/json" },
+            body: JSON.stringify({ inputs: { who: "Ann" } })
+          }
+        )
         expect((yield* start).status).toBe(202)
         // A loopback receiver is reached only with --allow-private-networks; the retry after the
         // 500 comes after 1 s, not the default 5 s.
@@ -166,15 +185,19 @@ describe("appexec webhook settings and signing-key rotate", () => {
     60_000
   )
 
-  it.scoped("signing-key rotate refuses a malformed --grace and prints nothing on stdout", () =>
-    Effect.gen(function* () {
-      const dataDir = yield* Effect.acquireRelease(
-        Effect.sync(() => mkdtempSync(join(tmpdir(), "appexec-signing-"))),
-        (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-      )
-      const result = yield* appexec("signing-key", "rotate", "--grace", "soon", "--data", dataDir)
-      expect(result.code).not.toBe(0)
-      expect(result.stdout).toBe("")
-      expect(result.stderr).toContain("--grace: 'soon' is not a duration")
-    }), 30_000)
+  it.scoped(
+    "signing-key rotate refuses a malformed --grace and prints nothing on stdout",
+    () =>
+      Effect.gen(function*() {
+        const dataDir = yield* Effect.acquireRelease(
+          Effect.sync(() => mkdtempSync(join(tmpdir(), "appexec-signing-"))),
+          (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+        )
+        const result = yield* appexec("signing-key", "rotate", "--grace", "soon", "--data", dataDir)
+        expect(result.code).not.toBe(0)
+        expect(result.stdout).toBe("")
+        expect(result.stderr).toContain("--grace: 'soon' is not a duration")
+      }),
+    30_000
+  )
 })

@@ -28,7 +28,7 @@ const fromRow = (row: Selectable<AppsTable>): Either.Either<AppStore.AppRecord, 
 const fromRows = (rows: ReadonlyArray<Selectable<AppsTable>>) => Effect.forEach(rows, fromRow)
 
 /** The app store over the instance's connection. */
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const client = yield* SqliteClient
   const db = client.builder
   const apps = db.selectFrom("apps").selectAll()
@@ -76,54 +76,59 @@ export const make = Effect.gen(function* () {
             })
             .onConflict((oc) => oc.column("workflow_id").doNothing())
         )
-      })),
+      })
+    ),
     get: Effect.fn("SqliteAppStore.get")((appId) =>
       client
         .execute("get app", (c) => c.get(byId.bind({ appId })))
-        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(fromRow(row)))))),
+        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(fromRow(row)))))
+    ),
     findByName: Effect.fn("SqliteAppStore.findByName")((workspaceId, name) =>
       client
         .execute("find app by name", (c) =>
-          c.get(ordered.where("workspace_id", "is", workspaceId).where("name", "=", name).limit(1))
-        )
-        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(fromRow(row)))))),
+          c.get(ordered.where("workspace_id", "is", workspaceId).where("name", "=", name).limit(1)))
+        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(fromRow(row)))))
+    ),
     getVersion: Effect.fn("SqliteAppStore.getVersion")((workflowId) =>
       client
         .execute("get workflow version", (c) =>
-          c.get(db.selectFrom("workflow_versions").selectAll().where("workflow_id", "=", workflowId))
-        )
+          c.get(db.selectFrom("workflow_versions").selectAll().where("workflow_id", "=", workflowId)))
         .pipe(
           Effect.flatMap((row) =>
             row === undefined
               ? Effect.succeedNone
               : parseJson(row.definition, "read workflow version").pipe(
-                  Effect.flatMap((definition) =>
-                    decodeVersion({
-                      workflowId: row.workflow_id,
-                      appId: row.app_id,
-                      definition,
-                      createdAt: row.created_at
-                    })
-                  ),
-                  Effect.map(Option.some)
-                )
+                Effect.flatMap((definition) =>
+                  decodeVersion({
+                    workflowId: row.workflow_id,
+                    appId: row.app_id,
+                    definition,
+                    createdAt: row.created_at
+                  })
+                ),
+                Effect.map(Option.some)
+              )
           )
-        )),
+        )
+    ),
     list: Effect.fn("SqliteAppStore.list")(({ workspaceId, search, publicLimit }) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { own, others } = yield* client.execute("list apps", (c) => ({
           own: workspaceId === null ? [] : c.all(matching(search).where("workspace_id", "=", workspaceId)),
           others: c.all(
             matching(search)
               .where("is_public", "=", 1)
               .where((eb) =>
-                workspaceId === null ? eb.lit(true) : eb.or([eb("workspace_id", "is", null), eb("workspace_id", "!=", workspaceId)])
+                workspaceId === null
+                  ? eb.lit(true)
+                  : eb.or([eb("workspace_id", "is", null), eb("workspace_id", "!=", workspaceId)])
               )
               .limit(Math.max(0, publicLimit))
           )
         }))
         return { workspace: yield* fromRows(own), public: yield* fromRows(others) }
-      })),
+      })
+    ),
     listAll: client.execute("list all apps", (c) => c.all(ordered)).pipe(Effect.flatMap(fromRows))
   }
   return service

@@ -6,7 +6,7 @@ import { Clock, Effect, Layer, Option } from "effect"
 import { SqliteClient } from "./SqliteClient.js"
 
 /** The blob store over the instance's connection. */
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const client = yield* SqliteClient
   const db = client.builder
   const service: BlobStore.BlobStore["Type"] = {
@@ -20,18 +20,20 @@ export const make = Effect.gen(function* () {
               .values({ key, ...columns })
               .onConflict((oc) => oc.column("key").doUpdateSet(columns))
           )
-        })
-      )),
+        }))
+    ),
     get: Effect.fn("SqliteBlobStore.get")((key) =>
       client
-        .execute("get blob", (c) => c.get(db.selectFrom("blobs").select(["content_type", "bytes"]).where("key", "=", key)))
+        .execute("get blob", (c) =>
+          c.get(db.selectFrom("blobs").select(["content_type", "bytes"]).where("key", "=", key)))
         .pipe(
           Effect.map((row) =>
             row === undefined
               ? Option.none()
               : Option.some({ contentType: row.content_type, bytes: Uint8Array.from(row.bytes) })
           )
-        ))
+        )
+    )
   }
   return service
 })

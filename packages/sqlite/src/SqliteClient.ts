@@ -53,7 +53,10 @@ export class SqliteClient extends Context.Tag("@appexec/sqlite/SqliteClient")<
     /** Runs `f` alone on the connection (statements in autocommit mode). */
     readonly execute: <A>(operation: string, f: (connection: Connection) => A) => Effect.Effect<A, Errors.StorageError>
     /** Runs `f` alone on the connection inside `BEGIN IMMEDIATE … COMMIT`; a failure rolls back. */
-    readonly transaction: <A>(operation: string, f: (connection: Connection) => A) => Effect.Effect<A, Errors.StorageError>
+    readonly transaction: <A>(
+      operation: string,
+      f: (connection: Connection) => A
+    ) => Effect.Effect<A, Errors.StorageError>
   }
 >() {}
 
@@ -87,7 +90,11 @@ const open = (options: Options) =>
         db.pragma(`synchronous = ${options.synchronous === "full" ? "FULL" : "NORMAL"}`)
         db.pragma("foreign_keys = ON")
         // Case folding as JavaScript does it (all of Unicode), for search; SQLite's lower() folds ASCII only.
-        db.function(FOLD, { deterministic: true }, (text: unknown) => (typeof text === "string" ? text.toLowerCase() : ""))
+        db.function(
+          FOLD,
+          { deterministic: true },
+          (text: unknown) => (typeof text === "string" ? text.toLowerCase() : "")
+        )
         return db
       } catch (cause) {
         db.close()
@@ -99,7 +106,7 @@ const open = (options: Options) =>
 
 /** Opens, configures and migrates the database; closes it when the scope closes. */
 export const make = (options: Options) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const db = yield* Effect.acquireRelease(open(options), (db) => Effect.sync(() => db.close()))
     const statements = new Map<string, Database.Statement>()
     const prepare = (sql: string): Database.Statement => {
@@ -120,7 +127,9 @@ export const make = (options: Options) =>
         catch: (cause) => new Errors.StorageError({ operation: "migrate", cause })
       }).pipe(
         Effect.flatMap(({ error }) =>
-          error === undefined ? Effect.void : Effect.fail(new Errors.StorageError({ operation: "migrate", cause: error }))
+          error === undefined
+            ? Effect.void
+            : Effect.fail(new Errors.StorageError({ operation: "migrate", cause: error }))
         ),
         // Two processes opening a new file at once race to create the migration tables.
         Effect.retry({ schedule: Schedule.spaced(Duration.millis(50)), times: 5 })
@@ -161,7 +170,10 @@ export const make = (options: Options) =>
     // `f` is synchronous, so it runs to its end before any other fiber runs: no two operations
     // can interleave on the connection and no semaphore is needed.
     const execute = <A>(operation: string, f: (connection: Connection) => A) => {
-      const once = Effect.try({ try: () => f(connection), catch: (cause) => new Errors.StorageError({ operation, cause }) })
+      const once = Effect.try({
+        try: () => f(connection),
+        catch: (cause) => new Errors.StorageError({ operation, cause })
+      })
       // The retry schedule is set up only when the lock was busy: the common path stays cheap.
       return Effect.catchIf(once, isBusyError, () => Effect.retry(once, { schedule: busySchedule, while: isBusyError }))
     }

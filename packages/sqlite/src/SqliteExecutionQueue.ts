@@ -15,7 +15,7 @@ import { WorkSignal } from "./internal/WorkSignal.js"
 import { SqliteClient } from "./SqliteClient.js"
 
 /** The queue over the instance's connection; releases wake this process's idle workers. */
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const client = yield* SqliteClient
   const signal = yield* WorkSignal
   const db = client.builder
@@ -38,8 +38,7 @@ export const make = Effect.gen(function* () {
           .where("status", "in", [sql.lit("queued"), sql.lit("running")])
           .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<=", p("now"))]))
           .orderBy("seq")
-          .limit(1)
-      )
+          .limit(1))
       .returningAll()
   )
   type Fence = { executionId: string; token: number; workerId: string }
@@ -68,27 +67,34 @@ export const make = Effect.gen(function* () {
 
   const service: ExecutionQueue.ExecutionQueue["Type"] = {
     claim: Effect.fn("SqliteExecutionQueue.claim")((workerId, leaseMs) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const row = yield* client.transaction("claim execution", (c) =>
-          c.get(claim.bind({ workerId, now, expiresAt: now + leaseMs }))
-        )
-        if (row === undefined) return Option.none()
+          c.get(claim.bind({ workerId, now, expiresAt: now + leaseMs })))
+        if (row === undefined) {
+          return Option.none()
+        }
         const execution = yield* fromRow(row)
         return Option.some({ execution, lease: leaseOf(execution, row) })
-      })),
+      })
+    ),
     renew: Effect.fn("SqliteExecutionQueue.renew")((lease, leaseMs) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const changed = yield* client.execute("renew lease", (c) => c.run(renew.bind({ ...lease, now, expiresAt: now + leaseMs })))
-        if (changed === 0) return yield* new Errors.LeaseLost({ executionId: lease.executionId })
+        const changed = yield* client.execute("renew lease", (c) =>
+          c.run(renew.bind({ ...lease, now, expiresAt: now + leaseMs })))
+        if (changed === 0) {
+          return yield* new Errors.LeaseLost({ executionId: lease.executionId })
+        }
         return { ...lease, expiresAt: now + leaseMs }
-      })),
+      })
+    ),
     release: Effect.fn("SqliteExecutionQueue.release")((lease) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const changed = yield* client.execute("release lease", (c) => c.run(release.bind(lease)))
         if (changed > 0) yield* signal.notify
-      })),
+      })
+    ),
     awaitWork: signal.wait
   }
   return service

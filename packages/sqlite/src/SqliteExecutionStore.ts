@@ -15,7 +15,7 @@ type Saved = Columns & { readonly lease_token: number; readonly lease_worker: st
 type OutboxColumns = Omit<WebhookOutbox.OutboxEntry, "attempts"> & { readonly attempts: string }
 
 /** The store over the instance's connection; inserts wake this process's idle workers. */
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const client = yield* SqliteClient
   const signal = yield* WorkSignal
   const db = client.builder
@@ -69,29 +69,36 @@ export const make = Effect.gen(function* () {
     })
   )
 
-  const save = (record: ExecutionRecord.ExecutionRecord, lease: ExecutionQueue.Lease, outbox?: WebhookOutbox.OutboxEntry) => {
+  const save = (
+    record: ExecutionRecord.ExecutionRecord,
+    lease: ExecutionQueue.Lease,
+    outbox?: WebhookOutbox.OutboxEntry
+  ) => {
     const terminal = record.status === "completed" || record.status === "failed"
     const params = { ...toColumns(record), lease_token: lease.token, lease_worker: lease.workerId }
     const statement = terminal ? saveTerminal : saveRunning
     // Only a save that also writes an outbox entry needs a transaction; a lone UPDATE is atomic.
-    const saved =
-      terminal && outbox !== undefined
-        ? client.transaction("save execution", (c) => {
-            if (c.run(statement.bind(params)) === 0) return false
-            c.run(insertOutbox.bind({ ...outbox, attempts: JSON.stringify(outbox.attempts) }))
-            return true
-          })
-        : client.execute("save execution", (c) => c.run(statement.bind(params)) > 0)
+    const saved = terminal && outbox !== undefined
+      ? client.transaction("save execution", (c) => {
+        if (c.run(statement.bind(params)) === 0) return false
+        c.run(insertOutbox.bind({ ...outbox, attempts: JSON.stringify(outbox.attempts) }))
+        return true
+      })
+      : client.execute("save execution", (c) => c.run(statement.bind(params)) > 0)
     return Effect.flatMap(saved, (ok) => (ok ? Effect.void : new Errors.LeaseLost({ executionId: record.executionId })))
   }
 
   const service: ExecutionStore.ExecutionStore["Type"] = {
     insert: Effect.fn("SqliteExecutionStore.insert")((record) =>
-      client.execute("insert execution", (c) => c.run(insert.bind(toColumns(record)))).pipe(Effect.zipRight(signal.notify))),
+      client.execute("insert execution", (c) => c.run(insert.bind(toColumns(record)))).pipe(
+        Effect.zipRight(signal.notify)
+      )
+    ),
     get: Effect.fn("SqliteExecutionStore.get")((executionId) =>
       client
         .execute("get execution", (c) => c.get(get.bind({ executionId })))
-        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.map(fromRow(row), Option.some))))),
+        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.map(fromRow(row), Option.some))))
+    ),
     save: Effect.fn("SqliteExecutionStore.save")(save)
   }
   return service

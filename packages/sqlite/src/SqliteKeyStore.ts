@@ -12,7 +12,7 @@ const decodeUser = decode(KeyStore.UserRecord, "read user")
 const decodeKey = decode(KeyStore.ApiKeyRecord, "read api key")
 
 /** The key store over the instance's connection. */
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const client = yield* SqliteClient
   const db = client.builder
   const workspaceByName = (name: string) =>
@@ -46,18 +46,25 @@ export const make = Effect.gen(function* () {
           )
           return c.get(workspaceByName(workspace.name))
         })
-        .pipe(Effect.flatMap(decodeWorkspace))),
+        .pipe(Effect.flatMap(decodeWorkspace))
+    ),
     findWorkspace: Effect.fn("SqliteKeyStore.findWorkspace")((name) =>
       client
         .execute("find workspace", (c) => c.get(workspaceByName(name)))
-        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(decodeWorkspace(row)))))),
+        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(decodeWorkspace(row)))))
+    ),
     ensureUser: Effect.fn("SqliteKeyStore.ensureUser")((user) =>
       client
         .transaction("ensure user", (c) => {
           c.run(
             db
               .insertInto("users")
-              .values({ user_id: user.userId, workspace_id: user.workspaceId, name: user.name, created_at: user.createdAt })
+              .values({
+                user_id: user.userId,
+                workspace_id: user.workspaceId,
+                name: user.name,
+                created_at: user.createdAt
+              })
               .onConflict((oc) => oc.columns(["workspace_id", "name"]).doNothing())
           )
           return c.get(
@@ -68,7 +75,8 @@ export const make = Effect.gen(function* () {
               .where("name", "=", user.name)
           )
         })
-        .pipe(Effect.flatMap(decodeUser))),
+        .pipe(Effect.flatMap(decodeUser))
+    ),
     insertKey: Effect.fn("SqliteKeyStore.insertKey")((key) =>
       client.execute("insert api key", (c) => {
         c.run(
@@ -82,11 +90,13 @@ export const make = Effect.gen(function* () {
             revoked_at: key.revokedAt
           })
         )
-      })),
+      })
+    ),
     findKeyByHash: Effect.fn("SqliteKeyStore.findKeyByHash")((hash) =>
       client
         .execute("find api key", (c) => c.get(keyByHash.bind({ hash })))
-        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(decodeKey(row)))))),
+        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(decodeKey(row)))))
+    ),
     revokeKey: Effect.fn("SqliteKeyStore.revokeKey")((idOrHint, at) =>
       client.execute("revoke api key", (c) =>
         c.run(
@@ -95,12 +105,11 @@ export const make = Effect.gen(function* () {
             .set({ revoked_at: at })
             .where("revoked_at", "is", null)
             .where((eb) => eb.or([eb("api_key_id", "=", idOrHint), eb("hint", "=", idOrHint)]))
-        )
-      ))
+        ))
+    )
   }
   return service
 })
 
 /** Layer of the key store; needs the connection (see `SqliteStorage`). */
 export const layer = Layer.effect(KeyStore.KeyStore, make)
-

@@ -13,7 +13,7 @@ import { SqliteClient } from "./SqliteClient.js"
 const SWEEP_EVERY = 1_000
 
 /** The rate-limit store over the instance's connection. */
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const client = yield* SqliteClient
   const db = client.builder
   const bump = PreparedQuery.make((p: PreparedQuery.Param<{ key: string; windowStart: number }>) =>
@@ -42,7 +42,8 @@ export const make = Effect.gen(function* () {
       client.execute("rate limit hit", (c) => {
         if (++hits % SWEEP_EVERY === 0) c.run(sweep.bind({ expireBefore }))
         return c.get(bump.bind({ key, windowStart }))?.count ?? 1
-      }))
+      })
+    )
   }
   return service
 })

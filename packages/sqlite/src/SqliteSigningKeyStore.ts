@@ -9,7 +9,7 @@ import { SqliteClient } from "./SqliteClient.js"
 const decodeKeys = decode(Schema.Array(SigningKeyStore.SigningKeyRecord), "read signing keys")
 
 /** The signing-key store over the instance's connection. */
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const client = yield* SqliteClient
   const db = client.builder
   const service: SigningKeyStore.SigningKeyStore["Type"] = {
@@ -27,8 +27,7 @@ export const make = Effect.gen(function* () {
               "published_until as publishedUntil"
             ])
             .orderBy("seq")
-        )
-      )
+        ))
       .pipe(
         Effect.map((rows) =>
           rows.map(({ publishedUntil, ...row }) => (publishedUntil === null ? row : { ...row, publishedUntil }))
@@ -50,7 +49,8 @@ export const make = Effect.gen(function* () {
             })
             .onConflict((oc) => oc.column("kid").doNothing())
         )
-      })),
+      })
+    ),
     retireAllBut: Effect.fn("SqliteSigningKeyStore.retireAllBut")((keep, at, publishedUntil) =>
       client.execute("retire signing keys", (c) => {
         c.run(
@@ -60,7 +60,8 @@ export const make = Effect.gen(function* () {
             .where("kid", "!=", keep)
             .where("retired_at", "is", null)
         )
-      }))
+      })
+    )
   }
   return service
 })

@@ -24,17 +24,16 @@ const fromRow = (row: OutboxRow): Effect.Effect<WebhookOutbox.OutboxEntry, Error
       nextAttemptAt: row.next_attempt_at,
       attempts,
       createdAt: row.created_at
-    })
-  )
+    }))
 
 /** The outbox over the instance's connection. */
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const client = yield* SqliteClient
   const db = client.builder
 
   const service: WebhookOutbox.WebhookOutbox["Type"] = {
     claimDue: Effect.fn("SqliteWebhookOutbox.claimDue")((limit, leaseMs) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const rows = yield* client.transaction("claim due webhooks", (c) => {
           const due = c.all(
@@ -65,7 +64,8 @@ export const make = Effect.gen(function* () {
         })
         // Handed out with the lease end they now carry: it is the claim that fences `recordAttempt`.
         return yield* Effect.forEach(rows, (row) => fromRow({ ...row, next_attempt_at: now + leaseMs }))
-      })),
+      })
+    ),
     recordAttempt: Effect.fn("SqliteWebhookOutbox.recordAttempt")((claim, attempt, next) =>
       client.execute("record webhook attempt", (c) => {
         // Appended inside SQLite, and only while the claim is current: a later claim moved
@@ -82,7 +82,8 @@ export const make = Effect.gen(function* () {
             .where("next_attempt_at", "=", claim.nextAttemptAt)
         )
         return changed > 0
-      })),
+      })
+    ),
     forExecution: Effect.fn("SqliteWebhookOutbox.forExecution")((executionId) =>
       client
         .execute("webhooks of execution", (c) =>
@@ -93,9 +94,9 @@ export const make = Effect.gen(function* () {
               .where("execution_id", "=", executionId)
               .orderBy("created_at")
               .orderBy("seq")
-          )
-        )
-        .pipe(Effect.flatMap((rows) => Effect.forEach(rows, fromRow))))
+          ))
+        .pipe(Effect.flatMap((rows) => Effect.forEach(rows, fromRow)))
+    )
   }
   return service
 })

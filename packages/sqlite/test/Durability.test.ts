@@ -17,14 +17,14 @@ const LEASE_MS = 1_000
 
 /** A temporary directory with a database seeded with the recorder app and an API key. */
 const seeded = (nodeMs: number) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const dir = yield* Effect.acquireRelease(
       Effect.promise(() => mkdtemp(join(tmpdir(), "appexec-durability-"))),
       (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
     )
     const db = join(dir, "appexec.db")
     const log = join(dir, "invocations.log")
-    const { appId, key } = yield* Effect.gen(function* () {
+    const { appId, key } = yield* Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
       const app = yield* appexec.apps.import(recordApp(nodeMs), { owner: { public: true } })
       const created = yield* appexec.keys.create({ workspace: "durability", user: "tester" })
@@ -51,7 +51,7 @@ describe("durability with real processes", () => {
   it.scopedLive(
     "every accepted execution survives kill -9 and completes after a restart",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { db, log, env } = yield* seeded(20)
         const first = yield* spawnInstance({ ...env, APPEXEC_TEST_START: "100" })
         const accepted = (yield* first.waitForLines("accepted ", 100, 20_000)).map((l) => l.slice("accepted ".length))
@@ -72,7 +72,7 @@ describe("durability with real processes", () => {
   it.scopedLive(
     "an execution whose process is killed while it runs runs again after its lease expires",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { db, log, env } = yield* seeded(1_500)
         const first = yield* spawnInstance({ ...env, APPEXEC_TEST_START: "1" })
         const [line] = yield* first.waitForLines("accepted ", 1, 15_000)
@@ -101,11 +101,11 @@ describe("durability with real processes", () => {
   it.scopedLive(
     "two processes on one file: 50 concurrent starts all complete, each run exactly once, no SQLITE_BUSY",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { db, log, env, appId, key } = yield* seeded(30)
         const workers = [yield* spawnInstance(env), yield* spawnInstance(env)]
         for (const worker of workers) yield* worker.waitForLines("ready", 1, 15_000)
-        const started = yield* Effect.gen(function* () {
+        const started = yield* Effect.gen(function*() {
           const appexec = yield* Appexec.Appexec
           const principal = yield* appexec.keys.authenticate({ "x-api-key": key })
           return yield* Effect.all(

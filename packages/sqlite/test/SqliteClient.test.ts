@@ -22,7 +22,7 @@ const tempFile = Effect.map(
 
 describe("SqliteClient", () => {
   it.scoped("opens in WAL mode with foreign keys on", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const filename = yield* tempFile
       yield* Effect.provide(SqliteClient.SqliteClient, SqliteClient.layer({ filename }))
       // The journal mode is a property of the file: another connection sees it.
@@ -37,16 +37,14 @@ describe("SqliteClient", () => {
             workspaceId: Ids.WorkspaceId.make("00000000-0000-4000-8000-000000000009"),
             name: "nobody",
             createdAt: 0
-          })
-        ).pipe(Effect.provide(SqliteStorage.layer({ filename })))
+          })).pipe(Effect.provide(SqliteStorage.layer({ filename })))
       )
       expect(refused._tag).toBe("StorageError")
       expect(String((refused.cause as Error).message)).toMatch(/FOREIGN KEY/)
-    })
-  )
+    }))
 
   it.scopedLive("waits out another process's write lock instead of failing with SQLITE_BUSY", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const filename = yield* tempFile
       const layer = SqliteStorage.layer({ filename, busyTimeoutMs: 20 })
       const keys = yield* Effect.map(Layer.build(layer), (ctx) => Context.get(ctx, KeyStore.KeyStore))
@@ -55,24 +53,27 @@ describe("SqliteClient", () => {
       yield* Effect.addFinalizer(() => Effect.sync(() => other.close()))
       other.prepare("BEGIN IMMEDIATE").run()
       const write = yield* Effect.fork(
-        keys.ensureWorkspace({ workspaceId: Ids.WorkspaceId.make("00000000-0000-4000-8000-000000000001"), name: "w", createdAt: 0 })
+        keys.ensureWorkspace({
+          workspaceId: Ids.WorkspaceId.make("00000000-0000-4000-8000-000000000001"),
+          name: "w",
+          createdAt: 0
+        })
       )
       yield* Effect.sleep("300 millis")
       expect(Option.isNone(yield* Fiber.poll(write))).toBe(true)
       other.prepare("COMMIT").run()
       const written = yield* Fiber.join(write)
       expect(written.name).toBe("w")
-    })
-  )
+    }))
 
   it.scopedLive("two instances on one file, 50 concurrent starts, two workers: all complete, no storage error", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const filename = yield* tempFile
       const instance = (worker: boolean) =>
         AppexecLayer.make({ worker, config: { pollInterval: 20 } }).pipe(
           Layer.provide(SqliteStorage.layer({ filename, busyTimeoutMs: 20 })),
           Layer.provide(IdGenerator.IdGenerator.random),
-    Layer.provide(TestOutboundHttp.layer)
+          Layer.provide(TestOutboundHttp.layer)
         )
       const context = yield* Layer.build(instance(true))
       const otherContext = yield* Layer.build(instance(true))
@@ -90,13 +91,12 @@ describe("SqliteClient", () => {
               edges: [{ source: "t", target: "o" }]
             },
             { owner: { public: true } }
-          )
-        )
+          ))
       )
       const { key } = yield* run(Effect.flatMap(Appexec.Appexec, (a) => a.keys.create({ workspace: "w" })))
       const startOn = (ctx: typeof context, i: number) =>
         run(
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const appexec = yield* Appexec.Appexec
             const principal = yield* appexec.keys.authenticate({ "x-api-key": key })
             const started = yield* appexec.executions.start(principal, app.appId, { t: `${i}` })
@@ -110,6 +110,5 @@ describe("SqliteClient", () => {
       ).pipe(Effect.timeout("20 seconds"))
       expect(done.map((e) => e.status)).toEqual(Array(50).fill("completed"))
       expect(done.map((e) => e.outputs[0]!.value).sort()).toEqual(Array.from({ length: 50 }, (_, i) => `${i}`).sort())
-    })
-  )
+    }))
 })

@@ -23,10 +23,13 @@ const tempFile = Effect.map(
 const inspect = (filename: string) => {
   const db = new Database(filename, { readonly: true })
   try {
-    const applied = db.prepare(`SELECT name FROM ${SqliteMigrations.migrationTable} ORDER BY name`).all() as Array<{ name: string }>
-    const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%'").all() as Array<{
-      name: string
-    }>
+    const applied = db.prepare(`SELECT name FROM ${SqliteMigrations.migrationTable} ORDER BY name`).all() as Array<
+      { name: string }
+    >
+    const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%'")
+      .all() as Array<{
+        name: string
+      }>
     return { applied: applied.map((r) => r.name), indexes: indexes.map((r) => r.name) }
   } finally {
     db.close()
@@ -35,18 +38,19 @@ const inspect = (filename: string) => {
 
 describe("SqliteMigrations", () => {
   it.scoped("a new database gets every migration, recorded in appexec_migrations", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const filename = yield* tempFile
-      yield* Effect.scoped(Effect.asVoid(SqliteStorage.layer({ filename }).pipe((layer) => Effect.provide(Effect.void, layer))))
+      yield* Effect.scoped(
+        Effect.asVoid(SqliteStorage.layer({ filename }).pipe((layer) => Effect.provide(Effect.void, layer)))
+      )
       const { applied, indexes } = inspect(filename)
       expect(applied).toEqual(Object.keys(SqliteMigrations.migrations))
       expect(applied.at(-1)).toBe(SqliteMigrations.latest)
       expect(indexes).toContain("executions_open")
-    })
-  )
+    }))
 
   it.scoped("a database made at 0001 is upgraded on open and keeps its rows", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const filename = yield* tempFile
       // An appexec of migration 0001 made this file and wrote a workspace.
       yield* Effect.promise(async () => {
@@ -62,7 +66,10 @@ describe("SqliteMigrations", () => {
         )
         raw.close()
       })
-      expect(inspect(filename)).toEqual({ applied: ["0001_initial"], indexes: expect.not.arrayContaining(["executions_open"]) })
+      expect(inspect(filename)).toEqual({
+        applied: ["0001_initial"],
+        indexes: expect.not.arrayContaining(["executions_open"])
+      })
       const found = yield* Effect.flatMap(KeyStore.KeyStore, (keys) => keys.findWorkspace("old")).pipe(
         Effect.provide(SqliteStorage.layer({ filename }))
       )
@@ -70,6 +77,5 @@ describe("SqliteMigrations", () => {
       const { applied, indexes } = inspect(filename)
       expect(applied).toEqual(["0001_initial", "0002_queue_indexes", "0003_signing_key_grace"])
       expect(indexes).toEqual(expect.arrayContaining(["executions_open", "webhook_outbox_due"]))
-    })
-  )
+    }))
 })

@@ -7,7 +7,7 @@
  */
 import { Appexec, AppexecLayer, IdGenerator, SigningKeys } from "@appexec/core"
 import { SqliteStorage } from "@appexec/sqlite"
-import { TestReceiver, TestOutboundHttp } from "@appexec/testing"
+import { TestOutboundHttp, TestReceiver } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { Effect, Layer } from "effect"
@@ -29,13 +29,13 @@ const instanceOn = (filename: string) =>
   )
 
 /** A temporary database seeded with the recorder app and an API key. */
-const seeded = Effect.gen(function* () {
+const seeded = Effect.gen(function*() {
   const dir = yield* Effect.acquireRelease(
     Effect.promise(() => mkdtemp(join(tmpdir(), "appexec-webhook-durability-"))),
     (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
   )
   const db = join(dir, "appexec.db")
-  const { appId, key, userId } = yield* Effect.gen(function* () {
+  const { appId, key, userId } = yield* Effect.gen(function*() {
     const appexec = yield* Appexec.Appexec
     const app = yield* appexec.apps.import(recordApp(5), { owner: { public: true } })
     const created = yield* appexec.keys.create({ workspace: "webhooks", user: "tester" })
@@ -49,7 +49,9 @@ const seeded = Effect.gen(function* () {
 interface OutboxRow {
   readonly executionId: string
   readonly status: string
-  readonly attempts: ReadonlyArray<{ readonly at: number; readonly statusCode: number | null; readonly error: string | null }>
+  readonly attempts: ReadonlyArray<
+    { readonly at: number; readonly statusCode: number | null; readonly error: string | null }
+  >
 }
 
 /** The outbox of the file, read with a connection of its own. */
@@ -81,7 +83,7 @@ describe("webhook durability with real processes", () => {
   it.scopedLive(
     "kill -9 with deliveries pending and mid-attempt: after a restart every delivery arrives, signed, each attempt recorded",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { db, env, userId } = yield* seeded
         // Before the kill: the first execution to arrive is held open (mid-attempt); the others
         // get 500 twice, and their third attempt is held open as well.
@@ -105,9 +107,7 @@ describe("webhook durability with real processes", () => {
         yield* waitUntil(
           "the held delivery, and two failed attempts recorded for each other execution",
           () =>
-            accepted.every((id) =>
-              id === held ? receiver.of(id).length === 1 : rowOf(db, id)?.attempts.length === 2
-            ),
+            accepted.every((id) => id === held ? receiver.of(id).length === 1 : rowOf(db, id)?.attempts.length === 2),
           15_000
         )
         yield* first.kill9
@@ -165,7 +165,7 @@ describe("webhook durability with real processes", () => {
   it.scopedLive(
     "two dispatcher processes on one file never send the same attempt twice",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { db, env, key, appId } = yield* seeded
         const receiver = yield* TestReceiver.start((arrival) => (arrival.number < 3 ? 500 : 200))
         const settings = {
@@ -176,19 +176,20 @@ describe("webhook durability with real processes", () => {
         }
         const processes = [yield* spawnInstance(settings, script), yield* spawnInstance(settings, script)]
         for (const p of processes) yield* p.waitForLines("ready", 1, 15_000)
-        const started = yield* Effect.gen(function* () {
+        const started = yield* Effect.gen(function*() {
           const appexec = yield* Appexec.Appexec
           const principal = yield* appexec.keys.authenticate({ "x-api-key": key })
           return yield* Effect.all(
             Array.from({ length: 20 }, (_, i) =>
-              appexec.executions.start(principal, appId, { text: `run ${i}` }, { webhook: receiver.url() })
-            ),
+              appexec.executions.start(principal, appId, { text: `run ${i}` }, { webhook: receiver.url() })),
             { concurrency: "unbounded" }
           )
         }).pipe(Effect.provide(instanceOn(db)))
         yield* waitUntil("20 delivered webhooks", () => {
           const rows = outbox(db)
-          return rows.length === 20 && rows.every((r) => r.status === "delivered")
+          return rows.length === 20 && rows.every((r) =>
+            r.status === "delivered"
+          )
         }, 25_000)
         for (const p of processes) yield* p.kill9
 

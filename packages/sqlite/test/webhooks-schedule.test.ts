@@ -12,7 +12,7 @@ const echo = TestApps.echo
 
 describe("webhook schedule over SQLite (shortened delays, virtual time)", () => {
   it.scoped("attempts at once and after each configured delay, each recorded in the database", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* Effect.acquireRelease(
         Effect.sync(() => mkdtempSync(join(tmpdir(), "appexec-webhooks-"))),
         (d) => Effect.sync(() => rmSync(d, { recursive: true, force: true }))
@@ -27,13 +27,19 @@ describe("webhook schedule over SQLite (shortened delays, virtual time)", () => 
       })
       const instance = AppexecLayer.make({
         config: { pollInterval: 60_000, webhookPollInterval: 100, webhookRetryDelays: [200, 500, 1_000] }
-      }).pipe(Layer.provideMerge(SqliteStorage.layer({ filename: join(dir, "appexec.db") })), Layer.provideMerge(SeededIds.layer()), Layer.provide(http))
+      }).pipe(
+        Layer.provideMerge(SqliteStorage.layer({ filename: join(dir, "appexec.db") })),
+        Layer.provideMerge(SeededIds.layer()),
+        Layer.provide(http)
+      )
 
-      yield* Effect.gen(function* () {
+      yield* Effect.gen(function*() {
         const appexec = yield* Appexec.Appexec
         const app = yield* appexec.apps.import(echo)
         const principal = yield* TestHarness.signIn()
-        const started = yield* appexec.executions.start(principal, app.appId, { prompt: "hi" }, { webhook: "https://hooks.example/x" })
+        const started = yield* appexec.executions.start(principal, app.appId, { prompt: "hi" }, {
+          webhook: "https://hooks.example/x"
+        })
         const waiting = yield* Effect.fork(appexec.executions.await(started.executionId))
         yield* TestClock.adjust(0)
         yield* Fiber.join(waiting)

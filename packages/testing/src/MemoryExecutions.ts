@@ -15,7 +15,7 @@ interface Row {
 const currentTime = Effect.clockWith((clock) => clock.currentTimeMillis)
 
 /** Fresh in-memory execution storage: a context with the store, the queue and the outbox. */
-export const make = Effect.gen(function* () {
+export const make = Effect.gen(function*() {
   const rows = new Map<string, Row>()
   /** Non-terminal executions in insertion (creation) order: the only ones a claim looks at. */
   const open = new Set<string>()
@@ -27,7 +27,7 @@ export const make = Effect.gen(function* () {
 
   const store: ExecutionStore.ExecutionStore["Type"] = {
     insert: (record) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         rows.set(record.executionId, { record, lease: null, attempts: 0, claims: 0 })
         open.add(record.executionId)
         yield* Queue.offer(wake, undefined)
@@ -58,7 +58,13 @@ export const make = Effect.gen(function* () {
           row.lease = { workerId, token: row.claims, expiresAt: now + leaseMs }
           return Option.some({
             execution: row.record,
-            lease: { executionId: row.record.executionId, workerId, token: row.claims, attempt: row.attempts, expiresAt: now + leaseMs }
+            lease: {
+              executionId: row.record.executionId,
+              workerId,
+              token: row.claims,
+              attempt: row.attempts,
+              expiresAt: now + leaseMs
+            }
           })
         }
         return Option.none()
@@ -98,7 +104,9 @@ export const make = Effect.gen(function* () {
       Effect.sync(() => {
         const entry = outbox.get(claim.deliveryId)
         // Only while the claim is current, as in the SQL adapters.
-        if (entry === undefined || entry.status !== "pending" || entry.nextAttemptAt !== claim.nextAttemptAt) return false
+        if (entry === undefined || entry.status !== "pending" || entry.nextAttemptAt !== claim.nextAttemptAt) {
+          return false
+        }
         outbox.set(claim.deliveryId, {
           ...entry,
           attempts: [...entry.attempts, attempt],

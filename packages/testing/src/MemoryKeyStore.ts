@@ -17,7 +17,8 @@ export const make = Effect.sync(() => {
         workspaces.set(workspace.workspaceId, workspace)
         return workspace
       }),
-    findWorkspace: (name) => Effect.sync(() => Option.fromNullable([...workspaces.values()].find((w) => w.name === name))),
+    findWorkspace: (name) =>
+      Effect.sync(() => Option.fromNullable([...workspaces.values()].find((w) => w.name === name))),
     ensureUser: (user) =>
       Effect.sync(() => {
         const existing = [...users.values()].find((u) => u.workspaceId === user.workspaceId && u.name === user.name)

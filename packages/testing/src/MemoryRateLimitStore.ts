@@ -8,8 +8,8 @@
  * has ended is dropped whole, so memory and work stay proportional to the clients of the live
  * windows, however many there are.
  */
-import { Effect, Layer } from "effect"
 import { RateLimitStore } from "@appexec/core"
+import { Effect, Layer } from "effect"
 
 /** A fresh store. */
 export const make = Effect.sync((): RateLimitStore.RateLimitStore["Type"] => {

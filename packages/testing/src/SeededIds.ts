@@ -15,7 +15,9 @@ export const make = (seed = "appexec") =>
       uuid: Effect.sync(() => {
         const hex = digest(seed, n++).toString("hex")
         const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16)
-        return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`
+        return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${
+          hex.slice(20, 32)
+        }`
       }),
       token: (bytes) =>
         Effect.sync(() => {

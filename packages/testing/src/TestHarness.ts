@@ -39,7 +39,7 @@ export const layer = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly
 
 /** A principal of `workspace` (created on first use), with its API key. */
 export const signIn = (workspace = "test", user = "tester") =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const appexec = yield* Appexec.Appexec
     const created = yield* appexec.keys.create({ workspace, user })
     const principal = yield* appexec.keys.authenticate({ "x-api-key": created.key })

@@ -17,7 +17,7 @@ const failure = (reason: OutboundHttp.OutboundFailure, detail: string) =>
 /** The client. */
 export const make: OutboundHttp.OutboundHttp["Type"] = {
   request: (request) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       if (!URL.canParse(request.url) || !/^https?:$/.test(new URL(request.url).protocol)) {
         return yield* failure("invalid_url", `not an http(s) URL: ${request.url}`)
       }
@@ -29,11 +29,18 @@ export const make: OutboundHttp.OutboundHttp["Type"] = {
             redirect: "manual",
             signal,
             ...(request.headers === undefined ? {} : { headers: request.headers }),
-            ...(request.body === undefined ? {} : { body: typeof request.body === "string" ? request.body : new Uint8Array(request.body) })
+            ...(request.body === undefined
+              ? {}
+              : { body: typeof request.body === "string" ? request.body : new Uint8Array(request.body) })
           }),
         catch: (cause) => failure("network", String(cause))
       })
-      const body = new Uint8Array(yield* Effect.tryPromise({ try: () => response.arrayBuffer(), catch: (cause) => failure("network", String(cause)) }))
+      const body = new Uint8Array(
+        yield* Effect.tryPromise({
+          try: () => response.arrayBuffer(),
+          catch: (cause) => failure("network", String(cause))
+        })
+      )
       if (body.length > maxBytes) return yield* failure("too_large", `${body.length} bytes`)
       const headers: Record<string, string> = {}
       response.headers.forEach((value, name) => {

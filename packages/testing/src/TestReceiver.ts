@@ -56,7 +56,7 @@ const REQUEST_ID_HEADER = "x-service-webhook-request-id"
 
 /** Starts a receiver answering with `policy` (default: 200 to everything). */
 export const start = (policy: Policy = () => 200): Effect.Effect<TestReceiver, never, Scope.Scope> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     let current = policy
     const received: Array<Received> = []
     const pending = yield* Queue.unbounded<Received>()

@@ -20,8 +20,9 @@ class Bare extends HttpApi.make("bare").add(
 const Handlers = HttpApiBuilder.group(Bare, "executions", (h) => h.handle("get", () => Effect.succeed(body)))
 
 const printPort = Layer.effectDiscard(
-  Effect.flatMap(HttpServer.HttpServer, (server) =>
-    Console.log(`port ${server.address._tag === "TcpAddress" ? server.address.port : 0}`)
+  Effect.flatMap(
+    HttpServer.HttpServer,
+    (server) => Console.log(`port ${server.address._tag === "TcpAddress" ? server.address.port : 0}`)
   )
 )
 

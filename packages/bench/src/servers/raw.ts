@@ -27,16 +27,18 @@ const findExecution = db.prepare<[string, string], { body: string }>(
 
 const server = createServer((req, res) => {
   const presented = req.headers["x-api-key"]
-  const found = typeof presented === "string" ? findKey.get(createHash("sha256").update(presented).digest("hex")) : undefined
+  const found = typeof presented === "string"
+    ? findKey.get(createHash("sha256").update(presented).digest("hex"))
+    : undefined
   if (found === undefined || found.revoked_at !== null) {
     res.writeHead(401, { "content-type": "application/json" })
-    return void res.end('{"error":{"code":"unauthorized","message":"The API key is not valid."}}')
+    return void res.end("{\"error\":{\"code\":\"unauthorized\",\"message\":\"The API key is not valid.\"}}")
   }
   const id = req.url?.startsWith("/v1/executions/") === true ? req.url.slice("/v1/executions/".length) : ""
   const row = findExecution.get(id, found.workspace_id)
   if (row === undefined) {
     res.writeHead(404, { "content-type": "application/json" })
-    return void res.end('{"error":{"code":"not_found","message":"not found"}}')
+    return void res.end("{\"error\":{\"code\":\"not_found\",\"message\":\"not found\"}}")
   }
   res.writeHead(200, { "content-type": "application/json" })
   res.end(row.body)

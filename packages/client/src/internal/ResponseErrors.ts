@@ -10,7 +10,7 @@ import { Effect, Option, ParseResult, Schema } from "effect"
 import { ApiError, NetworkError, type RequestError } from "../ClientError.js"
 
 /** The HTTP status of every declared error response of the API. */
-const declared: ReadonlyArray<readonly [new (...args: never) => { readonly error: ErrorBody.ErrorInfo }, number]> = [
+const declared: ReadonlyArray<readonly [new(...args: never) => { readonly error: ErrorBody.ErrorInfo }, number]> = [
   [HttpErrors.BadRequest, 400],
   [HttpErrors.Unauthenticated, 401],
   [HttpErrors.Forbidden, 403],
@@ -71,7 +71,11 @@ export const toRequestError = (error: unknown): Effect.Effect<never, RequestErro
   if (ParseResult.isParseError(error)) {
     return Effect.fail(
       // A request is encoded from typed arguments, so a schema mismatch is nearly always the answer's.
-      new ApiError({ status: 0, code: "unexpected_response", message: `A request or its answer did not match the appexec API: ${error.message}` })
+      new ApiError({
+        status: 0,
+        code: "unexpected_response",
+        message: `A request or its answer did not match the appexec API: ${error.message}`
+      })
     )
   }
   return Effect.die(error)

@@ -36,7 +36,8 @@ export const neverSent = (cause: unknown, depth = 0): boolean => {
 }
 
 const describe = (cause: unknown): string => {
-  const code = codeOf(cause) ?? (typeof cause === "object" && cause !== null && "cause" in cause ? codeOf(cause.cause) : undefined)
+  const code = codeOf(cause) ??
+    (typeof cause === "object" && cause !== null && "cause" in cause ? codeOf(cause.cause) : undefined)
   const text = cause instanceof Error ? cause.message : String(cause)
   return code === undefined ? text : `${text} (${code})`
 }
@@ -56,8 +57,10 @@ const networkErrorOf = (error: HttpClientError.RequestError): NetworkError => {
 const header = (response: HttpClientResponse.HttpClientResponse) => (name: string) => response.headers[name]
 
 /** The transport over `FetchHttpClient`, configured by `config`. */
-export const make = (config: ClientConfig): Effect.Effect<HttpClient.HttpClient.With<HttpClientError.HttpClientError | NetworkError>> =>
-  Effect.gen(function* () {
+export const make = (
+  config: ClientConfig
+): Effect.Effect<HttpClient.HttpClient.With<HttpClientError.HttpClientError | NetworkError>> =>
+  Effect.gen(function*() {
     const base = yield* HttpClient.HttpClient
     const fetch = config.fetch ?? globalThis.fetch
     const timeout = Duration.millis(config.timeoutMs ?? DEFAULT_TIMEOUT_MS)
@@ -88,7 +91,7 @@ export const make = (config: ClientConfig): Effect.Effect<HttpClient.HttpClient.
         )
 
         const decide = (retries: number, outcome: RetryPolicy.Outcome) =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             return RetryPolicy.decide(retry, kind, retries, outcome, yield* Clock.currentTimeMillis, yield* Random.next)
           })
 
@@ -96,26 +99,41 @@ export const make = (config: ClientConfig): Effect.Effect<HttpClient.HttpClient.
         const pause = (retries: number, decision: RetryPolicy.Retry) =>
           Effect.zipRight(
             Effect.sync(() =>
-              config.onRetry?.({ method: request.method, url: request.url, reason: decision.reason, retry: retries + 1, delayMs: decision.delayMs })
+              config.onRetry?.({
+                method: request.method,
+                url: request.url,
+                reason: decision.reason,
+                retry: retries + 1,
+                delayMs: decision.delayMs
+              })
             ),
             Effect.sleep(Duration.millis(decision.delayMs))
           )
 
-        const loop = (retries: number): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError | NetworkError> =>
+        const loop = (
+          retries: number
+        ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError | NetworkError> =>
           attempt.pipe(
             Effect.matchEffect({
               onFailure: (error) =>
                 error._tag !== "NetworkError"
                   ? Effect.fail(error)
                   : Effect.flatMap(decide(retries, { _tag: "NoResponse", neverSent: !error.sent }), (decision) =>
-                      decision === undefined ? Effect.fail(error) : Effect.zipRight(pause(retries, decision), loop(retries + 1))
-                    ),
+                    decision === undefined
+                      ? Effect.fail(error)
+                      : Effect.zipRight(pause(retries, decision), loop(retries + 1))),
               onSuccess: (response) =>
-                Effect.flatMap(decide(retries, { _tag: "Response", status: response.status, header: header(response) }), (decision) =>
-                  decision === undefined
-                    ? Effect.succeed(response)
-                    : // The refused answer is read to the end so that its connection can be reused.
-                      response.arrayBuffer.pipe(Effect.ignore, Effect.zipRight(pause(retries, decision)), Effect.zipRight(loop(retries + 1)))
+                Effect.flatMap(
+                  decide(retries, { _tag: "Response", status: response.status, header: header(response) }),
+                  (decision) =>
+                    decision === undefined
+                      ? Effect.succeed(response)
+                      // The refused answer is read to the end so that its connection can be reused.
+                      : response.arrayBuffer.pipe(
+                        Effect.ignore,
+                        Effect.zipRight(pause(retries, decision)),
+                        Effect.zipRight(loop(retries + 1))
+                      )
                 )
             })
           )

@@ -2,11 +2,11 @@
  * The app catalog: imports definitions into the app store and hands out compiled workflows,
  * compiling each workflow version once.
  */
+import { AppId, type WorkflowId, type WorkspaceId } from "@appexec/api/Ids"
 import { Context, Effect, Either, Layer, Option } from "effect"
 import { type AppDefinition, compile, type CompiledApp, workflowIdOf } from "../AppDefinition.js"
 import { type AppRecord, AppStore, type WorkflowVersion } from "../AppStore.js"
-import { InvalidAppDefinition, InvalidRequest, StorageError } from "../Errors.js"
-import { AppId, type WorkflowId, type WorkspaceId } from "@appexec/api/Ids"
+import { type InvalidAppDefinition, InvalidRequest, StorageError } from "../Errors.js"
 import { IdGenerator } from "../IdGenerator.js"
 import { NodeRegistry } from "../NodeRegistry.js"
 
@@ -47,28 +47,31 @@ const ownerOf = (definition: AppDefinition, options: ImportOptions) =>
   options.owner !== undefined
     ? Either.right(options.owner)
     : definition.public === true
-      ? Either.right<AppOwner>({ public: true })
-      : Either.left(
-          new InvalidRequest({ reason: "A private app needs an owning workspace; import it for a workspace or as public." })
-        )
+    ? Either.right<AppOwner>({ public: true })
+    : Either.left(
+      new InvalidRequest({ reason: "A private app needs an owning workspace; import it for a workspace or as public." })
+    )
 
 /** The catalog over the app store and node registry. */
 export const layer = Layer.effect(
   AppCatalog,
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const store = yield* AppStore
     const registry = yield* NodeRegistry
     const ids = yield* IdGenerator
     const cache = new Map<string, LoadedWorkflow>()
 
     const load = (workflowId: WorkflowId) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const cached = cache.get(workflowId)
         if (cached !== undefined) return cached
         const version = yield* store.getVersion(workflowId).pipe(
           Effect.flatMap(
             Option.match({
-              onNone: () => Effect.fail(new StorageError({ operation: "load workflow", cause: `workflow ${workflowId} is missing` })),
+              onNone: () =>
+                Effect.fail(
+                  new StorageError({ operation: "load workflow", cause: `workflow ${workflowId} is missing` })
+                ),
               onSome: Effect.succeed
             })
           )
@@ -83,15 +86,14 @@ export const layer = Layer.effect(
       })
 
     const importApp = (input: unknown, options: ImportOptions = {}) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const app = yield* compile(input, registry)
         const definition = app.definition
         const owner = yield* ownerOf(definition, options)
         const workspaceId = "workspaceId" in owner ? owner.workspaceId : null
-        const existing =
-          options.appId !== undefined
-            ? yield* store.get(options.appId)
-            : yield* store.findByName(workspaceId, definition.name)
+        const existing = options.appId !== undefined
+          ? yield* store.get(options.appId)
+          : yield* store.findByName(workspaceId, definition.name)
         const appId = Option.match(existing, { onNone: () => undefined, onSome: (a) => a.appId }) ?? options.appId
         const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
         const id = appId ?? AppId.make(yield* ids.uuid)

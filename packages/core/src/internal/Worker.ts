@@ -5,24 +5,24 @@
  * (closing its scope) stops taking work, waits up to `drainTimeoutMs` for running executions,
  * then interrupts them and releases their leases so another worker takes them at once.
  */
-import { Cause, Duration, Effect, Either, Fiber, FiberSet, Layer, Option } from "effect"
-import { AppCatalog } from "./AppCatalog.js"
-import { AppexecConfig, millis } from "../AppexecConfig.js"
 import type { OutputType } from "@appexec/api/Execution"
-import type { ExecutionRecord } from "../ExecutionRecord.js"
+import { Cause, Duration, Effect, Either, Fiber, FiberSet, Layer, Option } from "effect"
+import { AppexecConfig, millis } from "../AppexecConfig.js"
+import { LeaseLost } from "../Errors.js"
 import { ExecutionEvents } from "../ExecutionEvents.js"
 import { type ExecutionEvent, isTerminal, transition } from "../ExecutionLifecycle.js"
 import { type Claim, ExecutionQueue, type Lease } from "../ExecutionQueue.js"
+import type { ExecutionRecord } from "../ExecutionRecord.js"
 import { ExecutionStore } from "../ExecutionStore.js"
-import { LeaseLost } from "../Errors.js"
 import { IdGenerator } from "../IdGenerator.js"
 import { DeliveryId, type OutboxEntry } from "../WebhookOutbox.js"
+import { AppCatalog } from "./AppCatalog.js"
 import { runWorkflow } from "./WorkflowRunner.js"
 
 const formatDuration = (ms: number) => Duration.format(Duration.millis(ms))
 
 /** Runs one claimed execution to its end, or gives it up when the lease is lost. */
-const makeProcess = Effect.gen(function* () {
+const makeProcess = Effect.gen(function*() {
   const config = yield* AppexecConfig
   const queue = yield* ExecutionQueue
   const store = yield* ExecutionStore
@@ -35,7 +35,7 @@ const makeProcess = Effect.gen(function* () {
     Either.match(transition(record, event), { onLeft: Effect.die, onRight: Effect.succeed })
 
   const save = (record: ExecutionRecord, lease: Lease) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       let outbox: OutboxEntry | undefined
       if ((record.status === "completed" || record.status === "failed") && record.webhookUrl !== null) {
         const at = yield* now
@@ -62,10 +62,17 @@ const makeProcess = Effect.gen(function* () {
     errorMessage: string,
     outputTypes: Readonly<Record<string, Exclude<OutputType, "pending">>> = {}
   ) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const at = yield* now
       const running = record.status === "queued" ? yield* apply(record, { _tag: "Started", at }) : record
-      const failed = yield* apply(running, { _tag: "Failed", at, errorMessage, produced: [], outputErrors: {}, outputTypes })
+      const failed = yield* apply(running, {
+        _tag: "Failed",
+        at,
+        errorMessage,
+        produced: [],
+        outputErrors: {},
+        outputTypes
+      })
       return yield* save(failed, lease)
     })
 
@@ -87,18 +94,19 @@ const makeProcess = Effect.gen(function* () {
                 woke >= deadline
                   ? Effect.succeedNone
                   : queue.renew(lease, millis(config.lease)).pipe(
-                      Effect.catchTag("StorageError", (error) =>
-                        // If the lease would run out before the next try, another worker may claim the
-                        // execution meanwhile: stop now rather than run beside a second copy.
-                        woke + millis(config.renewEvery) >= lease.expiresAt
-                          ? Effect.logWarning("lease renewal failed and the lease runs out before the next try; stopping the run", error).pipe(
-                              Effect.zipRight(Effect.fail(new LeaseLost({ executionId: lease.executionId })))
-                            )
-                          : Effect.logWarning("lease renewal failed; retrying", error).pipe(Effect.as(lease))
-                      ),
-                      Effect.flatMap(loop)
-                    )
-              )
+                    Effect.catchTag("StorageError", (error) =>
+                      // If the lease would run out before the next try, another worker may claim the
+                      // execution meanwhile: stop now rather than run beside a second copy.
+                      woke + millis(config.renewEvery) >= lease.expiresAt
+                        ? Effect.logWarning(
+                          "lease renewal failed and the lease runs out before the next try; stopping the run",
+                          error
+                        ).pipe(
+                          Effect.zipRight(Effect.fail(new LeaseLost({ executionId: lease.executionId })))
+                        )
+                        : Effect.logWarning("lease renewal failed; retrying", error).pipe(Effect.as(lease))),
+                    Effect.flatMap(loop)
+                  ))
             )
           )
         })
@@ -106,12 +114,14 @@ const makeProcess = Effect.gen(function* () {
     })
 
   return Effect.fn("Worker.process")(({ execution, lease }: Claim) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       if (lease.attempt > config.maxAttempts) {
         return yield* fail(
           execution,
           lease,
-          `The execution was abandoned: its worker stopped ${lease.attempt - 1} times before finishing (at most ${config.maxAttempts} attempts).`
+          `The execution was abandoned: its worker stopped ${
+            lease.attempt - 1
+          } times before finishing (at most ${config.maxAttempts} attempts).`
         )
       }
       const loaded = yield* catalog.load(execution.workflowId).pipe(Effect.either)
@@ -120,7 +130,9 @@ const makeProcess = Effect.gen(function* () {
         return yield* fail(execution, lease, "The app's workflow could not be loaded.")
       }
       const { app } = loaded.right
-      const started = execution.status === "queued" ? yield* save(yield* apply(execution, { _tag: "Started", at: yield* now }), lease) : execution
+      const started = execution.status === "queued"
+        ? yield* save(yield* apply(execution, { _tag: "Started", at: yield* now }), lease)
+        : execution
       const timeoutMs = (app.definition.timeoutSeconds ?? 0) * 1000 || millis(config.defaultTimeout)
       const outputTypes = Object.fromEntries(app.outputs.map((o) => [o.id, o.type]))
       const result = yield* runWorkflow(
@@ -155,33 +167,43 @@ const makeProcess = Effect.gen(function* () {
       return yield* save(yield* apply(started, event), lease)
     }).pipe(
       Effect.catchTag("LeaseLost", () =>
-        Effect.logWarning(`execution ${execution.executionId}: lease lost; another worker owns it now`)
-      ),
+        Effect.logWarning(`execution ${execution.executionId}: lease lost; another worker owns it now`)),
       Effect.catchTag("StorageError", (error) =>
-        Effect.logError(`execution ${execution.executionId}: storage failed; the lease will expire and it runs again`, error)
-      ),
+        Effect.logError(
+          `execution ${execution.executionId}: storage failed; the lease will expire and it runs again`,
+          error
+        )),
       // A defect is a bug: log it for the operator and fail the execution, rather than leave it
       // running until its lease expires and run it again into the same bug.
       Effect.catchAllDefect((defect) =>
-        Effect.gen(function* () {
-          yield* Effect.logError(`execution ${execution.executionId}: unexpected error in the worker`, Cause.die(defect))
+        Effect.gen(function*() {
+          yield* Effect.logError(
+            `execution ${execution.executionId}: unexpected error in the worker`,
+            Cause.die(defect)
+          )
           const current = yield* store.get(execution.executionId)
           if (Option.isSome(current) && !isTerminal(current.value.status)) {
             yield* fail(current.value, lease, "The execution failed unexpectedly.")
           }
         }).pipe(
           Effect.catchAllCause((cause) =>
-            Effect.logError(`execution ${execution.executionId}: could not record the failure; its lease will expire`, cause)
+            Effect.logError(
+              `execution ${execution.executionId}: could not record the failure; its lease will expire`,
+              cause
+            )
           )
         )
       ),
-      Effect.onInterrupt(() => queue.release(lease).pipe(Effect.ignoreLogged)),
-      Effect.annotateLogs({ executionId: execution.executionId, attempt: lease.attempt }))
+      Effect.onInterrupt(() =>
+        queue.release(lease).pipe(Effect.ignoreLogged)
+      ),
+      Effect.annotateLogs({ executionId: execution.executionId, attempt: lease.attempt })
     )
+  )
 })
 
 /** The worker loop as a scoped effect: it runs until the scope closes. */
-export const run = Effect.gen(function* () {
+export const run = Effect.gen(function*() {
   const config = yield* AppexecConfig
   const queue = yield* ExecutionQueue
   const ids = yield* IdGenerator
@@ -191,13 +213,16 @@ export const run = Effect.gen(function* () {
   const inFlight = yield* FiberSet.make()
 
   const idle = Effect.raceFirst(queue.awaitWork, Effect.sleep(config.pollInterval))
-  const step = Effect.gen(function* () {
+  const step = Effect.gen(function*() {
     yield* permits.take(1)
     // Claiming and handing the claim to its fiber cannot be split by an interruption, or the
     // claim would sit unworked until its lease expired.
     const claimed = yield* Effect.uninterruptible(
       queue.claim(workerId, millis(config.lease)).pipe(
-        Effect.catchTag("StorageError", (error) => Effect.logError("claim failed", error).pipe(Effect.as(Option.none<Claim>()))),
+        Effect.catchTag(
+          "StorageError",
+          (error) => Effect.logError("claim failed", error).pipe(Effect.as(Option.none<Claim>()))
+        ),
         Effect.tap(
           Option.match({
             onNone: () => permits.release(1),
@@ -212,7 +237,7 @@ export const run = Effect.gen(function* () {
   const loop = yield* Effect.forkScoped(Effect.whileLoop({ while: () => true, body: () => step, step: () => {} }))
 
   yield* Effect.addFinalizer(() =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       yield* Fiber.interrupt(loop)
       const size = yield* FiberSet.size(inFlight)
       if (size > 0 && millis(config.drainTimeout) > 0) {

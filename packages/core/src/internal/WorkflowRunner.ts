@@ -7,7 +7,7 @@ import { Cause, Deferred, Effect, Option } from "effect"
 import type { AppNode, CompiledApp } from "../AppDefinition.js"
 import type { ProducedOutput } from "../ExecutionLifecycle.js"
 import type { ResolvedInputs } from "../InputValidation.js"
-import { NodeFailure, type RunContext, type UpstreamValue, NodeValue } from "../NodeType.js"
+import { NodeFailure, NodeValue, type RunContext, type UpstreamValue } from "../NodeType.js"
 
 /** What a run produced: the outputs that have values, and the error of every output that has none. */
 export interface WorkflowResult {
@@ -19,9 +19,11 @@ export interface WorkflowResult {
 }
 
 const describeFailure = (node: AppNode, cause: Cause.Cause<NodeFailure>): Effect.Effect<NodeFailure> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const failure = Cause.failureOption(cause)
-    if (Option.isSome(failure)) return new NodeFailure({ message: `node '${node.id}' (${node.type}) failed: ${failure.value.message}` })
+    if (Option.isSome(failure)) {
+      return new NodeFailure({ message: `node '${node.id}' (${node.type}) failed: ${failure.value.message}` })
+    }
     // A defect is a bug in the node type: log it for the operator, show the consumer no internals.
     yield* Effect.logError(`node '${node.id}' (${node.type}) crashed`, cause)
     return new NodeFailure({ message: `node '${node.id}' (${node.type}) failed unexpectedly` })
@@ -37,7 +39,7 @@ export const runWorkflow = (
   execution: RunContext["execution"],
   concurrency: number
 ): Effect.Effect<WorkflowResult> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const results = new Map<string, Deferred.Deferred<NodeValue, NodeFailure>>()
     for (const node of app.nodes) results.set(node.id, yield* Deferred.make<NodeValue, NodeFailure>())
     const produced: Array<ProducedOutput> = []
@@ -45,7 +47,10 @@ export const runWorkflow = (
     const permits = yield* Effect.makeSemaphore(concurrency)
     const parameterName = new Map(app.parameters.map((p) => [p.nodeId, p.name]))
 
-    const attemptOf = (node: AppNode, upstream: ReadonlyArray<UpstreamValue>): Effect.Effect<NodeValue, NodeFailure> => {
+    const attemptOf = (
+      node: AppNode,
+      upstream: ReadonlyArray<UpstreamValue>
+    ): Effect.Effect<NodeValue, NodeFailure> => {
       const ctx = { node: { id: node.id, label: node.label }, upstream, execution }
       const compiled = node.compiled
       switch (compiled.role) {
@@ -64,18 +69,19 @@ export const runWorkflow = (
     }
 
     const runNode = (node: AppNode): Effect.Effect<NodeValue, NodeFailure> =>
-      Effect.gen(function* () {
-        const upstream = yield* Effect.forEach(node.upstream, (nodeId) =>
-          Deferred.await(results.get(nodeId)!).pipe(Effect.map((value) => ({ nodeId, value })))
+      Effect.gen(function*() {
+        const upstream = yield* Effect.forEach(
+          node.upstream,
+          (nodeId) => Deferred.await(results.get(nodeId)!).pipe(Effect.map((value) => ({ nodeId, value })))
         )
         return yield* permits.withPermits(1)(attemptOf(node, upstream)).pipe(
           Effect.catchAllCause((cause) =>
             Cause.isInterruptedOnly(cause)
               ? Effect.interrupt
               : Effect.flatMap(describeFailure(node, cause), (failure) => {
-                  errors.set(node.id, failure.message)
-                  return Effect.fail(failure)
-                })
+                errors.set(node.id, failure.message)
+                return Effect.fail(failure)
+              })
           )
         )
       })
@@ -90,7 +96,10 @@ export const runWorkflow = (
     for (const output of app.outputs) {
       if (produced.some((p) => p.id === output.id)) continue
       const exit = yield* Deferred.await(results.get(output.id)!).pipe(Effect.flip, Effect.option)
-      outputErrors[output.id] = Option.match(exit, { onNone: () => "the output was not produced", onSome: (f) => f.message })
+      outputErrors[output.id] = Option.match(exit, {
+        onNone: () => "the output was not produced",
+        onSome: (f) => f.message
+      })
     }
     const firstError = Option.fromNullable(app.nodes.map((n) => errors.get(n.id)).find((e) => e !== undefined))
     const order = new Map(app.outputs.map((o, i) => [o.id, i]))

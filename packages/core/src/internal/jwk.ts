@@ -52,7 +52,9 @@ export const keyPairOf = (
   })
 
 /** The public key (32 bytes) of a published JWK, when it is an Ed25519 key. */
-export const publicKeyBytes = (jwk: { readonly kty?: unknown; readonly crv?: unknown; readonly x?: unknown }): Uint8Array | undefined =>
+export const publicKeyBytes = (
+  jwk: { readonly kty?: unknown; readonly crv?: unknown; readonly x?: unknown }
+): Uint8Array | undefined =>
   jwk.kty === "OKP" && jwk.crv === "Ed25519" && typeof jwk.x === "string" ? fromBase64Url(jwk.x, 32) : undefined
 
 /** Hex Ed25519 signature of `message` with a 32-byte secret key seed given as hex. */

@@ -35,16 +35,28 @@ export interface Served {
   }) => Effect.Effect<unknown, EndpointError>
 }
 
-const decoderOf = <A>(schema: Option.Option<Schema.Schema<A, unknown>>): ((input: unknown) => Either.Either<A | {}, ParseResult.ParseError>) =>
+const decoderOf = <A>(
+  schema: Option.Option<Schema.Schema<A, unknown>>
+): (input: unknown) => Either.Either<A | {}, ParseResult.ParseError> =>
   Option.match(schema, {
     onNone: () => () => Either.right({}),
     onSome: (s) => Schema.decodeUnknownEither(s, { errors: "all", onExcessProperty: "ignore" })
   })
 
-const refuseDecoding = (error: ParseResult.ParseError) => new JsonBody.Refused({ response: ErrorAnswers.decodeFailure(error) })
+const refuseDecoding = (error: ParseResult.ParseError) =>
+  new JsonBody.Refused({ response: ErrorAnswers.decodeFailure(error) })
 
 /** Binds `handler` to `endpoint`. */
-export const serve = <Name extends string, Method extends HttpMethod.HttpMethod, Path, Query, Payload, Headers, Success, Error>(
+export const serve = <
+  Name extends string,
+  Method extends HttpMethod.HttpMethod,
+  Path,
+  Query,
+  Payload,
+  Headers,
+  Success,
+  Error
+>(
   endpoint: HttpApiEndpoint.HttpApiEndpoint<Name, Method, Path, Query, Payload, Headers, Success, Error>,
   handler: (call: Call<Path, Query>) => Effect.Effect<Success, EndpointError>
 ): Served => {
@@ -54,7 +66,7 @@ export const serve = <Name extends string, Method extends HttpMethod.HttpMethod,
   return {
     name: endpoint.name,
     run: ({ params, query, principal, request }) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const path = yield* Either.mapLeft(decodePath(params), refuseDecoding)
         const decodedQuery = yield* Either.mapLeft(decodeQuery(query), refuseDecoding)
         // `path` and `query` are the values of this endpoint's own schemas, or `{}` exactly where it
@@ -76,34 +88,45 @@ export interface Options {
 /** Default bound of a request body: 1 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
-const isPlainObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+const isPlainObject = (u: unknown): u is Record<string, unknown> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
 
 const refuse = (message: string) => new JsonBody.Refused({ response: ErrorAnswers.invalidRequest(message) })
 
 /** Every endpoint of the API with its handler, over the facade and the signing keys. */
 export const make = (options: Options = {}) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const appexec = yield* Appexec.Appexec
     const keys = yield* SigningKeys.SigningKeys
     const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
     const served: ReadonlyArray<Served> = [
-      serve(Api.listApps, ({ principal, query }) => Effect.map(appexec.apps.list(principal, query), (data) => ({ data }))),
-      serve(Api.getApp, ({ principal, path }) => Effect.map(appexec.apps.get(principal, path.appId), (data) => ({ data }))),
-      serve(Api.getWorkflow, ({ principal, path }) => Effect.map(appexec.apps.workflow(principal, path.appId), (data) => ({ data }))),
+      serve(Api.listApps, ({ principal, query }) =>
+        Effect.map(appexec.apps.list(principal, query), (data) => ({ data }))),
+      serve(Api.getApp, ({ principal, path }) =>
+        Effect.map(appexec.apps.get(principal, path.appId), (data) => ({ data }))),
+      serve(Api.getWorkflow, ({ principal, path }) =>
+        Effect.map(appexec.apps.workflow(principal, path.appId), (data) => ({ data }))),
       // The body is read here, within its bound, so that every malformed body is a 400 and
       // every input problem is reported by core's validation, value by value.
       serve(Api.startExecution, ({ principal, path, query, request }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const body = yield* JsonBody.read(request, maxBodyBytes)
-          if (!isPlainObject(body)) return yield* refuse("The request body must be a JSON object: { \"inputs\": { … } }.")
-          if (!("inputs" in body)) return yield* refuse("The request body has no 'inputs' object: send { \"inputs\": { … } }.")
-          if (!isPlainObject(body.inputs)) return yield* refuse("'inputs' must be an object keyed by parameter name.")
+          if (!isPlainObject(body)) {
+            return yield* refuse("The request body must be a JSON object: { \"inputs\": { … } }.")
+          }
+          if (!("inputs" in body)) {
+            return yield* refuse("The request body has no 'inputs' object: send { \"inputs\": { … } }.")
+          }
+          if (!isPlainObject(body.inputs)) {
+            return yield* refuse("'inputs' must be an object keyed by parameter name.")
+          }
           const data = yield* appexec.executions.start(principal, path.appId, body.inputs, { webhook: query.webhook })
           return { data }
         })),
       serve(Api.getExecution, ({ principal, path }) =>
         Effect.map(appexec.executions.get(principal, path.executionId), (data) => ({ data }))),
-      serve(Api.getSigningKey, () => keys.keySet)
+      serve(Api.getSigningKey, () =>
+        keys.keySet)
     ]
     return served
   })

@@ -10,8 +10,11 @@ import { ParseResult } from "effect"
 import { json, type ServerResponse } from "./Exchange.js"
 
 /** The error answer with `status` and `info`. */
-export const answer = (status: number, info: ErrorBody.ErrorInfo, headers: Readonly<Record<string, string>> = {}): ServerResponse =>
-  json(status, { error: info }, headers)
+export const answer = (
+  status: number,
+  info: ErrorBody.ErrorInfo,
+  headers: Readonly<Record<string, string>> = {}
+): ServerResponse => json(status, { error: info }, headers)
 
 /** The status of each core request error. */
 const statusOf: Record<Errors.RequestError["_tag"], number> = {
@@ -50,7 +53,10 @@ export const payloadTooLarge = (maxBytes: number): ServerResponse =>
 
 /** 404 for a path that is no endpoint. */
 export const notFound = (method: string, path: string): ServerResponse =>
-  answer(404, { code: "not_found", message: `No endpoint ${method} ${path}. The endpoints are listed in the API documentation.` })
+  answer(404, {
+    code: "not_found",
+    message: `No endpoint ${method} ${path}. The endpoints are listed in the API documentation.`
+  })
 
 /** 405 for a path that is an endpoint's with another method. */
 export const methodNotAllowed = (method: string, path: string, allow: ReadonlyArray<string>): ServerResponse =>
@@ -74,5 +80,7 @@ export const decodeFailure = (error: ParseResult.ParseError): ServerResponse => 
     if (/^Expected undefined/.test(issue.message)) continue
     problems.add(expectations[path] ?? `${path === "" ? "" : `'${path}' `}${issue.message}`)
   }
-  return invalidRequest(problems.size === 0 ? "The request is not valid." : `The request is not valid: ${[...problems].join("; ")}.`)
+  return invalidRequest(
+    problems.size === 0 ? "The request is not valid." : `The request is not valid: ${[...problems].join("; ")}.`
+  )
 }

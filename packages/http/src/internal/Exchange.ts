@@ -33,7 +33,11 @@ export interface ServerResponse {
 }
 
 /** A JSON answer. */
-export const json = (status: number, value: unknown, headers: Readonly<Record<string, string>> = {}): ServerResponse => ({
+export const json = (
+  status: number,
+  value: unknown,
+  headers: Readonly<Record<string, string>> = {}
+): ServerResponse => ({
   status,
   headers: { "content-type": "application/json", ...headers },
   body: JSON.stringify(value)

@@ -21,9 +21,11 @@ const decoder = new TextDecoder("utf-8", { fatal: true })
 
 /** The parsed JSON body of `request`, at most `maxBytes` long. */
 export const read = (request: ServerRequest, maxBytes: number): Effect.Effect<unknown, Refused> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     if (!isJsonMediaType(request.headers["content-type"])) {
-      return yield* refuse(ErrorAnswers.invalidRequest("The request body must be JSON, sent with 'Content-Type: application/json'."))
+      return yield* refuse(
+        ErrorAnswers.invalidRequest("The request body must be JSON, sent with 'Content-Type: application/json'.")
+      )
     }
     const declared = Number(request.headers["content-length"])
     if (Number.isFinite(declared) && declared > maxBytes) return yield* refuse(ErrorAnswers.payloadTooLarge(maxBytes))
@@ -47,7 +49,9 @@ export const read = (request: ServerRequest, maxBytes: number): Effect.Effect<un
       try: (): unknown => JSON.parse(text),
       catch: (error) =>
         refuse(
-          ErrorAnswers.invalidRequest(`The request body is not valid JSON: ${error instanceof Error ? error.message : String(error)}.`)
+          ErrorAnswers.invalidRequest(
+            `The request body is not valid JSON: ${error instanceof Error ? error.message : String(error)}.`
+          )
         )
     })
   })

@@ -7,7 +7,8 @@ import { Api, Authentication } from "@appexec/api"
 import { HttpApi, type HttpApiEndpoint, type HttpApiGroup } from "@effect/platform"
 
 /** Every endpoint of the API. */
-type AllGroups = typeof Api.AppexecApi extends HttpApi.HttpApi<infer _Id, infer Groups, infer _E, infer _R> ? Groups : never
+type AllGroups = typeof Api.AppexecApi extends HttpApi.HttpApi<infer _Id, infer Groups, infer _E, infer _R> ? Groups
+  : never
 
 /** Every endpoint of the API. */
 export type AnyEndpoint = HttpApiGroup.HttpApiGroup.Endpoints<AllGroups>
@@ -69,7 +70,10 @@ const matches = (compiled: Compiled, segments: ReadonlyArray<string>): Record<st
 }
 
 /** The route table of the API definition. */
-export const make = (): { readonly routes: ReadonlyArray<Route>; readonly match: (method: string, path: string) => Match } => {
+export const make = (): {
+  readonly routes: ReadonlyArray<Route>
+  readonly match: (method: string, path: string) => Match
+} => {
   const compiled: Array<Compiled> = []
   HttpApi.reflect(Api.AppexecApi, {
     onGroup: () => {},

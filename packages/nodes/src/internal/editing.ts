@@ -28,7 +28,7 @@ export const editImage = (
   upstream: NodeType.UpstreamValue,
   edit: Edit
 ): Effect.Effect<NodeType.NodeValue, NodeType.NodeFailure, OutboundHttp.OutboundHttp | NodesSettings> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const { media } = yield* NodesSettings
     const image = yield* mediaOf(upstream, "image")
     const meta = yield* metadataOf(image.bytes, media.maxPixels)

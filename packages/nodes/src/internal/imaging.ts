@@ -59,14 +59,13 @@ export const encode = (
   quality?: number
 ): Effect.Effect<NodeType.NodeValue, NodeType.NodeFailure> => {
   const q = quality === undefined ? {} : { quality }
-  const encoded =
-    format === "png"
-      ? pipeline.png()
-      : format === "jpeg"
-        ? pipeline.jpeg({ mozjpeg: true, ...q })
-        : format === "webp"
-          ? pipeline.webp(q)
-          : pipeline.avif(q)
+  const encoded = format === "png"
+    ? pipeline.png()
+    : format === "jpeg"
+    ? pipeline.jpeg({ mozjpeg: true, ...q })
+    : format === "webp"
+    ? pipeline.webp(q)
+    : pipeline.avif(q)
   return attempt("the image could not be encoded", () => encoded.toBuffer()).pipe(
     Effect.map((buffer) => NodeType.NodeValue.media("image", contentTypeOf(format), new Uint8Array(buffer)))
   )
@@ -76,7 +75,10 @@ export const encode = (
 export const MAX_TEXT = 600
 
 const escapeMarkup = (text: string) =>
-  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;")
+  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(
+    /'/g,
+    "&apos;"
+  )
 
 /** Text cut to `MAX_TEXT` characters (by code point) and stripped of control characters. */
 export const clip = (text: string): string => {
@@ -94,7 +96,10 @@ export const clip = (text: string): string => {
 export const renderText = (
   text: string,
   options: { readonly width: number; readonly maxHeight: number; readonly size: number }
-): Effect.Effect<{ readonly png: Buffer; readonly width: number; readonly height: number } | undefined, NodeType.NodeFailure> => {
+): Effect.Effect<
+  { readonly png: Buffer; readonly width: number; readonly height: number } | undefined,
+  NodeType.NodeFailure
+> => {
   const clipped = clip(text)
   if (clipped === "") return Effect.succeed(undefined)
   const layer = (color: string, alpha: string) =>
@@ -129,9 +134,9 @@ export const renderText = (
     const fitted = fits
       ? combined
       : await sharp(combined.data)
-          .resize({ width: Math.floor(options.width), height: Math.max(1, Math.floor(options.maxHeight)), fit: "inside" })
-          .png()
-          .toBuffer({ resolveWithObject: true })
+        .resize({ width: Math.floor(options.width), height: Math.max(1, Math.floor(options.maxHeight)), fit: "inside" })
+        .png()
+        .toBuffer({ resolveWithObject: true })
     return { png: fitted.data, width: fitted.info.width, height: fitted.info.height }
   })
 }

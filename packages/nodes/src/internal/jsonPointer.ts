@@ -17,7 +17,9 @@ export const pick = (document: unknown, pointer: string): Option.Option<unknown>
     if (Array.isArray(current)) {
       if (!/^(0|[1-9][0-9]*)$/.test(token) || Number(token) >= current.length) return Option.none()
       current = current[Number(token)]
-    } else if (current !== null && typeof current === "object" && Object.prototype.hasOwnProperty.call(current, token)) {
+    } else if (
+      current !== null && typeof current === "object" && Object.prototype.hasOwnProperty.call(current, token)
+    ) {
       current = (current as Record<string, unknown>)[token]
     } else {
       return Option.none()

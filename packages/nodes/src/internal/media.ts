@@ -30,8 +30,8 @@ export const formatBytes = (bytes: number): string =>
   bytes >= 1024 * 1024
     ? `${+(bytes / (1024 * 1024)).toFixed(1)} MiB`
     : bytes >= 1024
-      ? `${+(bytes / 1024).toFixed(1)} KiB`
-      : `${bytes} bytes`
+    ? `${+(bytes / 1024).toFixed(1)} KiB`
+    : `${bytes} bytes`
 
 const fail = (message: string) => Effect.fail(new NodeType.NodeFailure({ message }))
 
@@ -61,7 +61,7 @@ export const fetchMedia = (
   url: string,
   options: { readonly accept: ReadonlyArray<MediaKind>; readonly need?: MediaKind | undefined }
 ): Effect.Effect<Media, NodeType.NodeFailure, OutboundHttp.OutboundHttp | NodesSettings> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const http = yield* OutboundHttp.OutboundHttp
     const { media: limits } = yield* NodesSettings
     const noun = options.need ?? "media"
@@ -80,12 +80,18 @@ export const fetchMedia = (
     const kind = kindOf(contentType)
     const described = type === "" ? "no content type" : `content type ${type}`
     if (options.need !== undefined && kind !== options.need) {
-      return yield* fail(`not ${options.need === "image" ? "an" : "a"} ${options.need}: the URL answered with ${described}`)
+      return yield* fail(
+        `not ${options.need === "image" ? "an" : "a"} ${options.need}: the URL answered with ${described}`
+      )
     }
     if (kind === undefined || !options.accept.includes(kind)) {
-      return yield* fail(`not accepted media: the URL answered with ${described}; accepted: ${options.accept.join(", ")}`)
+      return yield* fail(
+        `not accepted media: the URL answered with ${described}; accepted: ${options.accept.join(", ")}`
+      )
     }
-    if (type === "image/svg+xml") return yield* fail("not an accepted image: SVG documents are refused; give a raster image")
+    if (type === "image/svg+xml") {
+      return yield* fail("not an accepted image: SVG documents are refused; give a raster image")
+    }
     return { contentType: type, bytes: response.body }
   })
 

@@ -3,9 +3,9 @@
  * route answers with a fixed status, headers and body, or computes its answer from the request;
  * every request is recorded.
  */
+import { Effect } from "effect"
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Effect } from "effect"
 
 /** A recorded request. */
 export interface Received {
@@ -51,7 +51,11 @@ export const start = (routes: Readonly<Record<string, Route>>) =>
           }
           received.push(request)
           const route = routes[request.path] ?? routes[request.path.split("?")[0]!]
-          const answer: Answer = route === undefined ? { status: 404, body: "no such route" } : typeof route === "function" ? route(request) : route
+          const answer: Answer = route === undefined
+            ? { status: 404, body: "no such route" }
+            : typeof route === "function"
+            ? route(request)
+            : route
           const body = answer.body === undefined ? Buffer.alloc(0) : Buffer.from(answer.body)
           res.writeHead(answer.status ?? 200, { "content-length": String(body.length), ...answer.headers })
           res.end(body)

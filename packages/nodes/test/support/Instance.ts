@@ -43,7 +43,7 @@ export const layer = (
 
 /** Imports `definition`, starts it with `inputs` as a fresh user, and waits for its end. */
 export const run = (definition: unknown, inputs: Record<string, string>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const appexec = yield* Appexec.Appexec
     const app = yield* appexec.apps.import({ public: true, ...(definition as object) })
     const principal = yield* TestHarness.signIn()
@@ -53,7 +53,7 @@ export const run = (definition: unknown, inputs: Record<string, string>) =>
 
 /** The bytes and content type behind a media output URL, read through the media URL check. */
 export const download = (url: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const urls = yield* MediaUrls.MediaUrls
     const blobs = yield* BlobStore.BlobStore
     const found = yield* urls.verify(new URL(url))

@@ -10,7 +10,8 @@ import { stripVTControlCharacters } from "node:util"
 const keepsColour = (stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv): boolean =>
   stream.isTTY === true && (env.NO_COLOR === undefined || env.NO_COLOR === "")
 
-const plain = (args: ReadonlyArray<unknown>) => args.map((a) => (typeof a === "string" ? stripVTControlCharacters(a) : a))
+const plain = (args: ReadonlyArray<unknown>) =>
+  args.map((a) => (typeof a === "string" ? stripVTControlCharacters(a) : a))
 
 /** `console` with the colour codes of its stdout and stderr output removed where they do not belong. */
 export const make = (console: Console.Console, env: NodeJS.ProcessEnv = process.env): Console.Console => {
@@ -32,4 +33,6 @@ export const make = (console: Console.Console, env: NodeJS.ProcessEnv = process.
 }
 
 /** The command's console, in place of the default one. */
-export const layer: Layer.Layer<never> = Layer.unwrapEffect(Effect.map(Effect.console, (console) => Console.setConsole(make(console))))
+export const layer: Layer.Layer<never> = Layer.unwrapEffect(
+  Effect.map(Effect.console, (console) => Console.setConsole(make(console)))
+)

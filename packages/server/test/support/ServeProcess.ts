@@ -2,13 +2,12 @@
  * `appexec serve` as a real child process on a temp data directory and port 0, for tests that
  * go through the real server and socket: its output is watched, it is killed with the scope.
  */
-import { Deferred, Duration, Effect } from "effect"
+import { Deferred, type Duration, Effect } from "effect"
 import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { bin } from "./Bin.js"
-
 
 /** A fresh temp directory (data or apps), removed with the scope. */
 export const tempDataDir = Effect.acquireRelease(
@@ -23,7 +22,7 @@ export const tempDataDir = Effect.acquireRelease(
  * wait is bounded by `within`.
  */
 export const spawnServe = (dataDir: string, args: ReadonlyArray<string> = [], env: Record<string, string> = {}) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
         spawn(process.execPath, [bin, "serve", "--port", "0", "--data", dataDir, ...args], {
@@ -47,7 +46,7 @@ export const spawnServe = (dataDir: string, args: ReadonlyArray<string> = [], en
     const describe = () => `stdout:\n${output.stdout}\nstderr:\n${output.stderr}`
 
     const waitFor = (pattern: RegExp, stream: "stdout" | "stderr", within: Duration.DurationInput = "30 seconds") =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const found = yield* Deferred.make<RegExpExecArray, Error>()
         const check = () => {
           const match = pattern.exec(output[stream])
@@ -59,18 +58,26 @@ export const spawnServe = (dataDir: string, args: ReadonlyArray<string> = [], en
           Effect.raceFirst(
             Deferred.await(exit).pipe(
               Effect.flatMap(({ code, signal }) =>
-                Effect.fail(new Error(`serve exited (${code ?? signal}) before ${pattern} on ${stream}:\n${describe()}`))
+                Effect.fail(
+                  new Error(`serve exited (${code ?? signal}) before ${pattern} on ${stream}:\n${describe()}`)
+                )
               )
             )
           ),
-          Effect.timeoutFail({ duration: within, onTimeout: () => new Error(`no ${pattern} on ${stream} within ${within}:\n${describe()}`) }),
+          Effect.timeoutFail({
+            duration: within,
+            onTimeout: () => new Error(`no ${pattern} on ${stream} within ${within}:\n${describe()}`)
+          }),
           Effect.ensuring(Effect.sync(() => watchers.delete(check)))
         )
       })
 
     const exited = (within: Duration.DurationInput) =>
       Deferred.await(exit).pipe(
-        Effect.timeoutFail({ duration: within, onTimeout: () => new Error(`serve did not exit within ${within}:\n${describe()}`) })
+        Effect.timeoutFail({
+          duration: within,
+          onTimeout: () => new Error(`serve did not exit within ${within}:\n${describe()}`)
+        })
       )
 
     return { child, output, waitFor, exited }
@@ -81,15 +88,18 @@ export const spawnServe = (dataDir: string, args: ReadonlyArray<string> = [], en
  * waits for the first-start lines: the base URL and the printed key.
  */
 export const startServe = (dataDir: string, args: ReadonlyArray<string> = [], env: Record<string, string> = {}) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const serve = yield* spawnServe(dataDir, args, env)
-    const match = yield* serve.waitFor(/curl -H 'x-api-key: (aex_[A-Za-z0-9_-]{43})' (http:\/\/127\.0\.0\.1:\d+)\/v1\/apps/, "stdout")
+    const match = yield* serve.waitFor(
+      /curl -H 'x-api-key: (aex_[A-Za-z0-9_-]{43})' (http:\/\/127\.0\.0\.1:\d+)\/v1\/apps/,
+      "stdout"
+    )
     return { ...serve, key: match[1]!, baseUrl: match[2]! }
   })
 
 /** Starts `appexec serve` again on a data directory that was bootstrapped already: waits for the base URL. */
 export const restartServe = (dataDir: string, args: ReadonlyArray<string> = [], env: Record<string, string> = {}) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const serve = yield* spawnServe(dataDir, args, env)
     const match = yield* serve.waitFor(/appexec is listening on (http:\/\/127\.0\.0\.1:\d+) /, "stdout")
     return { ...serve, baseUrl: match[1]! }

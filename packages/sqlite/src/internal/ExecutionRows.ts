@@ -31,24 +31,25 @@ const decodeRecord = decode(ExecutionRecord.ExecutionRecord, "read execution")
 
 /** The record a row holds (an `Either`, so also an `Effect`). */
 export const fromRow = (row: ExecutionRow): Either.Either<ExecutionRecord.ExecutionRecord, Errors.StorageError> =>
-  Either.flatMap(parseJson(row.inputs, "read execution"), (inputs) =>
-    Either.flatMap(parseJson(row.outputs, "read execution"), (outputs) =>
-      decodeRecord({
-        executionId: row.execution_id,
-        workflowId: row.workflow_id,
-        appId: row.app_id,
-        workspaceId: row.workspace_id,
-        userId: row.user_id,
-        status: row.status,
-        inputs,
-        outputs,
-        errorMessage: row.error_message,
-        webhookUrl: row.webhook_url,
-        createdAt: row.created_at,
-        startedAt: row.started_at,
-        completedAt: row.completed_at
-      })
-    )
+  Either.flatMap(
+    parseJson(row.inputs, "read execution"),
+    (inputs) =>
+      Either.flatMap(parseJson(row.outputs, "read execution"), (outputs) =>
+        decodeRecord({
+          executionId: row.execution_id,
+          workflowId: row.workflow_id,
+          appId: row.app_id,
+          workspaceId: row.workspace_id,
+          userId: row.user_id,
+          status: row.status,
+          inputs,
+          outputs,
+          errorMessage: row.error_message,
+          webhookUrl: row.webhook_url,
+          createdAt: row.created_at,
+          startedAt: row.started_at,
+          completedAt: row.completed_at
+        }))
   )
 
 /** The lease a claimed row carries. */

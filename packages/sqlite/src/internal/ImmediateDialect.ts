@@ -4,7 +4,14 @@
  * and then writes can fail with `SQLITE_BUSY` at once when another process wrote meanwhile; an
  * immediate one waits for the lock under `busy_timeout` instead.
  */
-import { CompiledQuery, type DatabaseConnection, type Driver, SqliteDialect, type SqliteDialectConfig, SqliteDriver } from "kysely"
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver
+} from "kysely"
 
 class ImmediateSqliteDriver extends SqliteDriver {
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {

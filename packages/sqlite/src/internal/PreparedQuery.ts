@@ -9,7 +9,7 @@
  * Since the SQL text is the same on every call, `SqliteClient`'s statement cache hands back the
  * same prepared better-sqlite3 statement.
  */
-import type { CompiledQuery, Compilable } from "kysely"
+import type { Compilable, CompiledQuery } from "kysely"
 
 class Placeholder {
   constructor(readonly name: string) {}
@@ -32,7 +32,9 @@ export interface PreparedQuery<P extends Readonly<Record<string, unknown>>, R> {
  * c.get(byHash.bind({ hash }))
  * ```
  */
-export const make = <P extends Readonly<Record<string, unknown>>, R>(build: (param: Param<P>) => Compilable<R>): PreparedQuery<P, R> => {
+export const make = <P extends Readonly<Record<string, unknown>>, R>(
+  build: (param: Param<P>) => Compilable<R>
+): PreparedQuery<P, R> => {
   let compiled: CompiledQuery<R> | undefined
   let slots: ReadonlyArray<{ readonly name: string } | { readonly value: unknown }> = []
   const compile = (): CompiledQuery<R> => {

@@ -12,7 +12,10 @@ import { Either, Schema } from "effect"
 export const decode = <A, I>(schema: Schema.Schema<A, I>, operation: string) => {
   const decodeEither = Schema.decodeUnknownEither(schema)
   return (value: unknown): Either.Either<A, Errors.StorageError> =>
-    Either.mapLeft(decodeEither(value), (cause) => new Errors.StorageError({ operation: `${operation}: decode row`, cause }))
+    Either.mapLeft(
+      decodeEither(value),
+      (cause) => new Errors.StorageError({ operation: `${operation}: decode row`, cause })
+    )
 }
 
 /** Parses a JSON column; a failure is a `StorageError` of `operation`. */

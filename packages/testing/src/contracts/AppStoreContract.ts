@@ -2,9 +2,9 @@
  * Contract of `AppStore`: apps are replaced by id, versions are immutable, listings group a
  * workspace's own apps before public ones, order by name then id, search and limit.
  */
-import { describe, expect } from "@effect/vitest"
 import { Ids } from "@appexec/api"
-import { AppDefinition, AppStore, KeyStore } from "@appexec/core"
+import { type AppDefinition, AppStore, KeyStore } from "@appexec/core"
+import { describe, expect } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { type MakeStorage, storageTest, uuid } from "../internal/StorageFixtures.js"
 
@@ -36,14 +36,17 @@ const version = (
   createdAt: record.createdAt
 })
 
-const seedWorkspaces = Effect.gen(function* () {
+const seedWorkspaces = Effect.gen(function*() {
   const keys = yield* KeyStore.KeyStore
   yield* keys.ensureWorkspace({ workspaceId: WS1, name: "one", createdAt: 0 })
   yield* keys.ensureWorkspace({ workspaceId: WS2, name: "two", createdAt: 0 })
 })
 
 const saveAll = (records: ReadonlyArray<AppStore.AppRecord>) =>
-  Effect.flatMap(AppStore.AppStore, (apps) => Effect.forEach(records, (r) => apps.save(r, version(r)), { discard: true }))
+  Effect.flatMap(
+    AppStore.AppStore,
+    (apps) => Effect.forEach(records, (r) => apps.save(r, version(r)), { discard: true })
+  )
 
 /** Runs the app-store contract against fresh storage from `makeStorage` for every test. */
 export const suite = (name: string, makeStorage: MakeStorage) =>
@@ -52,7 +55,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "apps and versions read back; a save replaces the app and keeps an existing version",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* seedWorkspaces
         const apps = yield* AppStore.AppStore
         const first = app(1, "Poster", { workspaceId: WS1, isPublic: false }, "Makes posters")
@@ -75,7 +78,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "findByName looks in one owner only (null: the operator's apps)",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* seedWorkspaces
         const apps = yield* AppStore.AppStore
         const own = app(1, "Same", { workspaceId: WS1, isPublic: false })
@@ -90,7 +93,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "lists own apps, then up to the limit of public apps not owned, each by name then id",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* seedWorkspaces
         const apps = yield* AppStore.AppStore
         const ownPrivate = app(1, "b own", { workspaceId: WS1, isPublic: false })
@@ -113,13 +116,21 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
           workspace: [],
           public: [operatorA2, operatorA, ownPublic, otherPublic, operatorZ]
         })
-        expect(yield* apps.listAll).toEqual([operatorA2, operatorA, otherPrivate, ownPublic, ownPrivate, otherPublic, operatorZ])
+        expect(yield* apps.listAll).toEqual([
+          operatorA2,
+          operatorA,
+          otherPrivate,
+          ownPublic,
+          ownPrivate,
+          otherPublic,
+          operatorZ
+        ])
       })
     )
 
     test(
       "search matches name or description as a plain substring, ignoring case (all of Unicode)",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* seedWorkspaces
         const apps = yield* AppStore.AppStore
         const poster = app(1, "Poster", { workspaceId: null, isPublic: true }, "Renders a TITLE")

@@ -2,8 +2,8 @@
  * Contract of `BlobStore`: bytes and content type round-trip, a put replaces, stored bytes do
  * not alias the caller's buffer.
  */
-import { describe, expect } from "@effect/vitest"
 import { BlobStore } from "@appexec/core"
+import { describe, expect } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { type MakeStorage, storageTest } from "../internal/StorageFixtures.js"
 
@@ -14,7 +14,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "a blob reads back byte for byte; a second put replaces it; a missing key is none",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const blobs = yield* BlobStore.BlobStore
         const bytes = Uint8Array.from([0, 1, 2, 255, 0, 128])
         yield* blobs.put("a/b.png", { contentType: "image/png", bytes })
@@ -23,7 +23,9 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
           Option.some({ contentType: "image/png", bytes: Uint8Array.from([0, 1, 2, 255, 0, 128]) })
         )
         yield* blobs.put("a/b.png", { contentType: "image/webp", bytes: Uint8Array.from([7]) })
-        expect(yield* blobs.get("a/b.png")).toEqual(Option.some({ contentType: "image/webp", bytes: Uint8Array.from([7]) }))
+        expect(yield* blobs.get("a/b.png")).toEqual(
+          Option.some({ contentType: "image/webp", bytes: Uint8Array.from([7]) })
+        )
         yield* blobs.put("empty", { contentType: "text/plain", bytes: new Uint8Array(0) })
         expect(yield* blobs.get("empty")).toEqual(Option.some({ contentType: "text/plain", bytes: new Uint8Array(0) }))
         expect(yield* blobs.get("missing")).toEqual(Option.none())

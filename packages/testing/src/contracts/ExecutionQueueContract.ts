@@ -2,10 +2,18 @@
  * Contract of `ExecutionQueue`: FIFO claims, leases that expire with the clock, renewal,
  * release without counting an attempt, fencing tokens, one claim per execution, wake-ups.
  */
-import { describe, expect } from "@effect/vitest"
 import { ExecutionQueue, ExecutionStore } from "@appexec/core"
+import { describe, expect } from "@effect/vitest"
 import { Effect, Fiber, Option, TestClock } from "effect"
-import { claimSome, completed, type MakeStorage, queued, seedOwner, started, storageTest } from "../internal/StorageFixtures.js"
+import {
+  claimSome,
+  completed,
+  type MakeStorage,
+  queued,
+  seedOwner,
+  started,
+  storageTest
+} from "../internal/StorageFixtures.js"
 
 const LEASE = 30_000
 
@@ -16,7 +24,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "claims nothing when nothing is queued",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const queue = yield* ExecutionQueue.ExecutionQueue
         expect(Option.isNone(yield* queue.claim("w", LEASE))).toBe(true)
       })
@@ -24,7 +32,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "claims the oldest first, each once, with a lease until now + leaseMs",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const owner = yield* seedOwner()
         const store = yield* ExecutionStore.ExecutionStore
         const queue = yield* ExecutionQueue.ExecutionQueue
@@ -44,7 +52,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "an expired lease makes the execution claimable again, with a new token and the next attempt",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const owner = yield* seedOwner()
         const store = yield* ExecutionStore.ExecutionStore
         const queue = yield* ExecutionQueue.ExecutionQueue
@@ -66,7 +74,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "renewing keeps the execution from being claimed; a lapsed lease cannot be renewed",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const owner = yield* seedOwner()
         const store = yield* ExecutionStore.ExecutionStore
         const queue = yield* ExecutionQueue.ExecutionQueue
@@ -85,7 +93,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "a release makes the execution claimable at once without counting the attempt",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const owner = yield* seedOwner()
         const store = yield* ExecutionStore.ExecutionStore
         const queue = yield* ExecutionQueue.ExecutionQueue
@@ -106,7 +114,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "finished executions are never claimed, even when their lease time has passed",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const owner = yield* seedOwner()
         const store = yield* ExecutionStore.ExecutionStore
         const queue = yield* ExecutionQueue.ExecutionQueue
@@ -120,7 +128,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "concurrent claims never hand out an execution twice",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const owner = yield* seedOwner()
         const store = yield* ExecutionStore.ExecutionStore
         const queue = yield* ExecutionQueue.ExecutionQueue
@@ -137,7 +145,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "awaitWork waits for an insert, and for a release",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const owner = yield* seedOwner()
         const store = yield* ExecutionStore.ExecutionStore
         const queue = yield* ExecutionQueue.ExecutionQueue

@@ -2,9 +2,9 @@
  * Contract of `ExecutionStore`: records round-trip unchanged, and every write after acceptance
  * is fenced by the current lease; a terminal save ends the lease and records its webhook atomically.
  */
-import { describe, expect } from "@effect/vitest"
 import { Ids } from "@appexec/api"
 import { ExecutionQueue, ExecutionStore, WebhookOutbox } from "@appexec/core"
+import { describe, expect } from "@effect/vitest"
 import { Effect, Option, TestClock } from "effect"
 import {
   claimSome,
@@ -27,7 +27,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "an inserted execution reads back exactly; an unknown id reads as none",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const owner = yield* seedOwner()
         const store = yield* ExecutionStore.ExecutionStore
         const record = { ...queued(owner, 1), webhookUrl: null }
@@ -39,7 +39,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "a save under the current lease replaces the record",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const owner = yield* seedOwner()
         const store = yield* ExecutionStore.ExecutionStore
         yield* store.insert(queued(owner, 1))
@@ -55,7 +55,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "a save under a superseded lease fails with LeaseLost and writes nothing",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const owner = yield* seedOwner()
         const store = yield* ExecutionStore.ExecutionStore
         const outbox = yield* WebhookOutbox.WebhookOutbox
@@ -74,7 +74,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "a save under a released lease fails with LeaseLost",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const owner = yield* seedOwner()
         const store = yield* ExecutionStore.ExecutionStore
         const queue = yield* ExecutionQueue.ExecutionQueue
@@ -88,7 +88,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "a terminal save ends the lease and records the webhook delivery with it",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const owner = yield* seedOwner()
         const store = yield* ExecutionStore.ExecutionStore
         const outbox = yield* WebhookOutbox.WebhookOutbox
@@ -108,7 +108,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "a non-terminal save does not record a webhook delivery",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const owner = yield* seedOwner()
         const store = yield* ExecutionStore.ExecutionStore
         const outbox = yield* WebhookOutbox.WebhookOutbox

@@ -2,9 +2,9 @@
  * Contract of `KeyStore`: workspaces unique by name, users unique by name within a workspace,
  * keys found by hash and revoked by id or hint.
  */
-import { describe, expect } from "@effect/vitest"
 import { Ids } from "@appexec/api"
 import { KeyStore } from "@appexec/core"
+import { describe, expect } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { type MakeStorage, storageTest, uuid } from "../internal/StorageFixtures.js"
 
@@ -36,7 +36,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "a workspace name is taken once; the existing workspace is returned",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const keys = yield* KeyStore.KeyStore
         expect(yield* keys.findWorkspace("ws 1")).toEqual(Option.none())
         expect(yield* keys.ensureWorkspace(workspace(1))).toEqual(workspace(1))
@@ -48,7 +48,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "a user name is taken once per workspace",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const keys = yield* KeyStore.KeyStore
         yield* keys.ensureWorkspace(workspace(1))
         yield* keys.ensureWorkspace(workspace(2))
@@ -60,7 +60,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "keys are found by hash, and revoked once by id or by hint",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const keys = yield* KeyStore.KeyStore
         yield* keys.ensureWorkspace(workspace(1))
         yield* keys.ensureUser(user(1, 1))

@@ -1,8 +1,8 @@
 /**
  * Contract of `RateLimitStore`: one counter per key and window; a new window starts at one.
  */
-import { describe, expect } from "@effect/vitest"
 import { RateLimitStore } from "@appexec/core"
+import { describe, expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { type MakeStorage, storageTest } from "../internal/StorageFixtures.js"
 
@@ -13,7 +13,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "counts hits per key within a window and starts again in the next",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* RateLimitStore.RateLimitStore
         const hit = (key: string, window: number) => store.hit(key, window, window - 60_000)
         expect([yield* hit("a", 0), yield* hit("a", 0), yield* hit("b", 0), yield* hit("a", 0)]).toEqual([1, 2, 1, 3])
@@ -23,7 +23,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "concurrent hits are all counted",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* RateLimitStore.RateLimitStore
         const counts = yield* Effect.all(
           Array.from({ length: 50 }, () => store.hit("ip", 0, -60_000)),

@@ -2,8 +2,8 @@
  * Contract of `SigningKeyStore`: keys listed oldest first, inserted once per `kid`, retired
  * once, with the publication deadline given at retirement.
  */
-import { describe, expect } from "@effect/vitest"
 import { SigningKeyStore } from "@appexec/core"
+import { describe, expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { type MakeStorage, storageTest } from "../internal/StorageFixtures.js"
 
@@ -22,7 +22,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "lists keys in insertion order; a second insert of a kid is ignored",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* SigningKeyStore.SigningKeyStore
         expect(yield* store.list).toEqual([])
         yield* store.insert(key("k2", 1))
@@ -34,7 +34,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "retires every unretired key but one, keeping earlier retirement times",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* SigningKeyStore.SigningKeyStore
         yield* store.insert(key("a", 1))
         yield* store.insert(key("b", 2))
@@ -51,7 +51,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "keeps the publication deadline given at retirement",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const store = yield* SigningKeyStore.SigningKeyStore
         yield* store.insert(key("a", 1))
         yield* store.insert(key("b", 2))

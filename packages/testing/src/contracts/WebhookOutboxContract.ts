@@ -2,8 +2,8 @@
  * Contract of `WebhookOutbox`: due entries are taken oldest first and hidden for the lease,
  * attempts append under a current claim only, a final status ends delivery.
  */
-import { describe, expect } from "@effect/vitest"
 import { WebhookOutbox } from "@appexec/core"
+import { describe, expect } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
 import { completeWithWebhook, type MakeStorage, queued, seedOwner, storageTest } from "../internal/StorageFixtures.js"
 
@@ -16,7 +16,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "takes due entries oldest first, up to the limit, and hides them for the lease",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const owner = yield* seedOwner()
         const outbox = yield* WebhookOutbox.WebhookOutbox
         const first = yield* completeWithWebhook(queued(owner, 1), 1, 0)
@@ -37,7 +37,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "records attempts, retries at the given time, and stops at a final status",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const owner = yield* seedOwner()
         const outbox = yield* WebhookOutbox.WebhookOutbox
         const entry = yield* completeWithWebhook(queued(owner, 1), 1, 0)
@@ -62,7 +62,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "a failed delivery is final too; other executions' deliveries are not listed",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const owner = yield* seedOwner()
         const outbox = yield* WebhookOutbox.WebhookOutbox
         const one = yield* completeWithWebhook(queued(owner, 1), 1, 0)
@@ -78,7 +78,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "a lapsed claim records nothing once another claim took the entry over, before or after its record",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const owner = yield* seedOwner()
         const outbox = yield* WebhookOutbox.WebhookOutbox
         const entry = yield* completeWithWebhook(queued(owner, 1), 1, 0)
@@ -99,7 +99,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
 
     test(
       "a claim records one attempt: a second record under it, or one after the retry was claimed again, is refused",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const owner = yield* seedOwner()
         const outbox = yield* WebhookOutbox.WebhookOutbox
         const entry = yield* completeWithWebhook(queued(owner, 1), 1, 0)

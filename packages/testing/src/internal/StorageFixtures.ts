@@ -3,7 +3,15 @@
  * workflow version) seeded through the ports, since adapters may check references.
  */
 import { Ids } from "@appexec/api"
-import { type AppexecLayer, AppStore, ExecutionQueue, type ExecutionRecord, ExecutionStore, KeyStore, WebhookOutbox } from "@appexec/core"
+import {
+  type AppexecLayer,
+  AppStore,
+  ExecutionQueue,
+  type ExecutionRecord,
+  ExecutionStore,
+  KeyStore,
+  WebhookOutbox
+} from "@appexec/core"
 import { it } from "@effect/vitest"
 import { Effect, type Layer, Option } from "effect"
 
@@ -21,7 +29,7 @@ export interface Owner {
 
 /** Seeds workspace `n` with a user, an app and its workflow version. */
 export const seedOwner = (n = 1) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const keys = yield* KeyStore.KeyStore
     const apps = yield* AppStore.AppStore
     const owner: Owner = {
@@ -43,7 +51,12 @@ export const seedOwner = (n = 1) =>
         createdAt: 0,
         updatedAt: 0
       },
-      { workflowId: owner.workflowId, appId: owner.appId, definition: { name: "owner", nodes: [], edges: [] }, createdAt: 0 }
+      {
+        workflowId: owner.workflowId,
+        appId: owner.appId,
+        definition: { name: "owner", nodes: [], edges: [] },
+        createdAt: 0
+      }
     )
     return owner
   })
@@ -78,11 +91,22 @@ export const completed = (record: ExecutionRecord.ExecutionRecord, at: number): 
   status: "completed",
   startedAt: record.startedAt ?? at,
   completedAt: at,
-  outputs: [{ id: "out", label: "Out", type: "text", value: `done ${record.executionId}`, status: "completed", error: null }]
+  outputs: [{
+    id: "out",
+    label: "Out",
+    type: "text",
+    value: `done ${record.executionId}`,
+    status: "completed",
+    error: null
+  }]
 })
 
 /** A pending webhook delivery for `record`, numbered `n`. */
-export const delivery = (record: ExecutionRecord.ExecutionRecord, n: number, at: number): WebhookOutbox.OutboxEntry => ({
+export const delivery = (
+  record: ExecutionRecord.ExecutionRecord,
+  n: number,
+  at: number
+): WebhookOutbox.OutboxEntry => ({
   deliveryId: WebhookOutbox.DeliveryId.make(uuid(6, n)),
   executionId: record.executionId,
   userId: record.userId,
@@ -106,7 +130,7 @@ export const claimSome = (workerId: string, leaseMs: number) =>
 
 /** Inserts `record`, claims it and saves it completed with a webhook delivery numbered `n`. */
 export const completeWithWebhook = (record: ExecutionRecord.ExecutionRecord, n: number, at: number) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const store = yield* ExecutionStore.ExecutionStore
     yield* store.insert(record)
     const claim = yield* claimSome("worker-webhook", 30_000)
@@ -120,6 +144,5 @@ export type MakeStorage = () => Layer.Layer<AppexecLayer.Storage, unknown>
 
 /** A test of a contract suite: `body` runs on fresh storage, under the test clock. */
 export const storageTest =
-  (makeStorage: MakeStorage) =>
-  (title: string, body: Effect.Effect<void, unknown, AppexecLayer.Storage>) =>
+  (makeStorage: MakeStorage) => (title: string, body: Effect.Effect<void, unknown, AppexecLayer.Storage>) =>
     it.effect(title, () => Effect.provide(body, makeStorage()))
