@@ -2,8 +2,10 @@
  * One test project per package and example. Tests run on the TypeScript sources: the
  * `@appexec/source` export condition resolves every `@appexec/*` import to `src/` (published
  * consumers, who do not set it, get `dist/`). Processes that tests spawn run the built packages.
+ * A package with `test/globalSetup.ts` gets it as the project's global setup (the PostgreSQL
+ * server of the packages that test against one).
  */
-import { readdirSync } from "node:fs"
+import { existsSync, readdirSync } from "node:fs"
 import { defineWorkspace } from "vitest/config"
 
 const conditions = ["@appexec/source"]
@@ -18,6 +20,12 @@ export default defineWorkspace(
   projects.map((root) => ({
     resolve: { conditions },
     ssr: { resolve: { conditions, externalConditions: conditions } },
-    test: { name: root.split("/")[1]!, root }
+    test: {
+      name: root.split("/")[1]!,
+      root,
+      ...(existsSync(new URL(`./${root}/test/globalSetup.ts`, import.meta.url))
+        ? { globalSetup: ["test/globalSetup.ts"] }
+        : {})
+    }
   }))
 )

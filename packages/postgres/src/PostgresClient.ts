@@ -1,0 +1,165 @@
+/**
+ * The connection pool of an appexec instance on PostgreSQL: a `pg` pool (its size, statement
+ * timeout and TLS set by the operator), every connection in the instance's schema, migrated on
+ * open, closed in a finalizer.
+ *
+ * Queries are built with kysely (its Postgres dialect over the pool) and awaited as effects;
+ * driver exceptions become `StorageError` here. Times are epoch milliseconds in `bigint` columns,
+ * read back as JavaScript numbers (exact up to 2^53). The pool reconnects by itself: a connection
+ * that drops fails the statement it was running and is replaced on the next one.
+ */
+import { Errors } from "@appexec/core"
+import { Context, Duration, Effect, Layer, Schedule } from "effect"
+import { Kysely, PostgresDialect } from "kysely"
+import type { ConnectionOptions } from "node:tls"
+import pg from "pg"
+import type { Tables } from "./internal/Tables.js"
+import * as PostgresMigrations from "./PostgresMigrations.js"
+
+/** How to reach and use the database. */
+export interface Options {
+  /** `postgres://user:password@host:port/database?sslmode=…` (libpq-style URL, as `pg` reads it). */
+  readonly connectionString: string
+  /**
+   * The schema appexec's tables live in (default `public`), created when missing. Several
+   * instances can share one database in schemas of their own. Lower-case letters, digits and `_`.
+   */
+  readonly schema?: string
+  /** Connections of this process's pool (default 10); one more is held for `LISTEN`. */
+  readonly poolSize?: number
+  /** Longest a statement may run before the server cancels it (default: no limit). */
+  readonly statementTimeout?: Duration.DurationInput
+  /** Longest to wait for a new connection (default 10 seconds). */
+  readonly connectTimeout?: Duration.DurationInput
+  /**
+   * TLS: `true` verifies the server against the system's certificate authorities; an object is
+   * handed to `tls.connect` (`ca`, `cert`, `key`, `rejectUnauthorized`, …). Default: whatever the
+   * URL says (`sslmode`), else no TLS.
+   */
+  readonly ssl?: boolean | ConnectionOptions
+  /** `application_name` the server shows for these connections (default `appexec`). */
+  readonly applicationName?: string
+  /** Apply pending migrations on open (default true). */
+  readonly migrate?: boolean
+}
+
+/** The pool of an appexec instance. */
+export class PostgresClient extends Context.Tag("@appexec/postgres/PostgresClient")<
+  PostgresClient,
+  {
+    /** The query builder over the pool. */
+    readonly db: Kysely<Tables>
+    /** The schema appexec's tables live in. */
+    readonly schema: string
+    /** Settings for a connection of its own (the `LISTEN` connection), as the pool's connections have. */
+    readonly connectionConfig: pg.ClientConfig
+    /** Runs `f` on the pool (each statement in autocommit mode). */
+    readonly execute: <A>(
+      operation: string,
+      f: (db: Kysely<Tables>) => Promise<A>
+    ) => Effect.Effect<A, Errors.StorageError>
+    /** Runs `f` in one transaction (`READ COMMITTED`); a failure rolls back. */
+    readonly transaction: <A>(
+      operation: string,
+      f: (trx: Kysely<Tables>) => Promise<A>
+    ) => Effect.Effect<A, Errors.StorageError>
+  }
+>() {}
+
+/** The channel that `executions` inserts notify (see migration 0001), for `schema`. */
+export const workChannel = (schema: string) => `appexec_work.${schema}`
+
+/** Whether `url` names a PostgreSQL database (`postgres://` or `postgresql://`). */
+export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.test(url)
+
+const SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/
+
+const INT8 = 20
+const NUMERIC = 1700
+
+/** `bigint` (and `count(*)`) as JavaScript numbers; everything else as `pg` parses it. */
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: "text" | "binary") =>
+    oid === INT8 || oid === NUMERIC
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format ?? "text")) as pg.CustomTypesConfig["getTypeParser"]
+}
+
+/** The `pg` settings of one connection. */
+export const connectionConfig = (options: Options): pg.ClientConfig => {
+  const schema = options.schema ?? "public"
+  const statementTimeout = options.statementTimeout === undefined
+    ? undefined
+    : Duration.toMillis(Duration.decode(options.statementTimeout))
+  return {
+    connectionString: options.connectionString,
+    ...(options.ssl === undefined ? {} : { ssl: options.ssl }),
+    application_name: options.applicationName ?? "appexec",
+    connectionTimeoutMillis: Duration.toMillis(Duration.decode(options.connectTimeout ?? "10 seconds")),
+    keepAlive: true,
+    // Every connection works in the instance's schema.
+    options: `-c search_path=${schema}`,
+    ...(statementTimeout === undefined ? {} : {
+      statement_timeout: statementTimeout,
+      // A connection that stops answering (a lost network) fails its statement a little later.
+      query_timeout: statementTimeout + 5_000
+    }),
+    types
+  }
+}
+
+const storageError = (operation: string) => (cause: unknown) => new Errors.StorageError({ operation, cause })
+
+/** Opens the pool and migrates the schema; the pool ends when the scope closes. */
+export const make = (options: Options) =>
+  Effect.gen(function*() {
+    const schema = options.schema ?? "public"
+    if (!SCHEMA.test(schema)) {
+      return yield* new Errors.StorageError({
+        operation: "open",
+        cause: `schema '${schema}' is not a plain lower-case name`
+      })
+    }
+    const config = connectionConfig(options)
+    const pool = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const pool = new pg.Pool({ ...config, max: Math.max(1, Math.trunc(options.poolSize ?? 10)) })
+        // An idle connection that drops is removed from the pool; without a listener the error
+        // would end the process.
+        pool.on("error", () => {})
+        return pool
+      }),
+      (pool) => Effect.promise(() => pool.end().catch(() => undefined))
+    )
+    const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) })
+
+    if (options.migrate !== false) {
+      yield* Effect.tryPromise({
+        try: async () => {
+          // The schema first: the migration table lives in it, and migrations run in it.
+          await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
+          return PostgresMigrations.migrateTo(db as unknown as Kysely<unknown>, schema)
+        },
+        catch: storageError("migrate")
+      }).pipe(
+        Effect.flatMap(({ error }) =>
+          error === undefined
+            ? Effect.void
+            : Effect.fail(new Errors.StorageError({ operation: "migrate", cause: error }))
+        ),
+        // Processes opening a new database at once race to create the schema and the migration tables.
+        Effect.retry({ schedule: Schedule.spaced(Duration.millis(100)), times: 5 })
+      )
+    }
+
+    const execute = <A>(operation: string, f: (db: Kysely<Tables>) => Promise<A>) =>
+      Effect.tryPromise({ try: () => f(db), catch: storageError(operation) })
+    const transaction = <A>(operation: string, f: (trx: Kysely<Tables>) => Promise<A>) =>
+      Effect.tryPromise({ try: () => db.transaction().execute(f), catch: storageError(operation) })
+
+    return PostgresClient.of({ db, schema, connectionConfig: config, execute, transaction })
+  })
+
+/** The pool as a layer; it ends with the layer. */
+export const layer = (options: Options): Layer.Layer<PostgresClient, Errors.StorageError> =>
+  Layer.scoped(PostgresClient, make(options))

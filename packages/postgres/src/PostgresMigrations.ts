@@ -1,0 +1,33 @@
+/**
+ * The versioned, forward-only migrations of the appexec PostgreSQL schema, run with kysely's
+ * `Migrator` (a static provider: the migrations ship in the package). Each migration runs in a
+ * transaction under kysely's advisory lock and is recorded in `appexec_migrations`, so any number
+ * of processes may open the database at once and a database made by an older appexec is upgraded.
+ */
+import { type Kysely, type Migration, type MigrationResultSet, Migrator } from "kysely"
+import * as m0001 from "./internal/migrations/0001_initial.js"
+
+/** Every migration by name, in order. Names sort in the order they apply; never rename one. */
+export const migrations: Readonly<Record<string, Migration>> = {
+  "0001_initial": m0001
+}
+
+/** Name of the newest migration. */
+export const latest = "0001_initial"
+
+/** The table that records applied migrations. */
+export const migrationTable = "appexec_migrations"
+
+/** A kysely `Migrator` over appexec's migrations in `schema`. */
+export const migrator = (db: Kysely<unknown>, schema: string): Migrator =>
+  new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: migrationTable,
+    migrationLockTableName: `${migrationTable}_lock`,
+    migrationTableSchema: schema
+  })
+
+/** Applies the migrations up to `target` (default: all of them); an error is returned in the result set. */
+export const migrateTo = (db: Kysely<unknown>, schema: string, target: string = latest): Promise<MigrationResultSet> =>
+  target === latest ? migrator(db, schema).migrateToLatest() : migrator(db, schema).migrateTo(target)

@@ -1,0 +1,49 @@
+/**
+ * Every storage port of appexec on one PostgreSQL database: many API and worker processes, on
+ * many machines, sharing it.
+ *
+ * ```ts
+ * const AppexecLive = AppexecLayer.make().pipe(
+ *   Layer.provide(PostgresStorage.layer({ connectionString: "postgres://appexec@db/appexec" })),
+ *   Layer.provide(IdGenerator.IdGenerator.random)
+ * )
+ * ```
+ */
+import type { AppexecLayer, Errors } from "@appexec/core"
+import { Layer } from "effect"
+import * as WorkSignal from "./internal/WorkSignal.js"
+import * as PostgresAppStore from "./PostgresAppStore.js"
+import * as PostgresBlobStore from "./PostgresBlobStore.js"
+import * as PostgresClient from "./PostgresClient.js"
+import * as PostgresExecutionQueue from "./PostgresExecutionQueue.js"
+import * as PostgresExecutionStore from "./PostgresExecutionStore.js"
+import * as PostgresKeyStore from "./PostgresKeyStore.js"
+import * as PostgresRateLimitStore from "./PostgresRateLimitStore.js"
+import * as PostgresSigningKeyStore from "./PostgresSigningKeyStore.js"
+import * as PostgresWebhookOutbox from "./PostgresWebhookOutbox.js"
+
+/** How to reach the database (see `PostgresClient.Options`). */
+export type Options = PostgresClient.Options
+
+/** Every storage port over the pool of `PostgresClient`. */
+export const layerFromClient: Layer.Layer<
+  AppexecLayer.Storage,
+  Errors.StorageError,
+  PostgresClient.PostgresClient
+> = Layer.mergeAll(
+  PostgresAppStore.layer,
+  PostgresKeyStore.layer,
+  PostgresBlobStore.layer,
+  PostgresSigningKeyStore.layer,
+  PostgresRateLimitStore.layer,
+  PostgresWebhookOutbox.layer,
+  PostgresExecutionStore.layer,
+  PostgresExecutionQueue.layer.pipe(Layer.provide(WorkSignal.layer))
+)
+
+/**
+ * Connects to the database (creating the schema and migrating it when needed) and provides every
+ * storage port on it; the pool and the listening connection close when the layer's scope closes.
+ */
+export const layer = (options: Options): Layer.Layer<AppexecLayer.Storage, Errors.StorageError> =>
+  layerFromClient.pipe(Layer.provide(PostgresClient.layer(options)))

@@ -1,0 +1,62 @@
+/**
+ * The mapping between `ExecutionRecord` and a row of `executions`.
+ */
+import { type Errors, type ExecutionQueue, ExecutionRecord } from "@appexec/core"
+import { Either } from "effect"
+import type { Selectable } from "kysely"
+import { decode, parseJson } from "./RowDecoding.js"
+import type { ExecutionsTable } from "./Tables.js"
+
+/** A row of `executions` as read. */
+export type ExecutionRow = Selectable<ExecutionsTable>
+
+/** The record's columns (the queue columns are not part of the record). */
+export const toColumns = (record: ExecutionRecord.ExecutionRecord) => ({
+  execution_id: record.executionId,
+  workflow_id: record.workflowId,
+  app_id: record.appId,
+  workspace_id: record.workspaceId,
+  user_id: record.userId,
+  status: record.status,
+  inputs: JSON.stringify(record.inputs),
+  outputs: JSON.stringify(record.outputs),
+  error_message: record.errorMessage,
+  webhook_url: record.webhookUrl,
+  created_at: record.createdAt,
+  started_at: record.startedAt,
+  completed_at: record.completedAt
+})
+
+const decodeRecord = decode(ExecutionRecord.ExecutionRecord, "read execution")
+
+/** The record a row holds (an `Either`, so also an `Effect`). */
+export const fromRow = (row: ExecutionRow): Either.Either<ExecutionRecord.ExecutionRecord, Errors.StorageError> =>
+  Either.flatMap(
+    parseJson(row.inputs, "read execution"),
+    (inputs) =>
+      Either.flatMap(parseJson(row.outputs, "read execution"), (outputs) =>
+        decodeRecord({
+          executionId: row.execution_id,
+          workflowId: row.workflow_id,
+          appId: row.app_id,
+          workspaceId: row.workspace_id,
+          userId: row.user_id,
+          status: row.status,
+          inputs,
+          outputs,
+          errorMessage: row.error_message,
+          webhookUrl: row.webhook_url,
+          createdAt: row.created_at,
+          startedAt: row.started_at,
+          completedAt: row.completed_at
+        }))
+  )
+
+/** The lease a claimed row carries. */
+export const leaseOf = (record: ExecutionRecord.ExecutionRecord, row: ExecutionRow): ExecutionQueue.Lease => ({
+  executionId: record.executionId,
+  workerId: row.lease_worker ?? "",
+  token: row.lease_token ?? 0,
+  attempt: row.attempts,
+  expiresAt: row.lease_expires_at ?? 0
+})

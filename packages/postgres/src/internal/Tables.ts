@@ -1,0 +1,146 @@
+/**
+ * The tables of the appexec PostgreSQL schema, as kysely sees them (snake_case columns, epoch
+ * milliseconds in `bigint` read back as numbers, JSON text for execution inputs and outputs,
+ * `jsonb` for delivery attempts, `boolean` for flags).
+ */
+import type { Generated } from "kysely"
+
+/** `apps`: one row per app, pointing at its current workflow version. */
+export interface AppsTable {
+  app_id: string
+  name: string
+  description: string | null
+  /** `name` and `description` folded with `toLowerCase` (all of Unicode), for search. */
+  search_text: string
+  is_public: boolean
+  workspace_id: string | null
+  workflow_id: string
+  created_at: number
+  updated_at: number
+}
+
+/** `workflow_versions`: immutable app definitions. */
+export interface WorkflowVersionsTable {
+  workflow_id: string
+  app_id: string
+  definition: string
+  created_at: number
+}
+
+/** `workspaces`. */
+export interface WorkspacesTable {
+  workspace_id: string
+  name: string
+  created_at: number
+}
+
+/** `users`. */
+export interface UsersTable {
+  user_id: string
+  workspace_id: string
+  name: string
+  created_at: number
+}
+
+/** `api_keys`: hashes only. */
+export interface ApiKeysTable {
+  api_key_id: string
+  workspace_id: string
+  user_id: string
+  hash: string
+  hint: string
+  created_at: number
+  revoked_at: number | null
+}
+
+/** `executions`: the execution record and its queue state (lease, attempts). */
+export interface ExecutionsTable {
+  /** Acceptance order; the queue is FIFO on it. */
+  seq: Generated<number>
+  execution_id: string
+  workflow_id: string
+  app_id: string
+  workspace_id: string
+  user_id: string
+  status: string
+  inputs: string
+  outputs: string
+  error_message: string | null
+  webhook_url: string | null
+  created_at: number
+  started_at: number | null
+  completed_at: number | null
+  lease_worker: string | null
+  lease_token: number | null
+  lease_expires_at: number | null
+  attempts: Generated<number>
+  claims: Generated<number>
+}
+
+/** One recorded delivery attempt, as stored in `webhook_outbox.attempts`. */
+export interface AttemptColumn {
+  readonly at: number
+  readonly statusCode: number | null
+  readonly error: string | null
+}
+
+/** `webhook_outbox`: completion webhooks to deliver. */
+export interface WebhookOutboxTable {
+  seq: Generated<number>
+  delivery_id: string
+  execution_id: string
+  user_id: string
+  url: string
+  status: string
+  next_attempt_at: number
+  attempts: ReadonlyArray<AttemptColumn>
+  created_at: number
+}
+
+/** `signing_keys`. */
+export interface SigningKeysTable {
+  seq: Generated<number>
+  kid: string
+  secret_key: string
+  public_key: string
+  created_at: number
+  retired_at: number | null
+  published_until: number | null
+}
+
+/** `rate_limits`: one fixed-window counter per key. */
+export interface RateLimitsTable {
+  key: string
+  window_start: number
+  count: number
+}
+
+/** `blobs`: media bytes. */
+export interface BlobsTable {
+  key: string
+  content_type: string
+  bytes: Uint8Array
+  created_at: number
+}
+
+/** `secrets`: random secrets every process of a deployment shares (the media URL key). */
+export interface SecretsTable {
+  name: string
+  value: Uint8Array
+  created_at: number
+}
+
+/** The whole schema at the latest migration. */
+export interface Tables {
+  apps: AppsTable
+  workflow_versions: WorkflowVersionsTable
+  workspaces: WorkspacesTable
+  users: UsersTable
+  api_keys: ApiKeysTable
+  executions: ExecutionsTable
+  webhook_outbox: WebhookOutboxTable
+  signing_keys: SigningKeysTable
+  rate_limits: RateLimitsTable
+  blobs: BlobsTable
+  secrets: SecretsTable
+}

@@ -1,0 +1,7 @@
+import { StorageContract } from "@appexec/testing/contracts"
+import * as TestDatabase from "./support/TestDatabase.js"
+
+const database = TestDatabase.create("contracts")
+
+StorageContract.suite("postgres", TestDatabase.freshStorage(database))
+StorageContract.suite("postgres, one connection", TestDatabase.freshStorage(database, { poolSize: 1 }))
