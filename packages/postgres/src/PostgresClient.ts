@@ -123,7 +123,12 @@ export const make = (options: Options) =>
     const config = connectionConfig(options)
     const pool = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const pool = new pg.Pool({ ...config, max: Math.max(1, Math.trunc(options.poolSize ?? 10)) })
+        const pool = new pg.Pool({
+          ...config,
+          max: Math.max(1, Math.trunc(options.poolSize ?? 10)),
+          // Connections stay open while idle: a worker that waited a minute claims without a new handshake.
+          idleTimeoutMillis: 0
+        })
         // An idle connection that drops is removed from the pool; without a listener the error
         // would end the process.
         pool.on("error", () => {})

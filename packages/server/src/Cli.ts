@@ -1,7 +1,8 @@
 /**
  * The `appexec` command (docs/cli.md): `serve` and the admin commands. Every flag also reads an
  * `APPEXEC_*` environment variable. Admin commands print only their result on stdout (logs go to
- * stderr) and run against the same SQLite database as `serve`, also while it runs.
+ * stderr) and run against the same database as `serve` (SQLite under `--data`, or PostgreSQL with
+ * `--database`), also while it runs.
  */
 import { type Ids } from "@appexec/api"
 import { Appexec, SigningKeys } from "@appexec/core"
@@ -10,9 +11,11 @@ import { Config, Console, Effect, Either, Option, Schema } from "effect"
 import { readFile } from "node:fs/promises"
 import { resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import * as Database from "./Database.js"
 import * as Instance from "./Instance.js"
 import { runCommand } from "./RunCommand.js"
 import { serve } from "./Serve.js"
+import { work } from "./WorkerProcess.js"
 
 /** The example apps shipped with this package (`apps/`), imported on the first start when `--apps` is not given. */
 export const defaultAppsDir = fileURLToPath(new URL("../apps", import.meta.url))
@@ -151,9 +154,11 @@ export class CommandFailed extends Schema.TaggedError<CommandFailed>()("CommandF
   message: Schema.String
 }) {}
 
-/** Runs an admin action on the instance of `dataDir`, without a worker. */
-const admin = <A, E>(dataDir: string, action: Effect.Effect<A, E, Appexec.Appexec>) =>
-  action.pipe(Effect.provide(Instance.layer({ dataDir, background: false })))
+/** Runs an admin action on the instance of `dataDir` or `database`, without a worker. */
+const admin = <A, E>(dataDir: string, database: Database.Database, action: Effect.Effect<A, E, Appexec.Appexec>) =>
+  action.pipe(Effect.provide(Instance.layer({ dataDir, database, background: false })))
+
+const database = Database.options
 
 const serveCommand = Command.make(
   "serve",
@@ -161,6 +166,11 @@ const serveCommand = Command.make(
     port,
     host,
     data,
+    database,
+    noWorker: Options.boolean("no-worker").pipe(
+      Options.withDescription("Serve HTTP only: executions run in `appexec worker` processes on the same database"),
+      Options.withFallbackConfig(Config.boolean("APPEXEC_NO_WORKER"))
+    ),
     apps,
     allowPrivateNetworks,
     rateLimit,
@@ -176,6 +186,8 @@ const serveCommand = Command.make(
       port: o.port,
       host: o.host,
       dataDir: o.data,
+      database: o.database,
+      worker: !o.noWorker,
       appsDir: o.apps,
       allowPrivateNetworks: o.allowPrivateNetworks,
       rateLimit: o.rateLimit,
@@ -186,29 +198,66 @@ const serveCommand = Command.make(
       signingKeyGrace: o.signingKeyGrace,
       signingKeyJwk: Option.getOrUndefined(o.signingKeyJwk)
     })
-).pipe(Command.withDescription("Run the appexec service on SQLite"))
+).pipe(Command.withDescription("Run the appexec service (HTTP, worker and webhooks) on SQLite or PostgreSQL"))
 
-const workspacesCreate = Command.make("create", { data, name: Args.text({ name: "NAME" }) }, ({ data, name }) =>
-  admin(
+const workerCommand = Command.make(
+  "worker",
+  {
     data,
-    Effect.flatMap(Appexec.Appexec, (a) => a.workspaces.create(name)).pipe(
-      Effect.flatMap((w) => Console.log(w.workspaceId))
+    database,
+    allowPrivateNetworks,
+    webhookRetryDelays,
+    mediaBaseUrl,
+    publicUrl,
+    signingKeyGrace: signingKeyGrace("signing-key-grace"),
+    signingKeyJwk
+  },
+  (o) =>
+    work({
+      dataDir: o.data,
+      database: o.database,
+      allowPrivateNetworks: o.allowPrivateNetworks,
+      webhookRetryDelays: o.webhookRetryDelays,
+      // Media URLs name the API, which this process does not serve.
+      publicUrl: Option.getOrElse(o.publicUrl, () => "http://127.0.0.1:8080"),
+      mediaBaseUrl: Option.getOrUndefined(o.mediaBaseUrl),
+      signingKeyGrace: o.signingKeyGrace,
+      signingKeyJwk: Option.getOrUndefined(o.signingKeyJwk)
+    })
+).pipe(
+  Command.withDescription(
+    "Run executions and deliver webhooks, with no HTTP, beside `serve --no-worker` on the same database"
+  )
+)
+
+const workspacesCreate = Command.make(
+  "create",
+  { data, database, name: Args.text({ name: "NAME" }) },
+  ({ data, database, name }) =>
+    admin(
+      data,
+      database,
+      Effect.flatMap(Appexec.Appexec, (a) => a.workspaces.create(name)).pipe(
+        Effect.flatMap((w) => Console.log(w.workspaceId))
+      )
     )
-  )).pipe(Command.withDescription("Create a workspace (or find it by name); prints its id"))
+).pipe(Command.withDescription("Create a workspace (or find it by name); prints its id"))
 
 const keysCreate = Command.make(
   "create",
   {
     data,
+    database,
     workspace: Options.text("workspace").pipe(Options.withDescription("Workspace name (created when missing)")),
     user: Options.text("user").pipe(
       Options.withDescription("User name (created when missing)"),
       Options.withDefault("default")
     )
   },
-  ({ data, workspace, user }) =>
+  ({ data, database, workspace, user }) =>
     admin(
       data,
+      database,
       Effect.flatMap(Appexec.Appexec, (a) => a.keys.create({ workspace, user })).pipe(
         Effect.flatMap((k) => Console.log(k.key))
       )
@@ -217,10 +266,11 @@ const keysCreate = Command.make(
 
 const keysRevoke = Command.make(
   "revoke",
-  { data, key: Args.text({ name: "KEY_PREFIX_OR_ID" }) },
-  ({ data, key }) =>
+  { data, database, key: Args.text({ name: "KEY_PREFIX_OR_ID" }) },
+  ({ data, database, key }) =>
     admin(
       data,
+      database,
       Effect.gen(function*() {
         const revoked = yield* (yield* Appexec.Appexec).keys.revoke(key)
         if (revoked === 0) return yield* new CommandFailed({ message: `No active key has the id or prefix '${key}'.` })
@@ -233,6 +283,7 @@ const appsImport = Command.make(
   "import",
   {
     data,
+    database,
     file: Args.file({ name: "FILE.json", exists: "yes" }),
     workspace: Options.text("workspace").pipe(
       Options.withDescription("Import as a private app of this workspace"),
@@ -240,9 +291,10 @@ const appsImport = Command.make(
     ),
     public: Options.boolean("public").pipe(Options.withDescription("Import as a public app"))
   },
-  ({ data, file, workspace, public: isPublic }) =>
+  ({ data, database, file, workspace, public: isPublic }) =>
     admin(
       data,
+      database,
       Effect.gen(function*() {
         const appexec = yield* Appexec.Appexec
         if (isPublic && Option.isSome(workspace)) {
@@ -269,9 +321,10 @@ const appsImport = Command.make(
     )
 ).pipe(Command.withDescription("Import an app definition; prints only the appId"))
 
-const appsList = Command.make("list", { data }, ({ data }) =>
+const appsList = Command.make("list", { data, database }, ({ data, database }) =>
   admin(
     data,
+    database,
     Effect.gen(function*() {
       const all = yield* (yield* Appexec.Appexec).apps.listAll
       for (const app of all) {
@@ -282,11 +335,13 @@ const appsList = Command.make("list", { data }, ({ data }) =>
 
 const signingKeyRotate = Command.make(
   "rotate",
-  { data, grace: signingKeyGrace("grace") },
-  ({ data, grace }) =>
+  { data, database, grace: signingKeyGrace("grace") },
+  ({ data, database, grace }) =>
     SigningKeys.rotate.pipe(
       Effect.flatMap((jwk) => Console.log(jwk.kid)),
-      Effect.provide(Instance.layer({ dataDir: data, background: false, config: { signingKeyGrace: grace } }))
+      Effect.provide(
+        Instance.layer({ dataDir: data, database, background: false, config: { signingKeyGrace: grace } })
+      )
     )
 ).pipe(
   Command.withDescription(
@@ -299,6 +354,7 @@ export const command = Command.make("appexec").pipe(
   Command.withDescription("appexec: asynchronous app execution service"),
   Command.withSubcommands([
     serveCommand,
+    workerCommand,
     Command.make("workspaces").pipe(Command.withSubcommands([workspacesCreate])),
     Command.make("keys").pipe(Command.withSubcommands([keysCreate, keysRevoke])),
     Command.make("apps").pipe(Command.withSubcommands([appsImport, appsList])),

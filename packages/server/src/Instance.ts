@@ -1,15 +1,22 @@
 /**
- * The appexec instance of the standalone server: core and built-in nodes, SQLite under the data directory,
- * produced media in the filesystem blob store under `<data>/media`, random ids. `serve` runs a
- * worker and a webhook dispatcher; the admin commands run neither.
+ * The appexec instance of the standalone server: core and built-in nodes, random ids, and its
+ * storage. On SQLite (the default): the database under the data directory, produced media in the
+ * filesystem blob store under `<data>/media`, the media URL key in `<data>/media.secret`. On
+ * PostgreSQL (`--database postgres://…`): every port in the database, media and the media URL key
+ * included, so that every process of a deployment serves every request alike. `serve` and
+ * `worker` run a worker and a webhook dispatcher; `serve --no-worker` and the admin commands run
+ * neither.
  */
 import { AppexecLayer, type Errors, IdGenerator, MediaUrls } from "@appexec/core"
 import { BuiltinNodes, builtinNodes, NodesSettings } from "@appexec/nodes"
 import { FileBlobStore, NodeOutboundHttp } from "@appexec/platform-node"
+import { PostgresClient, PostgresSecrets, PostgresStorage } from "@appexec/postgres"
 import { SqliteStorage } from "@appexec/sqlite"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
+import type { Database } from "./Database.js"
+import { MediaSecret, secretOf } from "./MediaSigning.js"
 
 /** The database file under a data directory. */
 export const databaseFile = (dataDir: string) => join(dataDir, "appexec.db")
@@ -20,18 +27,44 @@ export const mediaDirectory = (dataDir: string) => join(dataDir, "media")
 /** How to build the instance. */
 export interface InstanceOptions {
   readonly dataDir: string
-  /** Run executions and deliver webhooks in this process (`serve`), or not (admin commands). */
+  /** PostgreSQL instead of SQLite under `dataDir` (see `Database`). */
+  readonly database?: Database
+  /** Run executions and deliver webhooks in this process (`serve`, `worker`), or not. */
   readonly background: boolean
   readonly config?: AppexecLayer.Options<readonly []>["config"]
   /** Let outbound requests (media, webhooks, provider calls) reach private and loopback addresses. */
   readonly allowPrivateNetworks?: boolean
   /** Where clients download produced media (admin commands, which produce none, use a placeholder). */
-  readonly mediaUrls?: Layer.Layer<MediaUrls.MediaUrls, Errors.InvalidConfiguration>
+  readonly mediaUrls?: Layer.Layer<MediaUrls.MediaUrls, Errors.InvalidConfiguration, MediaSecret>
 }
 
-/** The instance over `<dataDir>/appexec.db`. */
-export const layer = (options: InstanceOptions) =>
-  AppexecLayer.make({
+/** The storage ports and the media URL key of the instance. */
+const storage = (options: InstanceOptions) =>
+  Option.match(options.database ?? Option.none(), {
+    onNone: () =>
+      Layer.unwrapEffect(
+        // Every command may be the first to touch the data directory.
+        Effect.sync(() => {
+          mkdirSync(options.dataDir, { recursive: true })
+          return Layer.mergeAll(
+            SqliteStorage.layer({ filename: databaseFile(options.dataDir) }),
+            // The filesystem blob store replaces the SQLite one: media stay out of the database.
+            FileBlobStore.layer(mediaDirectory(options.dataDir)),
+            Layer.sync(MediaSecret, () => secretOf(options.dataDir))
+          )
+        })
+      ),
+    onSome: (postgres) =>
+      Layer.merge(
+        PostgresStorage.layerFromClient,
+        Layer.effect(MediaSecret, PostgresSecrets.getOrCreate("media-urls"))
+      ).pipe(Layer.provide(PostgresClient.layer(postgres)))
+  })
+
+/** The instance over the database of `options`. */
+export const layer = (options: InstanceOptions) => {
+  const stored = storage(options)
+  return AppexecLayer.make({
     nodes: builtinNodes,
     config: options.config ?? {},
     worker: options.background,
@@ -41,22 +74,14 @@ export const layer = (options: InstanceOptions) =>
       BuiltinNodes.layer({
         // Secrets for http.request headers: every APPEXEC_SECRET_<NAME> variable is the secret <name>.
         settings: { secrets: NodesSettings.secretsFromEnv(process.env) },
-        mediaUrls: options.mediaUrls ?? MediaUrls.layer({ mode: "public", baseUrl: "http://localhost" })
+        mediaUrls: (options.mediaUrls ?? MediaUrls.layer({ mode: "public", baseUrl: "http://localhost" })).pipe(
+          // The same layer as below: built once.
+          Layer.provide(stored)
+        )
       })
     ),
-    // The filesystem blob store replaces the SQLite one: media stay out of the database.
-    Layer.provideMerge(
-      Layer.unwrapEffect(
-        // Every command may be the first to touch the data directory.
-        Effect.sync(() => {
-          mkdirSync(options.dataDir, { recursive: true })
-          return Layer.merge(
-            SqliteStorage.layer({ filename: databaseFile(options.dataDir) }),
-            FileBlobStore.layer(mediaDirectory(options.dataDir))
-          )
-        })
-      )
-    ),
+    Layer.provideMerge(stored),
     Layer.provide(IdGenerator.IdGenerator.random),
     Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: options.allowPrivateNetworks ?? false }))
   )
+}

@@ -1,13 +1,21 @@
 /**
  * The media settings of the standalone server (docs/nodes.md): signed, expiring URLs under the
  * server's own base URL, served by the HTTP app at `/media/…` (`@appexec/http` `MediaRoute`),
- * with the HMAC secret in the data directory; or an operator's public base URL.
+ * with the HMAC secret of the instance (`MediaSecret`: in the data directory on SQLite, in the
+ * database on PostgreSQL, so that every process verifies what any of them signed); or an
+ * operator's public base URL.
  */
 import { type Errors, MediaUrls } from "@appexec/core"
-import { type Layer, Redacted } from "effect"
+import { Context, Effect, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+
+/** The HMAC key of the instance's signed media URLs. */
+export class MediaSecret extends Context.Tag("@appexec/server/MediaSecret")<
+  MediaSecret,
+  Redacted.Redacted<Uint8Array>
+>() {}
 
 /** The media secret of a data directory, created (32 random bytes, mode 0600) on first use. */
 export const secretOf = (dataDir: string): Redacted.Redacted<Uint8Array> => {
@@ -17,15 +25,16 @@ export const secretOf = (dataDir: string): Redacted.Redacted<Uint8Array> => {
 }
 
 /**
- * The media URLs of `serve`: under `publicBaseUrl` when the operator gives one (a CDN or
- * object storage that publishes the blobs; the server serves none), else signed on `baseUrl`
- * with the secret of `dataDir`.
+ * The media URLs of `serve` and `worker`: under `publicBaseUrl` when the operator gives one (a
+ * CDN or object storage that publishes the blobs; the server serves none), else signed on
+ * `baseUrl` with the instance's `MediaSecret`.
  */
 export const urlsLayer = (options: {
   readonly baseUrl: string
-  readonly dataDir: string
   readonly publicBaseUrl?: string | undefined
-}): Layer.Layer<MediaUrls.MediaUrls, Errors.InvalidConfiguration> =>
+}): Layer.Layer<MediaUrls.MediaUrls, Errors.InvalidConfiguration, MediaSecret> =>
   options.publicBaseUrl === undefined
-    ? MediaUrls.layer({ mode: "signed", baseUrl: options.baseUrl, secret: secretOf(options.dataDir) })
+    ? Layer.unwrapEffect(
+      Effect.map(MediaSecret, (secret) => MediaUrls.layer({ mode: "signed", baseUrl: options.baseUrl, secret }))
+    )
     : MediaUrls.layer({ mode: "public", baseUrl: options.publicBaseUrl })

@@ -1,5 +1,7 @@
 /**
- * `appexec serve`: the standalone service on SQLite. On the first start (no `default` workspace
+ * `appexec serve`: the standalone service, on SQLite or on PostgreSQL (`--database`). It serves
+ * HTTP and, unless `--no-worker`, runs a worker and the webhook dispatcher too; on PostgreSQL
+ * the rate limit counts in the database, shared by every API process. On the first start (no `default` workspace
  * in the database yet) it bootstraps (see `Bootstrap`) and prints the base URL, the key (once)
  * and a curl line. It logs one line per request and per execution transition, and on
  * SIGINT/SIGTERM it closes the listener (requests in flight finish), drains the worker, stops the
@@ -7,11 +9,12 @@
  */
 import type { SigningKeys } from "@appexec/core"
 import { AppexecHttp, LocalRateLimitStore, NodeListener } from "@appexec/http"
-import { Console, type Duration, Effect, Option } from "effect"
+import { Console, type Duration, Effect, Layer, Option } from "effect"
 import { mkdirSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Bootstrap from "./Bootstrap.js"
+import * as Database from "./Database.js"
 import * as ExecutionLog from "./ExecutionLog.js"
 import * as Instance from "./Instance.js"
 import * as MediaSigning from "./MediaSigning.js"
@@ -21,6 +24,10 @@ export interface ServeOptions {
   readonly port: number
   readonly host: string
   readonly dataDir: string
+  /** PostgreSQL instead of SQLite under `dataDir`. */
+  readonly database?: Database.Database
+  /** Run a worker and the webhook dispatcher in this process too (default true; `--no-worker`: HTTP only). */
+  readonly worker?: boolean
   readonly appsDir: string
   readonly allowPrivateNetworks: boolean
   readonly rateLimit: number
@@ -87,6 +94,8 @@ const listen = (server: Server, port: number, host: string) =>
  */
 export const serve = (options: ServeOptions) =>
   Effect.gen(function*() {
+    const database = options.database ?? Option.none()
+    const worker = options.worker ?? true
     yield* Effect.sync(() => mkdirSync(options.dataDir, { recursive: true }))
     // Listen first: the media URLs an execution hands out need the address, also with port 0.
     // Until the listener is attached below, connections wait without an answer.
@@ -100,11 +109,12 @@ export const serve = (options: ServeOptions) =>
     const program = Effect.gen(function*() {
       const first = yield* Bootstrap.runOnce(options.appsDir)
       yield* ExecutionLog.run
-      // The API and, beside /v1, the signed media URLs of the instance (`MediaRoute`). The rate
-      // limit counts in this process's memory, not in SQLite: no write per request (docs/http.md).
+      // The API and, beside /v1, the signed media URLs of the instance (`MediaRoute`). On SQLite
+      // the rate limit counts in this process's memory: no write per request (docs/http.md); on
+      // PostgreSQL in the database, one limit for every API process.
       const app = yield* AppexecHttp.make({
         rateLimit: { limit: options.rateLimit, trustProxy: options.trustProxy }
-      }).pipe(Effect.provide(LocalRateLimitStore.layer()))
+      }).pipe(Effect.provide(Option.isSome(database) ? Layer.empty : LocalRateLimitStore.layer()))
       const listener = NodeListener.fromApp(app)
       nodeServer.on("request", listener)
       yield* Effect.addFinalizer(() => Effect.sync(() => nodeServer.off("request", listener)))
@@ -118,7 +128,9 @@ export const serve = (options: ServeOptions) =>
       yield* Console.log(
         `appexec is listening on ${localUrl} ${
           options.publicUrl === undefined ? "" : `(public URL ${options.publicUrl}) `
-        }(data: ${options.dataDir})`
+        }(${Option.isSome(database) ? "database" : "data"}: ${
+          Option.isSome(database) ? Database.describe(database, "") : options.dataDir
+        })${worker ? "" : " with no worker"}`
       )
       if (Option.isSome(first)) {
         const { key, apps } = first.value
@@ -126,7 +138,11 @@ export const serve = (options: ServeOptions) =>
         yield* Console.log(`API key of workspace "default" (shown once, keep it): ${key}`)
         yield* Console.log(`Try it:\n  curl -H 'x-api-key: ${key}' ${baseUrl}/v1/apps`)
       } else {
-        yield* Console.log(`Create an API key with: appexec keys create --workspace default --data ${options.dataDir}`)
+        yield* Console.log(
+          `Create an API key with: appexec keys create --workspace default ${
+            Option.isSome(database) ? "--database <URL>" : `--data ${options.dataDir}`
+          }`
+        )
       }
       return yield* Effect.never
     }).pipe(Effect.scoped)
@@ -134,8 +150,9 @@ export const serve = (options: ServeOptions) =>
       Effect.provide(
         Instance.layer({
           dataDir: options.dataDir,
-          background: true,
-          mediaUrls: MediaSigning.urlsLayer({ baseUrl, dataDir: options.dataDir, publicBaseUrl: options.mediaBaseUrl }),
+          database,
+          background: worker,
+          mediaUrls: MediaSigning.urlsLayer({ baseUrl, publicBaseUrl: options.mediaBaseUrl }),
           allowPrivateNetworks: options.allowPrivateNetworks,
           config: {
             webhookRetryDelays: options.webhookRetryDelays,
