@@ -35,7 +35,7 @@ export interface InstanceOptions {
   /** Let outbound requests (media, webhooks, provider calls) reach private and loopback addresses. */
   readonly allowPrivateNetworks?: boolean
   /** Where clients download produced media (admin commands, which produce none, use a placeholder). */
-  readonly mediaUrls?: Layer.Layer<MediaUrls.MediaUrls, Errors.InvalidConfiguration, MediaSecret>
+  readonly mediaUrls?: Layer.Layer<MediaUrls.MediaUrls, Errors.InvalidConfiguration | Errors.StorageError, MediaSecret>
 }
 
 /** The storage ports and the media URL key of the instance. */
@@ -50,14 +50,20 @@ const storage = (options: InstanceOptions) =>
             SqliteStorage.layer({ filename: databaseFile(options.dataDir) }),
             // The filesystem blob store replaces the SQLite one: media stay out of the database.
             FileBlobStore.layer(mediaDirectory(options.dataDir)),
-            Layer.sync(MediaSecret, () => secretOf(options.dataDir))
+            Layer.succeed(MediaSecret, Effect.sync(() => secretOf(options.dataDir)))
           )
         })
       ),
     onSome: (postgres) =>
       Layer.merge(
         PostgresStorage.layerFromClient,
-        Layer.effect(MediaSecret, PostgresSecrets.getOrCreate("media-urls"))
+        Layer.effect(
+          MediaSecret,
+          Effect.map(PostgresClient.PostgresClient, (client) =>
+            PostgresSecrets.getOrCreate("media-urls").pipe(
+              Effect.provideService(PostgresClient.PostgresClient, client)
+            ))
+        )
       ).pipe(Layer.provide(PostgresClient.layer(postgres)))
   })
 

@@ -11,10 +11,10 @@ import { randomBytes } from "node:crypto"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 
-/** The HMAC key of the instance's signed media URLs. */
+/** The HMAC key of the instance's signed media URLs, read (or made) when first needed. */
 export class MediaSecret extends Context.Tag("@appexec/server/MediaSecret")<
   MediaSecret,
-  Redacted.Redacted<Uint8Array>
+  Effect.Effect<Redacted.Redacted<Uint8Array>, Errors.StorageError>
 >() {}
 
 /** The media secret of a data directory, created (32 random bytes, mode 0600) on first use. */
@@ -32,9 +32,11 @@ export const secretOf = (dataDir: string): Redacted.Redacted<Uint8Array> => {
 export const urlsLayer = (options: {
   readonly baseUrl: string
   readonly publicBaseUrl?: string | undefined
-}): Layer.Layer<MediaUrls.MediaUrls, Errors.InvalidConfiguration, MediaSecret> =>
+}): Layer.Layer<MediaUrls.MediaUrls, Errors.InvalidConfiguration | Errors.StorageError, MediaSecret> =>
   options.publicBaseUrl === undefined
     ? Layer.unwrapEffect(
-      Effect.map(MediaSecret, (secret) => MediaUrls.layer({ mode: "signed", baseUrl: options.baseUrl, secret }))
+      Effect.flatMap(MediaSecret, (secret) => secret).pipe(
+        Effect.map((secret) => MediaUrls.layer({ mode: "signed", baseUrl: options.baseUrl, secret }))
+      )
     )
     : MediaUrls.layer({ mode: "public", baseUrl: options.publicBaseUrl })

@@ -1,7 +1,8 @@
 /**
  * The `appexec` command on a temp data directory, as a user runs it: the first `serve` prints a
  * key and a curl line that work, the admin commands print only their result and act on the
- * database `serve` uses while it runs, transitions are logged, and SIGTERM exits cleanly.
+ * database `serve` uses while it runs, transitions are logged, and SIGTERM exits cleanly; on
+ * SQLite and on PostgreSQL alike.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect } from "effect"
@@ -11,28 +12,31 @@ import { type AddressInfo, createServer as createNetServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { backends } from "./support/Backends.js"
 import { bin } from "./support/Bin.js"
 
 const greeting = fileURLToPath(new URL("../apps/greeting.json", import.meta.url))
 
-/** Runs `appexec …args` to completion; stdout, stderr and exit code. */
-const appexec = (...args: Array<string>) =>
+/** Runs `appexec …args` to completion with `env` added to the environment; stdout, stderr and exit code. */
+const appexecIn = (env: Record<string, string>) => (...args: Array<string>) =>
   Effect.async<{ stdout: string; stderr: string; code: number }>((resume) => {
     execFile(
       process.execPath,
       [bin, ...args],
-      { env: { ...process.env, APPEXEC_LOG_FORMAT: "json" } },
+      { env: { ...process.env, APPEXEC_LOG_FORMAT: "json", ...env } },
       (error, stdout, stderr) =>
         resume(Effect.succeed({ stdout, stderr, code: error === null ? 0 : Number(error.code ?? 1) }))
     )
   })
 
+const appexec = appexecIn({})
+
 /** A running `serve` whose output is watched: `waitFor` resolves when stdout or stderr matches. */
-const startServe = (dataDir: string) =>
+const startServe = (dataDir: string, env: Record<string, string>) =>
   Effect.acquireRelease(
     Effect.sync(() => {
       const child = spawn(process.execPath, [bin, "serve", "--port", "0", "--data", dataDir, "--rate-limit", "1000"], {
-        env: { ...process.env, APPEXEC_LOG_FORMAT: "json" }
+        env: { ...process.env, APPEXEC_LOG_FORMAT: "json", ...env }
       })
       const output = { stdout: "", stderr: "" }
       const watchers: Array<() => void> = []
@@ -69,64 +73,70 @@ const request = (url: string, init: RequestInit = {}) =>
   })
 
 describe("appexec command", () => {
-  it.scoped(
-    "serve bootstraps an empty data dir; admin commands work beside it; SIGTERM exits cleanly",
-    () =>
-      Effect.gen(function*() {
-        const dataDir = yield* Effect.acquireRelease(
-          Effect.sync(() => mkdtempSync(join(tmpdir(), "appexec-cli-"))),
-          (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-        )
-        const serve = yield* startServe(dataDir)
-        const [, curlKey, baseUrl] = yield* serve.waitFor(
-          /curl -H 'x-api-key: (aex_[A-Za-z0-9_-]{43})' (http:\/\/127\.0\.0\.1:\d+)\/v1\/apps/,
-          "stdout"
-        )
-        const key = curlKey!
-        const listed = yield* request(`${baseUrl}/v1/apps`, { headers: { "x-api-key": key } })
-        expect(listed.status).toBe(200)
-        expect(listed.body.data.map((a: { name: string }) => a.name)).toContain("Greeting")
+  for (const backend of backends) {
+    it.scoped(
+      `serve bootstraps an empty ${backend.name} database; admin commands work beside it; SIGTERM exits cleanly`,
+      () =>
+        Effect.gen(function*() {
+          const dataDir = yield* Effect.acquireRelease(
+            Effect.sync(() => mkdtempSync(join(tmpdir(), "appexec-cli-"))),
+            (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+          )
+          const env = yield* backend.env
+          const appexec = appexecIn(env)
+          const serve = yield* startServe(dataDir, env)
+          const [, curlKey, baseUrl] = yield* serve.waitFor(
+            /curl -H 'x-api-key: (aex_[A-Za-z0-9_-]{43})' (http:\/\/127\.0\.0\.1:\d+)\/v1\/apps/,
+            "stdout"
+          )
+          const key = curlKey!
+          const listed = yield* request(`${baseUrl}/v1/apps`, { headers: { "x-api-key": key } })
+          expect(listed.status).toBe(200)
+          expect(listed.body.data.map((a: { name: string }) => a.name)).toContain("Greeting")
 
-        const workspace = yield* appexec("workspaces", "create", "team", "--data", dataDir)
-        expect(workspace.stdout).toMatch(/^[0-9a-f-]{36}\n$/)
-        const teamKey = yield* appexec("keys", "create", "--workspace", "team", "--user", "ann", "--data", dataDir)
-        expect(teamKey.code).toBe(0)
-        expect(teamKey.stdout).toMatch(/^aex_[A-Za-z0-9_-]{43}\n$/)
-        const team = teamKey.stdout.trim()
-        const imported = yield* appexec("apps", "import", greeting, "--workspace", "team", "--data", dataDir)
-        expect(imported.stdout).toMatch(/^[0-9a-f-]{36}\n$/)
-        const appId = imported.stdout.trim()
-        expect((yield* request(`${baseUrl}/v1/apps/${appId}`, { headers: { authorization: `Bearer ${team}` } })).status)
-          .toBe(200)
-        expect((yield* request(`${baseUrl}/v1/apps/${appId}`, { headers: { "x-api-key": key } })).status).toBe(403)
-        const apps = yield* appexec("apps", "list", "--data", dataDir)
-        expect(apps.stdout).toContain(appId)
+          const workspace = yield* appexec("workspaces", "create", "team", "--data", dataDir)
+          expect(workspace.stdout).toMatch(/^[0-9a-f-]{36}\n$/)
+          const teamKey = yield* appexec("keys", "create", "--workspace", "team", "--user", "ann", "--data", dataDir)
+          expect(teamKey.code).toBe(0)
+          expect(teamKey.stdout).toMatch(/^aex_[A-Za-z0-9_-]{43}\n$/)
+          const team = teamKey.stdout.trim()
+          const imported = yield* appexec("apps", "import", greeting, "--workspace", "team", "--data", dataDir)
+          expect(imported.stdout).toMatch(/^[0-9a-f-]{36}\n$/)
+          const appId = imported.stdout.trim()
+          expect(
+            (yield* request(`${baseUrl}/v1/apps/${appId}`, { headers: { authorization: `Bearer ${team}` } })).status
+          )
+            .toBe(200)
+          expect((yield* request(`${baseUrl}/v1/apps/${appId}`, { headers: { "x-api-key": key } })).status).toBe(403)
+          const apps = yield* appexec("apps", "list", "--data", dataDir)
+          expect(apps.stdout).toContain(appId)
 
-        const started = yield* request(`${baseUrl}/v1/apps/${appId}/executions`, {
-          method: "POST",
-          headers: { "x-api-key": team, "content-type": "application/json" },
-          body: JSON.stringify({ inputs: { who: "Ann" } })
-        })
-        expect(started.status).toBe(202)
-        const executionId: string = started.body.data.executionId
-        yield* serve.waitFor(new RegExp(`execution ${executionId} completed`), "stderr")
-        expect(serve.output.stderr).toContain(`execution ${executionId} queued`)
-        expect(serve.output.stderr).toContain(`execution ${executionId} running`)
-        expect(serve.output.stderr).toMatch(
-          /"message":"POST \/v1\/apps\/[0-9a-f-]{36}\/executions 202 \d+ms".*"requestId":"[0-9a-f-]{36}"/
-        )
-        const done = yield* request(`${baseUrl}/v1/executions/${executionId}`, { headers: { "x-api-key": team } })
-        expect(done.body.data.outputs[0].value).toBe("Hello Ann, in a warm tone.")
+          const started = yield* request(`${baseUrl}/v1/apps/${appId}/executions`, {
+            method: "POST",
+            headers: { "x-api-key": team, "content-type": "application/json" },
+            body: JSON.stringify({ inputs: { who: "Ann" } })
+          })
+          expect(started.status).toBe(202)
+          const executionId: string = started.body.data.executionId
+          yield* serve.waitFor(new RegExp(`execution ${executionId} completed`), "stderr")
+          expect(serve.output.stderr).toContain(`execution ${executionId} queued`)
+          expect(serve.output.stderr).toContain(`execution ${executionId} running`)
+          expect(serve.output.stderr).toMatch(
+            /"message":"POST \/v1\/apps\/[0-9a-f-]{36}\/executions 202 \d+ms".*"requestId":"[0-9a-f-]{36}"/
+          )
+          const done = yield* request(`${baseUrl}/v1/executions/${executionId}`, { headers: { "x-api-key": team } })
+          expect(done.body.data.outputs[0].value).toBe("Hello Ann, in a warm tone.")
 
-        const revoked = yield* appexec("keys", "revoke", team.slice(0, 10), "--data", dataDir)
-        expect(revoked.code).toBe(0)
-        expect((yield* request(`${baseUrl}/v1/apps`, { headers: { "x-api-key": team } })).status).toBe(401)
+          const revoked = yield* appexec("keys", "revoke", team.slice(0, 10), "--data", dataDir)
+          expect(revoked.code).toBe(0)
+          expect((yield* request(`${baseUrl}/v1/apps`, { headers: { "x-api-key": team } })).status).toBe(401)
 
-        serve.child.kill("SIGTERM")
-        expect(yield* serve.exited).toBe(0)
-      }),
-    60_000
-  )
+          serve.child.kill("SIGTERM")
+          expect(yield* serve.exited).toBe(0)
+        }),
+      60_000
+    )
+  }
 
   it.scoped(
     "keys create fails with a message on stderr for a bad option, printing nothing on stdout",

@@ -11,6 +11,7 @@ import { copyFileSync, writeFileSync } from "node:fs"
 import { request as httpRequest } from "node:http"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { backends } from "./support/Backends.js"
 import { bin } from "./support/Bin.js"
 import { restartServe, startServe, tempDataDir } from "./support/ServeProcess.js"
 
@@ -73,107 +74,115 @@ const awaitEnd = (baseUrl: string, key: string, executionId: string, attempts: n
     }
   })
 
-/** Runs `appexec …args` to completion, bounded by 30 s. */
-const appexec = (...args: Array<string>) =>
+/** Runs `appexec …args` with `env` added to the environment to completion, bounded by 30 s. */
+const appexec = (env: Record<string, string>, ...args: Array<string>) =>
   Effect.async<{ stdout: string; stderr: string; code: number }>((resume) => {
-    const child = execFile(process.execPath, [bin, ...args], {
-      env: { ...process.env, APPEXEC_LOG_FORMAT: "json" },
-      timeout: 30_000
-    }, (error, stdout, stderr) =>
-      resume(Effect.succeed({ stdout, stderr, code: error === null ? 0 : Number(error.code ?? 1) })))
-    return Effect.sync(() =>
-      child.kill("SIGKILL")
+    const child = execFile(
+      process.execPath,
+      [bin, ...args],
+      {
+        env: { ...process.env, APPEXEC_LOG_FORMAT: "json", ...env },
+        timeout: 30_000
+      },
+      (error, stdout, stderr) =>
+        resume(Effect.succeed({ stdout, stderr, code: error === null ? 0 : Number(error.code ?? 1) }))
+    )
+    return Effect.sync(() => child.kill("SIGKILL"))
+  })
+
+for (const backend of backends) {
+  describe(`appexec serve on ${backend.name}: shutdown`, () => {
+    it.live(
+      "on SIGTERM it refuses new requests while the worker drains, exits 0, and the next start finishes the execution",
+      () =>
+        Effect.gen(function*() {
+          const dataDir = yield* tempDataDir
+          const appsDir = yield* tempDataDir
+          const env = yield* backend.env
+          writeFileSync(join(appsDir, "delay.json"), JSON.stringify(delayApp))
+          const serve = yield* startServe(dataDir, ["--apps", appsDir, "--rate-limit", "1000"], env)
+          const apps = yield* json(`${serve.baseUrl}/v1/apps`, { headers: { "x-api-key": serve.key } })
+          const app = apps.body.data.find((a: { name: string }) => a.name === delayApp.name)
+          const executionsUrl = `${serve.baseUrl}/v1/apps/${app.appId}/executions`
+          const started = yield* probe(executionsUrl, "POST", serve.key, { inputs: { message: "hello" } })
+          expect(started).toEqual({ status: 202 })
+          const queued = yield* serve.waitFor(/"message":"execution ([0-9a-f-]{36}) running"/, "stderr", "10 seconds")
+          const executionId = queued[1]!
+
+          serve.child.kill("SIGTERM")
+          // Shutdown has begun once either the server says it stopped listening or the worker says it drains.
+          yield* serve.waitFor(/stopped accepting requests|worker stopping/, "stderr", "10 seconds")
+          const refusedStart = yield* probe(executionsUrl, "POST", serve.key, { inputs: { message: "too late" } })
+          const refusedList = yield* probe(`${serve.baseUrl}/v1/apps`, "GET", serve.key)
+          // Refused by a process that is still draining, not by a dead one.
+          expect(serve.child.exitCode).toBeNull()
+          expect(refusedStart).toEqual({ error: "ECONNREFUSED" })
+          expect(refusedList).toEqual({ error: "ECONNREFUSED" })
+
+          // The 12 s execution outlives the 10 s drain; the process exits cleanly all the same.
+          const exit = yield* serve.exited("20 seconds")
+          expect(exit).toEqual({ code: 0, signal: null })
+
+          const again = yield* restartServe(dataDir, ["--apps", appsDir, "--rate-limit", "1000"], env)
+          // The restarted process runs it: the drain released it unfinished.
+          yield* again.waitFor(new RegExp(`"message":"execution ${executionId} completed"`), "stderr", "20 seconds")
+          const done = yield* awaitEnd(again.baseUrl, serve.key, executionId, 100)
+          expect(done.status).toBe("completed")
+          expect(done.outputs[0].value).toBe("hello")
+          again.child.kill("SIGTERM")
+          expect(yield* again.exited("20 seconds")).toEqual({ code: 0, signal: null })
+        }).pipe(Effect.scoped),
+      90_000
     )
   })
 
-describe("appexec serve: shutdown", () => {
-  it.live(
-    "on SIGTERM it refuses new requests while the worker drains, exits 0, and the next start finishes the execution",
-    () =>
-      Effect.gen(function*() {
-        const dataDir = yield* tempDataDir
-        const appsDir = yield* tempDataDir
-        writeFileSync(join(appsDir, "delay.json"), JSON.stringify(delayApp))
-        const serve = yield* startServe(dataDir, ["--apps", appsDir, "--rate-limit", "1000"])
-        const apps = yield* json(`${serve.baseUrl}/v1/apps`, { headers: { "x-api-key": serve.key } })
-        const app = apps.body.data.find((a: { name: string }) => a.name === delayApp.name)
-        const executionsUrl = `${serve.baseUrl}/v1/apps/${app.appId}/executions`
-        const started = yield* probe(executionsUrl, "POST", serve.key, { inputs: { message: "hello" } })
-        expect(started).toEqual({ status: 202 })
-        const queued = yield* serve.waitFor(/"message":"execution ([0-9a-f-]{36}) running"/, "stderr", "10 seconds")
-        const executionId = queued[1]!
+  describe(`appexec serve on ${backend.name}: first start`, () => {
+    it.live(
+      "a malformed app file is reported and skipped: the good app is imported, the key printed once",
+      () =>
+        Effect.gen(function*() {
+          const dataDir = yield* tempDataDir
+          const appsDir = yield* tempDataDir
+          const env = yield* backend.env
+          copyFileSync(greeting, join(appsDir, "a-greeting.json"))
+          writeFileSync(join(appsDir, "broken.json"), "{ broken")
+          const first = yield* startServe(dataDir, ["--apps", appsDir], env)
+          expect(first.output.stdout).toContain("Imported 1 public app(s): Greeting.")
+          yield* first.waitFor(/broken\.json/, "stderr", "5 seconds")
+          const listed = yield* json(`${first.baseUrl}/v1/apps`, { headers: { "x-api-key": first.key } })
+          expect(listed.status).toBe(200)
+          expect(listed.body.data.map((a: { name: string }) => a.name)).toEqual(["Greeting"])
+          first.child.kill("SIGTERM")
+          expect(yield* first.exited("15 seconds")).toEqual({ code: 0, signal: null })
 
-        serve.child.kill("SIGTERM")
-        // Shutdown has begun once either the server says it stopped listening or the worker says it drains.
-        yield* serve.waitFor(/stopped accepting requests|worker stopping/, "stderr", "10 seconds")
-        const refusedStart = yield* probe(executionsUrl, "POST", serve.key, { inputs: { message: "too late" } })
-        const refusedList = yield* probe(`${serve.baseUrl}/v1/apps`, "GET", serve.key)
-        // Refused by a process that is still draining, not by a dead one.
-        expect(serve.child.exitCode).toBeNull()
-        expect(refusedStart).toEqual({ error: "ECONNREFUSED" })
-        expect(refusedList).toEqual({ error: "ECONNREFUSED" })
+          const second = yield* restartServe(dataDir, ["--apps", appsDir], env)
+          yield* second.waitFor(/Create an API key with/, "stdout", "5 seconds")
+          expect(second.output.stdout).not.toContain("API key of workspace")
+          expect(second.output.stdout).not.toContain("Imported")
+          const again = yield* json(`${second.baseUrl}/v1/apps`, { headers: { "x-api-key": first.key } })
+          expect(again.status).toBe(200)
+          expect(again.body.data.map((a: { name: string }) => a.name)).toEqual(["Greeting"])
+        }).pipe(Effect.scoped),
+      60_000
+    )
 
-        // The 12 s execution outlives the 10 s drain; the process exits cleanly all the same.
-        const exit = yield* serve.exited("20 seconds")
-        expect(exit).toEqual({ code: 0, signal: null })
-
-        const again = yield* restartServe(dataDir, ["--apps", appsDir, "--rate-limit", "1000"])
-        // The restarted process runs it: the drain released it unfinished.
-        yield* again.waitFor(new RegExp(`"message":"execution ${executionId} completed"`), "stderr", "20 seconds")
-        const done = yield* awaitEnd(again.baseUrl, serve.key, executionId, 100)
-        expect(done.status).toBe("completed")
-        expect(done.outputs[0].value).toBe("hello")
-        again.child.kill("SIGTERM")
-        expect(yield* again.exited("20 seconds")).toEqual({ code: 0, signal: null })
-      }).pipe(Effect.scoped),
-    90_000
-  )
-})
-
-describe("appexec serve: first start", () => {
-  it.live(
-    "a malformed app file is reported and skipped: the good app is imported, the key printed once",
-    () =>
-      Effect.gen(function*() {
-        const dataDir = yield* tempDataDir
-        const appsDir = yield* tempDataDir
-        copyFileSync(greeting, join(appsDir, "a-greeting.json"))
-        writeFileSync(join(appsDir, "broken.json"), "{ broken")
-        const first = yield* startServe(dataDir, ["--apps", appsDir])
-        expect(first.output.stdout).toContain("Imported 1 public app(s): Greeting.")
-        yield* first.waitFor(/broken\.json/, "stderr", "5 seconds")
-        const listed = yield* json(`${first.baseUrl}/v1/apps`, { headers: { "x-api-key": first.key } })
-        expect(listed.status).toBe(200)
-        expect(listed.body.data.map((a: { name: string }) => a.name)).toEqual(["Greeting"])
-        first.child.kill("SIGTERM")
-        expect(yield* first.exited("15 seconds")).toEqual({ code: 0, signal: null })
-
-        const second = yield* restartServe(dataDir, ["--apps", appsDir])
-        yield* second.waitFor(/Create an API key with/, "stdout", "5 seconds")
-        expect(second.output.stdout).not.toContain("API key of workspace")
-        expect(second.output.stdout).not.toContain("Imported")
-        const again = yield* json(`${second.baseUrl}/v1/apps`, { headers: { "x-api-key": first.key } })
-        expect(again.status).toBe(200)
-        expect(again.body.data.map((a: { name: string }) => a.name)).toEqual(["Greeting"])
-      }).pipe(Effect.scoped),
-    60_000
-  )
-
-  it.live(
-    "a data directory whose database exists but was never bootstrapped gets its key and apps on the next start",
-    () =>
-      Effect.gen(function*() {
-        const dataDir = yield* tempDataDir
-        const appsDir = yield* tempDataDir
-        copyFileSync(greeting, join(appsDir, "greeting.json"))
-        // An admin command creates appexec.db without a workspace, as an interrupted first start leaves it.
-        const listed = yield* appexec("apps", "list", "--data", dataDir)
-        expect(listed).toMatchObject({ code: 0, stdout: "" })
-        const serve = yield* startServe(dataDir, ["--apps", appsDir])
-        expect(serve.output.stdout).toContain("Imported 1 public app(s): Greeting.")
-        const apps = yield* json(`${serve.baseUrl}/v1/apps`, { headers: { "x-api-key": serve.key } })
-        expect(apps.status).toBe(200)
-      }).pipe(Effect.scoped),
-    60_000
-  )
-})
+    it.live(
+      "a database that exists but was never bootstrapped gets its key and apps on the next start",
+      () =>
+        Effect.gen(function*() {
+          const dataDir = yield* tempDataDir
+          const appsDir = yield* tempDataDir
+          const env = yield* backend.env
+          copyFileSync(greeting, join(appsDir, "greeting.json"))
+          // An admin command creates the database without a workspace, as an interrupted first start leaves it.
+          const listed = yield* appexec(env, "apps", "list", "--data", dataDir)
+          expect(listed).toMatchObject({ code: 0, stdout: "" })
+          const serve = yield* startServe(dataDir, ["--apps", appsDir], env)
+          expect(serve.output.stdout).toContain("Imported 1 public app(s): Greeting.")
+          const apps = yield* json(`${serve.baseUrl}/v1/apps`, { headers: { "x-api-key": serve.key } })
+          expect(apps.status).toBe(200)
+        }).pipe(Effect.scoped),
+      60_000
+    )
+  })
+}

@@ -1,0 +1,1 @@
+export { default } from "../../postgres/test/support/globalSetup.js"
