@@ -200,11 +200,70 @@ const serveCommand = Command.make(
     })
 ).pipe(Command.withDescription("Run the appexec service (HTTP, worker and webhooks) on SQLite or PostgreSQL"))
 
+const workerConcurrency = Options.integer("concurrency").pipe(
+  Options.withDescription("Executions this process runs at once"),
+  Options.withFallbackConfig(Config.integer("APPEXEC_WORKER_CONCURRENCY")),
+  Options.withDefault(4),
+  Options.mapEffect((n) =>
+    n >= 1
+      ? Effect.succeed(n)
+      : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--concurrency: ${n} is not a positive number`)))
+  )
+)
+
+const lease = Options.text("lease").pipe(
+  Options.withDescription(
+    "How long a claim on an execution lasts unrenewed, e.g. 30s: a lost worker's executions run again after it"
+  ),
+  Options.withFallbackConfig(Config.string("APPEXEC_LEASE")),
+  Options.withDefault("30s"),
+  Options.mapEffect((text) => {
+    const parsed = parseDelays(text)
+    return Option.isSome(parsed) && parsed.value.length === 1 && parsed.value[0]! >= 1_000
+      ? Effect.succeed(parsed.value[0]!)
+      : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--lease: '${text}' is not a duration of 1s or more`)))
+  })
+)
+
+/** A single duration option such as `10s` (units ms, s, m, h, d), in milliseconds. */
+const durationOption = (name: string, variable: string, fallback: string, description: string) =>
+  Options.text(name).pipe(
+    Options.withDescription(description),
+    Options.withFallbackConfig(Config.string(variable)),
+    Options.withDefault(fallback),
+    Options.mapEffect((text) => {
+      const parsed = parseDelays(text)
+      return Option.isSome(parsed) && parsed.value.length === 1 && parsed.value[0]! > 0
+        ? Effect.succeed(parsed.value[0]!)
+        : Effect.fail(
+          ValidationError.invalidValue(HelpDoc.p(`--${name}: '${text}' is not a duration like ${fallback}`))
+        )
+    })
+  )
+
+const webhookTimeout = durationOption(
+  "webhook-timeout",
+  "APPEXEC_WEBHOOK_TIMEOUT",
+  "10s",
+  "Time a receiver has to answer a webhook with a 2xx"
+)
+
+const webhookClaimMargin = durationOption(
+  "webhook-claim-margin",
+  "APPEXEC_WEBHOOK_CLAIM_MARGIN",
+  "30s",
+  "How long a claim on a delivery outlasts --webhook-timeout: a delivery cut short by a lost worker is sent again after both"
+)
+
 const workerCommand = Command.make(
   "worker",
   {
     data,
     database,
+    concurrency: workerConcurrency,
+    lease,
+    webhookTimeout,
+    webhookClaimMargin,
     allowPrivateNetworks,
     webhookRetryDelays,
     mediaBaseUrl,
@@ -216,6 +275,10 @@ const workerCommand = Command.make(
     work({
       dataDir: o.data,
       database: o.database,
+      concurrency: o.concurrency,
+      leaseMs: o.lease,
+      webhookTimeoutMs: o.webhookTimeout,
+      webhookClaimMarginMs: o.webhookClaimMargin,
       allowPrivateNetworks: o.allowPrivateNetworks,
       webhookRetryDelays: o.webhookRetryDelays,
       // Media URLs name the API, which this process does not serve.

@@ -17,6 +17,14 @@ export interface WorkerOptions {
   readonly dataDir: string
   /** PostgreSQL instead of SQLite under `dataDir`. */
   readonly database: Database.Database
+  /** Executions run at once. */
+  readonly concurrency: number
+  /** How long a claim lasts unrenewed; the worker renews it every third of that. */
+  readonly leaseMs: number
+  /** Time a receiver has to answer a webhook. */
+  readonly webhookTimeoutMs: number
+  /** How long a claim on a delivery outlasts `webhookTimeoutMs`. */
+  readonly webhookClaimMarginMs: number
   readonly allowPrivateNetworks: boolean
   readonly webhookRetryDelays: ReadonlyArray<Duration.DurationInput>
   /** The URL clients reach the API at: the base of the signed media URLs this worker hands out. */
@@ -47,6 +55,11 @@ export const work = (options: WorkerOptions) =>
         mediaUrls: MediaSigning.urlsLayer({ baseUrl: options.publicUrl, publicBaseUrl: options.mediaBaseUrl }),
         allowPrivateNetworks: options.allowPrivateNetworks,
         config: {
+          workerConcurrency: options.concurrency,
+          lease: options.leaseMs,
+          renewEvery: Math.floor(options.leaseMs / 3),
+          webhookTimeout: options.webhookTimeoutMs,
+          webhookClaimMargin: options.webhookClaimMarginMs,
           webhookRetryDelays: options.webhookRetryDelays,
           ...(options.signingKeyGrace === undefined ? {} : { signingKeyGrace: options.signingKeyGrace }),
           ...(options.signingKeyJwk === undefined ? {} : { signingKeyJwk: options.signingKeyJwk })

@@ -16,16 +16,16 @@ export const tempDataDir = Effect.acquireRelease(
 )
 
 /**
- * Spawns `appexec serve --port 0 --data dataDir …args` with `env` added to the environment,
- * without waiting for anything. `waitFor` resolves with the first match of `pattern` in a stream
- * and fails when the process exits first; `exited` resolves with the exit code and signal. Every
- * wait is bounded by `within`.
+ * Spawns `appexec …args` with `env` added to the environment, without waiting for anything.
+ * `waitFor` resolves with the first match of `pattern` in a stream and fails when the process
+ * exits first; `exited` resolves with the exit code and signal. Every wait is bounded by
+ * `within`. The process is killed with the scope.
  */
-export const spawnServe = (dataDir: string, args: ReadonlyArray<string> = [], env: Record<string, string> = {}) =>
+export const spawnAppexec = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   Effect.gen(function*() {
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(process.execPath, [bin, "serve", "--port", "0", "--data", dataDir, ...args], {
+        spawn(process.execPath, [bin, ...args], {
           env: { ...process.env, APPEXEC_LOG_FORMAT: "json", ...env }
         })
       ),
@@ -59,7 +59,7 @@ export const spawnServe = (dataDir: string, args: ReadonlyArray<string> = [], en
             Deferred.await(exit).pipe(
               Effect.flatMap(({ code, signal }) =>
                 Effect.fail(
-                  new Error(`serve exited (${code ?? signal}) before ${pattern} on ${stream}:\n${describe()}`)
+                  new Error(`appexec exited (${code ?? signal}) before ${pattern} on ${stream}:\n${describe()}`)
                 )
               )
             )
@@ -76,12 +76,16 @@ export const spawnServe = (dataDir: string, args: ReadonlyArray<string> = [], en
       Deferred.await(exit).pipe(
         Effect.timeoutFail({
           duration: within,
-          onTimeout: () => new Error(`serve did not exit within ${within}:\n${describe()}`)
+          onTimeout: () => new Error(`appexec did not exit within ${within}:\n${describe()}`)
         })
       )
 
     return { child, output, waitFor, exited }
   })
+
+/** Spawns `appexec serve --port 0 --data dataDir …args` (see `spawnAppexec`). */
+export const spawnServe = (dataDir: string, args: ReadonlyArray<string> = [], env: Record<string, string> = {}) =>
+  spawnAppexec(["serve", "--port", "0", "--data", dataDir, ...args], env)
 
 /**
  * Starts `appexec serve --port 0 --data dataDir …args` with `env` added to the environment and
