@@ -10,11 +10,13 @@ import * as Cli from "./cli.js"
 import * as Http from "./http.js"
 import * as Images from "./images.js"
 import * as Queue from "./queue.js"
+import * as Scaling from "./scaling.js"
 import * as Webhooks from "./webhooks.js"
 
 const benchmarks: ReadonlyArray<Benchmark> = [
   Cli.benchmark,
   Queue.benchmark,
+  Scaling.benchmark,
   Images.benchmark,
   Webhooks.benchmark,
   Http.benchmark

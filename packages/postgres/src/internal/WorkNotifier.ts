@@ -1,0 +1,55 @@
+/**
+ * The sending side of the work wake-up: after an insert commits, `notify` sends
+ * `SELECT pg_notify(<work channel>, '')` in a transaction of its own. Kept out of the insert's
+ * transaction on purpose: PostgreSQL serialises the commits of every transaction that notifies
+ * (one lock for the whole cluster, held through the commit's flush to disk), so notifying inside
+ * each insert would cap acceptance at one commit flush at a time. A notification carries no data
+ * and writes nothing, so its commit waits for no flush; and notifications asked for while one is
+ * on its way are sent as one after it, since one wakes every listening process all the same.
+ */
+import { Context, Effect, Layer, Ref } from "effect"
+import { sql } from "kysely"
+import { PostgresClient, workChannel } from "../PostgresClient.js"
+
+/** Wakes idle workers in every process. */
+export class WorkNotifier extends Context.Tag("@appexec/postgres/WorkNotifier")<
+  WorkNotifier,
+  {
+    /** Sends a notification soon (without waiting for it); requests made meanwhile are sent as one. */
+    readonly notify: Effect.Effect<void>
+  }
+>() {}
+
+/** The notifier over the instance's pool; a notification under way is finished when the layer closes. */
+export const layer = Layer.scoped(
+  WorkNotifier,
+  Effect.gen(function*() {
+    const client = yield* PostgresClient
+    const scope = yield* Effect.scope
+    const channel = workChannel(client.schema)
+    const state = yield* Ref.make({ sending: false, again: false })
+    const send = client
+      .execute("notify work", (db) => sql`SELECT pg_notify(${channel}, '')`.execute(db))
+      .pipe(Effect.catchAll((error) => Effect.logWarning("work notification not sent; workers poll instead", error)))
+    // Sends until no request came in while the last one was under way.
+    const drain: Effect.Effect<void> = Effect.zipRight(
+      send,
+      Effect.flatMap(
+        Ref.modify(
+          state,
+          (s) => s.again ? [true, { sending: true, again: false }] : [false, { sending: false, again: false }]
+        ),
+        (again) => (again ? drain : Effect.void)
+      )
+    )
+    return WorkNotifier.of({
+      notify: Effect.flatMap(
+        Ref.modify(
+          state,
+          (s) => s.sending ? [false, { sending: true, again: true }] : [true, { sending: true, again: false }]
+        ),
+        (start) => (start ? Effect.asVoid(Effect.forkIn(drain, scope)) : Effect.void)
+      )
+    })
+  })
+)
