@@ -8,6 +8,7 @@
  * a different row instead of queueing behind one, and none hands out an execution twice. Idle
  * workers wait on `LISTEN` (see `WorkSignal`); a release notifies them in every process.
  */
+import { ExecutionId } from "@appexec/api/Ids"
 import { Errors, ExecutionQueue } from "@appexec/core"
 import { Clock, Effect, Layer, Option } from "effect"
 import { sql } from "kysely"
@@ -93,6 +94,20 @@ export const make = Effect.gen(function*() {
             .select(sql<string>`pg_notify(${channel}, '')`.as("notified"))
             .execute())
         .pipe(Effect.asVoid)
+    ),
+    cancelRequested: Effect.fn("PostgresExecutionQueue.cancelRequested")((workerId) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        client
+          .execute("list cancel requests", (db) =>
+            db
+              .selectFrom("executions")
+              .select("execution_id")
+              .where("status", "in", [sql.lit("queued"), sql.lit("running")])
+              .where("lease_worker", "=", workerId)
+              .where("lease_expires_at", ">", now)
+              .where("cancel_requested_at", "is not", null)
+              .execute())
+          .pipe(Effect.map((rows) => rows.map((row) => ExecutionId.make(row.execution_id)))))
     ),
     awaitWork: signal.wait
   }

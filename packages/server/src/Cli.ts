@@ -398,10 +398,11 @@ const appsList = Command.make("list", { data, database }, ({ data, database }) =
 
 const executionsCancel = Command.make(
   "cancel",
-  { data, executionId: Args.text({ name: "EXECUTION_ID" }) },
-  ({ data, executionId }) =>
+  { data, database, executionId: Args.text({ name: "EXECUTION_ID" }) },
+  ({ data, database, executionId }) =>
     admin(
       data,
+      database,
       Effect.gen(function*() {
         const execution = yield* (yield* Appexec.Appexec).executions.cancel(executionId).pipe(
           Effect.catchTags({

@@ -2,7 +2,9 @@
  * Migration 0001: every table of appexec on PostgreSQL. Times are epoch milliseconds (`bigint`),
  * execution inputs and outputs JSON text (kept byte for byte), delivery attempts `jsonb` (appended
  * in place). Names that are listed in order sort by code point (`COLLATE "C"`), as SQLite and
- * JavaScript do. Partial indexes keep claiming and dispatching proportional to the open work.
+ * JavaScript do. Partial indexes keep claiming and dispatching proportional to the open work. An
+ * execution remembers when its cancel was requested, for the worker that holds it; a start's
+ * `Idempotency-Key` is kept per workspace with a digest of its request until it expires.
  */
 import { type Kysely, sql } from "kysely"
 
@@ -68,9 +70,19 @@ const statements = [
     lease_token BIGINT,
     lease_expires_at BIGINT,
     attempts INTEGER NOT NULL DEFAULT 0,
-    claims INTEGER NOT NULL DEFAULT 0
+    claims INTEGER NOT NULL DEFAULT 0,
+    cancel_requested_at BIGINT
   )`,
   `CREATE INDEX executions_open ON executions (seq, lease_expires_at) WHERE status IN ('queued', 'running')`,
+  `CREATE TABLE idempotency_keys (
+    workspace_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    execution_id TEXT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    PRIMARY KEY (workspace_id, key)
+  )`,
+  `CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at)`,
   `CREATE TABLE webhook_outbox (
     seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     delivery_id TEXT NOT NULL UNIQUE,
