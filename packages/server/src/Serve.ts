@@ -9,7 +9,7 @@ import type { SigningKeys } from "@appexec/core"
 import { AppexecHttp, LocalRateLimitStore, NodeListener } from "@appexec/http"
 import { Console, type Duration, Effect, Option } from "effect"
 import { mkdirSync } from "node:fs"
-import { createServer, type Server } from "node:http"
+import type { Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Bootstrap from "./Bootstrap.js"
 import * as ExecutionLog from "./ExecutionLog.js"
@@ -34,6 +34,8 @@ export interface ServeOptions {
   readonly mediaBaseUrl?: string | undefined
   /** The URL clients reach this server at; absent: the listening address. */
   readonly publicUrl?: string | undefined
+  /** Connection limits and timeouts (absent ones: `NodeListener.connectionDefaults`). */
+  readonly connections?: NodeListener.ConnectionOptions | undefined
 }
 
 /** The base URL a client on this machine uses. */
@@ -90,7 +92,7 @@ export const serve = (options: ServeOptions) =>
     yield* Effect.sync(() => mkdirSync(options.dataDir, { recursive: true }))
     // Listen first: the media URLs an execution hands out need the address, also with port 0.
     // Until the listener is attached below, connections wait without an answer.
-    const nodeServer = createServer()
+    const nodeServer = NodeListener.createServer(options.connections)
     const port = yield* listen(nodeServer, options.port, options.host)
     const localUrl = baseUrlOf(options.host, port)
     const baseUrl = options.publicUrl ?? localUrl
