@@ -29,6 +29,7 @@ import { IdGenerator } from "./IdGenerator.js"
 import { isHttpUrl, validateInputs } from "./InputValidation.js"
 import { credentialFrom, hashKey, hintOf, isWellFormed, KEY_RANDOM_BYTES } from "./internal/ApiKeys.js"
 import { AppCatalog, type ImportOptions } from "./internal/AppCatalog.js"
+import { OutboundHttp } from "./OutboundHttp.js"
 import { type ApiKeyRecord, KeyStore, type UserRecord, type WorkspaceRecord } from "./KeyStore.js"
 
 /** Who is calling: the workspace, user and key of an authenticated request. */
@@ -136,6 +137,8 @@ export const layer = Layer.effect(
     const catalog = yield* AppCatalog
     const events = yield* ExecutionEvents
     const ids = yield* IdGenerator
+    // Only to refuse at start a webhook URL the client would surely refuse at delivery.
+    const outbound = yield* Effect.serviceOption(OutboundHttp)
     const now = Effect.clockWith((clock) => clock.currentTimeMillis)
 
     /** The app, if the principal may see it: own or public; another workspace's private app is denied. */
@@ -267,6 +270,10 @@ export const layer = Layer.effect(
             }
             if (!isHttpUrl(webhook)) {
               return yield* new InvalidWebhookUrl({ url: webhook, reason: "it must be an absolute http or https URL" })
+            }
+            const refused = Option.flatMap(outbound, (http) => http.refusal?.(webhook) ?? Option.none())
+            if (Option.isSome(refused)) {
+              return yield* new InvalidWebhookUrl({ url: webhook, reason: refused.value.message.replace(/\.$/, "") })
             }
           }
           const resolved = yield* validateInputs(compiled.parameters, inputs)
