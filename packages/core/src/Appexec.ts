@@ -29,8 +29,8 @@ import { IdGenerator } from "./IdGenerator.js"
 import { isHttpUrl, validateInputs } from "./InputValidation.js"
 import { credentialFrom, hashKey, hintOf, isWellFormed, KEY_RANDOM_BYTES } from "./internal/ApiKeys.js"
 import { AppCatalog, type ImportOptions } from "./internal/AppCatalog.js"
-import { OutboundHttp } from "./OutboundHttp.js"
 import { type ApiKeyRecord, KeyStore, type UserRecord, type WorkspaceRecord } from "./KeyStore.js"
+import { OutboundHttp } from "./OutboundHttp.js"
 
 /** Who is calling: the workspace, user and key of an authenticated request. */
 export type Principal = Authentication.Principal

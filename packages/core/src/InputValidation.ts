@@ -75,11 +75,13 @@ export const validateInputs = (
   for (const key of Object.keys(given)) {
     if (names.includes(key)) continue
     const parameter = key.length > MAX_ECHOED_KEY_LENGTH ? `${key.slice(0, MAX_ECHOED_KEY_LENGTH)}…` : key
-    report(namesGiven ? { parameter, problem: "unknown_parameter" } : {
-      parameter,
-      problem: "unknown_parameter",
-      expected: names
-    })
+    report(
+      namesGiven ? { parameter, problem: "unknown_parameter" } : {
+        parameter,
+        problem: "unknown_parameter",
+        expected: names
+      }
+    )
     namesGiven = true
   }
   const resolved: Record<string, string> = {}

@@ -139,9 +139,9 @@ export const connectionDefaults = {
 
 /** Whole milliseconds of a duration, at least `min` (an unusable value takes the default). */
 const millisOf = (input: Duration.DurationInput | undefined, fallback: Duration.Duration, min = 1) => {
-  const decoded = input === undefined ? fallback : Duration.decodeUnknown(input).pipe((o) =>
-    o._tag === "Some" && Duration.isFinite(o.value) ? o.value : fallback
-  )
+  const decoded = input === undefined ?
+    fallback :
+    Duration.decodeUnknown(input).pipe((o) => o._tag === "Some" && Duration.isFinite(o.value) ? o.value : fallback)
   return Math.max(min, Math.round(Duration.toMillis(decoded)))
 }
 
@@ -254,12 +254,11 @@ export const serve = (
     const server = yield* Effect.acquireRelease(
       Effect.sync(() => createServer(connections).on("request", listener)),
       (server) =>
-      Effect.async<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() =>
-          resume(Effect.void)
-        )
-      }))
+        Effect.async<void>((resume) => {
+          server.closeAllConnections()
+          server.close(() => resume(Effect.void))
+        })
+    )
     const bound = yield* Effect.async<number>((resume) => {
       server.listen(port, host, () => resume(Effect.succeed((server.address() as AddressInfo).port)))
     })

@@ -120,18 +120,22 @@ describe("connection guards", () => {
       held.forEach((s) => s.destroy())
     }).pipe(Effect.provide(stack({ connections: { maxConnections: 3 } }))))
 
-  it.live("answers what the HTTP parser refuses with the error body: 400, 431, 408", () =>
-    Effect.gen(function*() {
-      const port = portOf((yield* TestServer).url)
-      const malformed = parse(yield* exchange(port, "NOT HTTP AT ALL\r\n\r\n"))
-      expect(malformed.status).toBe(400)
-      expect(malformed.body.error.code).toBe("invalid_request")
-      const large = parse(yield* exchange(port, `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`))
-      expect(large.status).toBe(431)
-      expect(large.body.error.code).toBe("invalid_request")
-      const slow = parse(yield* exchange(port, "GET /v1/apps HTTP/1.1\r\nHost: x\r\n"))
-      expect(slow.status).toBe(408)
-      expect(slow.body.error.code).toBe("invalid_request")
-      expect(slow.head.toLowerCase()).toContain("content-type: application/json")
-    }).pipe(Effect.provide(stack({ connections: { headersTimeout: "1 second", requestTimeout: "2 seconds" } }))), 15_000)
+  it.live(
+    "answers what the HTTP parser refuses with the error body: 400, 431, 408",
+    () =>
+      Effect.gen(function*() {
+        const port = portOf((yield* TestServer).url)
+        const malformed = parse(yield* exchange(port, "NOT HTTP AT ALL\r\n\r\n"))
+        expect(malformed.status).toBe(400)
+        expect(malformed.body.error.code).toBe("invalid_request")
+        const large = parse(yield* exchange(port, `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`))
+        expect(large.status).toBe(431)
+        expect(large.body.error.code).toBe("invalid_request")
+        const slow = parse(yield* exchange(port, "GET /v1/apps HTTP/1.1\r\nHost: x\r\n"))
+        expect(slow.status).toBe(408)
+        expect(slow.body.error.code).toBe("invalid_request")
+        expect(slow.head.toLowerCase()).toContain("content-type: application/json")
+      }).pipe(Effect.provide(stack({ connections: { headersTimeout: "1 second", requestTimeout: "2 seconds" } }))),
+    15_000
+  )
 })

@@ -82,7 +82,9 @@ const countOption = (name: string, variable: string, fallback: number, descripti
     Options.withFallbackConfig(Config.integer(variable)),
     Options.withDefault(fallback),
     Options.mapEffect((n) =>
-      n >= 1 ? Effect.succeed(n) : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name}: ${n} is not positive`)))
+      n >= 1
+        ? Effect.succeed(n)
+        : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name}: ${n} is not positive`)))
     )
   )
 

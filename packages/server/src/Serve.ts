@@ -8,7 +8,6 @@
 import type { SigningKeys } from "@appexec/core"
 import { AppexecHttp, LocalRateLimitStore, NodeListener } from "@appexec/http"
 import { Console, type Duration, Effect, Option } from "effect"
-import { mkdirSync } from "node:fs"
 import type { Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Bootstrap from "./Bootstrap.js"
@@ -89,7 +88,7 @@ const listen = (server: Server, port: number, host: string) =>
  */
 export const serve = (options: ServeOptions) =>
   Effect.gen(function*() {
-    yield* Effect.sync(() => mkdirSync(options.dataDir, { recursive: true }))
+    yield* Effect.sync(() => Instance.prepareDataDir(options.dataDir))
     // Listen first: the media URLs an execution hands out need the address, also with port 0.
     // Until the listener is attached below, connections wait without an answer.
     const nodeServer = NodeListener.createServer(options.connections)
