@@ -1,5 +1,6 @@
 /**
- * The HTTP API of appexec: exactly the six endpoints of docs/api.md#endpoints, under `/v1`, declared with
+ * The HTTP API of appexec: the six endpoints of docs/api.md#endpoints and the webhook delivery
+ * of an execution (docs/webhooks.md#failed-deliveries), under `/v1`, declared with
  * `HttpApi` from core's schemas. This module has no Node imports: `@appexec/client` builds its
  * typed client from it, and the OpenAPI document is generated from it.
  */
@@ -181,6 +182,22 @@ export const getExecution = HttpApiEndpoint.get("getExecution", "/executions/:ex
   .annotate(OpenApi.Summary, "Get execution status and outputs")
   .annotate(OpenApi.Description, "Poll every 3 to 5 seconds until `status` is `completed` or `failed`.")
 
+/** `{ data: webhook delivery }`, `null` when the execution has no webhook. */
+export const WebhookDeliveryResponse = Envelope.Envelope(Schema.NullOr(Execution.WebhookDelivery)).annotations({
+  identifier: "WebhookDeliveryResponse"
+})
+
+/** `GET /v1/executions/{executionId}/webhook`: how the delivery of an execution's webhook went. */
+export const getExecutionWebhook = HttpApiEndpoint.get("getExecutionWebhook", "/executions/:executionId/webhook")
+  .setPath(ExecutionPath)
+  .addSuccess(WebhookDeliveryResponse)
+  .addError(NotFound)
+  .annotate(OpenApi.Summary, "Get the webhook delivery of an execution")
+  .annotate(
+    OpenApi.Description,
+    "Whether the execution's webhook was delivered, is pending or failed, with every attempt and why it failed; data is null when the execution has no webhook."
+  )
+
 /** `GET /v1/webhooks/signing-key`: the keys that verify webhook signatures. */
 export const getSigningKey = HttpApiEndpoint.get("getSigningKey", "/webhooks/signing-key")
   .addSuccess(Jwk.JwkSet.annotations({ identifier: "JwkSet" }))
@@ -196,13 +213,17 @@ export class AppsGroup extends HttpApiGroup.make("apps")
   .middleware(Authentication)
 {}
 
-/** Executions: status and outputs. */
-export class ExecutionsGroup extends HttpApiGroup.make("executions").add(getExecution).middleware(Authentication) {}
+/** Executions: status and outputs, and the delivery of their webhook. */
+export class ExecutionsGroup extends HttpApiGroup.make("executions")
+  .add(getExecution)
+  .add(getExecutionWebhook)
+  .middleware(Authentication)
+{}
 
 /** Webhooks: the verification key set. */
 export class WebhooksGroup extends HttpApiGroup.make("webhooks").add(getSigningKey).middleware(Authentication) {}
 
-/** The whole API: the six endpoints under `/v1`, with the errors every endpoint may answer. */
+/** The whole API: the endpoints under `/v1`, with the errors every endpoint may answer. */
 export class AppexecApi extends HttpApi.make("appexec")
   .add(AppsGroup)
   .add(ExecutionsGroup)

@@ -4,7 +4,7 @@
  */
 import { Api, type Authentication } from "@appexec/api"
 import type { AppDetail, AppSummary, WorkflowGraph } from "@appexec/api/App"
-import { type Execution, type StartedExecution } from "@appexec/api/Execution"
+import { type Execution, type StartedExecution, type WebhookDelivery } from "@appexec/api/Execution"
 import { ApiKeyId, AppId, ExecutionId, UserId, WorkspaceId } from "@appexec/api/Ids"
 import { Context, Duration, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
 import { parameterIdOf } from "./AppDefinition.js"
@@ -31,6 +31,7 @@ import { credentialFrom, hashKey, hintOf, isWellFormed, KEY_RANDOM_BYTES } from 
 import { AppCatalog, type ImportOptions } from "./internal/AppCatalog.js"
 import { type ApiKeyRecord, KeyStore, type UserRecord, type WorkspaceRecord } from "./KeyStore.js"
 import { OutboundHttp } from "./OutboundHttp.js"
+import { WebhookOutbox } from "./WebhookOutbox.js"
 
 /** Who is calling: the workspace, user and key of an authenticated request. */
 export type Principal = Authentication.Principal
@@ -95,6 +96,14 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
         principal: Principal,
         executionId: string
       ) => Effect.Effect<Execution, ExecutionNotFound | StorageError>
+      /**
+       * How the delivery of the webhook of an execution of the principal's workspace goes; none
+       * when it has no webhook (docs/webhooks.md#failed-deliveries).
+       */
+      readonly webhook: (
+        principal: Principal,
+        executionId: string
+      ) => Effect.Effect<WebhookDelivery | null, ExecutionNotFound | StorageError>
       /** Waits in-process until the execution is completed or failed, and returns it. */
       readonly await: (executionId: string) => Effect.Effect<Execution, ExecutionNotFound | StorageError>
     }
@@ -139,6 +148,7 @@ export const layer = Layer.effect(
     const ids = yield* IdGenerator
     // Only to refuse at start a webhook URL the client would surely refuse at delivery.
     const outbound = yield* Effect.serviceOption(OutboundHttp)
+    const outbox = yield* WebhookOutbox
     const now = Effect.clockWith((clock) => clock.currentTimeMillis)
 
     /** The app, if the principal may see it: own or public; another workspace's private app is denied. */
@@ -299,6 +309,22 @@ export const layer = Layer.effect(
         get: Effect.fn("Appexec.executions.get")((principal: Principal, executionId: string) =>
           Effect.map(visibleExecution(executionId, principal), toExecution)
         ),
+        webhook: Effect.fn("Appexec.executions.webhook")(function*(principal: Principal, executionId: string) {
+          const record = yield* visibleExecution(executionId, principal)
+          if (record.webhookUrl === null) return null
+          // The newest entry: one per execution (written with the terminal transition), none before it.
+          const entry = (yield* outbox.forExecution(record.executionId)).at(-1)
+          const delivery: WebhookDelivery = {
+            url: record.webhookUrl,
+            status: entry?.status ?? "pending",
+            attempts: (entry?.attempts ?? []).map((a) => ({
+              at: new Date(a.at),
+              statusCode: a.statusCode,
+              error: a.error
+            }))
+          }
+          return delivery
+        }),
         await: Effect.fn("Appexec.executions.await")((executionId: string) =>
           Effect.map(waitForEnd(executionId), toExecution)
         )

@@ -125,6 +125,8 @@ export const make = (options: Options = {}) =>
         })),
       serve(Api.getExecution, ({ principal, path }) =>
         Effect.map(appexec.executions.get(principal, path.executionId), (data) => ({ data }))),
+      serve(Api.getExecutionWebhook, ({ principal, path }) =>
+        Effect.map(appexec.executions.webhook(principal, path.executionId), (data) => ({ data }))),
       serve(Api.getSigningKey, () =>
         keys.keySet)
     ]
