@@ -121,6 +121,19 @@ const connections = {
   )
 }
 
+/** How long claims last: of an execution by a worker, of a webhook delivery by a dispatcher (docs/cli.md). */
+const claims = {
+  lease: durationOption("lease", "APPEXEC_LEASE", "30s", "How long a worker's claim on an execution lasts unrenewed"),
+  maxAttempts: countOption("max-attempts", "APPEXEC_MAX_ATTEMPTS", 3, "Claims an execution may use up"),
+  webhookTimeout: durationOption("webhook-timeout", "APPEXEC_WEBHOOK_TIMEOUT", "10s", "Time a receiver has"),
+  webhookClaimMargin: durationOption(
+    "webhook-claim-margin",
+    "APPEXEC_WEBHOOK_CLAIM_MARGIN",
+    "30s",
+    "How long a claim on a delivery outlasts the webhook timeout"
+  )
+}
+
 const webhookRetryDelays = Options.text("webhook-retry-delays").pipe(
   Options.withDescription("Waits before webhook retries, e.g. 5s,30s,2m"),
   Options.withFallbackConfig(Config.string("APPEXEC_WEBHOOK_RETRY_DELAYS")),
@@ -216,7 +229,8 @@ const serveCommand = Command.make(
     publicUrl,
     signingKeyGrace: signingKeyGrace("signing-key-grace"),
     signingKeyJwk,
-    ...connections
+    ...connections,
+    ...claims
   },
   (o) =>
     serve({
@@ -232,6 +246,12 @@ const serveCommand = Command.make(
       publicUrl: Option.getOrUndefined(o.publicUrl),
       signingKeyGrace: o.signingKeyGrace,
       signingKeyJwk: Option.getOrUndefined(o.signingKeyJwk),
+      claims: {
+        lease: o.lease,
+        maxAttempts: o.maxAttempts,
+        webhookTimeout: o.webhookTimeout,
+        webhookClaimMargin: o.webhookClaimMargin
+      },
       connections: {
         maxConnections: o.maxConnections,
         maxConnectionsPerIp: o.maxConnectionsPerIp,

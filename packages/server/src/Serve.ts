@@ -33,6 +33,16 @@ export interface ServeOptions {
   readonly mediaBaseUrl?: string | undefined
   /** The URL clients reach this server at; absent: the listening address. */
   readonly publicUrl?: string | undefined
+  /**
+   * How long claims last, in ms (absent: the core defaults): a worker's on an execution (renewed
+   * every third of it), the claims an execution may use up, a dispatcher's on a delivery.
+   */
+  readonly claims?: {
+    readonly lease: number
+    readonly maxAttempts: number
+    readonly webhookTimeout: number
+    readonly webhookClaimMargin: number
+  } | undefined
   /** Connection limits and timeouts (absent ones: `NodeListener.connectionDefaults`). */
   readonly connections?: NodeListener.ConnectionOptions | undefined
 }
@@ -139,6 +149,13 @@ export const serve = (options: ServeOptions) =>
           mediaUrls: MediaSigning.urlsLayer({ baseUrl, dataDir: options.dataDir, publicBaseUrl: options.mediaBaseUrl }),
           allowPrivateNetworks: options.allowPrivateNetworks,
           config: {
+            ...(options.claims === undefined ? {} : {
+              lease: options.claims.lease,
+              renewEvery: Math.max(1, Math.floor(options.claims.lease / 3)),
+              maxAttempts: options.claims.maxAttempts,
+              webhookTimeout: options.claims.webhookTimeout,
+              webhookClaimMargin: options.claims.webhookClaimMargin
+            }),
             webhookRetryDelays: options.webhookRetryDelays,
             ...(options.signingKeyGrace === undefined ? {} : { signingKeyGrace: options.signingKeyGrace }),
             ...(options.signingKeyJwk === undefined ? {} : { signingKeyJwk: options.signingKeyJwk })
