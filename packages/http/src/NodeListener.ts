@@ -82,6 +82,12 @@ const requestOf = (message: IncomingMessage): ServerRequest => ({
 export const fromApp = (app: AppexecHttp.App): Listener => {
   const run = Runtime.runCallback(app.runtime)
   return (message, response) => {
+    // HTTP/1.1 requires Host (RFC 9112 §3.2); Node's own refusal of it has no body, so it is answered here.
+    if (message.headers.host === undefined && message.httpVersion === "1.1") {
+      const { body, headers, status } = ErrorAnswers.invalidRequest("An HTTP/1.1 request must have a Host header.")
+      response.writeHead(status, { ...headers, connection: "close" })
+      return void response.end(body)
+    }
     const cancel = run(app.handle(requestOf(message)), {
       onExit: (exit) => {
         if (response.writableEnded || response.destroyed) return
@@ -192,6 +198,8 @@ export const createServer = (options: ConnectionOptions = {}): Server => {
   const headersTimeout = Math.min(millisOf(options.headersTimeout, connectionDefaults.headersTimeout), requestTimeout)
   const perIp = countOf(options.maxConnectionsPerIp, connectionDefaults.maxConnectionsPerIp)
   const server = createNodeServer({
+    // A request without Host is answered by the listener, with the error body (`fromApp`).
+    requireHostHeader: false,
     headersTimeout,
     requestTimeout,
     keepAliveTimeout: millisOf(options.keepAliveTimeout, connectionDefaults.keepAliveTimeout),
