@@ -83,6 +83,11 @@ export interface AppexecClientService {
     ) => Effect.Effect<Execution.StartedExecution, RequestError>
     /** The execution's status and outputs now. */
     readonly get: (executionId: string) => Effect.Effect<Execution.Execution, RequestError>
+    /**
+     * How the delivery of the execution's webhook goes: `pending`, `delivered` or `failed`, with
+     * every attempt and its error; null when it has no webhook (docs/webhooks.md#failed-deliveries).
+     */
+    readonly webhook: (executionId: string) => Effect.Effect<Execution.WebhookDelivery | null, RequestError>
     /** Polls until the execution is `completed` or `failed` and returns it (either way). */
     readonly wait: (
       executionId: string,
@@ -198,6 +203,8 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
           })
         ).pipe(Effect.map((r) => r.data)),
       get,
+      webhook: (executionId) =>
+        mapErrors(api.executions.getExecutionWebhook({ path: { executionId } })).pipe(Effect.map((r) => r.data)),
       wait: (executionId, options) => Polling.waitFor(executionId, get(executionId), options)
     }
 

@@ -44,6 +44,8 @@ export interface Client {
     ) => Promise<Execution.StartedExecution>
     /** The execution's status and outputs now. */
     readonly get: (executionId: string) => Promise<Execution.Execution>
+    /** How the delivery of the execution's webhook goes; null when it has no webhook. */
+    readonly webhook: (executionId: string) => Promise<Execution.WebhookDelivery | null>
     /** Polls (every 3–5 s by default) until `completed` or `failed`, and returns the execution. */
     readonly wait: (executionId: string, options?: Polling.WaitOptions) => Promise<Execution.Execution>
   }
@@ -99,6 +101,7 @@ export const createClient = (config: ClientConfig): Client => {
     executions: {
       start: (appId, inputs, options) => runPromise(client.executions.start(appId, inputs, options)),
       get: (executionId) => runPromise(client.executions.get(executionId)),
+      webhook: (executionId) => runPromise(client.executions.webhook(executionId)),
       wait: (executionId, options) => runPromise(client.executions.wait(executionId, options))
     },
     run: (app, inputs, options) => runPromise(client.run(app, inputs, options)),

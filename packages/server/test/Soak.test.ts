@@ -58,7 +58,10 @@ const receiver = Effect.acquireRelease(
         resume(Effect.succeed({
           url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
           got,
-          close: () => server.closeAllConnections() || server.close()
+          close: () => {
+            server.closeAllConnections()
+            server.close()
+          }
         })))
     }
   ),
@@ -127,7 +130,7 @@ describe("soak", () => {
             }
           }).pipe(Effect.forever)
 
-        let serve = first
+        let serve: Omit<typeof first, "key"> = first
         for (let round = 0; round <= KILLS; round++) {
           if (round > 0) serve = yield* restartServe(dataDir, args)
           if (round === KILLS) break
