@@ -61,7 +61,7 @@ const parse = (raw: string) => {
 }
 
 const short = {
-  connections: { headersTimeout: "2 seconds", requestTimeout: "3 seconds", maxConnectionsPerIp: 100 }
+  connections: { headersTimeout: "3 seconds", requestTimeout: "4 seconds", maxConnectionsPerIp: 100 }
 } as const
 
 describe("connection guards", () => {
@@ -100,9 +100,15 @@ describe("connection guards", () => {
         )
         expect(performance.now() - started).toBeLessThan(20_000)
         const statuses = received.map((raw) => (raw === "" ? 0 : parse(raw).status))
-        // Beyond its 100 connections the address is refused at once; the 100 it held time out.
-        expect(statuses.filter((s) => s === 429).length).toBe(1_400)
-        expect(statuses.filter((s) => s === 408).length).toBe(100)
+        // The 100 connections the address may hold time out with 408 (and when opening the 1,500
+        // took longer than the timeout, the slots they freed were taken again); beyond them it is
+        // refused at once with 429 (a refused socket that had sent bytes may be reset before it
+        // reads the answer).
+        const timedOut = statuses.filter((s) => s === 408).length
+        expect(timedOut).toBeGreaterThanOrEqual(100)
+        expect(statuses.filter((s) => s === 429 || s === 0).length).toBe(1_500 - timedOut)
+        expect(timedOut).toBeLessThan(500)
+        expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(500)
         // Its share is free again.
         const after = yield* timedGet(port, "127.0.0.1", "/v1/apps", alice.key)
         expect(after.status).toBe(200)
