@@ -46,7 +46,9 @@ export interface Client {
     readonly get: (executionId: string) => Promise<Execution.Execution>
     /** How the delivery of the execution's webhook goes; null when it has no webhook. */
     readonly webhook: (executionId: string) => Promise<Execution.WebhookDelivery | null>
-    /** Polls (every 3–5 s by default) until `completed` or `failed`, and returns the execution. */
+    /** Cancels the execution; it ends `failed` with "The execution was canceled." */
+    readonly cancel: (executionId: string) => Promise<Execution.Execution>
+    /** Waits (long polling, or polling every 3–5 s) until `completed` or `failed`, and returns the execution. */
     readonly wait: (executionId: string, options?: Polling.WaitOptions) => Promise<Execution.Execution>
   }
   /**
@@ -102,6 +104,7 @@ export const createClient = (config: ClientConfig): Client => {
       start: (appId, inputs, options) => runPromise(client.executions.start(appId, inputs, options)),
       get: (executionId) => runPromise(client.executions.get(executionId)),
       webhook: (executionId) => runPromise(client.executions.webhook(executionId)),
+      cancel: (executionId) => runPromise(client.executions.cancel(executionId)),
       wait: (executionId, options) => runPromise(client.executions.wait(executionId, options))
     },
     run: (app, inputs, options) => runPromise(client.run(app, inputs, options)),

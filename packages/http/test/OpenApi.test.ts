@@ -1,6 +1,6 @@
 /**
  * The committed `docs/openapi.json` is what the API definition generates, and it documents
- * exactly the six endpoints and the webhook delivery of an execution.
+ * the six endpoints, the extensions (cancel) and the webhook delivery of an execution.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
@@ -12,7 +12,7 @@ describe("OpenAPI", () => {
     expect(committed).toBe(OpenApiDocument.render())
   })
 
-  it("is OpenAPI 3.1 with the seven endpoints, both security schemes and the error body", () => {
+  it("is OpenAPI 3.1 with the six endpoints and the extensions, both security schemes and the error body", () => {
     const doc = OpenApiDocument.document()
     expect(doc.openapi).toBe("3.1.0")
     const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
@@ -27,12 +27,19 @@ describe("OpenAPI", () => {
       "GET /v1/executions/{executionId}",
       "GET /v1/executions/{executionId}/webhook",
       "GET /v1/webhooks/signing-key",
-      "POST /v1/apps/{appId}/executions"
+      "POST /v1/apps/{appId}/executions",
+      "POST /v1/executions/{executionId}/cancel"
     ])
     expect(Object.keys(doc.components.securitySchemes)).toEqual(["apiKey", "bearer"])
     expect(JSON.stringify(doc)).not.toContain("HttpApiDecodeError")
     expect(Object.keys(doc.paths["/v1/apps/{appId}/executions"]!.post!.responses).sort()).toEqual(
-      ["202", "400", "401", "403", "404", "413", "429", "500"]
+      ["202", "400", "401", "403", "404", "409", "413", "429", "500"]
+    )
+    const start = doc.paths["/v1/apps/{appId}/executions"]!.post!
+    expect(start.parameters.map((p: { readonly name: string }) => p.name)).toContain("idempotency-key")
+    const poll = doc.paths["/v1/executions/{executionId}"]!.get!
+    expect(poll.parameters.map((p: { readonly name: string }) => p.name)).toEqual(
+      expect.arrayContaining(["prefer", "if-none-match"])
     )
   })
 })
