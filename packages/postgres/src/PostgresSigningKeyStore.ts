@@ -50,6 +50,11 @@ export const make = Effect.gen(function*() {
           .execute()
       })
     ),
+    replaceSecret: Effect.fn("PostgresSigningKeyStore.replaceSecret")((kid, secretKey) =>
+      client.execute("replace signing key secret", async (db) => {
+        await db.updateTable("signing_keys").set({ secret_key: secretKey }).where("kid", "=", kid).execute()
+      })
+    ),
     retireAllBut: Effect.fn("PostgresSigningKeyStore.retireAllBut")((keep, at, publishedUntil) =>
       client.execute("retire signing keys", async (db) => {
         await db

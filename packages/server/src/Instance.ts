@@ -1,21 +1,23 @@
 /**
- * The appexec instance of the standalone server: core and built-in nodes, random ids, and its
- * storage. On SQLite (the default): the database under the data directory, produced media in the
- * filesystem blob store under `<data>/media`, the media URL key in `<data>/media.secret`. On
- * PostgreSQL (`--database postgres://…`): every port in the database, media and the media URL key
- * included, so that every process of a deployment serves every request alike. `serve` and
- * `worker` run a worker and a webhook dispatcher; `serve --no-worker` and the admin commands run
- * neither.
+ * The appexec instance of the standalone server: core and built-in nodes, random ids, its
+ * storage, and its secrets sealed with the master key (`APPEXEC_MASTER_KEY`, else
+ * `<data>/master.key`; see `MasterKey`). On SQLite (the default): the database under the data
+ * directory, produced media in the filesystem blob store under `<data>/media`, the media URL key
+ * in `<data>/media.secret`. On PostgreSQL (`--database postgres://…`): every port in the database,
+ * media and the media URL key included, so that every process of a deployment serves every
+ * request alike (each process then needs the same `APPEXEC_MASTER_KEY`). `serve` and `worker` run
+ * a worker and a webhook dispatcher; `serve --no-worker` and the admin commands run neither.
  */
 import { AppexecLayer, type Errors, IdGenerator, MediaUrls } from "@appexec/core"
 import { BuiltinNodes, builtinNodes, NodesSettings } from "@appexec/nodes"
 import { FileBlobStore, NodeOutboundHttp } from "@appexec/platform-node"
 import { PostgresClient, PostgresSecrets, PostgresStorage } from "@appexec/postgres"
 import { SqliteStorage } from "@appexec/sqlite"
-import { Effect, Layer, Option } from "effect"
-import { mkdirSync } from "node:fs"
+import { Effect, Either, Layer, Option } from "effect"
+import { chmodSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
 import type { Database } from "./Database.js"
+import { masterKeysOf } from "./MasterKey.js"
 import { MediaSecret, secretOf } from "./MediaSigning.js"
 
 /** The database file under a data directory. */
@@ -38,14 +40,19 @@ export interface InstanceOptions {
   readonly mediaUrls?: Layer.Layer<MediaUrls.MediaUrls, Errors.InvalidConfiguration | Errors.StorageError, MediaSecret>
 }
 
+/** Creates the data directory when missing and makes it the owner's only (0700). */
+export const prepareDataDir = (dataDir: string) => {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+  chmodSync(dataDir, 0o700)
+}
+
 /** The storage ports and the media URL key of the instance. */
 const storage = (options: InstanceOptions) =>
   Option.match(options.database ?? Option.none(), {
     onNone: () =>
       Layer.unwrapEffect(
-        // Every command may be the first to touch the data directory.
         Effect.sync(() => {
-          mkdirSync(options.dataDir, { recursive: true })
+          prepareDataDir(options.dataDir)
           return Layer.mergeAll(
             SqliteStorage.layer({ filename: databaseFile(options.dataDir) }),
             // The filesystem blob store replaces the SQLite one: media stay out of the database.
@@ -70,12 +77,27 @@ const storage = (options: InstanceOptions) =>
 /** The instance over the database of `options`. */
 export const layer = (options: InstanceOptions) => {
   const stored = storage(options)
-  return AppexecLayer.make({
-    nodes: builtinNodes,
-    config: options.config ?? {},
-    worker: options.background,
-    webhooks: options.background
-  }).pipe(
+  return Layer.unwrapEffect(
+    Effect.gen(function*() {
+      // Every command may be the first to touch the data directory.
+      yield* Effect.sync(() => prepareDataDir(options.dataDir))
+      const keys = yield* Either.match(masterKeysOf(options.dataDir, process.env), {
+        onLeft: Effect.fail,
+        onRight: Effect.succeed
+      })
+      if (Option.isSome(options.database ?? Option.none()) && keys.source === "file") {
+        yield* Effect.logWarning(
+          "the master key comes from the data directory: every other process on this database needs the same key (set APPEXEC_MASTER_KEY)"
+        )
+      }
+      return AppexecLayer.make({
+        nodes: builtinNodes,
+        config: { ...options.config, masterKey: keys.masterKey, previousMasterKeys: keys.previousMasterKeys },
+        worker: options.background,
+        webhooks: options.background
+      })
+    })
+  ).pipe(
     Layer.provideMerge(
       BuiltinNodes.layer({
         // Secrets for http.request headers: every APPEXEC_SECRET_<NAME> variable is the secret <name>.

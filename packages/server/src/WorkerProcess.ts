@@ -11,6 +11,7 @@ import * as Database from "./Database.js"
 import * as ExecutionLog from "./ExecutionLog.js"
 import * as Instance from "./Instance.js"
 import * as MediaSigning from "./MediaSigning.js"
+import type { ServeOptions } from "./Serve.js"
 
 /** The settings of `worker` (docs/cli.md). */
 export interface WorkerOptions {
@@ -19,12 +20,8 @@ export interface WorkerOptions {
   readonly database: Database.Database
   /** Executions run at once. */
   readonly concurrency: number
-  /** How long a claim lasts unrenewed; the worker renews it every third of that. */
-  readonly leaseMs: number
-  /** Time a receiver has to answer a webhook. */
-  readonly webhookTimeoutMs: number
-  /** How long a claim on a delivery outlasts `webhookTimeoutMs`. */
-  readonly webhookClaimMarginMs: number
+  /** How long claims last (as `serve`'s): the lease is renewed every third of it. */
+  readonly claims: ServeOptions["claims"] & {}
   readonly allowPrivateNetworks: boolean
   readonly webhookRetryDelays: ReadonlyArray<Duration.DurationInput>
   /** The URL clients reach the API at: the base of the signed media URLs this worker hands out. */
@@ -56,10 +53,11 @@ export const work = (options: WorkerOptions) =>
         allowPrivateNetworks: options.allowPrivateNetworks,
         config: {
           workerConcurrency: options.concurrency,
-          lease: options.leaseMs,
-          renewEvery: Math.floor(options.leaseMs / 3),
-          webhookTimeout: options.webhookTimeoutMs,
-          webhookClaimMargin: options.webhookClaimMarginMs,
+          lease: options.claims.lease,
+          renewEvery: Math.max(1, Math.floor(options.claims.lease / 3)),
+          maxAttempts: options.claims.maxAttempts,
+          webhookTimeout: options.claims.webhookTimeout,
+          webhookClaimMargin: options.claims.webhookClaimMargin,
           webhookRetryDelays: options.webhookRetryDelays,
           ...(options.signingKeyGrace === undefined ? {} : { signingKeyGrace: options.signingKeyGrace }),
           ...(options.signingKeyJwk === undefined ? {} : { signingKeyJwk: options.signingKeyJwk })

@@ -246,7 +246,7 @@ describe("many processes on one PostgreSQL database", () => {
         const appsDir = yield* tempDataDir
         writeFileSync(join(appsDir, "slow.json"), JSON.stringify(slowApp("Four seconds", 4_000)))
         const api = yield* startServe(yield* tempDataDir, ["--no-worker", "--apps", appsDir], env)
-        const lost = yield* startWorker({ APPEXEC_DATABASE_URL: behindProxy.href })
+        const lost = yield* startWorker({ ...env, APPEXEC_DATABASE_URL: behindProxy.href })
         const headers = { "x-api-key": api.key, "content-type": "application/json" }
         const app = (yield* json(`${api.baseUrl}/v1/apps`, { headers })).body.data[0]
         const started = yield* json(`${api.baseUrl}/v1/apps/${app.appId}/executions`, {

@@ -5,6 +5,7 @@
  * command of the test, so `serve`, `worker` and the admin commands meet in one database.
  */
 import { Effect } from "effect"
+import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import pg from "pg"
@@ -45,8 +46,12 @@ export const sqlite: Backend = {
 
 export const postgres: Backend = {
   name: "postgres",
+  // Every process on one database seals and opens the signing keys with one master key.
   env: Effect.promise(() => TestDatabase.create("serve")).pipe(
-    Effect.map((url) => ({ APPEXEC_DATABASE_URL: url }))
+    Effect.map((url) => ({
+      APPEXEC_DATABASE_URL: url,
+      APPEXEC_MASTER_KEY: randomBytes(32).toString("base64url")
+    }))
   ),
   blob: (_, env, key) =>
     query<{ bytes: Buffer }>(env, "SELECT bytes FROM blobs WHERE key = $1", [key]).pipe(
