@@ -133,14 +133,21 @@ describe("many processes on one PostgreSQL database", () => {
         const appsDir = yield* tempDataDir
         writeFileSync(join(appsDir, "slow.json"), JSON.stringify(slowApp("Slow step", 100)))
         const receiver = yield* startReceiver
+        // The receiver is on loopback: the APIs accept its URL, the workers reach it.
         const apiA = yield* startServe(yield* tempDataDir, [
           "--no-worker",
           "--apps",
           appsDir,
           "--rate-limit",
-          "100000"
+          "100000",
+          "--allow-private-networks"
         ], env)
-        const apiB = yield* restartServe(yield* tempDataDir, ["--no-worker", "--rate-limit", "100000"], env)
+        const apiB = yield* restartServe(yield* tempDataDir, [
+          "--no-worker",
+          "--rate-limit",
+          "100000",
+          "--allow-private-networks"
+        ], env)
         const workers = [yield* startWorker(env), yield* startWorker(env), yield* startWorker(env)]
         const headers = { "x-api-key": apiA.key, "content-type": "application/json" }
         const apps = yield* json(`${apiA.baseUrl}/v1/apps`, { headers })
