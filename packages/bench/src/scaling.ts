@@ -16,6 +16,7 @@ import { PostgresStorage } from "@appexec/postgres"
 import { SqliteStorage } from "@appexec/sqlite"
 import { Duration, Effect, Layer, Logger, LogLevel, Option, type Scope } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -152,19 +153,22 @@ interface Target {
   >
 }
 
+/** A fresh directory of its own for the workers' data (the SQLite file, the master key), removed with the scope. */
+const dataDir = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(join(tmpdir(), "appexec-bench-scaling-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+/** One master key for every worker of a database. */
+const masterKey = () => ({ APPEXEC_MASTER_KEY: randomBytes(32).toString("base64url") })
+
 const sqlite: Target = {
   name: "sqlite",
-  database: Effect.map(
-    Effect.acquireRelease(
-      Effect.sync(() => mkdtempSync(join(tmpdir(), "appexec-bench-scaling-"))),
-      (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-    ),
-    (dir) => ({
-      storage: SqliteStorage.layer({ filename: join(dir, "appexec.db") }),
-      args: ["--data", dir],
-      env: {}
-    })
-  )
+  database: Effect.map(dataDir, (dir) => ({
+    storage: SqliteStorage.layer({ filename: join(dir, "appexec.db") }),
+    args: ["--data", dir],
+    env: masterKey()
+  }))
 }
 
 let databases = 0
@@ -177,21 +181,25 @@ let databases = 0
 const postgres = (server: PostgresServer.Server, durability: "flushed" | "unflushed"): Target => {
   return {
     name: durability === "flushed" ? "postgres" : "postgres_unflushed",
-    database: Effect.promise(async () => {
-      const name = `bench_${++databases}`
-      const admin = new pg.Client({ connectionString: server.url })
-      await admin.connect()
-      await admin.query(`CREATE DATABASE ${name}`)
-      if (durability === "unflushed") await admin.query(`ALTER DATABASE ${name} SET synchronous_commit = off`)
-      await admin.end()
-      const url = new URL(server.url)
-      url.pathname = `/${name}`
-      return {
-        storage: PostgresStorage.layer({ connectionString: url.href, poolSize: 16 }),
-        args: ["--data", tmpdir()],
-        env: { APPEXEC_DATABASE_URL: url.href }
-      }
-    })
+    database: Effect.zipWith(
+      dataDir,
+      Effect.promise(async () => {
+        const name = `bench_${++databases}`
+        const admin = new pg.Client({ connectionString: server.url })
+        await admin.connect()
+        await admin.query(`CREATE DATABASE ${name}`)
+        if (durability === "unflushed") await admin.query(`ALTER DATABASE ${name} SET synchronous_commit = off`)
+        await admin.end()
+        const url = new URL(server.url)
+        url.pathname = `/${name}`
+        return url.href
+      }),
+      (dir, url) => ({
+        storage: PostgresStorage.layer({ connectionString: url, poolSize: 16 }),
+        args: ["--data", dir],
+        env: { APPEXEC_DATABASE_URL: url, ...masterKey() }
+      })
+    )
   }
 }
 
