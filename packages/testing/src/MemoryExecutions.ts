@@ -17,8 +17,10 @@ const currentTime = Effect.clockWith((clock) => clock.currentTimeMillis)
 /** Fresh in-memory execution storage: a context with the store, the queue and the outbox. */
 export const make = Effect.gen(function*() {
   const rows = new Map<string, Row>()
-  /** Non-terminal executions in insertion (creation) order: the only ones a claim looks at. */
-  const open = new Set<string>()
+  /** Non-terminal executions per workspace, each in insertion (creation) order: the only ones a claim looks at. */
+  const open = new Map<string, Set<string>>()
+  /** Where the previous claim stopped in the round robin over workspaces. */
+  let cursor = ""
   const outbox = new Map<string, WebhookOutbox.OutboxEntry>()
   const wake = yield* Queue.sliding<void>(1)
 
@@ -29,10 +31,13 @@ export const make = Effect.gen(function*() {
     insert: (record) =>
       Effect.gen(function*() {
         rows.set(record.executionId, { record, lease: null, attempts: 0, claims: 0 })
-        open.add(record.executionId)
+        let ids = open.get(record.workspaceId)
+        if (ids === undefined) open.set(record.workspaceId, ids = new Set())
+        ids.add(record.executionId)
         yield* Queue.offer(wake, undefined)
       }),
     get: (executionId) => Effect.sync(() => Option.map(Option.fromNullable(rows.get(executionId)), (r) => r.record)),
+    finishedAmong: (executionIds) => finishedAmong(executionIds),
     save: (record, lease, entry) =>
       Effect.suspend(() => {
         const row = rows.get(record.executionId)
@@ -40,35 +45,85 @@ export const make = Effect.gen(function*() {
         row.record = record
         if (record.status === "completed" || record.status === "failed") {
           row.lease = null
-          open.delete(record.executionId)
+          const ids = open.get(record.workspaceId)
+          ids?.delete(record.executionId)
+          if (ids?.size === 0) open.delete(record.workspaceId)
           if (entry !== undefined) outbox.set(entry.deliveryId, entry)
         }
         return Effect.void
       })
   }
 
-  const queue: ExecutionQueue.ExecutionQueue["Type"] = {
-    claim: (workerId, leaseMs) =>
-      Effect.map(currentTime, (now) => {
-        for (const id of open) {
-          const row = rows.get(id)!
-          if (row.lease !== null && row.lease.expiresAt > now) continue
-          row.claims += 1
-          row.attempts += 1
-          row.lease = { workerId, token: row.claims, expiresAt: now + leaseMs }
-          return Option.some({
-            execution: row.record,
+  const finishedAmong: ExecutionStore.ExecutionStore["Type"]["finishedAmong"] = (executionIds) =>
+    Effect.sync(() =>
+      executionIds.filter((id) => {
+        const status = rows.get(id)?.record.status
+        return status === "completed" || status === "failed"
+      })
+    )
+
+  const isLive = (row: Row, now: number) => row.lease !== null && row.lease.expiresAt > now
+
+  /** The oldest claimable execution of `workspaceId`, and how many of its executions hold live leases. */
+  const scan = (workspaceId: string, now: number) => {
+    let live = 0
+    for (const id of open.get(workspaceId) ?? []) {
+      const row = rows.get(id)!
+      if (!isLive(row, now)) return { next: row, live }
+      live += 1
+    }
+    return { next: undefined, live }
+  }
+
+  const claimBatch: ExecutionQueue.ExecutionQueue["Type"]["claimBatch"] = (workerId, leaseMs, options) =>
+    Effect.map(currentTime, (now) => {
+      const claimed: Array<ExecutionQueue.Claim> = []
+      const cap = options.maxRunningPerWorkspace
+      const live = new Map<string, number>()
+      let claimedThisPass = 0
+      let passes = 0
+      while (claimed.length < options.limit) {
+        const workspaces = [...open.keys()].filter((w) => w > cursor).sort()
+        let taken = false
+        for (const workspaceId of workspaces) {
+          cursor = workspaceId
+          const { live: running, next } = scan(workspaceId, now)
+          const count = live.get(workspaceId) ?? running
+          live.set(workspaceId, count)
+          if (next === undefined || (cap !== undefined && count >= cap)) continue
+          next.claims += 1
+          next.attempts += 1
+          next.lease = { workerId, token: next.claims, expiresAt: now + leaseMs }
+          live.set(workspaceId, count + 1)
+          claimed.push({
+            execution: next.record,
             lease: {
-              executionId: row.record.executionId,
+              executionId: next.record.executionId,
               workerId,
-              token: row.claims,
-              attempt: row.attempts,
+              token: next.claims,
+              attempt: next.attempts,
               expiresAt: now + leaseMs
             }
           })
+          claimedThisPass += 1
+          taken = true
+          break
         }
-        return Option.none()
-      }),
+        if (taken) continue
+        // The end of the workspaces: start over from the first, unless a whole pass found nothing.
+        if (passes > 0 && claimedThisPass === 0) break
+        if (cursor === "" && workspaces.length === 0) break
+        passes += 1
+        claimedThisPass = 0
+        cursor = ""
+      }
+      return claimed
+    })
+
+  const queue: ExecutionQueue.ExecutionQueue["Type"] = {
+    claim: (workerId, leaseMs) =>
+      Effect.map(claimBatch(workerId, leaseMs, { limit: 1 }), (claims) => Option.fromNullable(claims[0])),
+    claimBatch,
     renew: (lease, leaseMs) =>
       Effect.flatMap(currentTime, (now) => {
         const row = rows.get(lease.executionId)
