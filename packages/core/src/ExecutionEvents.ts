@@ -65,8 +65,7 @@ export class ExecutionEvents extends Context.Tag("@appexec/core/ExecutionEvents"
             })
         ).pipe(Effect.map((entry) => Deferred.await(entry.done)))
       return {
-        publish: (record) =>
-          PubSub.publish(hub, record).pipe(Effect.zipRight(settle(record))),
+        publish: (record) => PubSub.publish(hub, record).pipe(Effect.zipRight(settle(record))),
         subscribe: PubSub.subscribe(hub),
         awaitTerminal,
         waited: Effect.sync(() => [...waiters.keys()] as Array<ExecutionId>),

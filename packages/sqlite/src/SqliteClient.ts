@@ -222,7 +222,9 @@ export const make = (options: Options) =>
       } catch (cause) {
         rollback()
         results.length = 0
-        for (const write of group) results.push(Either.left(new Errors.StorageError({ operation: write.operation, cause })))
+        for (const write of group) {
+          results.push(Either.left(new Errors.StorageError({ operation: write.operation, cause })))
+        }
       }
       group.forEach((write, i) => write.resume(results[i]!))
     }

@@ -64,7 +64,13 @@ export const make = Effect.gen(function*() {
    * Claims up to `limit` executions on the connection, one workspace after the other from
    * `cursor`, starting over at the first workspace until a whole pass finds nothing more.
    */
-  const claimRows = (c: Connection, workerId: string, now: number, expiresAt: number, options: ExecutionQueue.ClaimOptions) => {
+  const claimRows = (
+    c: Connection,
+    workerId: string,
+    now: number,
+    expiresAt: number,
+    options: ExecutionQueue.ClaimOptions
+  ) => {
     const rows: Array<ExecutionRow> = []
     const cap = options.maxRunningPerWorkspace
     const running = new Map<string, number>()
@@ -126,16 +132,18 @@ export const make = Effect.gen(function*() {
         "claim executions",
         (c) => claimRows(c, workerId, now, now + leaseMs, options)
       )
-      return yield* Effect.forEach(rows, (row) =>
-        Effect.map(fromRow(row), (execution): ExecutionQueue.Claim => ({ execution, lease: leaseOf(execution, row) })))
+      return yield* Effect.forEach(
+        rows,
+        (row) =>
+          Effect.map(fromRow(row), (execution): ExecutionQueue.Claim => ({ execution, lease: leaseOf(execution, row) }))
+      )
     })
 
   const service: ExecutionQueue.ExecutionQueue["Type"] = {
-    claim: Effect.fn("SqliteExecutionQueue.claim")((workerId, leaseMs) =>
-      Effect.map(claimBatch(workerId, leaseMs, { limit: 1 }), (claims) => Option.fromNullable(claims[0]))
-    ),
-    claimBatch: Effect.fn("SqliteExecutionQueue.claimBatch")(claimBatch),
-    renew: Effect.fn("SqliteExecutionQueue.renew")((lease, leaseMs) =>
+    claim: (workerId, leaseMs) =>
+      Effect.map(claimBatch(workerId, leaseMs, { limit: 1 }), (claims) => Option.fromNullable(claims[0])),
+    claimBatch: claimBatch,
+    renew: (lease, leaseMs) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const changed = yield* client.execute("renew lease", (c) =>
@@ -144,14 +152,12 @@ export const make = Effect.gen(function*() {
           return yield* new Errors.LeaseLost({ executionId: lease.executionId })
         }
         return { ...lease, expiresAt: now + leaseMs }
-      })
-    ),
-    release: Effect.fn("SqliteExecutionQueue.release")((lease) =>
+      }),
+    release: (lease) =>
       Effect.gen(function*() {
         const changed = yield* client.execute("release lease", (c) => c.run(release.bind(lease)))
         if (changed > 0) yield* signal.notify
-      })
-    ),
+      }),
     awaitWork: signal.wait
   }
   return service

@@ -3,8 +3,8 @@
  * clears the lease, and inserts the webhook outbox entry, when there is one, in the same
  * `BEGIN IMMEDIATE` transaction. Every statement is compiled once (`PreparedQuery`).
  */
-import { Errors, type ExecutionQueue, type ExecutionRecord, ExecutionStore, type WebhookOutbox } from "@appexec/core"
 import { ExecutionId } from "@appexec/api/Ids"
+import { Errors, type ExecutionQueue, type ExecutionRecord, ExecutionStore, type WebhookOutbox } from "@appexec/core"
 import { Effect, Layer, Option } from "effect"
 import { sql } from "kysely"
 import { fromRow, toColumns } from "./internal/ExecutionRows.js"
@@ -99,25 +99,24 @@ export const make = Effect.gen(function*() {
   }
 
   const service: ExecutionStore.ExecutionStore["Type"] = {
-    insert: Effect.fn("SqliteExecutionStore.insert")((record) =>
+    insert: (record) =>
       client.batched("insert execution", (c) => c.run(insert.bind(toColumns(record)))).pipe(
         Effect.zipRight(signal.notify)
-      )
-    ),
-    get: Effect.fn("SqliteExecutionStore.get")((executionId) =>
+      ),
+    get: (executionId) =>
       client
         .execute("get execution", (c) => c.get(get.bind({ executionId })))
-        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.map(fromRow(row), Option.some))))
-    ),
-    finishedAmong: Effect.fn("SqliteExecutionStore.finishedAmong")((executionIds) =>
+        .pipe(
+          Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.map(fromRow(row), Option.some)))
+        ),
+    finishedAmong: (executionIds) =>
       executionIds.length === 0
         ? Effect.succeed([])
         : client.execute("finished executions", (c) =>
           c.all(finished.bind({ ids: JSON.stringify(executionIds) })).map((row) =>
             ExecutionId.make(row.execution_id)
-          ))
-    ),
-    save: Effect.fn("SqliteExecutionStore.save")(save)
+          )),
+    save: save
   }
   return service
 })
