@@ -8,6 +8,7 @@
  * process's previous claim stopped, taking the oldest claimable execution of each in turn
  * (`UPDATE … WHERE seq = ? RETURNING *`), so a batch of claims is shared across workspaces.
  */
+import { ExecutionId } from "@appexec/api/Ids"
 import { Errors, ExecutionQueue } from "@appexec/core"
 import { Clock, Effect, Layer, Option } from "effect"
 import { sql } from "kysely"
@@ -139,6 +140,16 @@ export const make = Effect.gen(function*() {
       )
     })
 
+  const canceled = PreparedQuery.make((p: PreparedQuery.Param<{ workerId: string; now: number }>) =>
+    db
+      .selectFrom("executions")
+      .select("execution_id")
+      .where("lease_worker", "=", p("workerId"))
+      .where("lease_expires_at", ">", p("now"))
+      .where("cancel_requested_at", "is not", null)
+      .where("status", "in", [sql.lit("queued"), sql.lit("running")])
+  )
+
   const service: ExecutionQueue.ExecutionQueue["Type"] = {
     claim: (workerId, leaseMs) =>
       Effect.map(claimBatch(workerId, leaseMs, { limit: 1 }), (claims) => Option.fromNullable(claims[0])),
@@ -158,6 +169,13 @@ export const make = Effect.gen(function*() {
         const changed = yield* client.execute("release lease", (c) => c.run(release.bind(lease)))
         if (changed > 0) yield* signal.notify
       }),
+    cancelRequested: Effect.fn("SqliteExecutionQueue.cancelRequested")((workerId) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        client.execute(
+          "list cancel requests",
+          (c) => c.all(canceled.bind({ workerId, now })).map((row) => ExecutionId.make(row.execution_id))
+        ))
+    ),
     awaitWork: signal.wait
   }
   return service

@@ -10,6 +10,7 @@ interface Row {
   lease: { workerId: string; token: number; expiresAt: number } | null
   attempts: number
   claims: number
+  cancelRequested: boolean
 }
 
 const currentTime = Effect.clockWith((clock) => clock.currentTimeMillis)
@@ -22,19 +23,47 @@ export const make = Effect.gen(function*() {
   /** Where the previous claim stopped in the round robin over workspaces. */
   let cursor = ""
   const outbox = new Map<string, WebhookOutbox.OutboxEntry>()
+  /** Idempotency keys by workspace and key. */
+  const idempotency = new Map<
+    string,
+    ExecutionStore.IdempotencyKey & { readonly executionId: ExecutionRecord.ExecutionRecord["executionId"] }
+  >()
   const wake = yield* Queue.sliding<void>(1)
 
   const isCurrent = (row: Row | undefined, lease: ExecutionQueue.Lease): row is Row =>
     row !== undefined && row.lease !== null && row.lease.token === lease.token && row.lease.workerId === lease.workerId
 
+  /** Takes a finished execution out of the claimable ones. */
+  const closeOpen = (record: ExecutionRecord.ExecutionRecord) => {
+    const ids = open.get(record.workspaceId)
+    ids?.delete(record.executionId)
+    if (ids?.size === 0) open.delete(record.workspaceId)
+  }
+
+  const insert = (record: ExecutionRecord.ExecutionRecord) =>
+    Effect.suspend(() => {
+      rows.set(record.executionId, { record, lease: null, attempts: 0, claims: 0, cancelRequested: false })
+      let ids = open.get(record.workspaceId)
+      if (ids === undefined) open.set(record.workspaceId, ids = new Set())
+      ids.add(record.executionId)
+      return Queue.offer(wake, undefined)
+    })
+
   const store: ExecutionStore.ExecutionStore["Type"] = {
-    insert: (record) =>
-      Effect.gen(function*() {
-        rows.set(record.executionId, { record, lease: null, attempts: 0, claims: 0 })
-        let ids = open.get(record.workspaceId)
-        if (ids === undefined) open.set(record.workspaceId, ids = new Set())
-        ids.add(record.executionId)
-        yield* Queue.offer(wake, undefined)
+    insert,
+    insertIdempotent: (record, key, now) =>
+      Effect.suspend((): Effect.Effect<ExecutionStore.IdempotentInsert> => {
+        const id = `${key.workspaceId}\u0000${key.key}`
+        const held = idempotency.get(id)
+        if (held !== undefined && held.expiresAt > now) {
+          return Effect.succeed({
+            _tag: "Existing",
+            executionId: held.executionId,
+            fingerprint: held.fingerprint
+          })
+        }
+        idempotency.set(id, { ...key, executionId: record.executionId })
+        return Effect.as(insert(record), { _tag: "Inserted" })
       }),
     get: (executionId) => Effect.sync(() => Option.map(Option.fromNullable(rows.get(executionId)), (r) => r.record)),
     finishedAmong: (executionIds) => finishedAmong(executionIds),
@@ -45,12 +74,28 @@ export const make = Effect.gen(function*() {
         row.record = record
         if (record.status === "completed" || record.status === "failed") {
           row.lease = null
-          const ids = open.get(record.workspaceId)
-          ids?.delete(record.executionId)
-          if (ids?.size === 0) open.delete(record.workspaceId)
+          closeOpen(record)
           if (entry !== undefined) outbox.set(entry.deliveryId, entry)
         }
         return Effect.void
+      }),
+    cancelQueued: (record, now, entry) =>
+      Effect.sync(() => {
+        const row = rows.get(record.executionId)
+        if (row === undefined || row.record.status !== "queued") return false
+        if (row.lease !== null && row.lease.expiresAt > now) return false
+        row.record = record
+        row.lease = null
+        closeOpen(record)
+        if (entry !== undefined) outbox.set(entry.deliveryId, entry)
+        return true
+      }),
+    requestCancel: (executionId) =>
+      Effect.sync(() => {
+        const row = rows.get(executionId)
+        if (row === undefined || (row.record.status !== "queued" && row.record.status !== "running")) return false
+        row.cancelRequested = true
+        return true
       })
   }
 
@@ -140,6 +185,21 @@ export const make = Effect.gen(function*() {
         row.lease = null
         row.attempts -= 1
         return Queue.offer(wake, undefined)
+      }),
+    cancelRequested: (workerId) =>
+      Effect.map(currentTime, (now) => {
+        const found: Array<ExecutionRecord.ExecutionRecord["executionId"]> = []
+        for (const ids of open.values()) {
+          for (const id of ids) {
+            const row = rows.get(id)!
+            if (
+              row.cancelRequested && row.lease !== null && row.lease.workerId === workerId && row.lease.expiresAt > now
+            ) {
+              found.push(row.record.executionId)
+            }
+          }
+        }
+        return found
       }),
     awaitWork: Queue.take(wake)
   }

@@ -1,5 +1,5 @@
 /**
- * Migration 0004: claims take workspaces in turn, oldest first within each, so the index over
+ * Migration 0005: claims take workspaces in turn, oldest first within each, so the index over
  * unfinished executions is ordered by workspace, then acceptance order; it carries the lease end,
  * so finding the next claimable execution of a workspace, and counting a workspace's live leases
  * (the per-workspace cap), reads the index alone. It replaces `executions_open`.
