@@ -3,16 +3,20 @@
  * `lease_token`, `lease_expires_at`); "now" is read from `Clock` and bound as a parameter, so
  * every process must keep its clock in sync (NTP), as the leases already assume.
  *
- * A claim is one statement: `UPDATE … WHERE seq = (SELECT seq … ORDER BY seq LIMIT 1 FOR UPDATE
- * SKIP LOCKED) RETURNING *`. Concurrent claimers, in one process or on many machines, each lock
- * a different row instead of queueing behind one, and none hands out an execution twice. Idle
+ * A claim is one statement: `UPDATE … WHERE seq = (SELECT seq … LIMIT 1 FOR UPDATE SKIP LOCKED)
+ * RETURNING *`. Concurrent claimers, in one process or on many machines, each lock a different
+ * row instead of queueing behind one, and none hands out an execution twice. Claims take the
+ * workspaces with claimable work in turn (in id order, from where this queue's previous claim
+ * stopped), oldest first within each; under a per-workspace cap, a batch runs in one transaction
+ * that counts each workspace's live leases under an advisory lock of that workspace. Idle
  * workers wait on `LISTEN` (see `WorkSignal`); a release notifies them in every process.
  */
 import { ExecutionId } from "@appexec/api/Ids"
 import { Errors, ExecutionQueue } from "@appexec/core"
 import { Clock, Effect, Layer, Option } from "effect"
-import { sql } from "kysely"
-import { fromRow, leaseOf } from "./internal/ExecutionRows.js"
+import { type ExpressionBuilder, type Kysely, sql } from "kysely"
+import { type ExecutionRow, fromRow, leaseOf } from "./internal/ExecutionRows.js"
+import type { Tables } from "./internal/Tables.js"
 import { WorkSignal } from "./internal/WorkSignal.js"
 import { PostgresClient, workChannel } from "./PostgresClient.js"
 
@@ -22,38 +26,144 @@ export const make = Effect.gen(function*() {
   const signal = yield* WorkSignal
   const channel = workChannel(client.schema)
 
-  const service: ExecutionQueue.ExecutionQueue["Type"] = {
-    claim: Effect.fn("PostgresExecutionQueue.claim")((workerId, leaseMs) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const row = yield* client.execute("claim execution", (db) =>
-          db
-            .updateTable("executions")
-            .set((eb) => ({
-              claims: eb("claims", "+", 1),
-              attempts: eb("attempts", "+", 1),
-              lease_token: eb("claims", "+", 1),
-              lease_worker: workerId,
-              lease_expires_at: now + leaseMs
-            }))
-            .where("seq", "=", (eb) =>
-              eb
+  /** Where this queue's previous claim stopped in the round robin over workspaces. */
+  let cursor = ""
+
+  /** Claimable executions (queued, or running with no live lease), of workspaces after `after`, in claim order. */
+  const claimable = (db: Kysely<Tables>, after: string, now: number) =>
+    db
+      .selectFrom("executions")
+      .select(["seq", "workspace_id"])
+      // Literals, not parameters: only then does the planner use the partial index.
+      .where("status", "in", [sql.lit("queued"), sql.lit("running")])
+      .where("workspace_id", ">", after)
+      .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<=", now)]))
+      .orderBy("workspace_id")
+      .orderBy("seq")
+      .limit(1)
+      .forUpdate()
+      .skipLocked()
+
+  /** The lease a claim writes, and the counters it moves. */
+  const lease = (workerId: string, expiresAt: number) => (eb: ExpressionBuilder<Tables, "executions">) => ({
+    claims: eb("claims", "+", 1),
+    attempts: eb("attempts", "+", 1),
+    lease_token: eb("claims", "+", 1),
+    lease_worker: workerId,
+    lease_expires_at: expiresAt
+  })
+
+  /** Claims the first claimable execution after workspace `after`: one statement, the row locked and skipped by others. */
+  const takeNext = (db: Kysely<Tables>, after: string, now: number, workerId: string, expiresAt: number) =>
+    db
+      .updateTable("executions")
+      .set(lease(workerId, expiresAt))
+      .where("seq", "=", (eb) =>
+        eb
+          .selectFrom("executions as c")
+          .select("c.seq")
+          .where("c.status", "in", [sql.lit("queued"), sql.lit("running")])
+          .where("c.workspace_id", ">", after)
+          .where((w) => w.or([w("c.lease_expires_at", "is", null), w("c.lease_expires_at", "<=", now)]))
+          .orderBy("c.workspace_id")
+          .orderBy("c.seq")
+          .limit(1)
+          .forUpdate()
+          .skipLocked())
+      .returningAll()
+      .executeTakeFirst()
+
+  /** Claims the execution `seq`, locked by this transaction already. */
+  const take = (db: Kysely<Tables>, seq: number, workerId: string, expiresAt: number) =>
+    db
+      .updateTable("executions")
+      .set(lease(workerId, expiresAt))
+      .where("seq", "=", seq)
+      .returningAll()
+      .executeTakeFirst()
+
+  /**
+   * Claims up to `limit` rows, one workspace after the other from `cursor`, starting over at the
+   * first workspace until a whole pass finds nothing more. `next` claims the next row after a
+   * workspace, or finds none.
+   */
+  const roundRobin = async (
+    limit: number,
+    next: (after: string) => Promise<{ readonly workspace: string; readonly row: ExecutionRow | undefined } | undefined>
+  ) => {
+    const rows: Array<ExecutionRow> = []
+    let claimedThisPass = 0
+    let passes = 0
+    while (rows.length < limit) {
+      const found = await next(cursor)
+      if (found === undefined) {
+        if (cursor === "" || (passes > 0 && claimedThisPass === 0)) break
+        passes += 1
+        claimedThisPass = 0
+        cursor = ""
+        continue
+      }
+      cursor = found.workspace
+      if (found.row !== undefined) {
+        rows.push(found.row)
+        claimedThisPass += 1
+      }
+    }
+    return rows
+  }
+
+  const claimBatch = (workerId: string, leaseMs: number, options: ExecutionQueue.ClaimOptions) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const expiresAt = now + leaseMs
+      const cap = options.maxRunningPerWorkspace
+      const rows = yield* cap === undefined
+        // No cap: each claim is one statement, atomic on its own (the row is locked, skipped by others, taken).
+        ? client.execute("claim executions", (db) =>
+          roundRobin(options.limit, async (after) => {
+            const row = await takeNext(db, after, now, workerId, expiresAt)
+            return row === undefined ? undefined : { workspace: row.workspace_id, row }
+          }))
+        // A cap: one transaction, each workspace's live leases counted under a lock of that
+        // workspace, so that claimers in other processes cannot exceed the cap together.
+        : client.transaction("claim executions", (trx) => {
+          const running = new Map<string, number>()
+          return roundRobin(options.limit, async (after) => {
+            const found = await claimable(trx, after, now).executeTakeFirst()
+            if (found === undefined) return undefined
+            const workspace = found.workspace_id
+            let count = running.get(workspace)
+            if (count === undefined) {
+              await sql`SELECT pg_advisory_xact_lock(hashtext(${`appexec.claims.${client.schema}.${workspace}`}))`
+                .execute(trx)
+              const live = await trx
                 .selectFrom("executions")
-                .select("seq")
-                // Literals, not parameters: only then does the planner use the partial index `executions_open`.
+                .select((eb) => eb.fn.countAll<number>().as("n"))
                 .where("status", "in", [sql.lit("queued"), sql.lit("running")])
-                .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<=", now)]))
-                .orderBy("seq")
-                .limit(1)
-                .forUpdate()
-                .skipLocked())
-            .returningAll()
-            .executeTakeFirst())
-        if (row === undefined) return Option.none()
-        const execution = yield* fromRow(row)
-        return Option.some({ execution, lease: leaseOf(execution, row) })
-      })
-    ),
+                .where("workspace_id", "=", workspace)
+                .where("lease_expires_at", ">", now)
+                .executeTakeFirst()
+              count = live?.n ?? 0
+            }
+            if (count >= cap) {
+              running.set(workspace, count)
+              return { workspace, row: undefined }
+            }
+            running.set(workspace, count + 1)
+            return { workspace, row: await take(trx, found.seq, workerId, expiresAt) }
+          })
+        })
+      return yield* Effect.forEach(
+        rows,
+        (row) =>
+          Effect.map(fromRow(row), (execution): ExecutionQueue.Claim => ({ execution, lease: leaseOf(execution, row) }))
+      )
+    })
+
+  const service: ExecutionQueue.ExecutionQueue["Type"] = {
+    claim: (workerId, leaseMs) =>
+      Effect.map(claimBatch(workerId, leaseMs, { limit: 1 }), (claims) => Option.fromNullable(claims[0])),
+    claimBatch: Effect.fn("PostgresExecutionQueue.claimBatch")(claimBatch),
     renew: Effect.fn("PostgresExecutionQueue.renew")((lease, leaseMs) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis

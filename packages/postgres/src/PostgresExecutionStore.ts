@@ -128,6 +128,19 @@ export const make = Effect.gen(function*() {
         .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.map(fromRow(row), Option.some))))
     ),
     save: Effect.fn("PostgresExecutionStore.save")(save),
+    finishedAmong: Effect.fn("PostgresExecutionStore.finishedAmong")((executionIds) =>
+      executionIds.length === 0
+        ? Effect.succeed([])
+        : client
+          .execute("finished among", (db) =>
+            db
+              .selectFrom("executions")
+              .select("execution_id")
+              .where(sql<boolean>`execution_id = any(${[...executionIds]}::text[])`)
+              .where("status", "in", [sql.lit("completed"), sql.lit("failed")])
+              .execute())
+          .pipe(Effect.map((rows) => rows.map((row) => ExecutionId.make(row.execution_id))))
+    ),
     cancelQueued: Effect.fn("PostgresExecutionStore.cancelQueued")((record, now, outbox) => {
       const { execution_id, ...columns } = toColumns(record)
       return client.execute("cancel queued execution", (db) =>

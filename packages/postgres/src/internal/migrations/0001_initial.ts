@@ -73,7 +73,10 @@ const statements = [
     claims INTEGER NOT NULL DEFAULT 0,
     cancel_requested_at BIGINT
   )`,
-  `CREATE INDEX executions_open ON executions (seq, lease_expires_at) WHERE status IN ('queued', 'running')`,
+  // Claims take workspaces in turn, oldest first within each; the lease end is in the index, so
+  // finding a workspace's next claimable execution and counting its live leases read the index.
+  `CREATE INDEX executions_open_by_workspace ON executions (workspace_id, seq, lease_expires_at)
+    WHERE status IN ('queued', 'running')`,
   `CREATE TABLE idempotency_keys (
     workspace_id TEXT NOT NULL,
     key TEXT NOT NULL,
