@@ -306,6 +306,7 @@ const workerCommand = Command.make(
     data,
     database,
     concurrency: workerConcurrency,
+    maxRunningPerWorkspace,
     ...claims,
     allowPrivateNetworks,
     webhookRetryDelays,
@@ -319,6 +320,7 @@ const workerCommand = Command.make(
       dataDir: o.data,
       database: o.database,
       concurrency: o.concurrency,
+      maxRunningPerWorkspace: Option.getOrUndefined(o.maxRunningPerWorkspace),
       claims: {
         lease: o.lease,
         maxAttempts: o.maxAttempts,

@@ -20,6 +20,8 @@ export interface WorkerOptions {
   readonly database: Database.Database
   /** Executions run at once. */
   readonly concurrency: number
+  /** Executions of one workspace running at once across every worker on the database; no cap when absent. */
+  readonly maxRunningPerWorkspace?: number | undefined
   /** How long claims last (as `serve`'s): the lease is renewed every third of it. */
   readonly claims: ServeOptions["claims"] & {}
   readonly allowPrivateNetworks: boolean
@@ -53,6 +55,9 @@ export const work = (options: WorkerOptions) =>
         allowPrivateNetworks: options.allowPrivateNetworks,
         config: {
           workerConcurrency: options.concurrency,
+          ...(options.maxRunningPerWorkspace === undefined
+            ? {}
+            : { maxRunningPerWorkspace: options.maxRunningPerWorkspace }),
           lease: options.claims.lease,
           renewEvery: Math.max(1, Math.floor(options.claims.lease / 3)),
           maxAttempts: options.claims.maxAttempts,
