@@ -24,7 +24,8 @@ export interface ServeOptions {
   readonly appsDir: string
   readonly allowPrivateNetworks: boolean
   readonly rateLimit: number
-  readonly trustProxy: boolean
+  /** Proxies in front that append to `X-Forwarded-For` and are trusted (0: none). */
+  readonly trustProxy: number
   readonly webhookRetryDelays: ReadonlyArray<Duration.DurationInput>
   /** How long a rotated-out signing key stays published (default: the core default, 7 days). */
   readonly signingKeyGrace?: Duration.DurationInput | undefined

@@ -94,11 +94,13 @@ export const make = Effect.gen(function*() {
         Effect.zipRight(signal.notify)
       )
     ),
-    get: Effect.fn("SqliteExecutionStore.get")((executionId) =>
+    // Every poll reads one: untraced.
+    get: (executionId) =>
       client
         .execute("get execution", (c) => c.get(get.bind({ executionId })))
-        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.map(fromRow(row), Option.some))))
-    ),
+        .pipe(
+          Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.map(fromRow(row), Option.some)))
+        ),
     save: Effect.fn("SqliteExecutionStore.save")(save)
   }
   return service
