@@ -256,7 +256,8 @@ export const layer = Layer.effect(
         import: Effect.fn("Appexec.apps.import")((definition: unknown, options?: ImportOptions) =>
           Effect.map(catalog.import(definition, options), summaryOf)
         ),
-        list: Effect.fn("Appexec.apps.list")(function*(
+        // Hot paths (every listing, every app read): untraced.
+        list: Effect.fnUntraced(function*(
           principal: Principal,
           query: { readonly search?: string | undefined; readonly limit?: number | undefined } = {}
         ) {
@@ -275,7 +276,7 @@ export const layer = Layer.effect(
           return [...listing.workspace, ...listing.public].map(summaryOf)
         }),
         listAll: appStore.listAll,
-        get: Effect.fn("Appexec.apps.get")(function*(principal: Principal, appId: string) {
+        get: Effect.fnUntraced(function*(principal: Principal, appId: string) {
           const { app, compiled } = yield* visibleWorkflow(principal, appId)
           return {
             appId: app.appId,

@@ -71,6 +71,13 @@ const queryOf = (search: string): Record<string, string | ReadonlyArray<string>>
 
 const unauthorizedHeaders = { "www-authenticate": "Bearer realm=\"appexec\"" }
 
+/**
+ * How long request lines gather before they are logged together: one fiber, one logger pass and
+ * (with the `appexec` command's logger) one write for all the requests of the moment, instead
+ * of one each.
+ */
+const REQUEST_LOG_DELAY_MS = 25
+
 /** One request's log line, written after its answer. */
 interface RequestLine {
   readonly requestId: string
@@ -98,8 +105,8 @@ const logLine = (line: RequestLine) =>
  * Every request runs as one short fiber on the runtime the app was made in, through plain
  * functions that return effects (no generator, no span per request): the route is matched, the
  * rate limit counted, the key checked (from core's key cache) and the endpoint run. The request's
- * log line is not written on the way: it is queued and the queue is logged after the answers of
- * the moment have been handed to the server (a failure's lines are written at once).
+ * log line is not written on the way: it is queued and the queue is logged a few milliseconds
+ * later, after the answers (a failure's lines are written at once).
  *
  * ```ts
  * const app = yield* AppexecHttp.make({ basePath: "/api", rateLimit: { limit: 1000 } })
@@ -124,7 +131,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
     const runtime = yield* Effect.runtime<never>()
     const clock = yield* Effect.clock
 
-    // Request lines wait here until the answers of this turn are written, then go out together.
+    // Request lines wait here (at most `REQUEST_LOG_DELAY_MS`), then go out together.
     let pending: Array<RequestLine> = []
     let flushing: ReturnType<typeof setTimeout> | undefined
     const runLog = Runtime.runFork(runtime)
@@ -145,7 +152,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
     )
     const queueLine = (line: RequestLine) => {
       pending.push(line)
-      if (flushing === undefined) flushing = setTimeout(flush, 0)
+      if (flushing === undefined) flushing = setTimeout(flush, REQUEST_LOG_DELAY_MS)
     }
 
     const failedWithStorage = (requestId: string) => (error: Errors.StorageError) =>
