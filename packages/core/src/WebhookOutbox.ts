@@ -5,6 +5,7 @@
 import { ExecutionId, UserId } from "@appexec/api/Ids"
 import { Context, type Effect, Schema } from "effect"
 import type { StorageError } from "./Errors.js"
+import type { ExecutionRecord } from "./ExecutionRecord.js"
 
 /** Identifier of a webhook delivery in the outbox. */
 export const DeliveryId = Schema.UUID.pipe(Schema.brand("DeliveryId"))
@@ -37,6 +38,21 @@ export const OutboxEntry = Schema.Struct({
   createdAt: Schema.Number
 })
 export type OutboxEntry = typeof OutboxEntry.Type
+
+/** The entry to record with a finished execution that asked for a webhook; none when it did not. */
+export const entryFor = (record: ExecutionRecord, deliveryId: DeliveryId, at: number): OutboxEntry | undefined =>
+  (record.status === "completed" || record.status === "failed") && record.webhookUrl !== null
+    ? {
+      deliveryId,
+      executionId: record.executionId,
+      userId: record.userId,
+      url: record.webhookUrl,
+      status: "pending",
+      nextAttemptAt: at,
+      attempts: [],
+      createdAt: at
+    }
+    : undefined
 
 /**
  * The claim an attempt is recorded under: the entry as `claimDue` handed it out, whose

@@ -15,7 +15,7 @@ import { Appexec, type Errors, RateLimiter, RateLimitStore, type SigningKeys } f
 import { Cause, Effect, Exit, type Layer, ManagedRuntime, Option, Runtime, Scope } from "effect"
 import * as Endpoints from "./internal/Endpoints.js"
 import * as ErrorAnswers from "./internal/ErrorAnswers.js"
-import { json, type ServerRequest, type ServerResponse, withHeaders } from "./internal/Exchange.js"
+import { type ServerRequest, type ServerResponse, withHeaders } from "./internal/Exchange.js"
 import * as Routes from "./internal/Routes.js"
 import * as MediaRoute from "./MediaRoute.js"
 import * as RateLimit from "./RateLimit.js"
@@ -165,11 +165,17 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
     const runEndpoint = (
       endpoint: Endpoints.Served,
       input: Parameters<Endpoints.Served["run"]>[0],
-      successStatus: number,
       requestId: string
     ): Effect.Effect<ServerResponse> =>
       Effect.matchEffect(endpoint.run(input), {
-        onSuccess: (value) => Effect.succeed(json(successStatus, value)),
+        onSuccess: (answered) =>
+          Effect.succeed({
+            status: answered.status,
+            headers: answered.body === undefined
+              ? answered.headers
+              : { "content-type": "application/json", ...answered.headers },
+            body: answered.body
+          }),
         onFailure: (error) => {
           switch (error._tag) {
             case "Refused":
@@ -210,7 +216,6 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
               runEndpoint(
                 endpoint,
                 { params: found.params, query: queryOf(search), principal, request },
-                route.successStatus,
                 requestId
               ),
             onFailure: (error) =>

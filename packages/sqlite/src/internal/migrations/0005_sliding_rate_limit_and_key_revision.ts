@@ -1,5 +1,5 @@
 /**
- * Migration 0004: the rate limit slides (each counter also keeps the count of the window before
+ * Migration 0005: the rate limit slides (each counter also keeps the count of the window before
  * its current one), and the key revision: a counter that every change of `api_keys` (a revocation
  * above all) bumps, in the same transaction, through triggers. A server that caches keys in
  * memory reads the revision on every request, one indexed row, and drops its cache when it moved:
