@@ -1,10 +1,12 @@
 /**
  * Polling benchmark: the requests one consumer sends for one execution that takes 10 seconds,
  * from its start to its result, with the client's `executions.wait` (`@appexec/client`) against
- * `appexec serve`. Each request the client's `fetch` sends is counted.
+ * `appexec serve`, counted at the client's `fetch`: before, reading every 3–5 s (`hold: false`,
+ * what the client did before long polling), and after, with long polling (`Prefer: wait=N`, the
+ * client's default), one execution each.
  *
- * Figures: the requests sent, the polls among them, and how long after the execution ended the
- * consumer had its result.
+ * Figures, for each: the requests sent (the start included), the reads among them, and how long
+ * after the execution ended the consumer had its result.
  */
 import { createClient } from "@appexec/client"
 import { Effect } from "effect"
@@ -84,25 +86,31 @@ export const benchmark: Benchmark = {
       const client = createClient({ baseUrl, apiKey: key, fetch: counting })
       const apps = yield* Effect.promise(() => client.apps.list())
       const app = apps.find((a) => a.name === tenSeconds.name)!
-      sent.length = 0
-      const done = yield* Effect.promise(async () => {
-        const started = await client.executions.start(app.appId, { message: "hi" })
-        return client.executions.wait(started.executionId)
-      })
-      const received = Date.now()
-      if (done.status !== "completed" || done.completedAt === null) {
-        return yield* Effect.fail(new Error(`the execution ended ${done.status}`))
+      const modes: ReadonlyArray<readonly [string, { readonly hold?: false }]> = [
+        ["before", { hold: false }],
+        ["after", {}]
+      ]
+      for (const [mode, options] of modes) {
+        sent.length = 0
+        const done = yield* Effect.promise(async () => {
+          const started = await client.executions.start(app.appId, { message: "hi" })
+          return client.executions.wait(started.executionId, options)
+        })
+        const received = Date.now()
+        if (done.status !== "completed" || done.completedAt === null) {
+          return yield* Effect.fail(new Error(`the execution ended ${done.status}`))
+        }
+        yield* report({ name: `polling.wait.${mode}.requests`, value: sent.length, unit: "requests" })
+        yield* report({
+          name: `polling.wait.${mode}.reads`,
+          value: sent.filter((r) => r.startsWith("GET ")).length,
+          unit: "requests"
+        })
+        yield* report({
+          name: `polling.wait.${mode}.result_after_completion`,
+          value: Math.max(0, received - done.completedAt.getTime()),
+          unit: "ms"
+        })
       }
-      yield* report({ name: "polling.wait.requests", value: sent.length, unit: "requests" })
-      yield* report({
-        name: "polling.wait.polls",
-        value: sent.filter((r) => r.startsWith("GET ")).length,
-        unit: "requests"
-      })
-      yield* report({
-        name: "polling.wait.result_after_completion",
-        value: Math.max(0, received - done.completedAt.getTime()),
-        unit: "ms"
-      })
     }).pipe(Effect.scoped)
 }
