@@ -4,7 +4,7 @@
  * settings in force (`AppexecConfig`, durations decoded). Settings that cannot work together
  * fail the layer with `InvalidConfiguration`, naming the setting.
  */
-import { Context, Duration, Effect, Either, Layer } from "effect"
+import { Context, Duration, Effect, Either, Layer, Redacted } from "effect"
 import { InvalidConfiguration } from "./Errors.js"
 import { fromPrivateJwk, type PrivateJwk } from "./internal/jwk.js"
 
@@ -51,6 +51,13 @@ export interface AppexecOptions {
   readonly signingKeyGrace: Duration.DurationInput
   /** A signing key given by the operator (private JWK); when absent one is generated and stored. */
   readonly signingKeyJwk?: PrivateJwk | undefined
+  /**
+   * The master key (32 bytes) that seals the secrets the store holds (`SecretSealing`). Without
+   * one, signing keys are stored in the clear (a warning says so at start).
+   */
+  readonly masterKey?: Redacted.Redacted<Uint8Array> | undefined
+  /** Master keys used before `masterKey`: secrets they sealed still open, and are sealed again with `masterKey`. */
+  readonly previousMasterKeys?: ReadonlyArray<Redacted.Redacted<Uint8Array>> | undefined
 }
 
 /** The defaults. */
@@ -96,6 +103,8 @@ export interface Settings {
   readonly webhookClaimMargin: Duration.Duration
   readonly signingKeyGrace: Duration.Duration
   readonly signingKeyJwk: PrivateJwk | undefined
+  readonly masterKey: Redacted.Redacted<Uint8Array> | undefined
+  readonly previousMasterKeys: ReadonlyArray<Redacted.Redacted<Uint8Array>>
 }
 
 /** The settings in force. */
@@ -159,7 +168,9 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
     webhookConcurrency: o.webhookConcurrency,
     webhookClaimMargin: durations.webhookClaimMargin!,
     signingKeyGrace: durations.signingKeyGrace!,
-    signingKeyJwk: o.signingKeyJwk
+    signingKeyJwk: o.signingKeyJwk,
+    masterKey: o.masterKey,
+    previousMasterKeys: o.previousMasterKeys ?? []
   }
   if (!/^[A-Za-z0-9_]{1,16}$/.test(settings.keyPrefix)) return invalid("keyPrefix", "1 to 16 letters, digits or '_'")
   if (!/^[A-Za-z0-9]{1,32}$/.test(settings.webhookBrand)) return invalid("webhookBrand", "1 to 32 letters or digits")
@@ -181,6 +192,15 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
     ] as const
   ) {
     if (!isWholeAtLeast(value, 1)) return invalid(name, "must be a whole number of at least 1")
+  }
+  if (settings.masterKey !== undefined && Redacted.value(settings.masterKey).length !== 32) {
+    return invalid("masterKey", "must be 32 bytes")
+  }
+  if (settings.previousMasterKeys.some((key) => Redacted.value(key).length !== 32)) {
+    return invalid("previousMasterKeys", "each must be 32 bytes")
+  }
+  if (settings.masterKey === undefined && settings.previousMasterKeys.length > 0) {
+    return invalid("previousMasterKeys", "given without a masterKey")
   }
   if (settings.signingKeyJwk !== undefined) {
     const usable = fromPrivateJwk(settings.signingKeyJwk)

@@ -1,6 +1,6 @@
 /**
  * The committed `docs/openapi.json` is what the API definition generates, and it documents
- * exactly the six endpoints.
+ * the six endpoints, the extensions (cancel) and the webhook delivery of an execution.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
@@ -12,7 +12,7 @@ describe("OpenAPI", () => {
     expect(committed).toBe(OpenApiDocument.render())
   })
 
-  it("is OpenAPI 3.1 with the six endpoints, both security schemes and the error body", () => {
+  it("is OpenAPI 3.1 with the six endpoints and the extensions, both security schemes and the error body", () => {
     const doc = OpenApiDocument.document()
     expect(doc.openapi).toBe("3.1.0")
     const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
@@ -25,6 +25,7 @@ describe("OpenAPI", () => {
       "GET /v1/apps/{appId}",
       "GET /v1/apps/{appId}/workflow",
       "GET /v1/executions/{executionId}",
+      "GET /v1/executions/{executionId}/webhook",
       "GET /v1/webhooks/signing-key",
       "POST /v1/apps/{appId}/executions",
       "POST /v1/executions/{executionId}/cancel"

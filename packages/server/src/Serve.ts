@@ -8,8 +8,7 @@
 import type { SigningKeys } from "@appexec/core"
 import { AppexecHttp, LocalRateLimitStore, NodeListener } from "@appexec/http"
 import { Console, type Duration, Effect, Option } from "effect"
-import { mkdirSync } from "node:fs"
-import { createServer, type Server } from "node:http"
+import type { Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Bootstrap from "./Bootstrap.js"
 import * as ExecutionLog from "./ExecutionLog.js"
@@ -35,6 +34,18 @@ export interface ServeOptions {
   readonly mediaBaseUrl?: string | undefined
   /** The URL clients reach this server at; absent: the listening address. */
   readonly publicUrl?: string | undefined
+  /**
+   * How long claims last, in ms (absent: the core defaults): a worker's on an execution (renewed
+   * every third of it), the claims an execution may use up, a dispatcher's on a delivery.
+   */
+  readonly claims?: {
+    readonly lease: number
+    readonly maxAttempts: number
+    readonly webhookTimeout: number
+    readonly webhookClaimMargin: number
+  } | undefined
+  /** Connection limits and timeouts (absent ones: `NodeListener.connectionDefaults`). */
+  readonly connections?: NodeListener.ConnectionOptions | undefined
 }
 
 /** The base URL a client on this machine uses. */
@@ -88,10 +99,10 @@ const listen = (server: Server, port: number, host: string) =>
  */
 export const serve = (options: ServeOptions) =>
   Effect.gen(function*() {
-    yield* Effect.sync(() => mkdirSync(options.dataDir, { recursive: true }))
+    yield* Effect.sync(() => Instance.prepareDataDir(options.dataDir))
     // Listen first: the media URLs an execution hands out need the address, also with port 0.
     // Until the listener is attached below, connections wait without an answer.
-    const nodeServer = createServer()
+    const nodeServer = NodeListener.createServer(options.connections)
     const port = yield* listen(nodeServer, options.port, options.host)
     const localUrl = baseUrlOf(options.host, port)
     const baseUrl = options.publicUrl ?? localUrl
@@ -139,6 +150,13 @@ export const serve = (options: ServeOptions) =>
           mediaUrls: MediaSigning.urlsLayer({ baseUrl, dataDir: options.dataDir, publicBaseUrl: options.mediaBaseUrl }),
           allowPrivateNetworks: options.allowPrivateNetworks,
           config: {
+            ...(options.claims === undefined ? {} : {
+              lease: options.claims.lease,
+              renewEvery: Math.max(1, Math.floor(options.claims.lease / 3)),
+              maxAttempts: options.claims.maxAttempts,
+              webhookTimeout: options.claims.webhookTimeout,
+              webhookClaimMargin: options.claims.webhookClaimMargin
+            }),
             webhookRetryDelays: options.webhookRetryDelays,
             ...(options.signingKeyGrace === undefined ? {} : { signingKeyGrace: options.signingKeyGrace }),
             ...(options.signingKeyJwk === undefined ? {} : { signingKeyJwk: options.signingKeyJwk })
