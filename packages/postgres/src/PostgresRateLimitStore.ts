@@ -1,9 +1,9 @@
 /**
- * `RateLimitStore` on PostgreSQL: one fixed-window counter per key, shared by every API process
- * of a deployment (one limit per client, not one per process). A hit is one
- * `INSERT … ON CONFLICT DO UPDATE … RETURNING count`, atomic under concurrency. A process whose
- * clock runs behind counts into the newer window it finds rather than resetting it. Counters of
- * ended windows are swept now and then, not on every hit.
+ * `RateLimitStore` on PostgreSQL: per key, the counter of its current window and the count of the
+ * window before, shared by every API process of a deployment (one limit per client, not one per
+ * process). A hit is one `INSERT … ON CONFLICT DO UPDATE … RETURNING`, atomic under concurrency.
+ * A process whose clock runs behind counts into the newer window it finds rather than resetting
+ * it. Counters of ended windows are swept now and then, not on every hit.
  */
 import { RateLimitStore } from "@appexec/core"
 import { Effect, Layer } from "effect"
@@ -18,26 +18,32 @@ export const make = Effect.gen(function*() {
   const client = yield* PostgresClient
   let hits = 0
   const service: RateLimitStore.RateLimitStore["Type"] = {
-    hit: Effect.fn("PostgresRateLimitStore.hit")((key, windowStart, expireBefore) =>
-      client.execute("rate limit hit", async (db) => {
+    hit: Effect.fnUntraced(function*(key: string, windowStart: number, windowMs: number) {
+      const previousStart = windowStart - windowMs
+      const row = yield* client.execute("rate limit hit", async (db) => {
         if (++hits % SWEEP_EVERY === 0) {
-          await db.deleteFrom("rate_limits").where("window_start", "<", expireBefore).execute()
+          await db.deleteFrom("rate_limits").where("window_start", "<", previousStart).execute()
         }
-        const row = await db
+        // Every SET expression reads the row as it was before the update.
+        return db
           .insertInto("rate_limits")
-          .values({ key, window_start: windowStart, count: 1 })
+          .values({ key, window_start: windowStart, count: 1, previous: 0 })
           .onConflict((oc) =>
             oc.column("key").doUpdateSet({
-              count: sql<number>`CASE WHEN rate_limits.window_start >= excluded.window_start
+              count: sql<number>`CASE WHEN rate_limits.window_start >= ${windowStart}::bigint
                 THEN rate_limits.count + 1 ELSE 1 END`,
-              window_start: sql<number>`GREATEST(rate_limits.window_start, excluded.window_start)`
+              previous: sql<
+                number
+              >`CASE WHEN rate_limits.window_start >= ${windowStart}::bigint THEN rate_limits.previous
+                WHEN rate_limits.window_start = ${previousStart}::bigint THEN rate_limits.count ELSE 0 END`,
+              window_start: sql<number>`GREATEST(rate_limits.window_start, ${windowStart}::bigint)`
             })
           )
-          .returning("count")
+          .returning(["count", "previous"])
           .executeTakeFirst()
-        return row?.count ?? 1
       })
-    )
+      return { current: row?.count ?? 1, previous: row?.previous ?? 0 }
+    })
   }
   return service
 })

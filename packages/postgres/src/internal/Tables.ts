@@ -119,11 +119,12 @@ export interface SigningKeysTable {
   published_until: number | null
 }
 
-/** `rate_limits`: one fixed-window counter per key. */
+/** `rate_limits`: per key, the counter of its current window and the count of the window before. */
 export interface RateLimitsTable {
   key: string
   window_start: number
   count: number
+  previous: number
 }
 
 /** `blobs`: media bytes. */

@@ -111,7 +111,8 @@ const statements = [
   `CREATE TABLE rate_limits (
     key TEXT PRIMARY KEY,
     window_start BIGINT NOT NULL,
-    count INTEGER NOT NULL
+    count INTEGER NOT NULL,
+    previous INTEGER NOT NULL
   )`,
   `CREATE TABLE blobs (
     key TEXT PRIMARY KEY,
