@@ -6,7 +6,10 @@ import { Api, type Authentication } from "@appexec/api"
 import type { AppDetail, AppSummary, WorkflowGraph } from "@appexec/api/App"
 import { type Execution, type StartedExecution } from "@appexec/api/Execution"
 import { ApiKeyId, AppId, ExecutionId, UserId, WorkspaceId } from "@appexec/api/Ids"
-import { Context, Duration, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
+import { type ExecutionStatus } from "@appexec/api/Execution"
+import { Clock, Context, Duration, Effect, Layer, Metric, Option, Ref, Schedule, Schema, Stream } from "effect"
+import { executionsStarted } from "./AppexecMetrics.js"
+import { BlobStore } from "./BlobStore.js"
 import { parameterIdOf } from "./AppDefinition.js"
 import { AppexecConfig, millis } from "./AppexecConfig.js"
 import { type AppRecord, AppStore } from "./AppStore.js"
@@ -29,6 +32,8 @@ import { IdGenerator } from "./IdGenerator.js"
 import { isHttpUrl, validateInputs } from "./InputValidation.js"
 import { credentialFrom, hashKey, hintOf, isWellFormed, KEY_RANDOM_BYTES } from "./internal/ApiKeys.js"
 import { AppCatalog, type ImportOptions } from "./internal/AppCatalog.js"
+import * as Retention from "./internal/Retention.js"
+import * as TraceContext from "./internal/TraceContext.js"
 import { type ApiKeyRecord, KeyStore, type UserRecord, type WorkspaceRecord } from "./KeyStore.js"
 
 /** Who is calling: the workspace, user and key of an authenticated request. */
@@ -115,8 +120,38 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
       /** Creates a workspace, or returns the one with that name. */
       readonly create: (name: string) => Effect.Effect<WorkspaceRecord, StorageError>
     }
+    /** For operators: readiness, executions across workspaces, retention (docs/operations.md). */
+    readonly operator: {
+      /** Ready for traffic: storage answers (within 2 s) and the instance is not draining; else why not. */
+      readonly ready: Effect.Effect<Option.Option<string>>
+      /** Marks the instance as draining (shutting down): `ready` answers so from now on. */
+      readonly drain: Effect.Effect<void>
+      /** Executions newest first, of one workspace (by name) and status if given; `limit` 1–1000 (default 50). */
+      readonly listExecutions: (filter?: ExecutionFilter) => Effect.Effect<
+        ReadonlyArray<ExecutionRecord>,
+        InvalidRequest | StorageError
+      >
+      /**
+       * Deletes finished executions completed longer than the retention ago (or `olderThan`), with
+       * their webhook deliveries and media; answers how many were deleted.
+       */
+      readonly prune: (options?: {
+        readonly olderThan?: Duration.DurationInput | undefined
+      }) => Effect.Effect<number, StorageError>
+    }
   }
 >() {}
+
+/** Which executions `operator.listExecutions` answers. */
+export interface ExecutionFilter {
+  /** Workspace name. */
+  readonly workspace?: string | undefined
+  readonly status?: ExecutionStatus | undefined
+  readonly limit?: number | undefined
+}
+
+/** Default and bounds of `operator.listExecutions`'s limit. */
+export const OPERATOR_LIST_LIMIT = { default: 50, min: 1, max: 1000 } as const
 
 const summaryOf = (app: AppRecord): AppSummary => ({
   appId: app.appId,
@@ -136,7 +171,9 @@ export const layer = Layer.effect(
     const catalog = yield* AppCatalog
     const events = yield* ExecutionEvents
     const ids = yield* IdGenerator
+    const blobs = yield* BlobStore
     const now = Effect.clockWith((clock) => clock.currentTimeMillis)
+    const draining = yield* Ref.make(false)
 
     /** The app, if the principal may see it: own or public; another workspace's private app is denied. */
     const visibleApp = (principal: Principal, appId: string) =>
@@ -285,7 +322,9 @@ export const layer = Layer.effect(
             startedAt: null,
             completedAt: null
           }
-          yield* executionStore.insert(record)
+          const traceParent = yield* TraceContext.current
+          yield* executionStore.insert(traceParent === undefined ? record : { ...record, traceParent })
+          yield* Metric.increment(executionsStarted)
           yield* events.publish(record)
           return toStartedExecution(record)
         }),
@@ -336,7 +375,43 @@ export const layer = Layer.effect(
           return { workspaceId: record.value.workspaceId, userId: record.value.userId, apiKeyId: record.value.apiKeyId }
         })
       },
-      workspaces: { create: Effect.fn("Appexec.workspaces.create")(ensureWorkspace) }
+      workspaces: { create: Effect.fn("Appexec.workspaces.create")(ensureWorkspace) },
+      operator: {
+        ready: Effect.gen(function*() {
+          if (yield* Ref.get(draining)) return Option.some("draining")
+          const probe = yield* executionStore.countOpen.pipe(Effect.timeoutOption("2 seconds"), Effect.either)
+          if (probe._tag === "Left") return Option.some("storage unavailable")
+          return Option.isNone(probe.right) ? Option.some("storage did not answer within 2 s") : Option.none()
+        }),
+        drain: Ref.set(draining, true),
+        listExecutions: Effect.fn("Appexec.operator.listExecutions")(function*(filter: ExecutionFilter = {}) {
+          const limit = filter.limit ?? OPERATOR_LIST_LIMIT.default
+          if (!Number.isInteger(limit) || limit < OPERATOR_LIST_LIMIT.min || limit > OPERATOR_LIST_LIMIT.max) {
+            return yield* new InvalidRequest({
+              reason: `\`limit\` must be an integer from ${OPERATOR_LIST_LIMIT.min} to ${OPERATOR_LIST_LIMIT.max}.`
+            })
+          }
+          let workspaceId: WorkspaceId | undefined
+          if (filter.workspace !== undefined) {
+            const workspace = yield* keyStore.findWorkspace(filter.workspace)
+            if (Option.isNone(workspace)) {
+              return yield* new InvalidRequest({ reason: `No workspace is named '${filter.workspace}'.` })
+            }
+            workspaceId = workspace.value.workspaceId
+          }
+          return yield* executionStore.list({ limit, status: filter.status, workspaceId })
+        }),
+        prune: Effect.fn("Appexec.operator.prune")(function*(
+          options: { readonly olderThan?: Duration.DurationInput | undefined } = {}
+        ) {
+          const retention = options.olderThan === undefined ? config.retention : Duration.decode(options.olderThan)
+          const cutoff = (yield* Clock.currentTimeMillis) - Duration.toMillis(retention)
+          return yield* Retention.pruneBefore(cutoff).pipe(
+            Effect.provideService(ExecutionStore, executionStore),
+            Effect.provideService(BlobStore, blobs)
+          )
+        })
+      }
     }
   })
 )

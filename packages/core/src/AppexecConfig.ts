@@ -47,6 +47,10 @@ export interface AppexecOptions {
   readonly signingKeyGrace: Duration.DurationInput
   /** A signing key given by the operator (private JWK); when absent one is generated and stored. */
   readonly signingKeyJwk?: PrivateJwk | undefined
+  /** How long finished executions (with their deliveries and media) are kept before retention deletes them. */
+  readonly retention: Duration.DurationInput
+  /** How often retention looks for finished executions past `retention`. */
+  readonly retentionInterval: Duration.DurationInput
 }
 
 /** The defaults. */
@@ -66,7 +70,9 @@ export const defaults: AppexecOptions = {
   webhookPollInterval: "1 second",
   webhookConcurrency: 8,
   webhookClaimMargin: "30 seconds",
-  signingKeyGrace: "7 days"
+  signingKeyGrace: "7 days",
+  retention: "30 days",
+  retentionInterval: "1 hour"
 }
 
 /** The checked settings in force: every duration decoded. */
@@ -88,6 +94,8 @@ export interface Settings {
   readonly webhookClaimMargin: Duration.Duration
   readonly signingKeyGrace: Duration.Duration
   readonly signingKeyJwk: PrivateJwk | undefined
+  readonly retention: Duration.Duration
+  readonly retentionInterval: Duration.Duration
 }
 
 /** The settings in force. */
@@ -115,7 +123,9 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
       "webhookTimeout",
       "webhookPollInterval",
       "webhookClaimMargin",
-      "signingKeyGrace"
+      "signingKeyGrace",
+      "retention",
+      "retentionInterval"
     ] as const
   ) {
     const decoded = Duration.decodeUnknown(o[name])
@@ -147,7 +157,9 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
     webhookConcurrency: o.webhookConcurrency,
     webhookClaimMargin: durations.webhookClaimMargin!,
     signingKeyGrace: durations.signingKeyGrace!,
-    signingKeyJwk: o.signingKeyJwk
+    signingKeyJwk: o.signingKeyJwk,
+    retention: durations.retention!,
+    retentionInterval: durations.retentionInterval!
   }
   if (!/^[A-Za-z0-9_]{1,16}$/.test(settings.keyPrefix)) return invalid("keyPrefix", "1 to 16 letters, digits or '_'")
   if (!/^[A-Za-z0-9]{1,32}$/.test(settings.webhookBrand)) return invalid("webhookBrand", "1 to 32 letters or digits")
@@ -166,6 +178,8 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
   ) {
     if (!isWholeAtLeast(value, 1)) return invalid(name, "must be a whole number of at least 1")
   }
+  if (Duration.toMillis(settings.retention) < 1) return invalid("retention", "must be at least 1 ms")
+  if (Duration.toMillis(settings.retentionInterval) < 1) return invalid("retentionInterval", "must be at least 1 ms")
   if (settings.signingKeyJwk !== undefined) {
     const usable = fromPrivateJwk(settings.signingKeyJwk)
     if (Either.isLeft(usable)) return invalid("signingKeyJwk", usable.left)

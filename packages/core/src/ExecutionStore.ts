@@ -2,12 +2,27 @@
  * Port: where executions live. Writes after acceptance are fenced by the lease of the worker
  * that runs the execution (see `ExecutionQueue`).
  */
-import type { ExecutionId } from "@appexec/api/Ids"
+import type { ExecutionStatus } from "@appexec/api/Execution"
+import type { ExecutionId, WorkspaceId } from "@appexec/api/Ids"
 import { Context, type Effect, type Option } from "effect"
 import type { LeaseLost, StorageError } from "./Errors.js"
 import type { Lease } from "./ExecutionQueue.js"
 import type { ExecutionRecord } from "./ExecutionRecord.js"
 import type { OutboxEntry } from "./WebhookOutbox.js"
+
+/** Which executions `list` answers. */
+export interface ListFilter {
+  readonly workspaceId?: WorkspaceId | undefined
+  readonly status?: ExecutionStatus | undefined
+  /** At most this many, newest first. */
+  readonly limit: number
+}
+
+/** How many executions are unfinished, by status. */
+export interface OpenCounts {
+  readonly queued: number
+  readonly running: number
+}
 
 /** Storage of executions. */
 export class ExecutionStore extends Context.Tag("@appexec/core/ExecutionStore")<
@@ -27,5 +42,19 @@ export class ExecutionStore extends Context.Tag("@appexec/core/ExecutionStore")<
       lease: Lease,
       outbox?: OutboxEntry
     ) => Effect.Effect<void, LeaseLost | StorageError>
+    /** Executions for operators, newest (by creation) first. */
+    readonly list: (filter: ListFilter) => Effect.Effect<ReadonlyArray<ExecutionRecord>, StorageError>
+    /** Up to `limit` ids of finished executions whose `completedAt` is before `cutoff` (epoch ms), oldest first. */
+    readonly finishedBefore: (
+      cutoff: number,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<ExecutionId>, StorageError>
+    /**
+     * Deletes the finished executions among `executionIds` with their webhook deliveries, in one
+     * atomic write; an unfinished one is kept. Answers how many were deleted.
+     */
+    readonly deleteFinished: (executionIds: ReadonlyArray<ExecutionId>) => Effect.Effect<number, StorageError>
+    /** How many executions are queued and running now. */
+    readonly countOpen: Effect.Effect<OpenCounts, StorageError>
   }
 >() {}

@@ -34,7 +34,9 @@ export const OutboxEntry = Schema.Struct({
   /** When the next attempt is due (epoch ms); meaningful while pending. */
   nextAttemptAt: Schema.Number,
   attempts: Schema.Array(DeliveryAttempt),
-  createdAt: Schema.Number
+  createdAt: Schema.Number,
+  /** The W3C `traceparent` of the run that finished the execution: every attempt continues its trace. */
+  traceParent: Schema.optional(Schema.String)
 })
 export type OutboxEntry = typeof OutboxEntry.Type
 

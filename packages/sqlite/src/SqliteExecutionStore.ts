@@ -4,7 +4,9 @@
  * `BEGIN IMMEDIATE` transaction. Every statement is compiled once (`PreparedQuery`).
  */
 import { Errors, type ExecutionQueue, type ExecutionRecord, ExecutionStore, type WebhookOutbox } from "@appexec/core"
+import { ExecutionId } from "@appexec/api/Ids"
 import { Effect, Layer, Option } from "effect"
+import { sql } from "kysely"
 import { fromRow, toColumns } from "./internal/ExecutionRows.js"
 import * as PreparedQuery from "./internal/PreparedQuery.js"
 import { WorkSignal } from "./internal/WorkSignal.js"
@@ -12,7 +14,13 @@ import { SqliteClient } from "./SqliteClient.js"
 
 type Columns = ReturnType<typeof toColumns>
 type Saved = Columns & { readonly lease_token: number; readonly lease_worker: string }
-type OutboxColumns = Omit<WebhookOutbox.OutboxEntry, "attempts"> & { readonly attempts: string }
+type OutboxColumns = Omit<WebhookOutbox.OutboxEntry, "attempts" | "traceParent"> & {
+  readonly attempts: string
+  readonly traceParent: string | null
+}
+
+/** Statuses of finished executions, as SQL literals (so the partial indexes apply). */
+const FINISHED = [sql.lit("completed"), sql.lit("failed")]
 
 /** The store over the instance's connection; inserts wake this process's idle workers. */
 export const make = Effect.gen(function*() {
@@ -33,7 +41,8 @@ export const make = Effect.gen(function*() {
     webhook_url: p("webhook_url"),
     created_at: p("created_at"),
     started_at: p("started_at"),
-    completed_at: p("completed_at")
+    completed_at: p("completed_at"),
+    trace_parent: p("trace_parent")
   })
   const insert = PreparedQuery.make((p: PreparedQuery.Param<Columns>) =>
     db.insertInto("executions").values({ execution_id: p("execution_id"), ...stored(p) })
@@ -65,7 +74,8 @@ export const make = Effect.gen(function*() {
       status: p("status"),
       next_attempt_at: p("nextAttemptAt"),
       attempts: p("attempts"),
-      created_at: p("createdAt")
+      created_at: p("createdAt"),
+      trace_parent: p("traceParent")
     })
   )
 
@@ -81,7 +91,13 @@ export const make = Effect.gen(function*() {
     const saved = terminal && outbox !== undefined
       ? client.transaction("save execution", (c) => {
         if (c.run(statement.bind(params)) === 0) return false
-        c.run(insertOutbox.bind({ ...outbox, attempts: JSON.stringify(outbox.attempts) }))
+        c.run(
+          insertOutbox.bind({
+            ...outbox,
+            attempts: JSON.stringify(outbox.attempts),
+            traceParent: outbox.traceParent ?? null
+          })
+        )
         return true
       })
       : client.execute("save execution", (c) => c.run(statement.bind(params)) > 0)
@@ -99,7 +115,61 @@ export const make = Effect.gen(function*() {
         .execute("get execution", (c) => c.get(get.bind({ executionId })))
         .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.map(fromRow(row), Option.some))))
     ),
-    save: Effect.fn("SqliteExecutionStore.save")(save)
+    save: Effect.fn("SqliteExecutionStore.save")(save),
+    list: Effect.fn("SqliteExecutionStore.list")(({ limit, status, workspaceId }) =>
+      client
+        .execute("list executions", (c) => {
+          let query = db.selectFrom("executions").selectAll().orderBy("seq", "desc").limit(limit)
+          if (workspaceId !== undefined) query = query.where("workspace_id", "=", workspaceId)
+          if (status !== undefined) query = query.where("status", "=", status)
+          return c.all(query)
+        })
+        .pipe(Effect.flatMap((rows) => Effect.forEach(rows, fromRow)))
+    ),
+    finishedBefore: Effect.fn("SqliteExecutionStore.finishedBefore")((cutoff, limit) =>
+      client.execute("find expired executions", (c) =>
+        c
+          .all(
+            db
+              .selectFrom("executions")
+              .select("execution_id")
+              .where("status", "in", FINISHED)
+              .where("completed_at", "<", cutoff)
+              .orderBy("completed_at")
+              .limit(limit)
+          )
+          .map((row) => ExecutionId.make(row.execution_id)))
+    ),
+    deleteFinished: Effect.fn("SqliteExecutionStore.deleteFinished")((executionIds) =>
+      executionIds.length === 0
+        ? Effect.succeed(0)
+        : client.transaction("delete executions", (c) => {
+          const finished = db
+            .selectFrom("executions")
+            .select("execution_id")
+            .where("execution_id", "in", executionIds)
+            .where("status", "in", FINISHED)
+          c.run(db.deleteFrom("webhook_outbox").where("execution_id", "in", finished))
+          return c.run(
+            db.deleteFrom("executions").where("execution_id", "in", executionIds).where("status", "in", FINISHED)
+          )
+        })
+    ),
+    countOpen: client
+      .execute("count open executions", (c) =>
+        c.all(
+          db
+            .selectFrom("executions")
+            .select(["status", (eb) => eb.fn.countAll<number>().as("n")])
+            .where("status", "in", [sql.lit("queued"), sql.lit("running")])
+            .groupBy("status")
+        ))
+      .pipe(
+        Effect.map((rows) => ({
+          queued: rows.find((r) => r.status === "queued")?.n ?? 0,
+          running: rows.find((r) => r.status === "running")?.n ?? 0
+        }))
+      )
   }
   return service
 })

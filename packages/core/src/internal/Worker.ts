@@ -8,6 +8,7 @@
 import type { OutputType } from "@appexec/api/Execution"
 import { Cause, Duration, Effect, Either, Fiber, FiberSet, Layer, Option } from "effect"
 import { AppexecConfig, millis } from "../AppexecConfig.js"
+import { recordFinished } from "../AppexecMetrics.js"
 import { LeaseLost } from "../Errors.js"
 import { ExecutionEvents } from "../ExecutionEvents.js"
 import { type ExecutionEvent, isTerminal, transition } from "../ExecutionLifecycle.js"
@@ -17,6 +18,7 @@ import { ExecutionStore } from "../ExecutionStore.js"
 import { IdGenerator } from "../IdGenerator.js"
 import { DeliveryId, type OutboxEntry } from "../WebhookOutbox.js"
 import { AppCatalog } from "./AppCatalog.js"
+import * as TraceContext from "./TraceContext.js"
 import { runWorkflow } from "./WorkflowRunner.js"
 
 const formatDuration = (ms: number) => Duration.format(Duration.millis(ms))
@@ -37,9 +39,12 @@ const makeProcess = Effect.gen(function*() {
   const save = (record: ExecutionRecord, lease: Lease) =>
     Effect.gen(function*() {
       let outbox: OutboxEntry | undefined
-      if ((record.status === "completed" || record.status === "failed") && record.webhookUrl !== null) {
+      const terminal = record.status === "completed" || record.status === "failed"
+      if (terminal && record.webhookUrl !== null) {
         const at = yield* now
+        const traceParent = yield* TraceContext.current
         outbox = {
+          ...(traceParent === undefined ? {} : { traceParent }),
           deliveryId: DeliveryId.make(yield* ids.uuid),
           executionId: record.executionId,
           userId: record.userId,
@@ -51,6 +56,7 @@ const makeProcess = Effect.gen(function*() {
         }
       }
       yield* store.save(record, lease, outbox)
+      if (terminal) yield* recordFinished(record)
       yield* events.publish(record)
       yield* Effect.logDebug(`execution ${record.executionId} ${record.status}`)
       return record
@@ -227,7 +233,15 @@ export const run = Effect.gen(function*() {
           Option.match({
             onNone: () => permits.release(1),
             onSome: (claim) =>
-              FiberSet.run(inFlight, Effect.interruptible(process(claim).pipe(Effect.ensuring(permits.release(1)))))
+              FiberSet.run(
+                inFlight,
+                Effect.interruptible(
+                  process(claim).pipe(
+                    TraceContext.continueFrom(claim.execution.traceParent),
+                    Effect.ensuring(permits.release(1))
+                  )
+                )
+              )
           })
         )
       )

@@ -72,6 +72,7 @@ export interface ExecutionsTable {
   lease_expires_at: number | null
   attempts: Generated<number>
   claims: Generated<number>
+  trace_parent: string | null
 }
 
 /** `webhook_outbox`: completion webhooks to deliver. */
@@ -85,6 +86,7 @@ export interface WebhookOutboxTable {
   next_attempt_at: number
   attempts: string
   created_at: number
+  trace_parent: string | null
 }
 
 /** `signing_keys`. */
