@@ -5,14 +5,14 @@
 import { Api, type Authentication } from "@appexec/api"
 import type { AppDetail, AppSummary, WorkflowGraph } from "@appexec/api/App"
 import { type Execution, type StartedExecution } from "@appexec/api/Execution"
-import { ApiKeyId, AppId, ExecutionId, UserId, WorkspaceId } from "@appexec/api/Ids"
 import { type ExecutionStatus } from "@appexec/api/Execution"
+import { ApiKeyId, AppId, ExecutionId, UserId, WorkspaceId } from "@appexec/api/Ids"
 import { Clock, Context, Duration, Effect, Layer, Metric, Option, Ref, Schedule, Schema, Stream } from "effect"
-import { executionsStarted } from "./AppexecMetrics.js"
-import { BlobStore } from "./BlobStore.js"
 import { parameterIdOf } from "./AppDefinition.js"
 import { AppexecConfig, millis } from "./AppexecConfig.js"
+import { executionsStarted } from "./AppexecMetrics.js"
 import { type AppRecord, AppStore } from "./AppStore.js"
+import { BlobStore } from "./BlobStore.js"
 import {
   AppAccessDenied,
   AppNotFound,

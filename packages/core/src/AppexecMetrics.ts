@@ -19,7 +19,9 @@ export const executionsFinished = Metric.counter("appexec_executions_finished_to
 })
 
 /** Executions waiting for a worker. */
-export const queueDepth = Metric.gauge("appexec_queue_depth", { description: "Executions queued, waiting for a worker." })
+export const queueDepth = Metric.gauge("appexec_queue_depth", {
+  description: "Executions queued, waiting for a worker."
+})
 
 /** Executions running now. */
 export const executionsRunning = Metric.gauge("appexec_executions_running", {
@@ -60,8 +62,10 @@ export const recordFinished = (record: {
 export const refreshGauges: Effect.Effect<void, StorageError, ExecutionStore> = Effect.flatMap(
   ExecutionStore,
   (store) =>
-    Effect.flatMap(store.countOpen, (counts) =>
-      Effect.zipRight(Metric.set(queueDepth, counts.queued), Metric.set(executionsRunning, counts.running)))
+    Effect.flatMap(
+      store.countOpen,
+      (counts) => Effect.zipRight(Metric.set(queueDepth, counts.queued), Metric.set(executionsRunning, counts.running))
+    )
 )
 
 const escapeLabel = (value: string) => value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, "\\\"")

@@ -3,8 +3,8 @@
  * clears the lease, and inserts the webhook outbox entry, when there is one, in the same
  * `BEGIN IMMEDIATE` transaction. Every statement is compiled once (`PreparedQuery`).
  */
-import { Errors, type ExecutionQueue, type ExecutionRecord, ExecutionStore, type WebhookOutbox } from "@appexec/core"
 import { ExecutionId } from "@appexec/api/Ids"
+import { Errors, type ExecutionQueue, type ExecutionRecord, ExecutionStore, type WebhookOutbox } from "@appexec/core"
 import { Effect, Layer, Option } from "effect"
 import { sql } from "kysely"
 import { fromRow, toColumns } from "./internal/ExecutionRows.js"

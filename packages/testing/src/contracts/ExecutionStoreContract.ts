@@ -120,7 +120,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         expect(yield* outbox.forExecution(running.executionId)).toEqual([])
       })
     )
-  
+
     test(
       "a trace context round-trips with the execution and with its webhook delivery",
       Effect.gen(function*() {
@@ -134,7 +134,10 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         const claim = yield* claimSome("a", LEASE)
         expect(claim.execution.traceParent).toBe(traceParent)
         const done = completed(claim.execution, 2)
-        const entry = { ...delivery(done, 1, 2), traceParent: "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01" }
+        const entry = {
+          ...delivery(done, 1, 2),
+          traceParent: "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"
+        }
         yield* store.save(done, claim.lease, entry)
         expect(yield* outbox.forExecution(done.executionId)).toEqual([entry])
         expect(yield* outbox.claimDue(10, LEASE)).toEqual([{ ...entry, nextAttemptAt: 2 + LEASE }])
