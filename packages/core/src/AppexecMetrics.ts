@@ -126,8 +126,21 @@ export const renderPrometheus = (pairs: ReadonlyArray<MetricPair.MetricPair.Unty
   return `${lines.join("\n")}\n`
 }
 
+/**
+ * Reading a metric registers it: the series every scrape should show, at zero until they count
+ * something, so that rates and alerts have a series from the first scrape.
+ */
+const registerSeries = Effect.all([
+  Metric.value(executionsStarted),
+  Metric.value(executionDuration),
+  ...["completed", "failed"].map((status) => Metric.value(Metric.tagged(executionsFinished, "status", status))),
+  ...["delivered", "retrying", "failed"].map((outcome) =>
+    Metric.value(Metric.tagged(webhookDeliveries, "outcome", outcome))
+  )
+], { discard: true })
+
 /** The metrics of this process, gauges read from storage first, as Prometheus text. */
 export const prometheus: Effect.Effect<string, StorageError, ExecutionStore> = Effect.zipRight(
-  refreshGauges,
+  Effect.zipRight(registerSeries, refreshGauges),
   Effect.map(Metric.snapshot, renderPrometheus)
 )

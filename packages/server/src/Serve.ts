@@ -6,8 +6,9 @@
  * webhook dispatcher, closes storage and exits.
  */
 import type { SigningKeys } from "@appexec/core"
-import { AppexecHttp, LocalRateLimitStore, NodeListener } from "@appexec/http"
-import { Console, type Duration, Effect, Option } from "effect"
+import { Appexec } from "@appexec/core"
+import { AdminHttp, AppexecHttp, LocalRateLimitStore, NodeListener } from "@appexec/http"
+import { Console, type Duration, Effect, type Layer, Option } from "effect"
 import { mkdirSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -15,6 +16,7 @@ import * as Bootstrap from "./Bootstrap.js"
 import * as ExecutionLog from "./ExecutionLog.js"
 import * as Instance from "./Instance.js"
 import * as MediaSigning from "./MediaSigning.js"
+import * as Tracing from "./Tracing.js"
 
 /** The settings of `serve` (docs/cli.md). */
 export interface ServeOptions {
@@ -34,6 +36,12 @@ export interface ServeOptions {
   readonly mediaBaseUrl?: string | undefined
   /** The URL clients reach this server at; absent: the listening address. */
   readonly publicUrl?: string | undefined
+  /** Port of the admin listener (Prometheus `/metrics`, `/healthz`) on `host`; absent: none. */
+  readonly adminPort?: number | undefined
+  /** How long finished executions are kept (default: the core default, 30 days). */
+  readonly retention?: Duration.DurationInput | undefined
+  /** Where spans go; absent: OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, else nowhere. */
+  readonly tracing?: Layer.Layer<never> | undefined
 }
 
 /** The base URL a client on this machine uses. */
@@ -108,9 +116,11 @@ export const serve = (options: ServeOptions) =>
       const listener = NodeListener.fromApp(app)
       nodeServer.on("request", listener)
       yield* Effect.addFinalizer(() => Effect.sync(() => nodeServer.off("request", listener)))
+      const appexec = yield* Appexec.Appexec
       // Added after the listener's, so it runs first: requests in flight finish with the app.
       yield* Effect.addFinalizer(() =>
         Effect.logInfo("stopping: stopped accepting requests; waiting for requests in flight").pipe(
+          Effect.zipRight(appexec.operator.drain),
           Effect.zipRight(stopListening(nodeServer)),
           Effect.zipRight(Effect.logInfo("stopping: requests done; draining the worker"))
         )
@@ -120,6 +130,11 @@ export const serve = (options: ServeOptions) =>
           options.publicUrl === undefined ? "" : `(public URL ${options.publicUrl}) `
         }(data: ${options.dataDir})`
       )
+      if (options.adminPort !== undefined) {
+        const adminServer = createServer(NodeListener.fromApp(yield* AdminHttp.make))
+        const adminPort = yield* listen(adminServer, options.adminPort, options.host)
+        yield* Console.log(`Metrics: ${baseUrlOf(options.host, adminPort)}/metrics`)
+      }
       if (Option.isSome(first)) {
         const { key, apps } = first.value
         yield* Console.log(`Imported ${apps.length} public app(s): ${apps.map((a) => a.name).join(", ") || "none"}.`)
@@ -139,11 +154,13 @@ export const serve = (options: ServeOptions) =>
           allowPrivateNetworks: options.allowPrivateNetworks,
           config: {
             webhookRetryDelays: options.webhookRetryDelays,
+            ...(options.retention === undefined ? {} : { retention: options.retention }),
             ...(options.signingKeyGrace === undefined ? {} : { signingKeyGrace: options.signingKeyGrace }),
             ...(options.signingKeyJwk === undefined ? {} : { signingKeyJwk: options.signingKeyJwk })
           }
         })
       ),
+      Effect.provide(options.tracing ?? Tracing.fromEnv(process.env)),
       Effect.ensuring(Effect.logInfo("stopped"))
     )
   }).pipe(Effect.scoped)
