@@ -76,7 +76,9 @@ describe("operator surface of appexec serve", () => {
         expect(valueOf(metrics.text, "appexec_execution_duration_seconds_count")).toBe(1)
         expect(valueOf(metrics.text, "appexec_execution_duration_seconds_bucket{le=\"+Inf\"}")).toBe(1)
         expect(valueOf(metrics.text, "appexec_webhook_deliveries_total{outcome=\"delivered\"}")).toBe(0)
-        expect(valueOf(metrics.text, "appexec_http_requests_total{route=\"/v1/apps/:appId/executions\",status=\"202\"}"))
+        expect(
+          valueOf(metrics.text, "appexec_http_requests_total{route=\"/v1/apps/:appId/executions\",status=\"202\"}")
+        )
           .toBe(1)
         expect(valueOf(metrics.text, "appexec_http_requests_total{route=\"/healthz\",status=\"200\"}")).toBe(1)
         expect(metrics.text).toContain("# TYPE appexec_execution_duration_seconds histogram")
@@ -85,9 +87,13 @@ describe("operator surface of appexec serve", () => {
 
         const listed = yield* appexec("executions", "list", "--data", dataDir)
         expect(listed.code).toBe(0)
-        expect(listed.stdout).toMatch(new RegExp(`^${executionId}\tcompleted\t[0-9a-f-]{36}\t${greeting}\t\\S+Z\t\\S+Z\n$`))
+        expect(listed.stdout).toMatch(
+          new RegExp(`^${executionId}\tcompleted\t[0-9a-f-]{36}\t${greeting}\t\\S+Z\t\\S+Z\n$`)
+        )
         expect((yield* appexec("executions", "list", "--status", "failed", "--data", dataDir)).stdout).toBe("")
-        expect((yield* appexec("executions", "list", "--workspace", "default", "--limit", "1", "--data", dataDir)).stdout)
+        expect(
+          (yield* appexec("executions", "list", "--workspace", "default", "--limit", "1", "--data", dataDir)).stdout
+        )
           .toContain(executionId)
         const unknown = yield* appexec("executions", "list", "--workspace", "nobody", "--data", dataDir)
         expect(unknown.code).toBe(1)
