@@ -69,7 +69,13 @@ export const document = (): OpenApi.OpenAPISpec => {
     paths: { ...api.paths, ...operatorPaths(operator.paths) },
     components: {
       ...api.components,
-      schemas: { ...api.components.schemas, ...operator.components.schemas }
+      // The operator's own schemas; not the framework's decode error, which its paths no longer name.
+      schemas: {
+        ...api.components.schemas,
+        ...Object.fromEntries(
+          Object.entries(operator.components.schemas).filter(([name]) => name.startsWith("Operator"))
+        )
+      }
     },
     tags: [...(api.tags ?? []), ...(operator.tags ?? [])]
   }

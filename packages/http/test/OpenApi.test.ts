@@ -1,6 +1,6 @@
 /**
  * The committed `docs/openapi.json` is what the API definition generates, and it documents
- * exactly the six endpoints.
+ * exactly the six endpoints and the operator's routes beside them.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
@@ -12,7 +12,7 @@ describe("OpenAPI", () => {
     expect(committed).toBe(OpenApiDocument.render())
   })
 
-  it("is OpenAPI 3.1 with the six endpoints, both security schemes and the error body", () => {
+  it("is OpenAPI 3.1 with the six endpoints, the operator's routes, both security schemes and the error body", () => {
     const doc = OpenApiDocument.document()
     expect(doc.openapi).toBe("3.1.0")
     const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
@@ -21,6 +21,10 @@ describe("OpenAPI", () => {
       )
     )
     expect(operations.sort()).toEqual([
+      "GET /docs",
+      "GET /healthz",
+      "GET /openapi.json",
+      "GET /readyz",
       "GET /v1/apps",
       "GET /v1/apps/{appId}",
       "GET /v1/apps/{appId}/workflow",
@@ -33,5 +37,9 @@ describe("OpenAPI", () => {
     expect(Object.keys(doc.paths["/v1/apps/{appId}/executions"]!.post!.responses).sort()).toEqual(
       ["202", "400", "401", "403", "404", "413", "429", "500"]
     )
+    // The operator's routes take no key and answer only what they say.
+    expect(doc.paths["/readyz"]!.get!.security).toEqual([])
+    expect(Object.keys(doc.paths["/readyz"]!.get!.responses).sort()).toEqual(["200", "503"])
+    expect(Object.keys(doc.paths["/healthz"]!.get!.responses)).toEqual(["200"])
   })
 })

@@ -140,6 +140,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         }
         yield* store.save(done, claim.lease, entry)
         expect(yield* outbox.forExecution(done.executionId)).toEqual([entry])
+        yield* TestClock.adjust(2)
         expect(yield* outbox.claimDue(10, LEASE)).toEqual([{ ...entry, nextAttemptAt: 2 + LEASE }])
       })
     )
