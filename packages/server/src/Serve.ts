@@ -8,7 +8,7 @@
 import type { SigningKeys } from "@appexec/core"
 import { Appexec } from "@appexec/core"
 import { AdminHttp, AppexecHttp, LocalRateLimitStore, NodeListener } from "@appexec/http"
-import { Console, type Duration, Effect, type Layer, Option } from "effect"
+import { Console, type Duration, Effect, Layer, Option } from "effect"
 import { mkdirSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -16,7 +16,6 @@ import * as Bootstrap from "./Bootstrap.js"
 import * as ExecutionLog from "./ExecutionLog.js"
 import * as Instance from "./Instance.js"
 import * as MediaSigning from "./MediaSigning.js"
-import * as Tracing from "./Tracing.js"
 
 /** The settings of `serve` (docs/cli.md). */
 export interface ServeOptions {
@@ -49,6 +48,16 @@ export const baseUrlOf = (host: string, port: number) => {
   const reachable = host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host
   return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`
 }
+
+/**
+ * OTLP export when `OTEL_EXPORTER_OTLP_ENDPOINT` is set (`Tracing.fromEnv`). The OpenTelemetry SDK
+ * is loaded only then: the command does not pay for it at every start.
+ */
+const tracingFromEnv: Layer.Layer<never> = Layer.unwrapEffect(
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT === undefined || process.env.OTEL_EXPORTER_OTLP_ENDPOINT.trim() === ""
+    ? Effect.succeed(Layer.empty)
+    : Effect.promise(() => import("./Tracing.js")).pipe(Effect.map((tracing) => tracing.fromEnv(process.env)))
+)
 
 /** How long shutdown waits for in-flight requests before closing their connections. */
 const requestDrainTimeout = "5 seconds"
@@ -160,7 +169,7 @@ export const serve = (options: ServeOptions) =>
           }
         })
       ),
-      Effect.provide(options.tracing ?? Tracing.fromEnv(process.env)),
+      Effect.provide(options.tracing ?? tracingFromEnv),
       Effect.ensuring(Effect.logInfo("stopped"))
     )
   }).pipe(Effect.scoped)

@@ -8,11 +8,14 @@ import { describe, expect, it } from "@effect/vitest"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Effect, Logger, LogLevel } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { defaultAppsDir } from "../src/Cli.js"
 import { serve } from "../src/Serve.js"
 import * as Tracing from "../src/Tracing.js"
+import { startServe, tempDataDir } from "./support/ServeProcess.js"
 
 /** Polls `check` every 50 ms until it answers something, for at most 20 s. */
 const eventually = <A>(what: string, check: () => A | undefined) =>
@@ -112,6 +115,48 @@ describe("tracing", () => {
             "SqliteWebhookOutbox.recordAttempt"
           ])
         )
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "appexec serve exports its spans over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set",
+    () =>
+      Effect.gen(function*() {
+        // A collector: records what is posted to it.
+        const posts: Array<{ readonly url: string; readonly body: string }> = []
+        const collector = createServer((request, response) => {
+          const chunks: Array<Buffer> = []
+          request.on("data", (chunk: Buffer) => chunks.push(chunk))
+          request.on("end", () => {
+            posts.push({ url: request.url ?? "", body: Buffer.concat(chunks).toString("utf8") })
+            response.writeHead(200, { "content-type": "application/json" }).end("{}")
+          })
+        })
+        const port = yield* Effect.acquireRelease(
+          Effect.async<number>((resume) => {
+            collector.listen(0, "127.0.0.1", () => resume(Effect.succeed((collector.address() as AddressInfo).port)))
+          }),
+          () => Effect.async<void>((resume) => void collector.close(() => resume(Effect.void)))
+        )
+        const dataDir = yield* tempDataDir
+        const serve = yield* startServe(dataDir, [], {
+          OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+          OTEL_SERVICE_NAME: "appexec-under-test"
+        })
+        const listed = yield* Effect.promise(() =>
+          fetch(`${serve.baseUrl}/v1/apps`, { headers: { "x-api-key": serve.key } })
+        )
+        expect(listed.status).toBe(200)
+        // Spans are exported in batches; stopping flushes what is left.
+        serve.child.kill("SIGTERM")
+        expect((yield* serve.exited("30 seconds")).code).toBe(0)
+        const traces = posts.filter((p) => p.url === "/v1/traces")
+        expect(traces.length).toBeGreaterThan(0)
+        const exported = traces.map((p) => p.body).join("\n")
+        expect(exported).toContain("appexec-under-test")
+        expect(exported).toContain("http GET")
+        expect(exported).toContain("/v1/apps")
       }),
     60_000
   )
