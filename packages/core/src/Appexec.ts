@@ -33,7 +33,7 @@ import { isHttpUrl, validateInputs } from "./InputValidation.js"
 import { credentialFrom, hashKey, hintOf, isWellFormed, KEY_RANDOM_BYTES } from "./internal/ApiKeys.js"
 import { AppCatalog, type ImportOptions } from "./internal/AppCatalog.js"
 import * as Retention from "./internal/Retention.js"
-import * as TraceContext from "./internal/TraceContext.js"
+import * as TraceContext from "./TraceContext.js"
 import { type ApiKeyRecord, KeyStore, type UserRecord, type WorkspaceRecord } from "./KeyStore.js"
 
 /** Who is calling: the workspace, user and key of an authenticated request. */

@@ -7,7 +7,7 @@ import { Ids } from "@appexec/api"
 import { Appexec, BlobStore, ExecutionStore, WebhookOutbox } from "@appexec/core"
 import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Option, TestClock } from "effect"
+import { type Duration, Effect, Fiber, Option, TestClock } from "effect"
 
 const echo = {
   name: "Echo",
@@ -55,7 +55,7 @@ const stored = (executionId: Ids.ExecutionId) =>
   })
 
 const DAY = 24 * 60 * 60 * 1000
-const harness = (retention = "30 days") =>
+const harness = (retention: Duration.DurationInput = "30 days") =>
   TestHarness.layer({ config: { pollInterval: "1 day", retention, retentionInterval: "6 hours" } })
 
 describe("retention", () => {

@@ -13,7 +13,7 @@
  */
 import type { Authentication } from "@appexec/api"
 import { Appexec, type Errors, RateLimiter, RateLimitStore, type SigningKeys } from "@appexec/core"
-import { AppexecMetrics } from "@appexec/core"
+import { AppexecMetrics, TraceContext } from "@appexec/core"
 import {
   Cause,
   Clock,
@@ -276,7 +276,9 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
         Effect.annotateLogs("requestId", requestId),
         Effect.withSpan(`http ${request.method}`, {
           kind: "server",
-          attributes: { "http.request.method": request.method, "appexec.request_id": requestId }
+          attributes: { "http.request.method": request.method, "appexec.request_id": requestId },
+          // A caller's W3C `traceparent` makes the request a part of the caller's trace.
+          parent: Option.getOrUndefined(TraceContext.parse(request.headers["traceparent"]))
         })
       )
     }

@@ -30,7 +30,7 @@ const eventually = <A>(what: string, check: () => A | undefined) =>
 
 describe("tracing", () => {
   it.scopedLive(
-    "one trace from the start request through the worker's run to each webhook attempt",
+    "one trace from the start request, in the caller's trace, through the worker's run to each webhook attempt",
     () =>
       Effect.gen(function*() {
         const exporter = new InMemorySpanExporter()
@@ -63,6 +63,8 @@ describe("tracing", () => {
             /curl -H 'x-api-key: (aex_\S+)' (http:\/\/127\.0\.0\.1:\d+)\/v1\/apps/.exec(printed.join("\n")) ?? undefined
         )
         const headers = { "x-api-key": key!, "content-type": "application/json" }
+        const callerTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+        const callerSpan = "00f067aa0ba902b7"
         const apps = yield* Effect.promise(() => fetch(`${baseUrl}/v1/apps`, { headers }).then((r) => r.json()))
         const greeting = (apps as { data: Array<{ appId: string; name: string }> }).data.find((a) =>
           a.name === "Greeting"
@@ -70,7 +72,8 @@ describe("tracing", () => {
         const started = yield* Effect.promise(() =>
           fetch(`${baseUrl}/v1/apps/${greeting.appId}/executions?webhook=${encodeURIComponent(receiver.url())}`, {
             method: "POST",
-            headers,
+            // The caller's own trace: the request joins it.
+            headers: { ...headers, traceparent: `00-${callerTrace}-${callerSpan}-01` },
             body: JSON.stringify({ inputs: { who: "Ann" } })
           }).then((r) => r.json() as Promise<{ data: { executionId: string } }>)
         )
@@ -86,6 +89,8 @@ describe("tracing", () => {
         )!
         expect(request.attributes["http.response.status_code"]).toBe(202)
         const traceId = request.spanContext().traceId
+        expect(traceId).toBe(callerTrace)
+        expect(request.parentSpanContext?.spanId).toBe(callerSpan)
         const trace = spans.filter((s) => s.spanContext().traceId === traceId)
         const named = (name: string) => trace.filter((s) => s.name === name)
         const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId

@@ -18,7 +18,7 @@ import { ExecutionStore } from "../ExecutionStore.js"
 import { IdGenerator } from "../IdGenerator.js"
 import { DeliveryId, type OutboxEntry } from "../WebhookOutbox.js"
 import { AppCatalog } from "./AppCatalog.js"
-import * as TraceContext from "./TraceContext.js"
+import * as TraceContext from "../TraceContext.js"
 import { runWorkflow } from "./WorkflowRunner.js"
 
 const formatDuration = (ms: number) => Duration.format(Duration.millis(ms))

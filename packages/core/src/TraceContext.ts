@@ -1,7 +1,8 @@
 /**
  * Trace context across the queue: the span that accepts an execution is written with it as a W3C
  * `traceparent`, and the worker's run (in any process) and each webhook attempt continue that
- * trace from it. With no tracer installed the spans are effect's own and nothing is exported.
+ * trace from it; the HTTP app continues a caller's trace from its `traceparent` header. With no
+ * tracer installed the spans are effect's own and nothing is exported.
  */
 import { Effect, Option, Tracer } from "effect"
 
