@@ -18,6 +18,8 @@ export default defineWorkspace(
   projects.map((root) => ({
     resolve: { conditions },
     ssr: { resolve: { conditions, externalConditions: conditions } },
-    test: { name: root.split("/")[1]!, root }
+    // Tests that spawn processes, bundle or bind sockets take seconds on a busy two-core machine;
+    // virtual-time tests finish in milliseconds whatever the bound.
+    test: { name: root.split("/")[1]!, root, testTimeout: 20_000 }
   }))
 )

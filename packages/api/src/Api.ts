@@ -1,5 +1,5 @@
 /**
- * The HTTP API of appexec: exactly the six endpoints of docs/api.md#endpoints, under `/v1`, declared with
+ * The HTTP API of appexec: the six endpoints of docs/api.md#endpoints and the additive extensions of docs/api.md#extensions (cancel, idempotent starts, long and conditional polling), under `/v1`, declared with
  * `HttpApi` from core's schemas. This module has no Node imports: `@appexec/client` builds its
  * typed client from it, and the OpenAPI document is generated from it.
  */
@@ -10,6 +10,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
 import {
   BadRequest,
+  Conflict,
   Forbidden,
   InternalError,
   NotFound,
@@ -120,6 +121,34 @@ export const StartExecutionPayload = Schema.Struct({
   })
 }).annotations({ identifier: "StartExecutionRequest" })
 
+/** Longest hold of a long poll (`Prefer: wait=N`), in seconds. */
+export const MAX_WAIT_SECONDS = 60
+
+/** Headers of the start request: an optional `Idempotency-Key` (docs/api.md#idempotent-starts). */
+export const StartExecutionHeaders = Schema.Struct({
+  "idempotency-key": Schema.optional(
+    Schema.String.annotations({
+      description:
+        "1 to 255 visible ASCII characters. A repeat of the same request with the same key within 24 h answers the first execution again; the same key with another request answers 409 `idempotency_key_reused`."
+    })
+  )
+})
+
+/** Headers of the execution read: long polling and conditional polling (docs/api.md#long-polling). */
+export const GetExecutionHeaders = Schema.Struct({
+  prefer: Schema.optional(
+    Schema.String.annotations({
+      description:
+        `\`wait=N\` (1 to ${MAX_WAIT_SECONDS}): hold the answer until the execution is finished or N seconds have passed; the answer then carries \`Preference-Applied: wait=N\`.`
+    })
+  ),
+  "if-none-match": Schema.optional(
+    Schema.String.annotations({
+      description: "The `ETag` of an earlier answer: 304 with no body while the execution is unchanged."
+    })
+  )
+})
+
 /** `{ data: [App summary] }`. */
 export const AppListResponse = Envelope.Envelope(Schema.Array(App.AppSummary)).annotations({ identifier: "AppList" })
 /** `{ data: App detail }`. */
@@ -161,11 +190,13 @@ export const getWorkflow = HttpApiEndpoint.get("getWorkflow", "/apps/:appId/work
 export const startExecution = HttpApiEndpoint.post("startExecution", "/apps/:appId/executions")
   .setPath(AppPath)
   .setUrlParams(StartExecutionQuery)
+  .setHeaders(StartExecutionHeaders)
   .setPayload(StartExecutionPayload)
   .addSuccess(StartedExecutionResponse, { status: 202 })
   .addError(BadRequest)
   .addError(Forbidden)
   .addError(NotFound)
+  .addError(Conflict)
   .addError(PayloadTooLarge)
   .annotate(OpenApi.Summary, "Start an execution")
   .annotate(
@@ -176,10 +207,26 @@ export const startExecution = HttpApiEndpoint.post("startExecution", "/apps/:app
 /** `GET /v1/executions/{executionId}`: an execution's status and outputs. */
 export const getExecution = HttpApiEndpoint.get("getExecution", "/executions/:executionId")
   .setPath(ExecutionPath)
+  .setHeaders(GetExecutionHeaders)
   .addSuccess(ExecutionResponse)
   .addError(NotFound)
   .annotate(OpenApi.Summary, "Get execution status and outputs")
-  .annotate(OpenApi.Description, "Poll every 3 to 5 seconds until `status` is `completed` or `failed`.")
+  .annotate(
+    OpenApi.Description,
+    "Poll every 3 to 5 seconds until `status` is `completed` or `failed`, or hold the request with `Prefer: wait=N`. Every answer carries an `ETag`; `If-None-Match` with it answers 304 while the execution is unchanged."
+  )
+
+/** `POST /v1/executions/{executionId}/cancel`: stops an execution (202 with the execution). */
+export const cancelExecution = HttpApiEndpoint.post("cancelExecution", "/executions/:executionId/cancel")
+  .setPath(ExecutionPath)
+  .addSuccess(ExecutionResponse, { status: 202 })
+  .addError(NotFound)
+  .addError(Conflict)
+  .annotate(OpenApi.Summary, "Cancel an execution")
+  .annotate(
+    OpenApi.Description,
+    "A queued execution fails at once; a running one is interrupted where it runs within a second. It ends `failed` with \"The execution was canceled.\" and its webhook is sent. 409 `execution_finished` when it has already finished."
+  )
 
 /** `GET /v1/webhooks/signing-key`: the keys that verify webhook signatures. */
 export const getSigningKey = HttpApiEndpoint.get("getSigningKey", "/webhooks/signing-key")
@@ -196,8 +243,12 @@ export class AppsGroup extends HttpApiGroup.make("apps")
   .middleware(Authentication)
 {}
 
-/** Executions: status and outputs. */
-export class ExecutionsGroup extends HttpApiGroup.make("executions").add(getExecution).middleware(Authentication) {}
+/** Executions: status and outputs, and cancel. */
+export class ExecutionsGroup extends HttpApiGroup.make("executions")
+  .add(getExecution)
+  .add(cancelExecution)
+  .middleware(Authentication)
+{}
 
 /** Webhooks: the verification key set. */
 export class WebhooksGroup extends HttpApiGroup.make("webhooks").add(getSigningKey).middleware(Authentication) {}

@@ -34,6 +34,18 @@ export class NotFound extends Schema.Class<NotFound>("NotFound")(
   HttpApiSchema.annotations({ status: 404, description: "The app or execution does not exist." })
 ) {}
 
+/**
+ * 409: the request conflicts with what was done before: an `Idempotency-Key` reused for a
+ * different request, or a cancel of an execution that has already finished.
+ */
+export class Conflict extends Schema.Class<Conflict>("Conflict")(
+  { error: info("idempotency_key_reused", "execution_finished") },
+  HttpApiSchema.annotations({
+    status: 409,
+    description: "The idempotency key was used for another request, or the execution has already finished."
+  })
+) {}
+
 /** 413: the request body is larger than the limit (1 MiB by default). */
 export class PayloadTooLarge extends Schema.Class<PayloadTooLarge>("PayloadTooLarge")(
   { error: info("payload_too_large") },

@@ -14,7 +14,9 @@ export const ErrorCode = Schema.Literal(
   "not_found",
   "payload_too_large",
   "rate_limited",
-  "internal_error"
+  "internal_error",
+  "idempotency_key_reused",
+  "execution_finished"
 )
 export type ErrorCode = typeof ErrorCode.Type
 

@@ -1,5 +1,5 @@
 /**
- * The appexec client for Effect programs: the six endpoints of docs/api.md#endpoints as typed methods
+ * The appexec client for Effect programs: the six endpoints of docs/api.md#endpoints and the cancel extension as typed methods
  * (`HttpApiClient` over the API definition of `@appexec/api`, so request and response schemas
  * are the server's own), waiting by polling, `run` (find the app by id or name, validate, start,
  * wait), and webhook verification with a cached key set, from raw bytes or a web `Request`. Retries follow docs/api.md#errors (see `RetryPolicy`). The Promise client
@@ -45,6 +45,11 @@ export interface ListAppsQuery {
 export interface StartOptions {
   /** An http(s) URL that receives the signed result on completion (docs/api.md#start-an-execution). */
   readonly webhook?: string
+  /**
+   * Sent as `Idempotency-Key` (docs/api.md#idempotent-starts): a start sent again with the same
+   * key answers the first execution instead of starting another, so it is safe to retry.
+   */
+  readonly idempotencyKey?: string
 }
 
 /** Options of `run`: those of the start and of the wait. */
@@ -83,7 +88,16 @@ export interface AppexecClientService {
     ) => Effect.Effect<Execution.StartedExecution, RequestError>
     /** The execution's status and outputs now. */
     readonly get: (executionId: string) => Effect.Effect<Execution.Execution, RequestError>
-    /** Polls until the execution is `completed` or `failed` and returns it (either way). */
+    /**
+     * Cancels the execution (docs/api.md#cancel-an-execution) and returns it as it is then; it
+     * ends `failed` with "The execution was canceled." A finished one fails with an `ApiError`
+     * of code `execution_finished`.
+     */
+    readonly cancel: (executionId: string) => Effect.Effect<Execution.Execution, RequestError>
+    /**
+     * Waits until the execution is `completed` or `failed` and returns it (either way): long
+     * polling where the server supports it, else polling every 3–5 s.
+     */
     readonly wait: (
       executionId: string,
       options?: Polling.WaitOptions
@@ -186,7 +200,28 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
     }
 
     const get = (executionId: string) =>
-      mapErrors(api.executions.getExecution({ path: { executionId } })).pipe(Effect.map((r) => r.data))
+      mapErrors(api.executions.getExecution({ path: { executionId }, headers: {} })).pipe(Effect.map((r) => r.data))
+
+    /** One read of a wait: held by the server up to `hold` seconds when it supports long polling. */
+    const readHeld = (
+      executionId: string,
+      hold: number | false | undefined
+    ): Effect.Effect<Polling.Read, RequestError> => {
+      if (hold === false) return Effect.map(get(executionId), (execution) => ({ execution, held: false }))
+      const seconds = Math.min(Api.MAX_WAIT_SECONDS, Math.max(1, Math.round(hold ?? Polling.DEFAULT_HOLD_SECONDS)))
+      return mapErrors(
+        api.executions.getExecution({
+          path: { executionId },
+          headers: { prefer: `wait=${seconds}` },
+          withResponse: true
+        })
+      ).pipe(
+        Effect.map(([body, response]) => ({
+          execution: body.data,
+          held: (response.headers["preference-applied"] ?? "").includes("wait=")
+        }))
+      )
+    }
 
     const executions: AppexecClientService["executions"] = {
       start: (appId, inputs, options = {}) =>
@@ -194,11 +229,14 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
           api.apps.startExecution({
             path: { appId },
             urlParams: options.webhook === undefined ? {} : { webhook: options.webhook },
+            headers: options.idempotencyKey === undefined ? {} : { "idempotency-key": options.idempotencyKey },
             payload: { inputs }
           })
         ).pipe(Effect.map((r) => r.data)),
       get,
-      wait: (executionId, options) => Polling.waitFor(executionId, get(executionId), options)
+      cancel: (executionId) =>
+        mapErrors(api.executions.cancelExecution({ path: { executionId } })).pipe(Effect.map((r) => r.data)),
+      wait: (executionId, options = {}) => Polling.waitFor(executionId, readHeld(executionId, options.hold), options)
     }
 
     /** The problems of `inputs` against the app's current parameters, by core's own rules. */
@@ -220,11 +258,10 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
             return yield* new InvalidInputsError({ appId, source: "local", problems, parameters: detail.parameters })
           }
         }
-        const started = yield* executions.start(
-          appId,
-          inputs,
-          options.webhook === undefined ? {} : { webhook: options.webhook }
-        ).pipe(
+        const started = yield* executions.start(appId, inputs, {
+          ...(options.webhook === undefined ? {} : { webhook: options.webhook }),
+          ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey })
+        }).pipe(
           Effect.catchIf(isInvalidInputs, (refused) =>
             // The app's parameters may have changed since they were read (docs/api.md#versioning): read them again.
             Effect.flatMap(apps.get(appId), (detail) => {

@@ -1,7 +1,8 @@
 /**
  * Waiting for an execution by polling (docs/api.md#get-an-execution): read it, and until it is `completed` or
  * `failed`, wait 3 to 5 seconds (jittered, so that many clients do not poll in step) and read it
- * again. Only reads are sent: waiting never starts anything again. Time is read from `Clock`.
+ * again. Where the server supports long polling (docs/api.md#long-polling), each read is held
+ * until the execution finishes (up to `hold` seconds), so the wait ends as soon as it does. Only reads are sent: waiting never starts anything again. Time is read from `Clock`.
  */
 import type * as Execution from "@appexec/api/Execution"
 import { Duration, Effect, Random, Ref } from "effect"
@@ -13,8 +14,24 @@ export type Interval = number | { readonly minMs: number; readonly maxMs: number
 /** docs/api.md#get-an-execution's recommended interval: 3 to 5 seconds. */
 export const DEFAULT_INTERVAL: Interval = { minMs: 3_000, maxMs: 5_000 }
 
+/** Longest hold the client asks of a server that supports long polling, in seconds. */
+export const DEFAULT_HOLD_SECONDS = 20
+
+/** One read of a wait: the execution, and whether the server held the request (long polling). */
+export interface Read {
+  readonly execution: Execution.Execution
+  readonly held: boolean
+}
+
 /** Options of a wait. */
 export interface WaitOptions {
+  /**
+   * Ask the server to hold each read until the execution finishes, up to this many seconds
+   * (`Prefer: wait=N`, 1–60; default 20). A server that holds answers as soon as the execution
+   * is done, and the next read follows at once; one that does not is polled every `interval`.
+   * `false` turns long polling off.
+   */
+  readonly hold?: number | false
   /** Time between two reads (default 3–5 s, jittered). */
   readonly interval?: Interval
   /** Give up after this many milliseconds with a `WaitError` (`timeout`); default: wait as long as it takes. */
@@ -51,7 +68,7 @@ const whenAborted = (signal: AbortSignal): Effect.Effect<void> =>
  */
 export const waitFor = <E>(
   executionId: string,
-  read: Effect.Effect<Execution.Execution, E>,
+  read: Effect.Effect<Read, E>,
   options: WaitOptions = {}
 ): Effect.Effect<Execution.Execution, E | WaitError> =>
   Effect.gen(function*() {
@@ -61,7 +78,7 @@ export const waitFor = <E>(
 
     const poll: Effect.Effect<Execution.Execution, E> = Effect.gen(function*() {
       while (true) {
-        const execution = yield* read
+        const { execution, held } = yield* read
         yield* Ref.set(last, execution.status)
         if (options.onStatus !== undefined) {
           const onStatus = options.onStatus
@@ -69,7 +86,8 @@ export const waitFor = <E>(
           if (Effect.isEffect(after)) yield* after
         }
         if (isTerminal(execution.status)) return execution
-        yield* Effect.sleep(Duration.millis(yield* nextDelay(options.interval)))
+        // A held read already waited on the server: read again at once.
+        if (!held) yield* Effect.sleep(Duration.millis(yield* nextDelay(options.interval)))
       }
     })
 

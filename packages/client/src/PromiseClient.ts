@@ -44,7 +44,9 @@ export interface Client {
     ) => Promise<Execution.StartedExecution>
     /** The execution's status and outputs now. */
     readonly get: (executionId: string) => Promise<Execution.Execution>
-    /** Polls (every 3–5 s by default) until `completed` or `failed`, and returns the execution. */
+    /** Cancels the execution; it ends `failed` with "The execution was canceled." */
+    readonly cancel: (executionId: string) => Promise<Execution.Execution>
+    /** Waits (long polling, or polling every 3–5 s) until `completed` or `failed`, and returns the execution. */
     readonly wait: (executionId: string, options?: Polling.WaitOptions) => Promise<Execution.Execution>
   }
   /**
@@ -99,6 +101,7 @@ export const createClient = (config: ClientConfig): Client => {
     executions: {
       start: (appId, inputs, options) => runPromise(client.executions.start(appId, inputs, options)),
       get: (executionId) => runPromise(client.executions.get(executionId)),
+      cancel: (executionId) => runPromise(client.executions.cancel(executionId)),
       wait: (executionId, options) => runPromise(client.executions.wait(executionId, options))
     },
     run: (app, inputs, options) => runPromise(client.run(app, inputs, options)),

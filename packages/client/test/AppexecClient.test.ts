@@ -54,7 +54,7 @@ describe("AppexecClient against a served instance", () => {
       expect(graph.nodes.map((n) => n.id)).toContain("pause")
 
       const { result: outcome, seen } = yield* driveToEnd((onStatus) =>
-        client.run(served.greetingAppId, { who: "Ada" }, { onStatus })
+        client.run(served.greetingAppId, { who: "Ada" }, { onStatus, hold: false })
       )
       const result = Either.getOrThrow(outcome)
       expect(result.status).toBe("completed")
@@ -75,7 +75,7 @@ describe("AppexecClient against a served instance", () => {
       expect(started.outputs.every((o) => o.value === null && o.status === "pending")).toBe(true)
 
       const { result, seen } = yield* driveToEnd((onStatus) =>
-        client.executions.wait(started.executionId, { onStatus })
+        client.executions.wait(started.executionId, { onStatus, hold: false })
       )
       expect(result._tag).toBe("Right")
       expect(seen.at(-1)).toBe("completed")
@@ -89,7 +89,7 @@ describe("AppexecClient against a served instance", () => {
       const client = yield* clientOf(served)
       const started = yield* client.executions.start(served.greetingAppId, { who: "Cy" })
       const { result } = yield* driveToEnd((onStatus) =>
-        client.executions.wait(started.executionId, { onStatus, timeout: 6_000 })
+        client.executions.wait(started.executionId, { onStatus, timeout: 6_000, hold: false })
       )
       expect(result._tag).toBe("Left")
       if (result._tag === "Left") {
@@ -110,6 +110,7 @@ describe("AppexecClient against a served instance", () => {
       const fiber = yield* Effect.fork(
         client.executions.wait(started.executionId, {
           signal: controller.signal,
+          hold: false,
           onStatus: (e) => Queue.offer(statuses, e)
         })
       )
@@ -128,7 +129,7 @@ describe("AppexecClient against a served instance", () => {
       const served = yield* serve()
       const client = yield* clientOf(served)
       const { result: outcome } = yield* driveToEnd((onStatus) =>
-        client.run(served.parseAppId, { text: "not json" }, { onStatus })
+        client.run(served.parseAppId, { text: "not json" }, { onStatus, hold: false })
       )
       const result = Either.getOrThrow(outcome)
       expect(result.status).toBe("failed")
@@ -136,5 +137,34 @@ describe("AppexecClient against a served instance", () => {
       expect(parsed?.kind).toBe("failed")
       if (parsed?.kind === "failed") expect(parsed.error).toContain("not valid JSON")
       expect(Outputs.mediaUrl(result, "Parsed")).toBeUndefined()
+    }).pipe(Effect.provide(instance)))
+
+  it.scoped("long polling: one read held by the server ends the wait when the execution ends", () =>
+    Effect.gen(function*() {
+      const served = yield* serve()
+      const { calls, fetch } = countingFetch()
+      const client = yield* clientOf(served, { fetch })
+      const started = yield* client.executions.start(served.greetingAppId, { who: "Ed" })
+      const fiber = yield* Effect.fork(client.executions.wait(started.executionId))
+      // The app pauses 10 s; the read asks to be held up to 20 s, so it answers at completion.
+      yield* TestClock.adjust("10 seconds")
+      const done = yield* Fiber.join(fiber)
+      expect(done.status).toBe("completed")
+      expect(calls.filter((c) => c === `GET /v1/executions/${started.executionId}`)).toHaveLength(1)
+    }).pipe(Effect.provide(instance)))
+
+  it.scoped("cancels a running execution: it ends failed with the cancel message", () =>
+    Effect.gen(function*() {
+      const served = yield* serve()
+      const client = yield* clientOf(served)
+      const started = yield* client.executions.start(served.greetingAppId, { who: "Flo" })
+      yield* TestClock.adjust("1 second")
+      expect((yield* client.executions.get(started.executionId)).status).toBe("running")
+      yield* client.executions.cancel(started.executionId)
+      const done = yield* client.executions.wait(started.executionId, { hold: 5 })
+      expect(done.status).toBe("failed")
+      expect(done.errorMessage).toBe("The execution was canceled.")
+      const again = yield* Effect.flip(client.executions.cancel(started.executionId))
+      expect(again).toMatchObject({ _tag: "ApiError", status: 409, code: "execution_finished" })
     }).pipe(Effect.provide(instance)))
 })

@@ -29,7 +29,9 @@ describe("Polling", () => {
     Effect.gen(function*() {
       const reads = yield* Ref.make(0)
       const statuses: Array<Execution.ExecutionStatus> = ["queued", "running", "running", "failed"]
-      const read = Ref.getAndUpdate(reads, (n) => n + 1).pipe(Effect.map((n) => at(statuses[n]!)))
+      const read = Ref.getAndUpdate(reads, (n) => n + 1).pipe(
+        Effect.map((n) => ({ execution: at(statuses[n]!), held: false }))
+      )
       const fiber = yield* Effect.fork(Polling.waitFor("e", read))
       yield* TestClock.adjust("2999 millis")
       expect(yield* Ref.get(reads)).toBe(1)
@@ -38,5 +40,16 @@ describe("Polling", () => {
       yield* TestClock.adjust("10 seconds")
       expect((yield* Fiber.join(fiber)).status).toBe("failed")
       expect(yield* Ref.get(reads)).toBe(4)
+    }))
+  it.effect("after a read the server held, reads again at once", () =>
+    Effect.gen(function*() {
+      const reads = yield* Ref.make(0)
+      const statuses: Array<Execution.ExecutionStatus> = ["running", "running", "completed"]
+      const read = Ref.getAndUpdate(reads, (n) => n + 1).pipe(
+        Effect.map((n) => ({ execution: at(statuses[n]!), held: true }))
+      )
+      const done = yield* Polling.waitFor("e", read)
+      expect(done.status).toBe("completed")
+      expect(yield* Ref.get(reads)).toBe(3)
     }))
 })

@@ -7,16 +7,18 @@ import type { AppDetail, AppSummary, WorkflowGraph } from "@appexec/api/App"
 import { type Execution, type StartedExecution } from "@appexec/api/Execution"
 import { type ExecutionStatus } from "@appexec/api/Execution"
 import { ApiKeyId, AppId, ExecutionId, UserId, WorkspaceId } from "@appexec/api/Ids"
-import { Clock, Context, Duration, Effect, Layer, Metric, Option, Ref, Schedule, Schema, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Either, Layer, Metric, Option, Ref, Schedule, Schema, Stream } from "effect"
 import { parameterIdOf } from "./AppDefinition.js"
 import { AppexecConfig, millis } from "./AppexecConfig.js"
-import { executionsStarted } from "./AppexecMetrics.js"
+import { executionsStarted, recordFinished } from "./AppexecMetrics.js"
 import { type AppRecord, AppStore } from "./AppStore.js"
 import { BlobStore } from "./BlobStore.js"
 import {
   AppAccessDenied,
   AppNotFound,
+  ExecutionFinished,
   ExecutionNotFound,
+  IdempotencyKeyReused,
   type InvalidAppDefinition,
   type InvalidInputs,
   InvalidRequest,
@@ -25,22 +27,42 @@ import {
   Unauthorized
 } from "./Errors.js"
 import { ExecutionEvents } from "./ExecutionEvents.js"
-import { isTerminal, placeholder } from "./ExecutionLifecycle.js"
+import { failNow, isTerminal, placeholder } from "./ExecutionLifecycle.js"
 import { type ExecutionRecord, toExecution, toStartedExecution } from "./ExecutionRecord.js"
 import { ExecutionStore } from "./ExecutionStore.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { isHttpUrl, validateInputs } from "./InputValidation.js"
 import { credentialFrom, hashKey, hintOf, isWellFormed, KEY_RANDOM_BYTES } from "./internal/ApiKeys.js"
 import { AppCatalog, type ImportOptions } from "./internal/AppCatalog.js"
+import { CANCELED_MESSAGE, Cancellations } from "./internal/Cancellations.js"
+import { canonicalJson, sha256Hex } from "./internal/hash.js"
 import * as Retention from "./internal/Retention.js"
-import * as TraceContext from "./TraceContext.js"
 import { type ApiKeyRecord, KeyStore, type UserRecord, type WorkspaceRecord } from "./KeyStore.js"
+import * as TraceContext from "./TraceContext.js"
+import { DeliveryId, entryFor } from "./WebhookOutbox.js"
 
 /** Who is calling: the workspace, user and key of an authenticated request. */
 export type Principal = Authentication.Principal
 
 /** Default and bounds of the list `limit`. */
 export const LIST_LIMIT = Api.LIST_LIMIT
+
+/** An `Idempotency-Key`: 1 to 255 visible ASCII characters. */
+export const isIdempotencyKey = (key: string): boolean => /^[\x21-\x7e]{1,255}$/.test(key)
+
+/** Options of a start beside the inputs. */
+export interface StartOptions {
+  /** Absolute http(s) URL that receives the signed result. */
+  readonly webhook?: string | undefined
+  /** The same key (per workspace) answers the first execution again instead of starting another. */
+  readonly idempotencyKey?: string | undefined
+}
+
+/** Options of a read of an execution. */
+export interface GetOptions {
+  /** Hold the answer until the execution is finished or this much time has passed (long polling). */
+  readonly wait?: Duration.DurationInput | undefined
+}
 
 /** Longest accepted webhook URL. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048
@@ -89,16 +111,36 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
         principal: Principal,
         appId: string,
         inputs: unknown,
-        options?: { readonly webhook?: string | undefined }
+        options?: StartOptions
       ) => Effect.Effect<
         StartedExecution,
-        AppNotFound | AppAccessDenied | InvalidInputs | InvalidRequest | InvalidWebhookUrl | StorageError
+        | AppNotFound
+        | AppAccessDenied
+        | InvalidInputs
+        | InvalidRequest
+        | InvalidWebhookUrl
+        | IdempotencyKeyReused
+        | StorageError
       >
-      /** An execution of the principal's workspace (docs/api.md#get-an-execution); another workspace's is not found. */
+      /**
+       * An execution of the principal's workspace (docs/api.md#get-an-execution); another
+       * workspace's is not found. With `wait`, answers when it finishes or when `wait` has passed
+       * (docs/api.md#long-polling).
+       */
       readonly get: (
         principal: Principal,
-        executionId: string
+        executionId: string,
+        options?: GetOptions
       ) => Effect.Effect<Execution, ExecutionNotFound | StorageError>
+      /**
+       * Cancels an execution (docs/api.md#cancel-an-execution): a queued one fails at once, a
+       * running one is interrupted where it runs, in this process or another, and fails. Without a
+       * principal (an operator), any workspace's execution.
+       */
+      readonly cancel: (
+        executionId: string,
+        principal?: Principal
+      ) => Effect.Effect<Execution, ExecutionNotFound | ExecutionFinished | StorageError>
       /** Waits in-process until the execution is completed or failed, and returns it. */
       readonly await: (executionId: string) => Effect.Effect<Execution, ExecutionNotFound | StorageError>
     }
@@ -172,6 +214,7 @@ export const layer = Layer.effect(
     const events = yield* ExecutionEvents
     const ids = yield* IdGenerator
     const blobs = yield* BlobStore
+    const cancellations = yield* Cancellations
     const now = Effect.clockWith((clock) => clock.currentTimeMillis)
     const draining = yield* Ref.make(false)
 
@@ -291,8 +334,14 @@ export const layer = Layer.effect(
           principal: Principal,
           appId: string,
           inputs: unknown,
-          options: { readonly webhook?: string | undefined } = {}
+          options: StartOptions = {}
         ) {
+          const idempotencyKey = options.idempotencyKey
+          if (idempotencyKey !== undefined && !isIdempotencyKey(idempotencyKey)) {
+            return yield* new InvalidRequest({
+              reason: "The Idempotency-Key header must be 1 to 255 visible ASCII characters."
+            })
+          }
           const { app, compiled } = yield* visibleWorkflow(principal, appId)
           const webhook = options.webhook
           if (webhook !== undefined) {
@@ -322,15 +371,87 @@ export const layer = Layer.effect(
             startedAt: null,
             completedAt: null
           }
+          // The trace this request is part of: the run and the webhook attempts continue it.
           const traceParent = yield* TraceContext.current
-          yield* executionStore.insert(traceParent === undefined ? record : { ...record, traceParent })
-          yield* Metric.increment(executionsStarted)
-          yield* events.publish(record)
-          return toStartedExecution(record)
+          const stored = traceParent === undefined ? record : { ...record, traceParent }
+          if (idempotencyKey === undefined) {
+            yield* executionStore.insert(stored)
+            yield* Metric.increment(executionsStarted)
+            yield* events.publish(record)
+            return toStartedExecution(record)
+          }
+          // The request as sent: a replay must name the same app, inputs and webhook.
+          const fingerprint = sha256Hex(canonicalJson({ appId, inputs, webhook: webhook ?? null }))
+          const at = yield* now
+          const inserted = yield* executionStore.insertIdempotent(stored, {
+            workspaceId: principal.workspaceId,
+            key: idempotencyKey,
+            fingerprint,
+            expiresAt: at + millis(config.idempotencyKeyTtl)
+          }, at)
+          if (inserted._tag === "Inserted") {
+            yield* Metric.increment(executionsStarted)
+            yield* events.publish(record)
+            return toStartedExecution(record)
+          }
+          if (inserted.fingerprint !== fingerprint) {
+            return yield* new IdempotencyKeyReused({ key: idempotencyKey, executionId: inserted.executionId })
+          }
+          const first = yield* executionStore.get(inserted.executionId)
+          return yield* Option.match(first, {
+            // The first execution was deleted (retention) while its key lived on: nothing to replay.
+            onNone: () => new IdempotencyKeyReused({ key: idempotencyKey, executionId: inserted.executionId }),
+            // The same body as the first answer: outputs as placeholders, whatever has happened since.
+            onSome: (found) =>
+              Effect.succeed({
+                ...toStartedExecution(found),
+                outputs: found.outputs.map((o) => placeholder(o.id, o.label))
+              })
+          })
         }),
-        get: Effect.fn("Appexec.executions.get")((principal: Principal, executionId: string) =>
-          Effect.map(visibleExecution(executionId, principal), toExecution)
-        ),
+        get: Effect.fn("Appexec.executions.get")(function*(
+          principal: Principal,
+          executionId: string,
+          options: GetOptions = {}
+        ) {
+          const record = yield* visibleExecution(executionId, principal)
+          if (options.wait === undefined || isTerminal(record.status)) return toExecution(record)
+          const waited = yield* waitForEnd(executionId).pipe(Effect.timeoutOption(options.wait))
+          return toExecution(Option.getOrElse(waited, () => record))
+        }),
+        cancel: Effect.fn("Appexec.executions.cancel")(function*(executionId: string, principal?: Principal) {
+          for (;;) {
+            const record = yield* visibleExecution(executionId, principal)
+            if (isTerminal(record.status)) {
+              return yield* new ExecutionFinished({ executionId: record.executionId, status: record.status })
+            }
+            const at = yield* now
+            if (record.status === "queued") {
+              // No worker holds it: fail it here, with its webhook, in one write.
+              const loaded = yield* catalog.load(record.workflowId).pipe(Effect.option)
+              const outputTypes = Option.match(loaded, {
+                onNone: () => ({}),
+                onSome: ({ app }) => Object.fromEntries(app.outputs.map((o) => [o.id, o.type]))
+              })
+              const failed = yield* Either.match(failNow(record, at, CANCELED_MESSAGE, outputTypes), {
+                onLeft: Effect.die,
+                onRight: Effect.succeed
+              })
+              const outbox = entryFor(failed, DeliveryId.make(yield* ids.uuid), at, failed.traceParent)
+              if (yield* executionStore.cancelQueued(failed, at, outbox)) {
+                yield* recordFinished(failed)
+                yield* events.publish(failed)
+                return toExecution(failed)
+              }
+            }
+            // A worker holds it: it is told through the store (any process) and, here, at once.
+            if (yield* executionStore.requestCancel(record.executionId, at)) {
+              yield* cancellations.signal(record.executionId)
+              return toExecution(record)
+            }
+            // It finished meanwhile: read it again, to answer as it is now.
+          }
+        }),
         await: Effect.fn("Appexec.executions.await")((executionId: string) =>
           Effect.map(waitForEnd(executionId), toExecution)
         )

@@ -26,6 +26,10 @@ export interface AppexecOptions {
   readonly workerConcurrency: number
   /** How often an idle worker looks for work written by other processes. */
   readonly pollInterval: Duration.DurationInput
+  /** How often a worker that runs executions asks the store for cancels made by other processes. */
+  readonly cancelCheckInterval: Duration.DurationInput
+  /** How long an `Idempotency-Key` of a start answers with its first execution. */
+  readonly idempotencyKeyTtl: Duration.DurationInput
   /** How long a stopping worker waits for running executions before it releases them. */
   readonly drainTimeout: Duration.DurationInput
   /** Brand word of the webhook headers: `X-<brand>-Webhook-Signature`. */
@@ -63,6 +67,8 @@ export const defaults: AppexecOptions = {
   nodeConcurrency: 4,
   workerConcurrency: 4,
   pollInterval: "250 millis",
+  cancelCheckInterval: "500 millis",
+  idempotencyKeyTtl: "24 hours",
   drainTimeout: "10 seconds",
   webhookBrand: "Service",
   webhookRetryDelays: ["5 seconds", "30 seconds", "2 minutes"],
@@ -85,6 +91,8 @@ export interface Settings {
   readonly nodeConcurrency: number
   readonly workerConcurrency: number
   readonly pollInterval: Duration.Duration
+  readonly cancelCheckInterval: Duration.Duration
+  readonly idempotencyKeyTtl: Duration.Duration
   readonly drainTimeout: Duration.Duration
   readonly webhookBrand: string
   readonly webhookRetryDelays: ReadonlyArray<Duration.Duration>
@@ -119,6 +127,8 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
       "renewEvery",
       "defaultTimeout",
       "pollInterval",
+      "cancelCheckInterval",
+      "idempotencyKeyTtl",
       "drainTimeout",
       "webhookTimeout",
       "webhookPollInterval",
@@ -149,6 +159,8 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
     nodeConcurrency: o.nodeConcurrency,
     workerConcurrency: o.workerConcurrency,
     pollInterval: durations.pollInterval!,
+    cancelCheckInterval: durations.cancelCheckInterval!,
+    idempotencyKeyTtl: durations.idempotencyKeyTtl!,
     drainTimeout: durations.drainTimeout!,
     webhookBrand: o.webhookBrand,
     webhookRetryDelays: delays,
@@ -168,6 +180,10 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
     return invalid("renewEvery", "must be shorter than lease")
   }
   if (Duration.toMillis(settings.renewEvery) < 1) return invalid("renewEvery", "must be at least 1 ms")
+  if (Duration.toMillis(settings.cancelCheckInterval) < 1) {
+    return invalid("cancelCheckInterval", "must be at least 1 ms")
+  }
+  if (Duration.toMillis(settings.idempotencyKeyTtl) < 1000) return invalid("idempotencyKeyTtl", "must be at least 1 s")
   for (
     const [name, value] of [
       ["maxAttempts", settings.maxAttempts],

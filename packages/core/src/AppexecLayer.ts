@@ -16,6 +16,7 @@ import type { ExecutionQueue } from "./ExecutionQueue.js"
 import type { ExecutionStore } from "./ExecutionStore.js"
 import type { IdGenerator } from "./IdGenerator.js"
 import * as AppCatalog from "./internal/AppCatalog.js"
+import { Cancellations } from "./internal/Cancellations.js"
 import * as Retention from "./internal/Retention.js"
 import * as Worker from "./internal/Worker.js"
 import type { KeyStore } from "./KeyStore.js"
@@ -60,6 +61,7 @@ export interface Options<Nodes extends ReadonlyArray<NodeType.Any>> {
 export type Services =
   | Appexec.Appexec
   | AppCatalog.AppCatalog
+  | Cancellations
   | ExecutionEvents
   | AppexecConfig
   | NodeRegistry.NodeRegistry
@@ -91,6 +93,7 @@ export const make = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly 
   const base = Layer.mergeAll(
     NodeRegistry.layer([...coreNodes, ...(options.nodes ?? [])]),
     ExecutionEvents.layer,
+    Cancellations.layer,
     SigningKeys.layer
   ).pipe(Layer.provideMerge(settings))
   const facade = Appexec.layer.pipe(Layer.provideMerge(AppCatalog.layer), Layer.provideMerge(base))

@@ -87,6 +87,28 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("Invali
   }
 }
 
+/** An `Idempotency-Key` already named a different start request of the workspace (409 `idempotency_key_reused`). */
+export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReused>()("IdempotencyKeyReused", {
+  key: Schema.String,
+  executionId: Schema.String
+}) {
+  readonly code: ErrorCode = "idempotency_key_reused"
+  override get message() {
+    return `The Idempotency-Key was already used for a different request (execution ${this.executionId}); use a new key for a new request.`
+  }
+}
+
+/** A cancel of an execution that has already finished (409 `execution_finished`). */
+export class ExecutionFinished extends Schema.TaggedError<ExecutionFinished>()("ExecutionFinished", {
+  executionId: Schema.String,
+  status: Schema.String
+}) {
+  readonly code: ErrorCode = "execution_finished"
+  override get message() {
+    return `Execution ${this.executionId} has already finished (${this.status}); there is nothing to cancel.`
+  }
+}
+
 /** Why a credential was refused. */
 export const UnauthorizedReason = Schema.Literal("missing", "malformed", "unknown", "revoked")
 export type UnauthorizedReason = typeof UnauthorizedReason.Type
@@ -167,6 +189,8 @@ export type RequestError =
   | InvalidWebhookUrl
   | InvalidRequest
   | Unauthorized
+  | IdempotencyKeyReused
+  | ExecutionFinished
 
 /** The error object of the response body for a request error. */
 export const toErrorInfo = (error: RequestError): ErrorInfo =>

@@ -121,3 +121,18 @@ export const transition = (
     }
   }
 }
+
+/**
+ * Fails an execution that has not finished, at `at`: a queued one is started and failed at the
+ * same instant (it never ran), a running one is failed; no output keeps a value.
+ */
+export const failNow = (
+  record: ExecutionRecord,
+  at: number,
+  errorMessage: string,
+  outputTypes: Readonly<Record<string, Exclude<OutputType, "pending">>> = {}
+): Either.Either<ExecutionRecord, InvalidTransition> =>
+  Either.flatMap(
+    record.status === "queued" ? transition(record, { _tag: "Started", at }) : Either.right(record),
+    (running) => transition(running, { _tag: "Failed", at, errorMessage, produced: [], outputErrors: {}, outputTypes })
+  )

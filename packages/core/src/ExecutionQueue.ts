@@ -39,6 +39,11 @@ export class ExecutionQueue extends Context.Tag("@appexec/core/ExecutionQueue")<
     /** Gives a current lease back without counting the attempt; the execution is claimable at once. */
     readonly release: (lease: Lease) => Effect.Effect<void, StorageError>
     /**
+     * The executions `workerId` holds a live lease on whose cancellation was requested
+     * (`ExecutionStore.requestCancel`). Workers ask while they run something.
+     */
+    readonly cancelRequested: (workerId: string) => Effect.Effect<ReadonlyArray<ExecutionId>, StorageError>
+    /**
      * Completes when work may have become claimable in this process (an insert or a release).
      * Workers race it with a poll interval, which covers work added by other processes.
      */

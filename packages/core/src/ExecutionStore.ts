@@ -23,6 +23,21 @@ export interface OpenCounts {
   readonly queued: number
   readonly running: number
 }
+/**
+ * An `Idempotency-Key` to record with a new execution: the workspace's key, a digest of the
+ * request it came with, and when it stops counting (epoch ms).
+ */
+export interface IdempotencyKey {
+  readonly workspaceId: WorkspaceId
+  readonly key: string
+  readonly fingerprint: string
+  readonly expiresAt: number
+}
+
+/** What an idempotent insert did: recorded the new execution, or found the key's live first one. */
+export type IdempotentInsert =
+  | { readonly _tag: "Inserted" }
+  | { readonly _tag: "Existing"; readonly executionId: ExecutionId; readonly fingerprint: string }
 
 /** Storage of executions. */
 export class ExecutionStore extends Context.Tag("@appexec/core/ExecutionStore")<
@@ -30,6 +45,17 @@ export class ExecutionStore extends Context.Tag("@appexec/core/ExecutionStore")<
   {
     /** Durably records a queued execution; once this succeeds it is claimable from the queue. */
     readonly insert: (record: ExecutionRecord) => Effect.Effect<void, StorageError>
+    /**
+     * Records a queued execution under an idempotency key, atomically: when the workspace holds
+     * the key unexpired (`now` < its `expiresAt`), nothing is written and the key's execution is
+     * returned; otherwise the execution and the key are written together (an expired key is
+     * replaced). Two concurrent calls with one key record one execution.
+     */
+    readonly insertIdempotent: (
+      record: ExecutionRecord,
+      key: IdempotencyKey,
+      now: number
+    ) => Effect.Effect<IdempotentInsert, StorageError>
     /** The execution with this id, if any. */
     readonly get: (executionId: ExecutionId) => Effect.Effect<Option.Option<ExecutionRecord>, StorageError>
     /**
@@ -56,5 +82,20 @@ export class ExecutionStore extends Context.Tag("@appexec/core/ExecutionStore")<
     readonly deleteFinished: (executionIds: ReadonlyArray<ExecutionId>) => Effect.Effect<number, StorageError>
     /** How many executions are queued and running now. */
     readonly countOpen: Effect.Effect<OpenCounts, StorageError>
+    /**
+     * Cancels an execution no worker holds: replaces it with `record` (its failed form) and
+     * records `outbox` in the same atomic write, only while it is still `queued` with no live
+     * lease at `now`. False, writing nothing, when that no longer holds.
+     */
+    readonly cancelQueued: (
+      record: ExecutionRecord,
+      now: number,
+      outbox?: OutboxEntry
+    ) => Effect.Effect<boolean, StorageError>
+    /**
+     * Marks a `queued` or `running` execution as to be canceled by the worker that holds it
+     * (`ExecutionQueue.cancelRequested`). False when it is finished.
+     */
+    readonly requestCancel: (executionId: ExecutionId, at: number) => Effect.Effect<boolean, StorageError>
   }
 >() {}

@@ -5,6 +5,7 @@
 import { ExecutionId, UserId } from "@appexec/api/Ids"
 import { Context, type Effect, Schema } from "effect"
 import type { StorageError } from "./Errors.js"
+import type { ExecutionRecord } from "./ExecutionRecord.js"
 
 /** Identifier of a webhook delivery in the outbox. */
 export const DeliveryId = Schema.UUID.pipe(Schema.brand("DeliveryId"))
@@ -39,6 +40,30 @@ export const OutboxEntry = Schema.Struct({
   traceParent: Schema.optional(Schema.String)
 })
 export type OutboxEntry = typeof OutboxEntry.Type
+
+/**
+ * The entry to record with a finished execution that asked for a webhook; none when it did not.
+ * `traceParent` is the span its attempts continue the trace from.
+ */
+export const entryFor = (
+  record: ExecutionRecord,
+  deliveryId: DeliveryId,
+  at: number,
+  traceParent?: string | undefined
+): OutboxEntry | undefined =>
+  (record.status === "completed" || record.status === "failed") && record.webhookUrl !== null
+    ? {
+      ...(traceParent === undefined ? {} : { traceParent }),
+      deliveryId,
+      executionId: record.executionId,
+      userId: record.userId,
+      url: record.webhookUrl,
+      status: "pending",
+      nextAttemptAt: at,
+      attempts: [],
+      createdAt: at
+    }
+    : undefined
 
 /**
  * The claim an attempt is recorded under: the entry as `claimDue` handed it out, whose

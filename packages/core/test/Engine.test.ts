@@ -90,7 +90,7 @@ describe("engine", () => {
       const done = yield* awaitAfter(started.executionId, "1 minute")
       expect(done.status).toBe("completed")
       expect(done.completedAt!.getTime() - done.startedAt!.getTime()).toBe(10 * 60_000)
-    }).pipe(Effect.provide(TestHarness.layer({ config: { pollInterval: 60_000 } }))))
+    }).pipe(Effect.provide(TestHarness.layer({ config: { pollInterval: 60_000, cancelCheckInterval: 60_000 } }))))
 
   it.scoped("a per-app timeout fails the execution with a clear message and per-output errors", () =>
     Effect.gen(function*() {
@@ -107,7 +107,7 @@ describe("engine", () => {
       const done = yield* awaitAfter(started.executionId, "10 minutes")
       expect(done.status).toBe("failed")
       expect(done.errorMessage).toBe("The execution timed out after 10m.")
-    }).pipe(Effect.provide(TestHarness.layer({ config: { pollInterval: 60_000 } }))))
+    }).pipe(Effect.provide(TestHarness.layer({ config: { pollInterval: 60_000, cancelCheckInterval: 60_000 } }))))
 
   it.scoped("independent branches run concurrently", () =>
     Effect.gen(function*() {

@@ -29,7 +29,7 @@ import {
 } from "effect"
 import * as Endpoints from "./internal/Endpoints.js"
 import * as ErrorAnswers from "./internal/ErrorAnswers.js"
-import { json, type ServerRequest, type ServerResponse, withHeaders } from "./internal/Exchange.js"
+import { type ServerRequest, type ServerResponse, withHeaders } from "./internal/Exchange.js"
 import * as Routes from "./internal/Routes.js"
 import * as MediaRoute from "./MediaRoute.js"
 import * as OperatorRoutes from "./OperatorRoutes.js"
@@ -149,7 +149,13 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
         .get(route.name)!
         .run(input)
         .pipe(
-          Effect.map((value) => json(route.successStatus, value)),
+          Effect.map((answered): ServerResponse => ({
+            status: answered.status,
+            headers: answered.body === undefined
+              ? answered.headers
+              : { "content-type": "application/json", ...answered.headers },
+            body: answered.body
+          })),
           Effect.catchAll((error) => {
             switch (error._tag) {
               case "Refused":

@@ -42,10 +42,14 @@ describe("embedding", () => {
       const started = yield* client.apps.startExecution({
         path: { appId: echo.appId },
         urlParams: {},
+        headers: {},
         payload: { inputs: { prompt: "hi" } }
       })
       expect(started.data.status).toBe("queued")
-      const polled = yield* client.executions.getExecution({ path: { executionId: started.data.executionId } })
+      const polled = yield* client.executions.getExecution({
+        path: { executionId: started.data.executionId },
+        headers: {}
+      })
       expect(polled.data.executionId).toBe(started.data.executionId)
       const notFound = yield* client.apps.getApp({ path: { appId: "00000000-0000-4000-8000-000000000000" } }).pipe(
         Effect.flip

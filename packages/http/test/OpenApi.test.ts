@@ -30,12 +30,19 @@ describe("OpenAPI", () => {
       "GET /v1/apps/{appId}/workflow",
       "GET /v1/executions/{executionId}",
       "GET /v1/webhooks/signing-key",
-      "POST /v1/apps/{appId}/executions"
+      "POST /v1/apps/{appId}/executions",
+      "POST /v1/executions/{executionId}/cancel"
     ])
     expect(Object.keys(doc.components.securitySchemes)).toEqual(["apiKey", "bearer"])
     expect(JSON.stringify(doc)).not.toContain("HttpApiDecodeError")
     expect(Object.keys(doc.paths["/v1/apps/{appId}/executions"]!.post!.responses).sort()).toEqual(
-      ["202", "400", "401", "403", "404", "413", "429", "500"]
+      ["202", "400", "401", "403", "404", "409", "413", "429", "500"]
+    )
+    const start = doc.paths["/v1/apps/{appId}/executions"]!.post!
+    expect(start.parameters.map((p: { readonly name: string }) => p.name)).toContain("idempotency-key")
+    const poll = doc.paths["/v1/executions/{executionId}"]!.get!
+    expect(poll.parameters.map((p: { readonly name: string }) => p.name)).toEqual(
+      expect.arrayContaining(["prefer", "if-none-match"])
     )
     // The operator's routes take no key and answer only what they say.
     expect(doc.paths["/readyz"]!.get!.security).toEqual([])

@@ -314,6 +314,31 @@ const appsList = Command.make("list", { data }, ({ data }) =>
     })
   )).pipe(Command.withDescription("List every app: id, owner, name"))
 
+const executionsCancel = Command.make(
+  "cancel",
+  { data, executionId: Args.text({ name: "EXECUTION_ID" }) },
+  ({ data, executionId }) =>
+    admin(
+      data,
+      Effect.gen(function*() {
+        const execution = yield* (yield* Appexec.Appexec).executions.cancel(executionId).pipe(
+          Effect.catchTags({
+            ExecutionNotFound: (e) => new CommandFailed({ message: e.message }),
+            ExecutionFinished: (e) => new CommandFailed({ message: e.message })
+          })
+        )
+        // A running execution is stopped by the worker that holds it, within a second.
+        yield* Console.log(
+          `${execution.executionId}\t${execution.status === "failed" ? "canceled" : "cancel requested"}`
+        )
+      })
+    )
+).pipe(
+  Command.withDescription(
+    "Cancel an execution of any workspace: a queued one fails at once, a running one is interrupted by its worker"
+  )
+)
+
 const signingKeyRotate = Command.make(
   "rotate",
   { data, grace: signingKeyGrace("grace") },
@@ -399,11 +424,11 @@ export const command = Command.make("appexec").pipe(
     Command.make("workspaces").pipe(Command.withSubcommands([workspacesCreate])),
     Command.make("keys").pipe(Command.withSubcommands([keysCreate, keysRevoke])),
     Command.make("apps").pipe(Command.withSubcommands([appsImport, appsList])),
-    Command.make("signing-key").pipe(Command.withSubcommands([signingKeyRotate])),
     Command.make("executions").pipe(
       Command.withDescription("Executions, for operators"),
-      Command.withSubcommands([executionsList])
+      Command.withSubcommands([executionsList, executionsCancel])
     ),
+    Command.make("signing-key").pipe(Command.withSubcommands([signingKeyRotate])),
     pruneCommand,
     runCommand
   ])

@@ -6,6 +6,7 @@
  * the write lock is taken before the oldest claimable row is chosen, so two connections, in one
  * process or in two, never claim the same execution.
  */
+import { ExecutionId } from "@appexec/api/Ids"
 import { Errors, ExecutionQueue } from "@appexec/core"
 import { Clock, Effect, Layer, Option } from "effect"
 import { sql } from "kysely"
@@ -65,6 +66,16 @@ export const make = Effect.gen(function*() {
       .where("lease_worker", "=", p("workerId"))
   )
 
+  const canceled = PreparedQuery.make((p: PreparedQuery.Param<{ workerId: string; now: number }>) =>
+    db
+      .selectFrom("executions")
+      .select("execution_id")
+      .where("lease_worker", "=", p("workerId"))
+      .where("lease_expires_at", ">", p("now"))
+      .where("cancel_requested_at", "is not", null)
+      .where("status", "in", [sql.lit("queued"), sql.lit("running")])
+  )
+
   const service: ExecutionQueue.ExecutionQueue["Type"] = {
     claim: Effect.fn("SqliteExecutionQueue.claim")((workerId, leaseMs) =>
       Effect.gen(function*() {
@@ -94,6 +105,13 @@ export const make = Effect.gen(function*() {
         const changed = yield* client.execute("release lease", (c) => c.run(release.bind(lease)))
         if (changed > 0) yield* signal.notify
       })
+    ),
+    cancelRequested: Effect.fn("SqliteExecutionQueue.cancelRequested")((workerId) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        client.execute(
+          "list cancel requests",
+          (c) => c.all(canceled.bind({ workerId, now })).map((row) => ExecutionId.make(row.execution_id))
+        ))
     ),
     awaitWork: signal.wait
   }

@@ -79,6 +79,60 @@ export const make = Effect.gen(function*() {
     })
   )
 
+  /** A cancel of an execution no worker holds: the fenced UPDATE is "still queued, no live lease". */
+  const cancelQueuedUpdate = PreparedQuery.make((p: PreparedQuery.Param<Columns & { readonly now: number }>) =>
+    db
+      .updateTable("executions")
+      .set({ ...stored(p), lease_worker: null, lease_token: null, lease_expires_at: null })
+      .where("execution_id", "=", p("execution_id"))
+      .where("status", "=", "queued")
+      .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<=", p("now"))]))
+  )
+  const requestCancelUpdate = PreparedQuery.make((p: PreparedQuery.Param<{ executionId: string; at: number }>) =>
+    db
+      .updateTable("executions")
+      .set({ cancel_requested_at: p("at") })
+      .where("execution_id", "=", p("executionId"))
+      .where("status", "in", ["queued", "running"])
+  )
+  type KeyColumns = {
+    readonly workspace_id: string
+    readonly key: string
+    readonly fingerprint: string
+    readonly execution_id: string
+    readonly expires_at: number
+  }
+  const findKey = PreparedQuery.make((p: PreparedQuery.Param<{ workspaceId: string; key: string; now: number }>) =>
+    db
+      .selectFrom("idempotency_keys")
+      .select(["execution_id", "fingerprint"])
+      .where("workspace_id", "=", p("workspaceId"))
+      .where("key", "=", p("key"))
+      .where("expires_at", ">", p("now"))
+  )
+  const putKey = PreparedQuery.make((p: PreparedQuery.Param<KeyColumns>) =>
+    db
+      .insertInto("idempotency_keys")
+      .values({
+        workspace_id: p("workspace_id"),
+        key: p("key"),
+        fingerprint: p("fingerprint"),
+        execution_id: p("execution_id"),
+        expires_at: p("expires_at")
+      })
+      .onConflict((oc) =>
+        oc.columns(["workspace_id", "key"]).doUpdateSet({
+          fingerprint: p("fingerprint"),
+          execution_id: p("execution_id"),
+          expires_at: p("expires_at")
+        })
+      )
+  )
+
+  /** The INSERT of an outbox entry. */
+  const outboxRow = (outbox: WebhookOutbox.OutboxEntry) =>
+    insertOutbox.bind({ ...outbox, attempts: JSON.stringify(outbox.attempts), traceParent: outbox.traceParent ?? null })
+
   const save = (
     record: ExecutionRecord.ExecutionRecord,
     lease: ExecutionQueue.Lease,
@@ -91,13 +145,7 @@ export const make = Effect.gen(function*() {
     const saved = terminal && outbox !== undefined
       ? client.transaction("save execution", (c) => {
         if (c.run(statement.bind(params)) === 0) return false
-        c.run(
-          insertOutbox.bind({
-            ...outbox,
-            attempts: JSON.stringify(outbox.attempts),
-            traceParent: outbox.traceParent ?? null
-          })
-        )
+        c.run(outboxRow(outbox))
         return true
       })
       : client.execute("save execution", (c) => c.run(statement.bind(params)) > 0)
@@ -169,7 +217,42 @@ export const make = Effect.gen(function*() {
           queued: rows.find((r) => r.status === "queued")?.n ?? 0,
           running: rows.find((r) => r.status === "running")?.n ?? 0
         }))
-      )
+      ),
+    insertIdempotent: Effect.fn("SqliteExecutionStore.insertIdempotent")((record, key, now) =>
+      // One BEGIN IMMEDIATE transaction: the write lock is held from the lookup to the insert, so
+      // two starts with one key (in one process or two) record one execution.
+      client.transaction("insert execution with idempotency key", (c): ExecutionStore.IdempotentInsert => {
+        const held = c.get(findKey.bind({ workspaceId: key.workspaceId, key: key.key, now }))
+        if (held !== undefined) {
+          return {
+            _tag: "Existing",
+            executionId: ExecutionId.make(held.execution_id),
+            fingerprint: held.fingerprint
+          }
+        }
+        c.run(insert.bind(toColumns(record)))
+        c.run(putKey.bind({
+          workspace_id: key.workspaceId,
+          key: key.key,
+          fingerprint: key.fingerprint,
+          execution_id: record.executionId,
+          expires_at: key.expiresAt
+        }))
+        return { _tag: "Inserted" }
+      }).pipe(Effect.tap((result) => (result._tag === "Inserted" ? signal.notify : Effect.void)))
+    ),
+    cancelQueued: Effect.fn("SqliteExecutionStore.cancelQueued")((record, now, outbox) =>
+      client.transaction("cancel queued execution", (c) => {
+        if (c.run(cancelQueuedUpdate.bind({ ...toColumns(record), now })) === 0) return false
+        if (outbox !== undefined) {
+          c.run(outboxRow(outbox))
+        }
+        return true
+      })
+    ),
+    requestCancel: Effect.fn("SqliteExecutionStore.requestCancel")((executionId, at) =>
+      client.execute("request cancel", (c) => c.run(requestCancelUpdate.bind({ executionId, at })) > 0)
+    )
   }
   return service
 })

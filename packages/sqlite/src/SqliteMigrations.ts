@@ -7,18 +7,20 @@ import { type Kysely, type Migration, type MigrationResultSet, Migrator } from "
 import * as m0001 from "./internal/migrations/0001_initial.js"
 import * as m0002 from "./internal/migrations/0002_queue_indexes.js"
 import * as m0003 from "./internal/migrations/0003_signing_key_grace.js"
-import * as m0004 from "./internal/migrations/0004_retention_and_tracing.js"
+import * as m0004 from "./internal/migrations/0004_cancel_and_idempotency.js"
+import * as m0005 from "./internal/migrations/0005_retention_and_tracing.js"
 
 /** Every migration by name, in order. Names sort in the order they apply; never rename one. */
 export const migrations: Readonly<Record<string, Migration>> = {
   "0001_initial": m0001,
   "0002_queue_indexes": m0002,
   "0003_signing_key_grace": m0003,
-  "0004_retention_and_tracing": m0004
+  "0004_cancel_and_idempotency": m0004,
+  "0005_retention_and_tracing": m0005
 }
 
 /** Name of the newest migration. */
-export const latest = "0004_retention_and_tracing"
+export const latest = "0005_retention_and_tracing"
 
 /** The table that records applied migrations. */
 export const migrationTable = "appexec_migrations"

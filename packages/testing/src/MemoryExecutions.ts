@@ -10,6 +10,7 @@ interface Row {
   lease: { workerId: string; token: number; expiresAt: number } | null
   attempts: number
   claims: number
+  cancelRequested: boolean
 }
 
 const currentTime = Effect.clockWith((clock) => clock.currentTimeMillis)
@@ -23,17 +24,38 @@ export const make = Effect.gen(function*() {
   /** Non-terminal executions in insertion (creation) order: the only ones a claim looks at. */
   const open = new Set<string>()
   const outbox = new Map<string, WebhookOutbox.OutboxEntry>()
+  /** Idempotency keys by workspace and key. */
+  const idempotency = new Map<
+    string,
+    ExecutionStore.IdempotencyKey & { readonly executionId: ExecutionRecord.ExecutionRecord["executionId"] }
+  >()
   const wake = yield* Queue.sliding<void>(1)
 
   const isCurrent = (row: Row | undefined, lease: ExecutionQueue.Lease): row is Row =>
     row !== undefined && row.lease !== null && row.lease.token === lease.token && row.lease.workerId === lease.workerId
 
+  const insert = (record: ExecutionRecord.ExecutionRecord) =>
+    Effect.suspend(() => {
+      rows.set(record.executionId, { record, lease: null, attempts: 0, claims: 0, cancelRequested: false })
+      open.add(record.executionId)
+      return Queue.offer(wake, undefined)
+    })
+
   const store: ExecutionStore.ExecutionStore["Type"] = {
-    insert: (record) =>
-      Effect.gen(function*() {
-        rows.set(record.executionId, { record, lease: null, attempts: 0, claims: 0 })
-        open.add(record.executionId)
-        yield* Queue.offer(wake, undefined)
+    insert,
+    insertIdempotent: (record, key, now) =>
+      Effect.suspend((): Effect.Effect<ExecutionStore.IdempotentInsert> => {
+        const id = `${key.workspaceId}\u0000${key.key}`
+        const held = idempotency.get(id)
+        if (held !== undefined && held.expiresAt > now) {
+          return Effect.succeed({
+            _tag: "Existing",
+            executionId: held.executionId,
+            fingerprint: held.fingerprint
+          })
+        }
+        idempotency.set(id, { ...key, executionId: record.executionId })
+        return Effect.as(insert(record), { _tag: "Inserted" })
       }),
     get: (executionId) => Effect.sync(() => Option.map(Option.fromNullable(rows.get(executionId)), (r) => r.record)),
     save: (record, lease, entry) =>
@@ -88,7 +110,25 @@ export const make = Effect.gen(function*() {
         else running += 1
       }
       return { queued, running }
-    })
+    }),
+    cancelQueued: (record, now, entry) =>
+      Effect.sync(() => {
+        const row = rows.get(record.executionId)
+        if (row === undefined || row.record.status !== "queued") return false
+        if (row.lease !== null && row.lease.expiresAt > now) return false
+        row.record = record
+        row.lease = null
+        open.delete(record.executionId)
+        if (entry !== undefined) outbox.set(entry.deliveryId, entry)
+        return true
+      }),
+    requestCancel: (executionId) =>
+      Effect.sync(() => {
+        const row = rows.get(executionId)
+        if (row === undefined || (row.record.status !== "queued" && row.record.status !== "running")) return false
+        row.cancelRequested = true
+        return true
+      })
   }
 
   const queue: ExecutionQueue.ExecutionQueue["Type"] = {
@@ -129,6 +169,19 @@ export const make = Effect.gen(function*() {
         row.lease = null
         row.attempts -= 1
         return Queue.offer(wake, undefined)
+      }),
+    cancelRequested: (workerId) =>
+      Effect.map(currentTime, (now) => {
+        const found: Array<ExecutionRecord.ExecutionRecord["executionId"]> = []
+        for (const id of open) {
+          const row = rows.get(id)!
+          if (
+            row.cancelRequested && row.lease !== null && row.lease.workerId === workerId && row.lease.expiresAt > now
+          ) {
+            found.push(row.record.executionId)
+          }
+        }
+        return found
       }),
     awaitWork: Queue.take(wake)
   }

@@ -70,18 +70,24 @@ export const make = (
       HttpClient.mapRequest(HttpClientRequest.setHeader("x-api-key", config.apiKey)),
       HttpClient.mapRequest(HttpClientRequest.acceptJson),
       HttpClient.transform((send, request) => {
-        const kind: RetryPolicy.RequestKind = request.method === "GET" ? "read" : "start"
+        // A cancel may be sent again like a read: a second cancel changes nothing the first did not.
+        const kind: RetryPolicy.RequestKind = request.method === "GET" || request.url.endsWith("/cancel")
+          ? "read"
+          : "start"
+        // A long poll (`Prefer: wait=N`) is held up to N seconds before the server answers.
+        const held = /\bwait=(\d{1,2})\b/.exec(request.headers["prefer"] ?? "")
+        const limit = held === null ? timeout : Duration.sum(timeout, Duration.seconds(Number(held[1])))
         const attempt = send.pipe(
           Effect.provideService(FetchHttpClient.Fetch, fetch),
           Effect.timeoutFail({
-            duration: timeout,
+            duration: limit,
             onTimeout: () =>
               new NetworkError({
                 reason: "timeout",
                 method: request.method,
                 url: request.url,
                 sent: true,
-                message: `${request.method} ${request.url} got no answer within ${Duration.format(timeout)}.`
+                message: `${request.method} ${request.url} got no answer within ${Duration.format(limit)}.`
               })
           }),
           Effect.catchIf(

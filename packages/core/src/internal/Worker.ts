@@ -6,19 +6,20 @@
  * then interrupts them and releases their leases so another worker takes them at once.
  */
 import type { OutputType } from "@appexec/api/Execution"
-import { Cause, Duration, Effect, Either, Fiber, FiberSet, Layer, Option } from "effect"
+import { Cause, Deferred, Duration, Effect, Either, Fiber, FiberSet, Layer, Option } from "effect"
 import { AppexecConfig, millis } from "../AppexecConfig.js"
 import { recordFinished } from "../AppexecMetrics.js"
 import { LeaseLost } from "../Errors.js"
 import { ExecutionEvents } from "../ExecutionEvents.js"
-import { type ExecutionEvent, isTerminal, transition } from "../ExecutionLifecycle.js"
+import { type ExecutionEvent, failNow, isTerminal, transition } from "../ExecutionLifecycle.js"
 import { type Claim, ExecutionQueue, type Lease } from "../ExecutionQueue.js"
 import type { ExecutionRecord } from "../ExecutionRecord.js"
 import { ExecutionStore } from "../ExecutionStore.js"
 import { IdGenerator } from "../IdGenerator.js"
-import { DeliveryId, type OutboxEntry } from "../WebhookOutbox.js"
-import { AppCatalog } from "./AppCatalog.js"
 import * as TraceContext from "../TraceContext.js"
+import { DeliveryId, entryFor } from "../WebhookOutbox.js"
+import { AppCatalog } from "./AppCatalog.js"
+import { CANCELED_MESSAGE, Cancellations } from "./Cancellations.js"
 import { runWorkflow } from "./WorkflowRunner.js"
 
 const formatDuration = (ms: number) => Duration.format(Duration.millis(ms))
@@ -31,6 +32,7 @@ const makeProcess = Effect.gen(function*() {
   const catalog = yield* AppCatalog
   const events = yield* ExecutionEvents
   const ids = yield* IdGenerator
+  const cancellations = yield* Cancellations
   const now = Effect.clockWith((clock) => clock.currentTimeMillis)
 
   const apply = (record: ExecutionRecord, event: ExecutionEvent) =>
@@ -38,23 +40,10 @@ const makeProcess = Effect.gen(function*() {
 
   const save = (record: ExecutionRecord, lease: Lease) =>
     Effect.gen(function*() {
-      let outbox: OutboxEntry | undefined
-      const terminal = record.status === "completed" || record.status === "failed"
-      if (terminal && record.webhookUrl !== null) {
-        const at = yield* now
-        const traceParent = yield* TraceContext.current
-        outbox = {
-          ...(traceParent === undefined ? {} : { traceParent }),
-          deliveryId: DeliveryId.make(yield* ids.uuid),
-          executionId: record.executionId,
-          userId: record.userId,
-          url: record.webhookUrl,
-          status: "pending",
-          nextAttemptAt: at,
-          attempts: [],
-          createdAt: at
-        }
-      }
+      const terminal = isTerminal(record.status)
+      const outbox = terminal && record.webhookUrl !== null
+        ? entryFor(record, DeliveryId.make(yield* ids.uuid), yield* now, yield* TraceContext.current)
+        : undefined
       yield* store.save(record, lease, outbox)
       if (terminal) yield* recordFinished(record)
       yield* events.publish(record)
@@ -69,15 +58,9 @@ const makeProcess = Effect.gen(function*() {
     outputTypes: Readonly<Record<string, Exclude<OutputType, "pending">>> = {}
   ) =>
     Effect.gen(function*() {
-      const at = yield* now
-      const running = record.status === "queued" ? yield* apply(record, { _tag: "Started", at }) : record
-      const failed = yield* apply(running, {
-        _tag: "Failed",
-        at,
-        errorMessage,
-        produced: [],
-        outputErrors: {},
-        outputTypes
+      const failed = yield* Either.match(failNow(record, yield* now, errorMessage, outputTypes), {
+        onLeft: Effect.die,
+        onRight: Effect.succeed
       })
       return yield* save(failed, lease)
     })
@@ -141,23 +124,33 @@ const makeProcess = Effect.gen(function*() {
         : execution
       const timeoutMs = (app.definition.timeoutSeconds ?? 0) * 1000 || millis(config.defaultTimeout)
       const outputTypes = Object.fromEntries(app.outputs.map((o) => [o.id, o.type]))
+      // A cancel request (from this process, or seen in the store) interrupts the run where it is.
+      const canceled = yield* cancellations.register(started.executionId)
       const result = yield* runWorkflow(
         app,
         started.inputs,
         { executionId: started.executionId, appId: started.appId, workspaceId: started.workspaceId },
         config.nodeConcurrency
-      ).pipe(Effect.asSome, Effect.raceFirst(watchdog(lease, timeoutMs)))
+      ).pipe(
+        Effect.map((ran) => Either.right(ran)),
+        Effect.raceFirst(Effect.as(watchdog(lease, timeoutMs), Either.left("timed out" as const))),
+        Effect.raceFirst(Effect.as(Deferred.await(canceled), Either.left("canceled" as const)))
+      )
       const at = yield* now
-      const event: ExecutionEvent = Option.match(result, {
-        onNone: () => ({
-          _tag: "Failed",
-          at,
-          errorMessage: `The execution timed out after ${formatDuration(timeoutMs)}.`,
-          produced: [],
-          outputErrors: {},
-          outputTypes
-        }),
-        onSome: (r) =>
+      const stopped = (errorMessage: string): ExecutionEvent => ({
+        _tag: "Failed",
+        at,
+        errorMessage,
+        produced: [],
+        outputErrors: {},
+        outputTypes
+      })
+      const event: ExecutionEvent = Either.match(result, {
+        onLeft: (why) =>
+          why === "canceled"
+            ? stopped(CANCELED_MESSAGE)
+            : stopped(`The execution timed out after ${formatDuration(timeoutMs)}.`),
+        onRight: (r) =>
           Option.match(r.firstError, {
             onNone: () => ({ _tag: "Completed", at, produced: r.produced }),
             onSome: (errorMessage) => ({
@@ -172,6 +165,7 @@ const makeProcess = Effect.gen(function*() {
       })
       return yield* save(yield* apply(started, event), lease)
     }).pipe(
+      Effect.scoped,
       Effect.catchTag("LeaseLost", () =>
         Effect.logWarning(`execution ${execution.executionId}: lease lost; another worker owns it now`)),
       Effect.catchTag("StorageError", (error) =>
@@ -217,6 +211,15 @@ export const run = Effect.gen(function*() {
   const process = yield* makeProcess
   const permits = yield* Effect.makeSemaphore(config.workerConcurrency)
   const inFlight = yield* FiberSet.make()
+  /** Open while this worker runs at least one execution. */
+  const busy = yield* Effect.makeLatch(false)
+  let running = 0
+  const tracked = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.acquireUseRelease(
+      Effect.suspend(() => (++running === 1 ? busy.open : Effect.void)),
+      () => effect,
+      () => Effect.suspend(() => (--running === 0 ? busy.close : Effect.void))
+    )
 
   const idle = Effect.raceFirst(queue.awaitWork, Effect.sleep(config.pollInterval))
   const step = Effect.gen(function*() {
@@ -236,7 +239,7 @@ export const run = Effect.gen(function*() {
               FiberSet.run(
                 inFlight,
                 Effect.interruptible(
-                  process(claim).pipe(
+                  tracked(process(claim)).pipe(
                     TraceContext.continueFrom(claim.execution.traceParent),
                     Effect.ensuring(permits.release(1))
                   )
@@ -250,9 +253,22 @@ export const run = Effect.gen(function*() {
   })
   const loop = yield* Effect.forkScoped(Effect.whileLoop({ while: () => true, body: () => step, step: () => {} }))
 
+  // Cancels made by other processes reach this worker through the store: while it runs something
+  // (the latch is open), it asks every `cancelCheckInterval` which of its executions to cancel.
+  const cancellations = yield* Cancellations
+  const checkCancels = Effect.gen(function*() {
+    yield* busy.await
+    yield* Effect.sleep(config.cancelCheckInterval)
+    if ((yield* FiberSet.size(inFlight)) === 0) return
+    const requested = yield* queue.cancelRequested(workerId)
+    yield* Effect.forEach(requested, cancellations.signal, { discard: true })
+  }).pipe(Effect.catchTag("StorageError", (error) => Effect.logWarning("cancel check failed", error)))
+  const cancelChecks = yield* Effect.forkScoped(Effect.forever(checkCancels))
+
   yield* Effect.addFinalizer(() =>
     Effect.gen(function*() {
       yield* Fiber.interrupt(loop)
+      yield* Fiber.interrupt(cancelChecks)
       const size = yield* FiberSet.size(inFlight)
       if (size > 0 && millis(config.drainTimeout) > 0) {
         yield* Effect.logInfo(`worker stopping: waiting for ${size} running execution(s)`)

@@ -6,8 +6,8 @@
  */
 import { Api, type Authentication } from "@appexec/api"
 import { Appexec, type Errors, SigningKeys } from "@appexec/core"
-import type { HttpApiEndpoint, HttpMethod } from "@effect/platform"
-import { Effect, Either, Option, ParseResult, Schema } from "effect"
+import { type HttpApiEndpoint, HttpApiSchema, type HttpMethod } from "@effect/platform"
+import { Duration, Effect, Either, Option, ParseResult, Schema } from "effect"
 import * as ErrorAnswers from "./ErrorAnswers.js"
 import type { ServerRequest } from "./Exchange.js"
 import * as JsonBody from "./JsonBody.js"
@@ -15,24 +15,66 @@ import * as JsonBody from "./JsonBody.js"
 /** What a handler may fail with: a core request error, a storage failure, or a refusal with its answer. */
 export type EndpointError = Errors.RequestError | Errors.StorageError | JsonBody.Refused
 
-/** One call of an endpoint: its decoded path and query, the caller, and the raw request. */
-export interface Call<Path, Query> {
+/** One call of an endpoint: its decoded path, query and headers, the caller, and the raw request. */
+export interface Call<Path, Query, Headers> {
   readonly path: [Path] extends [never] ? {} : Path
   readonly query: [Query] extends [never] ? {} : Query
+  readonly headers: [Headers] extends [never] ? {} : Headers
   readonly principal: Authentication.Principal
   readonly request: ServerRequest
+}
+
+/**
+ * A success value with more to its answer: headers, and, with `etag`, an `ETag` of the encoded
+ * body — a request whose `If-None-Match` names it is answered 304 with no body.
+ */
+export class Reply<A> {
+  constructor(
+    readonly value: A,
+    readonly options: { readonly headers?: Readonly<Record<string, string>>; readonly etag?: boolean } = {}
+  ) {}
+}
+
+/** What an endpoint answered on success: its status, headers and JSON body (none for 304). */
+export interface Answered {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string | undefined
 }
 
 /** An endpoint bound to its handler, as the route table holds it. */
 export interface Served {
   readonly name: string
-  /** Decodes the path and query, runs the handler, and gives the JSON form of its answer. */
+  /** Decodes the path, query and headers, runs the handler, and gives its encoded answer. */
   readonly run: (input: {
     readonly params: Readonly<Record<string, string>>
     readonly query: Readonly<Record<string, string | ReadonlyArray<string>>>
     readonly principal: Authentication.Principal
     readonly request: ServerRequest
-  }) => Effect.Effect<unknown, EndpointError>
+  }) => Effect.Effect<Answered, EndpointError>
+}
+
+/** A strong entity tag of a body: 53 bits of a fast string hash, in hex (cyrb53). */
+export const entityTag = (body: string): string => {
+  let h1 = 0xdeadbeef
+  let h2 = 0x41c6ce57
+  for (let i = 0; i < body.length; i++) {
+    const c = body.charCodeAt(i)
+    h1 = Math.imul(h1 ^ c, 2654435761)
+    h2 = Math.imul(h2 ^ c, 1597334677)
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909)
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909)
+  return `"${(4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16)}"`
+}
+
+/** True when an `If-None-Match` value names `etag` (or is `*`); weak tags compare by their opaque part. */
+export const matchesEtag = (ifNoneMatch: string | undefined, etag: string): boolean => {
+  if (ifNoneMatch === undefined) return false
+  return ifNoneMatch.split(",").some((candidate) => {
+    const tag = candidate.trim()
+    return tag === "*" || tag === etag || tag === `W/${etag}`
+  })
 }
 
 const decoderOf = <A>(
@@ -58,23 +100,35 @@ export const serve = <
   Error
 >(
   endpoint: HttpApiEndpoint.HttpApiEndpoint<Name, Method, Path, Query, Payload, Headers, Success, Error>,
-  handler: (call: Call<Path, Query>) => Effect.Effect<Success, EndpointError>
+  handler: (call: Call<Path, Query, Headers>) => Effect.Effect<Success | Reply<Success>, EndpointError>
 ): Served => {
   const decodePath = decoderOf(endpoint.pathSchema)
   const decodeQuery = decoderOf(endpoint.urlParamsSchema)
+  const decodeHeaders = decoderOf(endpoint.headersSchema)
   const encode = ParseResult.encodeUnknownEither(endpoint.successSchema)
+  const status = HttpApiSchema.getStatusSuccess(endpoint.successSchema)
   return {
     name: endpoint.name,
     run: ({ params, query, principal, request }) =>
       Effect.gen(function*() {
         const path = yield* Either.mapLeft(decodePath(params), refuseDecoding)
         const decodedQuery = yield* Either.mapLeft(decodeQuery(query), refuseDecoding)
-        // `path` and `query` are the values of this endpoint's own schemas, or `{}` exactly where it
-        // declares none (`never` in its type, `{}` in `Call`): TypeScript cannot follow that branch.
-        const call = { path, query: decodedQuery, principal, request } as Call<Path, Query>
-        const value = yield* handler(call)
+        const headers = yield* Either.mapLeft(decodeHeaders(request.headers), refuseDecoding)
+        // `path`, `query` and `headers` are the values of this endpoint's own schemas, or `{}`
+        // exactly where it declares none (`never` in its type, `{}` in `Call`): TypeScript cannot
+        // follow that branch.
+        const call = { path, query: decodedQuery, headers, principal, request } as Call<Path, Query, Headers>
+        const result = yield* handler(call)
+        const reply = result instanceof Reply ? result : new Reply(result)
         // The handler's value has the endpoint's success type: encoding it cannot fail but on a bug.
-        return yield* Either.match(encode(value), { onLeft: Effect.die, onRight: Effect.succeed })
+        const encoded = yield* Either.match(encode(reply.value), { onLeft: Effect.die, onRight: Effect.succeed })
+        const body = JSON.stringify(encoded)
+        if (reply.options.etag !== true) return { status, headers: reply.options.headers ?? {}, body }
+        const etag = entityTag(body)
+        const answerHeaders = { ...reply.options.headers, etag }
+        return matchesEtag(request.headers["if-none-match"], etag)
+          ? { status: 304, headers: answerHeaders, body: undefined }
+          : { status, headers: answerHeaders, body }
       })
   }
 }
@@ -90,6 +144,19 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
 const isPlainObject = (u: unknown): u is Record<string, unknown> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * The seconds of a `Prefer: wait=N` preference, at most `Api.MAX_WAIT_SECONDS`; none when absent
+ * or not a whole number of at least 1 (a preference the server does not honour is ignored, as
+ * RFC 7240 asks).
+ */
+export const preferredWait = (prefer: string | undefined): number | undefined => {
+  if (prefer === undefined) return undefined
+  const found = /(?:^|[,;\s])wait\s*=\s*"?(\d{1,6})"?\s*(?:$|[,;])/i.exec(prefer)
+  if (found === null) return undefined
+  const seconds = Number(found[1])
+  return seconds < 1 ? undefined : Math.min(seconds, Api.MAX_WAIT_SECONDS)
+}
 
 const refuse = (message: string) => new JsonBody.Refused({ response: ErrorAnswers.invalidRequest(message) })
 
@@ -108,7 +175,7 @@ export const make = (options: Options = {}) =>
         Effect.map(appexec.apps.workflow(principal, path.appId), (data) => ({ data }))),
       // The body is read here, within its bound, so that every malformed body is a 400 and
       // every input problem is reported by core's validation, value by value.
-      serve(Api.startExecution, ({ principal, path, query, request }) =>
+      serve(Api.startExecution, ({ principal, path, query, headers, request }) =>
         Effect.gen(function*() {
           const body = yield* JsonBody.read(request, maxBodyBytes)
           if (!isPlainObject(body)) {
@@ -120,11 +187,28 @@ export const make = (options: Options = {}) =>
           if (!isPlainObject(body.inputs)) {
             return yield* refuse("'inputs' must be an object keyed by parameter name.")
           }
-          const data = yield* appexec.executions.start(principal, path.appId, body.inputs, { webhook: query.webhook })
+          const data = yield* appexec.executions.start(principal, path.appId, body.inputs, {
+            webhook: query.webhook,
+            idempotencyKey: headers["idempotency-key"]
+          })
           return { data }
         })),
-      serve(Api.getExecution, ({ principal, path }) =>
-        Effect.map(appexec.executions.get(principal, path.executionId), (data) => ({ data }))),
+      // Long polling (`Prefer: wait=N`) and conditional polling (`ETag`, `If-None-Match`): docs/api.md#long-polling.
+      serve(Api.getExecution, ({ principal, path, headers }) =>
+        Effect.gen(function*() {
+          const wait = preferredWait(headers.prefer)
+          const data = yield* appexec.executions.get(
+            principal,
+            path.executionId,
+            wait === undefined ? {} : { wait: Duration.seconds(wait) }
+          )
+          return new Reply({ data }, {
+            etag: true,
+            ...(wait === undefined ? {} : { headers: { "preference-applied": `wait=${wait}` } })
+          })
+        })),
+      serve(Api.cancelExecution, ({ principal, path }) =>
+        Effect.map(appexec.executions.cancel(path.executionId, principal), (data) => ({ data }))),
       serve(Api.getSigningKey, () =>
         keys.keySet)
     ]

@@ -24,7 +24,9 @@ const statusOf: Record<Errors.RequestError["_tag"], number> = {
   Unauthorized: 401,
   InvalidInputs: 400,
   InvalidWebhookUrl: 400,
-  InvalidRequest: 400
+  InvalidRequest: 400,
+  IdempotencyKeyReused: 409,
+  ExecutionFinished: 409
 }
 
 /** The answer to a core request error. */

@@ -72,7 +72,18 @@ export interface ExecutionsTable {
   lease_expires_at: number | null
   attempts: Generated<number>
   claims: Generated<number>
+  /** When a cancel was requested for the worker that holds the execution. */
+  cancel_requested_at: number | null
   trace_parent: string | null
+}
+
+/** `idempotency_keys`: a workspace's start keys, with a digest of their request. */
+export interface IdempotencyKeysTable {
+  workspace_id: string
+  key: string
+  fingerprint: string
+  execution_id: string
+  expires_at: number
 }
 
 /** `webhook_outbox`: completion webhooks to deliver. */
@@ -123,6 +134,7 @@ export interface Tables {
   users: UsersTable
   api_keys: ApiKeysTable
   executions: ExecutionsTable
+  idempotency_keys: IdempotencyKeysTable
   webhook_outbox: WebhookOutboxTable
   signing_keys: SigningKeysTable
   rate_limits: RateLimitsTable

@@ -9,6 +9,7 @@
 import type { MakeStorage } from "../internal/StorageFixtures.js"
 import * as AppStoreContract from "./AppStoreContract.js"
 import * as BlobStoreContract from "./BlobStoreContract.js"
+import * as CancelAndIdempotencyContract from "./CancelAndIdempotencyContract.js"
 import * as ExecutionQueueContract from "./ExecutionQueueContract.js"
 import * as ExecutionStoreContract from "./ExecutionStoreContract.js"
 import * as KeyStoreContract from "./KeyStoreContract.js"
@@ -23,6 +24,7 @@ export const suite = (name: string, makeStorage: MakeStorage) => {
   AppStoreContract.suite(name, makeStorage)
   ExecutionStoreContract.suite(name, makeStorage)
   ExecutionQueueContract.suite(name, makeStorage)
+  CancelAndIdempotencyContract.suite(name, makeStorage)
   WebhookOutboxContract.suite(name, makeStorage)
   KeyStoreContract.suite(name, makeStorage)
   BlobStoreContract.suite(name, makeStorage)

@@ -8,6 +8,7 @@
  */
 export * as AppStoreContract from "./AppStoreContract.js"
 export * as BlobStoreContract from "./BlobStoreContract.js"
+export * as CancelAndIdempotencyContract from "./CancelAndIdempotencyContract.js"
 export * as ExecutionQueueContract from "./ExecutionQueueContract.js"
 export * as ExecutionStoreContract from "./ExecutionStoreContract.js"
 export * as KeyStoreContract from "./KeyStoreContract.js"

@@ -1,0 +1,83 @@
+/**
+ * `appexec executions cancel`, run as a second process beside `appexec serve` on the same data
+ * directory: the cancel reaches the server's worker through the database, which interrupts the run
+ * within a second; the execution ends `failed` with the cancel message.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { execFile } from "node:child_process"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { bin } from "./support/Bin.js"
+import { startServe, tempDataDir } from "./support/ServeProcess.js"
+
+/** Runs `appexec …args` to completion; stdout, stderr and exit code. */
+const appexec = (...args: Array<string>) =>
+  Effect.async<{ stdout: string; stderr: string; code: number }>((resume) => {
+    execFile(process.execPath, [bin, ...args], (error, stdout, stderr) =>
+      resume(Effect.succeed({ stdout, stderr, code: error === null ? 0 : Number(error.code ?? 1) })))
+  })
+
+/** An apps directory with one app that pauses 10 minutes, removed with the scope. */
+const slowApps = Effect.acquireRelease(
+  Effect.sync(() => {
+    const dir = mkdtempSync(join(tmpdir(), "appexec-apps-"))
+    writeFileSync(
+      join(dir, "slow.json"),
+      JSON.stringify({
+        name: "Slow",
+        public: true,
+        timeoutSeconds: 3600,
+        nodes: [
+          { id: "prompt", type: "input.text", config: { name: "prompt" } },
+          { id: "wait", type: "util.delay", config: { ms: 600_000 } },
+          { id: "out", type: "output.text", label: "Out" }
+        ],
+        edges: [{ source: "prompt", target: "wait" }, { source: "wait", target: "out" }]
+      })
+    )
+    return dir
+  }),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+const json = (url: string, init: RequestInit = {}) =>
+  Effect.promise(async () => {
+    const response = await fetch(url, init)
+    return { status: response.status, body: (await response.json()) as { data: Record<string, unknown> } }
+  })
+
+describe("appexec executions cancel", () => {
+  it.scopedLive("cancels a running execution of a serving process within a second", () =>
+    Effect.gen(function*() {
+      const dataDir = yield* tempDataDir
+      const serve = yield* startServe(dataDir, ["--apps", yield* slowApps])
+      const headers = { "x-api-key": serve.key, "content-type": "application/json" }
+      const apps = yield* json(`${serve.baseUrl}/v1/apps?search=Slow`, { headers })
+      const appId = (apps.body.data as unknown as Array<{ appId: string }>)[0]!.appId
+      const started = yield* json(`${serve.baseUrl}/v1/apps/${appId}/executions`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ inputs: { prompt: "x" } })
+      })
+      const id = String(started.body.data.executionId)
+      // Read it until it runs (the worker takes it at once).
+      for (let i = 0; i < 20; i++) {
+        const seen = yield* json(`${serve.baseUrl}/v1/executions/${id}`, { headers })
+        if (seen.body.data.status === "running") break
+      }
+      const canceled = yield* appexec("executions", "cancel", id, "--data", dataDir)
+      expect(canceled.code).toBe(0)
+      expect(canceled.stdout).toBe(`${id}\tcancel requested\n`)
+      const requestedAt = Date.now()
+      const done = yield* json(`${serve.baseUrl}/v1/executions/${id}`, {
+        headers: { ...headers, prefer: "wait=5" }
+      })
+      expect(Date.now() - requestedAt).toBeLessThan(1_500)
+      expect(done.body.data).toMatchObject({ status: "failed", errorMessage: "The execution was canceled." })
+      const again = yield* appexec("executions", "cancel", id, "--data", dataDir)
+      expect(again.code).not.toBe(0)
+      expect(again.stderr).toContain("has already finished")
+    }), 60_000)
+})
