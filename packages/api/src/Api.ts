@@ -1,5 +1,5 @@
 /**
- * The HTTP API of appexec: the six endpoints of docs/api.md#endpoints and the additive extensions of docs/api.md#extensions (cancel, idempotent starts, long and conditional polling), under `/v1`, declared with
+ * The HTTP API of appexec: the six endpoints of docs/api.md#endpoints and the additive extensions of docs/api.md#extensions (cancel, idempotent starts, long and conditional polling, the webhook delivery of an execution), under `/v1`, declared with
  * `HttpApi` from core's schemas. This module has no Node imports: `@appexec/client` builds its
  * typed client from it, and the OpenAPI document is generated from it.
  */
@@ -228,6 +228,22 @@ export const cancelExecution = HttpApiEndpoint.post("cancelExecution", "/executi
     "A queued execution fails at once; a running one is interrupted where it runs within a second. It ends `failed` with \"The execution was canceled.\" and its webhook is sent. 409 `execution_finished` when it has already finished."
   )
 
+/** `{ data: webhook delivery }`, `null` when the execution has no webhook. */
+export const WebhookDeliveryResponse = Envelope.Envelope(Schema.NullOr(Execution.WebhookDelivery)).annotations({
+  identifier: "WebhookDeliveryResponse"
+})
+
+/** `GET /v1/executions/{executionId}/webhook`: how the delivery of an execution's webhook went. */
+export const getExecutionWebhook = HttpApiEndpoint.get("getExecutionWebhook", "/executions/:executionId/webhook")
+  .setPath(ExecutionPath)
+  .addSuccess(WebhookDeliveryResponse)
+  .addError(NotFound)
+  .annotate(OpenApi.Summary, "Get the webhook delivery of an execution")
+  .annotate(
+    OpenApi.Description,
+    "Whether the execution's webhook was delivered, is pending or failed, with every attempt and why it failed; data is null when the execution has no webhook."
+  )
+
 /** `GET /v1/webhooks/signing-key`: the keys that verify webhook signatures. */
 export const getSigningKey = HttpApiEndpoint.get("getSigningKey", "/webhooks/signing-key")
   .addSuccess(Jwk.JwkSet.annotations({ identifier: "JwkSet" }))
@@ -243,17 +259,18 @@ export class AppsGroup extends HttpApiGroup.make("apps")
   .middleware(Authentication)
 {}
 
-/** Executions: status and outputs, and cancel. */
+/** Executions: status and outputs, cancel, and the delivery of their webhook. */
 export class ExecutionsGroup extends HttpApiGroup.make("executions")
   .add(getExecution)
   .add(cancelExecution)
+  .add(getExecutionWebhook)
   .middleware(Authentication)
 {}
 
 /** Webhooks: the verification key set. */
 export class WebhooksGroup extends HttpApiGroup.make("webhooks").add(getSigningKey).middleware(Authentication) {}
 
-/** The whole API: the six endpoints under `/v1`, with the errors every endpoint may answer. */
+/** The whole API: the endpoints under `/v1`, with the errors every endpoint may answer. */
 export class AppexecApi extends HttpApi.make("appexec")
   .add(AppsGroup)
   .add(ExecutionsGroup)

@@ -68,3 +68,24 @@ export const StartedExecution = Schema.Struct({
   outputs: Schema.Array(Output)
 })
 export type StartedExecution = typeof StartedExecution.Type
+
+/** One attempt to deliver an execution's webhook (docs/webhooks.md#failed-deliveries). */
+export const WebhookAttempt = Schema.Struct({
+  at: Timestamp,
+  /** The status the receiver answered; null when no answer came (refused, timed out, connection failed). */
+  statusCode: Schema.NullOr(Schema.Number),
+  /** Why the attempt failed; null when it succeeded. */
+  error: Schema.NullOr(Schema.String)
+})
+export type WebhookAttempt = typeof WebhookAttempt.Type
+
+/**
+ * The delivery of an execution's webhook: `pending` until it is delivered or given up
+ * (`failed`), with every attempt made so far.
+ */
+export const WebhookDelivery = Schema.Struct({
+  url: Schema.String,
+  status: Schema.Literal("pending", "delivered", "failed"),
+  attempts: Schema.Array(WebhookAttempt)
+}).annotations({ identifier: "WebhookDelivery" })
+export type WebhookDelivery = typeof WebhookDelivery.Type

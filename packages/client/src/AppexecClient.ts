@@ -89,6 +89,11 @@ export interface AppexecClientService {
     /** The execution's status and outputs now. */
     readonly get: (executionId: string) => Effect.Effect<Execution.Execution, RequestError>
     /**
+     * How the delivery of the execution's webhook goes: `pending`, `delivered` or `failed`, with
+     * every attempt and its error; null when it has no webhook (docs/webhooks.md#failed-deliveries).
+     */
+    readonly webhook: (executionId: string) => Effect.Effect<Execution.WebhookDelivery | null, RequestError>
+    /**
      * Cancels the execution (docs/api.md#cancel-an-execution) and returns it as it is then; it
      * ends `failed` with "The execution was canceled." A finished one fails with an `ApiError`
      * of code `execution_finished`.
@@ -234,6 +239,8 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
           })
         ).pipe(Effect.map((r) => r.data)),
       get,
+      webhook: (executionId) =>
+        mapErrors(api.executions.getExecutionWebhook({ path: { executionId } })).pipe(Effect.map((r) => r.data)),
       cancel: (executionId) =>
         mapErrors(api.executions.cancelExecution({ path: { executionId } })).pipe(Effect.map((r) => r.data)),
       wait: (executionId, options = {}) => Polling.waitFor(executionId, readHeld(executionId, options.hold), options)

@@ -44,6 +44,8 @@ export interface Client {
     ) => Promise<Execution.StartedExecution>
     /** The execution's status and outputs now. */
     readonly get: (executionId: string) => Promise<Execution.Execution>
+    /** How the delivery of the execution's webhook goes; null when it has no webhook. */
+    readonly webhook: (executionId: string) => Promise<Execution.WebhookDelivery | null>
     /** Cancels the execution; it ends `failed` with "The execution was canceled." */
     readonly cancel: (executionId: string) => Promise<Execution.Execution>
     /** Waits (long polling, or polling every 3–5 s) until `completed` or `failed`, and returns the execution. */
@@ -101,6 +103,7 @@ export const createClient = (config: ClientConfig): Client => {
     executions: {
       start: (appId, inputs, options) => runPromise(client.executions.start(appId, inputs, options)),
       get: (executionId) => runPromise(client.executions.get(executionId)),
+      webhook: (executionId) => runPromise(client.executions.webhook(executionId)),
       cancel: (executionId) => runPromise(client.executions.cancel(executionId)),
       wait: (executionId, options) => runPromise(client.executions.wait(executionId, options))
     },

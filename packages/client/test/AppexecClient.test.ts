@@ -100,6 +100,25 @@ describe("AppexecClient against a served instance", () => {
       expect((yield* client.executions.get(started.executionId)).status).toBe("completed")
     }).pipe(Effect.provide(instance)))
 
+  it.scoped("reads how the webhook delivery of an execution goes", () =>
+    Effect.gen(function*() {
+      const served = yield* serve()
+      const client = yield* clientOf(served)
+      const plain = yield* client.executions.start(served.greetingAppId, { who: "Ed" })
+      expect(yield* client.executions.webhook(plain.executionId)).toBeNull()
+      const hooked = yield* client.executions.start(served.greetingAppId, { who: "Flo" }, {
+        webhook: "https://example.com/hook"
+      })
+      expect(yield* client.executions.webhook(hooked.executionId)).toEqual({
+        url: "https://example.com/hook",
+        status: "pending",
+        attempts: []
+      })
+      const missing = yield* Effect.flip(client.executions.webhook(crypto.randomUUID()))
+      expect(missing).toMatchObject({ _tag: "ApiError", status: 404 })
+      yield* TestClock.adjust("10 seconds")
+    }).pipe(Effect.provide(instance)))
+
   it.scoped("stops waiting when the signal aborts", () =>
     Effect.gen(function*() {
       const served = yield* serve()

@@ -4,8 +4,12 @@
  */
 import { Api, type Authentication } from "@appexec/api"
 import type { AppDetail, AppSummary, WorkflowGraph } from "@appexec/api/App"
-import { type Execution, type StartedExecution } from "@appexec/api/Execution"
-import { type ExecutionStatus } from "@appexec/api/Execution"
+import {
+  type Execution,
+  type ExecutionStatus,
+  type StartedExecution,
+  type WebhookDelivery
+} from "@appexec/api/Execution"
 import { ApiKeyId, AppId, ExecutionId, UserId, WorkspaceId } from "@appexec/api/Ids"
 import { Clock, Context, Duration, Effect, Either, Layer, Metric, Option, Ref, Schedule, Schema, Stream } from "effect"
 import { parameterIdOf } from "./AppDefinition.js"
@@ -38,8 +42,9 @@ import { CANCELED_MESSAGE, Cancellations } from "./internal/Cancellations.js"
 import { canonicalJson, sha256Hex } from "./internal/hash.js"
 import * as Retention from "./internal/Retention.js"
 import { type ApiKeyRecord, KeyStore, type UserRecord, type WorkspaceRecord } from "./KeyStore.js"
+import { OutboundHttp } from "./OutboundHttp.js"
 import * as TraceContext from "./TraceContext.js"
-import { DeliveryId, entryFor } from "./WebhookOutbox.js"
+import { DeliveryId, entryFor, WebhookOutbox } from "./WebhookOutbox.js"
 
 /** Who is calling: the workspace, user and key of an authenticated request. */
 export type Principal = Authentication.Principal
@@ -133,6 +138,14 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
         options?: GetOptions
       ) => Effect.Effect<Execution, ExecutionNotFound | StorageError>
       /**
+       * How the delivery of the webhook of an execution of the principal's workspace goes; none
+       * when it has no webhook (docs/webhooks.md#failed-deliveries).
+       */
+      readonly webhook: (
+        principal: Principal,
+        executionId: string
+      ) => Effect.Effect<WebhookDelivery | null, ExecutionNotFound | StorageError>
+      /**
        * Cancels an execution (docs/api.md#cancel-an-execution): a queued one fails at once, a
        * running one is interrupted where it runs, in this process or another, and fails. Without a
        * principal (an operator), any workspace's execution.
@@ -215,6 +228,9 @@ export const layer = Layer.effect(
     const ids = yield* IdGenerator
     const blobs = yield* BlobStore
     const cancellations = yield* Cancellations
+    // Only to refuse at start a webhook URL the client would surely refuse at delivery.
+    const outbound = yield* Effect.serviceOption(OutboundHttp)
+    const outbox = yield* WebhookOutbox
     const now = Effect.clockWith((clock) => clock.currentTimeMillis)
     const draining = yield* Ref.make(false)
 
@@ -354,6 +370,10 @@ export const layer = Layer.effect(
             if (!isHttpUrl(webhook)) {
               return yield* new InvalidWebhookUrl({ url: webhook, reason: "it must be an absolute http or https URL" })
             }
+            const refused = Option.flatMap(outbound, (http) => http.refusal?.(webhook) ?? Option.none())
+            if (Option.isSome(refused)) {
+              return yield* new InvalidWebhookUrl({ url: webhook, reason: refused.value.message.replace(/\.$/, "") })
+            }
           }
           const resolved = yield* validateInputs(compiled.parameters, inputs)
           const record: ExecutionRecord = {
@@ -451,6 +471,22 @@ export const layer = Layer.effect(
             }
             // It finished meanwhile: read it again, to answer as it is now.
           }
+        }),
+        webhook: Effect.fn("Appexec.executions.webhook")(function*(principal: Principal, executionId: string) {
+          const record = yield* visibleExecution(executionId, principal)
+          if (record.webhookUrl === null) return null
+          // The newest entry: one per execution (written with the terminal transition), none before it.
+          const entry = (yield* outbox.forExecution(record.executionId)).at(-1)
+          const delivery: WebhookDelivery = {
+            url: record.webhookUrl,
+            status: entry?.status ?? "pending",
+            attempts: (entry?.attempts ?? []).map((a) => ({
+              at: new Date(a.at),
+              statusCode: a.statusCode,
+              error: a.error
+            }))
+          }
+          return delivery
         }),
         await: Effect.fn("Appexec.executions.await")((executionId: string) =>
           Effect.map(waitForEnd(executionId), toExecution)

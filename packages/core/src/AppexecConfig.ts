@@ -4,7 +4,7 @@
  * settings in force (`AppexecConfig`, durations decoded). Settings that cannot work together
  * fail the layer with `InvalidConfiguration`, naming the setting.
  */
-import { Context, Duration, Effect, Either, Layer } from "effect"
+import { Context, Duration, Effect, Either, Layer, Redacted } from "effect"
 import { InvalidConfiguration } from "./Errors.js"
 import { fromPrivateJwk, type PrivateJwk } from "./internal/jwk.js"
 
@@ -55,6 +55,13 @@ export interface AppexecOptions {
   readonly retention: Duration.DurationInput
   /** How often retention looks for finished executions past `retention`. */
   readonly retentionInterval: Duration.DurationInput
+  /**
+   * The master key (32 bytes) that seals the secrets the store holds (`SecretSealing`). Without
+   * one, signing keys are stored in the clear (a warning says so at start).
+   */
+  readonly masterKey?: Redacted.Redacted<Uint8Array> | undefined
+  /** Master keys used before `masterKey`: secrets they sealed still open, and are sealed again with `masterKey`. */
+  readonly previousMasterKeys?: ReadonlyArray<Redacted.Redacted<Uint8Array>> | undefined
 }
 
 /** The defaults. */
@@ -104,6 +111,8 @@ export interface Settings {
   readonly signingKeyJwk: PrivateJwk | undefined
   readonly retention: Duration.Duration
   readonly retentionInterval: Duration.Duration
+  readonly masterKey: Redacted.Redacted<Uint8Array> | undefined
+  readonly previousMasterKeys: ReadonlyArray<Redacted.Redacted<Uint8Array>>
 }
 
 /** The settings in force. */
@@ -171,7 +180,9 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
     signingKeyGrace: durations.signingKeyGrace!,
     signingKeyJwk: o.signingKeyJwk,
     retention: durations.retention!,
-    retentionInterval: durations.retentionInterval!
+    retentionInterval: durations.retentionInterval!,
+    masterKey: o.masterKey,
+    previousMasterKeys: o.previousMasterKeys ?? []
   }
   if (!/^[A-Za-z0-9_]{1,16}$/.test(settings.keyPrefix)) return invalid("keyPrefix", "1 to 16 letters, digits or '_'")
   if (!/^[A-Za-z0-9]{1,32}$/.test(settings.webhookBrand)) return invalid("webhookBrand", "1 to 32 letters or digits")
@@ -196,6 +207,15 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
   }
   if (Duration.toMillis(settings.retention) < 1) return invalid("retention", "must be at least 1 ms")
   if (Duration.toMillis(settings.retentionInterval) < 1) return invalid("retentionInterval", "must be at least 1 ms")
+  if (settings.masterKey !== undefined && Redacted.value(settings.masterKey).length !== 32) {
+    return invalid("masterKey", "must be 32 bytes")
+  }
+  if (settings.previousMasterKeys.some((key) => Redacted.value(key).length !== 32)) {
+    return invalid("previousMasterKeys", "each must be 32 bytes")
+  }
+  if (settings.masterKey === undefined && settings.previousMasterKeys.length > 0) {
+    return invalid("previousMasterKeys", "given without a masterKey")
+  }
   if (settings.signingKeyJwk !== undefined) {
     const usable = fromPrivateJwk(settings.signingKeyJwk)
     if (Either.isLeft(usable)) return invalid("signingKeyJwk", usable.left)

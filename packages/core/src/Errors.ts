@@ -39,7 +39,9 @@ const describeProblem = (p: InputProblem): string => {
   const expected = p.expected === undefined ? "" : Array.isArray(p.expected) ? p.expected.join(", ") : p.expected
   switch (p.problem) {
     case "unknown_parameter":
-      return `'${p.parameter}' is not a parameter of this app (parameters: ${expected || "none"})`
+      return p.expected === undefined
+        ? `'${p.parameter}' is not a parameter of this app`
+        : `'${p.parameter}' is not a parameter of this app (parameters: ${expected || "none"})`
     case "missing_required":
       return `'${p.parameter}' is required`
     case "empty":
@@ -55,14 +57,22 @@ const describeProblem = (p: InputProblem): string => {
   }
 }
 
-/** The `inputs` object breaks one or more parameter rules; every problem is listed (400 `invalid_inputs`). */
+/**
+ * The `inputs` object breaks one or more parameter rules (400 `invalid_inputs`): the problems
+ * listed, and how many more were found but not listed (`omitted`, to keep the answer small).
+ */
 export class InvalidInputs extends Schema.TaggedError<InvalidInputs>()("InvalidInputs", {
-  problems: Schema.NonEmptyArray(InputProblem)
+  problems: Schema.NonEmptyArray(InputProblem),
+  omitted: Schema.optional(Schema.Number)
 }) {
   readonly code: ErrorCode = "invalid_inputs"
   override get message() {
-    const n = this.problems.length
-    return `${n === 1 ? "1 input is" : `${n} inputs are`} invalid: ${this.problems.map(describeProblem).join("; ")}.`
+    const listed = this.problems.length
+    const n = listed + (this.omitted ?? 0)
+    const which = n === listed ? "" : ` (the first ${listed} listed)`
+    return `${n === 1 ? "1 input is" : `${n} inputs are`} invalid${which}: ${
+      this.problems.map(describeProblem).join("; ")
+    }.`
   }
 }
 

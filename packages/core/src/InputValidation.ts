@@ -10,6 +10,12 @@ import type { ParameterSpec } from "./NodeType.js"
 /** The longest text value accepted, in characters. */
 export const MAX_TEXT_LENGTH = 100_000
 
+/** At most this many problems are listed in `InvalidInputs` (the rest are only counted). */
+export const MAX_REPORTED_PROBLEMS = 20
+
+/** An unknown key is echoed back at most this long, in characters (then cut, with "…"). */
+export const MAX_ECHOED_KEY_LENGTH = 100
+
 /** Validated inputs: parameter name to value, defaults applied. */
 export type ResolvedInputs = Readonly<Record<string, string>>
 
@@ -45,8 +51,10 @@ const checkValue = (parameter: ParameterSpec, value: string): InputProblem | und
  * still-missing required parameter is a problem. A required `text` must not be blank, an
  * `options` value must be one of the labels, a `url` must be an absolute http(s) URL.
  *
- * Fails with `InvalidRequest` when `inputs` is not an object, and with `InvalidInputs` listing
- * every problem otherwise.
+ * Fails with `InvalidRequest` when `inputs` is not an object, and with `InvalidInputs` otherwise:
+ * the first `MAX_REPORTED_PROBLEMS` problems are listed and the others counted (`omitted`), the
+ * valid names come once (with the first unknown key), and an unknown key is echoed at most
+ * `MAX_ECHOED_KEY_LENGTH` characters long, so the answer stays small whatever was sent.
  */
 export const validateInputs = (
   parameters: ReadonlyArray<ParameterSpec>,
@@ -58,24 +66,41 @@ export const validateInputs = (
   const given = inputs as Record<string, unknown>
   const names = parameters.map((p) => p.name)
   const problems: Array<InputProblem> = []
+  let omitted = 0
+  const report = (problem: InputProblem) => {
+    if (problems.length < MAX_REPORTED_PROBLEMS) problems.push(problem)
+    else omitted++
+  }
+  let namesGiven = false
   for (const key of Object.keys(given)) {
-    if (!names.includes(key)) problems.push({ parameter: key, problem: "unknown_parameter", expected: names })
+    if (names.includes(key)) continue
+    const parameter = key.length > MAX_ECHOED_KEY_LENGTH ? `${key.slice(0, MAX_ECHOED_KEY_LENGTH)}…` : key
+    report(
+      namesGiven ? { parameter, problem: "unknown_parameter" } : {
+        parameter,
+        problem: "unknown_parameter",
+        expected: names
+      }
+    )
+    namesGiven = true
   }
   const resolved: Record<string, string> = {}
   for (const parameter of parameters) {
     const raw = Object.hasOwn(given, parameter.name) ? given[parameter.name] : undefined
     if (raw === undefined) {
       if (parameter.default !== undefined) resolved[parameter.name] = parameter.default
-      else if (parameter.required) problems.push({ parameter: parameter.name, problem: "missing_required" })
+      else if (parameter.required) report({ parameter: parameter.name, problem: "missing_required" })
       continue
     }
     if (typeof raw !== "string") {
-      problems.push({ parameter: parameter.name, problem: "wrong_type", expected: "a string" })
+      report({ parameter: parameter.name, problem: "wrong_type", expected: "a string" })
       continue
     }
     const problem = checkValue(parameter, raw)
-    if (problem !== undefined) problems.push(problem)
+    if (problem !== undefined) report(problem)
     else resolved[parameter.name] = raw
   }
-  return Arr.isNonEmptyArray(problems) ? Either.left(new InvalidInputs({ problems })) : Either.right(resolved)
+  return Arr.isNonEmptyArray(problems)
+    ? Either.left(new InvalidInputs(omitted === 0 ? { problems } : { problems, omitted }))
+    : Either.right(resolved)
 }

@@ -3,7 +3,7 @@
  * implementation refuses private networks unless allowed, bounds time and size, and never
  * follows redirects: a 3xx answer is returned as it is.
  */
-import { Context, type Effect, Schema } from "effect"
+import { Context, type Effect, type Option, Schema } from "effect"
 
 /** A request to send. */
 export interface OutboundRequest {
@@ -53,5 +53,11 @@ export class OutboundHttp extends Context.Tag("@appexec/core/OutboundHttp")<
   {
     /** Sends one request; any HTTP status is a success of this call, redirects included. */
     readonly request: (request: OutboundRequest) => Effect.Effect<OutboundResponse, OutboundError>
+    /**
+     * Why a request to `url` would surely be refused, judged without the network (its host is a
+     * literal address the client may not reach), or none when it may be sent. A client without
+     * it is judged when it sends. The error's `message` is fit for the consumer who gave the URL.
+     */
+    readonly refusal?: (url: string) => Option.Option<OutboundError>
   }
 >() {}

@@ -10,14 +10,21 @@
  * process that rotated (stored with the key, so the rotating command's grace period holds for the
  * server that publishes). Every operation reads the store, so a rotation made by another process
  * (`appexec signing-key rotate`) takes effect at once.
+ *
+ * The seeds are sealed with the instance's master key (`masterKey`, see `SecretSealing`) before
+ * they reach the store, whatever the store, so the store never holds one in the clear. At start
+ * the keys stored before sealing (or sealed with a previous master key) are sealed with the
+ * current one; a rotation seals every stored key again, each with a fresh nonce. Without a master
+ * key, seeds are stored in the clear (for embedders that keep the store private).
  */
 import type { Jwk, JwkSet } from "@appexec/api/Jwk"
-import { Clock, Context, Effect, Either, Layer } from "effect"
+import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
 import { AppexecConfig, millis } from "./AppexecConfig.js"
-import { StorageError } from "./Errors.js"
+import { InvalidConfiguration, StorageError } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
-import { fromBase64Url } from "./internal/ed25519.js"
+import { fromBase64Url, fromHex, toHex } from "./internal/ed25519.js"
 import { fromPrivateJwk, keyPairOf, publicJwk, signHex } from "./internal/jwk.js"
+import * as SecretSealing from "./SecretSealing.js"
 import { type SigningKeyRecord, SigningKeyStore } from "./SigningKeyStore.js"
 
 export { fromPrivateJwk, PrivateJwk, publicJwk, publicKeyBytes, signHex, thumbprint } from "./internal/jwk.js"
@@ -36,6 +43,16 @@ export class SigningKeys extends Context.Tag("@appexec/core/SigningKeys")<
     readonly rotate: Effect.Effect<Jwk, StorageError>
   }
 >() {}
+
+/** A stored signing key could not be opened with the master keys given. */
+class SealingFailure extends Schema.TaggedError<SealingFailure>()("SealingFailure", {
+  kid: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `signing key ${this.kid} cannot be opened: ${this.reason}`
+  }
+}
 
 /** The key that signs: the newest unretired one (the later of equals in store order). */
 export const currentOf = (keys: ReadonlyArray<SigningKeyRecord>): SigningKeyRecord | undefined =>
@@ -62,6 +79,86 @@ export const make = Effect.gen(function*() {
   const ids = yield* IdGenerator
   const config = yield* AppexecConfig
   const lock = yield* Effect.makeSemaphore(1)
+  const sealer = config.masterKey === undefined
+    ? undefined
+    : yield* SecretSealing.make(config.masterKey, config.previousMasterKeys).pipe(
+      Effect.mapError((e) => new InvalidConfiguration({ setting: "masterKey", reason: e.reason }))
+    )
+  /** Hex seeds of the sealed values opened so far. */
+  const opened = new Map<string, string>()
+
+  /** What the store keeps of the hex seed of `kid`: sealed, or the hex itself without a master key. */
+  const storedForm = (kid: string, secretHex: string) => {
+    const seed = fromHex(secretHex, 32)
+    if (sealer === undefined || seed === undefined) return Effect.succeed(secretHex)
+    return sealer.seal(seed, kid).pipe(
+      Effect.mapError((e) => new StorageError({ operation: "signingKeys.seal", cause: e.reason }))
+    )
+  }
+
+  /** The hex seed of a stored key, and whether the current master key sealed it. */
+  const openSecret = (key: SigningKeyRecord) =>
+    Effect.gen(function*() {
+      if (!SecretSealing.isSealed(key.secretKey)) return { secretHex: key.secretKey, current: false }
+      if (sealer === undefined) {
+        return yield* new SealingFailure({ kid: key.kid, reason: "it is sealed and no master key is configured" })
+      }
+      const { current, secret } = yield* sealer.open(key.secretKey, key.kid).pipe(
+        Effect.mapError((e) => new SealingFailure({ kid: key.kid, reason: e.reason }))
+      )
+      return { secretHex: toHex(secret), current }
+    })
+
+  /** The hex seed of the key that signs (opened once per stored value). */
+  const secretOf = (key: SigningKeyRecord) => {
+    const known = opened.get(key.secretKey)
+    if (known !== undefined) return Effect.succeed(known)
+    return openSecret(key).pipe(
+      Effect.map(({ secretHex }) => {
+        opened.set(key.secretKey, secretHex)
+        return secretHex
+      }),
+      Effect.mapError((e) => new StorageError({ operation: "signingKeys.open", cause: e.message }))
+    )
+  }
+
+  /**
+   * Seals what is not sealed with the current master key: keys stored before sealing, keys sealed
+   * with a previous master key, and, when `fresh`, every key again (a rotation). A key that no
+   * given master key opens fails the start when it signs, and is left as it is otherwise.
+   */
+  const sealStored = (fresh: boolean) =>
+    Effect.gen(function*() {
+      const keys = yield* store.list
+      const signing = currentOf(keys)
+      if (sealer === undefined) {
+        if (keys.some((k) => !SecretSealing.isSealed(k.secretKey))) {
+          yield* Effect.logWarning("signing keys are stored in the clear: configure a master key to seal them")
+        }
+        if (signing !== undefined && SecretSealing.isSealed(signing.secretKey)) {
+          return yield* new InvalidConfiguration({
+            setting: "masterKey",
+            reason: `signing key ${signing.kid} is sealed and no master key is configured`
+          })
+        }
+        return
+      }
+      for (const key of keys) {
+        const secret = yield* Effect.either(openSecret(key))
+        if (Either.isLeft(secret)) {
+          if (key === signing) {
+            return yield* new InvalidConfiguration({ setting: "masterKey", reason: secret.left.message })
+          }
+          yield* Effect.logWarning(`retired signing key ${key.kid} left as it is: ${secret.left.message}`)
+          continue
+        }
+        const plain = !SecretSealing.isSealed(key.secretKey)
+        if (!fresh && !plain && secret.right.current) continue
+        yield* store.replaceSecret(key.kid, yield* storedForm(key.kid, secret.right.secretHex))
+        if (plain) yield* Effect.logInfo(`signing key ${key.kid} sealed with the master key`)
+        else if (!secret.right.current) yield* Effect.logInfo(`signing key ${key.kid} sealed with the new master key`)
+      }
+    })
 
   const generate = Effect.gen(function*() {
     const seed = fromBase64Url(yield* ids.token(32), 32)
@@ -76,7 +173,8 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const existing = currentOf(yield* store.list)
       if (existing !== undefined) return existing
-      yield* store.insert(yield* generate)
+      const generated = yield* generate
+      yield* store.insert({ ...generated, secretKey: yield* storedForm(generated.kid, generated.secretKey) })
       // Read back: when two processes start at once, both converge on the newest key.
       const stored = currentOf(yield* store.list)
       if (stored === undefined) {
@@ -97,7 +195,13 @@ export const make = Effect.gen(function*() {
       Effect.gen(function*() {
         if ((yield* store.list).some((k) => k.kid === kid)) return
         const at = yield* Clock.currentTimeMillis
-        yield* store.insert({ kid, secretKey, publicKey, createdAt: at, retiredAt: null })
+        yield* store.insert({
+          kid,
+          secretKey: yield* storedForm(kid, secretKey),
+          publicKey,
+          createdAt: at,
+          retiredAt: null
+        })
         yield* store.retireAllBut(kid, at, at + millis(config.signingKeyGrace))
         yield* Effect.logInfo(`configured signing key ${kid} imported`)
       })
@@ -105,6 +209,7 @@ export const make = Effect.gen(function*() {
   })
 
   yield* importConfigured.pipe(
+    Effect.zipRight(lock.withPermits(1)(sealStored(false))),
     Effect.zipRight(current),
     Effect.catchTag(
       "StorageError",
@@ -121,7 +226,7 @@ export const make = Effect.gen(function*() {
       Effect.gen(function*() {
         const key = yield* current
         const signature = yield* Either.mapLeft(
-          signHex(message, key.secretKey),
+          signHex(message, yield* secretOf(key)),
           (cause) => new StorageError({ operation: "signingKeys.sign", cause })
         )
         return { kid: key.kid, signature }
@@ -129,8 +234,12 @@ export const make = Effect.gen(function*() {
     rotate: lock.withPermits(1)(
       Effect.gen(function*() {
         const key = yield* generate
-        yield* store.insert(key)
+        yield* store.insert({ ...key, secretKey: yield* storedForm(key.kid, key.secretKey) })
         yield* store.retireAllBut(key.kid, key.createdAt, key.createdAt + millis(config.signingKeyGrace))
+        // Every stored key sealed again with the current master key, each with a fresh nonce.
+        yield* sealStored(true).pipe(
+          Effect.catchTag("InvalidConfiguration", (e) => Effect.logWarning(`keys not sealed again: ${e.message}`))
+        )
         yield* Effect.logInfo(`signing key rotated: ${key.kid} signs from now on`)
         return publicJwk(key.publicKey) satisfies Jwk
       })

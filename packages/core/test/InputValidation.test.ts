@@ -129,6 +129,28 @@ describe("input validation (docs/api.md#parameter, §4.4; docs/api.md)", () => {
     })
   })
 
+  it("lists at most 20 problems, the valid names once, and counts the others", () => {
+    const inputs: Record<string, string> = {}
+    for (let i = 0; i < 60_000; i++) inputs[`unknown_${i}`] = "x"
+    inputs["k".repeat(5_000)] = "x"
+    const result = InputValidation.validateInputs(parameters, inputs)
+    if (Either.isRight(result) || result.left._tag !== "InvalidInputs") throw new Error("expected InvalidInputs")
+    const error = result.left
+    expect(error.problems).toHaveLength(InputValidation.MAX_REPORTED_PROBLEMS)
+    expect(error.problems[0]).toEqual({ parameter: "unknown_0", problem: "unknown_parameter", expected: names })
+    expect(error.problems.slice(1).every((p) => p.expected === undefined)).toBe(true)
+    // 60,001 unknown keys and the two missing required parameters.
+    expect(error.omitted).toBe(60_003 - InputValidation.MAX_REPORTED_PROBLEMS)
+    expect(error.message).toMatch(/^60003 inputs are invalid \(the first 20 listed\): 'unknown_0' is not a parameter/)
+    expect(error.message.split("prompt, note").length).toBe(2)
+    expect(JSON.stringify(Errors.toErrorInfo(error)).length).toBeLessThan(4_000)
+  })
+
+  it("echoes an unknown key at most 100 characters long", () => {
+    const [problem] = problems({ ["k".repeat(10_000)]: "x", prompt: "p", size: "S" })
+    expect(problem?.parameter).toBe(`${"k".repeat(InputValidation.MAX_ECHOED_KEY_LENGTH)}…`)
+  })
+
   it.each([null, [], "prompt=x", 3])("refuses inputs that are not an object (%j) as an invalid request", (inputs) => {
     const result = InputValidation.validateInputs(parameters, inputs)
     expect(Either.isLeft(result) && result.left._tag).toBe("InvalidRequest")

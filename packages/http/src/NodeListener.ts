@@ -5,10 +5,18 @@
  * read only when an endpoint asks for it) and the answer is written in one `writeHead` + `end`. A
  * request whose client goes away before its answer is interrupted.
  */
-import { Effect, Exit, type Layer, Runtime, type Scope } from "effect"
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
+import { Duration, Effect, Exit, type Layer, Runtime, type Scope } from "effect"
+import {
+  createServer as createNodeServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES
+} from "node:http"
+import type { AddressInfo, Socket } from "node:net"
 import * as AppexecHttp from "./AppexecHttp.js"
+import * as ErrorAnswers from "./internal/ErrorAnswers.js"
 import { type BodyFailure, DRAIN_FACTOR, type ServerRequest } from "./internal/Exchange.js"
 
 /** A Node request listener. */
@@ -74,6 +82,12 @@ const requestOf = (message: IncomingMessage): ServerRequest => ({
 export const fromApp = (app: AppexecHttp.App): Listener => {
   const run = Runtime.runCallback(app.runtime)
   return (message, response) => {
+    // HTTP/1.1 requires Host (RFC 9112 §3.2); Node's own refusal of it has no body, so it is answered here.
+    if (message.headers.host === undefined && message.httpVersion === "1.1") {
+      const { body, headers, status } = ErrorAnswers.invalidRequest("An HTTP/1.1 request must have a Host header.")
+      response.writeHead(status, { ...headers, connection: "close" })
+      return void response.end(body)
+    }
     const cancel = run(app.handle(requestOf(message)), {
       onExit: (exit) => {
         if (response.writableEnded || response.destroyed) return
@@ -99,10 +113,136 @@ export const make = (
 ): Effect.Effect<Listener, never, AppexecHttp.Requirements | Scope.Scope> =>
   Effect.map(AppexecHttp.make(options), fromApp)
 
-/** Where `serve` listens: port 0 (any free port) on 127.0.0.1 unless told otherwise. */
+/**
+ * How a server guards its connections (docs/http.md#connections). Every limit has a default, so a
+ * client that opens sockets and sends nothing, or sends slowly, holds them only for a bounded
+ * time and only up to its share.
+ */
+export interface ConnectionOptions {
+  /** Open connections the whole server accepts; more are closed at once (default 10,000). */
+  readonly maxConnections?: number
+  /**
+   * Open connections one client address may hold; more are answered 429 and closed (default 100).
+   * Behind a proxy every connection comes from the proxy: raise it to what the proxy opens.
+   */
+  readonly maxConnectionsPerIp?: number
+  /** Time a client has to send a request's headers, from its connection or its previous request (default 10 s). */
+  readonly headersTimeout?: Duration.DurationInput
+  /** Time a client has to send a whole request, headers and body (default 30 s). */
+  readonly requestTimeout?: Duration.DurationInput
+  /** How long an idle keep-alive connection stays open after an answer (default 5 s). */
+  readonly keepAliveTimeout?: Duration.DurationInput
+}
+
+/** The defaults of `ConnectionOptions`. */
+export const connectionDefaults = {
+  maxConnections: 10_000,
+  maxConnectionsPerIp: 100,
+  headersTimeout: Duration.seconds(10),
+  requestTimeout: Duration.seconds(30),
+  keepAliveTimeout: Duration.seconds(5)
+} as const
+
+/** Whole milliseconds of a duration, at least `min` (an unusable value takes the default). */
+const millisOf = (input: Duration.DurationInput | undefined, fallback: Duration.Duration, min = 1) => {
+  const decoded = input === undefined ?
+    fallback :
+    Duration.decodeUnknown(input).pipe((o) => o._tag === "Some" && Duration.isFinite(o.value) ? o.value : fallback)
+  return Math.max(min, Math.round(Duration.toMillis(decoded)))
+}
+
+/** A count of at least 1, or the default. */
+const countOf = (n: number | undefined, fallback: number) =>
+  n === undefined || !Number.isFinite(n) || n < 1 ? fallback : Math.floor(n)
+
+/** A raw HTTP/1.1 error answer with the error body, for a socket the HTTP parser gave up on. */
+const rawAnswer = (status: number, info: Parameters<typeof ErrorAnswers.answer>[1]): string => {
+  const { body } = ErrorAnswers.answer(status, info)
+  const text = typeof body === "string" ? body : ""
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\ncontent-type: application/json\r\n` +
+    `content-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`
+}
+
+/** Answers of the parser-level failures, built once. */
+const parserAnswers = {
+  timeout: rawAnswer(408, { code: "invalid_request", message: "The request was not received in time." }),
+  headersTooLarge: rawAnswer(431, { code: "invalid_request", message: "The request headers are too large." }),
+  malformed: rawAnswer(400, { code: "invalid_request", message: "The request is not valid HTTP." }),
+  tooManyConnections: rawAnswer(429, {
+    code: "rate_limited",
+    message: "Too many open connections from your address; close some and retry."
+  })
+}
+
+const codeOf = (error: Error): string | undefined =>
+  "code" in error && typeof error.code === "string" ? error.code : undefined
+
+/** Whether an answer already began on `socket` (Node's own check before it writes a parser error). */
+const answerBegun = (socket: Socket): boolean => {
+  const message: unknown = Reflect.get(socket, "_httpMessage")
+  return typeof message === "object" && message !== null && "headersSent" in message && message.headersSent === true
+}
+
+/** The address a connection counts against: an IPv4-mapped IPv6 address as its IPv4 address. */
+const clientAddressOf = (socket: Socket) => (socket.remoteAddress ?? "").replace(/^::ffff:(?=\d+\.)/, "")
+
+/**
+ * A Node `http.Server` that guards its connections (`options`): headers and whole requests are
+ * bounded in time (checked every second at least), idle keep-alive connections are closed, the
+ * server and each client address are capped in open connections, and what the HTTP parser
+ * refuses (bad HTTP, headers too large, too slow) is answered 400, 431 or 408 with the error body.
+ * Attach the listener with `server.on("request", listener)`.
+ */
+export const createServer = (options: ConnectionOptions = {}): Server => {
+  const requestTimeout = millisOf(options.requestTimeout, connectionDefaults.requestTimeout)
+  const headersTimeout = Math.min(millisOf(options.headersTimeout, connectionDefaults.headersTimeout), requestTimeout)
+  const perIp = countOf(options.maxConnectionsPerIp, connectionDefaults.maxConnectionsPerIp)
+  const server = createNodeServer({
+    // A request without Host is answered by the listener, with the error body (`fromApp`).
+    requireHostHeader: false,
+    headersTimeout,
+    requestTimeout,
+    keepAliveTimeout: millisOf(options.keepAliveTimeout, connectionDefaults.keepAliveTimeout),
+    // Node checks the two timeouts on this interval (30 s by default, which lets them run long).
+    connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(headersTimeout / 4)))
+  })
+  server.maxConnections = countOf(options.maxConnections, connectionDefaults.maxConnections)
+  const open = new Map<string, number>()
+  server.on("connection", (socket: Socket) => {
+    const address = clientAddressOf(socket)
+    const count = (open.get(address) ?? 0) + 1
+    if (count > perIp) {
+      socket.end(parserAnswers.tooManyConnections)
+      socket.destroySoon()
+      return
+    }
+    open.set(address, count)
+    socket.once("close", () => {
+      const left = (open.get(address) ?? 1) - 1
+      if (left <= 0) open.delete(address)
+      else open.set(address, left)
+    })
+  })
+  server.on("clientError", (error: Error, socket: Socket) => {
+    const code = codeOf(error)
+    // A reset or an aborted connection: nobody is left to answer.
+    if (code === "ECONNRESET" || !socket.writable || answerBegun(socket)) return void socket.destroy()
+    const answer = code === "ERR_HTTP_REQUEST_TIMEOUT"
+      ? parserAnswers.timeout
+      : code === "HPE_HEADER_OVERFLOW"
+      ? parserAnswers.headersTooLarge
+      : parserAnswers.malformed
+    socket.end(answer)
+    socket.destroySoon()
+  })
+  return server
+}
+
+/** Where `serve` listens: port 0 (any free port) on 127.0.0.1 unless told otherwise; how it guards connections. */
 export interface ServeOptions extends AppexecHttp.Options {
   readonly port?: number
   readonly host?: string
+  readonly connections?: ConnectionOptions
 }
 
 /**
@@ -117,15 +257,16 @@ export const serve = (
   options: ServeOptions = {}
 ): Effect.Effect<{ readonly url: string }, never, AppexecHttp.Requirements | Scope.Scope> =>
   Effect.gen(function*() {
-    const { port = 0, host = "127.0.0.1", ...http } = options
+    const { connections, host = "127.0.0.1", port = 0, ...http } = options
     const listener = yield* make(http)
-    const server = yield* Effect.acquireRelease(Effect.sync(() => createServer(listener)), (server) =>
-      Effect.async<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() =>
-          resume(Effect.void)
-        )
-      }))
+    const server = yield* Effect.acquireRelease(
+      Effect.sync(() => createServer(connections).on("request", listener)),
+      (server) =>
+        Effect.async<void>((resume) => {
+          server.closeAllConnections()
+          server.close(() => resume(Effect.void))
+        })
+    )
     const bound = yield* Effect.async<number>((resume) => {
       server.listen(port, host, () => resume(Effect.succeed((server.address() as AddressInfo).port)))
     })

@@ -1,6 +1,7 @@
 /**
  * The committed `docs/openapi.json` is what the API definition generates, and it documents
- * exactly the six endpoints and the operator's routes beside them.
+ * the six endpoints, the extensions (cancel), the webhook delivery of an execution and the operator's
+ * routes beside them.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
@@ -12,7 +13,7 @@ describe("OpenAPI", () => {
     expect(committed).toBe(OpenApiDocument.render())
   })
 
-  it("is OpenAPI 3.1 with the six endpoints, the operator's routes, both security schemes and the error body", () => {
+  it("is OpenAPI 3.1 with the six endpoints, the extensions, the operator's routes, both security schemes and the error body", () => {
     const doc = OpenApiDocument.document()
     expect(doc.openapi).toBe("3.1.0")
     const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
@@ -29,6 +30,7 @@ describe("OpenAPI", () => {
       "GET /v1/apps/{appId}",
       "GET /v1/apps/{appId}/workflow",
       "GET /v1/executions/{executionId}",
+      "GET /v1/executions/{executionId}/webhook",
       "GET /v1/webhooks/signing-key",
       "POST /v1/apps/{appId}/executions",
       "POST /v1/executions/{executionId}/cancel"

@@ -7,7 +7,7 @@ import { Appexec, SigningKeys } from "@appexec/core"
 import { TestHarness } from "@appexec/testing"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Context, Effect, Layer, Logger, LogLevel } from "effect"
-import { type AppexecHttp, NodeListener } from "../src/index.js"
+import { NodeListener } from "../src/index.js"
 
 /** The published key of the test instance. */
 export const testJwk: Jwk.Jwk = {
@@ -57,7 +57,7 @@ export const privateApp = { ...echoApp, name: "Private echo", description: "Only
 export class TestServer extends Context.Tag("@appexec/http/test/TestServer")<TestServer, { readonly url: string }>() {}
 
 /** The server over the instance from the context: `NodeListener.serve(options)` on 127.0.0.1, port 0. */
-export const serverLayer = (options: AppexecHttp.Options = {}) =>
+export const serverLayer = (options: NodeListener.ServeOptions = {}) =>
   Layer.scoped(TestServer, NodeListener.serve(options)).pipe(
     // The harness logs warnings only; the server's request lines are information.
     Layer.provide(Logger.minimumLogLevel(LogLevel.Info))
@@ -77,7 +77,7 @@ export const clientLayer = Layer.effect(
  * keys, the server and the client. `instance` may replace services of the instance (to inject faults).
  */
 export const stack = (
-  options: AppexecHttp.Options = {},
+  options: NodeListener.ServeOptions = {},
   instance: Layer.Layer<Appexec.Appexec, never, Layer.Layer.Success<ReturnType<typeof TestHarness.layer>>> = Layer
     .empty as never
 ) => {

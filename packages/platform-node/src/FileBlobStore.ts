@@ -22,9 +22,10 @@ const isMissing = (error: unknown) =>
   typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT"
 
 const atomicWrite = async (path: string, data: Uint8Array | string) => {
-  await mkdir(dirname(path), { recursive: true })
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 })
   const temp = `${path}.${randomBytes(6).toString("hex")}.tmp`
-  await writeFile(temp, data)
+  // Readable by the service's user only, like everything in its data directory.
+  await writeFile(temp, data, { mode: 0o600 })
   await rename(temp, path)
 }
 
@@ -88,7 +89,7 @@ export const layer = (directory: string): Layer.Layer<BlobStore.BlobStore, Error
   Layer.effect(
     BlobStore.BlobStore,
     Effect.tryPromise({
-      try: () => mkdir(directory, { recursive: true }),
+      try: () => mkdir(directory, { recursive: true, mode: 0o700 }),
       catch: (cause) => new Errors.StorageError({ operation: "BlobStore.open", cause })
     }).pipe(Effect.as(make(directory)))
   )

@@ -8,7 +8,7 @@
  * is logged here as a warning.
  */
 import { OutboundHttp } from "@appexec/core"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Either, Layer, Option } from "effect"
 import * as dns from "node:dns/promises"
 import * as http from "node:http"
 import * as https from "node:https"
@@ -167,7 +167,22 @@ export const make = (options: Options): OutboundHttp.OutboundHttp["Type"] => {
     return family === 0 ? resolver(hostname) : Effect.succeed([{ address: hostname, family: family === 6 ? 6 : 4 }])
   }
 
+  /** A literal address in the URL's host (any spelling: the URL parser writes it in canonical form) that is not allowed. */
+  const refusal = (raw: string): Option.Option<OutboundError> => {
+    if (options.allowPrivateNetworks || !URL.canParse(raw)) return Option.none()
+    const hostname = new URL(raw).hostname.replace(/^\[(.*)\]$/, "$1")
+    if (isIP(hostname) === 0) return Option.none()
+    const refused = classify(hostname)
+    if (refused === undefined) return Option.none()
+    const message = `its host ${hostname} is a ${refused} address, which outbound requests reach only when private ` +
+      `networks are allowed (allowPrivateNetworks of NodeOutboundHttp; appexec serve --allow-private-networks).`
+    return Option.some(
+      new OutboundError({ reason: "address_not_allowed", message, detail: `Refused before sending: ${message}` })
+    )
+  }
+
   return {
+    refusal,
     request: (request) =>
       Effect.gen(function*() {
         const url = yield* parseUrl(request.url)

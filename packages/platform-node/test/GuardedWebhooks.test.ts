@@ -1,6 +1,7 @@
 /**
- * Webhooks through the guarded Node client: deliveries to private addresses are refused, recorded
- * with the consumer-safe message, and not retried.
+ * Webhooks through the guarded Node client: a literal private address is refused at start, with
+ * the option named; deliveries to names of private addresses are refused, recorded with the
+ * consumer-safe message, and not retried.
  */
 import { Ids } from "@appexec/api"
 import { Appexec, WebhookOutbox } from "@appexec/core"
@@ -35,16 +36,33 @@ const deliveryOf = (executionId: Ids.ExecutionId) =>
   })
 
 describe("webhooks through the guarded client", () => {
-  it.scoped("a webhook URL on a private address is refused by default, recorded as such and not retried", () =>
+  it.scoped("a webhook URL on a literal private address is refused at start by default, naming the option", () =>
     Effect.gen(function*() {
-      const { executionId } = yield* runWithWebhook(echo, "http://127.0.0.1:9/hook")
+      const refused = yield* Effect.flip(runWithWebhook(echo, "http://127.0.0.1:9/hook"))
+      expect(refused).toMatchObject({ _tag: "InvalidWebhookUrl", code: "invalid_webhook_url" })
+      expect(refused.message).toContain("127.0.0.1 is a loopback address")
+      expect(refused.message).toContain("--allow-private-networks")
+    }).pipe(Effect.provide(harness({ outbound: NodeOutboundHttp.layer({ allowPrivateNetworks: false }) }))))
+
+  it.scoped("a name of a loopback address is accepted at start, then refused at delivery and not retried", () =>
+    Effect.gen(function*() {
+      const { executionId } = yield* runWithWebhook(echo, "http://localhost:9/hook")
       yield* TestClock.adjust("10 minutes")
       const entry = yield* deliveryOf(executionId)
       expect(entry.status).toBe("failed")
       expect(entry.attempts).toEqual([
         { at: 0, statusCode: null, error: "Address not allowed: outbound requests reach public addresses only." }
       ])
-    }).pipe(Effect.provide(harness({ outbound: NodeOutboundHttp.layer({ allowPrivateNetworks: false }) }))))
+    }).pipe(
+      Effect.provide(
+        harness({
+          outbound: NodeOutboundHttp.layer({
+            allowPrivateNetworks: false,
+            resolver: () => Effect.succeed([{ address: "127.0.0.1", family: 4 }])
+          })
+        })
+      )
+    ))
 
   it.scoped("a host name that resolves to a private address is refused after resolution", () =>
     Effect.gen(function*() {

@@ -75,6 +75,65 @@ const trustProxy = Options.boolean("trust-proxy").pipe(
   Options.withFallbackConfig(Config.boolean("APPEXEC_TRUST_PROXY"))
 )
 
+/** A whole-number option of at least 1, with its variable and default. */
+const countOption = (name: string, variable: string, fallback: number, description: string) =>
+  Options.integer(name).pipe(
+    Options.withDescription(description),
+    Options.withFallbackConfig(Config.integer(variable)),
+    Options.withDefault(fallback),
+    Options.mapEffect((n) =>
+      n >= 1
+        ? Effect.succeed(n)
+        : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name}: ${n} is not positive`)))
+    )
+  )
+
+/** One duration option such as `10s` (units ms, s, m, h, d), in milliseconds, with its variable and default. */
+const durationOption = (name: string, variable: string, fallback: string, description: string) =>
+  Options.text(name).pipe(
+    Options.withDescription(description),
+    Options.withFallbackConfig(Config.string(variable)),
+    Options.withDefault(fallback),
+    Options.mapEffect((text) => {
+      const parsed = parseDelays(text)
+      return Option.isSome(parsed) && parsed.value.length === 1 && parsed.value[0]! > 0
+        ? Effect.succeed(parsed.value[0]!)
+        : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name}: '${text}' is not a duration like 10s`)))
+    })
+  )
+
+/** The connection limits of `serve` (docs/cli.md). */
+const connections = {
+  maxConnections: countOption("max-connections", "APPEXEC_MAX_CONNECTIONS", 10_000, "Open connections in all"),
+  maxConnectionsPerIp: countOption(
+    "max-connections-per-ip",
+    "APPEXEC_MAX_CONNECTIONS_PER_IP",
+    100,
+    "Open connections per client address (raise it behind a proxy)"
+  ),
+  headersTimeout: durationOption("headers-timeout", "APPEXEC_HEADERS_TIMEOUT", "10s", "Time to send request headers"),
+  requestTimeout: durationOption("request-timeout", "APPEXEC_REQUEST_TIMEOUT", "30s", "Time to send a whole request"),
+  keepAliveTimeout: durationOption(
+    "keep-alive-timeout",
+    "APPEXEC_KEEP_ALIVE_TIMEOUT",
+    "5s",
+    "How long an idle keep-alive connection stays open"
+  )
+}
+
+/** How long claims last: of an execution by a worker, of a webhook delivery by a dispatcher (docs/cli.md). */
+const claims = {
+  lease: durationOption("lease", "APPEXEC_LEASE", "30s", "How long a worker's claim on an execution lasts unrenewed"),
+  maxAttempts: countOption("max-attempts", "APPEXEC_MAX_ATTEMPTS", 3, "Claims an execution may use up"),
+  webhookTimeout: durationOption("webhook-timeout", "APPEXEC_WEBHOOK_TIMEOUT", "10s", "Time a receiver has"),
+  webhookClaimMargin: durationOption(
+    "webhook-claim-margin",
+    "APPEXEC_WEBHOOK_CLAIM_MARGIN",
+    "30s",
+    "How long a claim on a delivery outlasts the webhook timeout"
+  )
+}
+
 const webhookRetryDelays = Options.text("webhook-retry-delays").pipe(
   Options.withDescription("Waits before webhook retries, e.g. 5s,30s,2m"),
   Options.withFallbackConfig(Config.string("APPEXEC_WEBHOOK_RETRY_DELAYS")),
@@ -201,7 +260,9 @@ const serveCommand = Command.make(
     signingKeyGrace: signingKeyGrace("signing-key-grace"),
     signingKeyJwk,
     adminPort,
-    retention
+    retention,
+    ...connections,
+    ...claims
   },
   (o) =>
     serve({
@@ -218,7 +279,20 @@ const serveCommand = Command.make(
       signingKeyGrace: o.signingKeyGrace,
       signingKeyJwk: Option.getOrUndefined(o.signingKeyJwk),
       adminPort: Option.getOrUndefined(o.adminPort),
-      retention: o.retention
+      retention: o.retention,
+      claims: {
+        lease: o.lease,
+        maxAttempts: o.maxAttempts,
+        webhookTimeout: o.webhookTimeout,
+        webhookClaimMargin: o.webhookClaimMargin
+      },
+      connections: {
+        maxConnections: o.maxConnections,
+        maxConnectionsPerIp: o.maxConnectionsPerIp,
+        headersTimeout: o.headersTimeout,
+        requestTimeout: o.requestTimeout,
+        keepAliveTimeout: o.keepAliveTimeout
+      }
     })
 ).pipe(Command.withDescription("Run the appexec service on SQLite"))
 

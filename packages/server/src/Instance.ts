@@ -7,9 +7,10 @@ import { AppexecLayer, type Errors, IdGenerator, MediaUrls } from "@appexec/core
 import { BuiltinNodes, builtinNodes, NodesSettings } from "@appexec/nodes"
 import { FileBlobStore, NodeOutboundHttp } from "@appexec/platform-node"
 import { SqliteStorage } from "@appexec/sqlite"
-import { Effect, Layer } from "effect"
-import { mkdirSync } from "node:fs"
+import { Effect, Either, Layer } from "effect"
+import { chmodSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
+import { masterKeysOf } from "./MasterKey.js"
 
 /** The database file under a data directory. */
 export const databaseFile = (dataDir: string) => join(dataDir, "appexec.db")
@@ -29,14 +30,33 @@ export interface InstanceOptions {
   readonly mediaUrls?: Layer.Layer<MediaUrls.MediaUrls, Errors.InvalidConfiguration>
 }
 
-/** The instance over `<dataDir>/appexec.db`. */
+/** Creates the data directory when missing and makes it the owner's only (0700). */
+export const prepareDataDir = (dataDir: string) => {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+  chmodSync(dataDir, 0o700)
+}
+
+/**
+ * The instance over `<dataDir>/appexec.db`, its secrets sealed with the master key
+ * (`APPEXEC_MASTER_KEY`, else `<dataDir>/master.key`; see `MasterKey`).
+ */
 export const layer = (options: InstanceOptions) =>
-  AppexecLayer.make({
-    nodes: builtinNodes,
-    config: options.config ?? {},
-    worker: options.background,
-    webhooks: options.background
-  }).pipe(
+  Layer.unwrapEffect(
+    Effect.gen(function*() {
+      // Every command may be the first to touch the data directory.
+      yield* Effect.sync(() => prepareDataDir(options.dataDir))
+      const keys = yield* Either.match(masterKeysOf(options.dataDir, process.env), {
+        onLeft: Effect.fail,
+        onRight: Effect.succeed
+      })
+      return AppexecLayer.make({
+        nodes: builtinNodes,
+        config: { ...options.config, masterKey: keys.masterKey, previousMasterKeys: keys.previousMasterKeys },
+        worker: options.background,
+        webhooks: options.background
+      })
+    })
+  ).pipe(
     Layer.provideMerge(
       BuiltinNodes.layer({
         // Secrets for http.request headers: every APPEXEC_SECRET_<NAME> variable is the secret <name>.
@@ -47,9 +67,8 @@ export const layer = (options: InstanceOptions) =>
     // The filesystem blob store replaces the SQLite one: media stay out of the database.
     Layer.provideMerge(
       Layer.unwrapEffect(
-        // Every command may be the first to touch the data directory.
         Effect.sync(() => {
-          mkdirSync(options.dataDir, { recursive: true })
+          prepareDataDir(options.dataDir)
           return Layer.merge(
             SqliteStorage.layer({ filename: databaseFile(options.dataDir) }),
             FileBlobStore.layer(mediaDirectory(options.dataDir))

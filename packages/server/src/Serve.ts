@@ -5,11 +5,9 @@
  * SIGINT/SIGTERM it closes the listener (requests in flight finish), drains the worker, stops the
  * webhook dispatcher, closes storage and exits.
  */
-import type { SigningKeys } from "@appexec/core"
-import { Appexec } from "@appexec/core"
+import { Appexec, type SigningKeys } from "@appexec/core"
 import { AdminHttp, AppexecHttp, LocalRateLimitStore, NodeListener } from "@appexec/http"
 import { Console, type Duration, Effect, Layer, Option } from "effect"
-import { mkdirSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Bootstrap from "./Bootstrap.js"
@@ -41,6 +39,18 @@ export interface ServeOptions {
   readonly retention?: Duration.DurationInput | undefined
   /** Where spans go; absent: OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, else nowhere. */
   readonly tracing?: Layer.Layer<never> | undefined
+  /**
+   * How long claims last, in ms (absent: the core defaults): a worker's on an execution (renewed
+   * every third of it), the claims an execution may use up, a dispatcher's on a delivery.
+   */
+  readonly claims?: {
+    readonly lease: number
+    readonly maxAttempts: number
+    readonly webhookTimeout: number
+    readonly webhookClaimMargin: number
+  } | undefined
+  /** Connection limits and timeouts (absent ones: `NodeListener.connectionDefaults`). */
+  readonly connections?: NodeListener.ConnectionOptions | undefined
 }
 
 /** The base URL a client on this machine uses. */
@@ -104,10 +114,10 @@ const listen = (server: Server, port: number, host: string) =>
  */
 export const serve = (options: ServeOptions) =>
   Effect.gen(function*() {
-    yield* Effect.sync(() => mkdirSync(options.dataDir, { recursive: true }))
+    yield* Effect.sync(() => Instance.prepareDataDir(options.dataDir))
     // Listen first: the media URLs an execution hands out need the address, also with port 0.
     // Until the listener is attached below, connections wait without an answer.
-    const nodeServer = createServer()
+    const nodeServer = NodeListener.createServer(options.connections)
     const port = yield* listen(nodeServer, options.port, options.host)
     const localUrl = baseUrlOf(options.host, port)
     const baseUrl = options.publicUrl ?? localUrl
@@ -162,6 +172,13 @@ export const serve = (options: ServeOptions) =>
           mediaUrls: MediaSigning.urlsLayer({ baseUrl, dataDir: options.dataDir, publicBaseUrl: options.mediaBaseUrl }),
           allowPrivateNetworks: options.allowPrivateNetworks,
           config: {
+            ...(options.claims === undefined ? {} : {
+              lease: options.claims.lease,
+              renewEvery: Math.max(1, Math.floor(options.claims.lease / 3)),
+              maxAttempts: options.claims.maxAttempts,
+              webhookTimeout: options.claims.webhookTimeout,
+              webhookClaimMargin: options.claims.webhookClaimMargin
+            }),
             webhookRetryDelays: options.webhookRetryDelays,
             ...(options.retention === undefined ? {} : { retention: options.retention }),
             ...(options.signingKeyGrace === undefined ? {} : { signingKeyGrace: options.signingKeyGrace }),

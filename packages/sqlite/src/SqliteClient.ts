@@ -15,6 +15,7 @@ import { Errors } from "@appexec/core"
 import Database from "better-sqlite3"
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { type Compilable, Kysely } from "kysely"
+import { chmodSync, closeSync, existsSync, openSync } from "node:fs"
 import { ImmediateSqliteDialect } from "./internal/ImmediateDialect.js"
 import type { Tables } from "./internal/Tables.js"
 import * as SqliteMigrations from "./SqliteMigrations.js"
@@ -80,9 +81,22 @@ const busySchedule = Schedule.exponential(Duration.millis(5)).pipe(
 
 const STATEMENT_CACHE_SIZE = 256
 
+/**
+ * Makes the database file, and its `-wal` and `-shm` files when present, readable and writable by
+ * the owner only (0600); a new file is created so. SQLite creates the `-wal` and `-shm` files with
+ * the database file's mode, so they follow.
+ */
+const restrictFiles = (filename: string) => {
+  if (!existsSync(filename)) closeSync(openSync(filename, "a", 0o600))
+  for (const file of [filename, `${filename}-wal`, `${filename}-shm`]) {
+    if (existsSync(file)) chmodSync(file, 0o600)
+  }
+}
+
 const open = (options: Options) =>
   Effect.try({
     try: () => {
+      if (options.filename !== ":memory:" && options.filename !== "") restrictFiles(options.filename)
       const db = new Database(options.filename)
       try {
         db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5_000))}`)

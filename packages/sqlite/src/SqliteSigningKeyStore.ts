@@ -51,6 +51,11 @@ export const make = Effect.gen(function*() {
         )
       })
     ),
+    replaceSecret: Effect.fn("SqliteSigningKeyStore.replaceSecret")((kid, secretKey) =>
+      client.execute("replace signing key secret", (c) => {
+        c.run(db.updateTable("signing_keys").set({ secret_key: secretKey }).where("kid", "=", kid))
+      })
+    ),
     retireAllBut: Effect.fn("SqliteSigningKeyStore.retireAllBut")((keep, at, publishedUntil) =>
       client.execute("retire signing keys", (c) => {
         c.run(

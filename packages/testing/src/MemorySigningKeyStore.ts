@@ -13,6 +13,11 @@ export const make = Effect.sync((): SigningKeyStore.SigningKeyStore["Type"] => {
       Effect.sync(() => {
         if (!keys.some((k) => k.kid === key.kid)) keys.push(key)
       }),
+    replaceSecret: (kid, secretKey) =>
+      Effect.sync(() => {
+        const at = keys.findIndex((k) => k.kid === kid)
+        if (at >= 0) keys[at] = { ...keys[at]!, secretKey }
+      }),
     retireAllBut: (keep, at, publishedUntil) =>
       Effect.sync(() => {
         keys.forEach((k, i) => {

@@ -209,6 +209,8 @@ export const make = (options: Options = {}) =>
         })),
       serve(Api.cancelExecution, ({ principal, path }) =>
         Effect.map(appexec.executions.cancel(path.executionId, principal), (data) => ({ data }))),
+      serve(Api.getExecutionWebhook, ({ principal, path }) =>
+        Effect.map(appexec.executions.webhook(principal, path.executionId), (data) => ({ data }))),
       serve(Api.getSigningKey, () =>
         keys.keySet)
     ]

@@ -9,12 +9,48 @@ import type { Errors } from "@appexec/core"
 import { ParseResult } from "effect"
 import { json, type ServerResponse } from "./Exchange.js"
 
-/** The error answer with `status` and `info`. */
+/** Every error body is smaller than this, in bytes, whatever the request (docs/http.md). */
+export const MAX_ERROR_BODY_BYTES = 64 * 1024
+
+/** A message longer than this (in UTF-16 units, at most 3 bytes each in UTF-8) is cut. */
+const MAX_MESSAGE_LENGTH = 4_000
+
+/** `details` are cut to entries whose JSON stays under this many bytes. */
+const MAX_DETAILS_BYTES = 32 * 1024
+
+const utf8 = new TextEncoder()
+
+/** The message, cut to `MAX_MESSAGE_LENGTH` with "…" when longer (it may echo what a client sent). */
+const boundedMessage = (message: string) =>
+  message.length > MAX_MESSAGE_LENGTH ? `${message.slice(0, MAX_MESSAGE_LENGTH)}…` : message
+
+/** The leading entries of `details` whose JSON fits `MAX_DETAILS_BYTES`. */
+const boundedDetails = (details: ReadonlyArray<unknown>): ReadonlyArray<unknown> => {
+  const kept: Array<unknown> = []
+  let bytes = 2
+  for (const entry of details) {
+    bytes += utf8.encode(JSON.stringify(entry) ?? "null").byteLength + 1
+    if (bytes > MAX_DETAILS_BYTES) break
+    kept.push(entry)
+  }
+  return kept
+}
+
+/**
+ * The error answer with `status` and `info`. The body stays under `MAX_ERROR_BODY_BYTES`: a long
+ * message is cut, and so are `details`.
+ */
 export const answer = (
   status: number,
   info: ErrorBody.ErrorInfo,
   headers: Readonly<Record<string, string>> = {}
-): ServerResponse => json(status, { error: info }, headers)
+): ServerResponse => {
+  const message = boundedMessage(info.message)
+  const error: ErrorBody.ErrorInfo = info.details === undefined
+    ? { code: info.code, message }
+    : { code: info.code, message, details: boundedDetails(info.details) }
+  return json(status, { error }, headers)
+}
 
 /** The status of each core request error. */
 const statusOf: Record<Errors.RequestError["_tag"], number> = {

@@ -1,6 +1,7 @@
 /**
  * Contract of `SigningKeyStore`: keys listed oldest first, inserted once per `kid`, retired
- * once, with the publication deadline given at retirement.
+ * once, with the publication deadline given at retirement; a key's secret replaced as given
+ * (sealed secrets are long text, kept byte for byte).
  */
 import { SigningKeyStore } from "@appexec/core"
 import { describe, expect } from "@effect/vitest"
@@ -46,6 +47,19 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
           { ...key("b", 2), retiredAt: 20 },
           key("c", 3)
         ])
+      })
+    )
+
+    test(
+      "replaces the secret of one key only, as given, and ignores an unknown kid",
+      Effect.gen(function*() {
+        const store = yield* SigningKeyStore.SigningKeyStore
+        yield* store.insert(key("a", 1))
+        yield* store.insert(key("b", 2))
+        const sealed = `sealed:v1:${"n".repeat(16)}:${"c".repeat(64)}-_`
+        yield* store.replaceSecret("a", sealed)
+        yield* store.replaceSecret("missing", "x")
+        expect(yield* store.list).toEqual([{ ...key("a", 1), secretKey: sealed }, key("b", 2)])
       })
     )
 

@@ -1,0 +1,61 @@
+/**
+ * The master key of the standalone server: the key-encryption key that seals the webhook signing
+ * keys in the database (`SecretSealing` of `@appexec/core`). It comes from `APPEXEC_MASTER_KEY`
+ * (32 bytes as base64url, base64 or hex) when set, else from the file `master.key` in the data
+ * directory, created (32 random bytes, mode 0600) on first use. The file beside the data is a
+ * convenience for development: a copy of the data directory then holds both the sealed keys and
+ * the key that opens them, so in production the key is kept elsewhere (docs/cli.md#secrets-at-rest).
+ * Keys used before the current one are given in `APPEXEC_MASTER_KEY_PREVIOUS` (comma-separated).
+ */
+import { Errors, SecretSealing } from "@appexec/core"
+import { Either, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+
+/** The master key file of a data directory. */
+export const masterKeyFile = (dataDir: string) => join(dataDir, "master.key")
+
+/** The master keys of an instance. */
+export interface MasterKeys {
+  readonly masterKey: Redacted.Redacted<Uint8Array>
+  readonly previousMasterKeys: ReadonlyArray<Redacted.Redacted<Uint8Array>>
+  /** Where the current key came from, for the log. */
+  readonly source: "environment" | "file"
+}
+
+const invalid = (setting: string, reason: string) => Either.left(new Errors.InvalidConfiguration({ setting, reason }))
+
+const KEY_FORMAT = "32 bytes as base64url, base64 or hex"
+
+/** The master keys from `env`, else the key file of `dataDir` (created when missing). */
+export const masterKeysOf = (
+  dataDir: string,
+  env: Readonly<Record<string, string | undefined>>
+): Either.Either<MasterKeys, Errors.InvalidConfiguration> => {
+  const previous: Array<Redacted.Redacted<Uint8Array>> = []
+  for (const text of (env.APPEXEC_MASTER_KEY_PREVIOUS ?? "").split(",").filter((t) => t.trim() !== "")) {
+    const key = SecretSealing.parseMasterKey(text)
+    if (key === undefined) return invalid("APPEXEC_MASTER_KEY_PREVIOUS", `each key must be ${KEY_FORMAT}`)
+    previous.push(key)
+  }
+  const given = env.APPEXEC_MASTER_KEY
+  if (given !== undefined && given.trim() !== "") {
+    const key = SecretSealing.parseMasterKey(given)
+    return key === undefined
+      ? invalid("APPEXEC_MASTER_KEY", `must be ${KEY_FORMAT}`)
+      : Either.right({ masterKey: key, previousMasterKeys: previous, source: "environment" })
+  }
+  const file = masterKeyFile(dataDir)
+  if (!existsSync(file)) {
+    writeFileSync(file, `${SecretSealing.formatMasterKey(Redacted.make(new Uint8Array(randomBytes(32))))}\n`, {
+      mode: 0o600,
+      flag: "wx"
+    })
+  }
+  chmodSync(file, 0o600)
+  const key = SecretSealing.parseMasterKey(readFileSync(file, "utf8"))
+  return key === undefined
+    ? invalid(file, `must hold ${KEY_FORMAT}`)
+    : Either.right({ masterKey: key, previousMasterKeys: previous, source: "file" })
+}
