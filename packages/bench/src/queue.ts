@@ -2,19 +2,22 @@
  * Queue benchmark: no-op executions (one text input wired to one text output) started and run
  * to `completed` by one in-process worker, on SQLite files and in memory.
  *
- * Figures per storage: throughput for 1,000 and 10,000 executions started at once (first start
- * to last completion), p50/p99 start→completed under that load, and p50/p99 when idle (one
- * execution at a time).
+ * With appexec's defaults (as `appexec serve` uses them): 10,000 executions started at once on a
+ * SQLite file beside the storage floor of the same work written plainly against better-sqlite3
+ * (`Floor.ts`), and their ratio, with `synchronous=NORMAL` (the default) and `FULL`; memory
+ * storage; 100,000 executions with the peak RSS; the same 10,000 with 1, 256 and 10,000 of them
+ * awaited at once; and start→completed p50/p99 when idle (one execution at a time).
  */
 import { Appexec, type AppexecConfig, AppexecLayer, ExecutionEvents, IdGenerator } from "@appexec/core"
 import { NodeOutboundHttp } from "@appexec/platform-node"
 import { SqliteStorage } from "@appexec/sqlite"
 import { MemoryStorage } from "@appexec/testing"
-import { Effect, Layer, Logger, LogLevel, Queue } from "effect"
+import { Effect, FiberSet, Layer, Logger, LogLevel, Queue } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Benchmark, Figure } from "./Benchmark.js"
+import { floor } from "./Floor.js"
 
 const noop = {
   name: "No-op",
@@ -33,8 +36,12 @@ const percentile = (sorted: ReadonlyArray<number>, p: number) =>
 
 type Storage = Layer.Layer<AppexecLayer.Storage, unknown>
 
-/** Runs `count` executions started at once; returns the throughput and the start→completed times. */
-const batch = (count: number, concurrency: number) =>
+/**
+ * Runs `count` executions started at once, `awaits` of them each awaited by a fiber of its own
+ * with `executions.await` while they run; returns the throughput (first start to last completion)
+ * and the start→completed times.
+ */
+const batch = (count: number, concurrency: number, awaits = 0) =>
   Effect.scoped(
     Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
@@ -56,6 +63,7 @@ const batch = (count: number, concurrency: number) =>
         }
       })
       const waiting = yield* Effect.fork(done)
+      const awaiting = yield* FiberSet.make()
       const t0 = yield* now
       yield* Effect.forEach(
         Array.from({ length: count }, (_, i) => i),
@@ -64,11 +72,13 @@ const batch = (count: number, concurrency: number) =>
             const t = yield* now
             const started = yield* appexec.executions.start(principal, app.appId, { in: `${i}` })
             startedAt.set(started.executionId, t)
+            if (i < awaits) yield* FiberSet.run(awaiting, appexec.executions.await(started.executionId))
           }),
         { concurrency, discard: true }
       )
       yield* waiting.await
       const elapsed = (yield* now) - t0
+      yield* FiberSet.awaitEmpty(awaiting)
       latencies.sort((a, b) => a - b)
       return { perSecond: (count / elapsed) * 1000, latencies }
     })
@@ -103,66 +113,91 @@ const tempDb = (label: string) => {
   return { filename: join(dir, "appexec.db"), cleanup: () => rmSync(dir, { recursive: true, force: true }) }
 }
 
-interface Target {
-  readonly name: string
-  readonly storage: () => { readonly layer: Storage; readonly cleanup: () => void }
-}
-
-const targets: ReadonlyArray<Target> = [
-  {
-    name: "sqlite",
-    storage: () => {
-      const db = tempDb("sqlite")
-      return { layer: SqliteStorage.layer({ filename: db.filename }), cleanup: db.cleanup }
-    }
-  },
-  {
-    name: "sqlite_full_sync",
-    storage: () => {
-      const db = tempDb("sqlite-full")
-      return { layer: SqliteStorage.layer({ filename: db.filename, synchronous: "full" }), cleanup: db.cleanup }
-    }
-  },
-  { name: "memory", storage: () => ({ layer: MemoryStorage.layer, cleanup: () => {} }) }
-]
-
-const WORKER = { workerConcurrency: 16 }
-
 const ms = (name: string, value: number): Figure => ({ name, value, unit: "ms" })
+const perSecond = (name: string, value: number): Figure => ({ name, value, unit: "executions/s" })
+
+/** Peak resident set size of this process so far, in MiB. */
+const peakRss = Effect.sync(() => process.resourceUsage().maxRSS / 1024)
 
 /** Warms the JIT up on a short in-memory run, so the first figures are not cold-start figures. */
-const warmUp = batch(500, 64).pipe(Effect.provide(instance(MemoryStorage.layer, WORKER)), Effect.asVoid)
+const warmUp = batch(2_000, 64).pipe(Effect.provide(instance(MemoryStorage.layer, {})), Effect.asVoid)
+
+const DEFAULTS = {}
+
+/** Runs `run` on a fresh SQLite file with appexec's defaults (as `appexec serve` uses them). */
+const onSqlite = <A, E>(
+  run: Effect.Effect<A, E, Appexec.Appexec | ExecutionEvents.ExecutionEvents>,
+  options: { readonly synchronous?: "normal" | "full" } = {},
+  config: Partial<AppexecConfig.AppexecOptions> = DEFAULTS
+) => {
+  const db = tempDb("sqlite")
+  return run.pipe(
+    Effect.provide(instance(SqliteStorage.layer({ filename: db.filename, ...options }), config)),
+    Effect.ensuring(Effect.sync(db.cleanup))
+  )
+}
+
+const floorOf = (count: number, synchronous: "NORMAL" | "FULL") =>
+  Effect.sync(() => {
+    const db = tempDb("floor")
+    try {
+      return floor(db.filename, count, synchronous)
+    } finally {
+      db.cleanup()
+    }
+  })
+
+const FLOOR_TARGET = 0.6
 
 /** The queue benchmark. */
 export const benchmark: Benchmark = {
   name: "queue",
   run: (report) =>
-    Effect.zipRight(
-      warmUp,
-      Effect.forEach(
-        targets,
-        (target) =>
-          Effect.gen(function*() {
-            for (const count of [1_000, 10_000]) {
-              const storage = target.storage()
-              const result = yield* batch(count, 64).pipe(
-                Effect.provide(instance(storage.layer, WORKER)),
-                Effect.ensuring(Effect.sync(storage.cleanup))
-              )
-              const prefix = `queue.${target.name}.${count}`
-              yield* report({ name: `${prefix}.throughput`, value: result.perSecond, unit: "executions/s" })
-              yield* report(ms(`${prefix}.start_to_completed_p50`, percentile(result.latencies, 50)))
-              yield* report(ms(`${prefix}.start_to_completed_p99`, percentile(result.latencies, 99)))
-            }
-            const storage = target.storage()
-            const latencies = yield* idle(300).pipe(
-              Effect.provide(instance(storage.layer, {})),
-              Effect.ensuring(Effect.sync(storage.cleanup))
-            )
-            yield* report(ms(`queue.${target.name}.idle.start_to_completed_p50`, percentile(latencies, 50)))
-            yield* report(ms(`queue.${target.name}.idle.start_to_completed_p99`, percentile(latencies, 99)))
-          }),
-        { discard: true }
-      )
-    ).pipe(Effect.provide(Logger.minimumLogLevel(LogLevel.Warning)))
+    Effect.gen(function*() {
+      yield* warmUp
+      // (a) the engine through the embedding API and (b) its storage floor, side by side.
+      for (const synchronous of ["normal", "full"] as const) {
+        const label = synchronous === "normal" ? "sqlite" : "sqlite_full_sync"
+        const floorPerSecond = yield* floorOf(10_000, synchronous === "normal" ? "NORMAL" : "FULL")
+        const engine = yield* onSqlite(batch(10_000, 64), { synchronous })
+        yield* report(perSecond(`queue.${label}.floor.10000.throughput`, floorPerSecond))
+        yield* report(perSecond(`queue.${label}.10000.throughput`, engine.perSecond))
+        yield* report({
+          name: `queue.${label}.10000.engine_to_floor`,
+          value: engine.perSecond / floorPerSecond,
+          unit: `of the floor (target >= ${FLOOR_TARGET})`
+        })
+        yield* report(ms(`queue.${label}.10000.start_to_completed_p50`, percentile(engine.latencies, 50)))
+        yield* report(ms(`queue.${label}.10000.start_to_completed_p99`, percentile(engine.latencies, 99)))
+      }
+      const memory = yield* batch(10_000, 64).pipe(Effect.provide(instance(MemoryStorage.layer, DEFAULTS)))
+      yield* report(perSecond("queue.memory.10000.throughput", memory.perSecond))
+
+      // Awaits that scale: the same run with 1, 256 and 10,000 executions awaited at once.
+      const awaited: Record<number, number> = {}
+      for (const awaits of [1, 256, 10_000]) {
+        const result = yield* onSqlite(batch(10_000, 64, awaits))
+        awaited[awaits] = result.perSecond
+        yield* report(perSecond(`queue.sqlite.10000.with_${awaits}_awaits.throughput`, result.perSecond))
+      }
+      yield* report({
+        name: "queue.sqlite.10000.awaits_10000_vs_1",
+        value: awaited[1]! / awaited[10_000]!,
+        unit: "x slower (target <= 2)"
+      })
+
+      // Latency when idle: one execution at a time, each awaited.
+      const idleSqlite = yield* onSqlite(idle(1_000))
+      yield* report(ms("queue.sqlite.idle.start_to_completed_p50", percentile(idleSqlite, 50)))
+      yield* report(ms("queue.sqlite.idle.start_to_completed_p99", percentile(idleSqlite, 99)))
+      const idleMemory = yield* idle(1_000).pipe(Effect.provide(instance(MemoryStorage.layer, DEFAULTS)))
+      yield* report(ms("queue.memory.idle.start_to_completed_p50", percentile(idleMemory, 50)))
+      yield* report(ms("queue.memory.idle.start_to_completed_p99", percentile(idleMemory, 99)))
+
+      // Memory stays flat: the peak after 100,000 executions against the peak after 10,000.
+      yield* report({ name: "queue.sqlite.10000.peak_rss", value: yield* peakRss, unit: "MiB" })
+      const large = yield* onSqlite(batch(100_000, 64))
+      yield* report(perSecond("queue.sqlite.100000.throughput", large.perSecond))
+      yield* report({ name: "queue.sqlite.100000.peak_rss", value: yield* peakRss, unit: "MiB" })
+    }).pipe(Effect.provide(Logger.minimumLogLevel(LogLevel.Warning)))
 }

@@ -11,7 +11,7 @@ import {
   type WebhookDelivery
 } from "@appexec/api/Execution"
 import { ApiKeyId, AppId, ExecutionId, UserId, WorkspaceId } from "@appexec/api/Ids"
-import { Clock, Context, Duration, Effect, Either, Layer, Metric, Option, Ref, Schedule, Schema, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Either, Layer, Metric, Option, Ref, Schema } from "effect"
 import { parameterIdOf } from "./AppDefinition.js"
 import { AppexecConfig, millis } from "./AppexecConfig.js"
 import { executionsStarted, recordFinished } from "./AppexecMetrics.js"
@@ -216,7 +216,7 @@ const summaryOf = (app: AppRecord): AppSummary => ({
 })
 
 /** The facade over the ports, catalog and events. */
-export const layer = Layer.effect(
+export const layer = Layer.scoped(
   Appexec,
   Effect.gen(function*() {
     const config = yield* AppexecConfig
@@ -266,22 +266,31 @@ export const layer = Layer.effect(
     const waitForEnd = (executionId: string) =>
       Effect.scoped(
         Effect.gen(function*() {
-          // Subscribe before reading, so a transition between the read and the wait is not missed.
-          const subscription = yield* events.subscribe
+          if (!isUuid(executionId)) return yield* new ExecutionNotFound({ executionId })
+          // Register before reading, so a transition between the read and the wait is not missed.
+          const ended = yield* events.awaitTerminal(ExecutionId.make(executionId))
           const first = yield* visibleExecution(executionId)
           if (isTerminal(first.status)) return first
-          const fromEvents = Stream.fromQueue(subscription).pipe(
-            Stream.filter((r) => r.executionId === executionId && isTerminal(r.status))
-          )
-          // Executions run by other processes on the same store are seen by polling.
-          const fromStore = Stream.repeatEffectWithSchedule(
-            executionStore.get(first.executionId).pipe(Effect.map(Option.getOrElse(() => first))),
-            Schedule.spaced(Duration.millis(Math.max(millis(config.pollInterval), 1000)))
-          ).pipe(Stream.filter((r) => isTerminal(r.status)))
-          const done = yield* Stream.runHead(Stream.merge(fromEvents, fromStore))
-          return Option.getOrElse(done, () => first)
+          return yield* ended
         })
       )
+
+    // Executions run by other processes on the same store end without an event here: one look
+    // at the store per interval covers every waiter at once.
+    const lookAtStore = Effect.gen(function*() {
+      const waited = yield* events.waited
+      if (waited.length === 0) return
+      const finished = yield* executionStore.finishedAmong(waited)
+      for (const executionId of finished) {
+        const record = yield* executionStore.get(executionId)
+        if (Option.isSome(record)) yield* events.settle(record.value)
+      }
+    }).pipe(Effect.catchAll((error) => Effect.logWarning("looking for finished executions failed", error)))
+    yield* lookAtStore.pipe(
+      Effect.delay(Duration.millis(Math.max(millis(config.pollInterval), 1000))),
+      Effect.forever,
+      Effect.forkScoped
+    )
 
     const ensureWorkspace = (name: string) =>
       Effect.gen(function*() {

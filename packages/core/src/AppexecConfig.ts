@@ -24,6 +24,11 @@ export interface AppexecOptions {
   readonly nodeConcurrency: number
   /** Executions one worker runs at the same time. */
   readonly workerConcurrency: number
+  /**
+   * Most executions of one workspace running at once, counted over every worker on the storage;
+   * no cap when absent. Workers take workspaces in turn either way.
+   */
+  readonly maxRunningPerWorkspace?: number | undefined
   /** How often an idle worker looks for work written by other processes. */
   readonly pollInterval: Duration.DurationInput
   /** How often a worker that runs executions asks the store for cancels made by other processes. */
@@ -97,6 +102,7 @@ export interface Settings {
   readonly defaultTimeout: Duration.Duration
   readonly nodeConcurrency: number
   readonly workerConcurrency: number
+  readonly maxRunningPerWorkspace: number | undefined
   readonly pollInterval: Duration.Duration
   readonly cancelCheckInterval: Duration.Duration
   readonly idempotencyKeyTtl: Duration.Duration
@@ -167,6 +173,7 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
     defaultTimeout: durations.defaultTimeout!,
     nodeConcurrency: o.nodeConcurrency,
     workerConcurrency: o.workerConcurrency,
+    maxRunningPerWorkspace: o.maxRunningPerWorkspace,
     pollInterval: durations.pollInterval!,
     cancelCheckInterval: durations.cancelCheckInterval!,
     idempotencyKeyTtl: durations.idempotencyKeyTtl!,
@@ -207,6 +214,9 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
   }
   if (Duration.toMillis(settings.retention) < 1) return invalid("retention", "must be at least 1 ms")
   if (Duration.toMillis(settings.retentionInterval) < 1) return invalid("retentionInterval", "must be at least 1 ms")
+  if (settings.maxRunningPerWorkspace !== undefined && !isWholeAtLeast(settings.maxRunningPerWorkspace, 1)) {
+    return invalid("maxRunningPerWorkspace", "must be a whole number of at least 1")
+  }
   if (settings.masterKey !== undefined && Redacted.value(settings.masterKey).length !== 32) {
     return invalid("masterKey", "must be 32 bytes")
   }

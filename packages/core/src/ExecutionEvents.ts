@@ -1,25 +1,76 @@
 /**
- * In-process notifications of execution transitions, for `await` and for logging.
+ * In-process notifications of execution transitions: a broadcast for whoever follows every
+ * transition (logging, the webhook dispatcher), and a registry of waiters keyed by execution id,
+ * so that a transition wakes the waiters of that one execution and nobody else's.
  */
-import { Context, Effect, Layer, PubSub, type Queue, type Scope } from "effect"
+import type { ExecutionId } from "@appexec/api/Ids"
+import { Context, Deferred, Effect, FiberId, Layer, PubSub, type Queue, type Scope } from "effect"
+import { isTerminal } from "./ExecutionLifecycle.js"
 import type { ExecutionRecord } from "./ExecutionRecord.js"
 
 /** Transitions of executions run in this process, as they are stored. */
 export class ExecutionEvents extends Context.Tag("@appexec/core/ExecutionEvents")<
   ExecutionEvents,
   {
-    /** Announces a stored transition. */
+    /** Announces a stored transition, and wakes the waiters of the execution when it is terminal. */
     readonly publish: (record: ExecutionRecord) => Effect.Effect<void>
-    /** A subscription to transitions from now on; ends with the scope. */
+    /** A subscription to every transition from now on; ends with the scope. */
     readonly subscribe: Effect.Effect<Queue.Dequeue<ExecutionRecord>, never, Scope.Scope>
+    /**
+     * Registers a waiter for the end of `executionId`; the returned effect completes with the first
+     * terminal record published (or `settle`d) for it after the registration. The registration is
+     * removed when the scope closes, interrupted or not.
+     */
+    readonly awaitTerminal: (
+      executionId: ExecutionId
+    ) => Effect.Effect<Effect.Effect<ExecutionRecord>, never, Scope.Scope>
+    /** The executions that have waiters now. */
+    readonly waited: Effect.Effect<ReadonlyArray<ExecutionId>>
+    /**
+     * Wakes the waiters of a terminal record learnt some other way (a look at the store, for
+     * executions that another process ran), without announcing it to subscribers.
+     */
+    readonly settle: (record: ExecutionRecord) => Effect.Effect<void>
   }
 >() {
-  /** An unbounded in-process hub. */
+  /** An unbounded in-process hub and a waiter registry. */
   static readonly layer = Layer.effect(
     ExecutionEvents,
-    Effect.map(PubSub.unbounded<ExecutionRecord>(), (hub) => ({
-      publish: (record) => PubSub.publish(hub, record).pipe(Effect.asVoid),
-      subscribe: PubSub.subscribe(hub)
-    }))
+    Effect.map(PubSub.unbounded<ExecutionRecord>(), (hub) => {
+      /** One deferred per waited execution, shared by all its waiters, with their count. */
+      const waiters = new Map<string, { readonly done: Deferred.Deferred<ExecutionRecord>; count: number }>()
+      const settle = (record: ExecutionRecord) =>
+        Effect.suspend(() => {
+          if (!isTerminal(record.status)) return Effect.void
+          const entry = waiters.get(record.executionId)
+          if (entry === undefined) return Effect.void
+          waiters.delete(record.executionId)
+          return Deferred.succeed(entry.done, record)
+        })
+      const awaitTerminal = (executionId: ExecutionId) =>
+        Effect.acquireRelease(
+          Effect.sync(() => {
+            let entry = waiters.get(executionId)
+            if (entry === undefined) {
+              entry = { done: Deferred.unsafeMake<ExecutionRecord>(FiberId.none), count: 0 }
+              waiters.set(executionId, entry)
+            }
+            entry.count += 1
+            return entry
+          }),
+          (entry) =>
+            Effect.sync(() => {
+              entry.count -= 1
+              if (entry.count === 0 && waiters.get(executionId) === entry) waiters.delete(executionId)
+            })
+        ).pipe(Effect.map((entry) => Deferred.await(entry.done)))
+      return {
+        publish: (record) => PubSub.publish(hub, record).pipe(Effect.zipRight(settle(record))),
+        subscribe: PubSub.subscribe(hub),
+        awaitTerminal,
+        waited: Effect.sync(() => [...waiters.keys()] as Array<ExecutionId>),
+        settle
+      }
+    })
   )
 }

@@ -2,7 +2,9 @@
  * Port: the work queue over accepted executions, with leases.
  *
  * An execution is claimable when it is `queued`, or `running` with no live lease (its worker
- * was lost or released it). Claims go oldest first. A claim holds a lease until `expiresAt`;
+ * was lost or released it). Claims take workspaces in turn (round robin over the workspaces that
+ * have claimable work, in workspace-id order, resuming where the queue's previous claim stopped),
+ * and within a workspace go oldest first, so one workspace's backlog never starves another's. A claim holds a lease until `expiresAt`;
  * the holder renews it while it works. Each claim has a new `token`, so a worker whose lease
  * expired and was claimed again can no longer write (`ExecutionStore.save` is fenced by it).
  */
@@ -28,12 +30,32 @@ export interface Claim {
   readonly lease: Lease
 }
 
+/** How many executions one claim may take. */
+export interface ClaimOptions {
+  /** Most executions to claim at once. */
+  readonly limit: number
+  /**
+   * Claim nothing more of a workspace that already has this many executions under live leases
+   * (in every process on the store); no cap when absent.
+   */
+  readonly maxRunningPerWorkspace?: number | undefined
+}
+
 /** The queue of executions. Time is read from `Clock`. */
 export class ExecutionQueue extends Context.Tag("@appexec/core/ExecutionQueue")<
   ExecutionQueue,
   {
-    /** Atomically claims the oldest claimable execution for `leaseMs`; none when nothing is claimable. */
+    /** Atomically claims the next claimable execution for `leaseMs`; none when nothing is claimable. */
     readonly claim: (workerId: string, leaseMs: number) => Effect.Effect<Option.Option<Claim>, StorageError>
+    /**
+     * Atomically claims up to `options.limit` claimable executions for `leaseMs` under one write,
+     * workspaces in turn, each workspace under its cap; empty when nothing is claimable.
+     */
+    readonly claimBatch: (
+      workerId: string,
+      leaseMs: number,
+      options: ClaimOptions
+    ) => Effect.Effect<ReadonlyArray<Claim>, StorageError>
     /** Extends a lease that is still current to now + `leaseMs`; `LeaseLost` when it is not. */
     readonly renew: (lease: Lease, leaseMs: number) => Effect.Effect<Lease, LeaseLost | StorageError>
     /** Gives a current lease back without counting the attempt; the execution is claimable at once. */

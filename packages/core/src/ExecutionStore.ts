@@ -59,6 +59,13 @@ export class ExecutionStore extends Context.Tag("@appexec/core/ExecutionStore")<
     /** The execution with this id, if any. */
     readonly get: (executionId: ExecutionId) => Effect.Effect<Option.Option<ExecutionRecord>, StorageError>
     /**
+     * Which of `executionIds` are finished (`completed` or `failed`); unknown ids are left out. One
+     * cheap look for many waiters at once, reading no record.
+     */
+    readonly finishedAmong: (
+      executionIds: ReadonlyArray<ExecutionId>
+    ) => Effect.Effect<ReadonlyArray<ExecutionId>, StorageError>
+    /**
      * Replaces the execution while `lease` is still the current lease on it, else fails with
      * `LeaseLost` and writes nothing. When the record is terminal, the lease ends and `outbox`
      * (if any) is recorded in the same atomic write, so a finished execution never lacks its webhook.

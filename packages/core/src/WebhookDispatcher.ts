@@ -11,7 +11,7 @@
  */
 import { Envelope } from "@appexec/api/Envelope"
 import { Execution } from "@appexec/api/Execution"
-import { Clock, Duration, Effect, FiberSet, Layer, Metric, Option, Queue, Ref, Schema, Stream } from "effect"
+import { Chunk, Clock, Duration, Effect, FiberSet, Layer, Metric, Option, Queue, Ref, Schema } from "effect"
 import { AppexecConfig, millis } from "./AppexecConfig.js"
 import { webhookDeliveries } from "./AppexecMetrics.js"
 import { ExecutionEvents } from "./ExecutionEvents.js"
@@ -211,9 +211,14 @@ export const run = Effect.gen(function*() {
   const giveBack = Ref.update(free, (f) => f + 1).pipe(Effect.zipRight(Queue.offer(slotFreed, undefined)))
 
   const subscription = yield* events.subscribe
-  yield* Stream.fromQueue(subscription).pipe(
-    Stream.filter((r) => isTerminal(r.status) && r.webhookUrl !== null),
-    Stream.runForEach(() => Queue.offer(wake, undefined)),
+  // Whatever piled up is looked at in one go: one wake-up for a burst of transitions.
+  yield* Queue.takeBetween(subscription, 1, Number.MAX_SAFE_INTEGER).pipe(
+    Effect.flatMap((records) =>
+      Chunk.some(records, (r) => isTerminal(r.status) && r.webhookUrl !== null)
+        ? Queue.offer(wake, undefined)
+        : Effect.void
+    ),
+    Effect.forever,
     Effect.forkScoped
   )
 

@@ -24,6 +24,9 @@ describe("instance settings", () => {
     expect(refusal({ workerConcurrency: 0 })).toBe(
       "Invalid setting 'workerConcurrency': must be a whole number of at least 1"
     )
+    expect(refusal({ maxRunningPerWorkspace: 0 })).toBe(
+      "Invalid setting 'maxRunningPerWorkspace': must be a whole number of at least 1"
+    )
     expect(refusal({ maxAttempts: 1.5 })).toBe("Invalid setting 'maxAttempts': must be a whole number of at least 1")
     expect(refusal({ pollInterval: Duration.infinity })).toBe("Invalid setting 'pollInterval': not a finite duration")
     expect(refusal({ webhookBrand: "Acme Corp" })).toBe("Invalid setting 'webhookBrand': 1 to 32 letters or digits")

@@ -92,14 +92,18 @@ describe("engine", () => {
       expect(done.completedAt!.getTime() - done.startedAt!.getTime()).toBe(10 * 60_000)
     }).pipe(Effect.provide(TestHarness.layer({ config: { pollInterval: 60_000, cancelCheckInterval: 60_000 } }))))
 
-  it.scoped("a per-app timeout fails the execution with a clear message and per-output errors", () =>
-    Effect.gen(function*() {
-      const started = yield* startApp(delayed(5 * 60_000, { timeoutSeconds: 60 }))
-      const done = yield* awaitAfter(started.executionId, "61 seconds")
-      expect(done.status).toBe("failed")
-      expect(done.errorMessage).toBe("The execution timed out after 1m.")
-      expect(done.outputs[0]).toMatchObject({ type: "text", status: "failed", value: null, error: done.errorMessage })
-    }).pipe(Effect.provide(TestHarness.layer())))
+  it.scoped(
+    "a per-app timeout fails the execution with a clear message and per-output errors",
+    () =>
+      Effect.gen(function*() {
+        const started = yield* startApp(delayed(5 * 60_000, { timeoutSeconds: 60 }))
+        const done = yield* awaitAfter(started.executionId, "61 seconds")
+        expect(done.status).toBe("failed")
+        expect(done.errorMessage).toBe("The execution timed out after 1m.")
+        expect(done.outputs[0]).toMatchObject({ type: "text", status: "failed", value: null, error: done.errorMessage })
+      }).pipe(Effect.provide(TestHarness.layer())),
+    30_000
+  )
 
   it.scoped("the instance default timeout applies to apps that set none", () =>
     Effect.gen(function*() {
@@ -184,24 +188,29 @@ describe("engine", () => {
       expect(done.outputs[0]!.status).toBe("failed")
     }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { maxAttempts: 2 } }))))
 
-  it.scoped("a worker shut down mid-run releases its lease: nothing stays stuck in running", () =>
-    Effect.gen(function*() {
-      const started = yield* startApp(delayed(60_000, { timeoutSeconds: 600 }))
-      const first = yield* Scope.make()
-      yield* Worker.run.pipe(Scope.extend(first))
-      yield* TestClock.adjust("10 seconds")
-      expect(yield* statusOf(started.executionId)).toBe("running")
-      yield* Scope.close(first, Exit.void)
-      // Released, not expired: a new worker takes it at once, long before the 30 s lease would end.
-      const queue = yield* ExecutionQueue.ExecutionQueue
-      const reclaimed = Option.getOrThrow(yield* queue.claim("next-worker", 30_000))
-      expect(reclaimed.execution.executionId).toBe(started.executionId)
-      expect(reclaimed.lease.attempt).toBe(1)
-      yield* queue.release(reclaimed.lease)
-      yield* Effect.forkScoped(Worker.run.pipe(Effect.zipRight(Effect.never)))
-      const done = yield* awaitAfter(started.executionId, "60 seconds")
-      expect(done.status).toBe("completed")
-    }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { drainTimeout: 0 } }))))
+  it.scoped(
+    "a worker shut down mid-run releases its lease: nothing stays stuck in running",
+    () =>
+      Effect.gen(function*() {
+        const started = yield* startApp(delayed(60_000, { timeoutSeconds: 600 }))
+        const first = yield* Scope.make()
+        yield* Worker.run.pipe(Scope.extend(first))
+        yield* TestClock.adjust("10 seconds")
+        expect(yield* statusOf(started.executionId)).toBe("running")
+        yield* Scope.close(first, Exit.void)
+        // Released, not expired: a new worker takes it at once, long before the 30 s lease would end.
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        const reclaimed = Option.getOrThrow(yield* queue.claim("next-worker", 30_000))
+        expect(reclaimed.execution.executionId).toBe(started.executionId)
+        expect(reclaimed.lease.attempt).toBe(1)
+        yield* queue.release(reclaimed.lease)
+        yield* Effect.forkScoped(Worker.run.pipe(Effect.zipRight(Effect.never)))
+        const done = yield* awaitAfter(started.executionId, "60 seconds")
+        expect(done.status).toBe("completed")
+        // 70 virtual seconds in 250 ms steps of the idle poll: seconds of real time on a busy machine.
+      }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { drainTimeout: 0 } }))),
+    30_000
+  )
 
   it.scoped("a stopping worker drains running executions before it stops", () =>
     Effect.gen(function*() {

@@ -4,6 +4,9 @@
  * connects to the address that was checked (the name stays in `Host` and in TLS SNI and
  * certificate checks), so a second DNS answer cannot slip a private address in. Redirects are
  * returned, never followed; the whole exchange is bounded in time and the answer in size.
+ * Connections are kept alive in pools keyed by the checked address (`AgentPool`), so repeated
+ * requests to one receiver (webhooks) skip the connection setup without ever reaching an
+ * address that was not checked.
  * Errors carry a consumer-safe `message` (the category only) and the operator's `detail`, which
  * is logged here as a warning.
  */
@@ -83,12 +86,59 @@ const parseUrl = (raw: string) =>
     )
   )
 
-/** Sends one request to an address already checked; `lookup` pins the connection to it. */
+/** Most idle keep-alive pools kept; the least recently used one is closed beyond it. */
+const MAX_POOLS = 256
+/** How long an idle kept-alive connection stays open (below the usual 5 s of servers). */
+const IDLE_SOCKET_MS = 4_000
+
+/**
+ * Keep-alive connection pools, one per checked address, port, protocol and host name: a pooled
+ * connection only ever goes to the address that was checked when it was opened, and carries the
+ * TLS identity of its host name.
+ */
+export class AgentPool {
+  private readonly agents = new Map<string, http.Agent>()
+
+  /** The pool of connections to `target` for `url`. */
+  agentFor(url: URL, target: ResolvedAddress): http.Agent {
+    const key = `${url.protocol}//${url.hostname}:${url.port}@${target.address}`
+    const found = this.agents.get(key)
+    if (found !== undefined) {
+      // Most recently used last.
+      this.agents.delete(key)
+      this.agents.set(key, found)
+      return found
+    }
+    const options = { keepAlive: true, timeout: IDLE_SOCKET_MS, scheduling: "lifo" as const }
+    const agent = url.protocol === "https:" ? new https.Agent(options) : new http.Agent(options)
+    this.agents.set(key, agent)
+    if (this.agents.size > MAX_POOLS) {
+      const [oldestKey, oldest] = this.agents.entries().next().value!
+      this.agents.delete(oldestKey)
+      oldest.destroy()
+    }
+    return agent
+  }
+
+  /** Closes every pooled connection. */
+  destroy(): void {
+    for (const agent of this.agents.values()) agent.destroy()
+    this.agents.clear()
+  }
+}
+
+/**
+ * Sends one request to an address already checked; `lookup` pins the connection to it, and the
+ * pool reuses connections to that address. A request that fails with a reset on a reused
+ * connection (the server closed it while idle) is sent once more on a fresh one.
+ */
 const send = (
   url: URL,
   target: ResolvedAddress,
   request: OutboundRequest,
-  maxResponseBytes: number
+  maxResponseBytes: number,
+  pool: AgentPool,
+  retried = false
 ): Effect.Effect<OutboundResponse, OutboundError> =>
   Effect.async<OutboundResponse, OutboundError>((resume) => {
     const lookup: LookupFunction = (_hostname, options, callback) => {
@@ -112,7 +162,7 @@ const send = (
         method: request.method,
         headers,
         lookup,
-        agent: false
+        agent: pool.agentFor(url, target)
       },
       (res) => {
         const declared = Number(res.headers["content-length"] ?? "0")
@@ -149,15 +199,19 @@ const send = (
       }
     )
     req.on("error", (cause) =>
-      resume(Effect.fail(fail("network", `The request to ${url.host} failed (${codeOf(cause)}).`))))
+      resume(
+        !retried && req.reusedSocket && codeOf(cause) === "ECONNRESET"
+          ? send(url, target, request, maxResponseBytes, pool, true)
+          : Effect.fail(fail("network", `The request to ${url.host} failed (${codeOf(cause)}).`))
+      ))
     req.end(body)
     return Effect.sync(() =>
       req.destroy()
     )
   })
 
-/** A guarded client with these options. */
-export const make = (options: Options): OutboundHttp.OutboundHttp["Type"] => {
+/** A guarded client with these options; its connections are pooled in `pool`. */
+export const make = (options: Options, pool: AgentPool = new AgentPool()): OutboundHttp.OutboundHttp["Type"] => {
   const resolver = options.resolver ?? systemResolver
   const defaultTimeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
   const defaultMax = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
@@ -202,7 +256,7 @@ export const make = (options: Options): OutboundHttp.OutboundHttp["Type"] => {
             }
           }
         }
-        return yield* send(url, target, request, request.maxResponseBytes ?? defaultMax)
+        return yield* send(url, target, request, request.maxResponseBytes ?? defaultMax, pool)
       }).pipe(
         Effect.timeoutFail({
           duration: request.timeoutMs ?? defaultTimeout,
@@ -224,4 +278,10 @@ export const make = (options: Options): OutboundHttp.OutboundHttp["Type"] => {
  * ```
  */
 export const layer = (options: Options): Layer.Layer<OutboundHttp.OutboundHttp> =>
-  Layer.sync(OutboundHttp.OutboundHttp, () => make(options))
+  Layer.scoped(
+    OutboundHttp.OutboundHttp,
+    Effect.map(
+      Effect.acquireRelease(Effect.sync(() => new AgentPool()), (pool) => Effect.sync(() => pool.destroy())),
+      (pool) => make(options, pool)
+    )
+  )

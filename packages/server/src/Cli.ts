@@ -70,6 +70,19 @@ const rateLimit = Options.integer("rate-limit").pipe(
   )
 )
 
+const maxRunningPerWorkspace = Options.integer("max-running-per-workspace").pipe(
+  Options.withDescription("Most executions of one workspace running at once (default: no cap)"),
+  Options.withFallbackConfig(Config.integer("APPEXEC_MAX_RUNNING_PER_WORKSPACE")),
+  Options.optional,
+  Options.mapEffect((n) =>
+    Option.isNone(n) || n.value >= 1
+      ? Effect.succeed(n)
+      : Effect.fail(
+        ValidationError.invalidValue(HelpDoc.p(`--max-running-per-workspace: ${n.value} is not a positive number`))
+      )
+  )
+)
+
 const trustProxy = Options.boolean("trust-proxy").pipe(
   Options.withDescription("Take the client IP from X-Forwarded-For (only behind a proxy you trust)"),
   Options.withFallbackConfig(Config.boolean("APPEXEC_TRUST_PROXY"))
@@ -254,6 +267,7 @@ const serveCommand = Command.make(
     allowPrivateNetworks,
     rateLimit,
     trustProxy,
+    maxRunningPerWorkspace,
     webhookRetryDelays,
     mediaBaseUrl,
     publicUrl,
@@ -273,6 +287,7 @@ const serveCommand = Command.make(
       allowPrivateNetworks: o.allowPrivateNetworks,
       rateLimit: o.rateLimit,
       trustProxy: o.trustProxy,
+      maxRunningPerWorkspace: Option.getOrUndefined(o.maxRunningPerWorkspace),
       webhookRetryDelays: o.webhookRetryDelays,
       mediaBaseUrl: Option.getOrUndefined(o.mediaBaseUrl),
       publicUrl: Option.getOrUndefined(o.publicUrl),

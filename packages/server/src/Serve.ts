@@ -25,6 +25,8 @@ export interface ServeOptions {
   readonly rateLimit: number
   readonly trustProxy: boolean
   readonly webhookRetryDelays: ReadonlyArray<Duration.DurationInput>
+  /** Most executions of one workspace running at once (default: no cap). */
+  readonly maxRunningPerWorkspace?: number | undefined
   /** How long a rotated-out signing key stays published (default: the core default, 7 days). */
   readonly signingKeyGrace?: Duration.DurationInput | undefined
   /** The webhook signing key given by the operator; generated and stored when absent. */
@@ -181,6 +183,9 @@ export const serve = (options: ServeOptions) =>
             }),
             webhookRetryDelays: options.webhookRetryDelays,
             ...(options.retention === undefined ? {} : { retention: options.retention }),
+            ...(options.maxRunningPerWorkspace === undefined
+              ? {}
+              : { maxRunningPerWorkspace: options.maxRunningPerWorkspace }),
             ...(options.signingKeyGrace === undefined ? {} : { signingKeyGrace: options.signingKeyGrace }),
             ...(options.signingKeyJwk === undefined ? {} : { signingKeyJwk: options.signingKeyJwk })
           }

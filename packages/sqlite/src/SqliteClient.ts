@@ -13,7 +13,7 @@
  */
 import { Errors } from "@appexec/core"
 import Database from "better-sqlite3"
-import { Context, Duration, Effect, Layer, Schedule } from "effect"
+import { Context, Duration, Effect, Either, Layer, Schedule } from "effect"
 import { type Compilable, Kysely } from "kysely"
 import { chmodSync, closeSync, existsSync, openSync } from "node:fs"
 import { ImmediateSqliteDialect } from "./internal/ImmediateDialect.js"
@@ -58,6 +58,13 @@ export class SqliteClient extends Context.Tag("@appexec/sqlite/SqliteClient")<
       operation: string,
       f: (connection: Connection) => A
     ) => Effect.Effect<A, Errors.StorageError>
+    /**
+     * Group commit: runs `f` in the transaction shared by every write that arrives in the same turn
+     * of the event loop, each in a savepoint of its own (a write that throws rolls back alone), and
+     * completes once that transaction is committed. A write is as durable as with `transaction`;
+     * many writes share one commit.
+     */
+    readonly batched: <A>(operation: string, f: (connection: Connection) => A) => Effect.Effect<A, Errors.StorageError>
   }
 >() {}
 
@@ -169,6 +176,12 @@ export const make = (options: Options) =>
     const rollback = () => {
       if (db.inTransaction) prepare("ROLLBACK").run()
     }
+    const savepoint = () => prepare("SAVEPOINT appexec_write").run()
+    const releaseSavepoint = () => prepare("RELEASE appexec_write").run()
+    const rollbackSavepoint = () => {
+      prepare("ROLLBACK TO appexec_write").run()
+      prepare("RELEASE appexec_write").run()
+    }
     const inTransaction = <A>(f: (connection: Connection) => A): A => {
       begin()
       try {
@@ -194,7 +207,61 @@ export const make = (options: Options) =>
     const transaction = <A>(operation: string, f: (connection: Connection) => A) =>
       execute(operation, () => inTransaction(f))
 
-    return SqliteClient.of({ builder, execute, transaction })
+    // Group commit: writes wait for the next turn of the event loop, then share one transaction.
+    interface Pending {
+      readonly operation: string
+      readonly f: (connection: Connection) => unknown
+      readonly resume: (result: Either.Either<unknown, Errors.StorageError>) => void
+    }
+    let pending: Array<Pending> = []
+    let scheduled: ReturnType<typeof setImmediate> | undefined
+    const flush = () => {
+      scheduled = undefined
+      const group = pending
+      pending = []
+      const results: Array<Either.Either<unknown, Errors.StorageError>> = []
+      try {
+        begin()
+        for (const write of group) {
+          savepoint()
+          try {
+            results.push(Either.right(write.f(connection)))
+            releaseSavepoint()
+          } catch (cause) {
+            rollbackSavepoint()
+            results.push(Either.left(new Errors.StorageError({ operation: write.operation, cause })))
+          }
+        }
+        commit()
+      } catch (cause) {
+        rollback()
+        results.length = 0
+        for (const write of group) {
+          results.push(Either.left(new Errors.StorageError({ operation: write.operation, cause })))
+        }
+      }
+      group.forEach((write, i) => write.resume(results[i]!))
+    }
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        if (scheduled !== undefined) clearImmediate(scheduled)
+        if (pending.length > 0) flush()
+      })
+    )
+    const enqueue = <A>(operation: string, f: (connection: Connection) => A) =>
+      Effect.async<A, Errors.StorageError>((resume) => {
+        pending.push({
+          operation,
+          f,
+          resume: (result) => resume(result as Either.Either<A, Errors.StorageError>)
+        })
+        if (scheduled === undefined) scheduled = setImmediate(flush)
+      })
+    const batched = <A>(operation: string, f: (connection: Connection) => A) =>
+      // A group that found the lock busy is retried write by write, with the backoff of `execute`.
+      Effect.catchIf(enqueue(operation, f), isBusyError, () => transaction(operation, f))
+
+    return SqliteClient.of({ builder, execute, transaction, batched })
   })
 
 /** The connection as a layer; the database closes with the layer. */

@@ -2,18 +2,20 @@
  * `ExecutionQueue` on SQLite. The lease lives on the execution's row (`lease_worker`,
  * `lease_token`, `lease_expires_at`); "now" is read from `Clock` and bound as a parameter.
  *
- * A claim is one `UPDATE … WHERE seq = (oldest claimable) RETURNING *` inside `BEGIN IMMEDIATE`:
- * the write lock is taken before the oldest claimable row is chosen, so two connections, in one
- * process or in two, never claim the same execution.
+ * A claim runs inside `BEGIN IMMEDIATE` (a group commit, see `SqliteClient.batched`): the write lock
+ * is taken before any row is chosen, so two connections, in one process or in two, never claim the
+ * same execution. It walks the workspaces with claimable work in id order from where this
+ * process's previous claim stopped, taking the oldest claimable execution of each in turn
+ * (`UPDATE … WHERE seq = ? RETURNING *`), so a batch of claims is shared across workspaces.
  */
 import { ExecutionId } from "@appexec/api/Ids"
 import { Errors, ExecutionQueue } from "@appexec/core"
 import { Clock, Effect, Layer, Option } from "effect"
 import { sql } from "kysely"
-import { fromRow, leaseOf } from "./internal/ExecutionRows.js"
+import { type ExecutionRow, fromRow, leaseOf } from "./internal/ExecutionRows.js"
 import * as PreparedQuery from "./internal/PreparedQuery.js"
 import { WorkSignal } from "./internal/WorkSignal.js"
-import { SqliteClient } from "./SqliteClient.js"
+import { type Connection, SqliteClient } from "./SqliteClient.js"
 
 /** The queue over the instance's connection; releases wake this process's idle workers. */
 export const make = Effect.gen(function*() {
@@ -21,7 +23,29 @@ export const make = Effect.gen(function*() {
   const signal = yield* WorkSignal
   const db = client.builder
 
-  const claim = PreparedQuery.make((p: PreparedQuery.Param<{ workerId: string; now: number; expiresAt: number }>) =>
+  /** The oldest claimable execution of the first workspace after `cursor` that has one. */
+  const next = PreparedQuery.make((p: PreparedQuery.Param<{ cursor: string; now: number }>) =>
+    db
+      .selectFrom("executions")
+      .select(["seq", "workspace_id"])
+      // Literals, not parameters: only then can SQLite use the partial index `executions_open_by_workspace`.
+      .where("status", "in", [sql.lit("queued"), sql.lit("running")])
+      .where("workspace_id", ">", p("cursor"))
+      .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<=", p("now"))]))
+      .orderBy("workspace_id")
+      .orderBy("seq")
+      .limit(1)
+  )
+  /** How many executions of a workspace hold live leases (for the per-workspace cap). */
+  const live = PreparedQuery.make((p: PreparedQuery.Param<{ workspaceId: string; now: number }>) =>
+    db
+      .selectFrom("executions")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("status", "in", [sql.lit("queued"), sql.lit("running")])
+      .where("workspace_id", "=", p("workspaceId"))
+      .where("lease_expires_at", ">", p("now"))
+  )
+  const claim = PreparedQuery.make((p: PreparedQuery.Param<{ seq: number; workerId: string; expiresAt: number }>) =>
     db
       .updateTable("executions")
       .set((eb) => ({
@@ -31,17 +55,53 @@ export const make = Effect.gen(function*() {
         lease_worker: p("workerId"),
         lease_expires_at: p("expiresAt")
       }))
-      .where("seq", "=", (eb) =>
-        eb
-          .selectFrom("executions")
-          .select("seq")
-          // Literals, not parameters: only then can SQLite use the partial index `executions_open`.
-          .where("status", "in", [sql.lit("queued"), sql.lit("running")])
-          .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<=", p("now"))]))
-          .orderBy("seq")
-          .limit(1))
+      .where("seq", "=", p("seq"))
       .returningAll()
   )
+  /** Where the previous claim of this process stopped in the round robin over workspaces. */
+  let cursor = ""
+
+  /**
+   * Claims up to `limit` executions on the connection, one workspace after the other from
+   * `cursor`, starting over at the first workspace until a whole pass finds nothing more.
+   */
+  const claimRows = (
+    c: Connection,
+    workerId: string,
+    now: number,
+    expiresAt: number,
+    options: ExecutionQueue.ClaimOptions
+  ) => {
+    const rows: Array<ExecutionRow> = []
+    const cap = options.maxRunningPerWorkspace
+    const running = new Map<string, number>()
+    let claimedThisPass = 0
+    let passes = 0
+    while (rows.length < options.limit) {
+      const found = c.get(next.bind({ cursor, now }))
+      if (found === undefined) {
+        if (cursor === "" || (passes > 0 && claimedThisPass === 0)) break
+        passes += 1
+        claimedThisPass = 0
+        cursor = ""
+        continue
+      }
+      cursor = found.workspace_id
+      if (cap !== undefined) {
+        const count = running.get(cursor) ?? c.get(live.bind({ workspaceId: cursor, now }))?.n ?? 0
+        if (count >= cap) {
+          running.set(cursor, count)
+          continue
+        }
+        running.set(cursor, count + 1)
+      }
+      const row = c.get(claim.bind({ seq: found.seq, workerId, expiresAt }))
+      if (row !== undefined) rows.push(row)
+      claimedThisPass += 1
+    }
+    return rows
+  }
+
   type Fence = { executionId: string; token: number; workerId: string }
   const renew = PreparedQuery.make((p: PreparedQuery.Param<Fence & { now: number; expiresAt: number }>) =>
     db
@@ -66,6 +126,20 @@ export const make = Effect.gen(function*() {
       .where("lease_worker", "=", p("workerId"))
   )
 
+  const claimBatch = (workerId: string, leaseMs: number, options: ExecutionQueue.ClaimOptions) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const rows = yield* client.batched(
+        "claim executions",
+        (c) => claimRows(c, workerId, now, now + leaseMs, options)
+      )
+      return yield* Effect.forEach(
+        rows,
+        (row) =>
+          Effect.map(fromRow(row), (execution): ExecutionQueue.Claim => ({ execution, lease: leaseOf(execution, row) }))
+      )
+    })
+
   const canceled = PreparedQuery.make((p: PreparedQuery.Param<{ workerId: string; now: number }>) =>
     db
       .selectFrom("executions")
@@ -77,19 +151,10 @@ export const make = Effect.gen(function*() {
   )
 
   const service: ExecutionQueue.ExecutionQueue["Type"] = {
-    claim: Effect.fn("SqliteExecutionQueue.claim")((workerId, leaseMs) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const row = yield* client.transaction("claim execution", (c) =>
-          c.get(claim.bind({ workerId, now, expiresAt: now + leaseMs })))
-        if (row === undefined) {
-          return Option.none()
-        }
-        const execution = yield* fromRow(row)
-        return Option.some({ execution, lease: leaseOf(execution, row) })
-      })
-    ),
-    renew: Effect.fn("SqliteExecutionQueue.renew")((lease, leaseMs) =>
+    claim: (workerId, leaseMs) =>
+      Effect.map(claimBatch(workerId, leaseMs, { limit: 1 }), (claims) => Option.fromNullable(claims[0])),
+    claimBatch: claimBatch,
+    renew: (lease, leaseMs) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const changed = yield* client.execute("renew lease", (c) =>
@@ -98,14 +163,12 @@ export const make = Effect.gen(function*() {
           return yield* new Errors.LeaseLost({ executionId: lease.executionId })
         }
         return { ...lease, expiresAt: now + leaseMs }
-      })
-    ),
-    release: Effect.fn("SqliteExecutionQueue.release")((lease) =>
+      }),
+    release: (lease) =>
       Effect.gen(function*() {
         const changed = yield* client.execute("release lease", (c) => c.run(release.bind(lease)))
         if (changed > 0) yield* signal.notify
-      })
-    ),
+      }),
     cancelRequested: Effect.fn("SqliteExecutionQueue.cancelRequested")((workerId) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         client.execute(

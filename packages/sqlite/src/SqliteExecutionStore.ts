@@ -50,6 +50,14 @@ export const make = Effect.gen(function*() {
   const get = PreparedQuery.make((p: PreparedQuery.Param<{ executionId: string }>) =>
     db.selectFrom("executions").selectAll().where("execution_id", "=", p("executionId"))
   )
+  // The ids travel as one JSON array, so one prepared statement serves any number of them.
+  const finished = PreparedQuery.make((p: PreparedQuery.Param<{ ids: string }>) =>
+    db
+      .selectFrom("executions")
+      .select("execution_id")
+      .where("execution_id", "in", sql<string>`(select value from json_each(${p("ids")}))`)
+      .where("status", "in", [sql.lit("completed"), sql.lit("failed")])
+  )
   /** The fenced UPDATE of a save; a terminal save also clears the lease. */
   const update = (terminal: boolean) =>
     PreparedQuery.make((p: PreparedQuery.Param<Saved>) =>
@@ -141,29 +149,36 @@ export const make = Effect.gen(function*() {
     const terminal = record.status === "completed" || record.status === "failed"
     const params = { ...toColumns(record), lease_token: lease.token, lease_worker: lease.workerId }
     const statement = terminal ? saveTerminal : saveRunning
-    // Only a save that also writes an outbox entry needs a transaction; a lone UPDATE is atomic.
-    const saved = terminal && outbox !== undefined
-      ? client.transaction("save execution", (c) => {
-        if (c.run(statement.bind(params)) === 0) return false
+    // Group-committed: saves arriving together share one transaction; each is atomic on its own.
+    const saved = client.batched("save execution", (c) => {
+      if (c.run(statement.bind(params)) === 0) return false
+      if (terminal && outbox !== undefined) {
         c.run(outboxRow(outbox))
-        return true
-      })
-      : client.execute("save execution", (c) => c.run(statement.bind(params)) > 0)
+      }
+      return true
+    })
     return Effect.flatMap(saved, (ok) => (ok ? Effect.void : new Errors.LeaseLost({ executionId: record.executionId })))
   }
 
   const service: ExecutionStore.ExecutionStore["Type"] = {
-    insert: Effect.fn("SqliteExecutionStore.insert")((record) =>
-      client.execute("insert execution", (c) => c.run(insert.bind(toColumns(record)))).pipe(
+    insert: (record) =>
+      client.batched("insert execution", (c) => c.run(insert.bind(toColumns(record)))).pipe(
         Effect.zipRight(signal.notify)
-      )
-    ),
-    get: Effect.fn("SqliteExecutionStore.get")((executionId) =>
+      ),
+    get: (executionId) =>
       client
         .execute("get execution", (c) => c.get(get.bind({ executionId })))
-        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.map(fromRow(row), Option.some))))
-    ),
-    save: Effect.fn("SqliteExecutionStore.save")(save),
+        .pipe(
+          Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.map(fromRow(row), Option.some)))
+        ),
+    finishedAmong: (executionIds) =>
+      executionIds.length === 0
+        ? Effect.succeed([])
+        : client.execute("finished executions", (c) =>
+          c.all(finished.bind({ ids: JSON.stringify(executionIds) })).map((row) =>
+            ExecutionId.make(row.execution_id)
+          )),
+    save,
     list: Effect.fn("SqliteExecutionStore.list")(({ limit, status, workspaceId }) =>
       client
         .execute("list executions", (c) => {

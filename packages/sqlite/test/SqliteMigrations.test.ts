@@ -46,7 +46,8 @@ describe("SqliteMigrations", () => {
       const { applied, indexes } = inspect(filename)
       expect(applied).toEqual(Object.keys(SqliteMigrations.migrations))
       expect(applied.at(-1)).toBe(SqliteMigrations.latest)
-      expect(indexes).toContain("executions_open")
+      expect(indexes).toContain("executions_open_by_workspace")
+      expect(indexes).not.toContain("executions_open")
     }))
 
   it.scoped("a database made at 0001 is upgraded on open and keeps its rows", () =>
@@ -68,7 +69,7 @@ describe("SqliteMigrations", () => {
       })
       expect(inspect(filename)).toEqual({
         applied: ["0001_initial"],
-        indexes: expect.not.arrayContaining(["executions_open"])
+        indexes: expect.not.arrayContaining(["executions_open_by_workspace"])
       })
       const found = yield* Effect.flatMap(KeyStore.KeyStore, (keys) => keys.findWorkspace("old")).pipe(
         Effect.provide(SqliteStorage.layer({ filename }))
@@ -76,6 +77,6 @@ describe("SqliteMigrations", () => {
       expect(Option.map(found, (w) => w.workspaceId)).toEqual(Option.some("00000000-0000-4000-8000-000000000001"))
       const { applied, indexes } = inspect(filename)
       expect(applied).toEqual(Object.keys(SqliteMigrations.migrations))
-      expect(indexes).toEqual(expect.arrayContaining(["executions_open", "webhook_outbox_due"]))
+      expect(indexes).toEqual(expect.arrayContaining(["executions_open_by_workspace", "webhook_outbox_due"]))
     }))
 })

@@ -21,8 +21,10 @@ const isFinished = (record: ExecutionRecord.ExecutionRecord) =>
 /** Fresh in-memory execution storage: a context with the store, the queue and the outbox. */
 export const make = Effect.gen(function*() {
   const rows = new Map<string, Row>()
-  /** Non-terminal executions in insertion (creation) order: the only ones a claim looks at. */
-  const open = new Set<string>()
+  /** Non-terminal executions per workspace, each in insertion (creation) order: the only ones a claim looks at. */
+  const open = new Map<string, Set<string>>()
+  /** Where the previous claim stopped in the round robin over workspaces. */
+  let cursor = ""
   const outbox = new Map<string, WebhookOutbox.OutboxEntry>()
   /** Idempotency keys by workspace and key. */
   const idempotency = new Map<
@@ -34,10 +36,19 @@ export const make = Effect.gen(function*() {
   const isCurrent = (row: Row | undefined, lease: ExecutionQueue.Lease): row is Row =>
     row !== undefined && row.lease !== null && row.lease.token === lease.token && row.lease.workerId === lease.workerId
 
+  /** Takes a finished execution out of the claimable ones. */
+  const closeOpen = (record: ExecutionRecord.ExecutionRecord) => {
+    const ids = open.get(record.workspaceId)
+    ids?.delete(record.executionId)
+    if (ids?.size === 0) open.delete(record.workspaceId)
+  }
+
   const insert = (record: ExecutionRecord.ExecutionRecord) =>
     Effect.suspend(() => {
       rows.set(record.executionId, { record, lease: null, attempts: 0, claims: 0, cancelRequested: false })
-      open.add(record.executionId)
+      let ids = open.get(record.workspaceId)
+      if (ids === undefined) open.set(record.workspaceId, ids = new Set())
+      ids.add(record.executionId)
       return Queue.offer(wake, undefined)
     })
 
@@ -58,6 +69,7 @@ export const make = Effect.gen(function*() {
         return Effect.as(insert(record), { _tag: "Inserted" })
       }),
     get: (executionId) => Effect.sync(() => Option.map(Option.fromNullable(rows.get(executionId)), (r) => r.record)),
+    finishedAmong: (executionIds) => finishedAmong(executionIds),
     save: (record, lease, entry) =>
       Effect.suspend(() => {
         const row = rows.get(record.executionId)
@@ -65,7 +77,7 @@ export const make = Effect.gen(function*() {
         row.record = record
         if (record.status === "completed" || record.status === "failed") {
           row.lease = null
-          open.delete(record.executionId)
+          closeOpen(record)
           if (entry !== undefined) outbox.set(entry.deliveryId, entry)
         }
         return Effect.void
@@ -105,9 +117,11 @@ export const make = Effect.gen(function*() {
     countOpen: Effect.sync(() => {
       let queued = 0
       let running = 0
-      for (const id of open) {
-        if (rows.get(id)!.record.status === "queued") queued += 1
-        else running += 1
+      for (const ids of open.values()) {
+        for (const id of ids) {
+          if (rows.get(id)!.record.status === "queued") queued += 1
+          else running += 1
+        }
       }
       return { queued, running }
     }),
@@ -118,7 +132,7 @@ export const make = Effect.gen(function*() {
         if (row.lease !== null && row.lease.expiresAt > now) return false
         row.record = record
         row.lease = null
-        open.delete(record.executionId)
+        closeOpen(record)
         if (entry !== undefined) outbox.set(entry.deliveryId, entry)
         return true
       }),
@@ -131,28 +145,76 @@ export const make = Effect.gen(function*() {
       })
   }
 
-  const queue: ExecutionQueue.ExecutionQueue["Type"] = {
-    claim: (workerId, leaseMs) =>
-      Effect.map(currentTime, (now) => {
-        for (const id of open) {
-          const row = rows.get(id)!
-          if (row.lease !== null && row.lease.expiresAt > now) continue
-          row.claims += 1
-          row.attempts += 1
-          row.lease = { workerId, token: row.claims, expiresAt: now + leaseMs }
-          return Option.some({
-            execution: row.record,
+  const finishedAmong: ExecutionStore.ExecutionStore["Type"]["finishedAmong"] = (executionIds) =>
+    Effect.sync(() =>
+      executionIds.filter((id) => {
+        const status = rows.get(id)?.record.status
+        return status === "completed" || status === "failed"
+      })
+    )
+
+  const isLive = (row: Row, now: number) => row.lease !== null && row.lease.expiresAt > now
+
+  /** The oldest claimable execution of `workspaceId`, and how many of its executions hold live leases. */
+  const scan = (workspaceId: string, now: number) => {
+    let live = 0
+    for (const id of open.get(workspaceId) ?? []) {
+      const row = rows.get(id)!
+      if (!isLive(row, now)) return { next: row, live }
+      live += 1
+    }
+    return { next: undefined, live }
+  }
+
+  const claimBatch: ExecutionQueue.ExecutionQueue["Type"]["claimBatch"] = (workerId, leaseMs, options) =>
+    Effect.map(currentTime, (now) => {
+      const claimed: Array<ExecutionQueue.Claim> = []
+      const cap = options.maxRunningPerWorkspace
+      const live = new Map<string, number>()
+      let claimedThisPass = 0
+      let passes = 0
+      while (claimed.length < options.limit) {
+        const workspaces = [...open.keys()].filter((w) => w > cursor).sort()
+        let taken = false
+        for (const workspaceId of workspaces) {
+          cursor = workspaceId
+          const { live: running, next } = scan(workspaceId, now)
+          const count = live.get(workspaceId) ?? running
+          live.set(workspaceId, count)
+          if (next === undefined || (cap !== undefined && count >= cap)) continue
+          next.claims += 1
+          next.attempts += 1
+          next.lease = { workerId, token: next.claims, expiresAt: now + leaseMs }
+          live.set(workspaceId, count + 1)
+          claimed.push({
+            execution: next.record,
             lease: {
-              executionId: row.record.executionId,
+              executionId: next.record.executionId,
               workerId,
-              token: row.claims,
-              attempt: row.attempts,
+              token: next.claims,
+              attempt: next.attempts,
               expiresAt: now + leaseMs
             }
           })
+          claimedThisPass += 1
+          taken = true
+          break
         }
-        return Option.none()
-      }),
+        if (taken) continue
+        // The end of the workspaces: start over from the first, unless a whole pass found nothing.
+        if (passes > 0 && claimedThisPass === 0) break
+        if (cursor === "" && workspaces.length === 0) break
+        passes += 1
+        claimedThisPass = 0
+        cursor = ""
+      }
+      return claimed
+    })
+
+  const queue: ExecutionQueue.ExecutionQueue["Type"] = {
+    claim: (workerId, leaseMs) =>
+      Effect.map(claimBatch(workerId, leaseMs, { limit: 1 }), (claims) => Option.fromNullable(claims[0])),
+    claimBatch,
     renew: (lease, leaseMs) =>
       Effect.flatMap(currentTime, (now) => {
         const row = rows.get(lease.executionId)
@@ -173,12 +235,14 @@ export const make = Effect.gen(function*() {
     cancelRequested: (workerId) =>
       Effect.map(currentTime, (now) => {
         const found: Array<ExecutionRecord.ExecutionRecord["executionId"]> = []
-        for (const id of open) {
-          const row = rows.get(id)!
-          if (
-            row.cancelRequested && row.lease !== null && row.lease.workerId === workerId && row.lease.expiresAt > now
-          ) {
-            found.push(row.record.executionId)
+        for (const ids of open.values()) {
+          for (const id of ids) {
+            const row = rows.get(id)!
+            if (
+              row.cancelRequested && row.lease !== null && row.lease.workerId === workerId && row.lease.expiresAt > now
+            ) {
+              found.push(row.record.executionId)
+            }
           }
         }
         return found

@@ -6,7 +6,8 @@
  * then interrupts them and releases their leases so another worker takes them at once.
  */
 import type { OutputType } from "@appexec/api/Execution"
-import { Cause, Deferred, Duration, Effect, Either, Fiber, FiberSet, Layer, Option } from "effect"
+import type { ExecutionId } from "@appexec/api/Ids"
+import { Cause, Deferred, Duration, Effect, Either, Fiber, FiberMap, Layer, Option, Queue } from "effect"
 import { AppexecConfig, millis } from "../AppexecConfig.js"
 import { recordFinished } from "../AppexecMetrics.js"
 import { LeaseLost } from "../Errors.js"
@@ -202,54 +203,74 @@ const makeProcess = Effect.gen(function*() {
   )
 })
 
-/** The worker loop as a scoped effect: it runs until the scope closes. */
+/** Most executions one claim takes. */
+const CLAIM_BATCH = 32
+
+/**
+ * The worker loop as a scoped effect: it runs until the scope closes. One loop claims as many
+ * executions as there are free slots (up to `CLAIM_BATCH`) under one write, and runs each in a
+ * fiber of its own, registered by execution id in `running`.
+ */
 export const run = Effect.gen(function*() {
   const config = yield* AppexecConfig
   const queue = yield* ExecutionQueue
   const ids = yield* IdGenerator
   const workerId = yield* ids.uuid
   const process = yield* makeProcess
-  const permits = yield* Effect.makeSemaphore(config.workerConcurrency)
-  const inFlight = yield* FiberSet.make()
+  // The running executions of this worker by id: interrupting one's fiber stops its run.
+  const running = yield* FiberMap.make<ExecutionId, unknown, never>()
+  let free = config.workerConcurrency
+  const slotFreed = yield* Queue.sliding<void>(1)
+  const giveBack = Effect.suspend(() => {
+    free += 1
+    return Queue.offer(slotFreed, undefined)
+  })
+  const claimOptions = (limit: number) => ({
+    limit,
+    maxRunningPerWorkspace: config.maxRunningPerWorkspace
+  })
   /** Open while this worker runs at least one execution. */
   const busy = yield* Effect.makeLatch(false)
-  let running = 0
+  let active = 0
   const tracked = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     Effect.acquireUseRelease(
-      Effect.suspend(() => (++running === 1 ? busy.open : Effect.void)),
+      Effect.suspend(() => (++active === 1 ? busy.open : Effect.void)),
       () => effect,
-      () => Effect.suspend(() => (--running === 0 ? busy.close : Effect.void))
+      () => Effect.suspend(() => (--active === 0 ? busy.close : Effect.void))
     )
 
-  const idle = Effect.raceFirst(queue.awaitWork, Effect.sleep(config.pollInterval))
+  // Idle until work may be claimable: an insert or release in this process, a finished run here
+  // (a workspace under its cap again), or the poll interval for work written by other processes.
+  const idle = Effect.raceAll([queue.awaitWork, Queue.take(slotFreed), Effect.sleep(config.pollInterval)])
   const step = Effect.gen(function*() {
-    yield* permits.take(1)
-    // Claiming and handing the claim to its fiber cannot be split by an interruption, or the
+    while (free === 0) yield* Queue.take(slotFreed)
+    const wanted = Math.min(free, CLAIM_BATCH)
+    // Claiming and handing each claim to its fiber cannot be split by an interruption, or a
     // claim would sit unworked until its lease expired.
     const claimed = yield* Effect.uninterruptible(
-      queue.claim(workerId, millis(config.lease)).pipe(
+      queue.claimBatch(workerId, millis(config.lease), claimOptions(wanted)).pipe(
         Effect.catchTag(
           "StorageError",
-          (error) => Effect.logError("claim failed", error).pipe(Effect.as(Option.none<Claim>()))
+          (error) => Effect.logError("claim failed", error).pipe(Effect.as([] as ReadonlyArray<Claim>))
         ),
-        Effect.tap(
-          Option.match({
-            onNone: () => permits.release(1),
-            onSome: (claim) =>
-              FiberSet.run(
-                inFlight,
-                Effect.interruptible(
-                  tracked(process(claim)).pipe(
-                    TraceContext.continueFrom(claim.execution.traceParent),
-                    Effect.ensuring(permits.release(1))
-                  )
+        Effect.tap((claims) =>
+          Effect.forEach(claims, (claim) => {
+            free -= 1
+            return FiberMap.run(
+              running,
+              claim.execution.executionId,
+              Effect.interruptible(
+                tracked(process(claim)).pipe(
+                  TraceContext.continueFrom(claim.execution.traceParent),
+                  Effect.ensuring(giveBack)
                 )
               )
-          })
+            )
+          }, { discard: true })
         )
       )
     )
-    if (Option.isNone(claimed)) yield* idle
+    if (claimed.length < wanted) yield* idle
   })
   const loop = yield* Effect.forkScoped(Effect.whileLoop({ while: () => true, body: () => step, step: () => {} }))
 
@@ -259,7 +280,7 @@ export const run = Effect.gen(function*() {
   const checkCancels = Effect.gen(function*() {
     yield* busy.await
     yield* Effect.sleep(config.cancelCheckInterval)
-    if ((yield* FiberSet.size(inFlight)) === 0) return
+    if ((yield* FiberMap.size(running)) === 0) return
     const requested = yield* queue.cancelRequested(workerId)
     yield* Effect.forEach(requested, cancellations.signal, { discard: true })
   }).pipe(Effect.catchTag("StorageError", (error) => Effect.logWarning("cancel check failed", error)))
@@ -269,15 +290,15 @@ export const run = Effect.gen(function*() {
     Effect.gen(function*() {
       yield* Fiber.interrupt(loop)
       yield* Fiber.interrupt(cancelChecks)
-      const size = yield* FiberSet.size(inFlight)
+      const size = yield* FiberMap.size(running)
       if (size > 0 && millis(config.drainTimeout) > 0) {
         yield* Effect.logInfo(`worker stopping: waiting for ${size} running execution(s)`)
         // Finalizers run uninterruptibly: only an interruptible wait can be cut short by the timeout.
-        yield* Effect.interruptible(FiberSet.awaitEmpty(inFlight)).pipe(
+        yield* Effect.interruptible(FiberMap.awaitEmpty(running)).pipe(
           Effect.timeoutOption(config.drainTimeout)
         )
       }
-      yield* FiberSet.clear(inFlight)
+      yield* FiberMap.clear(running)
     })
   )
   yield* Effect.logDebug(`worker ${workerId} started`)

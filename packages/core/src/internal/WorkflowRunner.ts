@@ -30,6 +30,13 @@ const describeFailure = (node: AppNode, cause: Cause.Cause<NodeFailure>): Effect
   })
 
 /**
+ * Whether the nodes (in topological order) form one chain, each depending on the one before, so
+ * that no two of them could ever run at the same time.
+ */
+const isChain = (app: CompiledApp): boolean =>
+  app.nodes.every((node, i) => i === 0 || node.upstream.includes(app.nodes[i - 1]!.id))
+
+/**
  * Runs `app` on `inputs` with at most `concurrency` nodes running at once. Never fails: node
  * failures are reported in the result. Interrupting it interrupts every running node.
  */
@@ -86,11 +93,16 @@ export const runWorkflow = (
         )
       })
 
-    yield* Effect.forEach(
-      app.nodes,
-      (node) => Deferred.complete(results.get(node.id)!, runNode(node)),
-      { concurrency: "unbounded", discard: true }
-    )
+    if (isChain(app)) {
+      // Nothing can run beside anything else: run the nodes one after the other in this fiber.
+      for (const node of app.nodes) yield* Deferred.complete(results.get(node.id)!, runNode(node))
+    } else {
+      yield* Effect.forEach(
+        app.nodes,
+        (node) => Deferred.complete(results.get(node.id)!, runNode(node)),
+        { concurrency: "unbounded", discard: true }
+      )
+    }
 
     const outputErrors: Record<string, string> = {}
     for (const output of app.outputs) {

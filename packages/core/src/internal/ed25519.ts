@@ -28,3 +28,45 @@ export const fromBase64Url = (text: string, length: number): Uint8Array | undefi
   const bytes = Either.getOrUndefined(Encoding.decodeBase64Url(text))
   return bytes !== undefined && bytes.length === length ? bytes : undefined
 }
+
+/** The order of the Ed25519 base point. */
+const L = 2n ** 252n + 27742317777372353535851937790883648493n
+
+const fromLittleEndian = (bytes: Uint8Array): bigint => {
+  let n = 0n
+  for (let i = bytes.length - 1; i >= 0; i--) n = (n << 8n) | BigInt(bytes[i]!)
+  return n
+}
+
+const toLittleEndian32 = (n: bigint): Uint8Array => {
+  const out = new Uint8Array(32)
+  for (let i = 0; i < 32; i++) {
+    out[i] = Number(n & 255n)
+    n >>= 8n
+  }
+  return out
+}
+
+type ExtendedKey = ReturnType<typeof ed.utils.getExtendedPublicKey>
+
+/** Expanded secret keys by their hex: the expansion costs a base-point multiplication. */
+const expanded = new Map<string, ExtendedKey>()
+const MAX_EXPANDED = 16
+
+/**
+ * An RFC 8032 Ed25519 signature (the same bytes as `ed.sign`) with the secret key expanded once
+ * and kept: `ed.sign` expands the key, a second base-point multiplication, on every call.
+ */
+export const signWithCachedKey = (message: Uint8Array, secretKey: Uint8Array, cacheKey: string): Uint8Array => {
+  let key = expanded.get(cacheKey)
+  if (key === undefined) {
+    key = ed.utils.getExtendedPublicKey(secretKey)
+    if (expanded.size >= MAX_EXPANDED) expanded.delete(expanded.keys().next().value!)
+    expanded.set(cacheKey, key)
+  }
+  const r = ed.etc.mod(fromLittleEndian(sha512(ed.etc.concatBytes(key.prefix, message))), L)
+  const R = ed.Point.BASE.multiply(r).toBytes()
+  const k = ed.etc.mod(fromLittleEndian(sha512(ed.etc.concatBytes(R, key.pointBytes, message))), L)
+  const S = ed.etc.mod(r + k * key.scalar, L)
+  return ed.etc.concatBytes(R, toLittleEndian32(S))
+}

@@ -7,7 +7,7 @@ import type { Jwk } from "@appexec/api/Jwk"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { utf8ToBytes } from "@noble/hashes/utils.js"
 import { Either, Schema } from "effect"
-import { ed, fromBase64Url, fromHex, toBase64Url, toHex } from "./ed25519.js"
+import { ed, fromBase64Url, fromHex, signWithCachedKey, toBase64Url, toHex } from "./ed25519.js"
 
 /** A private Ed25519 JWK (RFC 8037) as an operator configures it; `x` is checked against `d`. */
 export const PrivateJwk = Schema.Struct({
@@ -61,5 +61,8 @@ export const publicKeyBytes = (
 export const signHex = (message: Uint8Array, secretKeyHex: string): Either.Either<string, string> => {
   const secretKey = fromHex(secretKeyHex, 32)
   if (secretKey === undefined) return Either.left("the secret key is not 32 bytes of hex")
-  return Either.try({ try: () => toHex(ed.sign(message, secretKey)), catch: (cause) => String(cause) })
+  return Either.try({
+    try: () => toHex(signWithCachedKey(message, secretKey, secretKeyHex)),
+    catch: (cause) => String(cause)
+  })
 }

@@ -162,4 +162,74 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         yield* Fiber.join(again)
       })
     )
+
+    test(
+      "a batch claim takes workspaces in turn, oldest first within each, up to the limit",
+      Effect.gen(function*() {
+        const one = yield* seedOwner(1)
+        const two = yield* seedOwner(2)
+        const store = yield* ExecutionStore.ExecutionStore
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        // Workspace 1's backlog is older than workspace 2's execution.
+        for (const n of [1, 2, 3, 4]) yield* store.insert(queued(one, n))
+        yield* store.insert(queued(two, 5))
+        const first = yield* queue.claimBatch("a", LEASE, { limit: 3 })
+        expect(first.length).toBe(3)
+        expect(first.map((c) => c.execution.executionId).sort()).toEqual(
+          [queued(one, 1), queued(one, 2), queued(two, 5)].map((r) => r.executionId).sort()
+        )
+        for (const claim of first) {
+          expect(claim.lease).toMatchObject({ executionId: claim.execution.executionId, workerId: "a", attempt: 1 })
+          expect(claim.lease.expiresAt).toBe(LEASE)
+        }
+        const rest = yield* queue.claimBatch("b", LEASE, { limit: 10 })
+        expect(rest.map((c) => c.execution.executionId)).toEqual(
+          [queued(one, 3), queued(one, 4)].map((r) => r.executionId)
+        )
+        expect(yield* queue.claimBatch("c", LEASE, { limit: 10 })).toEqual([])
+      })
+    )
+
+    test(
+      "one claim after another goes round the workspaces, so a backlog does not starve a newer workspace",
+      Effect.gen(function*() {
+        const one = yield* seedOwner(1)
+        const two = yield* seedOwner(2)
+        const store = yield* ExecutionStore.ExecutionStore
+        for (let n = 1; n <= 10; n++) yield* store.insert(queued(one, n))
+        yield* claimSome("a", LEASE)
+        yield* store.insert(queued(two, 11))
+        const next = yield* claimSome("a", LEASE)
+        expect(next.execution.workspaceId).toBe(two.workspaceId)
+        const after = yield* claimSome("a", LEASE)
+        expect(after.execution).toEqual(queued(one, 2))
+      })
+    )
+
+    test(
+      "the per-workspace cap counts live leases of every worker; an expired lease frees its place",
+      Effect.gen(function*() {
+        const one = yield* seedOwner(1)
+        const two = yield* seedOwner(2)
+        const store = yield* ExecutionStore.ExecutionStore
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        for (let n = 1; n <= 6; n++) yield* store.insert(queued(one, n))
+        yield* store.insert(queued(two, 7))
+        const cap = { limit: 10, maxRunningPerWorkspace: 2 }
+        const a = yield* queue.claimBatch("a", LEASE, { limit: 1, maxRunningPerWorkspace: 2 })
+        const b = yield* queue.claimBatch("b", LEASE, cap)
+        const ids = [...a, ...b].map((c) => c.execution.executionId).sort()
+        expect(ids).toEqual([queued(one, 1), queued(one, 2), queued(two, 7)].map((r) => r.executionId).sort())
+        expect(yield* queue.claimBatch("c", LEASE, cap)).toEqual([])
+        // A finished execution frees its place at once.
+        const done = [...a, ...b].find((c) => c.execution.workspaceId === one.workspaceId)!
+        yield* store.save(completed(done.execution, 1), done.lease)
+        const freed = yield* queue.claimBatch("c", LEASE, cap)
+        expect(freed.map((c) => c.execution)).toEqual([queued(one, 3)])
+        // Leases that run out free their places too.
+        yield* TestClock.adjust(LEASE)
+        const later = yield* queue.claimBatch("d", LEASE, cap)
+        expect(later.filter((c) => c.execution.workspaceId === one.workspaceId).length).toBe(2)
+      })
+    )
   })

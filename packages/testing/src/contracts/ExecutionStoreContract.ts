@@ -196,4 +196,21 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         expect(yield* store.deleteFinished([])).toBe(0)
       })
     )
+
+    test(
+      "finishedAmong names the finished executions among the ids given, and no unknown one",
+      Effect.gen(function*() {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        for (const n of [1, 2, 3]) yield* store.insert(queued(owner, n))
+        const first = yield* claimSome("a", LEASE)
+        yield* store.save(completed(started(first.execution, 1), 2), first.lease)
+        const second = yield* claimSome("a", LEASE)
+        yield* store.save(started(second.execution, 1), second.lease)
+        const unknown = Ids.ExecutionId.make(uuid(5, 99))
+        const ids = [1, 2, 3].map((n) => queued(owner, n).executionId)
+        expect(yield* store.finishedAmong([...ids, unknown])).toEqual([first.execution.executionId])
+        expect(yield* store.finishedAmong([])).toEqual([])
+      })
+    )
   })
