@@ -1,12 +1,17 @@
 /**
- * HTTP benchmark: `GET /v1/executions/{id}` with 50 connections for 10 s (autocannon) against
- * (a) `appexec serve` — auth, rate limit (set high), SQLite; (b) the framework floor, a bare
- * `HttpApi` endpoint returning a constant body; (c) the machine's limit, `node:http` +
- * better-sqlite3 doing the same lookup with auth by hash. Each server runs in its own process.
+ * HTTP benchmark: 50 connections for 10 s each (autocannon), one endpoint at a time, against
+ * (a) `appexec serve` — auth, the rate limit on (set high), SQLite, logging at its default (one
+ * JSON line per request, to a pipe nobody reads) — and (b) the machine's floor, `node:http` +
+ * better-sqlite3 doing the same work (`servers/raw.ts`). Endpoints: `GET /v1/executions/{id}`
+ * (what polling clients send), `GET /v1/apps`, `GET /v1/apps/{id}` and
+ * `POST /v1/apps/{id}/executions` (last: the executions it queues are run by appexec's worker
+ * meanwhile). For `GET /v1/executions/{id}` also (c), the framework floor: a bare `HttpApi`
+ * endpoint of `@effect/platform` returning a constant body.
  *
- * Figures: req/s, p50 and p99 latency of each, and the ratios a/b and a/c.
+ * Figures: req/s, p50 and p99 latency of each, and the ratio a/b per endpoint (a/c for polling).
  * `BENCH_HTTP_SECONDS` shortens the runs; `BENCH_HTTP_PROFILE=dir` runs the servers under
- * `node --cpu-prof` and leaves the profiles in `dir`.
+ * `node --cpu-prof` and leaves the profiles in `dir`; `BENCH_APPEXEC_BIN` runs another build of
+ * the `appexec` command.
  */
 import autocannon from "autocannon"
 import { Effect } from "effect"
@@ -29,9 +34,10 @@ const start = (script: string, args: ReadonlyArray<string>, pattern: RegExp, env
       const child = spawn(process.execPath, [...profile, script, ...args], {
         cwd: root,
         env: { ...process.env, ...env, APPEXEC_LOG_FORMAT: "json" },
-        // Logs stay on (one line per request is part of the cost) but go nowhere.
-        stdio: ["ignore", "pipe", "ignore"]
+        // Logs stay on (one line per request is part of the cost); the pipe is drained below.
+        stdio: ["ignore", "pipe", "pipe"]
       })
+      child.stderr!.resume()
       let out = ""
       child.stdout!.on("data", (d) => {
         out += String(d)
@@ -48,11 +54,21 @@ const start = (script: string, args: ReadonlyArray<string>, pattern: RegExp, env
       })
   )
 
+/** What one load sends. */
+interface Load {
+  readonly url: string
+  readonly method?: "GET" | "POST"
+  readonly headers: Record<string, string>
+  readonly body?: string
+}
+
 /** One autocannon run. */
-const load = (url: string, headers: Record<string, string>) =>
+const load = ({ body, headers, method = "GET", url }: Load) =>
   Effect.async<autocannon.Result, Error>((resume) => {
-    autocannon({ url, connections: 50, duration: seconds, headers }, (error, result) =>
-      resume(error ? Effect.fail(error) : Effect.succeed(result)))
+    autocannon(
+      { url, method, connections: 50, duration: seconds, headers, ...(body === undefined ? {} : { body }) },
+      (error, result) => resume(error ? Effect.fail(error) : Effect.succeed(result))
+    )
   })
 
 /** The benchmark. */
@@ -66,56 +82,84 @@ export const benchmark: Benchmark = {
       )
       // (a) appexec serve on SQLite, with a rate limit no run reaches.
       const appexec = yield* start(
-        join(root, "packages/server/dist/appexec.js"),
-        ["serve", "--port", "0", "--data", dataDir, "--rate-limit", "1000000000"],
+        process.env.BENCH_APPEXEC_BIN ?? join(root, "packages/server/dist/appexec.js"),
+        ["serve", "--port", "0", "--data", join(dataDir, "appexec"), "--rate-limit", "1000000000"],
         /curl -H 'x-api-key: (aex_[A-Za-z0-9_-]+)' (http:\/\/[^\s]+)\/v1\/apps/
       )
       const [, key, baseUrl] = appexec.match
       const headers = { "x-api-key": key! }
-      const apps = yield* Effect.promise(() =>
-        fetch(`${baseUrl}/v1/apps`, { headers }).then((r) =>
-          r.json() as Promise<{ data: Array<{ appId: string; name: string }> }>
-        )
-      )
-      const greeting = apps.data.find((a) => a.name === "Greeting")!
+      const getText = (path: string) =>
+        Effect.promise(() => fetch(`${baseUrl}${path}`, { headers }).then((r) => r.text()))
+      const appsBody = yield* getText("/v1/apps")
+      const apps = (JSON.parse(appsBody) as { data: Array<{ appId: string; name: string }> }).data
+      const greeting = apps.find((a) => a.name === "Greeting")!
+      const startBody = JSON.stringify({ inputs: { who: "bench" } })
+      const postHeaders = { ...headers, "content-type": "application/json" }
       const started = yield* Effect.promise(() =>
         fetch(`${baseUrl}/v1/apps/${greeting.appId}/executions`, {
           method: "POST",
-          headers: { ...headers, "content-type": "application/json" },
-          body: JSON.stringify({ inputs: { who: "bench" } })
+          headers: postHeaders,
+          body: startBody
         }).then((r) => r.json() as Promise<{ data: { executionId: string } }>)
       )
       const executionId = started.data.executionId
-      const body = yield* Effect.promise(() =>
-        fetch(`${baseUrl}/v1/executions/${executionId}`, { headers }).then((r) => r.text())
-      )
+      // Polled once it is done, as most polls find it.
+      yield* Effect.sleep("500 millis")
+      const executionBody = yield* getText(`/v1/executions/${executionId}`)
+      const appBody = yield* getText(`/v1/apps/${greeting.appId}`)
 
-      const bare = yield* start(join(root, "packages/bench/dist/servers/bare.js"), [], /port (\d+)/, {
-        BENCH_BODY: body
-      })
+      // (b) the machine's floor, answering the same bytes.
       const raw = yield* start(join(root, "packages/bench/dist/servers/raw.js"), [], /port (\d+)/, {
-        BENCH_BODY: body,
+        BENCH_BODY: executionBody,
         BENCH_KEY: key!,
-        BENCH_EXECUTION_ID: executionId
+        BENCH_EXECUTION_ID: executionId,
+        BENCH_APPS: JSON.stringify(apps),
+        BENCH_APP_ID: greeting.appId,
+        BENCH_APP_BODY: appBody,
+        BENCH_DB: join(dataDir, "raw.db")
       })
-      const targets: Array<[string, string]> = [
-        ["appexec", `${baseUrl}/v1/executions/${executionId}`],
-        ["bare_httpapi", `http://127.0.0.1:${bare.match[1]}/v1/executions/${executionId}`],
-        ["raw_node_sqlite", `http://127.0.0.1:${raw.match[1]}/v1/executions/${executionId}`]
+      const rawUrl = `http://127.0.0.1:${raw.match[1]}`
+
+      const measure = (name: string, target: Load) =>
+        Effect.gen(function*() {
+          const result = yield* load(target)
+          if (result.non2xx > 0) {
+            return yield* Effect.fail(new Error(`${name}: ${result.non2xx} non-2xx answers`))
+          }
+          // Requests that got no answer in time (autocannon's 10 s) on an overloaded machine.
+          if (result.errors > 0) yield* report({ name: `http.${name}.errors`, value: result.errors, unit: "requests" })
+          yield* report({ name: `http.${name}.requests`, value: result.requests.average, unit: "req/s" })
+          yield* report({ name: `http.${name}.p50`, value: result.latency.p50, unit: "ms" })
+          yield* report({ name: `http.${name}.p99`, value: result.latency.p99, unit: "ms" })
+          return result.requests.average
+        })
+
+      const endpoints: ReadonlyArray<readonly [string, Omit<Load, "url">, string]> = [
+        ["get_execution", { headers }, `/v1/executions/${executionId}`],
+        ["list_apps", { headers }, "/v1/apps"],
+        ["get_app", { headers }, `/v1/apps/${greeting.appId}`],
+        [
+          "start_execution",
+          { headers: postHeaders, method: "POST", body: startBody },
+          `/v1/apps/${greeting.appId}/executions`
+        ]
       ]
-      const rps: Record<string, number> = {}
-      for (const [name, url] of targets) {
-        const result = yield* load(url, headers)
-        if (result.non2xx > 0 || result.errors > 0) {
-          return yield* Effect.fail(new Error(`${name}: ${result.non2xx} non-2xx answers and ${result.errors} errors`))
+      for (const [name, request, path] of endpoints) {
+        const a = yield* measure(`${name}.appexec`, { ...request, url: `${baseUrl}${path}` })
+        const b = yield* measure(`${name}.raw_node_sqlite`, { ...request, url: `${rawUrl}${path}` })
+        yield* report({ name: `http.${name}.ratio.appexec_over_raw`, value: a / b, unit: "x" })
+        if (name === "get_execution") {
+          // (c) the framework floor, for polling only.
+          const bare = yield* start(join(root, "packages/bench/dist/servers/bare.js"), [], /port (\d+)/, {
+            BENCH_BODY: executionBody
+          })
+          const c = yield* measure(`${name}.bare_httpapi`, {
+            ...request,
+            url: `http://127.0.0.1:${bare.match[1]}${path}`
+          })
+          yield* report({ name: `http.${name}.ratio.appexec_over_bare`, value: a / c, unit: "x" })
         }
-        rps[name] = result.requests.average
-        yield* report({ name: `http.${name}.requests`, value: result.requests.average, unit: "req/s" })
-        yield* report({ name: `http.${name}.p50`, value: result.latency.p50, unit: "ms" })
-        yield* report({ name: `http.${name}.p99`, value: result.latency.p99, unit: "ms" })
       }
-      yield* report({ name: "http.ratio.appexec_over_bare", value: rps.appexec! / rps.bare_httpapi!, unit: "x" })
-      yield* report({ name: "http.ratio.appexec_over_raw", value: rps.appexec! / rps.raw_node_sqlite!, unit: "x" })
     }).pipe(Effect.scoped)
 }
 

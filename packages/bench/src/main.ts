@@ -9,6 +9,7 @@ import { type Benchmark, format } from "./Benchmark.js"
 import * as Cli from "./cli.js"
 import * as Http from "./http.js"
 import * as Images from "./images.js"
+import * as Polling from "./polling.js"
 import * as Queue from "./queue.js"
 import * as Webhooks from "./webhooks.js"
 
@@ -17,7 +18,8 @@ const benchmarks: ReadonlyArray<Benchmark> = [
   Queue.benchmark,
   Images.benchmark,
   Webhooks.benchmark,
-  Http.benchmark
+  Http.benchmark,
+  Polling.benchmark
 ]
 
 const only = process.argv.slice(2)

@@ -52,6 +52,9 @@ export type Principal = Authentication.Principal
 /** Default and bounds of the list `limit`. */
 export const LIST_LIMIT = Api.LIST_LIMIT
 
+/** Authenticated keys kept in memory (see `keys.authenticate`). */
+export const KEY_CACHE_SIZE = 10_000
+
 /** An `Idempotency-Key`: 1 to 255 visible ASCII characters. */
 export const isIdempotencyKey = (key: string): boolean => /^[\x21-\x7e]{1,255}$/.test(key)
 
@@ -234,6 +237,50 @@ export const layer = Layer.scoped(
     const now = Effect.clockWith((clock) => clock.currentTimeMillis)
     const draining = yield* Ref.make(false)
 
+    /**
+     * Keys that authenticated, by the key as presented, while the store's key revision stays
+     * where it was when they were cached: any revocation moves the revision and empties the
+     * cache, so a revoked key is refused at its next request, also when another process revoked
+     * it. Keyed by the key itself rather than its hash, so that a hit costs no hashing; the same
+     * string is in every request that presents it. At most `KEY_CACHE_SIZE` keys, the least
+     * recently used dropped first; unknown keys are never cached.
+     */
+    const keyCache = new Map<string, Principal>()
+    let cachedRevision: number | undefined
+    const keyRevision = keyStore.keyRevision
+
+    const lookUpKey = Effect.fnUntraced(function*(key: string) {
+      const record = yield* keyStore.findKeyByHash(hashKey(key))
+      if (Option.isNone(record)) return yield* new Unauthorized({ reason: "unknown" })
+      if (record.value.revokedAt !== null) return yield* new Unauthorized({ reason: "revoked" })
+      const principal: Principal = {
+        workspaceId: record.value.workspaceId,
+        userId: record.value.userId,
+        apiKeyId: record.value.apiKeyId
+      }
+      return principal
+    })
+
+    const authenticateKey = (key: string): Effect.Effect<Principal, Unauthorized | StorageError> =>
+      keyRevision === undefined ? lookUpKey(key) : Effect.flatMap(keyRevision, (revision) => {
+        if (revision !== cachedRevision) {
+          keyCache.clear()
+          cachedRevision = revision
+        }
+        const cached = keyCache.get(key)
+        if (cached !== undefined) {
+          keyCache.delete(key)
+          keyCache.set(key, cached)
+          return Effect.succeed(cached)
+        }
+        return Effect.tap(lookUpKey(key), (principal) => {
+          // Cached under the revision read before the lookup: a revocation in between moves it.
+          if (cachedRevision !== revision) return
+          keyCache.set(key, principal)
+          if (keyCache.size > KEY_CACHE_SIZE) keyCache.delete(keyCache.keys().next().value!)
+        })
+      })
+
     /** The app, if the principal may see it: own or public; another workspace's private app is denied. */
     const visibleApp = (principal: Principal, appId: string) =>
       Effect.gen(function*() {
@@ -253,15 +300,21 @@ export const layer = Layer.scoped(
         (app) => Effect.map(catalog.load(app.workflowId), ({ app: compiled }) => ({ app, compiled }))
       )
 
-    const visibleExecution = (executionId: string, principal?: Principal) =>
-      Effect.gen(function*() {
-        if (!isUuid(executionId)) return yield* new ExecutionNotFound({ executionId })
-        const record = yield* executionStore.get(ExecutionId.make(executionId))
-        if (Option.isNone(record) || (principal !== undefined && record.value.workspaceId !== principal.workspaceId)) {
-          return yield* new ExecutionNotFound({ executionId })
-        }
-        return record.value
-      })
+    const visibleExecution = (
+      executionId: string,
+      principal?: Principal
+    ): Effect.Effect<ExecutionRecord, ExecutionNotFound | StorageError> => {
+      if (!isUuid(executionId)) return Effect.fail(new ExecutionNotFound({ executionId }))
+      // Checked just above: the id is a UUID.
+      const id = ExecutionId.make(executionId, { disableValidation: true })
+      return Effect.flatMap(
+        executionStore.get(id),
+        (record) =>
+          Option.isNone(record) || (principal !== undefined && record.value.workspaceId !== principal.workspaceId)
+            ? Effect.fail(new ExecutionNotFound({ executionId }))
+            : Effect.succeed(record.value)
+      )
+    }
 
     const waitForEnd = (executionId: string) =>
       Effect.scoped(
@@ -308,7 +361,8 @@ export const layer = Layer.scoped(
         import: Effect.fn("Appexec.apps.import")((definition: unknown, options?: ImportOptions) =>
           Effect.map(catalog.import(definition, options), summaryOf)
         ),
-        list: Effect.fn("Appexec.apps.list")(function*(
+        // Hot paths (every listing, every app read): untraced.
+        list: Effect.fnUntraced(function*(
           principal: Principal,
           query: { readonly search?: string | undefined; readonly limit?: number | undefined } = {}
         ) {
@@ -327,7 +381,7 @@ export const layer = Layer.scoped(
           return [...listing.workspace, ...listing.public].map(summaryOf)
         }),
         listAll: appStore.listAll,
-        get: Effect.fn("Appexec.apps.get")(function*(principal: Principal, appId: string) {
+        get: Effect.fnUntraced(function*(principal: Principal, appId: string) {
           const { app, compiled } = yield* visibleWorkflow(principal, appId)
           return {
             appId: app.appId,
@@ -438,16 +492,18 @@ export const layer = Layer.scoped(
               })
           })
         }),
-        get: Effect.fn("Appexec.executions.get")(function*(
-          principal: Principal,
-          executionId: string,
-          options: GetOptions = {}
-        ) {
-          const record = yield* visibleExecution(executionId, principal)
-          if (options.wait === undefined || isTerminal(record.status)) return toExecution(record)
-          const waited = yield* waitForEnd(executionId).pipe(Effect.timeoutOption(options.wait))
-          return toExecution(Option.getOrElse(waited, () => record))
-        }),
+        // The request clients poll: untraced, and without a generator.
+        get: (principal: Principal, executionId: string, options: GetOptions = {}) =>
+          Effect.flatMap(
+            visibleExecution(executionId, principal),
+            (record) =>
+              options.wait === undefined || isTerminal(record.status)
+                ? Effect.succeed(toExecution(record))
+                : Effect.map(
+                  waitForEnd(executionId).pipe(Effect.timeoutOption(options.wait)),
+                  (waited) => toExecution(Option.getOrElse(waited, () => record))
+                )
+          ),
         cancel: Effect.fn("Appexec.executions.cancel")(function*(executionId: string, principal?: Principal) {
           for (;;) {
             const record = yield* visibleExecution(executionId, principal)
@@ -528,18 +584,16 @@ export const layer = Layer.scoped(
         revoke: Effect.fn("Appexec.keys.revoke")((idOrHint: string) =>
           Effect.flatMap(now, (at) => keyStore.revokeKey(idOrHint, at))
         ),
-        authenticate: Effect.fn("Appexec.keys.authenticate")(function*(headers: {
+        // Every request runs it: untraced, and without a generator.
+        authenticate: (headers: {
           readonly "x-api-key"?: string | undefined
           readonly authorization?: string | undefined
-        }) {
+        }) => {
           const key = credentialFrom(headers)
-          if (key === undefined) return yield* new Unauthorized({ reason: "missing" })
-          if (!isWellFormed(key, config.keyPrefix)) return yield* new Unauthorized({ reason: "malformed" })
-          const record = yield* keyStore.findKeyByHash(hashKey(key))
-          if (Option.isNone(record)) return yield* new Unauthorized({ reason: "unknown" })
-          if (record.value.revokedAt !== null) return yield* new Unauthorized({ reason: "revoked" })
-          return { workspaceId: record.value.workspaceId, userId: record.value.userId, apiKeyId: record.value.apiKeyId }
-        })
+          if (key === undefined) return Effect.fail(new Unauthorized({ reason: "missing" }))
+          if (!isWellFormed(key, config.keyPrefix)) return Effect.fail(new Unauthorized({ reason: "malformed" }))
+          return authenticateKey(key)
+        }
       },
       workspaces: { create: Effect.fn("Appexec.workspaces.create")(ensureWorkspace) },
       operator: {

@@ -134,10 +134,10 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthoriz
         return "An API key is required: send it as 'x-api-key: <key>' or 'Authorization: Bearer <key>'."
       case "malformed":
         return "The API key is malformed."
+      // One message for both: a caller cannot tell a revoked key from one that never existed.
       case "unknown":
-        return "The API key is not valid."
       case "revoked":
-        return "The API key has been revoked."
+        return "The API key is not valid."
     }
   }
 }

@@ -52,5 +52,12 @@ export class KeyStore extends Context.Tag("@appexec/core/KeyStore")<
     readonly findKeyByHash: (hash: string) => Effect.Effect<Option.Option<ApiKeyRecord>, StorageError>
     /** Revokes the unrevoked keys whose id or hint equals `idOrHint`; returns how many. */
     readonly revokeKey: (idOrHint: string, at: number) => Effect.Effect<number, StorageError>
+    /**
+     * A number that changes whenever a stored key changes (a revocation, by any process on the
+     * same storage), read cheaply. A store that has one lets the facade keep authenticated keys
+     * in memory: the cache is dropped as soon as the revision moves. Without it every request
+     * looks its key up.
+     */
+    readonly keyRevision?: Effect.Effect<number, StorageError>
   }
 >() {}

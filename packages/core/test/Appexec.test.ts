@@ -1,4 +1,4 @@
-import { Appexec, AppexecConfig, ExecutionQueue } from "@appexec/core"
+import { Appexec, AppexecConfig, ExecutionQueue, KeyStore } from "@appexec/core"
 import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Option, TestClock } from "effect"
@@ -226,5 +226,20 @@ describe("API keys (docs/api.md#authentication, docs/api.md)", () => {
         .toBe("unknown")
       expect(yield* appexec.keys.revoke(created.record.hint)).toBe(1)
       expect(yield* reason({ "x-api-key": created.key })).toBe("revoked")
+    }).pipe(Effect.provide(TestHarness.layer())))
+
+  it.scoped("a key that authenticated, then is revoked in the store by someone else, is refused at its next use", () =>
+    Effect.gen(function*() {
+      const appexec = yield* Appexec.Appexec
+      const store = yield* KeyStore.KeyStore
+      const created = yield* appexec.keys.create({ workspace: "w" })
+      const other = yield* appexec.keys.create({ workspace: "w", user: "other" })
+      for (let i = 0; i < 3; i++) yield* appexec.keys.authenticate({ "x-api-key": created.key })
+      yield* appexec.keys.authenticate({ "x-api-key": other.key })
+      // Straight in the store, as `appexec keys revoke` in another process does: not through this facade.
+      expect(yield* store.revokeKey(created.record.apiKeyId, 1)).toBe(1)
+      const refused = yield* Effect.flip(appexec.keys.authenticate({ "x-api-key": created.key }))
+      expect(refused).toMatchObject({ _tag: "Unauthorized", reason: "revoked" })
+      expect((yield* appexec.keys.authenticate({ "x-api-key": other.key })).apiKeyId).toBe(other.record.apiKeyId)
     }).pipe(Effect.provide(TestHarness.layer())))
 })

@@ -11,22 +11,9 @@
  * The app is plain data in and out (`ServerRequest → ServerResponse`); `NodeListener` and
  * `WebHandler` adapt it to a Node server and to web `Request → Response`.
  */
-import type { Authentication } from "@appexec/api"
 import { Appexec, type Errors, RateLimiter, RateLimitStore, type SigningKeys } from "@appexec/core"
 import { AppexecMetrics, TraceContext } from "@appexec/core"
-import {
-  Cause,
-  Clock,
-  Effect,
-  Either,
-  Exit,
-  type Layer,
-  ManagedRuntime,
-  Metric,
-  Option,
-  type Runtime,
-  Scope
-} from "effect"
+import { Cause, Effect, Exit, type Layer, ManagedRuntime, Metric, Option, Runtime, Scope } from "effect"
 import * as Endpoints from "./internal/Endpoints.js"
 import * as ErrorAnswers from "./internal/ErrorAnswers.js"
 import { type ServerRequest, type ServerResponse, withHeaders } from "./internal/Exchange.js"
@@ -92,7 +79,41 @@ const queryOf = (search: string): Record<string, string | ReadonlyArray<string>>
 const unauthorizedHeaders = { "www-authenticate": "Bearer realm=\"appexec\"" }
 
 /**
+ * How long request lines gather before they are logged together: one fiber, one logger pass and
+ * (with the `appexec` command's logger) one write for all the requests of the moment, instead
+ * of one each.
+ */
+const REQUEST_LOG_DELAY_MS = 25
+
+/** One request's log line, written after its answer. */
+interface RequestLine {
+  readonly requestId: string
+  readonly method: string
+  readonly path: string
+  readonly route: string
+  readonly status: number
+  readonly ms: number
+}
+
+const logLine = (line: RequestLine) =>
+  Effect.logInfo(`${line.method} ${line.path} ${line.status} ${line.ms}ms`).pipe(
+    Effect.annotateLogs({
+      requestId: line.requestId,
+      method: line.method,
+      route: line.route,
+      status: line.status,
+      ms: line.ms
+    })
+  )
+
+/**
  * The HTTP app over the services of the context. Scoped: it serves while the scope is open.
+ *
+ * Every request runs as one short fiber on the runtime the app was made in, through plain
+ * functions that return effects (no generator, no span per request): the route is matched, the
+ * rate limit counted, the key checked (from core's key cache) and the endpoint run. The request's
+ * log line is not written on the way: it is queued and the queue is logged a few milliseconds
+ * later, after the answers (a failure's lines are written at once).
  *
  * ```ts
  * const app = yield* AppexecHttp.make({ basePath: "/api", rateLimit: { limit: 1000 } })
@@ -109,13 +130,44 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       if (!route.authenticated) return yield* Effect.dieMessage(`endpoint ${route.name} is not guarded by an API key`)
     }
     const policy = RateLimit.policyOf(options.rateLimit)
-    const trustProxy = options.rateLimit?.trustProxy ?? RateLimit.defaults.trustProxy
+    const hops = RateLimit.hopsOf(options.rateLimit?.trustProxy)
     const basePath = normalizeBasePath(options.basePath)
     const logRequests = options.logRequests ?? true
     const media = options.media === false ? Option.none() : yield* MediaRoute.make
     if (Option.isSome(media)) yield* MediaRoute.checkBasePath(basePath)
     const operator = options.operator === false ? undefined : yield* OperatorRoutes.make
     const runtime = yield* Effect.runtime<never>()
+    const clock = yield* Effect.clock
+
+    // Request lines wait here (at most `REQUEST_LOG_DELAY_MS`), then go out together.
+    let pending: Array<RequestLine> = []
+    let flushing: ReturnType<typeof setTimeout> | undefined
+    const runLog = Runtime.runFork(runtime)
+    const flush = () => {
+      flushing = undefined
+      const lines = pending
+      pending = []
+      runLog(Effect.forEach(lines, logLine, { discard: true }))
+    }
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        if (flushing !== undefined) clearTimeout(flushing)
+        flushing = undefined
+        const lines = pending
+        pending = []
+        return Effect.forEach(lines, logLine, { discard: true })
+      })
+    )
+    const queueLine = (line: RequestLine) => {
+      pending.push(line)
+      if (flushing === undefined) flushing = setTimeout(flush, REQUEST_LOG_DELAY_MS)
+    }
+
+    const failedWithStorage = (requestId: string) => (error: Errors.StorageError) =>
+      Effect.logError("request failed: storage", error).pipe(
+        Effect.annotateLogs("requestId", requestId),
+        Effect.as(ErrorAnswers.internalError(requestId))
+      )
 
     // The route label of the request counter: a known route, or "other" (a path a client made up
     // must not become a series of its own). One tagged counter per label pair, made once.
@@ -141,53 +193,36 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
 
     /** Runs an endpoint for an authenticated caller; every failure becomes its answer. */
     const runEndpoint = (
-      route: Routes.Route,
+      endpoint: Endpoints.Served,
       input: Parameters<Endpoints.Served["run"]>[0],
       requestId: string
     ): Effect.Effect<ServerResponse> =>
-      served
-        .get(route.name)!
-        .run(input)
-        .pipe(
-          Effect.map((answered): ServerResponse => ({
+      Effect.matchEffect(endpoint.run(input), {
+        onSuccess: (answered) =>
+          Effect.succeed({
             status: answered.status,
             headers: answered.body === undefined
               ? answered.headers
               : { "content-type": "application/json", ...answered.headers },
             body: answered.body
-          })),
-          Effect.catchAll((error) => {
-            switch (error._tag) {
-              case "Refused":
-                return Effect.succeed(error.response)
-              case "StorageError":
-                return Effect.logError("request failed: storage", error).pipe(
-                  Effect.as(ErrorAnswers.internalError(requestId))
-                )
-              default:
-                return Effect.succeed(ErrorAnswers.fromRequestError(error))
-            }
-          })
-        )
-
-    const authenticate = (
-      request: ServerRequest
-    ): Effect.Effect<Either.Either<Authentication.Principal, ServerResponse>, Errors.StorageError> =>
-      appexec.keys
-        .authenticate({ "x-api-key": request.headers["x-api-key"], authorization: request.headers["authorization"] })
-        .pipe(
-          Effect.map((principal) => Either.right<Authentication.Principal>(principal)),
-          Effect.catchTags({
-            Unauthorized: (error) =>
-              Effect.succeed(
-                Either.left<ServerResponse>(withHeaders(ErrorAnswers.fromRequestError(error), unauthorizedHeaders))
-              ),
-            StorageError: (error) => Effect.fail(error)
-          })
-        )
+          }),
+        onFailure: (error) => {
+          switch (error._tag) {
+            case "Refused":
+              return Effect.succeed(error.response)
+            case "StorageError":
+              return failedWithStorage(requestId)(error)
+            default:
+              return Effect.succeed(ErrorAnswers.fromRequestError(error))
+          }
+        }
+      })
 
     /** An answer, and the route it went to: an endpoint's path template, or the path itself. */
     type Routed = readonly [ServerResponse, string]
+
+    const unauthorized = (error: Errors.Unauthorized): ServerResponse =>
+      withHeaders(ErrorAnswers.fromRequestError(error), unauthorizedHeaders)
 
     /** A `/v1` request after the rate limit let it through. */
     const api = (
@@ -195,23 +230,30 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       path: string,
       search: string,
       requestId: string
-    ): Effect.Effect<Routed, Errors.StorageError> =>
-      Effect.gen(function*() {
-        const found = table.match(request.method, path)
-        if (found._tag === "NotFound") return [ErrorAnswers.notFound(request.method, path), path] as const
-        if (found._tag === "MethodNotAllowed") {
-          return [ErrorAnswers.methodNotAllowed(request.method, path, found.allow), path] as const
-        }
-        const template = found.route.template
-        const principal = yield* authenticate(request)
-        if (Either.isLeft(principal)) return [principal.left, template] as const
-        const response = yield* runEndpoint(
-          found.route,
-          { params: found.params, query: queryOf(search), principal: principal.right, request },
-          requestId
+    ): Effect.Effect<Routed, Errors.StorageError> => {
+      const found = table.match(request.method, path)
+      if (found._tag === "NotFound") return Effect.succeed([ErrorAnswers.notFound(request.method, path), path] as const)
+      if (found._tag === "MethodNotAllowed") {
+        return Effect.succeed([ErrorAnswers.methodNotAllowed(request.method, path, found.allow), path] as const)
+      }
+      const route = found.route
+      const endpoint = served.get(route.name)!
+      const answer = appexec.keys
+        .authenticate({ "x-api-key": request.headers["x-api-key"], authorization: request.headers["authorization"] })
+        .pipe(
+          Effect.matchEffect({
+            onSuccess: (principal) =>
+              runEndpoint(
+                endpoint,
+                { params: found.params, query: queryOf(search), principal, request },
+                requestId
+              ),
+            onFailure: (error) =>
+              error._tag === "Unauthorized" ? Effect.succeed(unauthorized(error)) : Effect.fail(error)
+          })
         )
-        return [response, template] as const
-      })
+      return Effect.map(answer, (response) => [response, route.template] as const)
+    }
 
     const rateLimited = (
       request: ServerRequest,
@@ -219,20 +261,23 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       search: string,
       requestId: string
     ): Effect.Effect<Routed, Errors.StorageError> =>
-      Effect.gen(function*() {
-        const decision = yield* RateLimiter.consume(RateLimit.clientIp(request, trustProxy), policy).pipe(
-          Effect.provideService(RateLimitStore.RateLimitStore, store)
+      Effect.flatMap(RateLimiter.consumeIn(store, RateLimit.clientIp(request, hops), policy), (decision) => {
+        const headers = RateLimit.headersOf(decision)
+        if (!decision.allowed) {
+          return Effect.succeed(
+            [
+              ErrorAnswers.answer(429, {
+                code: "rate_limited",
+                message: `Rate limit of ${decision.limit} requests exceeded; retry after ${decision.resetSeconds} s.`
+              }, headers),
+              path
+            ] as const
+          )
+        }
+        return Effect.map(
+          api(request, path, search, requestId),
+          ([response, route]) => [withHeaders(response, headers), route] as const
         )
-        const [response, route]: Routed = decision.allowed
-          ? yield* api(request, path, search, requestId)
-          : [
-            ErrorAnswers.answer(429, {
-              code: "rate_limited",
-              message: `Rate limit of ${decision.limit} requests exceeded; retry after ${decision.resetSeconds} s.`
-            }),
-            path
-          ]
-        return [withHeaders(response, RateLimit.headersOf(decision)), route] as const
       })
 
     /** The answer to `request`, before the headers every answer gets. */
@@ -258,28 +303,38 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
 
     const handle = (request: ServerRequest): Effect.Effect<ServerResponse> => {
       const requestId = crypto.randomUUID()
-      return Effect.gen(function*() {
-        const startedAt = logRequests ? yield* Clock.currentTimeMillis : 0
-        const [response, route] = yield* dispatch(request, requestId).pipe(
-          Effect.catchAllCause((cause): Effect.Effect<Routed> =>
-            Cause.isInterruptedOnly(cause)
-              ? Effect.interrupt
-              : Effect.logError("request failed", cause).pipe(
-                Effect.as([ErrorAnswers.internalError(requestId), request.url] as const)
-              )
+      const startedAt = logRequests ? clock.unsafeCurrentTimeMillis() : 0
+      return dispatch(request, requestId).pipe(
+        Effect.catchAllCause((cause): Effect.Effect<Routed> =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.interrupt
+            : Effect.logError("request failed", cause).pipe(
+              Effect.annotateLogs("requestId", requestId),
+              Effect.as([ErrorAnswers.internalError(requestId), request.url] as const)
+            )
+        ),
+        Effect.tap(([response, route]) =>
+          Effect.zipRight(
+            countRequest(route, response.status),
+            Effect.annotateCurrentSpan({ "http.route": route, "http.response.status_code": response.status })
           )
-        )
-        yield* countRequest(route, response.status)
-        yield* Effect.annotateCurrentSpan({ "http.route": route, "http.response.status_code": response.status })
-        if (logRequests) {
-          const ms = (yield* Clock.currentTimeMillis) - startedAt
-          yield* Effect.logInfo(`${request.method} ${splitUrl(request.url).path} ${response.status} ${ms}ms`).pipe(
-            Effect.annotateLogs({ method: request.method, route, status: response.status, ms })
-          )
-        }
-        return withHeaders(response, { "x-request-id": requestId })
-      }).pipe(
-        Effect.annotateLogs("requestId", requestId),
+        ),
+        Effect.flatMap(([response, route]) => {
+          const answer = withHeaders(response, { "x-request-id": requestId })
+          if (!logRequests) return Effect.succeed(answer)
+          const line: RequestLine = {
+            requestId,
+            method: request.method,
+            path: splitUrl(request.url).path,
+            route,
+            status: response.status,
+            ms: clock.unsafeCurrentTimeMillis() - startedAt
+          }
+          // What the server did wrong is logged at once, beside its error.
+          if (response.status >= 500) return Effect.as(logLine(line), answer)
+          queueLine(line)
+          return Effect.succeed(answer)
+        }),
         Effect.withSpan(`http ${request.method}`, {
           kind: "server",
           attributes: { "http.request.method": request.method, "appexec.request_id": requestId },

@@ -3,9 +3,9 @@
  * process (`appexec serve` on SQLite): counting costs no I/O. The counters start again from zero
  * when the process restarts; processes that must share one limit use the storage's store instead.
  *
- * Memory is bounded: counters are grouped by window, a window that has ended is dropped whole,
- * and a window holds at most `maxKeys` clients (the longest-idle ones are forgotten first), so a
- * flood of distinct addresses cannot grow the process.
+ * Memory is bounded: counters are grouped by window, windows before the previous one are dropped
+ * whole, and a window holds at most `maxKeys` clients (the longest-idle ones are forgotten
+ * first), so a flood of distinct addresses cannot grow the process.
  */
 import { RateLimitStore } from "@appexec/core"
 import { Effect, Layer } from "effect"
@@ -18,19 +18,19 @@ export const make = (maxKeys: number = DEFAULT_MAX_KEYS): RateLimitStore.RateLim
   /** Window start → key → count; a key is moved to the end of its map on every hit. */
   const windows = new Map<number, Map<string, number>>()
   return {
-    hit: (key, windowStart, expireBefore) =>
+    hit: (key, windowStart, windowMs) =>
       Effect.sync(() => {
         let counts = windows.get(windowStart)
         if (counts === undefined) {
-          for (const start of windows.keys()) if (start < expireBefore) windows.delete(start)
+          for (const start of windows.keys()) if (start < windowStart - windowMs) windows.delete(start)
           counts = new Map()
           windows.set(windowStart, counts)
         }
-        const count = (counts.get(key) ?? 0) + 1
+        const current = (counts.get(key) ?? 0) + 1
         counts.delete(key)
-        counts.set(key, count)
+        counts.set(key, current)
         if (counts.size > maxKeys) counts.delete(counts.keys().next().value!)
-        return count
+        return { current, previous: windows.get(windowStart - windowMs)?.get(key) ?? 0 }
       })
   }
 }

@@ -5,7 +5,7 @@
  * read only when an endpoint asks for it) and the answer is written in one `writeHead` + `end`. A
  * request whose client goes away before its answer is interrupted.
  */
-import { Duration, Effect, Exit, type Layer, Runtime, type Scope } from "effect"
+import { Duration, Effect, Exit, FiberId, type Layer, Runtime, type Scope } from "effect"
 import {
   createServer as createNodeServer,
   type IncomingHttpHeaders,
@@ -80,7 +80,7 @@ const requestOf = (message: IncomingMessage): ServerRequest => ({
 
 /** The listener of an app made with `AppexecHttp.make`. */
 export const fromApp = (app: AppexecHttp.App): Listener => {
-  const run = Runtime.runCallback(app.runtime)
+  const fork = Runtime.runFork(app.runtime)
   return (message, response) => {
     // HTTP/1.1 requires Host (RFC 9112 §3.2); Node's own refusal of it has no body, so it is answered here.
     if (message.headers.host === undefined && message.httpVersion === "1.1") {
@@ -88,21 +88,25 @@ export const fromApp = (app: AppexecHttp.App): Listener => {
       response.writeHead(status, { ...headers, connection: "close" })
       return void response.end(body)
     }
-    const cancel = run(app.handle(requestOf(message)), {
-      onExit: (exit) => {
-        if (response.writableEnded || response.destroyed) return
-        if (Exit.isSuccess(exit)) {
-          response.writeHead(exit.value.status, exit.value.headers)
-          response.end(exit.value.body)
-        } else {
-          // The app answers every failure itself; only an interruption (shutdown) ends here.
-          response.writeHead(503, { "content-type": "application/json", connection: "close" })
-          response.end(JSON.stringify({ error: { code: "internal_error", message: "The server is stopping." } }))
-        }
+    const answer = (exit: Exit.Exit<AppexecHttp.ServerResponse>) => {
+      if (response.writableEnded || response.destroyed) return
+      if (Exit.isSuccess(exit)) {
+        response.writeHead(exit.value.status, exit.value.headers)
+        response.end(exit.value.body)
+      } else {
+        // The app answers every failure itself; only an interruption (shutdown) ends here.
+        response.writeHead(503, { "content-type": "application/json", connection: "close" })
+        response.end(JSON.stringify({ error: { code: "internal_error", message: "The server is stopping." } }))
       }
-    })
+    }
+    // Started at once on this call's stack, not on the next scheduler turn: most requests never
+    // suspend, and are answered before the listener returns.
+    const fiber = fork(app.handle(requestOf(message)), { immediate: true })
+    const done = fiber.unsafePoll()
+    if (done !== null) return answer(done)
+    fiber.addObserver(answer)
     response.once("close", () => {
-      if (!response.writableEnded) cancel()
+      if (!response.writableEnded) fiber.unsafeInterruptAsFork(FiberId.none)
     })
   }
 }

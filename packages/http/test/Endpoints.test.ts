@@ -2,10 +2,11 @@
  * The six endpoints over a real socket: success bodies, both auth headers, access rules and
  * workspace isolation, and every bad input answered in the error body.
  */
+import { Api } from "@appexec/api"
 import { Appexec } from "@appexec/core"
 import { HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Stream } from "effect"
+import { Chunk, Effect, Schema, Stream } from "effect"
 import { echoApp, errorOf, get, seed, send, stack, testJwk } from "./fixtures.js"
 
 const post = (path: string, key: string, body: string, contentType = "application/json") =>
@@ -17,6 +18,28 @@ const post = (path: string, key: string, body: string, contentType = "applicatio
   )
 
 describe("endpoints", () => {
+  it.scoped("every success body is exactly its schema's encoded form: nothing more, nothing less", () =>
+    Effect.gen(function*() {
+      const { alice, echo } = yield* seed
+      const started = yield* post(
+        `/v1/apps/${echo.appId}/executions`,
+        alice.key,
+        JSON.stringify({ inputs: { prompt: "hi" } })
+      )
+      const { executionId } = (started.body as { data: { executionId: string } }).data
+      const appexec = yield* Appexec.Appexec
+      yield* appexec.executions.await(executionId)
+      // Decoding drops what the schema does not declare; encoding again must give the body back.
+      const roundTrip = <A, I>(schema: Schema.Schema<A, I>, body: unknown) =>
+        expect(Schema.encodeSync(schema)(Schema.decodeUnknownSync(schema)(body))).toEqual(body)
+      roundTrip(Api.startExecution.successSchema, started.body)
+      roundTrip(Api.listApps.successSchema, (yield* get("/v1/apps", alice.key)).body)
+      roundTrip(Api.getApp.successSchema, (yield* get(`/v1/apps/${echo.appId}`, alice.key)).body)
+      roundTrip(Api.getWorkflow.successSchema, (yield* get(`/v1/apps/${echo.appId}/workflow`, alice.key)).body)
+      roundTrip(Api.getExecution.successSchema, (yield* get(`/v1/executions/${executionId}`, alice.key)).body)
+      roundTrip(Api.getSigningKey.successSchema, (yield* get("/v1/webhooks/signing-key", alice.key)).body)
+    }).pipe(Effect.provide(stack())))
+
   it.scoped("GET /v1/apps lists workspace apps first, then public apps, for both auth headers", () =>
     Effect.gen(function*() {
       const { alice, bob, echo, secret } = yield* seed

@@ -28,7 +28,8 @@ describe("authentication", () => {
         [{ "x-api-key": "not-a-key" }, "malformed"],
         [{ authorization: `Basic ${alice.key}` }, "malformed"],
         [{ authorization: `Bearer ${unknown}` }, "not valid"],
-        [{ "x-api-key": revoked.key }, "revoked"]
+        // The same answer as an unknown key: nothing tells a revoked key apart.
+        [{ "x-api-key": revoked.key }, "The API key is not valid."]
       ]
       for (const path of paths) {
         for (const [headers, message] of credentials) {
@@ -38,6 +39,11 @@ describe("authentication", () => {
           expect(errorOf(res.body).code).toBe("unauthorized")
           expect(errorOf(res.body).message).toContain(message)
         }
+        const [unknownAnswer, revokedAnswer] = yield* Effect.all([
+          send(HttpClientRequest.get(path).pipe(HttpClientRequest.setHeader("x-api-key", unknown))),
+          send(HttpClientRequest.get(path).pipe(HttpClientRequest.setHeader("x-api-key", revoked.key)))
+        ])
+        expect(revokedAnswer.body).toEqual(unknownAnswer.body)
       }
       const start = yield* send(
         HttpClientRequest.post(`/v1/apps/${echo.appId}/executions`).pipe(
@@ -49,34 +55,52 @@ describe("authentication", () => {
 })
 
 describe("rate limit", () => {
-  it.scoped("counts every /v1 request per IP before auth, sets the headers, answers 429 with Retry-After, and resets with the window", () =>
+  it.scoped(
+    "counts every /v1 request per IP before auth, sets the headers, answers 429 with Retry-After, and resets with the window",
+    () =>
+      Effect.gen(function*() {
+        const { alice } = yield* seed
+        const first = yield* get("/v1/apps", alice.key)
+        expect(first.status).toBe(200)
+        expect(first.headers["ratelimit-limit"]).toBe("3")
+        expect(first.headers["ratelimit-remaining"]).toBe("2")
+        expect(first.headers["ratelimit-reset"]).toBe("60")
+        const unauthenticated = yield* get("/v1/apps")
+        expect(unauthenticated.status).toBe(401)
+        expect(unauthenticated.headers["ratelimit-remaining"]).toBe("1")
+        const unknownPath = yield* get("/v1/nope", alice.key)
+        expect(unknownPath.status).toBe(404)
+        expect(unknownPath.headers["ratelimit-remaining"]).toBe("0")
+
+        yield* TestClock.adjust("20 seconds")
+        const refused = yield* get("/v1/apps", alice.key)
+        expect(refused.status).toBe(429)
+        expect(errorOf(refused.body).code).toBe("rate_limited")
+        // 4 requests counted in this window: one more fits once half of them slid out, at 90 s.
+        expect(refused.headers["retry-after"]).toBe("70")
+        expect(refused.headers["ratelimit-remaining"]).toBe("0")
+        expect(refused.headers["ratelimit-reset"]).toBe("70")
+
+        // When Retry-After says, one request fits again.
+        yield* TestClock.adjust("70 seconds")
+        const again = yield* get("/v1/apps", alice.key)
+        expect(again.status).toBe(200)
+        expect(again.headers["ratelimit-remaining"]).toBe("0")
+      }).pipe(Effect.provide(stack({ rateLimit: { limit: 3 } }))),
+    20_000
+  )
+
+  it.scoped("does not let twice the limit through across a window boundary", () =>
     Effect.gen(function*() {
       const { alice } = yield* seed
-      const first = yield* get("/v1/apps", alice.key)
-      expect(first.status).toBe(200)
-      expect(first.headers["ratelimit-limit"]).toBe("3")
-      expect(first.headers["ratelimit-remaining"]).toBe("2")
-      expect(first.headers["ratelimit-reset"]).toBe("60")
-      const unauthenticated = yield* get("/v1/apps")
-      expect(unauthenticated.status).toBe(401)
-      expect(unauthenticated.headers["ratelimit-remaining"]).toBe("1")
-      const unknownPath = yield* get("/v1/nope", alice.key)
-      expect(unknownPath.status).toBe(404)
-      expect(unknownPath.headers["ratelimit-remaining"]).toBe("0")
-
-      yield* TestClock.adjust("20 seconds")
-      const refused = yield* get("/v1/apps", alice.key)
-      expect(refused.status).toBe(429)
-      expect(errorOf(refused.body).code).toBe("rate_limited")
-      expect(refused.headers["retry-after"]).toBe("40")
-      expect(refused.headers["ratelimit-remaining"]).toBe("0")
-      expect(refused.headers["ratelimit-reset"]).toBe("40")
-
-      yield* TestClock.adjust("40 seconds")
-      const again = yield* get("/v1/apps", alice.key)
-      expect(again.status).toBe(200)
-      expect(again.headers["ratelimit-remaining"]).toBe("2")
-    }).pipe(Effect.provide(stack({ rateLimit: { limit: 3 } }))))
+      yield* TestClock.adjust("59 seconds")
+      const statuses: Array<number> = []
+      for (let i = 0; i < 6; i++) {
+        if (i === 3) yield* TestClock.adjust("2 seconds")
+        statuses.push((yield* get("/v1/apps", alice.key)).status)
+      }
+      expect(statuses).toEqual([200, 200, 200, 429, 429, 429])
+    }).pipe(Effect.provide(stack({ rateLimit: { limit: 3 } }))), 20_000)
 
   it.scoped("uses the socket address, ignoring X-Forwarded-For, unless trustProxy is set", () =>
     Effect.gen(function*() {
@@ -105,6 +129,26 @@ describe("rate limit", () => {
       // A new made-up entry on the left does not buy a fresh counter.
       expect((yield* from("3.3.3.3", "10.0.0.1")).status).toBe(429)
     }).pipe(Effect.provide(stack({ rateLimit: { limit: 1, trustProxy: true } }))))
+
+  it.scoped("with trustProxy N, counts the address N hops back, whatever the client put before it", () =>
+    Effect.gen(function*() {
+      const { alice } = yield* seed
+      const via = (forwardedFor: string) =>
+        send(
+          HttpClientRequest.get("/v1/apps").pipe(
+            HttpClientRequest.setHeaders({ "x-api-key": alice.key, "x-forwarded-for": forwardedFor })
+          )
+        )
+      // Client, then the first proxy's address as the second proxy appended it.
+      expect((yield* via("203.0.113.7, 10.0.0.1")).status).toBe(200)
+      expect((yield* via("1.1.1.1, 203.0.113.8, 10.0.0.1")).status).toBe(200)
+      // Made-up entries on the left, another first proxy: still the same client.
+      expect((yield* via("9.9.9.9, 203.0.113.7, 10.0.0.2")).status).toBe(429)
+      expect((yield* via("8.8.8.8, 203.0.113.8, 10.0.0.1")).status).toBe(429)
+      // Fewer entries than hops: the leftmost, which a trusted proxy wrote, counts.
+      expect((yield* via("203.0.113.9")).status).toBe(200)
+      expect((yield* via("203.0.113.9")).status).toBe(429)
+    }).pipe(Effect.provide(stack({ rateLimit: { limit: 1, trustProxy: 2 } }))))
 })
 
 describe("outside the API", () => {

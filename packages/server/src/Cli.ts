@@ -83,9 +83,17 @@ const maxRunningPerWorkspace = Options.integer("max-running-per-workspace").pipe
   )
 )
 
-const trustProxy = Options.boolean("trust-proxy").pipe(
-  Options.withDescription("Take the client IP from X-Forwarded-For (only behind a proxy you trust)"),
-  Options.withFallbackConfig(Config.boolean("APPEXEC_TRUST_PROXY"))
+const trustProxy = Options.integer("trust-proxy").pipe(
+  Options.withDescription(
+    "Proxies in front that append to X-Forwarded-For and that you trust: the client IP is the entry that many hops back"
+  ),
+  Options.withFallbackConfig(Config.integer("APPEXEC_TRUST_PROXY")),
+  Options.withDefault(0),
+  Options.mapEffect((n) =>
+    n >= 0
+      ? Effect.succeed(n)
+      : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--trust-proxy: ${n} is not a number of proxies`)))
+  )
 )
 
 /** A whole-number option of at least 1, with its variable and default. */

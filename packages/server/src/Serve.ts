@@ -23,7 +23,8 @@ export interface ServeOptions {
   readonly appsDir: string
   readonly allowPrivateNetworks: boolean
   readonly rateLimit: number
-  readonly trustProxy: boolean
+  /** Proxies in front that append to `X-Forwarded-For` and are trusted (0: none). */
+  readonly trustProxy: number
   readonly webhookRetryDelays: ReadonlyArray<Duration.DurationInput>
   /** Most executions of one workspace running at once (default: no cap). */
   readonly maxRunningPerWorkspace?: number | undefined

@@ -49,7 +49,7 @@ describe("tracing", () => {
           appsDir: defaultAppsDir,
           allowPrivateNetworks: true,
           rateLimit: 1000,
-          trustProxy: false,
+          trustProxy: 0,
           webhookRetryDelays: ["200 millis"],
           tracing: Tracing.layer({ spanProcessor: new SimpleSpanProcessor(exporter) })
         }).pipe(

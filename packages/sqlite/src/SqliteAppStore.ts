@@ -2,25 +2,32 @@
  * `AppStore` on SQLite: `apps` (one row per app, pointing at its current version) and
  * `workflow_versions` (immutable definitions, JSON).
  */
-import { AppStore, type Errors } from "@appexec/core"
-import { Effect, type Either, Layer, Option } from "effect"
+import { AppStore, type Errors, KeyStore } from "@appexec/core"
+import { Effect, Either, Layer, Option } from "effect"
 import type { Selectable } from "kysely"
 import * as PreparedQuery from "./internal/PreparedQuery.js"
 import { decode, parseJson } from "./internal/RowDecoding.js"
 import type { AppsTable } from "./internal/Tables.js"
 import { FOLD, SqliteClient } from "./SqliteClient.js"
 
-const decodeApp = decode(AppStore.AppRecord, "read app")
 const decodeVersion = decode(AppStore.WorkflowVersion, "read workflow version")
 
+const fields = AppStore.AppRecord.fields
+const trusted = { disableValidation: true } as const
+const workspaceId = KeyStore.WorkspaceRecord.fields.workspaceId.make
+
+/**
+ * The record a row holds. Rows are written by `save` alone, from records the domain schema typed,
+ * so they are read back without decoding them again: the ids keep their brands unchecked.
+ */
 const fromRow = (row: Selectable<AppsTable>): Either.Either<AppStore.AppRecord, Errors.StorageError> =>
-  decodeApp({
-    appId: row.app_id,
+  Either.right({
+    appId: fields.appId.make(row.app_id, trusted),
     name: row.name,
     description: row.description,
     isPublic: row.is_public === 1,
-    workspaceId: row.workspace_id,
-    workflowId: row.workflow_id,
+    workspaceId: row.workspace_id === null ? null : workspaceId(row.workspace_id, trusted),
+    workflowId: fields.workflowId.make(row.workflow_id, trusted),
     createdAt: row.created_at,
     updatedAt: row.updated_at
   })
@@ -35,6 +42,15 @@ export const make = Effect.gen(function*() {
   // Every start and every app request reads its app: compiled once.
   const byId = PreparedQuery.make((p: PreparedQuery.Param<{ appId: string }>) => apps.where("app_id", "=", p("appId")))
   const ordered = apps.orderBy("name").orderBy("app_id")
+  const ownApps = PreparedQuery.make((p: PreparedQuery.Param<{ workspaceId: string }>) =>
+    ordered.where("workspace_id", "=", p("workspaceId"))
+  )
+  const othersApps = PreparedQuery.make((p: PreparedQuery.Param<{ workspaceId: string; limit: number }>) =>
+    ordered
+      .where("is_public", "=", 1)
+      .where((eb) => eb.or([eb("workspace_id", "is", null), eb("workspace_id", "!=", p("workspaceId"))]))
+      .limit(p("limit"))
+  )
   // `instr(fold(…))` is a plain substring test, case-insensitive in all of Unicode, with no LIKE wildcards.
   const matching = (search: string | undefined) => {
     if (search === undefined) return ordered
@@ -78,11 +94,11 @@ export const make = Effect.gen(function*() {
         )
       })
     ),
-    get: Effect.fn("SqliteAppStore.get")((appId) =>
+    // Every app request and every start reads one: untraced.
+    get: (appId) =>
       client
         .execute("get app", (c) => c.get(byId.bind({ appId })))
-        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(fromRow(row)))))
-    ),
+        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(fromRow(row))))),
     findByName: Effect.fn("SqliteAppStore.findByName")((workspaceId, name) =>
       client
         .execute("find app by name", (c) =>
@@ -111,24 +127,30 @@ export const make = Effect.gen(function*() {
           )
         )
     ),
-    list: Effect.fn("SqliteAppStore.list")(({ workspaceId, search, publicLimit }) =>
+    // Every listing without a search, the common one, runs two statements compiled once.
+    list: ({ workspaceId, search, publicLimit }) =>
       Effect.gen(function*() {
-        const { own, others } = yield* client.execute("list apps", (c) => ({
-          own: workspaceId === null ? [] : c.all(matching(search).where("workspace_id", "=", workspaceId)),
-          others: c.all(
-            matching(search)
-              .where("is_public", "=", 1)
-              .where((eb) =>
-                workspaceId === null
-                  ? eb.lit(true)
-                  : eb.or([eb("workspace_id", "is", null), eb("workspace_id", "!=", workspaceId)])
+        const { own, others } = yield* client.execute("list apps", (c) =>
+          workspaceId !== null && search === undefined
+            ? {
+              own: c.all(ownApps.bind({ workspaceId })),
+              others: c.all(othersApps.bind({ workspaceId, limit: Math.max(0, publicLimit) }))
+            }
+            : {
+              own: workspaceId === null ? [] : c.all(matching(search).where("workspace_id", "=", workspaceId)),
+              others: c.all(
+                matching(search)
+                  .where("is_public", "=", 1)
+                  .where((eb) =>
+                    workspaceId === null
+                      ? eb.lit(true)
+                      : eb.or([eb("workspace_id", "is", null), eb("workspace_id", "!=", workspaceId)])
+                  )
+                  .limit(Math.max(0, publicLimit))
               )
-              .limit(Math.max(0, publicLimit))
-          )
-        }))
+            })
         return { workspace: yield* fromRows(own), public: yield* fromRows(others) }
-      })
-    ),
+      }),
     listAll: client.execute("list all apps", (c) => c.all(ordered)).pipe(Effect.flatMap(fromRows))
   }
   return service

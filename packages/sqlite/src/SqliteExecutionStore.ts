@@ -165,6 +165,7 @@ export const make = Effect.gen(function*() {
       client.batched("insert execution", (c) => c.run(insert.bind(toColumns(record)))).pipe(
         Effect.zipRight(signal.notify)
       ),
+    // Every poll reads one: untraced.
     get: (executionId) =>
       client
         .execute("get execution", (c) => c.get(get.bind({ executionId })))

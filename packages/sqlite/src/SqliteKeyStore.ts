@@ -2,7 +2,7 @@
  * `KeyStore` on SQLite: `workspaces`, `users` and `api_keys` (hashes only).
  */
 import { KeyStore } from "@appexec/core"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import * as PreparedQuery from "./internal/PreparedQuery.js"
 import { decode } from "./internal/RowDecoding.js"
 import { SqliteClient } from "./SqliteClient.js"
@@ -33,6 +33,8 @@ export const make = Effect.gen(function*() {
     ])
   // Every authenticated request looks its key up: compiled once.
   const keyByHash = PreparedQuery.make((p: PreparedQuery.Param<{ hash: string }>) => keys.where("hash", "=", p("hash")))
+  // Read on every authenticated request when keys are cached: one row, bumped by triggers.
+  const revision = PreparedQuery.make(() => db.selectFrom("key_revision").select("revision").where("id", "=", 1))
 
   const service: KeyStore.KeyStore["Type"] = {
     ensureWorkspace: Effect.fn("SqliteKeyStore.ensureWorkspace")((workspace) =>
@@ -92,11 +94,11 @@ export const make = Effect.gen(function*() {
         )
       })
     ),
-    findKeyByHash: Effect.fn("SqliteKeyStore.findKeyByHash")((hash) =>
-      client
-        .execute("find api key", (c) => c.get(keyByHash.bind({ hash })))
-        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(decodeKey(row)))))
-    ),
+    findKeyByHash: Effect.fnUntraced(function*(hash: string) {
+      const row = yield* client.execute("find api key", (c) => c.get(keyByHash.bind({ hash })))
+      return row === undefined ? Option.none() : Option.some(yield* decodeKey(row))
+    }),
+    keyRevision: client.execute("read key revision", (c) => c.get(revision.bind({}))?.revision ?? 0),
     revokeKey: Effect.fn("SqliteKeyStore.revokeKey")((idOrHint, at) =>
       client.execute("revoke api key", (c) =>
         c.run(

@@ -1,8 +1,8 @@
 /**
- * `RateLimitStore` on SQLite: one fixed-window counter per key, bumped with one prepared
- * `INSERT … ON CONFLICT DO UPDATE … RETURNING count` in autocommit mode — a single statement is
- * atomic, also against other processes on the file, so no transaction is needed. Counters of
- * ended windows are swept now and then, not on every hit.
+ * `RateLimitStore` on SQLite: per key, the counter of its current window and the count of the
+ * window before, bumped with one prepared `INSERT … ON CONFLICT DO UPDATE … RETURNING` in
+ * autocommit mode — a single statement is atomic, also against other processes on the file, so
+ * no transaction is needed. Counters of ended windows are swept now and then, not on every hit.
  */
 import { RateLimitStore } from "@appexec/core"
 import { Effect, Layer } from "effect"
@@ -16,10 +16,13 @@ const SWEEP_EVERY = 1_000
 export const make = Effect.gen(function*() {
   const client = yield* SqliteClient
   const db = client.builder
-  const bump = PreparedQuery.make((p: PreparedQuery.Param<{ key: string; windowStart: number }>) =>
+  // Every SET expression reads the row as it was before the update.
+  const bump = PreparedQuery.make((
+    p: PreparedQuery.Param<{ key: string; windowStart: number; previousStart: number }>
+  ) =>
     db
       .insertInto("rate_limits")
-      .values({ key: p("key"), window_start: p("windowStart"), count: 1 })
+      .values({ key: p("key"), window_start: p("windowStart"), count: 1, previous: 0 })
       .onConflict((oc) =>
         oc.column("key").doUpdateSet((eb) => ({
           count: eb
@@ -28,22 +31,32 @@ export const make = Effect.gen(function*() {
             .then(eb(eb.ref("rate_limits.count"), "+", 1))
             .else(1)
             .end(),
+          previous: eb
+            .case()
+            .when("rate_limits.window_start", "=", p("windowStart"))
+            .then(eb.ref("rate_limits.previous"))
+            .when("rate_limits.window_start", "=", p("previousStart"))
+            .then(eb.ref("rate_limits.count"))
+            .else(0)
+            .end(),
           window_start: p("windowStart")
         }))
       )
-      .returning("count")
+      .returning(["count", "previous"])
   )
   const sweep = PreparedQuery.make((p: PreparedQuery.Param<{ expireBefore: number }>) =>
     db.deleteFrom("rate_limits").where("window_start", "<", p("expireBefore"))
   )
   let hits = 0
   const service: RateLimitStore.RateLimitStore["Type"] = {
-    hit: Effect.fn("SqliteRateLimitStore.hit")((key, windowStart, expireBefore) =>
-      client.execute("rate limit hit", (c) => {
-        if (++hits % SWEEP_EVERY === 0) c.run(sweep.bind({ expireBefore }))
-        return c.get(bump.bind({ key, windowStart }))?.count ?? 1
+    hit: Effect.fnUntraced(function*(key: string, windowStart: number, windowMs: number) {
+      const previousStart = windowStart - windowMs
+      const row = yield* client.execute("rate limit hit", (c) => {
+        if (++hits % SWEEP_EVERY === 0) c.run(sweep.bind({ expireBefore: previousStart }))
+        return c.get(bump.bind({ key, windowStart, previousStart }))
       })
-    )
+      return { current: row?.count ?? 1, previous: row?.previous ?? 0 }
+    })
   }
   return service
 })

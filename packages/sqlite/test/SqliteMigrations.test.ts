@@ -79,4 +79,37 @@ describe("SqliteMigrations", () => {
       expect(applied).toEqual(Object.keys(SqliteMigrations.migrations))
       expect(indexes).toEqual(expect.arrayContaining(["executions_open_by_workspace", "webhook_outbox_due"]))
     }))
+
+  it.scoped("the key revision moves with every change of api_keys, in the same transaction, whoever makes it", () =>
+    Effect.gen(function*() {
+      const filename = yield* tempFile
+      yield* Effect.scoped(Effect.provide(Effect.void, SqliteStorage.layer({ filename })))
+      // Another program on the file, with nothing of appexec: the triggers do the counting.
+      const raw = new Database(filename)
+      const revision = () => (raw.prepare("SELECT revision FROM key_revision").get() as { revision: number }).revision
+      try {
+        raw.prepare("INSERT INTO workspaces (workspace_id, name, created_at) VALUES (?, 'w', 1)").run(
+          "00000000-0000-4000-8000-000000000001"
+        )
+        raw.prepare("INSERT INTO users (user_id, workspace_id, name, created_at) VALUES (?, ?, 'u', 1)").run(
+          "00000000-0000-4000-8000-000000000002",
+          "00000000-0000-4000-8000-000000000001"
+        )
+        const before = revision()
+        raw.prepare(
+          "INSERT INTO api_keys (api_key_id, workspace_id, user_id, hash, hint, created_at) VALUES (?, ?, ?, 'h', 'aex_x', 1)"
+        ).run(
+          "00000000-0000-4000-8000-000000000003",
+          "00000000-0000-4000-8000-000000000001",
+          "00000000-0000-4000-8000-000000000002"
+        )
+        expect(revision()).toBe(before)
+        raw.prepare("UPDATE api_keys SET revoked_at = 5").run()
+        expect(revision()).toBe(before + 1)
+        raw.prepare("DELETE FROM api_keys").run()
+        expect(revision()).toBe(before + 2)
+      } finally {
+        raw.close()
+      }
+    }))
 })

@@ -9,6 +9,7 @@ export const make = Effect.sync(() => {
   const workspaces = new Map<string, KeyStore.WorkspaceRecord>()
   const users = new Map<string, KeyStore.UserRecord>()
   const keys = new Map<string, KeyStore.ApiKeyRecord>()
+  let revision = 0
   const service: KeyStore.KeyStore["Type"] = {
     ensureWorkspace: (workspace) =>
       Effect.sync(() => {
@@ -38,10 +39,12 @@ export const make = Effect.sync(() => {
           if (key.revokedAt === null && (key.apiKeyId === idOrHint || key.hint === idOrHint)) {
             keys.set(hash, { ...key, revokedAt: at })
             revoked++
+            revision++
           }
         }
         return revoked
-      })
+      }),
+    keyRevision: Effect.sync(() => revision)
   }
   return service
 })

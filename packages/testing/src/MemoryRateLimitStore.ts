@@ -4,9 +4,9 @@
  * when it restarts. Hosts whose processes must share one limit use a shared store instead
  * (`SqliteRateLimitStore` is part of `SqliteStorage`).
  *
- * Counters are grouped by window: a hit costs one lookup in its window's map, and a window that
- * has ended is dropped whole, so memory and work stay proportional to the clients of the live
- * windows, however many there are.
+ * Counters are grouped by window: a hit costs a lookup in its window's map and one in the
+ * previous window's, and windows older than that are dropped whole, so memory and work stay
+ * proportional to the clients of the live windows, however many there are.
  */
 import { RateLimitStore } from "@appexec/core"
 import { Effect, Layer } from "effect"
@@ -16,17 +16,17 @@ export const make = Effect.sync((): RateLimitStore.RateLimitStore["Type"] => {
   /** Window start → key → count. */
   const windows = new Map<number, Map<string, number>>()
   return {
-    hit: (key, windowStart, expireBefore) =>
+    hit: (key, windowStart, windowMs) =>
       Effect.sync(() => {
         let counts = windows.get(windowStart)
         if (counts === undefined) {
-          for (const start of windows.keys()) if (start < expireBefore) windows.delete(start)
+          for (const start of windows.keys()) if (start < windowStart - windowMs) windows.delete(start)
           counts = new Map()
           windows.set(windowStart, counts)
         }
-        const count = (counts.get(key) ?? 0) + 1
-        counts.set(key, count)
-        return count
+        const current = (counts.get(key) ?? 0) + 1
+        counts.set(key, current)
+        return { current, previous: windows.get(windowStart - windowMs)?.get(key) ?? 0 }
       })
   }
 })

@@ -4,10 +4,10 @@
  * and the query with that endpoint's schemas and encodes the answer with its success schema, so
  * the handlers are typed by the definition and nothing is cast.
  */
-import { Api, type Authentication } from "@appexec/api"
+import { Api, type Authentication, Execution } from "@appexec/api"
 import { Appexec, type Errors, SigningKeys } from "@appexec/core"
 import { type HttpApiEndpoint, HttpApiSchema, type HttpMethod } from "@effect/platform"
-import { Duration, Effect, Either, Option, ParseResult, Schema } from "effect"
+import { Duration, Effect, Either, Option, ParseResult, Schema, type SchemaAST } from "effect"
 import * as ErrorAnswers from "./ErrorAnswers.js"
 import type { ServerRequest } from "./Exchange.js"
 import * as JsonBody from "./JsonBody.js"
@@ -88,6 +88,44 @@ const decoderOf = <A>(
 const refuseDecoding = (error: ParseResult.ParseError) =>
   new JsonBody.Refused({ response: ErrorAnswers.decodeFailure(error) })
 
+/**
+ * Whether the JSON text of a value of `ast`'s type is already its encoded form: every
+ * transformation in it is the API's `Timestamp` (a `Date` in code, its ISO string on the wire,
+ * which is what `JSON.stringify` writes for a `Date`), and everything else is plain JSON data.
+ * Anything else (an optional with a default, a number from a string, a class) answers no.
+ */
+const isJsonFaithful = (ast: SchemaAST.AST, seen: Set<SchemaAST.AST> = new Set()): boolean => {
+  if (seen.has(ast)) return true
+  seen.add(ast)
+  switch (ast._tag) {
+    case "Transformation":
+      return ast === Execution.Timestamp.ast
+    case "Refinement":
+      return isJsonFaithful(ast.from, seen)
+    case "Suspend":
+      return isJsonFaithful(ast.f(), seen)
+    case "Union":
+      return ast.types.every((member) => isJsonFaithful(member, seen))
+    case "TupleType":
+      return ast.elements.every((e) => isJsonFaithful(e.type, seen)) &&
+        ast.rest.every((r) => isJsonFaithful(r.type, seen))
+    case "TypeLiteral":
+      return ast.propertySignatures.every((p) => isJsonFaithful(p.type, seen)) &&
+        ast.indexSignatures.every((i) => isJsonFaithful(i.type, seen))
+    case "Literal":
+    case "StringKeyword":
+    case "NumberKeyword":
+    case "BooleanKeyword":
+    case "UnknownKeyword":
+    case "UndefinedKeyword":
+    case "Enums":
+    case "TemplateLiteral":
+      return true
+    default:
+      return false
+  }
+}
+
 /** Binds `handler` to `endpoint`. */
 export const serve = <
   Name extends string,
@@ -105,31 +143,49 @@ export const serve = <
   const decodePath = decoderOf(endpoint.pathSchema)
   const decodeQuery = decoderOf(endpoint.urlParamsSchema)
   const decodeHeaders = decoderOf(endpoint.headersSchema)
-  const encode = ParseResult.encodeUnknownEither(endpoint.successSchema)
+  // A success schema whose encoded form is the value's own JSON needs no encoding pass: the
+  // handler's value is typed by it, and `JSON.stringify` writes it as the schema would have.
+  const encode = isJsonFaithful(endpoint.successSchema.ast)
+    ? Either.right
+    : ParseResult.encodeUnknownEither(endpoint.successSchema)
   const status = HttpApiSchema.getStatusSuccess(endpoint.successSchema)
+  const answer = (request: ServerRequest, result: Success | Reply<Success>): Effect.Effect<Answered> => {
+    const reply = result instanceof Reply ? result : new Reply(result)
+    // The handler's value has the endpoint's success type: encoding it cannot fail but on a bug.
+    const encoded = encode(reply.value)
+    if (Either.isLeft(encoded)) return Effect.die(encoded.left)
+    const body = JSON.stringify(encoded.right)
+    if (reply.options.etag !== true) return Effect.succeed({ status, headers: reply.options.headers ?? {}, body })
+    const etag = entityTag(body)
+    const answerHeaders = { ...reply.options.headers, etag }
+    return Effect.succeed(
+      matchesEtag(request.headers["if-none-match"], etag)
+        ? { status: 304, headers: answerHeaders, body: undefined }
+        : { status, headers: answerHeaders, body }
+    )
+  }
+  // Every request of the endpoint runs this: plain steps, no generator.
   return {
     name: endpoint.name,
-    run: ({ params, query, principal, request }) =>
-      Effect.gen(function*() {
-        const path = yield* Either.mapLeft(decodePath(params), refuseDecoding)
-        const decodedQuery = yield* Either.mapLeft(decodeQuery(query), refuseDecoding)
-        const headers = yield* Either.mapLeft(decodeHeaders(request.headers), refuseDecoding)
-        // `path`, `query` and `headers` are the values of this endpoint's own schemas, or `{}`
-        // exactly where it declares none (`never` in its type, `{}` in `Call`): TypeScript cannot
-        // follow that branch.
-        const call = { path, query: decodedQuery, headers, principal, request } as Call<Path, Query, Headers>
-        const result = yield* handler(call)
-        const reply = result instanceof Reply ? result : new Reply(result)
-        // The handler's value has the endpoint's success type: encoding it cannot fail but on a bug.
-        const encoded = yield* Either.match(encode(reply.value), { onLeft: Effect.die, onRight: Effect.succeed })
-        const body = JSON.stringify(encoded)
-        if (reply.options.etag !== true) return { status, headers: reply.options.headers ?? {}, body }
-        const etag = entityTag(body)
-        const answerHeaders = { ...reply.options.headers, etag }
-        return matchesEtag(request.headers["if-none-match"], etag)
-          ? { status: 304, headers: answerHeaders, body: undefined }
-          : { status, headers: answerHeaders, body }
-      })
+    run: ({ params, query, principal, request }) => {
+      const path = decodePath(params)
+      if (Either.isLeft(path)) return Effect.fail(refuseDecoding(path.left))
+      const decodedQuery = decodeQuery(query)
+      if (Either.isLeft(decodedQuery)) return Effect.fail(refuseDecoding(decodedQuery.left))
+      const headers = decodeHeaders(request.headers)
+      if (Either.isLeft(headers)) return Effect.fail(refuseDecoding(headers.left))
+      // `path`, `query` and `headers` are the values of this endpoint's own schemas, or `{}`
+      // exactly where it declares none (`never` in its type, `{}` in `Call`): TypeScript cannot
+      // follow that branch.
+      const call = {
+        path: path.right,
+        query: decodedQuery.right,
+        headers: headers.right,
+        principal,
+        request
+      } as Call<Path, Query, Headers>
+      return Effect.flatMap(handler(call), (result) => answer(request, result))
+    }
   }
 }
 

@@ -1,10 +1,10 @@
 /**
  * The mapping between `ExecutionRecord` and a row of `executions`.
  */
-import { type Errors, type ExecutionQueue, ExecutionRecord } from "@appexec/core"
-import { Either } from "effect"
+import { Errors, type ExecutionQueue, ExecutionRecord } from "@appexec/core"
+import { Either, Schema } from "effect"
 import type { Selectable } from "kysely"
-import { decode, parseJson } from "./RowDecoding.js"
+import { parseJson } from "./RowDecoding.js"
 import type { ExecutionsTable } from "./Tables.js"
 
 /** A row of `executions` as read. */
@@ -28,31 +28,45 @@ export const toColumns = (record: ExecutionRecord.ExecutionRecord) => ({
   trace_parent: record.traceParent ?? null
 })
 
-const decodeRecord = decode(ExecutionRecord.ExecutionRecord, "read execution")
+const fields = ExecutionRecord.ExecutionRecord.fields
+const isStatus = Schema.is(fields.status)
+const trusted = { disableValidation: true } as const
 
-/** The record a row holds (an `Either`, so also an `Effect`). */
-export const fromRow = (row: ExecutionRow): Either.Either<ExecutionRecord.ExecutionRecord, Errors.StorageError> =>
-  Either.flatMap(
+/**
+ * The record a row holds (an `Either`, so also an `Effect`). Rows are written by `toColumns`
+ * alone, from records the domain schema typed, so they are read back without decoding them
+ * again: the ids keep their brands unchecked and the JSON columns are parsed, not validated.
+ * Only what SQLite itself could not keep apart is checked: the status text.
+ */
+export const fromRow = (row: ExecutionRow): Either.Either<ExecutionRecord.ExecutionRecord, Errors.StorageError> => {
+  const status = row.status
+  if (!isStatus(status)) {
+    return Either.left(
+      new Errors.StorageError({ operation: "read execution: decode row", cause: `unknown status '${status}'` })
+    )
+  }
+  return Either.flatMap(
     parseJson(row.inputs, "read execution"),
     (inputs) =>
-      Either.flatMap(parseJson(row.outputs, "read execution"), (outputs) =>
-        decodeRecord({
-          executionId: row.execution_id,
-          workflowId: row.workflow_id,
-          appId: row.app_id,
-          workspaceId: row.workspace_id,
-          userId: row.user_id,
-          status: row.status,
-          inputs,
-          outputs,
-          errorMessage: row.error_message,
-          webhookUrl: row.webhook_url,
-          createdAt: row.created_at,
-          startedAt: row.started_at,
-          completedAt: row.completed_at,
-          ...(row.trace_parent === null ? {} : { traceParent: row.trace_parent })
-        }))
+      Either.map(parseJson(row.outputs, "read execution"), (outputs) => ({
+        executionId: fields.executionId.make(row.execution_id, trusted),
+        workflowId: fields.workflowId.make(row.workflow_id, trusted),
+        appId: fields.appId.make(row.app_id, trusted),
+        workspaceId: fields.workspaceId.make(row.workspace_id, trusted),
+        userId: fields.userId.make(row.user_id, trusted),
+        status,
+        // Written by `toColumns` from the record's own values (see above).
+        inputs: inputs as ExecutionRecord.ExecutionRecord["inputs"],
+        outputs: outputs as ExecutionRecord.ExecutionRecord["outputs"],
+        errorMessage: row.error_message,
+        webhookUrl: row.webhook_url,
+        createdAt: row.created_at,
+        startedAt: row.started_at,
+        completedAt: row.completed_at,
+        ...(row.trace_parent === null ? {} : { traceParent: row.trace_parent })
+      }))
   )
+}
 
 /** The lease a claimed row carries. */
 export const leaseOf = (record: ExecutionRecord.ExecutionRecord, row: ExecutionRow): ExecutionQueue.Lease => ({

@@ -111,11 +111,18 @@ export interface SigningKeysTable {
   published_until: number | null
 }
 
-/** `rate_limits`: one fixed-window counter per key. */
+/** `rate_limits`: per key, the counter of its current window and the previous window's count. */
 export interface RateLimitsTable {
   key: string
   window_start: number
   count: number
+  previous: number
+}
+
+/** `key_revision`: one row, bumped by triggers on every change of `api_keys`. */
+export interface KeyRevisionTable {
+  id: number
+  revision: number
 }
 
 /** `blobs`: media bytes. */
@@ -138,5 +145,6 @@ export interface Tables {
   webhook_outbox: WebhookOutboxTable
   signing_keys: SigningKeysTable
   rate_limits: RateLimitsTable
+  key_revision: KeyRevisionTable
   blobs: BlobsTable
 }

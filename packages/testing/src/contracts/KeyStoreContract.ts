@@ -1,6 +1,6 @@
 /**
  * Contract of `KeyStore`: workspaces unique by name, users unique by name within a workspace,
- * keys found by hash and revoked by id or hint.
+ * keys found by hash and revoked by id or hint; the key revision, where there is one, moves on revocation.
  */
 import { Ids } from "@appexec/api"
 import { KeyStore } from "@appexec/core"
@@ -72,6 +72,26 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         expect(yield* keys.findKeyByHash(key(1).hash)).toEqual(Option.some({ ...key(1), revokedAt: 50 }))
         expect(yield* keys.revokeKey("aex_hint2", 70)).toBe(2)
         expect(yield* keys.revokeKey("nothing", 70)).toBe(0)
+      })
+    )
+
+    test(
+      "the key revision, when the store has one, moves with every revocation and stays put otherwise",
+      Effect.gen(function*() {
+        const keys = yield* KeyStore.KeyStore
+        if (keys.keyRevision === undefined) return
+        yield* keys.ensureWorkspace(workspace(1))
+        yield* keys.ensureUser(user(1, 1))
+        const initial = yield* keys.keyRevision
+        yield* keys.insertKey(key(1))
+        yield* keys.insertKey(key(2))
+        yield* keys.findKeyByHash(key(1).hash)
+        expect(yield* keys.keyRevision).toBe(initial)
+        expect(yield* keys.revokeKey(key(1).apiKeyId, 50)).toBe(1)
+        const afterFirst = yield* keys.keyRevision
+        expect(afterFirst).not.toBe(initial)
+        expect(yield* keys.revokeKey("aex_hint2", 60)).toBe(1)
+        expect(yield* keys.keyRevision).not.toBe(afterFirst)
       })
     )
   })

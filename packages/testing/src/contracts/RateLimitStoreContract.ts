@@ -1,5 +1,6 @@
 /**
- * Contract of `RateLimitStore`: one counter per key and window; a new window starts at one.
+ * Contract of `RateLimitStore`: one counter per key and window, a new window starts at one, and
+ * each hit also reports the count of the window just before.
  */
 import { RateLimitStore } from "@appexec/core"
 import { describe, expect } from "@effect/vitest"
@@ -12,12 +13,24 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
     const test = storageTest(makeStorage)
 
     test(
-      "counts hits per key within a window and starts again in the next",
+      "counts hits per key within a window, starts again in the next, and reports the previous window's count",
       Effect.gen(function*() {
         const store = yield* RateLimitStore.RateLimitStore
-        const hit = (key: string, window: number) => store.hit(key, window, window - 60_000)
-        expect([yield* hit("a", 0), yield* hit("a", 0), yield* hit("b", 0), yield* hit("a", 0)]).toEqual([1, 2, 1, 3])
-        expect([yield* hit("a", 60_000), yield* hit("a", 60_000), yield* hit("b", 60_000)]).toEqual([1, 2, 1])
+        const hit = (key: string, window: number) => store.hit(key, window, 60_000)
+        expect([yield* hit("a", 0), yield* hit("a", 0), yield* hit("b", 0), yield* hit("a", 0)]).toEqual([
+          { current: 1, previous: 0 },
+          { current: 2, previous: 0 },
+          { current: 1, previous: 0 },
+          { current: 3, previous: 0 }
+        ])
+        expect([yield* hit("a", 60_000), yield* hit("a", 60_000), yield* hit("b", 60_000)]).toEqual([
+          { current: 1, previous: 3 },
+          { current: 2, previous: 3 },
+          { current: 1, previous: 1 }
+        ])
+        // A window that is not the one just before does not count.
+        expect(yield* hit("a", 180_000)).toEqual({ current: 1, previous: 0 })
+        expect(yield* hit("b", 240_000)).toEqual({ current: 1, previous: 0 })
       })
     )
 
@@ -26,10 +39,10 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
       Effect.gen(function*() {
         const store = yield* RateLimitStore.RateLimitStore
         const counts = yield* Effect.all(
-          Array.from({ length: 50 }, () => store.hit("ip", 0, -60_000)),
+          Array.from({ length: 50 }, () => store.hit("ip", 0, 60_000)),
           { concurrency: "unbounded" }
         )
-        expect([...counts].sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1))
+        expect(counts.map((c) => c.current).sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1))
       })
     )
   })

@@ -1,5 +1,5 @@
 /**
- * Migration 0006: what retention, the operator's listing and tracing need. Executions and webhook
+ * Migration 0007: what retention, the operator's listing and tracing need. Executions and webhook
  * deliveries keep the `traceparent` their trace continues from; finished executions are found by
  * completion time (retention), and a workspace's executions newest first (`executions list`).
  */
