@@ -107,7 +107,6 @@ describe("tracing", () => {
         expect([...new Set(trace.map((s) => s.name))]).toEqual(
           expect.arrayContaining([
             "http POST",
-            "Appexec.keys.authenticate",
             "Appexec.executions.start",
             "Worker.process",
             "WebhookDispatcher.deliver"
