@@ -4,12 +4,19 @@
  */
 import { Api, type Authentication } from "@appexec/api"
 import type { AppDetail, AppSummary, WorkflowGraph } from "@appexec/api/App"
-import { type Execution, type StartedExecution, type WebhookDelivery } from "@appexec/api/Execution"
+import {
+  type Execution,
+  type ExecutionStatus,
+  type StartedExecution,
+  type WebhookDelivery
+} from "@appexec/api/Execution"
 import { ApiKeyId, AppId, ExecutionId, UserId, WorkspaceId } from "@appexec/api/Ids"
-import { Context, Duration, Effect, Either, Layer, Option, Schema } from "effect"
+import { Clock, Context, Duration, Effect, Either, Layer, Metric, Option, Ref, Schema } from "effect"
 import { parameterIdOf } from "./AppDefinition.js"
 import { AppexecConfig, millis } from "./AppexecConfig.js"
+import { executionsStarted, recordFinished } from "./AppexecMetrics.js"
 import { type AppRecord, AppStore } from "./AppStore.js"
+import { BlobStore } from "./BlobStore.js"
 import {
   AppAccessDenied,
   AppNotFound,
@@ -33,8 +40,10 @@ import { credentialFrom, hashKey, hintOf, isWellFormed, KEY_RANDOM_BYTES } from 
 import { AppCatalog, type ImportOptions } from "./internal/AppCatalog.js"
 import { CANCELED_MESSAGE, Cancellations } from "./internal/Cancellations.js"
 import { canonicalJson, sha256Hex } from "./internal/hash.js"
+import * as Retention from "./internal/Retention.js"
 import { type ApiKeyRecord, KeyStore, type UserRecord, type WorkspaceRecord } from "./KeyStore.js"
 import { OutboundHttp } from "./OutboundHttp.js"
+import * as TraceContext from "./TraceContext.js"
 import { DeliveryId, entryFor, WebhookOutbox } from "./WebhookOutbox.js"
 
 /** Who is calling: the workspace, user and key of an authenticated request. */
@@ -169,8 +178,38 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
       /** Creates a workspace, or returns the one with that name. */
       readonly create: (name: string) => Effect.Effect<WorkspaceRecord, StorageError>
     }
+    /** For operators: readiness, executions across workspaces, retention (docs/operations.md). */
+    readonly operator: {
+      /** Ready for traffic: storage answers (within 2 s) and the instance is not draining; else why not. */
+      readonly ready: Effect.Effect<Option.Option<string>>
+      /** Marks the instance as draining (shutting down): `ready` answers so from now on. */
+      readonly drain: Effect.Effect<void>
+      /** Executions newest first, of one workspace (by name) and status if given; `limit` 1–1000 (default 50). */
+      readonly listExecutions: (filter?: ExecutionFilter) => Effect.Effect<
+        ReadonlyArray<ExecutionRecord>,
+        InvalidRequest | StorageError
+      >
+      /**
+       * Deletes finished executions completed longer than the retention ago (or `olderThan`), with
+       * their webhook deliveries and media; answers how many were deleted.
+       */
+      readonly prune: (options?: {
+        readonly olderThan?: Duration.DurationInput | undefined
+      }) => Effect.Effect<number, StorageError>
+    }
   }
 >() {}
+
+/** Which executions `operator.listExecutions` answers. */
+export interface ExecutionFilter {
+  /** Workspace name. */
+  readonly workspace?: string | undefined
+  readonly status?: ExecutionStatus | undefined
+  readonly limit?: number | undefined
+}
+
+/** Default and bounds of `operator.listExecutions`'s limit. */
+export const OPERATOR_LIST_LIMIT = { default: 50, min: 1, max: 1000 } as const
 
 const summaryOf = (app: AppRecord): AppSummary => ({
   appId: app.appId,
@@ -190,11 +229,13 @@ export const layer = Layer.scoped(
     const catalog = yield* AppCatalog
     const events = yield* ExecutionEvents
     const ids = yield* IdGenerator
+    const blobs = yield* BlobStore
     const cancellations = yield* Cancellations
     // Only to refuse at start a webhook URL the client would surely refuse at delivery.
     const outbound = yield* Effect.serviceOption(OutboundHttp)
     const outbox = yield* WebhookOutbox
     const now = Effect.clockWith((clock) => clock.currentTimeMillis)
+    const draining = yield* Ref.make(false)
 
     /**
      * Keys that authenticated, by the key as presented, while the store's key revision stays
@@ -413,21 +454,26 @@ export const layer = Layer.scoped(
             startedAt: null,
             completedAt: null
           }
+          // The trace this request is part of: the run and the webhook attempts continue it.
+          const traceParent = yield* TraceContext.current
+          const stored = traceParent === undefined ? record : { ...record, traceParent }
           if (idempotencyKey === undefined) {
-            yield* executionStore.insert(record)
+            yield* executionStore.insert(stored)
+            yield* Metric.increment(executionsStarted)
             yield* events.publish(record)
             return toStartedExecution(record)
           }
           // The request as sent: a replay must name the same app, inputs and webhook.
           const fingerprint = sha256Hex(canonicalJson({ appId, inputs, webhook: webhook ?? null }))
           const at = yield* now
-          const inserted = yield* executionStore.insertIdempotent(record, {
+          const inserted = yield* executionStore.insertIdempotent(stored, {
             workspaceId: principal.workspaceId,
             key: idempotencyKey,
             fingerprint,
             expiresAt: at + millis(config.idempotencyKeyTtl)
           }, at)
           if (inserted._tag === "Inserted") {
+            yield* Metric.increment(executionsStarted)
             yield* events.publish(record)
             return toStartedExecution(record)
           }
@@ -476,8 +522,9 @@ export const layer = Layer.scoped(
                 onLeft: Effect.die,
                 onRight: Effect.succeed
               })
-              const outbox = entryFor(failed, DeliveryId.make(yield* ids.uuid), at)
+              const outbox = entryFor(failed, DeliveryId.make(yield* ids.uuid), at, failed.traceParent)
               if (yield* executionStore.cancelQueued(failed, at, outbox)) {
+                yield* recordFinished(failed)
                 yield* events.publish(failed)
                 return toExecution(failed)
               }
@@ -548,7 +595,43 @@ export const layer = Layer.scoped(
           return authenticateKey(key)
         }
       },
-      workspaces: { create: Effect.fn("Appexec.workspaces.create")(ensureWorkspace) }
+      workspaces: { create: Effect.fn("Appexec.workspaces.create")(ensureWorkspace) },
+      operator: {
+        ready: Effect.gen(function*() {
+          if (yield* Ref.get(draining)) return Option.some("draining")
+          const probe = yield* executionStore.countOpen.pipe(Effect.timeoutOption("2 seconds"), Effect.either)
+          if (probe._tag === "Left") return Option.some("storage unavailable")
+          return Option.isNone(probe.right) ? Option.some("storage did not answer within 2 s") : Option.none()
+        }),
+        drain: Ref.set(draining, true),
+        listExecutions: Effect.fn("Appexec.operator.listExecutions")(function*(filter: ExecutionFilter = {}) {
+          const limit = filter.limit ?? OPERATOR_LIST_LIMIT.default
+          if (!Number.isInteger(limit) || limit < OPERATOR_LIST_LIMIT.min || limit > OPERATOR_LIST_LIMIT.max) {
+            return yield* new InvalidRequest({
+              reason: `\`limit\` must be an integer from ${OPERATOR_LIST_LIMIT.min} to ${OPERATOR_LIST_LIMIT.max}.`
+            })
+          }
+          let workspaceId: WorkspaceId | undefined
+          if (filter.workspace !== undefined) {
+            const workspace = yield* keyStore.findWorkspace(filter.workspace)
+            if (Option.isNone(workspace)) {
+              return yield* new InvalidRequest({ reason: `No workspace is named '${filter.workspace}'.` })
+            }
+            workspaceId = workspace.value.workspaceId
+          }
+          return yield* executionStore.list({ limit, status: filter.status, workspaceId })
+        }),
+        prune: Effect.fn("Appexec.operator.prune")(function*(
+          options: { readonly olderThan?: Duration.DurationInput | undefined } = {}
+        ) {
+          const retention = options.olderThan === undefined ? config.retention : Duration.decode(options.olderThan)
+          const cutoff = (yield* Clock.currentTimeMillis) - Duration.toMillis(retention)
+          return yield* Retention.pruneBefore(cutoff).pipe(
+            Effect.provideService(ExecutionStore, executionStore),
+            Effect.provideService(BlobStore, blobs)
+          )
+        })
+      }
     }
   })
 )

@@ -56,6 +56,10 @@ export interface AppexecOptions {
   readonly signingKeyGrace: Duration.DurationInput
   /** A signing key given by the operator (private JWK); when absent one is generated and stored. */
   readonly signingKeyJwk?: PrivateJwk | undefined
+  /** How long finished executions (with their deliveries and media) are kept before retention deletes them. */
+  readonly retention: Duration.DurationInput
+  /** How often retention looks for finished executions past `retention`. */
+  readonly retentionInterval: Duration.DurationInput
   /**
    * The master key (32 bytes) that seals the secrets the store holds (`SecretSealing`). Without
    * one, signing keys are stored in the clear (a warning says so at start).
@@ -84,7 +88,9 @@ export const defaults: AppexecOptions = {
   webhookPollInterval: "1 second",
   webhookConcurrency: 8,
   webhookClaimMargin: "30 seconds",
-  signingKeyGrace: "7 days"
+  signingKeyGrace: "7 days",
+  retention: "30 days",
+  retentionInterval: "1 hour"
 }
 
 /** The checked settings in force: every duration decoded. */
@@ -109,6 +115,8 @@ export interface Settings {
   readonly webhookClaimMargin: Duration.Duration
   readonly signingKeyGrace: Duration.Duration
   readonly signingKeyJwk: PrivateJwk | undefined
+  readonly retention: Duration.Duration
+  readonly retentionInterval: Duration.Duration
   readonly masterKey: Redacted.Redacted<Uint8Array> | undefined
   readonly previousMasterKeys: ReadonlyArray<Redacted.Redacted<Uint8Array>>
 }
@@ -140,7 +148,9 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
       "webhookTimeout",
       "webhookPollInterval",
       "webhookClaimMargin",
-      "signingKeyGrace"
+      "signingKeyGrace",
+      "retention",
+      "retentionInterval"
     ] as const
   ) {
     const decoded = Duration.decodeUnknown(o[name])
@@ -176,6 +186,8 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
     webhookClaimMargin: durations.webhookClaimMargin!,
     signingKeyGrace: durations.signingKeyGrace!,
     signingKeyJwk: o.signingKeyJwk,
+    retention: durations.retention!,
+    retentionInterval: durations.retentionInterval!,
     masterKey: o.masterKey,
     previousMasterKeys: o.previousMasterKeys ?? []
   }
@@ -200,6 +212,8 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
   ) {
     if (!isWholeAtLeast(value, 1)) return invalid(name, "must be a whole number of at least 1")
   }
+  if (Duration.toMillis(settings.retention) < 1) return invalid("retention", "must be at least 1 ms")
+  if (Duration.toMillis(settings.retentionInterval) < 1) return invalid("retentionInterval", "must be at least 1 ms")
   if (settings.maxRunningPerWorkspace !== undefined && !isWholeAtLeast(settings.maxRunningPerWorkspace, 1)) {
     return invalid("maxRunningPerWorkspace", "must be a whole number of at least 1")
   }

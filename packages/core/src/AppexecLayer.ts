@@ -17,6 +17,7 @@ import type { ExecutionStore } from "./ExecutionStore.js"
 import type { IdGenerator } from "./IdGenerator.js"
 import * as AppCatalog from "./internal/AppCatalog.js"
 import { Cancellations } from "./internal/Cancellations.js"
+import * as Retention from "./internal/Retention.js"
 import * as Worker from "./internal/Worker.js"
 import type { KeyStore } from "./KeyStore.js"
 import * as NodeRegistry from "./NodeRegistry.js"
@@ -49,6 +50,11 @@ export interface Options<Nodes extends ReadonlyArray<NodeType.Any>> {
   readonly worker?: boolean
   /** Run a webhook dispatcher in this process (default true). */
   readonly webhooks?: boolean
+  /**
+   * Delete finished executions past `config.retention` in this process, every
+   * `config.retentionInterval` (default: where a worker runs).
+   */
+  readonly retention?: boolean
 }
 
 /** Services an instance offers to its host. */
@@ -92,5 +98,8 @@ export const make = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly 
   ).pipe(Layer.provideMerge(settings))
   const facade = Appexec.layer.pipe(Layer.provideMerge(AppCatalog.layer), Layer.provideMerge(base))
   const withWorker = options.worker === false ? facade : Worker.layer.pipe(Layer.provideMerge(facade))
-  return options.webhooks === false ? withWorker : WebhookDispatcher.layer.pipe(Layer.provideMerge(withWorker))
+  const withRetention = (options.retention ?? options.worker !== false)
+    ? Retention.layer.pipe(Layer.provideMerge(withWorker))
+    : withWorker
+  return options.webhooks === false ? withRetention : WebhookDispatcher.layer.pipe(Layer.provideMerge(withRetention))
 }

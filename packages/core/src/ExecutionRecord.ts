@@ -22,7 +22,12 @@ export const ExecutionRecord = Schema.Struct({
   webhookUrl: Schema.NullOr(Schema.String),
   createdAt: Schema.Number,
   startedAt: Schema.NullOr(Schema.Number),
-  completedAt: Schema.NullOr(Schema.Number)
+  completedAt: Schema.NullOr(Schema.Number),
+  /**
+   * The W3C `traceparent` of the span that accepted the execution, so the worker's run (in any
+   * process) continues that trace. Absent on records made without one.
+   */
+  traceParent: Schema.optional(Schema.String)
 })
 export type ExecutionRecord = typeof ExecutionRecord.Type
 

@@ -2,6 +2,7 @@
  * Port: where executions live. Writes after acceptance are fenced by the lease of the worker
  * that runs the execution (see `ExecutionQueue`).
  */
+import type { ExecutionStatus } from "@appexec/api/Execution"
 import type { ExecutionId, WorkspaceId } from "@appexec/api/Ids"
 import { Context, type Effect, type Option } from "effect"
 import type { LeaseLost, StorageError } from "./Errors.js"
@@ -9,6 +10,19 @@ import type { Lease } from "./ExecutionQueue.js"
 import type { ExecutionRecord } from "./ExecutionRecord.js"
 import type { OutboxEntry } from "./WebhookOutbox.js"
 
+/** Which executions `list` answers. */
+export interface ListFilter {
+  readonly workspaceId?: WorkspaceId | undefined
+  readonly status?: ExecutionStatus | undefined
+  /** At most this many, newest first. */
+  readonly limit: number
+}
+
+/** How many executions are unfinished, by status. */
+export interface OpenCounts {
+  readonly queued: number
+  readonly running: number
+}
 /**
  * An `Idempotency-Key` to record with a new execution: the workspace's key, a digest of the
  * request it came with, and when it stops counting (epoch ms).
@@ -61,6 +75,20 @@ export class ExecutionStore extends Context.Tag("@appexec/core/ExecutionStore")<
       lease: Lease,
       outbox?: OutboxEntry
     ) => Effect.Effect<void, LeaseLost | StorageError>
+    /** Executions for operators, newest (by creation) first. */
+    readonly list: (filter: ListFilter) => Effect.Effect<ReadonlyArray<ExecutionRecord>, StorageError>
+    /** Up to `limit` ids of finished executions whose `completedAt` is before `cutoff` (epoch ms), oldest first. */
+    readonly finishedBefore: (
+      cutoff: number,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<ExecutionId>, StorageError>
+    /**
+     * Deletes the finished executions among `executionIds` with their webhook deliveries, in one
+     * atomic write; an unfinished one is kept. Answers how many were deleted.
+     */
+    readonly deleteFinished: (executionIds: ReadonlyArray<ExecutionId>) => Effect.Effect<number, StorageError>
+    /** How many executions are queued and running now. */
+    readonly countOpen: Effect.Effect<OpenCounts, StorageError>
     /**
      * Cancels an execution no worker holds: replaces it with `record` (its failed form) and
      * records `outbox` in the same atomic write, only while it is still `queued` with no live

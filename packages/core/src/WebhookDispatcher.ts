@@ -11,14 +11,16 @@
  */
 import { Envelope } from "@appexec/api/Envelope"
 import { Execution } from "@appexec/api/Execution"
-import { Chunk, Clock, Duration, Effect, FiberSet, Layer, Option, Queue, Ref, Schema } from "effect"
+import { Chunk, Clock, Duration, Effect, FiberSet, Layer, Metric, Option, Queue, Ref, Schema } from "effect"
 import { AppexecConfig, millis } from "./AppexecConfig.js"
+import { webhookDeliveries } from "./AppexecMetrics.js"
 import { ExecutionEvents } from "./ExecutionEvents.js"
 import { isTerminal } from "./ExecutionLifecycle.js"
 import { toExecution } from "./ExecutionRecord.js"
 import { ExecutionStore } from "./ExecutionStore.js"
 import { OutboundHttp, type OutboundResponse } from "./OutboundHttp.js"
 import { SigningKeys } from "./SigningKeys.js"
+import * as TraceContext from "./TraceContext.js"
 import { type DeliveryAttempt, type OutboxEntry, WebhookOutbox } from "./WebhookOutbox.js"
 import { names, signedMessage, timestampOf } from "./WebhookSignature.js"
 
@@ -118,7 +120,7 @@ export const make = Effect.gen(function*() {
     })
 
   /** Sends one attempt of a claimed entry and records it. */
-  const deliver = Effect.fn("WebhookDispatcher.deliver")((entry: OutboxEntry) =>
+  const deliverAttempt = Effect.fn("WebhookDispatcher.deliver")((entry: OutboxEntry) =>
     Effect.gen(function*() {
       const at = yield* Clock.currentTimeMillis
       const outcome = yield* attempt(entry).pipe(
@@ -134,6 +136,18 @@ export const make = Effect.gen(function*() {
         error: outcome._tag === "Delivered" ? null : outcome.error
       }
       const next = nextStep(outcome, number, yield* Clock.currentTimeMillis, config.webhookRetryDelays.map(millis))
+      yield* Effect.annotateCurrentSpan({
+        "appexec.webhook.attempt": number,
+        "appexec.webhook.outcome": outcome._tag,
+        ...(outcome.status === null ? {} : { "http.response.status_code": outcome.status })
+      })
+      yield* Metric.increment(
+        Metric.tagged(
+          webhookDeliveries,
+          "outcome",
+          outcome._tag === "Delivered" ? "delivered" : "retryAt" in next ? "retrying" : "failed"
+        )
+      )
       if (!(yield* outbox.recordAttempt(entry, recorded, next))) {
         return yield* Effect.logWarning(
           `webhook ${entry.executionId} attempt ${number} not recorded: its claim ran out and another dispatcher took the delivery over`
@@ -159,6 +173,9 @@ export const make = Effect.gen(function*() {
       Effect.annotateLogs({ executionId: entry.executionId, deliveryId: entry.deliveryId })
     )
   )
+
+  /** Sends one attempt of a claimed entry and records it, in the trace of the run that finished the execution. */
+  const deliver = (entry: OutboxEntry) => deliverAttempt(entry).pipe(TraceContext.continueFrom(entry.traceParent))
 
   /** Claims up to `limit` due entries; none when the claim fails (it is logged and tried again later). */
   const claim = (limit: number) =>

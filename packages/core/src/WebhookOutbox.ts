@@ -35,14 +35,25 @@ export const OutboxEntry = Schema.Struct({
   /** When the next attempt is due (epoch ms); meaningful while pending. */
   nextAttemptAt: Schema.Number,
   attempts: Schema.Array(DeliveryAttempt),
-  createdAt: Schema.Number
+  createdAt: Schema.Number,
+  /** The W3C `traceparent` of the run that finished the execution: every attempt continues its trace. */
+  traceParent: Schema.optional(Schema.String)
 })
 export type OutboxEntry = typeof OutboxEntry.Type
 
-/** The entry to record with a finished execution that asked for a webhook; none when it did not. */
-export const entryFor = (record: ExecutionRecord, deliveryId: DeliveryId, at: number): OutboxEntry | undefined =>
+/**
+ * The entry to record with a finished execution that asked for a webhook; none when it did not.
+ * `traceParent` is the span its attempts continue the trace from.
+ */
+export const entryFor = (
+  record: ExecutionRecord,
+  deliveryId: DeliveryId,
+  at: number,
+  traceParent?: string | undefined
+): OutboxEntry | undefined =>
   (record.status === "completed" || record.status === "failed") && record.webhookUrl !== null
     ? {
+      ...(traceParent === undefined ? {} : { traceParent }),
       deliveryId,
       executionId: record.executionId,
       userId: record.userId,

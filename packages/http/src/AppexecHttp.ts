@@ -12,12 +12,14 @@
  * `WebHandler` adapt it to a Node server and to web `Request → Response`.
  */
 import { Appexec, type Errors, RateLimiter, RateLimitStore, type SigningKeys } from "@appexec/core"
-import { Cause, Effect, Exit, type Layer, ManagedRuntime, Option, Runtime, Scope } from "effect"
+import { AppexecMetrics, TraceContext } from "@appexec/core"
+import { Cause, Effect, Exit, type Layer, ManagedRuntime, Metric, Option, Runtime, Scope } from "effect"
 import * as Endpoints from "./internal/Endpoints.js"
 import * as ErrorAnswers from "./internal/ErrorAnswers.js"
 import { type ServerRequest, type ServerResponse, withHeaders } from "./internal/Exchange.js"
 import * as Routes from "./internal/Routes.js"
 import * as MediaRoute from "./MediaRoute.js"
+import * as OperatorRoutes from "./OperatorRoutes.js"
 import * as RateLimit from "./RateLimit.js"
 
 export type { ServerRequest, ServerResponse } from "./internal/Exchange.js"
@@ -36,6 +38,11 @@ export interface Options extends Endpoints.Options {
    * their base URL must include the mount path. Set false when the host serves media itself.
    */
   readonly media?: boolean
+  /**
+   * Answer the operator's routes at `<basePath>/healthz`, `/readyz`, `/openapi.json` and `/docs`
+   * (default true; see `OperatorRoutes`).
+   */
+  readonly operator?: boolean
 }
 
 /** What the app needs: the facade, the signing keys and the rate-limit counters. */
@@ -128,6 +135,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
     const logRequests = options.logRequests ?? true
     const media = options.media === false ? Option.none() : yield* MediaRoute.make
     if (Option.isSome(media)) yield* MediaRoute.checkBasePath(basePath)
+    const operator = options.operator === false ? undefined : yield* OperatorRoutes.make
     const runtime = yield* Effect.runtime<never>()
     const clock = yield* Effect.clock
 
@@ -160,6 +168,28 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
         Effect.annotateLogs("requestId", requestId),
         Effect.as(ErrorAnswers.internalError(requestId))
       )
+
+    // The route label of the request counter: a known route, or "other" (a path a client made up
+    // must not become a series of its own). One tagged counter per label pair, made once.
+    const knownRoutes = new Set<string>([
+      ...table.routes.map((r) => r.template),
+      MediaRoute.PREFIX,
+      ...(operator === undefined ? [] : OperatorRoutes.paths)
+    ])
+    const counters = new Map<string, Metric.Metric.Counter<number>>()
+    const countRequest = (route: string, status: number) => {
+      const label = knownRoutes.has(route) ? route : "other"
+      const key = `${status} ${label}`
+      let counter = counters.get(key)
+      if (counter === undefined) {
+        counter = AppexecMetrics.httpRequests.pipe(
+          Metric.tagged("route", label),
+          Metric.tagged("status", String(status))
+        )
+        counters.set(key, counter)
+      }
+      return Metric.increment(counter)
+    }
 
     /** Runs an endpoint for an authenticated caller; every failure becomes its answer. */
     const runEndpoint = (
@@ -266,6 +296,8 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
         return Effect.map(answer, (response) => [response, MediaRoute.PREFIX] as const)
       }
       if (path === "/v1" || path.startsWith("/v1/")) return rateLimited(request, path, search, requestId)
+      const operatorAnswer = operator?.(request.method, path)
+      if (operatorAnswer !== undefined) return Effect.map(operatorAnswer, (response) => [response, path] as const)
       return Effect.succeed([ErrorAnswers.notFound(request.method, path), path] as const)
     }
 
@@ -280,6 +312,12 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
               Effect.annotateLogs("requestId", requestId),
               Effect.as([ErrorAnswers.internalError(requestId), request.url] as const)
             )
+        ),
+        Effect.tap(([response, route]) =>
+          Effect.zipRight(
+            countRequest(route, response.status),
+            Effect.annotateCurrentSpan({ "http.route": route, "http.response.status_code": response.status })
+          )
         ),
         Effect.flatMap(([response, route]) => {
           const answer = withHeaders(response, { "x-request-id": requestId })
@@ -296,6 +334,12 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
           if (response.status >= 500) return Effect.as(logLine(line), answer)
           queueLine(line)
           return Effect.succeed(answer)
+        }),
+        Effect.withSpan(`http ${request.method}`, {
+          kind: "server",
+          attributes: { "http.request.method": request.method, "appexec.request_id": requestId },
+          // A caller's W3C `traceparent` makes the request a part of the caller's trace.
+          parent: Option.getOrUndefined(TraceContext.parse(request.headers["traceparent"]))
         })
       )
     }

@@ -11,7 +11,8 @@ const blobs = Layer.succeed(BlobStore.BlobStore, {
   get: (key) =>
     Effect.succeed(
       key === KEY || key === "other.png" ? Option.some({ contentType: "image/png", bytes }) : Option.none()
-    )
+    ),
+  deleteUnder: () => Effect.void
 })
 
 const signed = (ttlSeconds = 3600) =>

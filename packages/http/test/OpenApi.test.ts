@@ -1,6 +1,7 @@
 /**
  * The committed `docs/openapi.json` is what the API definition generates, and it documents
- * the six endpoints, the extensions (cancel) and the webhook delivery of an execution.
+ * the six endpoints, the extensions (cancel), the webhook delivery of an execution and the operator's
+ * routes beside them.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
@@ -12,7 +13,7 @@ describe("OpenAPI", () => {
     expect(committed).toBe(OpenApiDocument.render())
   })
 
-  it("is OpenAPI 3.1 with the six endpoints and the extensions, both security schemes and the error body", () => {
+  it("is OpenAPI 3.1 with the six endpoints, the extensions, the operator's routes, both security schemes and the error body", () => {
     const doc = OpenApiDocument.document()
     expect(doc.openapi).toBe("3.1.0")
     const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
@@ -21,6 +22,10 @@ describe("OpenAPI", () => {
       )
     )
     expect(operations.sort()).toEqual([
+      "GET /docs",
+      "GET /healthz",
+      "GET /openapi.json",
+      "GET /readyz",
       "GET /v1/apps",
       "GET /v1/apps/{appId}",
       "GET /v1/apps/{appId}/workflow",
@@ -41,5 +46,9 @@ describe("OpenAPI", () => {
     expect(poll.parameters.map((p: { readonly name: string }) => p.name)).toEqual(
       expect.arrayContaining(["prefer", "if-none-match"])
     )
+    // The operator's routes take no key and answer only what they say.
+    expect(doc.paths["/readyz"]!.get!.security).toEqual([])
+    expect(Object.keys(doc.paths["/readyz"]!.get!.responses).sort()).toEqual(["200", "503"])
+    expect(Object.keys(doc.paths["/healthz"]!.get!.responses)).toEqual(["200"])
   })
 })

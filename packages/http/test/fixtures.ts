@@ -78,7 +78,8 @@ export const clientLayer = Layer.effect(
  */
 export const stack = (
   options: NodeListener.ServeOptions = {},
-  instance: Layer.Layer<Appexec.Appexec, never, Appexec.Appexec> = Layer.empty as never
+  instance: Layer.Layer<Appexec.Appexec, never, Layer.Layer.Success<ReturnType<typeof TestHarness.layer>>> = Layer
+    .empty as never
 ) => {
   const harness = TestHarness.layer()
   const overridden = Layer.provideMerge(instance, harness)

@@ -12,7 +12,7 @@
 import { BlobStore, Errors, MediaUrls } from "@appexec/core"
 import { Effect, Layer, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises"
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
 
 const Meta = Schema.parseJson(Schema.Struct({ contentType: Schema.String, size: Schema.Number }))
@@ -64,7 +64,23 @@ export const make = (directory: string): BlobStore.BlobStore["Type"] => {
           Effect.mapError((cause) => new Errors.StorageError({ operation: "BlobStore.get", cause }))
         )
         return Option.some({ contentType: meta.contentType, bytes: new Uint8Array(read.bytes) })
-      })
+      }),
+    // Keys are paths: a prefix ending in `/` is a directory, removed with what is under it.
+    deleteUnder: (prefix) =>
+      prefix.endsWith("/") && MediaUrls.isBlobKey(prefix.slice(0, -1))
+        ? Effect.tryPromise({
+          try: async () => {
+            await rm(join(directory, prefix), { recursive: true, force: true })
+            await rm(join(directory, ".meta", prefix), { recursive: true, force: true })
+          },
+          catch: (cause) => new Errors.StorageError({ operation: "BlobStore.deleteUnder", cause })
+        })
+        : Effect.fail(
+          new Errors.StorageError({
+            operation: "BlobStore.deleteUnder",
+            cause: `not a key prefix ending in '/': '${prefix.slice(0, 80)}'`
+          })
+        )
   }
 }
 

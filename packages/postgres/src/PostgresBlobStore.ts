@@ -4,6 +4,7 @@
  */
 import { BlobStore } from "@appexec/core"
 import { Clock, Effect, Layer, Option } from "effect"
+import { sql } from "kysely"
 import { PostgresClient } from "./PostgresClient.js"
 
 /** The blob store over the instance's pool. */
@@ -32,6 +33,12 @@ export const make = Effect.gen(function*() {
               : Option.some({ contentType: row.content_type, bytes: Uint8Array.from(row.bytes) })
           )
         )
+    ),
+    deleteUnder: Effect.fn("PostgresBlobStore.deleteUnder")((prefix) =>
+      client.execute("delete blobs", async (db) => {
+        // `starts_with` rather than LIKE: no wildcard in a key needs escaping.
+        await db.deleteFrom("blobs").where(sql<boolean>`starts_with(key, ${prefix})`).execute()
+      })
     )
   }
   return service

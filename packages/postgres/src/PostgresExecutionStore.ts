@@ -16,6 +16,8 @@ import type { Tables } from "./internal/Tables.js"
 import { WorkNotifier } from "./internal/WorkNotifier.js"
 import { PostgresClient } from "./PostgresClient.js"
 
+const FINISHED = [sql.lit("completed"), sql.lit("failed")]
+
 type ExecutionUpdate = UpdateQueryBuilder<Tables, "executions", "executions", UpdateResult>
 
 /** Runs `update`, and inserts `outbox` (when given) in the same statement if it changed a row; whether it did. */
@@ -27,7 +29,17 @@ const updateWithOutbox = async (db: Kysely<Tables>, update: ExecutionUpdate, out
   const result = await db
     .with("saved", () => update.returning("execution_id"))
     .insertInto("webhook_outbox")
-    .columns(["delivery_id", "execution_id", "user_id", "url", "status", "next_attempt_at", "attempts", "created_at"])
+    .columns([
+      "delivery_id",
+      "execution_id",
+      "user_id",
+      "url",
+      "status",
+      "next_attempt_at",
+      "attempts",
+      "created_at",
+      "trace_parent"
+    ])
     .expression((eb) =>
       eb
         .selectFrom("saved")
@@ -39,7 +51,8 @@ const updateWithOutbox = async (db: Kysely<Tables>, update: ExecutionUpdate, out
           eb.val(outbox.status).as("status"),
           sql<number>`${outbox.nextAttemptAt}::bigint`.as("next_attempt_at"),
           sql<string>`${JSON.stringify(outbox.attempts)}::jsonb`.as("attempts"),
-          sql<number>`${outbox.createdAt}::bigint`.as("created_at")
+          sql<number>`${outbox.createdAt}::bigint`.as("created_at"),
+          sql<string | null>`${outbox.traceParent ?? null}::text`.as("trace_parent")
         ])
     )
     .executeTakeFirst()
@@ -141,6 +154,62 @@ export const make = Effect.gen(function*() {
               .execute())
           .pipe(Effect.map((rows) => rows.map((row) => ExecutionId.make(row.execution_id))))
     ),
+    list: Effect.fn("PostgresExecutionStore.list")(({ limit, status, workspaceId }) =>
+      client
+        .execute("list executions", (db) => {
+          let query = db.selectFrom("executions").selectAll().orderBy("seq", "desc").limit(limit)
+          if (workspaceId !== undefined) query = query.where("workspace_id", "=", workspaceId)
+          if (status !== undefined) query = query.where("status", "=", status)
+          return query.execute()
+        })
+        .pipe(Effect.flatMap((rows) => Effect.forEach(rows, fromRow)))
+    ),
+    finishedBefore: Effect.fn("PostgresExecutionStore.finishedBefore")((cutoff, limit) =>
+      client
+        .execute("find expired executions", (db) =>
+          db
+            .selectFrom("executions")
+            .select("execution_id")
+            .where("status", "in", FINISHED)
+            .where("completed_at", "<", cutoff)
+            .orderBy("completed_at")
+            .limit(limit)
+            .execute())
+        .pipe(Effect.map((rows) => rows.map((row) => ExecutionId.make(row.execution_id))))
+    ),
+    deleteFinished: Effect.fn("PostgresExecutionStore.deleteFinished")((executionIds) =>
+      executionIds.length === 0
+        ? Effect.succeed(0)
+        : client.transaction("delete executions", async (trx) => {
+          const ids = [...executionIds]
+          const finished = trx
+            .selectFrom("executions")
+            .select("execution_id")
+            .where("execution_id", "in", ids)
+            .where("status", "in", FINISHED)
+          await trx.deleteFrom("webhook_outbox").where("execution_id", "in", finished).execute()
+          const deleted = await trx
+            .deleteFrom("executions")
+            .where("execution_id", "in", ids)
+            .where("status", "in", FINISHED)
+            .executeTakeFirst()
+          return Number(deleted.numDeletedRows)
+        })
+    ),
+    countOpen: client
+      .execute("count open executions", (db) =>
+        db
+          .selectFrom("executions")
+          .select(["status", (eb) => eb.fn.countAll<string>().as("n")])
+          .where("status", "in", [sql.lit("queued"), sql.lit("running")])
+          .groupBy("status")
+          .execute())
+      .pipe(
+        Effect.map((rows) => ({
+          queued: Number(rows.find((r) => r.status === "queued")?.n ?? 0),
+          running: Number(rows.find((r) => r.status === "running")?.n ?? 0)
+        }))
+      ),
     cancelQueued: Effect.fn("PostgresExecutionStore.cancelQueued")((record, now, outbox) => {
       const { execution_id, ...columns } = toColumns(record)
       return client.execute("cancel queued execution", (db) =>

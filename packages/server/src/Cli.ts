@@ -173,6 +173,36 @@ const webhookRetryDelays = Options.text("webhook-retry-delays").pipe(
   )
 )
 
+/** One duration such as `30d`, `12h` or `90m`, in milliseconds, or why not. */
+const durationOf = (name: string, text: string) => {
+  const parsed = parseDelays(text)
+  return Option.isSome(parsed) && parsed.value.length === 1
+    ? Effect.succeed(parsed.value[0]!)
+    : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name}: '${text}' is not a duration like 30d or 12h`)))
+}
+
+const retention = Options.text("retention").pipe(
+  Options.withDescription(
+    "Delete finished executions (with their webhook deliveries and media) this long after they end, e.g. 30d"
+  ),
+  Options.withFallbackConfig(Config.string("APPEXEC_RETENTION")),
+  Options.withDefault("30d"),
+  Options.mapEffect((text) => durationOf("retention", text))
+)
+
+const adminPort = Options.integer("admin-port").pipe(
+  Options.withDescription(
+    "Serve Prometheus metrics at /metrics (and /healthz) on this port, on --host; off by default"
+  ),
+  Options.withFallbackConfig(Config.integer("APPEXEC_ADMIN_PORT")),
+  Options.optional,
+  Options.mapEffect((port) =>
+    Option.isSome(port) && (port.value < 0 || port.value > 65535)
+      ? Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--admin-port: ${port.value} is not a port`)))
+      : Effect.succeed(port)
+  )
+)
+
 /** An optional http(s) URL option with its variable; a trailing slash is dropped. */
 const urlOption = (name: string, variable: string, description: string) =>
   Options.text(name).pipe(
@@ -261,6 +291,8 @@ const serveCommand = Command.make(
     publicUrl,
     signingKeyGrace: signingKeyGrace("signing-key-grace"),
     signingKeyJwk,
+    adminPort,
+    retention,
     ...connections,
     ...claims
   },
@@ -281,6 +313,8 @@ const serveCommand = Command.make(
       publicUrl: Option.getOrUndefined(o.publicUrl),
       signingKeyGrace: o.signingKeyGrace,
       signingKeyJwk: Option.getOrUndefined(o.signingKeyJwk),
+      adminPort: Option.getOrUndefined(o.adminPort),
+      retention: o.retention,
       claims: {
         lease: o.lease,
         maxAttempts: o.maxAttempts,
@@ -494,6 +528,73 @@ const signingKeyRotate = Command.make(
   )
 )
 
+const executionStatus = Options.choice("status", ["queued", "running", "completed", "failed"]).pipe(
+  Options.withDescription("Only executions in this status"),
+  Options.optional
+)
+
+const executionsList = Command.make(
+  "list",
+  {
+    data,
+    database,
+    workspace: Options.text("workspace").pipe(
+      Options.withDescription("Only this workspace's executions"),
+      Options.optional
+    ),
+    status: executionStatus,
+    limit: Options.integer("limit").pipe(
+      Options.withDescription(`At most this many, newest first (1 to ${Appexec.OPERATOR_LIST_LIMIT.max})`),
+      Options.withDefault(Appexec.OPERATOR_LIST_LIMIT.default)
+    )
+  },
+  ({ data, database, workspace, status, limit }) =>
+    admin(
+      data,
+      database,
+      Effect.gen(function*() {
+        const records = yield* (yield* Appexec.Appexec).operator.listExecutions({
+          workspace: Option.getOrUndefined(workspace),
+          status: Option.getOrUndefined(status),
+          limit
+        }).pipe(Effect.catchTag("InvalidRequest", (error) => new CommandFailed({ message: error.message })))
+        const time = (ms: number | null) => (ms === null ? "-" : new Date(ms).toISOString())
+        for (const r of records) {
+          yield* Console.log(
+            [r.executionId, r.status, r.workspaceId, r.appId, time(r.createdAt), time(r.completedAt)].join("\t")
+          )
+        }
+      })
+    )
+).pipe(
+  Command.withDescription(
+    "List executions, newest first: id, status, workspace id, app id, created and completed (ISO times), tab-separated"
+  )
+)
+
+const pruneCommand = Command.make(
+  "prune",
+  {
+    data,
+    database,
+    retention: retention.pipe(
+      Options.withDescription("Delete finished executions that ended longer ago than this, e.g. 30d")
+    )
+  },
+  ({ data, database, retention }) =>
+    admin(
+      data,
+      database,
+      Effect.flatMap(Appexec.Appexec, (a) => a.operator.prune({ olderThan: retention })).pipe(
+        Effect.flatMap((deleted) => Console.log(`deleted ${deleted}`))
+      )
+    )
+).pipe(
+  Command.withDescription(
+    "Delete finished executions past the retention now, with their webhook deliveries and media; prints how many"
+  )
+)
+
 /** The whole command tree. */
 export const command = Command.make("appexec").pipe(
   Command.withDescription("appexec: asynchronous app execution service"),
@@ -503,8 +604,12 @@ export const command = Command.make("appexec").pipe(
     Command.make("workspaces").pipe(Command.withSubcommands([workspacesCreate])),
     Command.make("keys").pipe(Command.withSubcommands([keysCreate, keysRevoke])),
     Command.make("apps").pipe(Command.withSubcommands([appsImport, appsList])),
-    Command.make("executions").pipe(Command.withSubcommands([executionsCancel])),
+    Command.make("executions").pipe(
+      Command.withDescription("Executions, for operators"),
+      Command.withSubcommands([executionsList, executionsCancel])
+    ),
     Command.make("signing-key").pipe(Command.withSubcommands([signingKeyRotate])),
+    pruneCommand,
     runCommand
   ])
 )

@@ -7,10 +7,10 @@
  * SIGINT/SIGTERM it closes the listener (requests in flight finish), drains the worker, stops the
  * webhook dispatcher, closes storage and exits.
  */
-import type { SigningKeys } from "@appexec/core"
-import { AppexecHttp, LocalRateLimitStore, NodeListener } from "@appexec/http"
+import { Appexec, type SigningKeys } from "@appexec/core"
+import { AdminHttp, AppexecHttp, LocalRateLimitStore, NodeListener } from "@appexec/http"
 import { Console, type Duration, Effect, Layer, Option } from "effect"
-import type { Server } from "node:http"
+import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Bootstrap from "./Bootstrap.js"
 import * as Database from "./Database.js"
@@ -43,6 +43,12 @@ export interface ServeOptions {
   readonly mediaBaseUrl?: string | undefined
   /** The URL clients reach this server at; absent: the listening address. */
   readonly publicUrl?: string | undefined
+  /** Port of the admin listener (Prometheus `/metrics`, `/healthz`) on `host`; absent: none. */
+  readonly adminPort?: number | undefined
+  /** How long finished executions are kept (default: the core default, 30 days). */
+  readonly retention?: Duration.DurationInput | undefined
+  /** Where spans go; absent: OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, else nowhere. */
+  readonly tracing?: Layer.Layer<never> | undefined
   /**
    * How long claims last, in ms (absent: the core defaults): a worker's on an execution (renewed
    * every third of it), the claims an execution may use up, a dispatcher's on a delivery.
@@ -62,6 +68,16 @@ export const baseUrlOf = (host: string, port: number) => {
   const reachable = host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host
   return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`
 }
+
+/**
+ * OTLP export when `OTEL_EXPORTER_OTLP_ENDPOINT` is set (`Tracing.fromEnv`). The OpenTelemetry SDK
+ * is loaded only then: the command does not pay for it at every start.
+ */
+const tracingFromEnv: Layer.Layer<never> = Layer.unwrapEffect(
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT === undefined || process.env.OTEL_EXPORTER_OTLP_ENDPOINT.trim() === ""
+    ? Effect.succeed(Layer.empty)
+    : Effect.promise(() => import("./Tracing.js")).pipe(Effect.map((tracing) => tracing.fromEnv(process.env)))
+)
 
 /** How long shutdown waits for in-flight requests before closing their connections. */
 const requestDrainTimeout = "5 seconds"
@@ -132,9 +148,11 @@ export const serve = (options: ServeOptions) =>
       const listener = NodeListener.fromApp(app)
       nodeServer.on("request", listener)
       yield* Effect.addFinalizer(() => Effect.sync(() => nodeServer.off("request", listener)))
+      const appexec = yield* Appexec.Appexec
       // Added after the listener's, so it runs first: requests in flight finish with the app.
       yield* Effect.addFinalizer(() =>
         Effect.logInfo("stopping: stopped accepting requests; waiting for requests in flight").pipe(
+          Effect.zipRight(appexec.operator.drain),
           Effect.zipRight(stopListening(nodeServer)),
           Effect.zipRight(Effect.logInfo("stopping: requests done; draining the worker"))
         )
@@ -146,6 +164,11 @@ export const serve = (options: ServeOptions) =>
           Option.isSome(database) ? Database.describe(database, "") : options.dataDir
         })${worker ? "" : " with no worker"}`
       )
+      if (options.adminPort !== undefined) {
+        const adminServer = createServer(NodeListener.fromApp(yield* AdminHttp.make))
+        const adminPort = yield* listen(adminServer, options.adminPort, options.host)
+        yield* Console.log(`Metrics: ${baseUrlOf(options.host, adminPort)}/metrics`)
+      }
       if (Option.isSome(first)) {
         const { key, apps } = first.value
         yield* Console.log(`Imported ${apps.length} public app(s): ${apps.map((a) => a.name).join(", ") || "none"}.`)
@@ -177,6 +200,7 @@ export const serve = (options: ServeOptions) =>
               webhookClaimMargin: options.claims.webhookClaimMargin
             }),
             webhookRetryDelays: options.webhookRetryDelays,
+            ...(options.retention === undefined ? {} : { retention: options.retention }),
             ...(options.maxRunningPerWorkspace === undefined
               ? {}
               : { maxRunningPerWorkspace: options.maxRunningPerWorkspace }),
@@ -185,6 +209,7 @@ export const serve = (options: ServeOptions) =>
           }
         })
       ),
+      Effect.provide(options.tracing ?? tracingFromEnv),
       Effect.ensuring(Effect.logInfo("stopped"))
     )
   }).pipe(Effect.scoped)

@@ -33,6 +33,12 @@ export const make = Effect.gen(function*() {
               : Option.some({ contentType: row.content_type, bytes: Uint8Array.from(row.bytes) })
           )
         )
+    ),
+    deleteUnder: Effect.fn("SqliteBlobStore.deleteUnder")((prefix) =>
+      client.execute("delete blobs", (c) => {
+        // A range on the primary key rather than LIKE: no wildcard in a key needs escaping.
+        c.run(db.deleteFrom("blobs").where("key", ">=", prefix).where("key", "<", `${prefix}\uffff`))
+      })
     )
   }
   return service

@@ -14,7 +14,13 @@ import { SqliteClient } from "./SqliteClient.js"
 
 type Columns = ReturnType<typeof toColumns>
 type Saved = Columns & { readonly lease_token: number; readonly lease_worker: string }
-type OutboxColumns = Omit<WebhookOutbox.OutboxEntry, "attempts"> & { readonly attempts: string }
+type OutboxColumns = Omit<WebhookOutbox.OutboxEntry, "attempts" | "traceParent"> & {
+  readonly attempts: string
+  readonly traceParent: string | null
+}
+
+/** Statuses of finished executions, as SQL literals (so the partial indexes apply). */
+const FINISHED = [sql.lit("completed"), sql.lit("failed")]
 
 /** The store over the instance's connection; inserts wake this process's idle workers. */
 export const make = Effect.gen(function*() {
@@ -35,7 +41,8 @@ export const make = Effect.gen(function*() {
     webhook_url: p("webhook_url"),
     created_at: p("created_at"),
     started_at: p("started_at"),
-    completed_at: p("completed_at")
+    completed_at: p("completed_at"),
+    trace_parent: p("trace_parent")
   })
   const insert = PreparedQuery.make((p: PreparedQuery.Param<Columns>) =>
     db.insertInto("executions").values({ execution_id: p("execution_id"), ...stored(p) })
@@ -75,7 +82,8 @@ export const make = Effect.gen(function*() {
       status: p("status"),
       next_attempt_at: p("nextAttemptAt"),
       attempts: p("attempts"),
-      created_at: p("createdAt")
+      created_at: p("createdAt"),
+      trace_parent: p("traceParent")
     })
   )
 
@@ -129,6 +137,10 @@ export const make = Effect.gen(function*() {
       )
   )
 
+  /** The INSERT of an outbox entry. */
+  const outboxRow = (outbox: WebhookOutbox.OutboxEntry) =>
+    insertOutbox.bind({ ...outbox, attempts: JSON.stringify(outbox.attempts), traceParent: outbox.traceParent ?? null })
+
   const save = (
     record: ExecutionRecord.ExecutionRecord,
     lease: ExecutionQueue.Lease,
@@ -141,7 +153,7 @@ export const make = Effect.gen(function*() {
     const saved = client.batched("save execution", (c) => {
       if (c.run(statement.bind(params)) === 0) return false
       if (terminal && outbox !== undefined) {
-        c.run(insertOutbox.bind({ ...outbox, attempts: JSON.stringify(outbox.attempts) }))
+        c.run(outboxRow(outbox))
       }
       return true
     })
@@ -168,6 +180,60 @@ export const make = Effect.gen(function*() {
             ExecutionId.make(row.execution_id)
           )),
     save,
+    list: Effect.fn("SqliteExecutionStore.list")(({ limit, status, workspaceId }) =>
+      client
+        .execute("list executions", (c) => {
+          let query = db.selectFrom("executions").selectAll().orderBy("seq", "desc").limit(limit)
+          if (workspaceId !== undefined) query = query.where("workspace_id", "=", workspaceId)
+          if (status !== undefined) query = query.where("status", "=", status)
+          return c.all(query)
+        })
+        .pipe(Effect.flatMap((rows) => Effect.forEach(rows, fromRow)))
+    ),
+    finishedBefore: Effect.fn("SqliteExecutionStore.finishedBefore")((cutoff, limit) =>
+      client.execute("find expired executions", (c) =>
+        c
+          .all(
+            db
+              .selectFrom("executions")
+              .select("execution_id")
+              .where("status", "in", FINISHED)
+              .where("completed_at", "<", cutoff)
+              .orderBy("completed_at")
+              .limit(limit)
+          )
+          .map((row) => ExecutionId.make(row.execution_id)))
+    ),
+    deleteFinished: Effect.fn("SqliteExecutionStore.deleteFinished")((executionIds) =>
+      executionIds.length === 0
+        ? Effect.succeed(0)
+        : client.transaction("delete executions", (c) => {
+          const finished = db
+            .selectFrom("executions")
+            .select("execution_id")
+            .where("execution_id", "in", executionIds)
+            .where("status", "in", FINISHED)
+          c.run(db.deleteFrom("webhook_outbox").where("execution_id", "in", finished))
+          return c.run(
+            db.deleteFrom("executions").where("execution_id", "in", executionIds).where("status", "in", FINISHED)
+          )
+        })
+    ),
+    countOpen: client
+      .execute("count open executions", (c) =>
+        c.all(
+          db
+            .selectFrom("executions")
+            .select(["status", (eb) => eb.fn.countAll<number>().as("n")])
+            .where("status", "in", [sql.lit("queued"), sql.lit("running")])
+            .groupBy("status")
+        ))
+      .pipe(
+        Effect.map((rows) => ({
+          queued: rows.find((r) => r.status === "queued")?.n ?? 0,
+          running: rows.find((r) => r.status === "running")?.n ?? 0
+        }))
+      ),
     insertIdempotent: Effect.fn("SqliteExecutionStore.insertIdempotent")((record, key, now) =>
       // One BEGIN IMMEDIATE transaction: the write lock is held from the lookup to the insert, so
       // two starts with one key (in one process or two) record one execution.
@@ -195,7 +261,7 @@ export const make = Effect.gen(function*() {
       client.transaction("cancel queued execution", (c) => {
         if (c.run(cancelQueuedUpdate.bind({ ...toColumns(record), now })) === 0) return false
         if (outbox !== undefined) {
-          c.run(insertOutbox.bind({ ...outbox, attempts: JSON.stringify(outbox.attempts) }))
+          c.run(outboxRow(outbox))
         }
         return true
       })

@@ -10,6 +10,7 @@ import * as m0003 from "./internal/migrations/0003_signing_key_grace.js"
 import * as m0004 from "./internal/migrations/0004_cancel_and_idempotency.js"
 import * as m0005 from "./internal/migrations/0005_fair_claims.js"
 import * as m0006 from "./internal/migrations/0006_sliding_rate_limit_and_key_revision.js"
+import * as m0007 from "./internal/migrations/0007_retention_and_tracing.js"
 
 /** Every migration by name, in order. Names sort in the order they apply; never rename one. */
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -18,11 +19,12 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0003_signing_key_grace": m0003,
   "0004_cancel_and_idempotency": m0004,
   "0005_fair_claims": m0005,
-  "0006_sliding_rate_limit_and_key_revision": m0006
+  "0006_sliding_rate_limit_and_key_revision": m0006,
+  "0007_retention_and_tracing": m0007
 }
 
 /** Name of the newest migration. */
-export const latest = "0006_sliding_rate_limit_and_key_revision"
+export const latest = "0007_retention_and_tracing"
 
 /** The table that records applied migrations. */
 export const migrationTable = "appexec_migrations"

@@ -23,7 +23,8 @@ const fromRow = (row: OutboxRow): Effect.Effect<WebhookOutbox.OutboxEntry, Error
       status: row.status,
       nextAttemptAt: row.next_attempt_at,
       attempts,
-      createdAt: row.created_at
+      createdAt: row.created_at,
+      ...(row.trace_parent === null ? {} : { traceParent: row.trace_parent })
     }))
 
 /** The outbox over the instance's connection. */

@@ -12,7 +12,11 @@ export const make = Effect.sync((): BlobStore.BlobStore["Type"] => {
       Effect.sync(() => {
         blobs.set(key, { contentType: blob.contentType, bytes: Uint8Array.from(blob.bytes) })
       }),
-    get: (key) => Effect.sync(() => Option.fromNullable(blobs.get(key)))
+    get: (key) => Effect.sync(() => Option.fromNullable(blobs.get(key))),
+    deleteUnder: (prefix) =>
+      Effect.sync(() => {
+        for (const key of [...blobs.keys()]) if (key.startsWith(prefix)) blobs.delete(key)
+      })
   }
 })
 

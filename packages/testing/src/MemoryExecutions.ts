@@ -15,6 +15,9 @@ interface Row {
 
 const currentTime = Effect.clockWith((clock) => clock.currentTimeMillis)
 
+const isFinished = (record: ExecutionRecord.ExecutionRecord) =>
+  record.status === "completed" || record.status === "failed"
+
 /** Fresh in-memory execution storage: a context with the store, the queue and the outbox. */
 export const make = Effect.gen(function*() {
   const rows = new Map<string, Row>()
@@ -79,6 +82,49 @@ export const make = Effect.gen(function*() {
         }
         return Effect.void
       }),
+    list: ({ limit, status, workspaceId }) =>
+      Effect.sync(() => {
+        const found: Array<ExecutionRecord.ExecutionRecord> = []
+        // Rows are kept in insertion order: newest first is the reverse.
+        for (const row of [...rows.values()].reverse()) {
+          if (found.length >= limit) break
+          if (workspaceId !== undefined && row.record.workspaceId !== workspaceId) continue
+          if (status !== undefined && row.record.status !== status) continue
+          found.push(row.record)
+        }
+        return found
+      }),
+    finishedBefore: (cutoff, limit) =>
+      Effect.sync(() =>
+        [...rows.values()]
+          .filter((r) => isFinished(r.record) && r.record.completedAt !== null && r.record.completedAt < cutoff)
+          .sort((a, b) => a.record.completedAt! - b.record.completedAt!)
+          .slice(0, limit)
+          .map((r) => r.record.executionId)
+      ),
+    deleteFinished: (executionIds) =>
+      Effect.sync(() => {
+        let deleted = 0
+        for (const id of executionIds) {
+          const row = rows.get(id)
+          if (row === undefined || !isFinished(row.record)) continue
+          rows.delete(id)
+          for (const [deliveryId, entry] of outbox) if (entry.executionId === id) outbox.delete(deliveryId)
+          deleted += 1
+        }
+        return deleted
+      }),
+    countOpen: Effect.sync(() => {
+      let queued = 0
+      let running = 0
+      for (const ids of open.values()) {
+        for (const id of ids) {
+          if (rows.get(id)!.record.status === "queued") queued += 1
+          else running += 1
+        }
+      }
+      return { queued, running }
+    }),
     cancelQueued: (record, now, entry) =>
       Effect.sync(() => {
         const row = rows.get(record.executionId)

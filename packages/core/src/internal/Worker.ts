@@ -9,6 +9,7 @@ import type { OutputType } from "@appexec/api/Execution"
 import type { ExecutionId } from "@appexec/api/Ids"
 import { Cause, Deferred, Duration, Effect, Either, Fiber, FiberMap, Layer, Option, Queue } from "effect"
 import { AppexecConfig, millis } from "../AppexecConfig.js"
+import { recordFinished } from "../AppexecMetrics.js"
 import { LeaseLost } from "../Errors.js"
 import { ExecutionEvents } from "../ExecutionEvents.js"
 import { type ExecutionEvent, failNow, isTerminal, transition } from "../ExecutionLifecycle.js"
@@ -16,6 +17,7 @@ import { type Claim, ExecutionQueue, type Lease } from "../ExecutionQueue.js"
 import type { ExecutionRecord } from "../ExecutionRecord.js"
 import { ExecutionStore } from "../ExecutionStore.js"
 import { IdGenerator } from "../IdGenerator.js"
+import * as TraceContext from "../TraceContext.js"
 import { DeliveryId, entryFor } from "../WebhookOutbox.js"
 import { AppCatalog } from "./AppCatalog.js"
 import { CANCELED_MESSAGE, Cancellations } from "./Cancellations.js"
@@ -39,10 +41,12 @@ const makeProcess = Effect.gen(function*() {
 
   const save = (record: ExecutionRecord, lease: Lease) =>
     Effect.gen(function*() {
-      const outbox = isTerminal(record.status) && record.webhookUrl !== null
-        ? entryFor(record, DeliveryId.make(yield* ids.uuid), yield* now)
+      const terminal = isTerminal(record.status)
+      const outbox = terminal && record.webhookUrl !== null
+        ? entryFor(record, DeliveryId.make(yield* ids.uuid), yield* now, yield* TraceContext.current)
         : undefined
       yield* store.save(record, lease, outbox)
+      if (terminal) yield* recordFinished(record)
       yield* events.publish(record)
       yield* Effect.logDebug(`execution ${record.executionId} ${record.status}`)
       return record
@@ -255,7 +259,12 @@ export const run = Effect.gen(function*() {
             return FiberMap.run(
               running,
               claim.execution.executionId,
-              Effect.interruptible(tracked(process(claim)).pipe(Effect.ensuring(giveBack)))
+              Effect.interruptible(
+                tracked(process(claim)).pipe(
+                  TraceContext.continueFrom(claim.execution.traceParent),
+                  Effect.ensuring(giveBack)
+                )
+              )
             )
           }, { discard: true })
         )

@@ -24,7 +24,8 @@ export const toColumns = (record: ExecutionRecord.ExecutionRecord) => ({
   webhook_url: record.webhookUrl,
   created_at: record.createdAt,
   started_at: record.startedAt,
-  completed_at: record.completedAt
+  completed_at: record.completedAt,
+  trace_parent: record.traceParent ?? null
 })
 
 const decodeRecord = decode(ExecutionRecord.ExecutionRecord, "read execution")
@@ -48,7 +49,8 @@ export const fromRow = (row: ExecutionRow): Either.Either<ExecutionRecord.Execut
           webhookUrl: row.webhook_url,
           createdAt: row.created_at,
           startedAt: row.started_at,
-          completedAt: row.completed_at
+          completedAt: row.completed_at,
+          ...(row.trace_parent === null ? {} : { traceParent: row.trace_parent })
         }))
   )
 

@@ -77,6 +77,8 @@ export interface ExecutionsTable {
   claims: Generated<number>
   /** When a cancel was requested for the worker that holds the execution. */
   cancel_requested_at: number | null
+  /** The W3C `traceparent` of the request that started it, when traced. */
+  trace_parent: string | null
 }
 
 /** `idempotency_keys`: a workspace's start keys, with a digest of their request. */
@@ -106,6 +108,8 @@ export interface WebhookOutboxTable {
   next_attempt_at: number
   attempts: ReadonlyArray<AttemptColumn>
   created_at: number
+  /** The W3C `traceparent` its attempts continue, when traced. */
+  trace_parent: string | null
 }
 
 /** `signing_keys`. */

@@ -74,6 +74,7 @@ export interface ExecutionsTable {
   claims: Generated<number>
   /** When a cancel was requested for the worker that holds the execution. */
   cancel_requested_at: number | null
+  trace_parent: string | null
 }
 
 /** `idempotency_keys`: a workspace's start keys, with a digest of their request. */
@@ -96,6 +97,7 @@ export interface WebhookOutboxTable {
   next_attempt_at: number
   attempts: string
   created_at: number
+  trace_parent: string | null
 }
 
 /** `signing_keys`. */

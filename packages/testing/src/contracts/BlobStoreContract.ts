@@ -31,4 +31,22 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         expect(yield* blobs.get("missing")).toEqual(Option.none())
       })
     )
+
+    test(
+      "an execution's media are deleted under its prefix, and only those",
+      Effect.gen(function*() {
+        const blobs = yield* BlobStore.BlobStore
+        const one = BlobStore.executionPrefix("00000000-0000-4000-8500-000000000001")
+        const two = BlobStore.executionPrefix("00000000-0000-4000-8500-000000000002")
+        const blob = { contentType: "image/png", bytes: Uint8Array.from([1, 2, 3]) }
+        yield* blobs.put(`${one}a-out.png`, blob)
+        yield* blobs.put(`${one}b-out.png`, blob)
+        yield* blobs.put(`${two}a-out.png`, blob)
+        yield* blobs.deleteUnder(one)
+        expect(yield* blobs.get(`${one}a-out.png`)).toEqual(Option.none())
+        expect(yield* blobs.get(`${one}b-out.png`)).toEqual(Option.none())
+        expect(Option.isSome(yield* blobs.get(`${two}a-out.png`))).toBe(true)
+        yield* blobs.deleteUnder(one)
+      })
+    )
   })

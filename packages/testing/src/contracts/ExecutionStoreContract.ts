@@ -9,6 +9,7 @@ import { Effect, Option, TestClock } from "effect"
 import {
   claimSome,
   completed,
+  completeWithWebhook,
   delivery,
   type MakeStorage,
   queued,
@@ -117,6 +118,82 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         const running = started(claim.execution, 1)
         yield* store.save(running, claim.lease, delivery(running, 1, 1))
         expect(yield* outbox.forExecution(running.executionId)).toEqual([])
+      })
+    )
+
+    test(
+      "a trace context round-trips with the execution and with its webhook delivery",
+      Effect.gen(function*() {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        const outbox = yield* WebhookOutbox.WebhookOutbox
+        const traceParent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+        const record = { ...queued(owner, 1), traceParent }
+        yield* store.insert(record)
+        expect(yield* store.get(record.executionId)).toEqual(Option.some(record))
+        const claim = yield* claimSome("a", LEASE)
+        expect(claim.execution.traceParent).toBe(traceParent)
+        const done = completed(claim.execution, 2)
+        const entry = {
+          ...delivery(done, 1, 2),
+          traceParent: "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"
+        }
+        yield* store.save(done, claim.lease, entry)
+        expect(yield* outbox.forExecution(done.executionId)).toEqual([entry])
+        yield* TestClock.adjust(2)
+        expect(yield* outbox.claimDue(10, LEASE)).toEqual([{ ...entry, nextAttemptAt: 2 + LEASE }])
+      })
+    )
+
+    test(
+      "list answers newest first, filtered by workspace and status, up to the limit",
+      Effect.gen(function*() {
+        const a = yield* seedOwner(1)
+        const b = yield* seedOwner(2)
+        const store = yield* ExecutionStore.ExecutionStore
+        yield* store.insert(queued(a, 1))
+        yield* store.insert(queued(b, 2))
+        yield* store.insert(queued(a, 3))
+        const claim = yield* claimSome("a", LEASE)
+        yield* store.save(completed(claim.execution, 5), claim.lease)
+        const ids = (records: ReadonlyArray<{ readonly executionId: string }>) => records.map((r) => r.executionId)
+        expect(ids(yield* store.list({ limit: 10 }))).toEqual([uuid(5, 3), uuid(5, 2), uuid(5, 1)])
+        expect(ids(yield* store.list({ limit: 2 }))).toEqual([uuid(5, 3), uuid(5, 2)])
+        expect(ids(yield* store.list({ limit: 10, workspaceId: a.workspaceId }))).toEqual([uuid(5, 3), uuid(5, 1)])
+        expect(ids(yield* store.list({ limit: 10, status: "completed" }))).toEqual([uuid(5, 1)])
+        expect(ids(yield* store.list({ limit: 10, status: "queued", workspaceId: a.workspaceId }))).toEqual([
+          uuid(5, 3)
+        ])
+        expect(yield* store.list({ limit: 10, status: "failed" })).toEqual([])
+        expect(yield* store.countOpen).toEqual({ queued: 2, running: 0 })
+        const next = yield* claimSome("a", LEASE)
+        yield* store.save(started(next.execution, 6), next.lease)
+        expect(yield* store.countOpen).toEqual({ queued: 1, running: 1 })
+      })
+    )
+
+    test(
+      "finished executions before a cutoff are found oldest first and deleted with their deliveries; open ones stay",
+      Effect.gen(function*() {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        const outbox = yield* WebhookOutbox.WebhookOutbox
+        yield* completeWithWebhook(queued(owner, 1), 1, 300)
+        yield* completeWithWebhook(queued(owner, 2), 2, 100)
+        yield* completeWithWebhook(queued(owner, 3), 3, 900)
+        yield* store.insert(queued(owner, 4))
+        const expired = yield* store.finishedBefore(500, 10)
+        expect(expired).toEqual([uuid(5, 2), uuid(5, 1)])
+        expect(yield* store.finishedBefore(500, 1)).toEqual([uuid(5, 2)])
+        const open = Ids.ExecutionId.make(uuid(5, 4))
+        expect(yield* store.deleteFinished([...expired, open])).toBe(2)
+        expect(yield* store.get(expired[0]!)).toEqual(Option.none())
+        expect(yield* outbox.forExecution(expired[0]!)).toEqual([])
+        expect(yield* outbox.forExecution(expired[1]!)).toEqual([])
+        expect(Option.isSome(yield* store.get(open))).toBe(true)
+        expect(yield* outbox.forExecution(Ids.ExecutionId.make(uuid(5, 3)))).toHaveLength(1)
+        expect(yield* store.finishedBefore(500, 10)).toEqual([])
+        expect(yield* store.deleteFinished([])).toBe(0)
       })
     )
 

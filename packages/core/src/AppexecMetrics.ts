@@ -1,0 +1,146 @@
+/**
+ * The metrics of an appexec instance (docs/operations.md#metrics), as effect `Metric`s in the
+ * process's metric registry, and their Prometheus text exposition. Counters and the histogram are
+ * updated where things happen (facade, worker, webhook dispatcher, HTTP app); the gauges are read
+ * from storage when the metrics are rendered, so they hold for every process on the database.
+ */
+import { Effect, Metric, MetricBoundaries, type MetricKey, type MetricPair, MetricState } from "effect"
+import type { StorageError } from "./Errors.js"
+import { ExecutionStore } from "./ExecutionStore.js"
+
+/** Executions accepted (`POST /v1/apps/{appId}/executions`, `Appexec.executions.start`). */
+export const executionsStarted = Metric.counter("appexec_executions_started_total", {
+  description: "Executions accepted (queued)."
+})
+
+/** Executions finished, by `status` (`completed`, `failed`). */
+export const executionsFinished = Metric.counter("appexec_executions_finished_total", {
+  description: "Executions finished, by status."
+})
+
+/** Executions waiting for a worker. */
+export const queueDepth = Metric.gauge("appexec_queue_depth", {
+  description: "Executions queued, waiting for a worker."
+})
+
+/** Executions running now. */
+export const executionsRunning = Metric.gauge("appexec_executions_running", {
+  description: "Executions running now."
+})
+
+/** Seconds from start to end of a run. */
+export const executionDuration = Metric.histogram(
+  "appexec_execution_duration_seconds",
+  MetricBoundaries.fromIterable([0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600]),
+  "Run time of finished executions, from start to end, in seconds."
+)
+
+/** Webhook attempts, by `outcome`: `delivered`, `retrying` (failed, tried again later), `failed` (given up). */
+export const webhookDeliveries = Metric.counter("appexec_webhook_deliveries_total", {
+  description: "Webhook delivery attempts, by outcome."
+})
+
+/** HTTP requests answered, by `route` (path template) and `status`. */
+export const httpRequests = Metric.counter("appexec_http_requests_total", {
+  description: "HTTP requests answered, by route and status."
+})
+
+/** Counts one finished execution: its status, and its run time when it ran. */
+export const recordFinished = (record: {
+  readonly status: string
+  readonly startedAt: number | null
+  readonly completedAt: number | null
+}): Effect.Effect<void> =>
+  Effect.zipRight(
+    Metric.increment(Metric.tagged(executionsFinished, "status", record.status)),
+    record.startedAt === null || record.completedAt === null
+      ? Effect.void
+      : Metric.update(executionDuration, Math.max(0, record.completedAt - record.startedAt) / 1000)
+  )
+
+/** Reads the gauges from storage. */
+export const refreshGauges: Effect.Effect<void, StorageError, ExecutionStore> = Effect.flatMap(
+  ExecutionStore,
+  (store) =>
+    Effect.flatMap(
+      store.countOpen,
+      (counts) => Effect.zipRight(Metric.set(queueDepth, counts.queued), Metric.set(executionsRunning, counts.running))
+    )
+)
+
+const escapeLabel = (value: string) => value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, "\\\"")
+
+const labelsOf = (key: MetricKey.MetricKey.Untyped, extra: ReadonlyArray<readonly [string, string]> = []) => {
+  const all = [...key.tags.map((t) => [t.key, t.value] as const), ...extra]
+  return all.length === 0 ? "" : `{${all.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(",")}}`
+}
+
+const numberOf = (n: number | bigint) =>
+  typeof n === "bigint" ? n.toString() : n === Infinity ? "+Inf" : n === -Infinity ? "-Inf" : String(n)
+
+/**
+ * The Prometheus text exposition (version 0.0.4) of `pairs`: the metrics whose name starts with
+ * `appexec_`, one `# HELP` and `# TYPE` per name, series sorted.
+ */
+export const renderPrometheus = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): string => {
+  const byName = new Map<string, Array<MetricPair.MetricPair.Untyped>>()
+  for (const pair of pairs) {
+    const name = pair.metricKey.name
+    if (!name.startsWith("appexec_")) continue
+    const group = byName.get(name) ?? []
+    group.push(pair)
+    byName.set(name, group)
+  }
+  const lines: Array<string> = []
+  for (const name of [...byName.keys()].sort()) {
+    const group = byName.get(name)!
+    group.sort((a, b) => labelsOf(a.metricKey).localeCompare(labelsOf(b.metricKey)))
+    const first = group[0]!
+    const state = first.metricState
+    const type = MetricState.isCounterState(state)
+      ? "counter"
+      : MetricState.isGaugeState(state)
+      ? "gauge"
+      : MetricState.isHistogramState(state)
+      ? "histogram"
+      : "untyped"
+    if (first.metricKey.description._tag === "Some") lines.push(`# HELP ${name} ${first.metricKey.description.value}`)
+    lines.push(`# TYPE ${name} ${type}`)
+    for (const { metricKey, metricState } of group) {
+      if (MetricState.isCounterState(metricState)) {
+        lines.push(`${name}${labelsOf(metricKey)} ${numberOf(metricState.count)}`)
+      } else if (MetricState.isGaugeState(metricState)) {
+        lines.push(`${name}${labelsOf(metricKey)} ${numberOf(metricState.value)}`)
+      } else if (MetricState.isHistogramState(metricState)) {
+        let hasInf = false
+        for (const [bound, count] of metricState.buckets) {
+          hasInf ||= bound === Infinity
+          lines.push(`${name}_bucket${labelsOf(metricKey, [["le", numberOf(bound)]])} ${count}`)
+        }
+        if (!hasInf) lines.push(`${name}_bucket${labelsOf(metricKey, [["le", "+Inf"]])} ${metricState.count}`)
+        lines.push(`${name}_sum${labelsOf(metricKey)} ${metricState.sum}`)
+        lines.push(`${name}_count${labelsOf(metricKey)} ${metricState.count}`)
+      }
+    }
+  }
+  return `${lines.join("\n")}\n`
+}
+
+/**
+ * Reading a metric registers it: the series every scrape should show, at zero until they count
+ * something, so that rates and alerts have a series from the first scrape.
+ */
+const registerSeries = Effect.all([
+  Metric.value(executionsStarted),
+  Metric.value(executionDuration),
+  ...["completed", "failed"].map((status) => Metric.value(Metric.tagged(executionsFinished, "status", status))),
+  ...["delivered", "retrying", "failed"].map((outcome) =>
+    Metric.value(Metric.tagged(webhookDeliveries, "outcome", outcome))
+  )
+], { discard: true })
+
+/** The metrics of this process, gauges read from storage first, as Prometheus text. */
+export const prometheus: Effect.Effect<string, StorageError, ExecutionStore> = Effect.zipRight(
+  Effect.zipRight(registerSeries, refreshGauges),
+  Effect.map(Metric.snapshot, renderPrometheus)
+)

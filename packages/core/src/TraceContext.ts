@@ -1,0 +1,33 @@
+/**
+ * Trace context across the queue: the span that accepts an execution is written with it as a W3C
+ * `traceparent`, and the worker's run (in any process) and each webhook attempt continue that
+ * trace from it; the HTTP app continues a caller's trace from its `traceparent` header. With no
+ * tracer installed the spans are effect's own and nothing is exported.
+ */
+import { Effect, Option, Tracer } from "effect"
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/
+
+/** The `traceparent` of the current span, if there is one. */
+export const current: Effect.Effect<string | undefined> = Effect.map(
+  Effect.option(Effect.currentSpan),
+  Option.match({
+    onNone: () => undefined,
+    onSome: (span) =>
+      /^[0-9a-f]{32}$/.test(span.traceId) && /^[0-9a-f]{16}$/.test(span.spanId)
+        ? `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
+        : undefined
+  })
+)
+
+/** The span a `traceparent` names, if it is well formed. */
+export const parse = (traceParent: string | undefined): Option.Option<Tracer.ExternalSpan> => {
+  const match = traceParent === undefined ? null : TRACEPARENT.exec(traceParent)
+  return match === null
+    ? Option.none()
+    : Option.some(Tracer.externalSpan({ traceId: match[1]!, spanId: match[2]!, sampled: match[3] === "01" }))
+}
+
+/** Runs `effect` with the span of `traceParent` as its parent (unchanged when there is none). */
+export const continueFrom = (traceParent: string | undefined) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Option.match(parse(traceParent), { onNone: () => effect, onSome: (parent) => Effect.withParentSpan(effect, parent) })

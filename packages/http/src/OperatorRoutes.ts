@@ -1,0 +1,60 @@
+/**
+ * The operator's routes beside `/v1` (docs/operations.md): `GET /healthz` (the process is up),
+ * `GET /readyz` (storage answers and the instance is not draining, else 503), `GET /openapi.json`
+ * (the generated document) and `GET /docs` (the API reference page). No key, no rate limit. They
+ * are looked up by exact path before the API's route table, so the API's path pays nothing for them.
+ */
+import { Appexec } from "@appexec/core"
+import { Effect, Option } from "effect"
+import * as ErrorAnswers from "./internal/ErrorAnswers.js"
+import { json, type ServerResponse } from "./internal/Exchange.js"
+import * as OpenApiDocument from "./OpenApiDocument.js"
+
+/** The paths, relative to the app's base path. */
+export const paths = ["/healthz", "/readyz", "/openapi.json", "/docs"] as const
+
+const noStore = { "cache-control": "no-store" }
+
+/** The answer to an operator route, or none when `path` is not one. */
+export type Lookup = (method: string, path: string) => Effect.Effect<ServerResponse> | undefined
+
+/** The operator routes over the facade of the context. */
+export const make: Effect.Effect<Lookup, never, Appexec.Appexec> = Effect.gen(function*() {
+  const appexec = yield* Appexec.Appexec
+  let openApi: string | undefined
+  let docs: Promise<string> | undefined
+
+  const healthz = Effect.succeed(json(200, { status: "ok" }, noStore))
+  const readyz = Effect.map(appexec.operator.ready, (reason) =>
+    Option.match(reason, {
+      onNone: () => json(200, { status: "ok" }, noStore),
+      onSome: (why) => json(503, { status: "unavailable", reason: why }, noStore)
+    }))
+  const openApiJson = Effect.sync(() => {
+    openApi ??= JSON.stringify(OpenApiDocument.document())
+    return { status: 200, headers: { "content-type": "application/json" }, body: openApi }
+  })
+  const docsPage = Effect.promise(() => {
+    docs ??= import("./internal/DocsPage.js").then((page) => page.render())
+    return docs
+  }).pipe(
+    Effect.map((html): ServerResponse => ({
+      status: 200,
+      headers: { "content-type": "text/html; charset=utf-8" },
+      body: html
+    }))
+  )
+  const routes = new Map<string, Effect.Effect<ServerResponse>>([
+    ["/healthz", healthz],
+    ["/readyz", readyz],
+    ["/openapi.json", openApiJson],
+    ["/docs", docsPage]
+  ])
+
+  return (method, path) => {
+    const route = routes.get(path)
+    if (route === undefined) return undefined
+    if (method === "GET" || method === "HEAD") return route
+    return Effect.succeed(ErrorAnswers.methodNotAllowed(method, path, ["GET", "HEAD"]))
+  }
+})
