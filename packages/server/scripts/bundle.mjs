@@ -11,8 +11,12 @@ const root = fileURLToPath(new URL("..", import.meta.url))
 
 await build({
   absWorkingDir: root,
-  entryPoints: ["src/bin.ts"],
-  outfile: "dist/appexec.js",
+  entryPoints: { appexec: "src/bin.ts" },
+  outdir: "dist",
+  // What only some runs need (the OpenTelemetry SDK, loaded when tracing is on) is a chunk of its
+  // own, read only when imported.
+  splitting: true,
+  chunkNames: "chunks/[name]-[hash]",
   bundle: true,
   platform: "node",
   target: "node20",

@@ -7,7 +7,8 @@
  * interrupt the command, which shuts down in order and exits 0.
  */
 import { ValidationError } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Layer, Logger, LogLevel, Option } from "effect"
 import { run } from "./Cli.js"
 import * as PlainConsole from "./internal/PlainConsole.js"
