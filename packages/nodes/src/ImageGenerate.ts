@@ -6,8 +6,8 @@
 import { NodeType } from "@appexec/core"
 import { Effect, Schema } from "effect"
 import { createHash } from "node:crypto"
-import sharp from "sharp"
 import { encode, ImageFormat, renderText } from "./internal/imaging.js"
+import { sharpModule } from "./internal/sharpModule.js"
 
 /** Width or height of a generated image, in pixels. */
 export const Dimension = Schema.Number.pipe(Schema.int(), Schema.between(16, 4096))
@@ -101,7 +101,7 @@ export const imageGenerate = NodeType.defineNode({
         maxHeight: height * 0.8,
         size: fontSize(text, width, height)
       })
-      const background = sharp(Buffer.from(backgroundSvg(seedOf(text, config), width, height)))
+      const background = sharpModule()(Buffer.from(backgroundSvg(seedOf(text, config), width, height)))
       const picture = label === undefined
         ? background
         : background.composite([

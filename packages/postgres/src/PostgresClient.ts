@@ -12,7 +12,8 @@ import { Errors } from "@appexec/core"
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { Kysely, PostgresDialect } from "kysely"
 import type { ConnectionOptions } from "node:tls"
-import pg from "pg"
+import type pg from "pg"
+import { loadPg } from "./internal/Driver.js"
 import type { Tables } from "./internal/Tables.js"
 import * as PostgresMigrations from "./PostgresMigrations.js"
 
@@ -82,7 +83,7 @@ const types: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: "text" | "binary") =>
     oid === INT8 || oid === NUMERIC
       ? (value: string) => Number(value)
-      : pg.types.getTypeParser(oid, format ?? "text")) as pg.CustomTypesConfig["getTypeParser"]
+      : loadPg().types.getTypeParser(oid, format ?? "text")) as pg.CustomTypesConfig["getTypeParser"]
 }
 
 /** The `pg` settings of one connection. */
@@ -123,7 +124,7 @@ export const make = (options: Options) =>
     const config = connectionConfig(options)
     const pool = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const pool = new pg.Pool({
+        const pool = new (loadPg().Pool)({
           ...config,
           max: Math.max(1, Math.trunc(options.poolSize ?? 10)),
           // Connections stay open while idle: a worker that waited a minute claims without a new handshake.

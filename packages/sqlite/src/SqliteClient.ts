@@ -12,10 +12,11 @@
  * busy timeout) is retried with backoff before it becomes one.
  */
 import { Errors } from "@appexec/core"
-import Database from "better-sqlite3"
+import type Database from "better-sqlite3"
 import { Context, Duration, Effect, Either, Layer, Schedule } from "effect"
 import { type Compilable, Kysely } from "kysely"
 import { chmodSync, closeSync, existsSync, openSync } from "node:fs"
+import { createRequire } from "node:module"
 import { ImmediateSqliteDialect } from "./internal/ImmediateDialect.js"
 import type { Tables } from "./internal/Tables.js"
 import * as SqliteMigrations from "./SqliteMigrations.js"
@@ -88,6 +89,12 @@ const busySchedule = Schedule.exponential(Duration.millis(5)).pipe(
 
 const STATEMENT_CACHE_SIZE = 256
 
+const load = createRequire(import.meta.url)
+let driver: typeof Database | undefined
+
+/** better-sqlite3, loaded when the first database opens rather than at import. */
+const loadDriver = (): typeof Database => (driver ??= load("better-sqlite3") as typeof Database)
+
 /**
  * Makes the database file, and its `-wal` and `-shm` files when present, readable and writable by
  * the owner only (0600); a new file is created so. SQLite creates the `-wal` and `-shm` files with
@@ -104,7 +111,7 @@ const open = (options: Options) =>
   Effect.try({
     try: () => {
       if (options.filename !== ":memory:" && options.filename !== "") restrictFiles(options.filename)
-      const db = new Database(options.filename)
+      const db = new (loadDriver())(options.filename)
       try {
         db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5_000))}`)
         if (options.filename !== ":memory:") db.pragma("journal_mode = WAL")

@@ -4,7 +4,8 @@
  */
 import { NodeType } from "@appexec/core"
 import { Effect, Schema } from "effect"
-import sharp, { type Metadata, type Sharp } from "sharp"
+import type { Metadata, Sharp } from "sharp"
+import { sharpModule } from "./sharpModule.js"
 
 /** Formats the image nodes write. */
 export const ImageFormat = Schema.Literal("png", "jpeg", "webp", "avif")
@@ -27,7 +28,7 @@ export const attempt = <A>(what: string, run: () => Promise<A>): Effect.Effect<A
 
 /** A sharp pipeline over encoded image bytes, refusing images over `maxPixels`. */
 export const open = (bytes: Uint8Array, maxPixels: number): Sharp =>
-  sharp(bytes, { limitInputPixels: maxPixels, failOn: "error" })
+  sharpModule()(bytes, { limitInputPixels: maxPixels, failOn: "error" })
 
 /** The format of decoded image metadata, when it is one the nodes write. */
 export const formatFromMetadata = (meta: Metadata): ImageFormat | undefined => {
@@ -103,7 +104,7 @@ export const renderText = (
   const clipped = clip(text)
   if (clipped === "") return Effect.succeed(undefined)
   const layer = (color: string, alpha: string) =>
-    sharp({
+    sharpModule()({
       text: {
         text: `<span foreground="${color}" fgalpha="${alpha}">${escapeMarkup(clipped)}</span>`,
         font: `sans Bold ${options.size}px`,
@@ -121,7 +122,7 @@ export const renderText = (
     const shadow = await layer("#000000", "55%")
     const { width, height } = front.info
     const pad = Math.max(2, Math.round(options.size / 14))
-    const combined = await sharp({
+    const combined = await sharpModule()({
       create: { width: width + pad, height: height + pad, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } }
     })
       .composite([
@@ -133,7 +134,7 @@ export const renderText = (
     const fits = combined.info.height <= options.maxHeight && combined.info.width <= options.width + pad
     const fitted = fits
       ? combined
-      : await sharp(combined.data)
+      : await sharpModule()(combined.data)
         .resize({ width: Math.floor(options.width), height: Math.max(1, Math.floor(options.maxHeight)), fit: "inside" })
         .png()
         .toBuffer({ resolveWithObject: true })

@@ -8,8 +8,9 @@
  */
 import { Errors } from "@appexec/core"
 import { Context, Deferred, Duration, Effect, Layer, Queue, type Scope } from "effect"
-import pg from "pg"
+import type pg from "pg"
 import { PostgresClient, workChannel } from "../PostgresClient.js"
+import { loadPg } from "./Driver.js"
 
 /** A signal that work may have become claimable. */
 export class WorkSignal extends Context.Tag("@appexec/postgres/WorkSignal")<
@@ -30,7 +31,7 @@ interface Listening {
 const listen = (config: pg.ClientConfig, channel: string, wake: () => void) =>
   Effect.gen(function*() {
     const ended = yield* Deferred.make<void>()
-    const client = new pg.Client(config)
+    const client = new (loadPg().Client)(config)
     const end = () => Deferred.unsafeDone(ended, Effect.void)
     client.on("error", end)
     client.on("end", end)
