@@ -180,8 +180,10 @@ await step(
         if (/(^|\/)tests?\//.test(f) || /\.test\.[cm]?[jt]s$/.test(f)) say(`ships a test file: ${f}`)
         if (f.endsWith(".tsbuildinfo")) say(`ships ${f}`)
       }
-      // Every module but the bundled command has its types and its source (a module without source is left over from an old build).
-      for (const f of js.filter((f) => !bins.has(f))) {
+      // Every module but the bundled command (and the chunks it loads on demand, `dist/chunks/` of a
+      // package with a bin) has its types and its source (a module without source is left over from an old build).
+      const bundled = (f) => bins.has(f) || (bins.size > 0 && f.startsWith("dist/chunks/"))
+      for (const f of js.filter((f) => !bundled(f))) {
         if (!files.has(f.replace(/\.js$/, ".d.ts"))) say(`${f} has no .d.ts`)
         if (!files.has(f.replace(/^dist\//, "src/").replace(/\.js$/, ".ts"))) {
           say(

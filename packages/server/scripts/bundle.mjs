@@ -5,9 +5,13 @@
  * loaded from `node_modules` as usual. Source maps point back to the TypeScript sources.
  */
 import { build } from "esbuild"
+import { rmSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
+
+// Chunk names carry a content hash: the previous build's chunks go first, or they would ship too.
+rmSync(fileURLToPath(new URL("../dist/chunks", import.meta.url)), { recursive: true, force: true })
 
 await build({
   absWorkingDir: root,
