@@ -4,7 +4,7 @@
  * within a second; the execution ends `failed` with the cancel message. On SQLite and on PostgreSQL.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Schedule } from "effect"
 import { execFile } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -72,11 +72,14 @@ describe("appexec executions cancel", () => {
             body: JSON.stringify({ inputs: { prompt: "x" } })
           })
           const id = String(started.body.data.executionId)
-          // Read it until it runs (the worker takes it at once).
-          for (let i = 0; i < 20; i++) {
-            const seen = yield* json(`${serve.baseUrl}/v1/executions/${id}`, { headers })
-            if (seen.body.data.status === "running") break
-          }
+          // Read it until it runs (the worker takes it at once; a loaded machine may take longer).
+          yield* json(`${serve.baseUrl}/v1/executions/${id}`, { headers }).pipe(
+            Effect.repeat({
+              schedule: Schedule.spaced("20 millis"),
+              until: (seen) => seen.body.data.status === "running"
+            }),
+            Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error(`${id} did not start running`) })
+          )
           const canceled = yield* appexec(env, "executions", "cancel", id, "--data", dataDir)
           expect(canceled.code).toBe(0)
           expect(canceled.stdout).toBe(`${id}\tcancel requested\n`)

@@ -221,23 +221,19 @@ export const run = Effect.gen(function*() {
   const running = yield* FiberMap.make<ExecutionId, unknown, never>()
   let free = config.workerConcurrency
   const slotFreed = yield* Queue.sliding<void>(1)
+  /** Open while this worker runs at least one execution (a slot is taken). */
+  const busy = yield* Effect.makeLatch(false)
   const giveBack = Effect.suspend(() => {
     free += 1
-    return Queue.offer(slotFreed, undefined)
+    return Effect.zipRight(
+      free === config.workerConcurrency ? busy.close : Effect.void,
+      Queue.offer(slotFreed, undefined)
+    )
   })
   const claimOptions = (limit: number) => ({
     limit,
     maxRunningPerWorkspace: config.maxRunningPerWorkspace
   })
-  /** Open while this worker runs at least one execution. */
-  const busy = yield* Effect.makeLatch(false)
-  let active = 0
-  const tracked = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    Effect.acquireUseRelease(
-      Effect.suspend(() => (++active === 1 ? busy.open : Effect.void)),
-      () => effect,
-      () => Effect.suspend(() => (--active === 0 ? busy.close : Effect.void))
-    )
 
   // Idle until work may be claimable: an insert or release in this process, a finished run here
   // (a workspace under its cap again), or the poll interval for work written by other processes.
@@ -256,13 +252,16 @@ export const run = Effect.gen(function*() {
         Effect.tap((claims) =>
           Effect.forEach(claims, (claim) => {
             free -= 1
-            return FiberMap.run(
-              running,
-              claim.execution.executionId,
-              Effect.interruptible(
-                tracked(process(claim)).pipe(
-                  TraceContext.continueFrom(claim.execution.traceParent),
-                  Effect.ensuring(giveBack)
+            return Effect.zipRight(
+              busy.open,
+              FiberMap.run(
+                running,
+                claim.execution.executionId,
+                Effect.interruptible(
+                  process(claim).pipe(
+                    TraceContext.continueFrom(claim.execution.traceParent),
+                    Effect.ensuring(giveBack)
+                  )
                 )
               )
             )
@@ -275,7 +274,7 @@ export const run = Effect.gen(function*() {
   const loop = yield* Effect.forkScoped(Effect.whileLoop({ while: () => true, body: () => step, step: () => {} }))
 
   // Cancels made by other processes reach this worker through the store: while it runs something
-  // (the latch is open), it asks every `cancelCheckInterval` which of its executions to cancel.
+  // (`busy` is open), it asks every `cancelCheckInterval` which of its executions to cancel.
   const cancellations = yield* Cancellations
   const checkCancels = Effect.gen(function*() {
     yield* busy.await
