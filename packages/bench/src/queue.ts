@@ -149,6 +149,15 @@ const floorOf = (count: number, synchronous: "NORMAL" | "FULL") =>
 
 const FLOOR_TARGET = 0.6
 
+/**
+ * Knobs for short runs while working on the engine (the full run takes neither):
+ * `APPEXEC_BENCH_QUEUE_PARTS` picks parts by name (comma-separated: `normal`, `full`, `memory`,
+ * `awaits`, `idle`, `large`; all when unset) and `APPEXEC_BENCH_QUEUE_COUNT` replaces the
+ * 10,000 executions of a run (the idle part runs a tenth of it, the large part ten times it).
+ */
+const parts = new Set((process.env["APPEXEC_BENCH_QUEUE_PARTS"] ?? "normal,full,memory,awaits,idle,large").split(","))
+const COUNT = Number(process.env["APPEXEC_BENCH_QUEUE_COUNT"] ?? 10_000)
+
 /** The queue benchmark. */
 export const benchmark: Benchmark = {
   name: "queue",
@@ -157,47 +166,57 @@ export const benchmark: Benchmark = {
       yield* warmUp
       // (a) the engine through the embedding API and (b) its storage floor, side by side.
       for (const synchronous of ["normal", "full"] as const) {
+        if (!parts.has(synchronous)) continue
         const label = synchronous === "normal" ? "sqlite" : "sqlite_full_sync"
-        const floorPerSecond = yield* floorOf(10_000, synchronous === "normal" ? "NORMAL" : "FULL")
-        const engine = yield* onSqlite(batch(10_000, 64), { synchronous })
-        yield* report(perSecond(`queue.${label}.floor.10000.throughput`, floorPerSecond))
-        yield* report(perSecond(`queue.${label}.10000.throughput`, engine.perSecond))
+        const floorPerSecond = yield* floorOf(COUNT, synchronous === "normal" ? "NORMAL" : "FULL")
+        const engine = yield* onSqlite(batch(COUNT, 64), { synchronous })
+        yield* report(perSecond(`queue.${label}.floor.${COUNT}.throughput`, floorPerSecond))
+        yield* report(perSecond(`queue.${label}.${COUNT}.throughput`, engine.perSecond))
         yield* report({
-          name: `queue.${label}.10000.engine_to_floor`,
+          name: `queue.${label}.${COUNT}.engine_to_floor`,
           value: engine.perSecond / floorPerSecond,
           unit: `of the floor (target >= ${FLOOR_TARGET})`
         })
-        yield* report(ms(`queue.${label}.10000.start_to_completed_p50`, percentile(engine.latencies, 50)))
-        yield* report(ms(`queue.${label}.10000.start_to_completed_p99`, percentile(engine.latencies, 99)))
+        yield* report(ms(`queue.${label}.${COUNT}.start_to_completed_p50`, percentile(engine.latencies, 50)))
+        yield* report(ms(`queue.${label}.${COUNT}.start_to_completed_p99`, percentile(engine.latencies, 99)))
       }
-      const memory = yield* batch(10_000, 64).pipe(Effect.provide(instance(MemoryStorage.layer, DEFAULTS)))
-      yield* report(perSecond("queue.memory.10000.throughput", memory.perSecond))
+      if (parts.has("memory")) {
+        const memory = yield* batch(COUNT, 64).pipe(Effect.provide(instance(MemoryStorage.layer, DEFAULTS)))
+        yield* report(perSecond(`queue.memory.${COUNT}.throughput`, memory.perSecond))
+      }
 
-      // Awaits that scale: the same run with 1, 256 and 10,000 executions awaited at once.
-      const awaited: Record<number, number> = {}
-      for (const awaits of [1, 256, 10_000]) {
-        const result = yield* onSqlite(batch(10_000, 64, awaits))
-        awaited[awaits] = result.perSecond
-        yield* report(perSecond(`queue.sqlite.10000.with_${awaits}_awaits.throughput`, result.perSecond))
+      // Awaits that scale: the same run with 1, 256 and all executions awaited at once.
+      if (parts.has("awaits")) {
+        const awaited: Record<number, number> = {}
+        for (const awaits of [1, 256, COUNT]) {
+          const result = yield* onSqlite(batch(COUNT, 64, awaits))
+          awaited[awaits] = result.perSecond
+          yield* report(perSecond(`queue.sqlite.${COUNT}.with_${awaits}_awaits.throughput`, result.perSecond))
+        }
+        yield* report({
+          name: `queue.sqlite.${COUNT}.awaits_${COUNT}_vs_1`,
+          value: awaited[1]! / awaited[COUNT]!,
+          unit: "x slower (target <= 2)"
+        })
       }
-      yield* report({
-        name: "queue.sqlite.10000.awaits_10000_vs_1",
-        value: awaited[1]! / awaited[10_000]!,
-        unit: "x slower (target <= 2)"
-      })
 
       // Latency when idle: one execution at a time, each awaited.
-      const idleSqlite = yield* onSqlite(idle(1_000))
-      yield* report(ms("queue.sqlite.idle.start_to_completed_p50", percentile(idleSqlite, 50)))
-      yield* report(ms("queue.sqlite.idle.start_to_completed_p99", percentile(idleSqlite, 99)))
-      const idleMemory = yield* idle(1_000).pipe(Effect.provide(instance(MemoryStorage.layer, DEFAULTS)))
-      yield* report(ms("queue.memory.idle.start_to_completed_p50", percentile(idleMemory, 50)))
-      yield* report(ms("queue.memory.idle.start_to_completed_p99", percentile(idleMemory, 99)))
+      if (parts.has("idle")) {
+        const idleCount = Math.max(1, Math.round(COUNT / 10))
+        const idleSqlite = yield* onSqlite(idle(idleCount))
+        yield* report(ms("queue.sqlite.idle.start_to_completed_p50", percentile(idleSqlite, 50)))
+        yield* report(ms("queue.sqlite.idle.start_to_completed_p99", percentile(idleSqlite, 99)))
+        const idleMemory = yield* idle(idleCount).pipe(Effect.provide(instance(MemoryStorage.layer, DEFAULTS)))
+        yield* report(ms("queue.memory.idle.start_to_completed_p50", percentile(idleMemory, 50)))
+        yield* report(ms("queue.memory.idle.start_to_completed_p99", percentile(idleMemory, 99)))
+      }
 
       // Memory stays flat: the peak after 100,000 executions against the peak after 10,000.
-      yield* report({ name: "queue.sqlite.10000.peak_rss", value: yield* peakRss, unit: "MiB" })
-      const large = yield* onSqlite(batch(100_000, 64))
-      yield* report(perSecond("queue.sqlite.100000.throughput", large.perSecond))
-      yield* report({ name: "queue.sqlite.100000.peak_rss", value: yield* peakRss, unit: "MiB" })
+      if (parts.has("large")) {
+        yield* report({ name: `queue.sqlite.${COUNT}.peak_rss`, value: yield* peakRss, unit: "MiB" })
+        const large = yield* onSqlite(batch(COUNT * 10, 64))
+        yield* report(perSecond(`queue.sqlite.${COUNT * 10}.throughput`, large.perSecond))
+        yield* report({ name: `queue.sqlite.${COUNT * 10}.peak_rss`, value: yield* peakRss, unit: "MiB" })
+      }
     }).pipe(Effect.provide(Logger.minimumLogLevel(LogLevel.Warning)))
 }

@@ -58,6 +58,15 @@ export class ExecutionQueue extends Context.Tag("@appexec/core/ExecutionQueue")<
     ) => Effect.Effect<ReadonlyArray<Claim>, StorageError>
     /** Extends a lease that is still current to now + `leaseMs`; `LeaseLost` when it is not. */
     readonly renew: (lease: Lease, leaseMs: number) => Effect.Effect<Lease, LeaseLost | StorageError>
+    /**
+     * Extends every lease of `leases` that is still current to now + `leaseMs`, in one write, and
+     * answers those renewed with their new `expiresAt`; a lease left out is lost (it ran out, or
+     * the execution was claimed again). A worker renews all it holds at once.
+     */
+    readonly renewAll: (
+      leases: ReadonlyArray<Lease>,
+      leaseMs: number
+    ) => Effect.Effect<ReadonlyArray<Lease>, StorageError>
     /** Gives a current lease back without counting the attempt; the execution is claimable at once. */
     readonly release: (lease: Lease) => Effect.Effect<void, StorageError>
     /**

@@ -311,7 +311,7 @@ describe("engine", () => {
       )
       const storageDown = Effect.map(ExecutionQueue.ExecutionQueue, (queue) => ({
         ...queue,
-        renew: () => Effect.fail(new Errors.StorageError({ operation: "renew lease", cause: "disk unavailable" }))
+        renewAll: () => Effect.fail(new Errors.StorageError({ operation: "renew leases", cause: "disk unavailable" }))
       }))
       yield* Effect.forkScoped(
         Worker.run.pipe(

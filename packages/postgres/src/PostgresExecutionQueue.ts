@@ -182,6 +182,33 @@ export const make = Effect.gen(function*() {
         return { ...lease, expiresAt: now + leaseMs }
       })
     ),
+    renewAll: Effect.fn("PostgresExecutionQueue.renewAll")((leases, leaseMs) =>
+      Effect.gen(function*() {
+        if (leases.length === 0) return []
+        const now = yield* Clock.currentTimeMillis
+        const rows = yield* client.execute("renew leases", (db) =>
+          db
+            .updateTable("executions")
+            .set({ lease_expires_at: now + leaseMs })
+            .where((eb) =>
+              eb.or(leases.map((lease) =>
+                eb.and([
+                  eb("execution_id", "=", lease.executionId),
+                  eb("lease_token", "=", lease.token),
+                  eb("lease_worker", "=", lease.workerId)
+                ])
+              ))
+            )
+            .where("lease_expires_at", ">", now)
+            .returning("execution_id")
+            .execute())
+        const renewed = new Set(rows.map((row) => row.execution_id))
+        return leases.filter((lease) => renewed.has(lease.executionId)).map((lease) => ({
+          ...lease,
+          expiresAt: now + leaseMs
+        }))
+      })
+    ),
     release: Effect.fn("PostgresExecutionQueue.release")((lease) =>
       client
         .execute("release lease", (db) =>

@@ -224,6 +224,17 @@ export const make = Effect.gen(function*() {
         row.lease = { ...row.lease!, expiresAt: now + leaseMs }
         return Effect.succeed({ ...lease, expiresAt: now + leaseMs })
       }),
+    renewAll: (leases, leaseMs) =>
+      Effect.map(currentTime, (now) => {
+        const renewed: Array<ExecutionQueue.Lease> = []
+        for (const lease of leases) {
+          const row = rows.get(lease.executionId)
+          if (!isCurrent(row, lease) || row.lease!.expiresAt <= now) continue
+          row.lease = { ...row.lease!, expiresAt: now + leaseMs }
+          renewed.push({ ...lease, expiresAt: now + leaseMs })
+        }
+        return renewed
+      }),
     release: (lease) =>
       Effect.suspend(() => {
         const row = rows.get(lease.executionId)

@@ -4,13 +4,17 @@
  * run again once its lease expires, up to `maxAttempts` claims, then failed. Stopping the worker
  * (closing its scope) stops taking work, waits up to `drainTimeoutMs` for running executions,
  * then interrupts them and releases their leases so another worker takes them at once.
+ *
+ * A run forks nothing beside its own fiber: one keeper per worker renews every lease the worker
+ * holds in one storage call per `renewEvery`, and watches the runs' deadlines; it stops a run
+ * whose lease is lost or whose time is up by interrupting its fiber, as a cancel does.
  */
 import type { OutputType } from "@appexec/api/Execution"
 import type { ExecutionId } from "@appexec/api/Ids"
-import { Cause, Deferred, Duration, Effect, Either, Fiber, FiberMap, Layer, Option, Queue } from "effect"
+import { Cause, Deferred, Duration, Effect, Either, Fiber, FiberId, FiberMap, Layer, Option, Queue } from "effect"
 import { AppexecConfig, millis } from "../AppexecConfig.js"
 import { recordFinished } from "../AppexecMetrics.js"
-import { LeaseLost } from "../Errors.js"
+import type { LeaseLost, StorageError } from "../Errors.js"
 import { ExecutionEvents } from "../ExecutionEvents.js"
 import { type ExecutionEvent, failNow, isTerminal, transition } from "../ExecutionLifecycle.js"
 import { type Claim, ExecutionQueue, type Lease } from "../ExecutionQueue.js"
@@ -21,190 +25,283 @@ import * as TraceContext from "../TraceContext.js"
 import { DeliveryId, entryFor } from "../WebhookOutbox.js"
 import { AppCatalog } from "./AppCatalog.js"
 import { CANCELED_MESSAGE, Cancellations } from "./Cancellations.js"
-import { runWorkflow } from "./WorkflowRunner.js"
+import { runWorkflow, type WorkflowResult } from "./WorkflowRunner.js"
 
 const formatDuration = (ms: number) => Duration.format(Duration.millis(ms))
 
-/** Runs one claimed execution to its end, or gives it up when the lease is lost. */
-const makeProcess = Effect.gen(function*() {
-  const config = yield* AppexecConfig
-  const queue = yield* ExecutionQueue
-  const store = yield* ExecutionStore
-  const catalog = yield* AppCatalog
-  const events = yield* ExecutionEvents
-  const ids = yield* IdGenerator
-  const cancellations = yield* Cancellations
-  const now = Effect.clockWith((clock) => clock.currentTimeMillis)
+/** Why a run was told to stop before its workflow ended. */
+type StopReason = "canceled" | "timed out" | "lease lost"
 
-  const apply = (record: ExecutionRecord, event: ExecutionEvent) =>
-    Either.match(transition(record, event), { onLeft: Effect.die, onRight: Effect.succeed })
+type OutputTypes = Readonly<Record<string, Exclude<OutputType, "pending">>>
 
-  const save = (record: ExecutionRecord, lease: Lease) =>
-    Effect.gen(function*() {
-      const terminal = isTerminal(record.status)
-      const outbox = terminal && record.webhookUrl !== null
-        ? entryFor(record, DeliveryId.make(yield* ids.uuid), yield* now, yield* TraceContext.current)
-        : undefined
-      yield* store.save(record, lease, outbox)
-      if (terminal) yield* recordFinished(record)
-      yield* events.publish(record)
-      yield* Effect.logDebug(`execution ${record.executionId} ${record.status}`)
-      return record
-    })
+/** One run of this worker, from its claim to its end. */
+interface Run {
+  readonly executionId: ExecutionId
+  /** The lease as last renewed. */
+  lease: Lease
+  /** When the run times out (epoch ms); never until its workflow starts. */
+  deadline: number
+  /** Why the run was told to stop, once it was. */
+  stop: StopReason | undefined
+  /** The run's fiber while its workflow runs: what a stop interrupts. */
+  fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
+  /** The execution as saved `running`, once it was. */
+  started: ExecutionRecord | undefined
+  timeoutMs: number
+  outputTypes: OutputTypes
+}
 
-  const fail = (
-    record: ExecutionRecord,
-    lease: Lease,
-    errorMessage: string,
-    outputTypes: Readonly<Record<string, Exclude<OutputType, "pending">>> = {}
-  ) =>
-    Effect.gen(function*() {
-      const failed = yield* Either.match(failNow(record, yield* now, errorMessage, outputTypes), {
-        onLeft: Effect.die,
-        onRight: Effect.succeed
+/** The runs of a worker by execution id, and what the keeper needs to hear of them. */
+interface Runs {
+  readonly map: Map<ExecutionId, Run>
+  /** Tells the keeper that a run has a deadline (it wakes if that is sooner than it planned). */
+  readonly armed: (run: Run) => void
+  /** Tells a run to stop: interrupts its workflow, or keeps it from starting. Once per run. */
+  readonly stop: (run: Run, reason: StopReason) => void
+}
+
+/** Runs one claimed execution to its end, or gives it up when it is stopped. */
+const makeProcess = (runs: Runs) =>
+  Effect.gen(function*() {
+    const config = yield* AppexecConfig
+    const queue = yield* ExecutionQueue
+    const store = yield* ExecutionStore
+    const catalog = yield* AppCatalog
+    const events = yield* ExecutionEvents
+    const ids = yield* IdGenerator
+    const now = Effect.clockWith((clock) => clock.currentTimeMillis)
+
+    const apply = (record: ExecutionRecord, event: ExecutionEvent) =>
+      Either.match(transition(record, event), { onLeft: Effect.die, onRight: Effect.succeed })
+
+    const save = (record: ExecutionRecord, lease: Lease) =>
+      Effect.gen(function*() {
+        const terminal = isTerminal(record.status)
+        const outbox = terminal && record.webhookUrl !== null
+          ? entryFor(record, DeliveryId.make(yield* ids.uuid), yield* now, yield* TraceContext.current)
+          : undefined
+        yield* store.save(record, lease, outbox)
+        if (terminal) yield* recordFinished(record)
+        yield* events.publish(record)
+        yield* Effect.logDebug(`execution ${record.executionId} ${record.status}`)
+        return record
       })
-      return yield* save(failed, lease)
-    })
 
-  /**
-   * The watchdog of a run: renews the lease every `renewEveryMs` and completes with none when
-   * `timeoutMs` have passed; fails with `LeaseLost` when the lease is gone. One fiber and one
-   * timer at a time, raced against the workflow.
-   */
-  const watchdog = (initial: Lease, timeoutMs: number): Effect.Effect<Option.Option<never>, LeaseLost> =>
-    Effect.flatMap(now, (startedAt) => {
-      const deadline = startedAt + timeoutMs
-      const loop = (lease: Lease): Effect.Effect<Option.Option<never>, LeaseLost> =>
-        Effect.flatMap(now, (at) => {
-          if (at >= deadline) return Effect.succeedNone
-          const wait = Math.min(millis(config.renewEvery), deadline - at)
-          return Effect.sleep(Duration.millis(wait)).pipe(
-            Effect.zipRight(
-              Effect.flatMap(now, (woke) =>
-                woke >= deadline
-                  ? Effect.succeedNone
-                  : queue.renew(lease, millis(config.lease)).pipe(
-                    Effect.catchTag("StorageError", (error) =>
-                      // If the lease would run out before the next try, another worker may claim the
-                      // execution meanwhile: stop now rather than run beside a second copy.
-                      woke + millis(config.renewEvery) >= lease.expiresAt
-                        ? Effect.logWarning(
-                          "lease renewal failed and the lease runs out before the next try; stopping the run",
-                          error
-                        ).pipe(
-                          Effect.zipRight(Effect.fail(new LeaseLost({ executionId: lease.executionId })))
-                        )
-                        : Effect.logWarning("lease renewal failed; retrying", error).pipe(Effect.as(lease))),
-                    Effect.flatMap(loop)
-                  ))
-            )
+    const fail = (record: ExecutionRecord, lease: Lease, errorMessage: string, outputTypes: OutputTypes = {}) =>
+      Effect.gen(function*() {
+        const failed = yield* Either.match(failNow(record, yield* now, errorMessage, outputTypes), {
+          onLeft: Effect.die,
+          onRight: Effect.succeed
+        })
+        return yield* save(failed, lease)
+      })
+
+    /** The end of a run that was told to stop: recorded as failed, or left alone when its lease is lost. */
+    const stopped = (run: Run, started: ExecutionRecord) =>
+      Effect.suspend(() => {
+        if (run.stop === "lease lost") {
+          return Effect.logWarning(`execution ${run.executionId}: lease lost; another worker owns it now`)
+        }
+        const errorMessage = run.stop === "canceled"
+          ? CANCELED_MESSAGE
+          : `The execution timed out after ${formatDuration(run.timeoutMs)}.`
+        return Effect.flatMap(now, (at) =>
+          Effect.flatMap(
+            apply(started, { _tag: "Failed", at, errorMessage, produced: [], outputErrors: {}, outputTypes: run.outputTypes }),
+            (failed) => save(failed, run.lease)
+          ))
+      })
+
+    const body = (run: Run, execution: ExecutionRecord) =>
+      Effect.gen(function*() {
+        const lease = run.lease
+        if (lease.attempt > config.maxAttempts) {
+          return yield* fail(
+            execution,
+            lease,
+            `The execution was abandoned: its worker stopped ${
+              lease.attempt - 1
+            } times before finishing (at most ${config.maxAttempts} attempts).`
+          )
+        }
+        const loaded = yield* catalog.load(execution.workflowId).pipe(Effect.either)
+        if (Either.isLeft(loaded)) {
+          yield* Effect.logError(`execution ${execution.executionId}: workflow cannot be loaded`, loaded.left)
+          return yield* fail(execution, lease, "The app's workflow could not be loaded.")
+        }
+        const { app } = loaded.right
+        const started = execution.status === "queued"
+          ? yield* save(yield* apply(execution, { _tag: "Started", at: yield* now }), lease)
+          : execution
+        run.started = started
+        run.timeoutMs = (app.definition.timeoutSeconds ?? 0) * 1000 || millis(config.defaultTimeout)
+        run.outputTypes = Object.fromEntries(app.outputs.map((o) => [o.id, o.type]))
+        // Told to stop (a cancel, a lost lease) before the workflow started: it does not start.
+        if (run.stop !== undefined) return yield* stopped(run, started)
+        run.deadline = (yield* now) + run.timeoutMs
+        runs.armed(run)
+        // From here a stop interrupts this fiber; `onInterrupt` below records why.
+        const result = yield* Effect.withFiberRuntime<WorkflowResult>((fiber) => {
+          run.fiber = fiber
+          return runWorkflow(
+            app,
+            started.inputs,
+            { executionId: started.executionId, appId: started.appId, workspaceId: started.workspaceId },
+            config.nodeConcurrency
           )
         })
-      return loop(initial)
-    })
-
-  return Effect.fn("Worker.process")(({ execution, lease }: Claim) =>
-    Effect.gen(function*() {
-      if (lease.attempt > config.maxAttempts) {
-        return yield* fail(
-          execution,
-          lease,
-          `The execution was abandoned: its worker stopped ${
-            lease.attempt - 1
-          } times before finishing (at most ${config.maxAttempts} attempts).`
-        )
-      }
-      const loaded = yield* catalog.load(execution.workflowId).pipe(Effect.either)
-      if (Either.isLeft(loaded)) {
-        yield* Effect.logError(`execution ${execution.executionId}: workflow cannot be loaded`, loaded.left)
-        return yield* fail(execution, lease, "The app's workflow could not be loaded.")
-      }
-      const { app } = loaded.right
-      const started = execution.status === "queued"
-        ? yield* save(yield* apply(execution, { _tag: "Started", at: yield* now }), lease)
-        : execution
-      const timeoutMs = (app.definition.timeoutSeconds ?? 0) * 1000 || millis(config.defaultTimeout)
-      const outputTypes = Object.fromEntries(app.outputs.map((o) => [o.id, o.type]))
-      // A cancel request (from this process, or seen in the store) interrupts the run where it is.
-      const canceled = yield* cancellations.register(started.executionId)
-      const result = yield* runWorkflow(
-        app,
-        started.inputs,
-        { executionId: started.executionId, appId: started.appId, workspaceId: started.workspaceId },
-        config.nodeConcurrency
-      ).pipe(
-        Effect.map((ran) => Either.right(ran)),
-        Effect.raceFirst(Effect.as(watchdog(lease, timeoutMs), Either.left("timed out" as const))),
-        Effect.raceFirst(Effect.as(Deferred.await(canceled), Either.left("canceled" as const)))
-      )
-      const at = yield* now
-      const stopped = (errorMessage: string): ExecutionEvent => ({
-        _tag: "Failed",
-        at,
-        errorMessage,
-        produced: [],
-        outputErrors: {},
-        outputTypes
-      })
-      const event: ExecutionEvent = Either.match(result, {
-        onLeft: (why) =>
-          why === "canceled"
-            ? stopped(CANCELED_MESSAGE)
-            : stopped(`The execution timed out after ${formatDuration(timeoutMs)}.`),
-        onRight: (r) =>
-          Option.match(r.firstError, {
-            onNone: () => ({ _tag: "Completed", at, produced: r.produced }),
-            onSome: (errorMessage) => ({
-              _tag: "Failed",
-              at,
-              errorMessage,
-              produced: r.produced,
-              outputErrors: r.outputErrors,
-              outputTypes
-            })
+        // The workflow ended: its outcome is recorded, whatever stop came too late to matter.
+        run.fiber = undefined
+        const at = yield* now
+        const event: ExecutionEvent = Option.match(result.firstError, {
+          onNone: () => ({ _tag: "Completed", at, produced: result.produced }),
+          onSome: (errorMessage) => ({
+            _tag: "Failed",
+            at,
+            errorMessage,
+            produced: result.produced,
+            outputErrors: result.outputErrors,
+            outputTypes: run.outputTypes
           })
+        })
+        return yield* save(yield* apply(started, event), lease)
       })
-      return yield* save(yield* apply(started, event), lease)
-    }).pipe(
-      Effect.scoped,
-      Effect.catchTag("LeaseLost", () =>
-        Effect.logWarning(`execution ${execution.executionId}: lease lost; another worker owns it now`)),
-      Effect.catchTag("StorageError", (error) =>
-        Effect.logError(
-          `execution ${execution.executionId}: storage failed; the lease will expire and it runs again`,
-          error
-        )),
-      // A defect is a bug: log it for the operator and fail the execution, rather than leave it
-      // running until its lease expires and run it again into the same bug.
-      Effect.catchAllDefect((defect) =>
-        Effect.gen(function*() {
-          yield* Effect.logError(
-            `execution ${execution.executionId}: unexpected error in the worker`,
-            Cause.die(defect)
-          )
-          const current = yield* store.get(execution.executionId)
-          if (Option.isSome(current) && !isTerminal(current.value.status)) {
-            yield* fail(current.value, lease, "The execution failed unexpectedly.")
-          }
-        }).pipe(
-          Effect.catchAllCause((cause) =>
-            Effect.logError(
-              `execution ${execution.executionId}: could not record the failure; its lease will expire`,
-              cause
+
+    const logged = (run: Run, effect: Effect.Effect<unknown, LeaseLost | StorageError>) =>
+      effect.pipe(
+        Effect.catchTag("LeaseLost", () =>
+          Effect.logWarning(`execution ${run.executionId}: lease lost; another worker owns it now`)),
+        Effect.catchTag("StorageError", (error) =>
+          Effect.logError(
+            `execution ${run.executionId}: storage failed; the lease will expire and it runs again`,
+            error
+          ))
+      )
+
+    return (run: Run, execution: ExecutionRecord) =>
+      logged(run, body(run, execution)).pipe(
+        // A defect is a bug: log it for the operator and fail the execution, rather than leave it
+        // running until its lease expires and run it again into the same bug.
+        Effect.catchAllDefect((defect) =>
+          Effect.gen(function*() {
+            yield* Effect.logError(
+              `execution ${run.executionId}: unexpected error in the worker`,
+              Cause.die(defect)
+            )
+            const current = yield* store.get(run.executionId)
+            if (Option.isSome(current) && !isTerminal(current.value.status)) {
+              yield* fail(current.value, run.lease, "The execution failed unexpectedly.")
+            }
+          }).pipe(
+            Effect.catchAllCause((cause) =>
+              Effect.logError(
+                `execution ${run.executionId}: could not record the failure; its lease will expire`,
+                cause
+              )
             )
           )
-        )
-      ),
-      Effect.onInterrupt(() =>
-        queue.release(lease).pipe(Effect.ignoreLogged)
-      ),
-      Effect.annotateLogs({ executionId: execution.executionId, attempt: lease.attempt })
-    )
-  )
-})
+        ),
+        // Interrupted by a stop: record it. Interrupted by the worker stopping: give the lease back.
+        Effect.onInterrupt(() =>
+          run.stop !== undefined && run.started !== undefined
+            ? logged(run, stopped(run, run.started)).pipe(Effect.catchAllCause((cause) => Effect.logError(cause)))
+            : queue.release(run.lease).pipe(Effect.ignoreLogged)
+        ),
+        Effect.withSpan("Worker.process"),
+        TraceContext.continueFrom(execution.traceParent),
+        Effect.annotateLogs({ executionId: run.executionId, attempt: run.lease.attempt })
+      )
+  })
 
 /** Most executions one claim takes. */
 const CLAIM_BATCH = 32
+
+/**
+ * The keeper of a worker's runs: renews every lease the worker holds in one call each
+ * `renewEvery`, and stops runs whose lease is lost or whose deadline has passed. It sleeps while
+ * the worker runs nothing.
+ */
+const makeKeeper = Effect.gen(function*() {
+  const config = yield* AppexecConfig
+  const queue = yield* ExecutionQueue
+  const now = Effect.clockWith((clock) => clock.currentTimeMillis)
+  const renewEvery = millis(config.renewEvery)
+  const leaseMs = millis(config.lease)
+  const map = new Map<ExecutionId, Run>()
+  /** When the keeper wakes next on its own; never while it has nothing to watch. */
+  let wakeAt = Number.POSITIVE_INFINITY
+  let wake = Deferred.unsafeMake<void>(FiberId.none)
+  const nudge = (at: number) => {
+    if (at < wakeAt) {
+      wakeAt = at
+      Deferred.unsafeDone(wake, Effect.void)
+    }
+  }
+  const stop = (run: Run, reason: StopReason) => {
+    if (run.stop !== undefined) return
+    run.stop = reason
+    run.fiber?.unsafeInterruptAsFork(FiberId.none)
+  }
+  const runs: Runs = { map, armed: (run) => nudge(run.deadline), stop }
+  let nextRenewal = Number.POSITIVE_INFINITY
+
+  const renewAll = (at: number) =>
+    Effect.gen(function*() {
+      const held = [...map.values()]
+      const renewal = yield* queue.renewAll(held.map((run) => run.lease), leaseMs).pipe(Effect.either)
+      if (Either.isRight(renewal)) {
+        const renewed = new Map(renewal.right.map((lease) => [lease.executionId, lease]))
+        for (const run of held) {
+          const lease = renewed.get(run.executionId)
+          if (lease !== undefined) run.lease = lease
+          else if (map.get(run.executionId) === run) stop(run, "lease lost")
+        }
+        return
+      }
+      // A run whose lease would run out before the next try stops now, rather than run beside a
+      // second copy that another worker may claim meanwhile; the others try again next time.
+      const ending = held.filter((run) => at + renewEvery >= run.lease.expiresAt && map.get(run.executionId) === run)
+      if (ending.length > 0) {
+        yield* Effect.logWarning(
+          "lease renewal failed and the lease runs out before the next try; stopping the run",
+          renewal.left
+        ).pipe(Effect.annotateLogs({ executions: ending.map((run) => run.executionId).join(",") }))
+        for (const run of ending) stop(run, "lease lost")
+      }
+      if (ending.length < held.length) yield* Effect.logWarning("lease renewal failed; retrying", renewal.left)
+    })
+
+  const keep = Effect.gen(function*() {
+    for (;;) {
+      const at = yield* now
+      if (map.size === 0) nextRenewal = Number.POSITIVE_INFINITY
+      else if (nextRenewal === Number.POSITIVE_INFINITY) nextRenewal = at + renewEvery
+      else if (at >= nextRenewal) {
+        yield* renewAll(at)
+        nextRenewal = at + renewEvery
+      }
+      let earliest = nextRenewal
+      for (const run of map.values()) {
+        if (run.stop !== undefined) continue
+        if (run.deadline <= at) stop(run, "timed out")
+        else if (run.deadline < earliest) earliest = run.deadline
+      }
+      wakeAt = earliest
+      wake = Deferred.unsafeMake<void>(FiberId.none)
+      const signal = Deferred.await(wake)
+      yield* earliest === Number.POSITIVE_INFINITY
+        ? signal
+        : Effect.raceFirst(signal, Effect.sleep(Duration.millis(earliest - at)))
+    }
+  })
+
+  /** Adds a run: the keeper starts renewing when this is the first. */
+  const add = (run: Run) => {
+    map.set(run.executionId, run)
+    if (nextRenewal === Number.POSITIVE_INFINITY) nudge(Number.NEGATIVE_INFINITY)
+  }
+  return { runs, keep, add } as const
+})
 
 /**
  * The worker loop as a scoped effect: it runs until the scope closes. One loop claims as many
@@ -215,25 +312,52 @@ export const run = Effect.gen(function*() {
   const config = yield* AppexecConfig
   const queue = yield* ExecutionQueue
   const ids = yield* IdGenerator
+  const cancellations = yield* Cancellations
   const workerId = yield* ids.uuid
-  const process = yield* makeProcess
+  const keeper = yield* makeKeeper
+  const { runs } = keeper
+  const process = yield* makeProcess(runs)
   // The running executions of this worker by id: interrupting one's fiber stops its run.
   const running = yield* FiberMap.make<ExecutionId, unknown, never>()
   let free = config.workerConcurrency
   const slotFreed = yield* Queue.sliding<void>(1)
   /** Open while this worker runs at least one execution (a slot is taken). */
   const busy = yield* Effect.makeLatch(false)
-  const giveBack = Effect.suspend(() => {
-    free += 1
-    return Effect.zipRight(
-      free === config.workerConcurrency ? busy.close : Effect.void,
-      Queue.offer(slotFreed, undefined)
-    )
-  })
   const claimOptions = (limit: number) => ({
     limit,
     maxRunningPerWorkspace: config.maxRunningPerWorkspace
   })
+
+  /** Starts the fiber of one claimed execution. */
+  const start = (claim: Claim) => {
+    const executionId = claim.execution.executionId
+    const run: Run = {
+      executionId,
+      lease: claim.lease,
+      deadline: Number.POSITIVE_INFINITY,
+      stop: undefined,
+      fiber: undefined,
+      started: undefined,
+      timeoutMs: 0,
+      outputTypes: {}
+    }
+    keeper.add(run)
+    const unregister = cancellations.unsafeRegister(executionId, () => runs.stop(run, "canceled"))
+    free -= 1
+    const end = Effect.suspend(() => {
+      if (runs.map.get(executionId) === run) runs.map.delete(executionId)
+      unregister()
+      free += 1
+      return Effect.zipRight(
+        free === config.workerConcurrency ? busy.close : Effect.void,
+        Queue.offer(slotFreed, undefined)
+      )
+    })
+    return Effect.zipRight(
+      busy.open,
+      FiberMap.run(running, executionId, Effect.interruptible(Effect.ensuring(process(run, claim.execution), end)))
+    )
+  }
 
   // Idle until work may be claimable: an insert or release in this process, a finished run here
   // (a workspace under its cap again), or the poll interval for work written by other processes.
@@ -249,37 +373,20 @@ export const run = Effect.gen(function*() {
           "StorageError",
           (error) => Effect.logError("claim failed", error).pipe(Effect.as([] as ReadonlyArray<Claim>))
         ),
-        Effect.tap((claims) =>
-          Effect.forEach(claims, (claim) => {
-            free -= 1
-            return Effect.zipRight(
-              busy.open,
-              FiberMap.run(
-                running,
-                claim.execution.executionId,
-                Effect.interruptible(
-                  process(claim).pipe(
-                    TraceContext.continueFrom(claim.execution.traceParent),
-                    Effect.ensuring(giveBack)
-                  )
-                )
-              )
-            )
-          }, { discard: true })
-        )
+        Effect.tap((claims) => Effect.forEach(claims, start, { discard: true }))
       )
     )
     if (claimed.length < wanted) yield* idle
   })
   const loop = yield* Effect.forkScoped(Effect.whileLoop({ while: () => true, body: () => step, step: () => {} }))
+  const keeping = yield* Effect.forkScoped(keeper.keep)
 
   // Cancels made by other processes reach this worker through the store: while it runs something
   // (`busy` is open), it asks every `cancelCheckInterval` which of its executions to cancel.
-  const cancellations = yield* Cancellations
   const checkCancels = Effect.gen(function*() {
     yield* busy.await
     yield* Effect.sleep(config.cancelCheckInterval)
-    if ((yield* FiberMap.size(running)) === 0) return
+    if (runs.map.size === 0) return
     const requested = yield* queue.cancelRequested(workerId)
     yield* Effect.forEach(requested, cancellations.signal, { discard: true })
   }).pipe(Effect.catchTag("StorageError", (error) => Effect.logWarning("cancel check failed", error)))
@@ -293,11 +400,13 @@ export const run = Effect.gen(function*() {
       if (size > 0 && millis(config.drainTimeout) > 0) {
         yield* Effect.logInfo(`worker stopping: waiting for ${size} running execution(s)`)
         // Finalizers run uninterruptibly: only an interruptible wait can be cut short by the timeout.
+        // The keeper still renews the leases of what runs meanwhile.
         yield* Effect.interruptible(FiberMap.awaitEmpty(running)).pipe(
           Effect.timeoutOption(config.drainTimeout)
         )
       }
       yield* FiberMap.clear(running)
+      yield* Fiber.interrupt(keeping)
     })
   )
   yield* Effect.logDebug(`worker ${workerId} started`)

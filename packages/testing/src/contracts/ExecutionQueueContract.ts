@@ -92,6 +92,44 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
     )
 
     test(
+      "renewAll renews every current lease in one call and leaves out the lost ones",
+      Effect.gen(function*() {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        expect(yield* queue.renewAll([], LEASE)).toEqual([])
+        yield* store.insert(queued(owner, 1))
+        yield* store.insert(queued(owner, 2))
+        yield* store.insert(queued(owner, 3))
+        const claims = yield* queue.claimBatch("a", LEASE, { limit: 3 })
+        expect(claims).toHaveLength(3)
+        const [first, second, third] = claims.map((c) => c.lease) as [
+          ExecutionQueue.Lease,
+          ExecutionQueue.Lease,
+          ExecutionQueue.Lease
+        ]
+        // The second is given back and claimed again: its old lease is lost.
+        yield* queue.release(second)
+        const again = yield* claimSome("b", LEASE)
+        expect(again.lease.executionId).toBe(second.executionId)
+        yield* TestClock.adjust(20_000)
+        const renewed = yield* queue.renewAll([first, second, third], LEASE)
+        expect(renewed).toEqual([
+          { ...first, expiresAt: 20_000 + LEASE },
+          { ...third, expiresAt: 20_000 + LEASE }
+        ])
+        // When the first leases would have run out, only the unrenewed one is claimable.
+        yield* TestClock.adjust(LEASE - 10_000)
+        const lapsed = yield* claimSome("c", LEASE)
+        expect(lapsed.lease.executionId).toBe(second.executionId)
+        expect(Option.isNone(yield* queue.claim("c", LEASE))).toBe(true)
+        // A lapsed lease is not renewed.
+        yield* TestClock.adjust(LEASE)
+        expect(yield* queue.renewAll(renewed, LEASE)).toEqual([])
+      })
+    )
+
+    test(
       "a release makes the execution claimable at once without counting the attempt",
       Effect.gen(function*() {
         const owner = yield* seedOwner()
