@@ -45,6 +45,16 @@ export const httpRequests = Metric.counter("appexec_http_requests_total", {
   description: "HTTP requests answered, by route and status."
 })
 
+const finishedCompleted = Metric.tagged(executionsFinished, "status", "completed")
+const finishedFailed = Metric.tagged(executionsFinished, "status", "failed")
+/** The counter of one status, tagged once rather than per execution. */
+const finishedByStatus = (status: string) =>
+  status === "completed"
+    ? finishedCompleted
+    : status === "failed"
+    ? finishedFailed
+    : Metric.tagged(executionsFinished, "status", status)
+
 /** Counts one finished execution: its status, and its run time when it ran. */
 export const recordFinished = (record: {
   readonly status: string
@@ -52,7 +62,7 @@ export const recordFinished = (record: {
   readonly completedAt: number | null
 }): Effect.Effect<void> =>
   Effect.zipRight(
-    Metric.increment(Metric.tagged(executionsFinished, "status", record.status)),
+    Metric.increment(finishedByStatus(record.status)),
     record.startedAt === null || record.completedAt === null
       ? Effect.void
       : Metric.update(executionDuration, Math.max(0, record.completedAt - record.startedAt) / 1000)

@@ -13,7 +13,10 @@ import { WorkSignal } from "./internal/WorkSignal.js"
 import { SqliteClient } from "./SqliteClient.js"
 
 type Columns = ReturnType<typeof toColumns>
-type Saved = Columns & { readonly lease_token: number; readonly lease_worker: string }
+type Saved = Pick<Columns, "execution_id" | "status" | "outputs" | "error_message" | "started_at" | "completed_at"> & {
+  readonly lease_token: number
+  readonly lease_worker: string
+}
 type OutboxColumns = Omit<WebhookOutbox.OutboxEntry, "attempts" | "traceParent"> & {
   readonly attempts: string
   readonly traceParent: string | null
@@ -58,13 +61,21 @@ export const make = Effect.gen(function*() {
       .where("execution_id", "in", sql<string>`(select value from json_each(${p("ids")}))`)
       .where("status", "in", [sql.lit("completed"), sql.lit("failed")])
   )
-  /** The fenced UPDATE of a save; a terminal save also clears the lease. */
+  /**
+   * The fenced UPDATE of a save; a terminal save also clears the lease. It sets only what a
+   * transition changes: the other columns keep the values of the insert, so no foreign key is
+   * checked again and no index over them is rewritten.
+   */
   const update = (terminal: boolean) =>
     PreparedQuery.make((p: PreparedQuery.Param<Saved>) =>
       db
         .updateTable("executions")
         .set({
-          ...stored(p),
+          status: p("status"),
+          outputs: p("outputs"),
+          error_message: p("error_message"),
+          started_at: p("started_at"),
+          completed_at: p("completed_at"),
           ...(terminal ? { lease_worker: null, lease_token: null, lease_expires_at: null } : {})
         })
         .where("execution_id", "=", p("execution_id"))
@@ -147,7 +158,16 @@ export const make = Effect.gen(function*() {
     outbox?: WebhookOutbox.OutboxEntry
   ) => {
     const terminal = record.status === "completed" || record.status === "failed"
-    const params = { ...toColumns(record), lease_token: lease.token, lease_worker: lease.workerId }
+    const params: Saved = {
+      execution_id: record.executionId,
+      status: record.status,
+      outputs: JSON.stringify(record.outputs),
+      error_message: record.errorMessage,
+      started_at: record.startedAt,
+      completed_at: record.completedAt,
+      lease_token: lease.token,
+      lease_worker: lease.workerId
+    }
     const statement = terminal ? saveTerminal : saveRunning
     // Group-committed: saves arriving together share one transaction; each is atomic on its own.
     const saved = client.batched("save execution", (c) => {

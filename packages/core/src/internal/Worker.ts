@@ -207,7 +207,8 @@ const makeProcess = (runs: Runs) =>
             ? logged(run, stopped(run, run.started)).pipe(Effect.catchAllCause((cause) => Effect.logError(cause)))
             : queue.release(run.lease).pipe(Effect.ignoreLogged)
         ),
-        Effect.withSpan("Worker.process"),
+        // The span of the run, without the cost of capturing a stack trace per execution.
+        Effect.withSpan("Worker.process", { captureStackTrace: false }),
         TraceContext.continueFrom(execution.traceParent),
         Effect.annotateLogs({ executionId: run.executionId, attempt: run.lease.attempt })
       )

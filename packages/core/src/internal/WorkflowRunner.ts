@@ -3,7 +3,7 @@
  * independent branches concurrently up to a bound. A failed node fails everything downstream of
  * it; branches that do not depend on it still run.
  */
-import { Cause, Deferred, Effect, Option } from "effect"
+import { Cause, Deferred, Effect, Exit, Option } from "effect"
 import type { AppNode, CompiledApp } from "../AppDefinition.js"
 import type { ProducedOutput } from "../ExecutionLifecycle.js"
 import type { ResolvedInputs } from "../InputValidation.js"
@@ -47,11 +47,8 @@ export const runWorkflow = (
   concurrency: number
 ): Effect.Effect<WorkflowResult> =>
   Effect.gen(function*() {
-    const results = new Map<string, Deferred.Deferred<NodeValue, NodeFailure>>()
-    for (const node of app.nodes) results.set(node.id, yield* Deferred.make<NodeValue, NodeFailure>())
     const produced: Array<ProducedOutput> = []
     const errors = new Map<string, string>()
-    const permits = yield* Effect.makeSemaphore(concurrency)
     const parameterName = new Map(app.parameters.map((p) => [p.nodeId, p.name]))
 
     const attemptOf = (
@@ -75,6 +72,51 @@ export const runWorkflow = (
       }
     }
 
+    const finish = (failureOf: (outputId: string) => Effect.Effect<Option.Option<NodeFailure>>) =>
+      Effect.gen(function*() {
+        const outputErrors: Record<string, string> = {}
+        for (const output of app.outputs) {
+          if (produced.some((p) => p.id === output.id)) continue
+          outputErrors[output.id] = Option.match(yield* failureOf(output.id), {
+            onNone: () => "the output was not produced",
+            onSome: (f) => f.message
+          })
+        }
+        const firstError = Option.fromNullable(app.nodes.map((n) => errors.get(n.id)).find((e) => e !== undefined))
+        const order = new Map(app.outputs.map((o, i) => [o.id, i]))
+        produced.sort((a, b) => order.get(a.id)! - order.get(b.id)!)
+        return { produced, outputErrors, firstError }
+      })
+
+    if (isChain(app)) {
+      // Nothing can run beside anything else: the nodes run one after the other in this fiber,
+      // with no deferred, permit or fiber per node. A failure fails every node after it.
+      const values = new Map<string, NodeValue>()
+      const failures = new Map<string, NodeFailure>()
+      let failure: NodeFailure | undefined
+      for (const node of app.nodes) {
+        if (failure !== undefined) {
+          failures.set(node.id, failure)
+          continue
+        }
+        const upstream = node.upstream.map((nodeId) => ({ nodeId, value: values.get(nodeId)! }))
+        const exit = yield* Effect.exit(attemptOf(node, upstream))
+        if (Exit.isSuccess(exit)) {
+          values.set(node.id, exit.value)
+          continue
+        }
+        if (Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
+        failure = yield* describeFailure(node, exit.cause)
+        errors.set(node.id, failure.message)
+        failures.set(node.id, failure)
+      }
+      return yield* finish((id) => Effect.succeed(Option.fromNullable(failures.get(id))))
+    }
+
+    const results = new Map<string, Deferred.Deferred<NodeValue, NodeFailure>>()
+    for (const node of app.nodes) results.set(node.id, yield* Deferred.make<NodeValue, NodeFailure>())
+    const permits = yield* Effect.makeSemaphore(concurrency)
+
     const runNode = (node: AppNode): Effect.Effect<NodeValue, NodeFailure> =>
       Effect.gen(function*() {
         const upstream = yield* Effect.forEach(
@@ -93,28 +135,10 @@ export const runWorkflow = (
         )
       })
 
-    if (isChain(app)) {
-      // Nothing can run beside anything else: run the nodes one after the other in this fiber.
-      for (const node of app.nodes) yield* Deferred.complete(results.get(node.id)!, runNode(node))
-    } else {
-      yield* Effect.forEach(
-        app.nodes,
-        (node) => Deferred.complete(results.get(node.id)!, runNode(node)),
-        { concurrency: "unbounded", discard: true }
-      )
-    }
-
-    const outputErrors: Record<string, string> = {}
-    for (const output of app.outputs) {
-      if (produced.some((p) => p.id === output.id)) continue
-      const exit = yield* Deferred.await(results.get(output.id)!).pipe(Effect.flip, Effect.option)
-      outputErrors[output.id] = Option.match(exit, {
-        onNone: () => "the output was not produced",
-        onSome: (f) => f.message
-      })
-    }
-    const firstError = Option.fromNullable(app.nodes.map((n) => errors.get(n.id)).find((e) => e !== undefined))
-    const order = new Map(app.outputs.map((o, i) => [o.id, i]))
-    produced.sort((a, b) => order.get(a.id)! - order.get(b.id)!)
-    return { produced, outputErrors, firstError }
+    yield* Effect.forEach(
+      app.nodes,
+      (node) => Deferred.complete(results.get(node.id)!, runNode(node)),
+      { concurrency: "unbounded", discard: true }
+    )
+    return yield* finish((id) => Deferred.await(results.get(id)!).pipe(Effect.flip, Effect.option))
   })
