@@ -64,6 +64,7 @@ const batch = (count: number, concurrency: number, awaits = 0) =>
       })
       const waiting = yield* Effect.fork(done)
       const awaiting = yield* FiberSet.make()
+      const cpu0 = process.cpuUsage()
       const t0 = yield* now
       yield* Effect.forEach(
         Array.from({ length: count }, (_, i) => i),
@@ -78,9 +79,10 @@ const batch = (count: number, concurrency: number, awaits = 0) =>
       )
       yield* waiting.await
       const elapsed = (yield* now) - t0
+      const cpu = process.cpuUsage(cpu0)
       yield* FiberSet.awaitEmpty(awaiting)
       latencies.sort((a, b) => a - b)
-      return { perSecond: (count / elapsed) * 1000, latencies }
+      return { perSecond: (count / elapsed) * 1000, latencies, cpuPerExecution: (cpu.user + cpu.system) / count }
     })
   )
 
@@ -168,7 +170,8 @@ export const benchmark: Benchmark = {
       for (const synchronous of ["normal", "full"] as const) {
         if (!parts.has(synchronous)) continue
         const label = synchronous === "normal" ? "sqlite" : "sqlite_full_sync"
-        const floorPerSecond = yield* floorOf(COUNT, synchronous === "normal" ? "NORMAL" : "FULL")
+        const floorRun = yield* floorOf(COUNT, synchronous === "normal" ? "NORMAL" : "FULL")
+        const floorPerSecond = floorRun.perSecond
         const engine = yield* onSqlite(batch(COUNT, 64), { synchronous })
         yield* report(perSecond(`queue.${label}.floor.${COUNT}.throughput`, floorPerSecond))
         yield* report(perSecond(`queue.${label}.${COUNT}.throughput`, engine.perSecond))
@@ -176,6 +179,17 @@ export const benchmark: Benchmark = {
           name: `queue.${label}.${COUNT}.engine_to_floor`,
           value: engine.perSecond / floorPerSecond,
           unit: `of the floor (target >= ${FLOOR_TARGET})`
+        })
+        // CPU time is steadier than rates on a shared machine: what one execution costs this process.
+        yield* report({
+          name: `queue.${label}.floor.${COUNT}.cpu_per_execution`,
+          value: floorRun.cpuPerExecution,
+          unit: "us"
+        })
+        yield* report({
+          name: `queue.${label}.${COUNT}.cpu_per_execution`,
+          value: engine.cpuPerExecution,
+          unit: "us (engine and storage, this process)"
         })
         yield* report(ms(`queue.${label}.${COUNT}.start_to_completed_p50`, percentile(engine.latencies, 50)))
         yield* report(ms(`queue.${label}.${COUNT}.start_to_completed_p99`, percentile(engine.latencies, 99)))

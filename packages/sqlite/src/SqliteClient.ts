@@ -229,17 +229,29 @@ export const make = (options: Options) =>
       const results: Array<Either.Either<unknown, Errors.StorageError>> = []
       try {
         begin()
-        for (const write of group) {
-          savepoint()
+        if (group.length === 1) {
+          // Alone in its transaction: the transaction is its savepoint.
+          const write = group[0]!
           try {
             results.push(Either.right(write.f(connection)))
-            releaseSavepoint()
           } catch (cause) {
-            rollbackSavepoint()
+            rollback()
             results.push(Either.left(new Errors.StorageError({ operation: write.operation, cause })))
           }
+          if (db.inTransaction) commit()
+        } else {
+          for (const write of group) {
+            savepoint()
+            try {
+              results.push(Either.right(write.f(connection)))
+              releaseSavepoint()
+            } catch (cause) {
+              rollbackSavepoint()
+              results.push(Either.left(new Errors.StorageError({ operation: write.operation, cause })))
+            }
+          }
+          commit()
         }
-        commit()
       } catch (cause) {
         rollback()
         results.length = 0

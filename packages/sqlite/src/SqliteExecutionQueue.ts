@@ -36,6 +36,18 @@ export const make = Effect.gen(function*() {
       .orderBy("seq")
       .limit(1)
   )
+  /** The oldest claimable executions of one workspace. */
+  const oldestOf = PreparedQuery.make((p: PreparedQuery.Param<{ workspaceId: string; now: number; limit: number }>) =>
+    db
+      .selectFrom("executions")
+      .select(["seq", "workspace_id"])
+      .where("status", "in", [sql.lit("queued"), sql.lit("running")])
+      .where("workspace_id", "=", p("workspaceId"))
+      .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<=", p("now"))]))
+      .orderBy("workspace_id")
+      .orderBy("seq")
+      .limit(p("limit"))
+  )
   /** How many executions of a workspace hold live leases (for the per-workspace cap). */
   const live = PreparedQuery.make((p: PreparedQuery.Param<{ workspaceId: string; now: number }>) =>
     db
@@ -77,16 +89,36 @@ export const make = Effect.gen(function*() {
     const running = new Map<string, number>()
     let claimedThisPass = 0
     let passes = 0
+    /** The workspaces met in this pass, while there is only one: then the rest comes from it in one query. */
+    let only: string | undefined
+    let several = false
     while (rows.length < options.limit) {
       const found = c.get(next.bind({ cursor, now }))
       if (found === undefined) {
+        // A whole pass from the first workspace met one workspace alone: no other has work, so
+        // the rest of the batch is that workspace's oldest, read at once rather than one per pass.
+        if (cursor !== "" && passes > 0 && !several && only !== undefined && claimedThisPass > 0) {
+          const left = options.limit - rows.length
+          const allowed = cap === undefined ? left : Math.min(left, cap - (running.get(only) ?? 0))
+          if (allowed > 0) {
+            for (const more of c.all(oldestOf.bind({ workspaceId: only, now, limit: allowed }))) {
+              const row = c.get(claim.bind({ seq: more.seq, workerId, expiresAt }))
+              if (row !== undefined) rows.push(row)
+            }
+          }
+          break
+        }
         if (cursor === "" || (passes > 0 && claimedThisPass === 0)) break
         passes += 1
         claimedThisPass = 0
+        only = undefined
+        several = false
         cursor = ""
         continue
       }
       cursor = found.workspace_id
+      if (only === undefined) only = cursor
+      else if (only !== cursor) several = true
       if (cap !== undefined) {
         const count = running.get(cursor) ?? c.get(live.bind({ workspaceId: cursor, now }))?.n ?? 0
         if (count >= cap) {

@@ -361,8 +361,11 @@ export const run = Effect.gen(function*() {
   }
 
   // Idle until work may be claimable: an insert or release in this process, a finished run here
-  // (a workspace under its cap again), or the poll interval for work written by other processes.
-  const idle = Effect.raceAll([queue.awaitWork, Queue.take(slotFreed), Effect.sleep(config.pollInterval)])
+  // when workspaces are capped (one may be under its cap again), or the poll interval for work
+  // written by other processes. Uncapped, a finished run frees a slot but makes nothing claimable.
+  const idle = config.maxRunningPerWorkspace === undefined
+    ? Effect.raceFirst(queue.awaitWork, Effect.sleep(config.pollInterval))
+    : Effect.raceAll([queue.awaitWork, Queue.take(slotFreed), Effect.sleep(config.pollInterval)])
   const step = Effect.gen(function*() {
     while (free === 0) yield* Queue.take(slotFreed)
     const wanted = Math.min(free, CLAIM_BATCH)
