@@ -73,6 +73,9 @@ export const publishedAt = (keys: ReadonlyArray<SigningKeyRecord>, now: number, 
   return { keys: [...(current === undefined ? [] : [current]), ...others].map((k) => publicJwk(k.publicKey)) }
 }
 
+/** How long the key that signs is used before the store is read again (a rotation elsewhere). */
+export const SIGNING_KEY_CACHE_MS = 250
+
 /** Builds the service; needs the store, an id generator (for key material) and the settings. */
 export const make = Effect.gen(function*() {
   const store = yield* SigningKeyStore
@@ -217,24 +220,35 @@ export const make = Effect.gen(function*() {
     )
   )
 
+  /**
+   * The key that signs and its hex seed, as read at `until - SIGNING_KEY_CACHE_MS`: a burst of
+   * deliveries reads the store once, and a rotation made by another process signs within
+   * `SIGNING_KEY_CACHE_MS` (one made here, at once).
+   */
+  let signing: { readonly key: SigningKeyRecord; readonly secretHex: string; readonly until: number } | undefined
+  const signingKey = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    signing !== undefined && now < signing.until
+      ? Effect.succeed(signing)
+      : Effect.flatMap(current, (key) =>
+        Effect.map(secretOf(key), (secretHex) => (signing = { key, secretHex, until: now + SIGNING_KEY_CACHE_MS }))
+      ))
+
   const service: SigningKeys["Type"] = {
     keySet: Effect.gen(function*() {
       yield* current
       return publishedAt(yield* store.list, yield* Clock.currentTimeMillis, millis(config.signingKeyGrace))
     }),
     sign: (message) =>
-      Effect.gen(function*() {
-        const key = yield* current
-        const signature = yield* Either.mapLeft(
-          signHex(message, yield* secretOf(key)),
-          (cause) => new StorageError({ operation: "signingKeys.sign", cause })
-        )
-        return { kid: key.kid, signature }
-      }),
+      Effect.flatMap(signingKey, ({ key, secretHex }) =>
+        Either.match(signHex(message, secretHex), {
+          onLeft: (cause) => Effect.fail(new StorageError({ operation: "signingKeys.sign", cause })),
+          onRight: (signature) => Effect.succeed({ kid: key.kid, signature })
+        })),
     rotate: lock.withPermits(1)(
       Effect.gen(function*() {
         const key = yield* generate
         yield* store.insert({ ...key, secretKey: yield* storedForm(key.kid, key.secretKey) })
+        signing = undefined
         yield* store.retireAllBut(key.kid, key.createdAt, key.createdAt + millis(config.signingKeyGrace))
         // Every stored key sealed again with the current master key, each with a fresh nonce.
         yield* sealStored(true).pipe(

@@ -79,6 +79,26 @@ describe("signing keys", () => {
       expect((yield* keySet).keys.map((k) => k.kid)).toEqual([rotated.kid])
     }).pipe(Effect.provide(keysOver(MemorySigningKeyStore.layer, { signingKeyGrace: 60 * 60_000 }))))
 
+  it.effect("a rotation made by another process signs here within SIGNING_KEY_CACHE_MS, not before", () =>
+    Effect.gen(function*() {
+      const store = Layer.succeed(SigningKeyStore.SigningKeyStore, yield* MemorySigningKeyStore.make)
+      const server = yield* Effect.provide(SigningKeys.SigningKeys, keysOver(store))
+      const message = new Uint8Array([1, 2, 3])
+      const before = (yield* server.sign(message)).kid
+      const rotated = yield* SigningKeys.rotate.pipe(
+        Effect.provide(
+          SigningKeys.layer.pipe(
+            Layer.provide(Layer.mergeAll(store, SeededIds.layer("other"), AppexecConfig.AppexecConfig.layer({})))
+          )
+        )
+      )
+      expect(rotated.kid).not.toBe(before)
+      // A burst of deliveries reads the store once: the old key still signs (and is still published).
+      expect((yield* server.sign(message)).kid).toBe(before)
+      yield* TestClock.adjust(SigningKeys.SIGNING_KEY_CACHE_MS)
+      expect((yield* server.sign(message)).kid).toBe(rotated.kid)
+    }))
+
   it.effect("the grace period of the rotating process holds for a publisher configured otherwise", () =>
     Effect.gen(function*() {
       const store = Layer.succeed(SigningKeyStore.SigningKeyStore, yield* MemorySigningKeyStore.make)

@@ -36,13 +36,17 @@ export const make = Effect.gen(function*() {
       .orderBy("seq")
       .limit(1)
   )
-  /** The oldest claimable executions of one workspace. */
+  /**
+   * The oldest claimable executions from one workspace on (the caller keeps that workspace's).
+   * A range, as in `next`, rather than `workspace_id = ?`: with an equality SQLite would take the
+   * index of every execution of the workspace, finished ones included, and read past them all.
+   */
   const oldestOf = PreparedQuery.make((p: PreparedQuery.Param<{ workspaceId: string; now: number; limit: number }>) =>
     db
       .selectFrom("executions")
       .select(["seq", "workspace_id"])
       .where("status", "in", [sql.lit("queued"), sql.lit("running")])
-      .where("workspace_id", "=", p("workspaceId"))
+      .where("workspace_id", ">=", p("workspaceId"))
       .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<=", p("now"))]))
       .orderBy("workspace_id")
       .orderBy("seq")
@@ -102,6 +106,7 @@ export const make = Effect.gen(function*() {
           const allowed = cap === undefined ? left : Math.min(left, cap - (running.get(only) ?? 0))
           if (allowed > 0) {
             for (const more of c.all(oldestOf.bind({ workspaceId: only, now, limit: allowed }))) {
+              if (more.workspace_id !== only) break
               const row = c.get(claim.bind({ seq: more.seq, workerId, expiresAt }))
               if (row !== undefined) rows.push(row)
             }
