@@ -64,6 +64,10 @@ export type Outcome =
   | { readonly _tag: "Delivered"; readonly status: number }
   | { readonly _tag: "Failed"; readonly status: number | null; readonly error: string; readonly retry: boolean }
 
+const deliveredCount = Metric.tagged(webhookDeliveries, "outcome", "delivered")
+const retryingCount = Metric.tagged(webhookDeliveries, "outcome", "retrying")
+const failedCount = Metric.tagged(webhookDeliveries, "outcome", "failed")
+
 /** Classifies a receiver's answer: 2xx delivers; redirects and every other status fail. */
 export const outcomeOf = (response: OutboundResponse): Outcome => {
   const status = response.status
@@ -167,11 +171,7 @@ export const make = Effect.gen(function*() {
         ...(outcome.status === null ? {} : { "http.response.status_code": outcome.status })
       })
       yield* Metric.increment(
-        Metric.tagged(
-          webhookDeliveries,
-          "outcome",
-          outcome._tag === "Delivered" ? "delivered" : "retryAt" in next ? "retrying" : "failed"
-        )
+        outcome._tag === "Delivered" ? deliveredCount : "retryAt" in next ? retryingCount : failedCount
       )
       if (!(yield* outbox.recordAttempt(entry, recorded, next))) {
         return yield* Effect.logWarning(
