@@ -39,6 +39,13 @@ export interface ClaimOptions {
    * (in every process on the store); no cap when absent.
    */
   readonly maxRunningPerWorkspace?: number | undefined
+  /**
+   * When given, the `queued` executions among those claimed are marked `running`, started at
+   * this time (epoch ms), in the same write: the `Started` transition of `ExecutionLifecycle`,
+   * one write fewer per execution. Executions claimed again (already `running`) are left as
+   * they are.
+   */
+  readonly startAt?: number | undefined
 }
 
 /** The queue of executions. Time is read from `Clock`. */

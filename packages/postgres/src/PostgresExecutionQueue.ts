@@ -44,20 +44,32 @@ export const make = Effect.gen(function*() {
       .forUpdate()
       .skipLocked()
 
-  /** The lease a claim writes, and the counters it moves. */
-  const lease = (workerId: string, expiresAt: number) => (eb: ExpressionBuilder<Tables, "executions">) => ({
+  /** The lease a claim writes, and the counters it moves; with `startAt`, a queued execution starts. */
+  const lease = (workerId: string, expiresAt: number, startAt: number | undefined) =>
+  (eb: ExpressionBuilder<Tables, "executions">) => ({
     claims: eb("claims", "+", 1),
     attempts: eb("attempts", "+", 1),
     lease_token: eb("claims", "+", 1),
     lease_worker: workerId,
-    lease_expires_at: expiresAt
+    lease_expires_at: expiresAt,
+    ...(startAt === undefined ? {} : {
+      status: sql<"running">`CASE WHEN status = 'queued' THEN 'running' ELSE status END`,
+      started_at: sql<number>`CASE WHEN status = 'queued' THEN ${startAt}::bigint ELSE started_at END`
+    })
   })
 
   /** Claims the first claimable execution after workspace `after`: one statement, the row locked and skipped by others. */
-  const takeNext = (db: Kysely<Tables>, after: string, now: number, workerId: string, expiresAt: number) =>
+  const takeNext = (
+    db: Kysely<Tables>,
+    after: string,
+    now: number,
+    workerId: string,
+    expiresAt: number,
+    startAt: number | undefined
+  ) =>
     db
       .updateTable("executions")
-      .set(lease(workerId, expiresAt))
+      .set(lease(workerId, expiresAt, startAt))
       .where("seq", "=", (eb) =>
         eb
           .selectFrom("executions as c")
@@ -74,10 +86,10 @@ export const make = Effect.gen(function*() {
       .executeTakeFirst()
 
   /** Claims the execution `seq`, locked by this transaction already. */
-  const take = (db: Kysely<Tables>, seq: number, workerId: string, expiresAt: number) =>
+  const take = (db: Kysely<Tables>, seq: number, workerId: string, expiresAt: number, startAt: number | undefined) =>
     db
       .updateTable("executions")
-      .set(lease(workerId, expiresAt))
+      .set(lease(workerId, expiresAt, startAt))
       .where("seq", "=", seq)
       .returningAll()
       .executeTakeFirst()
@@ -121,7 +133,7 @@ export const make = Effect.gen(function*() {
         // No cap: each claim is one statement, atomic on its own (the row is locked, skipped by others, taken).
         ? client.execute("claim executions", (db) =>
           roundRobin(options.limit, async (after) => {
-            const row = await takeNext(db, after, now, workerId, expiresAt)
+            const row = await takeNext(db, after, now, workerId, expiresAt, options.startAt)
             return row === undefined ? undefined : { workspace: row.workspace_id, row }
           }))
         // A cap: one transaction, each workspace's live leases counted under a lock of that
@@ -150,7 +162,7 @@ export const make = Effect.gen(function*() {
               return { workspace, row: undefined }
             }
             running.set(workspace, count + 1)
-            return { workspace, row: await take(trx, found.seq, workerId, expiresAt) }
+            return { workspace, row: await take(trx, found.seq, workerId, expiresAt, options.startAt) }
           })
         })
       return yield* Effect.forEach(

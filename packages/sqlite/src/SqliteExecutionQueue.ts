@@ -11,9 +11,10 @@
 import { ExecutionId } from "@appexec/api/Ids"
 import { Errors, ExecutionQueue } from "@appexec/core"
 import { Clock, Effect, Layer, Option } from "effect"
-import { sql } from "kysely"
+import { type ExpressionBuilder, sql } from "kysely"
 import { type ExecutionRow, fromRow, leaseOf } from "./internal/ExecutionRows.js"
 import * as PreparedQuery from "./internal/PreparedQuery.js"
+import type { Tables } from "./internal/Tables.js"
 import { WorkSignal } from "./internal/WorkSignal.js"
 import { type Connection, SqliteClient } from "./SqliteClient.js"
 
@@ -61,15 +62,25 @@ export const make = Effect.gen(function*() {
       .where("workspace_id", "=", p("workspaceId"))
       .where("lease_expires_at", ">", p("now"))
   )
-  const claim = PreparedQuery.make((p: PreparedQuery.Param<{ seq: number; workerId: string; expiresAt: number }>) =>
+  type ClaimParams = { seq: number; workerId: string; expiresAt: number }
+  const lease = (p: PreparedQuery.Param<ClaimParams>) => (eb: ExpressionBuilder<Tables, "executions">) => ({
+    claims: eb("claims", "+", 1),
+    attempts: eb("attempts", "+", 1),
+    lease_token: eb("claims", "+", 1),
+    lease_worker: p("workerId"),
+    lease_expires_at: p("expiresAt")
+  })
+  const claimOnly = PreparedQuery.make((p: PreparedQuery.Param<ClaimParams>) =>
+    db.updateTable("executions").set(lease(p)).where("seq", "=", p("seq")).returningAll()
+  )
+  /** A claim that also starts a queued execution (`ClaimOptions.startAt`). */
+  const claimStarting = PreparedQuery.make((p: PreparedQuery.Param<ClaimParams & { startAt: number }>) =>
     db
       .updateTable("executions")
       .set((eb) => ({
-        claims: eb("claims", "+", 1),
-        attempts: eb("attempts", "+", 1),
-        lease_token: eb("claims", "+", 1),
-        lease_worker: p("workerId"),
-        lease_expires_at: p("expiresAt")
+        ...lease(p)(eb),
+        status: sql<"running">`CASE WHEN status = 'queued' THEN 'running' ELSE status END`,
+        started_at: sql<number>`CASE WHEN status = 'queued' THEN ${p("startAt")} ELSE started_at END`
       }))
       .where("seq", "=", p("seq"))
       .returningAll()
@@ -89,6 +100,11 @@ export const make = Effect.gen(function*() {
     options: ExecutionQueue.ClaimOptions
   ) => {
     const rows: Array<ExecutionRow> = []
+    const startAt = options.startAt
+    const claim = (seq: number) =>
+      startAt === undefined
+        ? claimOnly.bind({ seq, workerId, expiresAt })
+        : claimStarting.bind({ seq, workerId, expiresAt, startAt })
     const cap = options.maxRunningPerWorkspace
     const running = new Map<string, number>()
     let claimedThisPass = 0
@@ -107,7 +123,7 @@ export const make = Effect.gen(function*() {
           if (allowed > 0) {
             for (const more of c.all(oldestOf.bind({ workspaceId: only, now, limit: allowed }))) {
               if (more.workspace_id !== only) break
-              const row = c.get(claim.bind({ seq: more.seq, workerId, expiresAt }))
+              const row = c.get(claim(more.seq))
               if (row !== undefined) rows.push(row)
             }
           }
@@ -132,7 +148,7 @@ export const make = Effect.gen(function*() {
         }
         running.set(cursor, count + 1)
       }
-      const row = c.get(claim.bind({ seq: found.seq, workerId, expiresAt }))
+      const row = c.get(claim(found.seq))
       if (row !== undefined) rows.push(row)
       claimedThisPass += 1
     }

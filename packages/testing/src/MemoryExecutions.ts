@@ -185,6 +185,9 @@ export const make = Effect.gen(function*() {
           next.claims += 1
           next.attempts += 1
           next.lease = { workerId, token: next.claims, expiresAt: now + leaseMs }
+          if (options.startAt !== undefined && next.record.status === "queued") {
+            next.record = { ...next.record, status: "running", startedAt: options.startAt }
+          }
           live.set(workspaceId, count + 1)
           claimed.push({
             execution: next.record,

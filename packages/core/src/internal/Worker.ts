@@ -11,7 +11,7 @@
  */
 import type { OutputType } from "@appexec/api/Execution"
 import type { ExecutionId } from "@appexec/api/Ids"
-import { Cause, Deferred, Duration, Effect, Either, Fiber, FiberId, FiberMap, Layer, Option, Queue } from "effect"
+import { Cause, Clock, Deferred, Duration, Effect, Either, Fiber, FiberId, FiberMap, Layer, Option, Queue } from "effect"
 import { AppexecConfig, millis } from "../AppexecConfig.js"
 import { recordFinished } from "../AppexecMetrics.js"
 import type { LeaseLost, StorageError } from "../Errors.js"
@@ -49,6 +49,10 @@ interface Run {
   started: ExecutionRecord | undefined
   timeoutMs: number
   outputTypes: OutputTypes
+  /** When the claim that took it was made: the start it was given if it was queued. */
+  readonly claimedAt: number
+  /** Gives the run's slot back (once): a run awaiting its last write no longer holds one. */
+  readonly freeSlot: Effect.Effect<void>
 }
 
 /** The runs of a worker by execution id, and what the keeper needs to hear of them. */
@@ -130,9 +134,11 @@ const makeProcess = (runs: Runs) =>
           return yield* fail(execution, lease, "The app's workflow could not be loaded.")
         }
         const { app } = loaded.right
+        // The claim started it (`ClaimOptions.startAt`) when the store could; else it starts here.
         const started = execution.status === "queued"
           ? yield* save(yield* apply(execution, { _tag: "Started", at: yield* now }), lease)
           : execution
+        if (execution.status === "running" && execution.startedAt === run.claimedAt) yield* events.publish(execution)
         run.started = started
         run.timeoutMs = (app.definition.timeoutSeconds ?? 0) * 1000 || millis(config.defaultTimeout)
         run.outputTypes = Object.fromEntries(app.outputs.map((o) => [o.id, o.type]))
@@ -164,7 +170,10 @@ const makeProcess = (runs: Runs) =>
             outputTypes: run.outputTypes
           })
         })
-        return yield* save(yield* apply(started, event), lease)
+        const ended = yield* apply(started, event)
+        // The slot is free while the outcome is written: the next claim shares its commit.
+        yield* run.freeSlot
+        return yield* save(ended, lease)
       })
 
     const logged = (run: Run, effect: Effect.Effect<unknown, LeaseLost | StorageError>) =>
@@ -324,14 +333,25 @@ export const run = Effect.gen(function*() {
   const slotFreed = yield* Queue.sliding<void>(1)
   /** Open while this worker runs at least one execution (a slot is taken). */
   const busy = yield* Effect.makeLatch(false)
-  const claimOptions = (limit: number) => ({
+  const claimOptions = (limit: number, startAt: number) => ({
     limit,
-    maxRunningPerWorkspace: config.maxRunningPerWorkspace
+    maxRunningPerWorkspace: config.maxRunningPerWorkspace,
+    startAt
   })
 
   /** Starts the fiber of one claimed execution. */
-  const start = (claim: Claim) => {
+  const start = (claim: Claim, claimedAt: number) => {
     const executionId = claim.execution.executionId
+    let slotHeld = true
+    const freeSlot = Effect.suspend(() => {
+      if (!slotHeld) return Effect.void
+      slotHeld = false
+      free += 1
+      return Effect.zipRight(
+        free === config.workerConcurrency ? busy.close : Effect.void,
+        Queue.offer(slotFreed, undefined)
+      )
+    })
     const run: Run = {
       executionId,
       lease: claim.lease,
@@ -340,7 +360,9 @@ export const run = Effect.gen(function*() {
       fiber: undefined,
       started: undefined,
       timeoutMs: 0,
-      outputTypes: {}
+      outputTypes: {},
+      claimedAt,
+      freeSlot
     }
     keeper.add(run)
     const unregister = cancellations.unsafeRegister(executionId, () => runs.stop(run, "canceled"))
@@ -348,11 +370,7 @@ export const run = Effect.gen(function*() {
     const end = Effect.suspend(() => {
       if (runs.map.get(executionId) === run) runs.map.delete(executionId)
       unregister()
-      free += 1
-      return Effect.zipRight(
-        free === config.workerConcurrency ? busy.close : Effect.void,
-        Queue.offer(slotFreed, undefined)
-      )
+      return freeSlot
     })
     return Effect.zipRight(
       busy.open,
@@ -369,15 +387,16 @@ export const run = Effect.gen(function*() {
   const step = Effect.gen(function*() {
     while (free === 0) yield* Queue.take(slotFreed)
     const wanted = Math.min(free, CLAIM_BATCH)
+    const at = yield* Clock.currentTimeMillis
     // Claiming and handing each claim to its fiber cannot be split by an interruption, or a
     // claim would sit unworked until its lease expired.
     const claimed = yield* Effect.uninterruptible(
-      queue.claimBatch(workerId, millis(config.lease), claimOptions(wanted)).pipe(
+      queue.claimBatch(workerId, millis(config.lease), claimOptions(wanted, at)).pipe(
         Effect.catchTag(
           "StorageError",
           (error) => Effect.logError("claim failed", error).pipe(Effect.as([] as ReadonlyArray<Claim>))
         ),
-        Effect.tap((claims) => Effect.forEach(claims, start, { discard: true }))
+        Effect.tap((claims) => Effect.forEach(claims, (claim) => start(claim, at), { discard: true }))
       )
     )
     if (claimed.length < wanted) yield* idle

@@ -92,6 +92,34 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
     )
 
     test(
+      "a claim with startAt starts the queued executions it takes in the same write; one claimed again keeps its start",
+      Effect.gen(function*() {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        yield* store.insert(queued(owner, 1))
+        yield* store.insert(queued(owner, 2))
+        yield* TestClock.adjust(1_000)
+        const [first] = yield* queue.claimBatch("a", LEASE, { limit: 1, startAt: 1_000 })
+        expect(first!.execution).toEqual(started(queued(owner, 1), 1_000))
+        expect(Option.getOrThrow(yield* store.get(first!.execution.executionId))).toEqual(
+          started(queued(owner, 1), 1_000)
+        )
+        // Its worker is lost: claimed again, it is still the execution that started at 1,000.
+        yield* TestClock.adjust(LEASE)
+        const [again] = yield* queue.claimBatch("b", LEASE, { limit: 1, startAt: 1_000 + LEASE })
+        expect(again!.execution).toEqual(started(queued(owner, 1), 1_000))
+        expect(again!.lease.attempt).toBe(2)
+        // Without startAt a claim leaves a queued execution queued.
+        const [plain] = yield* queue.claimBatch("b", LEASE, { limit: 1 })
+        expect(plain!.execution).toEqual(queued(owner, 2))
+        // The saves of a started claim are fenced by its lease as usual.
+        yield* store.save(completed(first!.execution, 2_000), again!.lease)
+        expect(Option.getOrThrow(yield* store.get(first!.execution.executionId)).status).toBe("completed")
+      })
+    )
+
+    test(
       "renewAll renews every current lease in one call and leaves out the lost ones",
       Effect.gen(function*() {
         const owner = yield* seedOwner()
