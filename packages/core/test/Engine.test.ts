@@ -105,6 +105,19 @@ describe("engine", () => {
     30_000
   )
 
+  it.scoped("a run with a nearer deadline times out on time beside one with a farther deadline", () =>
+    Effect.gen(function*() {
+      const far = yield* startApp(delayed(20 * 60_000, { timeoutSeconds: 600 }))
+      yield* TestClock.adjust("1 second")
+      const near = yield* startApp(delayed(5 * 60_000, { timeoutSeconds: 3 }))
+      const done = yield* awaitAfter(near.executionId, "3 seconds")
+      expect(done.status).toBe("failed")
+      expect(done.errorMessage).toBe("The execution timed out after 3s.")
+      expect(yield* statusOf(far.executionId)).toBe("running")
+      const farDone = yield* awaitAfter(far.executionId, "10 minutes")
+      expect(farDone.errorMessage).toBe("The execution timed out after 10m.")
+    }).pipe(Effect.provide(TestHarness.layer({ config: { pollInterval: 60_000, cancelCheckInterval: 60_000 } }))))
+
   it.scoped("the instance default timeout applies to apps that set none", () =>
     Effect.gen(function*() {
       const started = yield* startApp(delayed(20 * 60_000))
@@ -323,6 +336,57 @@ describe("engine", () => {
       expect(runs).toBe(2)
       expect(mostAtOnce).toBe(1)
     }).pipe(Effect.provide(TestHarness.layer({ worker: false, nodes: [slow], config: { pollInterval: 1000 } })))
+  })
+
+  it.scoped("a lease found lost at renewal interrupts the run at once, and the stopped run writes nothing", () => {
+    let running = 0
+    let interrupted = 0
+    const slow = NodeType.defineNode({
+      type: "test.slow",
+      description: "Waits a minute, counting interruptions",
+      role: "process",
+      inputs: { min: 0, max: 1 },
+      config: Schema.Struct({}),
+      run: () =>
+        Effect.sync(() => void running++).pipe(
+          Effect.zipRight(Effect.sleep("60 seconds")),
+          Effect.onInterrupt(() => Effect.sync(() => void interrupted++)),
+          Effect.ensuring(Effect.sync(() => void running--)),
+          Effect.as(NodeType.NodeValue.text("done"))
+        )
+    })
+    return Effect.gen(function*() {
+      const started = yield* startApp(
+        {
+          name: "Slow",
+          public: true,
+          nodes: [
+            { id: "slow", type: "test.slow" },
+            { id: "out", type: "output.text", label: "Out" }
+          ],
+          edges: [{ source: "slow", target: "out" }]
+        },
+        {}
+      )
+      // Another worker took the execution over: the store renews none of this worker's leases.
+      const takenOver = Effect.map(ExecutionQueue.ExecutionQueue, (queue) => ({
+        ...queue,
+        renewAll: () => Effect.succeed([])
+      }))
+      yield* Effect.forkScoped(
+        Worker.run.pipe(
+          Effect.zipRight(Effect.never),
+          Effect.provideServiceEffect(ExecutionQueue.ExecutionQueue, takenOver)
+        )
+      )
+      yield* TestClock.adjust("9 seconds")
+      expect(running).toBe(1)
+      // The first renewal (every 10 s) finds the lease lost.
+      yield* TestClock.adjust("1 second")
+      expect(interrupted).toBe(1)
+      expect(running).toBe(0)
+      expect(yield* statusOf(started.executionId)).toBe("running")
+    }).pipe(Effect.provide(TestHarness.layer({ worker: false, nodes: [slow], config: { pollInterval: 60_000 } })))
   })
 
   it.scoped("a stopped worker takes no new work", () =>
