@@ -230,8 +230,7 @@ export const make = Effect.gen(function*() {
     signing !== undefined && now < signing.until
       ? Effect.succeed(signing)
       : Effect.flatMap(current, (key) =>
-        Effect.map(secretOf(key), (secretHex) => (signing = { key, secretHex, until: now + SIGNING_KEY_CACHE_MS }))
-      ))
+        Effect.map(secretOf(key), (secretHex) => (signing = { key, secretHex, until: now + SIGNING_KEY_CACHE_MS }))))
 
   const service: SigningKeys["Type"] = {
     keySet: Effect.gen(function*() {

@@ -269,11 +269,13 @@ describe("webhook body", () => {
     ...overrides
   })
 
-  it.effect.each([
-    ["completed", {}],
-    ["failed", { status: "failed", errorMessage: "node 'b' failed" }],
-    ["never started", { status: "failed", startedAt: null, errorMessage: "The execution was canceled." }]
-  ] as const)("is the JSON the WebhookBody schema encodes (%s)", ([, overrides]) =>
+  it.effect.each(
+    [
+      ["completed", {}],
+      ["failed", { status: "failed", errorMessage: "node 'b' failed" }],
+      ["never started", { status: "failed", startedAt: null, errorMessage: "The execution was canceled." }]
+    ] as const
+  )("is the JSON the WebhookBody schema encodes (%s)", ([, overrides]) =>
     Effect.gen(function*() {
       const r = record(overrides)
       const viaSchema = yield* Schema.encode(Schema.parseJson(WebhookDispatcher.WebhookBody))({

@@ -45,18 +45,19 @@ export const make = Effect.gen(function*() {
       .skipLocked()
 
   /** The lease a claim writes, and the counters it moves; with `startAt`, a queued execution starts. */
-  const lease = (workerId: string, expiresAt: number, startAt: number | undefined) =>
-  (eb: ExpressionBuilder<Tables, "executions">) => ({
-    claims: eb("claims", "+", 1),
-    attempts: eb("attempts", "+", 1),
-    lease_token: eb("claims", "+", 1),
-    lease_worker: workerId,
-    lease_expires_at: expiresAt,
-    ...(startAt === undefined ? {} : {
-      status: sql<"running">`CASE WHEN status = 'queued' THEN 'running' ELSE status END`,
-      started_at: sql<number>`CASE WHEN status = 'queued' THEN ${startAt}::bigint ELSE started_at END`
+  const lease =
+    (workerId: string, expiresAt: number, startAt: number | undefined) =>
+    (eb: ExpressionBuilder<Tables, "executions">) => ({
+      claims: eb("claims", "+", 1),
+      attempts: eb("attempts", "+", 1),
+      lease_token: eb("claims", "+", 1),
+      lease_worker: workerId,
+      lease_expires_at: expiresAt,
+      ...(startAt === undefined ? {} : {
+        status: sql<"running">`CASE WHEN status = 'queued' THEN 'running' ELSE status END`,
+        started_at: sql<number>`CASE WHEN status = 'queued' THEN ${startAt}::bigint ELSE started_at END`
+      })
     })
-  })
 
   /** Claims the first claimable execution after workspace `after`: one statement, the row locked and skipped by others. */
   const takeNext = (

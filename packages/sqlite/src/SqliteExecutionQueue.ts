@@ -218,15 +218,17 @@ export const make = Effect.gen(function*() {
         return { ...lease, expiresAt: now + leaseMs }
       }),
     renewAll: (leases, leaseMs) =>
-      leases.length === 0 ? Effect.succeed([]) : Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        client.transaction("renew leases", (c) => {
-          const expiresAt = now + leaseMs
-          const renewed: Array<ExecutionQueue.Lease> = []
-          for (const lease of leases) {
-            if (c.run(renew.bind({ ...lease, now, expiresAt })) > 0) renewed.push({ ...lease, expiresAt })
-          }
-          return renewed
-        })),
+      leases.length === 0 ?
+        Effect.succeed([]) :
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          client.transaction("renew leases", (c) => {
+            const expiresAt = now + leaseMs
+            const renewed: Array<ExecutionQueue.Lease> = []
+            for (const lease of leases) {
+              if (c.run(renew.bind({ ...lease, now, expiresAt })) > 0) renewed.push({ ...lease, expiresAt })
+            }
+            return renewed
+          })),
     release: (lease) =>
       Effect.gen(function*() {
         const changed = yield* client.execute("release lease", (c) => c.run(release.bind(lease)))

@@ -67,7 +67,9 @@ export const make = Effect.gen(function*() {
       .where("seq", "in", sql<number>`(select value from json_each(${p("seqs")}))`)
   )
   type Fence = { deliveryId: string; claimedUntil: number; attempt: string }
-  const record = <P extends Fence>(set: (p: PreparedQuery.Param<P>) => { status: string } | { next_attempt_at: number }) =>
+  const record = <P extends Fence>(
+    set: (p: PreparedQuery.Param<P>) => { status: string } | { next_attempt_at: number }
+  ) =>
     PreparedQuery.make((p: PreparedQuery.Param<P>) =>
       db
         .updateTable("webhook_outbox")
@@ -77,7 +79,9 @@ export const make = Effect.gen(function*() {
         .where("next_attempt_at", "=", p("claimedUntil"))
     )
   const recordFinal = record((p: PreparedQuery.Param<Fence & { status: string }>) => ({ status: p("status") }))
-  const recordRetry = record((p: PreparedQuery.Param<Fence & { retryAt: number }>) => ({ next_attempt_at: p("retryAt") }))
+  const recordRetry = record((p: PreparedQuery.Param<Fence & { retryAt: number }>) => ({
+    next_attempt_at: p("retryAt")
+  }))
 
   const service: WebhookOutbox.WebhookOutbox["Type"] = {
     // Every delivery claims and records: untraced, compiled once, and group-committed.
@@ -97,7 +101,11 @@ export const make = Effect.gen(function*() {
       client.batched("record webhook attempt", (c) => {
         // Appended inside SQLite, and only while the claim is current: a later claim moved
         // `next_attempt_at` past this lease end, and a recorded attempt moved it or ended delivery.
-        const fence = { deliveryId: claim.deliveryId, claimedUntil: claim.nextAttemptAt, attempt: JSON.stringify(attempt) }
+        const fence = {
+          deliveryId: claim.deliveryId,
+          claimedUntil: claim.nextAttemptAt,
+          attempt: JSON.stringify(attempt)
+        }
         const changed = "final" in next
           ? c.run(recordFinal.bind({ ...fence, status: next.final }))
           : c.run(recordRetry.bind({ ...fence, retryAt: next.retryAt }))

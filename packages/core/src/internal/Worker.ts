@@ -11,7 +11,20 @@
  */
 import type { OutputType } from "@appexec/api/Execution"
 import type { ExecutionId } from "@appexec/api/Ids"
-import { Cause, Clock, Deferred, Duration, Effect, Either, Fiber, FiberId, FiberMap, Layer, Option, Queue } from "effect"
+import {
+  Cause,
+  Clock,
+  Deferred,
+  Duration,
+  Effect,
+  Either,
+  Fiber,
+  FiberId,
+  FiberMap,
+  Layer,
+  Option,
+  Queue
+} from "effect"
 import { AppexecConfig, millis } from "../AppexecConfig.js"
 import { recordFinished } from "../AppexecMetrics.js"
 import type { LeaseLost, StorageError } from "../Errors.js"
@@ -111,7 +124,14 @@ const makeProcess = (runs: Runs) =>
           : `The execution timed out after ${formatDuration(run.timeoutMs)}.`
         return Effect.flatMap(now, (at) =>
           Effect.flatMap(
-            apply(started, { _tag: "Failed", at, errorMessage, produced: [], outputErrors: {}, outputTypes: run.outputTypes }),
+            apply(started, {
+              _tag: "Failed",
+              at,
+              errorMessage,
+              produced: [],
+              outputErrors: {},
+              outputTypes: run.outputTypes
+            }),
             (failed) => save(failed, run.lease)
           ))
       })
@@ -178,8 +198,10 @@ const makeProcess = (runs: Runs) =>
 
     const logged = (run: Run, effect: Effect.Effect<unknown, LeaseLost | StorageError>) =>
       effect.pipe(
-        Effect.catchTag("LeaseLost", () =>
-          Effect.logWarning(`execution ${run.executionId}: lease lost; another worker owns it now`)),
+        Effect.catchTag(
+          "LeaseLost",
+          () => Effect.logWarning(`execution ${run.executionId}: lease lost; another worker owns it now`)
+        ),
         Effect.catchTag("StorageError", (error) =>
           Effect.logError(
             `execution ${run.executionId}: storage failed; the lease will expire and it runs again`,
