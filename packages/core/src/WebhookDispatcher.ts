@@ -149,7 +149,9 @@ export const make = Effect.gen(function*() {
     })
 
   /** Sends one attempt of a claimed entry and records it. */
-  const deliverAttempt = Effect.fn("WebhookDispatcher.deliver")((entry: OutboxEntry) =>
+  // A span per attempt only when spans go somewhere: the default tracer keeps them to itself.
+  const traced = (yield* Effect.tracer) !== Effect.runSync(Effect.tracer)
+  const attemptAndRecord = (entry: OutboxEntry) =>
     Effect.gen(function*() {
       const at = yield* Clock.currentTimeMillis
       const outcome = yield* attempt(entry).pipe(
@@ -197,10 +199,11 @@ export const make = Effect.gen(function*() {
         )),
       Effect.annotateLogs({ executionId: entry.executionId, deliveryId: entry.deliveryId })
     )
-  )
+  const deliverAttempt = traced ? Effect.fn("WebhookDispatcher.deliver")(attemptAndRecord) : attemptAndRecord
 
   /** Sends one attempt of a claimed entry and records it, in the trace of the run that finished the execution. */
-  const deliver = (entry: OutboxEntry) => deliverAttempt(entry).pipe(TraceContext.continueFrom(entry.traceParent))
+  const deliver = (entry: OutboxEntry) =>
+    traced ? deliverAttempt(entry).pipe(TraceContext.continueFrom(entry.traceParent)) : deliverAttempt(entry)
 
   /** Claims up to `limit` due entries; none when the claim fails (it is logged and tried again later). */
   const claim = (limit: number) =>

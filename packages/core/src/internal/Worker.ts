@@ -87,6 +87,8 @@ const makeProcess = (runs: Runs) =>
     const events = yield* ExecutionEvents
     const ids = yield* IdGenerator
     const now = Effect.clockWith((clock) => clock.currentTimeMillis)
+    // A span per run only when spans go somewhere: the default tracer keeps them to itself.
+    const traced = (yield* Effect.tracer) !== Effect.runSync(Effect.tracer)
 
     const apply = (record: ExecutionRecord, event: ExecutionEvent) =>
       Either.match(transition(record, event), { onLeft: Effect.die, onRight: Effect.succeed })
@@ -238,9 +240,14 @@ const makeProcess = (runs: Runs) =>
             ? logged(run, stopped(run, run.started)).pipe(Effect.catchAllCause((cause) => Effect.logError(cause)))
             : queue.release(run.lease).pipe(Effect.ignoreLogged)
         ),
-        // The span of the run, without the cost of capturing a stack trace per execution.
-        Effect.withSpan("Worker.process", { captureStackTrace: false }),
-        TraceContext.continueFrom(execution.traceParent),
+        (effect) =>
+          traced
+            // The span of the run, without the cost of capturing a stack trace per execution.
+            ? effect.pipe(
+              Effect.withSpan("Worker.process", { captureStackTrace: false }),
+              TraceContext.continueFrom(execution.traceParent)
+            )
+            : effect,
         Effect.annotateLogs({ executionId: run.executionId, attempt: run.lease.attempt })
       )
   })
