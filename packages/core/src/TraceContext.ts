@@ -8,16 +8,19 @@ import { Effect, Option, Tracer } from "effect"
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/
 
-/** The `traceparent` of the current span, if there is one. */
+/**
+ * The `traceparent` of the current span, if there is one. Read as an optional service rather than
+ * through `Effect.currentSpan`, which builds an exception (with its stack trace) when there is none.
+ */
 export const current: Effect.Effect<string | undefined> = Effect.map(
-  Effect.option(Effect.currentSpan),
-  Option.match({
-    onNone: () => undefined,
-    onSome: (span) =>
-      /^[0-9a-f]{32}$/.test(span.traceId) && /^[0-9a-f]{16}$/.test(span.spanId)
-        ? `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
-        : undefined
-  })
+  Effect.serviceOption(Tracer.ParentSpan),
+  (parent) => {
+    if (Option.isNone(parent) || parent.value._tag !== "Span") return undefined
+    const span = parent.value
+    return /^[0-9a-f]{32}$/.test(span.traceId) && /^[0-9a-f]{16}$/.test(span.spanId)
+      ? `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
+      : undefined
+  }
 )
 
 /** The span a `traceparent` names, if it is well formed. */
