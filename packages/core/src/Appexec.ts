@@ -557,9 +557,12 @@ export const layer = Layer.scoped(
           }
           return delivery
         }),
-        await: Effect.fn("Appexec.executions.await")((executionId: string) =>
-          Effect.map(waitForEnd(executionId), toExecution)
-        )
+        await: traced
+          ? Effect.fn("Appexec.executions.await")((executionId: string) =>
+            Effect.map(waitForEnd(executionId), toExecution)
+          )
+          // Untraced, a wait is only its registration: many may wait at once.
+          : (executionId: string) => Effect.map(waitForEnd(executionId), toExecution)
       },
       keys: {
         create: Effect.fn("Appexec.keys.create")(
