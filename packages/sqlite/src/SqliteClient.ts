@@ -231,43 +231,48 @@ export const make = (options: Options) =>
     }
     let pending: Array<Pending> = []
     let scheduled: ReturnType<typeof setImmediate> | undefined
+    type Results = Array<Either.Either<unknown, Errors.StorageError>>
+    /**
+     * Runs a group in one transaction. Optimistically first, each write straight after the other:
+     * writes nearly never throw, and a savepoint each would cost two statements per write. When
+     * one throws, the transaction is rolled back and the group runs again with each write in a
+     * savepoint of its own (`isolated`), so that it fails alone and the others commit.
+     */
+    const runGroup = (group: ReadonlyArray<Pending>, isolated: boolean): Results | undefined => {
+      const results: Results = []
+      try {
+        begin()
+        for (const write of group) {
+          if (!isolated) {
+            try {
+              results.push(Either.right(write.f(connection)))
+            } catch {
+              rollback()
+              return undefined
+            }
+            continue
+          }
+          savepoint()
+          try {
+            results.push(Either.right(write.f(connection)))
+            releaseSavepoint()
+          } catch (cause) {
+            rollbackSavepoint()
+            results.push(Either.left(new Errors.StorageError({ operation: write.operation, cause })))
+          }
+        }
+        commit()
+        return results
+      } catch (cause) {
+        rollback()
+        return group.map((write) => Either.left(new Errors.StorageError({ operation: write.operation, cause })))
+      }
+    }
     const flush = () => {
       scheduled = undefined
       const group = pending
       pending = []
-      const results: Array<Either.Either<unknown, Errors.StorageError>> = []
-      try {
-        begin()
-        if (group.length === 1) {
-          // Alone in its transaction: the transaction is its savepoint.
-          const write = group[0]!
-          try {
-            results.push(Either.right(write.f(connection)))
-          } catch (cause) {
-            rollback()
-            results.push(Either.left(new Errors.StorageError({ operation: write.operation, cause })))
-          }
-          if (db.inTransaction) commit()
-        } else {
-          for (const write of group) {
-            savepoint()
-            try {
-              results.push(Either.right(write.f(connection)))
-              releaseSavepoint()
-            } catch (cause) {
-              rollbackSavepoint()
-              results.push(Either.left(new Errors.StorageError({ operation: write.operation, cause })))
-            }
-          }
-          commit()
-        }
-      } catch (cause) {
-        rollback()
-        results.length = 0
-        for (const write of group) {
-          results.push(Either.left(new Errors.StorageError({ operation: write.operation, cause })))
-        }
-      }
+      const results = runGroup(group, false) ?? runGroup(group, true)!
       group.forEach((write, i) => write.resume(results[i]!))
     }
     yield* Effect.addFinalizer(() =>

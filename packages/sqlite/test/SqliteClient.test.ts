@@ -7,7 +7,7 @@ import { SqliteClient, SqliteStorage } from "@appexec/sqlite"
 import { TestOutboundHttp } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Context, Effect, Fiber, Layer, Option } from "effect"
+import { Context, Effect, Either, Fiber, Layer, Option } from "effect"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -41,6 +41,29 @@ describe("SqliteClient", () => {
       )
       expect(refused._tag).toBe("StorageError")
       expect(String((refused.cause as Error).message)).toMatch(/FOREIGN KEY/)
+    }))
+
+  it.scoped("writes arriving together (one group commit): one that throws fails alone, the others commit", () =>
+    Effect.gen(function*() {
+      const filename = yield* tempFile
+      const client = Context.get(yield* Layer.build(SqliteClient.layer({ filename })), SqliteClient.SqliteClient)
+      const insert = (value: string) => (c: SqliteClient.Connection) =>
+        c.run(client.builder.insertInto("workspaces").values({ workspace_id: value, name: value, created_at: 0 }))
+      const [first, duplicate, second] = yield* Effect.all([
+        client.batched("a", insert("w1")),
+        // The same primary key again in the same group: refused by SQLite.
+        client.batched("b", insert("w1")),
+        client.batched("c", insert("w2"))
+      ], { concurrency: "unbounded", mode: "either" })
+      expect(first).toEqual(Either.right(1))
+      expect(Either.isLeft(duplicate!) && duplicate.left._tag).toBe("StorageError")
+      expect(second).toEqual(Either.right(1))
+      const raw = new Database(filename)
+      expect(raw.prepare("SELECT workspace_id FROM workspaces ORDER BY workspace_id").pluck().all()).toEqual([
+        "w1",
+        "w2"
+      ])
+      raw.close()
     }))
 
   it.scopedLive("waits out another process's write lock instead of failing with SQLITE_BUSY", () =>
