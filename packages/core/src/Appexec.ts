@@ -319,17 +319,19 @@ export const layer = Layer.scoped(
       )
     }
 
-    const waitForEnd = (executionId: string) =>
-      Effect.scoped(
-        Effect.gen(function*() {
-          if (!isUuid(executionId)) return yield* new ExecutionNotFound({ executionId })
-          // Register before reading, so a transition between the read and the wait is not missed.
-          const ended = yield* events.awaitTerminal(ExecutionId.make(executionId))
-          const first = yield* visibleExecution(executionId)
-          if (isTerminal(first.status)) return first
-          return yield* ended
-        })
-      )
+    const waitForEnd = (executionId: string): Effect.Effect<ExecutionRecord, ExecutionNotFound | StorageError> =>
+      Effect.uninterruptibleMask((restore) => {
+        if (!isUuid(executionId)) return Effect.fail(new ExecutionNotFound({ executionId }))
+        // Registered before reading, so a transition between the read and the wait is not missed;
+        // removed however the wait ends (many may wait at once: no scope per wait).
+        const waiting = events.unsafeAwaitTerminal(ExecutionId.make(executionId, { disableValidation: true }))
+        return restore(
+          Effect.flatMap(
+            visibleExecution(executionId),
+            (first) => isTerminal(first.status) ? Effect.succeed(first) : waiting.wait
+          )
+        ).pipe(Effect.ensuring(Effect.sync(waiting.release)))
+      })
 
     // Executions run by other processes on the same store end without an event here: one look
     // at the store per interval covers every waiter at once.

@@ -24,6 +24,14 @@ export class ExecutionEvents extends Context.Tag("@appexec/core/ExecutionEvents"
     readonly awaitTerminal: (
       executionId: ExecutionId
     ) => Effect.Effect<Effect.Effect<ExecutionRecord>, never, Scope.Scope>
+    /**
+     * `awaitTerminal` without a scope, for waits that many fibers make at once: registers at once
+     * and answers the wait and the function that removes the registration (call it once).
+     */
+    readonly unsafeAwaitTerminal: (executionId: ExecutionId) => {
+      readonly wait: Effect.Effect<ExecutionRecord>
+      readonly release: () => void
+    }
     /** The executions that have waiters now. */
     readonly waited: Effect.Effect<ReadonlyArray<ExecutionId>>
     /**
@@ -47,27 +55,35 @@ export class ExecutionEvents extends Context.Tag("@appexec/core/ExecutionEvents"
           waiters.delete(record.executionId)
           return Deferred.succeed(entry.done, record)
         })
+      const unsafeAwaitTerminal = (executionId: ExecutionId) => {
+        let entry = waiters.get(executionId)
+        if (entry === undefined) {
+          entry = { done: Deferred.unsafeMake<ExecutionRecord>(FiberId.none), count: 0 }
+          waiters.set(executionId, entry)
+        }
+        entry.count += 1
+        const registered = entry
+        let released = false
+        return {
+          wait: Deferred.await(registered.done),
+          release: () => {
+            if (released) return
+            released = true
+            registered.count -= 1
+            if (registered.count === 0 && waiters.get(executionId) === registered) waiters.delete(executionId)
+          }
+        }
+      }
       const awaitTerminal = (executionId: ExecutionId) =>
         Effect.acquireRelease(
-          Effect.sync(() => {
-            let entry = waiters.get(executionId)
-            if (entry === undefined) {
-              entry = { done: Deferred.unsafeMake<ExecutionRecord>(FiberId.none), count: 0 }
-              waiters.set(executionId, entry)
-            }
-            entry.count += 1
-            return entry
-          }),
-          (entry) =>
-            Effect.sync(() => {
-              entry.count -= 1
-              if (entry.count === 0 && waiters.get(executionId) === entry) waiters.delete(executionId)
-            })
-        ).pipe(Effect.map((entry) => Deferred.await(entry.done)))
+          Effect.sync(() => unsafeAwaitTerminal(executionId)),
+          (registration) => Effect.sync(registration.release)
+        ).pipe(Effect.map((registration) => registration.wait))
       return {
         publish: (record) => PubSub.publish(hub, record).pipe(Effect.zipRight(settle(record))),
         subscribe: PubSub.subscribe(hub),
         awaitTerminal,
+        unsafeAwaitTerminal,
         waited: Effect.sync(() => [...waiters.keys()] as Array<ExecutionId>),
         settle
       }
