@@ -13,10 +13,12 @@ export const executionsStarted = Metric.counter("appexec_executions_started_tota
   description: "Executions accepted (queued)."
 })
 
-/** Executions finished, by `status` (`completed`, `failed`). */
-export const executionsFinished = Metric.counter("appexec_executions_finished_total", {
+const executionsFinishedKey = MetricKey.counter("appexec_executions_finished_total", {
   description: "Executions finished, by status."
 })
+
+/** Executions finished, by `status` (`completed`, `failed`). */
+export const executionsFinished = Metric.fromMetricKey(executionsFinishedKey)
 
 /** Executions waiting for a worker. */
 export const queueDepth = Metric.gauge("appexec_queue_depth", {
@@ -35,10 +37,27 @@ export const executionDuration = Metric.histogram(
   "Run time of finished executions, from start to end, in seconds."
 )
 
-/** Webhook attempts, by `outcome`: `delivered`, `retrying` (failed, tried again later), `failed` (given up). */
-export const webhookDeliveries = Metric.counter("appexec_webhook_deliveries_total", {
+const webhookDeliveriesKey = MetricKey.counter("appexec_webhook_deliveries_total", {
   description: "Webhook delivery attempts, by outcome."
 })
+
+/** Webhook attempts, by `outcome`: `delivered`, `retrying` (failed, tried again later), `failed` (given up). */
+export const webhookDeliveries = Metric.fromMetricKey(webhookDeliveriesKey)
+
+/**
+ * One series of a counter, looked up in the metric registry once, when this is called: a
+ * `Metric.tagged` counter looks it up at every count. The same series as
+ * `Metric.tagged(counter, tag, value)`.
+ */
+const seriesOf = (key: MetricKey.MetricKey.Counter<number>, tag: string, value: string) =>
+  Metric.fromMetricKey(MetricKey.taggedWithLabels(key, [MetricLabel.make(tag, value)]))
+
+/** The webhook attempt counter of one outcome. */
+export const webhookOutcome = {
+  delivered: seriesOf(webhookDeliveriesKey, "outcome", "delivered"),
+  retrying: seriesOf(webhookDeliveriesKey, "outcome", "retrying"),
+  failed: seriesOf(webhookDeliveriesKey, "outcome", "failed")
+} as const
 
 const httpRequestsKey = MetricKey.counter("appexec_http_requests_total", {
   description: "HTTP requests answered, by route and status."
@@ -60,9 +79,9 @@ export const httpRequestCounter = (route: string, status: string): () => void =>
   return () => counter.unsafeUpdate(1, [])
 }
 
-const finishedCompleted = Metric.tagged(executionsFinished, "status", "completed")
-const finishedFailed = Metric.tagged(executionsFinished, "status", "failed")
-/** The counter of one status, tagged once rather than per execution. */
+const finishedCompleted = seriesOf(executionsFinishedKey, "status", "completed")
+const finishedFailed = seriesOf(executionsFinishedKey, "status", "failed")
+/** The counter of one status, looked up once rather than per execution. */
 const finishedByStatus = (status: string) =>
   status === "completed"
     ? finishedCompleted

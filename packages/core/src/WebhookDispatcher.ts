@@ -13,7 +13,7 @@ import { Envelope } from "@appexec/api/Envelope"
 import { Execution } from "@appexec/api/Execution"
 import { Chunk, Clock, Duration, Effect, FiberSet, Layer, Metric, Option, Queue, Ref } from "effect"
 import { AppexecConfig, millis } from "./AppexecConfig.js"
-import { webhookDeliveries } from "./AppexecMetrics.js"
+import { webhookOutcome } from "./AppexecMetrics.js"
 import { ExecutionEvents } from "./ExecutionEvents.js"
 import { isTerminal } from "./ExecutionLifecycle.js"
 import type { ExecutionRecord } from "./ExecutionRecord.js"
@@ -63,10 +63,6 @@ export const bodyOf = (record: ExecutionRecord): string =>
 export type Outcome =
   | { readonly _tag: "Delivered"; readonly status: number }
   | { readonly _tag: "Failed"; readonly status: number | null; readonly error: string; readonly retry: boolean }
-
-const deliveredCount = Metric.tagged(webhookDeliveries, "outcome", "delivered")
-const retryingCount = Metric.tagged(webhookDeliveries, "outcome", "retrying")
-const failedCount = Metric.tagged(webhookDeliveries, "outcome", "failed")
 
 /** Classifies a receiver's answer: 2xx delivers; redirects and every other status fail. */
 export const outcomeOf = (response: OutboundResponse): Outcome => {
@@ -173,7 +169,11 @@ export const make = Effect.gen(function*() {
         ...(outcome.status === null ? {} : { "http.response.status_code": outcome.status })
       })
       yield* Metric.increment(
-        outcome._tag === "Delivered" ? deliveredCount : "retryAt" in next ? retryingCount : failedCount
+        outcome._tag === "Delivered"
+          ? webhookOutcome.delivered
+          : "retryAt" in next
+          ? webhookOutcome.retrying
+          : webhookOutcome.failed
       )
       if (!(yield* outbox.recordAttempt(entry, recorded, next))) {
         return yield* Effect.logWarning(
