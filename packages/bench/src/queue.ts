@@ -52,11 +52,13 @@ const batch = (count: number, concurrency: number, awaits = 0) =>
       const subscription = yield* events.subscribe
       const startedAt = new Map<string, number>()
       const latencies: Array<number> = []
+      // Transitions are taken in bursts, as they pile up: the measuring costs little beside the engine.
       const done = Effect.gen(function*() {
         while (latencies.length < count) {
-          const record = yield* Queue.take(subscription)
-          if (record.status === "completed" || record.status === "failed") {
-            const t = yield* now
+          const records = yield* Queue.takeBetween(subscription, 1, Number.MAX_SAFE_INTEGER)
+          const t = performance.now()
+          for (const record of records) {
+            if (record.status !== "completed" && record.status !== "failed") continue
             const start = startedAt.get(record.executionId)
             if (start !== undefined) latencies.push(t - start)
           }
