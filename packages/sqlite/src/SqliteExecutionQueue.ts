@@ -62,29 +62,35 @@ export const make = Effect.gen(function*() {
       .where("workspace_id", "=", p("workspaceId"))
       .where("lease_expires_at", ">", p("now"))
   )
-  type ClaimParams = { seq: number; workerId: string; expiresAt: number }
-  const lease = (p: PreparedQuery.Param<ClaimParams>) => (eb: ExpressionBuilder<Tables, "executions">) => ({
+  type LeaseParams = { workerId: string; expiresAt: number }
+  const lease = (p: PreparedQuery.Param<LeaseParams>) => (eb: ExpressionBuilder<Tables, "executions">) => ({
     claims: eb("claims", "+", 1),
     attempts: eb("attempts", "+", 1),
     lease_token: eb("claims", "+", 1),
     lease_worker: p("workerId"),
     lease_expires_at: p("expiresAt")
   })
-  const claimOnly = PreparedQuery.make((p: PreparedQuery.Param<ClaimParams>) =>
+  /** The lease and, with `startAt`, the start of a queued execution (`ClaimOptions.startAt`). */
+  const starting =
+    (p: PreparedQuery.Param<LeaseParams & { startAt: number }>) => (eb: ExpressionBuilder<Tables, "executions">) => ({
+      ...lease(p)(eb),
+      status: sql<"running">`CASE WHEN status = 'queued' THEN 'running' ELSE status END`,
+      started_at: sql<number>`CASE WHEN status = 'queued' THEN ${p("startAt")} ELSE started_at END`
+    })
+  const claimOnly = PreparedQuery.make((p: PreparedQuery.Param<LeaseParams & { seq: number }>) =>
     db.updateTable("executions").set(lease(p)).where("seq", "=", p("seq")).returningAll()
   )
-  /** A claim that also starts a queued execution (`ClaimOptions.startAt`). */
-  const claimStarting = PreparedQuery.make((p: PreparedQuery.Param<ClaimParams & { startAt: number }>) =>
-    db
-      .updateTable("executions")
-      .set((eb) => ({
-        ...lease(p)(eb),
-        status: sql<"running">`CASE WHEN status = 'queued' THEN 'running' ELSE status END`,
-        started_at: sql<number>`CASE WHEN status = 'queued' THEN ${p("startAt")} ELSE started_at END`
-      }))
-      .where("seq", "=", p("seq"))
-      .returningAll()
+  const claimStarting = PreparedQuery.make((p: PreparedQuery.Param<LeaseParams & { seq: number; startAt: number }>) =>
+    db.updateTable("executions").set(starting(p)).where("seq", "=", p("seq")).returningAll()
   )
+  // Several rows at once: their `seq`s travel as one JSON array, so one statement serves any number.
+  const inSeqs = (p: PreparedQuery.Param<{ seqs: string }>) => sql<number>`(select value from json_each(${p("seqs")}))`
+  const claimManyOnly = PreparedQuery.make((p: PreparedQuery.Param<LeaseParams & { seqs: string }>) =>
+    db.updateTable("executions").set(lease(p)).where("seq", "in", inSeqs(p)).returningAll()
+  )
+  const claimManyStarting = PreparedQuery.make((
+    p: PreparedQuery.Param<LeaseParams & { seqs: string; startAt: number }>
+  ) => db.updateTable("executions").set(starting(p)).where("seq", "in", inSeqs(p)).returningAll())
   /** Where the previous claim of this process stopped in the round robin over workspaces. */
   let cursor = ""
 
@@ -105,6 +111,12 @@ export const make = Effect.gen(function*() {
       startAt === undefined
         ? claimOnly.bind({ seq, workerId, expiresAt })
         : claimStarting.bind({ seq, workerId, expiresAt, startAt })
+    const claimMany = (seqs: ReadonlyArray<number>) => {
+      const json = JSON.stringify(seqs)
+      return startAt === undefined
+        ? claimManyOnly.bind({ seqs: json, workerId, expiresAt })
+        : claimManyStarting.bind({ seqs: json, workerId, expiresAt, startAt })
+    }
     const cap = options.maxRunningPerWorkspace
     const running = new Map<string, number>()
     let claimedThisPass = 0
@@ -121,11 +133,13 @@ export const make = Effect.gen(function*() {
           const left = options.limit - rows.length
           const allowed = cap === undefined ? left : Math.min(left, cap - (running.get(only) ?? 0))
           if (allowed > 0) {
+            const seqs: Array<number> = []
             for (const more of c.all(oldestOf.bind({ workspaceId: only, now, limit: allowed }))) {
               if (more.workspace_id !== only) break
-              const row = c.get(claim(more.seq))
-              if (row !== undefined) rows.push(row)
+              seqs.push(more.seq)
             }
+            // One UPDATE for them all, in claim order (RETURNING comes in no promised order).
+            if (seqs.length > 0) rows.push(...[...c.all(claimMany(seqs))].sort((a, b) => a.seq - b.seq))
           }
           break
         }
