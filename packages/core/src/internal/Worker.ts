@@ -310,29 +310,33 @@ const makeKeeper = Effect.gen(function*() {
       if (ending.length < held.length) yield* Effect.logWarning("lease renewal failed; retrying", renewal.left)
     })
 
-  const keep = Effect.gen(function*() {
-    for (;;) {
-      const at = yield* now
-      if (map.size === 0) nextRenewal = Number.POSITIVE_INFINITY
-      else if (nextRenewal === Number.POSITIVE_INFINITY) nextRenewal = at + renewEvery
-      else if (at >= nextRenewal) {
-        yield* renewAll(at)
-        nextRenewal = at + renewEvery
-      }
-      let earliest = nextRenewal
-      for (const run of map.values()) {
-        if (run.stop !== undefined) continue
-        if (run.deadline <= at) stop(run, "timed out")
-        else if (run.deadline < earliest) earliest = run.deadline
-      }
-      wakeAt = earliest
-      wake = Deferred.unsafeMake<void>(FiberId.none)
-      const signal = Deferred.await(wake)
-      yield* earliest === Number.POSITIVE_INFINITY
-        ? signal
-        : Effect.raceFirst(signal, Effect.sleep(Duration.millis(earliest - at)))
+  const step = Effect.gen(function*() {
+    // A nudge from here on completes the wait below at once: nothing added or armed while this
+    // step computes is missed.
+    const signal = wake = Deferred.unsafeMake<void>(FiberId.none)
+    wakeAt = Number.POSITIVE_INFINITY
+    const at = yield* now
+    if (map.size === 0) nextRenewal = Number.POSITIVE_INFINITY
+    else if (nextRenewal === Number.POSITIVE_INFINITY) nextRenewal = at + renewEvery
+    else if (at >= nextRenewal) {
+      yield* renewAll(at)
+      nextRenewal = at + renewEvery
     }
+    let earliest = nextRenewal
+    for (const run of map.values()) {
+      if (run.stop !== undefined) continue
+      if (run.deadline <= at) stop(run, "timed out")
+      else if (run.deadline < earliest) earliest = run.deadline
+    }
+    wakeAt = earliest
+    yield* earliest === Number.POSITIVE_INFINITY
+      ? Deferred.await(signal)
+      : Effect.raceFirst(Deferred.await(signal), Effect.sleep(Duration.millis(earliest - at)))
   })
+  // A bug in one step is logged; the keeper goes on, or the leases of every run would lapse.
+  const keep = Effect.forever(
+    step.pipe(Effect.catchAllDefect((defect) => Effect.logError("the lease keeper failed a step", Cause.die(defect))))
+  )
 
   /** Adds a run: the keeper starts renewing when this is the first. */
   const add = (run: Run) => {
