@@ -1,11 +1,12 @@
 /**
- * The sending side of the work wake-up: after an insert commits, `notify` sends
- * `SELECT pg_notify(<work channel>, '')` in a transaction of its own. Kept out of the insert's
- * transaction on purpose: PostgreSQL serialises the commits of every transaction that notifies
- * (one lock for the whole cluster, held through the commit's flush to disk), so notifying inside
- * each insert would cap acceptance at one commit flush at a time. A notification carries no data
- * and writes nothing, so its commit waits for no flush; and notifications asked for while one is
- * on its way are sent as one after it, since one wakes every listening process all the same.
+ * The sending side of the work wake-up, for the writes that make work outside the grouped inserts
+ * of `PostgresExecutionStore` (which notify in their own statement): after such a write commits,
+ * `notify` sends `SELECT pg_notify(<work channel>, '')` in a transaction of its own. Kept out of
+ * the write's transaction on purpose: PostgreSQL serialises the commits of every transaction that
+ * notifies (one lock for the whole cluster, held through the commit's flush to disk). A
+ * notification carries no data and writes nothing, so its commit waits for no flush; and
+ * notifications asked for while one is on its way are sent as one after it, since one wakes
+ * every listening process all the same.
  */
 import { Context, Effect, Layer, Ref } from "effect"
 import { sql } from "kysely"
