@@ -80,6 +80,9 @@ export class PostgresClient extends Context.Tag("@appexec/postgres/PostgresClien
 /** The channel that `executions` inserts notify (see migration 0001), for `schema`. */
 export const workChannel = (schema: string) => `appexec_work.${schema}`
 
+/** The channel that a new due webhook of a process with no dispatcher notifies, for `schema`. */
+export const webhookChannel = (schema: string) => `appexec_webhooks.${schema}`
+
 /** Whether `url` names a PostgreSQL database (`postgres://` or `postgresql://`). */
 export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.test(url)
 

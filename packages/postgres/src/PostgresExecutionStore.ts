@@ -340,7 +340,11 @@ export const make = Effect.gen(function*() {
             .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<=", now)])),
           outbox
         )
-      ).pipe(Effect.map(({ rowCount }) => rowCount > 0))
+      ).pipe(
+        Effect.map(({ rowCount }) => rowCount > 0),
+        // The webhook is due now; this process may deliver none (an API process): wake a dispatcher.
+        Effect.tap((canceled) => (canceled && outbox !== undefined ? notifier.notifyWebhooks : Effect.void))
+      )
     }),
     requestCancel: Effect.fn("PostgresExecutionStore.requestCancel")((executionId, at) =>
       client.execute("request cancel", async (db) => {

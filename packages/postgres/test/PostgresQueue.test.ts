@@ -8,7 +8,7 @@ import { Ids } from "@appexec/api"
 import { AppStore, ExecutionQueue, type ExecutionRecord, ExecutionStore, KeyStore, WebhookOutbox } from "@appexec/core"
 import { PostgresClient, PostgresMigrations, PostgresStorage } from "@appexec/postgres"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer } from "effect"
+import { Context, Effect, Either, Fiber, Layer, Option } from "effect"
 import { type Kysely, sql } from "kysely"
 import pg from "pg"
 import * as TestDatabase from "./support/TestDatabase.js"
@@ -243,4 +243,47 @@ describe("PostgreSQL queue round trips", () => {
         expect(ids(yield* queue.claimBatch("a", LEASE, { limit: 4 }))).toEqual([queued(owner, 1).executionId])
       }).pipe(Effect.provide(storage({}, schema)))
     }))
+
+  it.live("a queued execution canceled in one process wakes the webhook dispatchers of another at once", () =>
+    Effect.gen(function*() {
+      const schema = `w${++schemas}`
+      // Two processes on one schema: `api` cancels, `worker` waits to dispatch.
+      const worker = yield* Layer.build(storage({}, schema))
+      const api = yield* Layer.build(storage({}, schema))
+      const { owner, record } = yield* Effect.gen(function*() {
+        const owner = yield* seedOwner(1)
+        const record = queued(owner, 1)
+        yield* (yield* ExecutionStore.ExecutionStore).insert(record)
+        return { owner, record }
+      }).pipe(Effect.provide(api))
+      const outbox = Context.get(worker, WebhookOutbox.WebhookOutbox)
+      expect(outbox.awaitDue).toBeDefined()
+      const waiting = yield* Effect.fork(outbox.awaitDue!)
+      yield* Effect.sleep("100 millis")
+      expect(Option.isNone(yield* Fiber.poll(waiting))).toBe(true)
+      const failed: ExecutionRecord.ExecutionRecord = {
+        ...record,
+        status: "failed",
+        errorMessage: "canceled",
+        completedAt: 5
+      }
+      const entry: WebhookOutbox.OutboxEntry = {
+        deliveryId: WebhookOutbox.DeliveryId.make(uuid(6, 1)),
+        executionId: record.executionId,
+        userId: owner.userId,
+        url: record.webhookUrl!,
+        status: "pending",
+        nextAttemptAt: 5,
+        attempts: [],
+        createdAt: 5
+      }
+      const canceled = yield* Effect.flatMap(
+        ExecutionStore.ExecutionStore,
+        (store) => store.cancelQueued(failed, 5, entry)
+      )
+        .pipe(Effect.provide(api))
+      expect(canceled).toBe(true)
+      // Well before the dispatchers' poll (1 s).
+      expect(Option.isSome(yield* Effect.timeoutOption(Fiber.join(waiting), "900 millis"))).toBe(true)
+    }).pipe(Effect.scoped))
 })
