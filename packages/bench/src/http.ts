@@ -11,12 +11,12 @@
  * Figures: req/s, p50 and p99 latency of each, and the ratio a/b per endpoint (a/c for polling).
  * `BENCH_HTTP_SECONDS` shortens the runs; `BENCH_HTTP_PROFILE=dir` runs the servers under
  * `node --cpu-prof` and leaves the profiles in `dir`; `BENCH_APPEXEC_BIN` runs another build of
- * the `appexec` command.
+ * the `appexec` command; `BENCH_HTTP_ENDPOINTS=get_execution,list_apps` measures only those.
  */
 import autocannon from "autocannon"
 import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -53,6 +53,17 @@ const start = (script: string, args: ReadonlyArray<string>, pattern: RegExp, env
         child.kill("SIGTERM")
       })
   )
+
+/** CPU time a process has used so far, user and system, in microseconds (Linux `/proc`; 0 elsewhere). */
+const cpuMicros = (pid: number | undefined): number => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ")
+    // utime and stime, fields 14 and 15 of stat(5), in clock ticks of 10 ms.
+    return (Number(fields[11]) + Number(fields[12])) * 10_000
+  } catch {
+    return 0
+  }
+}
 
 /** What one load sends. */
 interface Load {
@@ -120,9 +131,11 @@ export const benchmark: Benchmark = {
       })
       const rawUrl = `http://127.0.0.1:${raw.match[1]}`
 
-      const measure = (name: string, target: Load) =>
+      const measure = (name: string, target: Load, server: ChildProcess) =>
         Effect.gen(function*() {
+          const cpuBefore = cpuMicros(server.pid)
           const result = yield* load(target)
+          const cpu = cpuMicros(server.pid) - cpuBefore
           if (result.non2xx > 0) {
             return yield* Effect.fail(new Error(`${name}: ${result.non2xx} non-2xx answers`))
           }
@@ -131,6 +144,10 @@ export const benchmark: Benchmark = {
           yield* report({ name: `http.${name}.requests`, value: result.requests.average, unit: "req/s" })
           yield* report({ name: `http.${name}.p50`, value: result.latency.p50, unit: "ms" })
           yield* report({ name: `http.${name}.p99`, value: result.latency.p99, unit: "ms" })
+          // The server's own CPU time per answer: what bounds its rate once a core is its alone.
+          if (cpu > 0) {
+            yield* report({ name: `http.${name}.cpu_per_request`, value: cpu / result.requests.total, unit: "µs" })
+          }
           return result.requests.average
         })
 
@@ -144,9 +161,11 @@ export const benchmark: Benchmark = {
           `/v1/apps/${greeting.appId}/executions`
         ]
       ]
+      const only = process.env.BENCH_HTTP_ENDPOINTS?.split(",")
       for (const [name, request, path] of endpoints) {
-        const a = yield* measure(`${name}.appexec`, { ...request, url: `${baseUrl}${path}` })
-        const b = yield* measure(`${name}.raw_node_sqlite`, { ...request, url: `${rawUrl}${path}` })
+        if (only !== undefined && !only.includes(name)) continue
+        const a = yield* measure(`${name}.appexec`, { ...request, url: `${baseUrl}${path}` }, appexec.child)
+        const b = yield* measure(`${name}.raw_node_sqlite`, { ...request, url: `${rawUrl}${path}` }, raw.child)
         yield* report({ name: `http.${name}.ratio.appexec_over_raw`, value: a / b, unit: "x" })
         if (name === "get_execution") {
           // (c) the framework floor, for polling only.
@@ -156,7 +175,7 @@ export const benchmark: Benchmark = {
           const c = yield* measure(`${name}.bare_httpapi`, {
             ...request,
             url: `http://127.0.0.1:${bare.match[1]}${path}`
-          })
+          }, bare.child)
           yield* report({ name: `http.${name}.ratio.appexec_over_bare`, value: a / c, unit: "x" })
         }
       }

@@ -4,7 +4,7 @@
  * updated where things happen (facade, worker, webhook dispatcher, HTTP app); the gauges are read
  * from storage when the metrics are rendered, so they hold for every process on the database.
  */
-import { Effect, Metric, MetricBoundaries, type MetricKey, type MetricPair, MetricState } from "effect"
+import { Effect, Metric, MetricBoundaries, MetricKey, MetricLabel, type MetricPair, MetricState } from "effect"
 import type { StorageError } from "./Errors.js"
 import { ExecutionStore } from "./ExecutionStore.js"
 
@@ -40,10 +40,25 @@ export const webhookDeliveries = Metric.counter("appexec_webhook_deliveries_tota
   description: "Webhook delivery attempts, by outcome."
 })
 
-/** HTTP requests answered, by `route` (path template) and `status`. */
-export const httpRequests = Metric.counter("appexec_http_requests_total", {
+const httpRequestsKey = MetricKey.counter("appexec_http_requests_total", {
   description: "HTTP requests answered, by route and status."
 })
+
+/** HTTP requests answered, by `route` (path template) and `status`. */
+export const httpRequests = Metric.fromMetricKey(httpRequestsKey)
+
+/**
+ * Counts requests of one `route` and `status` in `httpRequests`, synchronously, for a server that
+ * answers many requests: the counter is looked up in the metric registry once, when this is
+ * called, instead of at every count as a `Metric.tagged` counter is. The same series as
+ * `httpRequests.pipe(Metric.tagged("route", route), Metric.tagged("status", status))`.
+ */
+export const httpRequestCounter = (route: string, status: string): () => void => {
+  const counter = Metric.fromMetricKey(
+    MetricKey.taggedWithLabels(httpRequestsKey, [MetricLabel.make("route", route), MetricLabel.make("status", status)])
+  )
+  return () => counter.unsafeUpdate(1, [])
+}
 
 /** Counts one finished execution: its status, and its run time when it ran. */
 export const recordFinished = (record: {

@@ -13,7 +13,21 @@
  */
 import { Appexec, type Errors, RateLimiter, RateLimitStore, type SigningKeys } from "@appexec/core"
 import { AppexecMetrics, TraceContext } from "@appexec/core"
-import { Cause, Effect, Exit, type Layer, ManagedRuntime, Metric, Option, Runtime, Scope } from "effect"
+import {
+  Cause,
+  type Clock,
+  Effect,
+  Exit,
+  FiberRef,
+  HashMap,
+  type Layer,
+  List,
+  LogLevel,
+  ManagedRuntime,
+  Option,
+  Runtime,
+  Scope
+} from "effect"
 import * as Endpoints from "./internal/Endpoints.js"
 import * as ErrorAnswers from "./internal/ErrorAnswers.js"
 import { type ServerRequest, type ServerResponse, withHeaders } from "./internal/Exchange.js"
@@ -95,8 +109,20 @@ interface RequestLine {
   readonly ms: number
 }
 
+const messageOf = (line: RequestLine) => `${line.method} ${line.path} ${line.status} ${line.ms}ms`
+
+const annotationsOf = (line: RequestLine) =>
+  HashMap.make(
+    ["requestId", line.requestId],
+    ["method", line.method],
+    ["route", line.route],
+    ["status", line.status],
+    ["ms", line.ms]
+  )
+
+/** One request's line, through the logger in place (what `Effect.logInfo` with these annotations writes). */
 const logLine = (line: RequestLine) =>
-  Effect.logInfo(`${line.method} ${line.path} ${line.status} ${line.ms}ms`).pipe(
+  Effect.logInfo(messageOf(line)).pipe(
     Effect.annotateLogs({
       requestId: line.requestId,
       method: line.method,
@@ -105,6 +131,33 @@ const logLine = (line: RequestLine) =>
       ms: line.ms
     })
   )
+
+/**
+ * Request lines handed to the loggers of the fiber in place, as `logLine` would, but without the
+ * fiber-local annotations each `Effect.logInfo` sets and restores: a line per request is the
+ * most the server logs, and this is its cost.
+ */
+const logLines = (lines: ReadonlyArray<RequestLine>, clock: Clock.Clock) =>
+  Effect.withFiberRuntime<void>((fiber) => {
+    if (LogLevel.greaterThan(fiber.getFiberRef(FiberRef.currentMinimumLogLevel), LogLevel.Info)) return Effect.void
+    const loggers = fiber.getFiberRef(FiberRef.currentLoggers)
+    const context = fiber.getFiberRefs()
+    const date = new Date(clock.unsafeCurrentTimeMillis())
+    for (const line of lines) {
+      const options = {
+        fiberId: fiber.id(),
+        logLevel: LogLevel.Info,
+        message: messageOf(line),
+        cause: Cause.empty,
+        context,
+        spans: List.empty(),
+        annotations: annotationsOf(line),
+        date
+      }
+      for (const logger of loggers) logger.log(options)
+    }
+    return Effect.void
+  })
 
 /**
  * The HTTP app over the services of the context. Scoped: it serves while the scope is open.
@@ -147,7 +200,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       flushing = undefined
       const lines = pending
       pending = []
-      runLog(Effect.forEach(lines, logLine, { discard: true }))
+      runLog(logLines(lines, clock))
     }
     yield* Effect.addFinalizer(() =>
       Effect.suspend(() => {
@@ -155,7 +208,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
         flushing = undefined
         const lines = pending
         pending = []
-        return Effect.forEach(lines, logLine, { discard: true })
+        return logLines(lines, clock)
       })
     )
     const queueLine = (line: RequestLine) => {
@@ -170,26 +223,26 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       )
 
     // The route label of the request counter: a known route, or "other" (a path a client made up
-    // must not become a series of its own). One tagged counter per label pair, made once.
+    // must not become a series of its own). One counter per label pair, made once.
     const knownRoutes = new Set<string>([
       ...table.routes.map((r) => r.template),
       MediaRoute.PREFIX,
       ...(operator === undefined ? [] : OperatorRoutes.paths)
     ])
-    const counters = new Map<string, Metric.Metric.Counter<number>>()
+    const counters = new Map<string, () => void>()
     const countRequest = (route: string, status: number) => {
       const label = knownRoutes.has(route) ? route : "other"
       const key = `${status} ${label}`
-      let counter = counters.get(key)
-      if (counter === undefined) {
-        counter = AppexecMetrics.httpRequests.pipe(
-          Metric.tagged("route", label),
-          Metric.tagged("status", String(status))
-        )
-        counters.set(key, counter)
+      let count = counters.get(key)
+      if (count === undefined) {
+        count = AppexecMetrics.httpRequestCounter(label, String(status))
+        counters.set(key, count)
       }
-      return Metric.increment(counter)
+      count()
     }
+    // A span per request only when spans go somewhere: the default tracer keeps them to itself,
+    // and a span costs more than the rest of a cached read.
+    const traced = (yield* Effect.tracer) !== Effect.runSync(Effect.tracer)
 
     /** Runs an endpoint for an authenticated caller; every failure becomes its answer. */
     const runEndpoint = (
@@ -218,8 +271,11 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
         }
       })
 
-    /** An answer, and the route it went to: an endpoint's path template, or the path itself. */
-    type Routed = readonly [ServerResponse, string]
+    /**
+     * An answer, the route it went to (an endpoint's path template, or the path itself), and the
+     * `RateLimit-*` headers it gets.
+     */
+    type Routed = readonly [ServerResponse, string, Readonly<Record<string, string>>?]
 
     const unauthorized = (error: Errors.Unauthorized): ServerResponse =>
       withHeaders(ErrorAnswers.fromRequestError(error), unauthorizedHeaders)
@@ -261,7 +317,10 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       search: string,
       requestId: string
     ): Effect.Effect<Routed, Errors.StorageError> =>
-      Effect.flatMap(RateLimiter.consumeIn(store, RateLimit.clientIp(request, hops), policy), (decision) => {
+      Effect.flatMap(RateLimiter.consumeIn(store, RateLimit.clientIp(request, hops), policy), (decision): Effect.Effect<
+        Routed,
+        Errors.StorageError
+      > => {
         const headers = RateLimit.headersOf(decision)
         if (!decision.allowed) {
           return Effect.succeed(
@@ -276,7 +335,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
         }
         return Effect.map(
           api(request, path, search, requestId),
-          ([response, route]) => [withHeaders(response, headers), route] as const
+          ([response, route]) => [response, route, headers] as const
         )
       })
 
@@ -301,10 +360,38 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       return Effect.succeed([ErrorAnswers.notFound(request.method, path), path] as const)
     }
 
+    /** The answer with the headers every answer gets, counted and logged. */
+    const finish = (
+      request: ServerRequest,
+      requestId: string,
+      startedAt: number,
+      [response, route, rateLimitHeaders]: Routed
+    ): Effect.Effect<ServerResponse> => {
+      countRequest(route, response.status)
+      const answer: ServerResponse = {
+        status: response.status,
+        headers: { ...response.headers, ...rateLimitHeaders, "x-request-id": requestId },
+        body: response.body
+      }
+      if (!logRequests) return Effect.succeed(answer)
+      const line: RequestLine = {
+        requestId,
+        method: request.method,
+        path: splitUrl(request.url).path,
+        route,
+        status: response.status,
+        ms: clock.unsafeCurrentTimeMillis() - startedAt
+      }
+      // What the server did wrong is logged at once, beside its error.
+      if (response.status >= 500) return Effect.as(logLine(line), answer)
+      queueLine(line)
+      return Effect.succeed(answer)
+    }
+
     const handle = (request: ServerRequest): Effect.Effect<ServerResponse> => {
       const requestId = crypto.randomUUID()
       const startedAt = logRequests ? clock.unsafeCurrentTimeMillis() : 0
-      return dispatch(request, requestId).pipe(
+      const routed = dispatch(request, requestId).pipe(
         Effect.catchAllCause((cause): Effect.Effect<Routed> =>
           Cause.isInterruptedOnly(cause)
             ? Effect.interrupt
@@ -312,29 +399,14 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
               Effect.annotateLogs("requestId", requestId),
               Effect.as([ErrorAnswers.internalError(requestId), request.url] as const)
             )
-        ),
+        )
+      )
+      if (!traced) return Effect.flatMap(routed, (done) => finish(request, requestId, startedAt, done))
+      return routed.pipe(
         Effect.tap(([response, route]) =>
-          Effect.zipRight(
-            countRequest(route, response.status),
-            Effect.annotateCurrentSpan({ "http.route": route, "http.response.status_code": response.status })
-          )
+          Effect.annotateCurrentSpan({ "http.route": route, "http.response.status_code": response.status })
         ),
-        Effect.flatMap(([response, route]) => {
-          const answer = withHeaders(response, { "x-request-id": requestId })
-          if (!logRequests) return Effect.succeed(answer)
-          const line: RequestLine = {
-            requestId,
-            method: request.method,
-            path: splitUrl(request.url).path,
-            route,
-            status: response.status,
-            ms: clock.unsafeCurrentTimeMillis() - startedAt
-          }
-          // What the server did wrong is logged at once, beside its error.
-          if (response.status >= 500) return Effect.as(logLine(line), answer)
-          queueLine(line)
-          return Effect.succeed(answer)
-        }),
+        Effect.flatMap((done) => finish(request, requestId, startedAt, done)),
         Effect.withSpan(`http ${request.method}`, {
           kind: "server",
           attributes: { "http.request.method": request.method, "appexec.request_id": requestId },

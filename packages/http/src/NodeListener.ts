@@ -22,14 +22,16 @@ import { type BodyFailure, DRAIN_FACTOR, type ServerRequest } from "./internal/E
 /** A Node request listener. */
 export type Listener = (request: IncomingMessage, response: ServerResponse) => void
 
-/** Node's headers as the app reads them: one string per name (a repeated header's values joined). */
+/**
+ * Node's headers as the app reads them: one string per name. Node joins the values of a repeated
+ * header itself (with ", ", or "; " for `cookie`) and keeps an array for `set-cookie` alone, so
+ * only a request that sends `set-cookie` needs a copy; every other request's headers are handed
+ * over as they are.
+ */
 const headersOf = (headers: IncomingHttpHeaders): Readonly<Record<string, string | undefined>> => {
-  const flat: Record<string, string> = {}
-  for (const name in headers) {
-    const value = headers[name]
-    if (value !== undefined) flat[name] = typeof value === "string" ? value : value.join(", ")
-  }
-  return flat
+  const setCookie = headers["set-cookie"]
+  if (setCookie === undefined) return headers as Readonly<Record<string, string | undefined>>
+  return { ...headers, "set-cookie": setCookie.join(", ") }
 }
 
 /** Reads the body of `message`, at most `maxBytes` (the rest drained up to a bound, then the connection dropped). */

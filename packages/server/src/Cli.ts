@@ -355,7 +355,9 @@ const workerCommand = Command.make(
     mediaBaseUrl,
     publicUrl,
     signingKeyGrace: signingKeyGrace("signing-key-grace"),
-    signingKeyJwk
+    signingKeyJwk,
+    adminPort,
+    host
   },
   (o) =>
     work({
@@ -375,7 +377,9 @@ const workerCommand = Command.make(
       publicUrl: Option.getOrElse(o.publicUrl, () => "http://127.0.0.1:8080"),
       mediaBaseUrl: Option.getOrUndefined(o.mediaBaseUrl),
       signingKeyGrace: o.signingKeyGrace,
-      signingKeyJwk: Option.getOrUndefined(o.signingKeyJwk)
+      signingKeyJwk: Option.getOrUndefined(o.signingKeyJwk),
+      adminPort: Option.getOrUndefined(o.adminPort),
+      host: o.host
     })
 ).pipe(
   Command.withDescription(

@@ -100,7 +100,7 @@ const stopListening = (server: Server) =>
   )
 
 /** Listens on `port` (0: any free port) and `host`; the port bound. The server is closed with the scope. */
-const listen = (server: Server, port: number, host: string) =>
+export const listen = (server: Server, port: number, host: string) =>
   Effect.acquireRelease(
     Effect.async<number, Error>((resume) => {
       const onError = (error: Error) => resume(Effect.fail(error))

@@ -6,12 +6,14 @@
  * executions get the drain time to finish, then are released for another worker to take.
  */
 import type { SigningKeys } from "@appexec/core"
+import { AdminHttp, NodeListener } from "@appexec/http"
 import { Console, type Duration, Effect, Option } from "effect"
+import { createServer } from "node:http"
 import * as Database from "./Database.js"
 import * as ExecutionLog from "./ExecutionLog.js"
 import * as Instance from "./Instance.js"
 import * as MediaSigning from "./MediaSigning.js"
-import type { ServeOptions } from "./Serve.js"
+import { baseUrlOf, listen, type ServeOptions } from "./Serve.js"
 
 /** The settings of `worker` (docs/cli.md). */
 export interface WorkerOptions {
@@ -32,6 +34,10 @@ export interface WorkerOptions {
   readonly mediaBaseUrl?: string | undefined
   readonly signingKeyGrace?: Duration.DurationInput | undefined
   readonly signingKeyJwk?: SigningKeys.PrivateJwk | undefined
+  /** Serve `/healthz` and Prometheus `/metrics` on this port of `host` (0: any free port); none when absent. */
+  readonly adminPort?: number | undefined
+  /** The interface of the admin port. */
+  readonly host?: string | undefined
 }
 
 /** Works until interrupted, then drains. */
@@ -43,6 +49,14 @@ export const work = (options: WorkerOptions) =>
         Database.describe(options.database, options.dataDir)
       })`
     )
+    if (options.adminPort !== undefined) {
+      // The same admin app as `serve --admin-port`: an orchestrator's liveness probe and the
+      // worker's own metrics (the gauges are read from the shared database).
+      const host = options.host ?? "127.0.0.1"
+      const adminServer = createServer(NodeListener.fromApp(yield* AdminHttp.make))
+      const port = yield* listen(adminServer, options.adminPort, host)
+      yield* Console.log(`Metrics: ${baseUrlOf(host, port)}/metrics (health: ${baseUrlOf(host, port)}/healthz)`)
+    }
     return yield* Effect.never
   }).pipe(
     Effect.scoped,

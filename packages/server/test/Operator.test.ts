@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { execFile } from "node:child_process"
 import { bin } from "./support/Bin.js"
-import { startServe, tempDataDir } from "./support/ServeProcess.js"
+import { spawnAppexec, startServe, tempDataDir } from "./support/ServeProcess.js"
 
 const fetchText = (url: string, init: RequestInit = {}) =>
   Effect.promise(async () => {
@@ -110,4 +110,19 @@ describe("operator surface of appexec serve", () => {
       }),
     90_000
   )
+
+  it.scoped("appexec worker answers /healthz and /metrics on --admin-port", () =>
+    Effect.gen(function*() {
+      const dataDir = yield* tempDataDir
+      const worker = yield* spawnAppexec(["worker", "--data", dataDir, "--admin-port", "0"])
+      const [, metricsUrl] = yield* worker.waitFor(/Metrics: (http:\/\/127\.0\.0\.1:\d+)\/metrics/, "stdout")
+      expect(yield* fetchText(`${metricsUrl}/healthz`)).toMatchObject({ status: 200, text: "{\"status\":\"ok\"}" })
+      const metrics = yield* fetchText(`${metricsUrl}/metrics`)
+      expect(metrics.status).toBe(200)
+      expect(metrics.type).toBe("text/plain; version=0.0.4; charset=utf-8")
+      expect(valueOf(metrics.text, "appexec_queue_depth")).toBe(0)
+      expect((yield* fetchText(`${metricsUrl}/v1/apps`)).status).toBe(404)
+      worker.child.kill("SIGTERM")
+      expect((yield* worker.exited("30 seconds")).code).toBe(0)
+    }))
 })

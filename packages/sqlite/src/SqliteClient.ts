@@ -203,14 +203,23 @@ export const make = (options: Options) =>
 
     // `f` is synchronous, so it runs to its end before any other fiber runs: no two operations
     // can interleave on the connection and no semaphore is needed.
-    const execute = <A>(operation: string, f: (connection: Connection) => A) => {
-      const once = Effect.try({
-        try: () => f(connection),
-        catch: (cause) => new Errors.StorageError({ operation, cause })
+    const execute = <A>(operation: string, f: (connection: Connection) => A): Effect.Effect<A, Errors.StorageError> =>
+      // One step when it succeeds, which is nearly always: a read is a few microseconds, and the
+      // effect around it should not cost more. The retry schedule is set up only when the lock
+      // was busy.
+      Effect.suspend(() => {
+        try {
+          return Effect.succeed(f(connection))
+        } catch (cause) {
+          const error = new Errors.StorageError({ operation, cause })
+          if (!isBusy(cause)) return Effect.fail(error)
+          const once = Effect.try({
+            try: () => f(connection),
+            catch: (cause) => new Errors.StorageError({ operation, cause })
+          })
+          return Effect.retry(once, { schedule: busySchedule, while: isBusyError })
+        }
       })
-      // The retry schedule is set up only when the lock was busy: the common path stays cheap.
-      return Effect.catchIf(once, isBusyError, () => Effect.retry(once, { schedule: busySchedule, while: isBusyError }))
-    }
     const transaction = <A>(operation: string, f: (connection: Connection) => A) =>
       execute(operation, () => inTransaction(f))
 

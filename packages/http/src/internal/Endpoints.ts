@@ -85,6 +85,32 @@ const decoderOf = <A>(
     onSome: (s) => Schema.decodeUnknownEither(s, { errors: "all", onExcessProperty: "ignore" })
   })
 
+/**
+ * The names of the properties a headers schema declares, or none when it is not a plain struct:
+ * the request's other headers need not be handed to its decoder.
+ */
+const declaredNames = <A>(schema: Option.Option<Schema.Schema<A, unknown>>): ReadonlyArray<string> | undefined => {
+  if (Option.isNone(schema)) return undefined
+  let ast = schema.value.ast
+  while (ast._tag === "Transformation" || ast._tag === "Refinement") ast = ast.from
+  if (ast._tag !== "TypeLiteral" || ast.indexSignatures.length > 0) return undefined
+  return ast.propertySignatures.map((p) => String(p.name))
+}
+
+/** The headers among `names` (header names are lower-case in a request), or all of them when `names` is absent. */
+const pickHeaders = (
+  headers: ServerRequest["headers"],
+  names: ReadonlyArray<string> | undefined
+): ServerRequest["headers"] => {
+  if (names === undefined) return headers
+  const picked: Record<string, string> = {}
+  for (const name of names) {
+    const value = headers[name.toLowerCase()]
+    if (value !== undefined) picked[name] = value
+  }
+  return picked
+}
+
 const refuseDecoding = (error: ParseResult.ParseError) =>
   new JsonBody.Refused({ response: ErrorAnswers.decodeFailure(error) })
 
@@ -143,6 +169,7 @@ export const serve = <
   const decodePath = decoderOf(endpoint.pathSchema)
   const decodeQuery = decoderOf(endpoint.urlParamsSchema)
   const decodeHeaders = decoderOf(endpoint.headersSchema)
+  const headerNames = declaredNames(endpoint.headersSchema)
   // A success schema whose encoded form is the value's own JSON needs no encoding pass: the
   // handler's value is typed by it, and `JSON.stringify` writes it as the schema would have.
   const encode = isJsonFaithful(endpoint.successSchema.ast)
@@ -172,7 +199,7 @@ export const serve = <
       if (Either.isLeft(path)) return Effect.fail(refuseDecoding(path.left))
       const decodedQuery = decodeQuery(query)
       if (Either.isLeft(decodedQuery)) return Effect.fail(refuseDecoding(decodedQuery.left))
-      const headers = decodeHeaders(request.headers)
+      const headers = decodeHeaders(pickHeaders(request.headers, headerNames))
       if (Either.isLeft(headers)) return Effect.fail(refuseDecoding(headers.left))
       // `path`, `query` and `headers` are the values of this endpoint's own schemas, or `{}`
       // exactly where it declares none (`never` in its type, `{}` in `Call`): TypeScript cannot
@@ -214,6 +241,8 @@ export const preferredWait = (prefer: string | undefined): number | undefined =>
   return seconds < 1 ? undefined : Math.min(seconds, Api.MAX_WAIT_SECONDS)
 }
 
+const etagged = { etag: true } as const
+
 const refuse = (message: string) => new JsonBody.Refused({ response: ErrorAnswers.invalidRequest(message) })
 
 /** Every endpoint of the API with its handler, over the facade and the signing keys. */
@@ -250,19 +279,19 @@ export const make = (options: Options = {}) =>
           return { data }
         })),
       // Long polling (`Prefer: wait=N`) and conditional polling (`ETag`, `If-None-Match`): docs/api.md#long-polling.
-      serve(Api.getExecution, ({ principal, path, headers }) =>
-        Effect.gen(function*() {
-          const wait = preferredWait(headers.prefer)
-          const data = yield* appexec.executions.get(
-            principal,
-            path.executionId,
-            wait === undefined ? {} : { wait: Duration.seconds(wait) }
-          )
-          return new Reply({ data }, {
-            etag: true,
-            ...(wait === undefined ? {} : { headers: { "preference-applied": `wait=${wait}` } })
-          })
-        })),
+      // The request every polling client sends: plain steps, no generator.
+      serve(Api.getExecution, ({ principal, path, headers }) => {
+        const wait = preferredWait(headers.prefer)
+        if (wait === undefined) {
+          return Effect.map(appexec.executions.get(principal, path.executionId), (data) =>
+            new Reply({ data }, etagged))
+        }
+        return Effect.map(
+          appexec.executions.get(principal, path.executionId, { wait: Duration.seconds(wait) }),
+          (data) =>
+            new Reply({ data }, { etag: true, headers: { "preference-applied": `wait=${wait}` } })
+        )
+      }),
       serve(Api.cancelExecution, ({ principal, path }) =>
         Effect.map(appexec.executions.cancel(path.executionId, principal), (data) => ({ data }))),
       serve(Api.getExecutionWebhook, ({ principal, path }) =>
