@@ -18,7 +18,7 @@ import { Duration, Effect, Layer, Logger, LogLevel, Option, type Scope } from "e
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
@@ -227,6 +227,10 @@ export const benchmark: Benchmark = {
   name: "scaling",
   run: (report) =>
     Effect.gen(function*() {
+      // How busy the machine was: every figure below moves with it.
+      const load = (when: string) =>
+        report({ name: `scaling.machine.load_average_1m.${when}`, value: loadavg()[0]!, unit: "runnable" })
+      yield* load("start")
       const server = yield* Effect.acquireRelease(
         Effect.promise(() => PostgresServer.start()),
         (server) => Effect.promise(() => server.stop())
@@ -245,6 +249,7 @@ export const benchmark: Benchmark = {
         yield* report(ms(`scaling.${target.name}.idle.start_to_completed_p50`, percentile(quiet.totals, 50)))
         yield* report(ms(`scaling.${target.name}.idle.start_to_completed_p99`, percentile(quiet.totals, 99)))
       }
+      yield* load("end")
       yield* report({ name: "scaling.goal.postgres.idle.pickup_p50, under", value: 5, unit: "ms" })
       yield* report({ name: "scaling.reference.graphile_worker.throughput, about", value: 3_000, unit: "jobs/s" })
       yield* report({ name: "scaling.reference.graphile_worker.add_to_start_p50, about", value: 2.1, unit: "ms" })
