@@ -43,9 +43,13 @@ export const make = <I, O, E>(options: {
       return batch
     }
 
-    /** Writes one batch and answers its items. */
-    const writeBatch = (batch: ReadonlyArray<Pending<I, O, E>>) =>
-      options.write(batch.map((entry) => entry.item)).pipe(
+    const drain: Effect.Effect<void> = Effect.suspend(() => {
+      const batch = take()
+      if (batch.length === 0) {
+        writing = false
+        return Effect.void
+      }
+      return options.write(batch.map((entry) => entry.item)).pipe(
         Effect.exit,
         Effect.flatMap((exit) =>
           Effect.forEach(
@@ -53,17 +57,9 @@ export const make = <I, O, E>(options: {
             (entry, i) => Deferred.done(entry.done, Exit.map(exit, (results) => results[i]!)),
             { discard: true }
           )
-        )
+        ),
+        Effect.zipRight(drain)
       )
-
-    /** Writes batches until nothing is pending. */
-    const drain: Effect.Effect<void> = Effect.suspend(() => {
-      const batch = take()
-      if (batch.length === 0) {
-        writing = false
-        return Effect.void
-      }
-      return Effect.zipRight(writeBatch(batch), drain)
     })
 
     return (item: I) =>
@@ -71,17 +67,6 @@ export const make = <I, O, E>(options: {
         pending.push({ item, done })
         if (writing) return Deferred.await(done)
         writing = true
-        // Nothing under way: the caller writes its own batch at once (no hop to another fiber);
-        // what came meanwhile is written by a fiber of the batcher's scope.
-        return writeBatch(take()).pipe(
-          Effect.ensuring(Effect.suspend(() => {
-            if (pending.length === 0) {
-              writing = false
-              return Effect.void
-            }
-            return Effect.asVoid(Effect.forkIn(drain, scope))
-          })),
-          Effect.zipRight(Deferred.await(done))
-        )
+        return Effect.zipRight(Effect.forkIn(drain, scope), Deferred.await(done))
       })
   })
