@@ -17,7 +17,7 @@ import { SqliteStorage } from "@appexec/sqlite"
 import { Duration, Effect, Layer, Logger, LogLevel, Option, type Scope } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -100,36 +100,77 @@ const setUp = Effect.gen(function*() {
   return { appexec, appId: app.appId, principal }
 })
 
-/** `COUNT` executions accepted at once; throughput and start→completed times. */
-const throughput = Effect.gen(function*() {
-  const { appexec, appId, principal } = yield* setUp
-  const started = yield* Effect.forEach(
-    Array.from({ length: COUNT }, (_, i) => i),
-    (i) => appexec.executions.start(principal, appId, { in: `${i}` }),
-    { concurrency: 64 }
-  )
-  const records = yield* finished(started.map((s) => s.executionId), 50)
-  const first = Math.min(...records.map((r) => r.createdAt))
-  const last = Math.max(...records.map((r) => r.completedAt ?? 0))
-  const latencies = records.map((r) => (r.completedAt ?? 0) - r.createdAt).sort((a, b) => a - b)
-  return { perSecond: (records.length / Math.max(1, last - first)) * 1000, latencies }
-})
+/** CPU time a process has used so far, user and system, in microseconds (Linux `/proc`; 0 elsewhere). */
+const cpuMicros = (pid: number | undefined): number => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ")
+    // utime and stime, fields 14 and 15 of stat(5), in clock ticks of 10 ms.
+    return (Number(fields[11]) + Number(fields[12])) * 10_000
+  } catch {
+    return 0
+  }
+}
+
+/** The processes whose CPU time a run counts: the workers, and the database server's. */
+interface Processes {
+  readonly workers: ReadonlyArray<number>
+  /** The server processes of the database now (none for SQLite). */
+  readonly server: Effect.Effect<ReadonlyArray<number>>
+}
+
+/** CPU time used so far by each group: the worker processes, this process (the API), the server. */
+const cpuNow = (processes: Processes) =>
+  Effect.map(processes.server, (server) => {
+    const own = process.cpuUsage()
+    return {
+      workers: processes.workers.reduce((sum, pid) => sum + cpuMicros(pid), 0),
+      api: own.user + own.system,
+      server: new Map(server.map((pid) => [pid, cpuMicros(pid)]))
+    }
+  })
+
+/** `COUNT` executions accepted at once; throughput, start→completed times, and CPU per execution. */
+const throughput = (processes: Processes) =>
+  Effect.gen(function*() {
+    const { appexec, appId, principal } = yield* setUp
+    const before = yield* cpuNow(processes)
+    const started = yield* Effect.forEach(
+      Array.from({ length: COUNT }, (_, i) => i),
+      (i) => appexec.executions.start(principal, appId, { in: `${i}` }),
+      { concurrency: 64 }
+    )
+    const records = yield* finished(started.map((s) => s.executionId), 50)
+    const first = Math.min(...records.map((r) => r.createdAt))
+    const last = Math.max(...records.map((r) => r.completedAt ?? 0))
+    const latencies = records.map((r) => (r.completedAt ?? 0) - r.createdAt).sort((a, b) => a - b)
+    const after = yield* cpuNow(processes)
+    // A server process that started during the run counts whole; one that ended during it is missed.
+    let server = 0
+    for (const [pid, used] of after.server) server += used - (before.server.get(pid) ?? 0)
+    const per = (micros: number) => micros / records.length
+    return {
+      perSecond: (records.length / Math.max(1, last - first)) * 1000,
+      latencies,
+      cpu: { workers: per(after.workers - before.workers), api: per(after.api - before.api), server: per(server) }
+    }
+  })
 
 /** Executions one at a time, each awaited; pickup and start→completed times. */
-const idle = Effect.gen(function*() {
-  const { appexec, appId, principal } = yield* setUp
-  const pickups: Array<number> = []
-  const totals: Array<number> = []
-  for (let i = 0; i < IDLE_COUNT; i++) {
-    const started = yield* appexec.executions.start(principal, appId, { in: `${i}` })
-    const [record] = yield* finished([started.executionId], 5)
-    pickups.push((record!.startedAt ?? 0) - record!.createdAt)
-    totals.push((record!.completedAt ?? 0) - record!.createdAt)
-    // Idle between executions: the worker waits for work, as when traffic is light.
-    yield* Effect.sleep(Duration.millis(20))
-  }
-  return { pickups: pickups.sort((a, b) => a - b), totals: totals.sort((a, b) => a - b) }
-})
+const idle = (_: Processes) =>
+  Effect.gen(function*() {
+    const { appexec, appId, principal } = yield* setUp
+    const pickups: Array<number> = []
+    const totals: Array<number> = []
+    for (let i = 0; i < IDLE_COUNT; i++) {
+      const started = yield* appexec.executions.start(principal, appId, { in: `${i}` })
+      const [record] = yield* finished([started.executionId], 5)
+      pickups.push((record!.startedAt ?? 0) - record!.createdAt)
+      totals.push((record!.completedAt ?? 0) - record!.createdAt)
+      // Idle between executions: the worker waits for work, as when traffic is light.
+      yield* Effect.sleep(Duration.millis(20))
+    }
+    return { pickups: pickups.sort((a, b) => a - b), totals: totals.sort((a, b) => a - b) }
+  })
 
 /** The API of the benchmark: this process, accepting executions, running none. */
 const api = (storage: Layer.Layer<AppexecLayer.Storage, unknown>) =>
@@ -147,6 +188,8 @@ interface Target {
       readonly storage: Layer.Layer<AppexecLayer.Storage, unknown>
       readonly args: ReadonlyArray<string>
       readonly env: Record<string, string>
+      /** The database server's processes now (none for SQLite). */
+      readonly server: Effect.Effect<ReadonlyArray<number>>
     },
     unknown,
     Scope.Scope
@@ -167,11 +210,25 @@ const sqlite: Target = {
   database: Effect.map(dataDir, (dir) => ({
     storage: SqliteStorage.layer({ filename: join(dir, "appexec.db") }),
     args: ["--data", dir],
-    env: masterKey()
+    env: masterKey(),
+    server: Effect.succeed([])
   }))
 }
 
 let databases = 0
+
+/** The processes of the server: every backend and background process it lists. */
+const serverProcesses = (server: PostgresServer.Server) =>
+  Effect.promise(async () => {
+    const admin = new pg.Client({ connectionString: server.url })
+    await admin.connect()
+    try {
+      const result = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity")
+      return result.rows.map((row) => row.pid)
+    } finally {
+      await admin.end()
+    }
+  })
 
 /**
  * PostgreSQL with the server's default durability (`flushed`: every commit waits for its flush
@@ -197,7 +254,8 @@ const postgres = (server: PostgresServer.Server, durability: "flushed" | "unflus
       (dir, url) => ({
         storage: PostgresStorage.layer({ connectionString: url, poolSize: 16 }),
         args: ["--data", dir],
-        env: { APPEXEC_DATABASE_URL: url, ...masterKey() }
+        env: { APPEXEC_DATABASE_URL: url, ...masterKey() },
+        server: serverProcesses(server)
       })
     )
   }
@@ -209,15 +267,15 @@ const ms = (name: string, value: number): Figure => ({ name, value, unit: "ms" }
 const measured = <A>(
   target: Target,
   processes: number,
-  measure: Effect.Effect<A, unknown, Appexec.Appexec | ExecutionStore.ExecutionStore>
+  measure: (processes: Processes) => Effect.Effect<A, unknown, Appexec.Appexec | ExecutionStore.ExecutionStore>
 ) =>
   Effect.scoped(
     Effect.gen(function*() {
-      const { storage, args, env } = yield* target.database
+      const { storage, args, env, server } = yield* target.database
       return yield* Effect.gen(function*() {
         // The schema exists before the workers open the database.
-        yield* workers(processes, args, env)
-        return yield* measure
+        const children = yield* workers(processes, args, env)
+        return yield* measure({ workers: children.flatMap((child) => child.pid ?? []), server })
       }).pipe(Effect.provide(api(storage)))
     })
   )
@@ -242,6 +300,11 @@ export const benchmark: Benchmark = {
           yield* report({ name: `${prefix}.throughput`, value: result.perSecond, unit: "executions/s" })
           yield* report(ms(`${prefix}.start_to_completed_p50`, percentile(result.latencies, 50)))
           yield* report(ms(`${prefix}.start_to_completed_p99`, percentile(result.latencies, 99)))
+          // What bounds the rate once the processes share the cores: CPU time per execution
+          // (Linux; the API's figure includes the benchmark's own polling).
+          for (const [group, micros] of Object.entries(result.cpu)) {
+            if (micros > 0) yield* report({ name: `${prefix}.cpu_per_execution.${group}`, value: micros, unit: "µs" })
+          }
         }
         const quiet = yield* measured(target, 1, idle)
         yield* report(ms(`scaling.${target.name}.idle.pickup_p50`, percentile(quiet.pickups, 50)))
