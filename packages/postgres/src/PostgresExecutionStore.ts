@@ -62,6 +62,16 @@ const updateWithOutbox = (db: Kysely<Tables>, update: ExecutionUpdate, outbox?: 
     .compile()
 }
 
+/**
+ * Whether the database refused a value of the statement (SQLSTATE class 22, data exception, or
+ * 23, integrity constraint violation), rather than failing to run it.
+ */
+const refusedRow = (error: Errors.StorageError) => {
+  const cause: unknown = error.cause
+  return typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string" &&
+    /^2[23]/.test(cause.code)
+}
+
 /** A save waiting for its batch. */
 interface PendingSave {
   readonly record: ExecutionRecord.ExecutionRecord
@@ -178,6 +188,7 @@ export const make = Effect.gen(function*() {
   const submitInsert = yield* Batcher.make({
     maxSize: 256,
     key: (record: ExecutionRecord.ExecutionRecord) => record.executionId,
+    isolate: refusedRow,
     write: (records: ReadonlyArray<ExecutionRecord.ExecutionRecord>) =>
       client.prepared("insert execution", insertStatement(channel, records).compile(client.db)).pipe(
         Effect.as(records.map(() => undefined))
@@ -186,6 +197,7 @@ export const make = Effect.gen(function*() {
   const submitSave = yield* Batcher.make({
     maxSize: 64,
     key: (save: PendingSave) => save.record.executionId,
+    isolate: refusedRow,
     write: saveBatch
   })
 

@@ -222,6 +222,24 @@ describe("PostgreSQL queue round trips", () => {
       expect(claims.map((c) => c.execution)).toEqual(records)
     }).pipe(Effect.provide(storage())))
 
+  it.effect("an insert the database refuses fails alone, not the inserts that went with it", () =>
+    Effect.gen(function*() {
+      const owner = yield* seedOwner(1)
+      const store = yield* ExecutionStore.ExecutionStore
+      const queue = yield* ExecutionQueue.ExecutionQueue
+      const records = numbers(1, 12).map((n) => queued(owner, n))
+      // PostgreSQL text cannot hold NUL.
+      const bad = { ...records[5]!, webhookUrl: "https://example.com/\u0000" }
+      const results = yield* Effect.forEach(
+        records.map((record, i) => (i === 5 ? bad : record)),
+        (record) => Effect.either(store.insert(record)),
+        { concurrency: "unbounded" }
+      )
+      expect(results.map((r) => Either.isRight(r))).toEqual(records.map((_, i) => i !== 5))
+      const claims = yield* queue.claimBatch("a", LEASE, { limit: 64 })
+      expect(claims.map((c) => c.execution)).toEqual(records.filter((_, i) => i !== 5))
+    }).pipe(Effect.provide(storage())))
+
   it.effect("a database made before the claim function gets it on open", () =>
     Effect.gen(function*() {
       const schema = `old${++schemas}`

@@ -4,7 +4,7 @@
  * under way goes at once (no timer): an idle worker pays nothing for the batching, a busy one
  * sends one round trip (and one commit) for many writes, as graphile-worker groups completions.
  */
-import { Deferred, Effect, Exit, type Scope } from "effect"
+import { Cause, Deferred, Effect, Exit, Option, type Scope } from "effect"
 
 interface Pending<I, O, E> {
   readonly item: I
@@ -14,12 +14,17 @@ interface Pending<I, O, E> {
 /**
  * A batcher over `write`, which gets up to `maxSize` items with distinct keys (an item whose key
  * is already in the batch waits for the next one) and answers each item's result, in order.
- * Every item of a failed batch fails with its error. Batches run in `scope`.
+ * A batch that fails with an error of its rows (`isolate`: a value the database refused) is
+ * written again one item at a time, so a bad item fails alone and not the writes that happened
+ * to go with it; any other failure (the database unreachable) fails every item of the batch with
+ * it. Batches run in `scope`.
  */
 export const make = <I, O, E>(options: {
   readonly maxSize: number
   readonly key: (item: I) => string
   readonly write: (items: ReadonlyArray<I>) => Effect.Effect<ReadonlyArray<O>, E>
+  /** Whether a failed batch is written again item by item. */
+  readonly isolate: (error: E) => boolean
 }): Effect.Effect<(item: I) => Effect.Effect<O, E>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const scope = yield* Effect.scope
@@ -52,11 +57,21 @@ export const make = <I, O, E>(options: {
       return options.write(batch.map((entry) => entry.item)).pipe(
         Effect.exit,
         Effect.flatMap((exit) =>
-          Effect.forEach(
-            batch,
-            (entry, i) => Deferred.done(entry.done, Exit.map(exit, (results) => results[i]!)),
-            { discard: true }
-          )
+          batch.length > 1 && Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), options.isolate)
+            ? Effect.forEach(
+              batch,
+              (entry) =>
+                options.write([entry.item]).pipe(
+                  Effect.exit,
+                  Effect.flatMap((alone) => Deferred.done(entry.done, Exit.map(alone, (results) => results[0]!)))
+                ),
+              { discard: true }
+            )
+            : Effect.forEach(
+              batch,
+              (entry, i) => Deferred.done(entry.done, Exit.map(exit, (results) => results[i]!)),
+              { discard: true }
+            )
         ),
         Effect.zipRight(drain)
       )
