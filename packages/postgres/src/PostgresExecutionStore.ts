@@ -7,8 +7,9 @@
  * next (`Batcher`), as prepared statements over arrays (`unnest`), each row fenced on its own;
  * an insert notifies idle workers in every process in its own statement. A cancel of a queued
  * execution is the same statement fenced by "still queued, no live lease". An idempotent start
- * takes its key with `INSERT … ON CONFLICT DO UPDATE … WHERE expired` in the transaction that
- * inserts the execution: a second start with the key waits for the first to commit, then finds it.
+ * is one statement too: it takes its key with `INSERT … ON CONFLICT DO UPDATE` (a held key kept
+ * as it is) and inserts the execution only if it took the key: a second start with the key waits
+ * for the first to commit, then finds it.
  */
 import { ExecutionId } from "@appexec/api/Ids"
 import { Errors, type ExecutionQueue, type ExecutionRecord, ExecutionStore, type WebhookOutbox } from "@appexec/core"
@@ -160,6 +161,43 @@ const insertStatement = (channel: string, records: ReadonlyArray<ExecutionRecord
     SELECT pg_notify(${channel}, '') WHERE EXISTS (SELECT 1 FROM inserted)`
 }
 
+/**
+ * A start with an idempotency key, in one statement: takes the key unless it is held unexpired
+ * (`ON CONFLICT DO UPDATE` that keeps a held key as it is and answers it), and inserts the
+ * execution only when it took the key. A concurrent start with the key waits on the key's row
+ * until the first commits, then finds the key held (or takes it, when the first rolled back).
+ */
+const idempotentInsertStatement = (
+  record: ExecutionRecord.ExecutionRecord,
+  key: ExecutionStore.IdempotencyKey,
+  now: number
+) => {
+  const c = toColumns(record)
+  const expired = sql`idempotency_keys.expires_at <= ${now}::bigint`
+  return sql<{ execution_id: string; fingerprint: string }>`
+    WITH taken AS (
+      INSERT INTO idempotency_keys (workspace_id, key, fingerprint, execution_id, expires_at)
+      VALUES (${key.workspaceId}, ${key.key}, ${key.fingerprint}, ${record.executionId}, ${key.expiresAt}::bigint)
+      ON CONFLICT (workspace_id, key) DO UPDATE SET
+        fingerprint = CASE WHEN ${expired} THEN excluded.fingerprint ELSE idempotency_keys.fingerprint END,
+        execution_id = CASE WHEN ${expired} THEN excluded.execution_id ELSE idempotency_keys.execution_id END,
+        expires_at = CASE WHEN ${expired} THEN excluded.expires_at ELSE idempotency_keys.expires_at END
+      RETURNING execution_id, fingerprint
+    ), inserted AS (
+      INSERT INTO executions (
+        execution_id, workflow_id, app_id, workspace_id, user_id, status, inputs, outputs, error_message,
+        webhook_url, created_at, started_at, completed_at, trace_parent
+      )
+      SELECT ${c.execution_id}::text, ${c.workflow_id}::text, ${c.app_id}::text, ${c.workspace_id}::text,
+        ${c.user_id}::text, ${c.status}::text, ${c.inputs}::text, ${c.outputs}::text, ${c.error_message}::text,
+        ${c.webhook_url}::text, ${c.created_at}::bigint, ${c.started_at}::bigint, ${c.completed_at}::bigint,
+        ${c.trace_parent}::text
+      FROM taken WHERE taken.execution_id = ${record.executionId}::text
+      RETURNING seq
+    )
+    SELECT execution_id, fingerprint FROM taken`
+}
+
 /** The store over the instance's pool; inserts wake idle workers in every process (`WorkNotifier`). */
 export const make = Effect.gen(function*() {
   const client = yield* PostgresClient
@@ -218,44 +256,24 @@ export const make = Effect.gen(function*() {
   const service: ExecutionStore.ExecutionStore["Type"] = {
     insert: Effect.fn("PostgresExecutionStore.insert")((record) => submitInsert(record)),
     insertIdempotent: Effect.fn("PostgresExecutionStore.insertIdempotent")((record, key, now) =>
-      client.transaction("insert execution with idempotency key", async (trx): Promise<
-        ExecutionStore.IdempotentInsert
-      > => {
-        // Takes the key unless it is held unexpired; a concurrent start with the key waits here
-        // until this transaction ends, then finds the key held.
-        const taken = await trx
-          .insertInto("idempotency_keys")
-          .values({
-            workspace_id: key.workspaceId,
-            key: key.key,
-            fingerprint: key.fingerprint,
-            execution_id: record.executionId,
-            expires_at: key.expiresAt
-          })
-          .onConflict((oc) =>
-            oc
-              .columns(["workspace_id", "key"])
-              .doUpdateSet((eb) => ({
-                fingerprint: eb.ref("excluded.fingerprint"),
-                execution_id: eb.ref("excluded.execution_id"),
-                expires_at: eb.ref("excluded.expires_at")
-              }))
-              .where("idempotency_keys.expires_at", "<=", now)
-          )
-          .returning("execution_id")
-          .executeTakeFirst()
-        if (taken === undefined) {
-          const held = await trx
-            .selectFrom("idempotency_keys")
-            .select(["execution_id", "fingerprint"])
-            .where("workspace_id", "=", key.workspaceId)
-            .where("key", "=", key.key)
-            .executeTakeFirstOrThrow()
-          return { _tag: "Existing", executionId: ExecutionId.make(held.execution_id), fingerprint: held.fingerprint }
-        }
-        await trx.insertInto("executions").values(toColumns(record)).execute()
-        return { _tag: "Inserted" }
-      }).pipe(Effect.tap((result) => (result._tag === "Inserted" ? notifier.notify : Effect.void)))
+      client.prepared(
+        "insert execution with idempotency key",
+        idempotentInsertStatement(record, key, now).compile(client.db)
+      )
+        .pipe(
+          Effect.flatMap(({ rows: [row] }): Effect.Effect<ExecutionStore.IdempotentInsert, Errors.StorageError> =>
+            row === undefined
+              ? new Errors.StorageError({ operation: "insert execution with idempotency key", cause: "no key row" })
+              : row.execution_id === record.executionId
+              ? Effect.succeed({ _tag: "Inserted" })
+              : Effect.succeed({
+                _tag: "Existing",
+                executionId: ExecutionId.make(row.execution_id),
+                fingerprint: row.fingerprint
+              })
+          ),
+          Effect.tap((result) => (result._tag === "Inserted" ? notifier.notify : Effect.void))
+        )
     ),
     get: Effect.fn("PostgresExecutionStore.get")((executionId) =>
       client
