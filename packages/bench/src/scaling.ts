@@ -5,7 +5,8 @@
  * `synchronous_commit = off`) and on one SQLite file, in the same run.
  *
  * Figures per database and worker count: throughput (executions accepted at once, from the first
- * acceptance to the last completion), p50/p99 start→completed under that load; and with one
+ * acceptance to the last completion), p50/p99 start→completed under that load, the CPU time per
+ * execution of the worker processes, of this process and of the PostgreSQL server; and with one
  * worker process idle, executions one at a time: pickup (accepted → running in the worker
  * process) and start→completed, p50/p99. Times come from the execution records, written by the
  * processes on one machine clock, to the millisecond.
@@ -17,8 +18,8 @@ import { SqliteStorage } from "@appexec/sqlite"
 import { Duration, Effect, Layer, Logger, LogLevel, Option, type Scope } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
@@ -92,6 +93,21 @@ const finished = (ids: ReadonlyArray<ExecutionRecord.ExecutionRecord["executionI
     return records
   })
 
+/**
+ * Waits until every execution of `ids` has finished, asking which of those still open have
+ * (one statement every `everyMs`, so that the waiting takes little from the work it waits for).
+ */
+const allFinished = (ids: ReadonlyArray<ExecutionRecord.ExecutionRecord["executionId"]>, everyMs: number) =>
+  Effect.gen(function*() {
+    const store = yield* ExecutionStore.ExecutionStore
+    let open = ids
+    while (open.length > 0) {
+      yield* Effect.sleep(Duration.millis(everyMs))
+      const done = new Set(yield* store.finishedAmong(open))
+      open = open.filter((id) => !done.has(id))
+    }
+  })
+
 const setUp = Effect.gen(function*() {
   const appexec = yield* Appexec.Appexec
   const app = yield* appexec.apps.import(noop, { owner: { public: true } })
@@ -100,36 +116,79 @@ const setUp = Effect.gen(function*() {
   return { appexec, appId: app.appId, principal }
 })
 
-/** `COUNT` executions accepted at once; throughput and start→completed times. */
-const throughput = Effect.gen(function*() {
-  const { appexec, appId, principal } = yield* setUp
-  const started = yield* Effect.forEach(
-    Array.from({ length: COUNT }, (_, i) => i),
-    (i) => appexec.executions.start(principal, appId, { in: `${i}` }),
-    { concurrency: 64 }
-  )
-  const records = yield* finished(started.map((s) => s.executionId), 50)
-  const first = Math.min(...records.map((r) => r.createdAt))
-  const last = Math.max(...records.map((r) => r.completedAt ?? 0))
-  const latencies = records.map((r) => (r.completedAt ?? 0) - r.createdAt).sort((a, b) => a - b)
-  return { perSecond: (records.length / Math.max(1, last - first)) * 1000, latencies }
-})
+/** CPU time a process has used so far, user and system, in microseconds (Linux `/proc`; 0 elsewhere). */
+const cpuMicros = (pid: number | undefined): number => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ")
+    // utime and stime, fields 14 and 15 of stat(5), in clock ticks of 10 ms.
+    return (Number(fields[11]) + Number(fields[12])) * 10_000
+  } catch {
+    return 0
+  }
+}
+
+/** The processes whose CPU time a run counts: the workers, and the database server's. */
+interface Processes {
+  readonly workers: ReadonlyArray<number>
+  /** The server processes of the database now (none for SQLite). */
+  readonly server: Effect.Effect<ReadonlyArray<number>>
+}
+
+/** CPU time used so far by each group: the worker processes, this process (the API), the server. */
+const cpuNow = (processes: Processes) =>
+  Effect.map(processes.server, (server) => {
+    const own = process.cpuUsage()
+    return {
+      workers: processes.workers.reduce((sum, pid) => sum + cpuMicros(pid), 0),
+      api: own.user + own.system,
+      server: new Map(server.map((pid) => [pid, cpuMicros(pid)]))
+    }
+  })
+
+/** `COUNT` executions accepted at once; throughput, start→completed times, and CPU per execution. */
+const throughput = (processes: Processes) =>
+  Effect.gen(function*() {
+    const { appexec, appId, principal } = yield* setUp
+    const before = yield* cpuNow(processes)
+    const started = yield* Effect.forEach(
+      Array.from({ length: COUNT }, (_, i) => i),
+      (i) => appexec.executions.start(principal, appId, { in: `${i}` }),
+      { concurrency: 64 }
+    )
+    yield* allFinished(started.map((s) => s.executionId), 50)
+    const after = yield* cpuNow(processes)
+    // Read once every execution has finished: the figures come from the records.
+    const records = yield* finished(started.map((s) => s.executionId), 50)
+    const first = Math.min(...records.map((r) => r.createdAt))
+    const last = Math.max(...records.map((r) => r.completedAt ?? 0))
+    const latencies = records.map((r) => (r.completedAt ?? 0) - r.createdAt).sort((a, b) => a - b)
+    // A server process that started during the run counts whole; one that ended during it is missed.
+    let server = 0
+    for (const [pid, used] of after.server) server += used - (before.server.get(pid) ?? 0)
+    const per = (micros: number) => micros / records.length
+    return {
+      perSecond: (records.length / Math.max(1, last - first)) * 1000,
+      latencies,
+      cpu: { workers: per(after.workers - before.workers), api: per(after.api - before.api), server: per(server) }
+    }
+  })
 
 /** Executions one at a time, each awaited; pickup and start→completed times. */
-const idle = Effect.gen(function*() {
-  const { appexec, appId, principal } = yield* setUp
-  const pickups: Array<number> = []
-  const totals: Array<number> = []
-  for (let i = 0; i < IDLE_COUNT; i++) {
-    const started = yield* appexec.executions.start(principal, appId, { in: `${i}` })
-    const [record] = yield* finished([started.executionId], 5)
-    pickups.push((record!.startedAt ?? 0) - record!.createdAt)
-    totals.push((record!.completedAt ?? 0) - record!.createdAt)
-    // Idle between executions: the worker waits for work, as when traffic is light.
-    yield* Effect.sleep(Duration.millis(20))
-  }
-  return { pickups: pickups.sort((a, b) => a - b), totals: totals.sort((a, b) => a - b) }
-})
+const idle = (_: Processes) =>
+  Effect.gen(function*() {
+    const { appexec, appId, principal } = yield* setUp
+    const pickups: Array<number> = []
+    const totals: Array<number> = []
+    for (let i = 0; i < IDLE_COUNT; i++) {
+      const started = yield* appexec.executions.start(principal, appId, { in: `${i}` })
+      const [record] = yield* finished([started.executionId], 5)
+      pickups.push((record!.startedAt ?? 0) - record!.createdAt)
+      totals.push((record!.completedAt ?? 0) - record!.createdAt)
+      // Idle between executions: the worker waits for work, as when traffic is light.
+      yield* Effect.sleep(Duration.millis(20))
+    }
+    return { pickups: pickups.sort((a, b) => a - b), totals: totals.sort((a, b) => a - b) }
+  })
 
 /** The API of the benchmark: this process, accepting executions, running none. */
 const api = (storage: Layer.Layer<AppexecLayer.Storage, unknown>) =>
@@ -147,6 +206,8 @@ interface Target {
       readonly storage: Layer.Layer<AppexecLayer.Storage, unknown>
       readonly args: ReadonlyArray<string>
       readonly env: Record<string, string>
+      /** The database server's processes now (none for SQLite). */
+      readonly server: Effect.Effect<ReadonlyArray<number>>
     },
     unknown,
     Scope.Scope
@@ -167,11 +228,25 @@ const sqlite: Target = {
   database: Effect.map(dataDir, (dir) => ({
     storage: SqliteStorage.layer({ filename: join(dir, "appexec.db") }),
     args: ["--data", dir],
-    env: masterKey()
+    env: masterKey(),
+    server: Effect.succeed([])
   }))
 }
 
 let databases = 0
+
+/** The processes of the server: every backend and background process it lists. */
+const serverProcesses = (server: PostgresServer.Server) =>
+  Effect.promise(async () => {
+    const admin = new pg.Client({ connectionString: server.url })
+    await admin.connect()
+    try {
+      const result = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity")
+      return result.rows.map((row) => row.pid)
+    } finally {
+      await admin.end()
+    }
+  })
 
 /**
  * PostgreSQL with the server's default durability (`flushed`: every commit waits for its flush
@@ -197,7 +272,8 @@ const postgres = (server: PostgresServer.Server, durability: "flushed" | "unflus
       (dir, url) => ({
         storage: PostgresStorage.layer({ connectionString: url, poolSize: 16 }),
         args: ["--data", dir],
-        env: { APPEXEC_DATABASE_URL: url, ...masterKey() }
+        env: { APPEXEC_DATABASE_URL: url, ...masterKey() },
+        server: serverProcesses(server)
       })
     )
   }
@@ -209,15 +285,15 @@ const ms = (name: string, value: number): Figure => ({ name, value, unit: "ms" }
 const measured = <A>(
   target: Target,
   processes: number,
-  measure: Effect.Effect<A, unknown, Appexec.Appexec | ExecutionStore.ExecutionStore>
+  measure: (processes: Processes) => Effect.Effect<A, unknown, Appexec.Appexec | ExecutionStore.ExecutionStore>
 ) =>
   Effect.scoped(
     Effect.gen(function*() {
-      const { storage, args, env } = yield* target.database
+      const { storage, args, env, server } = yield* target.database
       return yield* Effect.gen(function*() {
         // The schema exists before the workers open the database.
-        yield* workers(processes, args, env)
-        return yield* measure
+        const children = yield* workers(processes, args, env)
+        return yield* measure({ workers: children.flatMap((child) => child.pid ?? []), server })
       }).pipe(Effect.provide(api(storage)))
     })
   )
@@ -227,6 +303,10 @@ export const benchmark: Benchmark = {
   name: "scaling",
   run: (report) =>
     Effect.gen(function*() {
+      // How busy the machine was: every figure below moves with it.
+      const load = (when: string) =>
+        report({ name: `scaling.machine.load_average_1m.${when}`, value: loadavg()[0]!, unit: "runnable" })
+      yield* load("start")
       const server = yield* Effect.acquireRelease(
         Effect.promise(() => PostgresServer.start()),
         (server) => Effect.promise(() => server.stop())
@@ -238,6 +318,11 @@ export const benchmark: Benchmark = {
           yield* report({ name: `${prefix}.throughput`, value: result.perSecond, unit: "executions/s" })
           yield* report(ms(`${prefix}.start_to_completed_p50`, percentile(result.latencies, 50)))
           yield* report(ms(`${prefix}.start_to_completed_p99`, percentile(result.latencies, 99)))
+          // What bounds the rate once the processes share the cores: CPU time per execution
+          // (Linux; the API's figure includes the benchmark's own waiting, one query every 50 ms).
+          for (const [group, micros] of Object.entries(result.cpu)) {
+            if (micros > 0) yield* report({ name: `${prefix}.cpu_per_execution.${group}`, value: micros, unit: "µs" })
+          }
         }
         const quiet = yield* measured(target, 1, idle)
         yield* report(ms(`scaling.${target.name}.idle.pickup_p50`, percentile(quiet.pickups, 50)))
@@ -245,6 +330,7 @@ export const benchmark: Benchmark = {
         yield* report(ms(`scaling.${target.name}.idle.start_to_completed_p50`, percentile(quiet.totals, 50)))
         yield* report(ms(`scaling.${target.name}.idle.start_to_completed_p99`, percentile(quiet.totals, 99)))
       }
+      yield* load("end")
       yield* report({ name: "scaling.goal.postgres.idle.pickup_p50, under", value: 5, unit: "ms" })
       yield* report({ name: "scaling.reference.graphile_worker.throughput, about", value: 3_000, unit: "jobs/s" })
       yield* report({ name: "scaling.reference.graphile_worker.add_to_start_p50, about", value: 2.1, unit: "ms" })

@@ -23,7 +23,9 @@ const URL_EXPECTED = "an absolute http or https URL"
 
 /** True for an absolute `http:` or `https:` URL with a host. */
 export const isHttpUrl = (value: string): boolean => {
-  if (!URL.canParse(value)) return false
+  // Control characters (NUL among them, which PostgreSQL text cannot hold) are no part of a URL.
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(value) || !URL.canParse(value)) return false
   const url = new URL(value)
   return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== ""
 }

@@ -250,7 +250,10 @@ export const run = Effect.gen(function*() {
     Effect.forkScoped
   )
 
-  const idle = Effect.raceFirst(Queue.take(wake), Effect.sleep(Duration.millis(millis(config.webhookPollInterval))))
+  const poll = Effect.sleep(Duration.millis(millis(config.webhookPollInterval)))
+  // Also woken by the outbox when another process may have added a due entry.
+  const awaitDue = (yield* WebhookOutbox).awaitDue
+  const idle = Effect.raceAll([Queue.take(wake), poll, ...(awaitDue === undefined ? [] : [awaitDue])])
   // Each pass claims as many due entries as there are free slots (at most a batch).
   const step = Effect.gen(function*() {
     while ((yield* Ref.get(free)) === 0) yield* Queue.take(slotFreed)

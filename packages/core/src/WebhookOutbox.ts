@@ -95,5 +95,11 @@ export class WebhookOutbox extends Context.Tag("@appexec/core/WebhookOutbox")<
     ) => Effect.Effect<boolean, StorageError>
     /** The deliveries of an execution, oldest first. */
     readonly forExecution: (executionId: ExecutionId) => Effect.Effect<ReadonlyArray<OutboxEntry>, StorageError>
+    /**
+     * Optional: completes when another process may have added an entry that is due now (a
+     * queued execution canceled by an API process that delivers no webhooks). Dispatchers race it
+     * with their poll interval; an outbox without it is polled.
+     */
+    readonly awaitDue?: Effect.Effect<void> | undefined
   }
 >() {}

@@ -148,6 +148,11 @@ describe("Appexec facade", () => {
           })
         )
       ).toBe("InvalidWebhookUrl")
+      // A control character (NUL cannot be stored on PostgreSQL) is refused, not stored.
+      for (const webhook of ["https://e.x/a\u0000b", "https://e.x/a\u001fb", "https://e.x/\u007f"]) {
+        expect(yield* errorTag(appexec.executions.start(alice, publicApp.appId, { prompt: "x" }, { webhook })))
+          .toBe("InvalidWebhookUrl")
+      }
       expect(yield* errorTag(appexec.executions.start(alice, publicApp.appId, "prompt"))).toBe("InvalidRequest")
       const queue = yield* ExecutionQueue.ExecutionQueue
       expect(Option.isNone(yield* queue.claim("probe", 1000))).toBe(true)

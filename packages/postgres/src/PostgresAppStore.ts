@@ -26,6 +26,19 @@ const fromRow = (row: Selectable<AppsTable>): Either.Either<AppStore.AppRecord, 
     updatedAt: row.updated_at
   })
 
+/** Every column of `apps` by name (a prepared statement lists them, see `PostgresClient.prepared`). */
+const appColumns = [
+  "app_id",
+  "name",
+  "description",
+  "search_text",
+  "is_public",
+  "workspace_id",
+  "workflow_id",
+  "created_at",
+  "updated_at"
+] as const satisfies ReadonlyArray<keyof AppsTable>
+
 const fromRows = (rows: ReadonlyArray<Selectable<AppsTable>>) => Effect.forEach(rows, fromRow)
 
 /** What search looks in: name and description, folded, on separate lines (no match spans both). */
@@ -75,8 +88,12 @@ export const make = Effect.gen(function*() {
     ),
     get: Effect.fn("PostgresAppStore.get")((appId) =>
       client
-        .execute("get app", (db) => db.selectFrom("apps").selectAll().where("app_id", "=", appId).executeTakeFirst())
-        .pipe(Effect.flatMap(optionalApp))
+        // Every start reads its app: a prepared statement.
+        .prepared(
+          "get app",
+          client.db.selectFrom("apps").select(appColumns).where("app_id", "=", appId).compile()
+        )
+        .pipe(Effect.flatMap(({ rows: [row] }) => optionalApp(row)))
     ),
     findByName: Effect.fn("PostgresAppStore.findByName")((workspaceId, name) =>
       client

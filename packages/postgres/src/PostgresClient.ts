@@ -10,7 +10,7 @@
  */
 import { Errors } from "@appexec/core"
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
-import { Kysely, PostgresDialect } from "kysely"
+import { type CompiledQuery, Kysely, PostgresDialect } from "kysely"
 import type { ConnectionOptions } from "node:tls"
 import type pg from "pg"
 import { loadPg } from "./internal/Driver.js"
@@ -59,6 +59,16 @@ export class PostgresClient extends Context.Tag("@appexec/postgres/PostgresClien
       operation: string,
       f: (db: Kysely<Tables>) => Promise<A>
     ) => Effect.Effect<A, Errors.StorageError>
+    /**
+     * Runs one statement of fixed shape as a named (prepared) statement: each connection of the
+     * pool parses and plans it once, then only binds and executes it. For the hot statements
+     * (claims, saves, renewals, inserts), whose text never varies with their values; the
+     * statement lists its columns, so a column added by a later migration changes no result.
+     */
+    readonly prepared: <R>(
+      operation: string,
+      query: CompiledQuery<R>
+    ) => Effect.Effect<{ readonly rows: ReadonlyArray<R>; readonly rowCount: number }, Errors.StorageError>
     /** Runs `f` in one transaction (`READ COMMITTED`); a failure rolls back. */
     readonly transaction: <A>(
       operation: string,
@@ -69,6 +79,9 @@ export class PostgresClient extends Context.Tag("@appexec/postgres/PostgresClien
 
 /** The channel that `executions` inserts notify (see migration 0001), for `schema`. */
 export const workChannel = (schema: string) => `appexec_work.${schema}`
+
+/** The channel that a new due webhook of a process with no dispatcher notifies, for `schema`. */
+export const webhookChannel = (schema: string) => `appexec_webhooks.${schema}`
 
 /** Whether `url` names a PostgreSQL database (`postgres://` or `postgresql://`). */
 export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.test(url)
@@ -107,6 +120,13 @@ export const connectionConfig = (options: Options): pg.ClientConfig => {
     }),
     types
   }
+}
+
+/** A name for the statement `text`, the same in every process (FNV-1a of the text). */
+const statementName = (text: string) => {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193)
+  return `appexec_${(hash >>> 0).toString(36)}_${text.length.toString(36)}`
 }
 
 const storageError = (operation: string) => (cause: unknown) => new Errors.StorageError({ operation, cause })
@@ -160,10 +180,25 @@ export const make = (options: Options) =>
 
     const execute = <A>(operation: string, f: (db: Kysely<Tables>) => Promise<A>) =>
       Effect.tryPromise({ try: () => f(db), catch: storageError(operation) })
+    const names = new Map<string, string>()
+    const prepared = <R>(operation: string, query: CompiledQuery<R>) =>
+      Effect.tryPromise({
+        try: async () => {
+          let name = names.get(query.sql)
+          if (name === undefined) names.set(query.sql, name = statementName(query.sql))
+          const result = await pool.query<R & pg.QueryResultRow>({
+            name,
+            text: query.sql,
+            values: [...query.parameters]
+          })
+          return { rows: result.rows, rowCount: result.rowCount ?? 0 }
+        },
+        catch: storageError(operation)
+      })
     const transaction = <A>(operation: string, f: (trx: Kysely<Tables>) => Promise<A>) =>
       Effect.tryPromise({ try: () => db.transaction().execute(f), catch: storageError(operation) })
 
-    return PostgresClient.of({ db, schema, connectionConfig: config, execute, transaction })
+    return PostgresClient.of({ db, schema, connectionConfig: config, execute, prepared, transaction })
   })
 
 /** The pool as a layer; it ends with the layer. */

@@ -3,19 +3,24 @@
  * `lease_token`, `lease_expires_at`); "now" is read from `Clock` and bound as a parameter, so
  * every process must keep its clock in sync (NTP), as the leases already assume.
  *
- * A claim is one statement: `UPDATE … WHERE seq = (SELECT seq … LIMIT 1 FOR UPDATE SKIP LOCKED)
- * RETURNING *`. Concurrent claimers, in one process or on many machines, each lock a different
- * row instead of queueing behind one, and none hands out an execution twice. Claims take the
- * workspaces with claimable work in turn (in id order, from where this queue's previous claim
- * stopped), oldest first within each; under a per-workspace cap, a batch runs in one transaction
- * that counts each workspace's live leases under an advisory lock of that workspace. Idle
- * workers wait on `LISTEN` (see `WorkSignal`); a release notifies them in every process.
+ * A claim of a whole batch is one statement and one round trip: `appexec_claim_executions`
+ * (migration 0003) takes each row with `UPDATE … WHERE seq = (SELECT seq … LIMIT 1 FOR UPDATE
+ * SKIP LOCKED) RETURNING …` inside the server, as a prepared statement. Concurrent claimers, in
+ * one process or on many machines, each lock a different row instead of queueing behind one, and
+ * none hands out an execution twice. Claims take the workspaces with claimable work in turn (in
+ * id order, from where this queue's previous claim stopped), oldest first within each; under a
+ * per-workspace cap, a batch runs in one transaction that counts each workspace's live leases
+ * under an advisory lock of that workspace. Claims and renewals do not wait for their commit to
+ * be flushed (`synchronous_commit = off` for their transaction alone): lost in a crash of the
+ * database, a claim leaves its execution claimable and a renewal lets its lease run out sooner,
+ * both of which the queue recovers from by design. Idle workers wait on `LISTEN` (see
+ * `WorkSignal`); a release notifies them in every process.
  */
 import { ExecutionId } from "@appexec/api/Ids"
 import { Errors, ExecutionQueue } from "@appexec/core"
 import { Clock, Effect, Layer, Option } from "effect"
 import { type ExpressionBuilder, type Kysely, sql } from "kysely"
-import { type ExecutionRow, fromRow, leaseOf } from "./internal/ExecutionRows.js"
+import { executionColumns, type ExecutionRow, fromRow, leaseOf } from "./internal/ExecutionRows.js"
 import type { Tables } from "./internal/Tables.js"
 import { WorkSignal } from "./internal/WorkSignal.js"
 import { PostgresClient, workChannel } from "./PostgresClient.js"
@@ -59,32 +64,30 @@ export const make = Effect.gen(function*() {
       })
     })
 
-  /** Claims the first claimable execution after workspace `after`: one statement, the row locked and skipped by others. */
-  const takeNext = (
-    db: Kysely<Tables>,
-    after: string,
+  /**
+   * Claims up to `limit` executions in one statement (`appexec_claim_executions`, migration
+   * 0003: the round robin below, run in the server), as a prepared statement. A batch that is
+   * not full ran out of work: the next claim starts a pass from the first workspace. With
+   * `startAt`, the queued executions it takes start (`running`) in the same statement.
+   */
+  const claimUncapped = (
+    limit: number,
     now: number,
     workerId: string,
     expiresAt: number,
     startAt: number | undefined
   ) =>
-    db
-      .updateTable("executions")
-      .set(lease(workerId, expiresAt, startAt))
-      .where("seq", "=", (eb) =>
-        eb
-          .selectFrom("executions as c")
-          .select("c.seq")
-          .where("c.status", "in", [sql.lit("queued"), sql.lit("running")])
-          .where("c.workspace_id", ">", after)
-          .where((w) => w.or([w("c.lease_expires_at", "is", null), w("c.lease_expires_at", "<=", now)]))
-          .orderBy("c.workspace_id")
-          .orderBy("c.seq")
-          .limit(1)
-          .forUpdate()
-          .skipLocked())
-      .returningAll()
-      .executeTakeFirst()
+    client.prepared(
+      "claim executions",
+      sql<ExecutionRow>`SELECT ${sql.join(executionColumns.map((c) => sql.ref(c)))}
+        FROM appexec_claim_executions(${cursor}, ${limit}::integer, ${now}::bigint, ${workerId}, ${expiresAt}::bigint, ${
+        startAt ?? null
+      }::bigint)`
+        .compile(client.db)
+    ).pipe(Effect.map(({ rows }) => {
+      cursor = rows.length < limit ? "" : rows[rows.length - 1]!.workspace_id
+      return rows
+    }))
 
   /** Claims the execution `seq`, locked by this transaction already. */
   const take = (db: Kysely<Tables>, seq: number, workerId: string, expiresAt: number, startAt: number | undefined) =>
@@ -131,15 +134,13 @@ export const make = Effect.gen(function*() {
       const expiresAt = now + leaseMs
       const cap = options.maxRunningPerWorkspace
       const rows = yield* cap === undefined
-        // No cap: each claim is one statement, atomic on its own (the row is locked, skipped by others, taken).
-        ? client.execute("claim executions", (db) =>
-          roundRobin(options.limit, async (after) => {
-            const row = await takeNext(db, after, now, workerId, expiresAt, options.startAt)
-            return row === undefined ? undefined : { workspace: row.workspace_id, row }
-          }))
+        // No cap: one statement (each row locked, skipped by others, taken).
+        ? claimUncapped(options.limit, now, workerId, expiresAt, options.startAt)
         // A cap: one transaction, each workspace's live leases counted under a lock of that
         // workspace, so that claimers in other processes cannot exceed the cap together.
-        : client.transaction("claim executions", (trx) => {
+        : client.transaction("claim executions", async (trx) => {
+          // A claim lost in a crash of the database only leaves its executions claimable.
+          await sql`SELECT set_config('synchronous_commit', 'off', true)`.execute(trx)
           const running = new Map<string, number>()
           return roundRobin(options.limit, async (after) => {
             const found = await claimable(trx, after, now).executeTakeFirst()
@@ -180,16 +181,15 @@ export const make = Effect.gen(function*() {
     renew: Effect.fn("PostgresExecutionQueue.renew")((lease, leaseMs) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const result = yield* client.execute("renew lease", (db) =>
-          db
-            .updateTable("executions")
-            .set({ lease_expires_at: now + leaseMs })
-            .where("execution_id", "=", lease.executionId)
-            .where("lease_token", "=", lease.token)
-            .where("lease_worker", "=", lease.workerId)
-            .where("lease_expires_at", ">", now)
-            .executeTakeFirst())
-        if (result.numUpdatedRows === 0n) {
+        // Not flushed: a renewal lost in a crash of the database only lets the lease run out sooner.
+        const result = yield* client.prepared(
+          "renew lease",
+          sql`UPDATE executions SET lease_expires_at = ${now + leaseMs}::bigint
+            FROM (SELECT set_config('synchronous_commit', 'off', true)) AS unflushed
+            WHERE execution_id = ${lease.executionId} AND lease_token = ${lease.token}::bigint
+              AND lease_worker = ${lease.workerId} AND lease_expires_at > ${now}::bigint`.compile(client.db)
+        )
+        if (result.rowCount === 0) {
           return yield* new Errors.LeaseLost({ executionId: lease.executionId })
         }
         return { ...lease, expiresAt: now + leaseMs }

@@ -1,32 +1,37 @@
 /**
- * `ExecutionStore` on PostgreSQL. A save is one `UPDATE` fenced by the lease token; a terminal
+ * `ExecutionStore` on PostgreSQL. A save is an `UPDATE` fenced by the lease token; a terminal
  * save clears the lease and inserts the webhook outbox entry, when there is one, in the same
  * statement (`WITH saved AS (UPDATE … RETURNING …) INSERT … SELECT … FROM saved`), so a finished
- * execution never lacks its webhook and a lost lease writes neither. A cancel of a queued
+ * execution never lacks its webhook and a lost lease writes neither. Saves and inserts are
+ * grouped: those that come while one statement of their kind is under way go together in the
+ * next (`Batcher`), as prepared statements over arrays (`unnest`), each row fenced on its own;
+ * an insert notifies idle workers in every process in its own statement. A cancel of a queued
  * execution is the same statement fenced by "still queued, no live lease". An idempotent start
- * takes its key with `INSERT … ON CONFLICT DO UPDATE … WHERE expired` in the transaction that
- * inserts the execution: a second start with the key waits for the first to commit, then finds it.
+ * is one statement too: it takes its key with `INSERT … ON CONFLICT DO UPDATE` (a held key kept
+ * as it is) and inserts the execution only if it took the key: a second start with the key waits
+ * for the first to commit, then finds it.
  */
 import { ExecutionId } from "@appexec/api/Ids"
 import { Errors, type ExecutionQueue, type ExecutionRecord, ExecutionStore, type WebhookOutbox } from "@appexec/core"
 import { Effect, Layer, Option } from "effect"
 import { type Kysely, sql, type UpdateQueryBuilder, type UpdateResult } from "kysely"
-import { fromRow, toColumns } from "./internal/ExecutionRows.js"
+import * as Batcher from "./internal/Batcher.js"
+import { executionColumns, fromRow, toColumns } from "./internal/ExecutionRows.js"
 import type { Tables } from "./internal/Tables.js"
 import { WorkNotifier } from "./internal/WorkNotifier.js"
-import { PostgresClient } from "./PostgresClient.js"
+import { PostgresClient, workChannel } from "./PostgresClient.js"
 
 const FINISHED = [sql.lit("completed"), sql.lit("failed")]
 
 type ExecutionUpdate = UpdateQueryBuilder<Tables, "executions", "executions", UpdateResult>
 
-/** Runs `update`, and inserts `outbox` (when given) in the same statement if it changed a row; whether it did. */
-const updateWithOutbox = async (db: Kysely<Tables>, update: ExecutionUpdate, outbox?: WebhookOutbox.OutboxEntry) => {
-  if (outbox === undefined) {
-    const result = await update.executeTakeFirst()
-    return result.numUpdatedRows > 0n
-  }
-  const result = await db
+/**
+ * `update`, and the insert of `outbox` (when given) in the same statement if it changed a row;
+ * the statement counts one row when it did.
+ */
+const updateWithOutbox = (db: Kysely<Tables>, update: ExecutionUpdate, outbox?: WebhookOutbox.OutboxEntry) => {
+  if (outbox === undefined) return update.compile()
+  return db
     .with("saved", () => update.returning("execution_id"))
     .insertInto("webhook_outbox")
     .columns([
@@ -55,90 +60,230 @@ const updateWithOutbox = async (db: Kysely<Tables>, update: ExecutionUpdate, out
           sql<string | null>`${outbox.traceParent ?? null}::text`.as("trace_parent")
         ])
     )
-    .executeTakeFirst()
-  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n
+    .compile()
+}
+
+/**
+ * Whether the database refused a value of the statement (SQLSTATE class 22, data exception, or
+ * 23, integrity constraint violation), rather than failing to run it.
+ */
+const refusedRow = (error: Errors.StorageError) => {
+  const cause: unknown = error.cause
+  return typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string" &&
+    /^2[23]/.test(cause.code)
+}
+
+/** A save waiting for its batch. */
+interface PendingSave {
+  readonly record: ExecutionRecord.ExecutionRecord
+  readonly lease: ExecutionQueue.Lease
+  /** The webhook entry of a terminal save, when it has one. */
+  readonly outbox: WebhookOutbox.OutboxEntry | undefined
+}
+
+/**
+ * The statement of a batch of saves: its text is the same for every batch (one array per
+ * column), so it is prepared once per connection.
+ */
+const saveStatement = (saves: ReadonlyArray<PendingSave>) => {
+  const rows = saves.map((save) => ({ save, columns: toColumns(save.record) }))
+  /** One array parameter of `type` (`text`, `bigint`, …) with a value for each save. */
+  const of = <A>(type: string, value: (row: (typeof rows)[number]) => A) => sql`${rows.map(value)}::${sql.raw(type)}[]`
+  return sql<{ execution_id: string }>`
+    WITH input AS (
+      SELECT * FROM unnest(
+        ${of("text", (r) => r.columns.execution_id)}, ${of("bigint", (r) => r.save.lease.token)},
+        ${of("text", (r) => r.save.lease.workerId)},
+        ${of("boolean", (r) => r.columns.status === "completed" || r.columns.status === "failed")},
+        ${of("text", (r) => r.columns.workflow_id)}, ${of("text", (r) => r.columns.app_id)},
+        ${of("text", (r) => r.columns.workspace_id)}, ${of("text", (r) => r.columns.user_id)},
+        ${of("text", (r) => r.columns.status)}, ${of("text", (r) => r.columns.inputs)},
+        ${of("text", (r) => r.columns.outputs)}, ${of("text", (r) => r.columns.error_message)},
+        ${of("text", (r) => r.columns.webhook_url)}, ${of("bigint", (r) => r.columns.created_at)},
+        ${of("bigint", (r) => r.columns.started_at)}, ${of("bigint", (r) => r.columns.completed_at)},
+        ${of("text", (r) => r.columns.trace_parent)},
+        ${of("text", (r) => r.save.outbox?.deliveryId ?? null)}, ${of("text", (r) => r.save.outbox?.userId ?? null)},
+        ${of("text", (r) => r.save.outbox?.url ?? null)}, ${of("text", (r) => r.save.outbox?.status ?? null)},
+        ${of("bigint", (r) => r.save.outbox?.nextAttemptAt ?? null)},
+        ${of("text", (r) => r.save.outbox === undefined ? null : JSON.stringify(r.save.outbox.attempts))},
+        ${of("bigint", (r) => r.save.outbox?.createdAt ?? null)},
+        ${of("text", (r) => r.save.outbox?.traceParent ?? null)}
+      ) AS i(
+        execution_id, lease_token, lease_worker, terminal, workflow_id, app_id, workspace_id, user_id,
+        status, inputs, outputs, error_message, webhook_url, created_at, started_at, completed_at,
+        trace_parent, delivery_id, delivery_user_id, delivery_url, delivery_status, delivery_next_attempt_at,
+        delivery_attempts, delivery_created_at, delivery_trace_parent
+      )
+    ), saved AS (
+      UPDATE executions e SET
+        workflow_id = i.workflow_id, app_id = i.app_id, workspace_id = i.workspace_id, user_id = i.user_id,
+        status = i.status, inputs = i.inputs, outputs = i.outputs, error_message = i.error_message,
+        webhook_url = i.webhook_url, created_at = i.created_at, started_at = i.started_at,
+        completed_at = i.completed_at, trace_parent = i.trace_parent,
+        lease_worker = CASE WHEN i.terminal THEN NULL ELSE e.lease_worker END,
+        lease_token = CASE WHEN i.terminal THEN NULL ELSE e.lease_token END,
+        lease_expires_at = CASE WHEN i.terminal THEN NULL ELSE e.lease_expires_at END
+      FROM input i
+      WHERE e.execution_id = i.execution_id AND e.lease_token = i.lease_token AND e.lease_worker = i.lease_worker
+      RETURNING e.execution_id
+    ), outbox AS (
+      INSERT INTO webhook_outbox (
+        delivery_id, execution_id, user_id, url, status, next_attempt_at, attempts, created_at, trace_parent
+      )
+      SELECT i.delivery_id, i.execution_id, i.delivery_user_id, i.delivery_url, i.delivery_status,
+        i.delivery_next_attempt_at, i.delivery_attempts::jsonb, i.delivery_created_at, i.delivery_trace_parent
+      FROM saved JOIN input i ON i.execution_id = saved.execution_id
+      WHERE i.delivery_id IS NOT NULL
+    )
+    SELECT execution_id FROM saved`
+}
+
+/** The statement of a batch of inserts, which notifies `channel` once. */
+const insertStatement = (channel: string, records: ReadonlyArray<ExecutionRecord.ExecutionRecord>) => {
+  const rows = records.map(toColumns)
+  const of = <A>(type: string, value: (row: (typeof rows)[number]) => A) => sql`${rows.map(value)}::${sql.raw(type)}[]`
+  return sql`
+    WITH inserted AS (
+      INSERT INTO executions (
+        execution_id, workflow_id, app_id, workspace_id, user_id, status, inputs, outputs, error_message,
+        webhook_url, created_at, started_at, completed_at, trace_parent
+      )
+      SELECT * FROM unnest(
+        ${of("text", (r) => r.execution_id)}, ${of("text", (r) => r.workflow_id)}, ${of("text", (r) => r.app_id)},
+        ${of("text", (r) => r.workspace_id)}, ${of("text", (r) => r.user_id)}, ${of("text", (r) => r.status)},
+        ${of("text", (r) => r.inputs)}, ${of("text", (r) => r.outputs)}, ${of("text", (r) => r.error_message)},
+        ${of("text", (r) => r.webhook_url)}, ${of("bigint", (r) => r.created_at)},
+        ${of("bigint", (r) => r.started_at)}, ${of("bigint", (r) => r.completed_at)},
+        ${of("text", (r) => r.trace_parent)}
+      )
+      RETURNING seq
+    )
+    SELECT pg_notify(${channel}, '') WHERE EXISTS (SELECT 1 FROM inserted)`
+}
+
+/**
+ * A start with an idempotency key, in one statement: takes the key unless it is held unexpired
+ * (`ON CONFLICT DO UPDATE` that keeps a held key as it is and answers it), and inserts the
+ * execution only when it took the key. A concurrent start with the key waits on the key's row
+ * until the first commits, then finds the key held (or takes it, when the first rolled back).
+ */
+const idempotentInsertStatement = (
+  record: ExecutionRecord.ExecutionRecord,
+  key: ExecutionStore.IdempotencyKey,
+  now: number
+) => {
+  const c = toColumns(record)
+  const expired = sql`idempotency_keys.expires_at <= ${now}::bigint`
+  return sql<{ execution_id: string; fingerprint: string }>`
+    WITH taken AS (
+      INSERT INTO idempotency_keys (workspace_id, key, fingerprint, execution_id, expires_at)
+      VALUES (${key.workspaceId}, ${key.key}, ${key.fingerprint}, ${record.executionId}, ${key.expiresAt}::bigint)
+      ON CONFLICT (workspace_id, key) DO UPDATE SET
+        fingerprint = CASE WHEN ${expired} THEN excluded.fingerprint ELSE idempotency_keys.fingerprint END,
+        execution_id = CASE WHEN ${expired} THEN excluded.execution_id ELSE idempotency_keys.execution_id END,
+        expires_at = CASE WHEN ${expired} THEN excluded.expires_at ELSE idempotency_keys.expires_at END
+      RETURNING execution_id, fingerprint
+    ), inserted AS (
+      INSERT INTO executions (
+        execution_id, workflow_id, app_id, workspace_id, user_id, status, inputs, outputs, error_message,
+        webhook_url, created_at, started_at, completed_at, trace_parent
+      )
+      SELECT ${c.execution_id}::text, ${c.workflow_id}::text, ${c.app_id}::text, ${c.workspace_id}::text,
+        ${c.user_id}::text, ${c.status}::text, ${c.inputs}::text, ${c.outputs}::text, ${c.error_message}::text,
+        ${c.webhook_url}::text, ${c.created_at}::bigint, ${c.started_at}::bigint, ${c.completed_at}::bigint,
+        ${c.trace_parent}::text
+      FROM taken WHERE taken.execution_id = ${record.executionId}::text
+      RETURNING seq
+    )
+    SELECT execution_id, fingerprint FROM taken`
 }
 
 /** The store over the instance's pool; inserts wake idle workers in every process (`WorkNotifier`). */
 export const make = Effect.gen(function*() {
   const client = yield* PostgresClient
   const notifier = yield* WorkNotifier
+  const channel = workChannel(client.schema)
+
+  /**
+   * Saves under leases, grouped (`Batcher`): the saves that come while one statement is under way
+   * go together in the next, one `UPDATE … FROM unnest(…)` fenced row by row by its lease, whose
+   * terminal rows insert their webhook outbox entries in the same statement. The rows it changed
+   * are the saves that held their lease.
+   */
+  const saveBatch = (saves: ReadonlyArray<PendingSave>) =>
+    client.prepared("save execution", saveStatement(saves).compile(client.db)).pipe(
+      Effect.map(({ rows }) => {
+        const saved = new Set(rows.map((row) => row.execution_id))
+        return saves.map((save) => saved.has(save.record.executionId))
+      })
+    )
+  /**
+   * Inserts, grouped (`Batcher`): one `INSERT … SELECT FROM unnest(…)` for the inserts that came
+   * while the previous one was under way, which notifies the work channel in the same statement.
+   * One insert statement at a time per process keeps the notifying commits (serialised by
+   * PostgreSQL) few, and an insert alone (light traffic) wakes the workers at its commit.
+   */
+  const submitInsert = yield* Batcher.make({
+    maxSize: 256,
+    key: (record: ExecutionRecord.ExecutionRecord) => record.executionId,
+    isolate: refusedRow,
+    write: (records: ReadonlyArray<ExecutionRecord.ExecutionRecord>) =>
+      client.prepared("insert execution", insertStatement(channel, records).compile(client.db)).pipe(
+        Effect.as(records.map(() => undefined))
+      )
+  })
+  const submitSave = yield* Batcher.make({
+    maxSize: 64,
+    key: (save: PendingSave) => save.record.executionId,
+    isolate: refusedRow,
+    write: saveBatch
+  })
 
   const save = (
     record: ExecutionRecord.ExecutionRecord,
     lease: ExecutionQueue.Lease,
     outbox?: WebhookOutbox.OutboxEntry
-  ) => {
-    const terminal = record.status === "completed" || record.status === "failed"
-    const { execution_id, ...columns } = toColumns(record)
-    const saved = client.execute("save execution", (db) =>
-      updateWithOutbox(
-        db,
-        db
-          .updateTable("executions")
-          .set({
-            ...columns,
-            ...(terminal ? { lease_worker: null, lease_token: null, lease_expires_at: null } : {})
-          })
-          .where("execution_id", "=", execution_id)
-          .where("lease_token", "=", lease.token)
-          .where("lease_worker", "=", lease.workerId),
-        terminal ? outbox : undefined
-      ))
-    return Effect.flatMap(saved, (ok) => (ok ? Effect.void : new Errors.LeaseLost({ executionId: record.executionId })))
-  }
+  ) =>
+    Effect.flatMap(
+      submitSave({
+        record,
+        lease,
+        outbox: record.status === "completed" || record.status === "failed" ? outbox : undefined
+      }),
+      (held) => (held ? Effect.void : new Errors.LeaseLost({ executionId: record.executionId }))
+    )
 
   const service: ExecutionStore.ExecutionStore["Type"] = {
-    insert: Effect.fn("PostgresExecutionStore.insert")((record) =>
-      client.execute("insert execution", async (db) => {
-        await db.insertInto("executions").values(toColumns(record)).execute()
-      }).pipe(Effect.zipRight(notifier.notify))
-    ),
+    insert: Effect.fn("PostgresExecutionStore.insert")((record) => submitInsert(record)),
     insertIdempotent: Effect.fn("PostgresExecutionStore.insertIdempotent")((record, key, now) =>
-      client.transaction("insert execution with idempotency key", async (trx): Promise<
-        ExecutionStore.IdempotentInsert
-      > => {
-        // Takes the key unless it is held unexpired; a concurrent start with the key waits here
-        // until this transaction ends, then finds the key held.
-        const taken = await trx
-          .insertInto("idempotency_keys")
-          .values({
-            workspace_id: key.workspaceId,
-            key: key.key,
-            fingerprint: key.fingerprint,
-            execution_id: record.executionId,
-            expires_at: key.expiresAt
-          })
-          .onConflict((oc) =>
-            oc
-              .columns(["workspace_id", "key"])
-              .doUpdateSet((eb) => ({
-                fingerprint: eb.ref("excluded.fingerprint"),
-                execution_id: eb.ref("excluded.execution_id"),
-                expires_at: eb.ref("excluded.expires_at")
-              }))
-              .where("idempotency_keys.expires_at", "<=", now)
-          )
-          .returning("execution_id")
-          .executeTakeFirst()
-        if (taken === undefined) {
-          const held = await trx
-            .selectFrom("idempotency_keys")
-            .select(["execution_id", "fingerprint"])
-            .where("workspace_id", "=", key.workspaceId)
-            .where("key", "=", key.key)
-            .executeTakeFirstOrThrow()
-          return { _tag: "Existing", executionId: ExecutionId.make(held.execution_id), fingerprint: held.fingerprint }
-        }
-        await trx.insertInto("executions").values(toColumns(record)).execute()
-        return { _tag: "Inserted" }
-      }).pipe(Effect.tap((result) => (result._tag === "Inserted" ? notifier.notify : Effect.void)))
+      client.prepared(
+        "insert execution with idempotency key",
+        idempotentInsertStatement(record, key, now).compile(client.db)
+      )
+        .pipe(
+          Effect.flatMap(({ rows: [row] }): Effect.Effect<ExecutionStore.IdempotentInsert, Errors.StorageError> =>
+            row === undefined
+              ? new Errors.StorageError({ operation: "insert execution with idempotency key", cause: "no key row" })
+              : row.execution_id === record.executionId
+              ? Effect.succeed({ _tag: "Inserted" })
+              : Effect.succeed({
+                _tag: "Existing",
+                executionId: ExecutionId.make(row.execution_id),
+                fingerprint: row.fingerprint
+              })
+          ),
+          Effect.tap((result) => (result._tag === "Inserted" ? notifier.notify : Effect.void))
+        )
     ),
     get: Effect.fn("PostgresExecutionStore.get")((executionId) =>
       client
-        .execute("get execution", (db) =>
-          db.selectFrom("executions").selectAll().where("execution_id", "=", executionId).executeTakeFirst())
-        .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.map(fromRow(row), Option.some))))
+        .prepared(
+          "get execution",
+          client.db.selectFrom("executions").select(executionColumns).where("execution_id", "=", executionId).compile()
+        )
+        .pipe(Effect.flatMap(({ rows: [row] }) =>
+          row === undefined ? Effect.succeedNone : Effect.map(fromRow(row), Option.some)
+        ))
     ),
     save: Effect.fn("PostgresExecutionStore.save")(save),
     finishedAmong: Effect.fn("PostgresExecutionStore.finishedAmong")((executionIds) =>
@@ -212,7 +357,9 @@ export const make = Effect.gen(function*() {
       ),
     cancelQueued: Effect.fn("PostgresExecutionStore.cancelQueued")((record, now, outbox) => {
       const { execution_id, ...columns } = toColumns(record)
-      return client.execute("cancel queued execution", (db) =>
+      const db = client.db
+      return client.prepared(
+        "cancel queued execution",
         updateWithOutbox(
           db,
           db
@@ -222,7 +369,12 @@ export const make = Effect.gen(function*() {
             .where("status", "=", sql.lit("queued"))
             .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<=", now)])),
           outbox
-        ))
+        )
+      ).pipe(
+        Effect.map(({ rowCount }) => rowCount > 0),
+        // The webhook is due now; this process may deliver none (an API process): wake a dispatcher.
+        Effect.tap((canceled) => (canceled && outbox !== undefined ? notifier.notifyWebhooks : Effect.void))
+      )
     }),
     requestCancel: Effect.fn("PostgresExecutionStore.requestCancel")((executionId, at) =>
       client.execute("request cancel", async (db) => {
@@ -240,4 +392,4 @@ export const make = Effect.gen(function*() {
 })
 
 /** Layer of the store; needs the pool and the notifier (see `PostgresStorage`). */
-export const layer = Layer.effect(ExecutionStore.ExecutionStore, make)
+export const layer = Layer.scoped(ExecutionStore.ExecutionStore, make)

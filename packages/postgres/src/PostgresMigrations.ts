@@ -7,15 +7,17 @@
 import { type Kysely, type Migration, type MigrationResultSet, Migrator } from "kysely"
 import * as m0001 from "./internal/migrations/0001_initial.js"
 import * as m0002 from "./internal/migrations/0002_retention_and_tracing.js"
+import * as m0003 from "./internal/migrations/0003_claim_function.js"
 
 /** Every migration by name, in order. Names sort in the order they apply; never rename one. */
 export const migrations: Readonly<Record<string, Migration>> = {
   "0001_initial": m0001,
-  "0002_retention_and_tracing": m0002
+  "0002_retention_and_tracing": m0002,
+  "0003_claim_function": m0003
 }
 
 /** Name of the newest migration. */
-export const latest = "0002_retention_and_tracing"
+export const latest = "0003_claim_function"
 
 /** The table that records applied migrations. */
 export const migrationTable = "appexec_migrations"

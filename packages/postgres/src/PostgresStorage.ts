@@ -37,9 +37,9 @@ export const layerFromClient: Layer.Layer<
   PostgresBlobStore.layer,
   PostgresSigningKeyStore.layer,
   PostgresRateLimitStore.layer,
-  PostgresWebhookOutbox.layer,
   PostgresExecutionStore.layer.pipe(Layer.provide(WorkNotifier.layer)),
-  PostgresExecutionQueue.layer.pipe(Layer.provide(WorkSignal.layer))
+  // One listening connection for both.
+  Layer.merge(PostgresExecutionQueue.layer, PostgresWebhookOutbox.layer).pipe(Layer.provide(WorkSignal.layer))
 )
 
 /**

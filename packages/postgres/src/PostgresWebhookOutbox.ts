@@ -1,13 +1,16 @@
 /**
  * `WebhookOutbox` on PostgreSQL. Entries are inserted by `PostgresExecutionStore.save` with the
  * terminal transition; here they are claimed for delivery (`FOR UPDATE SKIP LOCKED`, so
- * dispatchers in many processes take different entries) and their attempts recorded.
+ * dispatchers in many processes take different entries) and their attempts recorded. A due entry
+ * added by a process that may deliver none wakes the dispatchers of every process (`awaitDue`,
+ * through `LISTEN`), instead of waiting for their poll.
  */
 import { type Errors, WebhookOutbox } from "@appexec/core"
 import { Clock, Effect, Layer } from "effect"
 import { type Selectable, sql } from "kysely"
 import { decode } from "./internal/RowDecoding.js"
 import type { WebhookOutboxTable } from "./internal/Tables.js"
+import { WorkSignal } from "./internal/WorkSignal.js"
 import { PostgresClient } from "./PostgresClient.js"
 
 type OutboxRow = Selectable<WebhookOutboxTable>
@@ -30,6 +33,7 @@ const fromRow = (row: OutboxRow): Effect.Effect<WebhookOutbox.OutboxEntry, Error
 /** The outbox over the instance's pool. */
 export const make = Effect.gen(function*() {
   const client = yield* PostgresClient
+  const signal = yield* WorkSignal
 
   const service: WebhookOutbox.WebhookOutbox["Type"] = {
     claimDue: Effect.fn("PostgresWebhookOutbox.claimDue")((limit, leaseMs) =>
@@ -89,10 +93,11 @@ export const make = Effect.gen(function*() {
             .orderBy("seq")
             .execute())
         .pipe(Effect.flatMap((rows) => Effect.forEach(rows, fromRow)))
-    )
+    ),
+    awaitDue: signal.webhooks
   }
   return service
 })
 
-/** Layer of the outbox; needs the pool (see `PostgresStorage`). */
+/** Layer of the outbox; needs the pool and the work signal (see `PostgresStorage`). */
 export const layer = Layer.effect(WebhookOutbox.WebhookOutbox, make)

@@ -10,6 +10,34 @@ import type { ExecutionsTable } from "./Tables.js"
 /** A row of `executions` as read. */
 export type ExecutionRow = Selectable<ExecutionsTable>
 
+/**
+ * Every column of `executions` by name, for the statements that read whole rows as prepared
+ * statements (a prepared `*` would break when a later migration adds a column).
+ */
+export const executionColumns = [
+  "seq",
+  "execution_id",
+  "workflow_id",
+  "app_id",
+  "workspace_id",
+  "user_id",
+  "status",
+  "inputs",
+  "outputs",
+  "error_message",
+  "webhook_url",
+  "created_at",
+  "started_at",
+  "completed_at",
+  "lease_worker",
+  "lease_token",
+  "lease_expires_at",
+  "attempts",
+  "claims",
+  "cancel_requested_at",
+  "trace_parent"
+] as const satisfies ReadonlyArray<keyof ExecutionsTable>
+
 /** The record's columns (the queue columns are not part of the record). */
 export const toColumns = (record: ExecutionRecord.ExecutionRecord) => ({
   execution_id: record.executionId,

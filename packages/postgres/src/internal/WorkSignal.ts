@@ -1,23 +1,27 @@
 /**
- * The wake-up of idle workers across processes: a connection of its own `LISTEN`s on the work
- * channel of the schema, which every process notifies after it inserts an execution
- * (`WorkNotifier`) or releases one. This process's own inserts wake its workers the same way, so
- * every change wakes once. When the listening connection drops it is
- * opened again (every second until it is back), and the reconnection itself wakes the workers,
- * since notifications sent meanwhile reached no one.
+ * The wake-up of idle workers and webhook dispatchers across processes: a connection of its own
+ * `LISTEN`s on the work channel of the schema, which every process notifies when it inserts an
+ * execution or releases one, and on the webhook channel, notified when a process that may deliver
+ * no webhooks adds a due one (`WorkNotifier`). This process's own inserts wake its workers the
+ * same way, so every change wakes once. A notification resumes the waiting claim loop directly
+ * (no timer, no poll). When the listening connection drops it is opened again (every second
+ * until it is back), and the reconnection itself wakes both, since notifications sent meanwhile
+ * reached no one.
  */
 import { Errors } from "@appexec/core"
 import { Context, Deferred, Duration, Effect, Layer, Queue, type Scope } from "effect"
 import type pg from "pg"
-import { PostgresClient, workChannel } from "../PostgresClient.js"
+import { PostgresClient, webhookChannel, workChannel } from "../PostgresClient.js"
 import { loadPg } from "./Driver.js"
 
 /** A signal that work may have become claimable. */
 export class WorkSignal extends Context.Tag("@appexec/postgres/WorkSignal")<
   WorkSignal,
   {
-    /** Completes at the next notification (from any process), or at once if one is pending. */
+    /** Completes at the next work notification (from any process), or at once if one is pending. */
     readonly wait: Effect.Effect<void>
+    /** Completes at the next webhook notification (from any process), or at once if one is pending. */
+    readonly webhooks: Effect.Effect<void>
   }
 >() {}
 
@@ -27,19 +31,19 @@ interface Listening {
   readonly client: pg.Client
 }
 
-/** Opens a connection that `LISTEN`s on `channel`; every notification calls `wake`. */
-const listen = (config: pg.ClientConfig, channel: string, wake: () => void) =>
+/** Opens a connection that `LISTEN`s on `channels`; a notification calls `wake` with its channel. */
+const listen = (config: pg.ClientConfig, channels: ReadonlyArray<string>, wake: (channel: string) => void) =>
   Effect.gen(function*() {
     const ended = yield* Deferred.make<void>()
     const client = new (loadPg().Client)(config)
     const end = () => Deferred.unsafeDone(ended, Effect.void)
     client.on("error", end)
     client.on("end", end)
-    client.on("notification", wake)
+    client.on("notification", (message) => wake(message.channel))
     yield* Effect.tryPromise({
       try: async () => {
         await client.connect()
-        await client.query(`LISTEN ${client.escapeIdentifier(channel)}`)
+        for (const channel of channels) await client.query(`LISTEN ${client.escapeIdentifier(channel)}`)
       },
       catch: (cause) => new Errors.StorageError({ operation: "listen for work", cause })
     }).pipe(Effect.tapError(() => Effect.promise(() => client.end().catch(() => undefined))))
@@ -53,17 +57,22 @@ export const layer = Layer.scoped(
   WorkSignal,
   Effect.gen(function*() {
     const client = yield* PostgresClient
-    const queue = yield* Queue.sliding<void>(1)
-    const wake = () => void Queue.unsafeOffer(queue, undefined)
-    const channel = workChannel(client.schema)
+    const work = yield* Queue.sliding<void>(1)
+    const webhooks = yield* Queue.sliding<void>(1)
+    const channels = [workChannel(client.schema), webhookChannel(client.schema)]
+    const wake = (channel: string) => void Queue.unsafeOffer(channel === channels[1] ? webhooks : work, undefined)
+    const wakeBoth = () => {
+      Queue.unsafeOffer(work, undefined)
+      Queue.unsafeOffer(webhooks, undefined)
+    }
     const config = {
       ...client.connectionConfig,
       application_name: `${client.connectionConfig.application_name} listen`
     }
 
     // The first `LISTEN` is in place before the layer is: no insert after it goes unheard.
-    const first = yield* Effect.acquireRelease(listen(config, channel, wake), close)
-    const reconnect = listen(config, channel, wake).pipe(
+    const first = yield* Effect.acquireRelease(listen(config, channels, wake), close)
+    const reconnect = listen(config, channels, wake).pipe(
       Effect.tapError((error) =>
         Effect.logWarning("work notifications: cannot listen; trying again in a second", error).pipe(
           Effect.zipRight(Effect.sleep(Duration.seconds(1)))
@@ -71,7 +80,7 @@ export const layer = Layer.scoped(
       ),
       Effect.eventually,
       // Work inserted while no connection listened notified no one.
-      Effect.tap(() => Effect.sync(wake))
+      Effect.tap(() => Effect.sync(wakeBoth))
     )
     const loop = (listening: Listening): Effect.Effect<never, never, Scope.Scope> =>
       Deferred.await(listening.ended).pipe(
@@ -81,6 +90,6 @@ export const layer = Layer.scoped(
         Effect.flatMap(loop)
       )
     yield* Effect.forkScoped(Effect.scoped(loop(first)))
-    return WorkSignal.of({ wait: Queue.take(queue) })
+    return WorkSignal.of({ wait: Queue.take(work), webhooks: Queue.take(webhooks) })
   })
 )

@@ -1,0 +1,307 @@
+/**
+ * The PostgreSQL queue's round trips: a batch claim in one statement (a workspace's backlog
+ * taken in one `UPDATE` when it is alone), claims and renewals that leave the connection's later
+ * commits flushed, grouped saves fenced row by row, grouped inserts in acceptance order, and the
+ * claim function added to a database made before it.
+ */
+import { Ids } from "@appexec/api"
+import { AppStore, ExecutionQueue, type ExecutionRecord, ExecutionStore, KeyStore, WebhookOutbox } from "@appexec/core"
+import { PostgresClient, PostgresMigrations, PostgresStorage } from "@appexec/postgres"
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Effect, Either, Fiber, Layer, Option } from "effect"
+import { type Kysely, sql } from "kysely"
+import pg from "pg"
+import * as TestDatabase from "./support/TestDatabase.js"
+
+const LEASE = 30_000
+const database = TestDatabase.create("queue")
+let schemas = 0
+
+/** Storage on a new schema of the test database, with the pool itself. */
+const storage = (options: Partial<PostgresStorage.Options> = {}, schema = `q${++schemas}`) =>
+  Layer.unwrapEffect(
+    Effect.map(Effect.promise(() => database), (connectionString) =>
+      PostgresStorage.layerFromClient.pipe(
+        Layer.provideMerge(PostgresClient.layer({ connectionString, schema, poolSize: 4, ...options }))
+      ))
+  )
+
+const uuid = (space: number, n: number) =>
+  `00000000-0000-4000-8${space.toString(16)}00-${n.toString(16).padStart(12, "0")}`
+
+/** Workspace `n` with a user, an app and its workflow version. */
+const seedOwner = (n: number) =>
+  Effect.gen(function*() {
+    const keys = yield* KeyStore.KeyStore
+    const apps = yield* AppStore.AppStore
+    const owner = {
+      workspaceId: Ids.WorkspaceId.make(uuid(1, n)),
+      userId: Ids.UserId.make(uuid(2, n)),
+      appId: Ids.AppId.make(uuid(3, n)),
+      workflowId: Ids.WorkflowId.make(uuid(4, n))
+    }
+    yield* keys.ensureWorkspace({ workspaceId: owner.workspaceId, name: `workspace ${n}`, createdAt: 0 })
+    yield* keys.ensureUser({ userId: owner.userId, workspaceId: owner.workspaceId, name: "user", createdAt: 0 })
+    yield* apps.save(
+      {
+        appId: owner.appId,
+        name: `app ${n}`,
+        description: null,
+        isPublic: false,
+        workspaceId: owner.workspaceId,
+        workflowId: owner.workflowId,
+        createdAt: 0,
+        updatedAt: 0
+      },
+      {
+        workflowId: owner.workflowId,
+        appId: owner.appId,
+        definition: { name: "o", nodes: [], edges: [] },
+        createdAt: 0
+      }
+    )
+    return owner
+  })
+
+type Owner = Effect.Effect.Success<ReturnType<typeof seedOwner>>
+
+const queued = (owner: Owner, n: number): ExecutionRecord.ExecutionRecord => ({
+  executionId: Ids.ExecutionId.make(uuid(5, n)),
+  workflowId: owner.workflowId,
+  appId: owner.appId,
+  workspaceId: owner.workspaceId,
+  userId: owner.userId,
+  status: "queued",
+  inputs: { prompt: `prompt ${n}`, "quote \" and {brace}": "välue ✓ \\ ," },
+  outputs: [{ id: "out", label: "Out", type: "pending", value: null, status: "pending", error: null }],
+  errorMessage: null,
+  webhookUrl: `https://example.com/hook/${n}`,
+  createdAt: n,
+  startedAt: null,
+  completedAt: null
+})
+
+const numbers = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i)
+
+const ids = (claims: ReadonlyArray<ExecutionQueue.Claim>) => claims.map((c) => c.execution.executionId)
+
+describe("PostgreSQL queue round trips", () => {
+  it.effect("one workspace's backlog: concurrent batch claims take disjoint runs of it, oldest first", () =>
+    Effect.gen(function*() {
+      const owner = yield* seedOwner(1)
+      const store = yield* ExecutionStore.ExecutionStore
+      const queue = yield* ExecutionQueue.ExecutionQueue
+      for (const n of numbers(1, 40)) yield* store.insert(queued(owner, n))
+      const [a, b] = yield* Effect.all([
+        queue.claimBatch("a", LEASE, { limit: 16 }),
+        queue.claimBatch("b", LEASE, { limit: 16 })
+      ], { concurrency: 2 })
+      expect(a.length).toBe(16)
+      expect(b.length).toBe(16)
+      expect(new Set([...ids(a), ...ids(b)]).size).toBe(32)
+      for (const batch of [a, b]) {
+        const created = batch.map((c) => c.execution.createdAt)
+        expect(created).toEqual([...created].sort((x, y) => x - y))
+      }
+      const rest = yield* queue.claimBatch("c", LEASE, { limit: 16 })
+      const taken = new Set([...ids(a), ...ids(b)])
+      expect(ids(rest)).toEqual(numbers(1, 40).map((n) => queued(owner, n).executionId).filter((id) => !taken.has(id)))
+      expect(yield* queue.claimBatch("d", LEASE, { limit: 16 })).toEqual([])
+    }).pipe(Effect.provide(storage())))
+
+  it.effect("a batch claim across workspaces still takes them in turn, then the rest of the one left", () =>
+    Effect.gen(function*() {
+      const one = yield* seedOwner(1)
+      const two = yield* seedOwner(2)
+      const store = yield* ExecutionStore.ExecutionStore
+      const queue = yield* ExecutionQueue.ExecutionQueue
+      for (const n of numbers(1, 5)) yield* store.insert(queued(one, n))
+      yield* store.insert(queued(two, 6))
+      const batch = yield* queue.claimBatch("a", LEASE, { limit: 10 })
+      expect(ids(batch)).toEqual([1, 6, 2, 3, 4, 5].map((n) => queued(n === 6 ? two : one, n).executionId))
+    }).pipe(Effect.provide(storage())))
+
+  it.effect("claims and renewals do not wait for their flush, and leave the connection's other commits flushed", () =>
+    Effect.gen(function*() {
+      const { db } = yield* PostgresClient.PostgresClient
+      const owner = yield* seedOwner(1)
+      const store = yield* ExecutionStore.ExecutionStore
+      const queue = yield* ExecutionQueue.ExecutionQueue
+      yield* store.insert(queued(owner, 1))
+      const [claim] = yield* queue.claimBatch("a", LEASE, { limit: 4 })
+      yield* queue.renew(claim!.lease, LEASE)
+      // One connection: the claim and the renewal ran on the connection asked here.
+      const setting = yield* Effect.promise(() =>
+        sql<{ value: string }>`SELECT current_setting('synchronous_commit') AS value`.execute(db)
+      )
+      expect(setting.rows[0]!.value).toBe("on")
+    }).pipe(Effect.provide(Layer.unwrapEffect(Effect.gen(function*() {
+      // The test server flushes nothing; this database flushes by default, as a production one.
+      const url = yield* Effect.promise(() => database)
+      const name = `flushed_${++schemas}`
+      yield* Effect.promise(async () => {
+        const admin = new pg.Client({ connectionString: url })
+        await admin.connect()
+        await admin.query(`CREATE DATABASE ${name}`)
+        await admin.query(`ALTER DATABASE ${name} SET synchronous_commit = on`)
+        await admin.end()
+      })
+      const own = new URL(url)
+      own.pathname = `/${name}`
+      return PostgresStorage.layerFromClient.pipe(
+        Layer.provideMerge(PostgresClient.layer({ connectionString: own.href, poolSize: 1 }))
+      )
+    })))))
+
+  it.effect("saves that go together are fenced row by row; terminal ones insert their webhooks", () =>
+    Effect.gen(function*() {
+      const owner = yield* seedOwner(1)
+      const store = yield* ExecutionStore.ExecutionStore
+      const queue = yield* ExecutionQueue.ExecutionQueue
+      const outbox = yield* WebhookOutbox.WebhookOutbox
+      for (const n of numbers(1, 6)) yield* store.insert(queued(owner, n))
+      const claims = yield* queue.claimBatch("a", LEASE, { limit: 6 })
+      expect(claims.length).toBe(6)
+      const results = yield* Effect.forEach(claims, ({ execution, lease }, i) => {
+        // Every third save holds a lease that is not current.
+        const held = i % 3 === 2 ? { ...lease, token: lease.token + 7 } : lease
+        const done = {
+          ...execution,
+          status: "completed" as const,
+          startedAt: 10,
+          completedAt: 20,
+          outputs: [{
+            id: "out",
+            label: "Out",
+            type: "text" as const,
+            value: `done ${i}`,
+            status: "completed" as const,
+            error: null
+          }]
+        }
+        const entry: WebhookOutbox.OutboxEntry = {
+          deliveryId: WebhookOutbox.DeliveryId.make(uuid(6, i)),
+          executionId: execution.executionId,
+          userId: execution.userId,
+          url: execution.webhookUrl!,
+          status: "pending",
+          nextAttemptAt: 20,
+          attempts: [],
+          createdAt: 20
+        }
+        return Effect.either(
+          store.save(
+            i % 2 === 0 ? done : { ...execution, status: "running", startedAt: 10 },
+            held,
+            i % 2 === 0 ? entry : undefined
+          )
+        )
+      }, { concurrency: "unbounded" })
+      expect(results.map((r) => Either.isRight(r))).toEqual([true, true, false, true, true, false])
+      for (const [i, { execution }] of claims.entries()) {
+        const saved = yield* store.get(execution.executionId)
+        const status = saved._tag === "Some" ? saved.value.status : "missing"
+        expect(status).toBe(i % 3 === 2 ? "queued" : i % 2 === 0 ? "completed" : "running")
+        const hooks = yield* outbox.forExecution(execution.executionId)
+        expect(hooks.length).toBe(i % 3 !== 2 && i % 2 === 0 ? 1 : 0)
+        if (status === "completed") expect(saved._tag === "Some" && saved.value.outputs[0]!.value).toBe(`done ${i}`)
+      }
+      // A finished execution's lease is cleared; a running one keeps its lease.
+      expect(yield* queue.claimBatch("b", LEASE, { limit: 6 })).toEqual([])
+    }).pipe(Effect.provide(storage())))
+
+  it.effect("inserts made at once all land, in the order they were made, and wake the workers", () =>
+    Effect.gen(function*() {
+      const owner = yield* seedOwner(1)
+      const store = yield* ExecutionStore.ExecutionStore
+      const queue = yield* ExecutionQueue.ExecutionQueue
+      const records = numbers(1, 50).map((n) => queued(owner, n))
+      yield* Effect.forEach(records, (record) => store.insert(record), { concurrency: "unbounded", discard: true })
+      yield* queue.awaitWork
+      const claims = yield* queue.claimBatch("a", LEASE, { limit: 64 })
+      expect(claims.map((c) => c.execution)).toEqual(records)
+    }).pipe(Effect.provide(storage())))
+
+  it.effect("an insert the database refuses fails alone, not the inserts that went with it", () =>
+    Effect.gen(function*() {
+      const owner = yield* seedOwner(1)
+      const store = yield* ExecutionStore.ExecutionStore
+      const queue = yield* ExecutionQueue.ExecutionQueue
+      const records = numbers(1, 12).map((n) => queued(owner, n))
+      // PostgreSQL text cannot hold NUL.
+      const bad = { ...records[5]!, webhookUrl: "https://example.com/\u0000" }
+      const results = yield* Effect.forEach(
+        records.map((record, i) => (i === 5 ? bad : record)),
+        (record) => Effect.either(store.insert(record)),
+        { concurrency: "unbounded" }
+      )
+      expect(results.map((r) => Either.isRight(r))).toEqual(records.map((_, i) => i !== 5))
+      const claims = yield* queue.claimBatch("a", LEASE, { limit: 64 })
+      expect(claims.map((c) => c.execution)).toEqual(records.filter((_, i) => i !== 5))
+    }).pipe(Effect.provide(storage())))
+
+  it.effect("a database made before the claim function gets it on open", () =>
+    Effect.gen(function*() {
+      const schema = `old${++schemas}`
+      const url = yield* Effect.promise(() => database)
+      yield* Effect.promise(async () => {
+        const pool = new pg.Pool({ connectionString: url, options: `-c search_path=${schema}` })
+        const { Kysely, PostgresDialect } = await import("kysely")
+        const db: Kysely<unknown> = new Kysely({ dialect: new PostgresDialect({ pool }) })
+        await sql.raw(`CREATE SCHEMA ${schema}`).execute(db)
+        const result = await PostgresMigrations.migrateTo(db, schema, "0002_retention_and_tracing")
+        await db.destroy()
+        if (result.error !== undefined) throw result.error
+      })
+      yield* Effect.gen(function*() {
+        const owner = yield* seedOwner(1)
+        const store = yield* ExecutionStore.ExecutionStore
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        yield* store.insert(queued(owner, 1))
+        expect(ids(yield* queue.claimBatch("a", LEASE, { limit: 4 }))).toEqual([queued(owner, 1).executionId])
+      }).pipe(Effect.provide(storage({}, schema)))
+    }))
+
+  it.live("a queued execution canceled in one process wakes the webhook dispatchers of another at once", () =>
+    Effect.gen(function*() {
+      const schema = `w${++schemas}`
+      // Two processes on one schema: `api` cancels, `worker` waits to dispatch.
+      const worker = yield* Layer.build(storage({}, schema))
+      const api = yield* Layer.build(storage({}, schema))
+      const { owner, record } = yield* Effect.gen(function*() {
+        const owner = yield* seedOwner(1)
+        const record = queued(owner, 1)
+        yield* (yield* ExecutionStore.ExecutionStore).insert(record)
+        return { owner, record }
+      }).pipe(Effect.provide(api))
+      const outbox = Context.get(worker, WebhookOutbox.WebhookOutbox)
+      expect(outbox.awaitDue).toBeDefined()
+      const waiting = yield* Effect.fork(outbox.awaitDue!)
+      yield* Effect.sleep("100 millis")
+      expect(Option.isNone(yield* Fiber.poll(waiting))).toBe(true)
+      const failed: ExecutionRecord.ExecutionRecord = {
+        ...record,
+        status: "failed",
+        errorMessage: "canceled",
+        completedAt: 5
+      }
+      const entry: WebhookOutbox.OutboxEntry = {
+        deliveryId: WebhookOutbox.DeliveryId.make(uuid(6, 1)),
+        executionId: record.executionId,
+        userId: owner.userId,
+        url: record.webhookUrl!,
+        status: "pending",
+        nextAttemptAt: 5,
+        attempts: [],
+        createdAt: 5
+      }
+      const canceled = yield* Effect.flatMap(
+        ExecutionStore.ExecutionStore,
+        (store) => store.cancelQueued(failed, 5, entry)
+      )
+        .pipe(Effect.provide(api))
+      expect(canceled).toBe(true)
+      // Well before the dispatchers' poll (1 s).
+      expect(Option.isSome(yield* Effect.timeoutOption(Fiber.join(waiting), "900 millis"))).toBe(true)
+    }).pipe(Effect.scoped))
+})
