@@ -90,7 +90,13 @@ const deliveries = Effect.gen(function*() {
 
   const begin = performance.now()
   yield* Effect.forkScoped(WebhookDispatcher.run)
-  yield* Deferred.await(all)
+  // A delivery lost for good would leave the count short: the run fails rather than wait forever.
+  yield* Deferred.await(all).pipe(
+    Effect.timeoutFail({
+      duration: "120 seconds",
+      onTimeout: () => new Error(`${received} of ${DELIVERIES} delivered`)
+    })
+  )
   const seconds = (performance.now() - begin) / 1000
   return DELIVERIES / seconds
 }).pipe(

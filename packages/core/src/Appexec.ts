@@ -238,7 +238,7 @@ export const layer = Layer.scoped(
     const outbox = yield* WebhookOutbox
     const now = Effect.clockWith((clock) => clock.currentTimeMillis)
     const draining = yield* Ref.make(false)
-    const traced = (yield* Effect.tracer) !== Effect.runSync(Effect.tracer)
+    const traced = yield* TraceContext.spansExported
 
     /**
      * Keys that authenticated, by the key as presented, while the store's key revision stays

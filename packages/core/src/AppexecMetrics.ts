@@ -46,17 +46,17 @@ export const webhookDeliveries = Metric.fromMetricKey(webhookDeliveriesKey)
 
 /**
  * One series of a counter, looked up in the metric registry once, when this is called: a
- * `Metric.tagged` counter looks it up at every count. The same series as
- * `Metric.tagged(counter, tag, value)`.
+ * `Metric.tagged` counter looks it up at every count. The same series as the counter tagged with
+ * `labels` in their order.
  */
-const seriesOf = (key: MetricKey.MetricKey.Counter<number>, tag: string, value: string) =>
-  Metric.fromMetricKey(MetricKey.taggedWithLabels(key, [MetricLabel.make(tag, value)]))
+const seriesOf = (key: MetricKey.MetricKey.Counter<number>, ...labels: ReadonlyArray<readonly [string, string]>) =>
+  Metric.fromMetricKey(MetricKey.taggedWithLabels(key, labels.map(([tag, value]) => MetricLabel.make(tag, value))))
 
 /** The webhook attempt counter of one outcome. */
 export const webhookOutcome = {
-  delivered: seriesOf(webhookDeliveriesKey, "outcome", "delivered"),
-  retrying: seriesOf(webhookDeliveriesKey, "outcome", "retrying"),
-  failed: seriesOf(webhookDeliveriesKey, "outcome", "failed")
+  delivered: seriesOf(webhookDeliveriesKey, ["outcome", "delivered"]),
+  retrying: seriesOf(webhookDeliveriesKey, ["outcome", "retrying"]),
+  failed: seriesOf(webhookDeliveriesKey, ["outcome", "failed"])
 } as const
 
 const httpRequestsKey = MetricKey.counter("appexec_http_requests_total", {
@@ -73,14 +73,12 @@ export const httpRequests = Metric.fromMetricKey(httpRequestsKey)
  * `httpRequests.pipe(Metric.tagged("route", route), Metric.tagged("status", status))`.
  */
 export const httpRequestCounter = (route: string, status: string): () => void => {
-  const counter = Metric.fromMetricKey(
-    MetricKey.taggedWithLabels(httpRequestsKey, [MetricLabel.make("route", route), MetricLabel.make("status", status)])
-  )
+  const counter = seriesOf(httpRequestsKey, ["route", route], ["status", status])
   return () => counter.unsafeUpdate(1, [])
 }
 
-const finishedCompleted = seriesOf(executionsFinishedKey, "status", "completed")
-const finishedFailed = seriesOf(executionsFinishedKey, "status", "failed")
+const finishedCompleted = seriesOf(executionsFinishedKey, ["status", "completed"])
+const finishedFailed = seriesOf(executionsFinishedKey, ["status", "failed"])
 /** The counter of one status, looked up once rather than per execution. */
 const finishedByStatus = (status: string) =>
   status === "completed"

@@ -226,11 +226,18 @@ export const make = Effect.gen(function*() {
    * `SIGNING_KEY_CACHE_MS` (one made here, at once).
    */
   let signing: { readonly key: SigningKeyRecord; readonly secretHex: string; readonly until: number } | undefined
-  const signingKey = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-    signing !== undefined && now < signing.until
-      ? Effect.succeed(signing)
-      : Effect.flatMap(current, (key) =>
-        Effect.map(secretOf(key), (secretHex) => (signing = { key, secretHex, until: now + SIGNING_KEY_CACHE_MS }))))
+  /** Moved by every rotation here: a read begun before it does not put the old key back. */
+  let rotations = 0
+  const signingKey = Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    if (signing !== undefined && now < signing.until) return Effect.succeed(signing)
+    const seen = rotations
+    return Effect.flatMap(current, (key) =>
+      Effect.map(secretOf(key), (secretHex) => {
+        const read = { key, secretHex, until: now + SIGNING_KEY_CACHE_MS }
+        if (seen === rotations) signing = read
+        return read
+      }))
+  })
 
   const service: SigningKeys["Type"] = {
     keySet: Effect.gen(function*() {
@@ -248,6 +255,7 @@ export const make = Effect.gen(function*() {
         const key = yield* generate
         yield* store.insert({ ...key, secretKey: yield* storedForm(key.kid, key.secretKey) })
         signing = undefined
+        rotations += 1
         yield* store.retireAllBut(key.kid, key.createdAt, key.createdAt + millis(config.signingKeyGrace))
         // Every stored key sealed again with the current master key, each with a fresh nonce.
         yield* sealStored(true).pipe(

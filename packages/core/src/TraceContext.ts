@@ -8,6 +8,17 @@ import { Effect, Option, Tracer } from "effect"
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/
 
+/** The tracer of a runtime that sets none: it keeps its spans to itself. */
+const defaultTracer = Effect.runSync(Effect.tracer)
+
+/**
+ * Whether spans made here go somewhere: a tracer other than Effect's default is in place (an
+ * OpenTelemetry layer, a test's exporter). A span costs more than a cached read (a stack trace is
+ * captured for each), so the hot paths (each request, start, run and webhook attempt) make theirs
+ * only when this is true; read it once, when the service is built.
+ */
+export const spansExported: Effect.Effect<boolean> = Effect.map(Effect.tracer, (tracer) => tracer !== defaultTracer)
+
 /**
  * The `traceparent` of the current span, if there is one. Read as an optional service rather than
  * through `Effect.currentSpan`, which builds an exception (with its stack trace) when there is none.

@@ -146,7 +146,7 @@ export const make = Effect.gen(function*() {
 
   /** Sends one attempt of a claimed entry and records it. */
   // A span per attempt only when spans go somewhere: the default tracer keeps them to itself.
-  const traced = (yield* Effect.tracer) !== Effect.runSync(Effect.tracer)
+  const traced = yield* TraceContext.spansExported
   const attemptAndRecord = (entry: OutboxEntry) =>
     Effect.gen(function*() {
       const at = yield* Clock.currentTimeMillis

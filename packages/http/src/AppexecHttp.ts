@@ -120,22 +120,10 @@ const annotationsOf = (line: RequestLine) =>
     ["ms", line.ms]
   )
 
-/** One request's line, through the logger in place (what `Effect.logInfo` with these annotations writes). */
-const logLine = (line: RequestLine) =>
-  Effect.logInfo(messageOf(line)).pipe(
-    Effect.annotateLogs({
-      requestId: line.requestId,
-      method: line.method,
-      route: line.route,
-      status: line.status,
-      ms: line.ms
-    })
-  )
-
 /**
- * Request lines handed to the loggers of the fiber in place, as `logLine` would, but without the
- * fiber-local annotations each `Effect.logInfo` sets and restores: a line per request is the
- * most the server logs, and this is its cost.
+ * Request lines handed to the loggers of the fiber in place, each as `Effect.logInfo` with the
+ * line's fields as annotations writes it, but without the fiber-local annotations each
+ * `Effect.logInfo` would set and restore: a line per request is the most the server logs.
  */
 const logLines = (lines: ReadonlyArray<RequestLine>, clock: Clock.Clock) =>
   Effect.withFiberRuntime<void>((fiber) => {
@@ -242,7 +230,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
     }
     // A span per request only when spans go somewhere: the default tracer keeps them to itself,
     // and a span costs more than the rest of a cached read.
-    const traced = (yield* Effect.tracer) !== Effect.runSync(Effect.tracer)
+    const traced = yield* TraceContext.spansExported
 
     /** Runs an endpoint for an authenticated caller; every failure becomes its answer. */
     const runEndpoint = (
@@ -383,7 +371,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
         ms: clock.unsafeCurrentTimeMillis() - startedAt
       }
       // What the server did wrong is logged at once, beside its error.
-      if (response.status >= 500) return Effect.as(logLine(line), answer)
+      if (response.status >= 500) return Effect.as(logLines([line], clock), answer)
       queueLine(line)
       return Effect.succeed(answer)
     }

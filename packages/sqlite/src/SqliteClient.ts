@@ -61,9 +61,11 @@ export class SqliteClient extends Context.Tag("@appexec/sqlite/SqliteClient")<
     ) => Effect.Effect<A, Errors.StorageError>
     /**
      * Group commit: runs `f` in the transaction shared by every write that arrives in the same turn
-     * of the event loop, each in a savepoint of its own (a write that throws rolls back alone), and
-     * completes once that transaction is committed. A write is as durable as with `transaction`;
-     * many writes share one commit.
+     * of the event loop, and completes once that transaction is committed. A write that throws
+     * fails alone: the group is then run again with a savepoint per write, so `f` may run twice
+     * and should change nothing but the database (the claim's round-robin position is the one
+     * exception: run twice, it moves on one turn more). A write is as durable as with
+     * `transaction`; many writes share one commit.
      */
     readonly batched: <A>(operation: string, f: (connection: Connection) => A) => Effect.Effect<A, Errors.StorageError>
   }
@@ -236,7 +238,8 @@ export const make = (options: Options) =>
      * Runs a group in one transaction. Optimistically first, each write straight after the other:
      * writes nearly never throw, and a savepoint each would cost two statements per write. When
      * one throws, the transaction is rolled back and the group runs again with each write in a
-     * savepoint of its own (`isolated`), so that it fails alone and the others commit.
+     * savepoint of its own (`isolated`), so that it fails alone and the others commit. Each write
+     * of such a group runs twice: what it does outside the database must bear that.
      */
     const runGroup = (group: ReadonlyArray<Pending>, isolated: boolean): Results | undefined => {
       const results: Results = []

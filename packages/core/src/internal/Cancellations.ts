@@ -17,8 +17,6 @@ export class Cancellations extends Context.Tag("@appexec/core/internal/Cancellat
     readonly unsafeRegister: (executionId: ExecutionId, cancel: () => void) => () => void
     /** Requests the cancel of a run of this process; nothing when none runs here. */
     readonly signal: (executionId: ExecutionId) => Effect.Effect<void>
-    /** The executions running in this process. */
-    readonly running: Effect.Effect<number>
   }
 >() {
   static readonly layer = Layer.sync(Cancellations, () => {
@@ -30,8 +28,7 @@ export class Cancellations extends Context.Tag("@appexec/core/internal/Cancellat
           if (runs.get(executionId) === cancel) runs.delete(executionId)
         }
       },
-      signal: (executionId) => Effect.sync(() => runs.get(executionId)?.()),
-      running: Effect.sync(() => runs.size)
+      signal: (executionId) => Effect.sync(() => runs.get(executionId)?.())
     }
   })
 }

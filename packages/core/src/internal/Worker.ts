@@ -88,7 +88,7 @@ const makeProcess = (runs: Runs) =>
     const ids = yield* IdGenerator
     const now = Effect.clockWith((clock) => clock.currentTimeMillis)
     // A span per run only when spans go somewhere: the default tracer keeps them to itself.
-    const traced = (yield* Effect.tracer) !== Effect.runSync(Effect.tracer)
+    const traced = yield* TraceContext.spansExported
 
     const apply = (record: ExecutionRecord, event: ExecutionEvent) =>
       Either.match(transition(record, event), { onLeft: Effect.die, onRight: Effect.succeed })
@@ -106,21 +106,22 @@ const makeProcess = (runs: Runs) =>
         return record
       })
 
-    const fail = (record: ExecutionRecord, lease: Lease, errorMessage: string, outputTypes: OutputTypes = {}) =>
+    const fail = (record: ExecutionRecord, lease: Lease, errorMessage: string) =>
       Effect.gen(function*() {
-        const failed = yield* Either.match(failNow(record, yield* now, errorMessage, outputTypes), {
+        const failed = yield* Either.match(failNow(record, yield* now, errorMessage, {}), {
           onLeft: Effect.die,
           onRight: Effect.succeed
         })
         return yield* save(failed, lease)
       })
 
+    const leaseLost = (run: Run) =>
+      Effect.logWarning(`execution ${run.executionId}: lease lost; another worker owns it now`)
+
     /** The end of a run that was told to stop: recorded as failed, or left alone when its lease is lost. */
     const stopped = (run: Run, started: ExecutionRecord) =>
       Effect.suspend(() => {
-        if (run.stop === "lease lost") {
-          return Effect.logWarning(`execution ${run.executionId}: lease lost; another worker owns it now`)
-        }
+        if (run.stop === "lease lost") return leaseLost(run)
         const errorMessage = run.stop === "canceled"
           ? CANCELED_MESSAGE
           : `The execution timed out after ${formatDuration(run.timeoutMs)}.`
@@ -171,6 +172,8 @@ const makeProcess = (runs: Runs) =>
         // From here a stop interrupts this fiber; `onInterrupt` below records why.
         const result = yield* Effect.withFiberRuntime<WorkflowResult>((fiber) => {
           run.fiber = fiber
+          // A stop that came since the check above found no fiber to interrupt: it is taken now.
+          if (run.stop !== undefined) return Effect.interrupt
           return runWorkflow(
             app,
             started.inputs,
@@ -200,10 +203,7 @@ const makeProcess = (runs: Runs) =>
 
     const logged = (run: Run, effect: Effect.Effect<unknown, LeaseLost | StorageError>) =>
       effect.pipe(
-        Effect.catchTag(
-          "LeaseLost",
-          () => Effect.logWarning(`execution ${run.executionId}: lease lost; another worker owns it now`)
-        ),
+        Effect.catchTag("LeaseLost", () => leaseLost(run)),
         Effect.catchTag("StorageError", (error) =>
           Effect.logError(
             `execution ${run.executionId}: storage failed; the lease will expire and it runs again`,
@@ -319,8 +319,9 @@ const makeKeeper = Effect.gen(function*() {
     if (map.size === 0) nextRenewal = Number.POSITIVE_INFINITY
     else if (nextRenewal === Number.POSITIVE_INFINITY) nextRenewal = at + renewEvery
     else if (at >= nextRenewal) {
-      yield* renewAll(at)
+      // Moved first: a renewal that fails (or dies) is tried again a period later, not at once.
       nextRenewal = at + renewEvery
+      yield* renewAll(at)
     }
     let earliest = nextRenewal
     for (const run of map.values()) {
