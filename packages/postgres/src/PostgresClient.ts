@@ -77,7 +77,7 @@ export class PostgresClient extends Context.Tag("@appexec/postgres/PostgresClien
   }
 >() {}
 
-/** The channel that `executions` inserts notify (see migration 0001), for `schema`. */
+/** The channel that `executions` inserts notify (in the insert's own statement), for `schema`. */
 export const workChannel = (schema: string) => `appexec_work.${schema}`
 
 /** The channel that a new due webhook of a process with no dispatcher notifies, for `schema`. */
@@ -86,7 +86,12 @@ export const webhookChannel = (schema: string) => `appexec_webhooks.${schema}`
 /** Whether `url` names a PostgreSQL database (`postgres://` or `postgresql://`). */
 export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.test(url)
 
-const SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/
+/**
+ * A plain lower-case name short enough that the longest channel named after it
+ * (`appexec_webhooks.<schema>`) stays within PostgreSQL's 63 bytes: a longer channel name makes
+ * `pg_notify`, and with it the insert that notifies, fail.
+ */
+const SCHEMA = /^[a-z_][a-z0-9_]{0,45}$/
 
 const INT8 = 20
 const NUMERIC = 1700
@@ -138,7 +143,7 @@ export const make = (options: Options) =>
     if (!SCHEMA.test(schema)) {
       return yield* new Errors.StorageError({
         operation: "open",
-        cause: `schema '${schema}' is not a plain lower-case name`
+        cause: `schema '${schema}' is not a plain lower-case name of at most 46 characters`
       })
     }
     const config = connectionConfig(options)

@@ -12,8 +12,9 @@
  * per-workspace cap, a batch runs in one transaction that counts each workspace's live leases
  * under an advisory lock of that workspace. Claims and renewals do not wait for their commit to
  * be flushed (`synchronous_commit = off` for their transaction alone): lost in a crash of the
- * database, a claim leaves its execution claimable and a renewal lets its lease run out sooner,
- * both of which the queue recovers from by design. Idle workers wait on `LISTEN` (see
+ * database, a claim leaves its execution claimable (a start it wrote, `ClaimOptions.startAt`,
+ * goes back to `queued` with it, and the execution runs again) and a renewal lets its lease run
+ * out sooner, both of which the queue recovers from by design. Idle workers wait on `LISTEN` (see
  * `WorkSignal`); a release notifies them in every process.
  */
 import { ExecutionId } from "@appexec/api/Ids"
@@ -199,23 +200,21 @@ export const make = Effect.gen(function*() {
       Effect.gen(function*() {
         if (leases.length === 0) return []
         const now = yield* Clock.currentTimeMillis
-        const rows = yield* client.execute("renew leases", (db) =>
-          db
-            .updateTable("executions")
-            .set({ lease_expires_at: now + leaseMs })
-            .where((eb) =>
-              eb.or(leases.map((lease) =>
-                eb.and([
-                  eb("execution_id", "=", lease.executionId),
-                  eb("lease_token", "=", lease.token),
-                  eb("lease_worker", "=", lease.workerId)
-                ])
-              ))
-            )
-            .where("lease_expires_at", ">", now)
-            .returning("execution_id")
-            .execute())
-        const renewed = new Set(rows.map((row) => row.execution_id))
+        // One statement for every lease, not flushed: a renewal lost in a crash of the database
+        // only lets its lease run out sooner.
+        const ids = leases.map((lease) => lease.executionId)
+        const tokens = leases.map((lease) => lease.token)
+        const workers = leases.map((lease) => lease.workerId)
+        const { rows } = yield* client.execute("renew leases", (db) =>
+          sql<{ execution_id: string }>`UPDATE executions e SET lease_expires_at = ${now + leaseMs}::bigint
+            FROM unnest(${ids}::text[], ${tokens}::bigint[], ${workers}::text[]) AS l(execution_id, token, worker),
+              (SELECT set_config('synchronous_commit', 'off', true)) AS unflushed
+            WHERE e.execution_id = l.execution_id AND e.lease_token = l.token AND e.lease_worker = l.worker
+              AND e.lease_expires_at > ${now}::bigint
+            RETURNING e.execution_id`.execute(db))
+        const renewed = new Set(rows.map((row) =>
+          row.execution_id
+        ))
         return leases.filter((lease) => renewed.has(lease.executionId)).map((lease) => ({
           ...lease,
           expiresAt: now + leaseMs

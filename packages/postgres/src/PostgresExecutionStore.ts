@@ -64,13 +64,15 @@ const updateWithOutbox = (db: Kysely<Tables>, update: ExecutionUpdate, outbox?: 
 }
 
 /**
- * Whether the database refused a value of the statement (SQLSTATE class 22, data exception, or
- * 23, integrity constraint violation), rather than failing to run it.
+ * Whether a batch failed because of its rows rather than the database: a value refused (SQLSTATE
+ * class 22, data exception, or 23, integrity constraint violation), or a deadlock or
+ * serialization failure (40P01, 40001) — a batch locks many rows, a lease renewal of the same
+ * worker may lock them in another order, and a row written alone cannot deadlock with it.
  */
 const refusedRow = (error: Errors.StorageError) => {
   const cause: unknown = error.cause
   return typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string" &&
-    /^2[23]/.test(cause.code)
+    /^(2[23]|40P01$|40001$)/.test(cause.code)
 }
 
 /** A save waiting for its batch. */

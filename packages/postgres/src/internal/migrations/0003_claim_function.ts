@@ -8,7 +8,8 @@
  *   `UPDATE … WHERE seq = (SELECT … LIMIT 1 FOR UPDATE SKIP LOCKED)`, so concurrent claimers lock
  *   different rows and never wait on each other;
  * - when the workspace just claimed from is the only one with claimable work, the rest of the
- *   batch comes from it in one `UPDATE … WHERE seq IN (SELECT … LIMIT n FOR UPDATE SKIP LOCKED)`
+ *   batch comes from it in one `UPDATE … WHERE seq = ANY(ARRAY(SELECT … LIMIT n FOR UPDATE SKIP
+ *   LOCKED))` (the array evaluates the locking subquery once, whatever the plan)
  *   (what the turns would take, one by one);
  * - with `p_start_at` (not null), a queued execution it takes starts in the same update
  *   (`running`, `started_at`), as `ClaimOptions.startAt` asks;
@@ -74,12 +75,12 @@ const statements = [
         RETURN QUERY
           WITH taken AS (
             UPDATE executions e SET ${lease}
-            WHERE e.seq IN (
+            WHERE e.seq = ANY(ARRAY(
               SELECT c.seq FROM executions c
               WHERE ${claimable("c", "p_now")} AND c.workspace_id = v_after
               ORDER BY c.seq
               LIMIT p_limit - v_claimed FOR UPDATE SKIP LOCKED
-            )
+            ))
             RETURNING e.*
           )
           SELECT * FROM taken ORDER BY seq;
