@@ -4,7 +4,7 @@
  * so that a transition wakes the waiters of that one execution and nobody else's.
  */
 import type { ExecutionId } from "@appexec/api/Ids"
-import { Context, Deferred, Effect, FiberId, Layer, PubSub, type Queue, type Scope } from "effect"
+import { Context, Deferred, Effect, Exit, FiberId, Layer, PubSub, type Queue, type Scope } from "effect"
 import { isTerminal } from "./ExecutionLifecycle.js"
 import type { ExecutionRecord } from "./ExecutionRecord.js"
 
@@ -47,14 +47,14 @@ export class ExecutionEvents extends Context.Tag("@appexec/core/ExecutionEvents"
     Effect.map(PubSub.unbounded<ExecutionRecord>(), (hub) => {
       /** One deferred per waited execution, shared by all its waiters, with their count. */
       const waiters = new Map<string, { readonly done: Deferred.Deferred<ExecutionRecord>; count: number }>()
-      const settle = (record: ExecutionRecord) =>
-        Effect.suspend(() => {
-          if (!isTerminal(record.status)) return Effect.void
-          const entry = waiters.get(record.executionId)
-          if (entry === undefined) return Effect.void
-          waiters.delete(record.executionId)
-          return Deferred.succeed(entry.done, record)
-        })
+      const unsafeSettle = (record: ExecutionRecord) => {
+        if (!isTerminal(record.status)) return
+        const entry = waiters.get(record.executionId)
+        if (entry === undefined) return
+        waiters.delete(record.executionId)
+        Deferred.unsafeDone(entry.done, Exit.succeed(record))
+      }
+      const settle = (record: ExecutionRecord) => Effect.sync(() => unsafeSettle(record))
       const unsafeAwaitTerminal = (executionId: ExecutionId) => {
         let entry = waiters.get(executionId)
         if (entry === undefined) {
@@ -80,7 +80,13 @@ export class ExecutionEvents extends Context.Tag("@appexec/core/ExecutionEvents"
           (registration) => Effect.sync(registration.release)
         ).pipe(Effect.map((registration) => registration.wait))
       return {
-        publish: (record) => PubSub.publish(hub, record).pipe(Effect.zipRight(settle(record))),
+        // One step per transition: the hub is unbounded (an offer never waits) and waking the
+        // waiters is synchronous. With no subscriber the offer is dropped at once.
+        publish: (record) =>
+          Effect.sync(() => {
+            hub.unsafeOffer(record)
+            unsafeSettle(record)
+          }),
         subscribe: PubSub.subscribe(hub),
         awaitTerminal,
         unsafeAwaitTerminal,

@@ -11,7 +11,7 @@
 import type { ParameterType } from "@appexec/api/App"
 import type { OutputType } from "@appexec/api/Execution"
 import type { AppId, ExecutionId, WorkspaceId } from "@appexec/api/Ids"
-import { Array as Arr, type Context, Effect, Either, ParseResult, Schema } from "effect"
+import { Array as Arr, type Context, Effect, Either, FiberRef, ParseResult, Schema } from "effect"
 
 /** A value flowing along an edge. */
 export type NodeValue =
@@ -228,20 +228,43 @@ const mapRuns = <R, R2>(
 
 const make = <R>(fields: Omit<NodeType<R>, typeof TypeId>): NodeType<R> => ({ [TypeId]: TypeId, ...fields })
 
+/**
+ * Runs `run` with the services of `context`. A fiber whose context already holds each of them (the
+ * worker's runs, forked inside the instance that built the registry) runs it as it is: providing
+ * a context costs a merge of two contexts and a scoped change of the fiber's context, per node.
+ * The answer is kept for the last context met, which is the same object for every run of a worker.
+ */
+const provider = <R>(context: Context.Context<R>) => {
+  const services = [...context.unsafeMap]
+  let covered: Context.Context<never> | undefined
+  const covers = (parent: Context.Context<never>) => {
+    if (parent === covered) return true
+    for (const [key, service] of services) {
+      if (parent.unsafeMap.get(key) !== service) return false
+    }
+    covered = parent
+    return true
+  }
+  return <A, E>(run: Effect.Effect<A, E, R>): Effect.Effect<A, E> =>
+    Effect.withFiberRuntime((fiber) =>
+      covers(fiber.getFiberRef(FiberRef.currentContext))
+        ? run as Effect.Effect<A, E>
+        : Effect.provide(run, context)
+    )
+}
+
 /** `node` with the services its runs need taken from `context`: it needs nothing more. */
-export const provide = <R>(node: NodeType<R>, context: Context.Context<R>): NodeType<never> =>
-  make<never>({
+export const provide = <R>(node: NodeType<R>, context: Context.Context<R>): NodeType<never> => {
+  const withServices = provider(context)
+  return make<never>({
     type: node.type,
     description: node.description,
     role: node.role,
     inputs: node.inputs,
     outputType: node.outputType,
-    compile: (config, placement) =>
-      Either.map(
-        node.compile(config, placement),
-        (compiled) => mapRuns(compiled, (run) => Effect.provide(run, context))
-      )
+    compile: (config, placement) => Either.map(node.compile(config, placement), (compiled) => mapRuns(compiled, withServices))
   })
+}
 
 /**
  * Defines a node type. The same API writes the built-ins and an operator's own nodes:

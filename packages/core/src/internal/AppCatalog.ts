@@ -61,7 +61,12 @@ export const layer = Layer.effect(
     const ids = yield* IdGenerator
     const cache = new Map<string, LoadedWorkflow>()
 
-    const load = (workflowId: WorkflowId) =>
+    // Every start and every run loads one: a cached version costs no generator.
+    const load = (workflowId: WorkflowId): Effect.Effect<LoadedWorkflow, StorageError> => {
+      const cached = cache.get(workflowId)
+      return cached !== undefined ? Effect.succeed(cached) : loadVersion(workflowId)
+    }
+    const loadVersion = (workflowId: WorkflowId) =>
       Effect.gen(function*() {
         const cached = cache.get(workflowId)
         if (cached !== undefined) return cached

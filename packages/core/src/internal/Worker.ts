@@ -20,10 +20,13 @@ import {
   Either,
   Fiber,
   FiberId,
-  FiberMap,
+  FiberRef,
+  FiberRefs,
+  HashMap,
   Layer,
   Option,
-  Queue
+  Queue,
+  Runtime
 } from "effect"
 import { AppexecConfig, millis } from "../AppexecConfig.js"
 import { recordFinished } from "../AppexecMetrics.js"
@@ -36,9 +39,10 @@ import { ExecutionStore } from "../ExecutionStore.js"
 import { IdGenerator } from "../IdGenerator.js"
 import * as TraceContext from "../TraceContext.js"
 import { DeliveryId, entryFor } from "../WebhookOutbox.js"
+import type { CompiledApp } from "../AppDefinition.js"
 import { AppCatalog } from "./AppCatalog.js"
 import { CANCELED_MESSAGE, Cancellations } from "./Cancellations.js"
-import { runWorkflow, type WorkflowResult } from "./WorkflowRunner.js"
+import { runWorkflow } from "./WorkflowRunner.js"
 
 const formatDuration = (ms: number) => Duration.format(Duration.millis(ms))
 
@@ -65,7 +69,7 @@ interface Run {
   /** When the claim that took it was made: the start it was given if it was queued. */
   readonly claimedAt: number
   /** Gives the run's slot back (once): a run awaiting its last write no longer holds one. */
-  readonly freeSlot: Effect.Effect<void>
+  readonly freeSlot: () => void
 }
 
 /** The runs of a worker by execution id, and what the keeper needs to hear of them. */
@@ -77,7 +81,28 @@ interface Runs {
   readonly stop: (run: Run, reason: StopReason) => void
 }
 
-/** Runs one claimed execution to its end, or gives it up when it is stopped. */
+/** The compiled app's output types, made once per compiled app rather than per run. */
+const outputTypesOf = (() => {
+  const cache = new WeakMap<CompiledApp, OutputTypes>()
+  return (app: CompiledApp): OutputTypes => {
+    let types = cache.get(app)
+    if (types === undefined) {
+      types = Object.fromEntries(app.outputs.map((o) => [o.id, o.type]))
+      cache.set(app, types)
+    }
+    return types
+  }
+})()
+
+/** Restores interruptibility inside the run's otherwise uninterruptible fiber. */
+type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+/**
+ * Runs one claimed execution to its end, or gives it up when it is stopped. The run's fiber is
+ * uninterruptible but while its workflow runs: a stop (cancel, timeout, lost lease, the worker
+ * stopping) interrupts the workflow; one that comes after it has ended finds nothing to
+ * interrupt, and the outcome is recorded (and a write under way is never cut off).
+ */
 const makeProcess = (runs: Runs) =>
   Effect.gen(function*() {
     const config = yield* AppexecConfig
@@ -93,27 +118,32 @@ const makeProcess = (runs: Runs) =>
     const apply = (record: ExecutionRecord, event: ExecutionEvent) =>
       Either.match(transition(record, event), { onLeft: Effect.die, onRight: Effect.succeed })
 
-    const save = (record: ExecutionRecord, lease: Lease) =>
-      Effect.gen(function*() {
-        const terminal = isTerminal(record.status)
-        const outbox = terminal && record.webhookUrl !== null
-          ? entryFor(record, DeliveryId.make(yield* ids.uuid), yield* now, yield* TraceContext.current)
-          : undefined
-        yield* store.save(record, lease, outbox)
-        if (terminal) yield* recordFinished(record)
-        yield* events.publish(record)
-        yield* Effect.logDebug(`execution ${record.executionId} ${record.status}`)
-        return record
-      })
+    /** Announces a stored record, and counts it when it is terminal. */
+    const announce = (record: ExecutionRecord, terminal: boolean) => {
+      const published = Effect.zipRight(
+        events.publish(record),
+        Effect.logDebug(`execution ${record.executionId} ${record.status}`)
+      )
+      return Effect.as(terminal ? Effect.zipRight(recordFinished(record), published) : published, record)
+    }
+
+    const save = (record: ExecutionRecord, lease: Lease): Effect.Effect<ExecutionRecord, LeaseLost | StorageError> => {
+      const terminal = isTerminal(record.status)
+      const stored = terminal && record.webhookUrl !== null
+        ? Effect.gen(function*() {
+          const outbox = entryFor(record, DeliveryId.make(yield* ids.uuid), yield* now, yield* TraceContext.current)
+          yield* store.save(record, lease, outbox)
+        })
+        : store.save(record, lease)
+      return Effect.zipRight(stored, announce(record, terminal))
+    }
 
     const fail = (record: ExecutionRecord, lease: Lease, errorMessage: string) =>
-      Effect.gen(function*() {
-        const failed = yield* Either.match(failNow(record, yield* now, errorMessage, {}), {
+      Effect.flatMap(now, (at) =>
+        Either.match(failNow(record, at, errorMessage, {}), {
           onLeft: Effect.die,
-          onRight: Effect.succeed
-        })
-        return yield* save(failed, lease)
-      })
+          onRight: (failed) => save(failed, lease)
+        }))
 
     const leaseLost = (run: Run) =>
       Effect.logWarning(`execution ${run.executionId}: lease lost; another worker owns it now`)
@@ -139,67 +169,93 @@ const makeProcess = (runs: Runs) =>
           ))
       })
 
-    const body = (run: Run, execution: ExecutionRecord) =>
-      Effect.gen(function*() {
-        const lease = run.lease
-        if (lease.attempt > config.maxAttempts) {
-          return yield* fail(
-            execution,
-            lease,
-            `The execution was abandoned: its worker stopped ${
-              lease.attempt - 1
-            } times before finishing (at most ${config.maxAttempts} attempts).`
-          )
-        }
-        const loaded = yield* catalog.load(execution.workflowId).pipe(Effect.either)
+    /** The workflow of a started run, then its outcome. */
+    const workflow = (run: Run, app: CompiledApp, started: ExecutionRecord, restore: Restore) => {
+      run.started = started
+      // Told to stop (a cancel, a lost lease) before the workflow started: it does not start.
+      if (run.stop !== undefined) return stopped(run, started)
+      return Effect.flatMap(now, (at) => {
+        run.deadline = at + run.timeoutMs
+        runs.armed(run)
+        // The one interruptible part of the run: a stop interrupts it, and the interruption is
+        // recorded by the handler in `process` below.
+        const running = restore(runWorkflow(
+          app,
+          started.inputs,
+          { executionId: started.executionId, appId: started.appId, workspaceId: started.workspaceId },
+          config.nodeConcurrency
+        ))
+        return Effect.flatMap(running, (result) =>
+          // The workflow ended: its outcome is recorded, whatever stop comes now.
+          Effect.flatMap(now, (at) => {
+            const event: ExecutionEvent = Option.isNone(result.firstError)
+              ? { _tag: "Completed", at, produced: result.produced }
+              : {
+                _tag: "Failed",
+                at,
+                errorMessage: result.firstError.value,
+                produced: result.produced,
+                outputErrors: result.outputErrors,
+                outputTypes: run.outputTypes
+              }
+            return Effect.flatMap(apply(started, event), (ended) => {
+              // The slot is free while the outcome is written: the next claim shares its commit.
+              run.freeSlot()
+              return save(ended, run.lease)
+            })
+          }))
+      })
+    }
+
+    const body = (run: Run, execution: ExecutionRecord, restore: Restore) => {
+      const lease = run.lease
+      if (lease.attempt > config.maxAttempts) {
+        return fail(
+          execution,
+          lease,
+          `The execution was abandoned: its worker stopped ${
+            lease.attempt - 1
+          } times before finishing (at most ${config.maxAttempts} attempts).`
+        )
+      }
+      return Effect.flatMap(Effect.either(catalog.load(execution.workflowId)), (loaded) => {
         if (Either.isLeft(loaded)) {
-          yield* Effect.logError(`execution ${execution.executionId}: workflow cannot be loaded`, loaded.left)
-          return yield* fail(execution, lease, "The app's workflow could not be loaded.")
+          return Effect.zipRight(
+            Effect.logError(`execution ${execution.executionId}: workflow cannot be loaded`, loaded.left),
+            fail(execution, lease, "The app's workflow could not be loaded.")
+          )
         }
         const { app } = loaded.right
-        // The claim started it (`ClaimOptions.startAt`) when the store could; else it starts here.
-        const started = execution.status === "queued"
-          ? yield* save(yield* apply(execution, { _tag: "Started", at: yield* now }), lease)
-          : execution
-        if (execution.status === "running" && execution.startedAt === run.claimedAt) yield* events.publish(execution)
-        run.started = started
         run.timeoutMs = (app.definition.timeoutSeconds ?? 0) * 1000 || millis(config.defaultTimeout)
-        run.outputTypes = Object.fromEntries(app.outputs.map((o) => [o.id, o.type]))
-        // Told to stop (a cancel, a lost lease) before the workflow started: it does not start.
-        if (run.stop !== undefined) return yield* stopped(run, started)
-        run.deadline = (yield* now) + run.timeoutMs
-        runs.armed(run)
-        // From here a stop interrupts this fiber; `onInterrupt` below records why.
-        const result = yield* Effect.withFiberRuntime<WorkflowResult>((fiber) => {
-          run.fiber = fiber
-          // A stop that came since the check above found no fiber to interrupt: it is taken now.
-          if (run.stop !== undefined) return Effect.interrupt
-          return runWorkflow(
-            app,
-            started.inputs,
-            { executionId: started.executionId, appId: started.appId, workspaceId: started.workspaceId },
-            config.nodeConcurrency
+        run.outputTypes = outputTypesOf(app)
+        // The claim started it (`ClaimOptions.startAt`) when the store could; else it starts here.
+        if (execution.status === "queued") {
+          return Effect.flatMap(
+            Effect.flatMap(now, (at) => Effect.flatMap(apply(execution, { _tag: "Started", at }), (s) => save(s, lease))),
+            (started) => workflow(run, app, started, restore)
           )
-        })
-        // The workflow ended: its outcome is recorded, whatever stop came too late to matter.
-        run.fiber = undefined
-        const at = yield* now
-        const event: ExecutionEvent = Option.match(result.firstError, {
-          onNone: () => ({ _tag: "Completed", at, produced: result.produced }),
-          onSome: (errorMessage) => ({
-            _tag: "Failed",
-            at,
-            errorMessage,
-            produced: result.produced,
-            outputErrors: result.outputErrors,
-            outputTypes: run.outputTypes
-          })
-        })
-        const ended = yield* apply(started, event)
-        // The slot is free while the outcome is written: the next claim shares its commit.
-        yield* run.freeSlot
-        return yield* save(ended, lease)
+        }
+        const started = execution.startedAt === run.claimedAt
+          ? Effect.zipRight(events.publish(execution), workflow(run, app, execution, restore))
+          : workflow(run, app, execution, restore)
+        return started
       })
+    }
+
+    /** A defect is a bug: log it for the operator and fail the execution, rather than leave it
+     * running until its lease expires and run it again into the same bug. */
+    const defect = (run: Run, cause: Cause.Cause<unknown>) =>
+      Effect.gen(function*() {
+        yield* Effect.logError(`execution ${run.executionId}: unexpected error in the worker`, cause)
+        const current = yield* store.get(run.executionId)
+        if (Option.isSome(current) && !isTerminal(current.value.status)) {
+          yield* fail(current.value, run.lease, "The execution failed unexpectedly.")
+        }
+      }).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.logError(`execution ${run.executionId}: could not record the failure; its lease will expire`, cause)
+        )
+      )
 
     const logged = (run: Run, effect: Effect.Effect<unknown, LeaseLost | StorageError>) =>
       effect.pipe(
@@ -211,45 +267,34 @@ const makeProcess = (runs: Runs) =>
           ))
       )
 
-    return (run: Run, execution: ExecutionRecord) =>
-      logged(run, body(run, execution)).pipe(
-        // A defect is a bug: log it for the operator and fail the execution, rather than leave it
-        // running until its lease expires and run it again into the same bug.
-        Effect.catchAllDefect((defect) =>
-          Effect.gen(function*() {
-            yield* Effect.logError(
-              `execution ${run.executionId}: unexpected error in the worker`,
-              Cause.die(defect)
-            )
-            const current = yield* store.get(run.executionId)
-            if (Option.isSome(current) && !isTerminal(current.value.status)) {
-              yield* fail(current.value, run.lease, "The execution failed unexpectedly.")
-            }
-          }).pipe(
-            Effect.catchAllCause((cause) =>
-              Effect.logError(
-                `execution ${run.executionId}: could not record the failure; its lease will expire`,
-                cause
-              )
-            )
-          )
-        ),
+    /** How a run that did not end well ends: each kind of failure in one handler. */
+    const failed = (run: Run, cause: Cause.Cause<LeaseLost | StorageError>): Effect.Effect<unknown> => {
+      if (Cause.isInterruptedOnly(cause)) {
         // Interrupted by a stop: record it. Interrupted by the worker stopping: give the lease back.
-        Effect.onInterrupt(() =>
-          run.stop !== undefined && run.started !== undefined
-            ? logged(run, stopped(run, run.started)).pipe(Effect.catchAllCause((cause) => Effect.logError(cause)))
-            : queue.release(run.lease).pipe(Effect.ignoreLogged)
-        ),
-        (effect) =>
-          traced
-            // The span of the run, without the cost of capturing a stack trace per execution.
-            ? effect.pipe(
-              Effect.withSpan("Worker.process", { captureStackTrace: false }),
-              TraceContext.continueFrom(execution.traceParent)
-            )
-            : effect,
-        Effect.annotateLogs({ executionId: run.executionId, attempt: run.lease.attempt })
+        return run.stop !== undefined && run.started !== undefined
+          ? logged(run, stopped(run, run.started)).pipe(Effect.catchAllCause((cause) => defect(run, cause)))
+          : queue.release(run.lease).pipe(Effect.ignoreLogged)
+      }
+      const failure = Cause.failureOption(cause)
+      if (Option.isNone(failure)) return defect(run, cause)
+      return logged(run, Effect.fail(failure.value)).pipe(Effect.catchAllCause((cause) => defect(run, cause)))
+    }
+
+    return (run: Run, execution: ExecutionRecord, end: Effect.Effect<void>): Effect.Effect<void> => {
+      const process = Effect.uninterruptibleMask((restore) =>
+        Effect.matchCauseEffect(Effect.suspend(() => body(run, execution, restore)), {
+          onFailure: (cause) => Effect.zipRight(failed(run, cause), end),
+          onSuccess: () => end
+        })
       )
+      return traced
+        // The span of the run, without the cost of capturing a stack trace per execution.
+        ? process.pipe(
+          Effect.withSpan("Worker.process", { captureStackTrace: false }),
+          TraceContext.continueFrom(execution.traceParent)
+        )
+        : process
+    }
   })
 
 /** Most executions one claim takes. */
@@ -350,7 +395,7 @@ const makeKeeper = Effect.gen(function*() {
 /**
  * The worker loop as a scoped effect: it runs until the scope closes. One loop claims as many
  * executions as there are free slots (up to `CLAIM_BATCH`) under one write, and runs each in a
- * fiber of its own, registered by execution id in `running`.
+ * fiber of its own, started at once from the claim (no fiber waits to hand it over).
  */
 export const run = Effect.gen(function*() {
   const config = yield* AppexecConfig
@@ -361,8 +406,18 @@ export const run = Effect.gen(function*() {
   const keeper = yield* makeKeeper
   const { runs } = keeper
   const process = yield* makeProcess(runs)
-  // The running executions of this worker by id: interrupting one's fiber stops its run.
-  const running = yield* FiberMap.make<ExecutionId, unknown, never>()
+  // The runs are forked from plain code, with the services and settings of the worker: the
+  // runtime is taken once, not per run.
+  const parent = yield* Effect.runtime<never>()
+  const fork = Runtime.runFork(
+    Runtime.make({
+      context: parent.context,
+      fiberRefs: parent.fiberRefs,
+      runtimeFlags: Runtime.defaultRuntime.runtimeFlags
+    })
+  )
+  // The runs of this worker: interrupting one's fiber stops its run.
+  const running = new Set<Run>()
   let free = config.workerConcurrency
   const slotFreed = yield* Queue.sliding<void>(1)
   /** Open while this worker runs at least one execution (a slot is taken). */
@@ -377,15 +432,13 @@ export const run = Effect.gen(function*() {
   const start = (claim: Claim, claimedAt: number) => {
     const executionId = claim.execution.executionId
     let slotHeld = true
-    const freeSlot = Effect.suspend(() => {
-      if (!slotHeld) return Effect.void
+    const freeSlot = () => {
+      if (!slotHeld) return
       slotHeld = false
       free += 1
-      return Effect.zipRight(
-        free === config.workerConcurrency ? busy.close : Effect.void,
-        Queue.offer(slotFreed, undefined)
-      )
-    })
+      if (free === config.workerConcurrency) busy.unsafeClose()
+      Queue.unsafeOffer(slotFreed, undefined)
+    }
     const run: Run = {
       executionId,
       lease: claim.lease,
@@ -401,15 +454,22 @@ export const run = Effect.gen(function*() {
     keeper.add(run)
     const unregister = cancellations.unsafeRegister(executionId, () => runs.stop(run, "canceled"))
     free -= 1
-    const end = Effect.suspend(() => {
+    busy.unsafeOpen()
+    const end = Effect.sync(() => {
       if (runs.map.get(executionId) === run) runs.map.delete(executionId)
+      running.delete(run)
       unregister()
-      return freeSlot
+      freeSlot()
     })
-    return Effect.zipRight(
-      busy.open,
-      FiberMap.run(running, executionId, Effect.interruptible(Effect.ensuring(process(run, claim.execution), end)))
-    )
+    running.add(run)
+    // Every log of the run names its execution and attempt.
+    const annotations = HashMap.make(["executionId", executionId as unknown], ["attempt", claim.lease.attempt])
+    const fiber = fork(process(run, claim.execution, end), {
+      updateRefs: (refs, fiberId) =>
+        FiberRefs.updateAs(refs, { fiberId, fiberRef: FiberRef.currentLogAnnotations, value: annotations })
+    })
+    // A run that ended within the fork (storage that answers synchronously) is not kept.
+    if (running.has(run)) run.fiber = fiber
   }
 
   // Idle until work may be claimable: an insert or release in this process, a finished run here
@@ -430,7 +490,11 @@ export const run = Effect.gen(function*() {
           "StorageError",
           (error) => Effect.logError("claim failed", error).pipe(Effect.as([] as ReadonlyArray<Claim>))
         ),
-        Effect.tap((claims) => Effect.forEach(claims, (claim) => start(claim, at), { discard: true }))
+        Effect.tap((claims) =>
+          Effect.sync(() => {
+            for (const claim of claims) start(claim, at)
+          })
+        )
       )
     )
     if (claimed.length < wanted) yield* idle
@@ -449,20 +513,22 @@ export const run = Effect.gen(function*() {
   }).pipe(Effect.catchTag("StorageError", (error) => Effect.logWarning("cancel check failed", error)))
   const cancelChecks = yield* Effect.forkScoped(Effect.forever(checkCancels))
 
+  /** The fibers of the runs under way (the loop is stopped first, so no run starts meanwhile). */
+  const fibers = () => [...running].flatMap((run) => (run.fiber === undefined ? [] : [run.fiber]))
   yield* Effect.addFinalizer(() =>
     Effect.gen(function*() {
       yield* Fiber.interrupt(loop)
       yield* Fiber.interrupt(cancelChecks)
-      const size = yield* FiberMap.size(running)
+      const size = running.size
       if (size > 0 && millis(config.drainTimeout) > 0) {
         yield* Effect.logInfo(`worker stopping: waiting for ${size} running execution(s)`)
         // Finalizers run uninterruptibly: only an interruptible wait can be cut short by the timeout.
         // The keeper still renews the leases of what runs meanwhile.
-        yield* Effect.interruptible(FiberMap.awaitEmpty(running)).pipe(
-          Effect.timeoutOption(config.drainTimeout)
-        )
+        yield* Effect.interruptible(Fiber.awaitAll(fibers())).pipe(Effect.timeoutOption(config.drainTimeout))
       }
-      yield* FiberMap.clear(running)
+      // What still runs is interrupted: a workflow stops and gives its lease back; a write under
+      // way (a run's outcome) is finished first.
+      yield* Fiber.interruptAll(fibers())
       yield* Fiber.interrupt(keeping)
     })
   )

@@ -3,7 +3,7 @@
  * independent branches concurrently up to a bound. A failed node fails everything downstream of
  * it; branches that do not depend on it still run.
  */
-import { Cause, Deferred, Effect, Exit, Option } from "effect"
+import { Cause, Deferred, Effect, Option } from "effect"
 import type { AppNode, CompiledApp } from "../AppDefinition.js"
 import type { ProducedOutput } from "../ExecutionLifecycle.js"
 import type { ResolvedInputs } from "../InputValidation.js"
@@ -36,6 +36,28 @@ const describeFailure = (node: AppNode, cause: Cause.Cause<NodeFailure>): Effect
 const isChain = (app: CompiledApp): boolean =>
   app.nodes.every((node, i) => i === 0 || node.upstream.includes(app.nodes[i - 1]!.id))
 
+/** What every run of one compiled app shares, worked out at its first run. */
+interface Shape {
+  readonly chain: boolean
+  /** Input node id to its parameter's name. */
+  readonly parameterName: ReadonlyMap<string, string>
+  /** Output id to its position among the outputs. */
+  readonly order: ReadonlyMap<string, number>
+}
+const shapes = new WeakMap<CompiledApp, Shape>()
+const shapeOf = (app: CompiledApp): Shape => {
+  let shape = shapes.get(app)
+  if (shape === undefined) {
+    shape = {
+      chain: isChain(app),
+      parameterName: new Map(app.parameters.map((p) => [p.nodeId, p.name])),
+      order: new Map(app.outputs.map((o, i) => [o.id, i]))
+    }
+    shapes.set(app, shape)
+  }
+  return shape
+}
+
 /**
  * Runs `app` on `inputs` with at most `concurrency` nodes running at once. Never fails: node
  * failures are reported in the result. Interrupting it interrupts every running node.
@@ -46,10 +68,10 @@ export const runWorkflow = (
   execution: RunContext["execution"],
   concurrency: number
 ): Effect.Effect<WorkflowResult> =>
-  Effect.gen(function*() {
+  Effect.suspend(() => {
+    const shape = shapeOf(app)
     const produced: Array<ProducedOutput> = []
     const errors = new Map<string, string>()
-    const parameterName = new Map(app.parameters.map((p) => [p.nodeId, p.name]))
 
     const attemptOf = (
       node: AppNode,
@@ -59,7 +81,7 @@ export const runWorkflow = (
       const compiled = node.compiled
       switch (compiled.role) {
         case "input":
-          return compiled.run({ ...ctx, value: inputs[parameterName.get(node.id) ?? ""] ?? "" })
+          return compiled.run({ ...ctx, value: inputs[shape.parameterName.get(node.id) ?? ""] ?? "" })
         case "process":
           return compiled.run(ctx)
         case "output":
@@ -72,73 +94,84 @@ export const runWorkflow = (
       }
     }
 
-    const finish = (failureOf: (outputId: string) => Effect.Effect<Option.Option<NodeFailure>>) =>
-      Effect.gen(function*() {
-        const outputErrors: Record<string, string> = {}
-        for (const output of app.outputs) {
-          if (produced.some((p) => p.id === output.id)) continue
-          outputErrors[output.id] = Option.match(yield* failureOf(output.id), {
-            onNone: () => "the output was not produced",
-            onSome: (f) => f.message
-          })
-        }
-        const firstError = Option.fromNullable(app.nodes.map((n) => errors.get(n.id)).find((e) => e !== undefined))
-        const order = new Map(app.outputs.map((o, i) => [o.id, i]))
-        produced.sort((a, b) => order.get(a.id)! - order.get(b.id)!)
-        return { produced, outputErrors, firstError }
-      })
-
-    if (isChain(app)) {
-      // Nothing can run beside anything else: the nodes run one after the other in this fiber,
-      // with no deferred, permit or fiber per node. A failure fails every node after it.
-      const values = new Map<string, NodeValue>()
-      const failures = new Map<string, NodeFailure>()
-      let failure: NodeFailure | undefined
-      for (const node of app.nodes) {
-        if (failure !== undefined) {
-          failures.set(node.id, failure)
-          continue
-        }
-        const upstream = node.upstream.map((nodeId) => ({ nodeId, value: values.get(nodeId)! }))
-        const exit = yield* Effect.exit(attemptOf(node, upstream))
-        if (Exit.isSuccess(exit)) {
-          values.set(node.id, exit.value)
-          continue
-        }
-        if (Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
-        failure = yield* describeFailure(node, exit.cause)
-        errors.set(node.id, failure.message)
-        failures.set(node.id, failure)
+    /** The result, once every output is produced or known to have failed (`failureOf`). */
+    const result = (failureOf: (outputId: string) => Option.Option<NodeFailure>): WorkflowResult => {
+      const outputErrors: Record<string, string> = {}
+      for (const output of app.outputs) {
+        if (produced.some((p) => p.id === output.id)) continue
+        outputErrors[output.id] = Option.match(failureOf(output.id), {
+          onNone: () => "the output was not produced",
+          onSome: (f) => f.message
+        })
       }
-      return yield* finish((id) => Effect.succeed(Option.fromNullable(failures.get(id))))
+      const firstError = errors.size === 0
+        ? Option.none()
+        : Option.fromNullable(app.nodes.map((n) => errors.get(n.id)).find((e) => e !== undefined))
+      if (produced.length > 1) produced.sort((a, b) => shape.order.get(a.id)! - shape.order.get(b.id)!)
+      return { produced, outputErrors, firstError }
     }
 
-    const results = new Map<string, Deferred.Deferred<NodeValue, NodeFailure>>()
-    for (const node of app.nodes) results.set(node.id, yield* Deferred.make<NodeValue, NodeFailure>())
-    const permits = yield* Effect.makeSemaphore(concurrency)
+    if (shape.chain) {
+      // Nothing can run beside anything else: the nodes run one after the other in this fiber,
+      // with no deferred, permit or fiber per node, and no generator. A failure fails every node
+      // after it.
+      const values = new Map<string, NodeValue>()
+      const failures = new Map<string, NodeFailure>()
+      const failedFrom = (i: number, failure: NodeFailure) => {
+        for (let j = i; j < app.nodes.length; j++) failures.set(app.nodes[j]!.id, failure)
+        return result((id) => Option.fromNullable(failures.get(id)))
+      }
+      const from = (i: number): Effect.Effect<WorkflowResult> => {
+        if (i === app.nodes.length) return Effect.succeed(result(() => Option.none()))
+        const node = app.nodes[i]!
+        const upstream = node.upstream.map((nodeId) => ({ nodeId, value: values.get(nodeId)! }))
+        return Effect.matchCauseEffect(attemptOf(node, upstream), {
+          onSuccess: (value) => {
+            values.set(node.id, value)
+            return from(i + 1)
+          },
+          onFailure: (cause) =>
+            Cause.isInterruptedOnly(cause) ? Effect.interrupt : Effect.map(describeFailure(node, cause), (failure) => {
+              errors.set(node.id, failure.message)
+              return failedFrom(i, failure)
+            })
+        })
+      }
+      return from(0)
+    }
 
-    const runNode = (node: AppNode): Effect.Effect<NodeValue, NodeFailure> =>
-      Effect.gen(function*() {
-        const upstream = yield* Effect.forEach(
-          node.upstream,
-          (nodeId) => Deferred.await(results.get(nodeId)!).pipe(Effect.map((value) => ({ nodeId, value })))
-        )
-        return yield* permits.withPermits(1)(attemptOf(node, upstream)).pipe(
-          Effect.catchAllCause((cause) =>
-            Cause.isInterruptedOnly(cause)
-              ? Effect.interrupt
-              : Effect.flatMap(describeFailure(node, cause), (failure) => {
-                errors.set(node.id, failure.message)
-                return Effect.fail(failure)
-              })
+    return Effect.gen(function*() {
+      const results = new Map<string, Deferred.Deferred<NodeValue, NodeFailure>>()
+      for (const node of app.nodes) results.set(node.id, yield* Deferred.make<NodeValue, NodeFailure>())
+      const permits = yield* Effect.makeSemaphore(concurrency)
+
+      const runNode = (node: AppNode): Effect.Effect<NodeValue, NodeFailure> =>
+        Effect.gen(function*() {
+          const upstream = yield* Effect.forEach(
+            node.upstream,
+            (nodeId) => Deferred.await(results.get(nodeId)!).pipe(Effect.map((value) => ({ nodeId, value })))
           )
-        )
-      })
+          return yield* permits.withPermits(1)(attemptOf(node, upstream)).pipe(
+            Effect.catchAllCause((cause) =>
+              Cause.isInterruptedOnly(cause)
+                ? Effect.interrupt
+                : Effect.flatMap(describeFailure(node, cause), (failure) => {
+                  errors.set(node.id, failure.message)
+                  return Effect.fail(failure)
+                })
+            )
+          )
+        })
 
-    yield* Effect.forEach(
-      app.nodes,
-      (node) => Deferred.complete(results.get(node.id)!, runNode(node)),
-      { concurrency: "unbounded", discard: true }
-    )
-    return yield* finish((id) => Deferred.await(results.get(id)!).pipe(Effect.flip, Effect.option))
+      yield* Effect.forEach(
+        app.nodes,
+        (node) => Deferred.complete(results.get(node.id)!, runNode(node)),
+        { concurrency: "unbounded", discard: true }
+      )
+      const failures = new Map<string, Option.Option<NodeFailure>>()
+      for (const output of app.outputs) {
+        failures.set(output.id, yield* Deferred.await(results.get(output.id)!).pipe(Effect.flip, Effect.option))
+      }
+      return result((id) => failures.get(id) ?? Option.none())
+    })
   })
