@@ -285,16 +285,22 @@ export const layer = Layer.scoped(
       })
 
     /** The app, if the principal may see it: own or public; another workspace's private app is denied. */
-    const visibleApp = (principal: Principal, appId: string) =>
-      Effect.gen(function*() {
-        if (!isUuid(appId)) return yield* new AppNotFound({ appId })
-        const app = yield* appStore.get(AppId.make(appId))
-        if (Option.isNone(app)) return yield* new AppNotFound({ appId })
+    // Every start reads one: no generator.
+    const visibleApp = (
+      principal: Principal,
+      appId: string
+    ): Effect.Effect<AppRecord, AppNotFound | AppAccessDenied | StorageError> => {
+      if (!isUuid(appId)) return Effect.fail(new AppNotFound({ appId }))
+      return Effect.flatMap(appStore.get(AppId.make(appId, { disableValidation: true })), (
+        app
+      ): Effect.Effect<AppRecord, AppNotFound | AppAccessDenied> => {
+        if (Option.isNone(app)) return Effect.fail(new AppNotFound({ appId }))
         if (!app.value.isPublic && app.value.workspaceId !== principal.workspaceId) {
-          return yield* new AppAccessDenied({ appId })
+          return Effect.fail(new AppAccessDenied({ appId }))
         }
-        return app.value
+        return Effect.succeed(app.value)
       })
+    }
 
     /** A visible app with its compiled current workflow. */
     const visibleWorkflow = (principal: Principal, appId: string) =>
@@ -317,6 +323,131 @@ export const layer = Layer.scoped(
             ? Effect.fail(new ExecutionNotFound({ executionId }))
             : Effect.succeed(record.value)
       )
+    }
+
+    /** Why a webhook URL is refused at start, if it is. */
+    const webhookRefusal = (webhook: string): InvalidWebhookUrl | undefined => {
+      if (webhook.length > MAX_WEBHOOK_URL_LENGTH) {
+        return new InvalidWebhookUrl({
+          url: webhook.slice(0, 64),
+          reason: `longer than ${MAX_WEBHOOK_URL_LENGTH} characters`
+        })
+      }
+      if (!isHttpUrl(webhook)) {
+        return new InvalidWebhookUrl({ url: webhook, reason: "it must be an absolute http or https URL" })
+      }
+      const refused = Option.flatMap(outbound, (http) => http.refusal?.(webhook) ?? Option.none())
+      return Option.isSome(refused)
+        ? new InvalidWebhookUrl({ url: webhook, reason: refused.value.message.replace(/\.$/, "") })
+        : undefined
+    }
+
+    type StartError =
+      | AppNotFound
+      | AppAccessDenied
+      | InvalidInputs
+      | InvalidRequest
+      | InvalidWebhookUrl
+      | IdempotencyKeyReused
+      | StorageError
+
+    /** A start with an idempotency key: inserted once, or the first start's answer replayed. */
+    const startIdempotent = Effect.fnUntraced(function*(
+      principal: Principal,
+      appId: string,
+      inputs: unknown,
+      webhook: string | undefined,
+      idempotencyKey: string,
+      record: ExecutionRecord,
+      stored: ExecutionRecord
+    ) {
+      // The request as sent: a replay must name the same app, inputs and webhook.
+      const fingerprint = sha256Hex(canonicalJson({ appId, inputs, webhook: webhook ?? null }))
+      const at = yield* now
+      const inserted = yield* executionStore.insertIdempotent(stored, {
+        workspaceId: principal.workspaceId,
+        key: idempotencyKey,
+        fingerprint,
+        expiresAt: at + millis(config.idempotencyKeyTtl)
+      }, at)
+      if (inserted._tag === "Inserted") {
+        yield* Metric.increment(executionsStarted)
+        yield* events.publish(record)
+        return toStartedExecution(record)
+      }
+      if (inserted.fingerprint !== fingerprint) {
+        return yield* new IdempotencyKeyReused({ key: idempotencyKey, executionId: inserted.executionId })
+      }
+      const first = yield* executionStore.get(inserted.executionId)
+      return yield* Option.match(first, {
+        // The first execution was deleted (retention) while its key lived on: nothing to replay.
+        onNone: () => new IdempotencyKeyReused({ key: idempotencyKey, executionId: inserted.executionId }),
+        // The same body as the first answer: outputs as placeholders, whatever has happened since.
+        onSome: (found) =>
+          Effect.succeed({
+            ...toStartedExecution(found),
+            outputs: found.outputs.map((o) => placeholder(o.id, o.label))
+          })
+      })
+    })
+
+    /**
+     * Validates a start and queues its execution: answered once the execution is committed.
+     * Every start runs it: no generator on the common path (no idempotency key).
+     */
+    const startExecution = (
+      principal: Principal,
+      appId: string,
+      inputs: unknown,
+      options: StartOptions = {}
+    ): Effect.Effect<StartedExecution, StartError> => {
+      const idempotencyKey = options.idempotencyKey
+      if (idempotencyKey !== undefined && !isIdempotencyKey(idempotencyKey)) {
+        return Effect.fail(
+          new InvalidRequest({ reason: "The Idempotency-Key header must be 1 to 255 visible ASCII characters." })
+        )
+      }
+      const webhook = options.webhook
+      return Effect.flatMap(visibleWorkflow(principal, appId), ({ app, compiled }): Effect.Effect<
+        StartedExecution,
+        StartError
+      > => {
+        const refusal = webhook === undefined ? undefined : webhookRefusal(webhook)
+        if (refusal !== undefined) return Effect.fail(refusal)
+        const resolved = validateInputs(compiled.parameters, inputs)
+        if (Either.isLeft(resolved)) return Effect.fail(resolved.left)
+        return Effect.flatMap(ids.uuid, (executionId) =>
+          Effect.flatMap(now, (createdAt) =>
+            // The trace this request is part of: the run and the webhook attempts continue it.
+            Effect.flatMap(TraceContext.current, (traceParent) => {
+              const record: ExecutionRecord = {
+                executionId: ExecutionId.make(executionId),
+                workflowId: app.workflowId,
+                appId: app.appId,
+                workspaceId: principal.workspaceId,
+                userId: principal.userId,
+                status: "queued",
+                inputs: resolved.right,
+                outputs: compiled.outputs.map((o) => placeholder(o.id, o.label)),
+                errorMessage: null,
+                webhookUrl: webhook ?? null,
+                createdAt,
+                startedAt: null,
+                completedAt: null
+              }
+              const stored = traceParent === undefined ? record : { ...record, traceParent }
+              if (idempotencyKey !== undefined) {
+                return startIdempotent(principal, appId, inputs, webhook, idempotencyKey, record, stored)
+              }
+              return Effect.as(
+                Effect.zipRight(
+                  executionStore.insert(stored),
+                  Effect.zipRight(Metric.increment(executionsStarted), events.publish(record))
+                ),
+                toStartedExecution(record)
+              )
+            })))
+      })
     }
 
     const waitForEnd = (executionId: string): Effect.Effect<ExecutionRecord, ExecutionNotFound | StorageError> =>
@@ -415,89 +546,10 @@ export const layer = Layer.scoped(
       },
       executions: {
         // A span only when spans go somewhere: the default tracer keeps them to itself.
-        start: (traced ? Effect.fn("Appexec.executions.start") : Effect.fnUntraced)(function*(
-          principal: Principal,
-          appId: string,
-          inputs: unknown,
-          options: StartOptions = {}
-        ) {
-          const idempotencyKey = options.idempotencyKey
-          if (idempotencyKey !== undefined && !isIdempotencyKey(idempotencyKey)) {
-            return yield* new InvalidRequest({
-              reason: "The Idempotency-Key header must be 1 to 255 visible ASCII characters."
-            })
-          }
-          const { app, compiled } = yield* visibleWorkflow(principal, appId)
-          const webhook = options.webhook
-          if (webhook !== undefined) {
-            if (webhook.length > MAX_WEBHOOK_URL_LENGTH) {
-              return yield* new InvalidWebhookUrl({
-                url: webhook.slice(0, 64),
-                reason: `longer than ${MAX_WEBHOOK_URL_LENGTH} characters`
-              })
-            }
-            if (!isHttpUrl(webhook)) {
-              return yield* new InvalidWebhookUrl({ url: webhook, reason: "it must be an absolute http or https URL" })
-            }
-            const refused = Option.flatMap(outbound, (http) => http.refusal?.(webhook) ?? Option.none())
-            if (Option.isSome(refused)) {
-              return yield* new InvalidWebhookUrl({ url: webhook, reason: refused.value.message.replace(/\.$/, "") })
-            }
-          }
-          const resolved = yield* validateInputs(compiled.parameters, inputs)
-          const record: ExecutionRecord = {
-            executionId: ExecutionId.make(yield* ids.uuid),
-            workflowId: app.workflowId,
-            appId: app.appId,
-            workspaceId: principal.workspaceId,
-            userId: principal.userId,
-            status: "queued",
-            inputs: resolved,
-            outputs: compiled.outputs.map((o) => placeholder(o.id, o.label)),
-            errorMessage: null,
-            webhookUrl: webhook ?? null,
-            createdAt: yield* now,
-            startedAt: null,
-            completedAt: null
-          }
-          // The trace this request is part of: the run and the webhook attempts continue it.
-          const traceParent = yield* TraceContext.current
-          const stored = traceParent === undefined ? record : { ...record, traceParent }
-          if (idempotencyKey === undefined) {
-            yield* executionStore.insert(stored)
-            yield* Metric.increment(executionsStarted)
-            yield* events.publish(record)
-            return toStartedExecution(record)
-          }
-          // The request as sent: a replay must name the same app, inputs and webhook.
-          const fingerprint = sha256Hex(canonicalJson({ appId, inputs, webhook: webhook ?? null }))
-          const at = yield* now
-          const inserted = yield* executionStore.insertIdempotent(stored, {
-            workspaceId: principal.workspaceId,
-            key: idempotencyKey,
-            fingerprint,
-            expiresAt: at + millis(config.idempotencyKeyTtl)
-          }, at)
-          if (inserted._tag === "Inserted") {
-            yield* Metric.increment(executionsStarted)
-            yield* events.publish(record)
-            return toStartedExecution(record)
-          }
-          if (inserted.fingerprint !== fingerprint) {
-            return yield* new IdempotencyKeyReused({ key: idempotencyKey, executionId: inserted.executionId })
-          }
-          const first = yield* executionStore.get(inserted.executionId)
-          return yield* Option.match(first, {
-            // The first execution was deleted (retention) while its key lived on: nothing to replay.
-            onNone: () => new IdempotencyKeyReused({ key: idempotencyKey, executionId: inserted.executionId }),
-            // The same body as the first answer: outputs as placeholders, whatever has happened since.
-            onSome: (found) =>
-              Effect.succeed({
-                ...toStartedExecution(found),
-                outputs: found.outputs.map((o) => placeholder(o.id, o.label))
-              })
-          })
-        }),
+        start: traced
+          ? (principal: Principal, appId: string, inputs: unknown, options: StartOptions = {}) =>
+            Effect.withSpan(startExecution(principal, appId, inputs, options), "Appexec.executions.start")
+          : startExecution,
         // The request clients poll: untraced, and without a generator.
         get: (principal: Principal, executionId: string, options: GetOptions = {}) =>
           Effect.flatMap(

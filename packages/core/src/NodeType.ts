@@ -262,7 +262,8 @@ export const provide = <R>(node: NodeType<R>, context: Context.Context<R>): Node
     role: node.role,
     inputs: node.inputs,
     outputType: node.outputType,
-    compile: (config, placement) => Either.map(node.compile(config, placement), (compiled) => mapRuns(compiled, withServices))
+    compile: (config, placement) =>
+      Either.map(node.compile(config, placement), (compiled) => mapRuns(compiled, withServices))
   })
 }
 

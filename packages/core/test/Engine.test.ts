@@ -1,5 +1,14 @@
 import { Ids } from "@appexec/api"
-import { Appexec, AppexecLayer, Errors, ExecutionQueue, ExecutionStore, NodeType, WebhookOutbox } from "@appexec/core"
+import {
+  Appexec,
+  AppexecLayer,
+  Errors,
+  ExecutionLifecycle,
+  ExecutionQueue,
+  ExecutionStore,
+  NodeType,
+  WebhookOutbox
+} from "@appexec/core"
 import { MemoryStorage, SeededIds, TestHarness, TestOutboundHttp } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { type Duration, Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Schema, Scope, TestClock } from "effect"
@@ -387,6 +396,81 @@ describe("engine", () => {
       expect(running).toBe(0)
       expect(yield* statusOf(started.executionId)).toBe("running")
     }).pipe(Effect.provide(TestHarness.layer({ worker: false, nodes: [slow], config: { pollInterval: 60_000 } })))
+  })
+
+  describe("once the workflow has ended, its outcome is written whatever comes", () => {
+    /** input → output: the workflow ends at once. */
+    const instant = (extra: { timeoutSeconds?: number } = {}) => ({
+      name: "Instant",
+      public: true,
+      ...extra,
+      nodes: [
+        { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
+        { id: "result", type: "output.text", label: "Result" }
+      ],
+      edges: [{ source: "prompt", target: "result" }]
+    })
+    /** A store whose terminal saves take 2 s (a slow disk, a long group commit). */
+    const slowOutcomes = Layer.effect(
+      ExecutionStore.ExecutionStore,
+      Effect.map(ExecutionStore.ExecutionStore, (store) => ({
+        ...store,
+        save: (
+          record: Parameters<typeof store.save>[0],
+          lease: Parameters<typeof store.save>[1],
+          outbox?: Parameters<typeof store.save>[2]
+        ) =>
+          ExecutionLifecycle.isTerminal(record.status)
+            ? Effect.zipRight(Effect.sleep("2 seconds"), store.save(record, lease, outbox))
+            : store.save(record, lease, outbox)
+      }))
+    )
+    const outputOf = (executionId: string) =>
+      Effect.gen(function*() {
+        const store = yield* ExecutionStore.ExecutionStore
+        const record = Option.getOrThrow(yield* store.get(Ids.ExecutionId.make(executionId)))
+        return { status: record.status, value: record.outputs[0]?.value, errorMessage: record.errorMessage }
+      })
+
+    it.scoped("a cancel that comes while the outcome is written leaves it completed", () =>
+      Effect.gen(function*() {
+        const started = yield* startApp(instant())
+        yield* Effect.forkScoped(Worker.layer.pipe(Layer.provide(slowOutcomes), Layer.launch))
+        yield* TestClock.adjust("1 second")
+        expect(yield* statusOf(started.executionId)).toBe("running")
+        const appexec = yield* Appexec.Appexec
+        yield* appexec.executions.cancel(started.executionId)
+        yield* TestClock.adjust("1 second")
+        expect(yield* outputOf(started.executionId)).toEqual({ status: "completed", value: "hi", errorMessage: null })
+      }).pipe(Effect.provide(TestHarness.layer({ worker: false }))))
+
+    it.scoped("a deadline that passes while the outcome is written leaves it completed", () =>
+      Effect.gen(function*() {
+        const started = yield* startApp(instant({ timeoutSeconds: 1 }))
+        yield* Effect.forkScoped(Worker.layer.pipe(Layer.provide(slowOutcomes), Layer.launch))
+        // The deadline (1 s) passes at 1 s; the outcome is written at 2 s.
+        yield* TestClock.adjust("1500 millis")
+        expect(yield* statusOf(started.executionId)).toBe("running")
+        yield* TestClock.adjust("1 second")
+        expect(yield* outputOf(started.executionId)).toEqual({ status: "completed", value: "hi", errorMessage: null })
+      }).pipe(Effect.provide(TestHarness.layer({ worker: false }))))
+
+    it.scoped("a worker shut down while the outcome is written finishes the write before it stops", () =>
+      Effect.gen(function*() {
+        const started = yield* startApp(instant())
+        const scope = yield* Scope.make()
+        // Built as a layer, so that the shutdown runs in its (uninterruptible) finalizer; no drain.
+        yield* Layer.buildWithScope(Worker.layer.pipe(Layer.provide(slowOutcomes)), scope)
+        yield* TestClock.adjust("1 second")
+        expect(yield* statusOf(started.executionId)).toBe("running")
+        const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+        yield* TestClock.adjust("1 second")
+        yield* Fiber.join(closing)
+        expect(yield* outputOf(started.executionId)).toEqual({ status: "completed", value: "hi", errorMessage: null })
+        // Its lease is not given back first: nothing is left to claim.
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        expect(Option.isNone(yield* queue.claim("next-worker", 30_000))).toBe(true)
+      }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { drainTimeout: 0 } }))))
   })
 
   it.scoped("a stopped worker takes no new work", () =>

@@ -28,6 +28,7 @@ import {
   Queue,
   Runtime
 } from "effect"
+import type { CompiledApp } from "../AppDefinition.js"
 import { AppexecConfig, millis } from "../AppexecConfig.js"
 import { recordFinished } from "../AppexecMetrics.js"
 import type { LeaseLost, StorageError } from "../Errors.js"
@@ -39,7 +40,6 @@ import { ExecutionStore } from "../ExecutionStore.js"
 import { IdGenerator } from "../IdGenerator.js"
 import * as TraceContext from "../TraceContext.js"
 import { DeliveryId, entryFor } from "../WebhookOutbox.js"
-import type { CompiledApp } from "../AppDefinition.js"
 import { AppCatalog } from "./AppCatalog.js"
 import { CANCELED_MESSAGE, Cancellations } from "./Cancellations.js"
 import { runWorkflow } from "./WorkflowRunner.js"
@@ -231,7 +231,10 @@ const makeProcess = (runs: Runs) =>
         // The claim started it (`ClaimOptions.startAt`) when the store could; else it starts here.
         if (execution.status === "queued") {
           return Effect.flatMap(
-            Effect.flatMap(now, (at) => Effect.flatMap(apply(execution, { _tag: "Started", at }), (s) => save(s, lease))),
+            Effect.flatMap(
+              now,
+              (at) => Effect.flatMap(apply(execution, { _tag: "Started", at }), (s) => save(s, lease))
+            ),
             (started) => workflow(run, app, started, restore)
           )
         }

@@ -18,7 +18,10 @@ export class WorkSignal extends Context.Tag("@appexec/sqlite/WorkSignal")<
   static readonly layer = Layer.effect(
     WorkSignal,
     Effect.map(Queue.sliding<void>(1), (queue) => ({
-      notify: Queue.offer(queue, undefined).pipe(Effect.asVoid),
+      // Every insert notifies: one synchronous step (a sliding queue never waits).
+      notify: Effect.sync(() => {
+        queue.unsafeOffer(undefined)
+      }),
       wait: Queue.take(queue)
     }))
   )
