@@ -10,7 +10,7 @@
  */
 import { ExecutionId } from "@appexec/api/Ids"
 import { Errors, ExecutionQueue } from "@appexec/core"
-import { Clock, Effect, Layer, Option } from "effect"
+import { Clock, Effect, Either, Layer, Option } from "effect"
 import { type ExpressionBuilder, sql } from "kysely"
 import { type ExecutionRow, fromRow, leaseOf } from "./internal/ExecutionRows.js"
 import * as PreparedQuery from "./internal/PreparedQuery.js"
@@ -212,19 +212,26 @@ export const make = Effect.gen(function*() {
       .where("lease_worker", "=", p("workerId"))
   )
 
+  /** The claims the rows stand for; a row that cannot be read fails the batch, as a read would. */
+  const claimsOf = (
+    rows: ReadonlyArray<ExecutionRow>
+  ): Either.Either<ReadonlyArray<ExecutionQueue.Claim>, Errors.StorageError> => {
+    const claims: Array<ExecutionQueue.Claim> = []
+    for (const row of rows) {
+      const execution = fromRow(row)
+      if (Either.isLeft(execution)) return Either.left(execution.left)
+      claims.push({ execution: execution.right, lease: leaseOf(execution.right, row) })
+    }
+    return Either.right(claims)
+  }
+
+  // Every claim of every worker: no generator.
   const claimBatch = (workerId: string, leaseMs: number, options: ExecutionQueue.ClaimOptions) =>
-    Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const rows = yield* client.batched(
-        "claim executions",
-        (c) => claimRows(c, workerId, now, now + leaseMs, options)
-      )
-      return yield* Effect.forEach(
-        rows,
-        (row) =>
-          Effect.map(fromRow(row), (execution): ExecutionQueue.Claim => ({ execution, lease: leaseOf(execution, row) }))
-      )
-    })
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.flatMap(
+        client.batched("claim executions", (c) => claimRows(c, workerId, now, now + leaseMs, options)),
+        claimsOf
+      ))
 
   const canceled = PreparedQuery.make((p: PreparedQuery.Param<{ workerId: string; now: number }>) =>
     db
