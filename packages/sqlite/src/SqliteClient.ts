@@ -284,18 +284,19 @@ export const make = (options: Options) =>
         if (pending.length > 0) flush()
       })
     )
-    const enqueue = <A>(operation: string, f: (connection: Connection) => A) =>
+    const batched = <A>(operation: string, f: (connection: Connection) => A) =>
       Effect.async<A, Errors.StorageError>((resume) => {
         pending.push({
           operation,
           f,
-          resume: (result) => resume(result as Either.Either<A, Errors.StorageError>)
+          resume: (result) => {
+            const typed = result as Either.Either<A, Errors.StorageError>
+            // A group that found the lock busy is retried write by write, with the backoff of `execute`.
+            resume(Either.isLeft(typed) && isBusyError(typed.left) ? transaction(operation, f) : typed)
+          }
         })
         if (scheduled === undefined) scheduled = setImmediate(flush)
       })
-    const batched = <A>(operation: string, f: (connection: Connection) => A) =>
-      // A group that found the lock busy is retried write by write, with the backoff of `execute`.
-      Effect.catchIf(enqueue(operation, f), isBusyError, () => transaction(operation, f))
 
     return SqliteClient.of({ builder, execute, transaction, batched })
   })
