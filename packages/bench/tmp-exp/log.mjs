@@ -3,7 +3,7 @@ const line = { requestId: crypto.randomUUID(), method: "GET", path: "/v1/executi
 const fiberId = FiberId.make(12, Date.now())
 const ctx = FiberRefs.empty()
 let out = 0
-const lg = Logger.jsonLogger
+const lg = process.env.FMT === "logfmt" ? Logger.logfmtLogger : Logger.jsonLogger
 for (let round = 0; round < 4; round++) {
   const n = 50000
   let t = performance.now()
