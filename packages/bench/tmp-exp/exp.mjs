@@ -9,12 +9,16 @@ const Database = (await import("better-sqlite3")).default
 const program = Effect.gen(function*() {
   const app = yield* AppexecHttp.make({ rateLimit: { limit: 1e9 }, logRequests: process.env.NOLOG ? false : true }).pipe(Effect.provide(LocalRateLimitStore.layer()))
   if (mode === "loop") {
+    const appexec = yield* Appexec.Appexec
+    const mkResp = (body) => ({ status: 200, headers: { "content-type": "application/json", etag: '"3313c70decc18"', "ratelimit-limit": "1000000000", "ratelimit-remaining": "999999999", "ratelimit-reset": "30", "x-request-id": crypto.randomUUID() }, body })
+    const lv = { view: (r) => Effect.flatMap(appexec.keys.authenticate(r.headers), (p) => Effect.map(appexec.executions.getJson(p, exId), (json) => mkResp(`{"data":${json}}`))) }
+    const H = lv[process.env.CONST] ?? app.handle
     const req = { method: "GET", url: `/v1/executions/${exId}`, headers: { "x-api-key": key, host: "x" }, remoteAddress: "127.0.0.1", body: () => Effect.die("no") }
     for (let round = 0; round < 8; round++) {
       const n = 20000
       const t0 = process.cpuUsage()
       for (let i = 0; i < n; i++) {
-        const r = yield* app.handle(req)
+        const r = yield* H(req)
         if (r.status !== 200) throw new Error(String(r.status))
       }
       const d = process.cpuUsage(t0)
@@ -28,8 +32,12 @@ const program = Effect.gen(function*() {
   const mkResp = (body) => ({ status: 200, headers: { "content-type": "application/json", etag: '"3313c70decc18"', "ratelimit-limit": "1000000000", "ratelimit-remaining": "999999999", "ratelimit-reset": "30", "x-request-id": crypto.randomUUID() }, body })
   const C = process.env.CONST
   const db = new Database(dataDir + "/appexec.db")
-  const s1 = db.prepare('select "revision" from "key_revision" where "id" = ?'), s2 = db.prepare('select * from "executions" where "execution_id" = ?')
+  const b1 = db.prepare("BEGIN"), c1 = db.prepare("COMMIT"); const s1 = db.prepare('select "revision" from "key_revision" where "id" = ?'), s2 = db.prepare('select * from "executions" where "execution_id" = ?')
   const variants = {
+    sqltx: (r) => Effect.sync(() => { b1.run(); s1.get(1); s2.get(exId); c1.run(); return mkResp(fullBody) }),
+    sqlone: (r) => Effect.sync(() => { s1.get(1); return mkResp(fullBody) }),
+    view: (r) => Effect.flatMap(appexec.keys.authenticate(r.headers), (p) => Effect.map(appexec.executions.getJson(p, exId), (json) => mkResp(`{"data":${json}}`))),
+    rev: (r) => Effect.map(appexec.keys.authenticate(r.headers), () => { s2.get(exId); return mkResp(fullBody) }),
     sqlraw: (r) => Effect.sync(() => { s1.get(1); s2.get(exId); return mkResp(fullBody) }),
     effectonly: (r) => Effect.flatMap(Effect.sync(() => s1.get(1)), () => Effect.map(Effect.sync(() => s2.get(exId)), () => mkResp(fullBody))),
     auth: (r) => Effect.map(appexec.keys.authenticate(r.headers), () => mkResp(fullBody)),

@@ -70,7 +70,9 @@ export const make = Effect.gen(function*() {
       }),
     get: (executionId) => Effect.sync(() => Option.map(Option.fromNullable(rows.get(executionId)), (r) => r.record)),
     getView: (executionId) =>
-      Effect.sync(() => Option.map(Option.fromNullable(rows.get(executionId)), (r) => ExecutionRecord.viewOf(r.record))),
+      Effect.sync(() =>
+        Option.map(Option.fromNullable(rows.get(executionId)), (r) => ExecutionRecord.viewOf(r.record))
+      ),
     finishedAmong: (executionIds) => finishedAmong(executionIds),
     save: (record, lease, entry) =>
       Effect.suspend(() => {

@@ -194,7 +194,7 @@ export const serve = <
   const answerWith = (request: ServerRequest, body: string, options: Reply<Success>["options"]): Answered => {
     if (options.etag !== true) return { status, headers: options.headers ?? {}, body }
     const etag = entityTag(body)
-    const answerHeaders = options.headers === undefined ? { etag } : { ...options.headers, etag }
+    const answerHeaders = options.headers === undefined ? { etag } : Object.assign({}, options.headers, { etag })
     return matchesEtag(request.headers["if-none-match"], etag)
       ? { status: 304, headers: answerHeaders, body: undefined }
       : { status, headers: answerHeaders, body }
@@ -305,7 +305,8 @@ export const make = (options: Options = {}) =>
         if (wait === undefined) {
           return Effect.map(
             appexec.executions.getJson(principal, path.executionId),
-            (json) => new Written<{ readonly data: Execution.Execution }>(`{"data":${json}}`, etagged)
+            (json) =>
+              new Written<{ readonly data: Execution.Execution }>(`{"data":${json}}`, etagged)
           )
         }
         return Effect.map(
