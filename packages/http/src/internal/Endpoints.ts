@@ -35,6 +35,19 @@ export class Reply<A> {
   ) {}
 }
 
+/**
+ * A success the handler has as JSON text already: the encoding of a value of the endpoint's
+ * success type, written by core from what the store kept (`Appexec.executions.getJson`), so it is
+ * answered as it is, with no encoding pass. `A` is the type the text encodes.
+ */
+export class Written<A> {
+  declare readonly _A: (_: never) => A
+  constructor(
+    readonly json: string,
+    readonly options: { readonly headers?: Readonly<Record<string, string>>; readonly etag?: boolean } = {}
+  ) {}
+}
+
 /** What an endpoint answered on success: its status, headers and JSON body (none for 304). */
 export interface Answered {
   readonly status: number
@@ -97,18 +110,26 @@ const declaredNames = <A>(schema: Option.Option<Schema.Schema<A, unknown>>): Rea
   return ast.propertySignatures.map((p) => String(p.name))
 }
 
-/** The headers among `names` (header names are lower-case in a request), or all of them when `names` is absent. */
+/**
+ * The headers among `names` (header names are lower-case in a request), or all of them when
+ * `names` is absent; undefined when the request sends none of `names`.
+ */
 const pickHeaders = (
   headers: ServerRequest["headers"],
   names: ReadonlyArray<string> | undefined
-): ServerRequest["headers"] => {
+): ServerRequest["headers"] | undefined => {
   if (names === undefined) return headers
-  const picked: Record<string, string> = {}
+  let picked: Record<string, string> | undefined
   for (const name of names) {
     const value = headers[name.toLowerCase()]
-    if (value !== undefined) picked[name] = value
+    if (value !== undefined) (picked ??= {})[name] = value
   }
   return picked
+}
+
+const isEmpty = (record: Readonly<Record<string, unknown>>): boolean => {
+  for (const _ in record) return false
+  return true
 }
 
 const refuseDecoding = (error: ParseResult.ParseError) =>
@@ -164,32 +185,42 @@ export const serve = <
   Error
 >(
   endpoint: HttpApiEndpoint.HttpApiEndpoint<Name, Method, Path, Query, Payload, Headers, Success, Error>,
-  handler: (call: Call<Path, Query, Headers>) => Effect.Effect<Success | Reply<Success>, EndpointError>
+  handler: (
+    call: Call<Path, Query, Headers>
+  ) => Effect.Effect<Success | Reply<Success> | Written<Success>, EndpointError>
 ): Served => {
   const decodePath = decoderOf(endpoint.pathSchema)
   const decodeQuery = decoderOf(endpoint.urlParamsSchema)
   const decodeHeaders = decoderOf(endpoint.headersSchema)
   const headerNames = declaredNames(endpoint.headersSchema)
+  // What a request without any of the declared headers, or without a query, decodes to: the
+  // same every time, so decoded once (most requests send neither).
+  const noHeaders = decodeHeaders({})
+  const noQuery = decodeQuery({})
   // A success schema whose encoded form is the value's own JSON needs no encoding pass: the
   // handler's value is typed by it, and `JSON.stringify` writes it as the schema would have.
   const encode = isJsonFaithful(endpoint.successSchema.ast)
     ? Either.right
     : ParseResult.encodeUnknownEither(endpoint.successSchema)
   const status = HttpApiSchema.getStatusSuccess(endpoint.successSchema)
-  const answer = (request: ServerRequest, result: Success | Reply<Success>): Effect.Effect<Answered> => {
+  const answerWith = (request: ServerRequest, body: string, options: Reply<Success>["options"]): Answered => {
+    if (options.etag !== true) return { status, headers: options.headers ?? {}, body }
+    const etag = entityTag(body)
+    const answerHeaders = options.headers === undefined ? { etag } : Object.assign({}, options.headers, { etag })
+    return matchesEtag(request.headers["if-none-match"], etag)
+      ? { status: 304, headers: answerHeaders, body: undefined }
+      : { status, headers: answerHeaders, body }
+  }
+  const answer = (
+    request: ServerRequest,
+    result: Success | Reply<Success> | Written<Success>
+  ): Effect.Effect<Answered> => {
+    if (result instanceof Written) return Effect.succeed(answerWith(request, result.json, result.options))
     const reply = result instanceof Reply ? result : new Reply(result)
     // The handler's value has the endpoint's success type: encoding it cannot fail but on a bug.
     const encoded = encode(reply.value)
     if (Either.isLeft(encoded)) return Effect.die(encoded.left)
-    const body = JSON.stringify(encoded.right)
-    if (reply.options.etag !== true) return Effect.succeed({ status, headers: reply.options.headers ?? {}, body })
-    const etag = entityTag(body)
-    const answerHeaders = { ...reply.options.headers, etag }
-    return Effect.succeed(
-      matchesEtag(request.headers["if-none-match"], etag)
-        ? { status: 304, headers: answerHeaders, body: undefined }
-        : { status, headers: answerHeaders, body }
-    )
+    return Effect.succeed(answerWith(request, JSON.stringify(encoded.right), reply.options))
   }
   // Every request of the endpoint runs this: plain steps, no generator.
   return {
@@ -197,9 +228,10 @@ export const serve = <
     run: ({ params, query, principal, request }) => {
       const path = decodePath(params)
       if (Either.isLeft(path)) return Effect.fail(refuseDecoding(path.left))
-      const decodedQuery = decodeQuery(query)
+      const decodedQuery = isEmpty(query) ? noQuery : decodeQuery(query)
       if (Either.isLeft(decodedQuery)) return Effect.fail(refuseDecoding(decodedQuery.left))
-      const headers = decodeHeaders(pickHeaders(request.headers, headerNames))
+      const picked = pickHeaders(request.headers, headerNames)
+      const headers = picked === undefined ? noHeaders : decodeHeaders(picked)
       if (Either.isLeft(headers)) return Effect.fail(refuseDecoding(headers.left))
       // `path`, `query` and `headers` are the values of this endpoint's own schemas, or `{}`
       // exactly where it declares none (`never` in its type, `{}` in `Call`): TypeScript cannot
@@ -280,16 +312,23 @@ export const make = (options: Options = {}) =>
         })),
       // Long polling (`Prefer: wait=N`) and conditional polling (`ETag`, `If-None-Match`): docs/api.md#long-polling.
       // The request every polling client sends: plain steps, no generator.
+      // Answered with the JSON core writes from the stored columns (`executions.getJson`).
       serve(Api.getExecution, ({ principal, path, headers }) => {
         const wait = preferredWait(headers.prefer)
         if (wait === undefined) {
-          return Effect.map(appexec.executions.get(principal, path.executionId), (data) =>
-            new Reply({ data }, etagged))
+          return Effect.map(
+            appexec.executions.getJson(principal, path.executionId),
+            (json) =>
+              new Written<{ readonly data: Execution.Execution }>(`{"data":${json}}`, etagged)
+          )
         }
         return Effect.map(
-          appexec.executions.get(principal, path.executionId, { wait: Duration.seconds(wait) }),
-          (data) =>
-            new Reply({ data }, { etag: true, headers: { "preference-applied": `wait=${wait}` } })
+          appexec.executions.getJson(principal, path.executionId, { wait: Duration.seconds(wait) }),
+          (json) =>
+            new Written<{ readonly data: Execution.Execution }>(`{"data":${json}}`, {
+              etag: true,
+              headers: { "preference-applied": `wait=${wait}` }
+            })
         )
       }),
       serve(Api.cancelExecution, ({ principal, path }) =>
