@@ -4,13 +4,16 @@
  */
 import { AppStore, type Errors, KeyStore } from "@appexec/core"
 import { Effect, Either, Layer, Option } from "effect"
-import type { Selectable } from "kysely"
+import { type Compilable, CompiledQuery, type Selectable } from "kysely"
 import * as PreparedQuery from "./internal/PreparedQuery.js"
 import { decode, parseJson } from "./internal/RowDecoding.js"
 import type { AppsTable } from "./internal/Tables.js"
-import { FOLD, SqliteClient } from "./SqliteClient.js"
+import { type Connection, FOLD, SqliteClient } from "./SqliteClient.js"
 
 const decodeVersion = decode(AppStore.WorkflowVersion, "read workflow version")
+
+/** Most apps the store keeps as read (see `cache` below). */
+const APP_CACHE_SIZE = 1_000
 
 const fields = AppStore.AppRecord.fields
 const trusted = { disableValidation: true } as const
@@ -63,9 +66,38 @@ export const make = Effect.gen(function*() {
     )
   }
 
+  /**
+   * Apps as last read, while no other connection has committed anything since (`PRAGMA
+   * data_version` moves with every commit of another connection, in this process or another,
+   * and not with this connection's own): every start reads its app, and checking the version
+   * costs a third of reading the row. This connection's own writes to `apps` (`save`, the only
+   * one) empty it. At most `APP_CACHE_SIZE` apps, the oldest read dropped first.
+   */
+  const cache = new Map<string, Selectable<AppsTable>>()
+  let cachedVersion: number | undefined
+  const dataVersion: Compilable<{ readonly data_version: number }> = {
+    compile: () => CompiledQuery.raw("PRAGMA data_version")
+  }
+  const cachedRow = (c: Connection, appId: string) => {
+    const version = c.get(dataVersion)?.data_version
+    if (version !== cachedVersion) {
+      cache.clear()
+      cachedVersion = version
+    }
+    const cached = cache.get(appId)
+    if (cached !== undefined) return cached
+    const row = c.get(byId.bind({ appId }))
+    if (row !== undefined) {
+      cache.set(appId, row)
+      if (cache.size > APP_CACHE_SIZE) cache.delete(cache.keys().next().value!)
+    }
+    return row
+  }
+
   const service: AppStore.AppStore["Type"] = {
     save: Effect.fn("SqliteAppStore.save")((app, version) =>
       client.transaction("save app", (c) => {
+        cache.clear()
         const columns = {
           name: app.name,
           description: app.description,
@@ -97,7 +129,7 @@ export const make = Effect.gen(function*() {
     // Every app request and every start reads one: untraced.
     get: (appId) =>
       client
-        .execute("get app", (c) => c.get(byId.bind({ appId })))
+        .execute("get app", (c) => cachedRow(c, appId))
         .pipe(Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.asSome(fromRow(row))))),
     findByName: Effect.fn("SqliteAppStore.findByName")((workspaceId, name) =>
       client
