@@ -3,7 +3,8 @@
  * runs, and records the outcome through the status state machine. A lost worker's execution is
  * run again once its lease expires, up to `maxAttempts` claims, then failed. Stopping the worker
  * (closing its scope) stops taking work, waits up to `drainTimeoutMs` for running executions,
- * then interrupts them and releases their leases so another worker takes them at once.
+ * then interrupts their workflows and releases their leases so another worker takes them at
+ * once (an outcome already being written is written first).
  *
  * A run forks nothing beside its own fiber: one keeper per worker renews every lease the worker
  * holds in one storage call per `renewEvery`, and watches the runs' deadlines; it stops a run
@@ -60,7 +61,7 @@ interface Run {
   deadline: number
   /** Why the run was told to stop, once it was. */
   stop: StopReason | undefined
-  /** The run's fiber while its workflow runs: what a stop interrupts. */
+  /** The run's fiber: what a stop interrupts (it takes effect only while the workflow runs). */
   fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
   /** The execution as saved `running`, once it was. */
   started: ExecutionRecord | undefined
