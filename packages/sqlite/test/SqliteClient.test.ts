@@ -7,7 +7,7 @@ import { SqliteClient, SqliteStorage } from "@appexec/sqlite"
 import { TestOutboundHttp } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Context, Effect, Either, Fiber, Layer, Option } from "effect"
+import { Context, Effect, Either, Fiber, Layer, Option, TestClock } from "effect"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -64,6 +64,34 @@ describe("SqliteClient", () => {
         "w2"
       ])
       raw.close()
+    }))
+
+  it.scoped("a grouped write that finds the lock held by another process is retried alone until it is free", () =>
+    Effect.gen(function*() {
+      const filename = yield* tempFile
+      const client = Context.get(
+        yield* Layer.build(SqliteClient.layer({ filename, busyTimeoutMs: 5 })),
+        SqliteClient.SqliteClient
+      )
+      const other = new Database(filename)
+      yield* Effect.addFinalizer(() => Effect.sync(() => other.close()))
+      other.prepare("BEGIN IMMEDIATE").run()
+      const write = yield* Effect.fork(
+        client.batched(
+          "insert",
+          (c) => c.run(client.builder.insertInto("workspaces").values({ workspace_id: "w", name: "w", created_at: 0 }))
+        )
+      )
+      // Two turns of the event loop: the group runs, finds the lock busy, and the write is retried
+      // on its own with a backoff (virtual time).
+      const turn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      yield* turn
+      yield* turn
+      expect(Option.isNone(yield* Fiber.poll(write))).toBe(true)
+      other.prepare("COMMIT").run()
+      yield* TestClock.adjust("10 seconds")
+      expect(yield* Fiber.join(write)).toBe(1)
+      expect(other.prepare("SELECT workspace_id FROM workspaces").pluck().all()).toEqual(["w"])
     }))
 
   it.scopedLive("waits out another process's write lock instead of failing with SQLITE_BUSY", () =>
