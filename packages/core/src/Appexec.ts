@@ -466,12 +466,17 @@ export const layer = Layer.scoped(
         if (!isUuid(executionId)) return Effect.fail(new ExecutionNotFound({ executionId }))
         // Registered before reading, so a transition between the read and the wait is not missed;
         // removed however the wait ends (many may wait at once: no scope per wait).
-        const waiting = events.unsafeAwaitTerminal(ExecutionId.make(executionId, { disableValidation: true }))
+        const id = ExecutionId.make(executionId, { disableValidation: true })
+        const waiting = events.unsafeAwaitTerminal(id)
+        // The first look reads the view (no JSON decoded): the record is read only when it has
+        // already ended; otherwise its terminal record comes with the wake-up.
         return restore(
-          Effect.flatMap(
-            visibleExecution(executionId),
-            (first) => isTerminal(first.status) ? Effect.succeed(first) : waiting.wait
-          )
+          Effect.flatMap(executionStore.getView(id), (view) =>
+            Option.isNone(view)
+              ? Effect.fail(new ExecutionNotFound({ executionId }))
+              : isTerminal(view.value.status)
+              ? visibleExecution(executionId)
+              : waiting.wait)
         ).pipe(Effect.ensuring(Effect.sync(waiting.release)))
       })
 
