@@ -20,7 +20,8 @@ import { TestApps, TestHarness } from "@appexec/testing"
 import * as ed from "@noble/ed25519"
 import { Deferred, Effect, Exit, Layer, Logger, LogLevel } from "effect"
 import { spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { Session } from "node:inspector"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
@@ -116,15 +117,63 @@ const receiver = (count: number) =>
     return { port: yield* Deferred.await(port), done: Deferred.await(cpu) }
   })
 
+/**
+ * With `APPEXEC_BENCH_WEBHOOKS_PROFILE=<file>`, a CPU profile of the main thread during the
+ * delivery run (the last run's, in Chrome's `.cpuprofile` format); the effect that stops it and
+ * writes the file.
+ */
+const startProfile = Effect.gen(function*() {
+  const file = process.env["APPEXEC_BENCH_WEBHOOKS_PROFILE"]
+  if (file === undefined) return Effect.void
+  const session = new Session()
+  session.connect()
+  const post = (method: string) =>
+    Effect.async<unknown>((resume) =>
+      session.post(method, (error, result) => resume(error === null ? Effect.succeed(result) : Effect.die(error)))
+    )
+  yield* post("Profiler.enable")
+  yield* post("Profiler.start")
+  return post("Profiler.stop").pipe(
+    Effect.map((result) => {
+      writeFileSync(file, JSON.stringify((result as { readonly profile: unknown }).profile))
+      session.disconnect()
+    })
+  )
+})
+
+/**
+ * CPU time in microseconds of the main thread and of the whole process, from
+ * `/proc/self/task/<tid>/stat` (Linux; the main thread's id is the process id). `undefined`
+ * elsewhere.
+ */
+const threadCpu = (): { readonly main: number; readonly all: number } | undefined => {
+  try {
+    const tick = 1_000_000 / 100
+    let main = 0
+    let all = 0
+    for (const task of readdirSync("/proc/self/task")) {
+      // Fields after the command name: state is the first, utime the 12th, stime the 13th.
+      const stat = readFileSync(`/proc/self/task/${task}/stat`, "utf8")
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      const used = (Number(fields[11]) + Number(fields[12])) * tick
+      all += used
+      if (Number(task) === process.pid) main = used
+    }
+    return { main, all }
+  } catch {
+    return undefined
+  }
+}
+
 /** Where the time of a delivery run went, in microseconds per delivery. */
 interface Breakdown {
   readonly rate: number
-  /** CPU time of this process (every thread: engine, signer workers, SQLite, GC). */
+  /** CPU time of this process (every thread: engine, signer worker, SQLite, GC). */
   readonly processCpu: number
-  /** Time the main thread's event loop was busy. */
-  readonly mainThread: number
-  /** Time the signer workers were busy (0 when signing in-thread). */
-  readonly signerThreads: number
+  /** CPU time of the main thread (engine, dispatcher, HTTP client, SQLite calls). */
+  readonly mainThreadCpu: number | undefined
+  /** Time the main thread's event loop was busy (CPU, and waiting for a core on a loaded machine). */
+  readonly mainThreadBusy: number
   /** CPU time of the receiver's process. */
   readonly receiverCpu: number
 }
@@ -167,8 +216,10 @@ const deliveries = (signer: "thread" | "worker") =>
         discard: true
       })
 
+      const profiling = yield* startProfile
       const begin = performance.now()
       const cpu = process.cpuUsage()
+      const threads = threadCpu()
       const elu = performance.eventLoopUtilization()
       yield* Effect.forkScoped(WebhookDispatcher.run)
       // A delivery lost for good would leave the count short: the run fails rather than wait forever.
@@ -179,18 +230,17 @@ const deliveries = (signer: "thread" | "worker") =>
         })
       )
       const seconds = (performance.now() - begin) / 1000
+      yield* profiling
       const used = process.cpuUsage(cpu)
-      const mainThread = performance.eventLoopUtilization(elu).active * 1000
-      // The workers start with the first signature: their whole life is the delivery run.
-      const signerThreads = (pool?.workers() ?? []).reduce(
-        (sum, w) => sum + (w === undefined ? 0 : w.performance.eventLoopUtilization().active * 1000),
-        0
-      )
+      const threadsAfter = threadCpu()
+      const mainThreadBusy = performance.eventLoopUtilization(elu).active * 1000
       return {
         rate: DELIVERIES / seconds,
         processCpu: (used.user + used.system) / DELIVERIES,
-        mainThread: mainThread / DELIVERIES,
-        signerThreads: signerThreads / DELIVERIES,
+        mainThreadCpu: threads === undefined || threadsAfter === undefined
+          ? undefined
+          : (threadsAfter.main - threads.main) / DELIVERIES,
+        mainThreadBusy: mainThreadBusy / DELIVERIES,
         receiverCpu: receiverCpu / DELIVERIES
       } satisfies Breakdown
     }).pipe(Effect.provide(layer))
@@ -221,8 +271,11 @@ export const benchmark: Benchmark = {
         const perDelivery = (name: string, value: number) =>
           report({ name: `  ${name}`, value: Math.round(value), unit: "µs per delivery" })
         yield* perDelivery("CPU of the dispatching process (all threads)", run.processCpu)
-        yield* perDelivery("main thread busy", run.mainThread)
-        yield* perDelivery("signer worker busy", run.signerThreads)
+        if (run.mainThreadCpu !== undefined) {
+          yield* perDelivery("  of which the main thread", run.mainThreadCpu)
+          yield* perDelivery("  of which other threads (signer worker, GC, I/O)", run.processCpu - run.mainThreadCpu)
+        }
+        yield* perDelivery("main thread's event loop busy (CPU and waiting for a core)", run.mainThreadBusy)
         yield* perDelivery("CPU of the receiver process", run.receiverCpu)
       }
     })
