@@ -147,6 +147,7 @@ export const make = Effect.gen(function*() {
   /** Sends one attempt of a claimed entry and records it. */
   // A span per attempt only when spans go somewhere: the default tracer keeps them to itself.
   const traced = yield* TraceContext.spansExported
+  const retryDelaysMs = config.webhookRetryDelays.map(millis)
   const attemptAndRecord = (entry: OutboxEntry) =>
     Effect.gen(function*() {
       const at = yield* Clock.currentTimeMillis
@@ -162,12 +163,14 @@ export const make = Effect.gen(function*() {
         statusCode: outcome.status,
         error: outcome._tag === "Delivered" ? null : outcome.error
       }
-      const next = nextStep(outcome, number, yield* Clock.currentTimeMillis, config.webhookRetryDelays.map(millis))
-      yield* Effect.annotateCurrentSpan({
-        "appexec.webhook.attempt": number,
-        "appexec.webhook.outcome": outcome._tag,
-        ...(outcome.status === null ? {} : { "http.response.status_code": outcome.status })
-      })
+      const next = nextStep(outcome, number, yield* Clock.currentTimeMillis, retryDelaysMs)
+      if (traced) {
+        yield* Effect.annotateCurrentSpan({
+          "appexec.webhook.attempt": number,
+          "appexec.webhook.outcome": outcome._tag,
+          ...(outcome.status === null ? {} : { "http.response.status_code": outcome.status })
+        })
+      }
       yield* Metric.increment(
         outcome._tag === "Delivered"
           ? webhookOutcome.delivered
