@@ -56,17 +56,24 @@ const MAX_EXPANDED = 16
 /**
  * An RFC 8032 Ed25519 signature (the same bytes as `ed.sign`) with the secret key expanded once
  * and kept: `ed.sign` expands the key, a second base-point multiplication, on every call.
+ * `hash` is the SHA-512 of the two per-signature hashes (default `@noble/hashes`; a host may pass
+ * a native one).
  */
-export const signWithCachedKey = (message: Uint8Array, secretKey: Uint8Array, cacheKey: string): Uint8Array => {
+export const signWithCachedKey = (
+  message: Uint8Array,
+  secretKey: Uint8Array,
+  cacheKey: string,
+  hash: (bytes: Uint8Array) => Uint8Array = sha512
+): Uint8Array => {
   let key = expanded.get(cacheKey)
   if (key === undefined) {
     key = ed.utils.getExtendedPublicKey(secretKey)
     if (expanded.size >= MAX_EXPANDED) expanded.delete(expanded.keys().next().value!)
     expanded.set(cacheKey, key)
   }
-  const r = ed.etc.mod(fromLittleEndian(sha512(ed.etc.concatBytes(key.prefix, message))), L)
+  const r = ed.etc.mod(fromLittleEndian(hash(ed.etc.concatBytes(key.prefix, message))), L)
   const R = ed.Point.BASE.multiply(r).toBytes()
-  const k = ed.etc.mod(fromLittleEndian(sha512(ed.etc.concatBytes(R, key.pointBytes, message))), L)
+  const k = ed.etc.mod(fromLittleEndian(hash(ed.etc.concatBytes(R, key.pointBytes, message))), L)
   const S = ed.etc.mod(r + k * key.scalar, L)
   return ed.etc.concatBytes(R, toLittleEndian32(S))
 }
