@@ -32,7 +32,7 @@ import {
 } from "./Errors.js"
 import { ExecutionEvents } from "./ExecutionEvents.js"
 import { failNow, isTerminal, placeholder } from "./ExecutionLifecycle.js"
-import { type ExecutionRecord, toExecution, toStartedExecution } from "./ExecutionRecord.js"
+import { executionJson, type ExecutionRecord, toExecution, toStartedExecution, viewOf } from "./ExecutionRecord.js"
 import { ExecutionStore } from "./ExecutionStore.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { isHttpUrl, validateInputs } from "./InputValidation.js"
@@ -142,6 +142,15 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
         executionId: string,
         options?: GetOptions
       ) => Effect.Effect<Execution, ExecutionNotFound | StorageError>
+      /**
+       * `get`, answered as the JSON text of the `Execution` (what its schema encodes), written
+       * from the stored columns without building the record: the read behind every poll.
+       */
+      readonly getJson: (
+        principal: Principal,
+        executionId: string,
+        options?: GetOptions
+      ) => Effect.Effect<string, ExecutionNotFound | StorageError>
       /**
        * How the delivery of the webhook of an execution of the principal's workspace goes; none
        * when it has no webhook (docs/webhooks.md#failed-deliveries).
@@ -318,6 +327,8 @@ export const layer = Layer.scoped(
             : Effect.succeed(record.value)
       )
     }
+
+    const recordJson = (record: ExecutionRecord) => executionJson(viewOf(record))
 
     const waitForEnd = (executionId: string): Effect.Effect<ExecutionRecord, ExecutionNotFound | StorageError> =>
       Effect.uninterruptibleMask((restore) => {
@@ -510,6 +521,25 @@ export const layer = Layer.scoped(
                   (waited) => toExecution(Option.getOrElse(waited, () => record))
                 )
           ),
+        getJson: (principal: Principal, executionId: string, options: GetOptions = {}) => {
+          if (!isUuid(executionId)) return Effect.fail(new ExecutionNotFound({ executionId }))
+          return Effect.flatMap(
+            executionStore.getView(ExecutionId.make(executionId, { disableValidation: true })),
+            (view): Effect.Effect<string, ExecutionNotFound | StorageError> => {
+              if (Option.isNone(view) || view.value.workspaceId !== principal.workspaceId) {
+                return Effect.fail(new ExecutionNotFound({ executionId }))
+              }
+              if (options.wait === undefined || isTerminal(view.value.status)) {
+                return Effect.succeed(executionJson(view.value))
+              }
+              const first = view.value
+              return Effect.map(
+                waitForEnd(executionId).pipe(Effect.timeoutOption(options.wait)),
+                (waited) => Option.match(waited, { onNone: () => executionJson(first), onSome: recordJson })
+              )
+            }
+          )
+        },
         cancel: Effect.fn("Appexec.executions.cancel")(function*(executionId: string, principal?: Principal) {
           for (;;) {
             const record = yield* visibleExecution(executionId, principal)

@@ -53,3 +53,49 @@ export const toStartedExecution = (record: ExecutionRecord): Execution.StartedEx
   webhookUrl: record.webhookUrl,
   outputs: record.outputs
 })
+
+/**
+ * The public part of a stored execution, as storage keeps it: what `GET /v1/executions/{id}`
+ * answers, with the outputs still the JSON text the store wrote (`JSON.stringify` of the record's
+ * outputs), so that answering a poll parses and re-encodes nothing.
+ */
+export interface ExecutionView {
+  readonly executionId: string
+  readonly workflowId: string
+  readonly workspaceId: string
+  readonly status: Execution.ExecutionStatus
+  /** The outputs as stored: a JSON array of `Execution.Output`. */
+  readonly outputsJson: string
+  readonly errorMessage: string | null
+  readonly createdAt: number
+  readonly startedAt: number | null
+  readonly completedAt: number | null
+}
+
+/** The view of a record in hand. */
+export const viewOf = (record: ExecutionRecord): ExecutionView => ({
+  executionId: record.executionId,
+  workflowId: record.workflowId,
+  workspaceId: record.workspaceId,
+  status: record.status,
+  outputsJson: JSON.stringify(record.outputs),
+  errorMessage: record.errorMessage,
+  createdAt: record.createdAt,
+  startedAt: record.startedAt,
+  completedAt: record.completedAt
+})
+
+const isoJson = (ms: number | null) => (ms === null ? "null" : `"${new Date(ms).toISOString()}"`)
+
+/**
+ * The JSON of the polling view (`Execution` as its schema encodes it, field for field and in its
+ * order), written from a view directly. The ids are the store's own UUIDs and the status one of
+ * the schema's literals; the outputs are spliced in as stored; the error message is encoded.
+ */
+export const executionJson = (view: ExecutionView): string =>
+  `{"executionId":"${view.executionId}","workflowId":"${view.workflowId}","status":"${view.status}",` +
+  `"outputs":${view.outputsJson},"errorMessage":${
+    view.errorMessage === null ? "null" : JSON.stringify(view.errorMessage)
+  },` +
+  `"startedAt":${isoJson(view.startedAt)},"completedAt":${isoJson(view.completedAt)},` +
+  `"createdAt":${isoJson(view.createdAt)}}`

@@ -7,7 +7,7 @@ import type { ExecutionId, WorkspaceId } from "@appexec/api/Ids"
 import { Context, type Effect, type Option } from "effect"
 import type { LeaseLost, StorageError } from "./Errors.js"
 import type { Lease } from "./ExecutionQueue.js"
-import type { ExecutionRecord } from "./ExecutionRecord.js"
+import type { ExecutionRecord, ExecutionView } from "./ExecutionRecord.js"
 import type { OutboxEntry } from "./WebhookOutbox.js"
 
 /** Which executions `list` answers. */
@@ -58,6 +58,11 @@ export class ExecutionStore extends Context.Tag("@appexec/core/ExecutionStore")<
     ) => Effect.Effect<IdempotentInsert, StorageError>
     /** The execution with this id, if any. */
     readonly get: (executionId: ExecutionId) => Effect.Effect<Option.Option<ExecutionRecord>, StorageError>
+    /**
+     * The public part of the execution with this id, if any: the read every poll makes, so it
+     * reads only the columns of the answer and hands the outputs over as stored (JSON text).
+     */
+    readonly getView: (executionId: ExecutionId) => Effect.Effect<Option.Option<ExecutionView>, StorageError>
     /**
      * Which of `executionIds` are finished (`completed` or `failed`); unknown ids are left out. One
      * cheap look for many waiters at once, reading no record.

@@ -188,12 +188,12 @@ describe("outside the API", () => {
     }).pipe(Effect.provide(stack())))
 })
 
-/** Replaces `executions.get` with one that dies, to see what a defect looks like from outside. */
+/** Replaces the read of `GET /v1/executions/{id}` with one that dies, to see what a defect looks like from outside. */
 const defectiveGet = Layer.effect(
   Appexec.Appexec,
   Effect.map(Appexec.Appexec, (appexec) => ({
     ...appexec,
-    executions: { ...appexec.executions, get: () => Effect.die(new Error("secret internal detail")) }
+    executions: { ...appexec.executions, getJson: () => Effect.die(new Error("secret internal detail")) }
   }))
 )
 

@@ -16,7 +16,7 @@ import { Errors, type ExecutionQueue, type ExecutionRecord, ExecutionStore, type
 import { Effect, Layer, Option } from "effect"
 import { type Kysely, sql, type UpdateQueryBuilder, type UpdateResult } from "kysely"
 import * as Batcher from "./internal/Batcher.js"
-import { executionColumns, fromRow, toColumns } from "./internal/ExecutionRows.js"
+import { executionColumns, fromRow, toColumns, viewColumns, viewOfRow } from "./internal/ExecutionRows.js"
 import type { Tables } from "./internal/Tables.js"
 import { WorkNotifier } from "./internal/WorkNotifier.js"
 import { PostgresClient, workChannel } from "./PostgresClient.js"
@@ -287,6 +287,16 @@ export const make = Effect.gen(function*() {
           row === undefined ? Effect.succeedNone : Effect.map(fromRow(row), Option.some)
         ))
     ),
+    // Every poll reads one: untraced.
+    getView: (executionId) =>
+      client
+        .prepared(
+          "get execution view",
+          client.db.selectFrom("executions").select(viewColumns).where("execution_id", "=", executionId).compile()
+        )
+        .pipe(Effect.flatMap(({ rows: [row] }) =>
+          row === undefined ? Effect.succeedNone : Effect.map(viewOfRow(row), Option.some)
+        )),
     save: Effect.fn("PostgresExecutionStore.save")(save),
     finishedAmong: Effect.fn("PostgresExecutionStore.finishedAmong")((executionIds) =>
       executionIds.length === 0

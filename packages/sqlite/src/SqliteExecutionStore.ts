@@ -7,7 +7,7 @@ import { ExecutionId } from "@appexec/api/Ids"
 import { Errors, type ExecutionQueue, type ExecutionRecord, ExecutionStore, type WebhookOutbox } from "@appexec/core"
 import { Effect, Layer, Option } from "effect"
 import { sql } from "kysely"
-import { fromRow, toColumns } from "./internal/ExecutionRows.js"
+import { fromRow, toColumns, viewOfRow } from "./internal/ExecutionRows.js"
 import * as PreparedQuery from "./internal/PreparedQuery.js"
 import { WorkSignal } from "./internal/WorkSignal.js"
 import { SqliteClient } from "./SqliteClient.js"
@@ -52,6 +52,20 @@ export const make = Effect.gen(function*() {
   )
   const get = PreparedQuery.make((p: PreparedQuery.Param<{ executionId: string }>) =>
     db.selectFrom("executions").selectAll().where("execution_id", "=", p("executionId"))
+  )
+  // The columns of a poll's answer, and nothing else (the inputs can be large).
+  const getView = PreparedQuery.make((p: PreparedQuery.Param<{ executionId: string }>) =>
+    db.selectFrom("executions").select([
+      "execution_id",
+      "workflow_id",
+      "workspace_id",
+      "status",
+      "outputs",
+      "error_message",
+      "created_at",
+      "started_at",
+      "completed_at"
+    ]).where("execution_id", "=", p("executionId"))
   )
   // The ids travel as one JSON array, so one prepared statement serves any number of them.
   const finished = PreparedQuery.make((p: PreparedQuery.Param<{ ids: string }>) =>
@@ -192,6 +206,10 @@ export const make = Effect.gen(function*() {
         .pipe(
           Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.map(fromRow(row), Option.some)))
         ),
+    getView: (executionId) =>
+      client.execute("get execution view", (c) => c.get(getView.bind({ executionId }))).pipe(
+        Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.map(viewOfRow(row), Option.some)))
+      ),
     finishedAmong: (executionIds) =>
       executionIds.length === 0
         ? Effect.succeed([])

@@ -2,7 +2,7 @@
  * In-memory `ExecutionStore`, `ExecutionQueue` and `WebhookOutbox` over one shared state, so a
  * terminal save and its outbox entry are one atomic step, as in the SQL adapters.
  */
-import { Errors, ExecutionQueue, type ExecutionRecord, ExecutionStore, WebhookOutbox } from "@appexec/core"
+import { Errors, ExecutionQueue, ExecutionRecord, ExecutionStore, WebhookOutbox } from "@appexec/core"
 import { Context, Effect, Layer, Option, Queue } from "effect"
 
 interface Row {
@@ -69,6 +69,10 @@ export const make = Effect.gen(function*() {
         return Effect.as(insert(record), { _tag: "Inserted" })
       }),
     get: (executionId) => Effect.sync(() => Option.map(Option.fromNullable(rows.get(executionId)), (r) => r.record)),
+    getView: (executionId) =>
+      Effect.sync(() =>
+        Option.map(Option.fromNullable(rows.get(executionId)), (r) => ExecutionRecord.viewOf(r.record))
+      ),
     finishedAmong: (executionIds) => finishedAmong(executionIds),
     save: (record, lease, entry) =>
       Effect.suspend(() => {

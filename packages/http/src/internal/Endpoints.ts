@@ -35,6 +35,19 @@ export class Reply<A> {
   ) {}
 }
 
+/**
+ * A success the handler has as JSON text already: the encoding of a value of the endpoint's
+ * success type, written by core from what the store kept (`Appexec.executions.getJson`), so it is
+ * answered as it is, with no encoding pass. `A` is the type the text encodes.
+ */
+export class Written<A> {
+  declare readonly _A: (_: never) => A
+  constructor(
+    readonly json: string,
+    readonly options: { readonly headers?: Readonly<Record<string, string>>; readonly etag?: boolean } = {}
+  ) {}
+}
+
 /** What an endpoint answered on success: its status, headers and JSON body (none for 304). */
 export interface Answered {
   readonly status: number
@@ -164,7 +177,9 @@ export const serve = <
   Error
 >(
   endpoint: HttpApiEndpoint.HttpApiEndpoint<Name, Method, Path, Query, Payload, Headers, Success, Error>,
-  handler: (call: Call<Path, Query, Headers>) => Effect.Effect<Success | Reply<Success>, EndpointError>
+  handler: (
+    call: Call<Path, Query, Headers>
+  ) => Effect.Effect<Success | Reply<Success> | Written<Success>, EndpointError>
 ): Served => {
   const decodePath = decoderOf(endpoint.pathSchema)
   const decodeQuery = decoderOf(endpoint.urlParamsSchema)
@@ -176,20 +191,24 @@ export const serve = <
     ? Either.right
     : ParseResult.encodeUnknownEither(endpoint.successSchema)
   const status = HttpApiSchema.getStatusSuccess(endpoint.successSchema)
-  const answer = (request: ServerRequest, result: Success | Reply<Success>): Effect.Effect<Answered> => {
+  const answerWith = (request: ServerRequest, body: string, options: Reply<Success>["options"]): Answered => {
+    if (options.etag !== true) return { status, headers: options.headers ?? {}, body }
+    const etag = entityTag(body)
+    const answerHeaders = options.headers === undefined ? { etag } : Object.assign({}, options.headers, { etag })
+    return matchesEtag(request.headers["if-none-match"], etag)
+      ? { status: 304, headers: answerHeaders, body: undefined }
+      : { status, headers: answerHeaders, body }
+  }
+  const answer = (
+    request: ServerRequest,
+    result: Success | Reply<Success> | Written<Success>
+  ): Effect.Effect<Answered> => {
+    if (result instanceof Written) return Effect.succeed(answerWith(request, result.json, result.options))
     const reply = result instanceof Reply ? result : new Reply(result)
     // The handler's value has the endpoint's success type: encoding it cannot fail but on a bug.
     const encoded = encode(reply.value)
     if (Either.isLeft(encoded)) return Effect.die(encoded.left)
-    const body = JSON.stringify(encoded.right)
-    if (reply.options.etag !== true) return Effect.succeed({ status, headers: reply.options.headers ?? {}, body })
-    const etag = entityTag(body)
-    const answerHeaders = { ...reply.options.headers, etag }
-    return Effect.succeed(
-      matchesEtag(request.headers["if-none-match"], etag)
-        ? { status: 304, headers: answerHeaders, body: undefined }
-        : { status, headers: answerHeaders, body }
-    )
+    return Effect.succeed(answerWith(request, JSON.stringify(encoded.right), reply.options))
   }
   // Every request of the endpoint runs this: plain steps, no generator.
   return {
@@ -280,16 +299,23 @@ export const make = (options: Options = {}) =>
         })),
       // Long polling (`Prefer: wait=N`) and conditional polling (`ETag`, `If-None-Match`): docs/api.md#long-polling.
       // The request every polling client sends: plain steps, no generator.
+      // Answered with the JSON core writes from the stored columns (`executions.getJson`).
       serve(Api.getExecution, ({ principal, path, headers }) => {
         const wait = preferredWait(headers.prefer)
         if (wait === undefined) {
-          return Effect.map(appexec.executions.get(principal, path.executionId), (data) =>
-            new Reply({ data }, etagged))
+          return Effect.map(
+            appexec.executions.getJson(principal, path.executionId),
+            (json) =>
+              new Written<{ readonly data: Execution.Execution }>(`{"data":${json}}`, etagged)
+          )
         }
         return Effect.map(
-          appexec.executions.get(principal, path.executionId, { wait: Duration.seconds(wait) }),
-          (data) =>
-            new Reply({ data }, { etag: true, headers: { "preference-applied": `wait=${wait}` } })
+          appexec.executions.getJson(principal, path.executionId, { wait: Duration.seconds(wait) }),
+          (json) =>
+            new Written<{ readonly data: Execution.Execution }>(`{"data":${json}}`, {
+              etag: true,
+              headers: { "preference-applied": `wait=${wait}` }
+            })
         )
       }),
       serve(Api.cancelExecution, ({ principal, path }) =>

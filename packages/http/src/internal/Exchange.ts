@@ -39,14 +39,15 @@ export const json = (
   headers: Readonly<Record<string, string>> = {}
 ): ServerResponse => ({
   status,
-  headers: { "content-type": "application/json", ...headers },
+  headers: Object.assign({ "content-type": "application/json" }, headers),
   body: JSON.stringify(value)
 })
 
 /** The same answer with `headers` added (replacing any of the same name). */
 export const withHeaders = (response: ServerResponse, headers: Readonly<Record<string, string>>): ServerResponse => ({
-  ...response,
-  headers: { ...response.headers, ...headers }
+  status: response.status,
+  headers: Object.assign({}, response.headers, headers),
+  body: response.body
 })
 
 /** How far past the bound a body is still drained before the connection is given up. */

@@ -48,6 +48,7 @@ interface Compiled {
 const segmentsOf = (path: string): ReadonlyArray<string> | undefined => {
   const parts = path.split("/").slice(1)
   if (parts.length > 1 && parts[parts.length - 1] === "") parts.pop()
+  if (!path.includes("%")) return parts
   try {
     return parts.map(decodeURIComponent)
   } catch {

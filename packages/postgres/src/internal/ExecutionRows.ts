@@ -1,8 +1,8 @@
 /**
  * The mapping between `ExecutionRecord` and a row of `executions`.
  */
-import { type Errors, type ExecutionQueue, ExecutionRecord } from "@appexec/core"
-import { Either } from "effect"
+import { Errors, type ExecutionQueue, ExecutionRecord } from "@appexec/core"
+import { Either, Schema } from "effect"
 import type { Selectable } from "kysely"
 import { decode, parseJson } from "./RowDecoding.js"
 import type { ExecutionsTable } from "./Tables.js"
@@ -81,6 +81,47 @@ export const fromRow = (row: ExecutionRow): Either.Either<ExecutionRecord.Execut
           ...(row.trace_parent === null ? {} : { traceParent: row.trace_parent })
         }))
   )
+
+/** The columns of `executions` a view reads. */
+export const viewColumns = [
+  "execution_id",
+  "workflow_id",
+  "workspace_id",
+  "status",
+  "outputs",
+  "error_message",
+  "created_at",
+  "started_at",
+  "completed_at"
+] as const satisfies ReadonlyArray<keyof ExecutionsTable>
+
+const isStatus = Schema.is(ExecutionRecord.ExecutionRecord.fields.status)
+
+/**
+ * The view a row holds: the outputs stay the JSON text `toColumns` wrote (a `text` column, so
+ * the same bytes); only the status is checked.
+ */
+export const viewOfRow = (
+  row: Pick<ExecutionRow, typeof viewColumns[number]>
+): Either.Either<ExecutionRecord.ExecutionView, Errors.StorageError> => {
+  const status = row.status
+  if (!isStatus(status)) {
+    return Either.left(
+      new Errors.StorageError({ operation: "read execution: decode row", cause: `unknown status '${status}'` })
+    )
+  }
+  return Either.right({
+    executionId: row.execution_id,
+    workflowId: row.workflow_id,
+    workspaceId: row.workspace_id,
+    status,
+    outputsJson: row.outputs,
+    errorMessage: row.error_message,
+    createdAt: row.created_at,
+    startedAt: row.started_at,
+    completedAt: row.completed_at
+  })
+}
 
 /** The lease a claimed row carries. */
 export const leaseOf = (record: ExecutionRecord.ExecutionRecord, row: ExecutionRow): ExecutionQueue.Lease => ({

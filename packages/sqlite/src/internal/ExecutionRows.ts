@@ -68,6 +68,44 @@ export const fromRow = (row: ExecutionRow): Either.Either<ExecutionRecord.Execut
   )
 }
 
+/** The columns of `executions` a view reads. */
+export type ViewRow = Pick<
+  ExecutionRow,
+  | "execution_id"
+  | "workflow_id"
+  | "workspace_id"
+  | "status"
+  | "outputs"
+  | "error_message"
+  | "created_at"
+  | "started_at"
+  | "completed_at"
+>
+
+/**
+ * The view a row holds. As with `fromRow`, what the store wrote is not decoded again: the outputs
+ * stay the JSON text `toColumns` wrote; only the status is checked.
+ */
+export const viewOfRow = (row: ViewRow): Either.Either<ExecutionRecord.ExecutionView, Errors.StorageError> => {
+  const status = row.status
+  if (!isStatus(status)) {
+    return Either.left(
+      new Errors.StorageError({ operation: "read execution: decode row", cause: `unknown status '${status}'` })
+    )
+  }
+  return Either.right({
+    executionId: row.execution_id,
+    workflowId: row.workflow_id,
+    workspaceId: row.workspace_id,
+    status,
+    outputsJson: row.outputs,
+    errorMessage: row.error_message,
+    createdAt: row.created_at,
+    startedAt: row.started_at,
+    completedAt: row.completed_at
+  })
+}
+
 /** The lease a claimed row carries. */
 export const leaseOf = (record: ExecutionRecord.ExecutionRecord, row: ExecutionRow): ExecutionQueue.Lease => ({
   executionId: record.executionId,

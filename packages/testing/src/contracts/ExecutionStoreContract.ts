@@ -3,7 +3,7 @@
  * is fenced by the current lease; a terminal save ends the lease and records its webhook atomically.
  */
 import { Ids } from "@appexec/api"
-import { ExecutionQueue, ExecutionStore, WebhookOutbox } from "@appexec/core"
+import { ExecutionQueue, ExecutionRecord, ExecutionStore, WebhookOutbox } from "@appexec/core"
 import { describe, expect } from "@effect/vitest"
 import { Effect, Option, TestClock } from "effect"
 import {
@@ -51,6 +51,32 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         const done = completed(running, 20)
         yield* store.save(done, claim.lease)
         expect(yield* store.get(running.executionId)).toEqual(Option.some(done))
+      })
+    )
+
+    test(
+      "the view of an execution is its public part, outputs as stored, at every transition",
+      Effect.gen(function*() {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        const viewMatches = (record: ExecutionRecord.ExecutionRecord) =>
+          Effect.gen(function*() {
+            const { outputsJson: _, ...expected } = ExecutionRecord.viewOf(record)
+            const view = yield* store.getView(record.executionId)
+            expect(Option.map(view, ({ outputsJson, ...rest }) => ({ ...rest, outputs: JSON.parse(outputsJson) })))
+              .toEqual(Option.some({ ...expected, outputs: record.outputs }))
+          })
+        const record = queued(owner, 1)
+        yield* store.insert(record)
+        yield* viewMatches(record)
+        const claim = yield* claimSome("a", LEASE)
+        const running = started(claim.execution, 10)
+        yield* store.save(running, claim.lease)
+        yield* viewMatches(running)
+        const done = completed(running, 20)
+        yield* store.save(done, claim.lease)
+        yield* viewMatches(done)
+        expect(yield* store.getView(Ids.ExecutionId.make(uuid(5, 99)))).toEqual(Option.none())
       })
     )
 
