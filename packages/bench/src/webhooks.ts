@@ -1,9 +1,16 @@
 /**
- * Webhook benchmarks: Ed25519 signatures per second with `@noble/ed25519` (sync, with SHA-512
- * from node:crypto, and async, with WebCrypto SHA-512), and signed webhook deliveries per second
- * from the dispatcher to a local receiver over real HTTP. Prints `name: value unit` lines.
+ * Webhook benchmarks: Ed25519 signatures per second with `@noble/ed25519` (sync, the path
+ * appexec uses, and async), then signed webhook deliveries per second from the dispatcher to a
+ * receiver over real HTTP, with the signatures made on a worker thread (`NodeWebhookSigner`, as
+ * `appexec serve` runs) and on the main thread (core's default), each followed by where its CPU
+ * went: this process's main thread, its other threads (the signer worker, V8's garbage
+ * collection and compiler threads), and the receiver. The receiver runs in a process of its own,
+ * as a real receiver is another service. Prints `name: value unit` lines.
  *
- * Run with `npm run bench -- webhooks`.
+ * Run with `npm run bench -- webhooks`; `APPEXEC_BENCH_WEBHOOKS_PARTS=sign,deliver`,
+ * `APPEXEC_BENCH_WEBHOOKS_SIGNER=worker,thread`, `APPEXEC_BENCH_WEBHOOKS_COUNT` (deliveries of a
+ * run, default 2,000), `APPEXEC_BENCH_WEBHOOKS_PROFILE=<file>` (a CPU profile of the main thread
+ * during the last delivery run).
  */
 import {
   Appexec,
@@ -30,6 +37,8 @@ import type { Benchmark } from "./Benchmark.js"
 const SIGN_SECONDS = 1
 /** Deliveries of the delivery run (`APPEXEC_BENCH_WEBHOOKS_COUNT` for other runs). */
 const DELIVERIES = Number(process.env["APPEXEC_BENCH_WEBHOOKS_COUNT"] ?? 2_000)
+/** Deliveries of the unreported run that precedes the figures. */
+const WARM_UP = 500
 /** `APPEXEC_BENCH_WEBHOOKS_PARTS`: `sign`, `deliver` (comma-separated; both when unset). */
 const parts = new Set((process.env["APPEXEC_BENCH_WEBHOOKS_PARTS"] ?? "sign,deliver").split(","))
 /** `APPEXEC_BENCH_WEBHOOKS_SIGNER`: `worker`, `thread` (comma-separated; both, worker first, when unset). */
@@ -179,13 +188,13 @@ interface Breakdown {
 }
 
 /**
- * Deliveries per second: `DELIVERIES` finished executions in the outbox of a SQLite file (as
+ * Deliveries per second: `count` finished executions in the outbox of a SQLite file (as
  * `appexec serve` keeps it), drained by the dispatcher's own loop, 16 deliveries at a time, to a
  * receiver in another process over real HTTP; first attempt to last answer. `signer`: the
  * signatures made on the main thread (core's default) or by `NodeWebhookSigner` (one worker,
  * as `appexec serve` runs it).
  */
-const deliveries = (signer: "thread" | "worker") =>
+const deliveries = (signer: "thread" | "worker", count: number = DELIVERIES) =>
   Effect.gen(function*() {
     const dir = yield* Effect.acquireRelease(
       Effect.sync(() => mkdtempSync(join(tmpdir(), "appexec-bench-webhooks-"))),
@@ -200,14 +209,14 @@ const deliveries = (signer: "thread" | "worker") =>
         pool === undefined ? WebhookSigner.layer : Layer.succeed(WebhookSigner.WebhookSigner, pool.signer)
       )
     )
-    const { done, port } = yield* receiver(DELIVERIES)
+    const { done, port } = yield* receiver(count)
     const url = `http://127.0.0.1:${port}/hook`
     return yield* Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
       const app = yield* appexec.apps.import(echo)
       const principal = yield* TestHarness.signIn()
       const started = yield* Effect.forEach(
-        Array.from({ length: DELIVERIES }, (_, i) => i),
+        Array.from({ length: count }, (_, i) => i),
         (i) => appexec.executions.start(principal, app.appId, { prompt: `${i}` }, { webhook: url }),
         { concurrency: 64 }
       )
@@ -226,7 +235,7 @@ const deliveries = (signer: "thread" | "worker") =>
       const receiverCpu = yield* done.pipe(
         Effect.timeoutFail({
           duration: "120 seconds",
-          onTimeout: () => new Error(`not all of ${DELIVERIES} delivered`)
+          onTimeout: () => new Error(`not all of ${count} delivered`)
         })
       )
       const seconds = (performance.now() - begin) / 1000
@@ -235,13 +244,13 @@ const deliveries = (signer: "thread" | "worker") =>
       const threadsAfter = threadCpu()
       const mainThreadBusy = performance.eventLoopUtilization(elu).active * 1000
       return {
-        rate: DELIVERIES / seconds,
-        processCpu: (used.user + used.system) / DELIVERIES,
+        rate: count / seconds,
+        processCpu: (used.user + used.system) / count,
         mainThreadCpu: threads === undefined || threadsAfter === undefined
           ? undefined
-          : (threadsAfter.main - threads.main) / DELIVERIES,
-        mainThreadBusy: mainThreadBusy / DELIVERIES,
-        receiverCpu: receiverCpu / DELIVERIES
+          : (threadsAfter.main - threads.main) / count,
+        mainThreadBusy: mainThreadBusy / count,
+        receiverCpu: receiverCpu / count
       } satisfies Breakdown
     }).pipe(Effect.provide(layer))
   }).pipe(Effect.scoped, Effect.provide(Logger.minimumLogLevel(LogLevel.Warning)))
@@ -260,6 +269,8 @@ export const benchmark: Benchmark = {
         })
       }
       if (!parts.has("deliver")) return
+      // A first, shorter run unreported: the code of a delivery is compiled before any figure.
+      yield* deliveries(signers[0] ?? "worker", WARM_UP)
       for (const signer of signers) {
         const where = signer === "worker" ? "signing on a worker thread" : "signing in-thread"
         const run = yield* deliveries(signer)
