@@ -1,7 +1,7 @@
 /**
  * HTTP benchmark: 50 connections for 10 s each (autocannon), one endpoint at a time, against
  * (a) `appexec serve` — auth, the rate limit on (set high), SQLite, logging at its default (one
- * JSON line per request, to a pipe nobody reads) — and (b) the machine's floor, `node:http` +
+ * logfmt line per request on stderr, a pipe the benchmark drains) — and (b) the machine's floor, `node:http` +
  * better-sqlite3 doing the same work (`servers/raw.ts`). Endpoints: `GET /v1/executions/{id}`
  * (what polling clients send), `GET /v1/apps`, `GET /v1/apps/{id}` and
  * `POST /v1/apps/{id}/executions` (last: the executions it queues are run by appexec's worker
@@ -33,7 +33,8 @@ const start = (script: string, args: ReadonlyArray<string>, pattern: RegExp, env
       const profile = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]
       const child = spawn(process.execPath, [...profile, script, ...args], {
         cwd: root,
-        env: { ...process.env, ...env, APPEXEC_LOG_FORMAT: "json" },
+        // The log format is the command's default (logfmt) unless the caller sets `APPEXEC_LOG_FORMAT`.
+        env: { ...process.env, ...env },
         // Logs stay on (one line per request is part of the cost); the pipe is drained below.
         stdio: ["ignore", "pipe", "pipe"]
       })

@@ -78,18 +78,19 @@ export const instance = TestHarness.layer()
  * server answers them with a real 500 `internal_error`. Arm it only while the worker is idle.
  */
 export const instanceWithFaults = (faults: Ref.Ref<number>) => {
+  // A fault fails the next reads of an execution, as records or as views (what a poll reads).
+  const faulty = <A>(read: Effect.Effect<A, Errors.StorageError>) =>
+    Ref.modify(faults, (n) => [n, Math.max(0, n - 1)] as const).pipe(
+      Effect.flatMap((n) =>
+        n > 0 ? Effect.fail(new Errors.StorageError({ operation: "executions.get", cause: "injected fault" })) : read
+      )
+    )
   const faultyReads = Layer.effect(
     ExecutionStore.ExecutionStore,
     Effect.map(ExecutionStore.ExecutionStore, (store) => ({
       ...store,
-      get: (executionId: Parameters<typeof store.get>[0]) =>
-        Ref.modify(faults, (n) => [n, Math.max(0, n - 1)] as const).pipe(
-          Effect.flatMap((n) =>
-            n > 0
-              ? Effect.fail(new Errors.StorageError({ operation: "executions.get", cause: "injected fault" }))
-              : store.get(executionId)
-          )
-        )
+      get: (executionId: Parameters<typeof store.get>[0]) => faulty(store.get(executionId)),
+      getView: (executionId: Parameters<typeof store.getView>[0]) => faulty(store.getView(executionId))
     }))
   )
   return AppexecLayer.make().pipe(
