@@ -22,6 +22,7 @@
  */
 import { WebhookSigner } from "@appexec/core"
 import { Effect, Layer, Runtime, type Scope } from "effect"
+import { availableParallelism } from "node:os"
 import { Worker } from "node:worker_threads"
 import { source as builtinSource } from "./internal/SignerWorkerSource.js"
 
@@ -29,7 +30,10 @@ const { SignatureFailure } = WebhookSigner
 
 /** How the pool behaves. */
 export interface Options {
-  /** Worker threads (default 1: on a two-core machine the engine's thread keeps the other core). */
+  /**
+   * Worker threads (default 1 where the machine has two cores or more, else 0). With 0, every
+   * signature is made on the calling thread: a worker only pays for itself with a core of its own.
+   */
   readonly threads?: number
   /** Most signatures sent to a worker in one message (default 64). */
   readonly maxBatch?: number
@@ -88,7 +92,7 @@ export const makePool = (options: Options = {}): Effect.Effect<Pool, never, Scop
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
     const warn = (text: string) => Runtime.runFork(runtime)(Effect.logWarning(text))
-    const threads = Math.max(1, Math.floor(options.threads ?? 1))
+    const threads = Math.max(0, Math.floor(options.threads ?? (availableParallelism() >= 2 ? 1 : 0)))
     const maxBatch = Math.max(1, Math.floor(options.maxBatch ?? 64))
     const maxRestarts = Math.max(0, Math.floor(options.maxRestarts ?? 3))
     const source = options.workerSource ?? builtinSource

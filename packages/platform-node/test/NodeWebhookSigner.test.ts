@@ -90,6 +90,16 @@ describe("NodeWebhookSigner", () => {
       expect(pool.workers()).toEqual([undefined])
     }))
 
+  it.scoped("with no threads, every signature is made in-thread", () =>
+    Effect.gen(function*() {
+      const pool = yield* NodeWebhookSigner.makePool({ threads: 0 })
+      const all = messages(5)
+      const signatures = yield* signAll(pool, all)
+      all.forEach((message, i) => expect(verifies(message, signatures[i]!)).toBe(true))
+      expect(pool.stats()).toMatchObject({ inWorkers: 0, inThread: 5, batches: 0 })
+      expect(pool.workers()).toEqual([])
+    }))
+
   it.scoped("a key that is not 32 bytes of hex fails as a SignatureFailure", () =>
     Effect.gen(function*() {
       const pool = yield* NodeWebhookSigner.makePool()
