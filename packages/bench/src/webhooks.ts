@@ -38,7 +38,7 @@ const SIGN_SECONDS = 1
 /** Deliveries of the delivery run (`APPEXEC_BENCH_WEBHOOKS_COUNT` for other runs). */
 const DELIVERIES = Number(process.env["APPEXEC_BENCH_WEBHOOKS_COUNT"] ?? 2_000)
 /** Deliveries of the unreported run that precedes the figures. */
-const WARM_UP = 500
+const WARM_UP = 1_000
 /** `APPEXEC_BENCH_WEBHOOKS_PARTS`: `sign`, `deliver` (comma-separated; both when unset). */
 const parts = new Set((process.env["APPEXEC_BENCH_WEBHOOKS_PARTS"] ?? "sign,deliver").split(","))
 /** `APPEXEC_BENCH_WEBHOOKS_SIGNER`: `worker`, `thread` (comma-separated; both, worker first, when unset). */
@@ -190,17 +190,16 @@ interface Breakdown {
 /**
  * Deliveries per second: `count` finished executions in the outbox of a SQLite file (as
  * `appexec serve` keeps it), drained by the dispatcher's own loop, 16 deliveries at a time, to a
- * receiver in another process over real HTTP; first attempt to last answer. `signer`: the
- * signatures made on the main thread (core's default) or by `NodeWebhookSigner` (one worker,
- * as `appexec serve` runs it).
+ * receiver in another process over real HTTP; first attempt to last answer. `pool`: the
+ * signatures made by `NodeWebhookSigner` (one worker, as `appexec serve` runs it), else on the
+ * main thread (core's default).
  */
-const deliveries = (signer: "thread" | "worker", count: number = DELIVERIES) =>
+const deliveries = (pool: NodeWebhookSigner.Pool | undefined, count: number = DELIVERIES) =>
   Effect.gen(function*() {
     const dir = yield* Effect.acquireRelease(
       Effect.sync(() => mkdtempSync(join(tmpdir(), "appexec-bench-webhooks-"))),
       (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
     )
-    const pool = signer === "worker" ? yield* NodeWebhookSigner.makePool() : undefined
     const layer = AppexecLayer.make({ webhooks: false, config: { webhookConcurrency: 16 } }).pipe(
       Layer.provideMerge(SqliteStorage.layer({ filename: join(dir, "appexec.db") })),
       Layer.provide(IdGenerator.IdGenerator.random),
@@ -259,7 +258,7 @@ const deliveries = (signer: "thread" | "worker", count: number = DELIVERIES) =>
 export const benchmark: Benchmark = {
   name: "webhooks",
   run: (report) =>
-    Effect.gen(function*() {
+    Effect.scoped(Effect.gen(function*() {
       if (parts.has("sign")) {
         yield* report({ name: "webhook signatures (noble sync)", value: Math.round(signSync()), unit: "signatures/s" })
         yield* report({
@@ -269,11 +268,14 @@ export const benchmark: Benchmark = {
         })
       }
       if (!parts.has("deliver")) return
+      // One pool for every run, as a server keeps one: its worker's code is compiled once.
+      const pool = yield* NodeWebhookSigner.makePool()
+      const poolOf = (signer: "worker" | "thread") => (signer === "worker" ? pool : undefined)
       // A first, shorter run unreported: the code of a delivery is compiled before any figure.
-      yield* deliveries(signers[0] ?? "worker", WARM_UP)
+      yield* deliveries(poolOf(signers[0] ?? "worker"), WARM_UP)
       for (const signer of signers) {
         const where = signer === "worker" ? "signing on a worker thread" : "signing in-thread"
-        const run = yield* deliveries(signer)
+        const run = yield* deliveries(poolOf(signer))
         yield* report({
           name: `webhook deliveries (receiver in another process, 16 at a time, ${where})`,
           value: Math.round(run.rate),
@@ -289,5 +291,5 @@ export const benchmark: Benchmark = {
         yield* perDelivery("main thread's event loop busy (CPU and waiting for a core)", run.mainThreadBusy)
         yield* perDelivery("CPU of the receiver process", run.receiverCpu)
       }
-    })
+    }))
 }
