@@ -6,7 +6,8 @@
  * one message when it answers (at most `maxBatch` a message), so a burst of deliveries costs a
  * few round trips, not one each.
  *
- * A worker that dies (crash, `process.exit`, out of memory) loses nothing: the requests it held
+ * A worker that dies (crash, `process.exit`, out of memory) or hangs (no answer to a batch within
+ * `batchTimeoutMs`; it is terminated) loses nothing: the requests it held
  * are signed on the calling thread, and the worker is started again on the next request. After
  * `maxRestarts` deaths in a row without an answer in between, its slot gives up and signs on the
  * calling thread; with every slot given up, so does the pool.
@@ -21,7 +22,7 @@
  * ```
  */
 import { WebhookSigner } from "@appexec/core"
-import { Effect, Layer, Runtime, type Scope } from "effect"
+import { Duration, Effect, type Fiber, FiberId, Layer, Runtime, type Scope } from "effect"
 import { availableParallelism } from "node:os"
 import { Worker } from "node:worker_threads"
 import { source as builtinSource } from "./internal/SignerWorkerSource.js"
@@ -39,6 +40,11 @@ export interface Options {
   readonly maxBatch?: number
   /** Deaths in a row after which a worker slot signs on the calling thread instead (default 3). */
   readonly maxRestarts?: number
+  /**
+   * How long a worker may take to answer a batch before it is taken for hung, terminated (its
+   * batch signed in-thread) and started again (default 10 s; time follows the `Clock`).
+   */
+  readonly batchTimeoutMs?: number
   /** The worker's script (default: the built-in signer). Tests use it to start workers that fail. */
   readonly workerSource?: string
 }
@@ -75,6 +81,8 @@ interface Slot {
   worker: Worker | undefined
   /** The batch the worker is signing. */
   inFlight: ReadonlyArray<Request> | undefined
+  /** What terminates the worker if that batch is not answered in time. */
+  watchdog: Fiber.RuntimeFiber<void> | undefined
   /** Deaths since the last answer. */
   deaths: number
   /** Given up: signs on the calling thread. */
@@ -99,9 +107,16 @@ export const makePool = (options: Options = {}): Effect.Effect<Pool, never, Scop
     const slots: Array<Slot> = Array.from({ length: threads }, () => ({
       worker: undefined,
       inFlight: undefined,
+      watchdog: undefined,
       deaths: 0,
       retired: false
     }))
+    const batchTimeout = Duration.millis(Math.max(1, options.batchTimeoutMs ?? 10_000))
+    const fork = Runtime.runFork(runtime)
+    const stopWatchdog = (slot: Slot) => {
+      slot.watchdog?.unsafeInterruptAsFork(FiberId.none)
+      slot.watchdog = undefined
+    }
     let queue: Array<Request> = []
     let flushScheduled = false
     let closed = false
@@ -115,6 +130,7 @@ export const makePool = (options: Options = {}): Effect.Effect<Pool, never, Scop
     const died = (slot: Slot, worker: Worker, why: string) => {
       if (slot.worker !== worker) return
       slot.worker = undefined
+      stopWatchdog(slot)
       const lost = slot.inFlight ?? []
       slot.inFlight = undefined
       if (closed) return fallBack(lost)
@@ -135,6 +151,7 @@ export const makePool = (options: Options = {}): Effect.Effect<Pool, never, Scop
       worker.on("message", (signatures: ReadonlyArray<string | { readonly error: string }>) => {
         const batch = slot.inFlight ?? []
         slot.inFlight = undefined
+        stopWatchdog(slot)
         slot.deaths = 0
         stats = { ...stats, inWorkers: stats.inWorkers + batch.length }
         batch.forEach((request, i) => {
@@ -167,6 +184,16 @@ export const makePool = (options: Options = {}): Effect.Effect<Pool, never, Scop
         slot.inFlight = batch
         stats = { ...stats, batches: stats.batches + 1 }
         worker.postMessage({ keys: batch.map((r) => r.key), messages: batch.map((r) => r.message) })
+        slot.watchdog = fork(
+          Effect.sleep(batchTimeout).pipe(
+            Effect.zipRight(Effect.sync(() => {
+              if (slot.worker !== worker || slot.inFlight !== batch) return
+              warn(`webhook signer worker gave no answer within ${Duration.format(batchTimeout)}; it is terminated`)
+              // Its batch is signed in-thread by the exit handler.
+              void worker.terminate()
+            }))
+          )
+        )
       }
       // Every slot given up: nothing will take the rest.
       if (queue.length > 0 && slots.every((slot) => slot.retired)) {

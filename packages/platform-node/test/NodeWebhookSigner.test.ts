@@ -8,7 +8,7 @@
 import { AppexecConfig, SigningKeys, SigningKeyStore, WebhookSignature, WebhookSigner } from "@appexec/core"
 import { MemorySigningKeyStore, SeededIds } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Either, Fiber, Layer, TestClock } from "effect"
 import { execFileSync } from "node:child_process"
 import { createPrivateKey, createPublicKey, verify } from "node:crypto"
 import { fileURLToPath } from "node:url"
@@ -88,6 +88,28 @@ describe("NodeWebhookSigner", () => {
       const stats = pool.stats()
       expect(stats).toMatchObject({ inWorkers: 0, inThread: 6, restarts: 2 })
       expect(pool.workers()).toEqual([undefined])
+    }))
+
+  it.scoped("a worker that does not answer in time is terminated; its batch is signed in-thread (virtual clock)", () =>
+    Effect.gen(function*() {
+      const pool = yield* NodeWebhookSigner.makePool({
+        workerSource: "require('node:worker_threads').parentPort.on('message', () => {})",
+        batchTimeoutMs: 5_000
+      })
+      const message = messages(1)[0]!
+      const signing = yield* Effect.fork(pool.signer.sign(message, seedHex))
+      yield* Effect.async<void>((resume) => {
+        const waitForBatch = () => (pool.stats().batches >= 1 ? resume(Effect.void) : void setImmediate(waitForBatch))
+        waitForBatch()
+      })
+      const worker = pool.workers()[0]!
+      yield* TestClock.adjust(4_999)
+      expect(signing.unsafePoll()).toBeNull()
+      yield* TestClock.adjust(1)
+      const signature = yield* Fiber.join(signing)
+      expect(verifies(message, signature)).toBe(true)
+      expect(pool.stats()).toMatchObject({ inWorkers: 0, inThread: 1 })
+      expect(pool.workers()[0]).not.toBe(worker)
     }))
 
   it.scoped("with no threads, every signature is made in-thread", () =>
