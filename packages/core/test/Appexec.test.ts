@@ -1,7 +1,8 @@
+import { Execution } from "@appexec/api"
 import { Appexec, AppexecConfig, ExecutionQueue, KeyStore } from "@appexec/core"
 import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Option, TestClock } from "effect"
+import { Effect, Fiber, Option, Schema, TestClock } from "effect"
 
 const app = (name: string, description?: string) => ({
   name,
@@ -94,6 +95,14 @@ describe("Appexec facade", () => {
       expect(yield* errorTag(appexec.executions.get(alice, bobs.executionId))).toBe("ExecutionNotFound")
       expect((yield* appexec.executions.get(alice, alices.executionId)).executionId).toBe(alices.executionId)
       expect(yield* errorTag(appexec.executions.get(alice, "nope"))).toBe("ExecutionNotFound")
+      // The JSON a poll answers: the same visibility, and the same execution as `get`'s.
+      expect(yield* errorTag(appexec.executions.getJson(bob, alices.executionId))).toBe("ExecutionNotFound")
+      expect(yield* errorTag(appexec.executions.getJson(alice, "nope"))).toBe("ExecutionNotFound")
+      const json = yield* appexec.executions.getJson(alice, alices.executionId)
+      const viaSchema = yield* Schema.encode(Schema.parseJson(Execution.Execution))(
+        yield* appexec.executions.get(alice, alices.executionId)
+      )
+      expect(json).toBe(viaSchema)
     }).pipe(Effect.provide(TestHarness.layer())))
 
   it.scoped("list: own apps first, then public apps, each by name; limit bounds public apps only", () =>

@@ -217,14 +217,15 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       MediaRoute.PREFIX,
       ...(operator === undefined ? [] : OperatorRoutes.paths)
     ])
-    const counters = new Map<string, () => void>()
+    const counters = new Map<string, Map<number, () => void>>()
     const countRequest = (route: string, status: number) => {
       const label = knownRoutes.has(route) ? route : "other"
-      const key = `${status} ${label}`
-      let count = counters.get(key)
+      let byStatus = counters.get(label)
+      if (byStatus === undefined) counters.set(label, byStatus = new Map())
+      let count = byStatus.get(status)
       if (count === undefined) {
         count = AppexecMetrics.httpRequestCounter(label, String(status))
-        counters.set(key, count)
+        byStatus.set(status, count)
       }
       count()
     }

@@ -110,18 +110,26 @@ const declaredNames = <A>(schema: Option.Option<Schema.Schema<A, unknown>>): Rea
   return ast.propertySignatures.map((p) => String(p.name))
 }
 
-/** The headers among `names` (header names are lower-case in a request), or all of them when `names` is absent. */
+/**
+ * The headers among `names` (header names are lower-case in a request), or all of them when
+ * `names` is absent; undefined when the request sends none of `names`.
+ */
 const pickHeaders = (
   headers: ServerRequest["headers"],
   names: ReadonlyArray<string> | undefined
-): ServerRequest["headers"] => {
+): ServerRequest["headers"] | undefined => {
   if (names === undefined) return headers
-  const picked: Record<string, string> = {}
+  let picked: Record<string, string> | undefined
   for (const name of names) {
     const value = headers[name.toLowerCase()]
-    if (value !== undefined) picked[name] = value
+    if (value !== undefined) (picked ??= {})[name] = value
   }
   return picked
+}
+
+const isEmpty = (record: Readonly<Record<string, unknown>>): boolean => {
+  for (const _ in record) return false
+  return true
 }
 
 const refuseDecoding = (error: ParseResult.ParseError) =>
@@ -185,6 +193,10 @@ export const serve = <
   const decodeQuery = decoderOf(endpoint.urlParamsSchema)
   const decodeHeaders = decoderOf(endpoint.headersSchema)
   const headerNames = declaredNames(endpoint.headersSchema)
+  // What a request without any of the declared headers, or without a query, decodes to: the
+  // same every time, so decoded once (most requests send neither).
+  const noHeaders = decodeHeaders({})
+  const noQuery = decodeQuery({})
   // A success schema whose encoded form is the value's own JSON needs no encoding pass: the
   // handler's value is typed by it, and `JSON.stringify` writes it as the schema would have.
   const encode = isJsonFaithful(endpoint.successSchema.ast)
@@ -216,9 +228,10 @@ export const serve = <
     run: ({ params, query, principal, request }) => {
       const path = decodePath(params)
       if (Either.isLeft(path)) return Effect.fail(refuseDecoding(path.left))
-      const decodedQuery = decodeQuery(query)
+      const decodedQuery = isEmpty(query) ? noQuery : decodeQuery(query)
       if (Either.isLeft(decodedQuery)) return Effect.fail(refuseDecoding(decodedQuery.left))
-      const headers = decodeHeaders(pickHeaders(request.headers, headerNames))
+      const picked = pickHeaders(request.headers, headerNames)
+      const headers = picked === undefined ? noHeaders : decodeHeaders(picked)
       if (Either.isLeft(headers)) return Effect.fail(refuseDecoding(headers.left))
       // `path`, `query` and `headers` are the values of this endpoint's own schemas, or `{}`
       // exactly where it declares none (`never` in its type, `{}` in `Call`): TypeScript cannot

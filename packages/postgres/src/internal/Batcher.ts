@@ -17,7 +17,8 @@ interface Pending<I, O, E> {
  * A batch that fails with an error of its rows (`isolate`: a value the database refused) is
  * written again one item at a time, so a bad item fails alone and not the writes that happened
  * to go with it; any other failure (the database unreachable) fails every item of the batch with
- * it. Batches run in `scope`.
+ * it. Batches run in `scope`; when it closes, the items not yet written, and those of a batch cut
+ * short, end interrupted (no caller waits forever), and later submissions are interrupted at once.
  */
 export const make = <I, O, E>(options: {
   readonly maxSize: number
@@ -30,6 +31,18 @@ export const make = <I, O, E>(options: {
     const scope = yield* Effect.scope
     let pending: Array<Pending<I, O, E>> = []
     let writing = false
+    let closed = false
+    const interruptAll = (entries: ReadonlyArray<Pending<I, O, E>>) =>
+      Effect.forEach(entries, (entry) => Deferred.interrupt(entry.done), { discard: true })
+    // Added before any batch is forked into the scope, so it runs after their interruption.
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        closed = true
+        const left = pending
+        pending = []
+        return interruptAll(left)
+      })
+    )
 
     const take = () => {
       const batch: Array<Pending<I, O, E>> = []
@@ -73,12 +86,14 @@ export const make = <I, O, E>(options: {
               { discard: true }
             )
         ),
+        Effect.onInterrupt(() => interruptAll(batch)),
         Effect.zipRight(drain)
       )
     })
 
     return (item: I) =>
       Effect.flatMap(Deferred.make<O, E>(), (done) => {
+        if (closed) return Effect.interrupt
         pending.push({ item, done })
         if (writing) return Deferred.await(done)
         writing = true
