@@ -18,14 +18,15 @@
  * key, seeds are stored in the clear (for embedders that keep the store private).
  */
 import type { Jwk, JwkSet } from "@appexec/api/Jwk"
-import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
+import { Clock, Context, Effect, Either, Layer, Option, Schema } from "effect"
 import { AppexecConfig, millis } from "./AppexecConfig.js"
 import { InvalidConfiguration, StorageError } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { fromBase64Url, fromHex, toHex } from "./internal/ed25519.js"
-import { fromPrivateJwk, keyPairOf, publicJwk, signHex } from "./internal/jwk.js"
+import { fromPrivateJwk, keyPairOf, publicJwk } from "./internal/jwk.js"
 import * as SecretSealing from "./SecretSealing.js"
 import { type SigningKeyRecord, SigningKeyStore } from "./SigningKeyStore.js"
+import { inThread, WebhookSigner } from "./WebhookSigner.js"
 
 export { fromPrivateJwk, PrivateJwk, publicJwk, publicKeyBytes, signHex, thumbprint } from "./internal/jwk.js"
 
@@ -76,9 +77,13 @@ export const publishedAt = (keys: ReadonlyArray<SigningKeyRecord>, now: number, 
 /** How long the key that signs is used before the store is read again (a rotation elsewhere). */
 export const SIGNING_KEY_CACHE_MS = 250
 
-/** Builds the service; needs the store, an id generator (for key material) and the settings. */
+/**
+ * Builds the service; needs the store, an id generator (for key material) and the settings.
+ * Signatures are made by the `WebhookSigner` in context, else on the calling thread.
+ */
 export const make = Effect.gen(function*() {
   const store = yield* SigningKeyStore
+  const signer = Option.getOrElse(yield* Effect.serviceOption(WebhookSigner), () => inThread)
   const ids = yield* IdGenerator
   const config = yield* AppexecConfig
   const lock = yield* Effect.makeSemaphore(1)
@@ -246,10 +251,10 @@ export const make = Effect.gen(function*() {
     }),
     sign: (message) =>
       Effect.flatMap(signingKey, ({ key, secretHex }) =>
-        Either.match(signHex(message, secretHex), {
-          onLeft: (cause) => Effect.fail(new StorageError({ operation: "signingKeys.sign", cause })),
-          onRight: (signature) => Effect.succeed({ kid: key.kid, signature })
-        })),
+        signer.sign(message, secretHex).pipe(
+          Effect.mapError((e) => new StorageError({ operation: "signingKeys.sign", cause: e.reason })),
+          Effect.map((signature) => ({ kid: key.kid, signature }))
+        )),
     rotate: lock.withPermits(1)(
       Effect.gen(function*() {
         const key = yield* generate

@@ -16,7 +16,7 @@ import { AppexecConfig, millis } from "./AppexecConfig.js"
 import { webhookOutcome } from "./AppexecMetrics.js"
 import { ExecutionEvents } from "./ExecutionEvents.js"
 import { isTerminal } from "./ExecutionLifecycle.js"
-import type { ExecutionRecord } from "./ExecutionRecord.js"
+import { executionJson, type ExecutionRecord, type ExecutionView } from "./ExecutionRecord.js"
 import { ExecutionStore } from "./ExecutionStore.js"
 import { OutboundHttp, type OutboundResponse } from "./OutboundHttp.js"
 import { SigningKeys } from "./SigningKeys.js"
@@ -58,6 +58,12 @@ export const bodyOf = (record: ExecutionRecord): string =>
       createdAt: new Date(record.createdAt).toISOString()
     }
   })
+
+/**
+ * The webhook body from the execution's view as stored (`ExecutionStore.getView`): the same JSON
+ * as `bodyOf`, with the outputs spliced in as stored (`executionJson`), so nothing is parsed.
+ */
+export const bodyOfView = (view: ExecutionView): string => `{"data":${executionJson(view)}}`
 
 /** What became of one attempt. */
 export type Outcome =
@@ -109,8 +115,8 @@ export const make = Effect.gen(function*() {
   /** Sends one attempt for a claimed entry and returns its outcome. */
   const attempt = (entry: OutboxEntry) =>
     Effect.gen(function*() {
-      const record = yield* store.get(entry.executionId)
-      if (Option.isNone(record)) {
+      const view = yield* store.getView(entry.executionId)
+      if (Option.isNone(view)) {
         return {
           _tag: "Failed",
           status: null,
@@ -118,7 +124,7 @@ export const make = Effect.gen(function*() {
           retry: false
         } satisfies Outcome
       }
-      const rawBody = encoder.encode(bodyOf(record.value))
+      const rawBody = encoder.encode(bodyOfView(view.value))
       const timestamp = timestampOf(yield* Clock.currentTimeMillis)
       const { kid, signature } = yield* keys.sign(signedMessage(timestamp, rawBody))
       const sent = yield* http
@@ -147,6 +153,7 @@ export const make = Effect.gen(function*() {
   /** Sends one attempt of a claimed entry and records it. */
   // A span per attempt only when spans go somewhere: the default tracer keeps them to itself.
   const traced = yield* TraceContext.spansExported
+  const retryDelaysMs = config.webhookRetryDelays.map(millis)
   const attemptAndRecord = (entry: OutboxEntry) =>
     Effect.gen(function*() {
       const at = yield* Clock.currentTimeMillis
@@ -162,12 +169,14 @@ export const make = Effect.gen(function*() {
         statusCode: outcome.status,
         error: outcome._tag === "Delivered" ? null : outcome.error
       }
-      const next = nextStep(outcome, number, yield* Clock.currentTimeMillis, config.webhookRetryDelays.map(millis))
-      yield* Effect.annotateCurrentSpan({
-        "appexec.webhook.attempt": number,
-        "appexec.webhook.outcome": outcome._tag,
-        ...(outcome.status === null ? {} : { "http.response.status_code": outcome.status })
-      })
+      const next = nextStep(outcome, number, yield* Clock.currentTimeMillis, retryDelaysMs)
+      if (traced) {
+        yield* Effect.annotateCurrentSpan({
+          "appexec.webhook.attempt": number,
+          "appexec.webhook.outcome": outcome._tag,
+          ...(outcome.status === null ? {} : { "http.response.status_code": outcome.status })
+        })
+      }
       yield* Metric.increment(
         outcome._tag === "Delivered"
           ? webhookOutcome.delivered

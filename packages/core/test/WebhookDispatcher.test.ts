@@ -282,5 +282,7 @@ describe("webhook body", () => {
         data: ExecutionRecord.toExecution(r)
       })
       expect(WebhookDispatcher.bodyOf(r)).toBe(viaSchema)
+      // What deliveries send: the same bytes from the stored view.
+      expect(WebhookDispatcher.bodyOfView(ExecutionRecord.viewOf(r))).toBe(viaSchema)
     }))
 })

@@ -16,7 +16,7 @@ import * as dns from "node:dns/promises"
 import * as http from "node:http"
 import * as https from "node:https"
 import { isIP, type LookupFunction } from "node:net"
-import { classify } from "./AddressPolicy.js"
+import { type AddressClass, classify } from "./AddressPolicy.js"
 
 type OutboundError = OutboundHttp.OutboundError
 type OutboundRequest = OutboundHttp.OutboundRequest
@@ -127,10 +127,18 @@ export class AgentPool {
   }
 }
 
+/** A timer of the exchange itself: when it fires, the request is given up with this failure. */
+interface Deadline {
+  /** Epoch milliseconds (`Date.now`). */
+  readonly until: number
+  readonly failure: () => OutboundError
+}
+
 /**
  * Sends one request to an address already checked; `lookup` pins the connection to it, and the
  * pool reuses connections to that address. A request that fails with a reset on a reused
- * connection (the server closed it while idle) is sent once more on a fresh one.
+ * connection (the server closed it while idle) is sent once more on a fresh one. With a
+ * `deadline`, a timer of its own bounds the exchange (the retry included).
  */
 const send = (
   url: URL,
@@ -138,9 +146,18 @@ const send = (
   request: OutboundRequest,
   maxResponseBytes: number,
   pool: AgentPool,
+  deadline?: Deadline,
   retried = false
 ): Effect.Effect<OutboundResponse, OutboundError> =>
   Effect.async<OutboundResponse, OutboundError>((resume) => {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    let settled = false
+    const finish = (result: Effect.Effect<OutboundResponse, OutboundError>) => {
+      if (settled) return
+      settled = true
+      if (timer !== undefined) clearTimeout(timer)
+      resume(result)
+    }
     const lookup: LookupFunction = (_hostname, options, callback) => {
       if (options.all === true) callback(null, [{ address: target.address, family: target.family }])
       else callback(null, target.address, target.family)
@@ -168,7 +185,7 @@ const send = (
         const declared = Number(res.headers["content-length"] ?? "0")
         if (declared > maxResponseBytes) {
           req.destroy()
-          return resume(Effect.fail(fail("too_large", `The answer is larger than ${maxResponseBytes} bytes.`)))
+          return finish(Effect.fail(fail("too_large", `The answer is larger than ${maxResponseBytes} bytes.`)))
         }
         const chunks: Array<Buffer> = []
         let size = 0
@@ -176,49 +193,93 @@ const send = (
           size += chunk.length
           if (size > maxResponseBytes) {
             req.destroy()
-            resume(Effect.fail(fail("too_large", `The answer is larger than ${maxResponseBytes} bytes.`)))
+            finish(Effect.fail(fail("too_large", `The answer is larger than ${maxResponseBytes} bytes.`)))
           } else chunks.push(chunk)
         })
         res.on("error", (cause) =>
-          resume(Effect.fail(fail("network", `The answer from ${url.host} broke off (${codeOf(cause)}).`))))
+          finish(Effect.fail(fail("network", `The answer from ${url.host} broke off (${codeOf(cause)}).`))))
         res.on("end", () => {
           const responseHeaders: Record<string, string> = {}
-          for (const [name, value] of Object.entries(res.headers)) {
+          for (const name in res.headers) {
+            const value = res.headers[name]
             if (value !== undefined) {
               responseHeaders[name] = Array.isArray(value) ? value.join(", ") : value
             }
           }
-          resume(
+          finish(
             Effect.succeed({
               status: res.statusCode ?? 0,
               headers: responseHeaders,
-              body: new Uint8Array(Buffer.concat(chunks))
+              body: chunks.length === 0 ? new Uint8Array(0) : new Uint8Array(Buffer.concat(chunks))
             })
           )
         })
       }
     )
-    req.on("error", (cause) =>
-      resume(
-        !retried && req.reusedSocket && codeOf(cause) === "ECONNRESET"
-          ? send(url, target, request, maxResponseBytes, pool, true)
-          : Effect.fail(fail("network", `The request to ${url.host} failed (${codeOf(cause)}).`))
-      ))
+    if (deadline !== undefined) {
+      timer = setTimeout(() => {
+        req.destroy()
+        finish(Effect.fail(deadline.failure()))
+      }, Math.max(0, deadline.until - Date.now()))
+    }
+    req.on("error", (cause) => {
+      if (!retried && req.reusedSocket && codeOf(cause) === "ECONNRESET") {
+        // The retry carries its own timer, until the same time.
+        if (timer !== undefined) {
+          clearTimeout(timer)
+        }
+        settled = true
+        resume(send(url, target, request, maxResponseBytes, pool, deadline, true))
+      } else finish(Effect.fail(fail("network", `The request to ${url.host} failed (${codeOf(cause)}).`)))
+    })
     req.end(body)
-    return Effect.sync(() =>
+    return Effect.sync(() => {
+      if (timer !== undefined) {
+        clearTimeout(timer)
+      }
       req.destroy()
-    )
+    })
   })
+
+/** What is known of a URL before any request: its parsed form, and its address when its host is an IP literal. */
+interface Parsed {
+  readonly url: URL
+  readonly hostname: string
+  /** The address of an IP-literal host (nothing to resolve). */
+  readonly literal: ResolvedAddress | undefined
+  /** Why the address policy refuses that literal, if it does. */
+  readonly refused: AddressClass | undefined
+}
+
+/** URLs parsed so far (most recently used last); a URL's meaning never changes, only what its name resolves to. */
+const MAX_PARSED = 1024
+
+/**
+ * The clock Effect runs with when none is provided. With it, the time limit of a request is a
+ * timer of the request itself; with any other clock (a test's), it is the Effect timeout that
+ * follows that clock.
+ */
+const liveClock = Effect.runSync(Effect.clockWith(Effect.succeed))
 
 /** A guarded client with these options; its connections are pooled in `pool`. */
 export const make = (options: Options, pool: AgentPool = new AgentPool()): OutboundHttp.OutboundHttp["Type"] => {
   const resolver = options.resolver ?? systemResolver
   const defaultTimeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
   const defaultMax = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
+  const parsed = new Map<string, Parsed>()
 
-  const resolve = (hostname: string): Effect.Effect<ReadonlyArray<ResolvedAddress>, OutboundError> => {
-    const family = isIP(hostname)
-    return family === 0 ? resolver(hostname) : Effect.succeed([{ address: hostname, family: family === 6 ? 6 : 4 }])
+  const parse = (raw: string): Either.Either<Parsed, OutboundError> => {
+    const known = parsed.get(raw)
+    if (known !== undefined) return Either.right(known)
+    return Either.map(parseUrl(raw), (url) => {
+      const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1")
+      const family = isIP(hostname)
+      const literal = family === 0 ? undefined : { address: hostname, family: family === 6 ? 6 : 4 } as const
+      const entry = { url, hostname, literal, refused: literal === undefined ? undefined : classify(hostname) }
+      if (parsed.size >= MAX_PARSED) parsed.delete(parsed.keys().next().value!)
+      parsed.set(raw, entry)
+      return entry
+    })
   }
 
   /** A literal address in the URL's host (any spelling: the URL parser writes it in canonical form) that is not allowed. */
@@ -235,38 +296,64 @@ export const make = (options: Options, pool: AgentPool = new AgentPool()): Outbo
     )
   }
 
-  return {
-    refusal,
-    request: (request) =>
-      Effect.gen(function*() {
-        const url = yield* parseUrl(request.url)
-        const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1")
-        const addresses = yield* resolve(hostname)
-        const target = addresses[0]
-        if (target === undefined) return yield* fail("dns", `${hostname} has no address.`)
-        if (!options.allowPrivateNetworks) {
-          for (const { address } of addresses) {
-            const refused = classify(address)
-            if (refused !== undefined) {
-              const via = address === hostname ? "" : ` (${hostname} resolves to ${address})`
-              return yield* fail(
-                "address_not_allowed",
-                `Refused: ${address} is a ${refused} address${via}; outbound requests reach public addresses only.`
-              )
-            }
+  /** The address to connect to: every address the host has is checked (a literal was checked once). */
+  const target = ({ hostname, literal, refused }: Parsed): Effect.Effect<ResolvedAddress, OutboundError> => {
+    if (literal !== undefined) {
+      return refused === undefined || options.allowPrivateNetworks
+        ? Effect.succeed(literal)
+        : Effect.fail(fail(
+          "address_not_allowed",
+          `Refused: ${hostname} is a ${refused} address; outbound requests reach public addresses only.`
+        ))
+    }
+    return Effect.flatMap(resolver(hostname), (addresses) => {
+      const first = addresses[0]
+      if (first === undefined) return Effect.fail(fail("dns", `${hostname} has no address.`))
+      if (!options.allowPrivateNetworks) {
+        for (const { address } of addresses) {
+          const refused = classify(address)
+          if (refused !== undefined) {
+            const via = address === hostname ? "" : ` (${hostname} resolves to ${address})`
+            return Effect.fail(fail(
+              "address_not_allowed",
+              `Refused: ${address} is a ${refused} address${via}; outbound requests reach public addresses only.`
+            ))
           }
         }
-        return yield* send(url, target, request, request.maxResponseBytes ?? defaultMax, pool)
+      }
+      return Effect.succeed(first)
+    })
+  }
+
+  return {
+    refusal,
+    request: (request) => {
+      const timeoutMs = request.timeoutMs ?? defaultTimeout
+      const onTimeout = () => fail("timeout", `No complete answer within ${timeoutMs} ms.`)
+      const maxResponseBytes = request.maxResponseBytes ?? defaultMax
+      return Effect.clockWith((clock) => {
+        const parsedUrl = parse(request.url)
+        if (Either.isLeft(parsedUrl)) return Effect.fail(parsedUrl.left)
+        const url = parsedUrl.right
+        // An IP literal on the live clock: nothing to resolve, and the request's own timer bounds it
+        // (an Effect timeout forks a fiber per request).
+        if (clock === liveClock && url.literal !== undefined) {
+          const deadline = { until: Date.now() + timeoutMs, failure: onTimeout }
+          return Effect.flatMap(
+            target(url),
+            (address) => send(url.url, address, request, maxResponseBytes, pool, deadline)
+          )
+        }
+        return Effect.flatMap(target(url), (address) => send(url.url, address, request, maxResponseBytes, pool)).pipe(
+          Effect.timeoutFail({ duration: timeoutMs, onTimeout })
+        )
       }).pipe(
-        Effect.timeoutFail({
-          duration: request.timeoutMs ?? defaultTimeout,
-          onTimeout: () => fail("timeout", `No complete answer within ${request.timeoutMs ?? defaultTimeout} ms.`)
-        }),
         // The one place the details reach the operator: callers pass only `message` on to consumers.
         Effect.tapError((error) =>
           Effect.logWarning(`outbound ${request.method} failed (${error.reason}): ${error.detail}`)
         )
       )
+    }
   }
 }
 

@@ -156,8 +156,29 @@ describe("guarded outbound HTTP", () => {
         ]
       ) {
         expect([url, yield* refusedReason(client, url)]).toEqual([url, "address_not_allowed"])
+        // The second time, from what the client remembers of the URL: refused all the same.
+        expect([url, yield* refusedReason(client, url)]).toEqual([url, "address_not_allowed"])
       }
       expect(calls).toEqual([])
+    }))
+
+  it.effect("a host name is resolved and checked on every request, however often its URL was seen", () =>
+    Effect.gen(function*() {
+      const answers = ["93.184.215.14", "10.0.0.1"]
+      const calls: Array<string> = []
+      const client = NodeOutboundHttp.make({
+        allowPrivateNetworks: false,
+        resolver: (hostname) => {
+          calls.push(hostname)
+          const address = answers[Math.min(calls.length - 1, answers.length - 1)]!
+          return address === "10.0.0.1"
+            ? Effect.succeed([{ address, family: 4 }])
+            : Effect.fail(new OutboundHttp.OutboundError({ reason: "dns", message: "no", detail: "no" }))
+        }
+      })
+      expect(yield* refusedReason(client, "http://hooks.example/")).toBe("dns")
+      expect(yield* refusedReason(client, "http://hooks.example/")).toBe("address_not_allowed")
+      expect(calls).toEqual(["hooks.example", "hooks.example"])
     }))
 
   it.effect("only http and https are allowed", () =>
@@ -249,6 +270,22 @@ describe("guarded outbound HTTP", () => {
       yield* TestClock.adjust("1 second")
       const result = yield* Fiber.join(pending)
       expect(Either.isLeft(result) && result.left.reason).toBe("timeout")
+    }))
+
+  it.scopedLive("on the live clock, a request to an IP literal is bounded by a timer of its own", () =>
+    Effect.gen(function*() {
+      const receiver = yield* TestReceiver.start(() => "hold")
+      const client = NodeOutboundHttp.make({ allowPrivateNetworks: true })
+      const started = Date.now()
+      const result = yield* Effect.either(
+        client.request({ method: "POST", url: receiver.url(), body: "{}", timeoutMs: 150 })
+      )
+      expect(Either.isLeft(result) && result.left.reason).toBe("timeout")
+      expect(Date.now() - started).toBeGreaterThanOrEqual(140)
+      // A request that is answered in time is not cut short by that timer.
+      const answering = yield* TestReceiver.start(() => 204)
+      const answered = yield* client.request({ method: "POST", url: answering.url(), body: "{}", timeoutMs: 150 })
+      expect(answered.status).toBe(204)
     }))
 
   it.effect("a closed port is a network error", () =>

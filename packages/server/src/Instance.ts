@@ -10,7 +10,7 @@
  */
 import { AppexecLayer, type Errors, IdGenerator, MediaUrls } from "@appexec/core"
 import { BuiltinNodes, builtinNodes, NodesSettings } from "@appexec/nodes"
-import { FileBlobStore, NodeOutboundHttp } from "@appexec/platform-node"
+import { FileBlobStore, NodeOutboundHttp, NodeWebhookSigner } from "@appexec/platform-node"
 import { PostgresClient, PostgresSecrets, PostgresStorage } from "@appexec/postgres"
 import { SqliteStorage } from "@appexec/sqlite"
 import { Effect, Either, Layer, Option } from "effect"
@@ -110,6 +110,8 @@ export const layer = (options: InstanceOptions) => {
     ),
     Layer.provideMerge(stored),
     Layer.provide(IdGenerator.IdGenerator.random),
-    Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: options.allowPrivateNetworks ?? false }))
+    Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: options.allowPrivateNetworks ?? false })),
+    // Webhook signatures on a worker thread, started with the first one.
+    Layer.provide(NodeWebhookSigner.layer())
   )
 }

@@ -1,0 +1,44 @@
+/**
+ * Port: what computes the Ed25519 signatures of webhooks (`SigningKeys.sign` hands it the
+ * message and the seed of the key that signs). The default, `inThread`, signs with
+ * `@noble/ed25519` on the calling thread, the secret key expanded once per key; a host may
+ * provide another implementation, such as the worker-thread pool of `@appexec/platform-node`
+ * (`NodeWebhookSigner`), which keeps the signing off the thread that runs the engine. Whatever
+ * the implementation, a signature is RFC 8032 Ed25519 over the same bytes.
+ */
+import { Context, Effect, Either, Layer, Schema } from "effect"
+import { signHex } from "./internal/jwk.js"
+
+/** A signature could not be made (a malformed key, or a broken signer). */
+export class SignatureFailure extends Schema.TaggedError<SignatureFailure>()("SignatureFailure", {
+  reason: Schema.String
+}) {
+  override get message() {
+    return `signing failed: ${this.reason}`
+  }
+}
+
+/** Makes webhook signatures. */
+export class WebhookSigner extends Context.Tag("@appexec/core/WebhookSigner")<
+  WebhookSigner,
+  {
+    /** The hex Ed25519 signature of `message` with the 32-byte secret key seed given as hex. */
+    readonly sign: (message: Uint8Array, secretKeyHex: string) => Effect.Effect<string, SignatureFailure>
+  }
+>() {}
+
+/** The hex signature of `message` made here, synchronously; `Left` with the reason when it cannot be made. */
+export const signNow = (message: Uint8Array, secretKeyHex: string): Either.Either<string, string> =>
+  signHex(message, secretKeyHex)
+
+/** Signs on the calling thread (`@noble/ed25519`): the default when no other signer is provided. */
+export const inThread: WebhookSigner["Type"] = {
+  sign: (message, secretKeyHex) =>
+    Either.match(signHex(message, secretKeyHex), {
+      onLeft: (reason) => Effect.fail(new SignatureFailure({ reason })),
+      onRight: Effect.succeed
+    })
+}
+
+/** `WebhookSigner` signing on the calling thread. */
+export const layer: Layer.Layer<WebhookSigner> = Layer.succeed(WebhookSigner, inThread)
