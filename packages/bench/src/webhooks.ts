@@ -9,8 +9,9 @@
  *
  * Run with `npm run bench -- webhooks`; `APPEXEC_BENCH_WEBHOOKS_PARTS=sign,deliver`,
  * `APPEXEC_BENCH_WEBHOOKS_SIGNER=worker,thread`, `APPEXEC_BENCH_WEBHOOKS_COUNT` (deliveries of a
- * run, default 2,000), `APPEXEC_BENCH_WEBHOOKS_PROFILE=<file>` (a CPU profile of the main thread
- * during the last delivery run).
+ * run, default 2,000), `APPEXEC_BENCH_WEBHOOKS_CONCURRENCY` (the dispatcher's
+ * `webhookConcurrency`, default 16), `APPEXEC_BENCH_WEBHOOKS_PROFILE=<file>` (a CPU profile of the
+ * main thread during the last delivery run).
  */
 import {
   Appexec,
@@ -39,6 +40,8 @@ const SIGN_SECONDS = 1
 const DELIVERIES = Number(process.env["APPEXEC_BENCH_WEBHOOKS_COUNT"] ?? 2_000)
 /** Deliveries of the unreported run that precedes the figures. */
 const WARM_UP = 1_000
+/** Deliveries under way at once (`webhookConcurrency`; `APPEXEC_BENCH_WEBHOOKS_CONCURRENCY`, default 16). */
+const CONCURRENCY = Number(process.env["APPEXEC_BENCH_WEBHOOKS_CONCURRENCY"] ?? 16)
 /** `APPEXEC_BENCH_WEBHOOKS_PARTS`: `sign`, `deliver` (comma-separated; both when unset). */
 const parts = new Set((process.env["APPEXEC_BENCH_WEBHOOKS_PARTS"] ?? "sign,deliver").split(","))
 /** `APPEXEC_BENCH_WEBHOOKS_SIGNER`: `worker`, `thread` (comma-separated; both, worker first, when unset). */
@@ -189,7 +192,7 @@ interface Breakdown {
 
 /**
  * Deliveries per second: `count` finished executions in the outbox of a SQLite file (as
- * `appexec serve` keeps it), drained by the dispatcher's own loop, 16 deliveries at a time, to a
+ * `appexec serve` keeps it), drained by the dispatcher's own loop, `CONCURRENCY` deliveries at a time, to a
  * receiver in another process over real HTTP; first attempt to last answer. `pool`: the
  * signatures made by `NodeWebhookSigner` (one worker, as `appexec serve` runs it), else on the
  * main thread (core's default).
@@ -200,7 +203,7 @@ const deliveries = (pool: NodeWebhookSigner.Pool | undefined, count: number = DE
       Effect.sync(() => mkdtempSync(join(tmpdir(), "appexec-bench-webhooks-"))),
       (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
     )
-    const layer = AppexecLayer.make({ webhooks: false, config: { webhookConcurrency: 16 } }).pipe(
+    const layer = AppexecLayer.make({ webhooks: false, config: { webhookConcurrency: CONCURRENCY } }).pipe(
       Layer.provideMerge(SqliteStorage.layer({ filename: join(dir, "appexec.db") })),
       Layer.provide(IdGenerator.IdGenerator.random),
       Layer.provideMerge(NodeOutboundHttp.layer({ allowPrivateNetworks: true })),
@@ -277,7 +280,7 @@ export const benchmark: Benchmark = {
         const where = signer === "worker" ? "signing on a worker thread" : "signing in-thread"
         const run = yield* deliveries(poolOf(signer))
         yield* report({
-          name: `webhook deliveries (receiver in another process, 16 at a time, ${where})`,
+          name: `webhook deliveries (receiver in another process, ${CONCURRENCY} at a time, ${where})`,
           value: Math.round(run.rate),
           unit: "deliveries/s"
         })
