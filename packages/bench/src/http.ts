@@ -16,11 +16,12 @@
 import autocannon from "autocannon"
 import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Benchmark } from "./Benchmark.js"
+import * as ProcessCpu from "./ProcessCpu.js"
 
 const root = fileURLToPath(new URL("../../../", import.meta.url))
 const seconds = Number(process.env.BENCH_HTTP_SECONDS ?? 10)
@@ -54,17 +55,6 @@ const start = (script: string, args: ReadonlyArray<string>, pattern: RegExp, env
         child.kill("SIGTERM")
       })
   )
-
-/** CPU time a process has used so far, user and system, in microseconds (Linux `/proc`; 0 elsewhere). */
-const cpuMicros = (pid: number | undefined): number => {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ")
-    // utime and stime, fields 14 and 15 of stat(5), in clock ticks of 10 ms.
-    return (Number(fields[11]) + Number(fields[12])) * 10_000
-  } catch {
-    return 0
-  }
-}
 
 /** What one load sends. */
 interface Load {
@@ -134,9 +124,9 @@ export const benchmark: Benchmark = {
 
       const measure = (name: string, target: Load, server: ChildProcess) =>
         Effect.gen(function*() {
-          const cpuBefore = cpuMicros(server.pid)
+          const cpuBefore = ProcessCpu.ofProcess(server.pid)
           const result = yield* load(target)
-          const cpu = cpuMicros(server.pid) - cpuBefore
+          const cpu = ProcessCpu.ofProcess(server.pid) - cpuBefore
           if (result.non2xx > 0) {
             return yield* Effect.fail(new Error(`${name}: ${result.non2xx} non-2xx answers`))
           }

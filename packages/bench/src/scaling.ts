@@ -18,12 +18,13 @@ import { SqliteStorage } from "@appexec/sqlite"
 import { Duration, Effect, Layer, Logger, LogLevel, Option, type Scope } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
 import type { Benchmark, Figure } from "./Benchmark.js"
+import * as ProcessCpu from "./ProcessCpu.js"
 import * as PostgresServer from "./servers/postgres.js"
 
 const bin = fileURLToPath(new URL("../../server/dist/appexec.js", import.meta.url))
@@ -116,17 +117,6 @@ const setUp = Effect.gen(function*() {
   return { appexec, appId: app.appId, principal }
 })
 
-/** CPU time a process has used so far, user and system, in microseconds (Linux `/proc`; 0 elsewhere). */
-const cpuMicros = (pid: number | undefined): number => {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ")
-    // utime and stime, fields 14 and 15 of stat(5), in clock ticks of 10 ms.
-    return (Number(fields[11]) + Number(fields[12])) * 10_000
-  } catch {
-    return 0
-  }
-}
-
 /** The processes whose CPU time a run counts: the workers, and the database server's. */
 interface Processes {
   readonly workers: ReadonlyArray<number>
@@ -139,9 +129,9 @@ const cpuNow = (processes: Processes) =>
   Effect.map(processes.server, (server) => {
     const own = process.cpuUsage()
     return {
-      workers: processes.workers.reduce((sum, pid) => sum + cpuMicros(pid), 0),
+      workers: processes.workers.reduce((sum, pid) => sum + ProcessCpu.ofProcess(pid), 0),
       api: own.user + own.system,
-      server: new Map(server.map((pid) => [pid, cpuMicros(pid)]))
+      server: new Map(server.map((pid) => [pid, ProcessCpu.ofProcess(pid)]))
     }
   })
 

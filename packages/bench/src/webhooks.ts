@@ -28,12 +28,13 @@ import { TestApps, TestHarness } from "@appexec/testing"
 import * as ed from "@noble/ed25519"
 import { Deferred, Effect, Exit, Layer, Logger, LogLevel } from "effect"
 import { spawn } from "node:child_process"
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { Session } from "node:inspector"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
 import type { Benchmark } from "./Benchmark.js"
+import * as ProcessCpu from "./ProcessCpu.js"
 
 const SIGN_SECONDS = 1
 /** Deliveries of the delivery run (`APPEXEC_BENCH_WEBHOOKS_COUNT` for other runs). */
@@ -153,30 +154,6 @@ const startProfile = Effect.gen(function*() {
   )
 })
 
-/**
- * CPU time in microseconds of the main thread and of the whole process, from
- * `/proc/self/task/<tid>/stat` (Linux; the main thread's id is the process id). `undefined`
- * elsewhere.
- */
-const threadCpu = (): { readonly main: number; readonly all: number } | undefined => {
-  try {
-    const tick = 1_000_000 / 100
-    let main = 0
-    let all = 0
-    for (const task of readdirSync("/proc/self/task")) {
-      // Fields after the command name: state is the first, utime the 12th, stime the 13th.
-      const stat = readFileSync(`/proc/self/task/${task}/stat`, "utf8")
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-      const used = (Number(fields[11]) + Number(fields[12])) * tick
-      all += used
-      if (Number(task) === process.pid) main = used
-    }
-    return { main, all }
-  } catch {
-    return undefined
-  }
-}
-
 /** Where the time of a delivery run went, in microseconds per delivery. */
 interface Breakdown {
   readonly rate: number
@@ -230,7 +207,7 @@ const deliveries = (pool: NodeWebhookSigner.Pool | undefined, count: number = DE
       const profiling = yield* startProfile
       const begin = performance.now()
       const cpu = process.cpuUsage()
-      const threads = threadCpu()
+      const threads = ProcessCpu.ofThreads()
       const elu = performance.eventLoopUtilization()
       yield* Effect.forkScoped(WebhookDispatcher.run)
       // A delivery lost for good would leave the count short: the run fails rather than wait forever.
@@ -243,7 +220,7 @@ const deliveries = (pool: NodeWebhookSigner.Pool | undefined, count: number = DE
       const seconds = (performance.now() - begin) / 1000
       yield* profiling
       const used = process.cpuUsage(cpu)
-      const threadsAfter = threadCpu()
+      const threadsAfter = ProcessCpu.ofThreads()
       const mainThreadBusy = performance.eventLoopUtilization(elu).active * 1000
       return {
         rate: count / seconds,
