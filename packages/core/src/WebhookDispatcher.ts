@@ -16,7 +16,7 @@ import { AppexecConfig, millis } from "./AppexecConfig.js"
 import { webhookOutcome } from "./AppexecMetrics.js"
 import { ExecutionEvents } from "./ExecutionEvents.js"
 import { isTerminal } from "./ExecutionLifecycle.js"
-import { executionJson, type ExecutionRecord, type ExecutionView } from "./ExecutionRecord.js"
+import { executionJson, type ExecutionView } from "./ExecutionRecord.js"
 import { ExecutionStore } from "./ExecutionStore.js"
 import { OutboundHttp, type OutboundResponse } from "./OutboundHttp.js"
 import { SigningKeys } from "./SigningKeys.js"
@@ -32,36 +32,9 @@ const BATCH = 32
 
 const encoder = new TextEncoder()
 
-const isoOf = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
-
 /**
- * The webhook body of an execution: the JSON that `WebhookBody` encodes, field for field and in
- * its order, written directly: the record is the engine's own, so no schema needs to check it.
- */
-export const bodyOf = (record: ExecutionRecord): string =>
-  JSON.stringify({
-    data: {
-      executionId: record.executionId,
-      workflowId: record.workflowId,
-      status: record.status,
-      outputs: record.outputs.map((o) => ({
-        id: o.id,
-        label: o.label,
-        type: o.type,
-        value: o.value,
-        status: o.status,
-        error: o.error
-      })),
-      errorMessage: record.errorMessage,
-      startedAt: isoOf(record.startedAt),
-      completedAt: isoOf(record.completedAt),
-      createdAt: new Date(record.createdAt).toISOString()
-    }
-  })
-
-/**
- * The webhook body from the execution's view as stored (`ExecutionStore.getView`): the same JSON
- * as `bodyOf`, with the outputs spliced in as stored (`executionJson`), so nothing is parsed.
+ * The webhook body of an execution, from its view as stored (`ExecutionStore.getView`): the JSON
+ * that `WebhookBody` encodes, the outputs spliced in as stored (`executionJson`), nothing parsed.
  */
 export const bodyOfView = (view: ExecutionView): string => `{"data":${executionJson(view)}}`
 
