@@ -72,6 +72,16 @@ export interface GetOptions {
   readonly wait?: Duration.DurationInput | undefined
 }
 
+/** Why a start is refused. */
+export type StartError =
+  | AppNotFound
+  | AppAccessDenied
+  | InvalidInputs
+  | InvalidRequest
+  | InvalidWebhookUrl
+  | IdempotencyKeyReused
+  | StorageError
+
 /** Longest accepted webhook URL. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048
 
@@ -122,16 +132,7 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
         appId: string,
         inputs: unknown,
         options?: StartOptions
-      ) => Effect.Effect<
-        StartedExecution,
-        | AppNotFound
-        | AppAccessDenied
-        | InvalidInputs
-        | InvalidRequest
-        | InvalidWebhookUrl
-        | IdempotencyKeyReused
-        | StorageError
-      >
+      ) => Effect.Effect<StartedExecution, StartError>
       /**
        * An execution of the principal's workspace (docs/api.md#get-an-execution); another
        * workspace's is not found. With `wait`, answers when it finishes or when `wait` has passed
@@ -350,15 +351,6 @@ export const layer = Layer.scoped(
         ? new InvalidWebhookUrl({ url: webhook, reason: refused.value.message.replace(/\.$/, "") })
         : undefined
     }
-
-    type StartError =
-      | AppNotFound
-      | AppAccessDenied
-      | InvalidInputs
-      | InvalidRequest
-      | InvalidWebhookUrl
-      | IdempotencyKeyReused
-      | StorageError
 
     /** A start with an idempotency key: inserted once, or the first start's answer replayed. */
     const startIdempotent = Effect.fnUntraced(function*(
