@@ -2,12 +2,14 @@
  * Core's `WebhookSigner` port on worker threads: webhook signatures (`@noble/ed25519`, the same
  * code as core's in-thread signer) are made by a small pool of workers, so the thread that runs
  * the engine, the dispatcher and the HTTP client does not spend ~150–230 µs of each delivery on
- * one. Requests are batched: while a worker signs one batch, the next requests wait and go in
- * one message when it answers (at most `maxBatch` a message), so a burst of deliveries costs a
- * few round trips, not one each.
+ * one. Requests are batched: those of one turn of the event loop go to a worker in one message,
+ * and a worker holds at most `maxBatch` unanswered, so a burst of deliveries costs a few round
+ * trips, not one each. A worker answers in order, a few signatures at a time as it makes them,
+ * and is sent more while it signs: the deliveries at the head of a burst go on while the rest is
+ * signed, and neither thread waits for the other.
  *
- * A worker that dies (crash, `process.exit`, out of memory) or hangs (no answer to a batch within
- * `batchTimeoutMs`; it is terminated) loses nothing: the requests it held
+ * A worker that dies (crash, `process.exit`, out of memory) or hangs (holds requests without
+ * answering any for `batchTimeoutMs`; it is terminated) loses nothing: the requests it held
  * are signed on the calling thread, and the worker is started again on the next request. After
  * `maxRestarts` deaths in a row without an answer in between, its slot gives up and signs on the
  * calling thread; with every slot given up, so does the pool.
@@ -36,13 +38,14 @@ export interface Options {
    * signature is made on the calling thread: a worker only pays for itself with a core of its own.
    */
   readonly threads?: number
-  /** Most signatures sent to a worker in one message (default 64). */
+  /** Most signatures a worker holds unanswered, and so most in one message (default 64). */
   readonly maxBatch?: number
   /** Deaths in a row after which a worker slot signs on the calling thread instead (default 3). */
   readonly maxRestarts?: number
   /**
-   * How long a worker may take to answer a batch before it is taken for hung, terminated (its
-   * batch signed in-thread) and started again (default 10 s; time follows the `Clock`).
+   * How long a worker holding requests may go without answering any before it is taken for hung,
+   * terminated (what it held signed in-thread) and started again (default 10 s; time follows the
+   * `Clock`).
    */
   readonly batchTimeoutMs?: number
   /** The worker's script (default: the built-in signer). Tests use it to start workers that fail. */
@@ -55,7 +58,7 @@ export interface Stats {
   readonly inWorkers: number
   /** Signatures made on the calling thread after a worker died or gave up. */
   readonly inThread: number
-  /** Batches sent to workers. */
+  /** Messages of requests sent to workers. */
   readonly batches: number
   /** Workers started again after dying. */
   readonly restarts: number
@@ -79,9 +82,9 @@ interface Request {
 
 interface Slot {
   worker: Worker | undefined
-  /** The batch the worker is signing. */
-  inFlight: ReadonlyArray<Request> | undefined
-  /** What terminates the worker if that batch is not answered in time. */
+  /** The requests sent to the worker and not answered yet, in the order it answers them. */
+  pending: Array<Request>
+  /** What terminates the worker if it holds requests and answers none in time. */
   watchdog: Fiber.RuntimeFiber<void> | undefined
   /** Deaths since the last answer. */
   deaths: number
@@ -106,7 +109,7 @@ export const makePool = (options: Options = {}): Effect.Effect<Pool, never, Scop
     const source = options.workerSource ?? builtinSource
     const slots: Array<Slot> = Array.from({ length: threads }, () => ({
       worker: undefined,
-      inFlight: undefined,
+      pending: [],
       watchdog: undefined,
       deaths: 0,
       retired: false
@@ -131,8 +134,8 @@ export const makePool = (options: Options = {}): Effect.Effect<Pool, never, Scop
       if (slot.worker !== worker) return
       slot.worker = undefined
       stopWatchdog(slot)
-      const lost = slot.inFlight ?? []
-      slot.inFlight = undefined
+      const lost = slot.pending
+      slot.pending = []
       if (closed) return fallBack(lost)
       slot.deaths += 1
       if (slot.deaths > maxRestarts) {
@@ -149,9 +152,11 @@ export const makePool = (options: Options = {}): Effect.Effect<Pool, never, Scop
       const worker = new Worker(source, { eval: true })
       worker.unref()
       worker.on("message", (signatures: ReadonlyArray<string | { readonly error: string }>) => {
-        const batch = slot.inFlight ?? []
-        slot.inFlight = undefined
+        if (slot.worker !== worker) return
+        // The answers of the oldest requests it holds.
+        const batch = slot.pending.splice(0, signatures.length)
         stopWatchdog(slot)
+        if (slot.pending.length > 0) watch(slot, worker)
         slot.deaths = 0
         stats = { ...stats, inWorkers: stats.inWorkers + batch.length }
         batch.forEach((request, i) => {
@@ -172,28 +177,33 @@ export const makePool = (options: Options = {}): Effect.Effect<Pool, never, Scop
       return worker
     }
 
-    /** Sends waiting requests to every idle worker. */
+    /** Terminates `worker` unless it answers within the time limit (its requests are signed in-thread on exit). */
+    const watch = (slot: Slot, worker: Worker) => {
+      slot.watchdog = fork(
+        Effect.sleep(batchTimeout).pipe(
+          Effect.zipRight(Effect.sync(() => {
+            if (slot.worker !== worker || slot.pending.length === 0) return
+            warn(`webhook signer worker gave no answer within ${Duration.format(batchTimeout)}; it is terminated`)
+            void worker.terminate()
+          }))
+        )
+      )
+    }
+
+    /** Sends waiting requests to every worker with room for them. */
     function flush() {
       flushScheduled = false
       for (const slot of slots) {
         if (queue.length === 0) return
-        if (slot.retired || slot.inFlight !== undefined) continue
-        const batch = queue.length <= maxBatch ? queue : queue.slice(0, maxBatch)
-        queue = queue.length <= maxBatch ? [] : queue.slice(maxBatch)
+        const room = maxBatch - slot.pending.length
+        if (slot.retired || room <= 0) continue
+        const batch = queue.length <= room ? queue : queue.slice(0, room)
+        queue = queue.length <= room ? [] : queue.slice(room)
         const worker = slot.worker ?? start(slot)
-        slot.inFlight = batch
+        for (const request of batch) slot.pending.push(request)
         stats = { ...stats, batches: stats.batches + 1 }
         worker.postMessage({ keys: batch.map((r) => r.key), messages: batch.map((r) => r.message) })
-        slot.watchdog = fork(
-          Effect.sleep(batchTimeout).pipe(
-            Effect.zipRight(Effect.sync(() => {
-              if (slot.worker !== worker || slot.inFlight !== batch) return
-              warn(`webhook signer worker gave no answer within ${Duration.format(batchTimeout)}; it is terminated`)
-              // Its batch is signed in-thread by the exit handler.
-              void worker.terminate()
-            }))
-          )
-        )
+        if (slot.watchdog === undefined) watch(slot, worker)
       }
       // Every slot given up: nothing will take the rest.
       if (queue.length > 0 && slots.every((slot) => slot.retired)) {
@@ -207,7 +217,7 @@ export const makePool = (options: Options = {}): Effect.Effect<Pool, never, Scop
       if (closed || slots.every((slot) => slot.retired)) return fallBack([request])
       queue.push(request)
       // Requests of the same turn of the event loop go together.
-      if (!flushScheduled && slots.some((slot) => !slot.retired && slot.inFlight === undefined)) {
+      if (!flushScheduled && slots.some((slot) => !slot.retired && slot.pending.length < maxBatch)) {
         flushScheduled = true
         setImmediate(flush)
       }
