@@ -11,13 +11,28 @@
  */
 import { Envelope } from "@appexec/api/Envelope"
 import { Execution } from "@appexec/api/Execution"
-import { Chunk, Clock, Duration, Effect, FiberSet, Layer, Metric, Option, Queue, Ref } from "effect"
+import {
+  Chunk,
+  Clock,
+  Duration,
+  Effect,
+  Fiber,
+  FiberRef,
+  FiberRefs,
+  HashMap,
+  Layer,
+  Metric,
+  Option,
+  Queue,
+  Runtime
+} from "effect"
 import { AppexecConfig, millis } from "./AppexecConfig.js"
 import { webhookOutcome } from "./AppexecMetrics.js"
 import { ExecutionEvents } from "./ExecutionEvents.js"
 import { isTerminal } from "./ExecutionLifecycle.js"
 import { executionJson, type ExecutionView } from "./ExecutionRecord.js"
 import { ExecutionStore } from "./ExecutionStore.js"
+import type { StorageError } from "./Errors.js"
 import { OutboundHttp, type OutboundResponse } from "./OutboundHttp.js"
 import { SigningKeys } from "./SigningKeys.js"
 import * as TraceContext from "./TraceContext.js"
@@ -73,6 +88,20 @@ export const nextStep = (
   return !outcome.retry || delay === undefined ? { final: "failed" } : { retryAt: at + delay }
 }
 
+/** The outcome of an attempt whose execution no longer exists. */
+const gone: Outcome = { _tag: "Failed", status: null, error: "The execution no longer exists.", retry: false }
+
+/** The outcome of an attempt that storage cut short: tried again. */
+const internalFailure = (error: StorageError): Outcome => ({
+  _tag: "Failed",
+  status: null,
+  error: `Internal error: ${error.message}.`,
+  retry: true
+})
+
+/** The log annotations of a delivery. */
+const annotationsOf = (entry: OutboxEntry) => ({ executionId: entry.executionId, deliveryId: entry.deliveryId })
+
 /**
  * Builds the dispatcher: `claim` takes due entries, `deliver` sends one claimed entry,
  * `dispatchDue` claims the due entries and waits for their delivery (one pass, for tests and benchmarks).
@@ -84,108 +113,119 @@ export const make = Effect.gen(function*() {
   const keys = yield* SigningKeys
   const http = yield* OutboundHttp
   const headerNames = names(config.webhookBrand)
+  const timeoutMs = millis(config.webhookTimeout)
 
   /** Sends one attempt for a claimed entry and returns its outcome. */
-  const attempt = (entry: OutboxEntry) =>
-    Effect.gen(function*() {
-      const view = yield* store.getView(entry.executionId)
-      if (Option.isNone(view)) {
-        return {
-          _tag: "Failed",
-          status: null,
-          error: "The execution no longer exists.",
-          retry: false
-        } satisfies Outcome
-      }
+  const attempt = (entry: OutboxEntry): Effect.Effect<Outcome, StorageError> =>
+    Effect.flatMap(store.getView(entry.executionId), (view) => {
+      if (Option.isNone(view)) return Effect.succeed(gone)
       const rawBody = encoder.encode(bodyOfView(view.value))
-      const timestamp = timestampOf(yield* Clock.currentTimeMillis)
-      const { kid, signature } = yield* keys.sign(signedMessage(timestamp, rawBody))
-      const sent = yield* http
-        .request({
-          method: "POST",
-          url: entry.url,
-          headers: {
-            "content-type": "application/json",
-            "user-agent": "appexec-webhooks/1",
-            [headerNames.signature]: signature,
-            [headerNames.timestamp]: timestamp,
-            [headerNames.requestId]: entry.executionId,
-            [headerNames.userId]: entry.userId,
-            [headerNames.keyId]: kid
-          },
-          body: rawBody,
-          timeoutMs: millis(config.webhookTimeout)
-        })
-        .pipe(Effect.either)
-      if (sent._tag === "Right") return outcomeOf(sent.right)
-      const failure = sent.left
-      const retry = failure.reason !== "address_not_allowed" && failure.reason !== "invalid_url"
-      return { _tag: "Failed", status: null, error: failure.message, retry } satisfies Outcome
+      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const timestamp = timestampOf(now)
+        return Effect.flatMap(keys.sign(signedMessage(timestamp, rawBody)), ({ kid, signature }) =>
+          Effect.match(
+            http.request({
+              method: "POST",
+              url: entry.url,
+              headers: {
+                "content-type": "application/json",
+                "user-agent": "appexec-webhooks/1",
+                [headerNames.signature]: signature,
+                [headerNames.timestamp]: timestamp,
+                [headerNames.requestId]: entry.executionId,
+                [headerNames.userId]: entry.userId,
+                [headerNames.keyId]: kid
+              },
+              body: rawBody,
+              timeoutMs
+            }),
+            {
+              onSuccess: outcomeOf,
+              onFailure: (failure): Outcome => ({
+                _tag: "Failed",
+                status: null,
+                error: failure.message,
+                retry: failure.reason !== "address_not_allowed" && failure.reason !== "invalid_url"
+              })
+            }
+          ))
+      })
     })
 
-  /** Sends one attempt of a claimed entry and records it. */
   // A span per attempt only when spans go somewhere: the default tracer keeps them to itself.
   const traced = yield* TraceContext.spansExported
   const retryDelaysMs = config.webhookRetryDelays.map(millis)
-  const attemptAndRecord = (entry: OutboxEntry) =>
-    Effect.gen(function*() {
-      const at = yield* Clock.currentTimeMillis
-      const outcome = yield* attempt(entry).pipe(
-        Effect.catchTag("StorageError", (error) =>
-          Effect.succeed(
-            { _tag: "Failed", status: null, error: `Internal error: ${error.message}.`, retry: true } satisfies Outcome
-          ))
-      )
+
+  /** Records the outcome of attempt `number` of a claimed entry, begun at `at`, and logs it. */
+  const record = (entry: OutboxEntry, at: number, outcome: Outcome): Effect.Effect<void, StorageError> =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
       const number = entry.attempts.length + 1
+      const next = nextStep(outcome, number, now, retryDelaysMs)
       const recorded: DeliveryAttempt = {
         at,
         statusCode: outcome.status,
         error: outcome._tag === "Delivered" ? null : outcome.error
       }
-      const next = nextStep(outcome, number, yield* Clock.currentTimeMillis, retryDelaysMs)
-      if (traced) {
-        yield* Effect.annotateCurrentSpan({
-          "appexec.webhook.attempt": number,
-          "appexec.webhook.outcome": outcome._tag,
-          ...(outcome.status === null ? {} : { "http.response.status_code": outcome.status })
-        })
-      }
-      yield* Metric.increment(
+      const counted = Metric.increment(
         outcome._tag === "Delivered"
           ? webhookOutcome.delivered
           : "retryAt" in next
           ? webhookOutcome.retrying
           : webhookOutcome.failed
       )
-      if (!(yield* outbox.recordAttempt(entry, recorded, next))) {
-        return yield* Effect.logWarning(
-          `webhook ${entry.executionId} attempt ${number} not recorded: its claim ran out and another dispatcher took the delivery over`
+      const stored = Effect.zipRight(counted, outbox.recordAttempt(entry, recorded, next))
+      const annotated = traced
+        ? Effect.zipRight(
+          Effect.annotateCurrentSpan({
+            "appexec.webhook.attempt": number,
+            "appexec.webhook.outcome": outcome._tag,
+            ...(outcome.status === null ? {} : { "http.response.status_code": outcome.status })
+          }),
+          stored
         )
-      }
-      yield* Effect.logInfo(
-        `webhook ${entry.executionId} attempt ${number}: ${
-          outcome._tag === "Delivered" ? `delivered (${outcome.status})` : outcome.error
-        }${
-          "retryAt" in next
-            ? `; next attempt in ${Duration.format(Duration.millis(next.retryAt - at))}`
-            : next.final === "failed"
-            ? "; giving up"
-            : ""
-        }`
+        : stored
+      return Effect.flatMap(annotated, (current) =>
+        current
+          ? Effect.logInfo(
+            `webhook ${entry.executionId} attempt ${number}: ${
+              outcome._tag === "Delivered" ? `delivered (${outcome.status})` : outcome.error
+            }${
+              "retryAt" in next
+                ? `; next attempt in ${Duration.format(Duration.millis(next.retryAt - at))}`
+                : next.final === "failed"
+                ? "; giving up"
+                : ""
+            }`
+          )
+          : Effect.logWarning(
+            `webhook ${entry.executionId} attempt ${number} not recorded: its claim ran out and another dispatcher took the delivery over`
+          ))
+    })
+
+  /**
+   * Sends one attempt of a claimed entry and records it. Its logs carry the annotations of the
+   * fiber it runs in: `run` starts each delivery in a fiber annotated with the entry's ids.
+   */
+  const attemptAndRecord = (entry: OutboxEntry): Effect.Effect<void> =>
+    Effect.flatMap(Clock.currentTimeMillis, (at) =>
+      attempt(entry).pipe(
+        Effect.catchTag("StorageError", (error) => Effect.succeed(internalFailure(error))),
+        Effect.flatMap((outcome) => record(entry, at, outcome))
+      )).pipe(
+        Effect.catchTag("StorageError", (error) =>
+          Effect.logError(
+            `webhook ${entry.executionId}: attempt not recorded; it is retried when its claim expires`,
+            error
+          ))
       )
-    }).pipe(
-      Effect.catchTag("StorageError", (error) =>
-        Effect.logError(
-          `webhook ${entry.executionId}: attempt not recorded; it is retried when its claim expires`,
-          error
-        )),
-      Effect.annotateLogs({ executionId: entry.executionId, deliveryId: entry.deliveryId })
-    )
   const deliverAttempt = traced ? Effect.fn("WebhookDispatcher.deliver")(attemptAndRecord) : attemptAndRecord
 
-  /** Sends one attempt of a claimed entry and records it, in the trace of the run that finished the execution. */
-  const deliver = (entry: OutboxEntry) =>
+  /** `deliver` without the log annotations, for a fiber that carries them already. */
+  const send = (entry: OutboxEntry) =>
     traced ? deliverAttempt(entry).pipe(TraceContext.continueFrom(entry.traceParent)) : deliverAttempt(entry)
+
+  /** Sends one attempt of a claimed entry and records it, in the trace of the run that finished the execution. */
+  const deliver = (entry: OutboxEntry) => Effect.annotateLogs(send(entry), annotationsOf(entry))
 
   /** Claims up to `limit` due entries; none when the claim fails (it is logged and tried again later). */
   const claim = (limit: number) =>
@@ -203,22 +243,50 @@ export const make = Effect.gen(function*() {
     return due.length
   })
 
-  return { claim, deliver, dispatchDue } as const
+  return { claim, deliver, send, dispatchDue } as const
 })
 
 /** The dispatcher loop as a scoped effect: it runs until the scope closes. */
 export const run = Effect.gen(function*() {
   const config = yield* AppexecConfig
   const events = yield* ExecutionEvents
-  const { claim, deliver } = yield* make
+  const { claim, send } = yield* make
   const wake = yield* Queue.sliding<void>(1)
-  const running = yield* FiberSet.make()
+  // Each delivery is a fiber started from plain code with the loop's runtime, its log annotations
+  // set when it is made (not by `Effect.annotateLogs`, which copies the fiber refs twice a
+  // delivery); the fibers under way are kept to be interrupted when the scope closes.
+  const parent = yield* Effect.runtime<never>()
+  // The default flags, not the layer's: a layer is built uninterruptibly, and a delivery must be
+  // interruptible when the scope closes.
+  const fork = Runtime.runFork(
+    Runtime.make({ context: parent.context, fiberRefs: parent.fiberRefs, runtimeFlags: Runtime.defaultRuntime.runtimeFlags })
+  )
+  const baseAnnotations = parent.fiberRefs.pipe(FiberRefs.getOrDefault(FiberRef.currentLogAnnotations))
+  const running = new Set<Fiber.RuntimeFiber<void>>()
+  yield* Effect.addFinalizer(() => Fiber.interruptAll(running))
   // Free delivery slots. Only this loop takes slots; each delivery gives its own back when it
   // ends and signals `slotFreed`, so a receiver that takes its whole time limit holds one slot,
   // not the others.
-  const free = yield* Ref.make(config.webhookConcurrency)
+  let free = config.webhookConcurrency
   const slotFreed = yield* Queue.sliding<void>(1)
-  const giveBack = Ref.update(free, (f) => f + 1).pipe(Effect.zipRight(Queue.offer(slotFreed, undefined)))
+  const start = (entry: OutboxEntry) => {
+    const annotations = HashMap.set(
+      HashMap.set(baseAnnotations, "executionId", entry.executionId as unknown),
+      "deliveryId",
+      entry.deliveryId
+    )
+    const fiber = fork(send(entry), {
+      updateRefs: (refs, fiberId) =>
+        FiberRefs.updateAs(refs, { fiberId, fiberRef: FiberRef.currentLogAnnotations, value: annotations })
+    })
+    // A delivery that ended within the fork is not kept.
+    if (fiber.unsafePoll() === null) running.add(fiber)
+    fiber.addObserver(() => {
+      running.delete(fiber)
+      free += 1
+      Queue.unsafeOffer(slotFreed, undefined)
+    })
+  }
 
   const subscription = yield* events.subscribe
   // Whatever piled up is looked at in one go: one wake-up for a burst of transitions.
@@ -236,14 +304,19 @@ export const run = Effect.gen(function*() {
   // Also woken by the outbox when another process may have added a due entry.
   const awaitDue = (yield* WebhookOutbox).awaitDue
   const idle = Effect.raceAll([Queue.take(wake), poll, ...(awaitDue === undefined ? [] : [awaitDue])])
-  // Each pass claims as many due entries as there are free slots (at most a batch).
+  // Each pass claims as many due entries as there are free slots (at most a batch). Claiming and
+  // starting the claimed deliveries cannot be split by an interruption, or a claim would wait
+  // unsent until its lease ran out.
   const step = Effect.gen(function*() {
-    while ((yield* Ref.get(free)) === 0) yield* Queue.take(slotFreed)
-    const slots = Math.min(yield* Ref.get(free), BATCH)
-    yield* Ref.update(free, (f) => f - slots)
-    const due = yield* claim(slots)
-    if (due.length < slots) yield* Ref.update(free, (f) => f + slots - due.length)
-    for (const entry of due) yield* FiberSet.run(running, deliver(entry).pipe(Effect.ensuring(giveBack)))
+    while (free === 0) yield* Queue.take(slotFreed)
+    const slots = Math.min(free, BATCH)
+    const due = yield* Effect.uninterruptible(
+      Effect.tap(claim(slots), (due) =>
+        Effect.sync(() => {
+          free -= due.length
+          for (const entry of due) start(entry)
+        }))
+    )
     if (due.length < slots) yield* idle
   })
   yield* Effect.forkScoped(Effect.forever(step))
