@@ -11,7 +11,7 @@ import {
 } from "@appexec/core"
 import { TestApps, TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Fiber, Schema, TestClock } from "effect"
+import { Effect, Either, Fiber, HashMap, Logger, LogLevel, Schema, TestClock } from "effect"
 import { executionRecord } from "./fixtures/Records.js"
 import * as ScriptedHttp from "./fixtures/ScriptedHttp.js"
 
@@ -104,6 +104,30 @@ describe("webhook dispatcher (memory, virtual time)", () => {
         expect(http.sent.map((s) => s.request.url).sort()).toEqual([0, 1, 2].map((i) => `https://hooks.example/${i}`))
         for (const { executionId } of runs) expect((yield* deliveryOf(executionId)).status).toBe("delivered")
       }).pipe(Effect.provide(harness({ outbound: http.layer, config: { webhookConcurrency: slots } })))
+    }))
+
+  it.scoped("each attempt's log line is annotated with its execution and delivery ids", () =>
+    Effect.gen(function*() {
+      const lines: Array<{ readonly message: unknown; readonly annotations: Record<string, unknown> }> = []
+      const capture = Logger.replace(
+        Logger.defaultLogger,
+        Logger.make(({ annotations, message }) =>
+          lines.push({ message, annotations: Object.fromEntries(HashMap.toEntries(annotations)) })
+        )
+      )
+      const http = yield* ScriptedHttp.make(() => ScriptedHttp.status(204))
+      yield* Effect.gen(function*() {
+        const runs = [
+          yield* runWithWebhook(echo, "https://hooks.example/a"),
+          yield* runWithWebhook(echo, "https://hooks.example/b")
+        ]
+        yield* TestClock.adjust("1 second")
+        for (const { executionId } of runs) {
+          const entry = yield* deliveryOf(executionId)
+          const line = lines.find((l) => String(l.message).startsWith(`webhook ${executionId} attempt 1: delivered`))
+          expect(line?.annotations).toMatchObject({ executionId, deliveryId: entry.deliveryId })
+        }
+      }).pipe(Effect.provide(harness({ outbound: http.layer, logLevel: LogLevel.Info })), Effect.provide(capture))
     }))
 
   it.scoped("every attempt is signed afresh with its own timestamp and carries the same request id", () =>

@@ -14,11 +14,13 @@ export interface Options<Nodes extends ReadonlyArray<NodeType.Any>> extends Appe
   readonly seed?: string
   /** The instance's outbound HTTP (default `TestOutboundHttp`: real requests, no address policy). */
   readonly outbound?: Layer.Layer<OutboundHttp.OutboundHttp>
+  /** The least level its own fibers log (default `Warning`). */
+  readonly logLevel?: LogLevel.LogLevel
 }
 
 /**
  * The instance on fresh in-memory storage; the storage ports stay reachable for assertions.
- * Its own fibers (the worker) log warnings and errors only. The webhook dispatcher is off unless
+ * Its own fibers (the worker, the dispatcher) log warnings and errors only, unless `logLevel` says otherwise. The webhook dispatcher is off unless
  * `webhooks: true` is given, so that no test sends a request it did not ask for. Stopping
  * releases running executions at once (`drainTimeout: 0`) unless the config says otherwise.
  */
@@ -34,7 +36,7 @@ export const layer = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly
     Layer.provideMerge(MemoryStorage.layer),
     Layer.provideMerge(SeededIds.layer(options.seed)),
     Layer.provideMerge(options.outbound ?? TestOutboundHttp.layer),
-    Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+    Layer.provide(Logger.minimumLogLevel(options.logLevel ?? LogLevel.Warning))
   )
 
 /** A principal of `workspace` (created on first use), with its API key. */
