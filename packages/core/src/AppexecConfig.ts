@@ -86,7 +86,7 @@ export const defaults: AppexecOptions = {
   webhookRetryDelays: ["5 seconds", "30 seconds", "2 minutes"],
   webhookTimeout: "10 seconds",
   webhookPollInterval: "1 second",
-  webhookConcurrency: 8,
+  webhookConcurrency: 32,
   webhookClaimMargin: "30 seconds",
   signingKeyGrace: "7 days",
   retention: "30 days",
