@@ -120,6 +120,28 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
     )
 
     test(
+      "startAt starts every queued execution a claim of several takes, with a workspace cap and without",
+      Effect.gen(function*() {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        for (const n of [1, 2, 3, 4]) yield* store.insert(queued(owner, n))
+        yield* TestClock.adjust(1_000)
+        const bulk = yield* queue.claimBatch("a", LEASE, { limit: 2, startAt: 1_000 })
+        expect(bulk.map((c) => c.execution)).toEqual([1, 2].map((n) => started(queued(owner, n), 1_000)))
+        // Two run under live leases; a cap of 3 leaves room for one more, started as it is taken.
+        yield* TestClock.adjust(500)
+        const capped = yield* queue.claimBatch("b", LEASE, { limit: 2, startAt: 1_500, maxRunningPerWorkspace: 3 })
+        expect(capped.map((c) => c.execution)).toEqual([started(queued(owner, 3), 1_500)])
+        for (const claim of [...bulk, ...capped]) {
+          expect(Option.getOrThrow(yield* store.get(claim.execution.executionId))).toEqual(claim.execution)
+        }
+        // The fourth was not taken: still queued.
+        expect(Option.getOrThrow(yield* store.get(queued(owner, 4).executionId))).toEqual(queued(owner, 4))
+      })
+    )
+
+    test(
       "renewAll renews every current lease in one call and leaves out the lost ones",
       Effect.gen(function*() {
         const owner = yield* seedOwner()
