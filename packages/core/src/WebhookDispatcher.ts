@@ -99,6 +99,12 @@ const internalFailure = (error: StorageError): Outcome => ({
   retry: true
 })
 
+/** Resumes in the next turn of the event loop, after the I/O callbacks of this one. */
+const nextTurn = Effect.async<void>((resume) => {
+  const immediate = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(immediate))
+})
+
 /** The log annotations of a delivery. */
 const annotationsOf = (entry: OutboxEntry) => ({ executionId: entry.executionId, deliveryId: entry.deliveryId })
 
@@ -308,7 +314,11 @@ export const run = Effect.gen(function*() {
   // starting the claimed deliveries cannot be split by an interruption, or a claim would wait
   // unsent until its lease ran out.
   const step = Effect.gen(function*() {
-    while (free === 0) yield* Queue.take(slotFreed)
+    if (free === 0) {
+      while (free === 0) yield* Queue.take(slotFreed)
+      // The other answers of this turn of the event loop free their slots too: one claim for all.
+      yield* nextTurn
+    }
     const slots = Math.min(free, BATCH)
     const due = yield* Effect.uninterruptible(
       Effect.tap(claim(slots), (due) =>
