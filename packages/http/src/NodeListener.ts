@@ -93,8 +93,17 @@ export const fromApp = (app: AppexecHttp.App): Listener => {
     const answer = (exit: Exit.Exit<AppexecHttp.ServerResponse>) => {
       if (response.writableEnded || response.destroyed) return
       if (Exit.isSuccess(exit)) {
-        response.writeHead(exit.value.status, exit.value.headers)
-        response.end(exit.value.body)
+        const { body, headers, status } = exit.value
+        // With its length, a body goes out as it is: without, Node frames it in chunks.
+        response.writeHead(
+          status,
+          body === undefined || status === 204 || status === 304 || message.method === "HEAD"
+            ? headers
+            : Object.assign({}, headers, {
+              "content-length": typeof body === "string" ? Buffer.byteLength(body) : body.byteLength
+            })
+        )
+        response.end(body)
       } else {
         // The app answers every failure itself; only an interruption (shutdown) ends here.
         response.writeHead(503, { "content-type": "application/json", connection: "close" })

@@ -51,6 +51,20 @@ describe("embedding", () => {
         headers: {}
       })
       expect(polled.data.executionId).toBe(started.data.executionId)
+      // Answers carry their length (no chunked framing); a 304 has neither body nor length.
+      const raw = yield* Effect.promise(() =>
+        fetch(`${base}/api/v1/executions/${started.data.executionId}`, { headers: { "x-api-key": alice.key } })
+      )
+      const text = yield* Effect.promise(() => raw.text())
+      expect(raw.headers.get("content-length")).toBe(String(Buffer.byteLength(text)))
+      expect(raw.headers.get("transfer-encoding")).toBeNull()
+      const unchanged = yield* Effect.promise(() =>
+        fetch(`${base}/api/v1/executions/${started.data.executionId}`, {
+          headers: { "x-api-key": alice.key, "if-none-match": raw.headers.get("etag")! }
+        })
+      )
+      expect(unchanged.status).toBe(304)
+      expect(unchanged.headers.get("content-length")).toBeNull()
       const notFound = yield* client.apps.getApp({ path: { appId: "00000000-0000-4000-8000-000000000000" } }).pipe(
         Effect.flip
       )

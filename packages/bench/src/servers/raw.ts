@@ -55,8 +55,9 @@ const findApp = db.prepare<[string, string], { detail: string; app_id: string }>
 )
 const insertExecution = db.prepare("insert into executions values (?, ?, ?, ?, ?)")
 
+// With its length, as appexec answers: no chunked framing.
 const send = (res: ServerResponse, status: number, body: string) => {
-  res.writeHead(status, { "content-type": "application/json" })
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
   res.end(body)
 }
 const notFound = "{\"error\":{\"code\":\"not_found\",\"message\":\"not found\"}}"
