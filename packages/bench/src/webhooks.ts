@@ -269,7 +269,11 @@ export const benchmark: Benchmark = {
         const name = `webhook deliveries (receiver in another process, ${CONCURRENCY} at a time, ${where})`
         if (runs.length > 1) {
           for (const [i, each] of runs.entries()) {
-            yield* report({ name: `  run ${i + 1} of ${runs.length}`, value: Math.round(each.rate), unit: "deliveries/s" })
+            yield* report({
+              name: `  run ${i + 1} of ${runs.length}`,
+              value: Math.round(each.rate),
+              unit: "deliveries/s"
+            })
           }
         }
         // The median run (by rate), with its own breakdown.

@@ -28,11 +28,11 @@ import {
 } from "effect"
 import { AppexecConfig, millis } from "./AppexecConfig.js"
 import { webhookOutcome } from "./AppexecMetrics.js"
+import type { StorageError } from "./Errors.js"
 import { ExecutionEvents } from "./ExecutionEvents.js"
 import { isTerminal } from "./ExecutionLifecycle.js"
 import { executionJson, type ExecutionView } from "./ExecutionRecord.js"
 import { ExecutionStore } from "./ExecutionStore.js"
-import type { StorageError } from "./Errors.js"
 import { OutboundHttp, type OutboundResponse } from "./OutboundHttp.js"
 import { SigningKeys } from "./SigningKeys.js"
 import * as TraceContext from "./TraceContext.js"
@@ -265,7 +265,11 @@ export const run = Effect.gen(function*() {
   // The default flags, not the layer's: a layer is built uninterruptibly, and a delivery must be
   // interruptible when the scope closes.
   const fork = Runtime.runFork(
-    Runtime.make({ context: parent.context, fiberRefs: parent.fiberRefs, runtimeFlags: Runtime.defaultRuntime.runtimeFlags })
+    Runtime.make({
+      context: parent.context,
+      fiberRefs: parent.fiberRefs,
+      runtimeFlags: Runtime.defaultRuntime.runtimeFlags
+    })
   )
   const baseAnnotations = parent.fiberRefs.pipe(FiberRefs.getOrDefault(FiberRef.currentLogAnnotations))
   const running = new Set<Fiber.RuntimeFiber<void>>()
