@@ -273,7 +273,7 @@ export const run = Effect.gen(function*() {
   )
   const baseAnnotations = parent.fiberRefs.pipe(FiberRefs.getOrDefault(FiberRef.currentLogAnnotations))
   const running = new Set<Fiber.RuntimeFiber<void>>()
-  yield* Effect.addFinalizer(() => Fiber.interruptAll(running))
+  yield* Effect.addFinalizer(() => Fiber.interruptAll([...running]))
   // Free delivery slots. Only this loop takes slots; each delivery gives its own back when it
   // ends and signals `slotFreed`, so a receiver that takes its whole time limit holds one slot,
   // not the others.
