@@ -11,21 +11,7 @@
  */
 import { Envelope } from "@appexec/api/Envelope"
 import { Execution } from "@appexec/api/Execution"
-import {
-  Chunk,
-  Clock,
-  Duration,
-  Effect,
-  Fiber,
-  FiberRef,
-  FiberRefs,
-  HashMap,
-  Layer,
-  Metric,
-  Option,
-  Queue,
-  Runtime
-} from "effect"
+import { Chunk, Clock, Duration, Effect, Fiber, Layer, Metric, Option, Queue } from "effect"
 import { AppexecConfig, millis } from "./AppexecConfig.js"
 import { webhookOutcome } from "./AppexecMetrics.js"
 import type { StorageError } from "./Errors.js"
@@ -33,6 +19,7 @@ import { ExecutionEvents } from "./ExecutionEvents.js"
 import { isTerminal } from "./ExecutionLifecycle.js"
 import { executionJson, type ExecutionView } from "./ExecutionRecord.js"
 import { ExecutionStore } from "./ExecutionStore.js"
+import * as Forker from "./internal/Forker.js"
 import { OutboundHttp, type OutboundResponse } from "./OutboundHttp.js"
 import { SigningKeys } from "./SigningKeys.js"
 import * as TraceContext from "./TraceContext.js"
@@ -258,20 +245,9 @@ export const run = Effect.gen(function*() {
   const events = yield* ExecutionEvents
   const { claim, send } = yield* make
   const wake = yield* Queue.sliding<void>(1)
-  // Each delivery is a fiber started from plain code with the loop's runtime, its log annotations
-  // set when it is made (not by `Effect.annotateLogs`, which copies the fiber refs twice a
-  // delivery); the fibers under way are kept to be interrupted when the scope closes.
-  const parent = yield* Effect.runtime<never>()
-  // The default flags, not the layer's: a layer is built uninterruptibly, and a delivery must be
-  // interruptible when the scope closes.
-  const fork = Runtime.runFork(
-    Runtime.make({
-      context: parent.context,
-      fiberRefs: parent.fiberRefs,
-      runtimeFlags: Runtime.defaultRuntime.runtimeFlags
-    })
-  )
-  const baseAnnotations = parent.fiberRefs.pipe(FiberRefs.getOrDefault(FiberRef.currentLogAnnotations))
+  // Each delivery is a fiber forked from plain code, its log annotations set as it is made
+  // (`Forker`); the fibers under way are kept to be interrupted when the scope closes.
+  const fork = Forker.make(yield* Effect.runtime<never>())
   const running = new Set<Fiber.RuntimeFiber<void>>()
   yield* Effect.addFinalizer(() => Fiber.interruptAll([...running]))
   // Free delivery slots. Only this loop takes slots; each delivery gives its own back when it
@@ -280,15 +256,7 @@ export const run = Effect.gen(function*() {
   let free = config.webhookConcurrency
   const slotFreed = yield* Queue.sliding<void>(1)
   const start = (entry: OutboxEntry) => {
-    const annotations = HashMap.set(
-      HashMap.set(baseAnnotations, "executionId", entry.executionId as unknown),
-      "deliveryId",
-      entry.deliveryId
-    )
-    const fiber = fork(send(entry), {
-      updateRefs: (refs, fiberId) =>
-        FiberRefs.updateAs(refs, { fiberId, fiberRef: FiberRef.currentLogAnnotations, value: annotations })
-    })
+    const fiber = fork(send(entry), annotationsOf(entry))
     // A delivery that ended within the fork is not kept.
     if (fiber.unsafePoll() === null) running.add(fiber)
     fiber.addObserver(() => {

@@ -12,23 +12,7 @@
  */
 import type { OutputType } from "@appexec/api/Execution"
 import type { ExecutionId } from "@appexec/api/Ids"
-import {
-  Cause,
-  Clock,
-  Deferred,
-  Duration,
-  Effect,
-  Either,
-  Fiber,
-  FiberId,
-  FiberRef,
-  FiberRefs,
-  HashMap,
-  Layer,
-  Option,
-  Queue,
-  Runtime
-} from "effect"
+import { Cause, Clock, Deferred, Duration, Effect, Either, Fiber, FiberId, Layer, Option, Queue } from "effect"
 import type { CompiledApp } from "../AppDefinition.js"
 import { AppexecConfig, millis } from "../AppexecConfig.js"
 import { recordFinished } from "../AppexecMetrics.js"
@@ -43,6 +27,7 @@ import * as TraceContext from "../TraceContext.js"
 import { DeliveryId, entryFor } from "../WebhookOutbox.js"
 import { AppCatalog } from "./AppCatalog.js"
 import { CANCELED_MESSAGE, Cancellations } from "./Cancellations.js"
+import * as Forker from "./Forker.js"
 import { runWorkflow } from "./WorkflowRunner.js"
 
 const formatDuration = (ms: number) => Duration.format(Duration.millis(ms))
@@ -412,14 +397,7 @@ export const run = Effect.gen(function*() {
   const process = yield* makeProcess(runs)
   // The runs are forked from plain code, with the services and settings of the worker: the
   // runtime is taken once, not per run.
-  const parent = yield* Effect.runtime<never>()
-  const fork = Runtime.runFork(
-    Runtime.make({
-      context: parent.context,
-      fiberRefs: parent.fiberRefs,
-      runtimeFlags: Runtime.defaultRuntime.runtimeFlags
-    })
-  )
+  const fork = Forker.make(yield* Effect.runtime<never>())
   // The runs of this worker: interrupting one's fiber stops its run.
   const running = new Set<Run>()
   let free = config.workerConcurrency
@@ -467,11 +445,7 @@ export const run = Effect.gen(function*() {
     })
     running.add(run)
     // Every log of the run names its execution and attempt.
-    const annotations = HashMap.make(["executionId", executionId as unknown], ["attempt", claim.lease.attempt])
-    const fiber = fork(process(run, claim.execution, end), {
-      updateRefs: (refs, fiberId) =>
-        FiberRefs.updateAs(refs, { fiberId, fiberRef: FiberRef.currentLogAnnotations, value: annotations })
-    })
+    const fiber = fork(process(run, claim.execution, end), { executionId, attempt: claim.lease.attempt })
     // A run that ended within the fork (storage that answers synchronously) is not kept.
     if (running.has(run)) run.fiber = fiber
   }
