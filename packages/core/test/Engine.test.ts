@@ -11,7 +11,20 @@ import {
 } from "@appexec/core"
 import { MemoryStorage, SeededIds, TestHarness, TestOutboundHttp } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { type Duration, Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Schema, Scope, TestClock } from "effect"
+import {
+  type Duration,
+  Effect,
+  Exit,
+  Fiber,
+  HashMap,
+  Layer,
+  Logger,
+  LogLevel,
+  Option,
+  Schema,
+  Scope,
+  TestClock
+} from "effect"
 import * as Worker from "../src/internal/Worker.js"
 
 /** input → template → delay(ms) → text output */
@@ -90,6 +103,23 @@ describe("engine", () => {
       expect(done.completedAt!.getTime()).toBeGreaterThanOrEqual(done.startedAt!.getTime())
       expect(done.errorMessage).toBeNull()
     }).pipe(Effect.provide(TestHarness.layer())))
+
+  it.scoped("a run's log lines are annotated with its execution and attempt", () =>
+    Effect.gen(function*() {
+      const lines: Array<{ readonly message: unknown; readonly annotations: Record<string, unknown> }> = []
+      const capture = Logger.replace(
+        Logger.defaultLogger,
+        Logger.make(({ annotations, message }) =>
+          lines.push({ message, annotations: Object.fromEntries(HashMap.toEntries(annotations)) })
+        )
+      )
+      yield* Effect.gen(function*() {
+        const started = yield* startApp(delayed(0))
+        yield* awaitAfter(started.executionId, 0)
+        const completed = lines.find((l) => String(l.message) === `execution ${started.executionId} completed`)
+        expect(completed?.annotations).toMatchObject({ executionId: started.executionId, attempt: 1 })
+      }).pipe(Effect.provide(TestHarness.layer({ logLevel: LogLevel.Debug })), Effect.provide(capture))
+    }))
 
   it.scoped("a 10-minute util.delay completes in virtual time, renewing its lease throughout", () =>
     Effect.gen(function*() {
