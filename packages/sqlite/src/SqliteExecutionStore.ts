@@ -7,7 +7,7 @@ import { ExecutionId } from "@appexec/api/Ids"
 import { Errors, type ExecutionQueue, type ExecutionRecord, ExecutionStore, type WebhookOutbox } from "@appexec/core"
 import { Effect, Layer, Option } from "effect"
 import { sql } from "kysely"
-import { fromRow, toColumns, viewOfRow } from "./internal/ExecutionRows.js"
+import { fromRow, toColumns, viewColumns, viewOfRow } from "./internal/ExecutionRows.js"
 import * as PreparedQuery from "./internal/PreparedQuery.js"
 import { WorkSignal } from "./internal/WorkSignal.js"
 import { SqliteClient } from "./SqliteClient.js"
@@ -53,19 +53,8 @@ export const make = Effect.gen(function*() {
   const get = PreparedQuery.make((p: PreparedQuery.Param<{ executionId: string }>) =>
     db.selectFrom("executions").selectAll().where("execution_id", "=", p("executionId"))
   )
-  // The columns of a poll's answer, and nothing else (the inputs can be large).
   const getView = PreparedQuery.make((p: PreparedQuery.Param<{ executionId: string }>) =>
-    db.selectFrom("executions").select([
-      "execution_id",
-      "workflow_id",
-      "workspace_id",
-      "status",
-      "outputs",
-      "error_message",
-      "created_at",
-      "started_at",
-      "completed_at"
-    ]).where("execution_id", "=", p("executionId"))
+    db.selectFrom("executions").select(viewColumns).where("execution_id", "=", p("executionId"))
   )
   // The ids travel as one JSON array, so one prepared statement serves any number of them.
   const finished = PreparedQuery.make((p: PreparedQuery.Param<{ ids: string }>) =>

@@ -68,19 +68,21 @@ export const fromRow = (row: ExecutionRow): Either.Either<ExecutionRecord.Execut
   )
 }
 
-/** The columns of `executions` a view reads. */
-export type ViewRow = Pick<
-  ExecutionRow,
-  | "execution_id"
-  | "workflow_id"
-  | "workspace_id"
-  | "status"
-  | "outputs"
-  | "error_message"
-  | "created_at"
-  | "started_at"
-  | "completed_at"
->
+/** The columns of `executions` a view reads (a poll's answer, and nothing else: the inputs can be large). */
+export const viewColumns = [
+  "execution_id",
+  "workflow_id",
+  "workspace_id",
+  "status",
+  "outputs",
+  "error_message",
+  "created_at",
+  "started_at",
+  "completed_at"
+] as const satisfies ReadonlyArray<keyof ExecutionRow>
+
+/** A row of the view's columns. */
+export type ViewRow = Pick<ExecutionRow, typeof viewColumns[number]>
 
 /**
  * The view a row holds. As with `fromRow`, what the store wrote is not decoded again: the outputs
