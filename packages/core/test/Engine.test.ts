@@ -11,21 +11,9 @@ import {
 } from "@appexec/core"
 import { MemoryStorage, SeededIds, TestHarness, TestOutboundHttp } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import {
-  type Duration,
-  Effect,
-  Exit,
-  Fiber,
-  HashMap,
-  Layer,
-  Logger,
-  LogLevel,
-  Option,
-  Schema,
-  Scope,
-  TestClock
-} from "effect"
+import { type Duration, Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Schema, Scope, TestClock } from "effect"
 import * as Worker from "../src/internal/Worker.js"
+import * as LogCapture from "./fixtures/LogCapture.js"
 
 /** input → template → delay(ms) → text output */
 const delayed = (ms: number, extra: { timeoutSeconds?: number } = {}) => ({
@@ -106,13 +94,7 @@ describe("engine", () => {
 
   it.scoped("a run's log lines are annotated with its execution and attempt", () =>
     Effect.gen(function*() {
-      const lines: Array<{ readonly message: unknown; readonly annotations: Record<string, unknown> }> = []
-      const capture = Logger.replace(
-        Logger.defaultLogger,
-        Logger.make(({ annotations, message }) =>
-          lines.push({ message, annotations: Object.fromEntries(HashMap.toEntries(annotations)) })
-        )
-      )
+      const { layer: capture, lines } = LogCapture.make()
       yield* Effect.gen(function*() {
         const started = yield* startApp(delayed(0))
         yield* awaitAfter(started.executionId, 0)

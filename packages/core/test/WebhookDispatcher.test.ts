@@ -11,7 +11,8 @@ import {
 } from "@appexec/core"
 import { TestApps, TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Fiber, HashMap, Logger, LogLevel, Schema, TestClock } from "effect"
+import { Effect, Either, Fiber, LogLevel, Schema, TestClock } from "effect"
+import * as LogCapture from "./fixtures/LogCapture.js"
 import { executionRecord } from "./fixtures/Records.js"
 import * as ScriptedHttp from "./fixtures/ScriptedHttp.js"
 
@@ -108,13 +109,7 @@ describe("webhook dispatcher (memory, virtual time)", () => {
 
   it.scoped("each attempt's log line is annotated with its execution and delivery ids", () =>
     Effect.gen(function*() {
-      const lines: Array<{ readonly message: unknown; readonly annotations: Record<string, unknown> }> = []
-      const capture = Logger.replace(
-        Logger.defaultLogger,
-        Logger.make(({ annotations, message }) =>
-          lines.push({ message, annotations: Object.fromEntries(HashMap.toEntries(annotations)) })
-        )
-      )
+      const { layer: capture, lines } = LogCapture.make()
       const http = yield* ScriptedHttp.make(() => ScriptedHttp.status(204))
       yield* Effect.gen(function*() {
         const runs = [
