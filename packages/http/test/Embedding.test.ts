@@ -6,13 +6,26 @@ import { Api } from "@appexec/api"
 import { TestHarness } from "@appexec/testing"
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Runtime } from "effect"
 import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
-import { NodeListener, WebHandler } from "../src/index.js"
+import { type AddressInfo, connect } from "node:net"
+import { type AppexecHttp, NodeListener, WebHandler } from "../src/index.js"
 import { echoApp, seed, SigningKeysTest } from "./fixtures.js"
 
 const instance = Layer.provideMerge(SigningKeysTest, TestHarness.layer())
+
+/** What a server sends back on a fresh connection to one request that asks it to close, until it closes. */
+const rawExchange = (port: number, path: string) =>
+  Effect.async<string>((resume) => {
+    let received = ""
+    const socket = connect(port, "127.0.0.1", () => {
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`)
+    })
+    socket.setEncoding("utf8")
+    socket.on("data", (chunk: string) => void (received += chunk))
+    socket.on("error", () => {})
+    socket.on("close", () => resume(Effect.succeed(received)))
+  })
 
 describe("embedding", () => {
   it.scoped("the Node listener serves under /api beside the host's own routes, and the typed client reaches it", () =>
@@ -88,4 +101,37 @@ describe("embedding", () => {
       const outside = yield* call("/v1/apps", "10.0.0.3")
       expect(outside.status).toBe(404)
     }).pipe(Effect.provide(instance)))
+
+  it.scoped("answers made in one turn go out together; one Node refuses to write ends only its own connection", () =>
+    Effect.gen(function*() {
+      // An app of its own: "/bad" answers a header Node will not write; "/later" answers after
+      // its fiber suspended once (the answer comes through the fiber's observer).
+      const app: AppexecHttp.App = {
+        runtime: Runtime.defaultRuntime,
+        handle: (request) => {
+          const answer = { status: 200, headers: { "content-type": "text/plain" }, body: `at ${request.url}` }
+          if (request.url === "/bad") return Effect.succeed({ ...answer, headers: { "x-broken": "a\r\nb" } })
+          if (request.url === "/later") return Effect.as(Effect.yieldNow(), answer)
+          return Effect.succeed(answer)
+        }
+      }
+      const server = createServer(NodeListener.fromApp(app))
+      yield* Effect.acquireRelease(
+        Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
+        () => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+      )
+      const port = (server.address() as AddressInfo).port
+      const [first, bad, later, last] = yield* Effect.all(
+        ["/first", "/bad", "/later", "/last"].map((path) => rawExchange(port, path)),
+        { concurrency: "unbounded" }
+      )
+      expect(bad).toBe("")
+      for (const [text, path] of [[first, "/first"], [later, "/later"], [last, "/last"]] as const) {
+        expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+        expect(text).toContain(`content-length: ${Buffer.byteLength(`at ${path}`)}\r\n`)
+        expect(text.endsWith(`\r\n\r\nat ${path}`)).toBe(true)
+      }
+      // The server goes on serving.
+      expect(yield* rawExchange(port, "/after")).toMatch(/\r\n\r\nat \/after$/)
+    }))
 })
