@@ -64,19 +64,27 @@ export const decide = (
   }
 }
 
+/** Counts one request of `key` in `store` at `now` (epoch milliseconds) and decides whether it is allowed. */
+export const consumeAt = (
+  store: RateLimitStore["Type"],
+  key: string,
+  policy: RateLimitPolicy,
+  now: number
+): Effect.Effect<RateLimitDecision, StorageError> => {
+  const windowStart = now - (now % policy.windowMs)
+  return Effect.map(
+    store.hit(key, windowStart, policy.windowMs),
+    (counts) => decide(policy, now, windowStart, counts)
+  )
+}
+
 /** Counts one request of `key` in `store` and decides whether it is allowed. */
 export const consumeIn = (
   store: RateLimitStore["Type"],
   key: string,
   policy: RateLimitPolicy
 ): Effect.Effect<RateLimitDecision, StorageError> =>
-  Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    const windowStart = now - (now % policy.windowMs)
-    return Effect.map(
-      store.hit(key, windowStart, policy.windowMs),
-      (counts) => decide(policy, now, windowStart, counts)
-    )
-  })
+  Effect.flatMap(Clock.currentTimeMillis, (now) => consumeAt(store, key, policy, now))
 
 /** Counts one request of `key` and decides whether it is allowed. */
 export const consume = (
