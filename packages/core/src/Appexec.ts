@@ -55,6 +55,12 @@ export const LIST_LIMIT = Api.LIST_LIMIT
 /** Authenticated keys kept in memory (see `keys.authenticate`). */
 export const KEY_CACHE_SIZE = 10_000
 
+/**
+ * The key revision `keys.revision` read: the store's (see `KeyStore.keyRevision`), or `undefined`
+ * for a store that keeps none.
+ */
+export type KeyRevision = number | undefined
+
 /** An `Idempotency-Key`: 1 to 255 visible ASCII characters. */
 export const isIdempotencyKey = (key: string): boolean => /^[\x21-\x7e]{1,255}$/.test(key)
 
@@ -180,11 +186,22 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
       }) => Effect.Effect<CreatedKey, StorageError>
       /** Revokes keys by id or hint; returns how many were revoked. */
       readonly revoke: (idOrHint: string) => Effect.Effect<number, StorageError>
-      /** The principal of a request's credential (`x-api-key` or `Authorization: Bearer`). */
-      readonly authenticate: (headers: {
-        readonly "x-api-key"?: string | undefined
-        readonly authorization?: string | undefined
-      }) => Effect.Effect<Principal, Unauthorized | StorageError>
+      /**
+       * The principal of a request's credential (`x-api-key` or `Authorization: Bearer`). A key
+       * is checked against the store's key revision as it is now, so that a revocation by any
+       * process counts at once; `revision`, when given, stands for that read. It must come from
+       * `keys.revision` read after the request arrived (the Node listener reads it once for the
+       * requests of an event-loop turn).
+       */
+      readonly authenticate: (
+        headers: {
+          readonly "x-api-key"?: string | undefined
+          readonly authorization?: string | undefined
+        },
+        revision?: KeyRevision
+      ) => Effect.Effect<Principal, Unauthorized | StorageError>
+      /** The store's key revision now, for `authenticate` of requests that arrived before this read. */
+      readonly revision: Effect.Effect<KeyRevision, StorageError>
     }
     readonly workspaces: {
       /** Creates a workspace, or returns the one with that name. */
@@ -256,7 +273,10 @@ export const layer = Layer.scoped(
      * cache, so a revoked key is refused at its next request, also when another process revoked
      * it. Keyed by the key itself rather than its hash, so that a hit costs no hashing; the same
      * string is in every request that presents it. At most `KEY_CACHE_SIZE` keys, the least
-     * recently used dropped first; unknown keys are never cached.
+     * recently used dropped first; unknown keys are never cached. A revision a caller read for a
+     * batch of requests (`authenticate`'s second argument) may be older than one read since: it
+     * empties the cache as any other change of revision does, and what is cached under it was
+     * looked up in the store after that read, so no key revoked before a request's read passes.
      */
     const keyCache = new Map<string, Principal>()
     let cachedRevision: number | undefined
@@ -274,25 +294,36 @@ export const layer = Layer.scoped(
       return principal
     })
 
-    const authenticateKey = (key: string): Effect.Effect<Principal, Unauthorized | StorageError> =>
-      keyRevision === undefined ? lookUpKey(key) : Effect.flatMap(keyRevision, (revision) => {
-        if (revision !== cachedRevision) {
-          keyCache.clear()
-          cachedRevision = revision
-        }
-        const cached = keyCache.get(key)
-        if (cached !== undefined) {
-          keyCache.delete(key)
-          keyCache.set(key, cached)
-          return Effect.succeed(cached)
-        }
-        return Effect.tap(lookUpKey(key), (principal) => {
-          // Cached under the revision read before the lookup: a revocation in between moves it.
-          if (cachedRevision !== revision) return
-          keyCache.set(key, principal)
-          if (keyCache.size > KEY_CACHE_SIZE) keyCache.delete(keyCache.keys().next().value!)
-        })
+    /** The key from the cache while the revision stays `revision`, else from the store. */
+    const authenticateAt = (key: string, revision: number): Effect.Effect<Principal, Unauthorized | StorageError> => {
+      if (revision !== cachedRevision) {
+        keyCache.clear()
+        cachedRevision = revision
+      }
+      const cached = keyCache.get(key)
+      if (cached !== undefined) {
+        keyCache.delete(key)
+        keyCache.set(key, cached)
+        return Effect.succeed(cached)
+      }
+      return Effect.tap(lookUpKey(key), (principal) => {
+        // Cached under the revision read before the lookup: a revocation in between moves it.
+        if (cachedRevision !== revision) return
+        keyCache.set(key, principal)
+        if (keyCache.size > KEY_CACHE_SIZE) keyCache.delete(keyCache.keys().next().value!)
       })
+    }
+
+    const authenticateKey = (
+      key: string,
+      revision: KeyRevision
+    ): Effect.Effect<Principal, Unauthorized | StorageError> =>
+      keyRevision === undefined
+        ? lookUpKey(key)
+        : revision !== undefined
+        ? authenticateAt(key, revision)
+        : Effect.flatMap(keyRevision, (now) => authenticateAt(key, now))
+    const readRevision: Effect.Effect<KeyRevision, StorageError> = keyRevision ?? Effect.succeed(undefined)
 
     /** The app, if the principal may see it: own or public; another workspace's private app is denied. */
     // Every start reads one: no generator.
@@ -673,15 +704,19 @@ export const layer = Layer.scoped(
           Effect.flatMap(now, (at) => keyStore.revokeKey(idOrHint, at))
         ),
         // Every request runs it: untraced, and without a generator.
-        authenticate: (headers: {
-          readonly "x-api-key"?: string | undefined
-          readonly authorization?: string | undefined
-        }) => {
+        authenticate: (
+          headers: {
+            readonly "x-api-key"?: string | undefined
+            readonly authorization?: string | undefined
+          },
+          revision?: KeyRevision
+        ) => {
           const key = credentialFrom(headers)
           if (key === undefined) return Effect.fail(new Unauthorized({ reason: "missing" }))
           if (!isWellFormed(key, config.keyPrefix)) return Effect.fail(new Unauthorized({ reason: "malformed" }))
-          return authenticateKey(key)
-        }
+          return authenticateKey(key, revision)
+        },
+        revision: readRevision
       },
       workspaces: { create: Effect.fn("Appexec.workspaces.create")(ensureWorkspace) },
       operator: {

@@ -256,4 +256,30 @@ describe("API keys (docs/api.md#authentication, docs/api.md)", () => {
       expect(refused).toMatchObject({ _tag: "Unauthorized", reason: "revoked" })
       expect((yield* appexec.keys.authenticate({ "x-api-key": other.key })).apiKeyId).toBe(other.record.apiKeyId)
     }).pipe(Effect.provide(TestHarness.layer())))
+
+  it.scoped("a key checked against a revision read for it stands by that read: a read after a revocation refuses it", () =>
+    Effect.gen(function*() {
+      const appexec = yield* Appexec.Appexec
+      const store = yield* KeyStore.KeyStore
+      const created = yield* appexec.keys.create({ workspace: "w" })
+      const before = yield* appexec.keys.revision
+      expect(before).toBeTypeOf("number")
+      yield* appexec.keys.authenticate({ "x-api-key": created.key }, before)
+      expect(yield* store.revokeKey(created.record.apiKeyId, 1)).toBe(1)
+      // A request that arrived before that read may pass: the revocation came after it. Passing
+      // shows that the check made no read of its own (one would have seen the revocation).
+      const early = yield* appexec.keys.authenticate({ "x-api-key": created.key }, before)
+      expect(early.apiKeyId).toBe(created.record.apiKeyId)
+      const after = yield* appexec.keys.revision
+      expect(after).not.toBe(before)
+      const refused = yield* Effect.flip(appexec.keys.authenticate({ "x-api-key": created.key }, after))
+      expect(refused).toMatchObject({ _tag: "Unauthorized", reason: "revoked" })
+      // Back to the older read (a batch read before the revocation, answered late): still no
+      // cached pass, since the cache was emptied and the store is asked again.
+      const late = yield* Effect.flip(appexec.keys.authenticate({ "x-api-key": created.key }, before))
+      expect(late).toMatchObject({ _tag: "Unauthorized", reason: "revoked" })
+      expect(yield* Effect.flip(appexec.keys.authenticate({ "x-api-key": created.key }))).toMatchObject({
+        reason: "revoked"
+      })
+    }).pipe(Effect.provide(TestHarness.layer())))
 })

@@ -64,7 +64,17 @@ export type Requirements = Appexec.Appexec | SigningKeys.SigningKeys | RateLimit
 
 /** The app: answers one request, on the runtime it was made in (its logger, clock and services). */
 export interface App {
-  readonly handle: (request: ServerRequest) => Effect.Effect<ServerResponse>
+  /**
+   * The answer to `request`. With `keyRevision` (read by `readKeyRevision` after the request
+   * arrived), its API key is checked against that read instead of one of its own.
+   */
+  readonly handle: (request: ServerRequest, keyRevision?: Appexec.KeyRevision) => Effect.Effect<ServerResponse>
+  /**
+   * Reads the key revision once for several requests that have all arrived (`handle`'s second
+   * argument): the Node listener does so for the requests of one event-loop turn. Optional, for
+   * an app made by hand.
+   */
+  readonly readKeyRevision?: Effect.Effect<Appexec.KeyRevision, Errors.StorageError>
   readonly runtime: Runtime.Runtime<never>
 }
 
@@ -274,7 +284,8 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       request: ServerRequest,
       path: string,
       search: string,
-      requestId: string
+      requestId: string,
+      keyRevision: Appexec.KeyRevision
     ): Effect.Effect<Routed, Errors.StorageError> => {
       const found = table.match(request.method, path)
       if (found._tag === "NotFound") return Effect.succeed([ErrorAnswers.notFound(request.method, path), path] as const)
@@ -284,7 +295,10 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       const route = found.route
       const endpoint = served.get(route.name)!
       const answer = appexec.keys
-        .authenticate({ "x-api-key": request.headers["x-api-key"], authorization: request.headers["authorization"] })
+        .authenticate(
+          { "x-api-key": request.headers["x-api-key"], authorization: request.headers["authorization"] },
+          keyRevision
+        )
         .pipe(
           Effect.matchEffect({
             onSuccess: (principal) =>
@@ -304,32 +318,40 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       request: ServerRequest,
       path: string,
       search: string,
-      requestId: string
+      requestId: string,
+      keyRevision: Appexec.KeyRevision
     ): Effect.Effect<Routed, Errors.StorageError> =>
-      Effect.flatMap(RateLimiter.consumeIn(store, RateLimit.clientIp(request, hops), policy), (decision): Effect.Effect<
-        Routed,
-        Errors.StorageError
-      > => {
-        const headers = RateLimit.headersOf(decision)
-        if (!decision.allowed) {
-          return Effect.succeed(
-            [
-              ErrorAnswers.answer(429, {
-                code: "rate_limited",
-                message: `Rate limit of ${decision.limit} requests exceeded; retry after ${decision.resetSeconds} s.`
-              }, headers),
-              path
-            ] as const
+      Effect.flatMap(
+        RateLimiter.consumeAt(store, RateLimit.clientIp(request, hops), policy, clock.unsafeCurrentTimeMillis()),
+        (decision): Effect.Effect<
+          Routed,
+          Errors.StorageError
+        > => {
+          const headers = RateLimit.headersOf(decision)
+          if (!decision.allowed) {
+            return Effect.succeed(
+              [
+                ErrorAnswers.answer(429, {
+                  code: "rate_limited",
+                  message: `Rate limit of ${decision.limit} requests exceeded; retry after ${decision.resetSeconds} s.`
+                }, headers),
+                path
+              ] as const
+            )
+          }
+          return Effect.map(
+            api(request, path, search, requestId, keyRevision),
+            ([response, route]) => [response, route, headers] as const
           )
         }
-        return Effect.map(
-          api(request, path, search, requestId),
-          ([response, route]) => [response, route, headers] as const
-        )
-      })
+      )
 
     /** The answer to `request`, before the headers every answer gets. */
-    const dispatch = (request: ServerRequest, requestId: string): Effect.Effect<Routed, Errors.StorageError> => {
+    const dispatch = (
+      request: ServerRequest,
+      requestId: string,
+      keyRevision: Appexec.KeyRevision
+    ): Effect.Effect<Routed, Errors.StorageError> => {
       const { path: fullPath, search } = splitUrl(request.url)
       const mounted = basePath === "" || fullPath === basePath || fullPath.startsWith(`${basePath}/`)
       if (!mounted) return Effect.succeed([ErrorAnswers.notFound(request.method, fullPath), fullPath] as const)
@@ -343,7 +365,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
         })
         return Effect.map(answer, (response) => [response, MediaRoute.PREFIX] as const)
       }
-      if (path === "/v1" || path.startsWith("/v1/")) return rateLimited(request, path, search, requestId)
+      if (path === "/v1" || path.startsWith("/v1/")) return rateLimited(request, path, search, requestId, keyRevision)
       const operatorAnswer = operator?.(request.method, path)
       if (operatorAnswer !== undefined) return Effect.map(operatorAnswer, (response) => [response, path] as const)
       return Effect.succeed([ErrorAnswers.notFound(request.method, path), path] as const)
@@ -378,10 +400,10 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       return Effect.succeed(answer)
     }
 
-    const handle = (request: ServerRequest): Effect.Effect<ServerResponse> => {
+    const handle = (request: ServerRequest, keyRevision?: Appexec.KeyRevision): Effect.Effect<ServerResponse> => {
       const requestId = crypto.randomUUID()
       const startedAt = logRequests ? clock.unsafeCurrentTimeMillis() : 0
-      const routed = dispatch(request, requestId).pipe(
+      const routed = dispatch(request, requestId, keyRevision).pipe(
         Effect.catchAllCause((cause): Effect.Effect<Routed> =>
           Cause.isInterruptedOnly(cause)
             ? Effect.interrupt
@@ -406,7 +428,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       )
     }
 
-    return { handle, runtime } satisfies App
+    return { handle, readKeyRevision: appexec.keys.revision, runtime } satisfies App
   })
 
 /**

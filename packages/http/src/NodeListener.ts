@@ -2,10 +2,11 @@
  * appexec on Node's `http` server: the app as a `(req, res)` listener, to mount on a host's own
  * server (under a base path if the host likes: `{ basePath: "/api" }`), or alone on a server of
  * its own (`serve`). The request is handed to the app as it is (headers, socket address, the body
- * read only when an endpoint asks for it) and the answer is written in one `writeHead` + `end`,
- * together with the other answers of the same turn of the event loop (see `Outbox`). A request
- * whose client goes away before its answer is interrupted.
+ * read only when an endpoint asks for it) and the answer is written in one `writeHead` + `end`.
+ * The requests of one turn of the event loop are answered together at its end (see `fromApp`). A
+ * request whose client goes away before its answer is interrupted.
  */
+import type { Appexec } from "@appexec/core"
 import { Duration, Effect, Exit, FiberId, type Layer, Runtime, type Scope } from "effect"
 import {
   createServer as createNodeServer,
@@ -106,17 +107,15 @@ const write = (message: IncomingMessage, response: ServerResponse, exit: Exit.Ex
 }
 
 /**
- * The answers of one turn of the event loop, written together once the turn has handled all the
- * requests it read (in its check phase, `setImmediate`), instead of each in the middle of the
- * others' work. A request's own work and the socket writes then each run many times in a row,
- * which keeps both in the processor's caches, and a client waiting on several connections is
- * woken once for a batch of answers rather than once per answer: on the benchmark's machine,
- * this nearly doubled the polls one core serves (docs/performance.md, "Fifth round"). An answer
- * waits at most until the end of the turn it was made in.
+ * Answers written together: `send` queues one and the queue is written at the end of the turn
+ * (`setImmediate`), or at the end of `gather` for the answers made while it runs.
  */
 const makeOutbox = () => {
   let queued: Array<readonly [IncomingMessage, ServerResponse, Exit.Exit<AppexecHttp.ServerResponse>]> = []
+  let scheduled = false
+  let gathering = false
   const flush = () => {
+    scheduled = false
     const batch = queued
     queued = []
     for (const [message, response, exit] of batch) {
@@ -128,16 +127,73 @@ const makeOutbox = () => {
       }
     }
   }
-  return (message: IncomingMessage, response: ServerResponse, exit: Exit.Exit<AppexecHttp.ServerResponse>) => {
-    if (queued.length === 0) setImmediate(flush)
+  const send = (message: IncomingMessage, response: ServerResponse, exit: Exit.Exit<AppexecHttp.ServerResponse>) => {
     queued.push([message, response, exit])
+    if (!scheduled && !gathering) {
+      scheduled = true
+      setImmediate(flush)
+    }
   }
+  const gather = (f: () => void) => {
+    gathering = true
+    try {
+      f()
+    } finally {
+      gathering = false
+    }
+    flush()
+  }
+  return { send, gather }
 }
 
-/** The listener of an app made with `AppexecHttp.make`. */
+/**
+ * The listener of an app made with `AppexecHttp.make`.
+ *
+ * The requests Node reads in one turn of the event loop are answered together at its end (its
+ * check phase, `setImmediate`): their key revision is read once for all of them (they all arrived
+ * before that read, so a key revoked before it is refused; `AppexecHttp.App.readKeyRevision`),
+ * each runs as a fiber of its own, and the answers ready then are written one after the other.
+ * The app's work and the socket writes then each run many times in a row, which keeps both in
+ * the processor's caches, and a client waiting on several connections is woken once for a batch
+ * of answers rather than once per answer: on the benchmark's machine this nearly doubled the
+ * polls one core serves (docs/performance.md, "Fifth round"). A request waits at most until the
+ * end of the turn that read it; an answer that takes longer is written at the end of the turn it
+ * is made in.
+ */
 export const fromApp = (app: AppexecHttp.App): Listener => {
   const fork = Runtime.runFork(app.runtime)
-  const send = makeOutbox()
+  const outbox = makeOutbox()
+  const handle = (message: IncomingMessage, response: ServerResponse, keyRevision: Appexec.KeyRevision) => {
+    // Started at once on this call's stack, not on the next scheduler turn: most requests never suspend.
+    const fiber = fork(app.handle(requestOf(message), keyRevision), { immediate: true })
+    const done = fiber.unsafePoll()
+    if (done !== null) return outbox.send(message, response, done)
+    fiber.addObserver((exit) => outbox.send(message, response, exit))
+    response.once("close", () => {
+      if (!response.writableEnded) fiber.unsafeInterruptAsFork(FiberId.none)
+    })
+  }
+  const handleAll = (
+    batch: ReadonlyArray<readonly [IncomingMessage, ServerResponse]>,
+    read: Exit.Exit<Appexec.KeyRevision, unknown> | undefined
+  ) => {
+    // A failed read leaves each request to read for itself (and to answer the failure its way).
+    const keyRevision = read !== undefined && Exit.isSuccess(read) ? read.value : undefined
+    outbox.gather(() => {
+      for (const [message, response] of batch) handle(message, response, keyRevision)
+    })
+  }
+  let inbox: Array<readonly [IncomingMessage, ServerResponse]> = []
+  const answerInbox = () => {
+    const batch = inbox
+    inbox = []
+    // One request reads its own revision, as it would alone.
+    if (batch.length === 1 || app.readKeyRevision === undefined) return handleAll(batch, undefined)
+    const reading = fork(app.readKeyRevision, { immediate: true })
+    const read = reading.unsafePoll()
+    if (read !== null) return handleAll(batch, read)
+    reading.addObserver((exit) => handleAll(batch, exit))
+  }
   return (message, response) => {
     // HTTP/1.1 requires Host (RFC 9112 §3.2); Node's own refusal of it has no body, so it is answered here.
     if (message.headers.host === undefined && message.httpVersion === "1.1") {
@@ -145,15 +201,8 @@ export const fromApp = (app: AppexecHttp.App): Listener => {
       response.writeHead(status, { ...headers, connection: "close" })
       return void response.end(body)
     }
-    // Started at once on this call's stack, not on the next scheduler turn: most requests never
-    // suspend, and are answered in the turn that read them.
-    const fiber = fork(app.handle(requestOf(message)), { immediate: true })
-    const done = fiber.unsafePoll()
-    if (done !== null) return send(message, response, done)
-    fiber.addObserver((exit) => send(message, response, exit))
-    response.once("close", () => {
-      if (!response.writableEnded) fiber.unsafeInterruptAsFork(FiberId.none)
-    })
+    if (inbox.length === 0) setImmediate(answerInbox)
+    inbox.push([message, response])
   }
 }
 

@@ -3,24 +3,30 @@
  * typed client built from the same API definition.
  */
 import { Api } from "@appexec/api"
+import { Appexec, KeyStore } from "@appexec/core"
 import { TestHarness } from "@appexec/testing"
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Runtime } from "effect"
 import { createServer } from "node:http"
 import { type AddressInfo, connect } from "node:net"
-import { type AppexecHttp, NodeListener, WebHandler } from "../src/index.js"
+import { AppexecHttp, NodeListener, WebHandler } from "../src/index.js"
 import { echoApp, seed, SigningKeysTest } from "./fixtures.js"
 
 const instance = Layer.provideMerge(SigningKeysTest, TestHarness.layer())
 
-/** What a server sends back on a fresh connection to one request that asks it to close, until it closes. */
-const rawExchange = (port: number, path: string) =>
+/**
+ * What a server sends back on a fresh connection to GET requests of `paths` sent in one write
+ * (pipelined, the last asking it to close), until it closes.
+ */
+const rawExchange = (port: number, path: string | ReadonlyArray<string>, headers = "") =>
   Effect.async<string>((resume) => {
     let received = ""
-    const socket = connect(port, "127.0.0.1", () => {
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`)
-    })
+    const paths = typeof path === "string" ? [path] : path
+    const requests = paths.map((p, i) =>
+      `GET ${p} HTTP/1.1\r\nHost: a\r\n${headers}${i === paths.length - 1 ? "Connection: close\r\n" : ""}\r\n`
+    )
+    const socket = connect(port, "127.0.0.1", () => void socket.write(requests.join("")))
     socket.setEncoding("utf8")
     socket.on("data", (chunk: string) => void (received += chunk))
     socket.on("error", () => {})
@@ -134,4 +140,46 @@ describe("embedding", () => {
       // The server goes on serving.
       expect(yield* rawExchange(port, "/after")).toMatch(/\r\n\r\nat \/after$/)
     }))
+
+  it.scoped("the requests of one turn share one read of the key revision; a revocation before the next read refuses them", () =>
+    Effect.gen(function*() {
+      const { alice } = yield* seed
+      const app = yield* AppexecHttp.make()
+      // The app as the listener sees it, counting its reads and the revision each request got.
+      let reads = 0
+      const given: Array<Appexec.KeyRevision> = []
+      const server = createServer(NodeListener.fromApp({
+        ...app,
+        readKeyRevision: Effect.tap(app.readKeyRevision!, () => void reads++),
+        handle: (request, keyRevision) => {
+          given.push(keyRevision)
+          return app.handle(request, keyRevision)
+        }
+      }))
+      yield* Effect.acquireRelease(
+        Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
+        () => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+      )
+      const port = (server.address() as AddressInfo).port
+      const statuses = (text: string) => [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]))
+      const five = ["/v1/apps", "/v1/apps", "/v1/apps", "/v1/apps", "/v1/apps"]
+      // Five requests in one write reach the listener in one turn.
+      const first = yield* rawExchange(port, five, `x-api-key: ${alice.key}\r\n`)
+      expect(statuses(first)).toEqual([200, 200, 200, 200, 200])
+      expect(reads).toBe(1)
+      expect(given).toHaveLength(5)
+      expect(given[0]).toBeTypeOf("number")
+      expect(new Set(given).size).toBe(1)
+      // Revoked straight in the store, as another process does: the next turn's read sees it.
+      const keys = yield* KeyStore.KeyStore
+      expect(yield* keys.revokeKey(alice.apiKeyId, 1)).toBe(1)
+      const second = yield* rawExchange(port, five, `x-api-key: ${alice.key}\r\n`)
+      expect(statuses(second)).toEqual([401, 401, 401, 401, 401])
+      expect(reads).toBe(2)
+      // A request alone in its turn reads the revision itself, as it would without the listener.
+      given.length = 0
+      expect(statuses(yield* rawExchange(port, "/v1/apps", `x-api-key: ${alice.key}\r\n`))).toEqual([401])
+      expect(reads).toBe(2)
+      expect(given).toEqual([undefined])
+    }).pipe(Effect.provide(instance)))
 })
