@@ -44,23 +44,48 @@ const plainLine = (format: Format, options: LogOptions): string | undefined => {
     return JSON.stringify({
       message,
       logLevel: logLevel.label,
-      timestamp: date.toISOString(),
+      timestamp: timestampOf(date),
       annotations: fields,
       spans: {},
       fiberId: fiber
     })
   }
-  let out = `timestamp=${date.toISOString()} level=${logLevel.label} fiber=${fiber} message=${logfmtValue(message)}`
+  let out = `timestamp=${timestampOf(date)} level=${logLevel.label} fiber=${fiber} message=${logfmtValue(message)}`
   if (HashMap.size(annotations) > 0) {
     for (const [key, value] of annotations) {
       if (!isPlain(value)) return undefined
-      out += ` ${key.replace(/[\s="]/g, "_")}=${logfmtValue(String(value))}`
+      // A number or a boolean is written bare: its text has no space, quote or `=`.
+      out += ` ${logfmtKey(key)}=${typeof value === "string" ? logfmtValue(value) : String(value)}`
     }
   }
   return out
 }
 
 const textOnly = /^[^\s"=]*$/
+
+/** The ISO text of the last date asked for: the request lines of a moment share one date. */
+let lastTime = Number.NaN
+let lastTimestamp = ""
+const timestampOf = (date: Date) => {
+  const time = date.getTime()
+  if (time !== lastTime) {
+    lastTimestamp = date.toISOString()
+    lastTime = time
+  }
+  return lastTimestamp
+}
+
+/** Annotation keys as logfmt writes them (spaces, quotes and `=` as `_`), kept for the keys seen most. */
+const keys = new Map<string, string>()
+const logfmtKey = (key: string) => {
+  let written = keys.get(key)
+  if (written === undefined) {
+    written = key.replace(/[\s="]/g, "_")
+    if (keys.size >= 256) keys.clear()
+    keys.set(key, written)
+  }
+  return written
+}
 
 /** A logfmt value as Effect's `logfmtLogger` writes it: bare when it can be, else a JSON string. */
 const logfmtValue = (value: string) => (textOnly.test(value) ? value : JSON.stringify(value))
