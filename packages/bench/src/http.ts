@@ -5,10 +5,11 @@
  * better-sqlite3 doing the same work (`servers/raw.ts`). Endpoints: `GET /v1/executions/{id}`
  * (what polling clients send), `GET /v1/apps`, `GET /v1/apps/{id}` and
  * `POST /v1/apps/{id}/executions` (last: the executions it queues are run by appexec's worker
- * meanwhile). For `GET /v1/executions/{id}` also (c), the framework floor: a bare `HttpApi`
- * endpoint of `@effect/platform` returning a constant body.
+ * meanwhile). For `GET /v1/executions/{id}` also (b'), the floor writing the answers of one
+ * event-loop turn together as appexec's listener does, and (c), the framework floor: a bare
+ * `HttpApi` endpoint of `@effect/platform` returning a constant body.
  *
- * Figures: req/s, p50 and p99 latency of each, and the ratio a/b per endpoint (a/c for polling).
+ * Figures: req/s, p50 and p99 latency of each, and the ratio a/b per endpoint (a/b' and a/c for polling).
  * `BENCH_HTTP_SECONDS` shortens the runs; `BENCH_HTTP_PROFILE=dir` runs the servers under
  * `node --cpu-prof` and leaves the profiles in `dir`; `BENCH_APPEXEC_BIN` runs another build of
  * the `appexec` command; `BENCH_HTTP_ENDPOINTS=get_execution,list_apps` measures only those.
@@ -111,13 +112,16 @@ export const benchmark: Benchmark = {
       const appBody = yield* getText(`/v1/apps/${greeting.appId}`)
 
       // (b) the machine's floor, answering the same bytes.
-      const raw = yield* start(join(root, "packages/bench/dist/servers/raw.js"), [], /port (\d+)/, {
+      const rawEnv = {
         BENCH_BODY: executionBody,
         BENCH_KEY: key!,
         BENCH_EXECUTION_ID: executionId,
         BENCH_APPS: JSON.stringify(apps),
         BENCH_APP_ID: greeting.appId,
-        BENCH_APP_BODY: appBody,
+        BENCH_APP_BODY: appBody
+      }
+      const raw = yield* start(join(root, "packages/bench/dist/servers/raw.js"), [], /port (\d+)/, {
+        ...rawEnv,
         BENCH_DB: join(dataDir, "raw.db")
       })
       const rawUrl = `http://127.0.0.1:${raw.match[1]}`
@@ -159,6 +163,18 @@ export const benchmark: Benchmark = {
         const b = yield* measure(`${name}.raw_node_sqlite`, { ...request, url: `${rawUrl}${path}` }, raw.child)
         yield* report({ name: `http.${name}.ratio.appexec_over_raw`, value: a / b, unit: "x" })
         if (name === "get_execution") {
+          // (b') the floor writing the answers of a turn together, as appexec's listener does:
+          // what of appexec's gain any `node:http` server could have. For polling only.
+          const batched = yield* start(join(root, "packages/bench/dist/servers/raw.js"), [], /port (\d+)/, {
+            ...rawEnv,
+            BENCH_DB: join(dataDir, "raw-batched.db"),
+            BENCH_BATCHED: "1"
+          })
+          const b2 = yield* measure(`${name}.raw_node_sqlite_batched`, {
+            ...request,
+            url: `http://127.0.0.1:${batched.match[1]}${path}`
+          }, batched.child)
+          yield* report({ name: `http.${name}.ratio.appexec_over_raw_batched`, value: a / b2, unit: "x" })
           // (c) the framework floor, for polling only.
           const bare = yield* start(join(root, "packages/bench/dist/servers/bare.js"), [], /port (\d+)/, {
             BENCH_BODY: executionBody

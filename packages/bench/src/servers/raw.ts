@@ -12,7 +12,9 @@
  * Rows hold the JSON appexec answered with, so the answers are the same bytes. The database is a
  * file in WAL mode with `synchronous = NORMAL`, as appexec's. Reads `BENCH_KEY`,
  * `BENCH_EXECUTION_ID`, `BENCH_BODY`, `BENCH_APPS` (the list's `data` array), `BENCH_APP_ID`,
- * `BENCH_APP_BODY` and `BENCH_DB`; prints its port on stdout.
+ * `BENCH_APP_BODY` and `BENCH_DB`; prints its port on stdout. With `BENCH_BATCHED=1` it writes
+ * the answers of one event-loop turn together at its end (`setImmediate`), as appexec's Node
+ * listener does: the floor of a server that uses the same technique.
  */
 import Database from "better-sqlite3"
 import { createHash, randomUUID } from "node:crypto"
@@ -56,10 +58,22 @@ const findApp = db.prepare<[string, string], { detail: string; app_id: string }>
 const insertExecution = db.prepare("insert into executions values (?, ?, ?, ?, ?)")
 
 // With its length, as appexec answers: no chunked framing.
-const send = (res: ServerResponse, status: number, body: string) => {
+const answer = (res: ServerResponse, status: number, body: string) => {
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
   res.end(body)
 }
+let queued: Array<readonly [ServerResponse, number, string]> = []
+const flush = () => {
+  const batch = queued
+  queued = []
+  for (const [res, status, body] of batch) answer(res, status, body)
+}
+const send = process.env.BENCH_BATCHED === "1"
+  ? (res: ServerResponse, status: number, body: string) => {
+    if (queued.length === 0) setImmediate(flush)
+    queued.push([res, status, body])
+  }
+  : answer
 const notFound = "{\"error\":{\"code\":\"not_found\",\"message\":\"not found\"}}"
 
 const server = createServer((req, res) => {
