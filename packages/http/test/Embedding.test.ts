@@ -3,12 +3,12 @@
  * typed client built from the same API definition.
  */
 import { Api } from "@appexec/api"
-import { Appexec, KeyStore } from "@appexec/core"
+import { type Appexec, KeyStore } from "@appexec/core"
 import { TestHarness } from "@appexec/testing"
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Runtime } from "effect"
-import { createServer } from "node:http"
+import { createServer, type ServerResponse } from "node:http"
 import { type AddressInfo, connect } from "node:net"
 import { AppexecHttp, NodeListener, WebHandler } from "../src/index.js"
 import { echoApp, seed, SigningKeysTest } from "./fixtures.js"
@@ -182,4 +182,32 @@ describe("embedding", () => {
       expect(reads).toBe(2)
       expect(given).toEqual([undefined])
     }).pipe(Effect.provide(instance)))
+
+  it.scoped("a turn of many requests is answered 64 at a time, in order", () =>
+    Effect.gen(function*() {
+      const responses: Array<ServerResponse> = []
+      // At each request the app starts, how many answers were already written.
+      const writtenAtStart: Array<number> = []
+      const listener = NodeListener.fromApp({
+        runtime: Runtime.defaultRuntime,
+        handle: (request) => {
+          writtenAtStart.push(responses.filter((r) => r.writableEnded).length)
+          return Effect.succeed({ status: 200, headers: { "content-type": "text/plain" }, body: `at ${request.url}` })
+        }
+      })
+      const server = createServer((request, response) => {
+        responses.push(response)
+        listener(request, response)
+      })
+      yield* Effect.acquireRelease(
+        Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
+        () => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+      )
+      const paths = Array.from({ length: 70 }, (_, i) => `/n/${i}`)
+      // Pipelined in one write: Node reads them all in one turn.
+      const text = yield* rawExchange((server.address() as AddressInfo).port, paths)
+      expect([...text.matchAll(/\r\n\r\nat (\/n\/\d+)/g)].map((m) => m[1])).toEqual(paths)
+      expect(writtenAtStart.slice(0, 64)).toEqual(Array.from({ length: 64 }, () => 0))
+      expect(writtenAtStart.slice(64)).toEqual(Array.from({ length: 6 }, () => 64))
+    }))
 })
