@@ -320,31 +320,28 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       search: string,
       requestId: string,
       keyRevision: Appexec.KeyRevision
-    ): Effect.Effect<Routed, Errors.StorageError> =>
-      Effect.flatMap(
-        RateLimiter.consumeAt(store, RateLimit.clientIp(request, hops), policy, clock.unsafeCurrentTimeMillis()),
-        (decision): Effect.Effect<
-          Routed,
-          Errors.StorageError
-        > => {
-          const headers = RateLimit.headersOf(decision)
-          if (!decision.allowed) {
-            return Effect.succeed(
-              [
-                ErrorAnswers.answer(429, {
-                  code: "rate_limited",
-                  message: `Rate limit of ${decision.limit} requests exceeded; retry after ${decision.resetSeconds} s.`
-                }, headers),
-                path
-              ] as const
-            )
-          }
-          return Effect.map(
-            api(request, path, search, requestId, keyRevision),
-            ([response, route]) => [response, route, headers] as const
+    ): Effect.Effect<Routed, Errors.StorageError> => {
+      const now = clock.unsafeCurrentTimeMillis()
+      const counted = RateLimiter.consumeAt(store, RateLimit.clientIp(request, hops), policy, now)
+      return Effect.flatMap(counted, (decision): Effect.Effect<Routed, Errors.StorageError> => {
+        const headers = RateLimit.headersOf(decision)
+        if (!decision.allowed) {
+          return Effect.succeed(
+            [
+              ErrorAnswers.answer(429, {
+                code: "rate_limited",
+                message: `Rate limit of ${decision.limit} requests exceeded; retry after ${decision.resetSeconds} s.`
+              }, headers),
+              path
+            ] as const
           )
         }
-      )
+        return Effect.map(
+          api(request, path, search, requestId, keyRevision),
+          ([response, route]) => [response, route, headers] as const
+        )
+      })
+    }
 
     /** The answer to `request`, before the headers every answer gets. */
     const dispatch = (
