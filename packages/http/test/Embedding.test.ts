@@ -128,7 +128,12 @@ describe("embedding", () => {
       )
       const port = (server.address() as AddressInfo).port
       const [first, bad, later, last] = yield* Effect.all(
-        ["/first", "/bad", "/later", "/last"].map((path) => rawExchange(port, path)),
+        [
+          rawExchange(port, "/first"),
+          rawExchange(port, "/bad"),
+          rawExchange(port, "/later"),
+          rawExchange(port, "/last")
+        ],
         { concurrency: "unbounded" }
       )
       expect(bad).toBe("")
