@@ -156,9 +156,8 @@ const WRITE_EVERY = 64
  * check phase, `setImmediate`): their key revision is read once for all of them (they all arrived
  * before that read, so a key revoked before it is refused; `AppexecHttp.App.readKeyRevision`),
  * each runs as a fiber of its own, and the answers ready then are written one after the other
- * (every `WRITE_EVERY` requests).
- * The app's work and the socket writes then each run many times in a row, which keeps both in
- * the processor's caches, and a client waiting on several connections is woken once for a batch
+ * (every `WRITE_EVERY` requests). The app's work and the socket writes then each run many times
+ * in a row, which keeps both in the processor's caches, and a client waiting on several connections is woken once for a batch
  * of answers rather than once per answer: on the benchmark's machine this nearly doubled the
  * polls one core serves (docs/performance.md, "Fifth round"). A request waits at most until the
  * end of the turn that read it; an answer that takes longer is written at the end of the turn it

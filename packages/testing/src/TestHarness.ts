@@ -20,9 +20,10 @@ export interface Options<Nodes extends ReadonlyArray<NodeType.Any>> extends Appe
 
 /**
  * The instance on fresh in-memory storage; the storage ports stay reachable for assertions.
- * Its own fibers (the worker, the dispatcher) log warnings and errors only, unless `logLevel` says otherwise. The webhook dispatcher is off unless
- * `webhooks: true` is given, so that no test sends a request it did not ask for. Stopping
- * releases running executions at once (`drainTimeout: 0`) unless the config says otherwise.
+ * Its own fibers (the worker, the dispatcher) log warnings and errors only, unless `logLevel`
+ * says otherwise. The webhook dispatcher is off unless `webhooks: true` is given, so that no test
+ * sends a request it did not ask for. Stopping releases running executions at once
+ * (`drainTimeout: 0`) unless the config says otherwise.
  */
 export const layer = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly []>(
   options: Options<Nodes> = {}
