@@ -182,7 +182,8 @@ await step(
       }
       // Every module but the bundled command (and the chunks it loads on demand, `dist/chunks/` of a
       // package with a bin) has its types and its source (a module without source is left over from an old build).
-      const bundled = (f) => bins.has(f) || (bins.size > 0 && f.startsWith("dist/chunks/"))
+      // The bin (`bin/appexec.js`) loads the bundled command, `dist/appexec.js`.
+      const bundled = (f) => bins.size > 0 && (f === "dist/appexec.js" || f.startsWith("dist/chunks/"))
       for (const f of js.filter((f) => !bundled(f))) {
         if (!files.has(f.replace(/\.js$/, ".d.ts"))) say(`${f} has no .d.ts`)
         if (!files.has(f.replace(/^dist\//, "src/").replace(/\.js$/, ".ts"))) {
