@@ -34,17 +34,34 @@ import { pathToFileURL } from "node:url"
  * @typedef {object} ReceiverOptions
  * @property {Client} client The client whose key set verifies the webhooks.
  * @property {(execution: Execution) => void | Promise<void>} onCompletion Called once per execution with the verified execution.
+ * @property {(refusal: { code: string, message: string }) => void} [onRefusal] Called for each refused webhook, with why.
  */
 
 /**
- * The reason a webhook was refused, for the 401 body.
+ * Why a webhook was refused: a short code for the 401 body and a sentence for the receiver's log.
+ * A verification error carries its reason (`bad_signature`, `stale_timestamp`, …); any other
+ * failure is the key set that could not be fetched (a missing or wrong API key, a server that
+ * cannot be reached).
  * @param {unknown} error
- * @returns {string}
+ * @returns {{ code: string, message: string }}
  */
-const reasonOf = (error) =>
-  typeof error === "object" && error !== null && "reason" in error && typeof error.reason === "string"
-    ? error.reason
-    : "invalid_webhook"
+export const refusalOf = (error) => {
+  const field = (/** @type {string} */ name) =>
+    typeof error === "object" && error !== null && name in error
+      ? /** @type {Record<string, unknown>} */ (error)[name]
+      : undefined
+  const reason = field("reason")
+  const message = field("message")
+  const said = typeof message === "string" && message !== "" ? message : String(error)
+  return field("_tag") === "WebhookVerificationError" && typeof reason === "string"
+    ? { code: reason, message: said }
+    : {
+      code: "key_set_unavailable",
+      message: `the signing key set could not be fetched: ${
+        typeof field("status") === "number" ? `the server answered ${field("status")} ${field("code")}: ${said}` : said
+      }${field("status") === 401 ? " Is APPEXEC_API_KEY a key of that server?" : ""}`
+    }
+}
 
 /**
  * An HTTP server that receives appexec webhooks on any path.
@@ -61,9 +78,9 @@ export const createReceiver = (options) => {
       (/** @type {unknown} */ error) => ({ error })
     )
     if ("error" in delivery) {
-      return res.writeHead(401, { "content-type": "application/json" }).end(
-        JSON.stringify({ error: reasonOf(delivery.error) })
-      )
+      const refusal = refusalOf(delivery.error)
+      options.onRefusal?.(refusal)
+      return res.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ error: refusal.code }))
     }
     // Only now is the body trusted.
     const execution = delivery.verified.execution
@@ -76,14 +93,20 @@ export const createReceiver = (options) => {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const client = createClient({
-    baseUrl: process.env["APPEXEC_BASE_URL"] ?? "http://127.0.0.1:8080",
-    apiKey: process.env["APPEXEC_API_KEY"] ?? ""
-  })
+  const apiKey = process.env["APPEXEC_API_KEY"]
+  if (apiKey === undefined || apiKey === "") {
+    console.error(
+      "receiver: APPEXEC_API_KEY is not set. The receiver fetches the webhook signing keys with an API key of the " +
+        "server: run it as APPEXEC_API_KEY=aex_… node examples/webhook-receiver/receiver.mjs (the key `appexec serve` printed)."
+    )
+    process.exit(1)
+  }
+  const client = createClient({ baseUrl: process.env["APPEXEC_BASE_URL"] ?? "http://127.0.0.1:8080", apiKey })
   const port = Number(process.env["PORT"] ?? 3000)
   const server = createReceiver({
     client,
-    onCompletion: (execution) => console.log(`execution ${execution.executionId} ${execution.status}`)
+    onCompletion: (execution) => console.log(`execution ${execution.executionId} ${execution.status}`),
+    onRefusal: (refusal) => console.error(`refused a webhook (401 ${refusal.code}): ${refusal.message}`)
   })
   server.listen(port, "127.0.0.1", () => console.log(`receiving appexec webhooks on http://127.0.0.1:${port}/`))
 }

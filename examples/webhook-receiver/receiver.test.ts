@@ -5,8 +5,10 @@ import { NodeListener } from "@appexec/http"
 import { TestApps, TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Schedule } from "effect"
+import { execFile } from "node:child_process"
 import type { Server } from "node:http"
 import type { AddressInfo } from "node:net"
+import { fileURLToPath } from "node:url"
 import { createReceiver } from "./receiver.mjs"
 
 /** Listens on 127.0.0.1, port 0, until the scope closes; returns the base URL. */
@@ -36,6 +38,7 @@ describe("example webhook receiver", () => {
       const { url: appexecUrl } = yield* NodeListener.serve({ logRequests: false })
       const client = createClient({ baseUrl: appexecUrl, apiKey: principal.key })
       const completions: Array<string> = []
+      const refusals: Array<{ code: string; message: string }> = []
       const arrived = yield* Deferred.make<string>()
       const receiverUrl = yield* listen(
         createReceiver({
@@ -43,7 +46,8 @@ describe("example webhook receiver", () => {
           onCompletion: (execution) => {
             completions.push(execution.executionId)
             Deferred.unsafeDone(arrived, Effect.succeed(execution.status))
-          }
+          },
+          onRefusal: (refusal) => refusals.push(refusal)
         })
       )
       const url = `${receiverUrl}/appexec-webhook`
@@ -77,5 +81,53 @@ describe("example webhook receiver", () => {
       expect(forged.status).toBe(401)
       expect(yield* Effect.promise(() => forged.json())).toEqual({ error: "bad_signature" })
       expect(completions).toEqual([started.executionId])
+      expect(refusals).toEqual([{ code: "bad_signature", message: expect.stringMatching(/signature/i) }])
     }).pipe(Effect.provide(TestHarness.layer({ webhooks: true }))))
+
+  it.scopedLive("says why it refuses a webhook when its key cannot fetch the key set", () =>
+    Effect.gen(function*() {
+      yield* TestHarness.signIn()
+      const { url: appexecUrl } = yield* NodeListener.serve({ logRequests: false })
+      const refusals: Array<{ code: string; message: string }> = []
+      const receiverUrl = yield* listen(
+        createReceiver({
+          client: createClient({ baseUrl: appexecUrl, apiKey: "aex_not-a-key", retry: { maxRetries: 0 } }),
+          onCompletion: () => undefined,
+          onRefusal: (refusal) => refusals.push(refusal)
+        })
+      )
+      const answer = yield* Effect.promise(() =>
+        fetch(receiverUrl, {
+          method: "POST",
+          headers: {
+            "x-service-webhook-timestamp": String(Math.floor(Date.now() / 1000)),
+            "x-service-webhook-signature": "00".repeat(64)
+          },
+          body: "{}"
+        })
+      )
+      expect(answer.status).toBe(401)
+      expect(yield* Effect.promise(() => answer.json())).toEqual({ error: "key_set_unavailable" })
+      expect(refusals).toHaveLength(1)
+      expect(refusals[0]!.message).toBe(
+        "the signing key set could not be fetched: the server answered 401 unauthorized: The API key is malformed." +
+          " Is APPEXEC_API_KEY a key of that server?"
+      )
+    }).pipe(Effect.provide(TestHarness.layer({ webhooks: true }))))
+
+  it("exits with a message naming APPEXEC_API_KEY when it has no key", async () => {
+    const script = fileURLToPath(new URL("./receiver.mjs", import.meta.url))
+    const env = { ...process.env, PORT: "0" }
+    delete env["APPEXEC_API_KEY"]
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = execFile(
+        process.execPath,
+        [script],
+        { env, timeout: 10_000 },
+        (error, _stdout, stderr) => resolve({ code: error === null ? 0 : child.exitCode, stderr })
+      )
+    })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toMatch(/APPEXEC_API_KEY is not set/)
+  })
 })
