@@ -181,8 +181,8 @@ export const make = Effect.gen(function*() {
         current
           ? Effect.logInfo(
             `webhook ${entry.executionId} attempt ${number}: ${
-              outcome._tag === "Delivered" ? `delivered (${outcome.status})` : outcome.error
-            }${
+              // The error is a sentence; its full stop gives way to what follows.
+              outcome._tag === "Delivered" ? `delivered (${outcome.status})` : outcome.error.replace(/\.$/, "")}${
               "retryAt" in next
                 ? `; next attempt in ${Duration.format(Duration.millis(next.retryAt - at))}`
                 : next.final === "failed"

@@ -125,6 +125,25 @@ describe("webhook dispatcher (memory, virtual time)", () => {
       }).pipe(Effect.provide(harness({ outbound: http.layer, logLevel: LogLevel.Info })), Effect.provide(capture))
     }))
 
+  it.scoped("a failed attempt's log line reads as one sentence: the error, then when the next attempt comes", () =>
+    Effect.gen(function*() {
+      const { layer: capture, lines } = LogCapture.make()
+      const http = yield* ScriptedHttp.make(() => ScriptedHttp.status(401))
+      yield* Effect.gen(function*() {
+        const { executionId } = yield* runWithWebhook(echo, "https://hooks.example/done")
+        yield* TestClock.adjust("10 minutes")
+        const attempts = lines.map((l) => String(l.message)).filter((m) =>
+          m.startsWith(`webhook ${executionId} attempt`)
+        )
+        expect(attempts).toEqual([
+          `webhook ${executionId} attempt 1: The receiver answered 401; next attempt in 5s`,
+          `webhook ${executionId} attempt 2: The receiver answered 401; next attempt in 30s`,
+          `webhook ${executionId} attempt 3: The receiver answered 401; next attempt in 2m`,
+          `webhook ${executionId} attempt 4: The receiver answered 401; giving up`
+        ])
+      }).pipe(Effect.provide(harness({ outbound: http.layer, logLevel: LogLevel.Info })), Effect.provide(capture))
+    }))
+
   it.scoped("every attempt is signed afresh with its own timestamp and carries the same request id", () =>
     Effect.gen(function*() {
       const http = yield* ScriptedHttp.make(() => ScriptedHttp.status(503))
