@@ -17,10 +17,14 @@ export class RunFailed extends Schema.TaggedError<RunFailed>()("RunFailed", {
   message: Schema.String
 }) {}
 
-/** An `--input` that is not `name=value`. (An APP that names no app, or several, is the client's `AppNameError`.) */
+/** An `--input` that is not `name=value`, no API key, or inputs the app refuses (with what it takes). (An APP that names no app, or several, is the client's `AppNameError`.) */
 export class RunUsageError extends Schema.TaggedError<RunUsageError>()("RunUsageError", {
   message: Schema.String
 }) {}
+
+/** What `run` says when it has no API key. */
+export const noKeyMessage =
+  "No API key: set APPEXEC_API_KEY or pass --key (the key `appexec serve` printed, or one from `appexec keys create`)."
 
 /** Parses repeated `name=value` pairs; the value runs from the first `=` to the end (URLs keep their queries). */
 export const parseInputs = (pairs: ReadonlyArray<string>): Effect.Effect<Record<string, string>, RunUsageError> =>
@@ -82,13 +86,16 @@ export const make = (options: RunCommandOptions = {}) =>
       ),
       key: Options.redacted("key").pipe(
         Options.withDescription("A workspace API key (or APPEXEC_API_KEY)"),
-        Options.withFallbackConfig(Config.redacted("APPEXEC_API_KEY"))
+        Options.withFallbackConfig(Config.redacted("APPEXEC_API_KEY")),
+        // Missing from both, it is this command's own error, which names both.
+        Options.optional
       )
     },
     ({ app, input, webhook, baseUrl, key }) =>
       Effect.gen(function*() {
         const inputs = yield* parseInputs(input)
-        const client = yield* AppexecClient.make({ baseUrl, apiKey: Redacted.value(key) })
+        if (Option.isNone(key)) return yield* new RunUsageError({ message: noKeyMessage })
+        const client = yield* AppexecClient.make({ baseUrl, apiKey: Redacted.value(key.value) })
         const appId = yield* client.apps.resolve(app)
         const live = options.live ?? process.stderr.isTTY === true
         const startedAt = yield* Clock.currentTimeMillis
@@ -122,12 +129,13 @@ export const make = (options: RunCommandOptions = {}) =>
                 ? Effect.void
                 : Effect.zipRight(Fiber.interrupt(ticker), Effect.sync(() => process.stderr.write("\n")))
             ),
-            Effect.tapError((error) =>
-              error instanceof ClientError.InvalidInputsError
-                ? Console.error(
-                  [`${error.message}`, `App ${appId} takes:`, ...describeParameters(error.parameters)].join("\n")
-                )
-                : Effect.void
+            // Wrong inputs: the message and what the app takes, as one error the command reports once.
+            Effect.catchIf(
+              (error) => error instanceof ClientError.InvalidInputsError,
+              (error) =>
+                new RunUsageError({
+                  message: [error.message, `App ${appId} takes:`, ...describeParameters(error.parameters)].join("\n")
+                })
             )
           )
 

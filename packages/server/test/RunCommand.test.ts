@@ -4,7 +4,7 @@ import { TestHarness } from "@appexec/testing"
 import { Command } from "@effect/cli"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, type Console, Effect, Exit, Option } from "effect"
+import { Cause, ConfigProvider, type Console, Effect, Exit, Option } from "effect"
 import * as RunCommand from "../src/RunCommand.js"
 
 const parseApp = {
@@ -83,9 +83,26 @@ describe("appexec run", () => {
     Effect.gen(function*() {
       const { baseUrl, key, appId } = yield* served
       const { exit, err } = yield* runCli([appId, "--input", "txt=x", "--base-url", baseUrl, "--key", key])
-      expect(Exit.isFailure(exit)).toBe(true)
-      expect(err.join("\n")).toContain("'txt' is not a parameter of this app")
-      expect(err.join("\n")).toContain("--input text=…  text (required)")
+      const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+      // One error, which the command's entry prints once: the message, then what the app takes.
+      expect(Option.getOrThrow(error)).toMatchObject({
+        _tag: "RunUsageError",
+        message: expect.stringMatching(
+          /'txt' is not a parameter of this app[^]*\n {2}--input text=… {2}text \(required\)$/
+        )
+      })
+      expect(err.join("\n")).not.toContain("'txt' is not a parameter")
+    }).pipe(Effect.provide(TestHarness.layer())))
+
+  it.scoped("without a key, says to set APPEXEC_API_KEY or pass --key", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* served
+      const { exit } = yield* runCli(["Parse", "--input", "text=x", "--base-url", baseUrl]).pipe(
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))
+      )
+      const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+      expect(Option.getOrThrow(error)).toMatchObject({ _tag: "RunUsageError", message: RunCommand.noKeyMessage })
+      expect(RunCommand.noKeyMessage).toMatch(/APPEXEC_API_KEY.*--key/)
     }).pipe(Effect.provide(TestHarness.layer())))
 
   it.effect("reads name=value pairs up to the first '='", () =>
