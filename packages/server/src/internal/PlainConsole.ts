@@ -1,10 +1,12 @@
 /**
  * The console of the `appexec` command: what goes to a stream that is not a terminal (a pipe, a
  * file, a CI log) — or to any stream when `NO_COLOR` is set — has its colour and style codes
- * removed, so help and errors read as plain text there.
+ * removed, so help and errors read as plain text there. Help's list of subcommands is shown as
+ * names and descriptions (`HelpText`), wherever it goes.
  */
 import { Console, Effect, Layer } from "effect"
 import { stripVTControlCharacters } from "node:util"
+import * as HelpText from "./HelpText.js"
 
 /** Whether text written to `stream` keeps its colour codes. */
 const keepsColour = (stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv): boolean =>
@@ -17,9 +19,9 @@ const plain = (args: ReadonlyArray<unknown>) =>
 export const make = (console: Console.Console, env: NodeJS.ProcessEnv = process.env): Console.Console => {
   const out = keepsColour(process.stdout, env)
   const err = keepsColour(process.stderr, env)
-  if (out && err) return console
+  const tidied = (args: ReadonlyArray<unknown>) => args.map((a) => (typeof a === "string" ? HelpText.tidy(a) : a))
   const onOut = (f: (...args: ReadonlyArray<unknown>) => Effect.Effect<void>) => (...args: ReadonlyArray<unknown>) =>
-    out ? f(...args) : f(...plain(args))
+    out ? f(...tidied(args)) : f(...plain(tidied(args)))
   const onErr = (f: (...args: ReadonlyArray<unknown>) => Effect.Effect<void>) => (...args: ReadonlyArray<unknown>) =>
     err ? f(...args) : f(...plain(args))
   return {
