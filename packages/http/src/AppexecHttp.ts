@@ -53,7 +53,7 @@ export interface Options extends Endpoints.Options {
    */
   readonly media?: boolean
   /**
-   * Answer the operator's routes at `<basePath>/healthz`, `/readyz`, `/openapi.json` and `/docs`
+   * Answer the operator's routes at `<basePath>/healthz`, `/readyz`, `/openapi.json`, `/docs` and `/` (to `/docs`)
    * (default true; see `OperatorRoutes`).
    */
   readonly operator?: boolean
@@ -186,7 +186,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
     const logRequests = options.logRequests ?? true
     const media = options.media === false ? Option.none() : yield* MediaRoute.make
     if (Option.isSome(media)) yield* MediaRoute.checkBasePath(basePath)
-    const operator = options.operator === false ? undefined : yield* OperatorRoutes.make
+    const operator = options.operator === false ? undefined : yield* OperatorRoutes.make(basePath)
     const runtime = yield* Effect.runtime<never>()
     const clock = yield* Effect.clock
 

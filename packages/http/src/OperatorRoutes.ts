@@ -1,7 +1,8 @@
 /**
  * The operator's routes beside `/v1` (docs/operations.md): `GET /healthz` (the process is up),
  * `GET /readyz` (storage answers and the instance is not draining, else 503), `GET /openapi.json`
- * (the generated document) and `GET /docs` (the API reference page). No key, no rate limit. They
+ * (the generated document) and `GET /docs` (the API reference page); `GET /` redirects (302) to
+ * `/docs`, so the bare address a newcomer opens shows something to read. No key, no rate limit. They
  * are looked up by exact path before the API's route table, so the API's path pays nothing for them.
  */
 import { Appexec } from "@appexec/core"
@@ -11,50 +12,57 @@ import { json, type ServerResponse } from "./internal/Exchange.js"
 import * as OpenApiDocument from "./OpenApiDocument.js"
 
 /** The paths, relative to the app's base path. */
-export const paths = ["/healthz", "/readyz", "/openapi.json", "/docs"] as const
+export const paths = ["/", "/healthz", "/readyz", "/openapi.json", "/docs"] as const
 
 const noStore = { "cache-control": "no-store" }
 
 /** The answer to an operator route, or none when `path` is not one. */
 export type Lookup = (method: string, path: string) => Effect.Effect<ServerResponse> | undefined
 
-/** The operator routes over the facade of the context. */
-export const make: Effect.Effect<Lookup, never, Appexec.Appexec> = Effect.gen(function*() {
-  const appexec = yield* Appexec.Appexec
-  let openApi: string | undefined
-  let docs: Promise<string> | undefined
+/** The operator routes over the facade of the context, under `basePath` (normalized: `""` or `/api`). */
+export const make = (basePath = ""): Effect.Effect<Lookup, never, Appexec.Appexec> =>
+  Effect.gen(function*() {
+    const appexec = yield* Appexec.Appexec
+    let openApi: string | undefined
+    let docs: Promise<string> | undefined
 
-  const healthz = Effect.succeed(json(200, { status: "ok" }, noStore))
-  const readyz = Effect.map(appexec.operator.ready, (reason) =>
-    Option.match(reason, {
-      onNone: () => json(200, { status: "ok" }, noStore),
-      onSome: (why) => json(503, { status: "unavailable", reason: why }, noStore)
-    }))
-  const openApiJson = Effect.sync(() => {
-    openApi ??= JSON.stringify(OpenApiDocument.document())
-    return { status: 200, headers: { "content-type": "application/json" }, body: openApi }
+    const healthz = Effect.succeed(json(200, { status: "ok" }, noStore))
+    const readyz = Effect.map(appexec.operator.ready, (reason) =>
+      Option.match(reason, {
+        onNone: () => json(200, { status: "ok" }, noStore),
+        onSome: (why) => json(503, { status: "unavailable", reason: why }, noStore)
+      }))
+    const openApiJson = Effect.sync(() => {
+      openApi ??= JSON.stringify(OpenApiDocument.document())
+      return { status: 200, headers: { "content-type": "application/json" }, body: openApi }
+    })
+    const docsPage = Effect.promise(() => {
+      docs ??= import("./internal/DocsPage.js").then((page) => page.render())
+      return docs
+    }).pipe(
+      Effect.map((html): ServerResponse => ({
+        status: 200,
+        headers: { "content-type": "text/html; charset=utf-8" },
+        body: html
+      }))
+    )
+    const home = Effect.succeed<ServerResponse>({
+      status: 302,
+      headers: { location: `${basePath}/docs`, "cache-control": "no-store" },
+      body: ""
+    })
+    const routes = new Map<string, Effect.Effect<ServerResponse>>([
+      ["/", home],
+      ["/healthz", healthz],
+      ["/readyz", readyz],
+      ["/openapi.json", openApiJson],
+      ["/docs", docsPage]
+    ])
+
+    return (method, path) => {
+      const route = routes.get(path)
+      if (route === undefined) return undefined
+      if (method === "GET" || method === "HEAD") return route
+      return Effect.succeed(ErrorAnswers.methodNotAllowed(method, path, ["GET", "HEAD"]))
+    }
   })
-  const docsPage = Effect.promise(() => {
-    docs ??= import("./internal/DocsPage.js").then((page) => page.render())
-    return docs
-  }).pipe(
-    Effect.map((html): ServerResponse => ({
-      status: 200,
-      headers: { "content-type": "text/html; charset=utf-8" },
-      body: html
-    }))
-  )
-  const routes = new Map<string, Effect.Effect<ServerResponse>>([
-    ["/healthz", healthz],
-    ["/readyz", readyz],
-    ["/openapi.json", openApiJson],
-    ["/docs", docsPage]
-  ])
-
-  return (method, path) => {
-    const route = routes.get(path)
-    if (route === undefined) return undefined
-    if (method === "GET" || method === "HEAD") return route
-    return Effect.succeed(ErrorAnswers.methodNotAllowed(method, path, ["GET", "HEAD"]))
-  }
-})

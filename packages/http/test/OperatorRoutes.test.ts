@@ -4,7 +4,7 @@
  * no rate limit, under a base path too; and the request counter of `/metrics`.
  */
 import { Appexec, AppexecMetrics, Errors, ExecutionStore } from "@appexec/core"
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Metric } from "effect"
 import { OpenApiDocument } from "../src/index.js"
@@ -16,6 +16,10 @@ const text = (path: string, method: "GET" | "HEAD" = "GET") =>
     const response = yield* client.execute(HttpClientRequest.make(method)(path))
     return { status: response.status, headers: response.headers, body: yield* response.text }
   })
+
+/** `GET path` as a redirect answers it, not followed. */
+const unfollowed = (path: string) =>
+  text(path).pipe(Effect.provideService(FetchHttpClient.RequestInit, { redirect: "manual" }))
 
 /** Storage that does not answer: every read fails. */
 const brokenStorage = Layer.effect(
@@ -70,7 +74,17 @@ describe("operator routes", () => {
       expect(page.body).toContain("<title>appexec</title>")
       expect(page.body).toContain("api-reference")
       expect(page.body).toContain("/v1/apps/{appId}/executions")
+      expect(yield* unfollowed("/")).toMatchObject({ status: 302, headers: { location: "/docs" }, body: "" })
     }).pipe(Effect.provide(stack())), 30_000)
+
+  it.scoped("GET / redirects to the reference page, under a base path too", () =>
+    Effect.gen(function*() {
+      const home = yield* unfollowed("/api/")
+      expect(home.status).toBe(302)
+      expect(home.headers["location"]).toBe("/api/docs")
+      expect((yield* unfollowed("/api")).headers["location"]).toBe("/api/docs")
+      expect((yield* unfollowed("/")).status).toBe(404)
+    }).pipe(Effect.provide(stack({ basePath: "/api" }))))
 
   it.scoped("under a base path the routes move with the app; unknown paths stay 404", () =>
     Effect.gen(function*() {
