@@ -55,7 +55,17 @@ export const Execution = Schema.Struct({
   errorMessage: Schema.NullOr(Schema.String),
   startedAt: Schema.NullOr(Timestamp),
   completedAt: Schema.NullOr(Timestamp),
-  createdAt: Timestamp
+  createdAt: Timestamp,
+  /**
+   * An extension (docs/api.md#attempt): how many workers have taken the execution up, 0 while no
+   * worker has; more than 1 when a worker took it over after the previous one was lost. appexec
+   * always sends it; it is optional so that answers without it still decode.
+   */
+  attempt: Schema.optional(
+    Schema.NonNegativeInt.annotations({
+      description: "How many workers have taken the execution up: 0 until one does, 2 or more after a takeover."
+    })
+  )
 })
 export type Execution = typeof Execution.Type
 

@@ -27,7 +27,14 @@ export const ExecutionRecord = Schema.Struct({
    * The W3C `traceparent` of the span that accepted the execution, so the worker's run (in any
    * process) continues that trace. Absent on records made without one.
    */
-  traceParent: Schema.optional(Schema.String)
+  traceParent: Schema.optional(Schema.String),
+  /**
+   * How many times a worker claimed the execution, claims given back not counted: 1 for the
+   * first worker, one more for each worker that takes it over after a lost lease. The queue keeps
+   * it (`Lease.attempt`), stores fill it in when they read; `save` never writes it. Absent until
+   * the first claim.
+   */
+  attempt: Schema.optional(Schema.Int)
 })
 export type ExecutionRecord = typeof ExecutionRecord.Type
 
@@ -42,7 +49,8 @@ export const toExecution = (record: ExecutionRecord): Execution.Execution => ({
   errorMessage: record.errorMessage,
   startedAt: toDate(record.startedAt),
   completedAt: toDate(record.completedAt),
-  createdAt: new Date(record.createdAt)
+  createdAt: new Date(record.createdAt),
+  attempt: record.attempt ?? 0
 })
 
 /** The start-response view of a freshly queued execution. */
@@ -70,6 +78,8 @@ export interface ExecutionView {
   readonly createdAt: number
   readonly startedAt: number | null
   readonly completedAt: number | null
+  /** `ExecutionRecord.attempt`; 0 until the first claim. */
+  readonly attempt: number
 }
 
 /** The view of a record in hand. */
@@ -82,7 +92,8 @@ export const viewOf = (record: ExecutionRecord): ExecutionView => ({
   errorMessage: record.errorMessage,
   createdAt: record.createdAt,
   startedAt: record.startedAt,
-  completedAt: record.completedAt
+  completedAt: record.completedAt,
+  attempt: record.attempt ?? 0
 })
 
 const isoJson = (ms: number | null) => (ms === null ? "null" : `"${new Date(ms).toISOString()}"`)
@@ -98,4 +109,4 @@ export const executionJson = (view: ExecutionView): string =>
     view.errorMessage === null ? "null" : JSON.stringify(view.errorMessage)
   },` +
   `"startedAt":${isoJson(view.startedAt)},"completedAt":${isoJson(view.completedAt)},` +
-  `"createdAt":${isoJson(view.createdAt)}}`
+  `"createdAt":${isoJson(view.createdAt)},"attempt":${view.attempt}}`

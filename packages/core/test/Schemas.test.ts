@@ -121,7 +121,8 @@ describe("resource schemas encode to the JSON of the API (docs/api.md#resources)
       webhookUrl: null,
       createdAt: Date.UTC(2026, 10, 22, 10, 0, 0),
       startedAt: Date.UTC(2026, 10, 22, 10, 0, 1, 250),
-      completedAt: Date.UTC(2026, 10, 22, 10, 0, 2)
+      completedAt: Date.UTC(2026, 10, 22, 10, 0, 2),
+      attempt: 2
     }
     const encoded = JSON.parse(json(Execution.Execution, ExecutionRecord.toExecution(record)))
     expect(encoded).toEqual({
@@ -132,7 +133,8 @@ describe("resource schemas encode to the JSON of the API (docs/api.md#resources)
       errorMessage: "boom",
       startedAt: "2026-11-22T10:00:01.250Z",
       completedAt: "2026-11-22T10:00:02.000Z",
-      createdAt: "2026-11-22T10:00:00.000Z"
+      createdAt: "2026-11-22T10:00:00.000Z",
+      attempt: 2
     })
     expect(Object.keys(encoded)).not.toContain("webhookUrl")
     expect(Object.keys(encoded)).not.toContain("inputs")

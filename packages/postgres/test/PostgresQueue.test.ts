@@ -219,7 +219,7 @@ describe("PostgreSQL queue round trips", () => {
       yield* Effect.forEach(records, (record) => store.insert(record), { concurrency: "unbounded", discard: true })
       yield* queue.awaitWork
       const claims = yield* queue.claimBatch("a", LEASE, { limit: 64 })
-      expect(claims.map((c) => c.execution)).toEqual(records)
+      expect(claims.map((c) => c.execution)).toEqual(records.map((record) => ({ ...record, attempt: 1 })))
     }).pipe(Effect.provide(storage())))
 
   it.effect("an insert the database refuses fails alone, not the inserts that went with it", () =>
@@ -237,7 +237,9 @@ describe("PostgreSQL queue round trips", () => {
       )
       expect(results.map((r) => Either.isRight(r))).toEqual(records.map((_, i) => i !== 5))
       const claims = yield* queue.claimBatch("a", LEASE, { limit: 64 })
-      expect(claims.map((c) => c.execution)).toEqual(records.filter((_, i) => i !== 5))
+      expect(claims.map((c) => c.execution)).toEqual(
+        records.filter((_, i) => i !== 5).map((record) => ({ ...record, attempt: 1 }))
+      )
     }).pipe(Effect.provide(storage())))
 
   it.effect("a database made before the claim function gets it on open", () =>

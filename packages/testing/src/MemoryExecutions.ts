@@ -15,6 +15,15 @@ interface Row {
 
 const currentTime = Effect.clockWith((clock) => clock.currentTimeMillis)
 
+/**
+ * The record of a row as the SQL stores read it: with the queue's attempt count, absent until the
+ * first claim, whatever `attempt` the saved record carried (`save` never writes it).
+ */
+const recordOf = (row: Row): ExecutionRecord.ExecutionRecord => {
+  const { attempt: _, ...record } = row.record
+  return row.attempts === 0 ? record : { ...record, attempt: row.attempts }
+}
+
 const isFinished = (record: ExecutionRecord.ExecutionRecord) =>
   record.status === "completed" || record.status === "failed"
 
@@ -68,10 +77,10 @@ export const make = Effect.gen(function*() {
         idempotency.set(id, { ...key, executionId: record.executionId })
         return Effect.as(insert(record), { _tag: "Inserted" })
       }),
-    get: (executionId) => Effect.sync(() => Option.map(Option.fromNullable(rows.get(executionId)), (r) => r.record)),
+    get: (executionId) => Effect.sync(() => Option.map(Option.fromNullable(rows.get(executionId)), recordOf)),
     getView: (executionId) =>
       Effect.sync(() =>
-        Option.map(Option.fromNullable(rows.get(executionId)), (r) => ExecutionRecord.viewOf(r.record))
+        Option.map(Option.fromNullable(rows.get(executionId)), (r) => ExecutionRecord.viewOf(recordOf(r)))
       ),
     finishedAmong: (executionIds) => finishedAmong(executionIds),
     save: (record, lease, entry) =>
@@ -94,7 +103,7 @@ export const make = Effect.gen(function*() {
           if (found.length >= limit) break
           if (workspaceId !== undefined && row.record.workspaceId !== workspaceId) continue
           if (status !== undefined && row.record.status !== status) continue
-          found.push(row.record)
+          found.push(recordOf(row))
         }
         return found
       }),
@@ -194,7 +203,7 @@ export const make = Effect.gen(function*() {
           }
           live.set(workspaceId, count + 1)
           claimed.push({
-            execution: next.record,
+            execution: recordOf(next),
             lease: {
               executionId: next.record.executionId,
               workerId,

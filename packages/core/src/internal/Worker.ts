@@ -269,12 +269,23 @@ const makeProcess = (runs: Runs) =>
       return logged(run, Effect.fail(failure.value)).pipe(Effect.catchAllCause((cause) => defect(run, cause)))
     }
 
+    /** A takeover is said out loud: the run's previous worker was lost with its lease. */
+    const reclaimed = (run: Run) =>
+      Effect.logWarning(`execution ${run.executionId} reclaimed after lost lease (attempt ${run.lease.attempt})`)
+
     return (run: Run, execution: ExecutionRecord, end: Effect.Effect<void>): Effect.Effect<void> => {
       const process = Effect.uninterruptibleMask((restore) =>
-        Effect.matchCauseEffect(Effect.suspend(() => body(run, execution, restore)), {
-          onFailure: (cause) => Effect.zipRight(failed(run, cause), end),
-          onSuccess: () => end
-        })
+        Effect.matchCauseEffect(
+          Effect.suspend(() =>
+            run.lease.attempt > 1
+              ? Effect.zipRight(reclaimed(run), body(run, execution, restore))
+              : body(run, execution, restore)
+          ),
+          {
+            onFailure: (cause) => Effect.zipRight(failed(run, cause), end),
+            onSuccess: () => end
+          }
+        )
       )
       return traced
         // The span of the run, without the cost of capturing a stack trace per execution.

@@ -78,7 +78,9 @@ export const fromRow = (row: ExecutionRow): Either.Either<ExecutionRecord.Execut
           createdAt: row.created_at,
           startedAt: row.started_at,
           completedAt: row.completed_at,
-          ...(row.trace_parent === null ? {} : { traceParent: row.trace_parent })
+          ...(row.trace_parent === null ? {} : { traceParent: row.trace_parent }),
+        // The queue's count, absent until the first claim (`ExecutionRecord.attempt`).
+        ...(row.attempts === 0 ? {} : { attempt: row.attempts })
         }))
   )
 
@@ -92,7 +94,8 @@ export const viewColumns = [
   "error_message",
   "created_at",
   "started_at",
-  "completed_at"
+  "completed_at",
+  "attempts"
 ] as const satisfies ReadonlyArray<keyof ExecutionsTable>
 
 const isStatus = Schema.is(ExecutionRecord.ExecutionRecord.fields.status)
@@ -119,7 +122,8 @@ export const viewOfRow = (
     errorMessage: row.error_message,
     createdAt: row.created_at,
     startedAt: row.started_at,
-    completedAt: row.completed_at
+    completedAt: row.completed_at,
+    attempt: row.attempts
   })
 }
 

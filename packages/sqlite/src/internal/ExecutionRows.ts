@@ -63,7 +63,9 @@ export const fromRow = (row: ExecutionRow): Either.Either<ExecutionRecord.Execut
         createdAt: row.created_at,
         startedAt: row.started_at,
         completedAt: row.completed_at,
-        ...(row.trace_parent === null ? {} : { traceParent: row.trace_parent })
+        ...(row.trace_parent === null ? {} : { traceParent: row.trace_parent }),
+        // The queue's count, absent until the first claim (`ExecutionRecord.attempt`).
+        ...(row.attempts === 0 ? {} : { attempt: row.attempts })
       }))
   )
 }
@@ -78,7 +80,8 @@ export const viewColumns = [
   "error_message",
   "created_at",
   "started_at",
-  "completed_at"
+  "completed_at",
+  "attempts"
 ] as const satisfies ReadonlyArray<keyof ExecutionRow>
 
 /** A row of the view's columns. */
@@ -104,7 +107,8 @@ export const viewOfRow = (row: ViewRow): Either.Either<ExecutionRecord.Execution
     errorMessage: row.error_message,
     createdAt: row.created_at,
     startedAt: row.started_at,
-    completedAt: row.completed_at
+    completedAt: row.completed_at,
+    attempt: row.attempts
   })
 }
 

@@ -8,6 +8,7 @@ import { ExecutionQueue, type ExecutionRecord, ExecutionStore, WebhookOutbox } f
 import { describe, expect } from "@effect/vitest"
 import { Effect, Option, TestClock } from "effect"
 import {
+  attempted,
   claimSome,
   delivery,
   type MakeStorage,
@@ -116,7 +117,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         yield* claimSome("w", LEASE)
         const failed = canceled(record, 5)
         expect(yield* store.cancelQueued(failed, 5, delivery(failed, 1, 5))).toBe(false)
-        expect(yield* store.get(record.executionId)).toEqual(Option.some(record))
+        expect(yield* store.get(record.executionId)).toEqual(Option.some(attempted(record, 1)))
         expect(yield* outbox.forExecution(record.executionId)).toEqual([])
         yield* TestClock.adjust(LEASE)
         expect(yield* store.cancelQueued(failed, LEASE, undefined)).toBe(true)

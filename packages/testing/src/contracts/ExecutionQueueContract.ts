@@ -6,6 +6,7 @@ import { ExecutionQueue, ExecutionStore } from "@appexec/core"
 import { describe, expect } from "@effect/vitest"
 import { Effect, Fiber, Option, TestClock } from "effect"
 import {
+  attempted,
   claimSome,
   completed,
   type MakeStorage,
@@ -39,7 +40,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         for (const n of [1, 2, 3]) yield* store.insert(queued(owner, n))
         yield* TestClock.adjust(1_000)
         const claims = [yield* claimSome("a", LEASE), yield* claimSome("b", LEASE), yield* claimSome("a", LEASE)]
-        expect(claims.map((c) => c.execution)).toEqual([1, 2, 3].map((n) => queued(owner, n)))
+        expect(claims.map((c) => c.execution)).toEqual([1, 2, 3].map((n) => attempted(queued(owner, n), 1)))
         expect(claims.map((c) => c.lease.workerId)).toEqual(["a", "b", "a"])
         for (const claim of claims) {
           expect(claim.lease.executionId).toBe(claim.execution.executionId)
@@ -63,7 +64,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         expect(Option.isNone(yield* queue.claim("b", LEASE))).toBe(true)
         yield* TestClock.adjust(1)
         const second = yield* claimSome("b", LEASE)
-        expect(second.execution).toEqual(started(queued(owner, 1), 0))
+        expect(second.execution).toEqual(attempted(started(queued(owner, 1), 0), 2))
         expect(second.lease.attempt).toBe(2)
         expect(second.lease.token).not.toBe(first.lease.token)
         expect(second.lease.expiresAt).toBe(2 * LEASE)
@@ -101,18 +102,18 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         yield* store.insert(queued(owner, 2))
         yield* TestClock.adjust(1_000)
         const [first] = yield* queue.claimBatch("a", LEASE, { limit: 1, startAt: 1_000 })
-        expect(first!.execution).toEqual(started(queued(owner, 1), 1_000))
+        expect(first!.execution).toEqual(attempted(started(queued(owner, 1), 1_000), 1))
         expect(Option.getOrThrow(yield* store.get(first!.execution.executionId))).toEqual(
-          started(queued(owner, 1), 1_000)
+          attempted(started(queued(owner, 1), 1_000), 1)
         )
         // Its worker is lost: claimed again, it is still the execution that started at 1,000.
         yield* TestClock.adjust(LEASE)
         const [again] = yield* queue.claimBatch("b", LEASE, { limit: 1, startAt: 1_000 + LEASE })
-        expect(again!.execution).toEqual(started(queued(owner, 1), 1_000))
+        expect(again!.execution).toEqual(attempted(started(queued(owner, 1), 1_000), 2))
         expect(again!.lease.attempt).toBe(2)
         // Without startAt a claim leaves a queued execution queued.
         const [plain] = yield* queue.claimBatch("b", LEASE, { limit: 1 })
-        expect(plain!.execution).toEqual(queued(owner, 2))
+        expect(plain!.execution).toEqual(attempted(queued(owner, 2), 1))
         // The saves of a started claim are fenced by its lease as usual.
         yield* store.save(completed(first!.execution, 2_000), again!.lease)
         expect(Option.getOrThrow(yield* store.get(first!.execution.executionId)).status).toBe("completed")
@@ -128,11 +129,11 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         for (const n of [1, 2, 3, 4]) yield* store.insert(queued(owner, n))
         yield* TestClock.adjust(1_000)
         const bulk = yield* queue.claimBatch("a", LEASE, { limit: 2, startAt: 1_000 })
-        expect(bulk.map((c) => c.execution)).toEqual([1, 2].map((n) => started(queued(owner, n), 1_000)))
+        expect(bulk.map((c) => c.execution)).toEqual([1, 2].map((n) => attempted(started(queued(owner, n), 1_000), 1)))
         // Two run under live leases; a cap of 3 leaves room for one more, started as it is taken.
         yield* TestClock.adjust(500)
         const capped = yield* queue.claimBatch("b", LEASE, { limit: 2, startAt: 1_500, maxRunningPerWorkspace: 3 })
-        expect(capped.map((c) => c.execution)).toEqual([started(queued(owner, 3), 1_500)])
+        expect(capped.map((c) => c.execution)).toEqual([attempted(started(queued(owner, 3), 1_500), 1)])
         for (const claim of [...bulk, ...capped]) {
           expect(Option.getOrThrow(yield* store.get(claim.execution.executionId))).toEqual(claim.execution)
         }
@@ -290,7 +291,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         const next = yield* claimSome("a", LEASE)
         expect(next.execution.workspaceId).toBe(two.workspaceId)
         const after = yield* claimSome("a", LEASE)
-        expect(after.execution).toEqual(queued(one, 2))
+        expect(after.execution).toEqual(attempted(queued(one, 2), 1))
       })
     )
 
@@ -313,11 +314,56 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         const done = [...a, ...b].find((c) => c.execution.workspaceId === one.workspaceId)!
         yield* store.save(completed(done.execution, 1), done.lease)
         const freed = yield* queue.claimBatch("c", LEASE, cap)
-        expect(freed.map((c) => c.execution)).toEqual([queued(one, 3)])
+        expect(freed.map((c) => c.execution)).toEqual([attempted(queued(one, 3), 1)])
         // Leases that run out free their places too.
         yield* TestClock.adjust(LEASE)
         const later = yield* queue.claimBatch("d", LEASE, cap)
         expect(later.filter((c) => c.execution.workspaceId === one.workspaceId).length).toBe(2)
+      })
+    )
+
+    test(
+      "every read carries the attempt: absent (0 in the view) until claimed, one more per claim after a lost lease, a release not counted, never written by save",
+      Effect.gen(function*() {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        const record = queued(owner, 1)
+        const id = record.executionId
+        /** The attempt as `get`, `getView` and `list` read it. */
+        const reads = Effect.gen(function*() {
+          const got = Option.getOrThrow(yield* store.get(id))
+          const view = Option.getOrThrow(yield* store.getView(id))
+          const [listed] = yield* store.list({ limit: 1 })
+          return [got.attempt, view.attempt, listed!.attempt]
+        })
+        yield* store.insert(record)
+        expect(Option.getOrThrow(yield* store.get(id))).toEqual(record)
+        expect(yield* reads).toEqual([undefined, 0, undefined])
+
+        const [first] = yield* queue.claimBatch("a", LEASE, { limit: 1, startAt: 0 })
+        expect(first!.execution.attempt).toBe(1)
+        expect(first!.lease.attempt).toBe(1)
+        expect(yield* reads).toEqual([1, 1, 1])
+        // A record saved with another count does not change the queue's.
+        yield* store.save({ ...first!.execution, outputs: record.outputs, attempt: 7 }, first!.lease)
+        expect(yield* reads).toEqual([1, 1, 1])
+
+        // The first worker is lost: the one that takes the execution over makes attempt 2.
+        yield* TestClock.adjust(LEASE)
+        const second = yield* claimSome("b", LEASE)
+        expect(second.execution.attempt).toBe(2)
+        expect(second.lease.attempt).toBe(2)
+        expect(yield* reads).toEqual([2, 2, 2])
+
+        // A release gives the attempt back: the next claim is attempt 2 again.
+        yield* queue.release(second.lease)
+        expect(yield* reads).toEqual([1, 1, 1])
+        const third = yield* claimSome("c", LEASE)
+        expect(third.lease.attempt).toBe(2)
+        yield* store.save(completed(third.execution, 5), third.lease)
+        expect(yield* reads).toEqual([2, 2, 2])
+        expect(Option.getOrThrow(yield* store.get(id))).toEqual(attempted(completed(third.execution, 5), 2))
       })
     )
   })

@@ -7,6 +7,7 @@ import { ExecutionQueue, ExecutionRecord, ExecutionStore, WebhookOutbox } from "
 import { describe, expect } from "@effect/vitest"
 import { Effect, Option, TestClock } from "effect"
 import {
+  attempted,
   claimSome,
   completed,
   completeWithWebhook,
@@ -93,7 +94,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         const stale = completed(first.execution, 1)
         const error = yield* Effect.flip(store.save(stale, first.lease, delivery(stale, 1, 1)))
         expect(error).toMatchObject({ _tag: "LeaseLost", executionId: stale.executionId })
-        expect(yield* store.get(stale.executionId)).toEqual(Option.some(queued(owner, 1)))
+        expect(yield* store.get(stale.executionId)).toEqual(Option.some(attempted(queued(owner, 1), 2)))
         expect(yield* outbox.forExecution(stale.executionId)).toEqual([])
         yield* store.save(started(second.execution, 2), second.lease)
       })

@@ -61,6 +61,15 @@ export const seedOwner = (n = 1) =>
     return owner
   })
 
+/** `record` as storage reads it once a worker has claimed it `attempt` times (`ExecutionRecord.attempt`). */
+export const attempted = (
+  record: ExecutionRecord.ExecutionRecord,
+  attempt: number
+): ExecutionRecord.ExecutionRecord => ({
+  ...record,
+  attempt
+})
+
 /** A queued execution numbered `n` of `owner`. */
 export const queued = (owner: Owner, n: number, createdAt = n): ExecutionRecord.ExecutionRecord => ({
   executionId: Ids.ExecutionId.make(uuid(5, n)),
