@@ -71,6 +71,13 @@ export class ExecutionStore extends Context.Tag("@appexec/core/ExecutionStore")<
       executionIds: ReadonlyArray<ExecutionId>
     ) => Effect.Effect<ReadonlyArray<ExecutionId>, StorageError>
     /**
+     * The views (`getView`) of those of `executionIds` that exist, in one read; unknown ids are
+     * left out. One look for many long polls waiting for a change made by another process.
+     */
+    readonly viewsAmong: (
+      executionIds: ReadonlyArray<ExecutionId>
+    ) => Effect.Effect<ReadonlyArray<ExecutionView>, StorageError>
+    /**
      * Replaces the execution while `lease` is still the current lease on it, else fails with
      * `LeaseLost` and writes nothing. When the record is terminal, the lease ends and `outbox`
      * (if any) is recorded in the same atomic write, so a finished execution never lacks its webhook.

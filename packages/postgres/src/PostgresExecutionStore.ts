@@ -311,6 +311,18 @@ export const make = Effect.gen(function*() {
               .execute())
           .pipe(Effect.map((rows) => rows.map((row) => ExecutionId.make(row.execution_id))))
     ),
+    viewsAmong: Effect.fn("PostgresExecutionStore.viewsAmong")((executionIds) =>
+      executionIds.length === 0
+        ? Effect.succeed([])
+        : client
+          .execute("views among", (db) =>
+            db
+              .selectFrom("executions")
+              .select(viewColumns)
+              .where(sql<boolean>`execution_id = any(${[...executionIds]}::text[])`)
+              .execute())
+          .pipe(Effect.flatMap((rows) => Effect.forEach(rows, viewOfRow)))
+    ),
     list: Effect.fn("PostgresExecutionStore.list")(({ limit, status, workspaceId }) =>
       client
         .execute("list executions", (db) => {

@@ -64,6 +64,12 @@ export const make = Effect.gen(function*() {
       .where("execution_id", "in", sql<string>`(select value from json_each(${p("ids")}))`)
       .where("status", "in", [sql.lit("completed"), sql.lit("failed")])
   )
+  const views = PreparedQuery.make((p: PreparedQuery.Param<{ ids: string }>) =>
+    db
+      .selectFrom("executions")
+      .select(viewColumns)
+      .where("execution_id", "in", sql<string>`(select value from json_each(${p("ids")}))`)
+  )
   /**
    * The fenced UPDATE of a save; a terminal save also clears the lease. It sets only what a
    * transition changes: the other columns keep the values of the insert, so no foreign key is
@@ -206,6 +212,12 @@ export const make = Effect.gen(function*() {
           c.all(finished.bind({ ids: JSON.stringify(executionIds) })).map((row) =>
             ExecutionId.make(row.execution_id)
           )),
+    viewsAmong: (executionIds) =>
+      executionIds.length === 0
+        ? Effect.succeed([])
+        : client.execute("execution views", (c) => c.all(views.bind({ ids: JSON.stringify(executionIds) }))).pipe(
+          Effect.flatMap((rows) => Effect.forEach(rows, viewOfRow))
+        ),
     save,
     list: Effect.fn("SqliteExecutionStore.list")(({ limit, status, workspaceId }) =>
       client

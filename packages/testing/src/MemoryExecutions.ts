@@ -83,6 +83,12 @@ export const make = Effect.gen(function*() {
         Option.map(Option.fromNullable(rows.get(executionId)), (r) => ExecutionRecord.viewOf(recordOf(r)))
       ),
     finishedAmong: (executionIds) => finishedAmong(executionIds),
+    // Each view as `getView` reads it.
+    viewsAmong: (executionIds) =>
+      Effect.map(
+        Effect.forEach(executionIds, (id) => store.getView(id)),
+        (views) => views.flatMap((view) => (Option.isSome(view) ? [view.value] : []))
+      ),
     save: (record, lease, entry) =>
       Effect.suspend(() => {
         const row = rows.get(record.executionId)

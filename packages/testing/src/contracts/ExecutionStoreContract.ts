@@ -240,4 +240,26 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         expect(yield* store.finishedAmong([])).toEqual([])
       })
     )
+
+    test(
+      "viewsAmong answers the views of the ids given as getView does, and none of an unknown one",
+      Effect.gen(function*() {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        for (const n of [1, 2, 3]) yield* store.insert(queued(owner, n))
+        const first = yield* claimSome("a", LEASE)
+        yield* store.save(completed(started(first.execution, 1), 2), first.lease)
+        const second = yield* claimSome("a", LEASE)
+        yield* store.save(started(second.execution, 1), second.lease)
+        const unknown = Ids.ExecutionId.make(uuid(5, 99))
+        const ids = [1, 2, 3].map((n) => queued(owner, n).executionId)
+        const views = yield* store.viewsAmong([...ids, unknown])
+        const expected = yield* Effect.forEach(ids, (id) => Effect.map(store.getView(id), Option.getOrThrow))
+        expect([...views].sort((a, b) => a.executionId.localeCompare(b.executionId))).toEqual(
+          [...expected].sort((a, b) => a.executionId.localeCompare(b.executionId))
+        )
+        expect(views.map((v) => v.status).sort()).toEqual(["completed", "queued", "running"])
+        expect(yield* store.viewsAmong([])).toEqual([])
+      })
+    )
   })
