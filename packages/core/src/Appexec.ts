@@ -30,9 +30,16 @@ import {
   type StorageError,
   Unauthorized
 } from "./Errors.js"
-import { ExecutionEvents } from "./ExecutionEvents.js"
+import { type Change, ExecutionEvents } from "./ExecutionEvents.js"
 import { failNow, isTerminal, placeholder } from "./ExecutionLifecycle.js"
-import { executionJson, type ExecutionRecord, toExecution, toStartedExecution, viewOf } from "./ExecutionRecord.js"
+import {
+  executionJson,
+  type ExecutionRecord,
+  type ExecutionView,
+  toExecution,
+  toStartedExecution,
+  viewOf
+} from "./ExecutionRecord.js"
 import { ExecutionStore } from "./ExecutionStore.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { isHttpUrl, validateInputs } from "./InputValidation.js"
@@ -76,6 +83,13 @@ export interface StartOptions {
 export interface GetOptions {
   /** Hold the answer until the execution is finished or this much time has passed (long polling). */
   readonly wait?: Duration.DurationInput | undefined
+  /**
+   * With `wait`: whether an answer (the JSON text `getJson` writes) is the one the caller holds
+   * already, as an `If-None-Match` tells. The answer is then held until the execution differs
+   * from it (any change, not only its end) or `wait` has passed, and given at once when it
+   * differs already or has finished.
+   */
+  readonly unchanged?: ((json: string) => boolean) | undefined
 }
 
 /** Why a start is refused. */
@@ -503,17 +517,73 @@ export const layer = Layer.scoped(
         ).pipe(Effect.ensuring(Effect.sync(waiting.release)))
       })
 
-    // Executions run by other processes on the same store end without an event here: one look
-    // at the store per interval covers every waiter at once.
+    /**
+     * The view of an execution of the principal's workspace once it is not `unchanged`: at once
+     * when it differs already or has finished, else at its first change; with the latest view
+     * read when `wait` passes first.
+     */
+    const waitForChange = (
+      principal: Principal,
+      executionId: string,
+      wait: Duration.DurationInput,
+      unchanged: (json: string) => boolean
+    ): Effect.Effect<ExecutionView, ExecutionNotFound | StorageError> =>
+      Effect.uninterruptibleMask((restore) => {
+        if (!isUuid(executionId)) return Effect.fail(new ExecutionNotFound({ executionId }))
+        const id = ExecutionId.make(executionId, { disableValidation: true })
+        // Registered before the first read, and each change's successor taken before the read it
+        // causes: a change made while the store is read is never missed.
+        const watching = events.unsafeAwaitChange(id)
+        const read = Effect.flatMap(executionStore.getView(id), (view) =>
+          Option.isNone(view) || view.value.workspaceId !== principal.workspaceId
+            ? Effect.fail(new ExecutionNotFound({ executionId }))
+            : Effect.succeed(view.value))
+        let latest: ExecutionView | undefined
+        const look = (next: Effect.Effect<Change>): Effect.Effect<ExecutionView, ExecutionNotFound | StorageError> =>
+          Effect.flatMap(read, (view) => {
+            latest = view
+            return !unchanged(executionJson(view)) || isTerminal(view.status)
+              ? Effect.succeed(view)
+              : Effect.flatMap(next, (change) =>
+                look(change.next))
+          })
+        return restore(
+          Effect.flatMap(Effect.timeoutOption(look(watching.next), wait), (changed) =>
+            Option.match(changed, {
+              // Unchanged for all of `wait`: answered as last read (read now if no read ended in time).
+              onNone: () =>
+                latest === undefined ? read : Effect.succeed(latest),
+              onSome: Effect.succeed
+            }))
+        ).pipe(Effect.ensuring(Effect.sync(watching.release)))
+      })
+
+    /** The view of each watched execution as the last look at the store saw it, as JSON, by id. */
+    let lastSeen: ReadonlyMap<string, string> = new Map()
+
+    // Executions run by other processes on the same store end (or change) without an event here:
+    // one look at the store per interval covers every waiter at once.
     const lookAtStore = Effect.gen(function*() {
       const waited = yield* events.waited
-      if (waited.length === 0) return
-      const finished = yield* executionStore.finishedAmong(waited)
-      for (const executionId of finished) {
-        const record = yield* executionStore.get(executionId)
-        if (Option.isSome(record)) yield* events.settle(record.value)
+      if (waited.length > 0) {
+        const finished = yield* executionStore.finishedAmong(waited)
+        for (const executionId of finished) {
+          const record = yield* executionStore.get(executionId)
+          if (Option.isSome(record)) yield* events.settle(record.value)
+        }
       }
-    }).pipe(Effect.catchAll((error) => Effect.logWarning("looking for finished executions failed", error)))
+      const watched = yield* events.watched
+      const views = watched.length === 0 ? [] : yield* executionStore.viewsAmong(watched)
+      const seen = new Map(views.map((view) => [view.executionId, executionJson(view)]))
+      // A view the last look did not see may be news to a waiter too: its waiters read the store
+      // again, and only those it differs for answer.
+      for (const [executionId, json] of seen) {
+        if (lastSeen.get(executionId) !== json) {
+          yield* events.changed(ExecutionId.make(executionId, { disableValidation: true }))
+        }
+      }
+      lastSeen = seen
+    }).pipe(Effect.catchAll((error) => Effect.logWarning("looking for changed executions failed", error)))
     yield* lookAtStore.pipe(
       Effect.delay(Duration.millis(Math.max(millis(config.pollInterval), 1000))),
       Effect.forever,
@@ -591,19 +661,27 @@ export const layer = Layer.scoped(
           : startExecution,
         // The request clients poll: untraced, and without a generator.
         get: (principal: Principal, executionId: string, options: GetOptions = {}) =>
-          Effect.flatMap(
-            visibleExecution(executionId, principal),
-            (record) =>
-              options.wait === undefined || isTerminal(record.status)
-                ? Effect.succeed(toExecution(record))
-                : Effect.map(
-                  waitForEnd(executionId).pipe(Effect.timeoutOption(options.wait)),
-                  (waited) => toExecution(Option.getOrElse(waited, () => record))
-                )
-          ),
+          options.wait !== undefined && options.unchanged !== undefined
+            ? Effect.zipRight(
+              waitForChange(principal, executionId, options.wait, options.unchanged),
+              Effect.map(visibleExecution(executionId, principal), toExecution)
+            )
+            : Effect.flatMap(
+              visibleExecution(executionId, principal),
+              (record) =>
+                options.wait === undefined || isTerminal(record.status)
+                  ? Effect.succeed(toExecution(record))
+                  : Effect.map(
+                    waitForEnd(executionId).pipe(Effect.timeoutOption(options.wait)),
+                    (waited) => toExecution(Option.getOrElse(waited, () => record))
+                  )
+            ),
         getJson: (principal: Principal, executionId: string, options: GetOptions = {}) => {
           if (!isUuid(executionId)) return Effect.fail(new ExecutionNotFound({ executionId }))
           return Effect.flatMap(
+          if (options.wait !== undefined && options.unchanged !== undefined) {
+            return Effect.map(waitForChange(principal, executionId, options.wait, options.unchanged), executionJson)
+          }
             executionStore.getView(ExecutionId.make(executionId, { disableValidation: true })),
             (view): Effect.Effect<string, ExecutionNotFound | StorageError> => {
               if (Option.isNone(view) || view.value.workspaceId !== principal.workspaceId) {

@@ -1,12 +1,22 @@
 /**
  * In-process notifications of execution transitions: a broadcast for whoever follows every
- * transition (logging, the webhook dispatcher), and a registry of waiters keyed by execution id,
- * so that a transition wakes the waiters of that one execution and nobody else's.
+ * transition (logging, the webhook dispatcher), and registries of waiters keyed by execution id,
+ * so that a transition wakes the waiters of that one execution and nobody else's: those waiting
+ * for its end, and those waiting for any change of it (long polls with `If-None-Match`).
  */
 import type { ExecutionId } from "@appexec/api/Ids"
 import { Context, Deferred, Effect, Exit, FiberId, Layer, PubSub, type Queue, type Scope } from "effect"
 import { isTerminal } from "./ExecutionLifecycle.js"
 import type { ExecutionRecord } from "./ExecutionRecord.js"
+
+/**
+ * A possible change of an execution, as a change waiter follows them: nothing is carried (the
+ * waiter reads the execution as stored), only the wait for the one after it, so that a waiter
+ * that looks and finds nothing new misses no change made while it looked.
+ */
+export interface Change {
+  readonly next: Effect.Effect<Change>
+}
 
 /** Transitions of executions run in this process, as they are stored. */
 export class ExecutionEvents extends Context.Tag("@appexec/core/ExecutionEvents")<
@@ -32,8 +42,25 @@ export class ExecutionEvents extends Context.Tag("@appexec/core/ExecutionEvents"
       readonly wait: Effect.Effect<ExecutionRecord>
       readonly release: () => void
     }
-    /** The executions that have waiters now. */
+    /**
+     * Registers a waiter for changes of `executionId`, without a scope (many wait at once):
+     * `next` completes at the first transition published (or `changed`) for it after the
+     * registration, and each `Change` leads to the one after it. `release` removes the
+     * registration (call it once).
+     */
+    readonly unsafeAwaitChange: (executionId: ExecutionId) => {
+      readonly next: Effect.Effect<Change>
+      readonly release: () => void
+    }
+    /** The executions that have waiters now (for their end). */
     readonly waited: Effect.Effect<ReadonlyArray<ExecutionId>>
+    /** The executions that have change waiters now. */
+    readonly watched: Effect.Effect<ReadonlyArray<ExecutionId>>
+    /**
+     * Wakes the change waiters of an execution that may have changed some other way (a look at
+     * the store, for executions that another process runs), without announcing it to subscribers.
+     */
+    readonly changed: (executionId: ExecutionId) => Effect.Effect<void>
     /**
      * Wakes the waiters of a terminal record learnt some other way (a look at the store, for
      * executions that another process ran), without announcing it to subscribers.
@@ -47,6 +74,37 @@ export class ExecutionEvents extends Context.Tag("@appexec/core/ExecutionEvents"
     Effect.map(PubSub.unbounded<ExecutionRecord>(), (hub) => {
       /** One deferred per waited execution, shared by all its waiters, with their count. */
       const waiters = new Map<string, { readonly done: Deferred.Deferred<ExecutionRecord>; count: number }>()
+      /**
+       * Per watched execution, the change not yet come (a chain: each completed change holds the
+       * next), with the count of its waiters; the entry lives while it has waiters.
+       */
+      const watchers = new Map<ExecutionId, { pending: Deferred.Deferred<Change>; count: number }>()
+      const unsafeChanged = (executionId: ExecutionId) => {
+        const entry = watchers.get(executionId)
+        if (entry === undefined) return
+        const done = entry.pending
+        entry.pending = Deferred.unsafeMake<Change>(FiberId.none)
+        Deferred.unsafeDone(done, Exit.succeed({ next: Deferred.await(entry.pending) }))
+      }
+      const unsafeAwaitChange = (executionId: ExecutionId) => {
+        let entry = watchers.get(executionId)
+        if (entry === undefined) {
+          entry = { pending: Deferred.unsafeMake<Change>(FiberId.none), count: 0 }
+          watchers.set(executionId, entry)
+        }
+        entry.count += 1
+        const registered = entry
+        let released = false
+        return {
+          next: Deferred.await(registered.pending),
+          release: () => {
+            if (released) return
+            released = true
+            registered.count -= 1
+            if (registered.count === 0 && watchers.get(executionId) === registered) watchers.delete(executionId)
+          }
+        }
+      }
       const unsafeSettle = (record: ExecutionRecord) => {
         if (!isTerminal(record.status)) return
         const entry = waiters.get(record.executionId)
@@ -54,7 +112,11 @@ export class ExecutionEvents extends Context.Tag("@appexec/core/ExecutionEvents"
         waiters.delete(record.executionId)
         Deferred.unsafeDone(entry.done, Exit.succeed(record))
       }
-      const settle = (record: ExecutionRecord) => Effect.sync(() => unsafeSettle(record))
+      const settle = (record: ExecutionRecord) =>
+        Effect.sync(() => {
+          unsafeSettle(record)
+          unsafeChanged(record.executionId)
+        })
       const unsafeAwaitTerminal = (executionId: ExecutionId) => {
         let entry = waiters.get(executionId)
         if (entry === undefined) {
@@ -86,11 +148,15 @@ export class ExecutionEvents extends Context.Tag("@appexec/core/ExecutionEvents"
           Effect.sync(() => {
             hub.unsafeOffer(record)
             unsafeSettle(record)
+            unsafeChanged(record.executionId)
           }),
         subscribe: PubSub.subscribe(hub),
         awaitTerminal,
         unsafeAwaitTerminal,
+        unsafeAwaitChange,
         waited: Effect.sync(() => [...waiters.keys()] as Array<ExecutionId>),
+        watched: Effect.sync(() => [...watchers.keys()]),
+        changed: (executionId) => Effect.sync(() => unsafeChanged(executionId)),
         settle
       }
     })
