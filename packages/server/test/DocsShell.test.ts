@@ -11,8 +11,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawnSync } from "node:child_process"
-import { cpSync, readdirSync, readFileSync } from "node:fs"
-import { join } from "node:path"
+import { cpSync, existsSync, readdirSync, readFileSync } from "node:fs"
+import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { postgres } from "./support/Backends.js"
 import { spawnAppexec, tempDataDir } from "./support/ServeProcess.js"
@@ -51,6 +51,16 @@ describe("the documentation's shell blocks", () => {
       for (const block of blocksOf(page)) {
         const parsed = spawnSync("bash", ["-n"], { input: block.code, encoding: "utf8" })
         expect(parsed.stderr, `${page}:\n${block.code}`).toBe("")
+      }
+    }
+  })
+
+  it("the pages cite only what the repository holds: relative links resolve, no outside design documents", () => {
+    for (const page of [...pages, "README.md"]) {
+      const text = readFileSync(join(root, page), "utf8")
+      expect(text, page).not.toMatch(/\bDESIGN\b|SPEC\.md|\.\.\/shared\//)
+      for (const [, target] of text.matchAll(/\]\((?!https?:|mailto:|#)([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        expect(existsSync(join(root, dirname(page), target!)), `${page} links to ${target}`).toBe(true)
       }
     }
   })
