@@ -310,7 +310,8 @@ export const make = (options: Options = {}) =>
           })
           return { data }
         })),
-      // Long polling (`Prefer: wait=N`) and conditional polling (`ETag`, `If-None-Match`): docs/api.md#long-polling.
+      // Long polling (`Prefer: wait=N`) and conditional polling (`ETag`, `If-None-Match`), held
+      // until the first change when both are sent: docs/api.md#long-polling.
       // The request every polling client sends: plain steps, no generator.
       // Answered with the JSON core writes from the stored columns (`executions.getJson`).
       serve(Api.getExecution, ({ principal, path, headers }) => {
@@ -322,8 +323,14 @@ export const make = (options: Options = {}) =>
               new Written<{ readonly data: Execution.Execution }>(`{"data":${json}}`, etagged)
           )
         }
+        // With `If-None-Match`, held until the execution differs from the answer it names.
+        const ifNoneMatch = headers["if-none-match"]
+        const unchanged = ifNoneMatch === undefined
+          ? undefined
+          : (json: string) =>
+            matchesEtag(ifNoneMatch, entityTag(`{"data":${json}}`))
         return Effect.map(
-          appexec.executions.getJson(principal, path.executionId, { wait: Duration.seconds(wait) }),
+          appexec.executions.getJson(principal, path.executionId, { wait: Duration.seconds(wait), unchanged }),
           (json) =>
             new Written<{ readonly data: Execution.Execution }>(`{"data":${json}}`, {
               etag: true,
