@@ -7,6 +7,12 @@
  * sliding window (`previous × (windowMs − elapsed) / windowMs`). A client that spent its limit at
  * the end of one window therefore gets almost nothing at the start of the next, instead of the
  * whole limit again as with a fixed window; refused requests are counted too.
+ *
+ * The previous window's share counts at most `limit − 1` requests, however many that window saw.
+ * A client that kept sending while refused therefore finds room for one request again within one
+ * window at most: `Retry-After` never exceeds the window, and a request sent after waiting it is
+ * allowed (without the cap, 150 counted requests would keep it refused at the start of the next
+ * window and beyond). The cap lets at most one request more through across a window boundary.
  */
 import { Clock, Effect } from "effect"
 import type { StorageError } from "./Errors.js"
@@ -22,7 +28,7 @@ export interface RateLimitDecision {
   /**
    * `RateLimit-Reset` (and `Retry-After` when refused), in whole seconds, at least 1: for an
    * allowed request, until the current window ends; for a refused one, until a request would be
-   * allowed again if the client sent nothing meanwhile.
+   * allowed again if the client sent nothing meanwhile. Never more than the window.
    */
   readonly resetSeconds: number
 }
@@ -42,24 +48,23 @@ export const decide = (
 ): RateLimitDecision => {
   const { limit, windowMs } = policy
   const elapsed = now - windowStart
-  const estimate = counts.previous * ((windowMs - elapsed) / windowMs) + counts.current
-  const allowed = estimate <= limit
   const untilWindowEnd = windowMs - elapsed
+  const previous = Math.min(counts.previous, Math.max(0, limit - 1))
+  // Compared in requests × milliseconds, so that the boundary of "allowed" is exact.
+  const weighted = previous * untilWindowEnd
+  const allowed = weighted + counts.current * windowMs <= limit * windowMs
   let waitMs = untilWindowEnd
-  if (!allowed) {
-    // When one more request fits: later in this window as the previous window's share slides
-    // out, or in the next window once this window's own share has slid out far enough.
-    const room = limit - counts.current - 1
-    if (room >= 0 && counts.previous > 0) {
-      waitMs = windowMs * (1 - room / counts.previous) - elapsed
-    } else {
-      waitMs = untilWindowEnd + Math.max(0, windowMs * (1 - (limit - 1) / counts.current))
-    }
+  const room = limit - counts.current - 1
+  if (!allowed && room >= 0 && previous > 0) {
+    // One more request fits later in this window, once the previous window's share is down to
+    // `room`: at the first elapsed x with previous × (windowMs − x) ≤ room × windowMs. Otherwise
+    // it fits as the next window begins, where the previous share is below `limit`.
+    waitMs = windowMs - Math.floor((room * windowMs) / previous) - elapsed
   }
   return {
     allowed,
     limit,
-    remaining: Math.max(0, Math.floor(limit - estimate)),
+    remaining: Math.max(0, Math.floor(limit - weighted / windowMs - counts.current)),
     resetSeconds: Math.max(1, Math.ceil(waitMs / 1000))
   }
 }

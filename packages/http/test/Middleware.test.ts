@@ -76,13 +76,14 @@ describe("rate limit", () => {
         const refused = yield* get("/v1/apps", alice.key)
         expect(refused.status).toBe(429)
         expect(errorOf(refused.body).code).toBe("rate_limited")
-        // 4 requests counted in this window: one more fits once half of them slid out, at 90 s.
-        expect(refused.headers["retry-after"]).toBe("70")
+        // 4 requests counted in this window: one more fits as the next window begins, at 60 s
+        // (the previous window's share counts at most `limit − 1`): never later than the window.
+        expect(refused.headers["retry-after"]).toBe("40")
         expect(refused.headers["ratelimit-remaining"]).toBe("0")
-        expect(refused.headers["ratelimit-reset"]).toBe("70")
+        expect(refused.headers["ratelimit-reset"]).toBe("40")
 
         // When Retry-After says, one request fits again.
-        yield* TestClock.adjust("70 seconds")
+        yield* TestClock.adjust("40 seconds")
         const again = yield* get("/v1/apps", alice.key)
         expect(again.status).toBe(200)
         expect(again.headers["ratelimit-remaining"]).toBe("0")
@@ -99,7 +100,8 @@ describe("rate limit", () => {
         if (i === 3) yield* TestClock.adjust("2 seconds")
         statuses.push((yield* get("/v1/apps", alice.key)).status)
       }
-      expect(statuses).toEqual([200, 200, 200, 429, 429, 429])
+      // The previous window's share counts at most `limit − 1`: one more than the limit, never twice it.
+      expect(statuses).toEqual([200, 200, 200, 200, 429, 429])
     }).pipe(Effect.provide(stack({ rateLimit: { limit: 3 } }))), 20_000)
 
   it.scoped("uses the socket address, ignoring X-Forwarded-For, unless trustProxy is set", () =>

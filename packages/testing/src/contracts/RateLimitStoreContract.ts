@@ -1,10 +1,12 @@
 /**
  * Contract of `RateLimitStore`: one counter per key and window, a new window starts at one, and
- * each hit also reports the count of the window just before.
+ * each hit also reports the count of the window just before. Under core's `RateLimiter`, the
+ * store answers as the spec's limit says: `Retry-After` within the window, and a client that waits
+ * it is allowed again.
  */
-import { RateLimitStore } from "@appexec/core"
+import { RateLimiter, RateLimitStore } from "@appexec/core"
 import { describe, expect } from "@effect/vitest"
-import { Effect } from "effect"
+import { Duration, Effect, TestClock } from "effect"
 import { type MakeStorage, storageTest } from "../internal/StorageFixtures.js"
 
 /** Runs the rate-limit-store contract against fresh storage from `makeStorage` for every test. */
@@ -31,6 +33,37 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         // A window that is not the one just before does not count.
         expect(yield* hit("a", 180_000)).toEqual({ current: 1, previous: 0 })
         expect(yield* hit("b", 240_000)).toEqual({ current: 1, previous: 0 })
+      })
+    )
+
+    test(
+      "under the limiter, Retry-After never exceeds the window and a client that waits it is allowed again",
+      Effect.gen(function*() {
+        const store = yield* RateLimitStore.RateLimitStore
+        const policy = { limit: 100, windowMs: 60_000 }
+        // Each pattern: where in the window it starts, then bursts of requests with waits between.
+        const patterns: ReadonlyArray<ReadonlyArray<readonly [waitMs: number, requests: number]>> = [
+          [[10_000, 101]],
+          [[10_000, 150]],
+          [[59_000, 100], [2_000, 60]],
+          [[500, 100], [30_000, 100]],
+          [[45_000, 80], [20_000, 90], [1_000, 40]]
+        ]
+        for (const [n, pattern] of patterns.entries()) {
+          const key = `203.0.113.${n}`
+          let last: RateLimiter.RateLimitDecision | undefined
+          for (const [waitMs, requests] of pattern) {
+            yield* TestClock.adjust(Duration.millis(waitMs))
+            for (let i = 0; i < requests; i++) last = yield* RateLimiter.consumeIn(store, key, policy)
+          }
+          expect(last?.allowed).toBe(false)
+          expect(last?.resetSeconds).toBeGreaterThanOrEqual(1)
+          expect(last?.resetSeconds).toBeLessThanOrEqual(60)
+          yield* TestClock.adjust(Duration.seconds(last?.resetSeconds ?? 0))
+          expect((yield* RateLimiter.consumeIn(store, key, policy)).allowed).toBe(true)
+          // Each pattern has a key of its own; time moves on between them.
+          yield* TestClock.adjust("2 minutes")
+        }
       })
     )
 
