@@ -173,8 +173,9 @@ step(`the image is a ${width}x${height} PNG`)
 // 5. The curl flow, after the same export line (it runs in the same terminal).
 step("README: the curl flow")
 const answers = foreground("the curl flow", `${exportLine}\n${withOurs(curlFlow.code)}`, baseEnv).trim()
-const polled = JSON.parse(answers.slice(answers.lastIndexOf("\n{") + 1))
-if (!["queued", "running", "completed"].includes(polled?.data?.status) || polled.data.outputs?.length !== 1) {
+// curl prints each answer without a newline: the last one starts at the last `{"data":`.
+const polled = JSON.parse(answers.slice(answers.lastIndexOf("{\"data\":")))
+if (!["queued", "running", "completed"].includes(polled?.data?.status) || !(polled.data.outputs?.length > 0)) {
   fail("the curl flow's last answer is not the execution", answers)
 }
 
