@@ -14,7 +14,8 @@ import * as InputValidation from "@appexec/core/InputValidation"
 import type * as NodeType from "@appexec/core/NodeType"
 import type * as WebhookVerifier from "@appexec/core/WebhookVerifier"
 import * as HttpApiClient from "@effect/platform/HttpApiClient"
-import { Context, Effect, Either, Layer, Option, Schema } from "effect"
+import * as HttpClientError from "@effect/platform/HttpClientError"
+import { Context, Effect, Either, Layer, Option, Ref, Schema } from "effect"
 import { type ClientConfig, normalizeBaseUrl } from "./ClientConfig.js"
 import {
   type ApiError,
@@ -101,7 +102,8 @@ export interface AppexecClientService {
     readonly cancel: (executionId: string) => Effect.Effect<Execution.Execution, RequestError>
     /**
      * Waits until the execution is `completed` or `failed` and returns it (either way): long
-     * polling where the server supports it, else polling every 3–5 s.
+     * polling where the server supports it (each read held until the execution changes, so
+     * `onStatus` sees every status as it comes), else polling every 3–5 s.
      */
     readonly wait: (
       executionId: string,
@@ -166,6 +168,10 @@ const decodeProblems = Schema.decodeUnknownOption(Schema.Array(ErrorBody.InputPr
 const isInvalidInputs = (error: RequestError): error is ApiError =>
   error._tag === "ApiError" && error.code === "invalid_inputs"
 
+/** A 304 answer, which the API definition declares no schema for: the execution is unchanged. */
+const isNotModified = (error: unknown): error is HttpClientError.ResponseError =>
+  HttpClientError.isHttpClientError(error) && error._tag === "ResponseError" && error.response.status === 304
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** The apps of `found` named `name`: exactly, or else in any case. */
@@ -207,24 +213,53 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
     const get = (executionId: string) =>
       mapErrors(api.executions.getExecution({ path: { executionId }, headers: {} })).pipe(Effect.map((r) => r.data))
 
-    /** One read of a wait: held by the server up to `hold` seconds when it supports long polling. */
-    const readHeld = (
+    /**
+     * The reads of one wait. The first answers at once; when it carries an `ETag`, each next one
+     * asks to be held up to `hold` seconds until the execution differs from the last answer
+     * (`Prefer: wait=N` with `If-None-Match`), and a 304 (unchanged all that time) stands for the
+     * last answer again. A server without `ETag`s is asked to hold each read until the end.
+     */
+    const heldReads = (
       executionId: string,
       hold: number | false | undefined
-    ): Effect.Effect<Polling.Read, RequestError> => {
-      if (hold === false) return Effect.map(get(executionId), (execution) => ({ execution, held: false }))
-      const seconds = Math.min(Api.MAX_WAIT_SECONDS, Math.max(1, Math.round(hold ?? Polling.DEFAULT_HOLD_SECONDS)))
-      return mapErrors(
-        api.executions.getExecution({
-          path: { executionId },
-          headers: { prefer: `wait=${seconds}` },
-          withResponse: true
-        })
-      ).pipe(
-        Effect.map(([body, response]) => ({
-          execution: body.data,
-          held: (response.headers["preference-applied"] ?? "").includes("wait=")
-        }))
+    ): Effect.Effect<Effect.Effect<Polling.Read, RequestError>> => {
+      if (hold === false) {
+        return Effect.succeed(Effect.map(get(executionId), (execution) => ({ execution, held: false })))
+      }
+      const prefer = `wait=${
+        Math.min(Api.MAX_WAIT_SECONDS, Math.max(1, Math.round(hold ?? Polling.DEFAULT_HOLD_SECONDS)))
+      }`
+      return Effect.map(
+        Ref.make<Option.Option<{ readonly execution: Execution.Execution; readonly etag: string | undefined }>>(
+          Option.none()
+        ),
+        (last) =>
+          Effect.flatMap(Ref.get(last), (known) => {
+            const headers = Option.match(known, {
+              onNone: () => ({}),
+              onSome: ({ etag }) => (etag === undefined ? { prefer } : { prefer, "if-none-match": etag })
+            })
+            const read = api.executions.getExecution({ path: { executionId }, headers, withResponse: true }).pipe(
+              Effect.map(([body, response]) => ({ execution: body.data, headers: response.headers })),
+              // Unchanged since the last answer (only a conditional read is answered 304).
+              Effect.catchIf(isNotModified, (error) =>
+                Option.match(known, {
+                  onNone: () => Effect.fail(error),
+                  onSome: ({ execution }) => Effect.succeed({ execution, headers: error.response.headers })
+                })),
+              mapErrors
+            )
+            return Effect.flatMap(read, ({ execution, headers: answered }) => {
+              const etag = answered["etag"]
+              return Effect.as(Ref.set(last, Option.some({ execution, etag })), {
+                execution,
+                // The first read is followed at once when the next can be held until a change.
+                held: Option.isNone(known)
+                  ? etag !== undefined
+                  : (answered["preference-applied"] ?? "").includes("wait=")
+              })
+            })
+          })
       )
     }
 
@@ -243,7 +278,8 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
         mapErrors(api.executions.getExecutionWebhook({ path: { executionId } })).pipe(Effect.map((r) => r.data)),
       cancel: (executionId) =>
         mapErrors(api.executions.cancelExecution({ path: { executionId } })).pipe(Effect.map((r) => r.data)),
-      wait: (executionId, options = {}) => Polling.waitFor(executionId, readHeld(executionId, options.hold), options)
+      wait: (executionId, options = {}) =>
+        Effect.flatMap(heldReads(executionId, options.hold), (read) => Polling.waitFor(executionId, read, options))
     }
 
     /** The problems of `inputs` against the app's current parameters, by core's own rules. */

@@ -1,8 +1,10 @@
 /**
  * Waiting for an execution by polling (docs/api.md#get-an-execution): read it, and until it is `completed` or
  * `failed`, wait 3 to 5 seconds (jittered, so that many clients do not poll in step) and read it
- * again. Where the server supports long polling (docs/api.md#long-polling), each read is held
- * until the execution finishes (up to `hold` seconds), so the wait ends as soon as it does. Only reads are sent: waiting never starts anything again. Time is read from `Clock`.
+ * again. Where the server supports long polling (docs/api.md#long-polling), each read after the
+ * first is held until the execution changes (up to `hold` seconds), so every status is seen as it
+ * comes and the wait ends as soon as the execution does. Only reads are sent: waiting never starts
+ * anything again. Time is read from `Clock`.
  */
 import type * as Execution from "@appexec/api/Execution"
 import { Duration, Effect, Random, Ref } from "effect"
@@ -17,7 +19,10 @@ export const DEFAULT_INTERVAL: Interval = { minMs: 3_000, maxMs: 5_000 }
 /** Longest hold the client asks of a server that supports long polling, in seconds. */
 export const DEFAULT_HOLD_SECONDS = 20
 
-/** One read of a wait: the execution, and whether the server held the request (long polling). */
+/**
+ * One read of a wait: the execution, and whether the next read may follow at once: the server
+ * held this one (long polling), or it is the first and the next can be held until a change.
+ */
 export interface Read {
   readonly execution: Execution.Execution
   readonly held: boolean
@@ -26,10 +31,10 @@ export interface Read {
 /** Options of a wait. */
 export interface WaitOptions {
   /**
-   * Ask the server to hold each read until the execution finishes, up to this many seconds
-   * (`Prefer: wait=N`, 1–60; default 20). A server that holds answers as soon as the execution
-   * is done, and the next read follows at once; one that does not is polled every `interval`.
-   * `false` turns long polling off.
+   * Ask the server to hold each read until the execution changes, up to this many seconds
+   * (`Prefer: wait=N` with `If-None-Match`, 1–60; default 20). A server that holds answers as
+   * soon as the status or an output changes, and the next read follows at once; one that does
+   * not is polled every `interval`. `false` turns long polling off.
    */
   readonly hold?: number | false
   /** Time between two reads (default 3–5 s, jittered). */

@@ -1,6 +1,6 @@
 import { type Execution } from "@appexec/api"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Fiber, Option, Queue, TestClock } from "effect"
+import { Effect, Either, Fiber, Option, Queue, Ref, TestClock } from "effect"
 import { AppexecClient, type ClientConfig, Outputs } from "../src/index.js"
 import { instance, serve, type Served } from "./ServedInstance.js"
 
@@ -38,6 +38,19 @@ const driveToEnd = <A, E>(start: (onStatus: (e: Execution.Execution) => Effect.E
       yield* TestClock.adjust("5 seconds")
     }
     return { result: yield* Fiber.join(fiber), seen }
+  })
+
+/**
+ * Until `done` holds, yielding to the event loop between looks (a latch on what the test can
+ * read: no sleep, no virtual time); dies with `what` when it never does.
+ */
+const eventually = <E, R>(what: string, done: Effect.Effect<boolean, E, R>) =>
+  Effect.gen(function*() {
+    for (let turn = 0; turn < 100_000; turn++) {
+      if (yield* done) return
+      yield* Effect.yieldNow()
+    }
+    return yield* Effect.dieMessage(what)
   })
 
 describe("AppexecClient against a served instance", () => {
@@ -158,18 +171,39 @@ describe("AppexecClient against a served instance", () => {
       expect(Outputs.mediaUrl(result, "Parsed")).toBeUndefined()
     }).pipe(Effect.provide(instance)))
 
-  it.scoped("long polling: one read held by the server ends the wait when the execution ends", () =>
+  it.scoped("long polling: each read is held until the execution changes, and the wait ends when it ends", () =>
     Effect.gen(function*() {
       const served = yield* serve()
       const { calls, fetch } = countingFetch()
       const client = yield* clientOf(served, { fetch })
       const started = yield* client.executions.start(served.greetingAppId, { who: "Ed" })
       const fiber = yield* Effect.fork(client.executions.wait(started.executionId))
-      // The app pauses 10 s; the read asks to be held up to 20 s, so it answers at completion.
+      // The app pauses 10 s; each read asks to be held up to 20 s, so the last answers at completion.
       yield* TestClock.adjust("10 seconds")
       const done = yield* Fiber.join(fiber)
       expect(done.status).toBe("completed")
-      expect(calls.filter((c) => c === `GET /v1/executions/${started.executionId}`)).toHaveLength(1)
+      // A read at once, one held until it runs (unless the first saw it running), one held until it ends.
+      const reads = calls.filter((c) => c === `GET /v1/executions/${started.executionId}`)
+      expect(reads.length).toBeGreaterThanOrEqual(2)
+      expect(reads.length).toBeLessThanOrEqual(3)
+    }).pipe(Effect.provide(instance)))
+
+  it.scoped("long polling: the wait reports running as soon as the execution runs, before it ends", () =>
+    Effect.gen(function*() {
+      const served = yield* serve()
+      const client = yield* clientOf(served)
+      const seen = yield* Ref.make<ReadonlyArray<Execution.ExecutionStatus>>([])
+      const fiber = yield* Effect.fork(
+        client.run(served.greetingAppId, { who: "Ada" }, {
+          onStatus: (execution) => Ref.update(seen, (statuses) => [...statuses, execution.status])
+        })
+      )
+      // No virtual time passes: the worker starts it at once, and a held read answers that change.
+      yield* eventually("the wait never reported running", Effect.map(Ref.get(seen), (s) => s.includes("running")))
+      expect(yield* Fiber.poll(fiber)).toEqual(Option.none())
+      yield* TestClock.adjust("10 seconds")
+      expect((yield* Fiber.join(fiber)).status).toBe("completed")
+      expect((yield* Ref.get(seen)).at(-1)).toBe("completed")
     }).pipe(Effect.provide(instance)))
 
   it.scoped("cancels a running execution: it ends failed with the cancel message", () =>
