@@ -4,7 +4,7 @@ import { TestHarness } from "@appexec/testing"
 import { Command } from "@effect/cli"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, ConfigProvider, type Console, Effect, Exit, Option } from "effect"
+import { Cause, ConfigProvider, type Console, Effect, Exit, Fiber, Option, TestClock } from "effect"
 import * as RunCommand from "../src/RunCommand.js"
 
 const parseApp = {
@@ -27,11 +27,41 @@ const served = Effect.gen(function*() {
   return { baseUrl: url, key, appId: app.appId }
 }).pipe(Effect.orDie)
 
-/** Runs `appexec run …args`, polling without pause, and returns its exit and what it printed. */
-const runCli = (args: ReadonlyArray<string>) =>
+/** Pauses ten seconds, then echoes its text. */
+const slowApp = {
+  name: "Slow echo",
+  public: true,
+  nodes: [
+    { id: "text", type: "input.text", label: "Text", config: { name: "text", required: true } },
+    { id: "pause", type: "util.delay", label: "Pause", config: { ms: 10_000 } },
+    { id: "out", type: "output.text", label: "Out" }
+  ],
+  edges: [
+    { source: "text", target: "pause" },
+    { source: "pause", target: "out" }
+  ]
+}
+
+/**
+ * Until `done` holds, yielding to the event loop between looks (a latch on what the test can
+ * read: no sleep, no virtual time); dies with `what` when it never does.
+ */
+const eventually = (what: string, done: Effect.Effect<boolean>) =>
+  Effect.gen(function*() {
+    for (let turn = 0; turn < 100_000; turn++) {
+      if (yield* done) return
+      yield* Effect.yieldNow()
+    }
+    return yield* Effect.dieMessage(what)
+  })
+
+/**
+ * Runs `appexec run …args`, polling without pause, and returns its exit and what it printed
+ * (its stderr lines into `err` as they come, when given).
+ */
+const runCli = (args: ReadonlyArray<string>, err: Array<string> = []) =>
   Effect.gen(function*() {
     const out: Array<string> = []
-    const err: Array<string> = []
     const console = yield* Effect.console
     const captured: Console.Console = {
       ...console,
@@ -65,6 +95,24 @@ describe("appexec run", () => {
       expect(Exit.isSuccess(exit)).toBe(true)
       expect(out).toEqual(["Parsed (json): {\"a\":\"b=c\"}"])
       expect(err.at(-1)).toMatch(/^completed in 0s \(execution [0-9a-f-]{36}\)$/)
+    }).pipe(Effect.provide(TestHarness.layer())))
+
+  it.scoped("shows running as soon as the execution runs, not when it ends", () =>
+    Effect.gen(function*() {
+      const appexec = yield* Appexec.Appexec
+      const { baseUrl, key } = yield* served
+      const slow = yield* appexec.apps.import(slowApp, { owner: { public: true } })
+      const err: Array<string> = []
+      const cli = yield* Effect.fork(
+        runCli([slow.appId, "-i", "text=x", "--base-url", baseUrl, "--key", key], err)
+      )
+      // No virtual time passes: the worker starts it at once, and the held read answers that change.
+      yield* eventually("appexec run never showed running", Effect.sync(() => err.includes("running · 0s")))
+      yield* TestClock.adjust("10 seconds")
+      const { exit, out } = yield* Fiber.join(cli)
+      expect(Exit.isSuccess(exit)).toBe(true)
+      expect(out).toEqual(["Out (text): x"])
+      expect(err.at(-1)).toMatch(/^completed in 10s \(execution [0-9a-f-]{36}\)$/)
     }).pipe(Effect.provide(TestHarness.layer())))
 
   it.scoped("exits non-zero with the execution's error message when it fails", () =>
