@@ -8,7 +8,10 @@ import { AppId, ParameterId } from "./Ids.js"
 export const ParameterType = Schema.Literal("text", "options", "url")
 export type ParameterType = typeof ParameterType.Type
 
-/** An input definition of an app (docs/api.md#parameter). `accept`, `options` and `default` appear only where they apply. */
+/**
+ * An input definition of an app (docs/api.md#parameter). `accept`, `options` and `default` appear only where they
+ * apply; `label` and `description` (extensions) only where the app defines them.
+ */
 export const Parameter = Schema.Struct({
   id: ParameterId,
   name: Schema.String,
@@ -16,7 +19,13 @@ export const Parameter = Schema.Struct({
   required: Schema.Boolean,
   accept: Schema.optional(Schema.Array(Schema.String)),
   options: Schema.optional(Schema.Array(Schema.String)),
-  default: Schema.optional(Schema.String)
+  default: Schema.optional(Schema.String),
+  /** An extension: the input node's `label`, a human name for a form field; absent when the node has none. */
+  label: Schema.optional(Schema.String.annotations({ description: "The input node's human-readable label." })),
+  /** An extension: the input node's `config.description`, help text; absent when the node has none. */
+  description: Schema.optional(
+    Schema.String.annotations({ description: "Help text for the parameter, from its input node." })
+  )
 })
 export type Parameter = typeof Parameter.Type
 

@@ -62,7 +62,8 @@ export const Execution = Schema.Struct({
    * always sends it; it is optional so that answers without it still decode.
    */
   attempt: Schema.optional(
-    Schema.NonNegativeInt.annotations({
+    Schema.Number.pipe(Schema.int(), Schema.nonNegative()).annotations({
+      title: "attempt",
       description: "How many workers have taken the execution up: 0 until one does, 2 or more after a takeover."
     })
   )

@@ -54,6 +54,8 @@ export interface AppNode {
 /** A parameter contributed by an input node. */
 export interface ParameterOf extends ParameterSpec {
   readonly nodeId: string
+  /** The input node's `label` as written; absent when the definition gives none. */
+  readonly label?: string
 }
 
 /** An output contributed by an output node; its id is the node id (docs/apps.md). */
@@ -184,7 +186,13 @@ export const compile = (
       continue
     }
     compiled.set(node.id, compiledNode.right)
-    if (compiledNode.right.role === "input") parameters.push({ ...compiledNode.right.parameter, nodeId: node.id })
+    if (compiledNode.right.role === "input") {
+      parameters.push({
+        ...compiledNode.right.parameter,
+        nodeId: node.id,
+        ...(node.label === undefined ? {} : { label: node.label })
+      })
+    }
     if (compiledNode.right.role === "output") outputs.push({ id: node.id, label, type: compiledNode.right.outputType })
   }
 

@@ -639,7 +639,9 @@ export const layer = Layer.scoped(
               required: p.required,
               ...(p.accept === undefined ? {} : { accept: p.accept }),
               ...(p.options === undefined ? {} : { options: p.options }),
-              ...(p.default === undefined ? {} : { default: p.default })
+              ...(p.default === undefined ? {} : { default: p.default }),
+              ...(p.label === undefined ? {} : { label: p.label }),
+              ...(p.description === undefined ? {} : { description: p.description })
             }))
           }
         }),

@@ -43,9 +43,17 @@ describe("app definitions (docs/apps.md)", () => {
     expect(order.indexOf("title")).toBeGreaterThan(order.indexOf("prompt"))
     expect(order.indexOf("caption")).toBeGreaterThan(order.indexOf("title"))
     expect(app.parameters).toEqual([
-      { nodeId: "prompt", name: "prompt", type: "text", required: true },
-      { nodeId: "style", name: "style", type: "options", required: false, options: ["flat", "neon"], default: "flat" },
-      { nodeId: "photo", name: "Photo", type: "url", required: false, accept: ["image"] }
+      { nodeId: "prompt", label: "Prompt", name: "prompt", type: "text", required: true },
+      {
+        nodeId: "style",
+        label: "Style",
+        name: "style",
+        type: "options",
+        required: false,
+        options: ["flat", "neon"],
+        default: "flat"
+      },
+      { nodeId: "photo", label: "Photo", name: "Photo", type: "url", required: false, accept: ["image"] }
     ])
     expect(app.outputs).toEqual([{ id: "caption", label: "Caption", type: "text" }])
   })

@@ -565,14 +565,15 @@ const executionsList = Command.make(
         const time = (ms: number | null) => (ms === null ? "-" : new Date(ms).toISOString())
         for (const r of records) {
           yield* Console.log(
-            [r.executionId, r.status, r.workspaceId, r.appId, time(r.createdAt), time(r.completedAt)].join("\t")
+            [r.executionId, r.status, r.workspaceId, r.appId, time(r.createdAt), time(r.completedAt), r.attempt ?? 0]
+              .join("\t")
           )
         }
       })
     )
 ).pipe(
   Command.withDescription(
-    "List executions, newest first: id, status, workspace id, app id, created and completed (ISO times), tab-separated"
+    "List executions, newest first: id, status, workspace id, app id, created and completed (ISO times), attempt; tab-separated"
   )
 )
 

@@ -79,8 +79,8 @@ export const fromRow = (row: ExecutionRow): Either.Either<ExecutionRecord.Execut
           startedAt: row.started_at,
           completedAt: row.completed_at,
           ...(row.trace_parent === null ? {} : { traceParent: row.trace_parent }),
-        // The queue's count, absent until the first claim (`ExecutionRecord.attempt`).
-        ...(row.attempts === 0 ? {} : { attempt: row.attempts })
+          // The queue's count, absent until the first claim (`ExecutionRecord.attempt`).
+          ...(row.attempts === 0 ? {} : { attempt: row.attempts })
         }))
   )
 
