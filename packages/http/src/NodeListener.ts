@@ -2,7 +2,8 @@
  * appexec on Node's `http` server: the app as a `(req, res)` listener, to mount on a host's own
  * server (under a base path if the host likes: `{ basePath: "/api" }`), or alone on a server of
  * its own (`serve`). The request is handed to the app as it is (headers, socket address, the body
- * read only when an endpoint asks for it) and the answer is written in one `writeHead` + `end`.
+ * read only when an endpoint asks for it) and the answer is written in one `writeHead` + `end`,
+ * once what is left of the body has been read and dropped (up to `MAX_DRAIN_BYTES`).
  * The requests of one turn of the event loop are answered together at its end (see `fromApp`). A
  * request whose client goes away before its answer is interrupted.
  */
@@ -19,7 +20,7 @@ import {
 import type { AddressInfo, Socket } from "node:net"
 import * as AppexecHttp from "./AppexecHttp.js"
 import * as ErrorAnswers from "./internal/ErrorAnswers.js"
-import { type BodyFailure, DRAIN_FACTOR, type ServerRequest } from "./internal/Exchange.js"
+import type { BodyFailure, ServerRequest } from "./internal/Exchange.js"
 
 /** A Node request listener. */
 export type Listener = (request: IncomingMessage, response: ServerResponse) => void
@@ -36,7 +37,10 @@ const headersOf = (headers: IncomingHttpHeaders): Readonly<Record<string, string
   return { ...headers, "set-cookie": setCookie.join(", ") }
 }
 
-/** Reads the body of `message`, at most `maxBytes` (the rest drained up to a bound, then the connection dropped). */
+/**
+ * Reads the body of `message`, at most `maxBytes`. A longer one fails `TooLarge` as soon as it
+ * passes the bound; the rest is read and dropped before the answer is written (`write`).
+ */
 const readBody = (message: IncomingMessage, maxBytes: number) =>
   Effect.async<Uint8Array, BodyFailure>((resume) => {
     const chunks: Array<Buffer> = []
@@ -49,19 +53,16 @@ const readBody = (message: IncomingMessage, maxBytes: number) =>
     }
     const onData = (chunk: Buffer) => {
       size += chunk.length
-      if (size > maxBytes * DRAIN_FACTOR) {
+      if (size > maxBytes) {
         cleanup()
-        message.destroy()
+        // Paused until `write` drains it: nothing is lost or buffered meanwhile.
+        message.pause()
         resume(Effect.fail({ _tag: "TooLarge" }))
-      } else if (size <= maxBytes) chunks.push(chunk)
+      } else chunks.push(chunk)
     }
     const onEnd = () => {
       cleanup()
-      resume(
-        size > maxBytes
-          ? Effect.fail({ _tag: "TooLarge" })
-          : Effect.succeed(new Uint8Array(Buffer.concat(chunks, size)))
-      )
+      resume(Effect.succeed(new Uint8Array(Buffer.concat(chunks, size))))
     }
     const onError = () => {
       cleanup()
@@ -84,17 +85,61 @@ const requestOf = (message: IncomingMessage): ServerRequest => ({
 
 const stopping = JSON.stringify({ error: { code: "internal_error", message: "The server is stopping." } })
 
-/** Writes the app's answer to `message` (or, for an interruption, a 503) on `response`, unless it is gone. */
+/**
+ * How much of a request body that was not read (refused before it was, or past its bound) is
+ * read and dropped before the answer is written: 16 MiB (docs/http.md#request-bodies).
+ */
+export const MAX_DRAIN_BYTES = 16 * 1024 * 1024
+
+/**
+ * Writes the app's answer to `message` (or, for an interruption, a 503) on `response`, unless it
+ * is gone. What the client is still sending of the body is read and dropped first, up to
+ * `MAX_DRAIN_BYTES`: a connection closed with unread data is reset, and the reset would destroy
+ * the answer before the client reads it (a 413 seen as EPIPE). Past the bound the answer is
+ * written with `Connection: close`.
+ */
 const write = (message: IncomingMessage, response: ServerResponse, exit: Exit.Exit<AppexecHttp.ServerResponse>) => {
+  if (response.writableEnded || response.destroyed) return
+  if (message.complete || message.readableEnded || message.destroyed) return writeNow(message, response, exit, false)
+  let dropped = 0
+  const done = (whole: boolean) => {
+    message.off("data", onData)
+    message.off("end", onEnd)
+    response.off("close", onGone)
+    guarded(response, () => writeNow(message, response, exit, !whole))
+  }
+  const onData = (chunk: Buffer) => {
+    dropped += chunk.length
+    if (dropped > MAX_DRAIN_BYTES) done(false)
+  }
+  const onEnd = () => done(true)
+  const onGone = () => {
+    message.off("data", onData)
+    message.off("end", onEnd)
+  }
+  message.on("data", onData)
+  message.once("end", onEnd)
+  response.once("close", onGone)
+  message.resume()
+}
+
+/** Writes the answer at once; `close` adds `Connection: close`. */
+const writeNow = (
+  message: IncomingMessage,
+  response: ServerResponse,
+  exit: Exit.Exit<AppexecHttp.ServerResponse>,
+  close: boolean
+) => {
   if (response.writableEnded || response.destroyed) return
   if (Exit.isSuccess(exit)) {
     const { body, headers, status } = exit.value
     // With its length, a body goes out as it is: without, Node frames it in chunks.
+    const framed = close ? Object.assign({}, headers, { connection: "close" }) : headers
     response.writeHead(
       status,
       body === undefined || status === 204 || status === 304 || message.method === "HEAD"
-        ? headers
-        : Object.assign({}, headers, {
+        ? framed
+        : Object.assign({}, framed, {
           "content-length": typeof body === "string" ? Buffer.byteLength(body) : body.byteLength
         })
     )
@@ -103,6 +148,15 @@ const write = (message: IncomingMessage, response: ServerResponse, exit: Exit.Ex
     // The app answers every failure itself; only an interruption (shutdown) ends here.
     response.writeHead(503, { "content-type": "application/json", connection: "close" })
     response.end(stopping)
+  }
+}
+
+/** Runs `f`, a write; an answer Node refuses to write (say, a header it rejects) ends its own connection only. */
+const guarded = (response: ServerResponse, f: () => void) => {
+  try {
+    f()
+  } catch (error) {
+    response.destroy(error instanceof Error ? error : new Error(String(error)))
   }
 }
 
@@ -118,14 +172,7 @@ const makeOutbox = () => {
     scheduled = false
     const batch = queued
     queued = []
-    for (const [message, response, exit] of batch) {
-      try {
-        write(message, response, exit)
-      } catch (error) {
-        // An answer Node refuses to write (say, a header it rejects) ends its own connection only.
-        response.destroy(error instanceof Error ? error : new Error(String(error)))
-      }
-    }
+    for (const [message, response, exit] of batch) guarded(response, () => write(message, response, exit))
   }
   const send = (message: IncomingMessage, response: ServerResponse, exit: Exit.Exit<AppexecHttp.ServerResponse>) => {
     queued.push([message, response, exit])

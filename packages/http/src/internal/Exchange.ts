@@ -18,9 +18,10 @@ export interface ServerRequest {
   /** The peer's address, when the server knows it. */
   readonly remoteAddress: string | undefined
   /**
-   * The whole body, read on demand and at most `maxBytes` long. Past the bound the rest is read
-   * and dropped up to `DRAIN_FACTOR` times the bound, so that the client can still read the 413
-   * that follows; beyond that the connection is given up.
+   * The whole body, read on demand and at most `maxBytes` long. Past the bound it fails
+   * `TooLarge`; the adapter reads and drops the rest up to a bound of its own (the Node listener
+   * before it writes the answer, `NodeListener.MAX_DRAIN_BYTES`; the web handler up to
+   * `DRAIN_FACTOR` times `maxBytes`), so that a client still sending can read the 413.
    */
   readonly body: (maxBytes: number) => Effect.Effect<Uint8Array, BodyFailure>
 }
@@ -50,5 +51,5 @@ export const withHeaders = (response: ServerResponse, headers: Readonly<Record<s
   body: response.body
 })
 
-/** How far past the bound a body is still drained before the connection is given up. */
+/** How far past the bound the web handler still drains a body before it gives the body up. */
 export const DRAIN_FACTOR = 16
