@@ -11,7 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { backends } from "./support/Backends.js"
 import { bin } from "./support/Bin.js"
-import { startServe, tempDataDir } from "./support/ServeProcess.js"
+import { spawnAppexec, startServe, tempDataDir } from "./support/ServeProcess.js"
 
 /** Runs `appexec …args` with `env` added to the environment to completion; stdout, stderr and exit code. */
 const appexec = (env: Record<string, string>, ...args: Array<string>) =>
@@ -94,6 +94,100 @@ describe("appexec executions cancel", () => {
           expect(again.stderr).toContain("has already finished")
         }),
       60_000
+    )
+  }
+})
+
+/** An apps directory with one app that pauses `ms` before it answers, removed with the scope. */
+const pausingApps = (ms: number) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const dir = mkdtempSync(join(tmpdir(), "appexec-apps-"))
+      writeFileSync(
+        join(dir, "pause.json"),
+        JSON.stringify({
+          name: "Pause",
+          public: true,
+          nodes: [
+            { id: "prompt", type: "input.text", config: { name: "prompt" } },
+            { id: "wait", type: "util.delay", config: { ms } },
+            { id: "out", type: "output.text", label: "Out" }
+          ],
+          edges: [{ source: "prompt", target: "wait" }, { source: "wait", target: "out" }]
+        })
+      )
+      return dir
+    }),
+    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+  )
+
+describe("attempts across processes: a worker killed with SIGKILL, its execution taken over", () => {
+  for (const backend of backends) {
+    it.scopedLive(
+      `the poll, the takeover's warning and \`executions list\` say attempt 0, then 1, then 2, on ${backend.name}`,
+      () =>
+        Effect.gen(function*() {
+          const dataDir = yield* tempDataDir
+          const env = yield* backend.env
+          // HTTP only: what it accepts stays queued until a worker comes.
+          const serve = yield* startServe(dataDir, ["--apps", yield* pausingApps(4_000), "--no-worker"], env)
+          const headers = { "x-api-key": serve.key, "content-type": "application/json" }
+          const apps = yield* json(`${serve.baseUrl}/v1/apps?search=Pause`, { headers })
+          const appId = (apps.body.data as unknown as Array<{ appId: string }>)[0]!.appId
+          const started = yield* json(`${serve.baseUrl}/v1/apps/${appId}/executions`, {
+            method: "POST",
+            headers,
+            body: JSON.stringify({ inputs: { prompt: "x" } })
+          })
+          const id = String(started.body.data.executionId)
+          const poll = (extra: Record<string, string> = {}) =>
+            Effect.map(json(`${serve.baseUrl}/v1/executions/${id}`, { headers: { ...headers, ...extra } }), (r) =>
+              r.body.data)
+          /** The columns of the execution's line in `appexec executions list`. */
+          const listed = Effect.map(appexec(env, "executions", "list", "--data", dataDir), (out) => {
+            expect(out.code).toBe(0)
+            return out.stdout.split("\n").find((line) =>
+              line.startsWith(`${id}\t`)
+            )?.split("\t")
+          })
+          expect(yield* poll()).toMatchObject({ status: "queued", attempt: 0 })
+          expect(yield* listed).toMatchObject({ 1: "queued", 6: "0" })
+
+          /** `appexec worker` on the instance's database, with a 2 s lease; once it runs. */
+          const worker = Effect.tap(
+            spawnAppexec(["worker", "--data", dataDir, "--lease", "2s"], env),
+            (w) => w.waitFor(/appexec worker is running/, "stdout", "20 seconds")
+          )
+          // The first worker takes it up and is killed in the middle of its 4 s pause.
+          const first = yield* worker
+          const running = yield* poll().pipe(
+            Effect.filterOrFail((seen) => seen.status === "running", () => new Error(`${id} is not running`)),
+            Effect.retry(Schedule.spaced("20 millis")),
+            Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error(`${id} did not start running`) })
+          )
+          expect(running).toMatchObject({ attempt: 1 })
+          first.child.kill("SIGKILL")
+          yield* first.exited("10 seconds")
+
+          // The next worker takes it over once the 2 s lease has run out, and runs it to its end.
+          const second = yield* worker
+          const done = yield* poll({ prefer: "wait=20" }).pipe(
+            Effect.filterOrFail(
+              (seen) => seen.status === "completed" || seen.status === "failed",
+              () => new Error(`${id} has not finished`)
+            ),
+            Effect.retry(Schedule.recurs(3))
+          )
+          expect(done).toMatchObject({ status: "completed", attempt: 2 })
+          const warning = second.output.stderr.split("\n").map((line) => line.trim()).filter((line) =>
+            line.startsWith("{")
+          ).map((line) => JSON.parse(line) as { message: string; logLevel: string }).find((line) =>
+            line.message === `execution ${id} reclaimed after lost lease (attempt 2)`
+          )
+          expect(warning?.logLevel).toBe("WARN")
+          expect(yield* listed).toMatchObject({ 1: "completed", 6: "2" })
+        }),
+      90_000
     )
   }
 })
