@@ -139,12 +139,13 @@ export const GetExecutionHeaders = Schema.Struct({
   prefer: Schema.optional(
     Schema.String.annotations({
       description:
-        `\`wait=N\` (1 to ${MAX_WAIT_SECONDS}): hold the answer until the execution is finished or N seconds have passed; the answer then carries \`Preference-Applied: wait=N\`.`
+        `\`wait=N\` (1 to ${MAX_WAIT_SECONDS}): hold the answer until the execution is finished or N seconds have passed; with \`If-None-Match\`, until it differs from that answer (its first change). The answer then carries \`Preference-Applied: wait=N\`.`
     })
   ),
   "if-none-match": Schema.optional(
     Schema.String.annotations({
-      description: "The `ETag` of an earlier answer: 304 with no body while the execution is unchanged."
+      description:
+        "The `ETag` of an earlier answer: 304 with no body while the execution is unchanged; with `Prefer: wait=N`, held until it changes (304 after N seconds without a change)."
     })
   )
 })
