@@ -9,12 +9,13 @@
  *   `<baseUrl>/media/<key>?exp=<unix seconds>&sig=<HMAC-SHA256, base64url>`. A forged, altered
  *   or expired path answers 404, exactly like a missing blob, so paths reveal nothing.
  *
- * The HTTP adapter (`@appexec/http`, `MediaRoute`) answers such URLs from the `BlobStore`.
+ * The HTTP adapter (`@appexec/http`, `MediaRoute`) answers such URLs from the `BlobStore`;
+ * `classify` tells nodes whether a URL they were given is one of them (`MediaResolver`).
  */
 import { hmac } from "@noble/hashes/hmac.js"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { utf8ToBytes } from "@noble/hashes/utils.js"
-import { Context, Effect, Either, Encoding, Layer, Option, Redacted } from "effect"
+import { Context, Data, Effect, Either, Encoding, Layer, Option, Redacted } from "effect"
 import { InvalidConfiguration } from "./Errors.js"
 
 /** The path segment under which signed media are served, relative to the base URL. */
@@ -63,8 +64,31 @@ export class MediaUrls extends Context.Tag("@appexec/core/MediaUrls")<
      * to the base path or not; none when it is not a media path, forged, altered or expired.
      */
     readonly verify: (url: URL) => Effect.Effect<Option.Option<{ readonly key: string; readonly expiresAt: number }>>
+    /**
+     * What an absolute URL is to this instance: `Foreign` unless it is under the instance's own
+     * signed media path (same origin, `<base path>/media/`; always `Foreign` in public mode);
+     * `Valid` with the blob key when its signature verifies and it has not expired; `Expired`
+     * when it was signed here but its time is over; `Forged` when it is under the media path
+     * but its key, expiry or signature is not one this instance made.
+     */
+    readonly classify: (url: string) => Effect.Effect<OwnUrl>
   }
 >() {}
+
+/** What a URL is to the instance that answers it (`MediaUrls.classify`). */
+export type OwnUrl = Data.TaggedEnum<{
+  /** Not a signed media URL of this instance: fetch it like any other URL. */
+  Foreign: {}
+  /** A signed media URL of this instance, valid now: the blob under `key`. */
+  Valid: { readonly key: string; readonly expiresAt: number }
+  /** Signed by this instance, but expired at `expiresAt` (unix seconds). */
+  Expired: { readonly expiresAt: number }
+  /** Under this instance's media path, but not signed by it (altered, forged or truncated). */
+  Forged: {}
+}>
+
+/** Constructors and matchers of `OwnUrl`. */
+export const OwnUrl = Data.taggedEnum<OwnUrl>()
 
 const trimSlash = (url: string) => url.replace(/\/+$/, "")
 
@@ -104,7 +128,9 @@ export const makePublic = (baseUrl: string): MediaUrls["Type"] => {
     urlFor: (
       key
     ) => (isBlobKey(key) ? Effect.succeed(`${base}/${key}`) : Effect.dieMessage(`invalid blob key '${key}'`)),
-    verify: () => Effect.succeedNone
+    verify: () => Effect.succeedNone,
+    // Public URLs carry no signature: whatever their host, they are fetched like any URL.
+    classify: () => Effect.succeed(OwnUrl.Foreign())
   }
 }
 
@@ -118,6 +144,20 @@ export const makeSigned = (options: {
   const basePath = trimSlash(new URL(base).pathname)
   const secret = secretBytes(options.secret)
   const ttl = options.ttlSeconds ?? DEFAULT_TTL_SECONDS
+  const origin = new URL(base).origin
+
+  /** Checks a media path (relative to the base path, starting with `/media/`) and its query at `now`. */
+  const check = (path: string, query: URLSearchParams, now: number): OwnUrl => {
+    const key = path.slice(MEDIA_PATH.length)
+    const exp = query.get("exp") ?? ""
+    const sig = query.get("sig") ?? ""
+    if (!isBlobKey(key) || !/^[0-9]{1,12}$/.test(exp)) return OwnUrl.Forged()
+    const expiresAt = Number(exp)
+    // The signature first: only a URL this instance signed may be told apart as expired.
+    if (!sameSignature(signature(secret, key, expiresAt), sig)) return OwnUrl.Forged()
+    return expiresAt < now ? OwnUrl.Expired({ expiresAt }) : OwnUrl.Valid({ key, expiresAt })
+  }
+
   return {
     urlFor: (key) =>
       isBlobKey(key)
@@ -132,13 +172,19 @@ export const makeSigned = (options: {
           ? url.pathname.slice(basePath.length)
           : url.pathname
         if (!path.startsWith(MEDIA_PATH)) return Option.none()
-        const key = path.slice(MEDIA_PATH.length)
-        const exp = url.searchParams.get("exp") ?? ""
-        const sig = url.searchParams.get("sig") ?? ""
-        if (!isBlobKey(key) || !/^[0-9]{1,12}$/.test(exp)) return Option.none()
-        const expiresAt = Number(exp)
-        if (expiresAt < now || !sameSignature(signature(secret, key, expiresAt), sig)) return Option.none()
-        return Option.some({ key, expiresAt })
+        const checked = check(path, url.searchParams, now)
+        return checked._tag === "Valid"
+          ? Option.some({ key: checked.key, expiresAt: checked.expiresAt })
+          : Option.none()
+      }),
+    classify: (raw) =>
+      Effect.map(nowSeconds, (now) => {
+        const url = URL.canParse(raw) ? new URL(raw) : undefined
+        // The origin compares scheme, host and port as the URL parser normalises them.
+        if (url === undefined || url.origin !== origin) return OwnUrl.Foreign()
+        const prefix = `${basePath}${MEDIA_PATH}`
+        if (!url.pathname.startsWith(prefix)) return OwnUrl.Foreign()
+        return check(url.pathname.slice(basePath.length), url.searchParams, now)
       })
   }
 }
