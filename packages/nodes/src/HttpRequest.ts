@@ -11,7 +11,7 @@ import { NodeType, OutboundHttp } from "@appexec/core"
 import { Effect, Option, Redacted, Schema } from "effect"
 import { STATUS_CODES } from "node:http"
 import { isPointer, pick } from "./internal/jsonPointer.js"
-import { formatBytes } from "./internal/media.js"
+import { addressRefusal, formatBytes } from "./internal/media.js"
 import { fill, fillJson, placeholdersIn, placeholdersOf } from "./internal/template.js"
 import { NodesSettings } from "./NodesSettings.js"
 
@@ -126,10 +126,11 @@ export const httpRequest = NodeType.defineNode({
       const method = config.method ?? (body === undefined ? "GET" : "POST")
       const timeoutMs = Math.min(config.timeoutMs ?? settings.http.timeoutMs, settings.http.timeoutMs)
 
+      const target = fill(config.url, (id) => encodeURIComponent(textOf(id)))
       const response = yield* http
         .request({
           method,
-          url: fill(config.url, (id) => encodeURIComponent(textOf(id))),
+          url: target,
           headers,
           ...(body === undefined ? {} : { body }),
           timeoutMs,
@@ -139,7 +140,7 @@ export const httpRequest = NodeType.defineNode({
           Effect.catchTag("OutboundError", (error) => {
             switch (error.reason) {
               case "address_not_allowed":
-                return fail("the request was refused: address not allowed")
+                return fail(`the request was refused: ${addressRefusal(http, target)}`)
               case "timeout":
                 return fail(`the endpoint did not answer within ${timeoutMs / 1000} s`)
               case "too_large":

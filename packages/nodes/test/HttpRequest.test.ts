@@ -160,7 +160,11 @@ describe("http.request", () => {
     Effect.gen(function*() {
       const origin = yield* FakeOrigin.start({ "/v1/generate": { body: "{}" } })
       const done = yield* run(provider(origin.url("/v1/generate")), { prompt: "x" })
-      expect(done.errorMessage).toBe("node 'call' (http.request) failed: the request was refused: address not allowed")
+      expect(done.errorMessage).toBe(
+        "node 'call' (http.request) failed: the request was refused: its host 127.0.0.1 is a loopback address, " +
+          "which outbound requests reach only when private networks are allowed (allowPrivateNetworks of " +
+          "NodeOutboundHttp; appexec serve --allow-private-networks, or APPEXEC_ALLOW_PRIVATE_NETWORKS=true)"
+      )
       expect(origin.received).toHaveLength(0)
     }).pipe(Effect.provide(layer({ settings: secrets, outbound: { allowPrivateNetworks: false } }))))
 })

@@ -62,7 +62,12 @@ describe("media inputs", () => {
     Effect.gen(function*() {
       const message = yield* failsWith("http://images.example.com/cat.png", "image URL refused: address not allowed")
       // The consumer learns the category, not what the host resolves to.
-      expect(message).toBe("node 'resize' (image.resize) failed: image URL refused: address not allowed")
+      expect(message).toBe(
+        "node 'resize' (image.resize) failed: image URL refused: address not allowed; outbound requests reach " +
+          "public addresses only, unless private networks are allowed (appexec serve --allow-private-networks, " +
+          "or APPEXEC_ALLOW_PRIVATE_NETWORKS=true)"
+      )
+      expect(message).not.toMatch(/10\.0\.0\.7/)
     }).pipe(
       Effect.provide(
         layer({

@@ -290,7 +290,8 @@ export const make = (options: Options, pool: AgentPool = new AgentPool()): Outbo
     const refused = classify(hostname)
     if (refused === undefined) return Option.none()
     const message = `its host ${hostname} is a ${refused} address, which outbound requests reach only when private ` +
-      `networks are allowed (allowPrivateNetworks of NodeOutboundHttp; appexec serve --allow-private-networks).`
+      `networks are allowed (allowPrivateNetworks of NodeOutboundHttp; appexec serve --allow-private-networks, or ` +
+      `APPEXEC_ALLOW_PRIVATE_NETWORKS=true).`
     return Option.some(
       new OutboundError({ reason: "address_not_allowed", message, detail: `Refused before sending: ${message}` })
     )

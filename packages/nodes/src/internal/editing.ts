@@ -3,12 +3,12 @@
  * from a URL), apply a sharp transformation, and encode the result in the input's format
  * unless the node chooses another.
  */
-import type { NodeType, OutboundHttp } from "@appexec/core"
+import type { NodeType } from "@appexec/core"
 import { Effect } from "effect"
 import type { Sharp } from "sharp"
 import { NodesSettings } from "../NodesSettings.js"
 import { encode, formatFromMetadata, type ImageFormat, metadataOf, open } from "./imaging.js"
-import { mediaOf } from "./media.js"
+import { mediaOf, type MediaServices } from "./media.js"
 
 /** How an editing node changes an image. */
 export interface Edit {
@@ -27,7 +27,7 @@ export interface Edit {
 export const editImage = (
   upstream: NodeType.UpstreamValue,
   edit: Edit
-): Effect.Effect<NodeType.NodeValue, NodeType.NodeFailure, OutboundHttp.OutboundHttp | NodesSettings> =>
+): Effect.Effect<NodeType.NodeValue, NodeType.NodeFailure, MediaServices> =>
   Effect.gen(function*() {
     const { media } = yield* NodesSettings
     const image = yield* mediaOf(upstream, "image")

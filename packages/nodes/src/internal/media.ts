@@ -1,10 +1,15 @@
 /**
  * Fetching media from URLs through the guarded outbound HTTP port, with the checks and the
  * consumer-facing messages of docs/nodes.md: status, content type against `accept`, size and time.
+ * A signed media URL of this instance is read from its blob store instead (`MediaResolver`), with
+ * the same content checks and no request.
  */
-import { NodeType, OutboundHttp } from "@appexec/core"
-import { Effect } from "effect"
+import { type BlobStore, MediaResolver, type MediaUrls, NodeType, OutboundHttp } from "@appexec/core"
+import { Effect, Option } from "effect"
 import { NodesSettings } from "../NodesSettings.js"
+
+/** What reading media from a URL needs: the guarded client and its bounds, and this instance's own media. */
+export type MediaServices = OutboundHttp.OutboundHttp | NodesSettings | MediaUrls.MediaUrls | BlobStore.BlobStore
 
 /** A kind of media. */
 export type MediaKind = "image" | "video" | "audio"
@@ -35,11 +40,30 @@ export const formatBytes = (bytes: number): string =>
 
 const fail = (message: string) => Effect.fail(new NodeType.NodeFailure({ message }))
 
+/**
+ * The consumer's message for a URL refused by the address policy, naming the setting that allows
+ * it. A literal address in the URL is named with its kind, as the outbound client words it for a
+ * webhook URL; for a host name only the category is said, never what the name resolves to.
+ */
+export const addressRefusal = (http: OutboundHttp.OutboundHttp["Type"], url: string): string =>
+  Option.match(http.refusal?.(url) ?? Option.none(), {
+    onSome: (refused) => refused.message.replace(/\.$/, ""),
+    onNone: () =>
+      "address not allowed; outbound requests reach public addresses only, unless private networks are allowed " +
+      "(appexec serve --allow-private-networks, or APPEXEC_ALLOW_PRIVATE_NETWORKS=true)"
+  })
+
 /** The consumer's message for a fetch that got no answer: the category only (the detail is in the operator's log). */
-const outboundMessage = (noun: string, error: OutboundHttp.OutboundError, limits: NodesSettings["Type"]["media"]) => {
+const outboundMessage = (
+  noun: string,
+  url: string,
+  http: OutboundHttp.OutboundHttp["Type"],
+  error: OutboundHttp.OutboundError,
+  limits: NodesSettings["Type"]["media"]
+) => {
   switch (error.reason) {
     case "address_not_allowed":
-      return `${noun} URL refused: address not allowed`
+      return `${noun} URL refused: ${addressRefusal(http, url)}`
     case "too_large":
       return `${noun} too large: the URL answered more than ${formatBytes(limits.maxBytes)}`
     case "timeout":
@@ -53,29 +77,36 @@ const outboundMessage = (noun: string, error: OutboundHttp.OutboundError, limits
   }
 }
 
-/**
- * GETs the media at `url`. It must answer 2xx with a content type whose kind is in `accept`
- * and, when `need` is given, of that kind; SVG is refused (it is a document, not a picture).
- */
-export const fetchMedia = (
-  url: string,
-  options: { readonly accept: ReadonlyArray<MediaKind>; readonly need?: MediaKind | undefined }
-): Effect.Effect<Media, NodeType.NodeFailure, OutboundHttp.OutboundHttp | NodesSettings> =>
+/** What a media URL may give: its kinds (`accept`) and, when given, the one kind a node needs. */
+interface Wanted {
+  readonly accept: ReadonlyArray<MediaKind>
+  readonly need?: MediaKind | undefined
+}
+
+/** GETs the media at `url` over the guarded client; its status must be 2xx. */
+const download = (url: string, options: Wanted) =>
   Effect.gen(function*() {
     const http = yield* OutboundHttp.OutboundHttp
     const { media: limits } = yield* NodesSettings
     const noun = options.need ?? "media"
     const response = yield* http
       .request({ method: "GET", url, timeoutMs: limits.timeoutMs, maxResponseBytes: limits.maxBytes })
-      .pipe(Effect.catchTag("OutboundError", (error) => fail(outboundMessage(noun, error, limits))))
+      .pipe(Effect.catchTag("OutboundError", (error) => fail(outboundMessage(noun, url, http, error, limits))))
     if (response.status >= 300 && response.status < 400) {
       return yield* fail(`${noun} URL answered ${response.status} (redirects are not followed; give the final URL)`)
     }
     if (response.status < 200 || response.status >= 300) return yield* fail(`${noun} URL answered ${response.status}`)
-    if (response.body.length > limits.maxBytes) {
+    return yield* checked(response.headers["content-type"], response.body, options)
+  })
+
+/** The media of a URL's answer, after the checks of size and content type. */
+const checked = (contentType: string | undefined, bytes: Uint8Array, options: Wanted) =>
+  Effect.gen(function*() {
+    const { media: limits } = yield* NodesSettings
+    const noun = options.need ?? "media"
+    if (bytes.length > limits.maxBytes) {
       return yield* fail(`${noun} too large: the URL answered more than ${formatBytes(limits.maxBytes)}`)
     }
-    const contentType = response.headers["content-type"]
     const type = mediaTypeOf(contentType)
     const kind = kindOf(contentType)
     const described = type === "" ? "no content type" : `content type ${type}`
@@ -92,7 +123,33 @@ export const fetchMedia = (
     if (type === "image/svg+xml") {
       return yield* fail("not an accepted image: SVG documents are refused; give a raster image")
     }
-    return { contentType: type, bytes: response.body }
+    const media: Media = { contentType: type, bytes }
+    return media
+  })
+
+/**
+ * The media at `url`: read from the blob store when it is a signed media URL of this instance
+ * (refused when that URL is expired, altered or names deleted media), else GET over the guarded
+ * client. Either way it must be within the size limit and have a content type whose kind is in
+ * `accept` and, when `need` is given, of that kind; SVG is refused (it is a document, not a picture).
+ */
+export const fetchMedia = (
+  url: string,
+  options: Wanted
+): Effect.Effect<Media, NodeType.NodeFailure, MediaServices> =>
+  Effect.gen(function*() {
+    const noun = options.need ?? "media"
+    const own = yield* MediaResolver.resolve(url).pipe(
+      Effect.catchTags({
+        OwnMediaRefused: (refused) => fail(`${noun} URL refused: ${refused.message}`),
+        StorageError: (error) =>
+          Effect.logError("reading media of this instance for a URL input failed", error).pipe(
+            Effect.zipRight(fail(`${noun} could not be read from this instance's media`))
+          )
+      })
+    )
+    if (Option.isSome(own)) return yield* checked(own.value.contentType, own.value.bytes, options)
+    return yield* download(url, options)
   })
 
 /** The media kinds an upstream URL may be, as its parameter declared (any, when it came from elsewhere). */
@@ -106,7 +163,7 @@ export const acceptOf = (value: NodeType.NodeValue): ReadonlyArray<MediaKind> =>
 export const mediaOf = (
   upstream: NodeType.UpstreamValue,
   need: MediaKind
-): Effect.Effect<Media, NodeType.NodeFailure, OutboundHttp.OutboundHttp | NodesSettings> => {
+): Effect.Effect<Media, NodeType.NodeFailure, MediaServices> => {
   const value = upstream.value
   switch (value._tag) {
     case "Media":
