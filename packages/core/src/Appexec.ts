@@ -679,11 +679,11 @@ export const layer = Layer.scoped(
                   )
             ),
         getJson: (principal: Principal, executionId: string, options: GetOptions = {}) => {
-          if (!isUuid(executionId)) return Effect.fail(new ExecutionNotFound({ executionId }))
-          return Effect.flatMap(
           if (options.wait !== undefined && options.unchanged !== undefined) {
             return Effect.map(waitForChange(principal, executionId, options.wait, options.unchanged), executionJson)
           }
+          if (!isUuid(executionId)) return Effect.fail(new ExecutionNotFound({ executionId }))
+          return Effect.flatMap(
             executionStore.getView(ExecutionId.make(executionId, { disableValidation: true })),
             (view): Effect.Effect<string, ExecutionNotFound | StorageError> => {
               if (Option.isNone(view) || view.value.workspaceId !== principal.workspaceId) {
