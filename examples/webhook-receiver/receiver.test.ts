@@ -117,7 +117,7 @@ describe("example webhook receiver", () => {
 
   it("exits with a message naming APPEXEC_API_KEY when it has no key", async () => {
     const script = fileURLToPath(new URL("./receiver.mjs", import.meta.url))
-    const env = { ...process.env, PORT: "0" }
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: "0" }
     delete env["APPEXEC_API_KEY"]
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
       const child = execFile(
