@@ -3,7 +3,7 @@
  * ran out) runs it as attempt 2, says so at warn level, and every answer about the execution
  * (the poll, its JSON, the operator's list) carries the attempt.
  */
-import { Appexec, ExecutionQueue } from "@appexec/core"
+import { Appexec, ExecutionQueue, ExecutionStore, WebhookDispatcher } from "@appexec/core"
 import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, LogLevel, Option, TestClock } from "effect"
@@ -31,6 +31,7 @@ describe("attempts", () => {
     return Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
       const queue = yield* ExecutionQueue.ExecutionQueue
+      const store = yield* ExecutionStore.ExecutionStore
       const app = yield* appexec.apps.import(slow)
       const principal = yield* TestHarness.signIn()
       const started = yield* appexec.executions.start(principal, app.appId, { prompt: "hi" })
@@ -55,6 +56,9 @@ describe("attempts", () => {
       expect(JSON.parse(yield* appexec.executions.getJson(principal, id))).toMatchObject({ attempt: 2 })
       const [listed] = yield* appexec.operator.listExecutions({ limit: 1 })
       expect(listed?.attempt).toBe(2)
+      // The webhook body is the same view.
+      const view = Option.getOrThrow(yield* store.getView(id))
+      expect(JSON.parse(WebhookDispatcher.bodyOfView(view))).toMatchObject({ data: { executionId: id, attempt: 2 } })
     }).pipe(Effect.provide(TestHarness.layer({ worker: false })), Effect.provide(capture))
   })
 
