@@ -3,12 +3,13 @@
  * HTTP and, unless `--no-worker`, runs a worker and the webhook dispatcher too; on PostgreSQL
  * the rate limit counts in the database, shared by every API process. On the first start (no `default` workspace
  * in the database yet) it bootstraps (see `Bootstrap`) and prints the base URL, the key (once)
- * and a curl line. It logs one line per request and per execution transition, and on
- * SIGINT/SIGTERM it closes the listener (requests in flight finish), drains the worker, stops the
- * webhook dispatcher, closes storage and exits.
+ * and a curl line. Requests that arrive while it starts wait and are answered once it can (or
+ * 503 with `Retry-After` if it cannot start; see `StartGate`). It logs one line per request and
+ * per execution transition, and on SIGINT/SIGTERM it closes the listener (requests in flight
+ * finish), drains the worker, stops the webhook dispatcher, closes storage and exits.
  */
 import { Appexec, type SigningKeys } from "@appexec/core"
-import { AdminHttp, AppexecHttp, LocalRateLimitStore, NodeListener } from "@appexec/http"
+import { AdminHttp, AppexecHttp, LocalRateLimitStore, NodeListener, StartGate } from "@appexec/http"
 import { Console, type Duration, Effect, Layer, Option } from "effect"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -128,9 +129,17 @@ export const serve = (options: ServeOptions) =>
     const worker = options.worker ?? true
     yield* Effect.sync(() => Instance.prepareDataDir(options.dataDir))
     // Listen first: the media URLs an execution hands out need the address, also with port 0.
-    // Until the listener is attached below, connections wait without an answer.
-    const nodeServer = NodeListener.createServer(options.connections)
+    // Requests that arrive before the app is built wait behind the gate and are answered once it
+    // opens, or 503 with Retry-After if start-up fails (docs/operations.md#start-up).
+    const gate = StartGate.make()
+    const nodeServer = NodeListener.createServer(options.connections).on("request", gate.listener)
     const port = yield* listen(nodeServer, options.port, options.host)
+    // Runs before the server closes: the 503s go out before the connections are closed.
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => gate.close()).pipe(
+        Effect.zipRight(Effect.async<void>((resume) => void setImmediate(() => resume(Effect.void))))
+      )
+    )
     const localUrl = baseUrlOf(options.host, port)
     const baseUrl = options.publicUrl ?? localUrl
 
@@ -145,9 +154,8 @@ export const serve = (options: ServeOptions) =>
       const app = yield* AppexecHttp.make({
         rateLimit: { limit: options.rateLimit, trustProxy: options.trustProxy }
       }).pipe(Effect.provide(Option.isSome(database) ? Layer.empty : LocalRateLimitStore.layer()))
-      const listener = NodeListener.fromApp(app)
-      nodeServer.on("request", listener)
-      yield* Effect.addFinalizer(() => Effect.sync(() => nodeServer.off("request", listener)))
+      gate.open(NodeListener.fromApp(app))
+      yield* Effect.addFinalizer(() => Effect.sync(() => gate.close()))
       const appexec = yield* Appexec.Appexec
       // Added after the listener's, so it runs first: requests in flight finish with the app.
       yield* Effect.addFinalizer(() =>
