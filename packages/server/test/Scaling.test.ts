@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import type { ChildProcess } from "node:child_process"
 import { writeFileSync } from "node:fs"
 import { createServer as createHttpServer } from "node:http"
 import { type AddressInfo, connect, createServer as createNetServer, type Socket } from "node:net"
@@ -124,6 +125,29 @@ const startProxy = (port: number) =>
     (proxy) => Effect.sync(() => proxy.cut())
   )
 
+/**
+ * SIGKILLs `child`, a worker, at a moment it holds at least one claim, as the database shows it.
+ * The worker is first stopped (SIGSTOP), so that it can finish nothing while its claims are read:
+ * an execution it logged as running (`runningIds`) whose row still names a lease holder was claimed
+ * by it and not finished. Otherwise it is resumed and looked at again (every 100 ms, at most 300
+ * times).
+ */
+const killHoldingClaim = (env: Record<string, string>, child: ChildProcess, runningIds: () => ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    for (let round = 0;; round++) {
+      child.kill("SIGSTOP")
+      const [held] = yield* query<{ n: number }>(
+        env,
+        "SELECT count(*)::int AS n FROM executions WHERE execution_id = ANY($1) AND lease_worker IS NOT NULL",
+        [[...runningIds()]]
+      )
+      if (held!.n > 0) return void child.kill("SIGKILL")
+      child.kill("SIGCONT")
+      if (round >= 300) return yield* Effect.dieMessage("the worker to kill never held a claim")
+      yield* Effect.sleep("100 millis")
+    }
+  })
+
 describe("many processes on one PostgreSQL database", () => {
   it.live(
     "two APIs and three workers: 300 executions complete once each through a SIGKILL, every webhook arrives",
@@ -179,7 +203,7 @@ describe("many processes on one PostgreSQL database", () => {
         )
         // SIGKILL in the middle of its runs; a new worker takes its place.
         const victim = workers[0]!
-        victim.child.kill("SIGKILL")
+        yield* killHoldingClaim(env, victim.child, () => logged(victim.output.stderr, "running"))
         yield* victim.exited("10 seconds")
         workers.push(yield* startWorker(env))
 
