@@ -167,7 +167,7 @@ describe("outside the API", () => {
   it.scoped("answers 404 for unknown paths and 405 for known paths with another method, in the error body", () =>
     Effect.gen(function*() {
       const { alice, echo } = yield* seed
-      for (const path of ["/v1", "/v1/", "/v1/users", "/v1/apps/x/y/z", "/v2/apps", "/"]) {
+      for (const path of ["/v1", "/v1/", "/v1/users", "/v1/apps/x/y/z", "/v2/apps", "/index.html"]) {
         const res = yield* get(path, alice.key)
         expect(res.status, path).toBe(404)
         expect(errorOf(res.body).code).toBe("not_found")
