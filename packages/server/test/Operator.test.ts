@@ -88,7 +88,7 @@ describe("operator surface of appexec serve", () => {
         const listed = yield* appexec("executions", "list", "--data", dataDir)
         expect(listed.code).toBe(0)
         expect(listed.stdout).toMatch(
-          new RegExp(`^${executionId}\tcompleted\t[0-9a-f-]{36}\t${greeting}\t\\S+Z\t\\S+Z\n$`)
+          new RegExp(`^${executionId}\tcompleted\t[0-9a-f-]{36}\t${greeting}\t\\S+Z\t\\S+Z\t1\n$`)
         )
         expect((yield* appexec("executions", "list", "--status", "failed", "--data", dataDir)).stdout).toBe("")
         expect(
