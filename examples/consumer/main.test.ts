@@ -1,5 +1,5 @@
 import { Appexec } from "@appexec/core"
-import { NodeListener } from "@appexec/http"
+import { NodeListener } from "@appexec/platform-node"
 import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"

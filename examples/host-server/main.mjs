@@ -7,8 +7,7 @@
  * Run it with `node examples/host-server/main.mjs`, then follow the printed curl line.
  */
 import { Appexec, AppexecLayer, IdGenerator } from "@appexec/core"
-import { NodeListener } from "@appexec/http"
-import { NodeOutboundHttp } from "@appexec/platform-node"
+import { NodeListener, NodeOutboundHttp } from "@appexec/platform-node"
 import { MemoryStorage } from "@appexec/testing"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { readFile } from "node:fs/promises"

@@ -1,7 +1,7 @@
 import { Ids } from "@appexec/api"
 import { createClient } from "@appexec/client"
 import { Appexec, WebhookOutbox } from "@appexec/core"
-import { NodeListener } from "@appexec/http"
+import { NodeListener } from "@appexec/platform-node"
 import { TestApps, TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Schedule } from "effect"

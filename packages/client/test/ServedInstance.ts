@@ -1,11 +1,11 @@
 /**
- * A whole appexec instance in memory (`TestHarness`) served by `@appexec/http`'s Node listener
+ * A whole appexec instance in memory (`TestHarness`) served by `@appexec/platform-node`'s Node listener
  * on a real socket (127.0.0.1, port 0), with two apps and an API key. Everything runs in the
  * test's runtime, so the server, its worker and the client all read the same `TestClock`.
  */
 import { Appexec, AppexecLayer, Errors, ExecutionStore } from "@appexec/core"
-import { NodeListener } from "@appexec/http"
 import type { RateLimit } from "@appexec/http"
+import { NodeListener } from "@appexec/platform-node"
 import { MemoryStorage, SeededIds, TestHarness, TestOutboundHttp } from "@appexec/testing"
 import { Effect, Layer, Logger, LogLevel, Ref } from "effect"
 

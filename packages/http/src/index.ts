@@ -1,16 +1,15 @@
 /**
  * @appexec/http: the endpoints of the appexec API (`@appexec/api`) served over the `Appexec`
- * facade, with a Node `(req, res)` listener and a web `Request → Response` handler for
- * embedding, the media route, the rate limit, the operator's routes (health, readiness, OpenAPI
+ * facade, runtime-neutral: a web `Request → Response` handler for embedding (the Node
+ * `(req, res)` listener and the guarded server are `@appexec/platform-node`'s), the media route, the rate limit, the operator's routes (health, readiness, OpenAPI
  * document, reference page) and the admin app (Prometheus metrics).
  */
 export * as AdminHttp from "./AdminHttp.js"
 export * as AppexecHttp from "./AppexecHttp.js"
+export * as Exchange from "./Exchange.js"
 export * as LocalRateLimitStore from "./LocalRateLimitStore.js"
 export * as MediaRoute from "./MediaRoute.js"
-export * as NodeListener from "./NodeListener.js"
 export * as OpenApiDocument from "./OpenApiDocument.js"
 export * as OperatorRoutes from "./OperatorRoutes.js"
 export * as RateLimit from "./RateLimit.js"
-export * as StartGate from "./StartGate.js"
 export * as WebHandler from "./WebHandler.js"

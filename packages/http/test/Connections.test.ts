@@ -3,11 +3,11 @@
  * many half-open sockets neither starves another address nor keeps them past the timeouts; the
  * server-wide cap holds; what the HTTP parser refuses is answered with the error body.
  */
+import { NodeListener } from "@appexec/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { request as httpRequest } from "node:http"
 import { connect, type Socket } from "node:net"
-import { NodeListener } from "../src/index.js"
 import { seed, stack, TestServer } from "./fixtures.js"
 
 const portOf = (url: string) => Number(new URL(url).port)

@@ -4,13 +4,14 @@
  */
 import { Api } from "@appexec/api"
 import { type Appexec, KeyStore } from "@appexec/core"
+import { NodeListener } from "@appexec/platform-node"
 import { TestHarness } from "@appexec/testing"
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Runtime } from "effect"
 import { createServer, type ServerResponse } from "node:http"
 import { type AddressInfo, connect } from "node:net"
-import { AppexecHttp, NodeListener, WebHandler } from "../src/index.js"
+import { AppexecHttp, WebHandler } from "../src/index.js"
 import { echoApp, seed, SigningKeysTest } from "./fixtures.js"
 
 const instance = Layer.provideMerge(SigningKeysTest, TestHarness.layer())

@@ -6,6 +6,7 @@
  */
 import { Appexec, MediaUrls } from "@appexec/core"
 import { BuiltinNodes, builtinNodes } from "@appexec/nodes"
+import { NodeListener } from "@appexec/platform-node"
 import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Logger, Redacted, TestClock } from "effect"
@@ -13,7 +14,7 @@ import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import sharp from "sharp"
-import { NodeListener, WebHandler } from "../src/index.js"
+import { WebHandler } from "../src/index.js"
 import { SigningKeysTest } from "./fixtures.js"
 
 const poster: unknown = JSON.parse(readFileSync(new URL("../../server/apps/poster.json", import.meta.url), "utf8"))

@@ -4,10 +4,10 @@
  */
 import { type Jwk } from "@appexec/api"
 import { Appexec, SigningKeys } from "@appexec/core"
+import { NodeListener } from "@appexec/platform-node"
 import { TestHarness } from "@appexec/testing"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Context, Effect, Layer, Logger, LogLevel } from "effect"
-import { NodeListener } from "../src/index.js"
 
 /** The published key of the test instance. */
 export const testJwk: Jwk.Jwk = {

@@ -9,7 +9,8 @@
  * finish), drains the worker, stops the webhook dispatcher, closes storage and exits.
  */
 import { Appexec, type SigningKeys } from "@appexec/core"
-import { AdminHttp, AppexecHttp, LocalRateLimitStore, NodeListener, StartGate } from "@appexec/http"
+import { AdminHttp, AppexecHttp, LocalRateLimitStore } from "@appexec/http"
+import { NodeListener, StartGate } from "@appexec/platform-node"
 import { Console, type Duration, Effect, Layer, Option } from "effect"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"

@@ -6,7 +6,8 @@
  * executions get the drain time to finish, then are released for another worker to take.
  */
 import type { SigningKeys } from "@appexec/core"
-import { AdminHttp, NodeListener } from "@appexec/http"
+import { AdminHttp } from "@appexec/http"
+import { NodeListener } from "@appexec/platform-node"
 import { Console, type Duration, Effect, Option } from "effect"
 import { createServer } from "node:http"
 import * as Database from "./Database.js"

@@ -18,8 +18,8 @@
  * gate.open(NodeListener.fromApp(app))
  * ```
  */
+import { Exchange } from "@appexec/http"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import * as ErrorAnswers from "./internal/ErrorAnswers.js"
 import type { Listener } from "./NodeListener.js"
 
 /** The gate: its listener, and the two ways it stops holding requests. */
@@ -40,7 +40,7 @@ export const DEFAULT_RETRY_AFTER_SECONDS = 5
 
 /** A closed gate's answer. */
 const unavailable = (retryAfterSeconds: number) =>
-  ErrorAnswers.answer(
+  Exchange.errorAnswer(
     503,
     { code: "internal_error", message: "The server could not start or is stopping; retry shortly." },
     { "retry-after": String(retryAfterSeconds), connection: "close" }

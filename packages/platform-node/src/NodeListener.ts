@@ -8,6 +8,7 @@
  * request whose client goes away before its answer is interrupted.
  */
 import type { Appexec } from "@appexec/core"
+import { AppexecHttp, Exchange } from "@appexec/http"
 import { Duration, Effect, Exit, FiberId, type Layer, Runtime, type Scope } from "effect"
 import {
   createServer as createNodeServer,
@@ -18,9 +19,6 @@ import {
   STATUS_CODES
 } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
-import * as AppexecHttp from "./AppexecHttp.js"
-import * as ErrorAnswers from "./internal/ErrorAnswers.js"
-import type { BodyFailure, ServerRequest } from "./internal/Exchange.js"
 
 /** A Node request listener. */
 export type Listener = (request: IncomingMessage, response: ServerResponse) => void
@@ -42,7 +40,7 @@ const headersOf = (headers: IncomingHttpHeaders): Readonly<Record<string, string
  * passes the bound; the rest is read and dropped before the answer is written (`write`).
  */
 const readBody = (message: IncomingMessage, maxBytes: number) =>
-  Effect.async<Uint8Array, BodyFailure>((resume) => {
+  Effect.async<Uint8Array, Exchange.BodyFailure>((resume) => {
     const chunks: Array<Buffer> = []
     let size = 0
     const cleanup = () => {
@@ -75,7 +73,7 @@ const readBody = (message: IncomingMessage, maxBytes: number) =>
     return Effect.sync(cleanup)
   })
 
-const requestOf = (message: IncomingMessage): ServerRequest => ({
+const requestOf = (message: IncomingMessage): Exchange.ServerRequest => ({
   method: message.method ?? "GET",
   url: message.url ?? "/",
   headers: headersOf(message.headers),
@@ -250,7 +248,7 @@ export const fromApp = (app: AppexecHttp.App): Listener => {
   return (message, response) => {
     // HTTP/1.1 requires Host (RFC 9112 §3.2); Node's own refusal of it has no body, so it is answered here.
     if (message.headers.host === undefined && message.httpVersion === "1.1") {
-      const { body, headers, status } = ErrorAnswers.invalidRequest("An HTTP/1.1 request must have a Host header.")
+      const { body, headers, status } = Exchange.invalidRequest("An HTTP/1.1 request must have a Host header.")
       response.writeHead(status, { ...headers, connection: "close" })
       return void response.end(body)
     }
@@ -308,8 +306,8 @@ const countOf = (n: number | undefined, fallback: number) =>
   n === undefined || !Number.isFinite(n) || n < 1 ? fallback : Math.floor(n)
 
 /** A raw HTTP/1.1 error answer with the error body, for a socket the HTTP parser gave up on. */
-const rawAnswer = (status: number, info: Parameters<typeof ErrorAnswers.answer>[1]): string => {
-  const { body } = ErrorAnswers.answer(status, info)
+const rawAnswer = (status: number, info: Parameters<typeof Exchange.errorAnswer>[1]): string => {
+  const { body } = Exchange.errorAnswer(status, info)
   const text = typeof body === "string" ? body : ""
   return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\ncontent-type: application/json\r\n` +
     `content-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`
