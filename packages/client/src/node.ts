@@ -16,8 +16,8 @@
  * })
  * ```
  */
+import type * as WebhookVerifier from "@appexec/core/WebhookVerifier"
 import { Effect } from "effect"
-import type { IncomingMessage } from "node:http"
 import type { AppexecClientService } from "./AppexecClient.js"
 import { WebhookPayloadError } from "./ClientError.js"
 import type { Client } from "./PromiseClient.js"
@@ -26,6 +26,35 @@ import { DEFAULT_MAX_BODY_BYTES, type ReadOptions } from "./WebhookRequest.js"
 
 export { DEFAULT_MAX_BODY_BYTES, type ReadOptions } from "./WebhookRequest.js"
 
+/**
+ * The few members of Node's `http.IncomingMessage` this module uses, declared here so that the
+ * client compiles (and its types load) without Node's types; an `IncomingMessage` is one.
+ */
+export interface IncomingMessage {
+  readonly headers: WebhookVerifier.HeadersLike
+  readonly readableEnded: boolean
+  on(event: "data", listener: (chunk: Uint8Array | string) => void): this
+  on(event: "end", listener: () => void): this
+  on(event: "error", listener: (error: Error) => void): this
+  off(event: "data", listener: (chunk: Uint8Array | string) => void): this
+  off(event: "end", listener: () => void): this
+  off(event: "error", listener: (error: Error) => void): this
+  resume(): this
+}
+
+const utf8 = new TextEncoder()
+
+/** `chunks`, `size` bytes in all, copied into one array of their own. */
+const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
+  const whole = new Uint8Array(size)
+  let at = 0
+  for (const chunk of chunks) {
+    whole.set(chunk, at)
+    at += chunk.byteLength
+  }
+  return whole
+}
+
 /** Reads the whole body of `request` as bytes, failing when it is larger than `maxBytes` (default 1 MiB). */
 export const readRawBody = (
   request: IncomingMessage,
@@ -33,7 +62,7 @@ export const readRawBody = (
 ): Effect.Effect<Uint8Array, WebhookPayloadError> =>
   Effect.async<Uint8Array, WebhookPayloadError>((resume) => {
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_BODY_BYTES
-    const chunks: Array<Buffer> = []
+    const chunks: Array<Uint8Array> = []
     let size = 0
     let done = false
     const finish = (effect: Effect.Effect<Uint8Array, WebhookPayloadError>) => {
@@ -42,9 +71,9 @@ export const readRawBody = (
       request.off("data", onData).off("end", onEnd).off("error", onError)
       resume(effect)
     }
-    const onData = (chunk: Buffer | string) => {
-      const buffer = typeof chunk === "string" ? Buffer.from(chunk) : chunk
-      size += buffer.length
+    const onData = (chunk: Uint8Array | string) => {
+      const buffer = typeof chunk === "string" ? utf8.encode(chunk) : chunk
+      size += buffer.byteLength
       if (size > maxBytes) {
         request.resume()
         return finish(
@@ -53,7 +82,7 @@ export const readRawBody = (
       }
       chunks.push(buffer)
     }
-    const onEnd = () => finish(Effect.succeed(new Uint8Array(Buffer.concat(chunks))))
+    const onEnd = () => finish(Effect.succeed(concat(chunks, size)))
     const onError = (error: Error) =>
       finish(Effect.fail(new WebhookPayloadError({ message: `The webhook body could not be read: ${error.message}` })))
     if (request.readableEnded) {
