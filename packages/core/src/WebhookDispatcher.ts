@@ -86,11 +86,8 @@ const internalFailure = (error: StorageError): Outcome => ({
   retry: true
 })
 
-/** Resumes in the next turn of the event loop, after the I/O callbacks of this one. */
-const nextTurn = Effect.async<void>((resume) => {
-  const immediate = setImmediate(() => resume(Effect.void))
-  return Effect.sync(() => clearImmediate(immediate))
-})
+/** Resumes on a timer of zero: in a later turn of the event loop, after the I/O callbacks of this one. */
+const nextTurn = Effect.sleep(Duration.zero)
 
 /** The log annotations of a delivery. */
 const annotationsOf = (entry: OutboxEntry) => ({ executionId: entry.executionId, deliveryId: entry.deliveryId })

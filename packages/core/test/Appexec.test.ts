@@ -1,8 +1,8 @@
 import { Execution } from "@appexec/api"
-import { Appexec, AppexecConfig, ExecutionQueue, KeyStore } from "@appexec/core"
-import { TestHarness } from "@appexec/testing"
+import { Appexec, AppexecConfig, AppexecLayer, ExecutionQueue, KeyStore } from "@appexec/core"
+import { MemoryKeyStore, MemoryStorage, SeededIds, TestHarness, TestOutboundHttp } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Option, Schema, TestClock } from "effect"
+import { Deferred, Effect, Fiber, Layer, Option, Schema, TestClock } from "effect"
 
 const app = (name: string, description?: string) => ({
   name,
@@ -33,6 +33,39 @@ const setup = Effect.gen(function*() {
   const publicApp = yield* appexec.apps.import(app("Public Poster", "Renders posters"), { owner: { public: true } })
   const alicesApp = yield* appexec.apps.import(app("Alice Tool"), { owner: { workspaceId: alice.workspaceId } })
   return { appexec, alice, bob, publicApp, alicesApp }
+})
+
+/**
+ * An instance whose key store counts its revision reads and can hold one read after it has seen
+ * the store (a read that answers late): `holdNextRead` arms it.
+ */
+const revisionReads = Effect.gen(function*() {
+  const store = yield* MemoryKeyStore.make
+  const read = store.keyRevision ?? Effect.die("the in-memory key store keeps a revision")
+  let reads = 0
+  let hold: { readonly readDone: Deferred.Deferred<void>; readonly release: Deferred.Deferred<void> } | undefined
+  const keyRevision = Effect.flatMap(read, (revision) => {
+    reads += 1
+    const held = hold
+    hold = undefined
+    if (held === undefined) return Effect.succeed(revision)
+    return Effect.zipRight(
+      Deferred.succeed(held.readDone, undefined),
+      Effect.as(Deferred.await(held.release), revision)
+    )
+  })
+  const instance = AppexecLayer.make({ config: { drainTimeout: 0 } }).pipe(
+    Layer.provide(Layer.succeed(KeyStore.KeyStore, { ...store, keyRevision })),
+    Layer.provideMerge(MemoryStorage.layer),
+    Layer.provideMerge(SeededIds.layer()),
+    Layer.provideMerge(TestOutboundHttp.layer)
+  )
+  const holdNextRead = Effect.gen(function*() {
+    const held = { readDone: yield* Deferred.make<void>(), release: yield* Deferred.make<void>() }
+    hold = held
+    return { readDone: Deferred.await(held.readDone), release: Deferred.succeed(held.release, undefined) }
+  })
+  return { store, instance, reads: () => reads, holdNextRead }
 })
 
 const errorTag = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
@@ -257,29 +290,45 @@ describe("API keys (docs/api.md#authentication, docs/api.md)", () => {
       expect((yield* appexec.keys.authenticate({ "x-api-key": other.key })).apiKeyId).toBe(other.record.apiKeyId)
     }).pipe(Effect.provide(TestHarness.layer())))
 
-  it.scoped("a key checked against a revision read for it stands by that read: a read after a revocation refuses it", () =>
+  it.scoped("authentications made together share one read of the key revision; one made later reads again", () =>
     Effect.gen(function*() {
-      const appexec = yield* Appexec.Appexec
-      const store = yield* KeyStore.KeyStore
-      const created = yield* appexec.keys.create({ workspace: "w" })
-      const before = yield* appexec.keys.revision
-      expect(before).toBeTypeOf("number")
-      yield* appexec.keys.authenticate({ "x-api-key": created.key }, before)
-      expect(yield* store.revokeKey(created.record.apiKeyId, 1)).toBe(1)
-      // A request that arrived before that read may pass: the revocation came after it. Passing
-      // shows that the check made no read of its own (one would have seen the revocation).
-      const early = yield* appexec.keys.authenticate({ "x-api-key": created.key }, before)
-      expect(early.apiKeyId).toBe(created.record.apiKeyId)
-      const after = yield* appexec.keys.revision
-      expect(after).not.toBe(before)
-      const refused = yield* Effect.flip(appexec.keys.authenticate({ "x-api-key": created.key }, after))
-      expect(refused).toMatchObject({ _tag: "Unauthorized", reason: "revoked" })
-      // Back to the older read (a batch read before the revocation, answered late): still no
-      // cached pass, since the cache was emptied and the store is asked again.
-      const late = yield* Effect.flip(appexec.keys.authenticate({ "x-api-key": created.key }, before))
-      expect(late).toMatchObject({ _tag: "Unauthorized", reason: "revoked" })
-      expect(yield* Effect.flip(appexec.keys.authenticate({ "x-api-key": created.key }))).toMatchObject({
-        reason: "revoked"
-      })
-    }).pipe(Effect.provide(TestHarness.layer())))
+      const keys = yield* revisionReads
+      yield* Effect.gen(function*() {
+        const appexec = yield* Appexec.Appexec
+        const created = yield* appexec.keys.create({ workspace: "w" })
+        const headers = { "x-api-key": created.key }
+        const principals = yield* Effect.all(Array.from({ length: 5 }, () => appexec.keys.authenticate(headers)), {
+          concurrency: "unbounded"
+        })
+        expect(principals.map((p) => p.apiKeyId)).toEqual(Array(5).fill(created.record.apiKeyId))
+        expect(keys.reads()).toBe(1)
+        yield* appexec.keys.authenticate(headers)
+        expect(keys.reads()).toBe(2)
+      }).pipe(Effect.provide(keys.instance))
+    }))
+
+  it.scoped("a read of the key revision under way when an authentication begins is not reused: a key revoked before it began is refused", () =>
+    Effect.gen(function*() {
+      const keys = yield* revisionReads
+      yield* Effect.gen(function*() {
+        const appexec = yield* Appexec.Appexec
+        const created = yield* appexec.keys.create({ workspace: "w" })
+        const headers = { "x-api-key": created.key }
+        // Cached under the revision before the revocation.
+        yield* appexec.keys.authenticate(headers)
+        // A request whose read has seen the store and not yet answered...
+        const held = yield* keys.holdNextRead
+        const early = yield* Effect.fork(appexec.keys.authenticate(headers))
+        yield* held.readDone
+        // ...then a revocation committed by another process, then a request.
+        expect(yield* keys.store.revokeKey(created.record.apiKeyId, 1)).toBe(1)
+        const late = yield* Effect.fork(Effect.flip(appexec.keys.authenticate(headers)))
+        yield* Effect.yieldNow()
+        yield* held.release
+        // The first arrived before the revocation: it may pass. The second may not.
+        expect((yield* Fiber.join(early)).apiKeyId).toBe(created.record.apiKeyId)
+        expect(yield* Fiber.join(late)).toMatchObject({ _tag: "Unauthorized", reason: "revoked" })
+        expect(keys.reads()).toBe(3)
+      }).pipe(Effect.provide(keys.instance))
+    }))
 })

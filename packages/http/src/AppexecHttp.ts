@@ -64,17 +64,8 @@ export type Requirements = Appexec.Appexec | SigningKeys.SigningKeys | RateLimit
 
 /** The app: answers one request, on the runtime it was made in (its logger, clock and services). */
 export interface App {
-  /**
-   * The answer to `request`. With `keyRevision` (read by `readKeyRevision` after the request
-   * arrived), its API key is checked against that read instead of one of its own.
-   */
-  readonly handle: (request: ServerRequest, keyRevision?: Appexec.KeyRevision) => Effect.Effect<ServerResponse>
-  /**
-   * Reads the key revision once for several requests that have all arrived (`handle`'s second
-   * argument): the Node listener does so for the requests of one event-loop turn. Optional, for
-   * an app made by hand.
-   */
-  readonly readKeyRevision?: Effect.Effect<Appexec.KeyRevision, Errors.StorageError>
+  /** The answer to `request`. */
+  readonly handle: (request: ServerRequest) => Effect.Effect<ServerResponse>
   readonly runtime: Runtime.Runtime<never>
 }
 
@@ -284,8 +275,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       request: ServerRequest,
       path: string,
       search: string,
-      requestId: string,
-      keyRevision: Appexec.KeyRevision
+      requestId: string
     ): Effect.Effect<Routed, Errors.StorageError> => {
       const found = table.match(request.method, path)
       if (found._tag === "NotFound") return Effect.succeed([ErrorAnswers.notFound(request.method, path), path] as const)
@@ -295,10 +285,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       const route = found.route
       const endpoint = served.get(route.name)!
       const answer = appexec.keys
-        .authenticate(
-          { "x-api-key": request.headers["x-api-key"], authorization: request.headers["authorization"] },
-          keyRevision
-        )
+        .authenticate({ "x-api-key": request.headers["x-api-key"], authorization: request.headers["authorization"] })
         .pipe(
           Effect.matchEffect({
             onSuccess: (principal) =>
@@ -318,8 +305,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       request: ServerRequest,
       path: string,
       search: string,
-      requestId: string,
-      keyRevision: Appexec.KeyRevision
+      requestId: string
     ): Effect.Effect<Routed, Errors.StorageError> => {
       const now = clock.unsafeCurrentTimeMillis()
       const counted = RateLimiter.consumeAt(store, RateLimit.clientIp(request, hops), policy, now)
@@ -337,7 +323,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
           )
         }
         return Effect.map(
-          api(request, path, search, requestId, keyRevision),
+          api(request, path, search, requestId),
           ([response, route]) => [response, route, headers] as const
         )
       })
@@ -346,8 +332,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
     /** The answer to `request`, before the headers every answer gets. */
     const dispatch = (
       request: ServerRequest,
-      requestId: string,
-      keyRevision: Appexec.KeyRevision
+      requestId: string
     ): Effect.Effect<Routed, Errors.StorageError> => {
       const { path: fullPath, search } = splitUrl(request.url)
       const mounted = basePath === "" || fullPath === basePath || fullPath.startsWith(`${basePath}/`)
@@ -362,7 +347,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
         })
         return Effect.map(answer, (response) => [response, MediaRoute.PREFIX] as const)
       }
-      if (path === "/v1" || path.startsWith("/v1/")) return rateLimited(request, path, search, requestId, keyRevision)
+      if (path === "/v1" || path.startsWith("/v1/")) return rateLimited(request, path, search, requestId)
       const operatorAnswer = operator?.(request.method, path)
       if (operatorAnswer !== undefined) return Effect.map(operatorAnswer, (response) => [response, path] as const)
       return Effect.succeed([ErrorAnswers.notFound(request.method, path), path] as const)
@@ -397,10 +382,10 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       return Effect.succeed(answer)
     }
 
-    const handle = (request: ServerRequest, keyRevision?: Appexec.KeyRevision): Effect.Effect<ServerResponse> => {
+    const handle = (request: ServerRequest): Effect.Effect<ServerResponse> => {
       const requestId = crypto.randomUUID()
       const startedAt = logRequests ? clock.unsafeCurrentTimeMillis() : 0
-      const routed = dispatch(request, requestId, keyRevision).pipe(
+      const routed = dispatch(request, requestId).pipe(
         Effect.catchAllCause((cause): Effect.Effect<Routed> =>
           Cause.isInterruptedOnly(cause)
             ? Effect.interrupt
@@ -425,7 +410,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       )
     }
 
-    return { handle, readKeyRevision: appexec.keys.revision, runtime } satisfies App
+    return { handle, runtime } satisfies App
   })
 
 /**

@@ -7,7 +7,6 @@
  * The requests of one turn of the event loop are answered together at its end (see `fromApp`). A
  * request whose client goes away before its answer is interrupted.
  */
-import type { Appexec } from "@appexec/core"
 import { AppexecHttp, Exchange } from "@appexec/http"
 import { Duration, Effect, Exit, FiberId, type Layer, Runtime, type Scope } from "effect"
 import {
@@ -198,22 +197,22 @@ const WRITE_EVERY = 64
  * The listener of an app made with `AppexecHttp.make`.
  *
  * The requests Node reads in one turn of the event loop are answered together at its end (its
- * check phase, `setImmediate`): their key revision is read once for all of them (they all arrived
- * before that read, so a key revoked before it is refused; `AppexecHttp.App.readKeyRevision`),
- * each runs as a fiber of its own, and the answers ready then are written one after the other
- * (every `WRITE_EVERY` requests). The app's work and the socket writes then each run many times
- * in a row, which keeps both in the processor's caches, and a client waiting on several connections is woken once for a batch
- * of answers rather than once per answer: on the benchmark's machine this nearly doubled the
- * polls one core serves (docs/performance.md, "Fifth round"). A request waits at most until the
- * end of the turn that read it; an answer that takes longer is written at the end of the turn it
- * is made in.
+ * check phase, `setImmediate`): each runs as a fiber of its own, started one after the other, so
+ * their authentications share one read of the key revision (the facade's memo; a key revoked
+ * before the turn's requests arrived is refused), and the answers ready then are written one
+ * after the other (every `WRITE_EVERY` requests). The app's work and the socket writes then each
+ * run many times in a row, which keeps both in the processor's caches, and a client waiting on
+ * several connections is woken once for a batch of answers rather than once per answer: on the
+ * benchmark's machine this nearly doubled the polls one core serves (docs/performance.md). A
+ * request waits at most until the end of the turn that read it; an answer that takes longer is
+ * written at the end of the turn it is made in.
  */
 export const fromApp = (app: AppexecHttp.App): Listener => {
   const fork = Runtime.runFork(app.runtime)
   const outbox = makeOutbox()
-  const handle = (message: IncomingMessage, response: ServerResponse, keyRevision: Appexec.KeyRevision) => {
+  const handle = (message: IncomingMessage, response: ServerResponse) => {
     // Started at once on this call's stack, not on the next scheduler turn: most requests never suspend.
-    const fiber = fork(app.handle(requestOf(message), keyRevision), { immediate: true })
+    const fiber = fork(app.handle(requestOf(message)), { immediate: true })
     const done = fiber.unsafePoll()
     if (done !== null) return outbox.send(message, response, done)
     fiber.addObserver((exit) => outbox.send(message, response, exit))
@@ -221,29 +220,16 @@ export const fromApp = (app: AppexecHttp.App): Listener => {
       if (!response.writableEnded) fiber.unsafeInterruptAsFork(FiberId.none)
     })
   }
-  const handleAll = (
-    batch: ReadonlyArray<readonly [IncomingMessage, ServerResponse]>,
-    read: Exit.Exit<Appexec.KeyRevision, unknown> | undefined
-  ) => {
-    // A failed read leaves each request to read for itself (and to answer the failure its way).
-    const keyRevision = read !== undefined && Exit.isSuccess(read) ? read.value : undefined
-    // Written `WRITE_EVERY` at a time, so that a turn of many requests delays its first answers little.
-    for (let from = 0; from < batch.length; from += WRITE_EVERY) {
-      outbox.gather(() => {
-        for (const [message, response] of batch.slice(from, from + WRITE_EVERY)) handle(message, response, keyRevision)
-      })
-    }
-  }
   let inbox: Array<readonly [IncomingMessage, ServerResponse]> = []
   const answerInbox = () => {
     const batch = inbox
     inbox = []
-    // One request reads its own revision, as it would alone.
-    if (batch.length === 1 || app.readKeyRevision === undefined) return handleAll(batch, undefined)
-    const reading = fork(app.readKeyRevision, { immediate: true })
-    const read = reading.unsafePoll()
-    if (read !== null) return handleAll(batch, read)
-    reading.addObserver((exit) => handleAll(batch, exit))
+    // Written `WRITE_EVERY` at a time, so that a turn of many requests delays its first answers little.
+    for (let from = 0; from < batch.length; from += WRITE_EVERY) {
+      outbox.gather(() => {
+        for (const [message, response] of batch.slice(from, from + WRITE_EVERY)) handle(message, response)
+      })
+    }
   }
   return (message, response) => {
     // HTTP/1.1 requires Host (RFC 9112 §3.2); Node's own refusal of it has no body, so it is answered here.

@@ -1,0 +1,140 @@
+/**
+ * What acts on executions rather than reading them, and what operators use: cancels, the state
+ * of a webhook's delivery, readiness, draining, listings across workspaces and retention
+ * (docs/api.md#cancel-an-execution, docs/operations.md).
+ */
+import type { Authentication } from "@appexec/api"
+import type { ExecutionStatus, WebhookDelivery } from "@appexec/api/Execution"
+import type { WorkspaceId } from "@appexec/api/Ids"
+import { Clock, Duration, Effect, Either, Option, Ref } from "effect"
+import { AppexecConfig } from "../AppexecConfig.js"
+import { recordFinished } from "../AppexecMetrics.js"
+import { BlobStore } from "../BlobStore.js"
+import { ExecutionFinished, InvalidRequest } from "../Errors.js"
+import { ExecutionEvents } from "../ExecutionEvents.js"
+import { failNow, isTerminal } from "../ExecutionLifecycle.js"
+import { toExecution } from "../ExecutionRecord.js"
+import { ExecutionStore } from "../ExecutionStore.js"
+import { IdGenerator } from "../IdGenerator.js"
+import { KeyStore } from "../KeyStore.js"
+import { DeliveryId, entryFor, WebhookOutbox } from "../WebhookOutbox.js"
+import { AppCatalog } from "./AppCatalog.js"
+import { CANCELED_MESSAGE, Cancellations } from "./Cancellations.js"
+import * as Retention from "./Retention.js"
+import type { Visibility } from "./Visibility.js"
+
+type Principal = Authentication.Principal
+
+/** Which executions `listExecutions` answers. */
+export interface ExecutionFilter {
+  /** Workspace name. */
+  readonly workspace?: string | undefined
+  readonly status?: ExecutionStatus | undefined
+  readonly limit?: number | undefined
+}
+
+/** Default and bounds of `listExecutions`'s limit. */
+export const OPERATOR_LIST_LIMIT = { default: 50, min: 1, max: 1000 } as const
+
+/** The actions of the facade, over the reads of `visibility`. */
+export const make = (visibility: Visibility) =>
+  Effect.gen(function*() {
+    const config = yield* AppexecConfig
+    const executionStore = yield* ExecutionStore
+    const keyStore = yield* KeyStore
+    const catalog = yield* AppCatalog
+    const events = yield* ExecutionEvents
+    const ids = yield* IdGenerator
+    const blobs = yield* BlobStore
+    const cancellations = yield* Cancellations
+    const outbox = yield* WebhookOutbox
+    const now = Effect.clockWith((clock) => clock.currentTimeMillis)
+    const draining = yield* Ref.make(false)
+    const { visibleExecution } = visibility
+
+    return {
+      cancel: Effect.fn("Appexec.executions.cancel")(function*(executionId: string, principal?: Principal) {
+        for (;;) {
+          const record = yield* visibleExecution(executionId, principal)
+          if (isTerminal(record.status)) {
+            return yield* new ExecutionFinished({ executionId: record.executionId, status: record.status })
+          }
+          const at = yield* now
+          if (record.status === "queued") {
+            // No worker holds it: fail it here, with its webhook, in one write.
+            const loaded = yield* catalog.load(record.workflowId).pipe(Effect.option)
+            const outputTypes = Option.match(loaded, {
+              onNone: () => ({}),
+              onSome: ({ app }) => Object.fromEntries(app.outputs.map((o) => [o.id, o.type]))
+            })
+            const failed = yield* Either.match(failNow(record, at, CANCELED_MESSAGE, outputTypes), {
+              onLeft: Effect.die,
+              onRight: Effect.succeed
+            })
+            const entry = entryFor(failed, DeliveryId.make(yield* ids.uuid), at, failed.traceParent)
+            if (yield* executionStore.cancelQueued(failed, at, entry)) {
+              yield* recordFinished(failed)
+              yield* events.publish(failed)
+              return toExecution(failed)
+            }
+          }
+          // A worker holds it: it is told through the store (any process) and, here, at once.
+          if (yield* executionStore.requestCancel(record.executionId, at)) {
+            yield* cancellations.signal(record.executionId)
+            return toExecution(record)
+          }
+          // It finished meanwhile: read it again, to answer as it is now.
+        }
+      }),
+      webhook: Effect.fn("Appexec.executions.webhook")(function*(principal: Principal, executionId: string) {
+        const record = yield* visibleExecution(executionId, principal)
+        if (record.webhookUrl === null) return null
+        // The newest entry: one per execution (written with the terminal transition), none before it.
+        const entry = (yield* outbox.forExecution(record.executionId)).at(-1)
+        const delivery: WebhookDelivery = {
+          url: record.webhookUrl,
+          status: entry?.status ?? "pending",
+          attempts: (entry?.attempts ?? []).map((a) => ({
+            at: new Date(a.at),
+            statusCode: a.statusCode,
+            error: a.error
+          }))
+        }
+        return delivery
+      }),
+      ready: Effect.gen(function*() {
+        if (yield* Ref.get(draining)) return Option.some("draining")
+        const probe = yield* executionStore.countOpen.pipe(Effect.timeoutOption("2 seconds"), Effect.either)
+        if (probe._tag === "Left") return Option.some("storage unavailable")
+        return Option.isNone(probe.right) ? Option.some("storage did not answer within 2 s") : Option.none()
+      }),
+      drain: Ref.set(draining, true),
+      listExecutions: Effect.fn("Appexec.operator.listExecutions")(function*(filter: ExecutionFilter = {}) {
+        const limit = filter.limit ?? OPERATOR_LIST_LIMIT.default
+        if (!Number.isInteger(limit) || limit < OPERATOR_LIST_LIMIT.min || limit > OPERATOR_LIST_LIMIT.max) {
+          return yield* new InvalidRequest({
+            reason: `\`limit\` must be an integer from ${OPERATOR_LIST_LIMIT.min} to ${OPERATOR_LIST_LIMIT.max}.`
+          })
+        }
+        let workspaceId: WorkspaceId | undefined
+        if (filter.workspace !== undefined) {
+          const workspace = yield* keyStore.findWorkspace(filter.workspace)
+          if (Option.isNone(workspace)) {
+            return yield* new InvalidRequest({ reason: `No workspace is named '${filter.workspace}'.` })
+          }
+          workspaceId = workspace.value.workspaceId
+        }
+        return yield* executionStore.list({ limit, status: filter.status, workspaceId })
+      }),
+      prune: Effect.fn("Appexec.operator.prune")(function*(
+        options: { readonly olderThan?: Duration.DurationInput | undefined } = {}
+      ) {
+        const retention = options.olderThan === undefined ? config.retention : Duration.decode(options.olderThan)
+        const cutoff = (yield* Clock.currentTimeMillis) - Duration.toMillis(retention)
+        return yield* Retention.pruneBefore(cutoff).pipe(
+          Effect.provideService(ExecutionStore, executionStore),
+          Effect.provideService(BlobStore, blobs)
+        )
+      })
+    }
+  })

@@ -1,0 +1,198 @@
+/**
+ * Starts of executions (docs/api.md#start-an-execution): the app must be visible, the webhook URL
+ * acceptable and the inputs valid; an `Idempotency-Key` inserts once and replays the first answer.
+ * A start is answered once its execution is committed.
+ */
+import type { Authentication } from "@appexec/api"
+import type { StartedExecution } from "@appexec/api/Execution"
+import { ExecutionId } from "@appexec/api/Ids"
+import { Effect, Either, Metric, Option } from "effect"
+import { AppexecConfig, millis } from "../AppexecConfig.js"
+import { executionsStarted } from "../AppexecMetrics.js"
+import {
+  type AppAccessDenied,
+  type AppNotFound,
+  IdempotencyKeyReused,
+  type InvalidInputs,
+  InvalidRequest,
+  InvalidWebhookUrl,
+  type StorageError
+} from "../Errors.js"
+import { ExecutionEvents } from "../ExecutionEvents.js"
+import { placeholder } from "../ExecutionLifecycle.js"
+import { type ExecutionRecord, toStartedExecution } from "../ExecutionRecord.js"
+import { ExecutionStore } from "../ExecutionStore.js"
+import { IdGenerator } from "../IdGenerator.js"
+import { isHttpUrl, validateInputs } from "../InputValidation.js"
+import { OutboundHttp } from "../OutboundHttp.js"
+import * as TraceContext from "../TraceContext.js"
+import { canonicalJson, sha256Hex } from "./hash.js"
+import type { Visibility } from "./Visibility.js"
+
+type Principal = Authentication.Principal
+
+/** An `Idempotency-Key`: 1 to 255 visible ASCII characters. */
+export const isIdempotencyKey = (key: string): boolean => /^[\x21-\x7e]{1,255}$/.test(key)
+
+/** Longest accepted webhook URL. */
+export const MAX_WEBHOOK_URL_LENGTH = 2048
+
+/** Options of a start beside the inputs. */
+export interface StartOptions {
+  /** Absolute http(s) URL that receives the signed result. */
+  readonly webhook?: string | undefined
+  /** The same key (per workspace) answers the first execution again instead of starting another. */
+  readonly idempotencyKey?: string | undefined
+}
+
+/** Why a start is refused. */
+export type StartError =
+  | AppNotFound
+  | AppAccessDenied
+  | InvalidInputs
+  | InvalidRequest
+  | InvalidWebhookUrl
+  | IdempotencyKeyReused
+  | StorageError
+
+/** The start of executions, over the reads of `visibility`. */
+export const make = (visibility: Visibility) =>
+  Effect.gen(function*() {
+    const config = yield* AppexecConfig
+    const executionStore = yield* ExecutionStore
+    const events = yield* ExecutionEvents
+    const ids = yield* IdGenerator
+    // Only to refuse at start a webhook URL the client would surely refuse at delivery.
+    const outbound = yield* Effect.serviceOption(OutboundHttp)
+    const now = Effect.clockWith((clock) => clock.currentTimeMillis)
+    const traced = yield* TraceContext.spansExported
+
+    /** Why a webhook URL is refused at start, if it is. */
+    const webhookRefusal = (webhook: string): InvalidWebhookUrl | undefined => {
+      if (webhook.length > MAX_WEBHOOK_URL_LENGTH) {
+        return new InvalidWebhookUrl({
+          url: webhook.slice(0, 64),
+          reason: `longer than ${MAX_WEBHOOK_URL_LENGTH} characters`
+        })
+      }
+      if (!isHttpUrl(webhook)) {
+        return new InvalidWebhookUrl({ url: webhook, reason: "it must be an absolute http or https URL" })
+      }
+      const refused = Option.flatMap(outbound, (http) => http.refusal?.(webhook) ?? Option.none())
+      return Option.isSome(refused)
+        ? new InvalidWebhookUrl({ url: webhook, reason: refused.value.message.replace(/\.$/, "") })
+        : undefined
+    }
+
+    /** A start with an idempotency key: inserted once, or the first start's answer replayed. */
+    const startIdempotent = Effect.fnUntraced(function*(
+      principal: Principal,
+      appId: string,
+      inputs: unknown,
+      webhook: string | undefined,
+      idempotencyKey: string,
+      record: ExecutionRecord,
+      stored: ExecutionRecord
+    ) {
+      // The request as sent: a replay must name the same app, inputs and webhook.
+      const fingerprint = sha256Hex(canonicalJson({ appId, inputs, webhook: webhook ?? null }))
+      const at = yield* now
+      const inserted = yield* executionStore.insertIdempotent(stored, {
+        workspaceId: principal.workspaceId,
+        key: idempotencyKey,
+        fingerprint,
+        expiresAt: at + millis(config.idempotencyKeyTtl)
+      }, at)
+      if (inserted._tag === "Inserted") {
+        yield* Metric.increment(executionsStarted)
+        yield* events.publish(record)
+        return toStartedExecution(record)
+      }
+      if (inserted.fingerprint !== fingerprint) {
+        return yield* new IdempotencyKeyReused({ key: idempotencyKey, executionId: inserted.executionId })
+      }
+      const first = yield* executionStore.get(inserted.executionId)
+      return yield* Option.match(first, {
+        // The first execution was deleted (retention) while its key lived on: nothing to replay.
+        onNone: () => new IdempotencyKeyReused({ key: idempotencyKey, executionId: inserted.executionId }),
+        // The same body as the first answer: outputs as placeholders, whatever has happened since.
+        onSome: (found) =>
+          Effect.succeed({
+            ...toStartedExecution(found),
+            outputs: found.outputs.map((o) => placeholder(o.id, o.label))
+          })
+      })
+    })
+
+    /**
+     * Validates a start and queues its execution: answered once the execution is committed.
+     * Every start runs it: no generator on the common path (no idempotency key).
+     */
+    const startExecution = (
+      principal: Principal,
+      appId: string,
+      inputs: unknown,
+      options: StartOptions = {}
+    ): Effect.Effect<StartedExecution, StartError> => {
+      const idempotencyKey = options.idempotencyKey
+      if (idempotencyKey !== undefined && !isIdempotencyKey(idempotencyKey)) {
+        return Effect.fail(
+          new InvalidRequest({ reason: "The Idempotency-Key header must be 1 to 255 visible ASCII characters." })
+        )
+      }
+      const webhook = options.webhook
+      return Effect.flatMap(visibility.visibleWorkflow(principal, appId), ({ app, compiled }): Effect.Effect<
+        StartedExecution,
+        StartError
+      > => {
+        const refusal = webhook === undefined ? undefined : webhookRefusal(webhook)
+        if (refusal !== undefined) return Effect.fail(refusal)
+        const resolved = validateInputs(compiled.parameters, inputs)
+        if (Either.isLeft(resolved)) return Effect.fail(resolved.left)
+        return Effect.flatMap(ids.uuid, (executionId) =>
+          Effect.flatMap(now, (createdAt) =>
+            // The trace this request is part of: the run and the webhook attempts continue it.
+            Effect.flatMap(TraceContext.current, (traceParent) => {
+              const record: ExecutionRecord = {
+                executionId: ExecutionId.make(executionId),
+                workflowId: app.workflowId,
+                appId: app.appId,
+                workspaceId: principal.workspaceId,
+                userId: principal.userId,
+                status: "queued",
+                inputs: resolved.right,
+                outputs: compiled.outputs.map((o) => placeholder(o.id, o.label)),
+                errorMessage: null,
+                webhookUrl: webhook ?? null,
+                createdAt,
+                startedAt: null,
+                completedAt: null
+              }
+              const stored = traceParent === undefined ? record : { ...record, traceParent }
+              if (idempotencyKey !== undefined) {
+                return startIdempotent(principal, appId, inputs, webhook, idempotencyKey, record, stored)
+              }
+              return Effect.as(
+                Effect.zipRight(
+                  executionStore.insert(stored),
+                  Effect.zipRight(Metric.increment(executionsStarted), events.publish(record))
+                ),
+                toStartedExecution(record)
+              )
+            })))
+      })
+    }
+
+    /** Validates inputs and queues an execution (docs/api.md#start-an-execution). */
+    const start: (
+      principal: Principal,
+      appId: string,
+      inputs: unknown,
+      options?: StartOptions
+    ) => Effect.Effect<StartedExecution, StartError> = traced
+      // A span only when spans go somewhere: the default tracer keeps them to itself.
+      ? (principal, appId, inputs, options = {}) =>
+        Effect.withSpan(startExecution(principal, appId, inputs, options), "Appexec.executions.start")
+      : startExecution
+    return { start } as const
+  })
