@@ -4,7 +4,7 @@
  * settings in force (`AppexecConfig`, durations decoded). Settings that cannot work together
  * fail the layer with `InvalidConfiguration`, naming the setting.
  */
-import { Context, Duration, Effect, Either, Layer, Redacted } from "effect"
+import { Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import { InvalidConfiguration } from "./Errors.js"
 import { fromPrivateJwk, type PrivateJwk } from "./internal/jwk.js"
 
@@ -235,3 +235,24 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
 
 /** Milliseconds of a decoded duration, for arithmetic on epoch times. */
 export const millis = (duration: Duration.Duration): number => Duration.toMillis(duration)
+
+const durationUnits: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/**
+ * A duration as an operator writes one in a flag or an environment variable: a whole number and
+ * a unit, `500ms`, `30s`, `2m`, `12h` or `7d` (spaces around it ignored); `None` for anything
+ * else (no sign, fraction, space inside, or other unit).
+ */
+export const parseDuration = (text: string): Option.Option<Duration.Duration> => {
+  const match = /^(\d+)(ms|s|m|h|d)$/.exec(text.trim())
+  const unit = match === null ? undefined : durationUnits[match[2]!]
+  const ms = match === null || unit === undefined ? Number.NaN : Number(match[1]) * unit
+  return Number.isFinite(ms) ? Option.some(Duration.millis(ms)) : Option.none()
+}
+
+/**
+ * A comma-separated list of `parseDuration` durations, such as `5s,30s,2m` (empty items are
+ * skipped, so an empty text is the empty list); `None` when one item is not a duration.
+ */
+export const parseDurations = (text: string): Option.Option<ReadonlyArray<Duration.Duration>> =>
+  Option.all(text.split(",").filter((item) => item.trim() !== "").map(parseDuration))

@@ -6,15 +6,15 @@
 import type { PostgresStorage } from "@appexec/postgres"
 import { PostgresClient } from "@appexec/postgres"
 import { HelpDoc, Options, ValidationError } from "@effect/cli"
-import { Config, Duration, Effect, Option } from "effect"
+import { Config, Effect, Option } from "effect"
 import { readFileSync } from "node:fs"
+import * as Flags from "./internal/Flags.js"
 
 /** The database of a command: none (SQLite under `--data`) or PostgreSQL. */
 export type Database = Option.Option<PostgresStorage.Options>
 
-const invalid = (text: string) => Effect.fail(ValidationError.invalidValue(HelpDoc.p(text)))
-
 const url = Options.text("database").pipe(
+  Options.withPseudoName("URL"),
   Options.withDescription(
     "PostgreSQL URL (postgres://user:password@host:port/db?sslmode=…) shared by many processes; absent: SQLite under --data"
   ),
@@ -25,36 +25,30 @@ const url = Options.text("database").pipe(
       ? Effect.succeedNone
       : PostgresClient.isPostgresUrl(value.value)
       ? Effect.succeed(value)
-      : invalid(`--database: '${value.value.replace(/\/\/[^@/]*@/, "//…@")}' is not a postgres:// or postgresql:// URL`)
+      : Flags.refuse(
+        "database",
+        `'${value.value.replace(/\/\/[^@/]*@/, "//…@")}' is not a postgres:// or postgresql:// URL`
+      )
   )
 )
 
-const poolSize = Options.integer("database-pool-size").pipe(
-  Options.withDescription("Connections this process opens to PostgreSQL (plus one that listens for work)"),
-  Options.withFallbackConfig(Config.integer("APPEXEC_DATABASE_POOL_SIZE")),
-  Options.withDefault(10),
-  Options.mapEffect((
-    n
-  ) => (n >= 1 ? Effect.succeed(n) : invalid(`--database-pool-size: ${n} is not a positive number`)))
-)
+/** Connections a process opens to PostgreSQL when `--database-pool-size` is not given. */
+export const defaultPoolSize = 10
 
-const units: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000 }
+const poolSize = Flags.count({
+  name: "database-pool-size",
+  variable: "APPEXEC_DATABASE_POOL_SIZE",
+  description: "Connections this process opens to PostgreSQL (plus one that listens for work)"
+}, defaultPoolSize)
 
-const statementTimeout = Options.text("database-statement-timeout").pipe(
-  Options.withDescription("Longest a PostgreSQL statement may run, e.g. 30s (default: no limit)"),
-  Options.withFallbackConfig(Config.string("APPEXEC_DATABASE_STATEMENT_TIMEOUT")),
-  Options.optional,
-  Options.mapEffect((text) => {
-    if (Option.isNone(text)) return Effect.succeedNone
-    const match = /^(\d+)(ms|s|m)$/.exec(text.value.trim())
-    const unit = match === null ? undefined : units[match[2]!]
-    return match === null || unit === undefined || Number(match[1]) === 0
-      ? invalid(`--database-statement-timeout: '${text.value}' is not a duration like 30s or 500ms`)
-      : Effect.succeed(Option.some(Duration.millis(Number(match[1]) * unit)))
-  })
-)
+const statementTimeout = Flags.optionalDuration({
+  name: "database-statement-timeout",
+  variable: "APPEXEC_DATABASE_STATEMENT_TIMEOUT",
+  description: "Longest a PostgreSQL statement may run (default: no limit)"
+})
 
 const ca = Options.file("database-ca", { exists: "yes" }).pipe(
+  Options.withPseudoName("FILE"),
   Options.withDescription(
     "PEM file of the certificate authority of the PostgreSQL server: TLS, verifying the server against it"
   ),
