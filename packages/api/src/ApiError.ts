@@ -7,7 +7,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { Schema } from "effect"
 import * as ErrorBody from "./ErrorBody.js"
 
-const info = <const Codes extends ReadonlyArray<ErrorBody.ErrorCode>>(...codes: Codes) =>
+const info = <const Codes extends readonly [ErrorBody.ErrorCode, ...Array<ErrorBody.ErrorCode>]>(...codes: Codes) =>
   Schema.Struct({ ...ErrorBody.ErrorInfo.fields, code: Schema.Literal(...codes) })
 
 /** 400: malformed request, invalid inputs or webhook URL. */

@@ -1,11 +1,12 @@
 /**
- * The authentication middleware of the API, as declared (docs/api.md#authentication): a workspace API key in
- * `x-api-key` or `Authorization: Bearer`. Its implementation over the `Appexec` facade is in `Auth.ts`.
+ * The authentication of the API, as declared (docs/api.md#authentication): a workspace API key in
+ * `x-api-key` or `Authorization: Bearer`, and the 401 of a request without a valid one. The server
+ * checks the key through the `Appexec` facade (`@appexec/http`'s `AppexecHttp`) and hands the
+ * `Principal` to the endpoint.
  */
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Context } from "effect"
 import { Unauthenticated } from "./ApiError.js"
 import type { ApiKeyId, UserId, WorkspaceId } from "./Ids.js"
 
@@ -16,16 +17,9 @@ export interface Principal {
   readonly apiKeyId: ApiKeyId
 }
 
-/** The caller of an authenticated request: its workspace, user and key. */
-export class CurrentPrincipal extends Context.Tag("@appexec/api/CurrentPrincipal")<
-  CurrentPrincipal,
-  Principal
->() {}
-
-/** Requires a valid API key on every endpoint it guards and provides the `CurrentPrincipal`. */
+/** Requires a valid API key on every endpoint it guards (answered 401 `Unauthenticated` without one). */
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@appexec/api/Authentication", {
   failure: Unauthenticated,
-  provides: CurrentPrincipal,
   security: {
     apiKey: HttpApiSecurity.apiKey({ in: "header", key: "x-api-key" }).pipe(
       HttpApiSecurity.annotate(OpenApi.Description, "A workspace API key.")

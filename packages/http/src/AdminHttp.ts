@@ -1,7 +1,8 @@
 /**
  * The admin app (docs/operations.md#metrics): Prometheus metrics at `GET /metrics` and
  * `GET /healthz`, for a listener of its own that only operators reach (`appexec serve
- * --admin-port`). Serve it with `NodeListener.fromApp`, or call `handle` from a host's server.
+ * --admin-port`). Serve it with `NodeListener.fromApp` (`@appexec/platform-node`), or call
+ * `handle` from a host's server.
  */
 import { AppexecMetrics, ExecutionStore } from "@appexec/core"
 import { Effect } from "effect"

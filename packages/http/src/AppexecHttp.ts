@@ -8,8 +8,8 @@
  * mounting under a base path. Beside `/v1` it answers the signed media URLs of executions at
  * `<base path>/media/…` (see `MediaRoute`), without key or rate limit.
  *
- * The app is plain data in and out (`ServerRequest → ServerResponse`); `NodeListener` and
- * `WebHandler` adapt it to a Node server and to web `Request → Response`.
+ * The app is plain data in and out (`ServerRequest → ServerResponse`); `WebHandler` adapts it to
+ * web `Request → Response`, and `NodeListener` of `@appexec/platform-node` to a Node server.
  */
 import { Appexec, type Errors, RateLimiter, RateLimitStore, type SigningKeys } from "@appexec/core"
 import { AppexecMetrics, TraceContext } from "@appexec/core"
@@ -314,7 +314,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
         if (!decision.allowed) {
           return Effect.succeed(
             [
-              ErrorAnswers.answer(429, {
+              ErrorAnswers.fromInfo({
                 code: "rate_limited",
                 message: `Rate limit of ${decision.limit} requests exceeded; retry after ${decision.resetSeconds} s.`
               }, headers),
@@ -416,7 +416,8 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
 /**
  * The app for a host that does not use Effect: `layer` provides appexec (for example
  * `AppexecLayer.make()` over a storage). `dispose` stops the app and releases the layer. The
- * Node and web adapters build on it (`NodeListener.fromLayer`, `WebHandler.fromLayer`).
+ * Node and web adapters build on it (`NodeListener.fromLayer` of `@appexec/platform-node`,
+ * `WebHandler.fromLayer`).
  */
 export const fromLayer = async <E>(
   layer: Layer.Layer<Requirements, E>,

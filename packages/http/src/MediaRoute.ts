@@ -37,14 +37,16 @@ export type Route = (request: Request) => Effect.Effect<ServerResponse>
 // The origin is irrelevant to the signature check, which reads only the path and the query.
 const ORIGIN = "http://appexec.invalid"
 
-const error = (
-  status: number,
-  code: "not_found" | "invalid_request",
-  message: string,
-  headers: Record<string, string> = {}
-) => ErrorAnswers.answer(status, { code, message }, { "cache-control": "no-store", ...headers })
+/** An `invalid_request` answer with an HTTP status of its own (405, 416), not kept in caches. */
+const error = (status: number, message: string, headers: Record<string, string> = {}) =>
+  ErrorAnswers.answer(status, { code: "invalid_request", message }, { "cache-control": "no-store", ...headers })
 
-const notFound = () => error(404, "not_found", "No media at this path: the link is unknown, altered or expired.")
+/** 404 `not_found` (its status the API's), not kept in caches. */
+const notFound = () =>
+  ErrorAnswers.fromInfo(
+    { code: "not_found", message: "No media at this path: the link is unknown, altered or expired." },
+    { "cache-control": "no-store" }
+  )
 
 /** Parses a single `bytes=` range against `size`; `undefined` for none, `null` for unsatisfiable. */
 export const parseRange = (
@@ -76,7 +78,7 @@ export const answer = (
     const found = yield* urls.verify(url)
     if (Option.isNone(found)) return notFound()
     if (request.method !== "GET" && request.method !== "HEAD") {
-      return error(405, "invalid_request", "Media answer GET and HEAD only.", { allow: "GET, HEAD" })
+      return error(405, "Media answer GET and HEAD only.", { allow: "GET, HEAD" })
     }
     const blob = yield* blobs.get(found.value.key)
     if (Option.isNone(blob)) return notFound()
@@ -95,7 +97,7 @@ export const answer = (
     }
     const range = parseRange(request.headers["range"], bytes.length)
     if (range === null) {
-      return error(416, "invalid_request", "The requested byte range is not satisfiable.", {
+      return error(416, "The requested byte range is not satisfiable.", {
         "content-range": `bytes */${bytes.length}`
       })
     }

@@ -291,9 +291,8 @@ const millisOf = (input: Duration.DurationInput | undefined, fallback: Duration.
 const countOf = (n: number | undefined, fallback: number) =>
   n === undefined || !Number.isFinite(n) || n < 1 ? fallback : Math.floor(n)
 
-/** A raw HTTP/1.1 error answer with the error body, for a socket the HTTP parser gave up on. */
-const rawAnswer = (status: number, info: Parameters<typeof Exchange.errorAnswer>[1]): string => {
-  const { body } = Exchange.errorAnswer(status, info)
+/** An error answer as raw HTTP/1.1 with `Connection: close`, for a socket the HTTP parser gave up on. */
+const rawAnswer = ({ body, status }: Exchange.ServerResponse): string => {
   const text = typeof body === "string" ? body : ""
   return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\ncontent-type: application/json\r\n` +
     `content-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`
@@ -301,13 +300,17 @@ const rawAnswer = (status: number, info: Parameters<typeof Exchange.errorAnswer>
 
 /** Answers of the parser-level failures, built once. */
 const parserAnswers = {
-  timeout: rawAnswer(408, { code: "invalid_request", message: "The request was not received in time." }),
-  headersTooLarge: rawAnswer(431, { code: "invalid_request", message: "The request headers are too large." }),
-  malformed: rawAnswer(400, { code: "invalid_request", message: "The request is not valid HTTP." }),
-  tooManyConnections: rawAnswer(429, {
+  timeout: rawAnswer(
+    Exchange.errorAnswer(408, { code: "invalid_request", message: "The request was not received in time." })
+  ),
+  headersTooLarge: rawAnswer(
+    Exchange.errorAnswer(431, { code: "invalid_request", message: "The request headers are too large." })
+  ),
+  malformed: rawAnswer(Exchange.invalidRequest("The request is not valid HTTP.")),
+  tooManyConnections: rawAnswer(Exchange.apiErrorAnswer({
     code: "rate_limited",
     message: "Too many open connections from your address; close some and retry."
-  })
+  }))
 }
 
 const codeOf = (error: Error): string | undefined =>

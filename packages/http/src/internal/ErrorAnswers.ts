@@ -1,11 +1,13 @@
 /**
  * The one mapping from what can go wrong with a request to its answer: every non-2xx answer
  * carries the error body `{ "error": { "code", "message", "details"? } }` declared by the API's
- * error classes (`ApiError`). Core decides the code and the message; only the status is chosen
- * here. A storage failure is a 500 that names the request id and nothing else.
+ * error classes (`ApiError`). Core decides the code and the message; the status of a code is the
+ * one the API definition declares for the error class that carries it (`statusOf`), so it is
+ * written once, there. A storage failure is a 500 that names the request id and nothing else.
  */
-import { Api, type ErrorBody } from "@appexec/api"
+import { Api, ApiError, type ErrorBody } from "@appexec/api"
 import type { Errors } from "@appexec/core"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { ParseResult } from "effect"
 import { json, type ServerResponse } from "./Exchange.js"
 
@@ -52,34 +54,53 @@ export const answer = (
   return json(status, { error }, headers)
 }
 
-/** The status of each core request error. */
-const statusOf: Record<Errors.RequestError["_tag"], number> = {
-  AppNotFound: 404,
-  ExecutionNotFound: 404,
-  AppAccessDenied: 403,
-  Unauthorized: 401,
-  InvalidInputs: 400,
-  InvalidWebhookUrl: 400,
-  InvalidRequest: 400,
-  IdempotencyKeyReused: 409,
-  ExecutionFinished: 409
-}
+/** The API's error classes: each carries some codes, and its status in its annotation. */
+const errorClasses = [
+  ApiError.BadRequest,
+  ApiError.Unauthenticated,
+  ApiError.Forbidden,
+  ApiError.NotFound,
+  ApiError.Conflict,
+  ApiError.PayloadTooLarge,
+  ApiError.TooManyRequests,
+  ApiError.InternalError
+] as const
+
+/**
+ * The codes the classes carry. `statusOf` takes only these and is called with every
+ * `ErrorBody.ErrorCode`, so a code that no class carries is a compile error.
+ */
+type CarriedCode = (typeof errorClasses)[number]["fields"]["error"]["fields"]["code"]["literals"][number]
+
+/** The status of each code, read once from the annotations of `errorClasses`. */
+const statuses: ReadonlyMap<CarriedCode, number> = new Map(
+  errorClasses.flatMap((errorClass) => {
+    const status = HttpApiSchema.getStatusError(errorClass)
+    return errorClass.fields.error.fields.code.literals.map((code) => [code, status] as const)
+  })
+)
+
+/** The status the API definition declares for `code`. */
+export const statusOf = (code: CarriedCode): number => statuses.get(code) ?? 500
+
+/** The error answer to `info`, with the status of its code. */
+export const fromInfo = (info: ErrorBody.ErrorInfo, headers: Readonly<Record<string, string>> = {}): ServerResponse =>
+  answer(statusOf(info.code), info, headers)
 
 /** The answer to a core request error. */
 export const fromRequestError = (error: Errors.RequestError): ServerResponse =>
-  answer(
-    statusOf[error._tag],
+  fromInfo(
     error._tag === "InvalidInputs"
       ? { code: error.code, message: error.message, details: error.problems }
       : { code: error.code, message: error.message }
   )
 
 /** 400 `invalid_request` with `message`. */
-export const invalidRequest = (message: string): ServerResponse => answer(400, { code: "invalid_request", message })
+export const invalidRequest = (message: string): ServerResponse => fromInfo({ code: "invalid_request", message })
 
 /** 500 `internal_error`: the request id under which the failure was logged, nothing else. */
 export const internalError = (requestId: string): ServerResponse =>
-  answer(500, {
+  fromInfo({
     code: "internal_error",
     message: `An unexpected error occurred. Quote request id ${requestId} when reporting it.`,
     details: [{ requestId }]
@@ -90,20 +111,19 @@ export const internalError = (requestId: string): ServerResponse =>
  * dropped (up to a bound, docs/http.md#request-bodies), and the connection is not reused.
  */
 export const payloadTooLarge = (maxBytes: number): ServerResponse =>
-  answer(
-    413,
+  fromInfo(
     { code: "payload_too_large", message: `The request body is larger than ${maxBytes} bytes.` },
     { connection: "close" }
   )
 
 /** 404 for a path that is no endpoint. */
 export const notFound = (method: string, path: string): ServerResponse =>
-  answer(404, {
+  fromInfo({
     code: "not_found",
     message: `No endpoint ${method} ${path}. The endpoints are listed in the API documentation.`
   })
 
-/** 405 for a path that is an endpoint's with another method. */
+/** 405 for a path that is an endpoint's with another method (an HTTP status no API error declares). */
 export const methodNotAllowed = (method: string, path: string, allow: ReadonlyArray<string>): ServerResponse =>
   answer(
     405,

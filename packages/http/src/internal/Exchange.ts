@@ -20,8 +20,9 @@ export interface ServerRequest {
   /**
    * The whole body, read on demand and at most `maxBytes` long. Past the bound it fails
    * `TooLarge`; the adapter reads and drops the rest up to a bound of its own (the Node listener
-   * before it writes the answer, `NodeListener.MAX_DRAIN_BYTES`; the web handler up to
-   * `DRAIN_FACTOR` times `maxBytes`), so that a client still sending can read the 413.
+   * of `@appexec/platform-node` before it writes the answer, `NodeListener.MAX_DRAIN_BYTES`; the
+   * web handler up to `DRAIN_FACTOR` times `maxBytes`), so that a client still sending can read
+   * the 413.
    */
   readonly body: (maxBytes: number) => Effect.Effect<Uint8Array, BodyFailure>
 }
