@@ -11,7 +11,7 @@
 import { Appexec, type SigningKeys } from "@appexec/core"
 import { AdminHttp, AppexecHttp, LocalRateLimitStore } from "@appexec/http"
 import { NodeListener, StartGate } from "@appexec/platform-node"
-import { Console, type Duration, Effect, Layer, Option } from "effect"
+import { Console, Duration, Effect, Layer, Option } from "effect"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Bootstrap from "./Bootstrap.js"
@@ -51,18 +51,35 @@ export interface ServeOptions {
   readonly retention?: Duration.DurationInput | undefined
   /** Where spans go; absent: OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, else nowhere. */
   readonly tracing?: Layer.Layer<never> | undefined
-  /**
-   * How long claims last, in ms (absent: the core defaults): a worker's on an execution (renewed
-   * every third of it), the claims an execution may use up, a dispatcher's on a delivery.
-   */
-  readonly claims?: {
-    readonly lease: number
-    readonly maxAttempts: number
-    readonly webhookTimeout: number
-    readonly webhookClaimMargin: number
-  } | undefined
+  /** How long claims last (absent: the core defaults). */
+  readonly claims?: Claims | undefined
   /** Connection limits and timeouts (absent ones: `NodeListener.connectionDefaults`). */
   readonly connections?: NodeListener.ConnectionOptions | undefined
+}
+
+/**
+ * How long claims last (docs/cli.md): a worker's on an execution (renewed every third of it), the
+ * claims an execution may use up, a dispatcher's on a delivery beyond the webhook timeout.
+ */
+export interface Claims {
+  readonly lease: Duration.DurationInput
+  readonly maxAttempts: number
+  readonly webhookTimeout: Duration.DurationInput
+  readonly webhookClaimMargin: Duration.DurationInput
+}
+
+/** The engine settings of `claims`: the lease is renewed every third of it (a lease that is no duration is left for the config's check). */
+export const claimSettings = (claims: Claims) => {
+  const lease = Duration.decodeUnknown(claims.lease)
+  return {
+    lease: claims.lease,
+    ...(Option.isSome(lease)
+      ? { renewEvery: Duration.millis(Math.max(1, Math.floor(Duration.toMillis(lease.value) / 3))) }
+      : {}),
+    maxAttempts: claims.maxAttempts,
+    webhookTimeout: claims.webhookTimeout,
+    webhookClaimMargin: claims.webhookClaimMargin
+  }
 }
 
 /** The base URL a client on this machine uses. */
@@ -201,13 +218,7 @@ export const serve = (options: ServeOptions) =>
           mediaUrls: MediaSigning.urlsLayer({ baseUrl, publicBaseUrl: options.mediaBaseUrl }),
           allowPrivateNetworks: options.allowPrivateNetworks,
           config: {
-            ...(options.claims === undefined ? {} : {
-              lease: options.claims.lease,
-              renewEvery: Math.max(1, Math.floor(options.claims.lease / 3)),
-              maxAttempts: options.claims.maxAttempts,
-              webhookTimeout: options.claims.webhookTimeout,
-              webhookClaimMargin: options.claims.webhookClaimMargin
-            }),
+            ...(options.claims === undefined ? {} : claimSettings(options.claims)),
             webhookRetryDelays: options.webhookRetryDelays,
             ...(options.retention === undefined ? {} : { retention: options.retention }),
             ...(options.maxRunningPerWorkspace === undefined

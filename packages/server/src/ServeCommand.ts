@@ -137,7 +137,7 @@ export const serveCommand = Command.make("serve", flags, (o) =>
     signingKeyJwk: Option.getOrUndefined(o.signingKeyJwk),
     adminPort: Option.getOrUndefined(o.adminPort),
     retention: o.retention,
-    claims: SharedFlags.claimSettings(o),
+    claims: SharedFlags.claimsOf(o),
     connections: {
       maxConnections: o.maxConnections,
       maxConnectionsPerIp: o.maxConnectionsPerIp,

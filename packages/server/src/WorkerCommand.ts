@@ -42,7 +42,7 @@ export const workerCommand = Command.make("worker", flags, (o) =>
     database: o.database,
     concurrency: o.concurrency,
     maxRunningPerWorkspace: Option.getOrUndefined(o.maxRunningPerWorkspace),
-    claims: SharedFlags.claimSettings(o),
+    claims: SharedFlags.claimsOf(o),
     allowPrivateNetworks: o.allowPrivateNetworks,
     webhookRetryDelays: o.webhookRetryDelays,
     // Media URLs name the API, which this process does not serve.

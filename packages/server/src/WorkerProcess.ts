@@ -14,7 +14,7 @@ import * as Database from "./Database.js"
 import * as ExecutionLog from "./ExecutionLog.js"
 import * as Instance from "./Instance.js"
 import * as MediaSigning from "./MediaSigning.js"
-import { baseUrlOf, listen, type ServeOptions } from "./Serve.js"
+import { baseUrlOf, type Claims, claimSettings, listen } from "./Serve.js"
 
 /** The settings of `worker` (docs/cli.md). */
 export interface WorkerOptions {
@@ -26,7 +26,7 @@ export interface WorkerOptions {
   /** Executions of one workspace running at once across every worker on the database; no cap when absent. */
   readonly maxRunningPerWorkspace?: number | undefined
   /** How long claims last (as `serve`'s): the lease is renewed every third of it. */
-  readonly claims: ServeOptions["claims"] & {}
+  readonly claims: Claims
   readonly allowPrivateNetworks: boolean
   readonly webhookRetryDelays: ReadonlyArray<Duration.DurationInput>
   /** The URL clients reach the API at: the base of the signed media URLs this worker hands out. */
@@ -73,11 +73,7 @@ export const work = (options: WorkerOptions) =>
           ...(options.maxRunningPerWorkspace === undefined
             ? {}
             : { maxRunningPerWorkspace: options.maxRunningPerWorkspace }),
-          lease: options.claims.lease,
-          renewEvery: Math.max(1, Math.floor(options.claims.lease / 3)),
-          maxAttempts: options.claims.maxAttempts,
-          webhookTimeout: options.claims.webhookTimeout,
-          webhookClaimMargin: options.claims.webhookClaimMargin,
+          ...claimSettings(options.claims),
           webhookRetryDelays: options.webhookRetryDelays,
           ...(options.signingKeyGrace === undefined ? {} : { signingKeyGrace: options.signingKeyGrace }),
           ...(options.signingKeyJwk === undefined ? {} : { signingKeyJwk: options.signingKeyJwk })

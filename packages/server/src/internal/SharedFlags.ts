@@ -5,9 +5,10 @@
  */
 import { AppexecConfig, SigningKeys } from "@appexec/core"
 import { Options } from "@effect/cli"
-import { Config, Duration, Effect, Either, Option, Schema } from "effect"
+import { Config, Effect, Either, Option, Schema } from "effect"
 import { resolve } from "node:path"
 import * as Database from "../Database.js"
+import type { Claims } from "../Serve.js"
 import * as Flags from "./Flags.js"
 
 const engine = AppexecConfig.defaults
@@ -88,17 +89,12 @@ export const claims = {
   )
 }
 
-/** The claims as `serve` and `work` take them, in milliseconds. */
-export const claimSettings = (parsed: {
-  readonly lease: Duration.Duration
-  readonly maxAttempts: number
-  readonly webhookTimeout: Duration.Duration
-  readonly webhookClaimMargin: Duration.Duration
-}) => ({
-  lease: Duration.toMillis(parsed.lease),
+/** The claims flags of a parsed command, as `serve` and `work` take them. */
+export const claimsOf = (parsed: Claims): Claims => ({
+  lease: parsed.lease,
   maxAttempts: parsed.maxAttempts,
-  webhookTimeout: Duration.toMillis(parsed.webhookTimeout),
-  webhookClaimMargin: Duration.toMillis(parsed.webhookClaimMargin)
+  webhookTimeout: parsed.webhookTimeout,
+  webhookClaimMargin: parsed.webhookClaimMargin
 })
 
 /** `--webhook-retry-delays`. */
