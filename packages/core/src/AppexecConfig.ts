@@ -2,7 +2,8 @@
  * Settings of an appexec instance: what a host may set (`AppexecOptions`, durations as
  * `Duration.DurationInput` such as `"30 seconds"` or a number of milliseconds), and the checked
  * settings in force (`AppexecConfig`, durations decoded). Settings that cannot work together
- * fail the layer with `InvalidConfiguration`, naming the setting.
+ * fail the layer with `InvalidConfiguration`, naming the setting. Durations as operators write
+ * them in flags and environment variables (`30s`, `7d`) are read by `parseDuration`.
  */
 import { Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import { InvalidConfiguration } from "./Errors.js"

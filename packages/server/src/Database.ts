@@ -44,7 +44,7 @@ const poolSize = Flags.count({
 const statementTimeout = Flags.optionalDuration({
   name: "database-statement-timeout",
   variable: "APPEXEC_DATABASE_STATEMENT_TIMEOUT",
-  description: "Longest a PostgreSQL statement may run (default: no limit)"
+  description: "Longest a PostgreSQL statement may run, e.g. 30s (default: no limit)"
 })
 
 const ca = Options.file("database-ca", { exists: "yes" }).pipe(

@@ -80,7 +80,7 @@ export const duration = (
 export const optionalDuration = (flag: Flag): Options.Options<Option.Option<Duration.Duration>> =>
   Options.text(flag.name).pipe(
     Options.withPseudoName("DURATION"),
-    Options.withDescription(`${flag.description}, e.g. 30s`),
+    Options.withDescription(flag.description),
     Options.withFallbackConfig(Config.string(flag.variable)),
     Options.optional,
     Options.mapEffect((text) =>
