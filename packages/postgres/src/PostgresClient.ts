@@ -9,12 +9,12 @@
  * that drops fails the statement it was running and is replaced on the next one.
  */
 import { Errors } from "@appexec/core"
+import type { Tables } from "@appexec/sql/SqlTables"
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { type CompiledQuery, Kysely, PostgresDialect } from "kysely"
 import type { ConnectionOptions } from "node:tls"
 import type pg from "pg"
 import { loadPg } from "./internal/Driver.js"
-import type { Tables } from "./internal/Tables.js"
 import * as PostgresMigrations from "./PostgresMigrations.js"
 
 /** How to reach and use the database. */

@@ -1,5 +1,6 @@
 /**
- * `ExecutionStore` on PostgreSQL. A save is an `UPDATE` fenced by the lease token; a terminal
+ * `ExecutionStore` on PostgreSQL: the dialect-neutral reads of `@appexec/sql`
+ * (`SqlExecutionStore`) and PostgreSQL's writes. A save is an `UPDATE` fenced by the lease token; a terminal
  * save clears the lease and inserts the webhook outbox entry, when there is one, in the same
  * statement (`WITH saved AS (UPDATE … RETURNING …) INSERT … SELECT … FROM saved`), so a finished
  * execution never lacks its webhook and a lost lease writes neither. Saves and inserts are
@@ -13,15 +14,14 @@
  */
 import { ExecutionId } from "@appexec/api/Ids"
 import { Errors, type ExecutionQueue, type ExecutionRecord, ExecutionStore, type WebhookOutbox } from "@appexec/core"
-import { Effect, Layer, Option } from "effect"
+import { SqlExecutionStore } from "@appexec/sql"
+import { toColumns } from "@appexec/sql/ExecutionRows"
+import type { Tables } from "@appexec/sql/SqlTables"
+import { Effect, Layer } from "effect"
 import { type Kysely, sql, type UpdateQueryBuilder, type UpdateResult } from "kysely"
 import * as Batcher from "./internal/Batcher.js"
-import { executionColumns, fromRow, toColumns, viewColumns, viewOfRow } from "./internal/ExecutionRows.js"
-import type { Tables } from "./internal/Tables.js"
 import { WorkNotifier } from "./internal/WorkNotifier.js"
 import { PostgresClient, workChannel } from "./PostgresClient.js"
-
-const FINISHED = [sql.lit("completed"), sql.lit("failed")]
 
 type ExecutionUpdate = UpdateQueryBuilder<Tables, "executions", "executions", UpdateResult>
 
@@ -204,6 +204,7 @@ const idempotentInsertStatement = (
 export const make = Effect.gen(function*() {
   const client = yield* PostgresClient
   const notifier = yield* WorkNotifier
+  const neutral = yield* SqlExecutionStore.make
   const channel = workChannel(client.schema)
 
   /**
@@ -256,6 +257,7 @@ export const make = Effect.gen(function*() {
     )
 
   const service: ExecutionStore.ExecutionStore["Type"] = {
+    ...neutral,
     insert: Effect.fn("PostgresExecutionStore.insert")((record) => submitInsert(record)),
     insertIdempotent: Effect.fn("PostgresExecutionStore.insertIdempotent")((record, key, now) =>
       client.prepared(
@@ -277,108 +279,7 @@ export const make = Effect.gen(function*() {
           Effect.tap((result) => (result._tag === "Inserted" ? notifier.notify : Effect.void))
         )
     ),
-    get: Effect.fn("PostgresExecutionStore.get")((executionId) =>
-      client
-        .prepared(
-          "get execution",
-          client.db.selectFrom("executions").select(executionColumns).where("execution_id", "=", executionId).compile()
-        )
-        .pipe(Effect.flatMap(({ rows: [row] }) =>
-          row === undefined ? Effect.succeedNone : Effect.map(fromRow(row), Option.some)
-        ))
-    ),
-    // Every poll reads one: untraced.
-    getView: (executionId) =>
-      client
-        .prepared(
-          "get execution view",
-          client.db.selectFrom("executions").select(viewColumns).where("execution_id", "=", executionId).compile()
-        )
-        .pipe(Effect.flatMap(({ rows: [row] }) =>
-          row === undefined ? Effect.succeedNone : Effect.map(viewOfRow(row), Option.some)
-        )),
     save: Effect.fn("PostgresExecutionStore.save")(save),
-    finishedAmong: Effect.fn("PostgresExecutionStore.finishedAmong")((executionIds) =>
-      executionIds.length === 0
-        ? Effect.succeed([])
-        : client
-          .execute("finished among", (db) =>
-            db
-              .selectFrom("executions")
-              .select("execution_id")
-              .where(sql<boolean>`execution_id = any(${[...executionIds]}::text[])`)
-              .where("status", "in", [sql.lit("completed"), sql.lit("failed")])
-              .execute())
-          .pipe(Effect.map((rows) => rows.map((row) => ExecutionId.make(row.execution_id))))
-    ),
-    viewsAmong: Effect.fn("PostgresExecutionStore.viewsAmong")((executionIds) =>
-      executionIds.length === 0
-        ? Effect.succeed([])
-        : client
-          .execute("views among", (db) =>
-            db
-              .selectFrom("executions")
-              .select(viewColumns)
-              .where(sql<boolean>`execution_id = any(${[...executionIds]}::text[])`)
-              .execute())
-          .pipe(Effect.flatMap((rows) => Effect.forEach(rows, viewOfRow)))
-    ),
-    list: Effect.fn("PostgresExecutionStore.list")(({ limit, status, workspaceId }) =>
-      client
-        .execute("list executions", (db) => {
-          let query = db.selectFrom("executions").selectAll().orderBy("seq", "desc").limit(limit)
-          if (workspaceId !== undefined) query = query.where("workspace_id", "=", workspaceId)
-          if (status !== undefined) query = query.where("status", "=", status)
-          return query.execute()
-        })
-        .pipe(Effect.flatMap((rows) => Effect.forEach(rows, fromRow)))
-    ),
-    finishedBefore: Effect.fn("PostgresExecutionStore.finishedBefore")((cutoff, limit) =>
-      client
-        .execute("find expired executions", (db) =>
-          db
-            .selectFrom("executions")
-            .select("execution_id")
-            .where("status", "in", FINISHED)
-            .where("completed_at", "<", cutoff)
-            .orderBy("completed_at")
-            .limit(limit)
-            .execute())
-        .pipe(Effect.map((rows) => rows.map((row) => ExecutionId.make(row.execution_id))))
-    ),
-    deleteFinished: Effect.fn("PostgresExecutionStore.deleteFinished")((executionIds) =>
-      executionIds.length === 0
-        ? Effect.succeed(0)
-        : client.transaction("delete executions", async (trx) => {
-          const ids = [...executionIds]
-          const finished = trx
-            .selectFrom("executions")
-            .select("execution_id")
-            .where("execution_id", "in", ids)
-            .where("status", "in", FINISHED)
-          await trx.deleteFrom("webhook_outbox").where("execution_id", "in", finished).execute()
-          const deleted = await trx
-            .deleteFrom("executions")
-            .where("execution_id", "in", ids)
-            .where("status", "in", FINISHED)
-            .executeTakeFirst()
-          return Number(deleted.numDeletedRows)
-        })
-    ),
-    countOpen: client
-      .execute("count open executions", (db) =>
-        db
-          .selectFrom("executions")
-          .select(["status", (eb) => eb.fn.countAll<string>().as("n")])
-          .where("status", "in", [sql.lit("queued"), sql.lit("running")])
-          .groupBy("status")
-          .execute())
-      .pipe(
-        Effect.map((rows) => ({
-          queued: Number(rows.find((r) => r.status === "queued")?.n ?? 0),
-          running: Number(rows.find((r) => r.status === "running")?.n ?? 0)
-        }))
-      ),
     cancelQueued: Effect.fn("PostgresExecutionStore.cancelQueued")((record, now, outbox) => {
       const { execution_id, ...columns } = toColumns(record)
       const db = client.db
@@ -399,18 +300,7 @@ export const make = Effect.gen(function*() {
         // The webhook is due now; this process may deliver none (an API process): wake a dispatcher.
         Effect.tap((canceled) => (canceled && outbox !== undefined ? notifier.notifyWebhooks : Effect.void))
       )
-    }),
-    requestCancel: Effect.fn("PostgresExecutionStore.requestCancel")((executionId, at) =>
-      client.execute("request cancel", async (db) => {
-        const result = await db
-          .updateTable("executions")
-          .set({ cancel_requested_at: at })
-          .where("execution_id", "=", executionId)
-          .where("status", "in", [sql.lit("queued"), sql.lit("running")])
-          .executeTakeFirst()
-        return result.numUpdatedRows > 0n
-      })
-    )
+    })
   }
   return service
 })

@@ -10,37 +10,38 @@
  * ```
  */
 import type { AppexecLayer, Errors } from "@appexec/core"
+import { SqlAppStore, SqlBlobStore, SqlKeyStore, SqlSigningKeyStore } from "@appexec/sql"
 import { Layer } from "effect"
+import * as Runner from "./internal/Runner.js"
 import * as WorkNotifier from "./internal/WorkNotifier.js"
 import * as WorkSignal from "./internal/WorkSignal.js"
-import * as PostgresAppStore from "./PostgresAppStore.js"
-import * as PostgresBlobStore from "./PostgresBlobStore.js"
 import * as PostgresClient from "./PostgresClient.js"
 import * as PostgresExecutionQueue from "./PostgresExecutionQueue.js"
 import * as PostgresExecutionStore from "./PostgresExecutionStore.js"
-import * as PostgresKeyStore from "./PostgresKeyStore.js"
 import * as PostgresRateLimitStore from "./PostgresRateLimitStore.js"
-import * as PostgresSigningKeyStore from "./PostgresSigningKeyStore.js"
 import * as PostgresWebhookOutbox from "./PostgresWebhookOutbox.js"
 
 /** How to reach the database (see `PostgresClient.Options`). */
 export type Options = PostgresClient.Options
 
-/** Every storage port over the pool of `PostgresClient`. */
+/**
+ * Every storage port over the pool of `PostgresClient`: the dialect-neutral stores of
+ * `@appexec/sql` through its `SqlRunner`, and PostgreSQL's own claims, batched writes and wake-ups.
+ */
 export const layerFromClient: Layer.Layer<
   AppexecLayer.Storage,
   Errors.StorageError,
   PostgresClient.PostgresClient
 > = Layer.mergeAll(
-  PostgresAppStore.layer,
-  PostgresKeyStore.layer,
-  PostgresBlobStore.layer,
-  PostgresSigningKeyStore.layer,
+  SqlAppStore.layer,
+  SqlKeyStore.layer,
+  SqlBlobStore.layer,
+  SqlSigningKeyStore.layer,
   PostgresRateLimitStore.layer,
   PostgresExecutionStore.layer.pipe(Layer.provide(WorkNotifier.layer)),
   // One listening connection for both.
   Layer.merge(PostgresExecutionQueue.layer, PostgresWebhookOutbox.layer).pipe(Layer.provide(WorkSignal.layer))
-)
+).pipe(Layer.provide(Runner.layer))
 
 /**
  * Connects to the database (creating the schema and migrating it when needed) and provides every

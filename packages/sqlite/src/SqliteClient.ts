@@ -12,13 +12,13 @@
  * busy timeout) is retried with backoff before it becomes one.
  */
 import { Errors } from "@appexec/core"
+import type { Tables } from "@appexec/sql/SqlTables"
 import type Database from "better-sqlite3"
 import { Context, Duration, Effect, Either, Layer, Schedule } from "effect"
 import { type Compilable, Kysely } from "kysely"
 import { chmodSync, closeSync, existsSync, openSync } from "node:fs"
 import { createRequire } from "node:module"
 import { ImmediateSqliteDialect } from "./internal/ImmediateDialect.js"
-import type { Tables } from "./internal/Tables.js"
 import * as SqliteMigrations from "./SqliteMigrations.js"
 
 /** How to open the database. */

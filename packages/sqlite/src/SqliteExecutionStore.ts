@@ -1,16 +1,18 @@
 /**
- * `ExecutionStore` on SQLite. A save is one `UPDATE` fenced by the lease token; a terminal save
- * clears the lease, and inserts the webhook outbox entry, when there is one, in the same
- * `BEGIN IMMEDIATE` transaction. Every statement is compiled once (`PreparedQuery`).
+ * `ExecutionStore` on SQLite: the dialect-neutral reads of `@appexec/sql` (`SqlExecutionStore`)
+ * and SQLite's writes. A save is one `UPDATE` fenced by the lease token; a terminal save clears
+ * the lease, and inserts the webhook outbox entry, when there is one, in the same `BEGIN
+ * IMMEDIATE` transaction. Inserts and saves are group-committed (`SqliteClient.batched`); every
+ * statement is compiled once (`PreparedQuery`).
  */
 import { ExecutionId } from "@appexec/api/Ids"
 import { Errors, type ExecutionQueue, type ExecutionRecord, ExecutionStore, type WebhookOutbox } from "@appexec/core"
-import { Effect, Layer, Option } from "effect"
-import { sql } from "kysely"
-import { fromRow, toColumns, viewColumns, viewOfRow } from "./internal/ExecutionRows.js"
-import * as PreparedQuery from "./internal/PreparedQuery.js"
+import { ExecutionRows, PreparedQuery, SqlExecutionStore } from "@appexec/sql"
+import { Effect, Layer } from "effect"
 import { WorkSignal } from "./internal/WorkSignal.js"
 import { SqliteClient } from "./SqliteClient.js"
+
+const { toColumns } = ExecutionRows
 
 type Columns = ReturnType<typeof toColumns>
 type Saved = Pick<Columns, "execution_id" | "status" | "outputs" | "error_message" | "started_at" | "completed_at"> & {
@@ -22,13 +24,11 @@ type OutboxColumns = Omit<WebhookOutbox.OutboxEntry, "attempts" | "traceParent">
   readonly traceParent: string | null
 }
 
-/** Statuses of finished executions, as SQL literals (so the partial indexes apply). */
-const FINISHED = [sql.lit("completed"), sql.lit("failed")]
-
 /** The store over the instance's connection; inserts wake this process's idle workers. */
 export const make = Effect.gen(function*() {
   const client = yield* SqliteClient
   const signal = yield* WorkSignal
+  const neutral = yield* SqlExecutionStore.make
   const db = client.builder
 
   /** Every column of an execution but its id, as parameters. */
@@ -49,26 +49,6 @@ export const make = Effect.gen(function*() {
   })
   const insert = PreparedQuery.make((p: PreparedQuery.Param<Columns>) =>
     db.insertInto("executions").values({ execution_id: p("execution_id"), ...stored(p) })
-  )
-  const get = PreparedQuery.make((p: PreparedQuery.Param<{ executionId: string }>) =>
-    db.selectFrom("executions").selectAll().where("execution_id", "=", p("executionId"))
-  )
-  const getView = PreparedQuery.make((p: PreparedQuery.Param<{ executionId: string }>) =>
-    db.selectFrom("executions").select(viewColumns).where("execution_id", "=", p("executionId"))
-  )
-  // The ids travel as one JSON array, so one prepared statement serves any number of them.
-  const finished = PreparedQuery.make((p: PreparedQuery.Param<{ ids: string }>) =>
-    db
-      .selectFrom("executions")
-      .select("execution_id")
-      .where("execution_id", "in", sql<string>`(select value from json_each(${p("ids")}))`)
-      .where("status", "in", [sql.lit("completed"), sql.lit("failed")])
-  )
-  const views = PreparedQuery.make((p: PreparedQuery.Param<{ ids: string }>) =>
-    db
-      .selectFrom("executions")
-      .select(viewColumns)
-      .where("execution_id", "in", sql<string>`(select value from json_each(${p("ids")}))`)
   )
   /**
    * The fenced UPDATE of a save; a terminal save also clears the lease. It sets only what a
@@ -115,13 +95,6 @@ export const make = Effect.gen(function*() {
       .where("execution_id", "=", p("execution_id"))
       .where("status", "=", "queued")
       .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<=", p("now"))]))
-  )
-  const requestCancelUpdate = PreparedQuery.make((p: PreparedQuery.Param<{ executionId: string; at: number }>) =>
-    db
-      .updateTable("executions")
-      .set({ cancel_requested_at: p("at") })
-      .where("execution_id", "=", p("executionId"))
-      .where("status", "in", ["queued", "running"])
   )
   type KeyColumns = {
     readonly workspace_id: string
@@ -190,89 +163,12 @@ export const make = Effect.gen(function*() {
   }
 
   const service: ExecutionStore.ExecutionStore["Type"] = {
+    ...neutral,
     insert: (record) =>
       client.batched("insert execution", (c) => c.run(insert.bind(toColumns(record)))).pipe(
         Effect.zipRight(signal.notify)
       ),
-    // Every poll reads one: untraced.
-    get: (executionId) =>
-      client
-        .execute("get execution", (c) => c.get(get.bind({ executionId })))
-        .pipe(
-          Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.map(fromRow(row), Option.some)))
-        ),
-    getView: (executionId) =>
-      client.execute("get execution view", (c) => c.get(getView.bind({ executionId }))).pipe(
-        Effect.flatMap((row) => (row === undefined ? Effect.succeedNone : Effect.map(viewOfRow(row), Option.some)))
-      ),
-    finishedAmong: (executionIds) =>
-      executionIds.length === 0
-        ? Effect.succeed([])
-        : client.execute("finished executions", (c) =>
-          c.all(finished.bind({ ids: JSON.stringify(executionIds) })).map((row) =>
-            ExecutionId.make(row.execution_id)
-          )),
-    viewsAmong: (executionIds) =>
-      executionIds.length === 0
-        ? Effect.succeed([])
-        : client.execute("execution views", (c) => c.all(views.bind({ ids: JSON.stringify(executionIds) }))).pipe(
-          Effect.flatMap((rows) => Effect.forEach(rows, viewOfRow))
-        ),
     save,
-    list: Effect.fn("SqliteExecutionStore.list")(({ limit, status, workspaceId }) =>
-      client
-        .execute("list executions", (c) => {
-          let query = db.selectFrom("executions").selectAll().orderBy("seq", "desc").limit(limit)
-          if (workspaceId !== undefined) query = query.where("workspace_id", "=", workspaceId)
-          if (status !== undefined) query = query.where("status", "=", status)
-          return c.all(query)
-        })
-        .pipe(Effect.flatMap((rows) => Effect.forEach(rows, fromRow)))
-    ),
-    finishedBefore: Effect.fn("SqliteExecutionStore.finishedBefore")((cutoff, limit) =>
-      client.execute("find expired executions", (c) =>
-        c
-          .all(
-            db
-              .selectFrom("executions")
-              .select("execution_id")
-              .where("status", "in", FINISHED)
-              .where("completed_at", "<", cutoff)
-              .orderBy("completed_at")
-              .limit(limit)
-          )
-          .map((row) => ExecutionId.make(row.execution_id)))
-    ),
-    deleteFinished: Effect.fn("SqliteExecutionStore.deleteFinished")((executionIds) =>
-      executionIds.length === 0
-        ? Effect.succeed(0)
-        : client.transaction("delete executions", (c) => {
-          const finished = db
-            .selectFrom("executions")
-            .select("execution_id")
-            .where("execution_id", "in", executionIds)
-            .where("status", "in", FINISHED)
-          c.run(db.deleteFrom("webhook_outbox").where("execution_id", "in", finished))
-          return c.run(
-            db.deleteFrom("executions").where("execution_id", "in", executionIds).where("status", "in", FINISHED)
-          )
-        })
-    ),
-    countOpen: client
-      .execute("count open executions", (c) =>
-        c.all(
-          db
-            .selectFrom("executions")
-            .select(["status", (eb) => eb.fn.countAll<number>().as("n")])
-            .where("status", "in", [sql.lit("queued"), sql.lit("running")])
-            .groupBy("status")
-        ))
-      .pipe(
-        Effect.map((rows) => ({
-          queued: rows.find((r) => r.status === "queued")?.n ?? 0,
-          running: rows.find((r) => r.status === "running")?.n ?? 0
-        }))
-      ),
     insertIdempotent: Effect.fn("SqliteExecutionStore.insertIdempotent")((record, key, now) =>
       // One BEGIN IMMEDIATE transaction: the write lock is held from the lookup to the insert, so
       // two starts with one key (in one process or two) record one execution.
@@ -304,9 +200,6 @@ export const make = Effect.gen(function*() {
         }
         return true
       })
-    ),
-    requestCancel: Effect.fn("SqliteExecutionStore.requestCancel")((executionId, at) =>
-      client.execute("request cancel", (c) => c.run(requestCancelUpdate.bind({ executionId, at })) > 0)
     )
   }
   return service

@@ -5,8 +5,8 @@
  * no transaction is needed. Counters of ended windows are swept now and then, not on every hit.
  */
 import { RateLimitStore } from "@appexec/core"
+import { PreparedQuery } from "@appexec/sql"
 import { Effect, Layer } from "effect"
-import * as PreparedQuery from "./internal/PreparedQuery.js"
 import { SqliteClient } from "./SqliteClient.js"
 
 /** How many hits pass between two sweeps of expired counters. */

@@ -1,5 +1,6 @@
 /**
- * Every storage port of appexec on one SQLite file: the embedded default.
+ * Every storage port of appexec on one SQLite file: the embedded default. The dialect-neutral
+ * stores of `@appexec/sql` run on the connection through its `SqlRunner`.
  *
  * ```ts
  * const AppexecLive = AppexecLayer.make().pipe(
@@ -9,16 +10,16 @@
  * ```
  */
 import type { AppexecLayer, Errors } from "@appexec/core"
+import { SqlBlobStore, SqlSigningKeyStore } from "@appexec/sql"
 import { Layer } from "effect"
+import * as Runner from "./internal/Runner.js"
 import { WorkSignal } from "./internal/WorkSignal.js"
 import * as SqliteAppStore from "./SqliteAppStore.js"
-import * as SqliteBlobStore from "./SqliteBlobStore.js"
 import * as SqliteClient from "./SqliteClient.js"
 import * as SqliteExecutionQueue from "./SqliteExecutionQueue.js"
 import * as SqliteExecutionStore from "./SqliteExecutionStore.js"
 import * as SqliteKeyStore from "./SqliteKeyStore.js"
 import * as SqliteRateLimitStore from "./SqliteRateLimitStore.js"
-import * as SqliteSigningKeyStore from "./SqliteSigningKeyStore.js"
 import * as SqliteWebhookOutbox from "./SqliteWebhookOutbox.js"
 
 /** How to open the database (see `SqliteClient.Options`). */
@@ -32,9 +33,9 @@ export const layer = (options: Options): Layer.Layer<AppexecLayer.Storage, Error
   Layer.mergeAll(
     SqliteAppStore.layer,
     SqliteKeyStore.layer,
-    SqliteBlobStore.layer,
-    SqliteSigningKeyStore.layer,
+    SqlBlobStore.layer,
+    SqlSigningKeyStore.layer,
     SqliteRateLimitStore.layer,
     SqliteWebhookOutbox.layer,
     Layer.mergeAll(SqliteExecutionStore.layer, SqliteExecutionQueue.layer).pipe(Layer.provide(WorkSignal.layer))
-  ).pipe(Layer.provide(SqliteClient.layer(options)))
+  ).pipe(Layer.provide(Runner.layer.pipe(Layer.provideMerge(SqliteClient.layer(options)))))

@@ -1,50 +1,18 @@
 /**
- * `WebhookOutbox` on SQLite. Entries are inserted by `SqliteExecutionStore.save` with the
- * terminal transition; here they are claimed for delivery and their attempts recorded.
+ * `WebhookOutbox` on SQLite: the dialect-neutral outbox of `@appexec/sql` (`SqlWebhookOutbox`:
+ * recording attempts, an execution's entries) and SQLite's claim of due entries. Entries are
+ * inserted by `SqliteExecutionStore.save` with the terminal transition.
  */
-import { Errors, WebhookOutbox } from "@appexec/core"
-import { Clock, Effect, Either, Layer, Schema } from "effect"
-import { type Selectable, sql } from "kysely"
-import * as PreparedQuery from "./internal/PreparedQuery.js"
-import { parseJson } from "./internal/RowDecoding.js"
-import type { WebhookOutboxTable } from "./internal/Tables.js"
+import { WebhookOutbox } from "@appexec/core"
+import { PreparedQuery, RowMapping, SqlWebhookOutbox } from "@appexec/sql"
+import { Clock, Effect, Layer } from "effect"
+import { sql } from "kysely"
 import { SqliteClient } from "./SqliteClient.js"
-
-type OutboxRow = Selectable<WebhookOutboxTable>
-
-const fields = WebhookOutbox.OutboxEntry.fields
-const isStatus = Schema.is(fields.status)
-const trusted = { disableValidation: true } as const
-
-/**
- * The entry a row holds. Rows are written by `SqliteExecutionStore.save` and `recordAttempt` from
- * entries the domain schema typed, so they are read back without decoding them again; only the
- * status text, which SQLite cannot keep apart, is checked.
- */
-const fromRow = (row: OutboxRow): Either.Either<WebhookOutbox.OutboxEntry, Errors.StorageError> => {
-  const status = row.status
-  if (!isStatus(status)) {
-    return Either.left(
-      new Errors.StorageError({ operation: "read webhook outbox: decode row", cause: `unknown status '${status}'` })
-    )
-  }
-  return Either.map(parseJson(row.attempts, "read webhook outbox"), (attempts) => ({
-    deliveryId: fields.deliveryId.make(row.delivery_id, trusted),
-    executionId: fields.executionId.make(row.execution_id, trusted),
-    userId: fields.userId.make(row.user_id, trusted),
-    url: row.url,
-    status,
-    nextAttemptAt: row.next_attempt_at,
-    // Written by this adapter as JSON of `DeliveryAttempt`s (see above).
-    attempts: attempts as WebhookOutbox.OutboxEntry["attempts"],
-    createdAt: row.created_at,
-    ...(row.trace_parent === null ? {} : { traceParent: row.trace_parent })
-  }))
-}
 
 /** The outbox over the instance's connection. */
 export const make = Effect.gen(function*() {
   const client = yield* SqliteClient
+  const neutral = yield* SqlWebhookOutbox.make
   const db = client.builder
 
   const dueQuery = PreparedQuery.make((p: PreparedQuery.Param<{ now: number; limit: number }>) =>
@@ -66,25 +34,9 @@ export const make = Effect.gen(function*() {
       .set({ next_attempt_at: p("expiresAt") })
       .where("seq", "in", sql<number>`(select value from json_each(${p("seqs")}))`)
   )
-  type Fence = { deliveryId: string; claimedUntil: number; attempt: string }
-  const record = <P extends Fence>(
-    set: (p: PreparedQuery.Param<P>) => { status: string } | { next_attempt_at: number }
-  ) =>
-    PreparedQuery.make((p: PreparedQuery.Param<P>) =>
-      db
-        .updateTable("webhook_outbox")
-        .set({ attempts: sql`json_insert(attempts, '$[#]', json(${p("attempt")}))`, ...set(p) })
-        .where("delivery_id", "=", p("deliveryId"))
-        .where("status", "=", sql.lit("pending"))
-        .where("next_attempt_at", "=", p("claimedUntil"))
-    )
-  const recordFinal = record((p: PreparedQuery.Param<Fence & { status: string }>) => ({ status: p("status") }))
-  const recordRetry = record((p: PreparedQuery.Param<Fence & { retryAt: number }>) => ({
-    next_attempt_at: p("retryAt")
-  }))
-
   const service: WebhookOutbox.WebhookOutbox["Type"] = {
-    // Every delivery claims and records: untraced, compiled once, and group-committed.
+    ...neutral,
+    // Every delivery claims: untraced, compiled once, and group-committed.
     claimDue: (limit, leaseMs) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
@@ -95,38 +47,11 @@ export const make = Effect.gen(function*() {
           return due
         })
         // Handed out with the lease end they now carry: it is the claim that fences `recordAttempt`.
-        return yield* Effect.forEach(rows, (row) => fromRow({ ...row, next_attempt_at: expiresAt }))
-      }),
-    recordAttempt: (claim, attempt, next) =>
-      client.batched("record webhook attempt", (c) => {
-        // Appended inside SQLite, and only while the claim is current: a later claim moved
-        // `next_attempt_at` past this lease end, and a recorded attempt moved it or ended delivery.
-        const fence = {
-          deliveryId: claim.deliveryId,
-          claimedUntil: claim.nextAttemptAt,
-          attempt: JSON.stringify(attempt)
-        }
-        const changed = "final" in next
-          ? c.run(recordFinal.bind({ ...fence, status: next.final }))
-          : c.run(recordRetry.bind({ ...fence, retryAt: next.retryAt }))
-        return changed > 0
-      }),
-    forExecution: Effect.fn("SqliteWebhookOutbox.forExecution")((executionId) =>
-      client
-        .execute("webhooks of execution", (c) =>
-          c.all(
-            db
-              .selectFrom("webhook_outbox")
-              .selectAll()
-              .where("execution_id", "=", executionId)
-              .orderBy("created_at")
-              .orderBy("seq")
-          ))
-        .pipe(Effect.flatMap((rows) => Effect.forEach(rows, fromRow)))
-    )
+        return yield* Effect.forEach(rows, (row) => RowMapping.outboxEntryOfRow({ ...row, next_attempt_at: expiresAt }))
+      })
   }
   return service
 })
 
-/** Layer of the outbox; needs the connection (see `SqliteStorage`). */
+/** Layer of the outbox; needs the connection and the runner (see `SqliteStorage`). */
 export const layer = Layer.effect(WebhookOutbox.WebhookOutbox, make)

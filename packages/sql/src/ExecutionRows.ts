@@ -1,0 +1,138 @@
+/**
+ * The mapping between `ExecutionRecord` and a row of `executions`, for every dialect (see
+ * `RowMapping` for why rows are mapped, not decoded).
+ */
+import type { ExecutionQueue } from "@appexec/core"
+import { type Errors, ExecutionRecord } from "@appexec/core"
+import { Either } from "effect"
+import type { Selectable } from "kysely"
+import { parseJson, status as checkStatus, trusted } from "./RowMapping.js"
+import type { ExecutionsTable } from "./SqlTables.js"
+
+/** A row of `executions` as read. */
+export type ExecutionRow = Selectable<ExecutionsTable>
+
+/**
+ * Every column of `executions` by name, for the statements that read whole rows as prepared
+ * statements (a prepared `*` would break when a later migration adds a column).
+ */
+export const executionColumns = [
+  "seq",
+  "execution_id",
+  "workflow_id",
+  "app_id",
+  "workspace_id",
+  "user_id",
+  "status",
+  "inputs",
+  "outputs",
+  "error_message",
+  "webhook_url",
+  "created_at",
+  "started_at",
+  "completed_at",
+  "lease_worker",
+  "lease_token",
+  "lease_expires_at",
+  "attempts",
+  "claims",
+  "cancel_requested_at",
+  "trace_parent"
+] as const satisfies ReadonlyArray<keyof ExecutionsTable>
+
+/** The record's columns (the queue columns are not part of the record). */
+export const toColumns = (record: ExecutionRecord.ExecutionRecord) => ({
+  execution_id: record.executionId,
+  workflow_id: record.workflowId,
+  app_id: record.appId,
+  workspace_id: record.workspaceId,
+  user_id: record.userId,
+  status: record.status,
+  inputs: JSON.stringify(record.inputs),
+  outputs: JSON.stringify(record.outputs),
+  error_message: record.errorMessage,
+  webhook_url: record.webhookUrl,
+  created_at: record.createdAt,
+  started_at: record.startedAt,
+  completed_at: record.completedAt,
+  trace_parent: record.traceParent ?? null
+})
+
+const fields = ExecutionRecord.ExecutionRecord.fields
+const readStatus = checkStatus(fields.status, "read execution")
+
+/**
+ * The record a row holds (an `Either`, so also an `Effect`). Rows are written by `toColumns`
+ * alone, from records the domain schema typed, so they are read back without decoding them
+ * again: the ids keep their brands unchecked and the JSON columns are parsed, not validated.
+ * Only what a column could not keep apart is checked: the status text.
+ */
+export const fromRow = (row: ExecutionRow): Either.Either<ExecutionRecord.ExecutionRecord, Errors.StorageError> =>
+  Either.flatMap(readStatus(row.status), (status) =>
+    Either.flatMap(
+      parseJson(row.inputs, "read execution"),
+      (inputs) =>
+        Either.map(parseJson(row.outputs, "read execution"), (outputs) => ({
+          executionId: fields.executionId.make(row.execution_id, trusted),
+          workflowId: fields.workflowId.make(row.workflow_id, trusted),
+          appId: fields.appId.make(row.app_id, trusted),
+          workspaceId: fields.workspaceId.make(row.workspace_id, trusted),
+          userId: fields.userId.make(row.user_id, trusted),
+          status,
+          // Written by `toColumns` from the record's own values (see above).
+          inputs: inputs as ExecutionRecord.ExecutionRecord["inputs"],
+          outputs: outputs as ExecutionRecord.ExecutionRecord["outputs"],
+          errorMessage: row.error_message,
+          webhookUrl: row.webhook_url,
+          createdAt: row.created_at,
+          startedAt: row.started_at,
+          completedAt: row.completed_at,
+          ...(row.trace_parent === null ? {} : { traceParent: row.trace_parent }),
+          // The queue's count, absent until the first claim (`ExecutionRecord.attempt`).
+          ...(row.attempts === 0 ? {} : { attempt: row.attempts })
+        }))
+    ))
+
+/** The columns of `executions` a view reads (a poll's answer, and nothing else: the inputs can be large). */
+export const viewColumns = [
+  "execution_id",
+  "workflow_id",
+  "workspace_id",
+  "status",
+  "outputs",
+  "error_message",
+  "created_at",
+  "started_at",
+  "completed_at",
+  "attempts"
+] as const satisfies ReadonlyArray<keyof ExecutionRow>
+
+/** A row of the view's columns. */
+export type ViewRow = Pick<ExecutionRow, typeof viewColumns[number]>
+
+/**
+ * The view a row holds. As with `fromRow`, what the store wrote is not decoded again: the outputs
+ * stay the JSON text `toColumns` wrote; only the status is checked.
+ */
+export const viewOfRow = (row: ViewRow): Either.Either<ExecutionRecord.ExecutionView, Errors.StorageError> =>
+  Either.map(readStatus(row.status), (status) => ({
+    executionId: row.execution_id,
+    workflowId: row.workflow_id,
+    workspaceId: row.workspace_id,
+    status,
+    outputsJson: row.outputs,
+    errorMessage: row.error_message,
+    createdAt: row.created_at,
+    startedAt: row.started_at,
+    completedAt: row.completed_at,
+    attempt: row.attempts
+  }))
+
+/** The lease a claimed row carries. */
+export const leaseOf = (record: ExecutionRecord.ExecutionRecord, row: ExecutionRow): ExecutionQueue.Lease => ({
+  executionId: record.executionId,
+  workerId: row.lease_worker ?? "",
+  token: row.lease_token ?? 0,
+  attempt: row.attempts,
+  expiresAt: row.lease_expires_at ?? 0
+})

@@ -1,0 +1,134 @@
+/**
+ * `ExecutionStore` on SQL, the part every dialect shares: reads of executions and their views,
+ * listings, retention and cancel requests. An adapter adds its writes under leases and with their
+ * wake-ups (`insert`, `insertIdempotent`, `save`, `cancelQueued`), which group their commits and
+ * fence their rows in the dialect's own statements.
+ */
+import { ExecutionId } from "@appexec/api/Ids"
+import type { ExecutionStore } from "@appexec/core"
+import { Effect, Option } from "effect"
+import { sql } from "kysely"
+import { executionColumns, fromRow, viewColumns, viewOfRow } from "./ExecutionRows.js"
+import * as PreparedQuery from "./PreparedQuery.js"
+import { SqlRunner } from "./SqlRunner.js"
+
+/** What an adapter adds: the writes that take or hold a lease, or wake workers. */
+export type Writes = "insert" | "insertIdempotent" | "save" | "cancelQueued"
+
+/** The dialect-neutral part of the store. */
+export type Neutral = Omit<ExecutionStore.ExecutionStore["Type"], Writes>
+
+/** Statuses of finished executions, as SQL literals (so the partial indexes apply). */
+export const FINISHED = [sql.lit("completed"), sql.lit("failed")]
+
+/** Statuses of open executions, as SQL literals (so the partial indexes apply). */
+export const OPEN = [sql.lit("queued"), sql.lit("running")]
+
+/** The dialect-neutral part of the store, over the runner. */
+export const make = Effect.gen(function*() {
+  const runner = yield* SqlRunner
+  const { builder: db, dialect } = runner
+  const executions = db.selectFrom("executions")
+  // Every column by name: a prepared `*` would break when a later migration adds a column.
+  const get = PreparedQuery.make((p: PreparedQuery.Param<{ executionId: string }>) =>
+    executions.select(executionColumns).where("execution_id", "=", p("executionId"))
+  )
+  const getView = PreparedQuery.make((p: PreparedQuery.Param<{ executionId: string }>) =>
+    executions.select(viewColumns).where("execution_id", "=", p("executionId"))
+  )
+  // The ids travel as one parameter, so one prepared statement serves any number of them.
+  const finished = PreparedQuery.make((p: PreparedQuery.Param<{ ids: unknown }>) =>
+    executions
+      .select("execution_id")
+      .where(dialect.oneOf("execution_id", p("ids")))
+      .where("status", "in", FINISHED)
+  )
+  const views = PreparedQuery.make((p: PreparedQuery.Param<{ ids: unknown }>) =>
+    executions.select(viewColumns).where(dialect.oneOf("execution_id", p("ids")))
+  )
+  const requestCancel = PreparedQuery.make((p: PreparedQuery.Param<{ executionId: string; at: number }>) =>
+    db
+      .updateTable("executions")
+      .set({ cancel_requested_at: p("at") })
+      .where("execution_id", "=", p("executionId"))
+      .where("status", "in", OPEN)
+  )
+
+  const service: Neutral = {
+    // Every poll reads one: untraced.
+    get: (executionId) =>
+      Effect.flatMap(
+        runner.first("get execution", get.bind({ executionId })),
+        (row) => (row === undefined ? Effect.succeedNone : Effect.map(fromRow(row), Option.some))
+      ),
+    getView: (executionId) =>
+      Effect.flatMap(
+        runner.first("get execution view", getView.bind({ executionId })),
+        (row) => (row === undefined ? Effect.succeedNone : Effect.map(viewOfRow(row), Option.some))
+      ),
+    finishedAmong: (executionIds) =>
+      executionIds.length === 0
+        ? Effect.succeed([])
+        : Effect.map(
+          runner.all("finished executions", finished.bind({ ids: dialect.list(executionIds) })),
+          (rows) => rows.map((row) => ExecutionId.make(row.execution_id))
+        ),
+    viewsAmong: (executionIds) =>
+      executionIds.length === 0
+        ? Effect.succeed([])
+        : Effect.flatMap(
+          runner.all("execution views", views.bind({ ids: dialect.list(executionIds) })),
+          (rows) => Effect.forEach(rows, viewOfRow)
+        ),
+    list: Effect.fn("SqlExecutionStore.list")(({ limit, status, workspaceId }) => {
+      let query = executions.select(executionColumns).orderBy("seq", "desc").limit(limit)
+      if (workspaceId !== undefined) query = query.where("workspace_id", "=", workspaceId)
+      if (status !== undefined) query = query.where("status", "=", status)
+      return Effect.flatMap(runner.all("list executions", query), (rows) => Effect.forEach(rows, fromRow))
+    }),
+    finishedBefore: Effect.fn("SqlExecutionStore.finishedBefore")((cutoff, limit) =>
+      Effect.map(
+        runner.all(
+          "find expired executions",
+          executions
+            .select("execution_id")
+            .where("status", "in", FINISHED)
+            .where("completed_at", "<", cutoff)
+            .orderBy("completed_at")
+            .limit(limit)
+        ),
+        (rows) => rows.map((row) => ExecutionId.make(row.execution_id))
+      )
+    ),
+    deleteFinished: Effect.fn("SqlExecutionStore.deleteFinished")((executionIds) => {
+      if (executionIds.length === 0) return Effect.succeed(0)
+      const ids = [...executionIds]
+      const finishedIds = executions
+        .select("execution_id")
+        .where("execution_id", "in", ids)
+        .where("status", "in", FINISHED)
+      return runner.transaction("delete executions", [
+        db.deleteFrom("webhook_outbox").where("execution_id", "in", finishedIds),
+        db.deleteFrom("executions").where("execution_id", "in", ids).where("status", "in", FINISHED)
+      ]).pipe(Effect.map((changed) => changed[1] ?? 0))
+    }),
+    countOpen: runner
+      .all(
+        "count open executions",
+        executions
+          .select(["status", (eb) => eb.fn.countAll<number>().as("n")])
+          .where("status", "in", OPEN)
+          .groupBy("status")
+      )
+      .pipe(
+        Effect.map((rows) => ({
+          queued: Number(rows.find((r) => r.status === "queued")?.n ?? 0),
+          running: Number(rows.find((r) => r.status === "running")?.n ?? 0)
+        }))
+      ),
+    requestCancel: Effect.fn("SqlExecutionStore.requestCancel")((executionId, at) =>
+      Effect.map(runner.run("request cancel", requestCancel.bind({ executionId, at })), (changed) => changed > 0)
+    )
+  }
+  return service
+})

@@ -1,0 +1,177 @@
+/**
+ * The tables of appexec's SQL schema, as kysely sees them, for every dialect: snake_case columns,
+ * times as epoch milliseconds (SQLite `INTEGER`, PostgreSQL `bigint` read back as numbers), JSON
+ * text for execution inputs and outputs. Where the dialects store a value differently the column
+ * type says both (`SqlBool`: 0/1 on SQLite, `boolean` on PostgreSQL; delivery attempts: JSON text
+ * on SQLite, `jsonb` on PostgreSQL), and the few columns and tables one dialect alone has say so.
+ */
+import type { ColumnType, Generated, SqlBool } from "kysely"
+
+/** `apps`: one row per app, pointing at its current workflow version. */
+export interface AppsTable {
+  app_id: string
+  name: string
+  description: string | null
+  /**
+   * PostgreSQL only: `name` and `description` folded with `toLowerCase` (all of Unicode), for
+   * search (`SqlDialect.search`); SQLite folds them in the query instead.
+   */
+  search_text: ColumnType<string, string | undefined, string>
+  /** 0/1 on SQLite, `boolean` on PostgreSQL: written through `SqlDialect.bool`. */
+  is_public: SqlBool
+  workspace_id: string | null
+  workflow_id: string
+  created_at: number
+  updated_at: number
+}
+
+/** `workflow_versions`: immutable app definitions. */
+export interface WorkflowVersionsTable {
+  workflow_id: string
+  app_id: string
+  definition: string
+  created_at: number
+}
+
+/** `workspaces`. */
+export interface WorkspacesTable {
+  workspace_id: string
+  name: string
+  created_at: number
+}
+
+/** `users`. */
+export interface UsersTable {
+  user_id: string
+  workspace_id: string
+  name: string
+  created_at: number
+}
+
+/** `api_keys`: hashes only. */
+export interface ApiKeysTable {
+  api_key_id: string
+  workspace_id: string
+  user_id: string
+  hash: string
+  hint: string
+  created_at: number
+  revoked_at: number | null
+}
+
+/** `executions`: the execution record and its queue state (lease, attempts). */
+export interface ExecutionsTable {
+  /** Acceptance order; the queue is FIFO on it. */
+  seq: Generated<number>
+  execution_id: string
+  workflow_id: string
+  app_id: string
+  workspace_id: string
+  user_id: string
+  status: string
+  inputs: string
+  outputs: string
+  error_message: string | null
+  webhook_url: string | null
+  created_at: number
+  started_at: number | null
+  completed_at: number | null
+  lease_worker: string | null
+  lease_token: number | null
+  lease_expires_at: number | null
+  attempts: Generated<number>
+  claims: Generated<number>
+  /** When a cancel was requested for the worker that holds the execution. */
+  cancel_requested_at: number | null
+  /** The W3C `traceparent` of the request that started it, when traced. */
+  trace_parent: string | null
+}
+
+/** `idempotency_keys`: a workspace's start keys, with a digest of their request. */
+export interface IdempotencyKeysTable {
+  workspace_id: string
+  key: string
+  fingerprint: string
+  execution_id: string
+  expires_at: number
+}
+
+/** One recorded delivery attempt, as stored in `webhook_outbox.attempts`. */
+export interface AttemptColumn {
+  readonly at: number
+  readonly statusCode: number | null
+  readonly error: string | null
+}
+
+/** `webhook_outbox`: completion webhooks to deliver. */
+export interface WebhookOutboxTable {
+  seq: Generated<number>
+  delivery_id: string
+  execution_id: string
+  user_id: string
+  url: string
+  status: string
+  next_attempt_at: number
+  /** JSON text on SQLite, `jsonb` (read back parsed) on PostgreSQL; written as JSON text on both. */
+  attempts: ColumnType<string | ReadonlyArray<AttemptColumn>, string, string>
+  created_at: number
+  /** The W3C `traceparent` its attempts continue, when traced. */
+  trace_parent: string | null
+}
+
+/** `signing_keys`. */
+export interface SigningKeysTable {
+  seq: Generated<number>
+  kid: string
+  secret_key: string
+  public_key: string
+  created_at: number
+  retired_at: number | null
+  published_until: number | null
+}
+
+/** `rate_limits`: per key, the counter of its current window and the count of the window before. */
+export interface RateLimitsTable {
+  key: string
+  window_start: number
+  count: number
+  previous: number
+}
+
+/** `key_revision` (SQLite only): one row, bumped by triggers on every change of `api_keys`. */
+export interface KeyRevisionTable {
+  id: number
+  revision: number
+}
+
+/** `blobs`: media bytes. */
+export interface BlobsTable {
+  key: string
+  content_type: string
+  bytes: Uint8Array
+  created_at: number
+}
+
+/** `secrets` (PostgreSQL only): random secrets every process of a deployment shares (the media URL key). */
+export interface SecretsTable {
+  name: string
+  value: Uint8Array
+  created_at: number
+}
+
+/** The whole schema at the latest migration of either dialect. */
+export interface Tables {
+  apps: AppsTable
+  workflow_versions: WorkflowVersionsTable
+  workspaces: WorkspacesTable
+  users: UsersTable
+  api_keys: ApiKeysTable
+  executions: ExecutionsTable
+  idempotency_keys: IdempotencyKeysTable
+  webhook_outbox: WebhookOutboxTable
+  signing_keys: SigningKeysTable
+  rate_limits: RateLimitsTable
+  key_revision: KeyRevisionTable
+  blobs: BlobsTable
+  secrets: SecretsTable
+}
