@@ -1,8 +1,9 @@
 /**
  * @appexec/http: the endpoints of the appexec API (`@appexec/api`) served over the `Appexec`
- * facade, runtime-neutral: a web `Request → Response` handler for embedding (the Node
- * `(req, res)` listener and the guarded server are `@appexec/platform-node`'s), the media route, the rate limit, the operator's routes (health, readiness, OpenAPI
- * document, reference page) and the admin app (Prometheus metrics).
+ * facade, runtime-neutral: the app (plain request → answer), a web `Request → Response` handler
+ * for embedding, the media route, the rate limit, the operator's routes (health, readiness,
+ * OpenAPI document, reference page) and the admin app (Prometheus metrics). The Node
+ * `(req, res)` listener and the connection-guarding server are `@appexec/platform-node`'s.
  */
 export * as AdminHttp from "./AdminHttp.js"
 export * as AppexecHttp from "./AppexecHttp.js"
