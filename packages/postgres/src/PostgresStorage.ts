@@ -10,7 +10,7 @@
  * ```
  */
 import type { AppexecLayer, Errors } from "@appexec/core"
-import { SqlAppStore, SqlBlobStore, SqlKeyStore, SqlSigningKeyStore } from "@appexec/sql"
+import { SqlAppStore, SqlBlobStore, SqlKeyStore, SqlRateLimitStore, SqlSigningKeyStore } from "@appexec/sql"
 import { Layer } from "effect"
 import * as Runner from "./internal/Runner.js"
 import * as WorkNotifier from "./internal/WorkNotifier.js"
@@ -18,7 +18,6 @@ import * as WorkSignal from "./internal/WorkSignal.js"
 import * as PostgresClient from "./PostgresClient.js"
 import * as PostgresExecutionQueue from "./PostgresExecutionQueue.js"
 import * as PostgresExecutionStore from "./PostgresExecutionStore.js"
-import * as PostgresRateLimitStore from "./PostgresRateLimitStore.js"
 import * as PostgresWebhookOutbox from "./PostgresWebhookOutbox.js"
 
 /** How to reach the database (see `PostgresClient.Options`). */
@@ -37,7 +36,7 @@ export const layerFromClient: Layer.Layer<
   SqlKeyStore.layer,
   SqlBlobStore.layer,
   SqlSigningKeyStore.layer,
-  PostgresRateLimitStore.layer,
+  SqlRateLimitStore.layer,
   PostgresExecutionStore.layer.pipe(Layer.provide(WorkNotifier.layer)),
   // One listening connection for both.
   Layer.merge(PostgresExecutionQueue.layer, PostgresWebhookOutbox.layer).pipe(Layer.provide(WorkSignal.layer))

@@ -33,6 +33,8 @@ export interface SqlDialect {
   readonly list: (values: ReadonlyArray<string>) => unknown
   /** That text `column` starts with `prefix`, with no LIKE wildcards (and the key index where the dialect can). */
   readonly startsWith: (column: string, prefix: string) => RawBuilder<SqlBool>
+  /** The larger of the number in `column` and `value` (SQLite: `max(a, b)`, PostgreSQL: `greatest`). */
+  readonly greatest: (column: string, value: unknown) => RawBuilder<number>
   /** The JSON array `column` with the JSON text `element` appended, in place. */
   readonly appendJson: (column: string, element: unknown) => RawBuilder<string>
 }

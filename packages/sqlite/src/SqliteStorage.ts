@@ -10,7 +10,7 @@
  * ```
  */
 import type { AppexecLayer, Errors } from "@appexec/core"
-import { SqlBlobStore, SqlSigningKeyStore } from "@appexec/sql"
+import { SqlBlobStore, SqlRateLimitStore, SqlSigningKeyStore } from "@appexec/sql"
 import { Layer } from "effect"
 import * as Runner from "./internal/Runner.js"
 import { WorkSignal } from "./internal/WorkSignal.js"
@@ -19,7 +19,6 @@ import * as SqliteClient from "./SqliteClient.js"
 import * as SqliteExecutionQueue from "./SqliteExecutionQueue.js"
 import * as SqliteExecutionStore from "./SqliteExecutionStore.js"
 import * as SqliteKeyStore from "./SqliteKeyStore.js"
-import * as SqliteRateLimitStore from "./SqliteRateLimitStore.js"
 import * as SqliteWebhookOutbox from "./SqliteWebhookOutbox.js"
 
 /** How to open the database (see `SqliteClient.Options`). */
@@ -35,7 +34,7 @@ export const layer = (options: Options): Layer.Layer<AppexecLayer.Storage, Error
     SqliteKeyStore.layer,
     SqlBlobStore.layer,
     SqlSigningKeyStore.layer,
-    SqliteRateLimitStore.layer,
+    SqlRateLimitStore.layer,
     SqliteWebhookOutbox.layer,
     Layer.mergeAll(SqliteExecutionStore.layer, SqliteExecutionQueue.layer).pipe(Layer.provide(WorkSignal.layer))
   ).pipe(Layer.provide(Runner.layer.pipe(Layer.provideMerge(SqliteClient.layer(options)))))

@@ -25,6 +25,7 @@ const dialect: SqlDialect = {
   list: (values) => [...values],
   // `starts_with` rather than LIKE: no wildcard in a key needs escaping.
   startsWith: (column, prefix) => sql`starts_with(${sql.ref(column)}, ${prefix})`,
+  greatest: (column, value) => sql<number>`greatest(${sql.ref(column)}, ${value})`,
   appendJson: (column, element) => sql`${sql.ref(column)} || jsonb_build_array(${element}::jsonb)`
 }
 

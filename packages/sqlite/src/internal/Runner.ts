@@ -26,6 +26,7 @@ const dialect: SqlDialect = {
   list: (values) => JSON.stringify(values),
   // A range on the key rather than LIKE: no wildcard in a key needs escaping, and the index applies.
   startsWith: (column, prefix) => sql`(${sql.ref(column)} >= ${prefix} and ${sql.ref(column)} < ${`${prefix}\uffff`})`,
+  greatest: (column, value) => sql<number>`max(${sql.ref(column)}, ${value})`,
   appendJson: (column, element) => sql`json_insert(${sql.ref(column)}, '$[#]', json(${element}))`
 }
 
