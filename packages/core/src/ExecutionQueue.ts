@@ -11,6 +11,7 @@
 import type { ExecutionId } from "@appexec/api/Ids"
 import { Context, type Effect, type Option } from "effect"
 import type { LeaseLost, StorageError } from "./Errors.js"
+import type { StartedState } from "./ExecutionLifecycle.js"
 import type { ExecutionRecord } from "./ExecutionRecord.js"
 
 /** The right to run one execution until `expiresAt` (epoch ms). */
@@ -26,8 +27,15 @@ export interface Lease {
 
 /** A claimed execution and its lease. */
 export interface Claim {
+  /** The execution as the claim found it: before the start the claim wrote, if it wrote one. */
   readonly execution: ExecutionRecord
   readonly lease: Lease
+  /**
+   * Whether this claim started the execution: it was `queued` and the claim wrote
+   * `ClaimOptions.start` on it. Core then applies the `Started` transition to `execution` itself
+   * (`ExecutionLifecycle.transition`), which gives the record as stored.
+   */
+  readonly started: boolean
 }
 
 /** How many executions one claim may take. */
@@ -40,12 +48,13 @@ export interface ClaimOptions {
    */
   readonly maxRunningPerWorkspace?: number | undefined
   /**
-   * When given, the `queued` executions among those claimed are marked `running`, started at
-   * this time (epoch ms), in the same write: the `Started` transition of `ExecutionLifecycle`,
-   * one write fewer per execution. Executions claimed again (already `running`) are left as
-   * they are.
+   * When given, the claim writes these fields (`ExecutionLifecycle.startedState`: what the
+   * `Started` transition sets) on each `queued` execution it takes, in the claim's own write (one
+   * write fewer per execution), and reports it with `Claim.started`. The adapter applies no rule
+   * of its own: it writes the fields core computed, on exactly the executions that were `queued`,
+   * and says which. Executions claimed again (already `running`) are left as they are.
    */
-  readonly startAt?: number | undefined
+  readonly start?: StartedState | undefined
 }
 
 /** The queue of executions. Time is read from `Clock`. */

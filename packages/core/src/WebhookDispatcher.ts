@@ -6,12 +6,13 @@
  * retried. Every attempt is recorded. Claims on due entries are leased in the outbox, so two
  * dispatchers never send the same attempt, and an attempt cut short by a crash is sent again once
  * its lease (`webhookTimeoutMs + webhookClaimMarginMs`) runs out. Up to `webhookConcurrency`
- * deliveries are under way at once, each in its own slot. The loop wakes when an execution of this process ends with a webhook and
- * polls for the rest (entries written by other processes, retries coming due).
+ * deliveries are under way at once, each in its own slot of the claim loop it shares with the
+ * worker (`internal/ClaimLoop.ts`). The loop wakes when an execution of this process ends with a
+ * webhook and polls for the rest (entries written by other processes, retries coming due).
  */
 import { Envelope } from "@appexec/api/Envelope"
 import { Execution } from "@appexec/api/Execution"
-import { Chunk, Clock, Duration, Effect, Fiber, Layer, Metric, Option, Queue } from "effect"
+import { Chunk, Clock, Duration, Effect, Layer, Metric, Option, Queue } from "effect"
 import { AppexecConfig, millis } from "./AppexecConfig.js"
 import { webhookOutcome } from "./AppexecMetrics.js"
 import type { StorageError } from "./Errors.js"
@@ -19,7 +20,7 @@ import { ExecutionEvents } from "./ExecutionEvents.js"
 import { isTerminal } from "./ExecutionLifecycle.js"
 import { executionJson, type ExecutionView } from "./ExecutionRecord.js"
 import { ExecutionStore } from "./ExecutionStore.js"
-import * as Forker from "./internal/Forker.js"
+import * as ClaimLoop from "./internal/ClaimLoop.js"
 import { OutboundHttp, type OutboundResponse } from "./OutboundHttp.js"
 import { SigningKeys } from "./SigningKeys.js"
 import * as TraceContext from "./TraceContext.js"
@@ -236,32 +237,17 @@ export const make = Effect.gen(function*() {
   return { claim, deliver, send, dispatchDue } as const
 })
 
-/** The dispatcher loop as a scoped effect: it runs until the scope closes. */
+/**
+ * The dispatcher loop as a scoped effect: it runs until the scope closes. Its claim loop (the
+ * worker's, `ClaimLoop`) claims as many due entries as there are free delivery slots (at most a
+ * batch), and sends each in a fiber of its own; a receiver that takes its whole time limit holds
+ * one slot, not the others. Closing the scope interrupts the deliveries under way.
+ */
 export const run = Effect.gen(function*() {
   const config = yield* AppexecConfig
   const events = yield* ExecutionEvents
   const { claim, send } = yield* make
   const wake = yield* Queue.sliding<void>(1)
-  // Each delivery is a fiber forked from plain code, its log annotations set as it is made
-  // (`Forker`); the fibers under way are kept to be interrupted when the scope closes.
-  const fork = Forker.make(yield* Effect.runtime<never>())
-  const running = new Set<Fiber.RuntimeFiber<void>>()
-  yield* Effect.addFinalizer(() => Fiber.interruptAll([...running]))
-  // Free delivery slots. Only this loop takes slots; each delivery gives its own back when it
-  // ends and signals `slotFreed`, so a receiver that takes its whole time limit holds one slot,
-  // not the others.
-  let free = config.webhookConcurrency
-  const slotFreed = yield* Queue.sliding<void>(1)
-  const start = (entry: OutboxEntry) => {
-    const fiber = fork(send(entry), annotationsOf(entry))
-    // A delivery that ended within the fork is not kept.
-    if (fiber.unsafePoll() === null) running.add(fiber)
-    fiber.addObserver(() => {
-      running.delete(fiber)
-      free += 1
-      Queue.unsafeOffer(slotFreed, undefined)
-    })
-  }
 
   const subscription = yield* events.subscribe
   // Whatever piled up is looked at in one go: one wake-up for a burst of transitions.
@@ -279,26 +265,16 @@ export const run = Effect.gen(function*() {
   // Also woken by the outbox when another process may have added a due entry.
   const awaitDue = (yield* WebhookOutbox).awaitDue
   const idle = Effect.raceAll([Queue.take(wake), poll, ...(awaitDue === undefined ? [] : [awaitDue])])
-  // Each pass claims as many due entries as there are free slots (at most a batch). Claiming and
-  // starting the claimed deliveries cannot be split by an interruption, or a claim would wait
-  // unsent until its lease ran out.
-  const step = Effect.gen(function*() {
-    if (free === 0) {
-      while (free === 0) yield* Queue.take(slotFreed)
-      // The other answers of this turn of the event loop free their slots too: one claim for all.
-      yield* nextTurn
-    }
-    const slots = Math.min(free, BATCH)
-    const due = yield* Effect.uninterruptible(
-      Effect.tap(claim(slots), (due) =>
-        Effect.sync(() => {
-          free -= due.length
-          for (const entry of due) start(entry)
-        }))
-    )
-    if (due.length < slots) yield* idle
+  yield* ClaimLoop.make<OutboxEntry>({
+    slots: config.webhookConcurrency,
+    batch: BATCH,
+    claim,
+    work: (entry) => ({ effect: send(entry) }),
+    annotations: annotationsOf,
+    idle: () => idle,
+    // The other answers of this turn of the event loop free their slots too: one claim for all.
+    gather: nextTurn
   })
-  yield* Effect.forkScoped(Effect.forever(step))
   yield* Effect.logDebug("webhook dispatcher started")
 })
 

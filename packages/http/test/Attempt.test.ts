@@ -4,7 +4,7 @@
  * first one was lost; the spec's fields stay as they are.
  */
 import { Api } from "@appexec/api"
-import { ExecutionQueue } from "@appexec/core"
+import { ExecutionLifecycle, ExecutionQueue } from "@appexec/core"
 import { TestHarness } from "@appexec/testing"
 import { HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
@@ -58,7 +58,7 @@ describe("attempt", () => {
         "attempt"
       ])
 
-      yield* queue.claimBatch("lost-worker", LEASE, { limit: 1, startAt: 0 })
+      yield* queue.claimBatch("lost-worker", LEASE, { limit: 1, start: ExecutionLifecycle.startedState(0) })
       const first = yield* poll
       expect(first.data).toMatchObject({ status: "running", attempt: 1 })
 

@@ -12,13 +12,13 @@
  * per-workspace cap, a batch runs in one transaction that counts each workspace's live leases
  * under an advisory lock of that workspace. Claims and renewals do not wait for their commit to
  * be flushed (`synchronous_commit = off` for their transaction alone): lost in a crash of the
- * database, a claim leaves its execution claimable (a start it wrote, `ClaimOptions.startAt`,
+ * database, a claim leaves its execution claimable (a start it wrote, `ClaimOptions.start`,
  * goes back to `queued` with it, and the execution runs again) and a renewal lets its lease run
  * out sooner, both of which the queue recovers from by design. Idle workers wait on `LISTEN` (see
  * `WorkSignal`); a release notifies them in every process.
  */
 import { ExecutionId } from "@appexec/api/Ids"
-import { Errors, ExecutionQueue } from "@appexec/core"
+import { Errors, type ExecutionLifecycle, ExecutionQueue } from "@appexec/core"
 import { Clock, Effect, Layer, Option } from "effect"
 import { type ExpressionBuilder, type Kysely, sql } from "kysely"
 import { executionColumns, type ExecutionRow, fromRow, leaseOf } from "./internal/ExecutionRows.js"
@@ -39,7 +39,7 @@ export const make = Effect.gen(function*() {
   const claimable = (db: Kysely<Tables>, after: string, now: number) =>
     db
       .selectFrom("executions")
-      .select(["seq", "workspace_id"])
+      .select(["seq", "workspace_id", "status"])
       // Literals, not parameters: only then does the planner use the partial index.
       .where("status", "in", [sql.lit("queued"), sql.lit("running")])
       .where("workspace_id", ">", after)
@@ -50,54 +50,71 @@ export const make = Effect.gen(function*() {
       .forUpdate()
       .skipLocked()
 
-  /** The lease a claim writes, and the counters it moves; with `startAt`, a queued execution starts. */
+  /**
+   * The lease a claim writes, and the counters it moves; with `start` (the fields of core's
+   * `Started` transition, `ClaimOptions.start`), a queued execution starts.
+   */
   const lease =
-    (workerId: string, expiresAt: number, startAt: number | undefined) =>
+    (workerId: string, expiresAt: number, start: ExecutionLifecycle.StartedState | undefined) =>
     (eb: ExpressionBuilder<Tables, "executions">) => ({
       claims: eb("claims", "+", 1),
       attempts: eb("attempts", "+", 1),
       lease_token: eb("claims", "+", 1),
       lease_worker: workerId,
       lease_expires_at: expiresAt,
-      ...(startAt === undefined ? {} : {
-        status: sql<"running">`CASE WHEN status = 'queued' THEN 'running' ELSE status END`,
-        started_at: sql<number>`CASE WHEN status = 'queued' THEN ${startAt}::bigint ELSE started_at END`
+      ...(start === undefined ? {} : {
+        status: sql<string>`CASE WHEN status = 'queued' THEN ${start.status} ELSE status END`,
+        started_at: sql<number>`CASE WHEN status = 'queued' THEN ${start.startedAt}::bigint ELSE started_at END`
       })
     })
 
   /**
-   * Claims up to `limit` executions in one statement (`appexec_claim_executions`, migration
-   * 0003: the round robin below, run in the server), as a prepared statement. A batch that is
-   * not full ran out of work: the next claim starts a pass from the first workspace. With
-   * `startAt`, the queued executions it takes start (`running`) in the same statement.
+   * Claims up to `limit` executions in one statement (`appexec_claim_executions`, migrations
+   * 0003 and 0004: the round robin below, run in the server), as a prepared statement. A batch
+   * that is not full ran out of work: the next claim starts a pass from the first workspace.
+   * With `start`, the queued executions it takes start in the same statement, and come back as
+   * they were found (still `queued`): those are the ones it started.
    */
   const claimUncapped = (
     limit: number,
     now: number,
     workerId: string,
     expiresAt: number,
-    startAt: number | undefined
+    start: ExecutionLifecycle.StartedState | undefined
   ) =>
     client.prepared(
       "claim executions",
       sql<ExecutionRow>`SELECT ${sql.join(executionColumns.map((c) => sql.ref(c)))}
         FROM appexec_claim_executions(${cursor}, ${limit}::integer, ${now}::bigint, ${workerId}, ${expiresAt}::bigint, ${
-        startAt ?? null
-      }::bigint)`
+        start?.status ?? null
+      }::text, ${start?.startedAt ?? null}::bigint)`
         .compile(client.db)
     ).pipe(Effect.map(({ rows }) => {
       cursor = rows.length < limit ? "" : rows[rows.length - 1]!.workspace_id
       return rows
     }))
 
-  /** Claims the execution `seq`, locked by this transaction already. */
-  const take = (db: Kysely<Tables>, seq: number, workerId: string, expiresAt: number, startAt: number | undefined) =>
+  /**
+   * Claims the execution `seq`, locked by this transaction already and found `was`, answered as
+   * found: with `start`, a queued one comes back with its status and start as they were.
+   */
+  const take = (
+    db: Kysely<Tables>,
+    seq: number,
+    was: string,
+    workerId: string,
+    expiresAt: number,
+    start: ExecutionLifecycle.StartedState | undefined
+  ) =>
     db
       .updateTable("executions")
-      .set(lease(workerId, expiresAt, startAt))
+      .set(lease(workerId, expiresAt, start))
       .where("seq", "=", seq)
       .returningAll()
       .executeTakeFirst()
+      .then((row) =>
+        row === undefined || start === undefined || was !== "queued" ? row : { ...row, status: was, started_at: null }
+      )
 
   /**
    * Claims up to `limit` rows, one workspace after the other from `cursor`, starting over at the
@@ -136,7 +153,7 @@ export const make = Effect.gen(function*() {
       const cap = options.maxRunningPerWorkspace
       const rows = yield* cap === undefined
         // No cap: one statement (each row locked, skipped by others, taken).
-        ? claimUncapped(options.limit, now, workerId, expiresAt, options.startAt)
+        ? claimUncapped(options.limit, now, workerId, expiresAt, options.start)
         // A cap: one transaction, each workspace's live leases counted under a lock of that
         // workspace, so that claimers in other processes cannot exceed the cap together.
         : client.transaction("claim executions", async (trx) => {
@@ -165,13 +182,18 @@ export const make = Effect.gen(function*() {
               return { workspace, row: undefined }
             }
             running.set(workspace, count + 1)
-            return { workspace, row: await take(trx, found.seq, workerId, expiresAt, options.startAt) }
+            return { workspace, row: await take(trx, found.seq, found.status, workerId, expiresAt, options.start) }
           })
         })
       return yield* Effect.forEach(
         rows,
         (row) =>
-          Effect.map(fromRow(row), (execution): ExecutionQueue.Claim => ({ execution, lease: leaseOf(execution, row) }))
+          Effect.map(fromRow(row), (execution): ExecutionQueue.Claim => ({
+            execution,
+            lease: leaseOf(execution, row),
+            // A row that comes back queued although a start was given is one this claim started.
+            started: options.start !== undefined && execution.status === "queued"
+          }))
       )
     })
 

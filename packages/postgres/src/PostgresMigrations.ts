@@ -8,16 +8,18 @@ import { type Kysely, type Migration, type MigrationResultSet, Migrator } from "
 import * as m0001 from "./internal/migrations/0001_initial.js"
 import * as m0002 from "./internal/migrations/0002_retention_and_tracing.js"
 import * as m0003 from "./internal/migrations/0003_claim_function.js"
+import * as m0004 from "./internal/migrations/0004_claim_says_started.js"
 
 /** Every migration by name, in order. Names sort in the order they apply; never rename one. */
 export const migrations: Readonly<Record<string, Migration>> = {
   "0001_initial": m0001,
   "0002_retention_and_tracing": m0002,
-  "0003_claim_function": m0003
+  "0003_claim_function": m0003,
+  "0004_claim_says_started": m0004
 }
 
 /** Name of the newest migration. */
-export const latest = "0003_claim_function"
+export const latest = "0004_claim_says_started"
 
 /** The table that records applied migrations. */
 export const migrationTable = "appexec_migrations"

@@ -28,7 +28,7 @@ export const make = Effect.gen(function*() {
   const next = PreparedQuery.make((p: PreparedQuery.Param<{ cursor: string; now: number }>) =>
     db
       .selectFrom("executions")
-      .select(["seq", "workspace_id"])
+      .select(["seq", "workspace_id", "status"])
       // Literals, not parameters: only then can SQLite use the partial index `executions_open_by_workspace`.
       .where("status", "in", [sql.lit("queued"), sql.lit("running")])
       .where("workspace_id", ">", p("cursor"))
@@ -47,7 +47,7 @@ export const make = Effect.gen(function*() {
     PreparedQuery.make((p: PreparedQuery.Param<{ workspaceId: string; now: number }>) =>
       db
         .selectFrom("executions")
-        .select(["seq", "workspace_id"])
+        .select(["seq", "workspace_id", "status"])
         .where("status", "in", [sql.lit("queued"), sql.lit("running")])
         .where("workspace_id", ">=", p("workspaceId"))
         .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<=", p("now"))]))
@@ -85,17 +85,22 @@ export const make = Effect.gen(function*() {
     lease_worker: p("workerId"),
     lease_expires_at: p("expiresAt")
   })
-  /** The lease and, with `startAt`, the start of a queued execution (`ClaimOptions.startAt`). */
+  /**
+   * The lease and, with `ClaimOptions.start`, the fields core's `Started` transition writes, on
+   * a queued execution only. The claim reads each row's status before (under the write lock),
+   * and so says which it started.
+   */
+  type StartParams = { startStatus: string; startedAt: number }
   const starting =
-    (p: PreparedQuery.Param<LeaseParams & { startAt: number }>) => (eb: ExpressionBuilder<Tables, "executions">) => ({
+    (p: PreparedQuery.Param<LeaseParams & StartParams>) => (eb: ExpressionBuilder<Tables, "executions">) => ({
       ...lease(p)(eb),
-      status: sql<"running">`CASE WHEN status = 'queued' THEN 'running' ELSE status END`,
-      started_at: sql<number>`CASE WHEN status = 'queued' THEN ${p("startAt")} ELSE started_at END`
+      status: sql<"running">`CASE WHEN status = 'queued' THEN ${p("startStatus")} ELSE status END`,
+      started_at: sql<number>`CASE WHEN status = 'queued' THEN ${p("startedAt")} ELSE started_at END`
     })
   const claimOnly = PreparedQuery.make((p: PreparedQuery.Param<LeaseParams & { seq: number }>) =>
     db.updateTable("executions").set(lease(p)).where("seq", "=", p("seq")).returningAll()
   )
-  const claimStarting = PreparedQuery.make((p: PreparedQuery.Param<LeaseParams & { seq: number; startAt: number }>) =>
+  const claimStarting = PreparedQuery.make((p: PreparedQuery.Param<LeaseParams & StartParams & { seq: number }>) =>
     db.updateTable("executions").set(starting(p)).where("seq", "=", p("seq")).returningAll()
   )
   // Several rows at once: their `seq`s travel as one JSON array, so one statement serves any number.
@@ -104,33 +109,48 @@ export const make = Effect.gen(function*() {
     db.updateTable("executions").set(lease(p)).where("seq", "in", inSeqs(p)).returningAll()
   )
   const claimManyStarting = PreparedQuery.make((
-    p: PreparedQuery.Param<LeaseParams & { seqs: string; startAt: number }>
+    p: PreparedQuery.Param<LeaseParams & StartParams & { seqs: string }>
   ) => db.updateTable("executions").set(starting(p)).where("seq", "in", inSeqs(p)).returningAll())
   /** Where the previous claim of this process stopped in the round robin over workspaces. */
   let cursor = ""
 
   /**
    * Claims up to `limit` executions on the connection, one workspace after the other from
-   * `cursor`, starting over at the first workspace until a whole pass finds nothing more.
+   * `cursor`, starting over at the first workspace until a whole pass finds nothing more. The
+   * `seq`s of the rows found `queued` go into `queued`.
    */
   const claimRows = (
     c: Connection,
     workerId: string,
     now: number,
     expiresAt: number,
-    options: ExecutionQueue.ClaimOptions
+    options: ExecutionQueue.ClaimOptions,
+    queued: Set<number>
   ) => {
     const rows: Array<ExecutionRow> = []
-    const startAt = options.startAt
+    // A claim retried after a busy lock notes afresh what it finds.
+    queued.clear()
+    const start = options.start
     const claim = (seq: number) =>
-      startAt === undefined
+      start === undefined
         ? claimOnly.bind({ seq, workerId, expiresAt })
-        : claimStarting.bind({ seq, workerId, expiresAt, startAt })
+        : claimStarting.bind({ seq, workerId, expiresAt, startStatus: start.status, startedAt: start.startedAt })
     const claimMany = (seqs: ReadonlyArray<number>) => {
       const json = JSON.stringify(seqs)
-      return startAt === undefined
+      return start === undefined
         ? claimManyOnly.bind({ seqs: json, workerId, expiresAt })
-        : claimManyStarting.bind({ seqs: json, workerId, expiresAt, startAt })
+        : claimManyStarting.bind({
+          seqs: json,
+          workerId,
+          expiresAt,
+          startStatus: start.status,
+          startedAt: start.startedAt
+        })
+    }
+    /** The `seq` of a row about to be claimed, noted when it is queued. */
+    const noted = (row: { readonly seq: number; readonly status: string }) => {
+      if (row.status === "queued") queued.add(row.seq)
+      return row.seq
     }
     const cap = options.maxRunningPerWorkspace
     if (cap === undefined) {
@@ -142,10 +162,10 @@ export const make = Effect.gen(function*() {
       if (c.get(next.bind({ cursor: only, now })) === undefined) {
         cursor = only
         const seqs = options.limit === 1
-          ? [first.seq]
+          ? [noted(first)]
           : c.all(oldestOf.bind({ workspaceId: only, now, limit: options.limit }))
             .filter((row) => row.workspace_id === only)
-            .map((row) => row.seq)
+            .map(noted)
         // One UPDATE for them all, in claim order (RETURNING comes in no promised order).
         if (seqs.length > 1) return [...c.all(claimMany(seqs))].sort((a, b) => a.seq - b.seq)
         const row = seqs.length === 1 ? c.get(claim(seqs[0]!)) : undefined
@@ -170,7 +190,7 @@ export const make = Effect.gen(function*() {
             const seqs: Array<number> = []
             for (const more of c.all(oldestOf.bind({ workspaceId: only, now, limit: allowed }))) {
               if (more.workspace_id !== only) break
-              seqs.push(more.seq)
+              seqs.push(noted(more))
             }
             // One UPDATE for them all, in claim order (RETURNING comes in no promised order).
             if (seqs.length > 0) rows.push(...[...c.all(claimMany(seqs))].sort((a, b) => a.seq - b.seq))
@@ -196,7 +216,7 @@ export const make = Effect.gen(function*() {
         }
         running.set(cursor, count + 1)
       }
-      const row = c.get(claim(found.seq))
+      const row = c.get(claim(noted(found)))
       if (row !== undefined) rows.push(row)
       claimedThisPass += 1
     }
@@ -227,26 +247,35 @@ export const make = Effect.gen(function*() {
       .where("lease_worker", "=", p("workerId"))
   )
 
-  /** The claims the rows stand for; a row that cannot be read fails the batch, as a read would. */
+  /**
+   * The claims the rows stand for; a row that cannot be read fails the batch, as a read would.
+   * A row the claim started (it was `queued`, and `start` was given) is answered as found: its
+   * status and start as they were, the other columns as the claim left them.
+   */
   const claimsOf = (
-    rows: ReadonlyArray<ExecutionRow>
+    rows: ReadonlyArray<ExecutionRow>,
+    queued: ReadonlySet<number>,
+    options: ExecutionQueue.ClaimOptions
   ): Either.Either<ReadonlyArray<ExecutionQueue.Claim>, Errors.StorageError> => {
     const claims: Array<ExecutionQueue.Claim> = []
     for (const row of rows) {
-      const execution = fromRow(row)
+      const started = options.start !== undefined && queued.has(row.seq)
+      const execution = fromRow(started ? { ...row, status: "queued", started_at: null } : row)
       if (Either.isLeft(execution)) return Either.left(execution.left)
-      claims.push({ execution: execution.right, lease: leaseOf(execution.right, row) })
+      claims.push({ execution: execution.right, lease: leaseOf(execution.right, row), started })
     }
     return Either.right(claims)
   }
 
   // Every claim of every worker: no generator.
   const claimBatch = (workerId: string, leaseMs: number, options: ExecutionQueue.ClaimOptions) =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      Effect.flatMap(
-        client.batched("claim executions", (c) => claimRows(c, workerId, now, now + leaseMs, options)),
-        claimsOf
-      ))
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const queued = new Set<number>()
+      return Effect.flatMap(
+        client.batched("claim executions", (c) => claimRows(c, workerId, now, now + leaseMs, options, queued)),
+        (rows) => claimsOf(rows, queued, options)
+      )
+    })
 
   const canceled = PreparedQuery.make((p: PreparedQuery.Param<{ workerId: string; now: number }>) =>
     db

@@ -204,12 +204,14 @@ export const make = Effect.gen(function*() {
           next.claims += 1
           next.attempts += 1
           next.lease = { workerId, token: next.claims, expiresAt: now + leaseMs }
-          if (options.startAt !== undefined && next.record.status === "queued") {
-            next.record = { ...next.record, status: "running", startedAt: options.startAt }
-          }
+          // The record as found; a queued one is then stored with the start core computed.
+          const execution = recordOf(next)
+          const started = options.start !== undefined && next.record.status === "queued"
+          if (started) next.record = { ...next.record, ...options.start }
           live.set(workspaceId, count + 1)
           claimed.push({
-            execution: recordOf(next),
+            execution,
+            started,
             lease: {
               executionId: next.record.executionId,
               workerId,

@@ -1,0 +1,304 @@
+/**
+ * One run of the worker: a claimed execution taken to its end. The run's fiber is uninterruptible
+ * but while its workflow runs; a stop (cancel, timeout, lost lease, the worker stopping)
+ * interrupts the workflow, and the outcome is recorded through the status state machine
+ * (`ExecutionLifecycle.transition`), with its webhook delivery when it has one. A claim that
+ * started the execution (`Claim.started`) has its `Started` transition applied here.
+ */
+import type { OutputType } from "@appexec/api/Execution"
+import type { ExecutionId } from "@appexec/api/Ids"
+import { Cause, Duration, Effect, Either, type Fiber, Option } from "effect"
+import type { CompiledApp } from "../AppDefinition.js"
+import { AppexecConfig, millis } from "../AppexecConfig.js"
+import { recordFinished } from "../AppexecMetrics.js"
+import type { LeaseLost, StorageError } from "../Errors.js"
+import { ExecutionEvents } from "../ExecutionEvents.js"
+import { type ExecutionEvent, failNow, isTerminal, transition } from "../ExecutionLifecycle.js"
+import { ExecutionQueue, type Lease } from "../ExecutionQueue.js"
+import type { ExecutionRecord } from "../ExecutionRecord.js"
+import { ExecutionStore } from "../ExecutionStore.js"
+import { IdGenerator } from "../IdGenerator.js"
+import * as TraceContext from "../TraceContext.js"
+import { DeliveryId, entryFor } from "../WebhookOutbox.js"
+import { AppCatalog } from "./AppCatalog.js"
+import { CANCELED_MESSAGE } from "./Cancellations.js"
+import { runWorkflow } from "./WorkflowRunner.js"
+
+const formatDuration = (ms: number) => Duration.format(Duration.millis(ms))
+
+/** Why a run was told to stop before its workflow ended. */
+export type StopReason = "canceled" | "timed out" | "lease lost"
+
+/** The declared type of each output of an app. */
+export type OutputTypes = Readonly<Record<string, Exclude<OutputType, "pending">>>
+
+/** One run of a worker, from its claim to its end. */
+export interface Run {
+  readonly executionId: ExecutionId
+  /** The lease as last renewed. */
+  lease: Lease
+  /** When the run times out (epoch ms); never until its workflow starts. */
+  deadline: number
+  /** Why the run was told to stop, once it was. */
+  stop: StopReason | undefined
+  /** The run's fiber: what a stop interrupts (it takes effect only while the workflow runs). */
+  fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
+  /** The execution as saved `running`, once it was. */
+  started: ExecutionRecord | undefined
+  timeoutMs: number
+  outputTypes: OutputTypes
+  /** When the claim that took it was made: the start it wrote, if it started the execution. */
+  readonly claimedAt: number
+  /** Whether the claim started the execution (`Claim.started`): core applies the transition. */
+  readonly claimStarted: boolean
+  /** Gives the run's slot back (once): a run awaiting its last write no longer holds one. */
+  readonly freeSlot: () => void
+}
+
+/** The runs of a worker by execution id, and what the keeper needs to hear of them. */
+export interface Runs {
+  readonly map: Map<ExecutionId, Run>
+  /** Tells the keeper that a run has a deadline (it wakes if that is sooner than it planned). */
+  readonly armed: (run: Run) => void
+  /** Tells a run to stop: interrupts its workflow, or keeps it from starting. Once per run. */
+  readonly stop: (run: Run, reason: StopReason) => void
+}
+
+/** The compiled app's output types, made once per compiled app rather than per run. */
+const outputTypesOf = (() => {
+  const cache = new WeakMap<CompiledApp, OutputTypes>()
+  return (app: CompiledApp): OutputTypes => {
+    let types = cache.get(app)
+    if (types === undefined) {
+      types = Object.fromEntries(app.outputs.map((o) => [o.id, o.type]))
+      cache.set(app, types)
+    }
+    return types
+  }
+})()
+
+/** Restores interruptibility inside the run's otherwise uninterruptible fiber. */
+type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+/**
+ * Runs one claimed execution to its end, or gives it up when it is stopped. The run's fiber is
+ * uninterruptible but while its workflow runs: a stop (cancel, timeout, lost lease, the worker
+ * stopping) interrupts the workflow; one that comes after it has ended finds nothing to
+ * interrupt, and the outcome is recorded (and a write under way is never cut off).
+ */
+export const make = (runs: Runs) =>
+  Effect.gen(function*() {
+    const config = yield* AppexecConfig
+    const queue = yield* ExecutionQueue
+    const store = yield* ExecutionStore
+    const catalog = yield* AppCatalog
+    const events = yield* ExecutionEvents
+    const ids = yield* IdGenerator
+    const now = Effect.clockWith((clock) => clock.currentTimeMillis)
+    // A span per run only when spans go somewhere: the default tracer keeps them to itself.
+    const traced = yield* TraceContext.spansExported
+
+    const apply = (record: ExecutionRecord, event: ExecutionEvent) =>
+      Either.match(transition(record, event), { onLeft: Effect.die, onRight: Effect.succeed })
+
+    /** Announces a stored record, and counts it when it is terminal. */
+    const announce = (record: ExecutionRecord, terminal: boolean) => {
+      const published = Effect.zipRight(
+        events.publish(record),
+        Effect.logDebug(`execution ${record.executionId} ${record.status}`)
+      )
+      return Effect.as(terminal ? Effect.zipRight(recordFinished(record), published) : published, record)
+    }
+
+    const save = (record: ExecutionRecord, lease: Lease): Effect.Effect<ExecutionRecord, LeaseLost | StorageError> => {
+      const terminal = isTerminal(record.status)
+      const stored = terminal && record.webhookUrl !== null
+        ? Effect.gen(function*() {
+          const outbox = entryFor(record, DeliveryId.make(yield* ids.uuid), yield* now, yield* TraceContext.current)
+          yield* store.save(record, lease, outbox)
+        })
+        : store.save(record, lease)
+      return Effect.zipRight(stored, announce(record, terminal))
+    }
+
+    const fail = (record: ExecutionRecord, lease: Lease, errorMessage: string) =>
+      Effect.flatMap(now, (at) =>
+        Either.match(failNow(record, at, errorMessage, {}), {
+          onLeft: Effect.die,
+          onRight: (failed) => save(failed, lease)
+        }))
+
+    const leaseLost = (run: Run) =>
+      Effect.logWarning(`execution ${run.executionId}: lease lost; another worker owns it now`)
+
+    /** The end of a run that was told to stop: recorded as failed, or left alone when its lease is lost. */
+    const stopped = (run: Run, started: ExecutionRecord) =>
+      Effect.suspend(() => {
+        if (run.stop === "lease lost") return leaseLost(run)
+        const errorMessage = run.stop === "canceled"
+          ? CANCELED_MESSAGE
+          : `The execution timed out after ${formatDuration(run.timeoutMs)}.`
+        return Effect.flatMap(now, (at) =>
+          Effect.flatMap(
+            apply(started, {
+              _tag: "Failed",
+              at,
+              errorMessage,
+              produced: [],
+              outputErrors: {},
+              outputTypes: run.outputTypes
+            }),
+            (failed) => save(failed, run.lease)
+          ))
+      })
+
+    /** The workflow of a started run, then its outcome. */
+    const workflow = (run: Run, app: CompiledApp, started: ExecutionRecord, restore: Restore) => {
+      run.started = started
+      // Told to stop (a cancel, a lost lease) before the workflow started: it does not start.
+      if (run.stop !== undefined) return stopped(run, started)
+      return Effect.flatMap(now, (at) => {
+        run.deadline = at + run.timeoutMs
+        runs.armed(run)
+        // The one interruptible part of the run: a stop interrupts it, and the interruption is
+        // recorded by the handler in `process` below.
+        const running = restore(runWorkflow(
+          app,
+          started.inputs,
+          { executionId: started.executionId, appId: started.appId, workspaceId: started.workspaceId },
+          config.nodeConcurrency
+        ))
+        return Effect.flatMap(running, (result) =>
+          // The workflow ended: its outcome is recorded, whatever stop comes now.
+          Effect.flatMap(now, (at) => {
+            const event: ExecutionEvent = Option.isNone(result.firstError)
+              ? { _tag: "Completed", at, produced: result.produced }
+              : {
+                _tag: "Failed",
+                at,
+                errorMessage: result.firstError.value,
+                produced: result.produced,
+                outputErrors: result.outputErrors,
+                outputTypes: run.outputTypes
+              }
+            return Effect.flatMap(apply(started, event), (ended) => {
+              // The slot is free while the outcome is written: the next claim shares its commit.
+              run.freeSlot()
+              return save(ended, run.lease)
+            })
+          }))
+      })
+    }
+
+    const claimed = (run: Run, execution: ExecutionRecord, restore: Restore) => {
+      const lease = run.lease
+      if (lease.attempt > config.maxAttempts) {
+        return fail(
+          execution,
+          lease,
+          `The execution was abandoned: its worker stopped ${
+            lease.attempt - 1
+          } times before finishing (at most ${config.maxAttempts} attempts).`
+        )
+      }
+      return Effect.flatMap(Effect.either(catalog.load(execution.workflowId)), (loaded) => {
+        if (Either.isLeft(loaded)) {
+          return Effect.zipRight(
+            Effect.logError(`execution ${execution.executionId}: workflow cannot be loaded`, loaded.left),
+            fail(execution, lease, "The app's workflow could not be loaded.")
+          )
+        }
+        const { app } = loaded.right
+        run.timeoutMs = (app.definition.timeoutSeconds ?? 0) * 1000 || millis(config.defaultTimeout)
+        run.outputTypes = outputTypesOf(app)
+        // Not started by its claim (a queue that could not): it starts here.
+        if (execution.status === "queued") {
+          return Effect.flatMap(
+            Effect.flatMap(
+              now,
+              (at) => Effect.flatMap(apply(execution, { _tag: "Started", at }), (s) => save(s, lease))
+            ),
+            (started) => workflow(run, app, started, restore)
+          )
+        }
+        return workflow(run, app, execution, restore)
+      })
+    }
+
+    /**
+     * A claimed run: when its claim started the execution (`Claim.started`), the record as stored
+     * is the `Started` transition of the one the claim found, applied here, and announced.
+     */
+    const body = (run: Run, found: ExecutionRecord, restore: Restore) =>
+      run.claimStarted
+        ? Effect.flatMap(
+          apply(found, { _tag: "Started", at: run.claimedAt }),
+          (execution) => Effect.zipRight(events.publish(execution), claimed(run, execution, restore))
+        )
+        : claimed(run, found, restore)
+
+    /** A defect is a bug: log it for the operator and fail the execution, rather than leave it
+     * running until its lease expires and run it again into the same bug. */
+    const defect = (run: Run, cause: Cause.Cause<unknown>) =>
+      Effect.gen(function*() {
+        yield* Effect.logError(`execution ${run.executionId}: unexpected error in the worker`, cause)
+        const current = yield* store.get(run.executionId)
+        if (Option.isSome(current) && !isTerminal(current.value.status)) {
+          yield* fail(current.value, run.lease, "The execution failed unexpectedly.")
+        }
+      }).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.logError(`execution ${run.executionId}: could not record the failure; its lease will expire`, cause)
+        )
+      )
+
+    const logged = (run: Run, effect: Effect.Effect<unknown, LeaseLost | StorageError>) =>
+      effect.pipe(
+        Effect.catchTag("LeaseLost", () => leaseLost(run)),
+        Effect.catchTag("StorageError", (error) =>
+          Effect.logError(
+            `execution ${run.executionId}: storage failed; the lease will expire and it runs again`,
+            error
+          ))
+      )
+
+    /** How a run that did not end well ends: each kind of failure in one handler. */
+    const failed = (run: Run, cause: Cause.Cause<LeaseLost | StorageError>): Effect.Effect<unknown> => {
+      if (Cause.isInterruptedOnly(cause)) {
+        // Interrupted by a stop: record it. Interrupted by the worker stopping: give the lease back.
+        return run.stop !== undefined && run.started !== undefined
+          ? logged(run, stopped(run, run.started)).pipe(Effect.catchAllCause((cause) => defect(run, cause)))
+          : queue.release(run.lease).pipe(Effect.ignoreLogged)
+      }
+      const failure = Cause.failureOption(cause)
+      if (Option.isNone(failure)) return defect(run, cause)
+      return logged(run, Effect.fail(failure.value)).pipe(Effect.catchAllCause((cause) => defect(run, cause)))
+    }
+
+    /** A takeover is said out loud: the run's previous worker was lost with its lease. */
+    const reclaimed = (run: Run) =>
+      Effect.logWarning(`execution ${run.executionId} reclaimed after lost lease (attempt ${run.lease.attempt})`)
+
+    return (run: Run, execution: ExecutionRecord, end: Effect.Effect<void>): Effect.Effect<void> => {
+      const process = Effect.uninterruptibleMask((restore) =>
+        Effect.matchCauseEffect(
+          Effect.suspend(() =>
+            run.lease.attempt > 1
+              ? Effect.zipRight(reclaimed(run), body(run, execution, restore))
+              : body(run, execution, restore)
+          ),
+          {
+            onFailure: (cause) => Effect.zipRight(failed(run, cause), end),
+            onSuccess: () => end
+          }
+        )
+      )
+      return traced
+        // The span of the run, without the cost of capturing a stack trace per execution.
+        ? process.pipe(
+          Effect.withSpan("Worker.process", { captureStackTrace: false }),
+          TraceContext.continueFrom(execution.traceParent)
+        )
+        : process
+    }
+  })
