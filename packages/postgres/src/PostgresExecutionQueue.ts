@@ -17,12 +17,12 @@
  * out sooner, both of which the queue recovers from by design. Idle workers wait on `LISTEN` (see
  * `WorkSignal`); a release notifies them in every process.
  */
-import { ExecutionId } from "@appexec/api/Ids"
 import { Errors, type ExecutionLifecycle, ExecutionQueue } from "@appexec/core"
+import { SqlExecutionQueue } from "@appexec/sql"
+import { executionColumns, type ExecutionRow, fromRow, leaseOf } from "@appexec/sql/ExecutionRows"
+import type { Tables } from "@appexec/sql/SqlTables"
 import { Clock, Effect, Layer, Option } from "effect"
 import { type ExpressionBuilder, type Kysely, sql } from "kysely"
-import { executionColumns, type ExecutionRow, fromRow, leaseOf } from "./internal/ExecutionRows.js"
-import type { Tables } from "./internal/Tables.js"
 import { WorkSignal } from "./internal/WorkSignal.js"
 import { PostgresClient, workChannel } from "./PostgresClient.js"
 
@@ -197,7 +197,9 @@ export const make = Effect.gen(function*() {
       )
     })
 
+  const neutral = yield* SqlExecutionQueue.make
   const service: ExecutionQueue.ExecutionQueue["Type"] = {
+    ...neutral,
     claim: (workerId, leaseMs) =>
       Effect.map(claimBatch(workerId, leaseMs, { limit: 1 }), (claims) => Option.fromNullable(claims[0])),
     claimBatch: Effect.fn("PostgresExecutionQueue.claimBatch")(claimBatch),
@@ -247,38 +249,12 @@ export const make = Effect.gen(function*() {
       client
         .execute("release lease", (db) =>
           db
-            .with("released", (qb) =>
-              qb
-                .updateTable("executions")
-                .set((eb) => ({
-                  lease_worker: null,
-                  lease_token: null,
-                  lease_expires_at: null,
-                  attempts: eb("attempts", "-", 1)
-                }))
-                .where("execution_id", "=", lease.executionId)
-                .where("lease_token", "=", lease.token)
-                .where("lease_worker", "=", lease.workerId)
-                .returning("execution_id"))
+            .with("released", () => SqlExecutionQueue.release(db, lease).returning("execution_id"))
             .selectFrom("released")
             // Idle workers wake, in every process.
             .select(sql<string>`pg_notify(${channel}, '')`.as("notified"))
             .execute())
         .pipe(Effect.asVoid)
-    ),
-    cancelRequested: Effect.fn("PostgresExecutionQueue.cancelRequested")((workerId) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        client
-          .execute("list cancel requests", (db) =>
-            db
-              .selectFrom("executions")
-              .select("execution_id")
-              .where("status", "in", [sql.lit("queued"), sql.lit("running")])
-              .where("lease_worker", "=", workerId)
-              .where("lease_expires_at", ">", now)
-              .where("cancel_requested_at", "is not", null)
-              .execute())
-          .pipe(Effect.map((rows) => rows.map((row) => ExecutionId.make(row.execution_id)))))
     ),
     awaitWork: signal.wait
   }

@@ -8,13 +8,12 @@
  * process's previous claim stopped, taking the oldest claimable execution of each in turn
  * (`UPDATE … WHERE seq = ? RETURNING *`), so a batch of claims is shared across workspaces.
  */
-import { ExecutionId } from "@appexec/api/Ids"
 import { Errors, ExecutionQueue } from "@appexec/core"
+import { PreparedQuery, SqlExecutionQueue } from "@appexec/sql"
+import { type ExecutionRow, fromRow, leaseOf } from "@appexec/sql/ExecutionRows"
+import type { Tables } from "@appexec/sql/SqlTables"
 import { Clock, Effect, Either, Layer, Option } from "effect"
 import { type ExpressionBuilder, sql } from "kysely"
-import { type ExecutionRow, fromRow, leaseOf } from "./internal/ExecutionRows.js"
-import * as PreparedQuery from "./internal/PreparedQuery.js"
-import type { Tables } from "./internal/Tables.js"
 import { WorkSignal } from "./internal/WorkSignal.js"
 import { type Connection, SqliteClient } from "./SqliteClient.js"
 
@@ -234,17 +233,7 @@ export const make = Effect.gen(function*() {
       .where("lease_expires_at", ">", p("now"))
   )
   const release = PreparedQuery.make((p: PreparedQuery.Param<Fence>) =>
-    db
-      .updateTable("executions")
-      .set((eb) => ({
-        lease_worker: null,
-        lease_token: null,
-        lease_expires_at: null,
-        attempts: eb("attempts", "-", 1)
-      }))
-      .where("execution_id", "=", p("executionId"))
-      .where("lease_token", "=", p("token"))
-      .where("lease_worker", "=", p("workerId"))
+    SqlExecutionQueue.release(db, { executionId: p("executionId"), workerId: p("workerId"), token: p("token") })
   )
 
   /**
@@ -277,17 +266,9 @@ export const make = Effect.gen(function*() {
       )
     })
 
-  const canceled = PreparedQuery.make((p: PreparedQuery.Param<{ workerId: string; now: number }>) =>
-    db
-      .selectFrom("executions")
-      .select("execution_id")
-      .where("lease_worker", "=", p("workerId"))
-      .where("lease_expires_at", ">", p("now"))
-      .where("cancel_requested_at", "is not", null)
-      .where("status", "in", [sql.lit("queued"), sql.lit("running")])
-  )
-
+  const neutral = yield* SqlExecutionQueue.make
   const service: ExecutionQueue.ExecutionQueue["Type"] = {
+    ...neutral,
     claim: (workerId, leaseMs) =>
       Effect.map(claimBatch(workerId, leaseMs, { limit: 1 }), (claims) => Option.fromNullable(claims[0])),
     claimBatch: claimBatch,
@@ -318,13 +299,6 @@ export const make = Effect.gen(function*() {
         const changed = yield* client.execute("release lease", (c) => c.run(release.bind(lease)))
         if (changed > 0) yield* signal.notify
       }),
-    cancelRequested: Effect.fn("SqliteExecutionQueue.cancelRequested")((workerId) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        client.execute(
-          "list cancel requests",
-          (c) => c.all(canceled.bind({ workerId, now })).map((row) => ExecutionId.make(row.execution_id))
-        ))
-    ),
     awaitWork: signal.wait
   }
   return service

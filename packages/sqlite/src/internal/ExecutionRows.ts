@@ -1,5 +1,0 @@
-/**
- * The execution row mapping of `@appexec/sql` (this module only forwards it until the queue
- * imports it from there).
- */
-export * from "@appexec/sql/ExecutionRows"
