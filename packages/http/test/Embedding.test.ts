@@ -147,7 +147,7 @@ describe("embedding", () => {
       expect(yield* rawExchange(port, "/after")).toMatch(/\r\n\r\nat \/after$/)
     }))
 
-  it.scoped("pipelined requests share one read of the key revision; a revocation committed before the next ones arrive refuses them all", () =>
+  it.scoped("pipelined requests: a revocation committed before they arrive refuses them all, each checked against a read made after it", () =>
     Effect.gen(function*() {
       // The instance's key store counts its revision reads.
       const store = yield* MemoryKeyStore.make
@@ -175,15 +175,18 @@ describe("embedding", () => {
         const statuses = (text: string) => [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]))
         const five = ["/v1/apps", "/v1/apps", "/v1/apps", "/v1/apps", "/v1/apps"]
         const readsBefore = reads
-        // Five requests in one write reach the listener in one turn, and are authenticated together.
+        // Five requests in one write reach the listener in one turn: a store that answers at once
+        // is read by each (no suspension), never by fewer than one read after they arrived.
         const first = yield* rawExchange(port, five, `x-api-key: ${alice.key}\r\n`)
         expect(statuses(first)).toEqual([200, 200, 200, 200, 200])
-        expect(reads - readsBefore).toBe(1)
+        const firstReads = reads - readsBefore
+        expect(firstReads).toBeGreaterThanOrEqual(1)
+        expect(firstReads).toBeLessThanOrEqual(5)
         // Revoked straight in the store, as another process does: every request sent after it is refused.
         expect(yield* store.revokeKey(alice.apiKeyId, 1)).toBe(1)
         const second = yield* rawExchange(port, five, `x-api-key: ${alice.key}\r\n`)
         expect(statuses(second)).toEqual([401, 401, 401, 401, 401])
-        expect(reads - readsBefore).toBe(2)
+        expect(reads - readsBefore).toBeGreaterThan(firstReads)
         // A request alone is refused too.
         expect(statuses(yield* rawExchange(port, "/v1/apps", `x-api-key: ${alice.key}\r\n`))).toEqual([401])
       }).pipe(Effect.provide(counted))

@@ -4,11 +4,11 @@
  *
  * The revocation guarantee rests on one rule: a call takes the value of a read that STARTED after
  * the call began, never of a read already under way (that read may have seen the store before a
- * revocation that committed before the call began). Calls that find no read under way start one
- * (in a fiber of the facade, so that an interrupted caller does not leave the others waiting);
- * calls made while a read is under way wait for the next one, which starts as soon as that read
- * ends and serves all of them. Reads never overlap, so a later read never answers an older value
- * than an earlier one did.
+ * revocation that committed before the call began). A call that finds no read under way reads
+ * itself; calls made while a read is under way wait for the next one, which starts (in a fiber
+ * of the facade, so that an interrupted caller leaves no one waiting) as soon as that read ends
+ * and serves all of them. Reads never overlap, so a later read never answers an older value than
+ * an earlier one did. A store that answers at once is read by each call, without a suspension.
  */
 import { Deferred, Effect, type Exit, FiberId, type Scope } from "effect"
 import type { StorageError } from "../Errors.js"
@@ -25,7 +25,7 @@ export const make = (read: Effect.Effect<number, StorageError>): Effect.Effect<K
     const scope = yield* Effect.scope
     /** The calls waiting for a read that has not started yet: they all take its value. */
     let waiting: Deferred.Deferred<number, StorageError> | undefined
-    /** Whether the reader fiber is under way (reading, or about to read for `waiting`). */
+    /** Whether a read is under way: a caller's own, or the reader fiber's for `waiting`. */
     let reading = false
 
     // Reads for each batch of waiting calls in turn, until none waits.
@@ -44,16 +44,32 @@ export const make = (read: Effect.Effect<number, StorageError>): Effect.Effect<K
     })
     const startReader = Effect.asVoid(Effect.forkIn(reader, scope))
 
+    /**
+     * A call that finds no read under way reads itself, in its own fiber: a store that answers at
+     * once (SQLite, memory) costs no suspension. Calls made while that read is under way wait for
+     * the next read, which starts when it ends.
+     */
+    const lead = Effect.ensuring(
+      read,
+      Effect.suspend(() => {
+        reading = false
+        if (waiting === undefined) return Effect.void
+        reading = true
+        return startReader
+      })
+    )
+
     const get: Effect.Effect<number, StorageError> = Effect.suspend(() => {
+      if (!reading) {
+        reading = true
+        return lead
+      }
       let batch = waiting
       if (batch === undefined) {
         batch = Deferred.unsafeMake<number, StorageError>(FiberId.none)
         waiting = batch
       }
-      if (reading) return Deferred.await(batch)
-      reading = true
-      // The reader starts on the scheduler, after the calls made in this same tick have joined.
-      return Effect.zipRight(startReader, Deferred.await(batch))
+      return Deferred.await(batch)
     })
     return { get }
   })
