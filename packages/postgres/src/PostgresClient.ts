@@ -158,6 +158,11 @@ export const make = (options: Options) =>
         // An idle connection that drops is removed from the pool; without a listener the error
         // would end the process.
         pool.on("error", () => {})
+        // So must a connection that drops while it is checked out (a claim or a renewal under
+        // way when the database goes away): `pg` fails its queries and also emits `error` on the
+        // client, which the pool listens to only while the connection is idle. The query's own
+        // failure is the one reported; the pool discards the dead connection when it comes back.
+        pool.on("connect", (connection) => void connection.on("error", () => {}))
         return pool
       }),
       (pool) => Effect.promise(() => pool.end().catch(() => undefined))
