@@ -7,7 +7,8 @@
  */
 import type { Authentication } from "@appexec/api"
 import { ApiKeyId, UserId, WorkspaceId } from "@appexec/api/Ids"
-import { Effect, Option, type Scope } from "effect"
+import { type Context, Effect, Option, type Scope } from "effect"
+import type { Appexec } from "../Appexec.js"
 import { AppexecConfig } from "../AppexecConfig.js"
 import { type StorageError, Unauthorized } from "../Errors.js"
 import { IdGenerator } from "../IdGenerator.js"
@@ -36,14 +37,8 @@ export interface CredentialHeaders {
 
 /** The keys and workspaces of the facade; the revision memo's reads are forked in the scope. */
 export const make: Effect.Effect<
-  {
-    readonly create: (options: {
-      readonly workspace: string
-      readonly user?: string | undefined
-    }) => Effect.Effect<CreatedKey, StorageError>
-    readonly revoke: (idOrHint: string) => Effect.Effect<number, StorageError>
-    readonly authenticate: (headers: CredentialHeaders) => Effect.Effect<Principal, Unauthorized | StorageError>
-    readonly ensureWorkspace: (name: string) => Effect.Effect<WorkspaceRecord, StorageError>
+  Context.Tag.Service<Appexec>["keys"] & {
+    readonly ensureWorkspace: Context.Tag.Service<Appexec>["workspaces"]["create"]
   },
   never,
   AppexecConfig | KeyStore | IdGenerator | Scope.Scope

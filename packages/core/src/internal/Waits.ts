@@ -4,9 +4,9 @@
  * one look at the store per interval covers the executions other processes change.
  */
 import type { Authentication } from "@appexec/api"
-import type { Execution } from "@appexec/api/Execution"
 import { ExecutionId } from "@appexec/api/Ids"
-import { Duration, Effect, Option, type Scope } from "effect"
+import { type Context, Duration, Effect, Option, type Scope } from "effect"
+import type { Appexec } from "../Appexec.js"
 import { AppexecConfig, millis } from "../AppexecConfig.js"
 import { ExecutionNotFound, type StorageError } from "../Errors.js"
 import { type Change, ExecutionEvents } from "../ExecutionEvents.js"
@@ -35,19 +35,7 @@ const recordJson = (record: ExecutionRecord) => executionJson(viewOf(record))
 
 /** The reads that wait, and the look at the store (forked in the scope) that wakes them. */
 export const make = (visibility: Visibility): Effect.Effect<
-  {
-    readonly get: (
-      principal: Principal,
-      executionId: string,
-      options?: GetOptions
-    ) => Effect.Effect<Execution, ExecutionNotFound | StorageError>
-    readonly getJson: (
-      principal: Principal,
-      executionId: string,
-      options?: GetOptions
-    ) => Effect.Effect<string, ExecutionNotFound | StorageError>
-    readonly await: (executionId: string) => Effect.Effect<Execution, ExecutionNotFound | StorageError>
-  },
+  Pick<Context.Tag.Service<Appexec>["executions"], "get" | "getJson" | "await">,
   never,
   AppexecConfig | ExecutionStore | ExecutionEvents | Scope.Scope
 > =>
