@@ -290,8 +290,11 @@ describe("many processes on one PostgreSQL database", () => {
 
         proxy.cut()
         const finisher = yield* startWorker(env)
+        // It gives the run up: through its lease keeper when the cut finds the workflow under way,
+        // or at once when the cut finds the run still reading it (the run then leaves the
+        // execution to its lease's expiry).
         yield* lost.waitFor(
-          /lease renewal failed and the lease runs out before the next try; stopping the run/,
+          /lease renewal failed and the lease runs out before the next try; stopping the run|storage failed; the lease will expire and it runs again/,
           "stderr",
           "10 seconds"
         )
