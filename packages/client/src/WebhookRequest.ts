@@ -5,6 +5,7 @@
  */
 import { Chunk, Effect, Stream } from "effect"
 import { WebhookPayloadError } from "./ClientError.js"
+import { concat } from "./internal/Bytes.js"
 
 /** The largest webhook body read by default: 1 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
@@ -17,17 +18,6 @@ export interface ReadOptions {
 
 const tooLarge = (maxBytes: number) =>
   new WebhookPayloadError({ message: `The webhook body is larger than ${maxBytes} bytes.` })
-
-/** The chunks as one array of bytes. */
-const concat = (chunks: Iterable<Uint8Array>, size: number): Uint8Array => {
-  const bytes = new Uint8Array(size)
-  let at = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, at)
-    at += chunk.length
-  }
-  return bytes
-}
 
 /**
  * Reads the whole body of `request` as bytes, failing with `WebhookPayloadError` when it is

@@ -20,6 +20,7 @@ import type * as WebhookVerifier from "@appexec/core/WebhookVerifier"
 import { Effect } from "effect"
 import type { AppexecClientService } from "./AppexecClient.js"
 import { WebhookPayloadError } from "./ClientError.js"
+import { concat } from "./internal/Bytes.js"
 import type { Client } from "./PromiseClient.js"
 import { runPromise } from "./PromiseClient.js"
 import { DEFAULT_MAX_BODY_BYTES, type ReadOptions } from "./WebhookRequest.js"
@@ -43,17 +44,6 @@ export interface IncomingMessage {
 }
 
 const utf8 = new TextEncoder()
-
-/** `chunks`, `size` bytes in all, copied into one array of their own. */
-const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
-  const whole = new Uint8Array(size)
-  let at = 0
-  for (const chunk of chunks) {
-    whole.set(chunk, at)
-    at += chunk.byteLength
-  }
-  return whole
-}
 
 /** Reads the whole body of `request` as bytes, failing when it is larger than `maxBytes` (default 1 MiB). */
 export const readRawBody = (
