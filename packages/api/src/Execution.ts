@@ -66,6 +66,17 @@ export const Execution = Schema.Struct({
       title: "attempt",
       description: "How many workers have taken the execution up: 0 until one does, 2 or more after a takeover."
     })
+  ),
+  /**
+   * An extension (docs/api.md#queue-position): while the execution is `queued`, how many
+   * executions of its workspace are ahead of it in the claim order. An estimate: fair turns
+   * between workspaces, and caps on running executions, may take others first. Absent otherwise.
+   */
+  queuePosition: Schema.optional(
+    Schema.Number.pipe(Schema.int(), Schema.nonNegative()).annotations({
+      title: "queuePosition",
+      description: "While queued: executions of the same workspace ahead of this one (an estimate)."
+    })
   )
 })
 export type Execution = typeof Execution.Type

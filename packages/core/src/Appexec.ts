@@ -8,7 +8,8 @@
 import type { Authentication } from "@appexec/api"
 import type { AppDetail, AppSummary, WorkflowGraph } from "@appexec/api/App"
 import type { Execution, StartedExecution, WebhookDelivery } from "@appexec/api/Execution"
-import { Context, type Duration, Effect, Layer, type Option } from "effect"
+import type { LogLine } from "@appexec/api/Live"
+import { Context, type Duration, Effect, Layer, type Option, type Stream } from "effect"
 import type { AppRecord } from "./AppStore.js"
 import type {
   AppAccessDenied,
@@ -24,6 +25,8 @@ import type { ExecutionRecord } from "./ExecutionRecord.js"
 import type { ImportOptions } from "./internal/AppCatalog.js"
 import * as Apps from "./internal/Apps.js"
 import * as Keys from "./internal/Keys.js"
+import * as LiveStreams from "./internal/LiveStreams.js"
+import type { LiveEvent } from "./internal/LiveStreams.js"
 import type { CreatedKey, CredentialHeaders } from "./internal/Keys.js"
 import * as OperatorActions from "./internal/OperatorActions.js"
 import type { ExecutionFilter } from "./internal/OperatorActions.js"
@@ -39,6 +42,7 @@ export { type CreatedKey, type CredentialHeaders, KEY_CACHE_SIZE } from "./inter
 export { type ExecutionFilter, OPERATOR_LIST_LIMIT } from "./internal/OperatorActions.js"
 export { isIdempotencyKey, MAX_WEBHOOK_URL_LENGTH, type StartError, type StartOptions } from "./internal/Starts.js"
 export type { GetOptions } from "./internal/Waits.js"
+export type { LiveEvent } from "./internal/LiveStreams.js"
 
 /** Who is calling: the workspace, user and key of an authenticated request. */
 export type Principal = Authentication.Principal
@@ -115,6 +119,23 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
         executionId: string,
         principal?: Principal
       ) => Effect.Effect<Execution, ExecutionNotFound | ExecutionFinished | StorageError>
+      /**
+       * The live events of an execution of the principal's workspace (docs/api.md#live-executions):
+       * first its `execution` snapshot, then every change of it, its nodes' `progress` and `log`
+       * lines as they are stored, each with an increasing id; the stream ends after the terminal
+       * snapshot. With `lastEventId` (a `Last-Event-ID`), it resumes after that event, or starts
+       * afresh when that point is no longer kept. Fails at once when the execution is not found.
+       */
+      readonly events: (
+        principal: Principal,
+        executionId: string,
+        options?: { readonly lastEventId?: string | undefined }
+      ) => Effect.Effect<Stream.Stream<LiveEvent, StorageError>, ExecutionNotFound | StorageError>
+      /** The kept log lines of an execution of the principal's workspace, oldest first. */
+      readonly logs: (
+        principal: Principal,
+        executionId: string
+      ) => Effect.Effect<ReadonlyArray<LogLine>, ExecutionNotFound | StorageError>
       /** Waits in-process until the execution is completed or failed, and returns it. */
       readonly await: (executionId: string) => Effect.Effect<Execution, ExecutionNotFound | StorageError>
     }
@@ -170,6 +191,7 @@ export const layer = Layer.scoped(
     const waits = yield* Waits.make(visibility)
     const apps = yield* Apps.make(visibility)
     const actions = yield* OperatorActions.make(visibility)
+    const live = yield* LiveStreams.make(visibility)
     return {
       apps,
       executions: {
@@ -178,6 +200,8 @@ export const layer = Layer.scoped(
         getJson: waits.getJson,
         webhook: actions.webhook,
         cancel: actions.cancel,
+        events: live.events,
+        logs: live.logs,
         await: waits.await
       },
       keys: { create: keys.create, revoke: keys.revoke, authenticate: keys.authenticate },

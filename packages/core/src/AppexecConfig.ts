@@ -34,6 +34,14 @@ export interface AppexecOptions {
   readonly pollInterval: Duration.DurationInput
   /** How often a worker that runs executions asks the store for cancels made by other processes. */
   readonly cancelCheckInterval: Duration.DurationInput
+  /**
+   * Least time between two writes of one execution's progress and log lines
+   * (docs/api.md#live-executions): a report after a quiet spell is written at once, the ones that
+   * follow it within this time together at its end (progress coalesced to the newest per node).
+   */
+  readonly reportInterval: Duration.DurationInput
+  /** Most event streams (`GET /v1/executions/{id}/events`) one API key may hold open at once. */
+  readonly maxStreamsPerKey: number
   /** How long an `Idempotency-Key` of a start answers with its first execution. */
   readonly idempotencyKeyTtl: Duration.DurationInput
   /** How long a stopping worker waits for running executions before it releases them. */
@@ -81,6 +89,8 @@ export const defaults: AppexecOptions = {
   workerConcurrency: 4,
   pollInterval: "250 millis",
   cancelCheckInterval: "500 millis",
+  reportInterval: "250 millis",
+  maxStreamsPerKey: 100,
   idempotencyKeyTtl: "24 hours",
   drainTimeout: "10 seconds",
   webhookBrand: "Service",
@@ -106,6 +116,8 @@ export interface Settings {
   readonly maxRunningPerWorkspace: number | undefined
   readonly pollInterval: Duration.Duration
   readonly cancelCheckInterval: Duration.Duration
+  readonly reportInterval: Duration.Duration
+  readonly maxStreamsPerKey: number
   readonly idempotencyKeyTtl: Duration.Duration
   readonly drainTimeout: Duration.Duration
   readonly webhookBrand: string
@@ -144,6 +156,7 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
       "defaultTimeout",
       "pollInterval",
       "cancelCheckInterval",
+      "reportInterval",
       "idempotencyKeyTtl",
       "drainTimeout",
       "webhookTimeout",
@@ -177,6 +190,8 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
     maxRunningPerWorkspace: o.maxRunningPerWorkspace,
     pollInterval: durations.pollInterval!,
     cancelCheckInterval: durations.cancelCheckInterval!,
+    reportInterval: durations.reportInterval!,
+    maxStreamsPerKey: o.maxStreamsPerKey,
     idempotencyKeyTtl: durations.idempotencyKeyTtl!,
     drainTimeout: durations.drainTimeout!,
     webhookBrand: o.webhookBrand,
@@ -208,7 +223,8 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
       ["maxAttempts", settings.maxAttempts],
       ["nodeConcurrency", settings.nodeConcurrency],
       ["workerConcurrency", settings.workerConcurrency],
-      ["webhookConcurrency", settings.webhookConcurrency]
+      ["webhookConcurrency", settings.webhookConcurrency],
+      ["maxStreamsPerKey", settings.maxStreamsPerKey]
     ] as const
   ) {
     if (!isWholeAtLeast(value, 1)) return invalid(name, "must be a whole number of at least 1")

@@ -13,6 +13,7 @@ import { coreNodes } from "./CoreNodes.js"
 import type { InvalidConfiguration } from "./Errors.js"
 import { ExecutionEvents } from "./ExecutionEvents.js"
 import type { ExecutionQueue } from "./ExecutionQueue.js"
+import type { ExecutionReports } from "./ExecutionReports.js"
 import type { ExecutionStore } from "./ExecutionStore.js"
 import type { IdGenerator } from "./IdGenerator.js"
 import * as AppCatalog from "./internal/AppCatalog.js"
@@ -33,6 +34,7 @@ import type { WebhookOutbox } from "./WebhookOutbox.js"
 export type Storage =
   | AppStore
   | ExecutionStore
+  | ExecutionReports
   | ExecutionQueue
   | WebhookOutbox
   | KeyStore

@@ -95,10 +95,16 @@ export class ExecutionStore extends Context.Tag("@appexec/core/ExecutionStore")<
       limit: number
     ) => Effect.Effect<ReadonlyArray<ExecutionId>, StorageError>
     /**
-     * Deletes the finished executions among `executionIds` with their webhook deliveries, in one
-     * atomic write; an unfinished one is kept. Answers how many were deleted.
+     * Deletes the finished executions among `executionIds` with their webhook deliveries and
+     * their reports (`ExecutionReports`), in one atomic write; an unfinished one is kept. Answers
+     * how many were deleted.
      */
     readonly deleteFinished: (executionIds: ReadonlyArray<ExecutionId>) => Effect.Effect<number, StorageError>
+    /**
+     * How many queued executions of the execution's workspace come before it in the claim order
+     * (within a workspace, the order of insertion). 0 when it is not queued, or not known.
+     */
+    readonly queuePosition: (executionId: ExecutionId) => Effect.Effect<number, StorageError>
     /** How many executions are queued and running now. */
     readonly countOpen: Effect.Effect<OpenCounts, StorageError>
     /**

@@ -11,6 +11,7 @@
 import type { ParameterType } from "@appexec/api/App"
 import type { OutputType } from "@appexec/api/Execution"
 import type { AppId, ExecutionId, WorkspaceId } from "@appexec/api/Ids"
+import type { LogLevel } from "@appexec/api/Live"
 import { Array as Arr, type Context, Effect, Either, FiberRef, ParseResult, Schema } from "effect"
 
 /** A value flowing along an edge. */
@@ -78,6 +79,17 @@ export interface NodeContext<C> {
     readonly appId: AppId
     readonly workspaceId: WorkspaceId
   }
+  /**
+   * Reports how far the node is (docs/api.md#live-executions): `fraction` from 0 to 1 (clamped),
+   * with an optional short message. A fraction lower than the node reported before is raised to
+   * it: progress never goes back. Reports are coalesced (the newest per node is kept) and never fail.
+   */
+  readonly progress: (fraction: number, message?: string) => Effect.Effect<void>
+  /**
+   * Writes a line to the execution's log, which the execution's consumer reads
+   * (docs/api.md#live-executions): never a secret, a token or a request body. Never fails.
+   */
+  readonly log: (message: string, level?: LogLevel) => Effect.Effect<void>
 }
 
 /** The parameter an input node contributes to its app (ids are assigned by the app). */

@@ -2,8 +2,9 @@
  * In-memory `ExecutionStore`, `ExecutionQueue` and `WebhookOutbox` over one shared state, so a
  * terminal save and its outbox entry are one atomic step, as in the SQL adapters.
  */
-import { Errors, ExecutionQueue, ExecutionRecord, ExecutionStore, WebhookOutbox } from "@appexec/core"
+import { Errors, ExecutionQueue, ExecutionRecord, ExecutionReports, ExecutionStore, WebhookOutbox } from "@appexec/core"
 import { Context, Effect, Layer, Option, Queue } from "effect"
+import * as MemoryReports from "./MemoryReports.js"
 
 interface Row {
   record: ExecutionRecord.ExecutionRecord
@@ -41,6 +42,7 @@ export const make = Effect.gen(function*() {
     ExecutionStore.IdempotencyKey & { readonly executionId: ExecutionRecord.ExecutionRecord["executionId"] }
   >()
   const wake = yield* Queue.sliding<void>(1)
+  const reports = MemoryReports.make()
 
   const isCurrent = (row: Row | undefined, lease: ExecutionQueue.Lease): row is Row =>
     row !== undefined && row.lease !== null && row.lease.token === lease.token && row.lease.workerId === lease.workerId
@@ -128,10 +130,22 @@ export const make = Effect.gen(function*() {
           const row = rows.get(id)
           if (row === undefined || !isFinished(row.record)) continue
           rows.delete(id)
+          reports.forget(id)
           for (const [deliveryId, entry] of outbox) if (entry.executionId === id) outbox.delete(deliveryId)
           deleted += 1
         }
         return deleted
+      }),
+    queuePosition: (executionId) =>
+      Effect.sync(() => {
+        const row = rows.get(executionId)
+        if (row === undefined || row.record.status !== "queued") return 0
+        let ahead = 0
+        for (const id of open.get(row.record.workspaceId) ?? []) {
+          if (id === executionId) break
+          if (rows.get(id)!.record.status === "queued") ahead += 1
+        }
+        return ahead
       }),
     countOpen: Effect.sync(() => {
       let queued = 0
@@ -318,7 +332,8 @@ export const make = Effect.gen(function*() {
 
   return Context.make(ExecutionStore.ExecutionStore, store).pipe(
     Context.add(ExecutionQueue.ExecutionQueue, queue),
-    Context.add(WebhookOutbox.WebhookOutbox, webhooks)
+    Context.add(WebhookOutbox.WebhookOutbox, webhooks),
+    Context.add(ExecutionReports.ExecutionReports, reports.service)
   )
 })
 

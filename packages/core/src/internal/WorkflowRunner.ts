@@ -9,6 +9,28 @@ import type { ProducedOutput } from "../ExecutionLifecycle.js"
 import type { ResolvedInputs } from "../InputValidation.js"
 import { NodeFailure, NodeValue, type RunContext, type UpstreamValue } from "../NodeType.js"
 
+/** What a run tells its worker as it goes (docs/api.md#live-executions). */
+export interface RunHooks {
+  /** The `progress` and `log` of the node context of `nodeId`. */
+  readonly reportsOf: (nodeId: string) => Pick<RunContext, "progress" | "log">
+  /**
+   * An output settled while other outputs are still pending: produced (with its value) or failed
+   * (with its error). Not called for the last output to settle: the run's end records that one.
+   */
+  readonly settled: (output: SettledOutput) => Effect.Effect<void>
+}
+
+/** An output known before the run ends. */
+export type SettledOutput =
+  | { readonly _tag: "Produced"; readonly output: ProducedOutput }
+  | { readonly _tag: "Failed"; readonly id: string; readonly error: string }
+
+/** Hooks that report nothing: for runs nobody follows. */
+export const silentHooks: RunHooks = {
+  reportsOf: () => ({ progress: () => Effect.void, log: () => Effect.void }),
+  settled: () => Effect.void
+}
+
 /** What a run produced: the outputs that have values, and the error of every output that has none. */
 export interface WorkflowResult {
   readonly produced: ReadonlyArray<ProducedOutput>
@@ -66,7 +88,8 @@ export const runWorkflow = (
   app: CompiledApp,
   inputs: ResolvedInputs,
   execution: RunContext["execution"],
-  concurrency: number
+  concurrency: number,
+  hooks: RunHooks = silentHooks
 ): Effect.Effect<WorkflowResult> =>
   Effect.suspend(() => {
     const shape = shapeOf(app)
@@ -77,7 +100,7 @@ export const runWorkflow = (
       node: AppNode,
       upstream: ReadonlyArray<UpstreamValue>
     ): Effect.Effect<NodeValue, NodeFailure> => {
-      const ctx = { node: { id: node.id, label: node.label }, upstream, execution }
+      const ctx = { node: { id: node.id, label: node.label }, upstream, execution, ...hooks.reportsOf(node.id) }
       const compiled = node.compiled
       switch (compiled.role) {
         case "input":
