@@ -25,9 +25,9 @@ import type { ExecutionRecord } from "./ExecutionRecord.js"
 import type { ImportOptions } from "./internal/AppCatalog.js"
 import * as Apps from "./internal/Apps.js"
 import * as Keys from "./internal/Keys.js"
+import type { CreatedKey, CredentialHeaders } from "./internal/Keys.js"
 import * as LiveStreams from "./internal/LiveStreams.js"
 import type { LiveEvent } from "./internal/LiveStreams.js"
-import type { CreatedKey, CredentialHeaders } from "./internal/Keys.js"
 import * as OperatorActions from "./internal/OperatorActions.js"
 import type { ExecutionFilter } from "./internal/OperatorActions.js"
 import * as Starts from "./internal/Starts.js"
@@ -39,10 +39,10 @@ import type { WorkspaceRecord } from "./KeyStore.js"
 
 export { LIST_LIMIT } from "./internal/Apps.js"
 export { type CreatedKey, type CredentialHeaders, KEY_CACHE_SIZE } from "./internal/Keys.js"
+export type { LiveEvent } from "./internal/LiveStreams.js"
 export { type ExecutionFilter, OPERATOR_LIST_LIMIT } from "./internal/OperatorActions.js"
 export { isIdempotencyKey, MAX_WEBHOOK_URL_LENGTH, type StartError, type StartOptions } from "./internal/Starts.js"
 export type { GetOptions } from "./internal/Waits.js"
-export type { LiveEvent } from "./internal/LiveStreams.js"
 
 /** Who is calling: the workspace, user and key of an authenticated request. */
 export type Principal = Authentication.Principal
@@ -191,7 +191,7 @@ export const layer = Layer.scoped(
     const waits = yield* Waits.make(visibility)
     const apps = yield* Apps.make(visibility)
     const actions = yield* OperatorActions.make(visibility)
-    const live = yield* LiveStreams.make(visibility)
+    const live = yield* LiveStreams.make
     return {
       apps,
       executions: {

@@ -111,15 +111,36 @@ export const textTemplate = defineNode({
     )
 })
 
-/** `util.delay`: waits, then passes its input on (for long-running demos). */
+/** Least time between two progress reports of `util.delay`. */
+const DELAY_REPORT_MS = 250
+
+/**
+ * `util.delay`: waits, then passes its input on (for long-running demos). A wait of a second or
+ * more reports its progress in up to 100 steps, at most one per 250 ms.
+ */
 export const utilDelay = defineNode({
   type: "util.delay",
-  description: "Waits `ms` milliseconds, then passes its input on unchanged.",
+  description: "Waits `ms` milliseconds, then passes its input on unchanged, reporting its progress.",
   role: "process",
   inputs: { min: 0, max: 1 },
   config: Schema.Struct({ ms: Schema.Number.pipe(Schema.int(), Schema.between(0, 24 * 60 * 60_000)) }),
-  run: ({ config, upstream }) =>
-    Effect.sleep(Duration.millis(config.ms)).pipe(Effect.as(upstream[0]?.value ?? NodeValue.text("")))
+  run: ({ config, progress, upstream }) => {
+    const value = upstream[0]?.value ?? NodeValue.text("")
+    const total = config.ms
+    if (total < 1000) return Effect.as(Effect.sleep(Duration.millis(total)), value)
+    const step = Math.max(DELAY_REPORT_MS, Math.ceil(total / 100))
+    const tick = (elapsed: number): Effect.Effect<NodeValue> => {
+      const next = Math.min(total, elapsed + step)
+      return Effect.zipRight(
+        Effect.sleep(Duration.millis(next - elapsed)),
+        Effect.zipRight(
+          progress(next / total, `${Math.round(next / 1000)} s of ${Math.round(total / 1000)} s`),
+          next === total ? Effect.succeed(value) : Effect.suspend(() => tick(next))
+        )
+      )
+    }
+    return Effect.zipRight(progress(0, `0 s of ${Math.round(total / 1000)} s`), tick(0))
+  }
 })
 
 /** `output.text`: an output whose value is text. */

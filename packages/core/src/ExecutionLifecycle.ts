@@ -19,6 +19,15 @@ export interface ProducedOutput {
 /** What can happen to an execution after it was accepted. */
 export type ExecutionEvent =
   | { readonly _tag: "Started"; readonly at: number }
+  /** One output produced while others are still pending (docs/api.md#live-executions). */
+  | { readonly _tag: "OutputProduced"; readonly produced: ProducedOutput }
+  /** One output failed while others are still pending. */
+  | {
+    readonly _tag: "OutputFailed"
+    readonly id: string
+    readonly type: Exclude<OutputType, "pending">
+    readonly error: string
+  }
   | { readonly _tag: "Completed"; readonly at: number; readonly produced: ReadonlyArray<ProducedOutput> }
   | {
     readonly _tag: "Failed"
@@ -83,7 +92,8 @@ const produce = (output: Output, produced: ProducedOutput): Output => ({
 
 /**
  * Applies an event to an execution. Only the transitions of docs/api.md#execution-states are allowed:
- * queued→running (sets `startedAt`), running→completed (every output produced, sets
+ * queued→running (sets `startedAt`), running→running with one more output settled (produced, or
+ * failed with its error) while others are pending, running→completed (every output produced, sets
  * `completedAt`), running→failed (sets `errorMessage`, `completedAt` and a per-output `error`
  * on every output that was not produced). Terminal states accept nothing.
  */
@@ -95,6 +105,22 @@ export const transition = (
     case "Started": {
       if (record.status !== "queued") return refuse(record, event, "only a queued execution can start")
       return Either.right({ ...record, ...startedState(event.at) })
+    }
+    case "OutputProduced":
+    case "OutputFailed": {
+      if (record.status !== "running") return refuse(record, event, "only a running execution settles outputs")
+      const id = event._tag === "OutputProduced" ? event.produced.id : event.id
+      if (!record.outputs.some((o) => o.id === id)) return refuse(record, event, `no output ${id}`)
+      return Either.right({
+        ...record,
+        outputs: record.outputs.map((o): Output =>
+          o.id !== id
+            ? o
+            : event._tag === "OutputProduced"
+            ? produce(o, event.produced)
+            : { ...o, type: event.type, value: null, status: "failed", error: event.error }
+        )
+      })
     }
     case "Completed": {
       if (record.status !== "running") return refuse(record, event, "only a running execution can complete")

@@ -96,17 +96,46 @@ export const viewOf = (record: ExecutionRecord): ExecutionView => ({
   attempt: record.attempt ?? 0
 })
 
+/**
+ * The version of an execution's view (docs/api.md#live-executions): 0 while queued, 1 and one
+ * more per settled output while running, the number of outputs and 2 once finished. It grows with
+ * every change a client sees, so event ids can be built on it (`ExecutionReports.snapshotId`).
+ */
+export const versionOf = (
+  status: Execution.ExecutionStatus,
+  outputs: ReadonlyArray<{ readonly status: Execution.OutputStatus }>
+): number => {
+  switch (status) {
+    case "queued":
+      return 0
+    case "running": {
+      let settled = 0
+      for (const output of outputs) if (output.status !== "pending") settled += 1
+      return 1 + settled
+    }
+    default:
+      return outputs.length + 2
+  }
+}
+
+/** `versionOf` a view, whose outputs are JSON text. */
+export const viewVersion = (view: ExecutionView): number =>
+  view.status === "queued" ? 0 : versionOf(view.status, JSON.parse(view.outputsJson) as ReadonlyArray<Execution.Output>)
+
 const isoJson = (ms: number | null) => (ms === null ? "null" : `"${new Date(ms).toISOString()}"`)
 
 /**
  * The JSON of the polling view (`Execution` as its schema encodes it, field for field and in its
- * order), written from a view directly. The ids are the store's own UUIDs and the status one of
- * the schema's literals; the outputs are spliced in as stored; the error message is encoded.
+ * order), written from a view directly, with the `queuePosition` of a queued one when given. The
+ * ids are the store's own UUIDs and the status one of the schema's literals; the outputs are
+ * spliced in as stored; the error message is encoded.
  */
-export const executionJson = (view: ExecutionView): string =>
+export const executionJson = (view: ExecutionView, queuePosition?: number): string =>
   `{"executionId":"${view.executionId}","workflowId":"${view.workflowId}","status":"${view.status}",` +
   `"outputs":${view.outputsJson},"errorMessage":${
     view.errorMessage === null ? "null" : JSON.stringify(view.errorMessage)
   },` +
   `"startedAt":${isoJson(view.startedAt)},"completedAt":${isoJson(view.completedAt)},` +
-  `"createdAt":${isoJson(view.createdAt)},"attempt":${view.attempt}}`
+  `"createdAt":${isoJson(view.createdAt)},"attempt":${view.attempt}${
+    queuePosition === undefined ? "" : `,"queuePosition":${queuePosition}`
+  }}`

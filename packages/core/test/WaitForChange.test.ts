@@ -41,10 +41,16 @@ describe("a long poll with a known answer (If-None-Match)", () => {
     Effect.gen(function*() {
       const { appexec, principal, start } = yield* setup(10_000)
       // One run at a time in the workspace: the second execution stays queued while the first runs.
-      yield* start
+      const first = yield* start
+      const firstQueued = yield* appexec.executions.getJson(principal, first)
+      if (statusOf(firstQueued) === "queued") {
+        yield* appexec.executions.getJson(principal, first, { wait: "1 second", unchanged: (j) => j === firstQueued })
+      }
+      // Started after the first runs, so its queue position (nothing ahead of it) stays as it is.
       const second = yield* start
       const queued = yield* appexec.executions.getJson(principal, second)
       expect(statusOf(queued)).toBe("queued")
+      expect((JSON.parse(queued) as { readonly queuePosition: unknown }).queuePosition).toBe(0)
       const held = yield* Effect.fork(
         appexec.executions.getJson(principal, second, { wait: "60 seconds", unchanged: (json) => json === queued })
       )

@@ -4,6 +4,7 @@
  * one look at the store per interval covers the executions other processes change.
  */
 import type { Authentication } from "@appexec/api"
+import type { Execution } from "@appexec/api/Execution"
 import { ExecutionId } from "@appexec/api/Ids"
 import { type Context, Duration, Effect, Option, type Scope } from "effect"
 import type { Appexec } from "../Appexec.js"
@@ -65,41 +66,60 @@ export const make = (visibility: Visibility): Effect.Effect<
         ).pipe(Effect.ensuring(Effect.sync(waiting.release)))
       })
 
+    /** The answer to a poll of a view: its JSON, with its queue position while it is queued. */
+    const answerJson = (view: ExecutionView): Effect.Effect<string, StorageError> =>
+      view.status === "queued"
+        ? Effect.map(
+          executionStore.queuePosition(ExecutionId.make(view.executionId, { disableValidation: true })),
+          (position) => executionJson(view, position)
+        )
+        : Effect.succeed(executionJson(view))
+
+    /** The polling view of a record, with its queue position while it is queued. */
+    const answer = (record: ExecutionRecord): Effect.Effect<Execution, StorageError> =>
+      record.status === "queued"
+        ? Effect.map(executionStore.queuePosition(record.executionId), (queuePosition) => ({
+          ...toExecution(record),
+          queuePosition
+        }))
+        : Effect.succeed(toExecution(record))
+
     /**
-     * The view of an execution of the principal's workspace once it is not `unchanged`: at once
-     * when it differs already or has finished, else at its first change; with the latest view
-     * read when `wait` passes first.
+     * The answer (`answerJson`) of an execution of the principal's workspace once it is not
+     * `unchanged`: at once when it differs already or has finished, else at its first change;
+     * as last read when `wait` passes first.
      */
     const waitForChange = (
       principal: Principal,
       executionId: string,
       wait: Duration.DurationInput,
       unchanged: (json: string) => boolean
-    ): Effect.Effect<ExecutionView, ExecutionNotFound | StorageError> =>
+    ): Effect.Effect<string, ExecutionNotFound | StorageError> =>
       Effect.uninterruptibleMask((restore) => {
         if (!isUuid(executionId)) return Effect.fail(new ExecutionNotFound({ executionId }))
         const id = ExecutionId.make(executionId, { disableValidation: true })
         // Registered before the first read, and each change's successor taken before the read it
         // causes: a change made while the store is read is never missed.
         const watching = events.unsafeAwaitChange(id)
-        const read = Effect.flatMap(executionStore.getView(id), (view) =>
+        const read = Effect.flatMap(executionStore.getView(id), (
+          view
+        ): Effect.Effect<{ readonly view: ExecutionView; readonly json: string }, ExecutionNotFound | StorageError> =>
           Option.isNone(view) || view.value.workspaceId !== principal.workspaceId
             ? Effect.fail(new ExecutionNotFound({ executionId }))
-            : Effect.succeed(view.value))
-        let latest: ExecutionView | undefined
-        const look = (next: Effect.Effect<Change>): Effect.Effect<ExecutionView, ExecutionNotFound | StorageError> =>
-          Effect.flatMap(read, (view) => {
-            latest = view
-            return !unchanged(executionJson(view)) || isTerminal(view.status)
-              ? Effect.succeed(view)
+            : answerJson(view.value).pipe(Effect.map((json) => ({ view: view.value, json }))))
+        let latest: string | undefined
+        const look = (next: Effect.Effect<Change>): Effect.Effect<string, ExecutionNotFound | StorageError> =>
+          Effect.flatMap(read, ({ json, view }) => {
+            latest = json
+            return !unchanged(json) || isTerminal(view.status)
+              ? Effect.succeed(json)
               : Effect.flatMap(next, (change) => look(change.next))
           })
         return restore(
           Effect.flatMap(Effect.timeoutOption(look(watching.next), wait), (changed) =>
             Option.match(changed, {
               // Unchanged for all of `wait`: answered as last read (read now if no read ended in time).
-              onNone: () =>
-                latest === undefined ? read : Effect.succeed(latest),
+              onNone: () => latest === undefined ? Effect.map(read, ({ json }) => json) : Effect.succeed(latest),
               onSome: Effect.succeed
             }))
         ).pipe(Effect.ensuring(Effect.sync(watching.release)))
@@ -143,21 +163,21 @@ export const make = (visibility: Visibility): Effect.Effect<
         options.wait !== undefined && options.unchanged !== undefined
           ? Effect.zipRight(
             waitForChange(principal, executionId, options.wait, options.unchanged),
-            Effect.map(visibleExecution(executionId, principal), toExecution)
+            Effect.flatMap(visibleExecution(executionId, principal), answer)
           )
           : Effect.flatMap(
             visibleExecution(executionId, principal),
             (record) =>
               options.wait === undefined || isTerminal(record.status)
-                ? Effect.succeed(toExecution(record))
-                : Effect.map(
+                ? answer(record)
+                : Effect.flatMap(
                   waitForEnd(executionId).pipe(Effect.timeoutOption(options.wait)),
-                  (waited) => toExecution(Option.getOrElse(waited, () => record))
+                  (waited) => answer(Option.getOrElse(waited, () => record))
                 )
           ),
       getJson: (principal: Principal, executionId: string, options: GetOptions = {}) => {
         if (options.wait !== undefined && options.unchanged !== undefined) {
-          return Effect.map(waitForChange(principal, executionId, options.wait, options.unchanged), executionJson)
+          return waitForChange(principal, executionId, options.wait, options.unchanged)
         }
         if (!isUuid(executionId)) return Effect.fail(new ExecutionNotFound({ executionId }))
         return Effect.flatMap(
@@ -167,12 +187,13 @@ export const make = (visibility: Visibility): Effect.Effect<
               return Effect.fail(new ExecutionNotFound({ executionId }))
             }
             if (options.wait === undefined || isTerminal(view.value.status)) {
-              return Effect.succeed(executionJson(view.value))
+              return answerJson(view.value)
             }
             const first = view.value
-            return Effect.map(
+            return Effect.flatMap(
               waitForEnd(executionId).pipe(Effect.timeoutOption(options.wait)),
-              (waited) => Option.match(waited, { onNone: () => executionJson(first), onSome: recordJson })
+              (waited) =>
+                Option.match(waited, { onNone: () => answerJson(first), onSome: (r) => Effect.succeed(recordJson(r)) })
             )
           }
         )

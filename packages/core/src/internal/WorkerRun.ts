@@ -15,14 +15,16 @@ import type { LeaseLost, StorageError } from "../Errors.js"
 import { ExecutionEvents } from "../ExecutionEvents.js"
 import { type ExecutionEvent, failNow, isTerminal, transition } from "../ExecutionLifecycle.js"
 import { ExecutionQueue, type Lease } from "../ExecutionQueue.js"
-import type { ExecutionRecord } from "../ExecutionRecord.js"
+import { type ExecutionRecord, versionOf } from "../ExecutionRecord.js"
+import { ExecutionReports } from "../ExecutionReports.js"
 import { ExecutionStore } from "../ExecutionStore.js"
 import { IdGenerator } from "../IdGenerator.js"
 import * as TraceContext from "../TraceContext.js"
 import { DeliveryId, entryFor } from "../WebhookOutbox.js"
 import { AppCatalog } from "./AppCatalog.js"
 import { CANCELED_MESSAGE } from "./Cancellations.js"
-import { runWorkflow } from "./WorkflowRunner.js"
+import * as Reporter from "./Reporter.js"
+import { type RunHooks, runWorkflow, type SettledOutput } from "./WorkflowRunner.js"
 
 const formatDuration = (ms: number) => Duration.format(Duration.millis(ms))
 
@@ -43,8 +45,10 @@ export interface Run {
   stop: StopReason | undefined
   /** The run's fiber: what a stop interrupts (it takes effect only while the workflow runs). */
   fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
-  /** The execution as saved `running`, once it was. */
+  /** The execution as last saved `running` (with the outputs settled so far), once it was. */
   started: ExecutionRecord | undefined
+  /** What the run's nodes report, once one has. */
+  reporter?: Reporter.Reporter | undefined
   timeoutMs: number
   outputTypes: OutputTypes
   /** When the claim that took it was made: the start it wrote, if it started the execution. */
@@ -97,6 +101,8 @@ export const make = (runs: Runs) =>
     const now = Effect.clockWith((clock) => clock.currentTimeMillis)
     // A span per run only when spans go somewhere: the default tracer keeps them to itself.
     const traced = yield* TraceContext.spansExported
+    const reports = yield* ExecutionReports
+    const newReporter = yield* Reporter.factory
 
     const apply = (record: ExecutionRecord, event: ExecutionEvent) =>
       Either.match(transition(record, event), { onLeft: Effect.die, onRight: Effect.succeed })
@@ -119,6 +125,65 @@ export const make = (runs: Runs) =>
         })
         : store.save(record, lease)
       return Effect.zipRight(stored, announce(record, terminal))
+    }
+
+    /**
+     * A save of the run's execution: through its reporter when it has one (what its nodes
+     * reported first), and announced to other processes when it was followed (reported, or
+     * settled an output early).
+     */
+    const saveRun = (run: Run, record: ExecutionRecord): Effect.Effect<ExecutionRecord, LeaseLost | StorageError> => {
+      const reporter = run.reporter
+      if (reporter === undefined) return save(record, run.lease)
+      return Effect.tap(
+        reporter.saving(save(record, run.lease), versionOf(record.status, record.outputs)),
+        () => reports.announce(record.executionId)
+      )
+    }
+
+    /** The hooks of a run's workflow: its nodes' reports, and outputs saved as they settle. */
+    const hooksOf = (run: Run): RunHooks => {
+      const reporterOf = () => {
+        if (run.reporter === undefined) {
+          const current = run.started!
+          run.reporter = newReporter({
+            executionId: run.executionId,
+            attempt: run.lease.attempt,
+            version: versionOf(current.status, current.outputs)
+          })
+        }
+        return run.reporter
+      }
+      // Outputs settle one save at a time, each on the record the previous one saved.
+      const settling = Effect.unsafeMakeSemaphore(1)
+      return {
+        reportsOf: (nodeId) => ({
+          progress: (fraction, message) =>
+            Effect.suspend(() => reporterOf().reportsOf(nodeId).progress(fraction, message)),
+          log: (message, level) => Effect.suspend(() => reporterOf().reportsOf(nodeId).log(message, level))
+        }),
+        settled: (output: SettledOutput) =>
+          settling.withPermits(1)(Effect.suspend(() => {
+            const event: ExecutionEvent = output._tag === "Produced"
+              ? { _tag: "OutputProduced", produced: output.output }
+              : { _tag: "OutputFailed", id: output.id, type: output.type, error: output.error }
+            return Effect.flatMap(apply(run.started!, event), (record) => {
+              reporterOf()
+              return saveRun(run, record)
+            }).pipe(
+              Effect.tap((record) => {
+                run.started = record
+              }),
+              Effect.asVoid,
+              Effect.catchTag("LeaseLost", () => Effect.sync(() => runs.stop(run, "lease lost"))),
+              Effect.catchTag(
+                "StorageError",
+                (error) =>
+                  Effect.logWarning(`execution ${run.executionId}: an output settled early could not be saved`, error)
+              )
+            )
+          }))
+      }
     }
 
     const fail = (record: ExecutionRecord, lease: Lease, errorMessage: string) =>
@@ -144,11 +209,16 @@ export const make = (runs: Runs) =>
               _tag: "Failed",
               at,
               errorMessage,
-              produced: [],
+              // Outputs produced before the stop keep their values.
+              produced: started.outputs.flatMap((o) =>
+                o.status === "completed" && o.type !== "pending" && o.value !== null
+                  ? [{ id: o.id, type: o.type, value: o.value }]
+                  : []
+              ),
               outputErrors: {},
               outputTypes: run.outputTypes
             }),
-            (failed) => save(failed, run.lease)
+            (failed) => saveRun(run, failed)
           ))
       })
 
@@ -166,7 +236,8 @@ export const make = (runs: Runs) =>
           app,
           started.inputs,
           { executionId: started.executionId, appId: started.appId, workspaceId: started.workspaceId },
-          config.nodeConcurrency
+          config.nodeConcurrency,
+          hooksOf(run)
         ))
         return Effect.flatMap(running, (result) =>
           // The workflow ended: its outcome is recorded, whatever stop comes now.
@@ -181,10 +252,11 @@ export const make = (runs: Runs) =>
                 outputErrors: result.outputErrors,
                 outputTypes: run.outputTypes
               }
-            return Effect.flatMap(apply(started, event), (ended) => {
+            // Applied to the record as last saved: outputs settled early are in it.
+            return Effect.flatMap(apply(run.started!, event), (ended) => {
               // The slot is free while the outcome is written: the next claim shares its commit.
               run.freeSlot()
-              return save(ended, run.lease)
+              return saveRun(run, ended)
             })
           }))
       })

@@ -3,7 +3,8 @@
  * independent branches concurrently up to a bound. A failed node fails everything downstream of
  * it; branches that do not depend on it still run.
  */
-import { Cause, Deferred, Effect, Option } from "effect"
+import type { OutputType } from "@appexec/api/Execution"
+import { Cause, Deferred, Effect, Exit, Option } from "effect"
 import type { AppNode, CompiledApp } from "../AppDefinition.js"
 import type { ProducedOutput } from "../ExecutionLifecycle.js"
 import type { ResolvedInputs } from "../InputValidation.js"
@@ -23,7 +24,12 @@ export interface RunHooks {
 /** An output known before the run ends. */
 export type SettledOutput =
   | { readonly _tag: "Produced"; readonly output: ProducedOutput }
-  | { readonly _tag: "Failed"; readonly id: string; readonly error: string }
+  | {
+    readonly _tag: "Failed"
+    readonly id: string
+    readonly type: Exclude<OutputType, "pending">
+    readonly error: string
+  }
 
 /** Hooks that report nothing: for runs nobody follows. */
 export const silentHooks: RunHooks = {
@@ -186,9 +192,34 @@ export const runWorkflow = (
           )
         })
 
+      // Outputs settled so far: each but the last is told to the hooks as it settles.
+      let settled = 0
+      const settle = (node: AppNode, exit: Exit.Exit<NodeValue, NodeFailure>): Effect.Effect<void> => {
+        if (node.compiled.role !== "output" || Exit.isInterrupted(exit)) return Effect.void
+        settled += 1
+        if (settled === app.outputs.length) return Effect.void
+        if (Exit.isSuccess(exit)) {
+          const output = produced.find((p) => p.id === node.id)
+          return output === undefined ? Effect.void : hooks.settled({ _tag: "Produced", output })
+        }
+        const failure = Cause.failureOption(exit.cause)
+        return hooks.settled({
+          _tag: "Failed",
+          id: node.id,
+          type: node.compiled.outputType,
+          error: Option.match(failure, { onNone: () => "the output was not produced", onSome: (f) => f.message })
+        })
+      }
+
       yield* Effect.forEach(
         app.nodes,
-        (node) => Deferred.complete(results.get(node.id)!, runNode(node)),
+        (node) =>
+          Deferred.complete(
+            results.get(node.id)!,
+            node.compiled.role === "output"
+              ? Effect.flatMap(Effect.exit(runNode(node)), (exit) => Effect.zipRight(settle(node, exit), exit))
+              : runNode(node)
+          ),
         { concurrency: "unbounded", discard: true }
       )
       const failures = new Map<string, Option.Option<NodeFailure>>()
