@@ -8,7 +8,7 @@
  * its excerpt goes to the operator's log.
  */
 import { NodeType, OutboundHttp } from "@appexec/core"
-import { Effect, Option, Redacted, Schema } from "effect"
+import { Clock, Effect, Option, Redacted, Schema } from "effect"
 import { STATUS_CODES } from "node:http"
 import { isPointer, pick } from "./internal/jsonPointer.js"
 import { addressRefusal, formatBytes } from "./internal/media.js"
@@ -44,6 +44,9 @@ export type Config = typeof Config.Type
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 const RESERVED = new Set(["host", "content-length", "transfer-encoding", "connection", "upgrade", "te", "trailer"])
+
+/** The host of a URL, for the execution's log; "?" when it is no URL. */
+const hostOf = (url: string) => (URL.canParse(url) ? new URL(url).host : "?")
 
 const originOf = (url: string) => {
   if (!URL.canParse(url)) return undefined
@@ -89,7 +92,7 @@ export const httpRequest = NodeType.defineNode({
   inputs: { min: 0, max: 32 },
   config: Config,
   check: (config, placement) => problemsOf(config, placement.upstream),
-  run: ({ config, upstream }) =>
+  run: ({ config, log, upstream }) =>
     Effect.gen(function*() {
       const settings = yield* NodesSettings
       const http = yield* OutboundHttp.OutboundHttp
@@ -127,6 +130,11 @@ export const httpRequest = NodeType.defineNode({
       const timeoutMs = Math.min(config.timeoutMs ?? settings.http.timeoutMs, settings.http.timeoutMs)
 
       const target = fill(config.url, (id) => encodeURIComponent(textOf(id)))
+      // The execution's log names the method and host only: a path or query may carry what a
+      // consumer sent, headers and bodies may carry secrets.
+      const host = hostOf(target)
+      const began = yield* Clock.currentTimeMillis
+      yield* log(`${method} ${host}`)
       const response = yield* http
         .request({
           method,
@@ -152,10 +160,18 @@ export const httpRequest = NodeType.defineNode({
               case "network":
                 return fail("the request failed: the connection failed")
             }
-          })
+          }),
+          Effect.tapError((failure) => log(`${method} ${host}: ${failure.message}`, "error"))
         )
-      if (response.status < 200 || response.status >= 300) {
-        const reason = STATUS_CODES[response.status]
+      const reason = STATUS_CODES[response.status]
+      const ok = response.status >= 200 && response.status < 300
+      yield* log(
+        `${method} ${host}: ${response.status}${reason === undefined ? "" : ` ${reason}`} in ${
+          (yield* Clock.currentTimeMillis) - began
+        } ms, ${formatBytes(response.body.length)}`,
+        ok ? "info" : "error"
+      )
+      if (!ok) {
         const answered = `the endpoint answered ${response.status}${reason === undefined ? "" : ` ${reason}`}`
         yield* Effect.logWarning(`http.request: ${answered}: ${snippet(response.body)}`)
         return yield* fail(answered)

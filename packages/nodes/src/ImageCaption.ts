@@ -22,7 +22,7 @@ export const imageCaption = NodeType.defineNode({
   role: "process",
   inputs: { min: 2, max: 2 },
   config: Config,
-  run: ({ config, upstream }) =>
+  run: ({ config, log, upstream }) =>
     Effect.gen(function*() {
       const imageIndex = upstream.findIndex((u) => isImage(u.value))
       if (imageIndex === -1) {
@@ -58,6 +58,6 @@ export const imageCaption = NodeType.defineNode({
               }
             ])
           })
-      })
+      }, log)
     })
 })

@@ -29,7 +29,7 @@ export const imageResize = NodeType.defineNode({
   inputs: { min: 1, max: 1 },
   config: ResizeConfig,
   check: (config) => (config.width === undefined && config.height === undefined ? ["give width, height or both"] : []),
-  run: ({ config, upstream }) =>
+  run: ({ config, log, upstream }) =>
     editImage(upstream[0]!, {
       apply: (pipeline) =>
         Effect.succeed(
@@ -40,7 +40,7 @@ export const imageResize = NodeType.defineNode({
             background: { r: 0, g: 0, b: 0, alpha: 0 }
           })
         )
-    })
+    }, log)
 })
 
 /** The config of `image.convert`. */
@@ -56,13 +56,13 @@ export const imageConvert = NodeType.defineNode({
   role: "process",
   inputs: { min: 1, max: 1 },
   config: ConvertConfig,
-  run: ({ config, upstream }) =>
+  run: ({ config, log, upstream }) =>
     editImage(upstream[0]!, {
       apply: (pipeline) =>
         Effect.succeed(config.format === "jpeg" ? pipeline.flatten({ background: "#ffffff" }) : pipeline),
       format: config.format,
       quality: config.quality
-    })
+    }, log)
 })
 
 /** `image.grayscale`: drops colour. */
@@ -72,7 +72,8 @@ export const imageGrayscale = NodeType.defineNode({
   role: "process",
   inputs: { min: 1, max: 1 },
   config: Schema.Struct({}),
-  run: ({ upstream }) => editImage(upstream[0]!, { apply: (pipeline) => Effect.succeed(pipeline.grayscale()) })
+  run: ({ log, upstream }) =>
+    editImage(upstream[0]!, { apply: (pipeline) => Effect.succeed(pipeline.grayscale()) }, log)
 })
 
 /** The config of `image.blur`. */
@@ -88,6 +89,6 @@ export const imageBlur = NodeType.defineNode({
   role: "process",
   inputs: { min: 1, max: 1 },
   config: BlurConfig,
-  run: ({ config, upstream }) =>
-    editImage(upstream[0]!, { apply: (pipeline) => Effect.succeed(pipeline.blur(config.sigma)) })
+  run: ({ config, log, upstream }) =>
+    editImage(upstream[0]!, { apply: (pipeline) => Effect.succeed(pipeline.blur(config.sigma)) }, log)
 })

@@ -7,6 +7,7 @@ import { NodeType } from "@appexec/core"
 import { Effect, Schema } from "effect"
 import { createHash } from "node:crypto"
 import { encode, ImageFormat, renderText } from "./internal/imaging.js"
+import { formatBytes } from "./internal/media.js"
 import { sharpModule } from "./internal/sharpModule.js"
 
 /** Width or height of a generated image, in pixels. */
@@ -86,7 +87,7 @@ export const imageGenerate = NodeType.defineNode({
   role: "process",
   inputs: { min: 0, max: 1 },
   config: Config,
-  run: ({ config, upstream, node }) =>
+  run: ({ config, log, node, upstream }) =>
     Effect.gen(function*() {
       const first = upstream[0]
       const text = first === undefined ? "" : NodeType.NodeValue.asText(first.value)
@@ -111,6 +112,10 @@ export const imageGenerate = NodeType.defineNode({
             top: Math.floor((height - label.height) / 2)
           }
         ])
-      return yield* encode(picture, config.format, config.quality)
+      const image = yield* encode(picture, config.format, config.quality)
+      yield* log(
+        `${config.format} ${width}×${height}, ${image._tag === "Media" ? formatBytes(image.bytes.length) : "?"}`
+      )
+      return image
     })
 })

@@ -1,3 +1,4 @@
+import { ExecutionReports } from "@appexec/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger } from "effect"
 import * as FakeOrigin from "./support/FakeOrigin.js"
@@ -57,6 +58,35 @@ describe("http.request", () => {
       expect(request.headers["x-client"]).toBe("appexec-tests")
       expect(request.headers["content-type"]).toBe("application/json")
       expect(JSON.parse(request.body)).toEqual({ prompt: "cats \"in\" hats", style: "neon & bold", n: 1 })
+    }).pipe(Effect.provide(layer({ settings: secrets }))))
+
+  it.scoped("the execution's log says the method, host and status, never the path, a header or a body", () =>
+    Effect.gen(function*() {
+      const origin = yield* FakeOrigin.start({
+        "/v1/generate": { body: JSON.stringify({ data: [{ text: "fine" }] }) },
+        "/v1/busy": { status: 503, body: "{\"token\":\"tok-123\"}" }
+      })
+      const reports = yield* ExecutionReports.ExecutionReports
+      const linesOf = (executionId: Parameters<typeof reports.logs>[0]) =>
+        Effect.map(
+          reports.logs(executionId),
+          (kept) =>
+            kept.lines.map(({ report }) => report._tag === "Log" ? [report.nodeId, report.level, report.message] : [])
+        )
+      const host = new URL(origin.url("/")).host
+      const ok = yield* run(provider(origin.url("/v1/generate?q={{prompt}}")), { prompt: "private words" })
+      const okLines = yield* linesOf(ok.executionId)
+      expect(okLines[0]).toEqual(["call", "info", `POST ${host}`])
+      expect(okLines[1]![2]).toMatch(/^POST [\d.:]+: 200 OK in \d+ ms, \d+/)
+      expect(okLines[1]![2]).toContain(`POST ${host}: `)
+      const busy = yield* run(provider(origin.url("/v1/busy")), { prompt: "x" })
+      const busyLines = yield* linesOf(busy.executionId)
+      expect(busyLines.at(-1)!.slice(0, 2)).toEqual(["call", "error"])
+      expect(busyLines.at(-1)![2]).toContain("503 Service Unavailable")
+      const all = JSON.stringify([okLines, busyLines])
+      for (const secret of ["tok-123", "private", "generate", "Bearer", "appexec-tests"]) {
+        expect(all).not.toContain(secret)
+      }
     }).pipe(Effect.provide(layer({ settings: secrets }))))
 
   it.scoped("a media URL it picks feeds an image output, which stores the image and serves it", () =>

@@ -1,3 +1,5 @@
+import { Ids } from "@appexec/api"
+import { ExecutionReports } from "@appexec/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
@@ -105,6 +107,27 @@ describe("image editing nodes on a fetched image", () => {
           { photo }
         )
         expect(image).toMatchObject({ width: 512, height: 512, format: "webp", contentType: "image/webp" })
+      })
+    ).pipe(Effect.provide(layer())))
+
+  it.scoped("the execution's log says each node's image size and format, in and out", () =>
+    withOrigin((photo) =>
+      Effect.gen(function*() {
+        const done = yield* run(
+          chain({ type: "image.resize", config: { width: 512, height: 512, fit: "cover" } }, {
+            type: "image.convert",
+            config: { format: "webp", quality: 80 }
+          }),
+          { photo }
+        )
+        const reports = yield* ExecutionReports.ExecutionReports
+        const kept = yield* reports.logs(Ids.ExecutionId.make(done.executionId))
+        const lines = kept.lines.map(({ report }) => report._tag === "Log" ? `${report.nodeId}: ${report.message}` : "")
+        expect(lines).toHaveLength(4)
+        expect(lines[0]).toMatch(/^step0: in: png 800×600, \d/)
+        expect(lines[1]).toMatch(/^step0: out: png, \d/)
+        expect(lines[2]).toMatch(/^step1: in: png 512×512, \d/)
+        expect(lines[3]).toMatch(/^step1: out: webp, \d/)
       })
     ).pipe(Effect.provide(layer())))
 

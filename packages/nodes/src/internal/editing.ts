@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import type { Sharp } from "sharp"
 import { NodesSettings } from "../NodesSettings.js"
 import { encode, formatFromMetadata, type ImageFormat, metadataOf, open } from "./imaging.js"
-import { mediaOf, type MediaServices } from "./media.js"
+import { formatBytes, mediaOf, type MediaServices } from "./media.js"
 
 /** How an editing node changes an image. */
 export interface Edit {
@@ -23,10 +23,11 @@ export interface Edit {
   readonly quality?: number | undefined
 }
 
-/** Edits the image of `upstream` as `edit` says. */
+/** Edits the image of `upstream` as `edit` says; the sizes and formats in and out go to the execution's log. */
 export const editImage = (
   upstream: NodeType.UpstreamValue,
-  edit: Edit
+  edit: Edit,
+  log: NodeType.RunContext["log"]
 ): Effect.Effect<NodeType.NodeValue, NodeType.NodeFailure, MediaServices> =>
   Effect.gen(function*() {
     const { media } = yield* NodesSettings
@@ -36,6 +37,10 @@ export const editImage = (
     // EXIF orientations 5–8 swap width and height once rotated.
     const swapped = (meta.orientation ?? 1) >= 5
     const size = { width: swapped ? meta.height! : meta.width!, height: swapped ? meta.width! : meta.height! }
+    yield* log(`in: ${meta.format ?? "image"} ${size.width}×${size.height}, ${formatBytes(image.bytes.length)}`)
     const edited = yield* edit.apply(pipeline, size)
-    return yield* encode(edited, edit.format ?? formatFromMetadata(meta) ?? "png", edit.quality)
+    const format = edit.format ?? formatFromMetadata(meta) ?? "png"
+    const out = yield* encode(edited, format, edit.quality)
+    yield* log(`out: ${format}, ${out._tag === "Media" ? formatBytes(out.bytes.length) : "?"}`)
+    return out
   })
