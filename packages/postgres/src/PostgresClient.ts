@@ -83,6 +83,12 @@ export const workChannel = (schema: string) => `appexec_work.${schema}`
 /** The channel that a new due webhook of a process with no dispatcher notifies, for `schema`. */
 export const webhookChannel = (schema: string) => `appexec_webhooks.${schema}`
 
+/**
+ * The channel on which a process tells the others which executions have news for their event
+ * streams (`ExecutionReports.announce`), for `schema`: the payload is execution ids joined by commas.
+ */
+export const liveChannel = (schema: string) => `appexec_live.${schema}`
+
 /** Whether `url` names a PostgreSQL database (`postgres://` or `postgresql://`). */
 export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.test(url)
 

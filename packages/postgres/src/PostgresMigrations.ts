@@ -9,17 +9,19 @@ import * as m0001 from "./internal/migrations/0001_initial.js"
 import * as m0002 from "./internal/migrations/0002_retention_and_tracing.js"
 import * as m0003 from "./internal/migrations/0003_claim_function.js"
 import * as m0004 from "./internal/migrations/0004_claim_says_started.js"
+import * as m0005 from "./internal/migrations/0005_execution_reports.js"
 
 /** Every migration by name, in order. Names sort in the order they apply; never rename one. */
 export const migrations: Readonly<Record<string, Migration>> = {
   "0001_initial": m0001,
   "0002_retention_and_tracing": m0002,
   "0003_claim_function": m0003,
-  "0004_claim_says_started": m0004
+  "0004_claim_says_started": m0004,
+  "0005_execution_reports": m0005
 }
 
 /** Name of the newest migration. */
-export const latest = "0004_claim_says_started"
+export const latest = "0005_execution_reports"
 
 /** The table that records applied migrations. */
 export const migrationTable = "appexec_migrations"

@@ -17,6 +17,7 @@ import * as WorkNotifier from "./internal/WorkNotifier.js"
 import * as WorkSignal from "./internal/WorkSignal.js"
 import * as PostgresClient from "./PostgresClient.js"
 import * as PostgresExecutionQueue from "./PostgresExecutionQueue.js"
+import * as PostgresExecutionReports from "./PostgresExecutionReports.js"
 import * as PostgresExecutionStore from "./PostgresExecutionStore.js"
 import * as PostgresWebhookOutbox from "./PostgresWebhookOutbox.js"
 
@@ -25,7 +26,8 @@ export type Options = PostgresClient.Options
 
 /**
  * Every storage port over the pool of `PostgresClient`: the dialect-neutral stores of
- * `@appexec/sql` through its `SqlRunner`, and PostgreSQL's own claims, batched writes and wake-ups.
+ * `@appexec/sql` through its `SqlRunner`, and PostgreSQL's own claims, batched writes, wake-ups and
+ * live announcements.
  */
 export const layerFromClient: Layer.Layer<
   AppexecLayer.Storage,
@@ -38,8 +40,10 @@ export const layerFromClient: Layer.Layer<
   SqlSigningKeyStore.layer,
   SqlRateLimitStore.layer,
   PostgresExecutionStore.layer.pipe(Layer.provide(WorkNotifier.layer)),
-  // One listening connection for both.
-  Layer.merge(PostgresExecutionQueue.layer, PostgresWebhookOutbox.layer).pipe(Layer.provide(WorkSignal.layer))
+  // One listening connection for all three.
+  Layer.mergeAll(PostgresExecutionQueue.layer, PostgresWebhookOutbox.layer, PostgresExecutionReports.layer).pipe(
+    Layer.provide(WorkSignal.layer)
+  )
 ).pipe(Layer.provide(Runner.layer))
 
 /**

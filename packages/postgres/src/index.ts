@@ -6,6 +6,7 @@
  */
 export * as PostgresClient from "./PostgresClient.js"
 export * as PostgresExecutionQueue from "./PostgresExecutionQueue.js"
+export * as PostgresExecutionReports from "./PostgresExecutionReports.js"
 export * as PostgresExecutionStore from "./PostgresExecutionStore.js"
 export * as PostgresMigrations from "./PostgresMigrations.js"
 export * as PostgresSecrets from "./PostgresSecrets.js"

@@ -21,6 +21,9 @@ export type Neutral = Omit<ExecutionStore.ExecutionStore["Type"], Writes>
 /** Statuses of finished executions, as SQL literals (so the partial indexes apply). */
 export const FINISHED = [sql.lit("completed"), sql.lit("failed")]
 
+/** The status of queued executions, as an SQL literal (so the partial indexes apply). */
+export const QUEUED = sql.lit("queued")
+
 /** Statuses of open executions, as SQL literals (so the partial indexes apply). */
 export const OPEN = [sql.lit("queued"), sql.lit("running")]
 
@@ -45,6 +48,17 @@ export const make = Effect.gen(function*() {
   )
   const views = PreparedQuery.make((p: PreparedQuery.Param<{ ids: unknown }>) =>
     executions.select(viewColumns).where(dialect.oneOf("execution_id", p("ids")))
+  )
+  // The queued executions of its workspace before it: a range of `executions_queued`.
+  const queuePosition = PreparedQuery.make((p: PreparedQuery.Param<{ executionId: string }>) =>
+    db
+      .selectFrom("executions as mine")
+      .innerJoin("executions as ahead", (join) =>
+        join.onRef("ahead.workspace_id", "=", "mine.workspace_id").onRef("ahead.seq", "<", "mine.seq"))
+      .select(db.fn.countAll<number>().as("n"))
+      .where("mine.execution_id", "=", p("executionId"))
+      .where("mine.status", "=", QUEUED)
+      .where("ahead.status", "=", QUEUED)
   )
   const requestCancel = PreparedQuery.make((p: PreparedQuery.Param<{ executionId: string; at: number }>) =>
     db
@@ -109,9 +123,17 @@ export const make = Effect.gen(function*() {
         .where("status", "in", FINISHED)
       return runner.transaction("delete executions", [
         db.deleteFrom("webhook_outbox").where("execution_id", "in", finishedIds),
+        db.deleteFrom("execution_reports").where("execution_id", "in", finishedIds),
+        db.deleteFrom("execution_logs").where("execution_id", "in", finishedIds),
         db.deleteFrom("executions").where("execution_id", "in", ids).where("status", "in", FINISHED)
-      ]).pipe(Effect.map((changed) => changed[1] ?? 0))
+      ]).pipe(Effect.map((changed) => changed[3] ?? 0))
     }),
+    // Every poll of a queued execution reads it: untraced.
+    queuePosition: (executionId) =>
+      Effect.map(
+        runner.first("queue position", queuePosition.bind({ executionId })),
+        (row) => Number(row?.n ?? 0)
+      ),
     countOpen: runner
       .all(
         "count open executions",

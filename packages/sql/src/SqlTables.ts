@@ -119,6 +119,43 @@ export interface WebhookOutboxTable {
   trace_parent: string | null
 }
 
+/**
+ * `execution_reports`: what running executions report (`ExecutionReports`), keyed by execution
+ * and event id: each node's newest progress (one row per execution and node, replaced by the
+ * next) and the kept log lines.
+ */
+export interface ExecutionReportsTable {
+  execution_id: string
+  /** The event id (`ExecutionReports.eventId`), unique within the execution. */
+  id: number
+  /** `progress` or `log`. */
+  kind: string
+  /** Null on log lines appexec writes itself. */
+  node_id: string | null
+  /** Log lines only: `info`, `warn` or `error`. */
+  level: string | null
+  /** Progress only. */
+  fraction: number | null
+  /** Never null on a log line. */
+  message: string | null
+  /** `message.length` (UTF-16 code units, as `LOG_BYTES` counts them); 0 on progress. */
+  message_length: number
+  at: number
+}
+
+/**
+ * `execution_logs`: per execution with a log, what bounds it (`lines` and `bytes` kept, so that
+ * an append can tell without reading the log whether anything must be dropped) and what was
+ * dropped (`dropped` lines, the newest of them `dropped_through`, 0 while none was).
+ */
+export interface ExecutionLogsTable {
+  execution_id: string
+  lines: number
+  bytes: number
+  dropped: number
+  dropped_through: number
+}
+
 /** `signing_keys`. */
 export interface SigningKeysTable {
   seq: Generated<number>
@@ -169,6 +206,8 @@ export interface Tables {
   executions: ExecutionsTable
   idempotency_keys: IdempotencyKeysTable
   webhook_outbox: WebhookOutboxTable
+  execution_reports: ExecutionReportsTable
+  execution_logs: ExecutionLogsTable
   signing_keys: SigningKeysTable
   rate_limits: RateLimitsTable
   key_revision: KeyRevisionTable

@@ -11,6 +11,7 @@ import * as m0004 from "./internal/migrations/0004_cancel_and_idempotency.js"
 import * as m0005 from "./internal/migrations/0005_fair_claims.js"
 import * as m0006 from "./internal/migrations/0006_sliding_rate_limit_and_key_revision.js"
 import * as m0007 from "./internal/migrations/0007_retention_and_tracing.js"
+import * as m0008 from "./internal/migrations/0008_execution_reports.js"
 
 /** Every migration by name, in order. Names sort in the order they apply; never rename one. */
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -20,11 +21,12 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0004_cancel_and_idempotency": m0004,
   "0005_fair_claims": m0005,
   "0006_sliding_rate_limit_and_key_revision": m0006,
-  "0007_retention_and_tracing": m0007
+  "0007_retention_and_tracing": m0007,
+  "0008_execution_reports": m0008
 }
 
 /** Name of the newest migration. */
-export const latest = "0007_retention_and_tracing"
+export const latest = "0008_execution_reports"
 
 /** The table that records applied migrations. */
 export const migrationTable = "appexec_migrations"

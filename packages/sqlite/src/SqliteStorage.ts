@@ -10,7 +10,7 @@
  * ```
  */
 import type { AppexecLayer, Errors } from "@appexec/core"
-import { SqlBlobStore, SqlRateLimitStore, SqlSigningKeyStore } from "@appexec/sql"
+import { SqlBlobStore, SqlExecutionReports, SqlRateLimitStore, SqlSigningKeyStore } from "@appexec/sql"
 import { Layer } from "effect"
 import * as Runner from "./internal/Runner.js"
 import { WorkSignal } from "./internal/WorkSignal.js"
@@ -36,5 +36,6 @@ export const layer = (options: Options): Layer.Layer<AppexecLayer.Storage, Error
     SqlSigningKeyStore.layer,
     SqlRateLimitStore.layer,
     SqliteWebhookOutbox.layer,
+    SqlExecutionReports.layer,
     Layer.mergeAll(SqliteExecutionStore.layer, SqliteExecutionQueue.layer).pipe(Layer.provide(WorkSignal.layer))
   ).pipe(Layer.provide(Runner.layer.pipe(Layer.provideMerge(SqliteClient.layer(options)))))

@@ -7,11 +7,17 @@
  * (no timer, no poll). When the listening connection drops it is opened again (every second
  * until it is back), and the reconnection itself wakes both, since notifications sent meanwhile
  * reached no one.
+ *
+ * The same connection listens on the live channel, whose notifications carry the ids of
+ * executions with news for their event streams (`PostgresExecutionReports`); they are handed to
+ * every subscriber of `announced`. Announcements sent while the connection was down are lost: the
+ * streams' own periodic reads cover them.
  */
+import { ExecutionId } from "@appexec/api/Ids"
 import { Errors } from "@appexec/core"
-import { Context, Deferred, Duration, Effect, Layer, Queue, type Scope } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, PubSub, Queue, Schema, type Scope, Stream } from "effect"
 import type pg from "pg"
-import { PostgresClient, webhookChannel, workChannel } from "../PostgresClient.js"
+import { liveChannel, PostgresClient, webhookChannel, workChannel } from "../PostgresClient.js"
 import { loadPg } from "./Driver.js"
 
 /** A signal that work may have become claimable. */
@@ -22,8 +28,15 @@ export class WorkSignal extends Context.Tag("@appexec/postgres/WorkSignal")<
     readonly wait: Effect.Effect<void>
     /** Completes at the next webhook notification (from any process), or at once if one is pending. */
     readonly webhooks: Effect.Effect<void>
+    /** The execution ids of the live channel's notifications (from any process, this one too), as they come. */
+    readonly announced: Stream.Stream<ExecutionId>
   }
 >() {}
+
+/** Most announced ids held for a subscriber that has not taken them yet. */
+const LIVE_BACKLOG = 4096
+
+const isExecutionId = Schema.is(ExecutionId)
 
 interface Listening {
   /** Completes when the connection ends, for whatever reason. */
@@ -31,15 +44,19 @@ interface Listening {
   readonly client: pg.Client
 }
 
-/** Opens a connection that `LISTEN`s on `channels`; a notification calls `wake` with its channel. */
-const listen = (config: pg.ClientConfig, channels: ReadonlyArray<string>, wake: (channel: string) => void) =>
+/** Opens a connection that `LISTEN`s on `channels`; a notification calls `wake` with its channel and payload. */
+const listen = (
+  config: pg.ClientConfig,
+  channels: ReadonlyArray<string>,
+  wake: (channel: string, payload: string | undefined) => void
+) =>
   Effect.gen(function*() {
     const ended = yield* Deferred.make<void>()
     const client = new (loadPg().Client)(config)
     const end = () => Deferred.unsafeDone(ended, Effect.void)
     client.on("error", end)
     client.on("end", end)
-    client.on("notification", (message) => wake(message.channel))
+    client.on("notification", (message) => wake(message.channel, message.payload))
     yield* Effect.tryPromise({
       try: async () => {
         await client.connect()
@@ -59,8 +76,19 @@ export const layer = Layer.scoped(
     const client = yield* PostgresClient
     const work = yield* Queue.sliding<void>(1)
     const webhooks = yield* Queue.sliding<void>(1)
-    const channels = [workChannel(client.schema), webhookChannel(client.schema)]
-    const wake = (channel: string) => void Queue.unsafeOffer(channel === channels[1] ? webhooks : work, undefined)
+    // A subscriber that falls this far behind loses the oldest ids rather than holding memory.
+    const live = yield* Effect.acquireRelease(PubSub.sliding<ExecutionId>(LIVE_BACKLOG), PubSub.shutdown)
+    const channels = [workChannel(client.schema), webhookChannel(client.schema), liveChannel(client.schema)]
+    const wake = (channel: string, payload: string | undefined) => {
+      if (channel === channels[2]) {
+        // Ids this schema's processes sent; anything else in the payload is not an id and is skipped.
+        for (const id of (payload ?? "").split(",")) {
+          if (isExecutionId(id)) live.unsafeOffer(id)
+        }
+        return
+      }
+      Queue.unsafeOffer(channel === channels[1] ? webhooks : work, undefined)
+    }
     const wakeBoth = () => {
       Queue.unsafeOffer(work, undefined)
       Queue.unsafeOffer(webhooks, undefined)
@@ -90,6 +118,10 @@ export const layer = Layer.scoped(
         Effect.flatMap(loop)
       )
     yield* Effect.forkScoped(Effect.scoped(loop(first)))
-    return WorkSignal.of({ wait: Queue.take(work), webhooks: Queue.take(webhooks) })
+    return WorkSignal.of({
+      wait: Queue.take(work),
+      webhooks: Queue.take(webhooks),
+      announced: Stream.fromPubSub(live)
+    })
   })
 )
