@@ -1,9 +1,10 @@
 import { Ids } from "@appexec/api"
-import { ExecutionLifecycle, type ExecutionRecord } from "@appexec/core"
+import { ExecutionLifecycle, ExecutionRecord } from "@appexec/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Either, FastCheck as fc } from "effect"
 
 const { transition, placeholder, isTerminal } = ExecutionLifecycle
+const { versionOf } = ExecutionRecord
 type Event = ExecutionLifecycle.ExecutionEvent
 
 const queued = (): ExecutionRecord.ExecutionRecord => ({
@@ -131,8 +132,43 @@ describe("status state machine (docs/api.md#execution-states)", () => {
     }
   )
 
+  it("running → running with an output settled early: produced with its value, or failed with its error", () => {
+    const early = Either.getOrThrow(
+      run([
+        { _tag: "Started", at: 2_000 },
+        { _tag: "OutputProduced", produced: both[1] },
+        { _tag: "OutputFailed", id: "image", type: "image", error: "node 'render' failed: out of ink" }
+      ])
+    )
+    expect(early.status).toBe("running")
+    expect(early.completedAt).toBeNull()
+    expect(early.outputs).toEqual([
+      {
+        id: "image",
+        label: "Image",
+        type: "image",
+        value: null,
+        status: "failed",
+        error: "node 'render' failed: out of ink"
+      },
+      { id: "caption", label: "Caption", type: "text", value: "a cat", status: "completed", error: null }
+    ])
+    // An output the execution does not have, or one settled while queued, is refused.
+    expect(Either.isLeft(transition(early, { _tag: "OutputProduced", produced: { ...both[1], id: "nope" } }))).toBe(
+      true
+    )
+    expect(Either.isLeft(transition(queued(), { _tag: "OutputProduced", produced: both[1] }))).toBe(true)
+  })
+
   const arbitraryEvent: fc.Arbitrary<Event> = fc.oneof(
     fc.record({ _tag: fc.constant("Started" as const), at: fc.integer({ min: 0, max: 10_000 }) }),
+    fc.record({ _tag: fc.constant("OutputProduced" as const), produced: fc.constantFrom(...both) }),
+    fc.record({
+      _tag: fc.constant("OutputFailed" as const),
+      id: fc.constantFrom("image", "caption"),
+      type: fc.constant("text" as const),
+      error: fc.constant("broken")
+    }),
     fc.record({
       _tag: fc.constant("Completed" as const),
       at: fc.integer({ min: 0, max: 10_000 }),
@@ -158,9 +194,14 @@ describe("status state machine (docs/api.md#execution-states)", () => {
           const next = transition(state, event)
           if (Either.isLeft(next)) continue
           state = next.right
-          // Only forward moves, one step at a time, and nothing leaves a terminal state.
+          // Only forward moves, one step at a time (an output settled early stays running), and
+          // nothing leaves a terminal state; the view's version never goes back.
           expect(isTerminal(before.status)).toBe(false)
-          expect(order[state.status]).toBe(order[before.status] + 1)
+          const early = event._tag === "OutputProduced" || event._tag === "OutputFailed"
+          expect(order[state.status]).toBe(order[before.status] + (early ? 0 : 1))
+          expect(versionOf(state.status, state.outputs)).toBeGreaterThanOrEqual(
+            versionOf(before.status, before.outputs)
+          )
           // Timestamps as the table says.
           expect(state.startedAt === null).toBe(state.status === "queued")
           expect(state.completedAt === null).toBe(!isTerminal(state.status))
@@ -168,8 +209,16 @@ describe("status state machine (docs/api.md#execution-states)", () => {
           if (before.startedAt !== null) expect(state.startedAt).toBe(before.startedAt)
           // Outputs: placeholders until the end; values on completion; an error on every unproduced output on failure.
           for (const o of state.outputs) {
-            if (state.status === "queued" || state.status === "running") {
+            if (state.status === "queued") {
               expect(o).toMatchObject({ type: "pending", status: "pending", value: null, error: null })
+            } else if (state.status === "running") {
+              // Pending, or settled early: a value or an error, never both.
+              expect(
+                o.status === "pending"
+                  ? o.value === null && o.error === null
+                  : (o.value === null) !== (o.error === null)
+              )
+                .toBe(true)
             } else if (state.status === "completed") {
               expect(o.status).toBe("completed")
               expect(o.value).not.toBeNull()

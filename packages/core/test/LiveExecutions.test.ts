@@ -26,6 +26,16 @@ const chatty = defineNode({
     )
 })
 
+/** Fails at once. */
+const failing = defineNode({
+  type: "test.fail",
+  description: "Fails.",
+  role: "process",
+  inputs: { min: 1, max: 1 },
+  config: Schema.Struct({}),
+  run: () => Effect.fail(new NodeType.NodeFailure({ message: "no luck" }))
+})
+
 /** Reports its progress every 100 ms for 10 s. */
 const ticker = defineNode({
   type: "test.ticker",
@@ -99,7 +109,7 @@ const setup = Effect.gen(function*() {
   return { appexec, app, principal }
 })
 
-const harness = TestHarness.layer({ nodes: [chatty] })
+const harness = TestHarness.layer({ nodes: [chatty, failing] })
 
 describe("live executions", () => {
   it.scoped("a stream shows the start, progress, the fast output while running, logs, then the end", () =>
@@ -179,6 +189,46 @@ describe("live executions", () => {
         yield* appexec.executions.events(principal, started.executionId, { lastEventId: "99999999999999" })
       )
       expect(fresh.map((e) => [e.event, e.data.status])).toEqual([["execution", "completed"]])
+    }).pipe(Effect.provide(harness)))
+
+  it.scoped("an output that fails early is failed at once; the others still run; a cancel keeps what was produced", () =>
+    Effect.gen(function*() {
+      const appexec = yield* Appexec.Appexec
+      const app = yield* appexec.apps.import({
+        ...branches,
+        name: "Half broken",
+        nodes: branches.nodes.map((n) => n.id === "shout" ? { ...n, type: "test.fail", config: {} } : n)
+      })
+      const principal = yield* TestHarness.signIn()
+      const first = yield* appexec.executions.start(principal, app.appId, { prompt: "hi" })
+      yield* TestClock.adjust("1 second")
+      const running = yield* appexec.executions.get(principal, first.executionId)
+      expect(running.status).toBe("running")
+      expect(running.outputs.map((o) => [o.id, o.status, o.type, o.error])).toEqual([
+        ["fast", "failed", "text", "node 'shout' (test.fail) failed: no luck"],
+        ["slow", "pending", "pending", null]
+      ])
+      yield* TestClock.adjust("10 seconds")
+      const ended = yield* appexec.executions.get(principal, first.executionId)
+      expect(ended.status).toBe("failed")
+      expect(ended.errorMessage).toBe("node 'shout' (test.fail) failed: no luck")
+      expect(ended.outputs.map((o) => [o.id, o.status, o.value])).toEqual([
+        ["fast", "failed", null],
+        ["slow", "completed", "hi"]
+      ])
+
+      // The fast output produced, then a cancel while the slow branch runs: the output keeps its value.
+      const whole = yield* appexec.apps.import(branches)
+      const second = yield* appexec.executions.start(principal, whole.appId, { prompt: "yo" })
+      yield* TestClock.adjust("1 second")
+      yield* appexec.executions.cancel(second.executionId, principal)
+      yield* TestClock.adjust("1 second")
+      const canceled = yield* appexec.executions.get(principal, second.executionId)
+      expect(canceled.status).toBe("failed")
+      expect(canceled.outputs.map((o) => [o.id, o.status, o.value])).toEqual([
+        ["fast", "completed", "yo!"],
+        ["slow", "failed", null]
+      ])
     }).pipe(Effect.provide(harness)))
 
   it.scoped("another workspace's execution has no stream and no logs", () =>
