@@ -37,6 +37,8 @@ export interface ServeOptions {
   readonly webhookRetryDelays: ReadonlyArray<Duration.DurationInput>
   /** Most executions of one workspace running at once (default: no cap). */
   readonly maxRunningPerWorkspace?: number | undefined
+  /** Most event streams one API key may hold open at once (default: the core default, 100). */
+  readonly maxStreamsPerKey?: number | undefined
   /** How long a rotated-out signing key stays published (default: the core default, 7 days). */
   readonly signingKeyGrace?: Duration.DurationInput | undefined
   /** The webhook signing key given by the operator; generated and stored when absent. */
@@ -224,6 +226,7 @@ export const serve = (options: ServeOptions) =>
             ...(options.maxRunningPerWorkspace === undefined
               ? {}
               : { maxRunningPerWorkspace: options.maxRunningPerWorkspace }),
+            ...(options.maxStreamsPerKey === undefined ? {} : { maxStreamsPerKey: options.maxStreamsPerKey }),
             ...(options.signingKeyGrace === undefined ? {} : { signingKeyGrace: options.signingKeyGrace }),
             ...(options.signingKeyJwk === undefined ? {} : { signingKeyJwk: options.signingKeyJwk })
           }

@@ -3,6 +3,7 @@
  * are `SharedFlags`; those only `serve` has — where it listens, the apps of the first start, the
  * rate limit, connection limits, retention — take their defaults from the modules that own them.
  */
+import { AppexecConfig } from "@appexec/core"
 import { RateLimit } from "@appexec/http"
 import { NodeListener } from "@appexec/platform-node"
 import { Command, Options } from "@effect/cli"
@@ -68,6 +69,11 @@ export const flags = {
     Options.withDefault(RateLimit.defaults.trustProxy)
   ),
   maxRunningPerWorkspace: SharedFlags.maxRunningPerWorkspace,
+  maxStreamsPerKey: Flags.count({
+    name: "max-streams-per-key",
+    variable: "APPEXEC_MAX_STREAMS_PER_KEY",
+    description: "Event streams (GET /v1/executions/{id}/events) one API key may hold open at once"
+  }, AppexecConfig.defaults.maxStreamsPerKey),
   webhookRetryDelays: SharedFlags.webhookRetryDelays,
   mediaBaseUrl: SharedFlags.mediaBaseUrl,
   publicUrl: SharedFlags.publicUrl,
@@ -130,6 +136,7 @@ export const serveCommand = Command.make("serve", flags, (o) =>
     rateLimit: o.rateLimit,
     trustProxy: o.trustProxy,
     maxRunningPerWorkspace: Option.getOrUndefined(o.maxRunningPerWorkspace),
+    maxStreamsPerKey: o.maxStreamsPerKey,
     webhookRetryDelays: o.webhookRetryDelays,
     mediaBaseUrl: Option.getOrUndefined(o.mediaBaseUrl),
     publicUrl: Option.getOrUndefined(o.publicUrl),
