@@ -154,8 +154,9 @@ export const make = (runs: Runs) =>
         }
         return run.reporter
       }
-      // Outputs settle one save at a time, each on the record the previous one saved.
-      const settling = Effect.unsafeMakeSemaphore(1)
+      // Outputs settle one save at a time, each on the record the previous one saved (the lock
+      // is made at the first: most runs settle nothing early).
+      let settling: Effect.Semaphore | undefined
       return {
         reportsOf: (nodeId) => ({
           progress: (fraction, message) =>
@@ -163,7 +164,7 @@ export const make = (runs: Runs) =>
           log: (message, level) => Effect.suspend(() => reporterOf().reportsOf(nodeId).log(message, level))
         }),
         settled: (output: SettledOutput) =>
-          settling.withPermits(1)(Effect.suspend(() => {
+          (settling ??= Effect.unsafeMakeSemaphore(1)).withPermits(1)(Effect.suspend(() => {
             const event: ExecutionEvent = output._tag === "Produced"
               ? { _tag: "OutputProduced", produced: output.output }
               : { _tag: "OutputFailed", id: output.id, type: output.type, error: output.error }
