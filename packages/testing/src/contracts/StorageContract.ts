@@ -11,6 +11,7 @@ import * as AppStoreContract from "./AppStoreContract.js"
 import * as BlobStoreContract from "./BlobStoreContract.js"
 import * as CancelAndIdempotencyContract from "./CancelAndIdempotencyContract.js"
 import * as ExecutionQueueContract from "./ExecutionQueueContract.js"
+import * as ExecutionReportsContract from "./ExecutionReportsContract.js"
 import * as ExecutionStoreContract from "./ExecutionStoreContract.js"
 import * as KeyStoreContract from "./KeyStoreContract.js"
 import * as RateLimitStoreContract from "./RateLimitStoreContract.js"
@@ -24,6 +25,7 @@ export const suite = (name: string, makeStorage: MakeStorage) => {
   AppStoreContract.suite(name, makeStorage)
   ExecutionStoreContract.suite(name, makeStorage)
   ExecutionQueueContract.suite(name, makeStorage)
+  ExecutionReportsContract.suite(name, makeStorage)
   CancelAndIdempotencyContract.suite(name, makeStorage)
   WebhookOutboxContract.suite(name, makeStorage)
   KeyStoreContract.suite(name, makeStorage)
