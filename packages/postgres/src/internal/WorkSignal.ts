@@ -10,8 +10,9 @@
  *
  * The same connection listens on the live channel, whose notifications carry the ids of
  * executions with news for their event streams (`PostgresExecutionReports`); they are handed to
- * every subscriber of `announced`. Announcements sent while the connection was down are lost: the
- * streams' own periodic reads cover them.
+ * every subscriber of `announced`. Announcements sent while the connection was down are lost (no
+ * id stands for "every execution"): a stream hears of such an execution again at its next
+ * announcement, or when this process next looks at it.
  */
 import { ExecutionId } from "@appexec/api/Ids"
 import { Errors } from "@appexec/core"
