@@ -1,30 +1,37 @@
 /**
  * The appexec client for Effect programs: the six endpoints of docs/api.md#endpoints and the cancel extension as typed methods
  * (`HttpApiClient` over the API definition of `@appexec/api`, so request and response schemas
- * are the server's own), waiting by polling, `run` (find the app by id or name, validate, start,
- * wait), and webhook verification with a cached key set, from raw bytes or a web `Request`. Retries follow docs/api.md#errors (see `RetryPolicy`). The Promise client
- * (`PromiseClient`) runs this same implementation.
+ * are the server's own), the live events of an execution (`stream`, docs/api.md#live-executions)
+ * and its logs, waiting (on the event stream where the server offers it, else by polling), `run`
+ * (find the app by id or name, validate, start, wait), and webhook verification with a cached key
+ * set, from raw bytes or a web `Request`. Retries follow docs/api.md#errors (see `RetryPolicy`).
+ * The Promise client (`PromiseClient`) runs this same implementation.
  */
 import * as Api from "@appexec/api/Api"
 import type * as App from "@appexec/api/App"
 import * as ErrorBody from "@appexec/api/ErrorBody"
 import type * as Execution from "@appexec/api/Execution"
 import type * as Jwk from "@appexec/api/Jwk"
+import * as Live from "@appexec/api/Live"
 import * as InputValidation from "@appexec/core/InputValidation"
 import type * as NodeType from "@appexec/core/NodeType"
 import type * as WebhookVerifier from "@appexec/core/WebhookVerifier"
 import * as HttpApiClient from "@effect/platform/HttpApiClient"
+import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
-import { Context, Effect, Either, Layer, Option, Ref, Schema } from "effect"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import { Context, Effect, Either, Layer, Option, Ref, Schema, type Stream } from "effect"
 import { type ClientConfig, normalizeBaseUrl } from "./ClientConfig.js"
 import {
-  type ApiError,
+  ApiError,
   AppNameError,
   InvalidInputsError,
   type RequestError,
   type WaitError,
   type WebhookPayloadError
 } from "./ClientError.js"
+import * as EventStream from "./EventStream.js"
 import { mapErrors } from "./internal/ResponseErrors.js"
 import * as Transport from "./internal/Transport.js"
 import * as Polling from "./Polling.js"
@@ -101,15 +108,31 @@ export interface AppexecClientService {
      */
     readonly cancel: (executionId: string) => Effect.Effect<Execution.Execution, RequestError>
     /**
-     * Waits until the execution is `completed` or `failed` and returns it (either way): long
-     * polling where the server supports it (each read held until the execution changes, so
-     * `onStatus` sees every status as it comes), else polling every 3–5 s.
+     * Waits until the execution is `completed` or `failed` and returns it (either way): on its
+     * event stream where the server offers it (`onStatus` sees every change as it comes,
+     * `onEvent` every event), else long polling where the server supports it (each read held
+     * until the execution changes), else polling every 3–5 s. The result is the same either way.
      */
     readonly wait: (
       executionId: string,
       options?: Polling.WaitOptions
     ) => Effect.Effect<Execution.Execution, RequestError | WaitError>
+    /**
+     * The kept log lines of the execution, oldest first (docs/api.md#live-executions); a server
+     * without live executions answers 404.
+     */
+    readonly logs: (executionId: string) => Effect.Effect<ReadonlyArray<Live.LogLine>, RequestError>
   }
+  /**
+   * The execution's live events (docs/api.md#live-executions): its `execution` snapshot first and
+   * at every change, its nodes' `progress` and `log` as they report; resumed with `Last-Event-ID`
+   * when the connection drops; ends after the terminal `execution` event. A server without the
+   * stream fails it with a 404 `ApiError` (`EventStream.isRouteMissing`).
+   */
+  readonly stream: (
+    executionId: string,
+    options?: EventStream.StreamOptions
+  ) => Stream.Stream<EventStream.LiveEvent, RequestError>
   /**
    * Finds the app (`app` is its id or its name, as `apps.resolve` reads it), reads its detail,
    * checks `inputs` against it, starts an execution and waits for it; returns the execution once
@@ -184,7 +207,11 @@ const named = (found: ReadonlyArray<App.AppSummary>, name: string): ReadonlyArra
 export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> =>
   Effect.gen(function*() {
     const httpClient = yield* Transport.make(config)
-    const api = yield* HttpApiClient.makeWith(Api.AppexecApi, { httpClient, baseUrl: normalizeBaseUrl(config.baseUrl) })
+    const baseUrl = normalizeBaseUrl(config.baseUrl)
+    const api = yield* HttpApiClient.makeWith(Api.AppexecApi, { httpClient, baseUrl })
+    const okClient = HttpClient.filterStatusOk(httpClient)
+    const executionUrl = (executionId: string, path: string) =>
+      `${baseUrl}/v1/executions/${encodeURIComponent(executionId)}/${path}`
 
     const apps: AppexecClientService["apps"] = {
       list: (query = {}) =>
@@ -263,6 +290,37 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
       )
     }
 
+    /** One connection to the execution's event stream: the body of its `text/event-stream` answer. */
+    const openEvents = (executionId: string): EventStream.Open => (lastEventId) =>
+      okClient.execute(
+        HttpClientRequest.get(executionUrl(executionId, "events")).pipe(
+          HttpClientRequest.accept("text/event-stream"),
+          lastEventId === undefined ? (r) => r : HttpClientRequest.setHeader("last-event-id", lastEventId)
+        )
+      ).pipe(
+        Effect.flatMap((response) =>
+          (response.headers["content-type"] ?? "").startsWith("text/event-stream")
+            ? Effect.succeed(response.stream)
+            : Effect.fail(
+              new ApiError({
+                status: response.status,
+                code: "unexpected_response",
+                message: `GET ${response.request.url} answered ${
+                  response.headers["content-type"] ?? "no content type"
+                } instead of an event stream.`
+              })
+            )
+        ),
+        mapErrors
+      )
+
+    const stream: AppexecClientService["stream"] = (executionId, options = {}) =>
+      EventStream.follow(openEvents(executionId), {
+        url: executionUrl(executionId, "events"),
+        ...(config.retry === undefined ? {} : { retry: config.retry }),
+        ...(options.lastEventId === undefined ? {} : { lastEventId: options.lastEventId })
+      })
+
     const executions: AppexecClientService["executions"] = {
       start: (appId, inputs, options = {}) =>
         mapErrors(
@@ -279,7 +337,19 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
       cancel: (executionId) =>
         mapErrors(api.executions.cancelExecution({ path: { executionId } })).pipe(Effect.map((r) => r.data)),
       wait: (executionId, options = {}) =>
-        Effect.flatMap(heldReads(executionId, options.hold), (read) => Polling.waitFor(executionId, read, options))
+        Polling.bounded(executionId, options, (seen) => {
+          const poll = Effect.flatMap(heldReads(executionId, options.hold), (read) => Polling.poll(read, seen, options))
+          if (options.live === false) return poll
+          return EventStream.waitFor(stream(executionId), seen, options.onEvent).pipe(
+            Effect.catchIf(EventStream.pollInstead, () => poll)
+          )
+        }),
+      logs: (executionId) =>
+        okClient.get(executionUrl(executionId, "logs")).pipe(
+          Effect.flatMap(HttpClientResponse.schemaBodyJson(Live.LogsResponse)),
+          Effect.map((r) => r.data),
+          mapErrors
+        )
     }
 
     /** The problems of `inputs` against the app's current parameters, by core's own rules. */
@@ -328,7 +398,14 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
     const verifyWebhookRequest: AppexecClientService["verifyWebhookRequest"] = (request, options) =>
       Effect.flatMap(WebhookRequest.readRawBody(request, options), (body) => keys.verify(body, request.headers))
 
-    return { apps, executions, run, verifyWebhookRequest, webhooks: { keySet: keys.keySet, verify: keys.verify } }
+    return {
+      apps,
+      executions,
+      stream,
+      run,
+      verifyWebhookRequest,
+      webhooks: { keySet: keys.keySet, verify: keys.verify }
+    }
   })
 
 /** The client as a layer. */

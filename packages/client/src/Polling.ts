@@ -1,12 +1,14 @@
 /**
- * Waiting for an execution by polling (docs/api.md#get-an-execution): read it, and until it is `completed` or
- * `failed`, wait 3 to 5 seconds (jittered, so that many clients do not poll in step) and read it
- * again. Where the server supports long polling (docs/api.md#long-polling), each read after the
- * first is held until the execution changes (up to `hold` seconds), so every status is seen as it
- * comes and the wait ends as soon as the execution does. Only reads are sent: waiting never starts
- * anything again. Time is read from `Clock`.
+ * Waiting for an execution. Where the server offers the event stream (docs/api.md#live-executions),
+ * the client follows it (`EventStream`); elsewhere it polls (docs/api.md#get-an-execution): read it,
+ * and until it is `completed` or `failed`, wait 3 to 5 seconds (jittered, so that many clients do
+ * not poll in step) and read it again. Where the server supports long polling
+ * (docs/api.md#long-polling), each read after the first is held until the execution changes (up to
+ * `hold` seconds), so every status is seen as it comes and the wait ends as soon as the execution
+ * does. Only reads are sent: waiting never starts anything again. Time is read from `Clock`.
  */
 import type * as Execution from "@appexec/api/Execution"
+import type * as Live from "@appexec/api/Live"
 import { Duration, Effect, Random, Ref } from "effect"
 import { WaitError } from "./ClientError.js"
 
@@ -48,6 +50,18 @@ export interface WaitOptions {
    * as they go. May return an Effect, which the wait runs before it goes on.
    */
   readonly onStatus?: (execution: Execution.Execution) => void | Effect.Effect<void>
+  /**
+   * Follow the execution's event stream where the server offers it (default true): every change
+   * is seen as it happens, and `onEvent` hears what its nodes report. A server without the stream,
+   * or a stream that cannot be opened or breaks for good, is polled instead. `false` polls.
+   */
+  readonly live?: boolean
+  /**
+   * Called with every event of the stream while the wait follows it (never when it polls): the
+   * `execution` events (also given to `onStatus`), and the nodes' `progress` and `log` events. May
+   * return an Effect, which the wait runs before it goes on.
+   */
+  readonly onEvent?: (event: Live.LiveEvent) => void | Effect.Effect<void>
 }
 
 /** True for `completed` and `failed`, after which an execution never changes (docs/api.md#execution-states). */
@@ -68,35 +82,35 @@ const whenAborted = (signal: AbortSignal): Effect.Effect<void> =>
   })
 
 /**
- * Polls `read` until the execution it returns is terminal, and returns that execution. A failed
- * read (after the transport's own retries) ends the wait with its error.
+ * Reports each execution a wait sees: keeps its status (for the `WaitError` of a wait that stops
+ * early) and calls `onStatus`.
  */
-export const waitFor = <E>(
+export type Seen = (execution: Execution.Execution) => Effect.Effect<void>
+
+/**
+ * Runs `follow` (a way to wait: the event stream, or polling) until it returns the terminal
+ * execution, within the `timeout` and `signal` of `options`: a wait that stops early fails with a
+ * `WaitError` that names the last status `follow` reported to its `Seen`.
+ */
+export const bounded = <E>(
   executionId: string,
-  read: Effect.Effect<Read, E>,
-  options: WaitOptions = {}
+  options: WaitOptions,
+  follow: (seen: Seen) => Effect.Effect<Execution.Execution, E>
 ): Effect.Effect<Execution.Execution, E | WaitError> =>
   Effect.gen(function*() {
     const last = yield* Ref.make<Execution.ExecutionStatus | null>(null)
     const stop = (reason: WaitError["reason"]) =>
       Effect.flatMap(Ref.get(last), (lastStatus) => Effect.fail(new WaitError({ reason, executionId, lastStatus })))
+    const seen: Seen = (execution) =>
+      Effect.zipRight(
+        Ref.set(last, execution.status),
+        Effect.suspend(() => {
+          const after = options.onStatus?.(execution)
+          return Effect.isEffect(after) ? after : Effect.void
+        })
+      )
 
-    const poll: Effect.Effect<Execution.Execution, E> = Effect.gen(function*() {
-      while (true) {
-        const { execution, held } = yield* read
-        yield* Ref.set(last, execution.status)
-        if (options.onStatus !== undefined) {
-          const onStatus = options.onStatus
-          const after = yield* Effect.sync(() => onStatus(execution))
-          if (Effect.isEffect(after)) yield* after
-        }
-        if (isTerminal(execution.status)) return execution
-        // A held read already waited on the server: read again at once.
-        if (!held) yield* Effect.sleep(Duration.millis(yield* nextDelay(options.interval)))
-      }
-    })
-
-    let waiting: Effect.Effect<Execution.Execution, E | WaitError> = poll
+    let waiting: Effect.Effect<Execution.Execution, E | WaitError> = follow(seen)
     if (options.timeout !== undefined) {
       waiting = Effect.raceFirst(
         waiting,
@@ -108,3 +122,34 @@ export const waitFor = <E>(
     }
     return yield* waiting
   })
+
+/**
+ * Reads until the execution is terminal and returns it, telling `seen` of every read: again at
+ * once after a read the server held, else after `options.interval`. A failed read (after the
+ * transport's own retries) ends the polling with its error.
+ */
+export const poll = <E>(
+  read: Effect.Effect<Read, E>,
+  seen: Seen,
+  options: Pick<WaitOptions, "interval"> = {}
+): Effect.Effect<Execution.Execution, E> =>
+  Effect.gen(function*() {
+    while (true) {
+      const { execution, held } = yield* read
+      yield* seen(execution)
+      if (isTerminal(execution.status)) return execution
+      // A held read already waited on the server: read again at once.
+      if (!held) yield* Effect.sleep(Duration.millis(yield* nextDelay(options.interval)))
+    }
+  })
+
+/**
+ * Polls `read` until the execution it returns is terminal, and returns that execution. A failed
+ * read (after the transport's own retries) ends the wait with its error.
+ */
+export const waitFor = <E>(
+  executionId: string,
+  read: Effect.Effect<Read, E>,
+  options: WaitOptions = {}
+): Effect.Effect<Execution.Execution, E | WaitError> =>
+  bounded(executionId, options, (seen) => poll(read, seen, options))

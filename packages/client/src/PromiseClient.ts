@@ -8,15 +8,21 @@
  * ```ts
  * const appexec = createClient({ baseUrl: "https://apps.example.com", apiKey: process.env.APPEXEC_API_KEY! })
  * const done = await appexec.run("Poster", { prompt: "a lighthouse" })
+ *
+ * for await (const event of appexec.stream(executionId)) {
+ *   if (event.event === "progress") console.log(event.data.nodeId, event.data.fraction)
+ * }
  * ```
  */
 import type * as App from "@appexec/api/App"
 import type * as Execution from "@appexec/api/Execution"
 import type * as Jwk from "@appexec/api/Jwk"
+import type * as Live from "@appexec/api/Live"
 import type * as WebhookVerifier from "@appexec/core/WebhookVerifier"
-import { Cause, Effect, Exit, Option } from "effect"
+import { Cause, Effect, Exit, Option, Stream } from "effect"
 import * as AppexecClient from "./AppexecClient.js"
 import type { ClientConfig } from "./ClientConfig.js"
+import type * as EventStream from "./EventStream.js"
 import type * as Polling from "./Polling.js"
 import type * as WebhookKeys from "./WebhookKeys.js"
 import type * as WebhookRequest from "./WebhookRequest.js"
@@ -48,9 +54,21 @@ export interface Client {
     readonly webhook: (executionId: string) => Promise<Execution.WebhookDelivery | null>
     /** Cancels the execution; it ends `failed` with "The execution was canceled." */
     readonly cancel: (executionId: string) => Promise<Execution.Execution>
-    /** Waits (long polling, or polling every 3–5 s) until `completed` or `failed`, and returns the execution. */
+    /**
+     * Waits (on the event stream where the server offers it, else long polling, or polling every
+     * 3–5 s) until `completed` or `failed`, and returns the execution.
+     */
     readonly wait: (executionId: string, options?: Polling.WaitOptions) => Promise<Execution.Execution>
+    /** The kept log lines of the execution, oldest first. */
+    readonly logs: (executionId: string) => Promise<ReadonlyArray<Live.LogLine>>
   }
+  /**
+   * The execution's live events, for `for await`: its `execution` snapshot first and at every
+   * change, its nodes' `progress` and `log`; resumed with `Last-Event-ID` when the connection
+   * drops; done after the terminal `execution` event. Each iteration opens its own connection;
+   * leaving the loop early closes it. A failure rejects the iteration with the client's error.
+   */
+  readonly stream: (executionId: string, options?: EventStream.StreamOptions) => AsyncIterable<EventStream.LiveEvent>
   /**
    * Finds the app by id or name, validates the inputs against its detail, starts, waits; resolves
    * once `completed` or `failed`.
@@ -105,8 +123,10 @@ export const createClient = (config: ClientConfig): Client => {
       get: (executionId) => runPromise(client.executions.get(executionId)),
       webhook: (executionId) => runPromise(client.executions.webhook(executionId)),
       cancel: (executionId) => runPromise(client.executions.cancel(executionId)),
-      wait: (executionId, options) => runPromise(client.executions.wait(executionId, options))
+      wait: (executionId, options) => runPromise(client.executions.wait(executionId, options)),
+      logs: (executionId) => runPromise(client.executions.logs(executionId))
     },
+    stream: (executionId, options) => Stream.toAsyncIterable(client.stream(executionId, options)),
     run: (app, inputs, options) => runPromise(client.run(app, inputs, options)),
     verifyWebhookRequest: (request, options) => runPromise(client.verifyWebhookRequest(request, options)),
     webhooks: {

@@ -1,6 +1,6 @@
 /**
  * @appexec/client: the typed client for appexec API consumers. Discover apps, read their
- * parameters, start executions, wait for them, read their outputs, and verify webhooks, with
+ * parameters, start executions, follow them live, wait for them, read their outputs, and verify webhooks, with
  * the retries of docs/api.md#errors. `PromiseClient` for plain JavaScript and TypeScript, `AppexecClient`
  * for Effect. It runs wherever `fetch` runs (Node, browsers, Deno, workers) and loads no Node
  * API; webhook verification for a Node `IncomingMessage` lives in `@appexec/client/node`.
@@ -8,6 +8,7 @@
 export * as AppexecClient from "./AppexecClient.js"
 export * as ClientConfig from "./ClientConfig.js"
 export * as ClientError from "./ClientError.js"
+export * as EventStream from "./EventStream.js"
 export * as Outputs from "./Outputs.js"
 export * as Polling from "./Polling.js"
 export * as PromiseClient from "./PromiseClient.js"

@@ -67,7 +67,7 @@ describe("AppexecClient against a served instance", () => {
       expect(graph.nodes.map((n) => n.id)).toContain("pause")
 
       const { result: outcome, seen } = yield* driveToEnd((onStatus) =>
-        client.run(served.greetingAppId, { who: "Ada" }, { onStatus, hold: false })
+        client.run(served.greetingAppId, { who: "Ada" }, { onStatus, hold: false, live: false })
       )
       const result = Either.getOrThrow(outcome)
       expect(result.status).toBe("completed")
@@ -88,7 +88,7 @@ describe("AppexecClient against a served instance", () => {
       expect(started.outputs.every((o) => o.value === null && o.status === "pending")).toBe(true)
 
       const { result, seen } = yield* driveToEnd((onStatus) =>
-        client.executions.wait(started.executionId, { onStatus, hold: false })
+        client.executions.wait(started.executionId, { onStatus, hold: false, live: false })
       )
       expect(result._tag).toBe("Right")
       expect(seen.at(-1)).toBe("completed")
@@ -102,7 +102,7 @@ describe("AppexecClient against a served instance", () => {
       const client = yield* clientOf(served)
       const started = yield* client.executions.start(served.greetingAppId, { who: "Cy" })
       const { result } = yield* driveToEnd((onStatus) =>
-        client.executions.wait(started.executionId, { onStatus, timeout: 6_000, hold: false })
+        client.executions.wait(started.executionId, { onStatus, timeout: 6_000, hold: false, live: false })
       )
       expect(result._tag).toBe("Left")
       if (result._tag === "Left") {
@@ -177,7 +177,7 @@ describe("AppexecClient against a served instance", () => {
       const { calls, fetch } = countingFetch()
       const client = yield* clientOf(served, { fetch })
       const started = yield* client.executions.start(served.greetingAppId, { who: "Ed" })
-      const fiber = yield* Effect.fork(client.executions.wait(started.executionId))
+      const fiber = yield* Effect.fork(client.executions.wait(started.executionId, { live: false }))
       // The app pauses 10 s; each read asks to be held up to 20 s, so the last answers at completion.
       yield* TestClock.adjust("10 seconds")
       const done = yield* Fiber.join(fiber)
@@ -195,6 +195,7 @@ describe("AppexecClient against a served instance", () => {
       const seen = yield* Ref.make<ReadonlyArray<Execution.ExecutionStatus>>([])
       const fiber = yield* Effect.fork(
         client.run(served.greetingAppId, { who: "Ada" }, {
+          live: false,
           onStatus: (execution) => Ref.update(seen, (statuses) => [...statuses, execution.status])
         })
       )

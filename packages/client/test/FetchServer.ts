@@ -2,7 +2,9 @@
  * A fetch-style server for tests: a handler from web `Request` to `Response` (as Hono, Next.js
  * route handlers, Deno and workers have it) served on a real socket, 127.0.0.1, port 0. Node's
  * `http` server does the listening; each request becomes a web `Request` whose body streams from
- * the socket, as in the Node adapters of those frameworks. Closed with the scope.
+ * the socket, as in the Node adapters of those frameworks; each response body is written chunk by
+ * chunk as the handler's stream gives it (an event stream reaches the client as it is sent), and a
+ * body stream that errors breaks the connection. Closed with the scope.
  */
 import { Effect } from "effect"
 import { createServer, type IncomingMessage } from "node:http"
@@ -41,7 +43,17 @@ export const serveFetch = (handler: FetchHandler) =>
         handler(toRequest(req, origin)).then(
           async (response) => {
             res.writeHead(response.status, Object.fromEntries(response.headers))
-            res.end(new Uint8Array(await response.arrayBuffer()))
+            res.flushHeaders()
+            const reader = response.body?.getReader()
+            if (reader === undefined) return void res.end()
+            res.on("close", () => void reader.cancel().catch(() => undefined))
+            try {
+              for (let read = await reader.read(); !read.done; read = await reader.read()) res.write(read.value)
+              res.end()
+            } catch {
+              // What was written goes out first; the response is left unfinished, as a cut connection leaves it.
+              res.socket?.end()
+            }
           },
           (error: unknown) => res.writeHead(500).end(String(error))
         )

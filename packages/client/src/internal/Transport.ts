@@ -68,7 +68,10 @@ export const make = (
 
     return base.pipe(
       HttpClient.mapRequest(HttpClientRequest.setHeader("x-api-key", config.apiKey)),
-      HttpClient.mapRequest(HttpClientRequest.acceptJson),
+      // JSON unless the request asks for something else (the event stream asks for text/event-stream).
+      HttpClient.mapRequest((request) =>
+        request.headers["accept"] === undefined ? HttpClientRequest.acceptJson(request) : request
+      ),
       HttpClient.transform((send, request) => {
         // A cancel may be sent again like a read: a second cancel changes nothing the first did not.
         const kind: RetryPolicy.RequestKind = request.method === "GET" || request.url.endsWith("/cancel")
