@@ -6,7 +6,13 @@
  */
 import * as ErrorAnswers from "./internal/ErrorAnswers.js"
 
-export type { BodyFailure, ServerRequest, ServerResponse } from "./internal/Exchange.js"
+export {
+  type BodyFailure,
+  isStreamed,
+  type ServerRequest,
+  type ServerResponse,
+  type StreamedBody
+} from "./internal/Exchange.js"
 
 /** Every error body is smaller than this, in bytes, whatever the request (docs/http.md). */
 export const MAX_ERROR_BODY_BYTES = ErrorAnswers.MAX_ERROR_BODY_BYTES

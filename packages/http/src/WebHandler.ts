@@ -2,10 +2,18 @@
  * appexec as a web-standard `Request → Response` handler (for `Deno.serve`, Bun, service
  * workers, or any framework that speaks `fetch`), mountable under a base path. A web `Request`
  * does not carry the caller's address: the host passes it in (`clientAddress`) for the rate limit.
+ * An event stream is answered at once, its body a `ReadableStream` that gets each event as it
+ * comes and stops when the reader cancels it or the request's `signal` aborts.
  */
-import { Effect, type Layer, Runtime, type Scope } from "effect"
+import { Effect, type Fiber, FiberId, type Layer, Runtime, type Scope, Stream } from "effect"
 import * as AppexecHttp from "./AppexecHttp.js"
-import { type BodyFailure, DRAIN_FACTOR, type ServerRequest } from "./internal/Exchange.js"
+import {
+  type BodyFailure,
+  DRAIN_FACTOR,
+  isStreamed,
+  type ServerRequest,
+  type StreamedBody
+} from "./internal/Exchange.js"
 
 /** A web handler. `clientAddress` is the caller's IP, which a web `Request` does not carry. */
 export type Handler = (request: Request, info?: { readonly clientAddress?: string }) => Promise<Response>
@@ -60,6 +68,53 @@ const requestOf = (request: Request, clientAddress: string | undefined): ServerR
   }
 }
 
+/**
+ * A streamed body as a web stream: its chunks run on `runtime` and are enqueued as they come, the
+ * next one taken once the reader wants more. The run stops when the reader cancels or `signal`
+ * (the request's) aborts, and the body is released either way.
+ */
+const readableOf = (runtime: Runtime.Runtime<never>, body: StreamedBody, signal: AbortSignal) => {
+  const fork = Runtime.runFork(runtime)
+  let fiber: Fiber.RuntimeFiber<void> | undefined
+  let wanted: (() => void) | undefined
+  let canceled = false
+  const stop = () => {
+    if (fiber === undefined) return void fork(body.release)
+    fiber.unsafeInterruptAsFork(FiberId.none)
+  }
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (signal.aborted) {
+        stop()
+        return controller.close()
+      }
+      const enqueue = (chunk: Uint8Array) =>
+        Effect.async<void>((resume) => {
+          controller.enqueue(chunk)
+          if ((controller.desiredSize ?? 1) > 0) return resume(Effect.void)
+          wanted = () => resume(Effect.void)
+          return Effect.sync(() => void (wanted = undefined))
+        })
+      fiber = fork(Effect.ensuring(Stream.runForEach(body.chunks, enqueue), body.release))
+      signal.addEventListener("abort", stop, { once: true })
+      fiber.addObserver(() => {
+        signal.removeEventListener("abort", stop)
+        // A stream its reader canceled is closed already.
+        if (!canceled) controller.close()
+      })
+    },
+    pull() {
+      const resume = wanted
+      wanted = undefined
+      resume?.()
+    },
+    cancel() {
+      canceled = true
+      stop()
+    }
+  })
+}
+
 /** The handler of an app made with `AppexecHttp.make`. */
 export const fromApp = (app: AppexecHttp.App): Handler => {
   const run = Runtime.runPromise(app.runtime)
@@ -69,6 +124,8 @@ export const fromApp = (app: AppexecHttp.App): Handler => {
       ? null
       : typeof answer.body === "string"
       ? answer.body
+      : isStreamed(answer.body)
+      ? readableOf(app.runtime, answer.body, request.signal)
       : new Uint8Array(answer.body)
     return new Response(body, { status: answer.status, headers: answer.headers })
   }

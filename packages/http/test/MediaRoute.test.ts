@@ -1,7 +1,7 @@
 import { BlobStore, MediaUrls } from "@appexec/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Layer, Option, Redacted, TestClock } from "effect"
-import { MediaRoute } from "../src/index.js"
+import { Exchange, MediaRoute } from "../src/index.js"
 
 const bytes = new TextEncoder().encode("0123456789 media bytes")
 const KEY = "executions/abc/1f2e-poster.png"
@@ -31,6 +31,7 @@ const get = (url: string, headers: Record<string, string> = {}, method = "GET") 
   Effect.gen(function*() {
     const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]))
     const response = yield* MediaRoute.answer({ method, url, headers: lower, requestId: "test" })
+    if (Exchange.isStreamed(response.body)) return yield* Effect.dieMessage("the media route streams no answer")
     const body = typeof response.body === "string" ? new TextEncoder().encode(response.body) : response.body
     return {
       status: response.status,

@@ -3,12 +3,13 @@
  * server (under a base path if the host likes: `{ basePath: "/api" }`), or alone on a server of
  * its own (`serve`). The request is handed to the app as it is (headers, socket address, the body
  * read only when an endpoint asks for it) and the answer is written in one `writeHead` + `end`,
- * once what is left of the body has been read and dropped (up to `MAX_DRAIN_BYTES`).
+ * once what is left of the body has been read and dropped (up to `MAX_DRAIN_BYTES`); a streamed
+ * answer (an event stream) sends its headers at once and each chunk as it comes (see `pipeBody`).
  * The requests of one turn of the event loop are answered together at its end (see `fromApp`). A
  * request whose client goes away before its answer is interrupted.
  */
 import { AppexecHttp, Exchange } from "@appexec/http"
-import { Duration, Effect, Exit, FiberId, type Layer, Runtime, type Scope } from "effect"
+import { Duration, Effect, Exit, FiberId, type Layer, Runtime, type Scope, Stream } from "effect"
 import {
   createServer as createNodeServer,
   type IncomingHttpHeaders,
@@ -82,6 +83,58 @@ const requestOf = (message: IncomingMessage): Exchange.ServerRequest => ({
 
 const stopping = JSON.stringify({ error: { code: "internal_error", message: "The server is stopping." } })
 
+/** Runs an effect on the app's runtime (`Runtime.runFork` of it). */
+type Fork = ReturnType<typeof Runtime.runFork<never>>
+
+/** Gives back what a streamed answer holds when it will not be written (its client went away first). */
+const discard = (fork: Fork, exit: Exit.Exit<AppexecHttp.ServerResponse>) => {
+  if (Exit.isSuccess(exit) && Exchange.isStreamed(exit.value.body)) fork(exit.value.body.release)
+}
+
+/** Writes `chunk`; when Node buffers it, waits until the socket drains (or closes). */
+const writeChunk = (response: ServerResponse, chunk: Uint8Array) =>
+  response.write(chunk) ? Effect.void : Effect.async<void>((resume) => {
+    const done = () => {
+      response.off("drain", done)
+      response.off("close", done)
+      resume(Effect.void)
+    }
+    response.once("drain", done)
+    response.once("close", done)
+    return Effect.sync(() => {
+      response.off("drain", done)
+      response.off("close", done)
+    })
+  })
+
+/**
+ * Writes a streamed answer: the headers at once (no length: Node frames the body in chunks), then
+ * each chunk as it comes, each written to the socket as it is made; the answer ends with the
+ * chunks. The chunks run on the app's runtime and are interrupted when the client goes away; the
+ * body is released either way.
+ */
+const pipeBody = (
+  fork: Fork,
+  message: IncomingMessage,
+  response: ServerResponse,
+  head: { readonly status: number; readonly headers: Readonly<Record<string, string>> },
+  body: Exchange.StreamedBody
+) => {
+  response.writeHead(head.status, head.headers)
+  if (message.method === "HEAD") {
+    fork(body.release)
+    return void response.end()
+  }
+  response.flushHeaders()
+  // Started on this stack, so its finalizers are in place before anything can interrupt it.
+  const fiber = fork(
+    Effect.ensuring(Stream.runForEach(body.chunks, (chunk) => writeChunk(response, chunk)), body.release),
+    { immediate: true }
+  )
+  fiber.addObserver(() => response.end())
+  response.once("close", () => fiber.unsafeInterruptAsFork(FiberId.none))
+}
+
 /**
  * How much of a request body that was not read (refused before it was, or past its bound) is
  * read and dropped before the answer is written: 16 MiB (docs/http.md#request-bodies).
@@ -95,15 +148,22 @@ export const MAX_DRAIN_BYTES = 16 * 1024 * 1024
  * the answer before the client reads it (a 413 seen as EPIPE). Past the bound the answer is
  * written with `Connection: close`.
  */
-const write = (message: IncomingMessage, response: ServerResponse, exit: Exit.Exit<AppexecHttp.ServerResponse>) => {
-  if (response.writableEnded || response.destroyed) return
-  if (message.complete || message.readableEnded || message.destroyed) return writeNow(message, response, exit, false)
+const write = (
+  fork: Fork,
+  message: IncomingMessage,
+  response: ServerResponse,
+  exit: Exit.Exit<AppexecHttp.ServerResponse>
+) => {
+  if (response.writableEnded || response.destroyed) return discard(fork, exit)
+  if (message.complete || message.readableEnded || message.destroyed) {
+    return writeNow(fork, message, response, exit, false)
+  }
   let dropped = 0
   const done = (whole: boolean) => {
     message.off("data", onData)
     message.off("end", onEnd)
     response.off("close", onGone)
-    guarded(response, () => writeNow(message, response, exit, !whole))
+    guarded(fork, response, exit, () => writeNow(fork, message, response, exit, !whole))
   }
   const onData = (chunk: Buffer) => {
     dropped += chunk.length
@@ -113,6 +173,7 @@ const write = (message: IncomingMessage, response: ServerResponse, exit: Exit.Ex
   const onGone = () => {
     message.off("data", onData)
     message.off("end", onEnd)
+    discard(fork, exit)
   }
   message.on("data", onData)
   message.once("end", onEnd)
@@ -122,16 +183,18 @@ const write = (message: IncomingMessage, response: ServerResponse, exit: Exit.Ex
 
 /** Writes the answer at once; `close` adds `Connection: close`. */
 const writeNow = (
+  fork: Fork,
   message: IncomingMessage,
   response: ServerResponse,
   exit: Exit.Exit<AppexecHttp.ServerResponse>,
   close: boolean
 ) => {
-  if (response.writableEnded || response.destroyed) return
+  if (response.writableEnded || response.destroyed) return discard(fork, exit)
   if (Exit.isSuccess(exit)) {
     const { body, headers, status } = exit.value
     // With its length, a body goes out as it is: without, Node frames it in chunks.
     const framed = close ? Object.assign({}, headers, { connection: "close" }) : headers
+    if (Exchange.isStreamed(body)) return pipeBody(fork, message, response, { status, headers: framed }, body)
     response.writeHead(
       status,
       body === undefined || status === 204 || status === 304 || message.method === "HEAD"
@@ -148,12 +211,21 @@ const writeNow = (
   }
 }
 
-/** Runs `f`, a write; an answer Node refuses to write (say, a header it rejects) ends its own connection only. */
-const guarded = (response: ServerResponse, f: () => void) => {
+/**
+ * Runs `f`, the write of `exit`; an answer Node refuses to write (say, a header it rejects) ends
+ * its own connection only, and what it holds is given back.
+ */
+const guarded = (
+  fork: Fork,
+  response: ServerResponse,
+  exit: Exit.Exit<AppexecHttp.ServerResponse>,
+  f: () => void
+) => {
   try {
     f()
   } catch (error) {
     response.destroy(error instanceof Error ? error : new Error(String(error)))
+    discard(fork, exit)
   }
 }
 
@@ -161,7 +233,7 @@ const guarded = (response: ServerResponse, f: () => void) => {
  * Answers written together: `send` queues one and the queue is written at the end of the turn
  * (`setImmediate`), or at the end of `gather` for the answers made while it runs.
  */
-const makeOutbox = () => {
+const makeOutbox = (fork: Fork) => {
   let queued: Array<readonly [IncomingMessage, ServerResponse, Exit.Exit<AppexecHttp.ServerResponse>]> = []
   let scheduled = false
   let gathering = false
@@ -169,7 +241,9 @@ const makeOutbox = () => {
     scheduled = false
     const batch = queued
     queued = []
-    for (const [message, response, exit] of batch) guarded(response, () => write(message, response, exit))
+    for (const [message, response, exit] of batch) {
+      guarded(fork, response, exit, () => write(fork, message, response, exit))
+    }
   }
   const send = (message: IncomingMessage, response: ServerResponse, exit: Exit.Exit<AppexecHttp.ServerResponse>) => {
     queued.push([message, response, exit])
@@ -209,7 +283,7 @@ const WRITE_EVERY = 64
  */
 export const fromApp = (app: AppexecHttp.App): Listener => {
   const fork = Runtime.runFork(app.runtime)
-  const outbox = makeOutbox()
+  const outbox = makeOutbox(fork)
   const handle = (message: IncomingMessage, response: ServerResponse) => {
     // Started at once on this call's stack, not on the next scheduler turn: most requests never suspend.
     const fiber = fork(app.handle(requestOf(message)), { immediate: true })

@@ -3,7 +3,7 @@
  * `Request → Response` handler) hands them to the HTTP app: plain data, so the app knows no
  * server and an adapter copies nothing it does not need.
  */
-import type { Effect } from "effect"
+import type { Effect, Stream } from "effect"
 
 /** Why a request body could not be read. */
 export type BodyFailure = { readonly _tag: "TooLarge" } | { readonly _tag: "Unreadable" }
@@ -27,12 +27,30 @@ export interface ServerRequest {
   readonly body: (maxBytes: number) => Effect.Effect<Uint8Array, BodyFailure>
 }
 
+/**
+ * A body sent as it is made (the event stream of an execution): each chunk is written and flushed
+ * as it comes, and the answer ends when `chunks` ends. `chunks` never fails: what goes wrong in it
+ * ends it. An adapter interrupts it when its client goes away, and runs `release` once it is done
+ * with the body: after `chunks` ended or was interrupted, or instead of running it (the client
+ * went away before the answer began). `release` frees what the body holds (its place among a key's
+ * open streams); running it more than once does nothing more.
+ */
+export interface StreamedBody {
+  readonly _tag: "StreamedBody"
+  readonly chunks: Stream.Stream<Uint8Array>
+  readonly release: Effect.Effect<void>
+}
+
 /** An answer; header names are lower-case. `body` is absent for answers without one (304, HEAD). */
 export interface ServerResponse {
   readonly status: number
   readonly headers: Readonly<Record<string, string>>
-  readonly body: string | Uint8Array | undefined
+  readonly body: string | Uint8Array | StreamedBody | undefined
 }
+
+/** Whether `body` is sent as it is made. */
+export const isStreamed = (body: ServerResponse["body"]): body is StreamedBody =>
+  typeof body === "object" && !(body instanceof Uint8Array)
 
 /** A JSON answer. */
 export const json = (
