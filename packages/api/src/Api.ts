@@ -1,11 +1,12 @@
 /**
- * The HTTP API of appexec: the six endpoints of docs/api.md#endpoints and the additive extensions of docs/api.md#extensions (cancel, idempotent starts, long and conditional polling, the webhook delivery of an execution), under `/v1`, declared with
+ * The HTTP API of appexec: the six endpoints of docs/api.md#endpoints and the additive extensions of docs/api.md#extensions (cancel, idempotent starts, long and conditional polling, the webhook delivery of an execution, live executions), under `/v1`, declared with
  * `HttpApi` from core's schemas. This module has no Node imports: `@appexec/client` builds its
  * typed client from it, and the OpenAPI document is generated from it.
  */
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
 import {
@@ -13,6 +14,7 @@ import {
   Conflict,
   Forbidden,
   InternalError,
+  NotAcceptable,
   NotFound,
   PayloadTooLarge,
   TooManyRequests,
@@ -23,6 +25,7 @@ import { Authentication } from "./Authentication.js"
 import * as Envelope from "./Envelope.js"
 import * as Execution from "./Execution.js"
 import * as Jwk from "./Jwk.js"
+import * as Live from "./Live.js"
 
 /**
  * A UUID path id. Declared as a string with the `uuid` format so that an id that is not a UUID
@@ -245,6 +248,60 @@ export const getExecutionWebhook = HttpApiEndpoint.get("getExecutionWebhook", "/
     "Whether the execution's webhook was delivered, is pending or failed, with every attempt and why it failed; data is null when the execution has no webhook."
   )
 
+/** Headers of the event stream: where to resume (docs/api.md#live-executions). */
+export const ExecutionEventsHeaders = Schema.Struct({
+  "last-event-id": Schema.optional(
+    Schema.String.annotations({
+      description:
+        "The `id` of the last event received: the stream resumes after it, or starts afresh with the execution when that point is no longer kept. An `EventSource` sends it itself when it reconnects."
+    })
+  )
+})
+
+/** Query of the event stream: `lastEventId`, for clients that cannot set headers. */
+export const ExecutionEventsQuery = Schema.Struct({
+  lastEventId: Schema.optional(
+    Schema.String.annotations({
+      description: "As `Last-Event-ID`, for clients that cannot set headers; the header wins when both are sent."
+    })
+  )
+})
+
+/** The answer of the event stream: server-sent events, described event by event. */
+export const EventStream = HttpApiSchema.Text({ contentType: "text/event-stream" }).annotations({
+  description:
+    `Server-sent events, each with an increasing \`id\` (send the last one back as \`Last-Event-ID\` to resume after it) and JSON \`data\`:
+- \`execution\`: the execution exactly as \`GET /v1/executions/{executionId}\` answers its \`data\`; sent first, then at every change of its status or outputs. The stream ends after the one that shows it \`completed\` or \`failed\`.
+- \`progress\`: \`{ nodeId, fraction, message }\`, how far a node is (0 to 1, never lower than before).
+- \`log\`: \`{ at, level, nodeId, message }\`, a line a node logged (\`level\` \`info\`, \`warn\` or \`error\`).
+While nothing else is sent, a comment (\`: keep-alive\`) comes every ${Live.HEARTBEAT_SECONDS} seconds.`
+})
+
+/** `GET /v1/executions/{executionId}/events`: the execution's live events, as server-sent events. */
+export const getExecutionEvents = HttpApiEndpoint.get("getExecutionEvents", "/executions/:executionId/events")
+  .setPath(ExecutionPath)
+  .setUrlParams(ExecutionEventsQuery)
+  .setHeaders(ExecutionEventsHeaders)
+  .addSuccess(EventStream)
+  .addError(NotFound)
+  .addError(NotAcceptable)
+  .annotate(OpenApi.Summary, "Follow an execution's live events")
+  .annotate(
+    OpenApi.Description,
+    "The execution, its changes, its nodes' progress and log lines as server-sent events, until it is `completed` or `failed`. 406 when `Accept` excludes `text/event-stream`. The stream counts once against the rate limit; one API key holds at most `maxStreamsPerKey` streams open at once (100 by default), 429 `rate_limited` beyond."
+  )
+
+/** `GET /v1/executions/{executionId}/logs`: the kept log lines of an execution. */
+export const getExecutionLogs = HttpApiEndpoint.get("getExecutionLogs", "/executions/:executionId/logs")
+  .setPath(ExecutionPath)
+  .addSuccess(Live.LogsResponse)
+  .addError(NotFound)
+  .annotate(OpenApi.Summary, "Get an execution's log lines")
+  .annotate(
+    OpenApi.Description,
+    "The log lines its nodes wrote, oldest first, as kept: the last 1,000 lines or 64 KiB, older ones replaced by a line (`nodeId` null) that says how many were dropped."
+  )
+
 /** `GET /v1/webhooks/signing-key`: the keys that verify webhook signatures. */
 export const getSigningKey = HttpApiEndpoint.get("getSigningKey", "/webhooks/signing-key")
   .addSuccess(Jwk.JwkSet.annotations({ identifier: "JwkSet" }))
@@ -260,11 +317,13 @@ export class AppsGroup extends HttpApiGroup.make("apps")
   .middleware(Authentication)
 {}
 
-/** Executions: status and outputs, cancel, and the delivery of their webhook. */
+/** Executions: status and outputs, cancel, the delivery of their webhook, live events and logs. */
 export class ExecutionsGroup extends HttpApiGroup.make("executions")
   .add(getExecution)
   .add(cancelExecution)
   .add(getExecutionWebhook)
+  .add(getExecutionEvents)
+  .add(getExecutionLogs)
   .middleware(Authentication)
 {}
 

@@ -35,6 +35,18 @@ export class NotFound extends Schema.Class<NotFound>("NotFound")(
 ) {}
 
 /**
+ * 406: the request's `Accept` excludes the only media type the endpoint answers (the event
+ * stream's `text/event-stream`).
+ */
+export class NotAcceptable extends Schema.Class<NotAcceptable>("NotAcceptable")(
+  { error: info("invalid_request") },
+  HttpApiSchema.annotations({
+    status: 406,
+    description: "The request's Accept header excludes the media type the endpoint answers."
+  })
+) {}
+
+/**
  * 409: the request conflicts with what was done before: an `Idempotency-Key` reused for a
  * different request, or a cancel of an execution that has already finished.
  */

@@ -9,7 +9,10 @@
  * `<base path>/media/…` (see `MediaRoute`), without key or rate limit.
  *
  * The app is plain data in and out (`ServerRequest → ServerResponse`); `WebHandler` adapts it to
- * web `Request → Response`, and `NodeListener` of `@appexec/platform-node` to a Node server.
+ * web `Request → Response`, and `NodeListener` of `@appexec/platform-node` to a Node server. The
+ * one answer that is not whole when it is made, an execution's event stream, carries a streamed
+ * body (`Exchange.StreamedBody`) that the adapter runs; its request is counted, logged and rate
+ * limited once, when its headers are made.
  */
 import { Appexec, type Errors, RateLimiter, RateLimitStore, type SigningKeys } from "@appexec/core"
 import { AppexecMetrics, TraceContext } from "@appexec/core"
@@ -291,7 +294,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
             onSuccess: (principal) =>
               runEndpoint(
                 endpoint,
-                { params: found.params, query: queryOf(search), principal, request },
+                { params: found.params, query: queryOf(search), principal, request, requestId },
                 requestId
               ),
             onFailure: (error) =>

@@ -1,7 +1,7 @@
 /**
  * The committed `docs/openapi.json` is what the API definition generates, and it documents
- * the six endpoints, the extensions (cancel), the webhook delivery of an execution and the operator's
- * routes beside them.
+ * the six endpoints, the extensions (cancel, the webhook delivery of an execution, its event
+ * stream and logs) and the operator's routes beside them.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
@@ -30,6 +30,8 @@ describe("OpenAPI", () => {
       "GET /v1/apps/{appId}",
       "GET /v1/apps/{appId}/workflow",
       "GET /v1/executions/{executionId}",
+      "GET /v1/executions/{executionId}/events",
+      "GET /v1/executions/{executionId}/logs",
       "GET /v1/executions/{executionId}/webhook",
       "GET /v1/webhooks/signing-key",
       "POST /v1/apps/{appId}/executions",
@@ -46,6 +48,20 @@ describe("OpenAPI", () => {
     expect(poll.parameters.map((p: { readonly name: string }) => p.name)).toEqual(
       expect.arrayContaining(["prefer", "if-none-match"])
     )
+    // The event stream is server-sent events, refused 406 to a client that will not take them.
+    const events = doc.paths["/v1/executions/{executionId}/events"]!.get!
+    expect(Object.keys(events.responses["200"]!.content!)).toEqual(["text/event-stream"])
+    expect(Object.keys(events.responses).sort()).toEqual(["200", "400", "401", "404", "406", "429", "500"])
+    expect(events.parameters.map((p: { readonly name: string }) => p.name)).toEqual(
+      expect.arrayContaining(["last-event-id", "lastEventId"])
+    )
+    for (const name of ["execution", "progress", "log", "keep-alive"]) {
+      expect(events.responses["200"]!.description).toContain(name)
+    }
+    const logs = doc.paths["/v1/executions/{executionId}/logs"]!.get!
+    expect(logs.responses["200"]!.content!["application/json"]!.schema).toEqual({
+      $ref: "#/components/schemas/LogsResponse"
+    })
     // The operator's routes take no key and answer only what they say.
     expect(doc.paths["/readyz"]!.get!.security).toEqual([])
     expect(Object.keys(doc.paths["/readyz"]!.get!.responses).sort()).toEqual(["200", "503"])

@@ -4,24 +4,30 @@
  * and the query with that endpoint's schemas and encodes the answer with its success schema, so
  * the handlers are typed by the definition and nothing is cast.
  */
-import { Api, type Authentication, Execution } from "@appexec/api"
-import { Appexec, type Errors, SigningKeys } from "@appexec/core"
+import { Api, type Authentication, Execution, Live } from "@appexec/api"
+import { Appexec, AppexecConfig, type Errors, SigningKeys } from "@appexec/core"
 import { type HttpApiEndpoint, HttpApiSchema, type HttpMethod } from "@effect/platform"
-import { Duration, Effect, Either, Option, ParseResult, Schema, type SchemaAST } from "effect"
+import { Deferred, Duration, Effect, Either, Option, ParseResult, Schema, type SchemaAST, type Scope } from "effect"
 import * as ErrorAnswers from "./ErrorAnswers.js"
-import type { ServerRequest } from "./Exchange.js"
+import * as EventStream from "./EventStream.js"
+import type { ServerRequest, StreamedBody } from "./Exchange.js"
 import * as JsonBody from "./JsonBody.js"
+import * as StreamSlots from "./StreamSlots.js"
 
 /** What a handler may fail with: a core request error, a storage failure, or a refusal with its answer. */
 export type EndpointError = Errors.RequestError | Errors.StorageError | JsonBody.Refused
 
-/** One call of an endpoint: its decoded path, query and headers, the caller, and the raw request. */
+/**
+ * One call of an endpoint: its decoded path, query and headers, the caller, the raw request, and
+ * the request id its log lines carry.
+ */
 export interface Call<Path, Query, Headers> {
   readonly path: [Path] extends [never] ? {} : Path
   readonly query: [Query] extends [never] ? {} : Query
   readonly headers: [Headers] extends [never] ? {} : Headers
   readonly principal: Authentication.Principal
   readonly request: ServerRequest
+  readonly requestId: string
 }
 
 /**
@@ -48,11 +54,20 @@ export class Written<A> {
   ) {}
 }
 
-/** What an endpoint answered on success: its status, headers and JSON body (none for 304). */
+/**
+ * A success sent as it is made (the event stream): a body of chunks, with its headers (its
+ * `Content-Type` among them). Only an endpoint whose success is text (`HttpApiSchema.Text`) may
+ * answer one.
+ */
+export class Streamed {
+  constructor(readonly body: StreamedBody, readonly headers: Readonly<Record<string, string>>) {}
+}
+
+/** What an endpoint answered on success: its status, headers and body (JSON text; none for 304). */
 export interface Answered {
   readonly status: number
   readonly headers: Readonly<Record<string, string>>
-  readonly body: string | undefined
+  readonly body: string | StreamedBody | undefined
 }
 
 /** An endpoint bound to its handler, as the route table holds it. */
@@ -64,6 +79,7 @@ export interface Served {
     readonly query: Readonly<Record<string, string | ReadonlyArray<string>>>
     readonly principal: Authentication.Principal
     readonly request: ServerRequest
+    readonly requestId: string
   }) => Effect.Effect<Answered, EndpointError>
 }
 
@@ -187,7 +203,10 @@ export const serve = <
   endpoint: HttpApiEndpoint.HttpApiEndpoint<Name, Method, Path, Query, Payload, Headers, Success, Error>,
   handler: (
     call: Call<Path, Query, Headers>
-  ) => Effect.Effect<Success | Reply<Success> | Written<Success>, EndpointError>
+  ) => Effect.Effect<
+    Success | Reply<Success> | Written<Success> | ([Success] extends [string] ? Streamed : never),
+    EndpointError
+  >
 ): Served => {
   const decodePath = decoderOf(endpoint.pathSchema)
   const decodeQuery = decoderOf(endpoint.urlParamsSchema)
@@ -213,8 +232,9 @@ export const serve = <
   }
   const answer = (
     request: ServerRequest,
-    result: Success | Reply<Success> | Written<Success>
+    result: Success | Reply<Success> | Written<Success> | Streamed
   ): Effect.Effect<Answered> => {
+    if (result instanceof Streamed) return Effect.succeed({ status, headers: result.headers, body: result.body })
     if (result instanceof Written) return Effect.succeed(answerWith(request, result.json, result.options))
     const reply = result instanceof Reply ? result : new Reply(result)
     // The handler's value has the endpoint's success type: encoding it cannot fail but on a bug.
@@ -225,7 +245,7 @@ export const serve = <
   // Every request of the endpoint runs this: plain steps, no generator.
   return {
     name: endpoint.name,
-    run: ({ params, query, principal, request }) => {
+    run: ({ params, principal, query, request, requestId }) => {
       const path = decodePath(params)
       if (Either.isLeft(path)) return Effect.fail(refuseDecoding(path.left))
       const decodedQuery = isEmpty(query) ? noQuery : decodeQuery(query)
@@ -241,7 +261,8 @@ export const serve = <
         query: decodedQuery.right,
         headers: headers.right,
         principal,
-        request
+        request,
+        requestId
       } as Call<Path, Query, Headers>
       return Effect.flatMap(handler(call), (result) => answer(request, result))
     }
@@ -273,16 +294,66 @@ export const preferredWait = (prefer: string | undefined): number | undefined =>
   return seconds < 1 ? undefined : Math.min(seconds, Api.MAX_WAIT_SECONDS)
 }
 
+/**
+ * Whether an `Accept` value lets the answer be `text/event-stream`: absent, or naming it (or
+ * `text/` any, or any type) with a quality above 0.
+ */
+export const acceptsEventStream = (accept: string | undefined): boolean => {
+  if (accept === undefined || accept.trim() === "") return true
+  return accept.split(",").some((range) => {
+    const [type = "", ...params] = range.split(";").map((part) => part.trim().toLowerCase())
+    if (type !== "text/event-stream" && type !== "text/*" && type !== "*/*") return false
+    const quality = params.find((param) => /^q\s*=/.test(param))
+    return quality === undefined || Number(quality.replace(/^q\s*=\s*/, "")) > 0
+  })
+}
+
+/** 406 for an event stream the client does not accept. */
+const notAcceptable = new JsonBody.Refused({
+  response: ErrorAnswers.answer(406, {
+    code: "invalid_request",
+    message: "This endpoint answers server-sent events: send 'Accept: text/event-stream' (or no Accept)."
+  })
+})
+
+/** 429 for a key that holds `max` event streams open. */
+const tooManyStreams = (max: number) =>
+  new JsonBody.Refused({
+    response: ErrorAnswers.fromInfo({
+      code: "rate_limited",
+      message: `This API key holds ${max} event streams open, the most it may; close one before opening another.`
+    }, { "retry-after": String(Live.HEARTBEAT_SECONDS) })
+  })
+
 const etagged = { etag: true } as const
 
 const refuse = (message: string) => new JsonBody.Refused({ response: ErrorAnswers.invalidRequest(message) })
 
-/** Every endpoint of the API with its handler, over the facade and the signing keys. */
-export const make = (options: Options = {}) =>
+/**
+ * Every endpoint of the API with its handler, over the facade and the signing keys. The event
+ * streams are capped per key at `AppexecConfig.maxStreamsPerKey` (its default when the context
+ * holds no `AppexecConfig`), and end when the scope closes.
+ */
+export const make = (
+  options: Options = {}
+): Effect.Effect<
+  ReadonlyArray<Served>,
+  never,
+  Appexec.Appexec | SigningKeys.SigningKeys | Scope.Scope
+> =>
   Effect.gen(function*() {
     const appexec = yield* Appexec.Appexec
     const keys = yield* SigningKeys.SigningKeys
     const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+    const config = yield* Effect.serviceOption(AppexecConfig.AppexecConfig)
+    const slots = StreamSlots.make(
+      Option.match(config, {
+        onNone: () => AppexecConfig.defaults.maxStreamsPerKey,
+        onSome: (settings) => settings.maxStreamsPerKey
+      })
+    )
+    const stopped = yield* Deferred.make<void>()
+    yield* Effect.addFinalizer(() => Deferred.succeed(stopped, undefined))
     const served: ReadonlyArray<Served> = [
       serve(Api.listApps, ({ principal, query }) =>
         Effect.map(appexec.apps.list(principal, query), (data) => ({ data }))),
@@ -342,6 +413,31 @@ export const make = (options: Options = {}) =>
         Effect.map(appexec.executions.cancel(path.executionId, principal), (data) => ({ data }))),
       serve(Api.getExecutionWebhook, ({ principal, path }) =>
         Effect.map(appexec.executions.webhook(principal, path.executionId), (data) => ({ data }))),
+      // Server-sent events (docs/api.md#live-executions): the execution is read (404) and a place
+      // among the key's streams taken (429) before the headers; then the body runs in the adapter.
+      serve(Api.getExecutionEvents, ({ headers, path, principal, query, request, requestId }) => {
+        if (!acceptsEventStream(request.headers["accept"])) {
+          return Effect.fail(notAcceptable)
+        }
+        const lastEventId = headers["last-event-id"] ?? query.lastEventId
+        return Effect.flatMap(
+          appexec.executions.events(principal, path.executionId, { lastEventId }),
+          (events) =>
+            Effect.flatMap(
+              slots.take(principal.apiKeyId),
+              Option.match({
+                onNone: () =>
+                  Effect.fail(tooManyStreams(slots.max)),
+                onSome: (release) =>
+                  Effect.succeed(
+                    new Streamed(EventStream.body(events, { release, stopped, requestId }), EventStream.headers)
+                  )
+              })
+            )
+        )
+      }),
+      serve(Api.getExecutionLogs, ({ path, principal }) =>
+        Effect.map(appexec.executions.logs(principal, path.executionId), (data) => ({ data }))),
       serve(Api.getSigningKey, () =>
         keys.keySet)
     ]
