@@ -1,7 +1,8 @@
 /**
  * The `attempt` extension over a real socket (docs/api.md#attempt): the poll answer tells how many
  * workers have taken the execution up, 0 while none has, 2 once a worker took it over after the
- * first one was lost; the spec's fields stay as they are.
+ * first one was lost; the spec's fields stay as they are (`queuePosition` follows while queued:
+ * QueuePosition.test.ts).
  */
 import { Api } from "@appexec/api"
 import { ExecutionLifecycle, ExecutionQueue } from "@appexec/core"
@@ -55,12 +56,14 @@ describe("attempt", () => {
         "startedAt",
         "completedAt",
         "createdAt",
-        "attempt"
+        "attempt",
+        "queuePosition"
       ])
 
       yield* queue.claimBatch("lost-worker", LEASE, { limit: 1, start: ExecutionLifecycle.startedState(0) })
       const first = yield* poll
       expect(first.data).toMatchObject({ status: "running", attempt: 1 })
+      expect(first.data).not.toHaveProperty("queuePosition")
 
       // The first worker is lost; its lease runs out and another worker takes the execution over.
       yield* TestClock.adjust(LEASE)
