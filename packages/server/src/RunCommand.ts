@@ -2,14 +2,19 @@
  * `appexec run APP --input name=value … [--webhook URL] [--base-url URL] [--key KEY]`: runs an
  * app on an appexec service through `@appexec/client`, as an API consumer would. It reads the
  * app's parameters (APP is an app id or an exact app name), checks the inputs against them,
- * starts one execution, shows a live status line on stderr while it polls, then prints every
- * output on stdout (text values, media URLs). A failed execution exits non-zero with its error
- * message; wrong inputs list the app's parameters.
+ * starts one execution and follows it (its event stream, or polling on a server without one),
+ * showing on stderr its status, queue position, the nodes' progress and their log lines
+ * (`internal/LiveDisplay`: redrawn in place on a terminal, plain lines elsewhere), then prints
+ * every output on stdout (text values, media URLs). A failed execution exits non-zero with its
+ * error message; wrong inputs list the app's parameters.
  */
-import type { App, Execution } from "@appexec/api"
-import { AppexecClient, ClientError, Outputs, type Polling } from "@appexec/client"
+import type { App } from "@appexec/api"
+import { AppexecClient, ClientError, type EventStream, Outputs, type Polling } from "@appexec/client"
 import { Args, Command, Options } from "@effect/cli"
-import { Clock, Config, Console, Effect, Fiber, Option, Redacted, Ref, Schema } from "effect"
+import { Clock, Config, Console, Effect, Fiber, Option, Redacted, Schema, SynchronizedRef } from "effect"
+import * as LiveDisplay from "./internal/LiveDisplay.js"
+
+export { formatElapsed } from "./internal/LiveDisplay.js"
 
 /** The execution ended `failed`; the message is its `errorMessage`. */
 export class RunFailed extends Schema.TaggedError<RunFailed>()("RunFailed", {
@@ -50,17 +55,14 @@ export const describeParameters = (parameters: ReadonlyArray<App.Parameter>): Re
     return `  --input ${p.name}=…  ${kind} (${flags.join(", ")})`
   })
 
-/** Whole seconds as `42s` or `3m07s`. */
-export const formatElapsed = (ms: number): string => {
-  const seconds = Math.max(0, Math.floor(ms / 1000))
-  return seconds < 60 ? `${seconds}s` : `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, "0")}s`
-}
-
 /** How the command shows progress. */
 export interface RunCommandOptions {
   /** Polling interval (default the client's: 3–5 s). */
   readonly interval?: Polling.Interval
-  /** Redraw one status line in place every second (default: when stderr is a terminal). */
+  /**
+   * Redraw the display in place (status, a bar per node) every second and at every event, with
+   * ANSI cursor moves; else plain lines (default: when stderr is a terminal).
+   */
   readonly live?: boolean
 }
 
@@ -97,38 +99,41 @@ export const make = (options: RunCommandOptions = {}) =>
         if (Option.isNone(key)) return yield* new RunUsageError({ message: noKeyMessage })
         const client = yield* AppexecClient.make({ baseUrl, apiKey: Redacted.value(key.value) })
         const appId = yield* client.apps.resolve(app)
-        const live = options.live ?? process.stderr.isTTY === true
+        const tty = options.live ?? process.stderr.isTTY === true
+        const mode: LiveDisplay.Mode = { tty, columns: process.stderr.columns ?? 80 }
         const startedAt = yield* Clock.currentTimeMillis
-        const status = yield* Ref.make<Execution.ExecutionStatus | "starting">("starting")
+        const display = yield* SynchronizedRef.make(LiveDisplay.initial)
 
-        const line = Effect.gen(function*() {
-          const elapsed = formatElapsed((yield* Clock.currentTimeMillis) - startedAt)
-          return `${yield* Ref.get(status)} · ${elapsed}`
-        })
-        const redraw = Effect.flatMap(line, (text) => Effect.sync(() => process.stderr.write(`\r\x1b[2K${text}`)))
-        const ticker = live
-          ? yield* Effect.fork(Effect.forever(Effect.zipRight(redraw, Effect.sleep("1 second"))))
+        /** Tells the display, and writes what it prints (in a pipe, line by line through the console). */
+        const show = (event: LiveDisplay.Event) =>
+          SynchronizedRef.updateEffect(display, (state) =>
+            Effect.gen(function*() {
+              const elapsed = (yield* Clock.currentTimeMillis) - startedAt
+              const [next, text] = LiveDisplay.step(mode, state, event, elapsed)
+              if (tty) yield* Effect.sync(() => process.stderr.write(text))
+              else yield* Effect.forEach(text.split("\n").slice(0, -1), (line) => Console.error(line))
+              return next
+            }))
+        const ticker = tty
+          ? yield* Effect.fork(Effect.forever(Effect.zipRight(show({ _tag: "Tick" }), Effect.sleep("1 second"))))
           : undefined
 
-        const onStatus = (execution: Execution.Execution) =>
-          Effect.gen(function*() {
-            const previous = yield* Ref.getAndSet(status, execution.status)
-            if (live) return yield* redraw
-            if (previous !== execution.status) yield* Console.error(yield* line)
-          })
+        const onEvent = (event: EventStream.LiveEvent) =>
+          event.event === "progress"
+            ? show({ _tag: "Progress", progress: event.data })
+            : event.event === "log"
+            ? show({ _tag: "Log", line: event.data })
+            : Effect.void
 
         const done = yield* client
           .run(appId, inputs, {
-            onStatus,
+            onStatus: (execution) => show({ _tag: "Status", execution }),
+            onEvent,
             ...(Option.isSome(webhook) ? { webhook: webhook.value } : {}),
             ...(options.interval === undefined ? {} : { interval: options.interval })
           })
           .pipe(
-            Effect.ensuring(
-              ticker === undefined
-                ? Effect.void
-                : Effect.zipRight(Fiber.interrupt(ticker), Effect.sync(() => process.stderr.write("\n")))
-            ),
+            Effect.ensuring(ticker === undefined ? Effect.void : Fiber.interrupt(ticker)),
             // Wrong inputs: the message and what the app takes, as one error the command reports once.
             Effect.catchIf(
               (error) => error instanceof ClientError.InvalidInputsError,
@@ -141,7 +146,7 @@ export const make = (options: RunCommandOptions = {}) =>
 
         yield* Console.error(
           `${done.status} in ${
-            formatElapsed((yield* Clock.currentTimeMillis) - startedAt)
+            LiveDisplay.formatElapsed((yield* Clock.currentTimeMillis) - startedAt)
           } (execution ${done.executionId})`
         )
         for (const view of Outputs.all(done)) yield* Console.log(Outputs.describe(view))
@@ -154,5 +159,5 @@ export const make = (options: RunCommandOptions = {}) =>
       })
   ).pipe(Command.withDescription("Run an app through the HTTP API and print its outputs"))
 
-/** `appexec run` with the defaults: poll every 3–5 s, a live status line on a terminal. */
+/** `appexec run` with the defaults: the event stream (else polling every 3–5 s), redrawn in place on a terminal. */
 export const runCommand = make()
