@@ -12,7 +12,7 @@ import type * as App from "@appexec/api/App"
 import * as ErrorBody from "@appexec/api/ErrorBody"
 import type * as Execution from "@appexec/api/Execution"
 import type * as Jwk from "@appexec/api/Jwk"
-import * as Live from "@appexec/api/Live"
+import type * as Live from "@appexec/api/Live"
 import * as InputValidation from "@appexec/core/InputValidation"
 import type * as NodeType from "@appexec/core/NodeType"
 import type * as WebhookVerifier from "@appexec/core/WebhookVerifier"
@@ -20,7 +20,6 @@ import * as HttpApiClient from "@effect/platform/HttpApiClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { Context, Effect, Either, Layer, Option, Ref, Schema, type Stream } from "effect"
 import { type ClientConfig, normalizeBaseUrl } from "./ClientConfig.js"
 import {
@@ -345,11 +344,7 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
           )
         }),
       logs: (executionId) =>
-        okClient.get(executionUrl(executionId, "logs")).pipe(
-          Effect.flatMap(HttpClientResponse.schemaBodyJson(Live.LogsResponse)),
-          Effect.map((r) => r.data),
-          mapErrors
-        )
+        mapErrors(api.executions.getExecutionLogs({ path: { executionId } })).pipe(Effect.map((r) => r.data))
     }
 
     /** The problems of `inputs` against the app's current parameters, by core's own rules. */

@@ -15,6 +15,7 @@ const declared: ReadonlyArray<readonly [new(...args: never) => { readonly error:
   [HttpErrors.Unauthenticated, 401],
   [HttpErrors.Forbidden, 403],
   [HttpErrors.NotFound, 404],
+  [HttpErrors.NotAcceptable, 406],
   [HttpErrors.Conflict, 409],
   [HttpErrors.PayloadTooLarge, 413],
   [HttpErrors.TooManyRequests, 429],
