@@ -7,6 +7,7 @@
  * (`Feed`); `LiveExecutions.test.ts` runs the real one end to end.
  */
 import { Appexec, type AppexecConfig, Errors } from "@appexec/core"
+import type { NodeListener } from "@appexec/platform-node"
 import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import {
@@ -80,9 +81,9 @@ const fed = Layer.effect(
 const instance = (config: Partial<AppexecConfig.AppexecOptions> = {}) =>
   Layer.provideMerge(SigningKeysTest, Layer.provideMerge(fed, Layer.merge(TestHarness.layer({ config }), Feed.layer)))
 
-/** The instance served by the Node listener, and a client. */
-const served = (config: Partial<AppexecConfig.AppexecOptions> = {}) =>
-  clientLayer.pipe(Layer.provideMerge(serverLayer()), Layer.provideMerge(instance(config)))
+/** The instance served by the Node listener (with `options`), and a client. */
+const served = (config: Partial<AppexecConfig.AppexecOptions> = {}, options: NodeListener.ServeOptions = {}) =>
+  clientLayer.pipe(Layer.provideMerge(serverLayer(options)), Layer.provideMerge(instance(config)))
 
 /** An execution of `principal`'s workspace (the echo app). */
 const executionOf = (principal: Appexec.Principal, appId: string) =>
@@ -285,6 +286,23 @@ describe("GET /v1/executions/{executionId}/events", () => {
       yield* eventually("the ended streams were not counted", Effect.map(Ref.get(feed.ended), (n) => n === 4))
       for (let i = 0; i < 2; i++) expect((yield* events(id, headers)).status).toBe(200)
     }).pipe(Effect.provide(served({ maxStreamsPerKey: 2 }))))
+
+  it.scoped("a stream counts once against the rate limit, however many events it sends", () =>
+    Effect.gen(function*() {
+      const { alice, echo } = yield* seed
+      const id = yield* executionOf(alice, echo.appId)
+      const stream = yield* events(id, { ...sse, "x-api-key": alice.key })
+      expect(stream.headers["ratelimit-remaining"]).toBe("1")
+      yield* stream.next
+      for (let i = 2; i < 12; i++) {
+        const sent = event(String(i), "progress", { nodeId: "n", fraction: i / 100, message: null })
+        yield* publish(Take.of(sent))
+        expect(yield* stream.next).toEqual(Option.some(frameOf(sent)))
+      }
+      const next = yield* get(`/v1/executions/${id}`, alice.key)
+      expect([next.status, next.headers["ratelimit-remaining"]]).toEqual([200, "0"])
+      expect((yield* get(`/v1/executions/${id}`, alice.key)).status).toBe(429)
+    }).pipe(Effect.provide(served({}, { rateLimit: { limit: 2 } }))))
 
   it.scoped("a storage failure after the headers ends the answer, logged with the request id; never a 500", () => {
     const logged: Array<{ message: string; requestId: unknown }> = []
