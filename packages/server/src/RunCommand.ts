@@ -100,7 +100,9 @@ export const make = (options: RunCommandOptions = {}) =>
         const client = yield* AppexecClient.make({ baseUrl, apiKey: Redacted.value(key.value) })
         const appId = yield* client.apps.resolve(app)
         const tty = options.live ?? process.stderr.isTTY === true
-        const mode: LiveDisplay.Mode = { tty, columns: process.stderr.columns ?? 80 }
+        // A terminal that does not tell its width (0, as some pseudo-terminals do) is taken as 80 columns.
+        const columns = process.stderr.columns ?? 0
+        const mode: LiveDisplay.Mode = { tty, columns: columns > 0 ? columns : 80 }
         const startedAt = yield* Clock.currentTimeMillis
         const display = yield* SynchronizedRef.make(LiveDisplay.initial)
 

@@ -115,6 +115,29 @@ describe("appexec run", () => {
       expect(err.at(-1)).toMatch(/^completed in 10s \(execution [0-9a-f-]{36}\)$/)
     }).pipe(Effect.provide(TestHarness.layer())))
 
+  it.scoped("in a pipe, prints the progress of its nodes as plain lines from the event stream", () =>
+    Effect.gen(function*() {
+      const appexec = yield* Appexec.Appexec
+      const { baseUrl, key } = yield* served
+      const slow = yield* appexec.apps.import(slowApp, { owner: { public: true } })
+      const err: Array<string> = []
+      const cli = yield* Effect.fork(runCli([slow.appId, "-i", "text=x", "--base-url", baseUrl, "--key", key], err))
+      yield* eventually("appexec run never showed running", Effect.sync(() => err.includes("running · 0s")))
+      for (let second = 0; second < 10; second++) {
+        yield* TestClock.adjust("1 second")
+        for (let turn = 0; turn < 100; turn++) yield* Effect.yieldNow()
+      }
+      const { exit, out } = yield* Fiber.join(cli)
+      expect(Exit.isSuccess(exit)).toBe(true)
+      expect(out).toEqual(["Out (text): x"])
+      const progress = err.filter((line) => line.startsWith("[pause] "))
+      expect(progress.length).toBeGreaterThan(1)
+      for (const line of progress) expect(line).toMatch(/^\[pause\] \d{1,3}% \d+ s of 10 s$/)
+      expect(progress.at(-1)).toBe("[pause] 100% 10 s of 10 s")
+      expect(err.join("\n")).not.toContain("\x1b")
+      expect(err.at(-1)).toMatch(/^completed in 10s \(execution [0-9a-f-]{36}\)$/)
+    }).pipe(Effect.provide(TestHarness.layer())))
+
   it.scoped("exits non-zero with the execution's error message when it fails", () =>
     Effect.gen(function*() {
       const { baseUrl, key, appId } = yield* served
