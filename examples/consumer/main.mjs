@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * An API consumer of appexec in plain JavaScript (docs/api.md#overview): find an app, read its parameters,
- * start an execution with inputs keyed by parameter name, poll it until it ends, and read its
+ * start an execution with inputs keyed by parameter name, wait until it ends, and read its
  * outputs by label without assuming they are images. It runs under plain `node`; the JSDoc types
  * let TypeScript check it.
  *
@@ -19,7 +19,7 @@ import { pathToFileURL } from "node:url"
  * @property {string} apiKey A workspace API key.
  * @property {string} appName The app's name as the list shows it.
  * @property {Readonly<Record<string, string>>} inputs Inputs keyed by parameter name.
- * @property {number} [intervalMs] Polling interval in milliseconds (default: the client's 3–5 s).
+ * @property {number} [intervalMs] Polling interval in milliseconds, on a server without the event stream (default: the client's 3–5 s).
  * @property {(line: string) => void} [log] Where progress goes (default: stderr).
  */
 
@@ -38,7 +38,8 @@ export const consume = async (options) => {
   const detail = await appexec.apps.get(app.appId)
   log(`${detail.name}: ${detail.parameters.map((p) => `${p.name}${p.required ? "*" : ""} (${p.type})`).join(", ")}`)
 
-  // 3. Start (sent once: never again because outputs are not ready); 4. poll every 3–5 s until completed or failed.
+  // 3. Start (sent once: never again because outputs are not ready); 4. wait until completed or failed: on the
+  // execution's event stream, or, on a server without one, polling every 3–5 s.
   // (`appexec.run(options.appName, inputs)` does 1–4 in one call and checks the inputs against the detail first.)
   const started = await appexec.executions.start(app.appId, options.inputs)
   log(`started ${started.executionId}: ${started.status}`)
