@@ -30,7 +30,8 @@ import {
   type WaitError,
   type WebhookPayloadError
 } from "./ClientError.js"
-import * as EventStream from "./EventStream.js"
+import type * as EventStream from "./EventStream.js"
+import * as EventSource from "./internal/EventSource.js"
 import { mapErrors } from "./internal/ResponseErrors.js"
 import * as Transport from "./internal/Transport.js"
 import * as Polling from "./Polling.js"
@@ -290,7 +291,7 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
     }
 
     /** One connection to the execution's event stream: the body of its `text/event-stream` answer. */
-    const openEvents = (executionId: string): EventStream.Open => (lastEventId) =>
+    const openEvents = (executionId: string): EventSource.Open => (lastEventId) =>
       okClient.execute(
         HttpClientRequest.get(executionUrl(executionId, "events")).pipe(
           HttpClientRequest.accept("text/event-stream"),
@@ -314,7 +315,7 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
       )
 
     const stream: AppexecClientService["stream"] = (executionId, options = {}) =>
-      EventStream.follow(openEvents(executionId), {
+      EventSource.follow(openEvents(executionId), {
         url: executionUrl(executionId, "events"),
         ...(config.retry === undefined ? {} : { retry: config.retry }),
         ...(options.lastEventId === undefined ? {} : { lastEventId: options.lastEventId })
@@ -339,8 +340,8 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
         Polling.bounded(executionId, options, (seen) => {
           const poll = Effect.flatMap(heldReads(executionId, options.hold), (read) => Polling.poll(read, seen, options))
           if (options.live === false) return poll
-          return EventStream.waitFor(stream(executionId), seen, options.onEvent).pipe(
-            Effect.catchIf(EventStream.pollInstead, () => poll)
+          return EventSource.waitFor(stream(executionId), seen, options.onEvent).pipe(
+            Effect.catchIf(EventSource.pollInstead, () => poll)
           )
         }),
       logs: (executionId) =>
