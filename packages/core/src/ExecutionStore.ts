@@ -3,7 +3,7 @@
  * that runs the execution (see `ExecutionQueue`).
  */
 import type { ExecutionStatus } from "@appexec/api/Execution"
-import type { ExecutionId, WorkspaceId } from "@appexec/api/Ids"
+import type { AppId, ExecutionId, WorkspaceId } from "@appexec/api/Ids"
 import { Context, type Effect, type Option } from "effect"
 import type { LeaseLost, StorageError } from "./Errors.js"
 import type { Lease } from "./ExecutionQueue.js"
@@ -16,6 +16,27 @@ export interface ListFilter {
   readonly status?: ExecutionStatus | undefined
   /** At most this many, newest first. */
   readonly limit: number
+}
+
+/** Which executions of a workspace `page` answers: newest (by insertion) first, filtered. */
+export interface PageQuery {
+  readonly workspaceId: WorkspaceId
+  readonly status?: ExecutionStatus | undefined
+  readonly appId?: AppId | undefined
+  /** Only executions inserted before this position: the `next` of the page before; from the newest when absent. */
+  readonly before?: number | undefined
+  /** At most this many (positive). */
+  readonly limit: number
+}
+
+/** One page of `page`: its executions, and where the page after it starts. */
+export interface Page {
+  readonly executions: ReadonlyArray<ExecutionRecord>
+  /**
+   * The position to pass as `before` for the next page; null when no execution the query matches
+   * comes after this page (the last page is never followed by an empty one).
+   */
+  readonly next: number | null
 }
 
 /** How many executions are unfinished, by status. */
@@ -89,6 +110,12 @@ export class ExecutionStore extends Context.Tag("@appexec/core/ExecutionStore")<
     ) => Effect.Effect<void, LeaseLost | StorageError>
     /** Executions for operators, newest (by creation) first. */
     readonly list: (filter: ListFilter) => Effect.Effect<ReadonlyArray<ExecutionRecord>, StorageError>
+    /**
+     * A page of one workspace's executions, newest first by insertion order, keyset-paged on
+     * that order (a position, not an offset: executions inserted meanwhile neither shift nor
+     * repeat a later page), read from an index whichever filters are given.
+     */
+    readonly page: (query: PageQuery) => Effect.Effect<Page, StorageError>
     /** Up to `limit` ids of finished executions whose `completedAt` is before `cutoff` (epoch ms), oldest first. */
     readonly finishedBefore: (
       cutoff: number,

@@ -3,9 +3,10 @@
  * attempt is one POST of `{ data: <execution> }`, signed afresh with its own timestamp; any 2xx
  * within `webhookTimeoutMs` delivers it, anything else (redirects included) is a failed attempt,
  * retried after each of `webhookRetryDelaysMs` in turn. A refused address or an invalid URL is not
- * retried. Every attempt is recorded. Claims on due entries are leased in the outbox, so two
- * dispatchers never send the same attempt, and an attempt cut short by a crash is sent again once
- * its lease (`webhookTimeoutMs + webhookClaimMarginMs`) runs out. Up to `webhookConcurrency`
+ * retried, nor is the one attempt of a redelivery (`WebhookOutbox.redeliver`). Every attempt is
+ * recorded. Claims on due entries are leased in the outbox, so two dispatchers never send the same
+ * attempt, and an attempt cut short by a crash is sent again once its lease
+ * (`webhookTimeoutMs + webhookClaimMarginMs`) runs out. Up to `webhookConcurrency`
  * deliveries are under way at once, each in its own slot of the claim loop it shares with the
  * worker (`internal/ClaimLoop.ts`). The loop wakes when an execution of this process ends with a
  * webhook and polls for the rest (entries written by other processes, retries coming due).
@@ -170,7 +171,8 @@ export const make = Effect.gen(function*() {
   const record = (entry: OutboxEntry, at: number, outcome: Outcome): Effect.Effect<void, StorageError> =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
       const number = entry.attempts.length + 1
-      const next = nextStep(outcome, number, now, retryDelaysMs)
+      // A redelivery is one attempt: no retry follows it.
+      const next = nextStep(outcome, number, now, entry.redelivery === true ? [] : retryDelaysMs)
       const recorded: DeliveryAttempt = {
         at,
         statusCode: outcome.status,

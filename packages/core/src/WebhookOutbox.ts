@@ -3,7 +3,7 @@
  * with the terminal transition (`ExecutionStore.save`) and delivered by the webhook dispatcher.
  */
 import { ExecutionId, UserId } from "@appexec/api/Ids"
-import { Context, type Effect, Schema } from "effect"
+import { Context, type Effect, type Option, Schema } from "effect"
 import type { StorageError } from "./Errors.js"
 import type { ExecutionRecord } from "./ExecutionRecord.js"
 
@@ -37,7 +37,12 @@ export const OutboxEntry = Schema.Struct({
   attempts: Schema.Array(DeliveryAttempt),
   createdAt: Schema.Number,
   /** The W3C `traceparent` of the run that finished the execution: every attempt continues its trace. */
-  traceParent: Schema.optional(Schema.String)
+  traceParent: Schema.optional(Schema.String),
+  /**
+   * Set by `redeliver`: the delivery was armed again for one attempt, after which it is over
+   * whatever the outcome (no retries). Absent on a delivery never redelivered.
+   */
+  redelivery: Schema.optional(Schema.Literal(true))
 })
 export type OutboxEntry = typeof OutboxEntry.Type
 
@@ -93,12 +98,19 @@ export class WebhookOutbox extends Context.Tag("@appexec/core/WebhookOutbox")<
       attempt: DeliveryAttempt,
       next: { readonly retryAt: number } | { readonly final: "delivered" | "failed" }
     ) => Effect.Effect<boolean, StorageError>
+    /**
+     * Arms a delivery that is over (`delivered` or `failed`) for one more attempt, due at `at`,
+     * after which it is over again whatever the outcome (`redelivery`); its attempts are kept.
+     * Answers the entry as armed; none, writing nothing, when it is `pending` (under way, or armed
+     * by another call first) or unknown. Dispatchers that wait on `awaitDue` are woken.
+     */
+    readonly redeliver: (deliveryId: DeliveryId, at: number) => Effect.Effect<Option.Option<OutboxEntry>, StorageError>
     /** The deliveries of an execution, oldest first. */
     readonly forExecution: (executionId: ExecutionId) => Effect.Effect<ReadonlyArray<OutboxEntry>, StorageError>
     /**
-     * Optional: completes when another process may have added an entry that is due now (a
-     * queued execution canceled by an API process that delivers no webhooks). Dispatchers race it
-     * with their poll interval; an outbox without it is polled.
+     * Optional: completes when another process (or call) may have added an entry that is due now
+     * (a queued execution canceled by an API process that delivers no webhooks, a redelivery).
+     * Dispatchers race it with their poll interval; an outbox without it is polled.
      */
     readonly awaitDue?: Effect.Effect<void> | undefined
   }

@@ -10,6 +10,7 @@ import * as m0002 from "./internal/migrations/0002_retention_and_tracing.js"
 import * as m0003 from "./internal/migrations/0003_claim_function.js"
 import * as m0004 from "./internal/migrations/0004_claim_says_started.js"
 import * as m0005 from "./internal/migrations/0005_execution_reports.js"
+import * as m0006 from "./internal/migrations/0006_execution_list_and_redelivery.js"
 
 /** Every migration by name, in order. Names sort in the order they apply; never rename one. */
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -17,11 +18,12 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0002_retention_and_tracing": m0002,
   "0003_claim_function": m0003,
   "0004_claim_says_started": m0004,
-  "0005_execution_reports": m0005
+  "0005_execution_reports": m0005,
+  "0006_execution_list_and_redelivery": m0006
 }
 
 /** Name of the newest migration. */
-export const latest = "0005_execution_reports"
+export const latest = "0006_execution_list_and_redelivery"
 
 /** The table that records applied migrations. */
 export const migrationTable = "appexec_migrations"

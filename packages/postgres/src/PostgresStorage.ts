@@ -39,11 +39,13 @@ export const layerFromClient: Layer.Layer<
   SqlBlobStore.layer,
   SqlSigningKeyStore.layer,
   SqlRateLimitStore.layer,
-  PostgresExecutionStore.layer.pipe(Layer.provide(WorkNotifier.layer)),
-  // One listening connection for all three.
-  Layer.mergeAll(PostgresExecutionQueue.layer, PostgresWebhookOutbox.layer, PostgresExecutionReports.layer).pipe(
-    Layer.provide(WorkSignal.layer)
-  )
+  // One notifier for the store and the outbox, one listening connection for the last three.
+  Layer.mergeAll(
+    PostgresExecutionStore.layer,
+    Layer.mergeAll(PostgresExecutionQueue.layer, PostgresWebhookOutbox.layer, PostgresExecutionReports.layer).pipe(
+      Layer.provide(WorkSignal.layer)
+    )
+  ).pipe(Layer.provide(WorkNotifier.layer))
 ).pipe(Layer.provide(Runner.layer))
 
 /**

@@ -1,16 +1,17 @@
 /**
  * `WebhookOutbox` on PostgreSQL: the dialect-neutral outbox of `@appexec/sql` (`SqlWebhookOutbox`:
- * recording attempts, an execution's entries) and PostgreSQL's claim of due entries. Entries are
- * inserted by `PostgresExecutionStore.save` with the terminal transition; here they are claimed
- * for delivery (`FOR UPDATE SKIP LOCKED`, so dispatchers in many processes take different
- * entries). A due entry
- * added by a process that may deliver none wakes the dispatchers of every process (`awaitDue`,
- * through `LISTEN`), instead of waiting for their poll.
+ * recording attempts, redeliveries, an execution's entries) and PostgreSQL's claim of due entries.
+ * Entries are inserted by `PostgresExecutionStore.save` with the terminal transition; here they
+ * are claimed for delivery (`FOR UPDATE SKIP LOCKED`, so dispatchers in many processes take
+ * different entries). A due entry added by a process that may deliver none (a cancel in an API
+ * process, a redelivery) wakes the dispatchers of every process (`awaitDue`, through `LISTEN`),
+ * instead of waiting for their poll.
  */
 import { WebhookOutbox } from "@appexec/core"
 import { RowMapping, SqlWebhookOutbox } from "@appexec/sql"
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Effect, Layer, Option } from "effect"
 import { sql } from "kysely"
+import { WorkNotifier } from "./internal/WorkNotifier.js"
 import { WorkSignal } from "./internal/WorkSignal.js"
 import { PostgresClient } from "./PostgresClient.js"
 
@@ -18,10 +19,16 @@ import { PostgresClient } from "./PostgresClient.js"
 export const make = Effect.gen(function*() {
   const client = yield* PostgresClient
   const signal = yield* WorkSignal
+  const notifier = yield* WorkNotifier
   const neutral = yield* SqlWebhookOutbox.make
 
   const service: WebhookOutbox.WebhookOutbox["Type"] = {
     ...neutral,
+    redeliver: (deliveryId, at) =>
+      Effect.tap(
+        neutral.redeliver(deliveryId, at),
+        (entry) => Option.isSome(entry) ? notifier.notifyWebhooks : Effect.void
+      ),
     claimDue: Effect.fn("PostgresWebhookOutbox.claimDue")((limit, leaseMs) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
@@ -56,5 +63,5 @@ export const make = Effect.gen(function*() {
   return service
 })
 
-/** Layer of the outbox; needs the pool, the runner and the work signal (see `PostgresStorage`). */
+/** Layer of the outbox; needs the pool, the runner, the work signal and the notifier (see `PostgresStorage`). */
 export const layer = Layer.effect(WebhookOutbox.WebhookOutbox, make)

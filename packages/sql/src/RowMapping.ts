@@ -144,6 +144,7 @@ export const outboxEntryOfRow = (
         // Written as JSON of `DeliveryAttempt`s (see above).
         attempts: attempts as WebhookOutbox.OutboxEntry["attempts"],
         createdAt: row.created_at,
-        ...(row.trace_parent === null ? {} : { traceParent: row.trace_parent })
+        ...(row.trace_parent === null ? {} : { traceParent: row.trace_parent }),
+        ...(row.redelivery === true || row.redelivery === 1 ? { redelivery: true as const } : {})
       })
     ))

@@ -1,8 +1,8 @@
 /**
  * `ExecutionStore` on SQL, the part every dialect shares: reads of executions and their views,
- * listings, retention and cancel requests. An adapter adds its writes under leases and with their
- * wake-ups (`insert`, `insertIdempotent`, `save`, `cancelQueued`), which group their commits and
- * fence their rows in the dialect's own statements.
+ * listings and pages, retention and cancel requests. An adapter adds its writes under leases and
+ * with their wake-ups (`insert`, `insertIdempotent`, `save`, `cancelQueued`), which group their
+ * commits and fence their rows in the dialect's own statements.
  */
 import { ExecutionId } from "@appexec/api/Ids"
 import type { ExecutionStore } from "@appexec/core"
@@ -99,6 +99,25 @@ export const make = Effect.gen(function*() {
       if (workspaceId !== undefined) query = query.where("workspace_id", "=", workspaceId)
       if (status !== undefined) query = query.where("status", "=", status)
       return Effect.flatMap(runner.all("list executions", query), (rows) => Effect.forEach(rows, fromRow))
+    }),
+    // Read backwards along `executions_workspace`, `executions_workspace_status` or
+    // `executions_workspace_app`: the equalities are their prefix, `seq` their last column.
+    page: Effect.fn("SqlExecutionStore.page")(({ appId, before, limit, status, workspaceId }) => {
+      let query = executions.select(executionColumns).where("workspace_id", "=", workspaceId)
+      if (status !== undefined) query = query.where("status", "=", status)
+      if (appId !== undefined) query = query.where("app_id", "=", appId)
+      if (before !== undefined) query = query.where("seq", "<", before)
+      // One more than asked: whether a page follows, without reading it.
+      return Effect.flatMap(
+        runner.all("page executions", query.orderBy("seq", "desc").limit(limit + 1)),
+        (rows) => {
+          const kept = rows.length > limit ? rows.slice(0, limit) : rows
+          return Effect.map(Effect.forEach(kept, fromRow), (records) => ({
+            executions: records,
+            next: rows.length > limit ? Number(kept[kept.length - 1]!.seq) : null
+          }))
+        }
+      )
     }),
     finishedBefore: Effect.fn("SqlExecutionStore.finishedBefore")((cutoff, limit) =>
       Effect.map(

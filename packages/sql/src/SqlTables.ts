@@ -117,6 +117,11 @@ export interface WebhookOutboxTable {
   created_at: number
   /** The W3C `traceparent` its attempts continue, when traced. */
   trace_parent: string | null
+  /**
+   * Whether the delivery was armed again for one attempt (`OutboxEntry.redelivery`): 0/1 on
+   * SQLite, `boolean` on PostgreSQL, false when inserted.
+   */
+  redelivery: ColumnType<SqlBool, SqlBool | undefined, SqlBool>
 }
 
 /**

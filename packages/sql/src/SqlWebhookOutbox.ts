@@ -1,11 +1,11 @@
 /**
  * `WebhookOutbox` on SQL, the part every dialect shares: recording an attempt (fenced by the
- * claim it was made under) and an execution's entries. Entries are inserted by the adapter's
- * terminal save, in the same transaction or statement; claiming due entries, and waking the
- * dispatchers of other processes, is the adapter's too (`claimDue`, `awaitDue`).
+ * claim it was made under), arming a delivery again, and an execution's entries. Entries are
+ * inserted by the adapter's terminal save, in the same transaction or statement; claiming due
+ * entries, and waking the dispatchers (`awaitDue`, after a redelivery too), is the adapter's.
  */
 import type { WebhookOutbox } from "@appexec/core"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { sql } from "kysely"
 import * as PreparedQuery from "./PreparedQuery.js"
 import { outboxEntryOfRow } from "./RowMapping.js"
@@ -58,6 +58,21 @@ export const make = Effect.gen(function*() {
         (changed) => changed > 0
       )
     },
+    redeliver: Effect.fn("SqlWebhookOutbox.redeliver")((deliveryId, at) =>
+      Effect.flatMap(
+        runner.first(
+          "redeliver webhook",
+          db
+            .updateTable("webhook_outbox")
+            .set({ status: "pending", next_attempt_at: at, redelivery: dialect.bool(true) })
+            .where("delivery_id", "=", deliveryId)
+            // Only a delivery that is over: a pending one may be claimed, and its claim is fenced on `next_attempt_at`.
+            .where("status", "!=", sql.lit("pending"))
+            .returningAll()
+        ),
+        (row) => (row === undefined ? Effect.succeedNone : Effect.map(outboxEntryOfRow(row), Option.some))
+      )
+    ),
     forExecution: Effect.fn("SqlWebhookOutbox.forExecution")((executionId) =>
       Effect.flatMap(
         runner.all(

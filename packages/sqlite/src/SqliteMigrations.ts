@@ -12,6 +12,7 @@ import * as m0005 from "./internal/migrations/0005_fair_claims.js"
 import * as m0006 from "./internal/migrations/0006_sliding_rate_limit_and_key_revision.js"
 import * as m0007 from "./internal/migrations/0007_retention_and_tracing.js"
 import * as m0008 from "./internal/migrations/0008_execution_reports.js"
+import * as m0009 from "./internal/migrations/0009_execution_list_and_redelivery.js"
 
 /** Every migration by name, in order. Names sort in the order they apply; never rename one. */
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -22,11 +23,12 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0005_fair_claims": m0005,
   "0006_sliding_rate_limit_and_key_revision": m0006,
   "0007_retention_and_tracing": m0007,
-  "0008_execution_reports": m0008
+  "0008_execution_reports": m0008,
+  "0009_execution_list_and_redelivery": m0009
 }
 
 /** Name of the newest migration. */
-export const latest = "0008_execution_reports"
+export const latest = "0009_execution_list_and_redelivery"
 
 /** The table that records applied migrations. */
 export const migrationTable = "appexec_migrations"

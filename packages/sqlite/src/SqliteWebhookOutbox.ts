@@ -1,11 +1,12 @@
 /**
  * `WebhookOutbox` on SQLite: the dialect-neutral outbox of `@appexec/sql` (`SqlWebhookOutbox`:
- * recording attempts, an execution's entries) and SQLite's claim of due entries. Entries are
- * inserted by `SqliteExecutionStore.save` with the terminal transition.
+ * recording attempts, redeliveries, an execution's entries) and SQLite's claim of due entries.
+ * Entries are inserted by `SqliteExecutionStore.save` with the terminal transition. A redelivery
+ * wakes the dispatcher of this process (`awaitDue`); one in another process finds it at its next poll.
  */
 import { WebhookOutbox } from "@appexec/core"
 import { PreparedQuery, RowMapping, SqlWebhookOutbox } from "@appexec/sql"
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Effect, Layer, Option, Queue } from "effect"
 import { sql } from "kysely"
 import { SqliteClient } from "./SqliteClient.js"
 
@@ -14,6 +15,7 @@ export const make = Effect.gen(function*() {
   const client = yield* SqliteClient
   const neutral = yield* SqlWebhookOutbox.make
   const db = client.builder
+  const armed = yield* Queue.sliding<void>(1)
 
   const dueQuery = PreparedQuery.make((p: PreparedQuery.Param<{ now: number; limit: number }>) =>
     db
@@ -36,6 +38,12 @@ export const make = Effect.gen(function*() {
   )
   const service: WebhookOutbox.WebhookOutbox["Type"] = {
     ...neutral,
+    redeliver: (deliveryId, at) =>
+      Effect.tap(
+        neutral.redeliver(deliveryId, at),
+        (entry) => Option.isSome(entry) ? Queue.offer(armed, undefined) : Effect.void
+      ),
+    awaitDue: Queue.take(armed),
     // Every delivery claims: untraced, compiled once, and group-committed.
     claimDue: (limit, leaseMs) =>
       Effect.gen(function*() {

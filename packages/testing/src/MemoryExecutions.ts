@@ -7,6 +7,8 @@ import { Context, Effect, Layer, Option, Queue } from "effect"
 import * as MemoryReports from "./MemoryReports.js"
 
 interface Row {
+  /** Insertion order, from 1, as the SQL stores' `seq`. */
+  readonly seq: number
   record: ExecutionRecord.ExecutionRecord
   lease: { workerId: string; token: number; expiresAt: number } | null
   attempts: number
@@ -42,6 +44,9 @@ export const make = Effect.gen(function*() {
     ExecutionStore.IdempotencyKey & { readonly executionId: ExecutionRecord.ExecutionRecord["executionId"] }
   >()
   const wake = yield* Queue.sliding<void>(1)
+  /** Offered when a redelivery arms an entry: what `awaitDue` waits for. */
+  const armed = yield* Queue.sliding<void>(1)
+  let inserted = 0
   const reports = MemoryReports.make()
 
   const isCurrent = (row: Row | undefined, lease: ExecutionQueue.Lease): row is Row =>
@@ -56,7 +61,15 @@ export const make = Effect.gen(function*() {
 
   const insert = (record: ExecutionRecord.ExecutionRecord) =>
     Effect.suspend(() => {
-      rows.set(record.executionId, { record, lease: null, attempts: 0, claims: 0, cancelRequested: false })
+      inserted += 1
+      rows.set(record.executionId, {
+        seq: inserted,
+        record,
+        lease: null,
+        attempts: 0,
+        claims: 0,
+        cancelRequested: false
+      })
       let ids = open.get(record.workspaceId)
       if (ids === undefined) open.set(record.workspaceId, ids = new Set())
       ids.add(record.executionId)
@@ -114,6 +127,24 @@ export const make = Effect.gen(function*() {
           found.push(recordOf(row))
         }
         return found
+      }),
+    page: ({ appId, before, limit, status, workspaceId }) =>
+      Effect.sync(() => {
+        const found: Array<Row> = []
+        let more = false
+        // Rows are kept in insertion order: newest first is the reverse.
+        for (const row of [...rows.values()].reverse()) {
+          if (before !== undefined && row.seq >= before) continue
+          if (row.record.workspaceId !== workspaceId) continue
+          if (status !== undefined && row.record.status !== status) continue
+          if (appId !== undefined && row.record.appId !== appId) continue
+          if (found.length === limit) {
+            more = true
+            break
+          }
+          found.push(row)
+        }
+        return { executions: found.map(recordOf), next: more ? found[found.length - 1]!.seq : null }
       }),
     finishedBefore: (cutoff, limit) =>
       Effect.sync(() =>
@@ -324,10 +355,19 @@ export const make = Effect.gen(function*() {
         })
         return true
       }),
+    redeliver: (deliveryId, at) =>
+      Effect.suspend(() => {
+        const entry = outbox.get(deliveryId)
+        if (entry === undefined || entry.status === "pending") return Effect.succeedNone
+        const rearmed: WebhookOutbox.OutboxEntry = { ...entry, status: "pending", nextAttemptAt: at, redelivery: true }
+        outbox.set(deliveryId, rearmed)
+        return Effect.as(Queue.offer(armed, undefined), Option.some(rearmed))
+      }),
     forExecution: (executionId) =>
       Effect.sync(() =>
         [...outbox.values()].filter((e) => e.executionId === executionId).sort((a, b) => a.createdAt - b.createdAt)
-      )
+      ),
+    awaitDue: Queue.take(armed)
   }
 
   return Context.make(ExecutionStore.ExecutionStore, store).pipe(

@@ -10,6 +10,7 @@ import type { MakeStorage } from "../internal/StorageFixtures.js"
 import * as AppStoreContract from "./AppStoreContract.js"
 import * as BlobStoreContract from "./BlobStoreContract.js"
 import * as CancelAndIdempotencyContract from "./CancelAndIdempotencyContract.js"
+import * as ExecutionPagesContract from "./ExecutionPagesContract.js"
 import * as ExecutionQueueContract from "./ExecutionQueueContract.js"
 import * as ExecutionReportsContract from "./ExecutionReportsContract.js"
 import * as ExecutionStoreContract from "./ExecutionStoreContract.js"
@@ -24,6 +25,7 @@ export type { MakeStorage }
 export const suite = (name: string, makeStorage: MakeStorage) => {
   AppStoreContract.suite(name, makeStorage)
   ExecutionStoreContract.suite(name, makeStorage)
+  ExecutionPagesContract.suite(name, makeStorage)
   ExecutionQueueContract.suite(name, makeStorage)
   ExecutionReportsContract.suite(name, makeStorage)
   CancelAndIdempotencyContract.suite(name, makeStorage)

@@ -1,11 +1,19 @@
 /**
  * Contract of `WebhookOutbox`: due entries are taken oldest first and hidden for the lease,
- * attempts append under a current claim only, a final status ends delivery.
+ * attempts append under a current claim only, a final status ends delivery, and a delivery that
+ * is over can be armed again for one attempt, once at a time.
  */
 import { WebhookOutbox } from "@appexec/core"
 import { describe, expect } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
-import { completeWithWebhook, type MakeStorage, queued, seedOwner, storageTest } from "../internal/StorageFixtures.js"
+import { Effect, Option, TestClock } from "effect"
+import {
+  completeWithWebhook,
+  type MakeStorage,
+  queued,
+  seedOwner,
+  storageTest,
+  uuid
+} from "../internal/StorageFixtures.js"
 
 const LEASE = 10_000
 
@@ -113,6 +121,41 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         expect(yield* outbox.recordAttempt(first!, failed, { final: "failed" })).toBe(false)
         const [after] = yield* outbox.forExecution(entry.executionId)
         expect(after).toMatchObject({ status: "pending", nextAttemptAt: 5_000 + LEASE, attempts: [failed] })
+      })
+    )
+
+    test(
+      "a delivery that is over is armed again for one attempt, keeping its attempts; a pending one is not",
+      Effect.gen(function*() {
+        const owner = yield* seedOwner()
+        const outbox = yield* WebhookOutbox.WebhookOutbox
+        const entry = yield* completeWithWebhook(queued(owner, 1), 1, 0)
+        // Pending: under way (its first attempt is due), so not armed again.
+        expect(yield* outbox.redeliver(entry.deliveryId, 0)).toEqual(Option.none())
+        const [claimed] = yield* outbox.claimDue(10, LEASE)
+        expect(yield* outbox.redeliver(entry.deliveryId, 0)).toEqual(Option.none())
+        const ok = { at: 0, statusCode: 204, error: null }
+        yield* outbox.recordAttempt(claimed!, ok, { final: "delivered" })
+
+        yield* TestClock.adjust(1_000)
+        const armed = { ...entry, status: "pending", nextAttemptAt: 1_000, attempts: [ok], redelivery: true }
+        expect(yield* outbox.redeliver(entry.deliveryId, 1_000)).toEqual(Option.some(armed))
+        expect(yield* outbox.forExecution(entry.executionId)).toEqual([armed])
+        // Once at a time: the second of two redeliveries finds it pending.
+        expect(yield* outbox.redeliver(entry.deliveryId, 1_000)).toEqual(Option.none())
+        const [again] = yield* outbox.claimDue(10, LEASE)
+        expect(again).toEqual({ ...armed, nextAttemptAt: 1_000 + LEASE })
+        const refused = { at: 1_000, statusCode: 500, error: "HTTP 500" }
+        expect(yield* outbox.recordAttempt(again!, refused, { final: "failed" })).toBe(true)
+        const [failed] = yield* outbox.forExecution(entry.executionId)
+        expect(failed).toMatchObject({ status: "failed", attempts: [ok, refused], redelivery: true })
+
+        // A failed delivery is over too.
+        yield* TestClock.adjust(1_000)
+        expect(Option.map(yield* outbox.redeliver(entry.deliveryId, 2_000), (e) => e.attempts)).toEqual(
+          Option.some([ok, refused])
+        )
+        expect(yield* outbox.redeliver(WebhookOutbox.DeliveryId.make(uuid(6, 99)), 2_000)).toEqual(Option.none())
       })
     )
   })
