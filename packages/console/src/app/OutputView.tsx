@@ -1,0 +1,63 @@
+/**
+ * One output of a run, shown by its type: an image as an image (its label as alt text), video and
+ * audio in a player, text and JSON as text in a block; never as HTML. Media load only from
+ * `http:`/`https:` URLs; any other value is shown as text.
+ */
+import { isHttpUrl } from "./Remote.js"
+import type { Output } from "./Wire.js"
+
+/** JSON text, indented; the text itself when it is not JSON. */
+const prettyJson = (text: string) => {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2)
+  } catch {
+    return text
+  }
+}
+
+const isMedia = (type: Output["type"]) => type === "image" || type === "video" || type === "audio"
+
+const Value = ({ output }: { readonly output: Output }) => {
+  const value = output.value
+  if (output.status === "failed") {
+    return <p class="notice error">{output.error ?? "This output was not produced."}</p>
+  }
+  if (output.status === "pending" || value === null) return <p class="pending">Not produced yet.</p>
+  switch (output.type) {
+    case "image":
+      return isHttpUrl(value)
+        ? (
+          <a href={value} target="_blank" rel="noopener noreferrer" class="media-link">
+            <img class="output-image" src={value} alt={output.label} />
+          </a>
+        )
+        : <pre class="output-text">{value}</pre>
+    case "video":
+      return isHttpUrl(value)
+        ? <video class="output-media" src={value} controls preload="metadata" aria-label={output.label} />
+        : <pre class="output-text">{value}</pre>
+    case "audio":
+      return isHttpUrl(value)
+        ? <audio src={value} controls preload="metadata" aria-label={output.label} />
+        : <pre class="output-text">{value}</pre>
+    case "json":
+      return <pre class="output-text">{prettyJson(value)}</pre>
+    default:
+      return <pre class="output-text">{value}</pre>
+  }
+}
+
+/** The output with its label as a heading. */
+export const OutputView = ({ output }: { readonly output: Output }) => (
+  <article class="output" data-output={output.id} data-type={output.type} data-status={output.status}>
+    <h3>{output.label}</h3>
+    <Value output={output} />
+    {isMedia(output.type) && output.status === "completed" && isHttpUrl(output.value) && (
+      <p class="help">
+        <a href={output.value} target="_blank" rel="noopener noreferrer">
+          Open the {output.type}
+        </a>
+      </p>
+    )}
+  </article>
+)

@@ -1,0 +1,246 @@
+/**
+ * The form of an app, generated from its parameters: one field per parameter, labelled with its
+ * `label` (else its name), its `description` as help text, `options` as a select, its default
+ * filled in, required ones marked; a `url` field that takes images shows the image once a URL is
+ * typed. An optional webhook URL. "Run" starts the execution (`POST /v1/apps/{appId}/executions`);
+ * the server's `invalid_inputs` problems are shown at their fields.
+ */
+import type { ComponentChildren } from "preact"
+import { useEffect, useState } from "preact/hooks"
+import { ApiError, type InputProblem } from "./Api.js"
+import { messageOf } from "./Feedback.js"
+import { isHttpUrl, useApi } from "./Remote.js"
+import type { AppDetail, Parameter } from "./Wire.js"
+
+/** What the form would send. */
+export interface FormRequest {
+  readonly inputs: Readonly<Record<string, string>>
+  readonly webhook: string | undefined
+}
+
+/** A parameter's human name. */
+const nameOf = (parameter: Parameter) => parameter.label ?? parameter.name
+
+/** The values a fresh form shows: `initial` where given, else the parameter's default. */
+const startingValues = (parameters: ReadonlyArray<Parameter>, initial: Readonly<Record<string, string>> = {}) =>
+  Object.fromEntries(parameters.map((p) => [p.name, initial[p.name] ?? p.default ?? ""]))
+
+/**
+ * The inputs to send: every value given; an empty optional field is left out (the server then
+ * takes its default), an empty required one is sent so that the server says what is wrong.
+ */
+export const inputsOf = (
+  parameters: ReadonlyArray<Parameter>,
+  values: Readonly<Record<string, string>>
+): Record<string, string> =>
+  Object.fromEntries(
+    parameters
+      .map((p) => [p.name, values[p.name] ?? ""] as const)
+      .filter(([name, value]) => value !== "" || parameters.find((p) => p.name === name)?.required === true)
+  )
+
+/** A problem of the server's, said of a field. */
+const problemText = (problem: InputProblem): string => {
+  switch (problem.problem) {
+    case "missing_required":
+      return "This input is required."
+    case "empty":
+      return "This input must not be empty."
+    case "wrong_type":
+      return "This input must be text."
+    case "not_an_option":
+      return `Choose one of: ${(problem.expected ?? []).join(", ")}.`
+    case "invalid_url":
+      return "Give an absolute http or https URL."
+    case "too_long":
+      return "This input is too long."
+    case "unknown_parameter":
+      return "This app has no such input."
+    default:
+      return `The server refused this input (${problem.problem}).`
+  }
+}
+
+/** The image at a URL being typed, once typing pauses; a note when it does not load. */
+const ImagePreview = ({ url, name }: { readonly url: string; readonly name: string }) => {
+  const [shown, setShown] = useState<string | undefined>(undefined)
+  const [broken, setBroken] = useState(false)
+  useEffect(() => {
+    const timer = setTimeout(() => {
+      setBroken(false)
+      setShown(isHttpUrl(url) ? url : undefined)
+    }, 400)
+    return () => clearTimeout(timer)
+  }, [url])
+  if (shown === undefined) return null
+  return broken
+    ? <p class="help">The image at this URL could not be loaded for a preview.</p>
+    : <img class="preview" src={shown} alt={`Preview of ${name}`} onError={() => setBroken(true)} />
+}
+
+/** One field of the form. */
+const Field = (
+  { index, onInput, parameter, problem, value }: {
+    readonly index: number
+    readonly parameter: Parameter
+    readonly value: string
+    readonly problem: string | undefined
+    readonly onInput: (value: string) => void
+  }
+) => {
+  const id = `input-${index}`
+  const help = parameter.description !== undefined || parameter.label !== undefined
+  const described = [help ? `${id}-help` : "", problem === undefined ? "" : `${id}-problem`].filter((s) => s !== "")
+  const common = {
+    id,
+    name: parameter.name,
+    required: parameter.required,
+    "aria-describedby": described.length === 0 ? undefined : described.join(" "),
+    "aria-invalid": problem === undefined ? undefined : true
+  }
+  const takesImages = parameter.type === "url" && (parameter.accept === undefined || parameter.accept.includes("image"))
+  return (
+    <div class="field" data-parameter={parameter.name}>
+      <label for={id}>
+        {nameOf(parameter)}
+        {parameter.required && <span class="required" aria-hidden="true">*</span>}
+      </label>
+      {parameter.type === "options"
+        ? (
+          <select {...common} value={value} onChange={(event) => onInput(event.currentTarget.value)}>
+            {(!parameter.required || parameter.default === undefined) && <option value="">—</option>}
+            {(parameter.options ?? []).map((option) => <option key={option} value={option}>{option}</option>)}
+          </select>
+        )
+        : parameter.type === "url"
+        ? (
+          <input
+            {...common}
+            type="url"
+            inputMode="url"
+            placeholder="https://…"
+            value={value}
+            onInput={(event) => onInput(event.currentTarget.value)}
+          />
+        )
+        : <textarea {...common} rows={2} value={value} onInput={(event) => onInput(event.currentTarget.value)} />}
+      {help && (
+        <p class="help" id={`${id}-help`}>
+          {parameter.description}
+          {parameter.label !== undefined && parameter.label !== parameter.name && (
+            <span class="param-name">
+              {parameter.description === undefined ? "" : " "}Input <code>{parameter.name}</code>
+            </span>
+          )}
+        </p>
+      )}
+      {problem !== undefined && (
+        <p class="field-problem" id={`${id}-problem`}>
+          {problem}
+        </p>
+      )}
+      {takesImages && <ImagePreview url={value} name={nameOf(parameter)} />}
+    </div>
+  )
+}
+
+/**
+ * The form of `app`, prefilled with `initial` (a run's inputs) where given. `children` renders
+ * below it with what the form would send (the request snippets).
+ */
+export const RunForm = (
+  { app, children, initial, initialWebhook, onStarted, submitLabel = "Run" }: {
+    readonly app: AppDetail
+    readonly initial?: Readonly<Record<string, string>> | undefined
+    readonly initialWebhook?: string | undefined
+    readonly submitLabel?: string
+    readonly onStarted: (executionId: string) => void
+    readonly children?: (request: FormRequest) => ComponentChildren
+  }
+) => {
+  const api = useApi()
+  const [values, setValues] = useState(() => startingValues(app.parameters, initial))
+  const [webhook, setWebhook] = useState(initialWebhook ?? "")
+  const [busy, setBusy] = useState(false)
+  const [problems, setProblems] = useState<ReadonlyArray<InputProblem>>([])
+  const [error, setError] = useState<string | undefined>(undefined)
+  const request: FormRequest = {
+    inputs: inputsOf(app.parameters, values),
+    webhook: webhook.trim() === "" ? undefined : webhook.trim()
+  }
+
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setBusy(true)
+    setError(undefined)
+    setProblems([])
+    try {
+      const started = await api.executions.start(app.appId, request.inputs, request.webhook)
+      onStarted(started.executionId)
+    } catch (failure) {
+      setBusy(false)
+      if (failure instanceof ApiError && failure.problems.length > 0) setProblems(failure.problems)
+      setError(messageOf(failure))
+    }
+  }
+
+  const problemOf = (name: string) => {
+    const found = problems.find((p) => p.parameter === name)
+    return found === undefined ? undefined : problemText(found)
+  }
+  const extraProblems = problems.filter((p) => !app.parameters.some((q) => q.name === p.parameter))
+
+  return (
+    <form class="run-form" onSubmit={submit}>
+      {app.parameters.length === 0 && <p class="help">This app takes no inputs.</p>}
+      {app.parameters.map((parameter, index) => (
+        <Field
+          key={parameter.name}
+          index={index}
+          parameter={parameter}
+          value={values[parameter.name] ?? ""}
+          problem={problemOf(parameter.name)}
+          onInput={(value) => setValues((current) => ({ ...current, [parameter.name]: value }))}
+        />
+      ))}
+      <details class="field webhook-field" open={initialWebhook !== undefined && initialWebhook !== ""}>
+        <summary>Webhook</summary>
+        <label for="webhook-url">Webhook URL</label>
+        <input
+          id="webhook-url"
+          name="webhook"
+          type="url"
+          inputMode="url"
+          placeholder="https://…"
+          value={webhook}
+          aria-describedby="webhook-url-help"
+          onInput={(event) => setWebhook(event.currentTarget.value)}
+        />
+        <p class="help" id="webhook-url-help">
+          Optional: an http(s) URL that receives the signed result when the run ends.
+        </p>
+      </details>
+      {app.parameters.some((p) => p.required) && (
+        <p class="help">
+          <span class="required" aria-hidden="true">*</span> required
+        </p>
+      )}
+      {error !== undefined && (
+        <div class="notice error" role="alert">
+          <p>{error}</p>
+          {extraProblems.length > 0 && (
+            <ul>
+              {extraProblems.map((p) => <li key={p.parameter}>{p.parameter}: {problemText(p)}</li>)}
+            </ul>
+          )}
+        </div>
+      )}
+      <div class="actions">
+        <button type="submit" class="primary" disabled={busy} aria-busy={busy}>
+          {submitLabel}
+        </button>
+      </div>
+      {children?.(request)}
+    </form>
+  )
+}

@@ -1,0 +1,45 @@
+/**
+ * The API's resources as the console reads them: the wire forms of `@appexec/api` (types only,
+ * nothing of it is bundled), with the additions of the console's endpoints that a server may not
+ * have yet (`appId` and `inputs` on an execution, the execution list).
+ */
+import type { App, Execution, Live } from "@appexec/api"
+
+/** An item of the app list. */
+export type AppSummary = typeof App.AppSummary.Encoded
+/** An app with its parameters. */
+export type AppDetail = typeof App.AppDetail.Encoded
+/** One parameter of an app. */
+export type Parameter = typeof App.Parameter.Encoded
+/** The workflow graph of an app. */
+export type WorkflowGraph = typeof App.WorkflowGraph.Encoded
+/** The start answer. */
+export type StartedExecution = typeof Execution.StartedExecution.Encoded
+/** One output of an execution. */
+export type Output = typeof Execution.Output.Encoded
+/** The delivery of an execution's webhook. */
+export type WebhookDelivery = typeof Execution.WebhookDelivery.Encoded
+/** A log line. */
+export type LogLine = typeof Live.LogLine.Encoded
+/** How far a node is. */
+export type Progress = typeof Live.Progress.Encoded
+/** An execution's status. */
+export type ExecutionStatus = typeof Execution.ExecutionStatus.Encoded
+
+/** An execution; `appId` and `inputs` are there on a server that has the execution list. */
+export type ExecutionView = typeof Execution.Execution.Encoded & {
+  readonly appId?: string
+  readonly inputs?: Readonly<Record<string, string>>
+}
+
+/** A page of the execution list. */
+export interface ExecutionPage {
+  readonly data: ReadonlyArray<ExecutionView>
+  readonly nextCursor: string | null
+}
+
+/** The statuses, in the order an execution goes through them. */
+export const statuses: ReadonlyArray<ExecutionStatus> = ["queued", "running", "completed", "failed"]
+
+/** Whether an execution is over: `completed` or `failed`. */
+export const isFinished = (status: ExecutionStatus): boolean => status === "completed" || status === "failed"
