@@ -6,7 +6,8 @@
  * for every failure (404 and 405 for paths and methods outside the API, 500 with the request id
  * for what the server did wrong, logged with it), one structured log line per request, and
  * mounting under a base path. Beside `/v1` it answers the signed media URLs of executions at
- * `<base path>/media/…` (see `MediaRoute`), without key or rate limit.
+ * `<base path>/media/…` (see `MediaRoute`), without key or rate limit, and when asked the console
+ * at `<base path>/console` (see `ConsoleRoute`).
  *
  * The app is plain data in and out (`ServerRequest → ServerResponse`); `WebHandler` adapts it to
  * web `Request → Response`, and `NodeListener` of `@appexec/platform-node` to a Node server. The
@@ -31,6 +32,7 @@ import {
   Runtime,
   Scope
 } from "effect"
+import * as ConsoleRoute from "./ConsoleRoute.js"
 import * as Endpoints from "./internal/Endpoints.js"
 import * as ErrorAnswers from "./internal/ErrorAnswers.js"
 import { type ServerRequest, type ServerResponse, withHeaders } from "./internal/Exchange.js"
@@ -56,10 +58,15 @@ export interface Options extends Endpoints.Options {
    */
   readonly media?: boolean
   /**
-   * Answer the operator's routes at `<basePath>/healthz`, `/readyz`, `/openapi.json`, `/docs` and `/` (to `/docs`)
-   * (default true; see `OperatorRoutes`).
+   * Answer the operator's routes at `<basePath>/healthz`, `/readyz`, `/openapi.json`, `/docs` and `/` (to `/docs`,
+   * or to `/console` when the console is on) (default true; see `OperatorRoutes`).
    */
   readonly operator?: boolean
+  /**
+   * Serve the console (`@appexec/console`) at `<basePath>/console` (default false; see
+   * `ConsoleRoute`): a web page that signs in with an API key and calls this API.
+   */
+  readonly console?: boolean
 }
 
 /** What the app needs: the facade, the signing keys and the rate-limit counters. */
@@ -180,7 +187,10 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
     const logRequests = options.logRequests ?? true
     const media = options.media === false ? Option.none() : yield* MediaRoute.make
     if (Option.isSome(media)) yield* MediaRoute.checkBasePath(basePath)
-    const operator = options.operator === false ? undefined : yield* OperatorRoutes.make(basePath)
+    const consoleRoute = options.console === true ? yield* ConsoleRoute.make(basePath) : undefined
+    const operator = options.operator === false
+      ? undefined
+      : yield* OperatorRoutes.make(basePath, consoleRoute === undefined ? "/docs" : ConsoleRoute.PATH)
     const runtime = yield* Effect.runtime<never>()
     const clock = yield* Effect.clock
 
@@ -219,6 +229,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
     const knownRoutes = new Set<string>([
       ...table.routes.map((r) => r.template),
       MediaRoute.PREFIX,
+      ...(consoleRoute === undefined ? [] : [ConsoleRoute.PATH]),
       ...(operator === undefined ? [] : OperatorRoutes.paths)
     ])
     const counters = new Map<string, Map<number, () => void>>()
@@ -351,6 +362,9 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
         return Effect.map(answer, (response) => [response, MediaRoute.PREFIX] as const)
       }
       if (path === "/v1" || path.startsWith("/v1/")) return rateLimited(request, path, search, requestId)
+      if (consoleRoute !== undefined && ConsoleRoute.isConsolePath(path)) {
+        return Effect.succeed([consoleRoute(request.method, path, request.headers), ConsoleRoute.PATH] as const)
+      }
       const operatorAnswer = operator?.(request.method, path)
       if (operatorAnswer !== undefined) return Effect.map(operatorAnswer, (response) => [response, path] as const)
       return Effect.succeed([ErrorAnswers.notFound(request.method, path), path] as const)

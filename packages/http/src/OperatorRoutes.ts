@@ -2,7 +2,8 @@
  * The operator's routes beside `/v1` (docs/operations.md): `GET /healthz` (the process is up),
  * `GET /readyz` (storage answers and the instance is not draining, else 503), `GET /openapi.json`
  * (the generated document) and `GET /docs` (the API reference page); `GET /` redirects (302) to
- * `/docs`, so the bare address a newcomer opens shows something to read. No key, no rate limit. They
+ * `/docs`, or to the console when the app serves it, so the bare address a newcomer opens shows
+ * something to read. No key, no rate limit. They
  * are looked up by exact path before the API's route table, so the API's path pays nothing for them.
  */
 import { Appexec } from "@appexec/core"
@@ -19,8 +20,11 @@ const noStore = { "cache-control": "no-store" }
 /** The answer to an operator route, or none when `path` is not one. */
 export type Lookup = (method: string, path: string) => Effect.Effect<ServerResponse> | undefined
 
-/** The operator routes over the facade of the context, under `basePath` (normalized: `""` or `/api`). */
-export const make = (basePath = ""): Effect.Effect<Lookup, never, Appexec.Appexec> =>
+/**
+ * The operator routes over the facade of the context, under `basePath` (normalized: `""` or
+ * `/api`); `GET /` redirects to `home` (a path relative to `basePath`).
+ */
+export const make = (basePath = "", home = "/docs"): Effect.Effect<Lookup, never, Appexec.Appexec> =>
   Effect.gen(function*() {
     const appexec = yield* Appexec.Appexec
     let openApi: string | undefined
@@ -46,13 +50,13 @@ export const make = (basePath = ""): Effect.Effect<Lookup, never, Appexec.Appexe
         body: html
       }))
     )
-    const home = Effect.succeed<ServerResponse>({
+    const redirect = Effect.succeed<ServerResponse>({
       status: 302,
-      headers: { location: `${basePath}/docs`, "cache-control": "no-store" },
+      headers: { location: `${basePath}${home}`, "cache-control": "no-store" },
       body: ""
     })
     const routes = new Map<string, Effect.Effect<ServerResponse>>([
-      ["/", home],
+      ["/", redirect],
       ["/healthz", healthz],
       ["/readyz", readyz],
       ["/openapi.json", openApiJson],

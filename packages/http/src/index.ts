@@ -7,6 +7,7 @@
  */
 export * as AdminHttp from "./AdminHttp.js"
 export * as AppexecHttp from "./AppexecHttp.js"
+export * as ConsoleRoute from "./ConsoleRoute.js"
 export * as Exchange from "./Exchange.js"
 export * as LocalRateLimitStore from "./LocalRateLimitStore.js"
 export * as MediaRoute from "./MediaRoute.js"

@@ -3,8 +3,9 @@
  * HTTP and, unless `--no-worker`, runs a worker and the webhook dispatcher too; on PostgreSQL
  * the rate limit counts in the database, shared by every API process. On the first start (no `default` workspace
  * in the database yet) it bootstraps (see `Bootstrap`) and prints the base URL, the key (once)
- * and a curl line. Requests that arrive while it starts wait and are answered once it can (or
- * 503 with `Retry-After` if it cannot start; see `StartGate`). It logs one line per request and
+ * and a curl line. It serves the console at `/console` unless told not to (`--no-console`).
+ * Requests that arrive while it starts wait and are answered once it can (or 503 with
+ * `Retry-After` if it cannot start; see `StartGate`). It logs one line per request and
  * per execution transition, and on SIGINT/SIGTERM it closes the listener (requests in flight
  * finish), drains the worker, stops the webhook dispatcher, closes storage and exits.
  */
@@ -29,6 +30,8 @@ export interface ServeOptions {
   readonly database?: Database.Database
   /** Run a worker and the webhook dispatcher in this process too (default true; `--no-worker`: HTTP only). */
   readonly worker?: boolean
+  /** Serve the console at `/console`, where `GET /` then leads (default true; `--no-console`: not). */
+  readonly console?: boolean
   readonly appsDir: string
   readonly allowPrivateNetworks: boolean
   readonly rateLimit: number
@@ -172,7 +175,8 @@ export const serve = (options: ServeOptions) =>
       // the rate limit counts in this process's memory: no write per request (docs/http.md); on
       // PostgreSQL in the database, one limit for every API process.
       const app = yield* AppexecHttp.make({
-        rateLimit: { limit: options.rateLimit, trustProxy: options.trustProxy }
+        rateLimit: { limit: options.rateLimit, trustProxy: options.trustProxy },
+        console: options.console ?? true
       }).pipe(Effect.provide(Option.isSome(database) ? Layer.empty : LocalRateLimitStore.layer()))
       gate.open(NodeListener.fromApp(app))
       yield* Effect.addFinalizer(() => Effect.sync(() => gate.close()))
@@ -192,6 +196,7 @@ export const serve = (options: ServeOptions) =>
           Option.isSome(database) ? Database.describe(database, "") : options.dataDir
         })${worker ? "" : " with no worker"}`
       )
+      if (options.console ?? true) yield* Console.log(`Console: ${baseUrl}/console (sign in with an API key)`)
       if (options.adminPort !== undefined) {
         const adminServer = createServer(NodeListener.fromApp(yield* AdminHttp.make))
         const adminPort = yield* listen(adminServer, options.adminPort, options.host)

@@ -38,6 +38,11 @@ export const flags = {
     variable: "APPEXEC_NO_WORKER",
     description: "Serve HTTP only: executions run in `appexec worker` processes on the same database"
   }),
+  noConsole: Flags.toggle({
+    name: "no-console",
+    variable: "APPEXEC_NO_CONSOLE",
+    description: "Do not serve the console at /console (GET / then leads to /docs)"
+  }),
   apps: Options.directory("apps").pipe(
     Options.withPseudoName("DIR"),
     Options.withDescription(
@@ -131,6 +136,7 @@ export const serveCommand = Command.make("serve", flags, (o) =>
     dataDir: o.data,
     database: o.database,
     worker: !o.noWorker,
+    console: !o.noConsole,
     appsDir: o.apps,
     allowPrivateNetworks: o.allowPrivateNetworks,
     rateLimit: o.rateLimit,
