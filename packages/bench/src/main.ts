@@ -9,6 +9,7 @@ import { type Benchmark, format } from "./Benchmark.js"
 import * as Cli from "./cli.js"
 import * as Http from "./http.js"
 import * as Images from "./images.js"
+import * as Live from "./live.js"
 import * as Polling from "./polling.js"
 import * as Queue from "./queue.js"
 import * as Scaling from "./scaling.js"
@@ -21,7 +22,8 @@ const benchmarks: ReadonlyArray<Benchmark> = [
   Images.benchmark,
   Webhooks.benchmark,
   Http.benchmark,
-  Polling.benchmark
+  Polling.benchmark,
+  Live.benchmark
 ]
 
 const only = process.argv.slice(2)

@@ -10,14 +10,10 @@
  */
 import { createClient } from "@appexec/client"
 import { Effect } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import type { Benchmark } from "./Benchmark.js"
-
-const root = fileURLToPath(new URL("../../../", import.meta.url))
+import * as AppexecCommand from "./servers/appexec.js"
+import * as TempDir from "./TempDir.js"
 
 /** An app that answers after 10 seconds. */
 const tenSeconds = {
@@ -33,43 +29,9 @@ const tenSeconds = {
 }
 
 /** `appexec serve` on a fresh data directory whose only app is `tenSeconds`. */
-const serve = Effect.acquireRelease(
-  Effect.async<{ child: ChildProcess; key: string; baseUrl: string; dir: string }, Error>((resume) => {
-    const dir = mkdtempSync(join(tmpdir(), "appexec-bench-polling-"))
-    mkdirSync(join(dir, "apps"))
-    writeFileSync(join(dir, "apps", "ten-seconds.json"), JSON.stringify(tenSeconds))
-    const child = spawn(
-      process.execPath,
-      [
-        join(root, "packages/server/dist/appexec.js"),
-        "serve",
-        "--port",
-        "0",
-        "--data",
-        join(dir, "data"),
-        "--apps",
-        join(dir, "apps")
-      ],
-      { cwd: root, stdio: ["ignore", "pipe", "ignore"] }
-    )
-    let out = ""
-    child.stdout!.on("data", (d) => {
-      out += String(d)
-      const match = /curl -H 'x-api-key: (aex_[A-Za-z0-9_-]+)' (http:\/\/[^\s]+)\/v1\/apps/.exec(out)
-      if (match !== null) resume(Effect.succeed({ child, key: match[1]!, baseUrl: match[2]!, dir }))
-    })
-    child.once("exit", (code) => resume(Effect.fail(new Error(`appexec serve exited with ${code}`))))
-  }),
-  ({ child, dir }) =>
-    Effect.async<void>((resume) => {
-      const done = () => {
-        rmSync(dir, { recursive: true, force: true })
-        resume(Effect.void)
-      }
-      if (child.exitCode !== null) return done()
-      child.once("exit", done)
-      child.kill("SIGTERM")
-    })
+const serve = Effect.flatMap(
+  TempDir.make("polling"),
+  (dir) => AppexecCommand.serve(["--data", join(dir, "data"), "--apps", AppexecCommand.writeApps(dir, [tenSeconds])])
 )
 
 /** The benchmark. */

@@ -20,6 +20,7 @@ import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 import type { Benchmark, Figure } from "./Benchmark.js"
 import { floor } from "./Floor.js"
+import * as Percentile from "./Percentile.js"
 
 const noop = {
   name: "No-op",
@@ -32,9 +33,6 @@ const noop = {
 }
 
 const now = Effect.sync(() => performance.now())
-
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 
 type Storage = Layer.Layer<AppexecLayer.Storage, unknown>
 
@@ -217,8 +215,8 @@ export const benchmark: Benchmark = {
           value: engine.cpuPerExecution,
           unit: "us (engine and storage, this process)"
         })
-        yield* report(ms(`queue.${label}.${COUNT}.start_to_completed_p50`, percentile(engine.latencies, 50)))
-        yield* report(ms(`queue.${label}.${COUNT}.start_to_completed_p99`, percentile(engine.latencies, 99)))
+        yield* report(ms(`queue.${label}.${COUNT}.start_to_completed_p50`, Percentile.of(engine.latencies, 50)))
+        yield* report(ms(`queue.${label}.${COUNT}.start_to_completed_p99`, Percentile.of(engine.latencies, 99)))
       }
       if (parts.has("memory")) {
         const memory = yield* batch(COUNT, 64).pipe(Effect.provide(instance(MemoryStorage.layer, DEFAULTS)))
@@ -244,11 +242,11 @@ export const benchmark: Benchmark = {
       if (parts.has("idle")) {
         const idleCount = Math.max(1, Math.round(COUNT / 10))
         const idleSqlite = yield* onSqlite(idle(idleCount))
-        yield* report(ms("queue.sqlite.idle.start_to_completed_p50", percentile(idleSqlite, 50)))
-        yield* report(ms("queue.sqlite.idle.start_to_completed_p99", percentile(idleSqlite, 99)))
+        yield* report(ms("queue.sqlite.idle.start_to_completed_p50", Percentile.of(idleSqlite, 50)))
+        yield* report(ms("queue.sqlite.idle.start_to_completed_p99", Percentile.of(idleSqlite, 99)))
         const idleMemory = yield* idle(idleCount).pipe(Effect.provide(instance(MemoryStorage.layer, DEFAULTS)))
-        yield* report(ms("queue.memory.idle.start_to_completed_p50", percentile(idleMemory, 50)))
-        yield* report(ms("queue.memory.idle.start_to_completed_p99", percentile(idleMemory, 99)))
+        yield* report(ms("queue.memory.idle.start_to_completed_p50", Percentile.of(idleMemory, 50)))
+        yield* report(ms("queue.memory.idle.start_to_completed_p99", Percentile.of(idleMemory, 99)))
       }
 
       // Memory stays flat: the peak after 100,000 executions against the peak after 10,000.

@@ -16,18 +16,15 @@ import { NodeOutboundHttp } from "@appexec/platform-node"
 import { PostgresStorage } from "@appexec/postgres"
 import { SqliteStorage } from "@appexec/sqlite"
 import { Duration, Effect, Layer, Logger, LogLevel, Option, type Scope } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
-import { randomBytes } from "node:crypto"
-import { mkdtempSync, rmSync } from "node:fs"
-import { loadavg, tmpdir } from "node:os"
+import { loadavg } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import pg from "pg"
 import type { Benchmark, Figure } from "./Benchmark.js"
+import * as Percentile from "./Percentile.js"
 import * as ProcessCpu from "./ProcessCpu.js"
+import * as AppexecCommand from "./servers/appexec.js"
 import * as PostgresServer from "./servers/postgres.js"
-
-const bin = fileURLToPath(new URL("../../server/dist/appexec.js", import.meta.url))
+import * as TempDir from "./TempDir.js"
 
 const noop = {
   name: "No-op",
@@ -46,32 +43,12 @@ const IDLE_COUNT = 200
 /** Executions each worker process runs at once. */
 const CONCURRENCY = 16
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
-
 /** `appexec worker` processes on the database of `args`/`env`; stopped (SIGTERM, then waited for) with the scope. */
 const workers = (count: number, args: ReadonlyArray<string>, env: Record<string, string>) =>
-  Effect.forEach(Array.from({ length: count }, (_, i) => i), () =>
-    Effect.acquireRelease(
-      Effect.async<ChildProcess, Error>((resume) => {
-        const child = spawn(process.execPath, [bin, "worker", "--concurrency", String(CONCURRENCY), ...args], {
-          env: { ...process.env, APPEXEC_LOG_LEVEL: "warning", ...env },
-          stdio: ["ignore", "pipe", "inherit"]
-        })
-        let out = ""
-        child.stdout.on("data", (d) => {
-          out += String(d)
-          if (out.includes("appexec worker is running")) resume(Effect.succeed(child))
-        })
-        child.once("exit", (code) => resume(Effect.fail(new Error(`appexec worker exited with ${code}`))))
-      }),
-      (child) =>
-        Effect.async<void>((resume) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
-          child.once("exit", () => resume(Effect.void))
-          child.kill("SIGTERM")
-        })
-    ))
+  Effect.forEach(
+    Array.from({ length: count }, (_, i) => i),
+    () => AppexecCommand.worker(["--concurrency", String(CONCURRENCY), ...args], env)
+  )
 
 /**
  * Waits until every execution of `ids` has finished, looking every `everyMs` (sparingly: the
@@ -205,20 +182,14 @@ interface Target {
 }
 
 /** A fresh directory of its own for the workers' data (the SQLite file, the master key), removed with the scope. */
-const dataDir = Effect.acquireRelease(
-  Effect.sync(() => mkdtempSync(join(tmpdir(), "appexec-bench-scaling-"))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
-
-/** One master key for every worker of a database. */
-const masterKey = () => ({ APPEXEC_MASTER_KEY: randomBytes(32).toString("base64url") })
+const dataDir = TempDir.make("scaling")
 
 const sqlite: Target = {
   name: "sqlite",
   database: Effect.map(dataDir, (dir) => ({
     storage: SqliteStorage.layer({ filename: join(dir, "appexec.db") }),
     args: ["--data", dir],
-    env: masterKey(),
+    env: AppexecCommand.masterKey(),
     server: Effect.succeed([])
   }))
 }
@@ -262,7 +233,7 @@ const postgres = (server: PostgresServer.Server, durability: "flushed" | "unflus
       (dir, url) => ({
         storage: PostgresStorage.layer({ connectionString: url, poolSize: 16 }),
         args: ["--data", dir],
-        env: { APPEXEC_DATABASE_URL: url, ...masterKey() },
+        env: { APPEXEC_DATABASE_URL: url, ...AppexecCommand.masterKey() },
         server: serverProcesses(server)
       })
     )
@@ -306,8 +277,8 @@ export const benchmark: Benchmark = {
           const result = yield* measured(target, processes, throughput)
           const prefix = `scaling.${target.name}.workers_${processes}`
           yield* report({ name: `${prefix}.throughput`, value: result.perSecond, unit: "executions/s" })
-          yield* report(ms(`${prefix}.start_to_completed_p50`, percentile(result.latencies, 50)))
-          yield* report(ms(`${prefix}.start_to_completed_p99`, percentile(result.latencies, 99)))
+          yield* report(ms(`${prefix}.start_to_completed_p50`, Percentile.of(result.latencies, 50)))
+          yield* report(ms(`${prefix}.start_to_completed_p99`, Percentile.of(result.latencies, 99)))
           // What bounds the rate once the processes share the cores: CPU time per execution
           // (Linux; the API's figure includes the benchmark's own waiting, one query every 50 ms).
           for (const [group, micros] of Object.entries(result.cpu)) {
@@ -315,10 +286,10 @@ export const benchmark: Benchmark = {
           }
         }
         const quiet = yield* measured(target, 1, idle)
-        yield* report(ms(`scaling.${target.name}.idle.pickup_p50`, percentile(quiet.pickups, 50)))
-        yield* report(ms(`scaling.${target.name}.idle.pickup_p99`, percentile(quiet.pickups, 99)))
-        yield* report(ms(`scaling.${target.name}.idle.start_to_completed_p50`, percentile(quiet.totals, 50)))
-        yield* report(ms(`scaling.${target.name}.idle.start_to_completed_p99`, percentile(quiet.totals, 99)))
+        yield* report(ms(`scaling.${target.name}.idle.pickup_p50`, Percentile.of(quiet.pickups, 50)))
+        yield* report(ms(`scaling.${target.name}.idle.pickup_p99`, Percentile.of(quiet.pickups, 99)))
+        yield* report(ms(`scaling.${target.name}.idle.start_to_completed_p50`, Percentile.of(quiet.totals, 50)))
+        yield* report(ms(`scaling.${target.name}.idle.start_to_completed_p99`, Percentile.of(quiet.totals, 99)))
       }
       yield* load("end")
       yield* report({ name: "scaling.goal.postgres.idle.pickup_p50, under", value: 5, unit: "ms" })

@@ -1,0 +1,101 @@
+/**
+ * The compiled `appexec` command as the benchmarks run it: `appexec serve` (resolved with the API
+ * key and base URL it prints on a fresh data directory) and `appexec worker` (resolved once it
+ * says it runs), each stopped with its scope (SIGTERM, then waited for).
+ */
+import { Effect } from "effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+/** The command. */
+export const bin = fileURLToPath(new URL("../../../server/dist/appexec.js", import.meta.url))
+
+/** The repository's root, the directory the command runs in. */
+const root = fileURLToPath(new URL("../../../../", import.meta.url))
+
+/** A fresh master key as the environment of the command, for every process of one instance to share. */
+export const masterKey = (): Record<string, string> => ({ APPEXEC_MASTER_KEY: randomBytes(32).toString("base64url") })
+
+/** Writes `apps` (app definitions, one JSON file each) to a new directory `apps` in `dir`, for `serve --apps`; its path. */
+export const writeApps = (dir: string, apps: ReadonlyArray<unknown>): string => {
+  const path = join(dir, "apps")
+  mkdirSync(path)
+  apps.forEach((app, i) => writeFileSync(join(path, `app-${i + 1}.json`), JSON.stringify(app)))
+  return path
+}
+
+/** A running `appexec serve`: its process, the key it printed, and its base URL. */
+export interface Serve {
+  readonly child: ChildProcess
+  readonly key: string
+  readonly baseUrl: string
+}
+
+/** Stops `child` (SIGTERM) and waits for its exit. */
+const stop = (child: ChildProcess) =>
+  Effect.async<void>((resume) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+    child.once("exit", () => resume(Effect.void))
+    child.kill("SIGTERM")
+  })
+
+/**
+ * Starts `appexec <command> ...args` and resolves with `ready(stdout so far)` once it answers
+ * something; stderr goes to `stderr` (ignored by default).
+ */
+const start = <A>(
+  args: ReadonlyArray<string>,
+  env: Record<string, string>,
+  stderr: "ignore" | "inherit",
+  ready: (out: string, child: ChildProcess) => A | undefined
+) =>
+  Effect.acquireRelease(
+    Effect.async<{ readonly child: ChildProcess; readonly value: A }, Error>((resume) => {
+      const child = spawn(process.execPath, [bin, ...args], {
+        cwd: root,
+        env: { ...process.env, ...env },
+        stdio: ["ignore", "pipe", stderr]
+      })
+      let out = ""
+      let resolved = false
+      child.stdout!.on("data", (d) => {
+        if (resolved) return
+        out += String(d)
+        const value = ready(out, child)
+        if (value !== undefined) {
+          resolved = true
+          resume(Effect.succeed({ child, value }))
+        }
+      })
+      child.once("exit", (code) => resume(Effect.fail(new Error(`appexec ${args[0]} exited with ${code}`))))
+    }),
+    ({ child }) => stop(child)
+  )
+
+/**
+ * `appexec serve ...args` on a fresh data directory (given in `args`): resolved with the key and
+ * base URL of the curl line it prints; its request log (stderr) is ignored.
+ */
+export const serve = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  Effect.map(
+    start(["serve", "--port", "0", ...args], env, "ignore", (out, child): Serve | undefined => {
+      const match = /curl -H 'x-api-key: (aex_[A-Za-z0-9_-]+)' (http:\/\/[^\s]+)\/v1\/apps/.exec(out)
+      return match === null ? undefined : { child, key: match[1]!, baseUrl: match[2]! }
+    }),
+    ({ value }) => value
+  )
+
+/** `appexec worker ...args`, resolved with its process once it says it runs; its warnings go to stderr. */
+export const worker = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  Effect.map(
+    start(
+      ["worker", ...args],
+      { APPEXEC_LOG_LEVEL: "warning", ...env },
+      "inherit",
+      (out) => out.includes("appexec worker is running") ? true : undefined
+    ),
+    ({ child }) => child
+  )
