@@ -147,13 +147,16 @@ export const follow = async (api: Api, executionId: string, handlers: Handlers, 
   let breaks = 0
   try {
     while (!signal.aborted) {
-      // Only connections that brought nothing count: a stream that breaks now and then is resumed for good.
-      const ended = await connect(api, executionId, reader, handlers, signal, () => (breaks = 0))
+      let received = false
+      const ended = await connect(api, executionId, reader, handlers, signal, () => (received = true))
       if (ended === "finished") return
       if (ended === "unavailable") return await poll(api, executionId, handlers, signal)
-      breaks += 1
+      // A stream that broke after it brought something is resumed at once; only connections in a
+      // row that bring nothing wait longer and longer, then give way to polling.
+      if (received) breaks = 0
+      else breaks += 1
       if (breaks >= MAX_BREAKS) return await poll(api, executionId, handlers, signal)
-      await sleep(Math.min(8_000, 500 * 2 ** breaks), signal)
+      if (breaks > 0) await sleep(Math.min(8_000, 500 * 2 ** breaks), signal)
     }
   } catch (error) {
     if (isAbort(error) || signal.aborted) return

@@ -9,6 +9,7 @@ import type { ComponentChildren } from "preact"
 import { useEffect, useState } from "preact/hooks"
 import { ApiError, type InputProblem } from "./Api.js"
 import { messageOf } from "./Feedback.js"
+import { inputsOf, nameOf, problemText, startingValues } from "./Inputs.js"
 import { isHttpUrl, useApi } from "./Remote.js"
 import type { AppDetail, Parameter } from "./Wire.js"
 
@@ -16,49 +17,6 @@ import type { AppDetail, Parameter } from "./Wire.js"
 export interface FormRequest {
   readonly inputs: Readonly<Record<string, string>>
   readonly webhook: string | undefined
-}
-
-/** A parameter's human name. */
-const nameOf = (parameter: Parameter) => parameter.label ?? parameter.name
-
-/** The values a fresh form shows: `initial` where given, else the parameter's default. */
-const startingValues = (parameters: ReadonlyArray<Parameter>, initial: Readonly<Record<string, string>> = {}) =>
-  Object.fromEntries(parameters.map((p) => [p.name, initial[p.name] ?? p.default ?? ""]))
-
-/**
- * The inputs to send: every value given; an empty optional field is left out (the server then
- * takes its default), an empty required one is sent so that the server says what is wrong.
- */
-export const inputsOf = (
-  parameters: ReadonlyArray<Parameter>,
-  values: Readonly<Record<string, string>>
-): Record<string, string> =>
-  Object.fromEntries(
-    parameters
-      .map((p) => [p.name, values[p.name] ?? ""] as const)
-      .filter(([name, value]) => value !== "" || parameters.find((p) => p.name === name)?.required === true)
-  )
-
-/** A problem of the server's, said of a field. */
-const problemText = (problem: InputProblem): string => {
-  switch (problem.problem) {
-    case "missing_required":
-      return "This input is required."
-    case "empty":
-      return "This input must not be empty."
-    case "wrong_type":
-      return "This input must be text."
-    case "not_an_option":
-      return `Choose one of: ${(problem.expected ?? []).join(", ")}.`
-    case "invalid_url":
-      return "Give an absolute http or https URL."
-    case "too_long":
-      return "This input is too long."
-    case "unknown_parameter":
-      return "This app has no such input."
-    default:
-      return `The server refused this input (${problem.problem}).`
-  }
 }
 
 /** The image at a URL being typed, once typing pauses; a note when it does not load. */
