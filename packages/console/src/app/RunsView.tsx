@@ -8,7 +8,7 @@ import { isAbort } from "./Api.js"
 import { Failure, Loading, messageOf, useTitle } from "./Feedback.js"
 import { useApi, useRemote } from "./Remote.js"
 import { Link } from "./Router.js"
-import { StatusBadge } from "./Status.js"
+import { StatusBadge, statusWords } from "./Status.js"
 import { between, formatTime } from "./Time.js"
 import { type ExecutionStatus, type ExecutionView, statuses } from "./Wire.js"
 
@@ -108,7 +108,7 @@ export const RunsView = () => {
             onChange={(event) => setStatus(event.currentTarget.value as ExecutionStatus | "")}
           >
             <option value="">All</option>
-            {statuses.map((s) => <option key={s} value={s}>{s}</option>)}
+            {statuses.map((s) => <option key={s} value={s}>{statusWords[s]}</option>)}
           </select>
         </div>
         <div class="field inline">

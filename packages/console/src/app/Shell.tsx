@@ -4,6 +4,7 @@
  * view in the main region.
  */
 import type { ComponentChildren } from "preact"
+import { useEffect, useRef } from "preact/hooks"
 import { Link, useNavigation } from "./Router.js"
 
 /** The frame around `children`. */
@@ -15,6 +16,13 @@ export const Shell = (
   }
 ) => {
   const { route } = useNavigation()
+  const main = useRef<HTMLElement>(null)
+  const first = useRef(true)
+  // After a move inside the page, focus goes to the new view, as after a page load.
+  useEffect(() => {
+    if (first.current) first.current = false
+    else main.current?.focus({ preventScroll: true })
+  }, [route])
   const inApps = route.name === "apps" || route.name === "app"
   const inRuns = route.name === "runs" || route.name === "run"
   return (
@@ -49,7 +57,7 @@ export const Shell = (
           </li>
         </ul>
       </nav>
-      <main id="main" tabIndex={-1}>
+      <main id="main" tabIndex={-1} ref={main}>
         {children}
       </main>
     </div>

@@ -1,7 +1,8 @@
 /** An execution's status, as a badge whose colour and word match. */
 import type { ExecutionStatus } from "./Wire.js"
 
-const words: Record<ExecutionStatus, string> = {
+/** Each status as a word. */
+export const statusWords: Readonly<Record<ExecutionStatus, string>> = {
   queued: "Queued",
   running: "Running",
   completed: "Completed",
@@ -11,6 +12,6 @@ const words: Record<ExecutionStatus, string> = {
 /** The badge of `status`. */
 export const StatusBadge = ({ status, testId }: { readonly status: ExecutionStatus; readonly testId?: string }) => (
   <span class={`badge status-${status}`} data-testid={testId} data-status={status}>
-    {words[status] ?? status}
+    {statusWords[status] ?? status}
   </span>
 )
