@@ -1,5 +1,5 @@
 /**
- * The HTTP API of appexec: the six endpoints of docs/api.md#endpoints and the additive extensions of docs/api.md#extensions (cancel, idempotent starts, long and conditional polling, the webhook delivery of an execution, live executions), under `/v1`, declared with
+ * The HTTP API of appexec: the six endpoints of docs/api.md#endpoints and the additive extensions of docs/api.md#extensions (cancel, idempotent starts, long and conditional polling, the webhook delivery of an execution and its redelivery, live executions, the execution list), under `/v1`, declared with
  * `HttpApi` from core's schemas. This module has no Node imports: `@appexec/client` builds its
  * typed client from it, and the OpenAPI document is generated from it.
  */
@@ -104,6 +104,44 @@ export const ListAppsQuery = Schema.Struct({
         default: LIST_LIMIT.default,
         description: `Maximum number of public apps; the workspace's own apps are always included.`
       }
+    })
+  )
+})
+
+/** Default and bounds of the execution list's `limit` (docs/api.md#list-executions). */
+export const EXECUTION_LIST_LIMIT = { default: 20, min: 1, max: 100 } as const
+
+/** A UUID, as a query parameter: anything else is a 400 that says so. */
+const QueryUuid = (description: string) =>
+  Schema.String.pipe(
+    Schema.pattern(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/)
+  ).annotations({ jsonSchema: { type: "string", format: "uuid", description } })
+
+/** Query of the execution list (docs/api.md#list-executions). */
+export const ListExecutionsQuery = Schema.Struct({
+  status: Schema.optional(
+    Execution.ExecutionStatus.annotations({ description: "Only the executions in this status." })
+  ),
+  appId: Schema.optional(QueryUuid("Only the executions of this app.")),
+  limit: Schema.optional(
+    Schema.String.pipe(
+      Schema.pattern(/^[0-9]{1,3}$/),
+      Schema.compose(Schema.NumberFromString),
+      Schema.int(),
+      Schema.between(EXECUTION_LIST_LIMIT.min, EXECUTION_LIST_LIMIT.max)
+    ).annotations({
+      jsonSchema: {
+        type: "integer",
+        minimum: EXECUTION_LIST_LIMIT.min,
+        maximum: EXECUTION_LIST_LIMIT.max,
+        default: EXECUTION_LIST_LIMIT.default,
+        description: "Executions per page."
+      }
+    })
+  ),
+  cursor: Schema.optional(
+    Schema.String.annotations({
+      description: "The `nextCursor` of the page before, to read the page after it; opaque."
     })
   )
 })
@@ -220,6 +258,16 @@ export const getExecution = HttpApiEndpoint.get("getExecution", "/executions/:ex
     "Poll every 3 to 5 seconds until `status` is `completed` or `failed`, or hold the request with `Prefer: wait=N`. Every answer carries an `ETag`; `If-None-Match` with it answers 304 while the execution is unchanged."
   )
 
+/** `GET /v1/executions`: the executions of the caller's workspace, newest first, a page at a time. */
+export const listExecutions = HttpApiEndpoint.get("listExecutions", "/executions")
+  .setUrlParams(ListExecutionsQuery)
+  .addSuccess(Execution.ExecutionPage)
+  .annotate(OpenApi.Summary, "List executions")
+  .annotate(
+    OpenApi.Description,
+    `The executions of the caller's workspace, newest first, \`limit\` (${EXECUTION_LIST_LIMIT.default} by default) at a time, each as \`GET /v1/executions/{executionId}\` answers it (without \`queuePosition\`). Filter by \`status\` and \`appId\`; follow \`nextCursor\` for the next page.`
+  )
+
 /** `POST /v1/executions/{executionId}/cancel`: stops an execution (202 with the execution). */
 export const cancelExecution = HttpApiEndpoint.post("cancelExecution", "/executions/:executionId/cancel")
   .setPath(ExecutionPath)
@@ -246,6 +294,26 @@ export const getExecutionWebhook = HttpApiEndpoint.get("getExecutionWebhook", "/
   .annotate(
     OpenApi.Description,
     "Whether the execution's webhook was delivered, is pending or failed, with every attempt and why it failed; data is null when the execution has no webhook."
+  )
+
+/** `{ data: webhook delivery }` of a redelivery, answered with 202. */
+export const RedeliveryResponse = Envelope.Envelope(Execution.WebhookDelivery).annotations({
+  identifier: "RedeliveryResponse"
+})
+
+/** `POST /v1/executions/{executionId}/webhook/redeliver`: one more attempt to deliver a finished execution's webhook. */
+export const redeliverExecutionWebhook = HttpApiEndpoint.post(
+  "redeliverExecutionWebhook",
+  "/executions/:executionId/webhook/redeliver"
+)
+  .setPath(ExecutionPath)
+  .addSuccess(RedeliveryResponse, { status: 202 })
+  .addError(NotFound)
+  .addError(Conflict)
+  .annotate(OpenApi.Summary, "Redeliver the webhook of an execution")
+  .annotate(
+    OpenApi.Description,
+    "Sends the webhook of a finished execution once more: one attempt, signed when it is sent, with the execution as it is now; no retries follow it. Answers the delivery, `pending` with its earlier attempts, as `GET /v1/executions/{executionId}/webhook` shows it. 409 `webhook_not_redeliverable` when the execution has no webhook, has not finished, or its delivery is still under way."
   )
 
 /** Headers of the event stream: where to resume (docs/api.md#live-executions). */
@@ -317,11 +385,13 @@ export class AppsGroup extends HttpApiGroup.make("apps")
   .middleware(Authentication)
 {}
 
-/** Executions: status and outputs, cancel, the delivery of their webhook, live events and logs. */
+/** Executions: the list, status and outputs, cancel, the delivery of their webhook and its redelivery, live events and logs. */
 export class ExecutionsGroup extends HttpApiGroup.make("executions")
+  .add(listExecutions)
   .add(getExecution)
   .add(cancelExecution)
   .add(getExecutionWebhook)
+  .add(redeliverExecutionWebhook)
   .add(getExecutionEvents)
   .add(getExecutionLogs)
   .middleware(Authentication)

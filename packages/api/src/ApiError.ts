@@ -48,13 +48,15 @@ export class NotAcceptable extends Schema.Class<NotAcceptable>("NotAcceptable")(
 
 /**
  * 409: the request conflicts with what was done before: an `Idempotency-Key` reused for a
- * different request, or a cancel of an execution that has already finished.
+ * different request, a cancel of an execution that has already finished, or a redelivery of a
+ * webhook that cannot be sent again now.
  */
 export class Conflict extends Schema.Class<Conflict>("Conflict")(
-  { error: info("idempotency_key_reused", "execution_finished") },
+  { error: info("idempotency_key_reused", "execution_finished", "webhook_not_redeliverable") },
   HttpApiSchema.annotations({
     status: 409,
-    description: "The idempotency key was used for another request, or the execution has already finished."
+    description:
+      "The idempotency key was used for another request, the execution has already finished, or its webhook cannot be redelivered now."
   })
 ) {}
 

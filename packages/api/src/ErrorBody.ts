@@ -16,7 +16,8 @@ export const ErrorCode = Schema.Literal(
   "rate_limited",
   "internal_error",
   "idempotency_key_reused",
-  "execution_finished"
+  "execution_finished",
+  "webhook_not_redeliverable"
 )
 export type ErrorCode = typeof ErrorCode.Type
 

@@ -3,7 +3,7 @@
  * stored record they are projected from.
  */
 import { Schema } from "effect"
-import { ExecutionId, WorkflowId } from "./Ids.js"
+import { AppId, ExecutionId, WorkflowId } from "./Ids.js"
 
 /** Execution status (docs/api.md#execution-states). */
 export const ExecutionStatus = Schema.Literal("queued", "running", "completed", "failed")
@@ -46,12 +46,30 @@ export const Output = Schema.Struct({
 })
 export type Output = typeof Output.Type
 
+/** The inputs of an execution as it was accepted: values keyed by parameter name, defaults applied. */
+export const Inputs = Schema.Record({ key: Schema.String, value: Schema.String })
+export type Inputs = typeof Inputs.Type
+
 /** The polling response and webhook payload (docs/api.md#execution, §4.5, §6.1). */
 export const Execution = Schema.Struct({
   executionId: ExecutionId,
   workflowId: WorkflowId,
+  /**
+   * An extension (docs/api.md#app-and-inputs): the app the execution runs. appexec always sends
+   * it; it is optional so that answers without it still decode.
+   */
+  appId: Schema.optional(AppId.annotations({ description: "The app the execution runs." })),
   status: ExecutionStatus,
   outputs: Schema.Array(Output),
+  /**
+   * An extension (docs/api.md#app-and-inputs): the inputs as the start request's were accepted,
+   * defaults applied. appexec always sends them; optional so that answers without them still decode.
+   */
+  inputs: Schema.optional(
+    Inputs.annotations({
+      description: "The inputs as accepted, keyed by parameter name, with the defaults of omitted parameters."
+    })
+  ),
   errorMessage: Schema.NullOr(Schema.String),
   startedAt: Schema.NullOr(Timestamp),
   completedAt: Schema.NullOr(Timestamp),
@@ -90,6 +108,18 @@ export const StartedExecution = Schema.Struct({
   outputs: Schema.Array(Output)
 })
 export type StartedExecution = typeof StartedExecution.Type
+
+/**
+ * One page of an execution listing (docs/api.md#list-executions): newest first, and the cursor of
+ * the next page, null on the last.
+ */
+export const ExecutionPage = Schema.Struct({
+  data: Schema.Array(Execution),
+  nextCursor: Schema.NullOr(Schema.String).annotations({
+    description: "Send it back as `cursor` for the next page; null when this page is the last."
+  })
+}).annotations({ identifier: "ExecutionPage" })
+export type ExecutionPage = typeof ExecutionPage.Type
 
 /** One attempt to deliver an execution's webhook (docs/webhooks.md#failed-deliveries). */
 export const WebhookAttempt = Schema.Struct({

@@ -2,12 +2,13 @@
  * The `Appexec` facade: what a host program (and the HTTP adapter) uses. It enforces the access
  * rules of docs/api.md and speaks in the resources of docs/api.md#resources. Each part is a module
  * of its own under `internal/`: `Keys` (keys, workspaces, authentication with its key revision
- * memo), `Starts`, `Waits` (reads that wait), `Apps`, `OperatorActions` (cancels, webhook
- * deliveries, operators); `Visibility` holds the reads by id they share.
+ * memo), `Starts`, `Waits` (reads that wait), `ExecutionPages` (the list), `Apps`,
+ * `OperatorActions` (cancels, webhook deliveries and redeliveries, operators); `Visibility` holds
+ * the reads by id they share.
  */
 import type { Authentication } from "@appexec/api"
 import type { AppDetail, AppSummary, WorkflowGraph } from "@appexec/api/App"
-import type { Execution, StartedExecution, WebhookDelivery } from "@appexec/api/Execution"
+import type { Execution, ExecutionPage, StartedExecution, WebhookDelivery } from "@appexec/api/Execution"
 import type { LogLine } from "@appexec/api/Live"
 import { Context, type Duration, Effect, Layer, type Option, type Stream } from "effect"
 import type { AppRecord } from "./AppStore.js"
@@ -19,11 +20,14 @@ import type {
   InvalidAppDefinition,
   InvalidRequest,
   StorageError,
-  Unauthorized
+  Unauthorized,
+  WebhookNotRedeliverable
 } from "./Errors.js"
 import type { ExecutionRecord } from "./ExecutionRecord.js"
 import type { ImportOptions } from "./internal/AppCatalog.js"
 import * as Apps from "./internal/Apps.js"
+import * as ExecutionPages from "./internal/ExecutionPages.js"
+import type { ExecutionQuery } from "./internal/ExecutionPages.js"
 import * as Keys from "./internal/Keys.js"
 import type { CreatedKey, CredentialHeaders } from "./internal/Keys.js"
 import * as LiveStreams from "./internal/LiveStreams.js"
@@ -38,6 +42,7 @@ import type { GetOptions } from "./internal/Waits.js"
 import type { WorkspaceRecord } from "./KeyStore.js"
 
 export { LIST_LIMIT } from "./internal/Apps.js"
+export { EXECUTION_LIST_LIMIT, type ExecutionQuery } from "./internal/ExecutionPages.js"
 export { type CreatedKey, type CredentialHeaders, KEY_CACHE_SIZE } from "./internal/Keys.js"
 export type { LiveEvent } from "./internal/LiveStreams.js"
 export { type ExecutionFilter, OPERATOR_LIST_LIMIT } from "./internal/OperatorActions.js"
@@ -103,6 +108,15 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
         options?: GetOptions
       ) => Effect.Effect<string, ExecutionNotFound | StorageError>
       /**
+       * The executions of the principal's workspace, newest first, a page at a time
+       * (docs/api.md#list-executions): filtered by `status` and `appId`, `limit` per page (1–100,
+       * default 20), from the page `cursor` names (the `nextCursor` of the page before).
+       */
+      readonly list: (
+        principal: Principal,
+        query?: ExecutionQuery
+      ) => Effect.Effect<ExecutionPage, InvalidRequest | StorageError>
+      /**
        * How the delivery of the webhook of an execution of the principal's workspace goes; none
        * when it has no webhook (docs/webhooks.md#failed-deliveries).
        */
@@ -110,6 +124,17 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
         principal: Principal,
         executionId: string
       ) => Effect.Effect<WebhookDelivery | null, ExecutionNotFound | StorageError>
+      /**
+       * Sends the webhook of a finished execution once more (docs/api.md#redeliver-a-webhook): its
+       * delivery is armed for one attempt, signed when the dispatcher sends it, after which it is
+       * over whatever the outcome; answers the delivery as armed (`pending`, its attempts so far).
+       * Refused when the execution has no webhook, has not finished, or its delivery is under way.
+       * Without a principal (an operator), any workspace's execution.
+       */
+      readonly redeliver: (
+        executionId: string,
+        principal?: Principal
+      ) => Effect.Effect<WebhookDelivery, ExecutionNotFound | WebhookNotRedeliverable | StorageError>
       /**
        * Cancels an execution (docs/api.md#cancel-an-execution): a queued one fails at once, a
        * running one is interrupted where it runs, in this process or another, and fails. Without a
@@ -192,13 +217,16 @@ export const layer = Layer.scoped(
     const apps = yield* Apps.make(visibility)
     const actions = yield* OperatorActions.make(visibility)
     const live = yield* LiveStreams.make
+    const pages = yield* ExecutionPages.make
     return {
       apps,
       executions: {
         start: starts.start,
         get: waits.get,
         getJson: waits.getJson,
+        list: pages.list,
         webhook: actions.webhook,
+        redeliver: actions.redeliver,
         cancel: actions.cancel,
         events: live.events,
         logs: live.logs,

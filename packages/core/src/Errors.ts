@@ -119,6 +119,32 @@ export class ExecutionFinished extends Schema.TaggedError<ExecutionFinished>()("
   }
 }
 
+/** Why a webhook cannot be redelivered now. */
+export const NotRedeliverableReason = Schema.Literal("no_webhook", "not_finished", "under_way")
+export type NotRedeliverableReason = typeof NotRedeliverableReason.Type
+
+/**
+ * A redelivery of an execution's webhook that cannot be made now (409 `webhook_not_redeliverable`):
+ * the execution has no webhook, has not finished (its webhook is sent when it does), or its
+ * delivery is under way (pending: attempts or retries to come, or a redelivery not yet sent).
+ */
+export class WebhookNotRedeliverable extends Schema.TaggedError<WebhookNotRedeliverable>()(
+  "WebhookNotRedeliverable",
+  { executionId: Schema.String, reason: NotRedeliverableReason }
+) {
+  readonly code: ErrorCode = "webhook_not_redeliverable"
+  override get message() {
+    switch (this.reason) {
+      case "no_webhook":
+        return `Execution ${this.executionId} was started without a webhook; there is nothing to redeliver.`
+      case "not_finished":
+        return `Execution ${this.executionId} has not finished; its webhook is sent when it does.`
+      case "under_way":
+        return `The webhook of execution ${this.executionId} is being delivered; redeliver it once its delivery is over (GET /v1/executions/${this.executionId}/webhook shows it).`
+    }
+  }
+}
+
 /** Why a credential was refused. */
 export const UnauthorizedReason = Schema.Literal("missing", "malformed", "unknown", "revoked")
 export type UnauthorizedReason = typeof UnauthorizedReason.Type
@@ -201,6 +227,7 @@ export type RequestError =
   | Unauthorized
   | IdempotencyKeyReused
   | ExecutionFinished
+  | WebhookNotRedeliverable
 
 /** The error object of the response body for a request error. */
 export const toErrorInfo = (error: RequestError): ErrorInfo =>

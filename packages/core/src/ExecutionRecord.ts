@@ -16,7 +16,7 @@ export const ExecutionRecord = Schema.Struct({
   workspaceId: Ids.WorkspaceId,
   userId: Ids.UserId,
   status: Execution.ExecutionStatus,
-  inputs: Schema.Record({ key: Schema.String, value: Schema.String }),
+  inputs: Execution.Inputs,
   outputs: Schema.Array(Execution.Output),
   errorMessage: Schema.NullOr(Schema.String),
   webhookUrl: Schema.NullOr(Schema.String),
@@ -44,8 +44,10 @@ const toDate = (ms: number | null): Date | null => (ms === null ? null : new Dat
 export const toExecution = (record: ExecutionRecord): Execution.Execution => ({
   executionId: record.executionId,
   workflowId: record.workflowId,
+  appId: record.appId,
   status: record.status,
   outputs: record.outputs,
+  inputs: record.inputs,
   errorMessage: record.errorMessage,
   startedAt: toDate(record.startedAt),
   completedAt: toDate(record.completedAt),
@@ -64,16 +66,19 @@ export const toStartedExecution = (record: ExecutionRecord): Execution.StartedEx
 
 /**
  * The public part of a stored execution, as storage keeps it: what `GET /v1/executions/{id}`
- * answers, with the outputs still the JSON text the store wrote (`JSON.stringify` of the record's
- * outputs), so that answering a poll parses and re-encodes nothing.
+ * answers, with the outputs and inputs still the JSON text the store wrote (`JSON.stringify` of
+ * the record's), so that answering a poll parses and re-encodes nothing.
  */
 export interface ExecutionView {
   readonly executionId: string
   readonly workflowId: string
+  readonly appId: string
   readonly workspaceId: string
   readonly status: Execution.ExecutionStatus
   /** The outputs as stored: a JSON array of `Execution.Output`. */
   readonly outputsJson: string
+  /** The inputs as stored: a JSON object of strings (`ExecutionRecord.inputs`). */
+  readonly inputsJson: string
   readonly errorMessage: string | null
   readonly createdAt: number
   readonly startedAt: number | null
@@ -86,9 +91,11 @@ export interface ExecutionView {
 export const viewOf = (record: ExecutionRecord): ExecutionView => ({
   executionId: record.executionId,
   workflowId: record.workflowId,
+  appId: record.appId,
   workspaceId: record.workspaceId,
   status: record.status,
   outputsJson: JSON.stringify(record.outputs),
+  inputsJson: JSON.stringify(record.inputs),
   errorMessage: record.errorMessage,
   createdAt: record.createdAt,
   startedAt: record.startedAt,
@@ -127,12 +134,12 @@ const isoJson = (ms: number | null) => (ms === null ? "null" : `"${new Date(ms).
 /**
  * The JSON of the polling view (`Execution` as its schema encodes it, field for field and in its
  * order), written from a view directly, with the `queuePosition` of a queued one when given. The
- * ids are the store's own UUIDs and the status one of the schema's literals; the outputs are
- * spliced in as stored; the error message is encoded.
+ * ids are the store's own UUIDs and the status one of the schema's literals; the outputs and
+ * inputs are spliced in as stored; the error message is encoded.
  */
 export const executionJson = (view: ExecutionView, queuePosition?: number): string =>
-  `{"executionId":"${view.executionId}","workflowId":"${view.workflowId}","status":"${view.status}",` +
-  `"outputs":${view.outputsJson},"errorMessage":${
+  `{"executionId":"${view.executionId}","workflowId":"${view.workflowId}","appId":"${view.appId}",` +
+  `"status":"${view.status}","outputs":${view.outputsJson},"inputs":${view.inputsJson},"errorMessage":${
     view.errorMessage === null ? "null" : JSON.stringify(view.errorMessage)
   },` +
   `"startedAt":${isoJson(view.startedAt)},"completedAt":${isoJson(view.completedAt)},` +

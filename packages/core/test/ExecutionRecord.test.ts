@@ -11,7 +11,8 @@ describe("executionJson", () => {
       ["queued", { status: "queued", startedAt: null, completedAt: null, outputs: [] }],
       ["running", { status: "running", completedAt: null }],
       ["failed", { status: "failed", errorMessage: "node 'b' failed: \"bad\" \\ \u0001 \n ü" }],
-      ["never started", { status: "failed", startedAt: null, errorMessage: "The execution was canceled." }]
+      ["never started", { status: "failed", startedAt: null, errorMessage: "The execution was canceled." }],
+      ["inputs to escape", { inputs: { "say \"hi\"": "line\nbreak \\ \u0001 ü", "": "" } }]
     ] as const
   )("is the JSON the Execution schema encodes (%s)", ([, overrides]) =>
     Effect.gen(function*() {
@@ -20,8 +21,10 @@ describe("executionJson", () => {
       expect(ExecutionRecord.executionJson(ExecutionRecord.viewOf(r))).toBe(viaSchema)
     }))
 
-  it("splices the outputs as stored, without parsing them", () => {
-    const view = { ...ExecutionRecord.viewOf(executionRecord()), outputsJson: "[ ]" }
-    expect(JSON.parse(ExecutionRecord.executionJson(view)).outputs).toEqual([])
+  it("splices the outputs and the inputs as stored, without parsing them", () => {
+    const view = { ...ExecutionRecord.viewOf(executionRecord()), outputsJson: "[ ]", inputsJson: "{ }" }
+    const json = ExecutionRecord.executionJson(view)
+    expect(json).toContain(`"outputs":[ ],"inputs":{ },`)
+    expect(JSON.parse(json)).toMatchObject({ outputs: [], inputs: {} })
   })
 })

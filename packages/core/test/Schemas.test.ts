@@ -128,16 +128,30 @@ describe("resource schemas encode to the JSON of the API (docs/api.md#resources)
     expect(encoded).toEqual({
       executionId,
       workflowId,
+      appId,
       status: "failed",
       outputs: [{ id: "caption", label: "Caption", type: "text", value: null, status: "failed", error: "boom" }],
+      inputs: { prompt: "cat" },
       errorMessage: "boom",
       startedAt: "2026-11-22T10:00:01.250Z",
       completedAt: "2026-11-22T10:00:02.000Z",
       createdAt: "2026-11-22T10:00:00.000Z",
       attempt: 2
     })
-    expect(Object.keys(encoded)).not.toContain("webhookUrl")
-    expect(Object.keys(encoded)).not.toContain("inputs")
+    // The extensions in their place: `appId` after the ids, `inputs` after the outputs.
+    expect(Object.keys(encoded)).toEqual([
+      "executionId",
+      "workflowId",
+      "appId",
+      "status",
+      "outputs",
+      "inputs",
+      "errorMessage",
+      "startedAt",
+      "completedAt",
+      "createdAt",
+      "attempt"
+    ])
   })
 
   it("rejects timestamps that are not ISO 8601 UTC", () => {

@@ -50,8 +50,10 @@ describe("attempt", () => {
       expect(Object.keys(queued.data)).toEqual([
         "executionId",
         "workflowId",
+        "appId",
         "status",
         "outputs",
+        "inputs",
         "errorMessage",
         "startedAt",
         "completedAt",

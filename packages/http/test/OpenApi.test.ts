@@ -29,13 +29,15 @@ describe("OpenAPI", () => {
       "GET /v1/apps",
       "GET /v1/apps/{appId}",
       "GET /v1/apps/{appId}/workflow",
+      "GET /v1/executions",
       "GET /v1/executions/{executionId}",
       "GET /v1/executions/{executionId}/events",
       "GET /v1/executions/{executionId}/logs",
       "GET /v1/executions/{executionId}/webhook",
       "GET /v1/webhooks/signing-key",
       "POST /v1/apps/{appId}/executions",
-      "POST /v1/executions/{executionId}/cancel"
+      "POST /v1/executions/{executionId}/cancel",
+      "POST /v1/executions/{executionId}/webhook/redeliver"
     ])
     expect(Object.keys(doc.components.securitySchemes)).toEqual(["apiKey", "bearer"])
     expect(JSON.stringify(doc)).not.toContain("HttpApiDecodeError")
@@ -62,6 +64,33 @@ describe("OpenAPI", () => {
     expect(logs.responses["200"]!.content!["application/json"]!.schema).toEqual({
       $ref: "#/components/schemas/LogsResponse"
     })
+    // The execution list: its filters and paging, a page of executions with the next cursor.
+    const list = doc.paths["/v1/executions"]!.get!
+    expect(list.parameters.map((p: { readonly name: string }) => p.name)).toEqual([
+      "status",
+      "appId",
+      "limit",
+      "cursor"
+    ])
+    expect(list.responses["200"]!.content!["application/json"]!.schema).toEqual({
+      $ref: "#/components/schemas/ExecutionPage"
+    })
+    expect(Object.keys(list.responses).sort()).toEqual(["200", "400", "401", "429", "500"])
+    // A redelivery: 202 with the delivery, 404 and 409 as documented.
+    const redeliver = doc.paths["/v1/executions/{executionId}/webhook/redeliver"]!.post!
+    expect(Object.keys(redeliver.responses).sort()).toEqual(["202", "400", "401", "404", "409", "429", "500"])
+    expect(JSON.stringify(redeliver.responses["202"])).toContain("#/components/schemas/WebhookDelivery")
+    // Every execution answer documents the extensions appId and inputs, not required.
+    const execution = doc.paths["/v1/executions/{executionId}"]!.get!.responses["200"]!
+    expect(JSON.stringify(execution)).toContain("ExecutionResponse")
+    const schemas = doc.components.schemas as Record<string, { properties?: Record<string, unknown> }>
+    const polled = schemas["ExecutionResponse"]!.properties!["data"] as {
+      readonly properties: Record<string, unknown>
+      readonly required: ReadonlyArray<string>
+    }
+    expect(Object.keys(polled.properties)).toEqual(expect.arrayContaining(["appId", "inputs"]))
+    expect(polled.required).not.toContain("appId")
+    expect(polled.required).not.toContain("inputs")
     // The operator's routes take no key and answer only what they say.
     expect(doc.paths["/readyz"]!.get!.security).toEqual([])
     expect(Object.keys(doc.paths["/readyz"]!.get!.responses).sort()).toEqual(["200", "503"])

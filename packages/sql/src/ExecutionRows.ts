@@ -93,13 +93,15 @@ export const fromRow = (row: ExecutionRow): Either.Either<ExecutionRecord.Execut
         }))
     ))
 
-/** The columns of `executions` a view reads (a poll's answer, and nothing else: the inputs can be large). */
+/** The columns of `executions` a view reads: a poll's answer, and nothing else. */
 export const viewColumns = [
   "execution_id",
   "workflow_id",
+  "app_id",
   "workspace_id",
   "status",
   "outputs",
+  "inputs",
   "error_message",
   "created_at",
   "started_at",
@@ -112,15 +114,17 @@ export type ViewRow = Pick<ExecutionRow, typeof viewColumns[number]>
 
 /**
  * The view a row holds. As with `fromRow`, what the store wrote is not decoded again: the outputs
- * stay the JSON text `toColumns` wrote; only the status is checked.
+ * and inputs stay the JSON text `toColumns` wrote; only the status is checked.
  */
 export const viewOfRow = (row: ViewRow): Either.Either<ExecutionRecord.ExecutionView, Errors.StorageError> =>
   Either.map(readStatus(row.status), (status) => ({
     executionId: row.execution_id,
     workflowId: row.workflow_id,
+    appId: row.app_id,
     workspaceId: row.workspace_id,
     status,
     outputsJson: row.outputs,
+    inputsJson: row.inputs,
     errorMessage: row.error_message,
     createdAt: row.created_at,
     startedAt: row.started_at,

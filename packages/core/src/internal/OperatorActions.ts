@@ -1,7 +1,7 @@
 /**
  * What acts on executions rather than reading them, and what operators use: cancels, the state
- * of a webhook's delivery, readiness, draining, listings across workspaces and retention
- * (docs/api.md#cancel-an-execution, docs/operations.md).
+ * of a webhook's delivery and its redelivery, readiness, draining, listings across workspaces and
+ * retention (docs/api.md#cancel-an-execution, docs/operations.md).
  */
 import type { Authentication } from "@appexec/api"
 import type { ExecutionStatus, WebhookDelivery } from "@appexec/api/Execution"
@@ -10,14 +10,14 @@ import { Clock, Duration, Effect, Either, Option, Ref } from "effect"
 import { AppexecConfig } from "../AppexecConfig.js"
 import { recordFinished } from "../AppexecMetrics.js"
 import { BlobStore } from "../BlobStore.js"
-import { ExecutionFinished, InvalidRequest } from "../Errors.js"
+import { ExecutionFinished, InvalidRequest, WebhookNotRedeliverable } from "../Errors.js"
 import { ExecutionEvents } from "../ExecutionEvents.js"
 import { failNow, isTerminal } from "../ExecutionLifecycle.js"
 import { toExecution } from "../ExecutionRecord.js"
 import { ExecutionStore } from "../ExecutionStore.js"
 import { IdGenerator } from "../IdGenerator.js"
 import { KeyStore } from "../KeyStore.js"
-import { DeliveryId, entryFor, WebhookOutbox } from "../WebhookOutbox.js"
+import { DeliveryId, entryFor, type OutboxEntry, WebhookOutbox } from "../WebhookOutbox.js"
 import { AppCatalog } from "./AppCatalog.js"
 import { CANCELED_MESSAGE, Cancellations } from "./Cancellations.js"
 import * as Retention from "./Retention.js"
@@ -35,6 +35,17 @@ export interface ExecutionFilter {
 
 /** Default and bounds of `listExecutions`'s limit. */
 export const OPERATOR_LIST_LIMIT = { default: 50, min: 1, max: 1000 } as const
+
+/** The answer about a delivery of `url`: its entry's status and attempts; pending before it has an entry. */
+const deliveryOf = (url: string, entry: OutboxEntry | undefined): WebhookDelivery => ({
+  url,
+  status: entry?.status ?? "pending",
+  attempts: (entry?.attempts ?? []).map((a) => ({
+    at: new Date(a.at),
+    statusCode: a.statusCode,
+    error: a.error
+  }))
+})
 
 /** The actions of the facade, over the reads of `visibility`. */
 export const make = (visibility: Visibility) =>
@@ -90,17 +101,22 @@ export const make = (visibility: Visibility) =>
         const record = yield* visibleExecution(executionId, principal)
         if (record.webhookUrl === null) return null
         // The newest entry: one per execution (written with the terminal transition), none before it.
+        return deliveryOf(record.webhookUrl, (yield* outbox.forExecution(record.executionId)).at(-1))
+      }),
+      redeliver: Effect.fn("Appexec.executions.redeliver")(function*(executionId: string, principal?: Principal) {
+        const record = yield* visibleExecution(executionId, principal)
+        const refuse = (reason: WebhookNotRedeliverable["reason"]) =>
+          new WebhookNotRedeliverable({ executionId: record.executionId, reason })
+        if (record.webhookUrl === null) return yield* refuse("no_webhook")
+        if (!isTerminal(record.status)) return yield* refuse("not_finished")
+        // Written with the terminal transition, so a finished execution with a webhook has one.
         const entry = (yield* outbox.forExecution(record.executionId)).at(-1)
-        const delivery: WebhookDelivery = {
-          url: record.webhookUrl,
-          status: entry?.status ?? "pending",
-          attempts: (entry?.attempts ?? []).map((a) => ({
-            at: new Date(a.at),
-            statusCode: a.statusCode,
-            error: a.error
-          }))
-        }
-        return delivery
+        if (entry === undefined || entry.status === "pending") return yield* refuse("under_way")
+        // Armed only while still over: of two redeliveries at once, one arms it, the other is refused.
+        const armed = yield* outbox.redeliver(entry.deliveryId, yield* now)
+        if (Option.isNone(armed)) return yield* refuse("under_way")
+        yield* Effect.logInfo(`webhook ${record.executionId}: redelivery requested`)
+        return deliveryOf(record.webhookUrl, armed.value)
       }),
       ready: Effect.gen(function*() {
         if (yield* Ref.get(draining)) return Option.some("draining")

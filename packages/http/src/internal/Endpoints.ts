@@ -409,10 +409,14 @@ export const make = (
             })
         )
       }),
+      serve(Api.listExecutions, ({ principal, query }) =>
+        appexec.executions.list(principal, query)),
       serve(Api.cancelExecution, ({ principal, path }) =>
         Effect.map(appexec.executions.cancel(path.executionId, principal), (data) => ({ data }))),
       serve(Api.getExecutionWebhook, ({ principal, path }) =>
         Effect.map(appexec.executions.webhook(principal, path.executionId), (data) => ({ data }))),
+      serve(Api.redeliverExecutionWebhook, ({ principal, path }) =>
+        Effect.map(appexec.executions.redeliver(path.executionId, principal), (data) => ({ data }))),
       // Server-sent events (docs/api.md#live-executions): the execution is read (404) and a place
       // among the key's streams taken (429) before the headers; then the body runs in the adapter.
       serve(Api.getExecutionEvents, ({ headers, path, principal, query, request, requestId }) => {

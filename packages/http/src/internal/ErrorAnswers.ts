@@ -5,7 +5,7 @@
  * one the API definition declares for the error class that carries it (`statusOf`), so it is
  * written once, there. A storage failure is a 500 that names the request id and nothing else.
  */
-import { Api, ApiError, type ErrorBody } from "@appexec/api"
+import { Api, ApiError, type ErrorBody, Execution } from "@appexec/api"
 import type { Errors } from "@appexec/core"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { ParseResult } from "effect"
@@ -133,7 +133,10 @@ export const methodNotAllowed = (method: string, path: string, allow: ReadonlyAr
 
 /** What each query parameter must be, said once instead of the schema's every branch. */
 const expectations: Readonly<Record<string, string>> = {
-  limit: `'limit' must be an integer from ${Api.LIST_LIMIT.min} to ${Api.LIST_LIMIT.max}`
+  // The same bounds for the app list and the execution list.
+  limit: `'limit' must be an integer from ${Api.LIST_LIMIT.min} to ${Api.LIST_LIMIT.max}`,
+  status: `'status' must be one of ${Execution.ExecutionStatus.literals.join(", ")}`,
+  appId: "'appId' must be a UUID"
 }
 
 /** 400 `invalid_request` for a path or query that does not decode, naming what was wrong. */

@@ -56,16 +56,21 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
     )
 
     test(
-      "the view of an execution is its public part, outputs as stored, at every transition",
+      "the view of an execution is its public part, outputs and inputs as stored, at every transition",
       Effect.gen(function*() {
         const owner = yield* seedOwner()
         const store = yield* ExecutionStore.ExecutionStore
         const viewMatches = (record: ExecutionRecord.ExecutionRecord) =>
           Effect.gen(function*() {
-            const { outputsJson: _, ...expected } = ExecutionRecord.viewOf(record)
+            const { inputsJson: _inputs, outputsJson: _outputs, ...expected } = ExecutionRecord.viewOf(record)
             const view = yield* store.getView(record.executionId)
-            expect(Option.map(view, ({ outputsJson, ...rest }) => ({ ...rest, outputs: JSON.parse(outputsJson) })))
-              .toEqual(Option.some({ ...expected, outputs: record.outputs }))
+            expect(
+              Option.map(view, ({ inputsJson, outputsJson, ...rest }) => ({
+                ...rest,
+                outputs: JSON.parse(outputsJson),
+                inputs: JSON.parse(inputsJson)
+              }))
+            ).toEqual(Option.some({ ...expected, outputs: record.outputs, inputs: record.inputs }))
           })
         const record = queued(owner, 1)
         yield* store.insert(record)
