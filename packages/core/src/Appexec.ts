@@ -31,7 +31,7 @@ import type { ExecutionQuery } from "./internal/ExecutionPages.js"
 import * as Keys from "./internal/Keys.js"
 import type { CreatedKey, CredentialHeaders } from "./internal/Keys.js"
 import * as LiveStreams from "./internal/LiveStreams.js"
-import type { LiveEvent } from "./internal/LiveStreams.js"
+import type { Follower, LiveEvent } from "./internal/LiveStreams.js"
 import * as OperatorActions from "./internal/OperatorActions.js"
 import type { ExecutionFilter } from "./internal/OperatorActions.js"
 import * as Starts from "./internal/Starts.js"
@@ -44,7 +44,7 @@ import type { WorkspaceRecord } from "./KeyStore.js"
 export { LIST_LIMIT } from "./internal/Apps.js"
 export { EXECUTION_LIST_LIMIT, type ExecutionQuery } from "./internal/ExecutionPages.js"
 export { type CreatedKey, type CredentialHeaders, KEY_CACHE_SIZE } from "./internal/Keys.js"
-export type { LiveEvent } from "./internal/LiveStreams.js"
+export type { Follower, LiveEvent } from "./internal/LiveStreams.js"
 export { type ExecutionFilter, OPERATOR_LIST_LIMIT } from "./internal/OperatorActions.js"
 export { isIdempotencyKey, MAX_WEBHOOK_URL_LENGTH, type StartError, type StartOptions } from "./internal/Starts.js"
 export type { GetOptions } from "./internal/Waits.js"
@@ -156,6 +156,15 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
         executionId: string,
         options?: { readonly lastEventId?: string | undefined }
       ) => Effect.Effect<Stream.Stream<LiveEvent, StorageError>, ExecutionNotFound | StorageError>
+      /**
+       * `events` as a `Follower`: the same events, read when asked, for a transport that keeps
+       * many streams open (an HTTP server): no fiber or stream per follower. `close` it when done.
+       */
+      readonly follow: (
+        principal: Principal,
+        executionId: string,
+        options?: { readonly lastEventId?: string | undefined }
+      ) => Effect.Effect<Follower, ExecutionNotFound | StorageError>
       /** The kept log lines of an execution of the principal's workspace, oldest first. */
       readonly logs: (
         principal: Principal,
@@ -229,6 +238,7 @@ export const layer = Layer.scoped(
         redeliver: actions.redeliver,
         cancel: actions.cancel,
         events: live.events,
+        follow: live.follow,
         logs: live.logs,
         await: waits.await
       },

@@ -52,9 +52,15 @@ export class ExecutionEvents extends Context.Tag("@appexec/core/ExecutionEvents"
       readonly next: Effect.Effect<Change>
       readonly release: () => void
     }
+    /**
+     * Calls `listener` at every transition published (or `changed`) for `executionId` from now on,
+     * synchronously, until the answered function is called (once). For followers that last (an
+     * event stream): no effect, fiber or deferred per change.
+     */
+    readonly unsafeListen: (executionId: ExecutionId, listener: () => void) => () => void
     /** The executions that have waiters now (for their end). */
     readonly waited: Effect.Effect<ReadonlyArray<ExecutionId>>
-    /** The executions that have change waiters now. */
+    /** The executions that have change waiters or listeners now. */
     readonly watched: Effect.Effect<ReadonlyArray<ExecutionId>>
     /**
      * Wakes the change waiters of an execution that may have changed some other way (a look at
@@ -79,7 +85,22 @@ export class ExecutionEvents extends Context.Tag("@appexec/core/ExecutionEvents"
        * next), with the count of its waiters; the entry lives while it has waiters.
        */
       const watchers = new Map<ExecutionId, { pending: Deferred.Deferred<Change>; count: number }>()
+      /** Per listened execution, its listeners. */
+      const listeners = new Map<ExecutionId, Set<() => void>>()
+      const unsafeListen = (executionId: ExecutionId, listener: () => void) => {
+        let set = listeners.get(executionId)
+        if (set === undefined) listeners.set(executionId, set = new Set())
+        // Each registration is its own entry, so the same function may listen twice.
+        const entry = () => listener()
+        set.add(entry)
+        return () => {
+          set.delete(entry)
+          if (set.size === 0 && listeners.get(executionId) === set) listeners.delete(executionId)
+        }
+      }
       const unsafeChanged = (executionId: ExecutionId) => {
+        const listening = listeners.get(executionId)
+        if (listening !== undefined) { for (const listener of [...listening]) listener() }
         const entry = watchers.get(executionId)
         if (entry === undefined) return
         const done = entry.pending
@@ -155,7 +176,8 @@ export class ExecutionEvents extends Context.Tag("@appexec/core/ExecutionEvents"
         unsafeAwaitTerminal,
         unsafeAwaitChange,
         waited: Effect.sync(() => [...waiters.keys()] as Array<ExecutionId>),
-        watched: Effect.sync(() => [...watchers.keys()]),
+        watched: Effect.sync(() => [...new Set([...watchers.keys(), ...listeners.keys()])]),
+        unsafeListen,
         changed: (executionId) => Effect.sync(() => unsafeChanged(executionId)),
         settle
       }

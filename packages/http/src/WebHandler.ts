@@ -5,7 +5,7 @@
  * An event stream is answered at once, its body a `ReadableStream` that gets each event as it
  * comes and stops when the reader cancels it or the request's `signal` aborts.
  */
-import { Effect, type Fiber, FiberId, type Layer, Runtime, type Scope, Stream } from "effect"
+import { Effect, type Fiber, FiberId, type Layer, Runtime, type Scope } from "effect"
 import * as AppexecHttp from "./AppexecHttp.js"
 import {
   type BodyFailure,
@@ -95,7 +95,7 @@ const readableOf = (runtime: Runtime.Runtime<never>, body: StreamedBody, signal:
           wanted = () => resume(Effect.void)
           return Effect.sync(() => void (wanted = undefined))
         })
-      fiber = fork(Effect.ensuring(Stream.runForEach(body.chunks, enqueue), body.release))
+      fiber = fork(Effect.ensuring(body.run(enqueue), body.release))
       signal.addEventListener("abort", stop, { once: true })
       fiber.addObserver(() => {
         signal.removeEventListener("abort", stop)

@@ -52,7 +52,59 @@ class Feed extends Context.Tag("@appexec/http/test/Feed")<Feed, {
 }
 
 /**
- * The facade with `events` fed by `Feed`, after the same visibility check as the poll: an
+ * A follower of what `stream` gives, run in a fiber of its own until the follower is closed: `next`
+ * answers what came since the last call (and fails with what the stream failed with), `onChange`
+ * calls back as soon as something came or the stream ended.
+ */
+const followerOf = (stream: Stream.Stream<Appexec.LiveEvent, Errors.StorageError>) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    let buffer: Array<Appexec.LiveEvent> = []
+    let end: Exit.Exit<void, Errors.StorageError> | undefined
+    let waker: (() => void) | undefined
+    const wake = () => {
+      const w = waker
+      waker = undefined
+      w?.()
+    }
+    yield* Stream.runForEach(stream, (e) =>
+      Effect.sync(() => {
+        buffer.push(e)
+        wake()
+      })).pipe(
+        Effect.exit,
+        Effect.flatMap((exit) =>
+          Effect.sync(() => {
+            end = exit
+            wake()
+          })
+        ),
+        Effect.forkIn(scope)
+      )
+    const follower: Appexec.Follower = {
+      next: Effect.suspend(() => {
+        const events = buffer
+        buffer = []
+        if (end !== undefined && Exit.isFailure(end) && events.length === 0) return Effect.failCause(end.cause)
+        return Effect.succeed({ events, ended: end !== undefined && Exit.isSuccess(end) })
+      }),
+      onChange: (callback) => {
+        if (buffer.length > 0 || end !== undefined) {
+          callback()
+          return () => {}
+        }
+        waker = callback
+        return () => {
+          if (waker === callback) waker = undefined
+        }
+      },
+      close: Scope.close(scope, Exit.void)
+    }
+    return follower
+  })
+
+/**
+ * The facade with `follow` fed by `Feed`, after the same visibility check as the poll: an
  * `execution` snapshot (id 1, the poll answer's data) first, then what the test publishes.
  */
 const fed = Layer.effect(
@@ -60,20 +112,22 @@ const fed = Layer.effect(
   Effect.gen(function*() {
     const appexec = yield* Appexec.Appexec
     const feed = yield* Feed
-    const events: Appexec.Appexec["Type"]["executions"]["events"] = (principal, executionId, options) =>
+    const follow: Appexec.Appexec["Type"]["executions"]["follow"] = (principal, executionId, options) =>
       appexec.executions.getJson(principal, executionId).pipe(
         Effect.tap(() => Ref.update(feed.asked, (asked) => [...asked, options?.lastEventId])),
-        Effect.map((json) =>
-          Stream.unwrapScoped(
-            Effect.map(PubSub.subscribe(feed.events), (published) =>
-              Stream.concat(
-                Stream.make<Array<Appexec.LiveEvent>>({ event: "execution", id: "1", data: json }),
-                Stream.flattenTake(Stream.fromQueue(published))
-              ))
-          ).pipe(Stream.ensuring(Ref.update(feed.ended, (n) => n + 1)))
+        Effect.flatMap((json) =>
+          followerOf(
+            Stream.unwrapScoped(
+              Effect.map(PubSub.subscribe(feed.events), (published) =>
+                Stream.concat(
+                  Stream.make<Array<Appexec.LiveEvent>>({ event: "execution", id: "1", data: json }),
+                  Stream.flattenTake(Stream.fromQueue(published))
+                ))
+            ).pipe(Stream.ensuring(Ref.update(feed.ended, (n) => n + 1)))
+          )
         )
       )
-    return { ...appexec, executions: { ...appexec.executions, events } }
+    return { ...appexec, executions: { ...appexec.executions, follow } }
   })
 )
 

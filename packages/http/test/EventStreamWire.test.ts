@@ -1,12 +1,13 @@
 /**
  * The wire pieces of the event stream, alone: an event's SSE frame (multi-line data included),
- * the heartbeat under virtual time (only after a quiet spell, counted again from each chunk), and
- * which `Accept` values take `text/event-stream`.
+ * the app's heartbeats under virtual time (each waiter called once its time has passed since it
+ * asked, on one timer; stopped with the app), and which `Accept` values take `text/event-stream`.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Clock, Effect, Fiber, Queue, Stream, TestClock } from "effect"
+import { Chunk, Clock, Effect, Exit, Scope, TestClock } from "effect"
 import { acceptsEventStream } from "../src/internal/Endpoints.js"
 import * as EventStream from "../src/internal/EventStream.js"
+import * as Heartbeats from "../src/internal/Heartbeats.js"
 
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes)
 
@@ -28,42 +29,54 @@ describe("frame", () => {
   })
 })
 
-describe("withHeartbeat", () => {
-  it.scoped("beats after each quiet spell, counted again from each chunk and each beat, and ends with its stream", () =>
+describe("Heartbeats", () => {
+  it.scoped("calls each waiter once its time has passed since it asked, on one timer, and stops them all with the app", () =>
     Effect.gen(function*() {
-      const input = yield* Queue.unbounded<string | null>()
-      const chunks = Stream.fromQueue(input).pipe(Stream.takeWhile((s): s is string => s !== null))
-      const output = yield* Queue.unbounded<readonly [number, string]>()
-      const run = yield* EventStream.withHeartbeat(chunks, "beat", "15 seconds").pipe(
-        Stream.runForEach((s) => Effect.flatMap(Clock.currentTimeMillis, (now) => Queue.offer(output, [now, s]))),
-        Effect.fork
-      )
+      const called: Array<readonly [string, number, Heartbeats.Reason]> = []
+      const scope = yield* Scope.make()
+      const beats = yield* Heartbeats.make("15 seconds").pipe(Scope.extend(scope))
+      const ask = (name: string) =>
+        Effect.flatMap(
+          Clock.currentTimeMillis,
+          (asked) => Effect.sync(() => beats.after((reason) => void called.push([name, asked, reason])))
+        )
       const step = (millis: number) => Effect.zipRight(TestClock.adjust(millis), Effect.yieldNow())
-      yield* Effect.yieldNow()
-      yield* step(14_000)
-      yield* Queue.offer(input, "a")
-      yield* step(14_000)
-      yield* Queue.offer(input, "b")
-      yield* step(15_000)
-      yield* step(15_000)
+      yield* ask("a")
       yield* step(5_000)
-      yield* Queue.offer(input, null)
-      yield* Fiber.join(run)
-      expect(Chunk.toReadonlyArray(yield* Queue.takeAll(output))).toEqual([
-        [14_000, "a"],
-        [28_000, "b"],
-        [43_000, "beat"],
-        [58_000, "beat"]
-      ])
+      const cancelB = yield* ask("b")
+      yield* step(5_000)
+      yield* ask("c")
+      // a is due at 15 s; b, canceled at 12 s, never; c at 25 s.
+      yield* step(2_000)
+      cancelB()
+      yield* step(3_000)
+      expect(called).toEqual([["a", 0, "beat"]])
+      yield* step(9_999)
+      expect(called).toHaveLength(1)
+      yield* step(1)
+      expect(called).toEqual([["a", 0, "beat"], ["c", 10_000, "beat"]])
+      // Waiting when the app stops, or asking after: stopped at once.
+      yield* ask("d")
+      yield* Scope.close(scope, Exit.void)
+      yield* ask("e")
+      expect(called.slice(2).map(([name, , reason]) => [name, reason])).toEqual([["d", "stop"], ["e", "stop"]])
     }))
 
-  it.effect("passes a failure of its stream on", () =>
+  it.scoped("a canceled first waiter moves the timer on to the next one", () =>
     Effect.gen(function*() {
-      const failed = yield* EventStream.withHeartbeat(Stream.fail("broken"), "beat", "15 seconds").pipe(
-        Stream.runCollect,
-        Effect.flip
-      )
-      expect(failed).toBe("broken")
+      const beats = yield* Heartbeats.make("15 seconds")
+      const called: Array<number> = []
+      const cancelFirst = beats.after(() => void called.push(1))
+      yield* TestClock.adjust(1_000)
+      beats.after(() => void called.push(2))
+      cancelFirst()
+      for (let i = 0; i < 10; i++) yield* Effect.yieldNow()
+      // The timer sleeps until the second one's time, 16 s: nothing at 15 s.
+      expect(Chunk.toReadonlyArray(yield* TestClock.sleeps())).toContain(16_000)
+      yield* TestClock.adjust(14_000)
+      expect(called).toEqual([])
+      yield* TestClock.adjust(1_000)
+      expect(called).toEqual([2])
     }))
 })
 

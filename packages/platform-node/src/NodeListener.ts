@@ -9,7 +9,7 @@
  * request whose client goes away before its answer is interrupted.
  */
 import { AppexecHttp, Exchange } from "@appexec/http"
-import { Duration, Effect, Exit, FiberId, type Layer, Runtime, type Scope, Stream } from "effect"
+import { Duration, Effect, Exit, FiberId, type Layer, Runtime, type Scope } from "effect"
 import {
   createServer as createNodeServer,
   type IncomingHttpHeaders,
@@ -128,7 +128,7 @@ const pipeBody = (
   response.flushHeaders()
   // Started on this stack, so its finalizers are in place before anything can interrupt it.
   const fiber = fork(
-    Effect.ensuring(Stream.runForEach(body.chunks, (chunk) => writeChunk(response, chunk)), body.release),
+    Effect.ensuring(body.run((chunk) => writeChunk(response, chunk)), body.release),
     { immediate: true }
   )
   fiber.addObserver(() => response.end())

@@ -15,7 +15,7 @@ import { ExecutionId } from "@appexec/api/Ids"
 import type { EventName, LogLine } from "@appexec/api/Live"
 import { Chunk, Effect, Option, Stream } from "effect"
 import { ExecutionNotFound, type StorageError } from "../Errors.js"
-import { type Change, ExecutionEvents } from "../ExecutionEvents.js"
+import { ExecutionEvents } from "../ExecutionEvents.js"
 import { isTerminal } from "../ExecutionLifecycle.js"
 import { executionJson, type ExecutionView, viewVersion } from "../ExecutionRecord.js"
 import {
@@ -57,6 +57,26 @@ const reportEvent = (stored: StoredReport): LiveEvent => ({
   id: String(stored.id),
   data: reportData(stored.report)
 })
+
+/**
+ * One client following one execution, without a fiber, a stream or a deferred of its own: it
+ * reads what is new when asked (`next`), and says when there may be something new (`onChange`).
+ * What an event stream is made of (`Appexec.executions.follow`).
+ */
+export interface Follower {
+  /**
+   * The events made since the last call (the first call: the opening ones), in id order, and
+   * whether the stream has ended (after the terminal snapshot, or the execution is gone).
+   */
+  readonly next: Effect.Effect<{ readonly events: ReadonlyArray<LiveEvent>; readonly ended: boolean }, StorageError>
+  /**
+   * Calls `callback` once, at the first change of the execution after the last `next` began (at
+   * once, before answering, when there was one already); answers the function that cancels it.
+   */
+  readonly onChange: (callback: () => void) => () => void
+  /** Stops following (removes the follower's registration): once, when done. */
+  readonly close: Effect.Effect<void>
+}
 
 /** A `Last-Event-ID` as an event id: a decimal integer, else none (the stream starts afresh). */
 const parseEventId = (text: string | undefined): Option.Option<number> => {
@@ -173,55 +193,84 @@ export const make = Effect.gen(function*() {
       }
     })
 
+  const follow = (
+    principal: Principal,
+    executionId: string,
+    options: { readonly lastEventId?: string | undefined } = {}
+  ): Effect.Effect<Follower, ExecutionNotFound | StorageError> =>
+    Effect.map(visibleView(principal, executionId), (found): Follower => {
+      const id = ExecutionId.make(found.executionId, { disableValidation: true })
+      let position: Position | undefined = Option.getOrUndefined(
+        Option.map(parseEventId(options.lastEventId), (lastId): Position => ({ lastId, sentVersion: undefined }))
+      )
+      let ended = false
+      // Whether the execution may have changed since the last read began; the first read is due.
+      let dirty = true
+      let waker: (() => void) | undefined
+      // Listening from before the first read: a change made while the store is read is not missed.
+      const unlisten = events.unsafeListen(id, () => {
+        dirty = true
+        const wake = waker
+        waker = undefined
+        wake?.()
+      })
+      return {
+        next: Effect.suspend(() => {
+          dirty = false
+          if (ended) return Effect.succeed({ events: [], ended: true })
+          return step(principal, id, position).pipe(
+            Effect.map((result) => {
+              position = result.position
+              ended = result.ended
+              return { events: result.events, ended }
+            }),
+            // Gone (retention deleted it) while followed: the stream ends.
+            Effect.catchTag("ExecutionNotFound", () => {
+              ended = true
+              return Effect.succeed({ events: [], ended: true })
+            })
+          )
+        }),
+        onChange: (callback) => {
+          if (dirty) {
+            callback()
+            return () => {}
+          }
+          waker = callback
+          return () => {
+            if (waker === callback) waker = undefined
+          }
+        },
+        close: Effect.sync(unlisten)
+      }
+    })
+
+  /** The next change of a follower. */
+  const changeOf = (follower: Follower) =>
+    Effect.async<void>((resume) => {
+      const cancel = follower.onChange(() => resume(Effect.void))
+      return Effect.sync(cancel)
+    })
+
   const liveEvents = (
     principal: Principal,
     executionId: string,
     options: { readonly lastEventId?: string | undefined } = {}
   ): Effect.Effect<Stream.Stream<LiveEvent, StorageError>, ExecutionNotFound | StorageError> =>
-    Effect.map(visibleView(principal, executionId), (found) => {
-      const id = ExecutionId.make(found.executionId, { disableValidation: true })
-      const resumed = Option.map(
-        parseEventId(options.lastEventId),
-        (lastId): Position => ({ lastId, sentVersion: undefined })
-      )
-      // Registered before the first read: a change made while the store is read is not missed.
-      const registered = Effect.acquireRelease(
-        Effect.sync(() => events.unsafeAwaitChange(id)),
-        (watching) => Effect.sync(watching.release)
-      )
-      interface State {
-        readonly position: Position | undefined
-        readonly next: Effect.Effect<Change> | undefined
-        readonly ended: boolean
-      }
-      return Stream.unwrapScoped(
-        Effect.map(registered, (watching) =>
-          Stream.unfoldChunkEffect<State, LiveEvent, StorageError, never>(
-            { position: Option.getOrUndefined(resumed), next: undefined, ended: false },
-            (state) => {
-              if (state.ended) return Effect.succeedNone
-              // Each step but the first waits for a change; the wait for the one after it is taken
-              // before the step reads.
-              const waited: Effect.Effect<Effect.Effect<Change>> = state.next === undefined
-                ? Effect.succeed(watching.next)
-                : Effect.map(state.next, (change) => change.next)
-              return Effect.flatMap(waited, (next) =>
-                step(principal, id, state.position).pipe(
-                  Effect.map((result) =>
-                    Option.some(
-                      [
-                        Chunk.unsafeFromArray(result.events),
-                        { position: result.position, next, ended: result.ended }
-                      ] as const
-                    )
-                  ),
-                  // Gone (retention deleted it) while streamed: the stream ends.
-                  Effect.catchTag("ExecutionNotFound", () => Effect.succeedNone)
-                ))
-            }
-          ))
-      )
-    })
+    Effect.map(follow(principal, executionId, options), (follower) =>
+      Stream.ensuring(
+        Stream.unfoldChunkEffect<boolean, LiveEvent, StorageError, never>(false, (ended) =>
+          ended
+            ? Effect.succeedNone
+            : Effect.zipRight(
+              changeOf(follower),
+              Effect.map(
+                follower.next,
+                (result) => Option.some([Chunk.unsafeFromArray(result.events), result.ended] as const)
+              )
+            )),
+        follower.close
+      ))
 
   const logs = (
     principal: Principal,
@@ -258,5 +307,5 @@ export const make = Effect.gen(function*() {
         })
     )
 
-  return { events: liveEvents, logs }
+  return { events: liveEvents, follow, logs }
 })

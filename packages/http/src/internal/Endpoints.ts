@@ -7,10 +7,11 @@
 import { Api, type Authentication, Execution, Live } from "@appexec/api"
 import { Appexec, AppexecConfig, type Errors, SigningKeys } from "@appexec/core"
 import { type HttpApiEndpoint, HttpApiSchema, type HttpMethod } from "@effect/platform"
-import { Deferred, Duration, Effect, Either, Option, ParseResult, Schema, type SchemaAST, type Scope } from "effect"
+import { Duration, Effect, Either, Option, ParseResult, Schema, type SchemaAST, type Scope } from "effect"
 import * as ErrorAnswers from "./ErrorAnswers.js"
 import * as EventStream from "./EventStream.js"
 import type { ServerRequest, StreamedBody } from "./Exchange.js"
+import * as Heartbeats from "./Heartbeats.js"
 import * as JsonBody from "./JsonBody.js"
 import * as StreamSlots from "./StreamSlots.js"
 
@@ -352,8 +353,8 @@ export const make = (
         onSome: (settings) => settings.maxStreamsPerKey
       })
     )
-    const stopped = yield* Deferred.make<void>()
-    yield* Effect.addFinalizer(() => Deferred.succeed(stopped, undefined))
+    // The heartbeats of the app's open event streams, which end when the app stops.
+    const heartbeats = yield* Heartbeats.make(EventStream.heartbeatEvery)
     const served: ReadonlyArray<Served> = [
       serve(Api.listApps, ({ principal, query }) =>
         Effect.map(appexec.apps.list(principal, query), (data) => ({ data }))),
@@ -425,16 +426,23 @@ export const make = (
         }
         const lastEventId = headers["last-event-id"] ?? query.lastEventId
         return Effect.flatMap(
-          appexec.executions.events(principal, path.executionId, { lastEventId }),
-          (events) =>
+          appexec.executions.follow(principal, path.executionId, { lastEventId }),
+          (follower) =>
             Effect.flatMap(
               slots.take(principal.apiKeyId),
               Option.match({
                 onNone: () =>
-                  Effect.fail(tooManyStreams(slots.max)),
+                  Effect.zipRight(follower.close, Effect.fail(tooManyStreams(slots.max))),
                 onSome: (release) =>
                   Effect.succeed(
-                    new Streamed(EventStream.body(events, { release, stopped, requestId }), EventStream.headers)
+                    new Streamed(
+                      EventStream.body(follower, {
+                        release: Effect.zipRight(release, follower.close),
+                        heartbeats,
+                        requestId
+                      }),
+                      EventStream.headers
+                    )
                   )
               })
             )

@@ -6,8 +6,9 @@
  */
 import { Live } from "@appexec/api"
 import type { Appexec, Errors } from "@appexec/core"
-import { Cause, type Deferred, Duration, Effect, identity, Queue, Stream, Take } from "effect"
+import { Cause, Duration, Effect } from "effect"
 import type { StreamedBody } from "./Exchange.js"
+import type * as Heartbeats from "./Heartbeats.js"
 
 const encoder = new TextEncoder()
 
@@ -35,49 +36,74 @@ export const heartbeat: Uint8Array = encoder.encode(": keep-alive\n\n")
 export const heartbeatEvery = Duration.seconds(Live.HEARTBEAT_SECONDS)
 
 /**
- * `chunks` with `beat` sent whenever `every` passes without anything sent: the time counts again
- * from each chunk and each beat. `chunks` runs ahead into a small queue, so a beat never
- * interrupts a pull of it.
- */
-export const withHeartbeat = <A, E, R>(
-  chunks: Stream.Stream<A, E, R>,
-  beat: A,
-  every: Duration.DurationInput
-): Stream.Stream<A, E, R> =>
-  Stream.unwrapScoped(
-    Effect.map(Stream.toQueue(chunks, { capacity: 16 }), (queue) =>
-      Stream.repeatEffect(
-        Effect.timeoutTo(Queue.take(queue), { duration: every, onSuccess: identity, onTimeout: () => Take.of(beat) })
-      ).pipe(Stream.flattenTake))
-  )
-
-/**
- * The body of one event stream: `events` framed, with the heartbeat, until they end, fail (logged
- * with the request id; the answer just ends) or `stopped` completes (the app is stopping).
- * `release` gives the stream's place back (see `Exchange.StreamedBody`).
+ * The body of one event stream: what `follower` reads, framed, written as it comes, with a
+ * heartbeat after `heartbeatEvery` with nothing sent, until the stream ends, fails (logged with
+ * the request id; the answer just ends) or the app stops. One fiber per stream, the adapter's:
+ * while idle it waits on the follower's change and the app's heartbeats at once, with no fiber,
+ * timer or queue of its own. `release` gives the stream's place back and closes the follower.
  */
 export const body = (
-  events: Stream.Stream<Appexec.LiveEvent, Errors.StorageError>,
+  follower: Appexec.Follower,
   options: {
     readonly release: Effect.Effect<void>
-    readonly stopped: Deferred.Deferred<void>
+    readonly heartbeats: Heartbeats.Heartbeats
     readonly requestId: string
   }
 ): StreamedBody => ({
   _tag: "StreamedBody",
-  chunks: withHeartbeat(Stream.map(events, frame), heartbeat, heartbeatEvery).pipe(
-    Stream.catchAllCause((cause) =>
-      Cause.isInterruptedOnly(cause)
-        ? Stream.empty
-        : Stream.drain(
-          Stream.fromEffect(
-            Effect.logError("event stream ended by a failure", cause).pipe(
-              Effect.annotateLogs("requestId", options.requestId)
-            )
+  run: (write) => {
+    /** What woke an idle stream. */
+    const idle = Effect.async<"change" | Heartbeats.Reason>((resume) => {
+      let woken = false
+      let cancelChange = () => {}
+      let cancelBeat = () => {}
+      // The first to come wakes the stream and withdraws the other.
+      const wake = (reason: "change" | Heartbeats.Reason) => {
+        if (woken) return
+        woken = true
+        cancelChange()
+        cancelBeat()
+        resume(Effect.succeed(reason))
+      }
+      cancelChange = follower.onChange(() => wake("change"))
+      if (!woken) cancelBeat = options.heartbeats.after(wake)
+      return Effect.sync(() => {
+        cancelChange()
+        cancelBeat()
+      })
+    })
+    const send = (events: ReadonlyArray<Appexec.LiveEvent>) =>
+      events.length === 0 ? Effect.void : write(events.length === 1 ? frame(events[0]!) : concat(events.map(frame)))
+    const read: Effect.Effect<void, Errors.StorageError> = Effect.flatMap(
+      follower.next,
+      ({ ended, events }) => ended ? send(events) : Effect.zipRight(send(events), wait)
+    )
+    const wait: Effect.Effect<void, Errors.StorageError> = Effect.flatMap(
+      idle,
+      (reason) => reason === "change" ? read : reason === "beat" ? Effect.zipRight(write(heartbeat), wait) : Effect.void
+    )
+    return read.pipe(
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause)
+          ? Effect.interrupt
+          : Effect.logError("event stream ended by a failure", cause).pipe(
+            Effect.annotateLogs("requestId", options.requestId)
           )
-        )
-    ),
-    Stream.interruptWhenDeferred(options.stopped)
-  ),
+      )
+    )
+  },
   release: options.release
 })
+
+/** Chunks as one. */
+const concat = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => {
+  let size = 0
+  for (const chunk of chunks) size += chunk.length
+  const joined = new Uint8Array(size)
+  let at = 0
+  for (const chunk of chunks) {
+    joined.set(chunk, at)
+    at += chunk.length
+  }
+  return joined
+}

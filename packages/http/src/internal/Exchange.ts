@@ -3,7 +3,7 @@
  * `Request → Response` handler) hands them to the HTTP app: plain data, so the app knows no
  * server and an adapter copies nothing it does not need.
  */
-import type { Effect, Stream } from "effect"
+import type { Effect } from "effect"
 
 /** Why a request body could not be read. */
 export type BodyFailure = { readonly _tag: "TooLarge" } | { readonly _tag: "Unreadable" }
@@ -28,16 +28,17 @@ export interface ServerRequest {
 }
 
 /**
- * A body sent as it is made (the event stream of an execution): each chunk is written and flushed
- * as it comes, and the answer ends when `chunks` ends. `chunks` never fails: what goes wrong in it
- * ends it. An adapter interrupts it when its client goes away, and runs `release` once it is done
- * with the body: after `chunks` ended or was interrupted, or instead of running it (the client
- * went away before the answer began). `release` frees what the body holds (its place among a key's
- * open streams); running it more than once does nothing more.
+ * A body sent as it is made (the event stream of an execution): `run` writes each chunk with the
+ * `write` it is given, which writes and flushes it (and waits while the client is slow to read),
+ * and the answer ends when `run` ends. `run` never fails: what goes wrong in it ends it. An
+ * adapter interrupts it when its client goes away, and runs `release` once it is done with the
+ * body: after `run` ended or was interrupted, or instead of running it (the client went away
+ * before the answer began). `release` frees what the body holds (its place among a key's open
+ * streams, its follower); running it more than once does nothing more.
  */
 export interface StreamedBody {
   readonly _tag: "StreamedBody"
-  readonly chunks: Stream.Stream<Uint8Array>
+  readonly run: (write: (chunk: Uint8Array) => Effect.Effect<void>) => Effect.Effect<void>
   readonly release: Effect.Effect<void>
 }
 
