@@ -1,5 +1,6 @@
 /**
- * The appexec client for Effect programs: the six endpoints of docs/api.md#endpoints and the cancel extension as typed methods
+ * The appexec client for Effect programs: the six endpoints of docs/api.md#endpoints and the
+ * extensions (cancel, the execution list, the webhook delivery and its redelivery) as typed methods
  * (`HttpApiClient` over the API definition of `@appexec/api`, so request and response schemas
  * are the server's own), the live events of an execution (`stream`, docs/api.md#live-executions)
  * and its logs, waiting (on the event stream where the server offers it, else by polling), `run`
@@ -20,7 +21,7 @@ import * as HttpApiClient from "@effect/platform/HttpApiClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { Context, Effect, Either, Layer, Option, Ref, Schema, type Stream } from "effect"
+import { Context, Effect, Either, Layer, Option, Ref, Schema, Stream } from "effect"
 import { type ClientConfig, normalizeBaseUrl } from "./ClientConfig.js"
 import {
   ApiError,
@@ -47,6 +48,18 @@ export interface ListAppsQuery {
   readonly search?: string
   /** Most public apps returned (1–100, default 10); the workspace's own apps always come. */
   readonly limit?: number
+}
+
+/** Query of the execution list (docs/api.md#list-executions). */
+export interface ListExecutionsQuery {
+  /** Only the executions in this status. */
+  readonly status?: Execution.ExecutionStatus
+  /** Only the executions of this app (its id). */
+  readonly appId?: string
+  /** Executions per page, 1–100 (default 20). */
+  readonly limit?: number
+  /** The `nextCursor` of the page before: the page after it. */
+  readonly cursor?: string
 }
 
 /** Options of a start. */
@@ -96,6 +109,17 @@ export interface AppexecClientService {
     ) => Effect.Effect<Execution.StartedExecution, RequestError>
     /** The execution's status and outputs now. */
     readonly get: (executionId: string) => Effect.Effect<Execution.Execution, RequestError>
+    /**
+     * One page of the workspace's executions, newest first (docs/api.md#list-executions):
+     * filtered by `status` and `appId`; `nextCursor` (null on the last page) as `cursor` reads
+     * the page after it.
+     */
+    readonly list: (query?: ListExecutionsQuery) => Effect.Effect<Execution.ExecutionPage, RequestError>
+    /**
+     * Every execution `query` matches, newest first, across all pages: each page is read when the
+     * stream reaches it, from `query.cursor` when given.
+     */
+    readonly all: (query?: ListExecutionsQuery) => Stream.Stream<Execution.Execution, RequestError>
     /**
      * How the delivery of the execution's webhook goes: `pending`, `delivered` or `failed`, with
      * every attempt and its error; null when it has no webhook (docs/webhooks.md#failed-deliveries).
@@ -168,6 +192,14 @@ export interface AppexecClientService {
       WebhookKeys.VerifiedDelivery,
       WebhookVerifier.WebhookVerificationError | WebhookPayloadError | RequestError
     >
+    /**
+     * Sends the webhook of a finished execution once more (docs/api.md#redeliver-a-webhook): one
+     * attempt, signed when the server sends it, no retries after it; returns the delivery, then
+     * `pending`, with its earlier attempts (`executions.webhook` shows how it went). Fails with an
+     * `ApiError` of code `webhook_not_redeliverable` when the execution has no webhook, has not
+     * finished, or its delivery is under way. Sent once, like a start.
+     */
+    readonly redeliver: (executionId: string) => Effect.Effect<Execution.WebhookDelivery, RequestError>
   }
 }
 
@@ -321,6 +353,18 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
         ...(options.lastEventId === undefined ? {} : { lastEventId: options.lastEventId })
       })
 
+    const list = (query: ListExecutionsQuery = {}) =>
+      mapErrors(
+        api.executions.listExecutions({
+          urlParams: {
+            ...(query.status === undefined ? {} : { status: query.status }),
+            ...(query.appId === undefined ? {} : { appId: query.appId }),
+            ...(query.limit === undefined ? {} : { limit: query.limit }),
+            ...(query.cursor === undefined ? {} : { cursor: query.cursor })
+          }
+        })
+      )
+
     const executions: AppexecClientService["executions"] = {
       start: (appId, inputs, options = {}) =>
         mapErrors(
@@ -332,6 +376,16 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
           })
         ).pipe(Effect.map((r) => r.data)),
       get,
+      list,
+      all: (query = {}) =>
+        Stream.paginateEffect(query.cursor, (cursor: string | undefined) =>
+          Effect.map(
+            list(cursor === undefined ? query : { ...query, cursor }),
+            (page): readonly [ReadonlyArray<Execution.Execution>, Option.Option<string | undefined>] => [
+              page.data,
+              Option.fromNullable(page.nextCursor)
+            ]
+          )).pipe(Stream.flattenIterables),
       webhook: (executionId) =>
         mapErrors(api.executions.getExecutionWebhook({ path: { executionId } })).pipe(Effect.map((r) => r.data)),
       cancel: (executionId) =>
@@ -400,7 +454,14 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
       stream,
       run,
       verifyWebhookRequest,
-      webhooks: { keySet: keys.keySet, verify: keys.verify }
+      webhooks: {
+        keySet: keys.keySet,
+        verify: keys.verify,
+        redeliver: (executionId) =>
+          mapErrors(api.executions.redeliverExecutionWebhook({ path: { executionId } })).pipe(
+            Effect.map((r) => r.data)
+          )
+      }
     }
   })
 

@@ -50,6 +50,16 @@ export interface Client {
     ) => Promise<Execution.StartedExecution>
     /** The execution's status and outputs now. */
     readonly get: (executionId: string) => Promise<Execution.Execution>
+    /**
+     * One page of the workspace's executions, newest first, filtered by `status` and `appId`;
+     * pass its `nextCursor` (null on the last page) as `cursor` for the page after it.
+     */
+    readonly list: (query?: AppexecClient.ListExecutionsQuery) => Promise<Execution.ExecutionPage>
+    /**
+     * Every execution `query` matches, newest first, across all pages, for `for await`: each page
+     * is read when the loop reaches it; leaving the loop early reads no more.
+     */
+    readonly all: (query?: AppexecClient.ListExecutionsQuery) => AsyncIterable<Execution.Execution>
     /** How the delivery of the execution's webhook goes; null when it has no webhook. */
     readonly webhook: (executionId: string) => Promise<Execution.WebhookDelivery | null>
     /** Cancels the execution; it ends `failed` with "The execution was canceled." */
@@ -95,6 +105,12 @@ export interface Client {
       rawBody: Uint8Array | string,
       headers: WebhookVerifier.HeadersLike
     ) => Promise<WebhookKeys.VerifiedDelivery>
+    /**
+     * Sends a finished execution's webhook once more (one attempt, signed when sent, no retries)
+     * and returns its delivery, `pending`; rejects with an `ApiError` of code
+     * `webhook_not_redeliverable` when it has no webhook, has not finished or is being delivered.
+     */
+    readonly redeliver: (executionId: string) => Promise<Execution.WebhookDelivery>
   }
   /** The same client as Effects, sharing this one's key-set cache. */
   readonly effect: AppexecClient.AppexecClientService
@@ -121,6 +137,8 @@ export const createClient = (config: ClientConfig): Client => {
     executions: {
       start: (appId, inputs, options) => runPromise(client.executions.start(appId, inputs, options)),
       get: (executionId) => runPromise(client.executions.get(executionId)),
+      list: (query) => runPromise(client.executions.list(query)),
+      all: (query) => Stream.toAsyncIterable(client.executions.all(query)),
       webhook: (executionId) => runPromise(client.executions.webhook(executionId)),
       cancel: (executionId) => runPromise(client.executions.cancel(executionId)),
       wait: (executionId, options) => runPromise(client.executions.wait(executionId, options)),
@@ -131,7 +149,8 @@ export const createClient = (config: ClientConfig): Client => {
     verifyWebhookRequest: (request, options) => runPromise(client.verifyWebhookRequest(request, options)),
     webhooks: {
       keySet: () => runPromise(client.webhooks.keySet),
-      verify: (rawBody, headers) => runPromise(client.webhooks.verify(rawBody, headers))
+      verify: (rawBody, headers) => runPromise(client.webhooks.verify(rawBody, headers)),
+      redeliver: (executionId) => runPromise(client.webhooks.redeliver(executionId))
     },
     effect: client
   }
