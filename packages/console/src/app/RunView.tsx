@@ -6,7 +6,7 @@
  * inputs; "Redeliver webhook" for a finished run that had one.
  */
 import { Fragment } from "preact"
-import { useEffect, useMemo, useState } from "preact/hooks"
+import { useEffect, useMemo, useRef, useState } from "preact/hooks"
 import { ApiError, isAbort, isNotAvailable } from "./Api.js"
 import { Failure, Loading, messageOf, useTitle } from "./Feedback.js"
 import { follow } from "./LiveRun.js"
@@ -155,9 +155,12 @@ export const RunView = ({ executionId }: { readonly executionId: string }) => {
     [appId]
   )
   const [delivery, reloadDelivery] = useRemote((signal) => api.executions.webhook(executionId, signal), [executionId])
+  // A run that ends while it is shown has its delivery read again: it has just begun.
+  const wasFinished = useRef<boolean | undefined>(undefined)
   useEffect(() => {
-    if (finished) reloadDelivery()
-  }, [finished])
+    if (wasFinished.current === false && finished) reloadDelivery()
+    if (execution !== undefined) wasFinished.current = finished
+  }, [finished, execution === undefined])
   const pending = delivery.state === "ready" && delivery.value !== null && delivery.value.status === "pending"
   useEffect(() => {
     if (!pending || !finished) return
