@@ -130,7 +130,8 @@ export interface Api {
     readonly logs: (executionId: string, signal?: AbortSignal) => Promise<ReadonlyArray<LogLine>>
     readonly webhook: (executionId: string, signal?: AbortSignal) => Promise<WebhookDelivery | null>
     readonly cancel: (executionId: string) => Promise<ExecutionView>
-    readonly redeliver: (executionId: string) => Promise<void>
+    /** A new attempt of a finished run's webhook: the delivery, `pending` again. */
+    readonly redeliver: (executionId: string) => Promise<WebhookDelivery>
   }
 }
 
@@ -226,9 +227,7 @@ export const makeApi = (basePath: string, key: string, onRefused: () => void): A
       logs: async (id, signal) => dataOf(await request("GET", `${execution(id)}/logs`, { signal })),
       webhook: async (id, signal) => dataOf(await request("GET", `${execution(id)}/webhook`, { signal })),
       cancel: async (id) => dataOf(await request("POST", `${execution(id)}/cancel`)),
-      redeliver: async (id) => {
-        await request("POST", `${execution(id)}/webhook/redeliver`)
-      }
+      redeliver: async (id) => dataOf(await request("POST", `${execution(id)}/webhook/redeliver`))
     }
   }
 }

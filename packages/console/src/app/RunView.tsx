@@ -154,7 +154,9 @@ export const RunView = ({ executionId }: { readonly executionId: string }) => {
     (signal) => (appId === undefined ? Promise.resolve(undefined) : api.apps.workflow(appId, signal)),
     [appId]
   )
-  const [delivery, reloadDelivery] = useRemote((signal) => api.executions.webhook(executionId, signal), [executionId])
+  const [delivery, reloadDelivery, setDelivery] = useRemote((signal) => api.executions.webhook(executionId, signal), [
+    executionId
+  ])
   // A run that ends while it is shown has its delivery read again: it has just begun.
   const wasFinished = useRef<boolean | undefined>(undefined)
   useEffect(() => {
@@ -212,9 +214,8 @@ export const RunView = ({ executionId }: { readonly executionId: string }) => {
     setBusy(true)
     setSaid(undefined)
     try {
-      await api.executions.redeliver(executionId)
+      setDelivery(await api.executions.redeliver(executionId))
       setSaid({ text: "Redelivery started: a new attempt is on its way.", error: false })
-      reloadDelivery()
     } catch (error) {
       setSaid({
         text: isNotAvailable(error) ? "Redelivery is not available on this server." : messageOf(error),

@@ -1,7 +1,7 @@
 /**
  * The API's resources as the console reads them: the wire forms of `@appexec/api` (types only,
- * nothing of it is bundled), with the additions of the console's endpoints that a server may not
- * have yet (`appId` and `inputs` on an execution, the execution list).
+ * nothing of it is bundled). An older server may leave out what the extensions add (`appId` and
+ * `inputs` of an execution, which the schema has as optional) or not have the execution list.
  */
 import type { App, Execution, Live } from "@appexec/api"
 
@@ -27,16 +27,10 @@ export type Progress = typeof Live.Progress.Encoded
 export type ExecutionStatus = typeof Execution.ExecutionStatus.Encoded
 
 /** An execution; `appId` and `inputs` are there on a server that has the execution list. */
-export type ExecutionView = typeof Execution.Execution.Encoded & {
-  readonly appId?: string
-  readonly inputs?: Readonly<Record<string, string>>
-}
+export type ExecutionView = typeof Execution.Execution.Encoded
 
 /** A page of the execution list. */
-export interface ExecutionPage {
-  readonly data: ReadonlyArray<ExecutionView>
-  readonly nextCursor: string | null
-}
+export type ExecutionPage = typeof Execution.ExecutionPage.Encoded
 
 /** The statuses, in the order an execution goes through them. */
 export const statuses: ReadonlyArray<ExecutionStatus> = ["queued", "running", "completed", "failed"]
