@@ -2,8 +2,8 @@
  * Polling benchmark: the requests one consumer sends for one execution that takes 10 seconds,
  * from its start to its result, with the client's `executions.wait` (`@appexec/client`) against
  * `appexec serve`, counted at the client's `fetch`: before, reading every 3–5 s (`hold: false`,
- * what the client did before long polling), and after, with long polling (`Prefer: wait=N`, the
- * client's default), one execution each.
+ * what the client did before long polling), with long polling (`Prefer: wait=N`), and on the
+ * event stream (the client's default since live executions), one execution each.
  *
  * Figures, for each: the requests sent (the start included), the reads among them, and how long
  * after the execution ended the consumer had its result.
@@ -48,9 +48,10 @@ export const benchmark: Benchmark = {
       const client = createClient({ baseUrl, apiKey: key, fetch: counting })
       const apps = yield* Effect.promise(() => client.apps.list())
       const app = apps.find((a) => a.name === tenSeconds.name)!
-      const modes: ReadonlyArray<readonly [string, { readonly hold?: false }]> = [
-        ["before", { hold: false }],
-        ["after", {}]
+      const modes: ReadonlyArray<readonly [string, { readonly hold?: false; readonly live?: false }]> = [
+        ["before", { hold: false, live: false }],
+        ["after", { live: false }],
+        ["stream", {}]
       ]
       for (const [mode, options] of modes) {
         sent.length = 0
