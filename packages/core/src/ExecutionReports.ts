@@ -8,8 +8,8 @@
  * `version` (see `viewVersion`) has the snapshot id `version × 10⁹`, and the reports written
  * while it is there come after it and before the next snapshot.
  */
-import type { LogLevel } from "@appexec/api/Live"
 import type { ExecutionId } from "@appexec/api/Ids"
+import type { LogLevel } from "@appexec/api/Live"
 import { Context, type Effect, type Stream } from "effect"
 import type { StorageError } from "./Errors.js"
 
