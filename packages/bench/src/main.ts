@@ -7,6 +7,7 @@
 import { Console, Effect } from "effect"
 import { type Benchmark, format } from "./Benchmark.js"
 import * as Cli from "./cli.js"
+import * as ConsoleWeight from "./console.js"
 import * as Http from "./http.js"
 import * as Images from "./images.js"
 import * as Live from "./live.js"
@@ -17,6 +18,7 @@ import * as Webhooks from "./webhooks.js"
 
 const benchmarks: ReadonlyArray<Benchmark> = [
   Cli.benchmark,
+  ConsoleWeight.benchmark,
   Queue.benchmark,
   Scaling.benchmark,
   Images.benchmark,
