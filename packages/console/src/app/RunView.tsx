@@ -199,7 +199,9 @@ export const RunView = ({ executionId }: { readonly executionId: string }) => {
     setBusy(true)
     setSaid(undefined)
     try {
-      setExecution(await api.executions.cancel(executionId))
+      const answered = await api.executions.cancel(executionId)
+      // The run can end, as its stream tells, before the cancel's answer (its state when asked) arrives.
+      setExecution((current) => (current !== undefined && isFinished(current.status) ? current : answered))
       setSaid({ text: "Cancel requested.", error: false })
     } catch (error) {
       setSaid({ text: messageOf(error), error: true })
