@@ -1,0 +1,143 @@
+#!/usr/bin/env node
+/**
+ * The console's pictures in docs/console/, made again: `npm run build`, then
+ * `node scripts/console-screenshots.mjs`.
+ *
+ * Starts the compiled `appexec serve` on a temp data directory (the example apps, port 0), signs
+ * in with the key it prints and drives a real Chromium (the browser tests' own: @sparticuz/chromium
+ * under puppeteer-core, or APPEXEC_CHROMIUM) through each view at 1280×800, writing one PNG a view:
+ *
+ * - `sign-in.png`: the sign-in view, the key typed;
+ * - `apps.png`: the apps;
+ * - `app.png`: Poster's page, its form filled in;
+ * - `workflow.png`: further down the same page, its workflow;
+ * - `run-running.png`: a Slow echo run under way, its progress bar moving (it is then canceled);
+ * - `run-image.png`: a finished Poster run, its image shown;
+ * - `runs.png`: the runs, a failed one selected to run again.
+ *
+ * Every wait is on something the page shows; any failure stops the script with what it waited for.
+ */
+import chromium from "@sparticuz/chromium"
+import { spawn } from "node:child_process"
+import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import puppeteer from "puppeteer-core"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+const bin = join(root, "packages/server/dist/appexec.js")
+const out = join(root, "docs/console")
+const data = mkdtempSync(join(tmpdir(), "appexec-screenshots-"))
+
+/** The serve process (and the end of its log, shown on a failure), the browser: stopped on every exit. */
+let serve
+let logged = ""
+let browser
+const stop = async () => {
+  await browser?.close().catch(() => {})
+  serve?.kill("SIGKILL")
+  rmSync(data, { recursive: true, force: true })
+}
+
+/** `appexec serve` on the temp data directory: its base URL and printed key. */
+const startServe = () =>
+  new Promise((resolve, reject) => {
+    serve = spawn(process.execPath, [bin, "serve", "--port", "0", "--data", data], {
+      env: { ...process.env, APPEXEC_LOG_FORMAT: "json" },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let printed = ""
+    serve.stderr.setEncoding("utf8").on("data", (chunk) => (logged = `${logged}${chunk}`.slice(-20_000)))
+    serve.stdout.setEncoding("utf8").on("data", (chunk) => {
+      printed += chunk
+      const match = /curl -H 'x-api-key: (aex_[\w-]{43})' (http:\/\/127\.0\.0\.1:\d+)\/v1\/apps/.exec(printed)
+      if (match !== null) resolve({ key: match[1], baseUrl: match[2] })
+    })
+    serve.once("exit", (code) => reject(new Error(`appexec serve exited (${code}) before its key:\n${printed}`)))
+  })
+
+/** Chromium as the browser tests launch it (test/support/Chromium.ts says why two flags go). */
+const launch = async () => {
+  const own = process.env.APPEXEC_CHROMIUM
+  const executablePath = own || (await chromium.executablePath())
+  const args = own
+    ? ["--no-sandbox"]
+    : chromium.args.filter((a) => a !== "--single-process" && a !== "--disable-web-security")
+  return puppeteer.launch({ executablePath, args, headless: true, defaultViewport: { width: 1280, height: 800 } })
+}
+
+/** An ARIA query for the element of `role` named `name`. */
+const aria = (role, name) => `::-p-aria([name=${JSON.stringify(name)}][role=${JSON.stringify(role)}])`
+
+const shoot = async (page, name) => {
+  const path = join(out, `${name}.png`)
+  await page.screenshot({ path, type: "png" })
+  console.log(`${path.slice(root.length)}: ${Math.round(statSync(path).size / 1024)} KiB`)
+}
+
+try {
+  if (!statSync(bin, { throwIfNoEntry: false })) throw new Error(`${bin} is missing: run \`npm run build\` first`)
+  mkdirSync(out, { recursive: true })
+  const { baseUrl, key } = await startServe()
+  browser = await launch()
+  const page = await browser.newPage()
+  page.setDefaultTimeout(30_000)
+  const api = (path, body) =>
+    fetch(`${baseUrl}/v1${path}`, {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json" },
+      body: JSON.stringify(body)
+    }).then((r) => r.json())
+  const appIds = await fetch(`${baseUrl}/v1/apps`, { headers: { "x-api-key": key } })
+    .then((r) => r.json())
+    .then((body) => new Map(body.data.map((app) => [app.name, app.appId])))
+
+  // A few runs for the list: two that complete, one that fails (a private address is refused).
+  await api(`/apps/${appIds.get("Greeting")}/executions`, { inputs: { who: "Ada", tone: "formal" } })
+  await api(`/apps/${appIds.get("Thumbnail")}/executions`, { inputs: { image: "http://127.0.0.1:9/photo.png" } })
+  await api(`/apps/${appIds.get("Greeting")}/executions`, { inputs: { who: "Grace" } })
+
+  await page.goto(`${baseUrl}/console`)
+  await page.locator(aria("textbox", "API key")).fill(key)
+  await shoot(page, "sign-in")
+  await page.locator(aria("button", "Sign in")).click()
+  await page.waitForSelector("ul[aria-label='Apps'] .app-card")
+  await shoot(page, "apps")
+
+  await page.locator(aria("link", "Poster")).click()
+  await page.waitForSelector("[data-testid='workflow-diagram']")
+  await page.locator(aria("textbox", "Prompt")).fill("A lighthouse at dusk")
+  await (await page.waitForSelector(aria("combobox", "Style"))).select("retro")
+  await shoot(page, "app")
+  await page.$eval("[data-testid='workflow-diagram']", (diagram) => diagram.scrollIntoView({ block: "center" }))
+  await shoot(page, "workflow")
+
+  await page.locator(aria("button", "Run")).click()
+  await page.waitForSelector("[data-testid='run-status'][data-status='completed']")
+  const poster = await page.waitForSelector("[data-output='poster'] img.output-image")
+  await page.waitForFunction((img) => img.complete && img.naturalWidth > 0, {}, poster)
+  await shoot(page, "run-image")
+
+  await page.locator(aria("link", "Apps")).click()
+  await page.locator(aria("link", "Slow echo")).click()
+  await page.locator(aria("textbox", "Message")).fill("See you in thirty seconds")
+  await page.locator(aria("button", "Run")).click()
+  const bar = await page.waitForSelector("[data-node='wait'] progress")
+  await page.waitForFunction((progress) => progress.value >= 0.2, {}, bar)
+  await shoot(page, "run-running")
+  await page.locator(aria("button", "Cancel")).click()
+  await page.waitForSelector("[data-testid='run-status'][data-status='failed']")
+
+  await page.locator(aria("link", "Runs")).click()
+  await page.waitForSelector("[data-testid='runs-table'] tbody tr[data-status='failed'] input[type='checkbox']")
+  await page.click("[data-testid='runs-table'] tbody tr[data-status='failed'] input[type='checkbox']")
+  await shoot(page, "runs")
+} catch (error) {
+  console.error(
+    `console-screenshots: FAILED: ${error instanceof Error ? error.stack : error}\n--- serve's log ---\n${logged}`
+  )
+  process.exitCode = 1
+} finally {
+  await stop()
+}
