@@ -48,6 +48,16 @@ const launch = Effect.tryPromise({
     )
 })
 
+/**
+ * Unpacks `@sparticuz/chromium`'s browser into the temp directory, where it stays for later runs;
+ * the console's global set-up calls it once, before the test files launch Chromium side by side
+ * (two unpacking it at once trip on each other: `spawn ETXTBSY`). A failure here is left to the
+ * tests to report.
+ */
+export const unpack = async (): Promise<void> => {
+  if (!process.env[OVERRIDE]) await chromium.executablePath().catch(() => undefined)
+}
+
 /** Chromium launched for the layer's lifetime, closed with it. */
 export const layer: Layer.Layer<Chromium> = Layer.scoped(
   Chromium,
