@@ -5,48 +5,14 @@
  * `Last-Event-ID`; the fall-back to polling when the route is missing; the logs read back.
  * Virtual time: the slow branch waits only when the test moves the clock.
  */
-import { Appexec, NodeType } from "@appexec/core"
-import { TestHarness } from "@appexec/testing"
+import { Appexec } from "@appexec/core"
+import { TestApps, TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Fiber, Option, Ref, Schema, Stream, TestClock } from "effect"
+import { Chunk, Effect, Fiber, Option, Ref, Stream, TestClock } from "effect"
 import { AppexecClient, type EventStream } from "../src/index.js"
 import { serve } from "./ServedInstance.js"
 
-/** Logs `lines` lines (info, warn, info…), then passes its input on. */
-const chatty = NodeType.defineNode({
-  type: "test.chatty",
-  description: "Logs lines.",
-  role: "process",
-  inputs: { min: 1, max: 1 },
-  config: Schema.Struct({ lines: Schema.Number }),
-  run: ({ config, log, upstream }) =>
-    Effect.as(
-      Effect.forEach(Array.from({ length: config.lines }, (_, i) => i), (i) =>
-        log(`line ${i + 1}`, i % 2 === 0 ? "info" : "warn")),
-      upstream[0]!.value
-    )
-})
-
-/** A fast branch (template → output) beside a slow one (delay 5 s → chatty → output). */
-const branches = {
-  name: "Branches",
-  public: true,
-  nodes: [
-    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-    { id: "shout", type: "text.template", label: "Shout", config: { template: "{{prompt}}!" } },
-    { id: "fast", type: "output.text", label: "Fast", config: {} },
-    { id: "wait", type: "util.delay", label: "Wait", config: { ms: 5000 } },
-    { id: "talk", type: "test.chatty", label: "Talk", config: { lines: 3 } },
-    { id: "slow", type: "output.text", label: "Slow", config: {} }
-  ],
-  edges: [
-    { source: "prompt", target: "shout" },
-    { source: "shout", target: "fast" },
-    { source: "prompt", target: "wait" },
-    { source: "wait", target: "talk" },
-    { source: "talk", target: "slow" }
-  ]
-}
+const { branches, chatty } = TestApps
 
 const instance = TestHarness.layer({ nodes: [chatty] })
 

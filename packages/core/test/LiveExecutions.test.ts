@@ -5,26 +5,11 @@
  * a report. Virtual time throughout.
  */
 import { Appexec, AppexecLayer, ExecutionReports, NodeType } from "@appexec/core"
-import { MemoryStorage, SeededIds, TestHarness, TestOutboundHttp } from "@appexec/testing"
+import { MemoryStorage, SeededIds, TestApps, TestHarness, TestOutboundHttp } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Clock, Effect, Fiber, Layer, Schema, Stream, TestClock } from "effect"
 
 const { defineNode } = NodeType
-
-/** Logs `lines` lines, then passes its input on. */
-const chatty = defineNode({
-  type: "test.chatty",
-  description: "Logs lines.",
-  role: "process",
-  inputs: { min: 1, max: 1 },
-  config: Schema.Struct({ lines: Schema.Number }),
-  run: ({ config, log, upstream }) =>
-    Effect.as(
-      Effect.forEach(Array.from({ length: config.lines }, (_, i) => i), (i) =>
-        log(`line ${i + 1}`, i % 2 === 0 ? "info" : "warn")),
-      upstream[0]!.value
-    )
-})
 
 /** Fails at once. */
 const failing = defineNode({
@@ -64,26 +49,7 @@ const tickerApp = {
   edges: [{ source: "prompt", target: "tick" }, { source: "tick", target: "out" }]
 }
 
-/** A fast branch (template → output) beside a slow one (delay 5 s → chatty → output). */
-const branches = {
-  name: "Branches",
-  public: true,
-  nodes: [
-    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-    { id: "shout", type: "text.template", label: "Shout", config: { template: "{{prompt}}!" } },
-    { id: "fast", type: "output.text", label: "Fast", config: {} },
-    { id: "wait", type: "util.delay", label: "Wait", config: { ms: 5000 } },
-    { id: "talk", type: "test.chatty", label: "Talk", config: { lines: 3 } },
-    { id: "slow", type: "output.text", label: "Slow", config: {} }
-  ],
-  edges: [
-    { source: "prompt", target: "shout" },
-    { source: "shout", target: "fast" },
-    { source: "prompt", target: "wait" },
-    { source: "wait", target: "talk" },
-    { source: "talk", target: "slow" }
-  ]
-}
+const { branches, chatty } = TestApps
 
 interface Event {
   readonly event: string
