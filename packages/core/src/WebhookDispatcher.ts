@@ -22,6 +22,7 @@ import { isTerminal } from "./ExecutionLifecycle.js"
 import { executionJson, type ExecutionView } from "./ExecutionRecord.js"
 import { ExecutionStore } from "./ExecutionStore.js"
 import * as ClaimLoop from "./internal/ClaimLoop.js"
+import { nextTurn } from "./internal/NextTurn.js"
 import { OutboundHttp, type OutboundResponse } from "./OutboundHttp.js"
 import { SigningKeys } from "./SigningKeys.js"
 import * as TraceContext from "./TraceContext.js"
@@ -87,28 +88,6 @@ const internalFailure = (error: StorageError): Outcome => ({
   error: `Internal error: ${error.message}.`,
   retry: true
 })
-
-/**
- * `setImmediate`, where the runtime has one (Node, Bun, Deno), found without Node's types: the
- * next turn of the event loop, after the I/O callbacks of this one, without a timer's 1 ms.
- */
-const scheduleImmediate = ((): ((f: () => void) => () => void) | undefined => {
-  const set: unknown = Reflect.get(globalThis, "setImmediate")
-  const clear: unknown = Reflect.get(globalThis, "clearImmediate")
-  if (typeof set !== "function" || typeof clear !== "function") return undefined
-  return (f) => {
-    const handle: unknown = set(f)
-    return () => void clear(handle)
-  }
-})()
-
-/** Resumes in a later turn of the event loop, after the I/O callbacks of this one. */
-const nextTurn = scheduleImmediate === undefined
-  ? Effect.sleep(Duration.zero)
-  : Effect.async<void>((resume) => {
-    const cancel = scheduleImmediate(() => resume(Effect.void))
-    return Effect.sync(cancel)
-  })
 
 /** The log annotations of a delivery. */
 const annotationsOf = (entry: OutboxEntry) => ({ executionId: entry.executionId, deliveryId: entry.deliveryId })
