@@ -36,38 +36,46 @@ const setup = Effect.gen(function*() {
 })
 
 /**
- * An instance whose key store counts its revision reads, answers each a moment later (as a
- * database over a network does), and can hold one read after it has seen the store (a read that
- * answers late): `holdNextRead` arms it.
+ * An instance whose key store counts its revision reads and answers each at once (as SQLite
+ * does) or a moment later (as a database over a network does), and can hold one read after it
+ * has seen the store (a read that answers late): `holdNextRead` arms it.
  */
-const revisionReads = Effect.gen(function*() {
-  const store = yield* MemoryKeyStore.make
-  const read = store.keyRevision ?? Effect.die("the in-memory key store keeps a revision")
-  let reads = 0
-  let hold: { readonly readDone: Deferred.Deferred<void>; readonly release: Deferred.Deferred<void> } | undefined
-  const keyRevision = Effect.flatMap(read, (revision) => {
-    reads += 1
-    const held = hold
-    hold = undefined
-    if (held === undefined) return Effect.as(Effect.yieldNow(), revision)
-    return Effect.zipRight(
-      Deferred.succeed(held.readDone, undefined),
-      Effect.as(Deferred.await(held.release), revision)
+const revisionReads = (answers: "at once" | "a moment later") =>
+  Effect.gen(function*() {
+    const store = yield* MemoryKeyStore.make
+    const read = store.keyRevision ?? Effect.die("the in-memory key store keeps a revision")
+    let reads = 0
+    let hold: { readonly readDone: Deferred.Deferred<void>; readonly release: Deferred.Deferred<void> } | undefined
+    const keyRevision = Effect.flatMap(read, (revision) => {
+      reads += 1
+      const held = hold
+      hold = undefined
+      if (held === undefined) {
+        return answers === "at once"
+          ? Effect.succeed(revision)
+          : Effect.as(Effect.yieldNow(), revision)
+      }
+      return Effect.zipRight(
+        Deferred.succeed(held.readDone, undefined),
+        Effect.as(Deferred.await(held.release), revision)
+      )
+    })
+    const instance = AppexecLayer.make({ config: { drainTimeout: 0 } }).pipe(
+      Layer.provide(Layer.succeed(KeyStore.KeyStore, { ...store, keyRevision })),
+      Layer.provideMerge(MemoryStorage.layer),
+      Layer.provideMerge(SeededIds.layer()),
+      Layer.provideMerge(TestOutboundHttp.layer)
     )
+    const holdNextRead = Effect.gen(function*() {
+      const held = { readDone: yield* Deferred.make<void>(), release: yield* Deferred.make<void>() }
+      hold = held
+      return { readDone: Deferred.await(held.readDone), release: Deferred.succeed(held.release, undefined) }
+    })
+    return { store, instance, reads: () => reads, holdNextRead }
   })
-  const instance = AppexecLayer.make({ config: { drainTimeout: 0 } }).pipe(
-    Layer.provide(Layer.succeed(KeyStore.KeyStore, { ...store, keyRevision })),
-    Layer.provideMerge(MemoryStorage.layer),
-    Layer.provideMerge(SeededIds.layer()),
-    Layer.provideMerge(TestOutboundHttp.layer)
-  )
-  const holdNextRead = Effect.gen(function*() {
-    const held = { readDone: yield* Deferred.make<void>(), release: yield* Deferred.make<void>() }
-    hold = held
-    return { readDone: Deferred.await(held.readDone), release: Deferred.succeed(held.release, undefined) }
-  })
-  return { store, instance, reads: () => reads, holdNextRead }
-})
+
+/** Resumes in the next turn of the event loop, once this turn's `setImmediate` callbacks ran. */
+const nextTurn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
 
 const errorTag = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.map(Effect.flip(effect), (e) => e._tag)
@@ -276,7 +284,7 @@ describe("API keys (docs/api.md#authentication, docs/api.md)", () => {
       expect(yield* reason({ "x-api-key": created.key })).toBe("revoked")
     }).pipe(Effect.provide(TestHarness.layer())))
 
-  it.scoped("a key that authenticated, then is revoked in the store by someone else, is refused at its next use", () =>
+  it.scoped("a key that authenticated, then is revoked in the store by someone else, is refused from the next turn on", () =>
     Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
       const store = yield* KeyStore.KeyStore
@@ -286,38 +294,92 @@ describe("API keys (docs/api.md#authentication, docs/api.md)", () => {
       yield* appexec.keys.authenticate({ "x-api-key": other.key })
       // Straight in the store, as `appexec keys revoke` in another process does: not through this facade.
       expect(yield* store.revokeKey(created.record.apiKeyId, 1)).toBe(1)
+      // The requests of this turn are checked against this turn's read, made before the revocation...
+      expect((yield* appexec.keys.authenticate({ "x-api-key": created.key })).apiKeyId).toBe(created.record.apiKeyId)
+      // ...those of the next turn against a read made after it.
+      yield* nextTurn
       const refused = yield* Effect.flip(appexec.keys.authenticate({ "x-api-key": created.key }))
       expect(refused).toMatchObject({ _tag: "Unauthorized", reason: "revoked" })
       expect((yield* appexec.keys.authenticate({ "x-api-key": other.key })).apiKeyId).toBe(other.record.apiKeyId)
     }).pipe(Effect.provide(TestHarness.layer())))
 
-  it.scoped("authentications made while a read of the key revision is under way share the next one; one made later reads again", () =>
+  it.scoped("a read of the key revision is reused by every authentication of its turn; the next turn reads again", () =>
     Effect.gen(function*() {
-      const keys = yield* revisionReads
+      const keys = yield* revisionReads("at once")
       yield* Effect.gen(function*() {
         const appexec = yield* Appexec.Appexec
         const created = yield* appexec.keys.create({ workspace: "w" })
         const headers = { "x-api-key": created.key }
+        yield* nextTurn
+        const before = keys.reads()
+        for (let i = 0; i < 3; i++) yield* appexec.keys.authenticate(headers)
+        yield* Effect.all(Array.from({ length: 5 }, () => appexec.keys.authenticate(headers)), {
+          concurrency: "unbounded"
+        })
+        expect(keys.reads() - before).toBe(1)
+        yield* nextTurn
+        yield* appexec.keys.authenticate(headers)
+        yield* appexec.keys.authenticate(headers)
+        expect(keys.reads() - before).toBe(2)
+      }).pipe(Effect.provide(keys.instance))
+    }))
+
+  it.scoped("a key revoked through the facade is refused by the very next request, in the same turn", () =>
+    Effect.gen(function*() {
+      const keys = yield* revisionReads("at once")
+      yield* Effect.gen(function*() {
+        const appexec = yield* Appexec.Appexec
+        const created = yield* appexec.keys.create({ workspace: "w" })
+        const other = yield* appexec.keys.create({ workspace: "w", user: "other" })
+        yield* nextTurn
+        const before = keys.reads()
+        // Cached, under this turn's read.
+        yield* appexec.keys.authenticate({ "x-api-key": created.key })
+        yield* appexec.keys.authenticate({ "x-api-key": other.key })
+        expect(yield* appexec.keys.revoke(created.record.hint)).toBe(1)
+        const refused = yield* Effect.flip(appexec.keys.authenticate({ "x-api-key": created.key }))
+        expect(refused).toMatchObject({ _tag: "Unauthorized", reason: "revoked" })
+        expect((yield* appexec.keys.authenticate({ "x-api-key": other.key })).apiKeyId).toBe(other.record.apiKeyId)
+        // One read before the revocation, one after it.
+        expect(keys.reads() - before).toBe(2)
+      }).pipe(Effect.provide(keys.instance))
+    }))
+
+  it.scoped("authentications made while a read of the key revision is under way share the next one; later ones of the turn reuse it; the next turn reads again", () =>
+    Effect.gen(function*() {
+      const keys = yield* revisionReads("a moment later")
+      yield* Effect.gen(function*() {
+        const appexec = yield* Appexec.Appexec
+        const created = yield* appexec.keys.create({ workspace: "w" })
+        const headers = { "x-api-key": created.key }
+        yield* nextTurn
+        const before = keys.reads()
         const principals = yield* Effect.all(Array.from({ length: 5 }, () => appexec.keys.authenticate(headers)), {
           concurrency: "unbounded"
         })
         expect(principals.map((p) => p.apiKeyId)).toEqual(Array(5).fill(created.record.apiKeyId))
         // The first reads; the four that began while its read was under way share the next.
-        expect(keys.reads()).toBe(2)
+        expect(keys.reads() - before).toBe(2)
         yield* appexec.keys.authenticate(headers)
-        expect(keys.reads()).toBe(3)
+        expect(keys.reads() - before).toBe(2)
+        yield* nextTurn
+        yield* appexec.keys.authenticate(headers)
+        expect(keys.reads() - before).toBe(3)
       }).pipe(Effect.provide(keys.instance))
     }))
 
   it.scoped("a read of the key revision under way when an authentication begins is not reused: a key revoked before it began is refused", () =>
     Effect.gen(function*() {
-      const keys = yield* revisionReads
+      const keys = yield* revisionReads("a moment later")
       yield* Effect.gen(function*() {
         const appexec = yield* Appexec.Appexec
         const created = yield* appexec.keys.create({ workspace: "w" })
         const headers = { "x-api-key": created.key }
-        // Cached under the revision before the revocation.
+        yield* nextTurn
+        const before = keys.reads()
+        // Cached under the revision before the revocation; in a later turn, which reads again.
         yield* appexec.keys.authenticate(headers)
+        yield* nextTurn
         // A request whose read has seen the store and not yet answered...
         const held = yield* keys.holdNextRead
         const early = yield* Effect.fork(appexec.keys.authenticate(headers))
@@ -330,7 +392,7 @@ describe("API keys (docs/api.md#authentication, docs/api.md)", () => {
         // The first arrived before the revocation: it may pass. The second may not.
         expect((yield* Fiber.join(early)).apiKeyId).toBe(created.record.apiKeyId)
         expect(yield* Fiber.join(late)).toMatchObject({ _tag: "Unauthorized", reason: "revoked" })
-        expect(keys.reads()).toBe(3)
+        expect(keys.reads() - before).toBe(3)
       }).pipe(Effect.provide(keys.instance))
     }))
 })

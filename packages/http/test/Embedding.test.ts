@@ -175,8 +175,9 @@ describe("embedding", () => {
         const statuses = (text: string) => [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]))
         const five = ["/v1/apps", "/v1/apps", "/v1/apps", "/v1/apps", "/v1/apps"]
         const readsBefore = reads
-        // Five requests in one write reach the listener in one turn: a store that answers at once
-        // is read by each (no suspension), never by fewer than one read after they arrived.
+        // Five requests in one write reach the listener in one turn (or a few): a store that
+        // answers at once is read once a turn (no suspension), never by fewer than one read after
+        // they arrived.
         const first = yield* rawExchange(port, five, `x-api-key: ${alice.key}\r\n`)
         expect(statuses(first)).toEqual([200, 200, 200, 200, 200])
         const firstReads = reads - readsBefore

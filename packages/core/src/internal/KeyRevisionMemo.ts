@@ -1,22 +1,30 @@
 /**
- * One read of the store's key revision shared by the authentications that happen together: a
- * burst of requests (the requests of one event-loop turn, say) reads it once, not once each.
+ * The store's key revision, read once per turn of the event loop: every authentication of a turn
+ * (the requests its I/O callbacks hand over) takes the first read made in it, and the next turn
+ * reads again. A revocation made through this process forgets the read at once (`invalidate`),
+ * so the very next request reads the moved revision; one made by another process is seen by the
+ * first read of a turn that begins after it committed.
  *
- * The revocation guarantee rests on one rule: a call takes the value of a read that STARTED after
- * the call began, never of a read already under way (that read may have seen the store before a
- * revocation that committed before the call began). A call that finds no read under way reads
- * itself; calls made while a read is under way wait for the next one, which starts (in a fiber
- * of the facade, so that an interrupted caller leaves no one waiting) as soon as that read ends
- * and serves all of them. Reads never overlap, so a later read never answers an older value than
- * an earlier one did. A store that answers at once is read by each call, without a suspension.
+ * A read is kept only if it began and ended in the same turn, with no invalidation in between: a
+ * store that answers at once (SQLite, memory) is read once a turn, without a suspension. A read
+ * that spans turns (a store over a network) is not kept; for such reads one rule holds: a call
+ * takes the value of a read that STARTED after the call began, never of a read already under way
+ * (that read may have seen the store before a revocation that committed before the call began).
+ * A call that finds no read under way reads itself; calls made while a read is under way wait
+ * for the next one, which starts (in a fiber of the facade, so that an interrupted caller leaves
+ * no one waiting) as soon as that read ends and serves all of them. Reads never overlap, so a
+ * later read never answers an older value than an earlier one did.
  */
 import { Deferred, Effect, type Exit, FiberId, type Scope } from "effect"
 import type { StorageError } from "../Errors.js"
+import { atTurnEnd } from "./NextTurn.js"
 
-/** Reads of the key revision as a memo: `get` answers a read that started after it was called. */
+/** Reads of the key revision as a memo: `get` answers this turn's read, or one that started after it was called. */
 export interface KeyRevisionMemo {
-  /** The store's key revision, read after this call began (and shared with the calls around it). */
+  /** The store's key revision, read in this turn (and shared with the calls around it). */
   readonly get: Effect.Effect<number, StorageError>
+  /** Forgets this turn's read: the next call reads again (after a revocation in this process). */
+  readonly invalidate: Effect.Effect<void>
 }
 
 /** The memo over `read`, its reads forked in the current scope. */
@@ -27,6 +35,29 @@ export const make = (read: Effect.Effect<number, StorageError>): Effect.Effect<K
     let waiting: Deferred.Deferred<number, StorageError> | undefined
     /** Whether a read is under way: a caller's own, or the reader fiber's for `waiting`. */
     let reading = false
+    /** The revision read in this turn, taken by every call until the turn ends. */
+    let current: number | undefined
+    /** Moves when a turn ends and on `invalidate`: a read that saw it move is not kept. */
+    let epoch = 0
+    /** Whether the end of this turn is awaited already. */
+    let turnEndAwaited = false
+    const endTurn = () => {
+      turnEndAwaited = false
+      current = undefined
+      epoch += 1
+    }
+
+    /** `read`, its value kept for the rest of the turn when the turn (and no invalidation) ended meanwhile. */
+    const readForTurn = Effect.suspend(() => {
+      const began = epoch
+      if (!turnEndAwaited) {
+        turnEndAwaited = true
+        atTurnEnd(endTurn)
+      }
+      return Effect.tap(read, (revision) => {
+        if (epoch === began) current = revision
+      })
+    })
 
     // Reads for each batch of waiting calls in turn, until none waits.
     const reader: Effect.Effect<void> = Effect.suspend(() => {
@@ -38,7 +69,7 @@ export const make = (read: Effect.Effect<number, StorageError>): Effect.Effect<K
       // From here on, a new call waits for the next read: this one has started.
       waiting = undefined
       return Effect.flatMap(
-        Effect.exit(read).pipe(Effect.onInterrupt(() => Deferred.interrupt(batch))),
+        Effect.exit(readForTurn).pipe(Effect.onInterrupt(() => Deferred.interrupt(batch))),
         (exit: Exit.Exit<number, StorageError>) => Effect.zipRight(Deferred.done(batch, exit), reader)
       )
     })
@@ -50,7 +81,7 @@ export const make = (read: Effect.Effect<number, StorageError>): Effect.Effect<K
      * the next read, which starts when it ends.
      */
     const lead = Effect.ensuring(
-      read,
+      readForTurn,
       Effect.suspend(() => {
         reading = false
         if (waiting === undefined) return Effect.void
@@ -60,6 +91,7 @@ export const make = (read: Effect.Effect<number, StorageError>): Effect.Effect<K
     )
 
     const get: Effect.Effect<number, StorageError> = Effect.suspend(() => {
+      if (current !== undefined) return Effect.succeed(current)
       if (!reading) {
         reading = true
         return lead
@@ -71,5 +103,10 @@ export const make = (read: Effect.Effect<number, StorageError>): Effect.Effect<K
       }
       return Deferred.await(batch)
     })
-    return { get }
+
+    const invalidate = Effect.sync(() => {
+      current = undefined
+      epoch += 1
+    })
+    return { get, invalidate }
   })

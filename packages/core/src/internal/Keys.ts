@@ -1,9 +1,9 @@
 /**
  * API keys and workspaces: creation, revocation, and the authentication of every request. Keys
  * that authenticated are kept in memory while the store's key revision stays where it was; the
- * revision is read once for the authentications that happen together (`KeyRevisionMemo`), and
- * always after each of them began, so a key revoked (by any process) is refused by every request
- * that arrives after the revocation committed.
+ * revision is read once per turn of the event loop (`KeyRevisionMemo`), and again at once after a
+ * revocation through this facade, so a key revoked here is refused by the very next request, and
+ * one revoked by another process by every request of a turn that begins after it committed.
  */
 import type { Authentication } from "@appexec/api"
 import { ApiKeyId, UserId, WorkspaceId } from "@appexec/api/Ids"
@@ -56,7 +56,7 @@ export const make: Effect.Effect<
    * every request that presents it. At most `KEY_CACHE_SIZE` keys, the least recently used
    * dropped first; unknown keys are never cached. The memo's reads never overlap and come in
    * order, so a revision, once passed, does not come back; what is cached under a revision was
-   * looked up in the store after it was read, so no key revoked before a request began passes.
+   * looked up in the store after it was read, so no key revoked before that read passes.
    */
   const keyCache = new Map<string, Principal>()
   let cachedRevision: number | undefined
@@ -132,9 +132,11 @@ export const make: Effect.Effect<
         return { key, record, workspace, user }
       }
     ),
-    revoke: Effect.fn("Appexec.keys.revoke")((idOrHint: string) =>
-      Effect.flatMap(now, (at) => keyStore.revokeKey(idOrHint, at))
-    ),
+    revoke: Effect.fn("Appexec.keys.revoke")((idOrHint: string) => {
+      const revoke = Effect.flatMap(now, (at) => keyStore.revokeKey(idOrHint, at))
+      // Once it committed (or failed), this turn's read of the revision is stale: the next request reads again.
+      return revision === undefined ? revoke : Effect.ensuring(revoke, revision.invalidate)
+    }),
     // Every request runs it: untraced, and without a generator.
     authenticate: (headers: CredentialHeaders) => {
       const key = credentialFrom(headers)
