@@ -155,7 +155,8 @@ describe("many processes on one PostgreSQL database", () => {
       Effect.gen(function*() {
         const env = yield* postgres.env
         const appsDir = yield* tempDataDir
-        writeFileSync(join(appsDir, "slow.json"), JSON.stringify(slowApp("Slow step", 100)))
+        // Runs of 300 ms: long enough that a worker is caught holding one on a quiet machine too.
+        writeFileSync(join(appsDir, "slow.json"), JSON.stringify(slowApp("Slow step", 300)))
         const receiver = yield* startReceiver
         // The receiver is on loopback: the APIs accept its URL, the workers reach it.
         const apiA = yield* startServe(yield* tempDataDir, [
@@ -197,8 +198,8 @@ describe("many processes on one PostgreSQL database", () => {
           "SELECT count(*)::int AS n FROM executions WHERE status = 'completed'"
         ).pipe(Effect.map((rows) => rows[0]!.n))
         yield* waitUntil(
-          "a third of the executions complete",
-          Effect.map(completedCount, (n) => n >= total / 3),
+          "a tenth of the executions complete",
+          Effect.map(completedCount, (n) => n >= total / 10),
           30_000
         )
         // SIGKILL in the middle of its runs; a new worker takes its place.
