@@ -42,8 +42,6 @@ export interface Reporter {
    * below the new snapshot's, the ones after it above.
    */
   readonly saving: <A, E, R>(save: Effect.Effect<A, E, R>, version: number) => Effect.Effect<A, E, R>
-  /** Whether the run reported anything. */
-  readonly reported: () => boolean
 }
 
 /** Who a reporter reports for. */
@@ -73,7 +71,6 @@ export const factory: Effect.Effect<
     let version = options.version
     /** Reports numbered so far in this attempt. */
     let numbered = 0
-    let everReported = false
     /** Pending progress, newest per node, and pending log lines, in order. */
     const progress = new Map<string, Report>()
     let lines: Array<Report> = []
@@ -115,7 +112,6 @@ export const factory: Effect.Effect<
 
     /** Writes at once after a quiet spell, else at the end of the interval (one write pending at a time). */
     const due = Effect.suspend(() => {
-      everReported = true
       if (scheduled) return Effect.void
       scheduled = true
       return Effect.flatMap(now, (at) => {
@@ -166,8 +162,7 @@ export const factory: Effect.Effect<
                 })
             )
           )
-        ),
-      reported: () => everReported
+        )
     }
   }
 })

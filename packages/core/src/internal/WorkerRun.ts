@@ -169,6 +169,8 @@ export const make = (runs: Runs) =>
               ? { _tag: "OutputProduced", produced: output.output }
               : { _tag: "OutputFailed", id: output.id, type: output.type, error: output.error }
             return Effect.flatMap(apply(run.started!, event), (record) => {
+              // Through a reporter from now on, so that this save and the run's end are announced
+              // to the streams of other processes (the run is followed).
               reporterOf()
               return saveRun(run, record)
             }).pipe(
