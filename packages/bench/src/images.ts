@@ -1,7 +1,7 @@
 /**
  * Image benchmark: images per second through the whole engine (queue, worker, nodes, blob
  * store, media URLs) for two apps at 512×512, on in-memory storage with one in-process worker:
- * - poster: text → `image.generate` (PNG) → `output.image`;
+ * - poster: text → `image.placeholder` (PNG) → `output.image`;
  * - thumbnail: an `input.url` fetched from a local origin (a 1024×1024 JPEG) → `image.resize`
  *   (512×512) → `image.convert` (WebP) → `output.image`.
  * Each figure is the number of executions started at once divided by the time from the first
@@ -23,7 +23,7 @@ const poster = {
   public: true,
   nodes: [
     { id: "prompt", type: "input.text", config: { name: "prompt", required: true } },
-    { id: "render", type: "image.generate", config: { width: 512, height: 512, format: "png" } },
+    { id: "render", type: "image.placeholder", config: { width: 512, height: 512, format: "png" } },
     { id: "poster", type: "output.image" }
   ],
   edges: [

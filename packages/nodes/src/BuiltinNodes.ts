@@ -7,13 +7,14 @@ import { Layer } from "effect"
 import { httpRequest } from "./HttpRequest.js"
 import { imageCaption } from "./ImageCaption.js"
 import { imageBlur, imageConvert, imageGrayscale, imageResize } from "./ImageEdit.js"
-import { imageGenerate } from "./ImageGenerate.js"
+import { imageGenerateAlias, imagePlaceholder } from "./ImagePlaceholder.js"
 import { outputImage, outputVideo } from "./MediaOutputs.js"
 import * as NodesSettings from "./NodesSettings.js"
 
 /** Every built-in node type beyond the core ones, in the order they are documented. */
 export const builtinNodes = [
-  imageGenerate,
+  imagePlaceholder,
+  imageGenerateAlias,
   imageResize,
   imageConvert,
   imageGrayscale,

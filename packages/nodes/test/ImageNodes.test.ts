@@ -6,12 +6,12 @@ import { createHash } from "node:crypto"
 import * as FakeOrigin from "./support/FakeOrigin.js"
 import { describeImage, download, layer, run, testImage } from "./support/Instance.js"
 
-const poster = (config: Record<string, unknown> = {}) => ({
+const poster = (config: Record<string, unknown> = {}, type = "image.placeholder") => ({
   name: "Poster",
-  description: "Renders a titled poster from a prompt",
+  description: "Draws a placeholder poster from a prompt",
   nodes: [
     { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-    { id: "render", type: "image.generate", label: "Render", config },
+    { id: "render", type, label: "Render", config },
     { id: "poster", type: "output.image", label: "Poster" }
   ],
   edges: [
@@ -47,7 +47,7 @@ const imageOf = (definition: unknown, inputs: Record<string, string>) =>
     return { ...blob, ...(yield* describeImage(blob.bytes)), url: output.value! }
   })
 
-describe("image.generate", () => {
+describe("image.placeholder", () => {
   it.scoped("renders a poster of the asked size and format, served as a signed media URL", () =>
     Effect.gen(function*() {
       const image = yield* imageOf(poster({ width: 512, height: 384, format: "webp" }), { prompt: "a cat in neon" })
@@ -78,6 +78,23 @@ describe("image.generate", () => {
         {}
       )
       expect(sha256(withText.bytes)).not.toBe(sha256(empty.bytes))
+    }).pipe(Effect.provide(layer())))
+
+  it.scoped("image.generate, its former name, still imports and draws the same placeholder", () =>
+    Effect.gen(function*() {
+      const placeholder = yield* imageOf(poster({ width: 200, height: 120 }), { prompt: "old apps" })
+      const former = yield* imageOf(poster({ width: 200, height: 120 }, "image.generate"), { prompt: "old apps" })
+      expect(former).toMatchObject({ width: 200, height: 120, format: "png" })
+      expect(sha256(former.bytes)).toBe(sha256(placeholder.bytes))
+    }).pipe(Effect.provide(layer())))
+
+  it.scoped("logs that what it drew is a placeholder, with its format, size and weight", () =>
+    Effect.gen(function*() {
+      const done = yield* run(poster({ width: 64, height: 48 }), { prompt: "words" })
+      const reports = yield* ExecutionReports.ExecutionReports
+      const kept = yield* reports.logs(Ids.ExecutionId.make(done.executionId))
+      const lines = kept.lines.map(({ report }) => (report._tag === "Log" ? report.message : ""))
+      expect(lines.some((line) => /^placeholder png 64×48, \d/.test(line)), lines.join("\n")).toBe(true)
     }).pipe(Effect.provide(layer())))
 
   it.scoped("refuses a config out of range at import", () =>

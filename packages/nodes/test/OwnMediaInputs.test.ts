@@ -13,7 +13,7 @@ const poster = {
   name: "Poster",
   nodes: [
     { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-    { id: "render", type: "image.generate", label: "Render", config: { width: 320, height: 200 } },
+    { id: "render", type: "image.placeholder", label: "Render", config: { width: 320, height: 200 } },
     { id: "poster", type: "output.image", label: "Poster" }
   ],
   edges: [

@@ -1,7 +1,12 @@
 /**
- * `image.generate`: a deterministic picture drawn from upstream text. A seed taken from the
- * text and the config picks a two-colour gradient and a pattern of translucent discs; the text
- * is set on top. The same text and config always give the same bytes.
+ * `image.placeholder`: a placeholder drawing, a pattern with text. A seed taken from the upstream
+ * text and the config picks a two-colour gradient and a pattern of translucent discs; the text is
+ * set on top. No model is involved: it stands in for an image until a provider node
+ * (`provider.openai`, `provider.replicate`, `provider.fal`) makes a real one. The same text and
+ * config always give the same bytes.
+ *
+ * `image.generate` is its former name, still registered (`imageGenerateAlias`) so that apps
+ * imported under it keep importing and running.
  */
 import { NodeType } from "@appexec/core"
 import { Effect, Schema } from "effect"
@@ -13,7 +18,7 @@ import { sharpModule } from "./internal/sharpModule.js"
 /** Width or height of a generated image, in pixels. */
 export const Dimension = Schema.Number.pipe(Schema.int(), Schema.between(16, 4096))
 
-/** The config of `image.generate`. */
+/** The config of `image.placeholder`. */
 export const Config = Schema.Struct({
   /** Width in pixels (16–4096, default 512). */
   width: Schema.optionalWith(Dimension, { default: () => 512 }),
@@ -80,42 +85,59 @@ export const seedOf = (text: string, config: typeof Config.Type): Uint8Array =>
 const fontSize = (text: string, width: number, height: number) =>
   Math.max(10, Math.round(Math.min(width, height) / (4 + Math.sqrt([...text].length))))
 
-/** `image.generate`: draws a deterministic picture with the upstream text set on it. */
-export const imageGenerate = NodeType.defineNode({
-  type: "image.generate",
-  description: "Draws a deterministic picture (seeded gradient and pattern) with the upstream text set on it.",
+/** What both names of the node do: draws the pattern with the upstream text set on it. */
+const draw = ({ config, log, node, upstream }: NodeType.NodeContext<typeof Config.Type>) =>
+  Effect.gen(function*() {
+    const first = upstream[0]
+    const text = first === undefined ? "" : NodeType.NodeValue.asText(first.value)
+    if (text === undefined) {
+      return yield* new NodeType.NodeFailure({
+        message: `node '${first!.nodeId}' produced media; ${node.id} needs text`
+      })
+    }
+    const { width, height } = config
+    const label = yield* renderText(text, {
+      width: width * 0.84,
+      maxHeight: height * 0.8,
+      size: fontSize(text, width, height)
+    })
+    const background = sharpModule()(Buffer.from(backgroundSvg(seedOf(text, config), width, height)))
+    const picture = label === undefined
+      ? background
+      : background.composite([
+        {
+          input: label.png,
+          left: Math.floor((width - label.width) / 2),
+          top: Math.floor((height - label.height) / 2)
+        }
+      ])
+    const image = yield* encode(picture, config.format, config.quality)
+    yield* log(
+      `placeholder ${config.format} ${width}×${height}, ${
+        image._tag === "Media" ? formatBytes(image.bytes.length) : "?"
+      }`
+    )
+    return image
+  })
+
+/** `image.placeholder`: a placeholder drawing (a seeded pattern with the upstream text on it), not a generated image. */
+export const imagePlaceholder = NodeType.defineNode({
+  type: "image.placeholder",
+  description:
+    "Draws a placeholder picture (a seeded gradient and pattern with the upstream text set on it); no model is involved.",
   role: "process",
   inputs: { min: 0, max: 1 },
   config: Config,
-  run: ({ config, log, node, upstream }) =>
-    Effect.gen(function*() {
-      const first = upstream[0]
-      const text = first === undefined ? "" : NodeType.NodeValue.asText(first.value)
-      if (text === undefined) {
-        return yield* new NodeType.NodeFailure({
-          message: `node '${first!.nodeId}' produced media; ${node.id} needs text`
-        })
-      }
-      const { width, height } = config
-      const label = yield* renderText(text, {
-        width: width * 0.84,
-        maxHeight: height * 0.8,
-        size: fontSize(text, width, height)
-      })
-      const background = sharpModule()(Buffer.from(backgroundSvg(seedOf(text, config), width, height)))
-      const picture = label === undefined
-        ? background
-        : background.composite([
-          {
-            input: label.png,
-            left: Math.floor((width - label.width) / 2),
-            top: Math.floor((height - label.height) / 2)
-          }
-        ])
-      const image = yield* encode(picture, config.format, config.quality)
-      yield* log(
-        `${config.format} ${width}×${height}, ${image._tag === "Media" ? formatBytes(image.bytes.length) : "?"}`
-      )
-      return image
-    })
+  run: draw
+})
+
+/** `image.generate`: the former name of `image.placeholder`, kept so that apps imported under it still import and run. */
+export const imageGenerateAlias = NodeType.defineNode({
+  type: "image.generate",
+  description:
+    "Former name of image.placeholder, kept for apps that use it: draws the same placeholder pattern with text; no model is involved.",
+  role: "process",
+  inputs: { min: 0, max: 1 },
+  config: Config,
+  run: draw
 })
