@@ -8,6 +8,7 @@ import { Console, Effect } from "effect"
 import { type Benchmark, format } from "./Benchmark.js"
 import * as Cli from "./cli.js"
 import * as ConsoleWeight from "./console.js"
+import * as Graphile from "./graphile.js"
 import * as Http from "./http.js"
 import * as Images from "./images.js"
 import * as Live from "./live.js"
@@ -21,6 +22,7 @@ const benchmarks: ReadonlyArray<Benchmark> = [
   ConsoleWeight.benchmark,
   Queue.benchmark,
   Scaling.benchmark,
+  Graphile.benchmark,
   Images.benchmark,
   Webhooks.benchmark,
   Http.benchmark,

@@ -1,0 +1,386 @@
+/**
+ * Side by side with graphile-worker: one embedded PostgreSQL (every commit flushed, the server's
+ * default), a database each, and in one run:
+ *
+ * - graphile-worker 0.17 (in this process, `concurrency` 16) draining 10,000 no-op jobs
+ *   unbatched (its defaults), and for reference with its local queue and batched completions;
+ * - appexec draining 10,000 no-op executions with one `appexec worker` process of the compiled
+ *   command (`--concurrency 16`), then with two.
+ *
+ * The jobs and executions are all added before any worker starts. A drain is timed from the
+ * first start (the task's call; the execution's `started_at`) to the moment a count of what is
+ * left (one `count(*)` every 10 ms, the same for both) finds none. Then add→start, one at a time
+ * with the workers idle (200 each): from before the add to the task's call (graphile-worker, in
+ * this process) or to the `started_at` the worker wrote (appexec, to the millisecond, one machine
+ * clock). CPU time per execution of each process: this process while graphile-worker drains,
+ * each appexec worker process, and the PostgreSQL server.
+ *
+ * `APPEXEC_BENCH_GRAPHILE_COUNT` changes the 10,000; `APPEXEC_BENCH_GRAPHILE_PARTS` picks any of
+ * `graphile`, `graphile_local_queue`, `appexec_1`, `appexec_2`, `latency` (all when unset).
+ */
+import { Appexec, AppexecLayer, IdGenerator } from "@appexec/core"
+import { NodeOutboundHttp } from "@appexec/platform-node"
+import { PostgresStorage } from "@appexec/postgres"
+import { Duration, Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { loadavg } from "node:os"
+import pg from "pg"
+import type { Benchmark, Figure } from "./Benchmark.js"
+import * as Percentile from "./Percentile.js"
+import * as ProcessCpu from "./ProcessCpu.js"
+import * as AppexecCommand from "./servers/appexec.js"
+import * as PostgresServer from "./servers/postgres.js"
+import * as TempDir from "./TempDir.js"
+
+const COUNT = Number(process.env["APPEXEC_BENCH_GRAPHILE_COUNT"] ?? 10_000)
+const parts = new Set(
+  (process.env["APPEXEC_BENCH_GRAPHILE_PARTS"] ?? "graphile,graphile_local_queue,appexec_1,appexec_2,latency").split(
+    ","
+  )
+)
+/** Jobs or executions each worker process runs at once. */
+const CONCURRENCY = 16
+/** Adds of the latency run, one at a time. */
+const LATENCY_COUNT = 200
+
+const noop = {
+  name: "No-op",
+  public: true,
+  nodes: [
+    { id: "in", type: "input.text", label: "In", config: { name: "in", required: true } },
+    { id: "out", type: "output.text", label: "Out" }
+  ],
+  edges: [{ source: "in", target: "out" }]
+}
+
+/** Wall-clock time in milliseconds with a fraction, comparable with `Date.now()` of other processes. */
+const wallNow = () => performance.timeOrigin + performance.now()
+
+let databases = 0
+
+/** A fresh database on `server`; its URL. */
+const database = (server: PostgresServer.Server) =>
+  Effect.promise(async () => {
+    const name = `graphile_bench_${++databases}`
+    await withClient(server.url, (client) => client.query(`CREATE DATABASE ${name}`))
+    const url = new URL(server.url)
+    url.pathname = `/${name}`
+    return url.href
+  })
+
+const withClient = async <A>(url: string, f: (client: pg.Client) => Promise<A>): Promise<A> => {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return await f(client)
+  } finally {
+    await client.end()
+  }
+}
+
+/** A connection of its own, closed with the scope. */
+const connection = (url: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      return client
+    }),
+    (client) => Effect.promise(() => client.end())
+  )
+
+/** CPU time the server's processes have used so far, by process id. */
+const serverCpu = (url: string) =>
+  Effect.promise(() =>
+    withClient(url, async (client) => {
+      const { rows } = await client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity")
+      return new Map(rows.map((row) => [row.pid, ProcessCpu.ofProcess(row.pid)]))
+    })
+  )
+
+/** CPU used between two `serverCpu` readings (a process started meanwhile counts whole). */
+const serverUsed = (before: Map<number, number>, after: Map<number, number>) => {
+  let used = 0
+  for (const [pid, now] of after) used += now - (before.get(pid) ?? 0)
+  return used
+}
+
+/** Waits, asking `left` every 10 ms, until it answers 0; the time it did. */
+const drained = (client: pg.Client, left: string) =>
+  Effect.gen(function*() {
+    for (;;) {
+      const { rows } = yield* Effect.promise(() => client.query<{ n: string }>(left))
+      if (Number(rows[0]!.n) === 0) return wallNow()
+      yield* Effect.sleep(Duration.millis(10))
+    }
+  })
+
+interface Drain {
+  readonly perSecond: number
+  /** CPU per job of the worker processes (µs), one entry per process. */
+  readonly workerCpu: ReadonlyArray<number>
+  readonly serverCpu: number
+}
+
+// graphile-worker ----------------------------------------------------------------------------
+
+/** graphile-worker's module, loaded when its part runs (a dev dependency of the bench alone). */
+const graphileWorker = Effect.promise(() => import("graphile-worker"))
+
+/** Quiet: graphile-worker logs each job at info. */
+const silent = () => () => {}
+
+/** Adds `count` no-op jobs in batches, before any worker runs. */
+const addGraphileJobs = (url: string, count: number) =>
+  Effect.promise(() =>
+    withClient(url, async (client) => {
+      for (let i = 0; i < count; i += 1_000) {
+        const n = Math.min(1_000, count - i)
+        await client.query(
+          `SELECT graphile_worker.add_jobs(array(
+             SELECT ROW('noop', json_build_object('i', g), NULL, NULL, NULL, NULL, NULL, NULL)::graphile_worker.job_spec
+             FROM generate_series($1::int, $2::int) AS g))`,
+          [i, i + n - 1]
+        )
+      }
+    })
+  )
+
+/** graphile-worker draining `COUNT` jobs, unbatched or with its local queue. */
+const graphileDrain = (server: PostgresServer.Server, localQueue: boolean) =>
+  Effect.scoped(Effect.gen(function*() {
+    const { run, runMigrations, Logger: GraphileLogger } = yield* graphileWorker
+    const url = yield* database(server)
+    const logger = new GraphileLogger(silent)
+    yield* Effect.promise(() => runMigrations({ connectionString: url, logger }))
+    yield* addGraphileJobs(url, COUNT)
+    const counter = yield* connection(url)
+    let first = Number.POSITIVE_INFINITY
+    const before = { own: process.cpuUsage(), server: yield* serverCpu(url) }
+    const runner = yield* Effect.acquireRelease(
+      Effect.promise(() =>
+        run({
+          connectionString: url,
+          concurrency: CONCURRENCY,
+          noHandleSignals: true,
+          pollInterval: 1_000,
+          logger,
+          taskList: {
+            noop: async () => {
+              if (first === Number.POSITIVE_INFINITY) first = wallNow()
+            }
+          },
+          ...(localQueue
+            ? { preset: { worker: { localQueue: { size: 500 }, completeJobBatchDelay: 0 } } }
+            : {})
+        })
+      ),
+      (runner) => Effect.promise(() => runner.stop())
+    )
+    const end = yield* drained(counter, "SELECT count(*) AS n FROM graphile_worker._private_jobs")
+    const own = process.cpuUsage(before.own)
+    const serverMicros = serverUsed(before.server, yield* serverCpu(url))
+    void runner
+    return {
+      perSecond: (COUNT / (end - first)) * 1000,
+      workerCpu: [(own.user + own.system) / COUNT],
+      serverCpu: serverMicros / COUNT
+    } satisfies Drain
+  }))
+
+/** Add→start of `LATENCY_COUNT` jobs added one at a time to an idle worker. */
+const graphileLatency = (server: PostgresServer.Server) =>
+  Effect.scoped(Effect.gen(function*() {
+    const { run, runMigrations, makeWorkerUtils, Logger: GraphileLogger } = yield* graphileWorker
+    const url = yield* database(server)
+    const logger = new GraphileLogger(silent)
+    yield* Effect.promise(() => runMigrations({ connectionString: url, logger }))
+    let started: (() => void) | undefined
+    let startedAt = 0
+    yield* Effect.acquireRelease(
+      Effect.promise(() =>
+        run({
+          connectionString: url,
+          concurrency: CONCURRENCY,
+          noHandleSignals: true,
+          pollInterval: 2_000,
+          logger,
+          taskList: {
+            noop: async () => {
+              startedAt = wallNow()
+              started?.()
+            }
+          }
+        })
+      ),
+      (runner) => Effect.promise(() => runner.stop())
+    )
+    const utils = yield* Effect.acquireRelease(
+      Effect.promise(() => makeWorkerUtils({ connectionString: url, logger })),
+      (utils) => Effect.promise(async () => utils.release())
+    )
+    const latencies: Array<number> = []
+    for (let i = 0; i < LATENCY_COUNT; i++) {
+      const wait = new Promise<void>((resolve) => (started = resolve))
+      const added = wallNow()
+      yield* Effect.promise(() => utils.addJob("noop", { i }))
+      yield* Effect.promise(() => wait)
+      latencies.push(startedAt - added)
+      // Idle between jobs, as when traffic is light.
+      yield* Effect.sleep(Duration.millis(20))
+    }
+    return latencies.sort((a, b) => a - b)
+  }))
+
+// appexec ------------------------------------------------------------------------------------
+
+/** This process as appexec's API on `url` (no worker): it adds the executions. */
+const api = (url: string) =>
+  AppexecLayer.make({ worker: false, webhooks: false }).pipe(
+    Layer.provideMerge(PostgresStorage.layer({ connectionString: url, poolSize: 16 })),
+    Layer.provide(IdGenerator.IdGenerator.random),
+    Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: true }))
+  )
+
+const setUp = Effect.gen(function*() {
+  const appexec = yield* Appexec.Appexec
+  const app = yield* appexec.apps.import(noop, { owner: { public: true } })
+  const { key } = yield* appexec.keys.create({ workspace: "bench" })
+  const principal = yield* appexec.keys.authenticate({ "x-api-key": key })
+  return { appexec, appId: app.appId, principal }
+})
+
+/** `count` `appexec worker` processes on `url`, started at once; stopped with the scope. */
+const appexecWorkers = (url: string, count: number) =>
+  Effect.flatMap(TempDir.make("graphile"), (dir) =>
+    Effect.forEach(
+      Array.from({ length: count }, (_, i) => i),
+      () =>
+        AppexecCommand.worker(
+          ["--concurrency", String(CONCURRENCY), "--data", dir],
+          { APPEXEC_DATABASE_URL: url, ...masterKey }
+        ),
+      { concurrency: "unbounded" }
+    ))
+
+/** One master key for every process of a run. */
+const masterKey = AppexecCommand.masterKey()
+
+/** appexec draining `COUNT` executions with `processes` worker processes. */
+const appexecDrain = (server: PostgresServer.Server, processes: number) =>
+  Effect.scoped(Effect.gen(function*() {
+    const url = yield* database(server)
+    const counter = yield* connection(url)
+    yield* Effect.gen(function*() {
+      const { appexec, appId, principal } = yield* setUp
+      yield* Effect.forEach(
+        Array.from({ length: COUNT }, (_, i) => i),
+        (i) => appexec.executions.start(principal, appId, { in: `${i}` }),
+        { concurrency: 64, discard: true }
+      )
+    }).pipe(Effect.provide(api(url)))
+    const before = yield* serverCpu(url)
+    const children = yield* appexecWorkers(url, processes)
+    const pids = children.flatMap((child) => child.pid ?? [])
+    const cpuBefore = pids.map(ProcessCpu.ofProcess)
+    const end = yield* drained(counter, "SELECT count(*) AS n FROM executions WHERE status IN ('queued', 'running')")
+    const workerCpu = pids.map((pid, i) => (ProcessCpu.ofProcess(pid) - cpuBefore[i]!) / COUNT)
+    const serverMicros = serverUsed(before, yield* serverCpu(url))
+    const { rows } = yield* Effect.promise(() =>
+      counter.query<{ first: string; failed: string }>(
+        "SELECT min(started_at) AS first, count(*) FILTER (WHERE status <> 'completed') AS failed FROM executions"
+      )
+    )
+    if (Number(rows[0]!.failed) > 0) yield* Effect.dieMessage(`${rows[0]!.failed} executions did not complete`)
+    return {
+      perSecond: (COUNT / (end - Number(rows[0]!.first))) * 1000,
+      workerCpu,
+      serverCpu: serverMicros / COUNT
+    } satisfies Drain
+  }))
+
+/** Add→start of `LATENCY_COUNT` executions started one at a time with one idle worker process. */
+const appexecLatency = (server: PostgresServer.Server) =>
+  Effect.scoped(Effect.gen(function*() {
+    const url = yield* database(server)
+    const counter = yield* connection(url)
+    return yield* Effect.gen(function*() {
+      const { appexec, appId, principal } = yield* setUp
+      yield* appexecWorkers(url, 1)
+      const latencies: Array<number> = []
+      for (let i = 0; i < LATENCY_COUNT; i++) {
+        const added = wallNow()
+        const { executionId } = yield* appexec.executions.start(principal, appId, { in: `${i}` })
+        for (;;) {
+          const { rows } = yield* Effect.promise(() =>
+            counter.query<{ started_at: string | null }>(
+              "SELECT started_at FROM executions WHERE execution_id = $1",
+              [executionId]
+            )
+          )
+          const startedAt = Option.fromNullable(rows[0]?.started_at)
+          if (Option.isSome(startedAt)) {
+            latencies.push(Number(startedAt.value) - added)
+            break
+          }
+          yield* Effect.sleep(Duration.millis(2))
+        }
+        yield* Effect.sleep(Duration.millis(20))
+      }
+      return latencies.sort((a, b) => a - b)
+    }).pipe(Effect.provide(api(url)))
+  }))
+
+const ms = (name: string, value: number): Figure => ({ name, value, unit: "ms" })
+
+/** The side-by-side benchmark. */
+export const benchmark: Benchmark = {
+  name: "graphile",
+  run: (report) =>
+    Effect.gen(function*() {
+      const load = (when: string) =>
+        report({ name: `graphile.machine.load_average_1m.${when}`, value: loadavg()[0]!, unit: "runnable" })
+      yield* load("start")
+      const server = yield* Effect.acquireRelease(
+        Effect.promise(() => PostgresServer.start()),
+        (server) => Effect.promise(() => server.stop())
+      )
+      const drains = new Map<string, Drain>()
+      const measure = (name: string, drain: Effect.Effect<Drain, unknown>) =>
+        Effect.gen(function*() {
+          const result = yield* drain
+          drains.set(name, result)
+          yield* report({ name: `graphile.${name}.${COUNT}.drain`, value: result.perSecond, unit: "per s" })
+          for (const [i, micros] of result.workerCpu.entries()) {
+            yield* report({ name: `graphile.${name}.cpu_per_execution.worker_${i + 1}`, value: micros, unit: "µs" })
+          }
+          yield* report({ name: `graphile.${name}.cpu_per_execution.postgres`, value: result.serverCpu, unit: "µs" })
+        })
+      if (parts.has("graphile")) yield* measure("graphile_worker", graphileDrain(server, false))
+      if (parts.has("graphile_local_queue")) {
+        yield* measure("graphile_worker_local_queue", graphileDrain(server, true))
+      }
+      if (parts.has("appexec_1")) yield* measure("appexec.workers_1", appexecDrain(server, 1))
+      if (parts.has("appexec_2")) yield* measure("appexec.workers_2", appexecDrain(server, 2))
+      const anchor = drains.get("graphile_worker")
+      if (anchor !== undefined) {
+        for (const name of ["appexec.workers_1", "appexec.workers_2"]) {
+          const ours = drains.get(name)
+          if (ours === undefined) continue
+          yield* report({
+            name: `graphile.${name}.to_graphile_worker`,
+            value: ours.perSecond / anchor.perSecond,
+            unit: "of graphile-worker unbatched (goal >= 1.0)"
+          })
+        }
+      }
+      if (parts.has("latency")) {
+        const theirs = yield* graphileLatency(server)
+        yield* report(ms("graphile.graphile_worker.add_to_start_p50", Percentile.of(theirs, 50)))
+        yield* report(ms("graphile.graphile_worker.add_to_start_p99", Percentile.of(theirs, 99)))
+        const ours = yield* appexecLatency(server)
+        yield* report(ms("graphile.appexec.add_to_start_p50", Percentile.of(ours, 50)))
+        yield* report(ms("graphile.appexec.add_to_start_p99", Percentile.of(ours, 99)))
+      }
+      yield* load("end")
+    }).pipe(Effect.scoped, Effect.provide(Logger.minimumLogLevel(LogLevel.Warning)))
+}
