@@ -1,8 +1,9 @@
 /**
  * One layer for a whole appexec instance over a chosen storage: node registry (core nodes plus
  * the host's own), settings, the app catalog, the `Appexec` facade, the webhook signing keys,
- * and, unless turned off, a worker and a webhook dispatcher. The outbound HTTP client (webhooks,
- * media, provider calls) comes from the host: `NodeOutboundHttp` of `@appexec/platform-node` on Node.
+ * the operator's secrets (`SecretStore`, sealed with the master key), and, unless turned off, a
+ * worker and a webhook dispatcher. The outbound HTTP client (webhooks, media, provider calls)
+ * comes from the host: `NodeOutboundHttp` of `@appexec/platform-node` on Node.
  */
 import { Layer } from "effect"
 import * as Appexec from "./Appexec.js"
@@ -23,8 +24,11 @@ import * as Worker from "./internal/Worker.js"
 import type { KeyStore } from "./KeyStore.js"
 import * as NodeRegistry from "./NodeRegistry.js"
 import type * as NodeType from "./NodeType.js"
+import type { OperatorViews } from "./OperatorViews.js"
 import type { OutboundHttp } from "./OutboundHttp.js"
 import type { RateLimitStore } from "./RateLimitStore.js"
+import type { SealedSecretStore } from "./SealedSecretStore.js"
+import * as SecretStore from "./SecretStore.js"
 import * as SigningKeys from "./SigningKeys.js"
 import type { SigningKeyStore } from "./SigningKeyStore.js"
 import * as WebhookDispatcher from "./WebhookDispatcher.js"
@@ -41,6 +45,8 @@ export type Storage =
   | BlobStore
   | SigningKeyStore
   | RateLimitStore
+  | OperatorViews
+  | SealedSecretStore
 
 /** How to assemble an instance. */
 export interface Options<Nodes extends ReadonlyArray<NodeType.Any>> {
@@ -68,9 +74,13 @@ export type Services =
   | AppexecConfig
   | NodeRegistry.NodeRegistry
   | SigningKeys.SigningKeys
+  | SecretStore.SecretStore
 
-/** What the instance provides to node types itself, so they need not come from the host. */
-export type Provided = AppexecConfig
+/**
+ * What the instance provides to node types itself, so they need not come from the host: the
+ * settings, and the operator's secrets (sealed in its storage with `config.masterKey`).
+ */
+export type Provided = AppexecConfig | SecretStore.SecretStore
 
 /**
  * The instance. It needs the storage ports, an `IdGenerator`, the `OutboundHttp` client, and
@@ -97,7 +107,7 @@ export const make = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly 
     ExecutionEvents.layer,
     Cancellations.layer,
     SigningKeys.layer
-  ).pipe(Layer.provideMerge(settings))
+  ).pipe(Layer.provideMerge(SecretStore.layer), Layer.provideMerge(settings))
   const facade = Appexec.layer.pipe(Layer.provideMerge(AppCatalog.layer), Layer.provideMerge(base))
   const withWorker = options.worker === false ? facade : Worker.layer.pipe(Layer.provideMerge(facade))
   const withRetention = (options.retention ?? options.worker !== false)

@@ -10,7 +10,15 @@
  * ```
  */
 import type { AppexecLayer, Errors } from "@appexec/core"
-import { SqlAppStore, SqlBlobStore, SqlKeyStore, SqlRateLimitStore, SqlSigningKeyStore } from "@appexec/sql"
+import {
+  SqlAppStore,
+  SqlBlobStore,
+  SqlKeyStore,
+  SqlOperatorViews,
+  SqlRateLimitStore,
+  SqlSealedSecretStore,
+  SqlSigningKeyStore
+} from "@appexec/sql"
 import { Layer } from "effect"
 import * as Runner from "./internal/Runner.js"
 import * as WorkNotifier from "./internal/WorkNotifier.js"
@@ -39,6 +47,8 @@ export const layerFromClient: Layer.Layer<
   SqlBlobStore.layer,
   SqlSigningKeyStore.layer,
   SqlRateLimitStore.layer,
+  SqlSealedSecretStore.layer,
+  SqlOperatorViews.layer,
   // One notifier for the store and the outbox, one listening connection for the last three.
   Layer.mergeAll(
     PostgresExecutionStore.layer,

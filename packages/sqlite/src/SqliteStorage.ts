@@ -10,7 +10,14 @@
  * ```
  */
 import type { AppexecLayer, Errors } from "@appexec/core"
-import { SqlBlobStore, SqlExecutionReports, SqlRateLimitStore, SqlSigningKeyStore } from "@appexec/sql"
+import {
+  SqlBlobStore,
+  SqlExecutionReports,
+  SqlOperatorViews,
+  SqlRateLimitStore,
+  SqlSealedSecretStore,
+  SqlSigningKeyStore
+} from "@appexec/sql"
 import { Layer } from "effect"
 import * as Runner from "./internal/Runner.js"
 import { WorkSignal } from "./internal/WorkSignal.js"
@@ -35,7 +42,9 @@ export const layer = (options: Options): Layer.Layer<AppexecLayer.Storage, Error
     SqlBlobStore.layer,
     SqlSigningKeyStore.layer,
     SqlRateLimitStore.layer,
+    SqlSealedSecretStore.layer,
     SqliteWebhookOutbox.layer,
     SqlExecutionReports.layer,
+    SqlOperatorViews.layer,
     Layer.mergeAll(SqliteExecutionStore.layer, SqliteExecutionQueue.layer).pipe(Layer.provide(WorkSignal.layer))
   ).pipe(Layer.provide(Runner.layer.pipe(Layer.provideMerge(SqliteClient.layer(options)))))

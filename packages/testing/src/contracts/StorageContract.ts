@@ -15,7 +15,9 @@ import * as ExecutionQueueContract from "./ExecutionQueueContract.js"
 import * as ExecutionReportsContract from "./ExecutionReportsContract.js"
 import * as ExecutionStoreContract from "./ExecutionStoreContract.js"
 import * as KeyStoreContract from "./KeyStoreContract.js"
+import * as OperatorViewsContract from "./OperatorViewsContract.js"
 import * as RateLimitStoreContract from "./RateLimitStoreContract.js"
+import * as SecretStoreContract from "./SecretStoreContract.js"
 import * as SigningKeyStoreContract from "./SigningKeyStoreContract.js"
 import * as WebhookOutboxContract from "./WebhookOutboxContract.js"
 
@@ -30,8 +32,10 @@ export const suite = (name: string, makeStorage: MakeStorage) => {
   ExecutionReportsContract.suite(name, makeStorage)
   CancelAndIdempotencyContract.suite(name, makeStorage)
   WebhookOutboxContract.suite(name, makeStorage)
+  OperatorViewsContract.suite(name, makeStorage)
   KeyStoreContract.suite(name, makeStorage)
   BlobStoreContract.suite(name, makeStorage)
   SigningKeyStoreContract.suite(name, makeStorage)
   RateLimitStoreContract.suite(name, makeStorage)
+  SecretStoreContract.suite(name, makeStorage)
 }

@@ -1,0 +1,74 @@
+/**
+ * Port: what the operator views of the admin port read across every workspace
+ * (docs/operations.md#operator-views): how many executions each workspace has queued and running,
+ * how many finished per minute and how many of them failed, the workers that hold leases, and
+ * the webhook deliveries that failed. Reads only, and never scoped to a workspace: the admin port
+ * is private to the operator.
+ *
+ * There is no table of workers: a worker is seen through the leases it holds on running
+ * executions, which it renews every third of a lease (`AppexecConfig.renewEvery`), so the end of
+ * its newest lease minus the lease's length is when it last renewed them, its heartbeat. A worker
+ * that runs nothing holds no lease and is not seen.
+ */
+import type { AppId, WorkspaceId } from "@appexec/api/Ids"
+import { Context, type Effect } from "effect"
+import type { StorageError } from "./Errors.js"
+import type { OutboxEntry } from "./WebhookOutbox.js"
+
+/** A workspace's unfinished executions. */
+export interface WorkspaceLoad {
+  readonly workspaceId: WorkspaceId
+  /** Its name; null where the storage does not hold workspaces beside executions (memory). */
+  readonly name: string | null
+  readonly queued: number
+  readonly running: number
+}
+
+/** The executions that finished within one bucket of time. */
+export interface FinishedBucket {
+  /** The bucket's start (epoch ms): `since` plus a whole number of buckets. */
+  readonly start: number
+  readonly completed: number
+  readonly failed: number
+}
+
+/** A worker as its leases show it. */
+export interface LeaseHolder {
+  readonly workerId: string
+  /** How many unfinished executions it holds a lease on. */
+  readonly held: number
+  /** The latest end among those leases (epoch ms); in the past when the worker stopped renewing them. */
+  readonly leaseExpiresAt: number
+}
+
+/** A delivery that is over and failed, with the execution's workspace and app. */
+export interface FailedDelivery {
+  readonly entry: OutboxEntry
+  readonly workspaceId: WorkspaceId
+  readonly appId: AppId
+}
+
+/** The reads of the operator views. */
+export class OperatorViews extends Context.Tag("@appexec/core/OperatorViews")<
+  OperatorViews,
+  {
+    /** Every workspace with a queued or running execution, with how many of each, ordered by workspace id. */
+    readonly workspaceLoad: Effect.Effect<ReadonlyArray<WorkspaceLoad>, StorageError>
+    /**
+     * The executions that finished (`completedAt`) at or after `since` and before `until`, counted
+     * by status in buckets of `bucketMs` (positive) from `since`: the buckets that hold any, oldest first.
+     */
+    readonly finishedPerBucket: (
+      since: number,
+      until: number,
+      bucketMs: number
+    ) => Effect.Effect<ReadonlyArray<FinishedBucket>, StorageError>
+    /** The workers that hold a lease on an unfinished execution, ordered by worker id. */
+    readonly leaseHolders: Effect.Effect<ReadonlyArray<LeaseHolder>, StorageError>
+    /**
+     * Up to `limit` (positive) deliveries whose status is `failed` (retries given up, or a
+     * redelivery that failed), across workspaces, newest (by creation) first.
+     */
+    readonly failedDeliveries: (limit: number) => Effect.Effect<ReadonlyArray<FailedDelivery>, StorageError>
+  }
+>() {}

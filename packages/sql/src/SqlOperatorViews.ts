@@ -1,0 +1,129 @@
+/**
+ * `OperatorViews` on SQL, for every dialect: counts grouped in the database, so a view reads a
+ * row per workspace, minute or worker, never the executions themselves. Finished executions are
+ * counted through the partial index `executions_finished` (its condition is repeated with
+ * literals, so SQLite can use it); workers are the `lease_worker`s of unfinished executions.
+ */
+import { Ids } from "@appexec/api"
+import { OperatorViews } from "@appexec/core"
+import { Effect, Layer } from "effect"
+import { sql } from "kysely"
+import { outboxEntryOfRow, trusted } from "./RowMapping.js"
+import { SqlRunner } from "./SqlRunner.js"
+
+const QUEUED = sql.lit("queued")
+const RUNNING = sql.lit("running")
+const COMPLETED = sql.lit("completed")
+const FAILED = sql.lit("failed")
+
+/** The views over the runner. */
+export const make = Effect.gen(function*() {
+  const runner = yield* SqlRunner
+  const db = runner.builder
+
+  const service: OperatorViews.OperatorViews["Type"] = {
+    workspaceLoad: Effect.map(
+      runner.all(
+        "operator: workspace load",
+        db
+          .selectFrom("executions")
+          .leftJoin("workspaces", "workspaces.workspace_id", "executions.workspace_id")
+          .select((eb) => [
+            "executions.workspace_id as workspace_id",
+            eb.fn.max("workspaces.name").as("name"),
+            sql<number>`sum(case when ${eb.ref("executions.status")} = ${QUEUED} then 1 else 0 end)`.as("queued"),
+            sql<number>`sum(case when ${eb.ref("executions.status")} = ${RUNNING} then 1 else 0 end)`.as("running")
+          ])
+          .where("executions.status", "in", [QUEUED, RUNNING])
+          .groupBy("executions.workspace_id")
+          .orderBy("executions.workspace_id")
+      ),
+      (rows) =>
+        rows.map((row): OperatorViews.WorkspaceLoad => ({
+          workspaceId: Ids.WorkspaceId.make(row.workspace_id, trusted),
+          name: row.name ?? null,
+          queued: Number(row.queued),
+          running: Number(row.running)
+        }))
+    ),
+    finishedPerBucket: Effect.fn("SqlOperatorViews.finishedPerBucket")((since, until, bucketMs) =>
+      Effect.map(
+        runner.all(
+          "operator: finished per bucket",
+          db
+            .selectFrom("executions")
+            .select((eb) => [
+              // The bucket's number (cast: a parameter may be bound as a float, and the division with it).
+              sql<number>`cast((${eb.ref("completed_at")} - ${since}) / ${bucketMs} as integer)`.as("bucket"),
+              sql<number>`sum(case when ${eb.ref("status")} = ${COMPLETED} then 1 else 0 end)`.as("completed"),
+              sql<number>`sum(case when ${eb.ref("status")} = ${FAILED} then 1 else 0 end)`.as("failed")
+            ])
+            .where("status", "in", [COMPLETED, FAILED])
+            .where("completed_at", ">=", since)
+            .where("completed_at", "<", until)
+            .groupBy(sql.ref("bucket"))
+            .orderBy(sql.ref("bucket"))
+        ),
+        (rows) =>
+          rows.map((row): OperatorViews.FinishedBucket => ({
+            start: since + Number(row.bucket) * bucketMs,
+            completed: Number(row.completed),
+            failed: Number(row.failed)
+          }))
+      )
+    ),
+    leaseHolders: Effect.map(
+      runner.all(
+        "operator: lease holders",
+        db
+          .selectFrom("executions")
+          .select((eb) => [
+            "lease_worker",
+            eb.fn.countAll<number>().as("held"),
+            eb.fn.max("lease_expires_at").as("lease_expires_at")
+          ])
+          .where("status", "in", [QUEUED, RUNNING])
+          .where("lease_worker", "is not", null)
+          .groupBy("lease_worker")
+          .orderBy("lease_worker")
+      ),
+      (rows) =>
+        rows.flatMap((row): ReadonlyArray<OperatorViews.LeaseHolder> =>
+          row.lease_worker === null
+            ? []
+            : [{
+              workerId: row.lease_worker,
+              held: Number(row.held),
+              leaseExpiresAt: Number(row.lease_expires_at ?? 0)
+            }]
+        )
+    ),
+    failedDeliveries: Effect.fn("SqlOperatorViews.failedDeliveries")((limit) =>
+      Effect.flatMap(
+        runner.all(
+          "operator: failed deliveries",
+          db
+            .selectFrom("webhook_outbox")
+            .innerJoin("executions", "executions.execution_id", "webhook_outbox.execution_id")
+            .selectAll("webhook_outbox")
+            .select(["executions.workspace_id as workspace_id", "executions.app_id as app_id"])
+            .where("webhook_outbox.status", "=", FAILED)
+            .orderBy("webhook_outbox.created_at", "desc")
+            .orderBy("webhook_outbox.seq", "desc")
+            .limit(limit)
+        ),
+        (rows) =>
+          Effect.forEach(rows, (row) =>
+            Effect.map(outboxEntryOfRow(row), (entry): OperatorViews.FailedDelivery => ({
+              entry,
+              workspaceId: Ids.WorkspaceId.make(row.workspace_id, trusted),
+              appId: Ids.AppId.make(row.app_id, trusted)
+            })))
+      )
+    )
+  }
+  return service
+})
+
+/** Layer of the views; needs the runner of an adapter. */
+export const layer = Layer.effect(OperatorViews.OperatorViews, make)
