@@ -10,6 +10,7 @@ import { imageBlur, imageConvert, imageGrayscale, imageResize } from "./ImageEdi
 import { imageGenerateAlias, imagePlaceholder } from "./ImagePlaceholder.js"
 import { outputImage, outputVideo } from "./MediaOutputs.js"
 import * as NodesSettings from "./NodesSettings.js"
+import { providerOpenAI } from "./ProviderOpenAI.js"
 
 /** Every built-in node type beyond the core ones, in the order they are documented. */
 export const builtinNodes = [
@@ -21,6 +22,7 @@ export const builtinNodes = [
   imageBlur,
   imageCaption,
   httpRequest,
+  providerOpenAI,
   outputImage,
   outputVideo
 ] as const

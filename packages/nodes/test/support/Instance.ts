@@ -1,6 +1,7 @@
 /**
  * A whole appexec instance in memory with the built-in nodes, the real guarded HTTP client
- * (private networks allowed, so tests reach their servers on 127.0.0.1) and signed media URLs.
+ * (private networks allowed, so tests reach their servers on 127.0.0.1), signed media URLs and a
+ * master key, so that operator secrets can be set (`SecretStore`).
  */
 import { Appexec, BlobStore, MediaUrls } from "@appexec/core"
 import { BuiltinNodes, builtinNodes, type NodesSettings } from "@appexec/nodes"
@@ -15,6 +16,9 @@ export const BASE_URL = "http://appexec.test/base"
 /** The media URL secret of the test instance. */
 export const SECRET = Redacted.make("a test secret that is at least thirty-two bytes long")
 
+/** The master key of the test instance (32 bytes), which seals its operator secrets. */
+export const MASTER_KEY = Redacted.make(new Uint8Array(32).fill(7))
+
 /** The instance, with settings and outbound HTTP options that differ from the test defaults. */
 export const layer = (
   options: {
@@ -26,6 +30,7 @@ export const layer = (
 ) =>
   TestHarness.layer({
     nodes: builtinNodes,
+    config: { masterKey: MASTER_KEY },
     outbound: NodeOutboundHttp.layer({ allowPrivateNetworks: true, ...options.outbound })
   }).pipe(
     Layer.provideMerge(

@@ -1,0 +1,319 @@
+/**
+ * `provider.openai`: a call to an OpenAI-compatible API (OpenAI, vLLM, Ollama, LM Studio,
+ * llama.cpp's server), in one of two modes:
+ * - `chat`: `POST {baseUrl}/chat/completions` with `model` and `messages` whose contents are
+ *   templates of upstream values; yields the text of the first choice
+ *   (https://platform.openai.com/docs/api-reference/chat/create);
+ * - `image`: `POST {baseUrl}/images/generations` with `model` and a templated `prompt`; yields
+ *   the image of the first item, decoded from `b64_json` or fetched from its `url` through the
+ *   guarded client (https://platform.openai.com/docs/api-reference/images/create).
+ *
+ * `baseUrl` is the API root with its version, as OpenAI's SDKs take it (`https://api.openai.com/v1`,
+ * `http://127.0.0.1:11434/v1` for Ollama); the operator's default (`OpenAiSettings`,
+ * `APPEXEC_OPENAI_BASE_URL` in `appexec serve`) when the config gives none. The token is the
+ * operator's secret named by `secret` (default `OPENAI_API_KEY`; `null` sends none, for local
+ * servers), resolved for the execution's workspace. Requests go through `ProviderHttp`: 429 waits
+ * as `Retry-After` says, 502/503/504, resets and timeouts are retried with backoff, each retry a
+ * line of the execution's log. A provider's error body is never shown to the consumer (providers
+ * echo credentials): the consumer reads the status, what it likely means and OpenAI's error
+ * `code`; the operator's log gets the start of the body with the token masked.
+ */
+import { NodeType, type OutboundHttp, SecretStore } from "@appexec/core"
+import { Clock, Context, Effect, Option, Redacted, Schema } from "effect"
+import { fetchMedia, formatBytes } from "./internal/media.js"
+import * as ProviderHttp from "./internal/ProviderHttp.js"
+import { fill, placeholdersOf } from "./internal/template.js"
+import { NodesSettings } from "./NodesSettings.js"
+
+/** The operator's default API root of `provider.openai`, used when a node's config gives none. */
+export class OpenAiSettings extends Context.Reference<OpenAiSettings>()("@appexec/nodes/OpenAiSettings", {
+  defaultValue: () => ({ baseUrl: "https://api.openai.com/v1" })
+}) {}
+
+/** The name of the environment variable that sets `OpenAiSettings.baseUrl` in `appexec serve`. */
+export const BASE_URL_ENV = "APPEXEC_OPENAI_BASE_URL"
+
+/** The secret a node uses when its config names none. */
+export const DEFAULT_SECRET = "OPENAI_API_KEY"
+
+/** One chat message; `content` is a template with `{{nodeId}}` placeholders. */
+export const Message = Schema.Struct({
+  role: Schema.Literal("system", "developer", "user", "assistant"),
+  content: Schema.String
+})
+
+/** The config of `provider.openai`. */
+export const Config = Schema.Struct({
+  /** `chat` (chat completions → text) or `image` (image generations → image). */
+  mode: Schema.Literal("chat", "image"),
+  /** The model, such as `gpt-4o-mini` or `llama3.2`; a template (`{{model}}` lets an input choose it). */
+  model: Schema.NonEmptyString,
+  /** The API root with its version (`https://api.openai.com/v1`); the operator's default when absent. */
+  baseUrl: Schema.optional(Schema.NonEmptyString),
+  /** The name of the operator's secret holding the token (default `OPENAI_API_KEY`); `null`: no token. */
+  secret: Schema.optionalWith(Schema.NullOr(SecretStore.SecretName), { default: () => DEFAULT_SECRET }),
+  /** chat: the messages, in order. */
+  messages: Schema.optional(Schema.Array(Message)),
+  /** chat: sampling temperature, 0–2. */
+  temperature: Schema.optional(Schema.Number.pipe(Schema.between(0, 2))),
+  /** chat: `max_tokens`, the longest answer in tokens. */
+  maxTokens: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.between(1, 1_000_000))),
+  /** chat: `max_completion_tokens`, which OpenAI's reasoning models take instead of `max_tokens`. */
+  maxCompletionTokens: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.between(1, 1_000_000))),
+  /** image: the prompt, a template. */
+  prompt: Schema.optional(Schema.String),
+  /** image: `size`, such as `1024x1024` or `auto`. */
+  size: Schema.optional(
+    Schema.String.pipe(Schema.pattern(/^(\d{2,5}x\d{2,5}|auto)$/, { message: () => "WIDTHxHEIGHT or auto" }))
+  ),
+  /** image: `quality` (`standard`, `hd`, `low`, `medium`, `high`, `auto`: what the model takes). */
+  quality: Schema.optional(Schema.Literal("standard", "hd", "low", "medium", "high", "auto")),
+  /** image: `response_format` (`url` or `b64_json`); not sent when absent (GPT image models always answer `b64_json`). */
+  responseFormat: Schema.optional(Schema.Literal("url", "b64_json")),
+  /** Time limit of each request in milliseconds (default and cap: the operator's `http.timeoutMs`). */
+  timeoutMs: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.between(1, 600_000))),
+  /** Retries of transient failures: `count` (0–10, default 4) within `withinMs` (default 2 minutes). */
+  retry: Schema.optional(ProviderHttp.RetryConfig)
+})
+export type Config = typeof Config.Type
+
+const CHAT_ONLY = ["messages", "temperature", "maxTokens", "maxCompletionTokens"] as const
+const IMAGE_ONLY = ["prompt", "size", "quality", "responseFormat"] as const
+
+/** The templates of a config: the model, the messages' contents, the prompt. */
+const templatesOf = (config: Config): ReadonlyArray<string> => [
+  config.model,
+  ...(config.messages ?? []).map((m) => m.content),
+  ...(config.prompt === undefined ? [] : [config.prompt])
+]
+
+/** Why `baseUrl` cannot be used, if it cannot. */
+const baseUrlProblem = (baseUrl: string): string | undefined => {
+  if (!URL.canParse(baseUrl)) return "baseUrl must be an absolute http or https URL"
+  const url = new URL(baseUrl)
+  if (url.protocol !== "http:" && url.protocol !== "https:") return "baseUrl must be an absolute http or https URL"
+  if (url.search !== "" || url.hash !== "") return "baseUrl takes no query or fragment"
+  if (url.username !== "" || url.password !== "") return "baseUrl takes no credentials; name a secret instead"
+  if (baseUrl.includes("{{")) return "baseUrl is never filled from inputs"
+  return undefined
+}
+
+/** The import-time problems of a config. */
+const problemsOf = (config: Config, upstream: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const problems: Array<string> = []
+  for (const id of new Set(templatesOf(config).flatMap(placeholdersOf))) {
+    if (!upstream.includes(id)) problems.push(`placeholder {{${id}}} does not name an upstream node`)
+  }
+  if (config.baseUrl !== undefined) {
+    const problem = baseUrlProblem(config.baseUrl)
+    if (problem !== undefined) problems.push(problem)
+  }
+  const misplaced = config.mode === "chat" ? IMAGE_ONLY : CHAT_ONLY
+  for (const key of misplaced) {
+    if (config[key] !== undefined) problems.push(`${key} is for mode ${config.mode === "chat" ? "image" : "chat"}`)
+  }
+  if (config.mode === "chat") {
+    if (config.messages === undefined || config.messages.length === 0) {
+      problems.push(
+        "mode chat needs messages (at least one, such as { \"role\": \"user\", \"content\": \"{{prompt}}\" })"
+      )
+    }
+    if (config.maxTokens !== undefined && config.maxCompletionTokens !== undefined) {
+      problems.push("give maxTokens or maxCompletionTokens, not both")
+    }
+  } else if (config.prompt === undefined || config.prompt.trim() === "") {
+    problems.push("mode image needs a prompt, such as \"{{prompt}}\"")
+  }
+  return problems
+}
+
+const fail = (message: string) => new NodeType.NodeFailure({ message })
+
+/** OpenAI's error `code` of an error answer, when it is a plain identifier (safe to show). */
+const errorCodeOf = (response: OutboundHttp.OutboundResponse): string | undefined => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(response.body))
+  } catch {
+    return undefined
+  }
+  const code = ProviderHttp.at(parsed, "/error/code")
+  return Option.isSome(code) && typeof code.value === "string" && /^[a-z0-9_.-]{1,64}$/i.test(code.value)
+    ? code.value
+    : undefined
+}
+
+/** The start of an error body for the operator's log, with every occurrence of `token` masked first. */
+const maskedExcerpt = (body: Uint8Array, token: Redacted.Redacted<string> | undefined): string =>
+  token === undefined
+    ? ProviderHttp.snippet(body)
+    : ProviderHttp.snippet(
+      new TextEncoder().encode(new TextDecoder().decode(body).split(Redacted.value(token)).join("[secret]"))
+    )
+
+/** The consumer's words for a non-2xx answer: the status, what it likely means, OpenAI's error code. */
+const answeredMessage = (
+  response: OutboundHttp.OutboundResponse,
+  config: Config,
+  model: string,
+  hasToken: boolean
+): string => {
+  const code = errorCodeOf(response)
+  const status = ProviderHttp.statusText(response.status)
+  const suffix = code === undefined ? "" : ` (code: ${code})`
+  switch (response.status) {
+    case 401:
+      return hasToken
+        ? `the provider refused the token (${status})${suffix}: check the secret ${config.secret} (appexec secrets set ${config.secret})`
+        : `the provider asks for a token (${status})${suffix}: name a secret in the node's config (secret) and set it`
+    case 403:
+      return `the provider refused access (${status})${suffix}: the token may not use model '${model}' or this endpoint`
+    case 404:
+      return `the provider answered ${status}${suffix}: check the base URL and that the model '${model}' exists there`
+    case 429:
+      return `the provider is rate limiting (${status})${suffix} and the retries ran out`
+    default:
+      return response.status >= 400 && response.status < 500
+        ? `the provider refused the request (${status})${suffix}`
+        : `the provider answered ${status}${suffix}`
+  }
+}
+
+/** The media type of image bytes from their signature: PNG, JPEG, WebP or GIF. */
+const imageTypeOf = (bytes: Uint8Array): string | undefined => {
+  const starts = (...signature: Array<number>) => signature.every((b, i) => bytes[i] === b)
+  if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "image/png"
+  if (starts(0xff, 0xd8, 0xff)) return "image/jpeg"
+  if (starts(0x52, 0x49, 0x46, 0x46) && String.fromCharCode(...bytes.subarray(8, 12)) === "WEBP") return "image/webp"
+  if (starts(0x47, 0x49, 0x46, 0x38)) return "image/gif"
+  return undefined
+}
+
+/** The text of a chat completion's first choice. */
+const chatText = (answer: unknown) =>
+  Effect.gen(function*() {
+    const message = ProviderHttp.at(answer, "/choices/0/message")
+    if (Option.isNone(message)) return yield* fail("the provider's answer has no choices[0].message")
+    const content = ProviderHttp.at(message.value, "/content")
+    if (Option.isSome(content) && typeof content.value === "string") return content.value
+    const refusal = ProviderHttp.at(message.value, "/refusal")
+    if (Option.isSome(refusal) && typeof refusal.value === "string" && refusal.value !== "") {
+      return yield* fail(`the model refused: ${refusal.value.slice(0, 300)}`)
+    }
+    const reason = ProviderHttp.at(answer, "/choices/0/finish_reason")
+    return yield* fail(
+      `the model answered no text${
+        Option.isSome(reason) && typeof reason.value === "string" ? ` (finish_reason: ${reason.value})` : ""
+      }`
+    )
+  })
+
+/** The image of an image generation's first item: `b64_json` decoded, or `url` fetched. */
+const generatedImage = (answer: unknown) =>
+  Effect.gen(function*() {
+    const { media: limits } = yield* NodesSettings
+    const b64 = ProviderHttp.at(answer, "/data/0/b64_json")
+    if (Option.isSome(b64) && typeof b64.value === "string" && b64.value !== "") {
+      if (b64.value.length > Math.ceil(limits.maxBytes / 3) * 4 + 4) {
+        return yield* fail(`the generated image is larger than ${formatBytes(limits.maxBytes)}`)
+      }
+      const bytes = new Uint8Array(Buffer.from(b64.value, "base64"))
+      const contentType = imageTypeOf(bytes)
+      if (contentType === undefined) return yield* fail("the provider's b64_json is not a PNG, JPEG, WebP or GIF image")
+      return { contentType, bytes }
+    }
+    const url = ProviderHttp.at(answer, "/data/0/url")
+    if (Option.isSome(url) && typeof url.value === "string" && url.value !== "") {
+      return yield* fetchMedia(url.value, { accept: ["image"], need: "image" }).pipe(
+        Effect.mapError((failure) => fail(`the generated image could not be fetched: ${failure.message}`))
+      )
+    }
+    return yield* fail("the provider's answer has no data[0].b64_json or data[0].url")
+  })
+
+/** `provider.openai`: a chat completion (text) or an image generation (image) on an OpenAI-compatible API. */
+export const providerOpenAI = NodeType.defineNode({
+  type: "provider.openai",
+  description:
+    "Calls an OpenAI-compatible API (OpenAI, vLLM, Ollama, LM Studio, llama.cpp): chat completions to text, or image generations to an image.",
+  role: "process",
+  inputs: { min: 0, max: 32 },
+  config: Config,
+  check: (config, placement) => problemsOf(config, placement.upstream),
+  run: ({ config, execution, log, upstream }) =>
+    Effect.gen(function*() {
+      const settings = yield* NodesSettings
+      const defaults = yield* OpenAiSettings
+      const byId = new Map(upstream.map((u) => [u.nodeId, u.value]))
+      for (const id of new Set(templatesOf(config).flatMap(placeholdersOf))) {
+        if (byId.get(id)?._tag === "Media") {
+          return yield* fail(`node '${id}' produced media, which cannot be sent in a request`)
+        }
+      }
+      const textOf = (id: string) => {
+        const value = byId.get(id)
+        return value === undefined ? "" : (NodeType.NodeValue.asText(value) ?? "")
+      }
+      const baseUrl = (config.baseUrl ?? defaults.baseUrl).replace(/\/+$/, "")
+      const problem = baseUrlProblem(baseUrl)
+      if (problem !== undefined) {
+        return yield* fail(`the provider's ${problem} (the operator's default: ${BASE_URL_ENV})`)
+      }
+      const model = fill(config.model, textOf).trim()
+      if (model === "") return yield* fail("the model is empty")
+
+      const token = config.secret === null
+        ? undefined
+        : yield* SecretStore.require(config.secret, execution.workspaceId)
+      const headers: Record<string, string | Redacted.Redacted<string>> = token === undefined
+        ? {}
+        : { authorization: Redacted.make(`Bearer ${Redacted.value(token)}`) }
+
+      const prompt = fill(config.prompt ?? "", textOf)
+      if (config.mode === "image" && prompt.trim() === "") return yield* fail("the prompt is empty")
+      const body = config.mode === "chat"
+        ? {
+          model,
+          messages: (config.messages ?? []).map((m) => ({ role: m.role, content: fill(m.content, textOf) })),
+          ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
+          ...(config.maxTokens === undefined ? {} : { max_tokens: config.maxTokens }),
+          ...(config.maxCompletionTokens === undefined ? {} : { max_completion_tokens: config.maxCompletionTokens })
+        }
+        : {
+          model,
+          prompt,
+          n: 1,
+          ...(config.size === undefined ? {} : { size: config.size }),
+          ...(config.quality === undefined ? {} : { quality: config.quality }),
+          ...(config.responseFormat === undefined ? {} : { response_format: config.responseFormat })
+        }
+
+      const url = `${baseUrl}/${config.mode === "chat" ? "chat/completions" : "images/generations"}`
+      const what = `POST ${ProviderHttp.hostOf(url)}`
+      const timeoutMs = Math.min(config.timeoutMs ?? settings.http.timeoutMs, settings.http.timeoutMs)
+      const began = yield* Clock.currentTimeMillis
+      yield* log(`${what} (${config.mode === "chat" ? "chat completion" : "image generation"}, model ${model})`)
+      const response = yield* ProviderHttp.send(
+        { method: "POST", url, headers, json: body, timeout: timeoutMs, maxResponseBytes: settings.http.maxBytes },
+        { log, retry: ProviderHttp.retryPolicyOf(config.retry) }
+      ).pipe(Effect.tapError((failure) => log(`${what}: ${failure.message}`, "error")))
+      const ok = response.status >= 200 && response.status < 300
+      yield* log(
+        `${what}: ${ProviderHttp.statusText(response.status)} in ${(yield* Clock.currentTimeMillis) - began} ms, ${
+          formatBytes(response.body.length)
+        }`,
+        ok ? "info" : "error"
+      )
+      if (!ok) {
+        const message = answeredMessage(response, config, model, token !== undefined)
+        // The body may echo what was sent, the token included: masked before the operator's log.
+        yield* Effect.logWarning(`provider.openai: ${message}: ${maskedExcerpt(response.body, token)}`)
+        return yield* fail(message)
+      }
+      const answer = yield* ProviderHttp.jsonOf(response)
+      if (config.mode === "chat") return NodeType.NodeValue.text(yield* chatText(answer))
+      const image = yield* generatedImage(answer)
+      yield* log(`image: ${image.contentType.slice(6)}, ${formatBytes(image.bytes.length)}`)
+      return NodeType.NodeValue.media("image", image.contentType, image.bytes)
+    })
+})
