@@ -102,12 +102,14 @@ export const make = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly 
   Storage | IdGenerator | OutboundHttp | Exclude<NodeType.NodeRequirements<Nodes[number]>, Provided>
 > => {
   const settings = AppexecConfig.layer(options.config)
+  // What node types are given (`Provided`): the settings, and the secrets sealed with their master key.
+  const provided = SecretStore.layer.pipe(Layer.provideMerge(settings))
   const base = Layer.mergeAll(
     NodeRegistry.layer([...coreNodes, ...(options.nodes ?? [])]),
     ExecutionEvents.layer,
     Cancellations.layer,
     SigningKeys.layer
-  ).pipe(Layer.provideMerge(SecretStore.layer), Layer.provideMerge(settings))
+  ).pipe(Layer.provideMerge(provided))
   const facade = Appexec.layer.pipe(Layer.provideMerge(AppCatalog.layer), Layer.provideMerge(base))
   const withWorker = options.worker === false ? facade : Worker.layer.pipe(Layer.provideMerge(facade))
   const withRetention = (options.retention ?? options.worker !== false)

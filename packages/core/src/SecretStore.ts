@@ -5,12 +5,19 @@
  * are sealed at rest by the adapters (`SecretSealing`, under the master key) and are never
  * listed: `list` gives names only.
  *
- * `memory` is a store in a map, for tests and embedding without storage.
+ * `layer` is the store of an instance: every value sealed with the master key for its name and
+ * scope before it reaches the `SealedSecretStore` of the storage, opened on every read (so a
+ * secret set by another process is used at once), and sealed again with the current master key
+ * when a previous one opened it. `memory` is a store in a map, for tests and embedding without
+ * storage.
  */
 import type { WorkspaceId } from "@appexec/api/Ids"
-import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
-import type { StorageError } from "./Errors.js"
+import { Clock, Context, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
+import { AppexecConfig } from "./AppexecConfig.js"
+import { InvalidConfiguration, StorageError } from "./Errors.js"
 import { NodeFailure } from "./NodeType.js"
+import { type SealedSecret, SealedSecretStore } from "./SealedSecretStore.js"
+import * as SecretSealing from "./SecretSealing.js"
 
 /** What a secret's name may be: a letter, then letters, digits and underscores (at most 128). */
 export const SecretName = Schema.String.pipe(
@@ -18,6 +25,26 @@ export const SecretName = Schema.String.pipe(
     message: () => "a secret's name is a letter, then letters, digits and underscores (at most 128)"
   })
 )
+
+/** The largest value a secret may hold, in bytes (UTF-8). */
+export const MAX_VALUE_BYTES = 65_536
+
+/**
+ * Why `name` and `value` cannot be a secret, if they cannot: a name against `SecretName`, a value
+ * that is empty (or only white space) or longer than `MAX_VALUE_BYTES`. Never quotes the value.
+ */
+export const problemOf = (name: string, value: Redacted.Redacted<string>): string | undefined => {
+  if (Either.isLeft(Schema.decodeUnknownEither(SecretName)(name))) {
+    return `'${name}' is not a secret's name: a letter, then letters, digits and underscores (at most 128)`
+  }
+  const text = Redacted.value(value)
+  if (text.trim() === "") return `the value of the secret ${name} is empty`
+  const bytes = new TextEncoder().encode(text).length
+  if (bytes > MAX_VALUE_BYTES) {
+    return `the value of the secret ${name} is ${bytes} bytes, more than the ${MAX_VALUE_BYTES} a secret may hold`
+  }
+  return undefined
+}
 
 /** Where a secret applies: the whole instance (`undefined`) or one workspace. */
 export type SecretScope = WorkspaceId | undefined
@@ -34,7 +61,7 @@ export interface SecretEntry {
 export class SecretStore extends Context.Tag("@appexec/core/SecretStore")<
   SecretStore,
   {
-    /** Sets (or replaces) the secret `name` of `scope`. */
+    /** Sets (or replaces) the secret `name` of `scope`; refuses what `problemOf` refuses. */
     readonly set: (
       name: string,
       value: Redacted.Redacted<string>,
@@ -63,6 +90,8 @@ export const require = (
       return yield* new NodeFailure({ message: `The secret ${name} is not set: this instance keeps no secrets.` })
     }
     const found = yield* store.value.resolve(name, workspaceId).pipe(
+      // The operator's log says why; the consumer sees that it could not be read.
+      Effect.tapError((error) => Effect.logWarning(`the secret ${name} could not be read`, error.cause)),
       Effect.mapError(() => new NodeFailure({ message: `The secret ${name} could not be read: storage failed.` }))
     )
     if (Option.isNone(found)) {
@@ -109,3 +138,127 @@ export const memory = (initial: Readonly<Record<string, string>> = {}): SecretSt
 /** `memory` as a layer. */
 export const layerMemory = (initial: Readonly<Record<string, string>> = {}): Layer.Layer<SecretStore> =>
   Layer.sync(SecretStore, () => memory(initial))
+
+/** What a secret is sealed for: its scope and name, so a sealed value moved to another row does not open. */
+const contextOf = (name: string, scope: SecretScope) => `secret:${scope ?? ""}:${name}`
+
+/** How a secret is named for the operator: `API_TOKEN of the instance`, `API_TOKEN of workspace <id>`. */
+const describe = (name: string, scope: SecretScope) =>
+  `${name} of ${scope === undefined ? "the instance" : `workspace ${scope}`}`
+
+const encoder = new TextEncoder()
+const decoder = new TextDecoder("utf-8", { fatal: true })
+
+/**
+ * The store of an instance over the `SealedSecretStore` of its storage, sealing with the master
+ * keys of `AppexecConfig`. Without a master key nothing is set (values are never stored in the
+ * clear). At start, values sealed with a previous master key are sealed again with the current
+ * one, and values no given key opens are named in a warning (never their values).
+ */
+export const make = Effect.gen(function*() {
+  const rows = yield* SealedSecretStore
+  const config = yield* AppexecConfig
+  const sealer = config.masterKey === undefined
+    ? undefined
+    : yield* SecretSealing.make(config.masterKey, config.previousMasterKeys).pipe(
+      Effect.mapError((e) => new InvalidConfiguration({ setting: "masterKey", reason: e.reason }))
+    )
+
+  /** The value of a row, sealed again with the current master key when a previous one opened it. */
+  const open = (row: SealedSecret) =>
+    Effect.gen(function*() {
+      if (sealer === undefined) {
+        return yield* new StorageError({
+          operation: "secrets.open",
+          cause: `the secret ${describe(row.name, row.workspaceId)} is sealed and no master key is configured`
+        })
+      }
+      const context = contextOf(row.name, row.workspaceId)
+      const opened = yield* sealer.open(row.sealed, context).pipe(
+        Effect.mapError(() =>
+          new StorageError({
+            operation: "secrets.open",
+            cause: `the secret ${
+              describe(row.name, row.workspaceId)
+            } cannot be opened: no master key given opens it (it was sealed with another key, or is damaged); give the key that sealed it as a previous master key, or set the secret again`
+          })
+        )
+      )
+      if (!opened.current) {
+        const again = yield* sealer.seal(opened.secret, context).pipe(
+          Effect.mapError((e) => new StorageError({ operation: "secrets.seal", cause: e.reason }))
+        )
+        if (yield* rows.reseal(row.name, row.workspaceId, row.sealed, again)) {
+          yield* Effect.logInfo(`secret ${describe(row.name, row.workspaceId)} sealed with the new master key`)
+        }
+      }
+      return yield* Effect.try({
+        try: () => Redacted.make(decoder.decode(opened.secret)),
+        catch: () =>
+          new StorageError({
+            operation: "secrets.open",
+            cause: `the secret ${describe(row.name, row.workspaceId)} is not UTF-8 text`
+          })
+      })
+    })
+
+  /** Seals again what a previous master key sealed; names what no key opens. */
+  const resealStored = Effect.gen(function*() {
+    const stored = yield* rows.list
+    if (stored.length === 0) return
+    if (sealer === undefined) {
+      return yield* Effect.logWarning(
+        `${stored.length} stored secrets cannot be used: they are sealed and no master key is configured`
+      )
+    }
+    for (const row of stored) {
+      yield* open(row).pipe(Effect.catchAll((error) => Effect.logWarning(String(error.cause))))
+    }
+  }).pipe(
+    Effect.catchAll((error) => Effect.logWarning("stored secrets not checked at start", error.cause))
+  )
+  yield* resealStored
+
+  const service: SecretStore["Type"] = {
+    set: Effect.fn("SecretStore.set")(function*(name, value, scope) {
+      const problem = problemOf(name, value)
+      if (problem !== undefined) return yield* new StorageError({ operation: "secrets.set", cause: problem })
+      if (sealer === undefined) {
+        return yield* new StorageError({
+          operation: "secrets.set",
+          cause: "no master key is configured: secrets are only stored sealed with it (masterKey)"
+        })
+      }
+      const sealed = yield* sealer.seal(encoder.encode(Redacted.value(value)), contextOf(name, scope)).pipe(
+        Effect.mapError((e) => new StorageError({ operation: "secrets.seal", cause: e.reason }))
+      )
+      yield* rows.put({ name, workspaceId: scope, sealed, updatedAt: yield* Clock.currentTimeMillis })
+    }),
+    list: rows.list.pipe(
+      Effect.map((all) =>
+        all
+          .map(({ name, updatedAt, workspaceId }): SecretEntry => ({ name, workspaceId, updatedAt }))
+          .sort((a, b) =>
+            a.name === b.name
+              ? (a.workspaceId ?? "") < (b.workspaceId ?? "") ? -1 : 1
+              : a.name < b.name
+              ? -1
+              : 1
+          )
+      )
+    ),
+    delete: Effect.fn("SecretStore.delete")((name, scope) => rows.delete(name, scope)),
+    resolve: Effect.fn("SecretStore.resolve")(function*(name, workspaceId) {
+      const found = yield* rows.find(name, workspaceId)
+      const row = found.find((r) => r.workspaceId === workspaceId) ?? found.find((r) => r.workspaceId === undefined)
+      return row === undefined ? Option.none() : Option.some(yield* open(row))
+    })
+  }
+  return service
+})
+
+/** `make` as a layer: the secrets of an instance over its storage; needs the settings (master keys). */
+export const layer: Layer.Layer<SecretStore, InvalidConfiguration, SealedSecretStore | AppexecConfig> = Layer.effect(
+  SecretStore,
+  make
+)

@@ -201,6 +201,17 @@ export interface SecretsTable {
   created_at: number
 }
 
+/**
+ * `operator_secrets`: the secrets an operator manages, sealed (`SealedSecretStore`);
+ * `workspace_id` is '' for the instance's.
+ */
+export interface OperatorSecretsTable {
+  name: string
+  workspace_id: string
+  sealed: string
+  updated_at: number
+}
+
 /** The whole schema at the latest migration of either dialect. */
 export interface Tables {
   apps: AppsTable
@@ -218,4 +229,5 @@ export interface Tables {
   key_revision: KeyRevisionTable
   blobs: BlobsTable
   secrets: SecretsTable
+  operator_secrets: OperatorSecretsTable
 }

@@ -13,6 +13,7 @@ import * as m0006 from "./internal/migrations/0006_sliding_rate_limit_and_key_re
 import * as m0007 from "./internal/migrations/0007_retention_and_tracing.js"
 import * as m0008 from "./internal/migrations/0008_execution_reports.js"
 import * as m0009 from "./internal/migrations/0009_execution_list_and_redelivery.js"
+import * as m0010 from "./internal/migrations/0010_operator_secrets.js"
 
 /** Every migration by name, in order. Names sort in the order they apply; never rename one. */
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -24,11 +25,12 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0006_sliding_rate_limit_and_key_revision": m0006,
   "0007_retention_and_tracing": m0007,
   "0008_execution_reports": m0008,
-  "0009_execution_list_and_redelivery": m0009
+  "0009_execution_list_and_redelivery": m0009,
+  "0010_operator_secrets": m0010
 }
 
 /** Name of the newest migration. */
-export const latest = "0009_execution_list_and_redelivery"
+export const latest = "0010_operator_secrets"
 
 /** The table that records applied migrations. */
 export const migrationTable = "appexec_migrations"

@@ -7,6 +7,7 @@ import * as MemoryBlobStore from "./MemoryBlobStore.js"
 import * as MemoryExecutions from "./MemoryExecutions.js"
 import * as MemoryKeyStore from "./MemoryKeyStore.js"
 import * as MemoryRateLimitStore from "./MemoryRateLimitStore.js"
+import * as MemorySealedSecretStore from "./MemorySealedSecretStore.js"
 import * as MemorySigningKeyStore from "./MemorySigningKeyStore.js"
 
 /** All storage ports on in-memory adapters. */
@@ -16,5 +17,6 @@ export const layer = Layer.mergeAll(
   MemoryKeyStore.layer,
   MemoryBlobStore.layer,
   MemorySigningKeyStore.layer,
-  MemoryRateLimitStore.layer
+  MemoryRateLimitStore.layer,
+  MemorySealedSecretStore.layer
 )
