@@ -1,5 +1,5 @@
 /**
- * The HTTP API of appexec: the six endpoints of docs/api.md#endpoints and the additive extensions of docs/api.md#extensions (cancel, idempotent starts, long and conditional polling, the webhook delivery of an execution and its redelivery, live executions, the execution list), under `/v1`, declared with
+ * The HTTP API of appexec: the six endpoints of docs/api.md#endpoints and the additive extensions of docs/api.md#extensions (cancel, idempotent starts, long and conditional polling, the webhook delivery of an execution and its redelivery, live executions, the execution list, uploads), under `/v1`, declared with
  * `HttpApi` from core's schemas. This module has no Node imports: `@appexec/client` builds its
  * typed client from it, and the OpenAPI document is generated from it.
  */
@@ -18,7 +18,8 @@ import {
   NotFound,
   PayloadTooLarge,
   TooManyRequests,
-  Unauthenticated
+  Unauthenticated,
+  UnsupportedMediaType
 } from "./ApiError.js"
 import * as App from "./App.js"
 import { Authentication } from "./Authentication.js"
@@ -26,6 +27,7 @@ import * as Envelope from "./Envelope.js"
 import * as Execution from "./Execution.js"
 import * as Jwk from "./Jwk.js"
 import * as Live from "./Live.js"
+import * as Upload from "./Upload.js"
 
 /**
  * A UUID path id. Declared as a string with the `uuid` format so that an id that is not a UUID
@@ -376,6 +378,33 @@ export const getSigningKey = HttpApiEndpoint.get("getSigningKey", "/webhooks/sig
   .annotate(OpenApi.Summary, "Get webhook verification key")
   .annotate(OpenApi.Description, "Ed25519 public keys (JWK) that verify webhook signatures; cache them.")
 
+/** Default bound of an upload's body: 25 MiB (docs/api.md#uploads). */
+export const DEFAULT_MAX_UPLOAD_BYTES = 25 * 1024 * 1024
+
+/** `{ data: Upload }`, answered with 201. */
+export const UploadResponse = Envelope.Envelope(Upload.Upload).annotations({ identifier: "UploadResponse" })
+
+/** The body of an upload: the file's bytes as they are, its type in `Content-Type`. */
+export const UploadPayload = HttpApiSchema.Uint8Array({ contentType: "application/octet-stream" }).annotations({
+  description:
+    "The file's bytes, with its own media type as `Content-Type` (for example `image/png`; the type shown here stands for any of them): PNG, JPEG, GIF, WebP or AVIF images, MP4, QuickTime or WebM video, MP3, WAV, Ogg, M4A or WebM audio. The bytes must be of the declared type."
+})
+
+/** `POST /v1/uploads`: stores a file of the caller's and answers a signed URL any `url` input accepts (201). */
+export const uploadFile = HttpApiEndpoint.post("uploadFile", "/uploads")
+  .setPayload(UploadPayload)
+  .addSuccess(UploadResponse, { status: 201 })
+  .addError(NotFound)
+  .addError(PayloadTooLarge)
+  .addError(UnsupportedMediaType)
+  .annotate(OpenApi.Summary, "Upload a file")
+  .annotate(
+    OpenApi.Description,
+    `Stores the body (up to \`maxUploadBytes\`, ${
+      DEFAULT_MAX_UPLOAD_BYTES / 1024 / 1024
+    } MiB by default; 413 beyond) for the caller's workspace and answers a signed media URL of this instance, valid until \`expiresAt\`, to give as the value of any \`url\` input. The \`Content-Type\` must name the file's type and the bytes must be of it (415 \`unsupported_media_type\` otherwise); an empty body is a 400. The upload counts against the rate limit like any request, and is deleted by retention once it has expired. 404 when the instance hands out no signed media URLs (its media URLs are public).`
+  )
+
 /** Apps: list, detail, workflow graph and starting an execution. */
 export class AppsGroup extends HttpApiGroup.make("apps")
   .add(listApps)
@@ -400,11 +429,15 @@ export class ExecutionsGroup extends HttpApiGroup.make("executions")
 /** Webhooks: the verification key set. */
 export class WebhooksGroup extends HttpApiGroup.make("webhooks").add(getSigningKey).middleware(Authentication) {}
 
+/** Uploads: files of the caller's, as inputs. */
+export class UploadsGroup extends HttpApiGroup.make("uploads").add(uploadFile).middleware(Authentication) {}
+
 /** The whole API: the endpoints under `/v1`, with the errors every endpoint may answer. */
 export class AppexecApi extends HttpApi.make("appexec")
   .add(AppsGroup)
   .add(ExecutionsGroup)
   .add(WebhooksGroup)
+  .add(UploadsGroup)
   .addError(BadRequest)
   .addError(Unauthenticated)
   .addError(TooManyRequests)

@@ -66,6 +66,18 @@ export class PayloadTooLarge extends Schema.Class<PayloadTooLarge>("PayloadTooLa
   HttpApiSchema.annotations({ status: 413, description: "The request body is too large." })
 ) {}
 
+/**
+ * 415: an upload whose bytes are not what its `Content-Type` declares, or whose type is not one an
+ * upload may be (docs/api.md#uploads).
+ */
+export class UnsupportedMediaType extends Schema.Class<UnsupportedMediaType>("UnsupportedMediaType")(
+  { error: info("unsupported_media_type") },
+  HttpApiSchema.annotations({
+    status: 415,
+    description: "The upload's Content-Type is missing or not accepted, or its bytes are another type."
+  })
+) {}
+
 /** 429: the client's rate limit is used up; `Retry-After` says when to try again. */
 export class TooManyRequests extends Schema.Class<TooManyRequests>("TooManyRequests")(
   { error: info("rate_limited") },

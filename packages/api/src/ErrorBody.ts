@@ -17,7 +17,8 @@ export const ErrorCode = Schema.Literal(
   "internal_error",
   "idempotency_key_reused",
   "execution_finished",
-  "webhook_not_redeliverable"
+  "webhook_not_redeliverable",
+  "unsupported_media_type"
 )
 export type ErrorCode = typeof ErrorCode.Type
 

@@ -1,6 +1,6 @@
 /**
  * The appexec client for Effect programs: the six endpoints of docs/api.md#endpoints and the
- * extensions (cancel, the execution list, the webhook delivery and its redelivery) as typed methods
+ * extensions (cancel, the execution list, the webhook delivery and its redelivery, uploads) as typed methods
  * (`HttpApiClient` over the API definition of `@appexec/api`, so request and response schemas
  * are the server's own), the live events of an execution (`stream`, docs/api.md#live-executions)
  * and its logs, waiting (on the event stream where the server offers it, else by polling), `run`
@@ -14,7 +14,9 @@ import * as ErrorBody from "@appexec/api/ErrorBody"
 import type * as Execution from "@appexec/api/Execution"
 import type * as Jwk from "@appexec/api/Jwk"
 import type * as Live from "@appexec/api/Live"
+import type * as Upload from "@appexec/api/Upload"
 import * as InputValidation from "@appexec/core/InputValidation"
+import * as MediaType from "@appexec/core/MediaType"
 import type * as NodeType from "@appexec/core/NodeType"
 import type * as WebhookVerifier from "@appexec/core/WebhookVerifier"
 import * as HttpApiClient from "@effect/platform/HttpApiClient"
@@ -78,6 +80,19 @@ export interface RunOptions extends StartOptions, Polling.WaitOptions {
   /** Check the inputs against the app detail before sending (default true). */
   readonly validate?: boolean
 }
+
+/** Options of an upload. */
+export interface UploadOptions {
+  /**
+   * The file's media type (`image/png`, …). Default: the `type` of a `Blob`/`File` when it has
+   * one, else the type its bytes show (`MediaType.sniff` of core); the server checks it against
+   * the bytes either way.
+   */
+  readonly contentType?: string
+}
+
+/** What `upload` takes: a `File`, any `Blob`, or the bytes themselves. */
+export type UploadBody = Blob | Uint8Array
 
 /** The client's operations, as Effects. */
 export interface AppexecClientService {
@@ -180,6 +195,13 @@ export interface AppexecClientService {
     WebhookKeys.VerifiedDelivery,
     WebhookVerifier.WebhookVerificationError | WebhookPayloadError | RequestError
   >
+  /**
+   * Uploads a file (docs/api.md#uploads) and answers its signed URL, which any `url` input takes
+   * as its value until `expiresAt`. Fails with an `ApiError` of code `unsupported_media_type`
+   * (415) when the bytes are not of the type, `payload_too_large` (413) past the server's bound.
+   * Sent once, like a start.
+   */
+  readonly upload: (file: UploadBody, options?: UploadOptions) => Effect.Effect<Upload.Upload, RequestError>
   /** Webhook verification (docs/api.md#get-the-webhook-signing-key, §6.3). */
   readonly webhooks: {
     /** The key set, fetched once and cached. */
@@ -448,11 +470,30 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
     const verifyWebhookRequest: AppexecClientService["verifyWebhookRequest"] = (request, options) =>
       Effect.flatMap(WebhookRequest.readRawBody(request, options), (body) => keys.verify(body, request.headers))
 
+    const decodeUpload = Schema.decodeUnknown(Api.UploadResponse)
+    const upload: AppexecClientService["upload"] = (file, options = {}) =>
+      Effect.gen(function*() {
+        const bytes = file instanceof Uint8Array
+          ? file
+          : new Uint8Array(yield* Effect.promise(() => file.arrayBuffer()))
+        const given = options.contentType ?? (file instanceof Uint8Array || file.type === "" ? undefined : file.type)
+        const contentType = given ?? Option.match(MediaType.sniff(bytes), {
+          // The server names the types it takes in its 415.
+          onNone: () => "application/octet-stream",
+          onSome: (sniffed) => sniffed.contentType
+        })
+        const response = yield* okClient.execute(
+          HttpClientRequest.post(`${baseUrl}/v1/uploads`).pipe(HttpClientRequest.bodyUint8Array(bytes, contentType))
+        )
+        return (yield* decodeUpload(yield* response.json)).data
+      }).pipe(mapErrors)
+
     return {
       apps,
       executions,
       stream,
       run,
+      upload,
       verifyWebhookRequest,
       webhooks: {
         keySet: keys.keySet,

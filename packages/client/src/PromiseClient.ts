@@ -18,6 +18,7 @@ import type * as App from "@appexec/api/App"
 import type * as Execution from "@appexec/api/Execution"
 import type * as Jwk from "@appexec/api/Jwk"
 import type * as Live from "@appexec/api/Live"
+import type * as Upload from "@appexec/api/Upload"
 import type * as WebhookVerifier from "@appexec/core/WebhookVerifier"
 import { Cause, Effect, Exit, Option, Stream } from "effect"
 import * as AppexecClient from "./AppexecClient.js"
@@ -89,6 +90,15 @@ export interface Client {
     options?: AppexecClient.RunOptions
   ) => Promise<Execution.Execution>
   /**
+   * Uploads a file (a `File`, any `Blob`, or bytes) and resolves with its signed URL, which any
+   * `url` input takes until `expiresAt`; its type is `contentType`, else the Blob's, else what
+   * its bytes show. Rejects with an `ApiError` (`unsupported_media_type`, `payload_too_large`, …).
+   */
+  readonly upload: (
+    file: AppexecClient.UploadBody,
+    options?: AppexecClient.UploadOptions
+  ) => Promise<Upload.Upload>
+  /**
    * Reads a webhook `Request`'s raw body (fetch-style servers), verifies it with the cached key set
    * and returns its execution; rejects with `WebhookVerificationError` (answer 401) or `WebhookPayloadError`.
    */
@@ -146,6 +156,7 @@ export const createClient = (config: ClientConfig): Client => {
     },
     stream: (executionId, options) => Stream.toAsyncIterable(client.stream(executionId, options)),
     run: (app, inputs, options) => runPromise(client.run(app, inputs, options)),
+    upload: (file, options) => runPromise(client.upload(file, options)),
     verifyWebhookRequest: (request, options) => runPromise(client.verifyWebhookRequest(request, options)),
     webhooks: {
       keySet: () => runPromise(client.webhooks.keySet),

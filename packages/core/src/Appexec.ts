@@ -2,7 +2,7 @@
  * The `Appexec` facade: what a host program (and the HTTP adapter) uses. It enforces the access
  * rules of docs/api.md and speaks in the resources of docs/api.md#resources. Each part is a module
  * of its own under `internal/`: `Keys` (keys, workspaces, authentication with its key revision
- * memo), `Starts`, `Waits` (reads that wait), `ExecutionPages` (the list), `Apps`,
+ * memo), `Starts`, `Waits` (reads that wait), `ExecutionPages` (the list), `Apps`, `Uploads`,
  * `OperatorActions` (cancels, webhook deliveries and redeliveries, operators); `Visibility` holds
  * the reads by id they share.
  */
@@ -10,6 +10,7 @@ import type { Authentication } from "@appexec/api"
 import type { AppDetail, AppSummary, WorkflowGraph } from "@appexec/api/App"
 import type { Execution, ExecutionPage, StartedExecution, WebhookDelivery } from "@appexec/api/Execution"
 import type { LogLine } from "@appexec/api/Live"
+import type { Upload } from "@appexec/api/Upload"
 import { Context, type Duration, Effect, Layer, type Option, type Stream } from "effect"
 import type { AppRecord } from "./AppStore.js"
 import type {
@@ -36,6 +37,8 @@ import * as OperatorActions from "./internal/OperatorActions.js"
 import type { ExecutionFilter } from "./internal/OperatorActions.js"
 import * as Starts from "./internal/Starts.js"
 import type { StartError, StartOptions } from "./internal/Starts.js"
+import * as Uploads from "./internal/Uploads.js"
+import type { NewUpload, UploadError } from "./internal/Uploads.js"
 import * as Visibility from "./internal/Visibility.js"
 import * as Waits from "./internal/Waits.js"
 import type { GetOptions } from "./internal/Waits.js"
@@ -47,6 +50,7 @@ export { type CreatedKey, type CredentialHeaders, KEY_CACHE_SIZE } from "./inter
 export type { Follower, LiveEvent } from "./internal/LiveStreams.js"
 export { type ExecutionFilter, OPERATOR_LIST_LIMIT } from "./internal/OperatorActions.js"
 export { isIdempotencyKey, MAX_WEBHOOK_URL_LENGTH, type StartError, type StartOptions } from "./internal/Starts.js"
+export type { NewUpload, UploadError } from "./internal/Uploads.js"
 export type { GetOptions } from "./internal/Waits.js"
 
 /** Who is calling: the workspace, user and key of an authenticated request. */
@@ -189,6 +193,16 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
        */
       readonly authenticate: (headers: CredentialHeaders) => Effect.Effect<Principal, Unauthorized | StorageError>
     }
+    readonly uploads: {
+      /**
+       * Stores a file of the principal's workspace (docs/api.md#uploads): its bytes must be of the
+       * supported type it declares (else `UnsupportedMedia`); answers a signed media URL of the
+       * instance, which any `url` input reads from the blob store until it expires. Needs the
+       * instance's signed `MediaUrls` in the context the facade was built in (else
+       * `UploadsUnavailable`); the size bound is the caller's (the HTTP app's `maxUploadBytes`).
+       */
+      readonly create: (principal: Principal, upload: NewUpload) => Effect.Effect<Upload, UploadError>
+    }
     readonly workspaces: {
       /** Creates a workspace, or returns the one with that name. */
       readonly create: (name: string) => Effect.Effect<WorkspaceRecord, StorageError>
@@ -227,6 +241,7 @@ export const layer = Layer.scoped(
     const actions = yield* OperatorActions.make(visibility)
     const live = yield* LiveStreams.make
     const pages = yield* ExecutionPages.make
+    const uploads = yield* Uploads.make
     return {
       apps,
       executions: {
@@ -243,6 +258,7 @@ export const layer = Layer.scoped(
         await: waits.await
       },
       keys: { create: keys.create, revoke: keys.revoke, authenticate: keys.authenticate },
+      uploads: { create: uploads.create },
       workspaces: { create: keys.ensureWorkspace },
       operator: {
         ready: actions.ready,

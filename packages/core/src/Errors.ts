@@ -145,6 +145,49 @@ export class WebhookNotRedeliverable extends Schema.TaggedError<WebhookNotRedeli
   }
 }
 
+/** Why an upload's bytes were refused (docs/api.md#uploads). */
+export const UnsupportedMediaReason = Schema.Literal("missing_type", "unsupported_type", "unrecognised", "mismatch")
+export type UnsupportedMediaReason = typeof UnsupportedMediaReason.Type
+
+/**
+ * An upload whose bytes are not what its `Content-Type` says, or not a supported format at all
+ * (415 `unsupported_media_type`). `supported` lists the types an upload may declare.
+ */
+export class UnsupportedMedia extends Schema.TaggedError<UnsupportedMedia>()("UnsupportedMedia", {
+  reason: UnsupportedMediaReason,
+  declared: Schema.String,
+  actual: Schema.optional(Schema.String),
+  supported: Schema.Array(Schema.String)
+}) {
+  readonly code: ErrorCode = "unsupported_media_type"
+  override get message() {
+    const types = this.supported.join(", ")
+    switch (this.reason) {
+      case "missing_type":
+        return `Send the file's type as Content-Type, one of: ${types}.`
+      case "unsupported_type":
+        return `Uploads of '${this.declared}' are not accepted; Content-Type must be one of: ${types}.`
+      case "unrecognised":
+        return `The bytes are not a ${this.declared} file (nor any format an upload may be: ${types}).`
+      case "mismatch":
+        return `The bytes are ${
+          this.actual ?? "another type"
+        }, not ${this.declared} as Content-Type says: send the file's own type.`
+    }
+  }
+}
+
+/**
+ * Uploads are off on this instance (404 `not_found`): it has no signed media URLs of its own to
+ * hand out (its media URLs are public, published by the operator elsewhere).
+ */
+export class UploadsUnavailable extends Schema.TaggedError<UploadsUnavailable>()("UploadsUnavailable", {}) {
+  readonly code: ErrorCode = "not_found"
+  override get message() {
+    return "This instance takes no uploads: it hands out no signed media URLs of its own (its media URLs are public)."
+  }
+}
+
 /** Why a credential was refused. */
 export const UnauthorizedReason = Schema.Literal("missing", "malformed", "unknown", "revoked")
 export type UnauthorizedReason = typeof UnauthorizedReason.Type
@@ -228,6 +271,8 @@ export type RequestError =
   | IdempotencyKeyReused
   | ExecutionFinished
   | WebhookNotRedeliverable
+  | UnsupportedMedia
+  | UploadsUnavailable
 
 /** The error object of the response body for a request error. */
 export const toErrorInfo = (error: RequestError): ErrorInfo =>

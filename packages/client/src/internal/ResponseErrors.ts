@@ -18,6 +18,7 @@ const declared: ReadonlyArray<readonly [new(...args: never) => { readonly error:
   [HttpErrors.NotAcceptable, 406],
   [HttpErrors.Conflict, 409],
   [HttpErrors.PayloadTooLarge, 413],
+  [HttpErrors.UnsupportedMediaType, 415],
   [HttpErrors.TooManyRequests, 429],
   [HttpErrors.InternalError, 500]
 ]

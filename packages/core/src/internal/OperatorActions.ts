@@ -21,6 +21,7 @@ import { DeliveryId, entryFor, type OutboxEntry, WebhookOutbox } from "../Webhoo
 import { AppCatalog } from "./AppCatalog.js"
 import { CANCELED_MESSAGE, Cancellations } from "./Cancellations.js"
 import * as Retention from "./Retention.js"
+import * as Uploads from "./Uploads.js"
 import type { Visibility } from "./Visibility.js"
 
 type Principal = Authentication.Principal
@@ -147,10 +148,13 @@ export const make = (visibility: Visibility) =>
       ) {
         const retention = options.olderThan === undefined ? config.retention : Duration.decode(options.olderThan)
         const cutoff = (yield* Clock.currentTimeMillis) - Duration.toMillis(retention)
-        return yield* Retention.pruneBefore(cutoff).pipe(
+        const deleted = yield* Retention.pruneBefore(cutoff).pipe(
           Effect.provideService(ExecutionStore, executionStore),
           Effect.provideService(BlobStore, blobs)
         )
+        // Expired uploads go whatever `olderThan` says: their URLs no longer work.
+        yield* Uploads.sweep(yield* Clock.currentTimeMillis).pipe(Effect.provideService(BlobStore, blobs))
+        return deleted
       })
     }
   })

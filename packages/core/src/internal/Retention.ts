@@ -2,6 +2,7 @@
  * Retention: finished executions older than `retention` are deleted with their webhook
  * deliveries and their media, in batches. Media go first, so a crash between the two leaves an
  * execution whose media are gone (found and finished next pass), never media no execution names.
+ * Uploads whose URLs have expired are deleted too, by the day they expired (`Uploads.sweep`).
  * `run` prunes at start and then every `retentionInterval` while its scope is open.
  */
 import type { ExecutionId } from "@appexec/api/Ids"
@@ -10,6 +11,7 @@ import { AppexecConfig, millis } from "../AppexecConfig.js"
 import { BlobStore, executionPrefix } from "../BlobStore.js"
 import type { StorageError } from "../Errors.js"
 import { ExecutionStore } from "../ExecutionStore.js"
+import * as Uploads from "./Uploads.js"
 
 /** Executions deleted per batch. */
 const BATCH = 100
@@ -31,12 +33,16 @@ export const pruneBefore = (
     }
   })
 
-/** One pass: deletes what is past the configured retention; how many executions were deleted. */
+/**
+ * One pass: deletes what is past the configured retention, and the expired uploads; how many
+ * executions were deleted.
+ */
 export const prune: Effect.Effect<number, StorageError, AppexecConfig | ExecutionStore | BlobStore> = Effect.gen(
   function*() {
     const config = yield* AppexecConfig
     const now = yield* Clock.currentTimeMillis
     const deleted = yield* pruneBefore(now - millis(config.retention))
+    yield* Uploads.sweep(now)
     if (deleted > 0) yield* Effect.logInfo(`retention: deleted ${deleted} finished execution(s)`)
     return deleted
   }

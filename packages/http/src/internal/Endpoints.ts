@@ -14,6 +14,7 @@ import type { ServerRequest, StreamedBody } from "./Exchange.js"
 import * as Heartbeats from "./Heartbeats.js"
 import * as JsonBody from "./JsonBody.js"
 import * as StreamSlots from "./StreamSlots.js"
+import * as UploadBody from "./UploadBody.js"
 
 /** What a handler may fail with: a core request error, a storage failure, or a refusal with its answer. */
 export type EndpointError = Errors.RequestError | Errors.StorageError | JsonBody.Refused
@@ -274,6 +275,8 @@ export const serve = <
 export interface Options {
   /** Largest accepted request body, in bytes (default 1 MiB). */
   readonly maxBodyBytes?: number
+  /** Largest accepted upload (`POST /v1/uploads`), in bytes (default 25 MiB, `Api.DEFAULT_MAX_UPLOAD_BYTES`). */
+  readonly maxUploadBytes?: number
 }
 
 /** Default bound of a request body: 1 MiB. */
@@ -346,6 +349,7 @@ export const make = (
     const appexec = yield* Appexec.Appexec
     const keys = yield* SigningKeys.SigningKeys
     const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+    const maxUploadBytes = options.maxUploadBytes ?? Api.DEFAULT_MAX_UPLOAD_BYTES
     const config = yield* Effect.serviceOption(AppexecConfig.AppexecConfig)
     const slots = StreamSlots.make(
       Option.match(config, {
@@ -451,7 +455,15 @@ export const make = (
       serve(Api.getExecutionLogs, ({ path, principal }) =>
         Effect.map(appexec.executions.logs(principal, path.executionId), (data) => ({ data }))),
       serve(Api.getSigningKey, () =>
-        keys.keySet)
+        keys.keySet),
+      // The bytes are read here within their bound (413 past it, before more is read), then
+      // checked against their declared type and stored by core.
+      serve(Api.uploadFile, ({ principal, request }) =>
+        Effect.flatMap(UploadBody.read(request, maxUploadBytes), (bytes) =>
+          Effect.map(
+            appexec.uploads.create(principal, { contentType: request.headers["content-type"], bytes }),
+            (data) => ({ data })
+          )))
     ]
     return served
   })

@@ -62,6 +62,7 @@ const errorClasses = [
   ApiError.NotFound,
   ApiError.Conflict,
   ApiError.PayloadTooLarge,
+  ApiError.UnsupportedMediaType,
   ApiError.TooManyRequests,
   ApiError.InternalError
 ] as const
@@ -92,6 +93,12 @@ export const fromRequestError = (error: Errors.RequestError): ServerResponse =>
   fromInfo(
     error._tag === "InvalidInputs"
       ? { code: error.code, message: error.message, details: error.problems }
+      : error._tag === "UnsupportedMedia"
+      ? {
+        code: error.code,
+        message: error.message,
+        details: [{ declared: error.declared, ...(error.actual === undefined ? {} : { actual: error.actual }) }]
+      }
       : { code: error.code, message: error.message }
   )
 
