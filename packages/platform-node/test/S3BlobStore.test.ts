@@ -1,0 +1,211 @@
+import { BlobStore, MediaUrls } from "@appexec/core"
+import { MemoryStorage } from "@appexec/testing"
+import { BlobStoreContract } from "@appexec/testing/contracts"
+import { ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Exit, Layer, Option, Redacted, Scope, TestClock } from "effect"
+import * as S3BlobStore from "../src/S3BlobStore.js"
+import * as S3MediaUrls from "../src/S3MediaUrls.js"
+import * as S3rver from "./support/S3rver.js"
+
+let s3: S3rver.Running
+const scope = Effect.runSync(Scope.make())
+beforeAll(async () => {
+  s3 = await Effect.runPromise(Scope.extend(S3rver.start(), scope))
+})
+afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+
+let prefixes = 0
+/** The store's options on the test bucket, under a prefix of its own (a fresh store). */
+const optionsOf = (overrides: Partial<S3BlobStore.Options> = {}): S3BlobStore.Options => ({
+  bucket: s3.bucket,
+  prefix: `test-${process.pid}-${++prefixes}`,
+  endpoint: s3.endpoint,
+  region: "us-east-1",
+  credentials: S3rver.credentials,
+  ...overrides
+})
+
+/** Every key of the bucket under `prefix`. */
+const keysUnder = (prefix: string) =>
+  Effect.promise(async () => {
+    const keys: Array<string> = []
+    let token: string | undefined
+    do {
+      const page = await s3.client.send(
+        new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) })
+      )
+      keys.push(...(page.Contents ?? []).map((o) => o.Key!))
+      token = page.IsTruncated ? page.NextContinuationToken : undefined
+    } while (token !== undefined)
+    return keys
+  })
+
+describe("S3BlobStore under the contract", () => {
+  BlobStoreContract.suite(
+    "S3 (s3rver)",
+    () => Layer.merge(MemoryStorage.layer, Layer.unwrapEffect(Effect.sync(() => S3BlobStore.layer(optionsOf()))))
+  )
+})
+
+describe("S3BlobStore", () => {
+  it.scoped("keeps each blob as the object <prefix>/<key> with its content type", () =>
+    Effect.gen(function*() {
+      const options = optionsOf()
+      const store = yield* Effect.provide(BlobStore.BlobStore, S3BlobStore.layer({ ...options, check: true }))
+      yield* store.put("executions/e1/poster.png", { contentType: "image/png", bytes: Uint8Array.from([1, 2, 3]) })
+      expect(yield* keysUnder(`${options.prefix}/`)).toEqual([`${options.prefix}/executions/e1/poster.png`])
+      expect(yield* store.get("executions/e1/poster.png")).toEqual(
+        Option.some({ contentType: "image/png", bytes: Uint8Array.from([1, 2, 3]) })
+      )
+    }))
+
+  it.scoped(
+    "deletes an execution's objects page by page (more than one list page of 1000), and no others",
+    () =>
+      Effect.gen(function*() {
+        const options = optionsOf()
+        const store = yield* Effect.provide(BlobStore.BlobStore, S3BlobStore.layer(options))
+        const one = BlobStore.executionPrefix("00000000-0000-4000-8500-000000000001")
+        const two = BlobStore.executionPrefix("00000000-0000-4000-8500-000000000002")
+        // Each in a directory of its own: s3rver's file store races when one batch empties a directory.
+        yield* Effect.forEach(
+          Array.from({ length: 1003 }, (_, i) => i),
+          (i) =>
+            Effect.promise(() =>
+              s3.client.send(
+                new PutObjectCommand({ Bucket: s3.bucket, Key: `${options.prefix}/${one}d${i}/f.png`, Body: "x" })
+              )
+            ),
+          { concurrency: 8 }
+        )
+        yield* store.put(`${two}kept.png`, { contentType: "image/png", bytes: Uint8Array.from([7]) })
+        expect((yield* keysUnder(`${options.prefix}/${one}`)).length).toBe(1003)
+        yield* store.deleteUnder(one)
+        expect(yield* keysUnder(`${options.prefix}/${one}`)).toEqual([])
+        expect(yield* keysUnder(`${options.prefix}/${two}`)).toEqual([`${options.prefix}/${two}kept.png`])
+        // Nothing left to delete is no error.
+        yield* store.deleteUnder(one)
+      }),
+    60_000
+  )
+
+  it.scoped("refuses keys and prefixes that are not blob keys, an empty prefix (the whole bucket) first of all", () =>
+    Effect.gen(function*() {
+      const options = optionsOf()
+      const store = yield* Effect.provide(BlobStore.BlobStore, S3BlobStore.layer(options))
+      yield* store.put("executions/e/a.png", { contentType: "image/png", bytes: Uint8Array.from([1]) })
+      for (const prefix of ["", "/", "executions", "../", "executions//"]) {
+        const error = yield* store.deleteUnder(prefix).pipe(Effect.flip)
+        expect(error._tag).toBe("StorageError")
+      }
+      for (const key of ["../x", "/etc/passwd", "a//b", ""]) {
+        expect((yield* store.put(key, { contentType: "a/b", bytes: new Uint8Array() }).pipe(Effect.flip))._tag).toBe(
+          "StorageError"
+        )
+      }
+      expect(yield* keysUnder(`${options.prefix}/`)).toEqual([`${options.prefix}/executions/e/a.png`])
+    }))
+
+  it.scoped("a missing bucket is a StorageError naming the S3 call, the bucket and the S3 error code", () =>
+    Effect.gen(function*() {
+      const store = yield* Effect.provide(
+        BlobStore.BlobStore,
+        S3BlobStore.layer(optionsOf({ bucket: "no-such-bucket" }))
+      )
+      const put = yield* store.put("executions/e/a.png", { contentType: "image/png", bytes: Uint8Array.from([1]) })
+        .pipe(Effect.flip)
+      expect(put.message).toContain("S3 PutObject on bucket 'no-such-bucket': NoSuchBucket")
+      const get = yield* store.get("executions/e/a.png").pipe(Effect.flip)
+      expect(get.message).toContain("S3 GetObject on bucket 'no-such-bucket': NoSuchBucket")
+      const deleted = yield* store.deleteUnder("executions/e/").pipe(Effect.flip)
+      expect(deleted.message).toContain("S3 ListObjectsV2 on bucket 'no-such-bucket': NoSuchBucket")
+      // Checked at start, the same bucket fails the layer.
+      const checked = yield* Effect.provide(
+        BlobStore.BlobStore,
+        S3BlobStore.layer({ ...optionsOf({ bucket: "no-such-bucket" }), check: true })
+      ).pipe(Effect.flip)
+      expect(checked.message).toContain("S3 HeadBucket on bucket 'no-such-bucket'")
+    }))
+
+  it.scoped("an unreachable endpoint is a StorageError, within the connection timeout", () =>
+    Effect.gen(function*() {
+      // A port nothing listens on: port 1 of the loopback address refuses at once.
+      const store = yield* Effect.provide(
+        BlobStore.BlobStore,
+        S3BlobStore.layer(optionsOf({ endpoint: "http://127.0.0.1:1", connectionTimeoutMs: 1000 }))
+      )
+      const error = yield* store.get("executions/e/a.png").pipe(Effect.flip)
+      expect(error.message).toMatch(/^Storage operation 'S3 GetObject on bucket 'appexec-media': /)
+    }), 60_000)
+
+  it.each([
+    ["s3://media", { bucket: "media", prefix: "" }],
+    ["s3://media/", { bucket: "media", prefix: "" }],
+    ["s3://my.media-1/appexec/prod/", { bucket: "my.media-1", prefix: "appexec/prod" }]
+  ])("reads the location %s", (location, expected) => {
+    expect(S3BlobStore.parseLocation(location)).toEqual(Either.right(expected))
+  })
+
+  it.each(["media", "s3://", "s3://Media/x", "s3://ab", "s3://media/../x", "https://media/x", "s3://media/a b"])(
+    "refuses the location %s",
+    (location) => {
+      expect(Either.isLeft(S3BlobStore.parseLocation(location))).toBe(true)
+    }
+  )
+})
+
+describe("S3MediaUrls (direct media URLs)", () => {
+  const signed = MediaUrls.makeSigned({
+    baseUrl: "https://api.example.com",
+    secret: Redacted.make("s".repeat(32))
+  })
+
+  it.scoped("presigns a GET of the object for the signed URLs' lifetime; fetched, it answers the bytes", () =>
+    Effect.gen(function*() {
+      const options = optionsOf()
+      const layer = S3BlobStore.layer(options)
+      const store = yield* Effect.provide(BlobStore.BlobStore, layer)
+      const bytes = Uint8Array.from([137, 80, 78, 71, 1, 2, 3])
+      yield* store.put("executions/e1/out.png", { contentType: "image/png", bytes })
+      const now = Date.now()
+      yield* TestClock.setTime(now)
+      const urls = yield* S3MediaUrls.make({ signed }).pipe(Effect.provide(layer))
+      const url = new URL(yield* urls.urlFor("executions/e1/out.png"))
+      expect(`${url.origin}${url.pathname}`).toBe(`${s3.endpoint}/${s3.bucket}/${options.prefix}/executions/e1/out.png`)
+      expect(url.searchParams.get("X-Amz-Algorithm")).toBe("AWS4-HMAC-SHA256")
+      expect(url.searchParams.get("X-Amz-Expires")).toBe(String(MediaUrls.DEFAULT_TTL_SECONDS))
+      expect(url.searchParams.get("X-Amz-Date")).toBe(
+        new Date(Math.floor(now / 1000) * 1000).toISOString().replace(/[-:]/g, "").replace(/\.000/, "")
+      )
+      expect(url.searchParams.get("X-Amz-Credential")).toMatch(/^S3RVER\/\d{8}\/us-east-1\/s3\/aws4_request$/)
+      expect(url.searchParams.get("X-Amz-Signature")).toMatch(/^[0-9a-f]{64}$/)
+      const response = yield* Effect.promise(() => fetch(url))
+      expect(response.status).toBe(200)
+      expect(response.headers.get("content-type")).toBe("image/png")
+      expect(new Uint8Array(yield* Effect.promise(() => response.arrayBuffer()))).toEqual(bytes)
+      // Checks stay the signed URLs': an instance's own URL still verifies, a presigned one is foreign.
+      expect((yield* urls.classify(url.href))._tag).toBe("Foreign")
+      const own = yield* signed.urlFor("executions/e1/out.png")
+      expect((yield* urls.classify(own))._tag).toBe("Valid")
+    }))
+
+  it.scoped("a presigned URL past its lifetime is refused by the bucket; a shorter lifetime is kept", () =>
+    Effect.gen(function*() {
+      const options = optionsOf()
+      const layer = S3BlobStore.layer(options)
+      const store = yield* Effect.provide(BlobStore.BlobStore, layer)
+      yield* store.put("executions/e2/out.png", { contentType: "image/png", bytes: Uint8Array.from([1]) })
+      // Signed an hour and a second ago for an hour.
+      yield* TestClock.setTime(Date.now() - 3_601_000)
+      const urls = yield* S3MediaUrls.make({ signed, ttlSeconds: 3600 }).pipe(Effect.provide(layer))
+      const url = yield* urls.urlFor("executions/e2/out.png")
+      expect(new URL(url).searchParams.get("X-Amz-Expires")).toBe("3600")
+      const response = yield* Effect.promise(() => fetch(url))
+      expect(response.status).toBe(403)
+      expect(yield* Effect.promise(() => response.text())).toContain("Request has expired")
+      // More than S3 allows is capped at 7 days.
+      const long = yield* S3MediaUrls.make({ signed, ttlSeconds: 30 * 86_400 }).pipe(Effect.provide(layer))
+      expect(new URL(yield* long.urlFor("executions/e2/out.png")).searchParams.get("X-Amz-Expires")).toBe("604800")
+    }))
+})
