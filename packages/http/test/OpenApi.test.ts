@@ -1,7 +1,7 @@
 /**
  * The committed `docs/openapi.json` is what the API definition generates, and it documents
  * the six endpoints, the extensions (cancel, the webhook delivery of an execution, its event
- * stream and logs) and the operator's routes beside them.
+ * stream and logs, uploads) and the operator's routes beside them.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { readFileSync } from "node:fs"
@@ -37,7 +37,8 @@ describe("OpenAPI", () => {
       "GET /v1/webhooks/signing-key",
       "POST /v1/apps/{appId}/executions",
       "POST /v1/executions/{executionId}/cancel",
-      "POST /v1/executions/{executionId}/webhook/redeliver"
+      "POST /v1/executions/{executionId}/webhook/redeliver",
+      "POST /v1/uploads"
     ])
     expect(Object.keys(doc.components.securitySchemes)).toEqual(["apiKey", "bearer"])
     expect(JSON.stringify(doc)).not.toContain("HttpApiDecodeError")
@@ -76,6 +77,13 @@ describe("OpenAPI", () => {
       $ref: "#/components/schemas/ExecutionPage"
     })
     expect(Object.keys(list.responses).sort()).toEqual(["200", "400", "401", "429", "500"])
+    // An upload: the file's bytes in, 201 with its signed URL out, 413 and 415 as documented.
+    const uploads = doc.paths["/v1/uploads"]!.post!
+    expect(Object.keys(uploads.responses).sort()).toEqual(["201", "400", "401", "404", "413", "415", "429", "500"])
+    expect(uploads.requestBody!.content!["application/octet-stream"]!.schema).toMatchObject({ format: "binary" })
+    expect(doc.components.schemas["Upload"]).toMatchObject({
+      required: ["url", "contentType", "bytes", "expiresAt"]
+    })
     // A redelivery: 202 with the delivery, 404 and 409 as documented.
     const redeliver = doc.paths["/v1/executions/{executionId}/webhook/redeliver"]!.post!
     expect(Object.keys(redeliver.responses).sort()).toEqual(["202", "400", "401", "404", "409", "429", "500"])
