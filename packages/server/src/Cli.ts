@@ -8,6 +8,7 @@
 import { Command } from "@effect/cli"
 import * as AdminCommands from "./AdminCommands.js"
 import { runCommand } from "./RunCommand.js"
+import * as SecretCommands from "./SecretCommands.js"
 import { serveCommand } from "./ServeCommand.js"
 import { workerCommand } from "./WorkerCommand.js"
 
@@ -22,6 +23,7 @@ export const command = Command.make("appexec").pipe(
     AdminCommands.apps,
     AdminCommands.executions,
     AdminCommands.signingKey,
+    SecretCommands.secrets,
     AdminCommands.prune,
     runCommand
   ])
