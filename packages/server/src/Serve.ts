@@ -54,6 +54,8 @@ export interface ServeOptions {
   readonly adminPort?: number | undefined
   /** How long finished executions are kept (default: the core default, 30 days). */
   readonly retention?: Duration.DurationInput | undefined
+  /** Largest upload (`POST /v1/uploads`) in bytes (default 25 MiB, `Api.DEFAULT_MAX_UPLOAD_BYTES`). */
+  readonly maxUploadBytes?: number | undefined
   /** Where spans go; absent: OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, else nowhere. */
   readonly tracing?: Layer.Layer<never> | undefined
   /** How long claims last (absent: the core defaults). */
@@ -176,6 +178,7 @@ export const serve = (options: ServeOptions) =>
       // PostgreSQL in the database, one limit for every API process.
       const app = yield* AppexecHttp.make({
         rateLimit: { limit: options.rateLimit, trustProxy: options.trustProxy },
+        ...(options.maxUploadBytes === undefined ? {} : { maxUploadBytes: options.maxUploadBytes }),
         console: options.console ?? true
       }).pipe(Effect.provide(Option.isSome(database) ? Layer.empty : LocalRateLimitStore.layer()))
       gate.open(NodeListener.fromApp(app))

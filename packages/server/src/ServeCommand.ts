@@ -3,6 +3,7 @@
  * are `SharedFlags`; those only `serve` has — where it listens, the apps of the first start, the
  * rate limit, connection limits, retention — take their defaults from the modules that own them.
  */
+import { Api } from "@appexec/api"
 import { AppexecConfig } from "@appexec/core"
 import { RateLimit } from "@appexec/http"
 import { NodeListener } from "@appexec/platform-node"
@@ -88,6 +89,11 @@ export const flags = {
   retention: SharedFlags.retention(
     "Delete finished executions (with their webhook deliveries and media) this long after they end"
   ),
+  maxUpload: Flags.byteSize({
+    name: "max-upload",
+    variable: "APPEXEC_MAX_UPLOAD",
+    description: "Largest file POST /v1/uploads accepts, in bytes or KiB, MiB, GiB"
+  }, Api.DEFAULT_MAX_UPLOAD_BYTES),
   maxConnections: Flags.count({
     name: "max-connections",
     variable: "APPEXEC_MAX_CONNECTIONS",
@@ -150,6 +156,7 @@ export const serveCommand = Command.make("serve", flags, (o) =>
     signingKeyJwk: Option.getOrUndefined(o.signingKeyJwk),
     adminPort: Option.getOrUndefined(o.adminPort),
     retention: o.retention,
+    maxUploadBytes: o.maxUpload,
     claims: SharedFlags.claimsOf(o),
     connections: {
       maxConnections: o.maxConnections,
