@@ -23,7 +23,7 @@ import {
   S3Client,
   type S3ClientConfig
 } from "@aws-sdk/client-s3"
-import { Context, Effect, Either, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 
 /** Where the blobs go and how the bucket is reached. */
 export interface Options {
@@ -57,26 +57,6 @@ export class S3Bucket extends Context.Tag("@appexec/platform-node/S3Bucket")<
 
 /** Longest object list (and batch delete) S3 answers in one call. */
 const PAGE = 1000
-
-/**
- * Reads `s3://BUCKET/PREFIX` (the prefix optional); the bucket name checked as S3 names buckets
- * (3–63 lowercase letters, digits, `.` and `-`), the prefix as a blob key. Left: why not.
- */
-export const parseLocation = (
-  location: string
-): Either.Either<{ readonly bucket: string; readonly prefix: string }, string> => {
-  const m = /^s3:\/\/([^/]+)(?:\/(.*))?$/.exec(location.trim())
-  if (m === null) return Either.left(`'${location}' is not an s3://BUCKET/PREFIX location`)
-  const bucket = m[1]!
-  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
-    return Either.left(`'${bucket}' is not a bucket name (3 to 63 lowercase letters, digits, '.' and '-')`)
-  }
-  const prefix = (m[2] ?? "").replace(/^\/+|\/+$/g, "")
-  if (prefix !== "" && !MediaUrls.isBlobKey(prefix)) {
-    return Either.left(`'${prefix}' is not a key prefix (segments of letters, digits, '.', '_' and '-')`)
-  }
-  return Either.right({ bucket, prefix })
-}
 
 /** The S3 client of `options`: checksums only where required, bounded times, path style for endpoints. */
 export const makeClient = (options: Options): S3Client =>

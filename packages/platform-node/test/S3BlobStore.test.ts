@@ -1,9 +1,10 @@
 import { BlobStore, MediaUrls } from "@appexec/core"
+import { Exchange, MediaRoute } from "@appexec/http"
 import { MemoryStorage } from "@appexec/testing"
 import { BlobStoreContract } from "@appexec/testing/contracts"
 import { ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Exit, Layer, Option, Redacted, Scope, TestClock } from "effect"
+import { Effect, Exit, Layer, Option, Redacted, Scope, TestClock } from "effect"
 import * as S3BlobStore from "../src/S3BlobStore.js"
 import * as S3MediaUrls from "../src/S3MediaUrls.js"
 import * as S3rver from "./support/S3rver.js"
@@ -138,21 +139,6 @@ describe("S3BlobStore", () => {
       const error = yield* store.get("executions/e/a.png").pipe(Effect.flip)
       expect(error.message).toMatch(/^Storage operation 'S3 GetObject on bucket 'appexec-media': /)
     }), 60_000)
-
-  it.each([
-    ["s3://media", { bucket: "media", prefix: "" }],
-    ["s3://media/", { bucket: "media", prefix: "" }],
-    ["s3://my.media-1/appexec/prod/", { bucket: "my.media-1", prefix: "appexec/prod" }]
-  ])("reads the location %s", (location, expected) => {
-    expect(S3BlobStore.parseLocation(location)).toEqual(Either.right(expected))
-  })
-
-  it.each(["media", "s3://", "s3://Media/x", "s3://ab", "s3://media/../x", "https://media/x", "s3://media/a b"])(
-    "refuses the location %s",
-    (location) => {
-      expect(Either.isLeft(S3BlobStore.parseLocation(location))).toBe(true)
-    }
-  )
 })
 
 describe("S3MediaUrls (direct media URLs)", () => {
@@ -207,5 +193,64 @@ describe("S3MediaUrls (direct media URLs)", () => {
       // More than S3 allows is capped at 7 days.
       const long = yield* S3MediaUrls.make({ signed, ttlSeconds: 30 * 86_400 }).pipe(Effect.provide(layer))
       expect(new URL(yield* long.urlFor("executions/e2/out.png")).searchParams.get("X-Amz-Expires")).toBe("604800")
+    }))
+})
+
+describe("the media route over S3BlobStore (the instance's own signed URLs, read from the bucket)", () => {
+  /** The route's answer: status, headers and body bytes. */
+  const get = (url: string, headers: Record<string, string> = {}, method = "GET") =>
+    Effect.gen(function*() {
+      const response = yield* MediaRoute.answer({ method, url, headers, requestId: "test" })
+      const body = response.body
+      if (Exchange.isStreamed(body)) return yield* Effect.dieMessage("the media route streams no answer")
+      return {
+        status: response.status,
+        headers: response.headers,
+        body: typeof body === "string" ? new TextEncoder().encode(body) : body
+      }
+    })
+
+  it.scoped("a signed URL serves the object whole, by range and by HEAD; altered or expired it answers 404", () =>
+    Effect.gen(function*() {
+      const bytes = new TextEncoder().encode("0123456789 media bytes from the bucket")
+      const services = Layer.merge(
+        S3BlobStore.layer(optionsOf()),
+        MediaUrls.layer({
+          mode: "signed",
+          baseUrl: "https://api.example.com",
+          secret: Redacted.make("0123456789abcdef0123456789abcdef"),
+          ttlSeconds: 3600
+        })
+      )
+      yield* Effect.gen(function*() {
+        const blobs = yield* BlobStore.BlobStore
+        yield* blobs.put("executions/e3/clip.mp4", { contentType: "video/mp4", bytes })
+        yield* TestClock.setTime(1_000_000)
+        const url = yield* Effect.flatMap(MediaUrls.MediaUrls, (urls) => urls.urlFor("executions/e3/clip.mp4"))
+
+        const whole = yield* get(url)
+        expect([whole.status, whole.headers["content-type"], whole.headers["accept-ranges"]]).toEqual([
+          200,
+          "video/mp4",
+          "bytes"
+        ])
+        expect(whole.body).toEqual(bytes)
+        const range = yield* get(url, { range: "bytes=2-5" })
+        expect([range.status, range.headers["content-range"], range.headers["content-length"]]).toEqual([
+          206,
+          `bytes 2-5/${bytes.length}`,
+          "4"
+        ])
+        expect(range.body).toEqual(bytes.subarray(2, 6))
+        const head = yield* get(url, {}, "HEAD")
+        expect([head.status, head.headers["content-length"], head.body]).toEqual([200, String(bytes.length), undefined])
+
+        const altered = url.replace(/sig=([A-Za-z0-9_-])/, (_, c: string) => `sig=${c === "A" ? "B" : "A"}`)
+        expect((yield* get(altered)).status).toBe(404)
+        const otherKey = url.replace("clip.mp4", "clip.png")
+        expect((yield* get(otherKey)).status).toBe(404)
+        yield* TestClock.adjust("3601 seconds")
+        expect((yield* get(url)).status).toBe(404)
+      }).pipe(Effect.provide(services))
     }))
 })

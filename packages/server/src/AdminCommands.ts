@@ -12,6 +12,7 @@ import { readFile } from "node:fs/promises"
 import type * as Database from "./Database.js"
 import * as Instance from "./Instance.js"
 import * as SharedFlags from "./internal/SharedFlags.js"
+import * as MediaStorage from "./MediaStorage.js"
 
 const { data, database } = SharedFlags
 
@@ -220,15 +221,14 @@ export const prune = Command.make(
   {
     data,
     database,
+    // The bucket of `serve --media`, whose objects go with their executions.
+    media: MediaStorage.storeOptions,
     retention: SharedFlags.retention("Delete finished executions that ended longer ago than this")
   },
-  ({ data, database, retention }) =>
-    admin(
-      data,
-      database,
-      Effect.flatMap(Appexec.Appexec, (a) => a.operator.prune({ olderThan: retention })).pipe(
-        Effect.flatMap((deleted) => Console.log(`deleted ${deleted}`))
-      )
+  ({ data, database, media, retention }) =>
+    Effect.flatMap(Appexec.Appexec, (a) => a.operator.prune({ olderThan: retention })).pipe(
+      Effect.flatMap((deleted) => Console.log(`deleted ${deleted}`)),
+      Effect.provide(Instance.layer({ dataDir: data, database, background: false, media }))
     )
 ).pipe(
   Command.withDescription(

@@ -5,7 +5,8 @@
  * directory, produced media in the filesystem blob store under `<data>/media`, the media URL key
  * in `<data>/media.secret`. On PostgreSQL (`--database postgres://…`): every port in the database,
  * media and the media URL key included, so that every process of a deployment serves every
- * request alike (each process then needs the same `APPEXEC_MASTER_KEY`). `serve` and `worker` run
+ * request alike (each process then needs the same `APPEXEC_MASTER_KEY`). With `media`, produced
+ * media go to an S3-compatible bucket instead, on either database (`MediaStorage`). `serve` and `worker` run
  * a worker and a webhook dispatcher; `serve --no-worker` and the admin commands run neither.
  */
 import { AppexecLayer, type Errors, IdGenerator, MediaUrls } from "@appexec/core"
@@ -19,6 +20,7 @@ import { join } from "node:path"
 import type { Database } from "./Database.js"
 import { masterKeysOf } from "./MasterKey.js"
 import { MediaSecret, secretOf } from "./MediaSigning.js"
+import * as MediaStorage from "./MediaStorage.js"
 
 /** The database file under a data directory. */
 export const databaseFile = (dataDir: string) => join(dataDir, "appexec.db")
@@ -38,6 +40,8 @@ export interface InstanceOptions {
   readonly allowPrivateNetworks?: boolean
   /** Where clients download produced media (admin commands, which produce none, use a placeholder). */
   readonly mediaUrls?: Layer.Layer<MediaUrls.MediaUrls, Errors.InvalidConfiguration | Errors.StorageError, MediaSecret>
+  /** Produced media in a bucket (absent: the data directory on SQLite, the database on PostgreSQL). */
+  readonly media?: MediaStorage.MediaStorage | undefined
 }
 
 /** Creates the data directory when missing and makes it the owner's only (0700). */
@@ -46,8 +50,8 @@ export const prepareDataDir = (dataDir: string) => {
   chmodSync(dataDir, 0o700)
 }
 
-/** The storage ports and the media URL key of the instance. */
-const storage = (options: InstanceOptions) =>
+/** The storage ports and the media URL key of the instance, media in the default store. */
+const defaultStorage = (options: InstanceOptions) =>
   Option.match(options.database ?? Option.none(), {
     onNone: () =>
       Layer.unwrapEffect(
@@ -76,7 +80,17 @@ const storage = (options: InstanceOptions) =>
 
 /** The instance over the database of `options`. */
 export const layer = (options: InstanceOptions) => {
-  const stored = storage(options)
+  const media = Option.getOrUndefined(options.media ?? Option.none())
+  const bucket = media === undefined ? undefined : MediaStorage.storeLayer(media)
+  // The bucket's blob store replaces the default one (merged last, it wins).
+  const stored = bucket === undefined ? defaultStorage(options) : Layer.merge(defaultStorage(options), bucket)
+  const signedUrls = (options.mediaUrls ?? MediaUrls.layer({ mode: "public", baseUrl: "http://localhost" })).pipe(
+    // The same layer as below: built once.
+    Layer.provide(stored)
+  )
+  const mediaUrls = bucket !== undefined && media?.direct === true
+    ? MediaStorage.directUrlsLayer.pipe(Layer.provide(Layer.merge(signedUrls, bucket)))
+    : signedUrls
   return Layer.unwrapEffect(
     Effect.gen(function*() {
       // Every command may be the first to touch the data directory.
@@ -102,10 +116,7 @@ export const layer = (options: InstanceOptions) => {
       BuiltinNodes.layer({
         // Secrets for http.request headers: every APPEXEC_SECRET_<NAME> variable is the secret <name>.
         settings: { secrets: NodesSettings.secretsFromEnv(process.env) },
-        mediaUrls: (options.mediaUrls ?? MediaUrls.layer({ mode: "public", baseUrl: "http://localhost" })).pipe(
-          // The same layer as below: built once.
-          Layer.provide(stored)
-        )
+        mediaUrls
       })
     ),
     Layer.provideMerge(stored),

@@ -20,6 +20,7 @@ import * as Database from "./Database.js"
 import * as ExecutionLog from "./ExecutionLog.js"
 import * as Instance from "./Instance.js"
 import * as MediaSigning from "./MediaSigning.js"
+import * as MediaStorage from "./MediaStorage.js"
 
 /** The settings of `serve` (docs/cli.md). */
 export interface ServeOptions {
@@ -50,6 +51,8 @@ export interface ServeOptions {
   readonly mediaBaseUrl?: string | undefined
   /** The URL clients reach this server at; absent: the listening address. */
   readonly publicUrl?: string | undefined
+  /** Produced media in an S3-compatible bucket (`--media s3://…`); absent: the data directory or the database. */
+  readonly media?: MediaStorage.MediaStorage | undefined
   /** Port of the admin listener (Prometheus `/metrics`, `/healthz`) on `host`; absent: none. */
   readonly adminPort?: number | undefined
   /** How long finished executions are kept (default: the core default, 30 days). */
@@ -200,6 +203,7 @@ export const serve = (options: ServeOptions) =>
         })${worker ? "" : " with no worker"}`
       )
       if (options.console ?? true) yield* Console.log(`Console: ${baseUrl}/console (sign in with an API key)`)
+      yield* MediaStorage.announce(options.media)
       if (options.adminPort !== undefined) {
         const adminServer = createServer(NodeListener.fromApp(yield* AdminHttp.make))
         const adminPort = yield* listen(adminServer, options.adminPort, options.host)
@@ -226,6 +230,7 @@ export const serve = (options: ServeOptions) =>
           database,
           background: worker,
           mediaUrls: MediaSigning.urlsLayer({ baseUrl, publicBaseUrl: options.mediaBaseUrl }),
+          media: options.media,
           allowPrivateNetworks: options.allowPrivateNetworks,
           config: {
             ...(options.claims === undefined ? {} : claimSettings(options.claims)),

@@ -13,6 +13,7 @@ import { resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Flags from "./internal/Flags.js"
 import * as SharedFlags from "./internal/SharedFlags.js"
+import * as MediaStorage from "./MediaStorage.js"
 import { serve } from "./Serve.js"
 
 /** The example apps shipped with this package (`apps/`), imported on the first start when `--apps` is not given. */
@@ -82,6 +83,7 @@ export const flags = {
   }, AppexecConfig.defaults.maxStreamsPerKey),
   webhookRetryDelays: SharedFlags.webhookRetryDelays,
   mediaBaseUrl: SharedFlags.mediaBaseUrl,
+  media: MediaStorage.options,
   publicUrl: SharedFlags.publicUrl,
   signingKeyGrace: SharedFlags.signingKeyGrace,
   signingKeyJwk: SharedFlags.signingKeyJwk,
@@ -151,6 +153,7 @@ export const serveCommand = Command.make("serve", flags, (o) =>
     maxStreamsPerKey: o.maxStreamsPerKey,
     webhookRetryDelays: o.webhookRetryDelays,
     mediaBaseUrl: Option.getOrUndefined(o.mediaBaseUrl),
+    media: o.media,
     publicUrl: Option.getOrUndefined(o.publicUrl),
     signingKeyGrace: o.signingKeyGrace,
     signingKeyJwk: Option.getOrUndefined(o.signingKeyJwk),

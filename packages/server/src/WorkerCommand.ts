@@ -7,6 +7,7 @@ import { Command } from "@effect/cli"
 import { Option } from "effect"
 import * as Flags from "./internal/Flags.js"
 import * as SharedFlags from "./internal/SharedFlags.js"
+import * as MediaStorage from "./MediaStorage.js"
 import { baseUrlOf } from "./Serve.js"
 import { defaultPort } from "./ServeCommand.js"
 import { work } from "./WorkerProcess.js"
@@ -25,6 +26,7 @@ export const flags = {
   allowPrivateNetworks: SharedFlags.allowPrivateNetworks,
   webhookRetryDelays: SharedFlags.webhookRetryDelays,
   mediaBaseUrl: SharedFlags.mediaBaseUrl,
+  media: MediaStorage.options,
   publicUrl: SharedFlags.publicUrl,
   signingKeyGrace: SharedFlags.signingKeyGrace,
   signingKeyJwk: SharedFlags.signingKeyJwk,
@@ -48,6 +50,7 @@ export const workerCommand = Command.make("worker", flags, (o) =>
     // Media URLs name the API, which this process does not serve.
     publicUrl: Option.getOrElse(o.publicUrl, () => defaultPublicUrl),
     mediaBaseUrl: Option.getOrUndefined(o.mediaBaseUrl),
+    media: o.media,
     signingKeyGrace: o.signingKeyGrace,
     signingKeyJwk: Option.getOrUndefined(o.signingKeyJwk),
     adminPort: Option.getOrUndefined(o.adminPort),

@@ -14,6 +14,7 @@ import * as Database from "./Database.js"
 import * as ExecutionLog from "./ExecutionLog.js"
 import * as Instance from "./Instance.js"
 import * as MediaSigning from "./MediaSigning.js"
+import * as MediaStorage from "./MediaStorage.js"
 import { baseUrlOf, type Claims, claimSettings, listen } from "./Serve.js"
 
 /** The settings of `worker` (docs/cli.md). */
@@ -33,6 +34,8 @@ export interface WorkerOptions {
   readonly publicUrl: string
   /** Public base URL of produced media (CDN, object storage), instead of signed URLs. */
   readonly mediaBaseUrl?: string | undefined
+  /** Produced media in an S3-compatible bucket (`--media s3://…`); absent: the data directory or the database. */
+  readonly media?: MediaStorage.MediaStorage | undefined
   readonly signingKeyGrace?: Duration.DurationInput | undefined
   readonly signingKeyJwk?: SigningKeys.PrivateJwk | undefined
   /** Serve `/healthz` and Prometheus `/metrics` on this port of `host` (0: any free port); none when absent. */
@@ -50,6 +53,7 @@ export const work = (options: WorkerOptions) =>
         Database.describe(options.database, options.dataDir)
       })`
     )
+    yield* MediaStorage.announce(options.media)
     if (options.adminPort !== undefined) {
       // The same admin app as `serve --admin-port`: an orchestrator's liveness probe and the
       // worker's own metrics (the gauges are read from the shared database).
@@ -67,6 +71,7 @@ export const work = (options: WorkerOptions) =>
         database: options.database,
         background: true,
         mediaUrls: MediaSigning.urlsLayer({ baseUrl: options.publicUrl, publicBaseUrl: options.mediaBaseUrl }),
+        media: options.media,
         allowPrivateNetworks: options.allowPrivateNetworks,
         config: {
           workerConcurrency: options.concurrency,

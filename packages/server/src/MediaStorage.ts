@@ -1,0 +1,144 @@
+/**
+ * Where the `appexec` command keeps produced media (docs/media.md): by default in the data
+ * directory (SQLite) or in the database (PostgreSQL); with `--media s3://BUCKET/PREFIX` in an
+ * S3-compatible bucket (`--media-endpoint` for R2, MinIO and the like; region and credentials
+ * from the usual AWS variables), which every process of a deployment reads and writes, so that
+ * no process needs another's disk. With `--media-direct`, output URLs are presigned GET URLs of
+ * the bucket; without, they stay the instance's own signed URLs, served from the bucket.
+ *
+ * The AWS SDK is loaded only when a bucket is given (a dynamic import of the
+ * `@appexec/platform-node/S3BlobStore` subpath, a chunk of its own in the bundled command).
+ */
+import { type BlobStore, type Errors, MediaUrls } from "@appexec/core"
+import type { S3Bucket } from "@appexec/platform-node/S3BlobStore"
+import { Options } from "@effect/cli"
+import { Config, Console, Effect, Either, Layer, Option } from "effect"
+import * as Flags from "./internal/Flags.js"
+
+/** Media in a bucket. */
+export interface S3Media {
+  readonly bucket: string
+  /** Key prefix inside the bucket, without slashes at either end (empty: the root). */
+  readonly prefix: string
+  /** The endpoint of an S3-compatible server; absent: AWS S3. */
+  readonly endpoint?: string | undefined
+  /** Output URLs are presigned bucket URLs instead of the instance's own. */
+  readonly direct: boolean
+}
+
+/** The media of a command: none (the default store) or a bucket. */
+export type MediaStorage = Option.Option<S3Media>
+
+/** Says where media go when they go to a bucket (a line on stdout at start). */
+export const announce = (storage: MediaStorage | undefined) =>
+  Option.match(storage ?? Option.none(), {
+    onNone: () => Effect.void,
+    onSome: (media) => Console.log(`Media: ${describe(media)}${media.direct ? " (presigned bucket URLs)" : ""}`)
+  })
+
+/** `s3://BUCKET/PREFIX` of a bucket, as the operator wrote it. */
+export const describe = (media: S3Media) =>
+  `s3://${media.bucket}${media.prefix === "" ? "" : `/${media.prefix}`}${
+    media.endpoint === undefined ? "" : ` at ${media.endpoint}`
+  }`
+
+const media = Options.text("media").pipe(
+  Options.withPseudoName("s3://BUCKET/PREFIX"),
+  Options.withDescription(
+    "Keep produced media in this S3-compatible bucket (credentials and region from AWS_* variables); absent: the data directory, or the database on PostgreSQL"
+  ),
+  Options.withFallbackConfig(Config.string("APPEXEC_MEDIA")),
+  Options.optional
+)
+
+const endpoint = Flags.url({
+  name: "media-endpoint",
+  variable: "APPEXEC_MEDIA_ENDPOINT",
+  description: "Endpoint of an S3-compatible server for --media (R2, MinIO, …), reached path-style; absent: AWS S3"
+})
+
+const direct = Flags.toggle({
+  name: "media-direct",
+  variable: "APPEXEC_MEDIA_DIRECT",
+  description:
+    "Hand out presigned URLs of the --media bucket (same lifetime as signed ones) instead of this instance's signed URLs"
+})
+
+/** `--media` and `--media-endpoint`, checked: for every command that reads or deletes media (`prune`). */
+export const storeOptions: Options.Options<MediaStorage> = Options.all({ media, endpoint }).pipe(
+  Options.mapEffect(({ endpoint, media }) => {
+    const location = Option.filter(media, (m) => m.trim() !== "")
+    if (Option.isNone(location)) {
+      return Option.isSome(endpoint)
+        ? Flags.refuse("media-endpoint", "applies to a bucket: give --media s3://BUCKET/PREFIX too")
+        : Effect.succeedNone
+    }
+    return Either.match(parseLocation(location.value), {
+      onLeft: (why) => Flags.refuse("media", why),
+      onRight: ({ bucket, prefix }) =>
+        Effect.succeed(Option.some({ bucket, prefix, endpoint: Option.getOrUndefined(endpoint), direct: false }))
+    })
+  })
+)
+
+/** `--media`, `--media-endpoint` and `--media-direct`, checked: for `serve` and `worker`. */
+export const options: Options.Options<MediaStorage> = Options.all({ store: storeOptions, direct }).pipe(
+  Options.mapEffect(({ direct, store }) =>
+    Option.isNone(store)
+      ? direct
+        ? Flags.refuse("media-direct", "presigns URLs of a bucket: give --media s3://BUCKET/PREFIX too")
+        : Effect.succeedNone
+      : Effect.succeed(Option.some({ ...store.value, direct }))
+  )
+)
+
+/**
+ * Reads `s3://BUCKET/PREFIX`: a bucket name as S3 names buckets (3–63 lowercase letters, digits,
+ * `.` and `-`), the prefix (optional) a blob key. Left: why not.
+ */
+export const parseLocation = (
+  location: string
+): Either.Either<{ readonly bucket: string; readonly prefix: string }, string> => {
+  const m = /^s3:\/\/([^/]+)(?:\/(.*))?$/.exec(location.trim())
+  if (m === null) return Either.left(`'${location}' is not an s3://BUCKET/PREFIX location`)
+  const bucket = m[1]!
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+    return Either.left(`'${bucket}' is not a bucket name (3 to 63 lowercase letters, digits, '.' and '-')`)
+  }
+  const prefix = (m[2] ?? "").replace(/^\/+|\/+$/g, "")
+  if (prefix !== "" && !MediaUrls.isBlobKey(prefix)) {
+    return Either.left(`'${prefix}' is not a key prefix (segments of letters, digits, '.', '_' and '-')`)
+  }
+  return Either.right({ bucket, prefix })
+}
+
+/**
+ * The blob store and the bucket of `media`, checked at start (`HeadBucket`: a missing bucket or
+ * refused credentials stop the command with the bucket's name and the S3 error code). The region
+ * is `AWS_REGION` (or `AWS_DEFAULT_REGION`), else `us-east-1`.
+ */
+export const storeLayer = (
+  media: S3Media,
+  env: Readonly<Record<string, string | undefined>> = process.env
+): Layer.Layer<BlobStore.BlobStore | S3Bucket, Errors.StorageError> =>
+  Layer.unwrapEffect(
+    Effect.promise(() => import("@appexec/platform-node/S3BlobStore")).pipe(
+      Effect.map((S3BlobStore) =>
+        S3BlobStore.layer({
+          bucket: media.bucket,
+          prefix: media.prefix,
+          endpoint: media.endpoint,
+          region: env["AWS_REGION"] || env["AWS_DEFAULT_REGION"] || "us-east-1",
+          check: true
+        })
+      )
+    )
+  )
+
+/** Presigned media URLs of the bucket, checking with the signed `MediaUrls` they are given. */
+export const directUrlsLayer: Layer.Layer<MediaUrls.MediaUrls, never, MediaUrls.MediaUrls | S3Bucket> = Layer
+  .unwrapEffect(
+    Effect.promise(() => import("@appexec/platform-node/S3MediaUrls")).pipe(
+      Effect.map((S3MediaUrls) => S3MediaUrls.layer())
+    )
+  )
