@@ -4,13 +4,16 @@
  */
 import type { MediaUrls, NodeType } from "@appexec/core"
 import { Layer } from "effect"
+import { httpJob } from "./HttpJob.js"
 import { httpRequest } from "./HttpRequest.js"
 import { imageCaption } from "./ImageCaption.js"
 import { imageBlur, imageConvert, imageGrayscale, imageResize } from "./ImageEdit.js"
 import { imageGenerateAlias, imagePlaceholder } from "./ImagePlaceholder.js"
 import { outputImage, outputVideo } from "./MediaOutputs.js"
 import * as NodesSettings from "./NodesSettings.js"
+import { providerFal } from "./ProviderFal.js"
 import { providerOpenAI } from "./ProviderOpenAI.js"
+import { providerReplicate } from "./ProviderReplicate.js"
 
 /** Every built-in node type beyond the core ones, in the order they are documented. */
 export const builtinNodes = [
@@ -22,6 +25,9 @@ export const builtinNodes = [
   imageBlur,
   imageCaption,
   httpRequest,
+  httpJob,
+  providerReplicate,
+  providerFal,
   providerOpenAI,
   outputImage,
   outputVideo

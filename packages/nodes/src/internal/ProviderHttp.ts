@@ -66,6 +66,11 @@ export interface SendOptions {
   /** The node's `log` (`NodeContext.log`): the execution's log, which its consumer reads. */
   readonly log: NodeType.NodeContext<unknown>["log"]
   readonly retry?: RetryPolicy
+  /**
+   * Whether an answer whose status looks transient is the provider's final word all the same
+   * (fal keeps a failed request's answer, 503 or 504 with `X-Fal-Error-Type`): returned, not retried.
+   */
+  readonly isFinal?: (response: OutboundHttp.OutboundResponse) => boolean
 }
 
 /** HTTP statuses that mean "try again later". */
@@ -176,7 +181,7 @@ export const send = (
       let asked: Option.Option<number> = Option.none()
       if (result._tag === "Right") {
         const response = result.right
-        if (!TRANSIENT_STATUSES.has(response.status)) return response
+        if (!TRANSIENT_STATUSES.has(response.status) || options.isFinal?.(response) === true) return response
         trouble = `answered ${response.status}`
         if (response.status === 429) {
           asked = retryAfterMillis(response.headers["retry-after"], yield* Clock.currentTimeMillis)

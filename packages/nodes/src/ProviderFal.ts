@@ -1,0 +1,127 @@
+/**
+ * `provider.fal`: a request on fal's queue (https://fal.ai/docs/model-endpoints/queue).
+ * `POST {baseUrl}/{model}` with the input as the body answers `request_id`, `status_url`,
+ * `response_url` and `cancel_url`; the status is polled until `COMPLETED` (after `IN_QUEUE` and
+ * `IN_PROGRESS`), then the result is read at `response_url`: an error answer there is the
+ * request's failure, its `detail` shown. The request is canceled with `PUT cancel_url` when the
+ * node stops first. The result is the field at `pick` (`/images/0/url` by default; `/video/url`
+ * for a video model) as media (fetched and kept), text, JSON or a URL. The key is the operator's
+ * secret `FAL_KEY` (or the one `secret` names), sent as `Authorization: Key`.
+ */
+import { NodeType, SecretStore } from "@appexec/core"
+import { Duration, Effect, Redacted, Schema } from "effect"
+import { Pointer } from "./HttpJob.js"
+import * as Job from "./internal/Job.js"
+import * as ProviderHttp from "./internal/ProviderHttp.js"
+import { fillJson, placeholdersIn } from "./internal/template.js"
+import { NodesSettings } from "./NodesSettings.js"
+import { baseUrlProblem } from "./ProviderReplicate.js"
+
+/** The secret a node uses when its config names none. */
+export const DEFAULT_SECRET = "FAL_KEY"
+
+/** fal's queue root. */
+export const DEFAULT_BASE_URL = "https://queue.fal.run"
+
+/** A model id: `owner/name`, with an optional endpoint path (`fal-ai/flux/schnell`). */
+const MODEL = /^[a-z0-9][a-z0-9_.-]*(\/[a-z0-9][a-z0-9_.-]*)+$/i
+
+/** The config of `provider.fal`. */
+export const Config = Schema.Struct({
+  /** The model's id, such as `fal-ai/flux/schnell`. */
+  model: Schema.String.pipe(
+    Schema.pattern(MODEL, { message: () => "a model id such as fal-ai/flux/schnell" }),
+    Schema.filter((m) => !m.split("/").some((s) => s === "." || s === ".."), { message: () => "no . or .. segments" })
+  ),
+  /** The model's input, a JSON object whose strings may name upstream nodes (`"{{prompt}}"`). */
+  input: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  /** Pointer of the result in the model's answer (default `/images/0/url`). */
+  pick: Schema.optional(Pointer),
+  /** What the node yields: `media` (default), `text`, `json` or `url`. */
+  output: Schema.optionalWith(Schema.Literal("media", "text", "json", "url"), { default: () => "media" as const }),
+  /** The name of the operator's secret holding the key (default `FAL_KEY`). */
+  secret: Schema.optionalWith(SecretStore.SecretName, { default: () => DEFAULT_SECRET }),
+  /** The queue's root (default `https://queue.fal.run`). */
+  baseUrl: Schema.optional(Schema.NonEmptyString),
+  /** Time limit of the whole request in ms (default 600000, 10 minutes). */
+  timeoutMs: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.between(1000, 6 * 60 * 60 * 1000))),
+  /** Retries of transient failures: `count` (0–10, default 4) within `withinMs` (default 2 minutes). */
+  retry: Schema.optional(ProviderHttp.RetryConfig)
+})
+export type Config = typeof Config.Type
+
+const problemsOf = (config: Config, upstream: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const problems: Array<string> = []
+  for (const id of new Set(placeholdersIn(config.input))) {
+    if (!upstream.includes(id)) problems.push(`placeholder {{${id}}} does not name an upstream node`)
+  }
+  if (config.baseUrl !== undefined) {
+    const problem = baseUrlProblem(config.baseUrl)
+    if (problem !== undefined) problems.push(problem)
+  }
+  return problems
+}
+
+/** `provider.fal`: runs a model on fal's queue and yields its result. */
+export const providerFal = NodeType.defineNode({
+  type: "provider.fal",
+  description:
+    "Runs a model on fal's queue (submitted, polled, its result fetched, canceled when the execution stops) and yields the result as media, text, JSON or a URL.",
+  role: "process",
+  inputs: { min: 0, max: 32 },
+  config: Config,
+  check: (config, placement) => problemsOf(config, placement.upstream),
+  run: ({ config, execution, log, upstream }) =>
+    Effect.gen(function*() {
+      const settings = yield* NodesSettings
+      const byId = new Map(upstream.map((u) => [u.nodeId, u.value]))
+      for (const id of new Set(placeholdersIn(config.input))) {
+        if (byId.get(id)?._tag === "Media") {
+          return yield* Effect.fail(
+            new NodeType.NodeFailure({ message: `node '${id}' produced media, which cannot be sent in a request` })
+          )
+        }
+      }
+      const textOf = (id: string) => {
+        const value = byId.get(id)
+        return value === undefined ? "" : (NodeType.NodeValue.asText(value) ?? "")
+      }
+      const jsonOf = (id: string): unknown => {
+        const value = byId.get(id)
+        return value?._tag === "Json" ? value.json : textOf(id)
+      }
+      const key = yield* SecretStore.require(config.secret, execution.workspaceId)
+      const base = (config.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "")
+      return yield* Job.run(
+        {
+          noun: "request",
+          submit: { method: "POST", url: `${base}/${config.model}`, json: fillJson(config.input, textOf, jsonOf) },
+          headers: { authorization: Redacted.make(`Key ${Redacted.value(key)}`) },
+          secrets: [key],
+          id: "/request_id",
+          answerError: "/detail",
+          status: {
+            target: { _tag: "From", pointer: "/status_url" },
+            method: "GET",
+            pointer: "/status",
+            success: ["COMPLETED"],
+            failure: [],
+            firstWait: Duration.seconds(1),
+            maxWait: Duration.seconds(10)
+          },
+          result: {
+            target: { _tag: "From", pointer: "/response_url" },
+            pick: config.pick ?? "/images/0/url",
+            output: config.output,
+            // A failed request's answer is kept at response_url, with its error type in a header.
+            isFinal: (response) => response.headers["x-fal-error-type"] !== undefined
+          },
+          cancel: { target: { _tag: "From", pointer: "/cancel_url" }, method: "PUT" },
+          requestTimeout: Duration.millis(settings.http.timeoutMs),
+          timeout: Duration.millis(config.timeoutMs ?? 600_000),
+          retry: ProviderHttp.retryPolicyOf(config.retry)
+        },
+        log
+      )
+    })
+})

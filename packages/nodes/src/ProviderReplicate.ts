@@ -1,0 +1,147 @@
+/**
+ * `provider.replicate`: a prediction on Replicate (https://replicate.com/docs/reference/http).
+ * `POST {baseUrl}/v1/models/{owner}/{name}/predictions` with `{ input }` for a model, or
+ * `POST {baseUrl}/v1/predictions` with `{ version, input }` for a version, sent with
+ * `Prefer: wait=N` so that a quick model answers at once; a prediction still running is polled at
+ * `urls.get` until its `status` is `succeeded` (or `failed`, `canceled`, `aborted`: the node
+ * fails with the prediction's `error`), and canceled at `urls.cancel` when the node stops first.
+ * The result is `output` (or the field at `pick`): media (a file URL or `data:` URL fetched and
+ * kept), text (a list of tokens joined), JSON or a URL. The token is the operator's secret
+ * `REPLICATE_API_TOKEN` (or the one `secret` names), sent as `Authorization: Bearer`.
+ */
+import { NodeType, SecretStore } from "@appexec/core"
+import { Duration, Effect, Redacted, Schema } from "effect"
+import { Pointer } from "./HttpJob.js"
+import * as Job from "./internal/Job.js"
+import * as ProviderHttp from "./internal/ProviderHttp.js"
+import { fillJson, placeholdersIn } from "./internal/template.js"
+import { NodesSettings } from "./NodesSettings.js"
+
+/** The secret a node uses when its config names none. */
+export const DEFAULT_SECRET = "REPLICATE_API_TOKEN"
+
+/** Replicate's API root. */
+export const DEFAULT_BASE_URL = "https://api.replicate.com"
+
+const MODEL = /^[a-z0-9][a-z0-9_.-]*\/[a-z0-9][a-z0-9_.-]*$/i
+const VERSION = /^([a-z0-9][a-z0-9_.-]*\/[a-z0-9][a-z0-9_.-]*:)?[a-f0-9]{64}$/i
+
+/** The config of `provider.replicate`. */
+export const Config = Schema.Struct({
+  /** An official or any public model, `owner/name` (its latest version runs). */
+  model: Schema.optional(
+    Schema.String.pipe(
+      Schema.pattern(MODEL, { message: () => "a model as owner/name, such as black-forest-labs/flux-schnell" })
+    )
+  ),
+  /** A model version: its 64-hex-digit id, optionally after `owner/name:`. */
+  version: Schema.optional(
+    Schema.String.pipe(Schema.pattern(VERSION, { message: () => "a version id of 64 hex digits (or owner/name:id)" }))
+  ),
+  /** The model's input, a JSON object whose strings may name upstream nodes (`"{{prompt}}"`). */
+  input: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  /** What the node yields: `media` (default), `text`, `json` or `url`. */
+  output: Schema.optionalWith(Schema.Literal("media", "text", "json", "url"), { default: () => "media" as const }),
+  /** Pointer of the result in the prediction, `/output` by default (`/output/1`: the second file). */
+  pick: Schema.optional(Pointer),
+  /** The name of the operator's secret holding the API token (default `REPLICATE_API_TOKEN`). */
+  secret: Schema.optionalWith(SecretStore.SecretName, { default: () => DEFAULT_SECRET }),
+  /** The API root (default `https://api.replicate.com`). */
+  baseUrl: Schema.optional(Schema.NonEmptyString),
+  /** Seconds the create request waits for the prediction (`Prefer: wait`), 1–60 (default 30). */
+  waitSeconds: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.between(1, 60))),
+  /** Time limit of the whole prediction in ms (default 600000, 10 minutes). */
+  timeoutMs: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.between(1000, 6 * 60 * 60 * 1000))),
+  /** Retries of transient failures: `count` (0–10, default 4) within `withinMs` (default 2 minutes). */
+  retry: Schema.optional(ProviderHttp.RetryConfig)
+})
+export type Config = typeof Config.Type
+
+/** Why `baseUrl` cannot be an API root, if it cannot. */
+export const baseUrlProblem = (baseUrl: string): string | undefined => {
+  if (Job.originOf(baseUrl) === undefined) return "baseUrl must be an absolute http or https URL"
+  const url = new URL(baseUrl)
+  if (url.search !== "" || url.hash !== "") return "baseUrl takes no query or fragment"
+  if (url.username !== "" || url.password !== "") return "baseUrl takes no credentials; name a secret instead"
+  if (baseUrl.includes("{{")) return "baseUrl is never filled from inputs"
+  return undefined
+}
+
+const problemsOf = (config: Config, upstream: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const problems: Array<string> = []
+  if ((config.model === undefined) === (config.version === undefined)) problems.push("give model or version (one)")
+  for (const id of new Set(placeholdersIn(config.input))) {
+    if (!upstream.includes(id)) problems.push(`placeholder {{${id}}} does not name an upstream node`)
+  }
+  if (config.baseUrl !== undefined) {
+    const problem = baseUrlProblem(config.baseUrl)
+    if (problem !== undefined) problems.push(problem)
+  }
+  return problems
+}
+
+/** `provider.replicate`: runs a prediction on Replicate and yields its output. */
+export const providerReplicate = NodeType.defineNode({
+  type: "provider.replicate",
+  description:
+    "Runs a model on Replicate (a prediction: created, waited on, polled, canceled when the execution stops) and yields its output as media, text, JSON or a URL.",
+  role: "process",
+  inputs: { min: 0, max: 32 },
+  config: Config,
+  check: (config, placement) => problemsOf(config, placement.upstream),
+  run: ({ config, execution, log, upstream }) =>
+    Effect.gen(function*() {
+      const settings = yield* NodesSettings
+      const byId = new Map(upstream.map((u) => [u.nodeId, u.value]))
+      for (const id of new Set(placeholdersIn(config.input))) {
+        if (byId.get(id)?._tag === "Media") {
+          return yield* Effect.fail(
+            new NodeType.NodeFailure({ message: `node '${id}' produced media, which cannot be sent in a request` })
+          )
+        }
+      }
+      const textOf = (id: string) => {
+        const value = byId.get(id)
+        return value === undefined ? "" : (NodeType.NodeValue.asText(value) ?? "")
+      }
+      const jsonOf = (id: string): unknown => {
+        const value = byId.get(id)
+        return value?._tag === "Json" ? value.json : textOf(id)
+      }
+      const token = yield* SecretStore.require(config.secret, execution.workspaceId)
+      const base = (config.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "")
+      const input = fillJson(config.input, textOf, jsonOf)
+      const requestTimeout = settings.http.timeoutMs
+      // The wait is the server's; the request's own time limit must outlast it.
+      const wait = Math.max(1, Math.min(config.waitSeconds ?? 30, Math.floor(requestTimeout / 1000) - 5))
+      const submit = config.model !== undefined
+        ? { url: `${base}/v1/models/${config.model}/predictions`, json: { input } }
+        : { url: `${base}/v1/predictions`, json: { version: config.version!.split(":").at(-1), input } }
+      return yield* Job.run(
+        {
+          noun: "prediction",
+          submit: { method: "POST", ...submit, headers: { prefer: `wait=${wait}` } },
+          headers: { authorization: Redacted.make(`Bearer ${Redacted.value(token)}`) },
+          secrets: [token],
+          id: "/id",
+          answerError: "/detail",
+          status: {
+            target: { _tag: "From", pointer: "/urls/get" },
+            method: "GET",
+            pointer: "/status",
+            success: ["succeeded"],
+            failure: ["failed", "canceled", "aborted"],
+            error: "/error",
+            firstWait: Duration.seconds(1),
+            maxWait: Duration.seconds(10)
+          },
+          result: { pick: config.pick ?? "/output", output: config.output },
+          cancel: { target: { _tag: "From", pointer: "/urls/cancel" }, method: "POST" },
+          requestTimeout: Duration.millis(requestTimeout),
+          timeout: Duration.millis(config.timeoutMs ?? 600_000),
+          retry: ProviderHttp.retryPolicyOf(config.retry)
+        },
+        log
+      )
+    })
+})

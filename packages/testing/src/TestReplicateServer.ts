@@ -1,0 +1,269 @@
+/**
+ * A local server that speaks Replicate's predictions API, for tests of `provider.replicate`: an
+ * HTTP server on 127.0.0.1 (port 0) with the routes and shapes of Replicate's HTTP reference
+ * (https://replicate.com/docs/reference/http): `POST /v1/models/{owner}/{name}/predictions`
+ * (`{ input }`) and `POST /v1/predictions` (`{ version, input }`) create a prediction (201, with
+ * `urls.get` and `urls.cancel`); `GET /v1/predictions/{id}` reads it, each read moving it on
+ * (`starting` → `processing` → `succeeded` after `steps` reads, or `failed` with the model's
+ * error); `POST /v1/predictions/{id}/cancel` cancels it. `Prefer: wait` on the create answers a
+ * prediction that needs no steps already finished. Output files are served at `GET /files/<n>`.
+ *
+ * With a `token`, a request without `Authorization: Bearer <token>` is answered 401 with a body
+ * that echoes the credential it got. A test scripts the answers to the next API requests
+ * (`script`): a status with headers and body (429 with `Retry-After`, 503), or `"reset"`.
+ */
+import { Effect, Queue, type Scope } from "effect"
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+
+/** One request as the server got it. */
+export interface Received {
+  readonly method: string
+  readonly path: string
+  readonly headers: IncomingHttpHeaders
+  /** The body parsed as JSON (`undefined` when none or not JSON). */
+  readonly json: unknown
+}
+
+/** A scripted answer: a status with optional headers and body, or `"reset"`. */
+export type Scripted =
+  | { readonly status: number; readonly headers?: Readonly<Record<string, string>>; readonly body?: unknown }
+  | "reset"
+
+/** What the model does with an input: its output (files are bytes, served by this server) or its error. */
+export type Outcome =
+  | { readonly output: unknown; readonly files?: ReadonlyArray<{ contentType: string; bytes: Uint8Array }> }
+  | { readonly error: string }
+
+/** The options of the server. */
+export interface Options {
+  /** The token it demands (none: no check). */
+  readonly token?: string
+  /** Reads of a prediction before it ends (0: it ends at once, and `Prefer: wait` answers it finished). */
+  readonly steps?: number
+  /**
+   * The model: its outcome for an input. Default: one PNG file (`image`), output `[url]`. An
+   * output string `"$file0"` stands for the URL of the first file.
+   */
+  readonly model?: (input: unknown) => Outcome
+  /** The file of the default model. */
+  readonly image?: Uint8Array
+}
+
+/** A prediction as the server keeps it. */
+export interface Prediction {
+  readonly id: string
+  status: "starting" | "processing" | "succeeded" | "failed" | "canceled"
+  readonly input: unknown
+  readonly model: string
+  readonly version: string | null
+  reads: number
+  readonly outcome: Outcome
+}
+
+/** A running server. */
+export interface TestReplicateServer {
+  /** The API root: `http://127.0.0.1:<port>`. */
+  readonly baseUrl: string
+  /** `127.0.0.1:<port>`, as the execution's log names it. */
+  readonly host: string
+  /** Every request so far, in arrival order (file downloads included). */
+  readonly received: ReadonlyArray<Received>
+  /** The next request not yet taken; fails after 5 s rather than hang the test. */
+  readonly next: Effect.Effect<Received, Error>
+  /** The predictions, by id. */
+  readonly predictions: ReadonlyMap<string, Prediction>
+  /** Ids of the predictions a cancel request reached, in order. */
+  readonly canceled: ReadonlyArray<string>
+  /** Queues answers for the next API requests (not file downloads), before the normal ones. */
+  readonly script: (...answers: ReadonlyArray<Scripted>) => void
+}
+
+const errorBody = (status: number, title: string, detail: string) => ({ status, body: { title, detail, status } })
+
+/** Starts a server; it stops with the scope, open connections included. */
+export const start = (options: Options = {}): Effect.Effect<TestReplicateServer, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const received: Array<Received> = []
+    const pending = yield* Queue.unbounded<Received>()
+    const scripts: Array<Scripted> = []
+    const predictions = new Map<string, Prediction>()
+    const canceled: Array<string> = []
+    const files: Array<{ contentType: string; bytes: Uint8Array }> = []
+    let base = ""
+    let counter = 0
+    const steps = options.steps ?? 2
+
+    const outcomeOf = (input: unknown): Outcome => {
+      if (options.model !== undefined) return options.model(input)
+      const image = options.image ?? new Uint8Array([0x89, 0x50, 0x4e, 0x47])
+      return { output: ["$file0"], files: [{ contentType: "image/png", bytes: image }] }
+    }
+
+    /** The prediction as the API shows it. */
+    const view = (p: Prediction) => {
+      let output: unknown = null
+      if (p.status === "succeeded" && "output" in p.outcome) output = p.outcome.output
+      return {
+        id: p.id,
+        model: p.model,
+        version: p.version,
+        input: p.input,
+        logs: "",
+        output,
+        data_removed: false,
+        error: p.status === "failed" && "error" in p.outcome ? p.outcome.error : null,
+        status: p.status,
+        created_at: "2026-01-01T00:00:00.000Z",
+        urls: {
+          get: `${base}/v1/predictions/${p.id}`,
+          cancel: `${base}/v1/predictions/${p.id}/cancel`,
+          stream: `${base}/v1/stream/${p.id}`,
+          web: `https://replicate.com/p/${p.id}`
+        }
+      }
+    }
+
+    /** Moves a running prediction on by one read. */
+    const advance = (p: Prediction) => {
+      if (p.status !== "starting" && p.status !== "processing") return
+      p.reads += 1
+      if (p.reads >= steps) p.status = "error" in p.outcome ? "failed" : "succeeded"
+      else p.status = "processing"
+    }
+
+    const create = (model: string, version: string | null, json: unknown) => {
+      const input = (json as { input?: unknown } | undefined)?.input
+      if (input === null || typeof input !== "object" || Array.isArray(input)) {
+        return errorBody(422, "Input validation failed", "- input: Invalid type. Expected: object")
+      }
+      counter += 1
+      const given = outcomeOf(input)
+      let outcome = given
+      if ("output" in given && given.files !== undefined) {
+        const first = files.length
+        for (const file of given.files) files.push(file)
+        const swap = (v: unknown): unknown =>
+          typeof v === "string" && /^\$file\d+$/.test(v)
+            ? `${base}/files/${first + Number(v.slice(5))}`
+            : Array.isArray(v)
+            ? v.map(swap)
+            : v
+        outcome = { output: swap(given.output) }
+      }
+      const p: Prediction = {
+        id: `pred${String(counter).padStart(4, "0")}`,
+        status: "starting",
+        input,
+        model,
+        version,
+        reads: 0,
+        outcome
+      }
+      predictions.set(p.id, p)
+      if (steps === 0) p.status = "error" in outcome ? "failed" : "succeeded"
+      return { status: 201, body: view(p) }
+    }
+
+    const normal = (method: string, path: string, headers: IncomingHttpHeaders, json: unknown) => {
+      if (options.token !== undefined && headers["authorization"] !== `Bearer ${options.token}`) {
+        const sent = String(headers["authorization"] ?? "")
+        return errorBody(401, "Unauthenticated", `You did not pass a valid authentication token (got '${sent}')`)
+      }
+      const modelRoute = /^\/v1\/models\/([^/]+)\/([^/]+)\/predictions$/.exec(path)
+      if (method === "POST" && modelRoute !== null) {
+        return create(`${modelRoute[1]}/${modelRoute[2]}`, null, json)
+      }
+      if (method === "POST" && path === "/v1/predictions") {
+        const version = (json as { version?: unknown } | undefined)?.version
+        if (typeof version !== "string") return errorBody(422, "Input validation failed", "- version is required")
+        return create("owner/versioned", version, json)
+      }
+      const read = /^\/v1\/predictions\/([^/]+)$/.exec(path)
+      if (method === "GET" && read !== null) {
+        const p = predictions.get(read[1]!)
+        if (p === undefined) return errorBody(404, "Not found", "The requested resource could not be found.")
+        advance(p)
+        return { status: 200, body: view(p) }
+      }
+      const cancel = /^\/v1\/predictions\/([^/]+)\/cancel$/.exec(path)
+      if (method === "POST" && cancel !== null) {
+        const p = predictions.get(cancel[1]!)
+        if (p === undefined) return errorBody(404, "Not found", "The requested resource could not be found.")
+        canceled.push(p.id)
+        if (p.status === "starting" || p.status === "processing") p.status = "canceled"
+        return { status: 200, body: view(p) }
+      }
+      return errorBody(404, "Not found", `No route for ${method} ${path}`)
+    }
+
+    const write = (
+      res: ServerResponse,
+      answer: { status: number; headers?: Readonly<Record<string, string>>; body?: unknown }
+    ) => {
+      const body = Buffer.from(answer.body === undefined ? "" : JSON.stringify(answer.body))
+      res.writeHead(answer.status, {
+        "content-type": "application/json",
+        "content-length": String(body.length),
+        ...answer.headers
+      })
+      res.end(body)
+    }
+
+    const server = yield* Effect.acquireRelease(
+      Effect.async<ReturnType<typeof createServer>>((resume) => {
+        const s = createServer((req, res) => {
+          const chunks: Array<Buffer> = []
+          req.on("data", (c: Buffer) => chunks.push(c))
+          req.on("end", () => {
+            const path = req.url ?? "/"
+            const method = req.method ?? ""
+            let json: unknown
+            try {
+              json = JSON.parse(Buffer.concat(chunks).toString("utf8"))
+            } catch {
+              json = undefined
+            }
+            const request: Received = { method, path, headers: req.headers, json }
+            received.push(request)
+            Queue.unsafeOffer(pending, request)
+            const file = /^\/files\/(\d+)$/.exec(path)
+            if (method === "GET" && file !== null && files[Number(file[1])] !== undefined) {
+              const { bytes, contentType } = files[Number(file[1])]!
+              res.writeHead(200, { "content-type": contentType, "content-length": String(bytes.length) })
+              res.end(bytes)
+              return
+            }
+            const answer = scripts.shift() ?? normal(method, path, req.headers, json)
+            if (answer === "reset") req.socket.destroy()
+            else write(res, answer)
+          })
+        })
+        s.listen(0, "127.0.0.1", () => resume(Effect.succeed(s)))
+      }),
+      (s) =>
+        Effect.async<void>((resume) => {
+          s.closeAllConnections()
+          s.close(() => resume(Effect.void))
+        })
+    )
+    const port = (server.address() as AddressInfo).port
+    base = `http://127.0.0.1:${port}`
+    return {
+      baseUrl: base,
+      host: `127.0.0.1:${port}`,
+      received,
+      next: Queue.take(pending).pipe(
+        Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("no request within 5 s") }),
+        Effect.withClock(liveClock)
+      ),
+      predictions,
+      canceled,
+      script: (...answers) => {
+        scripts.push(...answers)
+      }
+    }
+  })
+
+/** The live clock, so that `next` times out in real time under `TestClock` too. */
+const liveClock = Effect.runSync(Effect.clockWith(Effect.succeed))
