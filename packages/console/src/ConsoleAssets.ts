@@ -57,11 +57,18 @@ export const contentSecurityPolicy = [
 const escapeAttribute = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
 /**
+ * Which console the page is: the workspace's (signed in with an API key, over `/v1`) or the
+ * operator's (the admin port's views across workspaces, over its `/operator` endpoints, no key).
+ */
+export type Mode = "workspace" | "operator"
+
+/**
  * The page's HTML for a console mounted under `basePath` (`""` or `/segment…`, no trailing
  * slash). The app reads the base path from the page (`<meta name="appexec-base-path">`) and calls
- * the API at the page's own origin under it.
+ * the API at the page's own origin under it; `mode` (`<meta name="appexec-console-mode">`) says
+ * which console it is.
  */
-export const page = (basePath: string): string => {
+export const page = (basePath: string, mode: Mode = "workspace"): string => {
   const base = escapeAttribute(basePath)
   const at = (path: string) => `${base}${PATH}/${escapeAttribute(path)}`
   return [
@@ -71,7 +78,8 @@ export const page = (basePath: string): string => {
     "<meta charset=\"utf-8\">",
     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
     `<meta name="appexec-base-path" content="${base}">`,
-    "<title>appexec console</title>",
+    `<meta name="appexec-console-mode" content="${mode}">`,
+    `<title>appexec ${mode === "operator" ? "operator views" : "console"}</title>`,
     `<link rel="icon" type="image/svg+xml" href="${at(Bundle.entry.icon)}">`,
     `<link rel="stylesheet" href="${at(Bundle.entry.style)}">`,
     `<script type="module" src="${at(Bundle.entry.script)}"></script>`,

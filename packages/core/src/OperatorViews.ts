@@ -45,6 +45,8 @@ export interface LeaseHolder {
 export interface FailedDelivery {
   readonly entry: OutboxEntry
   readonly workspaceId: WorkspaceId
+  /** The workspace's name; null where the storage does not hold it (memory). */
+  readonly workspaceName: string | null
   readonly appId: AppId
 }
 

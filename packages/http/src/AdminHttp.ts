@@ -3,46 +3,96 @@
  * `GET /healthz`, for a listener of its own that only operators reach (`appexec serve
  * --admin-port`). Serve it with `NodeListener.fromApp` (`@appexec/platform-node`), or call
  * `handle` from a host's server.
+ *
+ * `withOperator` adds the operator views (docs/operations.md#operator-views): their JSON
+ * endpoints under `/operator` and the console in its operator mode at `/console` (where `GET /`
+ * then leads), with no key: the port is private. Read-only unless `actions` is given.
  */
-import { AppexecMetrics, ExecutionStore } from "@appexec/core"
+import { type Appexec, type AppexecConfig, AppexecMetrics, ExecutionStore, type OperatorViews } from "@appexec/core"
 import { Effect } from "effect"
 import type * as AppexecHttp from "./AppexecHttp.js"
+import * as ConsoleRoute from "./ConsoleRoute.js"
 import * as ErrorAnswers from "./internal/ErrorAnswers.js"
 import { json, type ServerRequest, type ServerResponse } from "./internal/Exchange.js"
+import * as OperatorApi from "./internal/OperatorApi.js"
 
 /** The content type of the Prometheus text format. */
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 /** The admin app over the execution store of the context (the gauges are read from it). */
-export const make: Effect.Effect<AppexecHttp.App, never, ExecutionStore.ExecutionStore> = Effect.gen(function*() {
-  const store = yield* ExecutionStore.ExecutionStore
-  const runtime = yield* Effect.runtime<never>()
-  const metrics = AppexecMetrics.prometheus.pipe(
-    Effect.provideService(ExecutionStore.ExecutionStore, store),
-    Effect.map((text): ServerResponse => ({
-      status: 200,
-      headers: { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" },
-      body: text
-    })),
-    Effect.catchAll((error) =>
-      Effect.logError("metrics: storage failed", error).pipe(
-        Effect.as(json(503, { error: { code: "internal_error", message: "Storage did not answer." } }))
+export const make: Effect.Effect<AppexecHttp.App, never, ExecutionStore.ExecutionStore> = Effect.suspend(() =>
+  makeWith(undefined)
+)
+
+/** What the operator views of `withOperator` may do. */
+export interface OperatorOptions {
+  /** Allow the operator's actions (a webhook's redelivery); without it they answer 403 (default false). */
+  readonly actions?: boolean | undefined
+  /** Serve the console's operator mode at `/console` (default true). */
+  readonly console?: boolean | undefined
+}
+
+/** The admin app with the operator views, over the instance of the context. */
+export const withOperator = (
+  options: OperatorOptions = {}
+): Effect.Effect<
+  AppexecHttp.App,
+  never,
+  ExecutionStore.ExecutionStore | OperatorViews.OperatorViews | Appexec.Appexec | AppexecConfig.AppexecConfig
+> =>
+  Effect.gen(function*() {
+    const api = yield* OperatorApi.make({ actions: options.actions ?? false })
+    const console = options.console ?? true ? yield* ConsoleRoute.make("", "operator") : undefined
+    return yield* makeWith({ api, console })
+  })
+
+const makeWith = (
+  operator: { readonly api: OperatorApi.Lookup; readonly console: ConsoleRoute.Route | undefined } | undefined
+): Effect.Effect<AppexecHttp.App, never, ExecutionStore.ExecutionStore> =>
+  Effect.gen(function*() {
+    const store = yield* ExecutionStore.ExecutionStore
+    const runtime = yield* Effect.runtime<never>()
+    const metrics = AppexecMetrics.prometheus.pipe(
+      Effect.provideService(ExecutionStore.ExecutionStore, store),
+      Effect.map((text): ServerResponse => ({
+        status: 200,
+        headers: { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" },
+        body: text
+      })),
+      Effect.catchAll((error) =>
+        Effect.logError("metrics: storage failed", error).pipe(
+          Effect.as(json(503, { error: { code: "internal_error", message: "Storage did not answer." } }))
+        )
       )
     )
-  )
-  const handle = (request: ServerRequest): Effect.Effect<ServerResponse> => {
-    const q = request.url.indexOf("?")
-    const path = q === -1 ? request.url : request.url.slice(0, q)
-    const route = path === "/metrics"
-      ? metrics
-      : path === "/healthz"
-      ? Effect.succeed(json(200, { status: "ok" }))
-      : undefined
-    if (route === undefined) return Effect.succeed(ErrorAnswers.notFound(request.method, path))
-    if (request.method !== "GET" && request.method !== "HEAD") {
-      return Effect.succeed(ErrorAnswers.methodNotAllowed(request.method, path, ["GET", "HEAD"]))
+    const handle = (request: ServerRequest): Effect.Effect<ServerResponse> => {
+      const q = request.url.indexOf("?")
+      const path = q === -1 ? request.url : request.url.slice(0, q)
+      if (operator !== undefined) {
+        if (path === OperatorApi.PREFIX || path.startsWith(`${OperatorApi.PREFIX}/`)) {
+          return operator.api(request, path) ?? Effect.succeed(ErrorAnswers.notFound(request.method, path))
+        }
+        if (operator.console !== undefined && ConsoleRoute.isConsolePath(path)) {
+          return Effect.succeed(operator.console(request.method, path, request.headers))
+        }
+        if (operator.console !== undefined && path === "/" && (request.method === "GET" || request.method === "HEAD")) {
+          return Effect.succeed({
+            status: 302,
+            headers: { location: ConsoleRoute.PATH, "cache-control": "no-store" },
+            body: ""
+          })
+        }
+      }
+      const route = path === "/metrics"
+        ? metrics
+        : path === "/healthz"
+        ? Effect.succeed(json(200, { status: "ok" }))
+        : undefined
+      if (route === undefined) return Effect.succeed(ErrorAnswers.notFound(request.method, path))
+      if (request.method !== "GET" && request.method !== "HEAD") {
+        return Effect.succeed(ErrorAnswers.methodNotAllowed(request.method, path, ["GET", "HEAD"]))
+      }
+      return route
     }
-    return route
-  }
-  return { handle, runtime }
-})
+    return { handle, runtime }
+  })

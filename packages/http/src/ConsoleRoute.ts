@@ -41,14 +41,17 @@ const etagOf = (body: string | Uint8Array) =>
 const matches = (ifNoneMatch: string | undefined, etag: string) =>
   ifNoneMatch !== undefined && ifNoneMatch.split(",").some((tag) => tag.trim() === etag || tag.trim() === "*")
 
-/** The route over `assets`, for a console under `basePath` (normalized: `""` or `/api`). */
-export const fromAssets = (assets: Assets, basePath: string): Route => {
+/**
+ * The route over `assets`, for a console under `basePath` (normalized: `""` or `/api`); `mode`
+ * `operator` serves the admin port's operator views (`AdminHttp`).
+ */
+export const fromAssets = (assets: Assets, basePath: string, mode: ConsoleAssets.Mode = "workspace"): Route => {
   const security = {
     "content-security-policy": assets.contentSecurityPolicy,
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer"
   }
-  const html = assets.page(basePath)
+  const html = assets.page(basePath, mode)
   const pageTag = etagOf(html)
   const pageHeaders = { ...security, "cache-control": "no-cache", etag: pageTag }
   const answers = new Map(
@@ -92,10 +95,10 @@ export const fromAssets = (assets: Assets, basePath: string): Route => {
   }
 }
 
-/** The route over the built console of `@appexec/console`, under `basePath`. */
-export const make = (basePath: string): Effect.Effect<Route> =>
+/** The route over the built console of `@appexec/console`, under `basePath`, in `mode`. */
+export const make = (basePath: string, mode: ConsoleAssets.Mode = "workspace"): Effect.Effect<Route> =>
   Effect.tryPromise(() => import("@appexec/console")).pipe(
-    Effect.map(({ ConsoleAssets }) => fromAssets(ConsoleAssets, basePath)),
+    Effect.map(({ ConsoleAssets }) => fromAssets(ConsoleAssets, basePath, mode)),
     Effect.orDieWith((cause) =>
       new Error("the console could not be loaded (is @appexec/console built? npm run build)", { cause })
     )

@@ -105,8 +105,13 @@ export const make = Effect.gen(function*() {
           db
             .selectFrom("webhook_outbox")
             .innerJoin("executions", "executions.execution_id", "webhook_outbox.execution_id")
+            .leftJoin("workspaces", "workspaces.workspace_id", "executions.workspace_id")
             .selectAll("webhook_outbox")
-            .select(["executions.workspace_id as workspace_id", "executions.app_id as app_id"])
+            .select([
+              "executions.workspace_id as workspace_id",
+              "executions.app_id as app_id",
+              "workspaces.name as workspace_name"
+            ])
             .where("webhook_outbox.status", "=", FAILED)
             .orderBy("webhook_outbox.created_at", "desc")
             .orderBy("webhook_outbox.seq", "desc")
@@ -117,6 +122,7 @@ export const make = Effect.gen(function*() {
             Effect.map(outboxEntryOfRow(row), (entry): OperatorViews.FailedDelivery => ({
               entry,
               workspaceId: Ids.WorkspaceId.make(row.workspace_id, trusted),
+              workspaceName: row.workspace_name ?? null,
               appId: Ids.AppId.make(row.app_id, trusted)
             })))
       )

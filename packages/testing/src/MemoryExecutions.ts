@@ -434,7 +434,9 @@ export const make = Effect.gen(function*() {
           .slice(0, limit)
           .flatMap((entry) => {
             const row = rows.get(entry.executionId)
-            return row === undefined ? [] : [{ entry, workspaceId: row.record.workspaceId, appId: row.record.appId }]
+            return row === undefined
+              ? []
+              : [{ entry, workspaceId: row.record.workspaceId, workspaceName: null, appId: row.record.appId }]
           })
       )
   }

@@ -158,6 +158,8 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
           [delivery(queued(b, 2), 2, 0).deliveryId, b.workspaceId, b.appId],
           [delivery(queued(a, 1), 1, 0).deliveryId, a.workspaceId, a.appId]
         ])
+        expect([null, "workspace 1"]).toContain(failed[0]!.workspaceName)
+        expect([null, "workspace 2"]).toContain(failed[1]!.workspaceName)
         expect(failed[0]!.entry).toMatchObject({
           status: "failed",
           url: "https://example.com/hook/3",

@@ -1,0 +1,103 @@
+/**
+ * A small chart of the last hour, a bar per minute, drawn in SVG (no chart library): the
+ * executions finished each minute (completed, with the failed ones stacked on them), or the
+ * share of them that failed. Colours come from the style sheet (classes), never from a string.
+ * Its title says the totals for screen readers.
+ */
+import type { Minute } from "./OperatorApi.js"
+
+const WIDTH = 600
+const HEIGHT = 150
+const LEFT = 40
+const BOTTOM = 20
+const TOP = 8
+
+/** A round upper bound for the axis: 1, 2, 5, 10, 20, 50… at least `max`. */
+const niceMax = (max: number): number => {
+  if (max <= 1) return 1
+  const power = 10 ** Math.floor(Math.log10(max))
+  for (const step of [1, 2, 5, 10]) if (step * power >= max) return step * power
+  return 10 * power
+}
+
+/** The chart of `minutes`: `throughput` (finished per minute) or `failures` (the share that failed). */
+export const MinuteChart = (
+  { kind, minutes, title }: {
+    readonly kind: "throughput" | "failures"
+    readonly minutes: ReadonlyArray<Minute>
+    readonly title: string
+  }
+) => {
+  const plotWidth = WIDTH - LEFT - 4
+  const plotHeight = HEIGHT - BOTTOM - TOP
+  const slot = plotWidth / Math.max(1, minutes.length)
+  const barWidth = Math.max(1, slot - 2)
+  const top = kind === "failures" ? 1 : niceMax(Math.max(0, ...minutes.map((m) => m.completed + m.failed)))
+  const y = (value: number) => TOP + plotHeight - (value / top) * plotHeight
+  const label = (value: number) => (kind === "failures" ? `${Math.round(value * 100)}%` : String(value))
+  return (
+    <svg
+      class={`chart chart-${kind}`}
+      viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
+      role="img"
+      aria-label={title}
+      data-testid={`chart-${kind}`}
+    >
+      <title>{title}</title>
+      {[0, 0.5, 1].map((share) => (
+        <g key={share} class="grid">
+          <line x1={LEFT} x2={WIDTH - 4} y1={y(share * top)} y2={y(share * top)} />
+          <text x={LEFT - 6} y={y(share * top) + 4} class="axis" text-anchor="end">
+            {label(share * top)}
+          </text>
+        </g>
+      ))}
+      {minutes.map((minute, i) => {
+        const x = LEFT + i * slot + 1
+        const finished = minute.completed + minute.failed
+        if (kind === "failures") {
+          if (finished === 0) return null
+          const rate = minute.failed / finished
+          return (
+            <rect key={minute.at} class="bar failed" x={x} width={barWidth} y={y(rate)} height={y(0) - y(rate)}>
+              <title>
+                {new Date(minute.at).toLocaleTimeString()}: {Math.round(rate * 100)}% of {finished} failed
+              </title>
+            </rect>
+          )
+        }
+        if (finished === 0) return null
+        return (
+          <g key={minute.at}>
+            <title>
+              {new Date(minute.at).toLocaleTimeString()}: {minute.completed} completed, {minute.failed} failed
+            </title>
+            <rect
+              class="bar completed"
+              x={x}
+              width={barWidth}
+              y={y(minute.completed)}
+              height={y(0) - y(minute.completed)}
+            />
+            {minute.failed > 0 && (
+              <rect
+                class="bar failed"
+                x={x}
+                width={barWidth}
+                y={y(finished)}
+                height={y(minute.completed) - y(finished)}
+              />
+            )}
+          </g>
+        )
+      })}
+      <line class="baseline" x1={LEFT} x2={WIDTH - 4} y1={y(0)} y2={y(0)} />
+      <text class="axis" x={LEFT} y={HEIGHT - 4}>
+        60 min ago
+      </text>
+      <text class="axis" x={WIDTH - 4} y={HEIGHT - 4} text-anchor="end">
+        now
+      </text>
+    </svg>
+  )
+}

@@ -1,0 +1,117 @@
+/**
+ * The operator views' client of the admin port's endpoints under `/operator`
+ * (docs/operations.md#operator-views): same origin, no key (the port is private), JSON out. An
+ * answer that is not 2xx becomes an `ApiError` with the error body's code and message, as in
+ * the workspace console.
+ */
+import { ApiError, isAbort } from "./Api.js"
+
+/** A workspace's unfinished executions. */
+export interface WorkspaceLoad {
+  readonly workspaceId: string
+  readonly name: string | null
+  readonly queued: number
+  readonly running: number
+}
+
+/** The executions finished in one minute. */
+export interface Minute {
+  readonly at: string
+  readonly completed: number
+  readonly failed: number
+}
+
+/** The last hour's throughput. */
+export interface Throughput {
+  readonly since: string
+  readonly until: string
+  readonly completed: number
+  readonly failed: number
+  readonly failureRate: number | null
+  readonly minutes: ReadonlyArray<Minute>
+}
+
+/** A worker as its leases show it. */
+export interface Worker {
+  readonly workerId: string
+  readonly held: number
+  readonly lastHeartbeatAt: string
+  readonly leaseExpiresAt: string
+  readonly live: boolean
+}
+
+/** A failed webhook delivery. */
+export interface FailedDelivery {
+  readonly deliveryId: string
+  readonly executionId: string
+  readonly workspaceId: string
+  readonly workspaceName: string | null
+  readonly appId: string
+  readonly url: string
+  readonly createdAt: string
+  readonly lastAttemptAt: string | null
+  readonly lastStatusCode: number | null
+  readonly lastError: string | null
+  readonly attempts: ReadonlyArray<
+    { readonly at: string; readonly statusCode: number | null; readonly error: string | null }
+  >
+}
+
+/** What the admin app allows. */
+export interface Settings {
+  readonly actions: boolean
+}
+
+/** The client. */
+export interface OperatorApi {
+  readonly settings: (signal?: AbortSignal) => Promise<Settings>
+  readonly workspaces: (signal?: AbortSignal) => Promise<ReadonlyArray<WorkspaceLoad>>
+  readonly throughput: (signal?: AbortSignal) => Promise<Throughput>
+  readonly workers: (signal?: AbortSignal) => Promise<ReadonlyArray<Worker>>
+  readonly deliveries: (signal?: AbortSignal) => Promise<ReadonlyArray<FailedDelivery>>
+  /** One more attempt of the webhook of `executionId`. */
+  readonly redeliver: (executionId: string) => Promise<void>
+}
+
+const errorOf = async (response: Response): Promise<ApiError> => {
+  const fallback = `The admin port answered ${response.status}.`
+  try {
+    const body = (await response.json()) as { readonly error?: { readonly code?: unknown; readonly message?: unknown } }
+    const code = typeof body.error?.code === "string" ? body.error.code : "unknown"
+    const message = typeof body.error?.message === "string" ? body.error.message : fallback
+    return new ApiError(response.status, code, message)
+  } catch {
+    return new ApiError(response.status, "unknown", fallback)
+  }
+}
+
+/** The client of the admin port under `basePath` of the page's origin. */
+export const makeOperatorApi = (basePath: string): OperatorApi => {
+  const call = async <A>(method: string, path: string, signal?: AbortSignal): Promise<A> => {
+    let response: Response
+    try {
+      response = await fetch(`${basePath}/operator${path}`, {
+        method,
+        headers: { accept: "application/json" },
+        cache: "no-store",
+        credentials: "omit",
+        ...(signal === undefined ? {} : { signal })
+      })
+    } catch (error) {
+      if (isAbort(error)) throw error
+      throw new ApiError(0, "network", "The admin port could not be reached. Is appexec still running?")
+    }
+    if (response.status >= 400) throw await errorOf(response)
+    return ((await response.json()) as { readonly data: A }).data
+  }
+  return {
+    settings: (signal) => call("GET", "", signal),
+    workspaces: (signal) => call("GET", "/workspaces", signal),
+    throughput: (signal) => call("GET", "/throughput", signal),
+    workers: (signal) => call("GET", "/workers", signal),
+    deliveries: (signal) => call("GET", "/deliveries", signal),
+    redeliver: async (executionId) => {
+      await call("POST", `/executions/${encodeURIComponent(executionId)}/webhook/redeliver`)
+    }
+  }
+}

@@ -1,0 +1,248 @@
+/**
+ * The operator views, served on the admin port (`appexec serve --admin-port`) with no key: the
+ * port is private. One page, read again every few seconds: each workspace's queued and running
+ * executions, the executions finished per minute over the last hour and the share that failed
+ * (`MinuteChart`), the workers seen through their leases with their last heartbeat, and the failed
+ * webhook deliveries of every workspace, each with "Redeliver" when the admin app allows actions
+ * (`--admin-actions`).
+ */
+import { useEffect, useMemo, useState } from "preact/hooks"
+import { Failure, Loading, messageOf, useTitle } from "./Feedback.js"
+import { MinuteChart } from "./MinuteChart.js"
+import { makeOperatorApi } from "./OperatorApi.js"
+import { useRemote } from "./Remote.js"
+import { formatDuration, formatTime } from "./Time.js"
+
+/** How often the views are read again. */
+const REFRESH_MS = 5_000
+
+const percent = (rate: number | null) => (rate === null ? "—" : `${(rate * 100).toFixed(rate < 0.1 ? 1 : 0)}%`)
+
+/** The operator views under `basePath` of the admin port. */
+export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => {
+  useTitle("Operator views")
+  const api = useMemo(() => makeOperatorApi(basePath), [basePath])
+  const [tick, setTick] = useState(0)
+  const [said, setSaid] = useState<{ readonly text: string; readonly error: boolean } | undefined>(undefined)
+  const [busy, setBusy] = useState<string | undefined>(undefined)
+  useEffect(() => {
+    const timer = setInterval(() => setTick((t) => t + 1), REFRESH_MS)
+    return () => clearInterval(timer)
+  }, [])
+  const [settings] = useRemote((signal) => api.settings(signal), [])
+  const [workspaces] = useRemote((signal) => api.workspaces(signal), [tick])
+  const [throughput] = useRemote((signal) => api.throughput(signal), [tick])
+  const [workers] = useRemote((signal) => api.workers(signal), [tick])
+  const [deliveries, reloadDeliveries] = useRemote((signal) => api.deliveries(signal), [tick])
+  const actions = settings.state === "ready" && settings.value.actions
+
+  const redeliver = async (executionId: string) => {
+    setBusy(executionId)
+    setSaid(undefined)
+    try {
+      await api.redeliver(executionId)
+      setSaid({
+        text: `Redelivery of run ${executionId.slice(0, 8)} started: a new attempt is on its way.`,
+        error: false
+      })
+      reloadDeliveries()
+    } catch (error) {
+      setSaid({ text: messageOf(error), error: true })
+    } finally {
+      setBusy(undefined)
+    }
+  }
+
+  return (
+    <div class="shell operator">
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">appexec operator views</span>
+        <div class="session">
+          <span class="badge" data-testid="operator-mode">
+            {settings.state !== "ready" ? "…" : actions ? "Actions allowed" : "Read-only"}
+          </span>
+          <span class="help">Admin port: private, no key</span>
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <h1>Operator views</h1>
+        <p class="description">
+          Every workspace of this instance, read again every {REFRESH_MS / 1000} seconds.{" "}
+          <button type="button" class="quiet" onClick={() => setTick((t) => t + 1)}>
+            Refresh
+          </button>
+        </p>
+        <div class="columns">
+          <section class="card" aria-labelledby="queues-title">
+            <h2 id="queues-title">Queues</h2>
+            {workspaces.state === "loading" && <Loading what="the queues" />}
+            {workspaces.state === "failed" && <Failure error={workspaces.error} what="the queues" />}
+            {workspaces.state === "ready" && (workspaces.value.length === 0
+              ? <p class="empty">Nothing queued or running.</p>
+              : (
+                <table data-testid="queues-table">
+                  <thead>
+                    <tr>
+                      <th scope="col">Workspace</th>
+                      <th scope="col" class="number">Queued</th>
+                      <th scope="col" class="number">Running</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {workspaces.value.map((w) => (
+                      <tr key={w.workspaceId} data-workspace={w.name ?? w.workspaceId}>
+                        <td>{w.name ?? <code>{w.workspaceId.slice(0, 8)}</code>}</td>
+                        <td class="number" data-testid="queued">{w.queued}</td>
+                        <td class="number" data-testid="running">{w.running}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              ))}
+          </section>
+          <section class="card" aria-labelledby="workers-title">
+            <h2 id="workers-title">Workers</h2>
+            {workers.state === "loading" && <Loading what="the workers" />}
+            {workers.state === "failed" && <Failure error={workers.error} what="the workers" />}
+            {workers.state === "ready" && (workers.value.length === 0
+              ? <p class="empty">No worker holds a lease: nothing is running.</p>
+              : (
+                <table data-testid="workers-table">
+                  <thead>
+                    <tr>
+                      <th scope="col">Worker</th>
+                      <th scope="col" class="number">Holds</th>
+                      <th scope="col">Last heartbeat</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {workers.value.map((w) => (
+                      <tr key={w.workerId} data-live={w.live}>
+                        <td>
+                          <code title={w.workerId}>{w.workerId.slice(0, 8)}</code>
+                        </td>
+                        <td class="number">{w.held}</td>
+                        <td>
+                          {formatDuration(Date.now() - new Date(w.lastHeartbeatAt).getTime())} ago
+                          {!w.live && <span class="badge status-failed">lease expired</span>}
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              ))}
+            <p class="help">
+              Seen through the leases they hold on executions, renewed every third of a lease: a worker that runs
+              nothing holds none and is not listed.
+            </p>
+          </section>
+        </div>
+        <section class="card chart-card" aria-labelledby="throughput-title">
+          <h2 id="throughput-title">The last hour</h2>
+          {throughput.state === "loading" && <Loading what="the throughput" />}
+          {throughput.state === "failed" && <Failure error={throughput.error} what="the throughput" />}
+          {throughput.state === "ready" && (
+            <>
+              <dl class="facts totals" data-testid="throughput-totals">
+                <dt>Completed</dt>
+                <dd data-testid="completed-total">{throughput.value.completed}</dd>
+                <dt>Failed</dt>
+                <dd data-testid="failed-total">{throughput.value.failed}</dd>
+                <dt>Failure rate</dt>
+                <dd data-testid="failure-rate">{percent(throughput.value.failureRate)}</dd>
+              </dl>
+              <div class="charts">
+                <figure>
+                  <figcaption>Finished per minute (failed on top)</figcaption>
+                  <MinuteChart
+                    kind="throughput"
+                    minutes={throughput.value.minutes}
+                    title={`Finished per minute over the last hour: ${throughput.value.completed} completed, ${throughput.value.failed} failed`}
+                  />
+                </figure>
+                <figure>
+                  <figcaption>Failure rate per minute</figcaption>
+                  <MinuteChart
+                    kind="failures"
+                    minutes={throughput.value.minutes}
+                    title={`Failure rate over the last hour: ${percent(throughput.value.failureRate)}`}
+                  />
+                </figure>
+              </div>
+            </>
+          )}
+        </section>
+        <section aria-labelledby="deliveries-title">
+          <h2 id="deliveries-title">Failed webhook deliveries</h2>
+          {said !== undefined && (
+            <p class={`notice ${said.error ? "error" : ""}`} role={said.error ? "alert" : "status"}>
+              {said.text}
+            </p>
+          )}
+          {settings.state === "ready" && !actions && (
+            <p class="help">
+              Read-only: start <code>appexec serve</code> with <code>--admin-actions</code> to redeliver from here.
+            </p>
+          )}
+          {deliveries.state === "loading" && <Loading what="the deliveries" />}
+          {deliveries.state === "failed" && <Failure error={deliveries.error} what="the deliveries" />}
+          {deliveries.state === "ready" && (deliveries.value.length === 0
+            ? <p class="empty">No failed delivery.</p>
+            : (
+              <div class="table-scroll">
+                <table data-testid="deliveries-table">
+                  <thead>
+                    <tr>
+                      <th scope="col">Run</th>
+                      <th scope="col">Workspace</th>
+                      <th scope="col">URL</th>
+                      <th scope="col">Last attempt</th>
+                      <th scope="col" class="number">Attempts</th>
+                      {actions && (
+                        <th scope="col">
+                          <span class="visually-hidden">Action</span>
+                        </th>
+                      )}
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {deliveries.value.map((d) => (
+                      <tr key={d.deliveryId} data-execution-id={d.executionId}>
+                        <td>
+                          <code title={d.executionId}>{d.executionId.slice(0, 8)}</code>
+                        </td>
+                        <td>{d.workspaceName ?? <code>{d.workspaceId.slice(0, 8)}</code>}</td>
+                        <td class="break">{d.url}</td>
+                        <td>
+                          {formatTime(d.lastAttemptAt)}
+                          <span class="help block">
+                            {d.lastStatusCode === null ? "no answer" : `answered ${d.lastStatusCode}`}
+                            {d.lastError !== null && `: ${d.lastError}`}
+                          </span>
+                        </td>
+                        <td class="number">{d.attempts.length}</td>
+                        {actions && (
+                          <td>
+                            <button
+                              type="button"
+                              onClick={() => redeliver(d.executionId)}
+                              disabled={busy !== undefined}
+                            >
+                              Redeliver
+                            </button>
+                          </td>
+                        )}
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            ))}
+        </section>
+      </main>
+    </div>
+  )
+}

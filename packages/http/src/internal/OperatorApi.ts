@@ -1,0 +1,217 @@
+/**
+ * The JSON endpoints of the operator views (docs/operations.md#operator-views), for the admin
+ * app only: its port is private, so they take no key and see every workspace. Times are ISO 8601
+ * strings, as in the API.
+ *
+ * - `GET /operator`: what this admin app allows (`actions`).
+ * - `GET /operator/workspaces`: each workspace's queued and running executions.
+ * - `GET /operator/throughput`: executions finished per minute over the last hour, by status, and
+ *   the hour's failure rate.
+ * - `GET /operator/workers`: the workers holding leases, with their last heartbeat (their last
+ *   lease renewal: the end of their newest lease minus its length).
+ * - `GET /operator/deliveries?limit=N`: failed webhook deliveries across workspaces, newest first.
+ * - `POST /operator/executions/{executionId}/webhook/redeliver`: one more attempt of a finished
+ *   execution's webhook (202), only with `actions`; 403 `forbidden` otherwise.
+ */
+import { Appexec, AppexecConfig, type Errors, OperatorViews } from "@appexec/core"
+import { Clock, Effect } from "effect"
+import * as ErrorAnswers from "./ErrorAnswers.js"
+import { json, type ServerRequest, type ServerResponse } from "./Exchange.js"
+
+/** The prefix of the endpoints. */
+export const PREFIX = "/operator"
+
+/** The width of a throughput bucket, and how many the window holds (an hour of minutes). */
+const MINUTE = 60_000
+const MINUTES = 60
+
+/** Bounds of `GET /operator/deliveries?limit=`. */
+export const DELIVERY_LIMIT = { default: 50, min: 1, max: 200 } as const
+
+const noStore = { "cache-control": "no-store" }
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+/** What the endpoints may do. */
+export interface Options {
+  /** Allow the operator's actions (redelivery); refused with 403 when false. */
+  readonly actions: boolean
+}
+
+const REDELIVER = /^\/operator\/executions\/([^/]+)\/webhook\/redeliver$/
+
+/** Answers a request to a path under `PREFIX`, or none when the path is not one of the endpoints. */
+export type Lookup = (request: ServerRequest, path: string) => Effect.Effect<ServerResponse> | undefined
+
+/** The endpoints over the views, the facade and the settings of the context. */
+export const make = (
+  options: Options
+): Effect.Effect<Lookup, never, OperatorViews.OperatorViews | Appexec.Appexec | AppexecConfig.AppexecConfig> =>
+  Effect.gen(function*() {
+    const views = yield* OperatorViews.OperatorViews
+    const appexec = yield* Appexec.Appexec
+    const config = yield* AppexecConfig.AppexecConfig
+    const leaseMs = AppexecConfig.millis(config.lease)
+
+    const storageFailed = (error: Errors.StorageError) =>
+      Effect.logError("operator views: storage failed", error).pipe(
+        Effect.as(ErrorAnswers.answer(503, { code: "internal_error", message: "Storage did not answer; try again." }))
+      )
+    const ok = (data: unknown) => json(200, { data }, noStore)
+
+    const settings = Effect.succeed(ok({ actions: options.actions }))
+
+    const workspaces = views.workspaceLoad.pipe(
+      Effect.map((load) =>
+        ok(load.map((w) => ({ workspaceId: w.workspaceId, name: w.name, queued: w.queued, running: w.running })))
+      )
+    )
+
+    const throughput = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      // The window ends with the current minute, so its last bucket fills as the minute goes.
+      const until = Math.floor(now / MINUTE) * MINUTE + MINUTE
+      const since = until - MINUTES * MINUTE
+      const found = new Map((yield* views.finishedPerBucket(since, until, MINUTE)).map((b) => [b.start, b]))
+      const minutes = Array.from({ length: MINUTES }, (_, i) => {
+        const start = since + i * MINUTE
+        const bucket = found.get(start)
+        return { at: iso(start), completed: bucket?.completed ?? 0, failed: bucket?.failed ?? 0 }
+      })
+      const completed = minutes.reduce((sum, m) => sum + m.completed, 0)
+      const failed = minutes.reduce((sum, m) => sum + m.failed, 0)
+      return ok({
+        since: iso(since),
+        until: iso(until),
+        bucketSeconds: MINUTE / 1000,
+        completed,
+        failed,
+        failureRate: completed + failed === 0 ? null : failed / (completed + failed),
+        minutes
+      })
+    })
+
+    const workers = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const holders = yield* views.leaseHolders
+      return ok(holders.map((h) => ({
+        workerId: h.workerId,
+        held: h.held,
+        lastHeartbeatAt: iso(h.leaseExpiresAt - leaseMs),
+        leaseExpiresAt: iso(h.leaseExpiresAt),
+        live: h.leaseExpiresAt > now
+      })))
+    })
+
+    const deliveries = (query: URLSearchParams) => {
+      const text = query.get("limit")
+      const limit = text === null ? DELIVERY_LIMIT.default : Number(text)
+      if (!Number.isInteger(limit) || limit < DELIVERY_LIMIT.min || limit > DELIVERY_LIMIT.max) {
+        return Effect.succeed(
+          ErrorAnswers.invalidRequest(
+            `'limit' must be an integer from ${DELIVERY_LIMIT.min} to ${DELIVERY_LIMIT.max}.`
+          )
+        )
+      }
+      return Effect.gen(function*() {
+        const failed = yield* views.failedDeliveries(limit)
+        return ok(failed.map(({ appId, entry, workspaceId, workspaceName }) => {
+          const last = entry.attempts.at(-1)
+          return {
+            deliveryId: entry.deliveryId,
+            executionId: entry.executionId,
+            workspaceId,
+            workspaceName,
+            appId,
+            url: entry.url,
+            createdAt: iso(entry.createdAt),
+            lastAttemptAt: last === undefined ? null : iso(last.at),
+            lastStatusCode: last?.statusCode ?? null,
+            lastError: last?.error ?? null,
+            attempts: entry.attempts.map((a) => ({ at: iso(a.at), statusCode: a.statusCode, error: a.error }))
+          }
+        }))
+      })
+    }
+
+    const redeliver = (
+      request: ServerRequest,
+      executionId: string
+    ): Effect.Effect<ServerResponse, Errors.StorageError> => {
+      if (!options.actions) {
+        return Effect.succeed(ErrorAnswers.fromInfo({
+          code: "forbidden",
+          message: "The operator views are read-only: start appexec serve with --admin-actions to redeliver webhooks."
+        }))
+      }
+      // A page of another site may post to a private port through the operator's browser: refused.
+      const origin = request.headers.origin
+      if (origin !== undefined && origin !== "null" && !sameHost(origin, request.headers.host)) {
+        return Effect.succeed(ErrorAnswers.fromInfo({
+          code: "forbidden",
+          message: "A request from another origin may not act on the admin port."
+        }))
+      }
+      return appexec.executions.redeliver(executionId).pipe(
+        Effect.map((delivery) =>
+          json(202, {
+            data: {
+              url: delivery.url,
+              status: delivery.status,
+              attempts: delivery.attempts.map((a) => ({
+                at: a.at.toISOString(),
+                statusCode: a.statusCode,
+                error: a.error
+              }))
+            }
+          }, noStore)
+        ),
+        Effect.catchTags({
+          ExecutionNotFound: (error) => Effect.succeed(ErrorAnswers.fromRequestError(error)),
+          WebhookNotRedeliverable: (error) =>
+            Effect.succeed(ErrorAnswers.fromInfo({ code: error.code, message: error.message }))
+        })
+      )
+    }
+
+    const reads = new Map<string, (query: URLSearchParams) => Effect.Effect<ServerResponse, Errors.StorageError>>([
+      [PREFIX, () => settings],
+      [`${PREFIX}/workspaces`, () => workspaces],
+      [`${PREFIX}/throughput`, () => throughput],
+      [`${PREFIX}/workers`, () => workers],
+      [`${PREFIX}/deliveries`, deliveries]
+    ])
+
+    return (request, path) => {
+      const read = reads.get(path)
+      if (read !== undefined) {
+        if (request.method !== "GET" && request.method !== "HEAD") {
+          return Effect.succeed(ErrorAnswers.methodNotAllowed(request.method, path, ["GET", "HEAD"]))
+        }
+        const q = request.url.indexOf("?")
+        const query = new URLSearchParams(q === -1 ? "" : request.url.slice(q + 1))
+        return Effect.catchTag(read(query), "StorageError", storageFailed)
+      }
+      const redelivery = REDELIVER.exec(path)
+      if (redelivery === null) return undefined
+      if (request.method !== "POST") {
+        return Effect.succeed(ErrorAnswers.methodNotAllowed(request.method, path, ["POST"]))
+      }
+      let executionId: string
+      try {
+        executionId = decodeURIComponent(redelivery[1]!)
+      } catch {
+        return Effect.succeed(ErrorAnswers.invalidRequest("The execution id in the path is not valid."))
+      }
+      return Effect.catchTag(redeliver(request, executionId), "StorageError", storageFailed)
+    }
+  })
+
+/** Whether `origin` (a URL) names the host the request was sent to (`Host`). */
+const sameHost = (origin: string, host: string | undefined): boolean => {
+  try {
+    return host !== undefined && new URL(origin).host === host
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,237 @@
+/**
+ * The operator views of the admin app (`AdminHttp.withOperator`, docs/operations.md#operator-views)
+ * over a real socket on 127.0.0.1: each workspace's queued and running executions, the last hour's
+ * throughput and failure rate, the workers through their leases, the failed deliveries across
+ * workspaces; read-only by default (redelivery answers 403 and says how to allow it), and with
+ * actions a redelivery that reaches a real receiver again; the console's operator page at
+ * `/console`, where `/` leads. Metrics and health answer as before.
+ */
+import { Appexec } from "@appexec/core"
+import { AdminHttp } from "@appexec/http"
+import { NodeListener } from "@appexec/platform-node"
+import { TestHarness, TestReceiver } from "@appexec/testing"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { seed } from "./fixtures.js"
+
+/** A public app that pauses 60 s before it answers. */
+const slowApp = {
+  name: "Slow",
+  public: true,
+  nodes: [
+    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
+    { id: "pause", type: "util.delay", label: "Pause", config: { ms: 60_000 } },
+    { id: "out", type: "output.text", label: "Out" }
+  ],
+  edges: [
+    { source: "prompt", target: "pause" },
+    { source: "pause", target: "out" }
+  ]
+}
+
+/** The admin app with the operator views, listening on 127.0.0.1, port 0; its base URL. */
+const serveAdmin = (options: AdminHttp.OperatorOptions) =>
+  Effect.gen(function*() {
+    const app = yield* AdminHttp.withOperator(options)
+    const server = createServer(NodeListener.fromApp(app))
+    return yield* Effect.acquireRelease(
+      Effect.async<string>((resume) => {
+        server.listen(0, "127.0.0.1", () =>
+          resume(Effect.succeed(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)))
+      }),
+      () =>
+        Effect.async<void>((resume) => {
+          server.closeAllConnections()
+          server.close(() =>
+            resume(Effect.void)
+          )
+        })
+    )
+  })
+
+/** A request to the admin app: status, headers and body (JSON when it is). */
+const call = (url: string, init: RequestInit = {}) =>
+  Effect.promise(async () => {
+    const response = await fetch(url, { redirect: "manual", ...init })
+    const text = await response.text()
+    const json = response.headers.get("content-type")?.includes("json") === true
+    return { status: response.status, headers: response.headers, body: json ? JSON.parse(text) as unknown : text }
+  })
+
+const dataOf = <A>(answer: { readonly body: unknown }) => (answer.body as { readonly data: A }).data
+const errorOf = (answer: { readonly body: unknown }) =>
+  (answer.body as { readonly error: { readonly code: string; readonly message: string } }).error
+
+/** Starts `appId` for `key` through the facade. */
+const start = (key: string, appId: string, prompt: string, webhook?: string) =>
+  Effect.gen(function*() {
+    const appexec = yield* Appexec.Appexec
+    const principal = yield* appexec.keys.authenticate({ "x-api-key": key })
+    const started = yield* appexec.executions.start(
+      principal,
+      appId,
+      { prompt },
+      webhook === undefined ? {} : {
+        webhook
+      }
+    )
+    return started.executionId
+  })
+
+/** Until `done` holds, yielding to the event loop between looks (no sleep). */
+const eventually = <E, R>(what: string, done: Effect.Effect<boolean, E, R>) =>
+  Effect.gen(function*() {
+    for (let turn = 0; turn < 100_000; turn++) {
+      if (yield* done) return
+      yield* Effect.yieldNow()
+    }
+    return yield* Effect.dieMessage(what)
+  })
+
+/** One worker slot, one attempt per delivery: a failed delivery fails for good at once. */
+const harness = TestHarness.layer({ webhooks: true, config: { workerConcurrency: 1, webhookRetryDelays: [] } })
+
+describe("the admin app's operator views", () => {
+  it.scoped("shows queues, throughput, workers and failed deliveries, read-only by default", () =>
+    Effect.gen(function*() {
+      const receiver = yield* TestReceiver.start(() => 500)
+      const url = yield* serveAdmin({})
+      const { alice, bob, echo } = yield* seed
+      const appexec = yield* Appexec.Appexec
+      const slow = yield* appexec.apps.import(slowApp, { owner: { public: true } })
+
+      // Alice: two that complete (one whose webhook fails), then a slow one that runs and one that waits for
+      // it (one worker slot); Bob: one that completes, and none open.
+      const hooked = yield* start(alice.key, echo.appId, "hooked", receiver.url())
+      yield* appexec.executions.await(hooked)
+      yield* appexec.executions.await(yield* start(alice.key, echo.appId, "plain"))
+      yield* appexec.executions.await(yield* start(bob.key, echo.appId, "done"))
+      yield* receiver.next
+      yield* eventually(
+        "the delivery did not fail",
+        Effect.map(call(`${url}/operator/deliveries`), (answer) => dataOf<Array<unknown>>(answer).length === 1)
+      )
+      yield* start(alice.key, slow.appId, "runs")
+      yield* start(alice.key, slow.appId, "waits")
+      yield* eventually(
+        "the slow run did not start",
+        Effect.map(call(`${url}/operator/workers`), (answer) => dataOf<Array<unknown>>(answer).length === 1)
+      )
+
+      expect(dataOf(yield* call(`${url}/operator`))).toEqual({ actions: false })
+      // Memory holds no workspace names (the SQL storages answer them: OperatorViewsContract).
+      expect(dataOf(yield* call(`${url}/operator/workspaces`))).toEqual([
+        { workspaceId: alice.workspaceId, name: null, queued: 1, running: 1 }
+      ])
+
+      const throughput = dataOf<{
+        completed: number
+        failed: number
+        failureRate: number | null
+        since: string
+        until: string
+        minutes: Array<{ at: string; completed: number; failed: number }>
+      }>(yield* call(`${url}/operator/throughput`))
+      expect(throughput).toMatchObject({
+        completed: 3,
+        failed: 0,
+        failureRate: 0,
+        // The hour that ends with the current minute (the test clock's first).
+        since: "1969-12-31T23:01:00.000Z",
+        until: "1970-01-01T00:01:00.000Z"
+      })
+      expect(throughput.minutes).toHaveLength(60)
+      expect(throughput.minutes[59]).toEqual({ at: "1970-01-01T00:00:00.000Z", completed: 3, failed: 0 })
+      expect(throughput.minutes.slice(0, 59).every((m) => m.completed === 0 && m.failed === 0)).toBe(true)
+
+      const workers = dataOf<Array<{ held: number; lastHeartbeatAt: string; leaseExpiresAt: string; live: boolean }>>(
+        yield* call(`${url}/operator/workers`)
+      )
+      // A lease of 30 s, taken now: the last heartbeat is the claim.
+      expect(workers).toEqual([{
+        workerId: expect.any(String),
+        held: 1,
+        lastHeartbeatAt: "1970-01-01T00:00:00.000Z",
+        leaseExpiresAt: "1970-01-01T00:00:30.000Z",
+        live: true
+      }])
+
+      const deliveries = dataOf<Array<Record<string, unknown>>>(yield* call(`${url}/operator/deliveries`))
+      expect(deliveries).toEqual([expect.objectContaining({
+        executionId: hooked,
+        workspaceId: alice.workspaceId,
+        appId: echo.appId,
+        url: receiver.url(),
+        lastStatusCode: 500,
+        attempts: [expect.objectContaining({ statusCode: 500 })]
+      })])
+
+      // Read-only: the redelivery is refused, saying how to allow it; nothing is sent.
+      const refused = yield* call(`${url}/operator/executions/${hooked}/webhook/redeliver`, { method: "POST" })
+      expect(refused.status).toBe(403)
+      expect(errorOf(refused)).toMatchObject({ code: "forbidden" })
+      expect(errorOf(refused).message).toContain("--admin-actions")
+      expect(receiver.received).toHaveLength(1)
+
+      // Bad requests are said as such.
+      const badLimit = yield* call(`${url}/operator/deliveries?limit=0`)
+      expect(badLimit.status).toBe(400)
+      expect(errorOf(badLimit).message).toContain("'limit'")
+      expect((yield* call(`${url}/operator/workers`, { method: "DELETE" })).status).toBe(405)
+      expect((yield* call(`${url}/operator/nothing`)).status).toBe(404)
+
+      // The console's operator page, where the bare address leads; metrics and health as before.
+      const home = yield* call(`${url}/`)
+      expect(home.status).toBe(302)
+      expect(home.headers.get("location")).toBe("/console")
+      const page = yield* call(`${url}/console`)
+      expect(page.status).toBe(200)
+      expect(page.body).toContain(`<meta name="appexec-console-mode" content="operator">`)
+      expect(page.headers.get("content-security-policy")).toContain("default-src 'self'")
+      expect((yield* call(`${url}/metrics`)).body).toContain("appexec_queue_depth 1")
+      expect((yield* call(`${url}/healthz`)).body).toEqual({ status: "ok" })
+    }).pipe(Effect.provide(harness)))
+
+  it.scoped("with actions, redelivers a failed delivery to the receiver; refuses another origin and what cannot be sent", () =>
+    Effect.gen(function*() {
+      const receiver = yield* TestReceiver.start((request) => (request.number === 1 ? 500 : 204))
+      const url = yield* serveAdmin({ actions: true, console: false })
+      const { alice, echo } = yield* seed
+      const appexec = yield* Appexec.Appexec
+      const hooked = yield* start(alice.key, echo.appId, "hooked", receiver.url())
+      yield* appexec.executions.await(hooked)
+      yield* receiver.next
+      yield* eventually(
+        "the delivery did not fail",
+        Effect.map(call(`${url}/operator/deliveries`), (answer) => dataOf<Array<unknown>>(answer).length === 1)
+      )
+      expect(dataOf(yield* call(`${url}/operator`))).toEqual({ actions: true })
+      const redeliver = (executionId: string, headers: Record<string, string> = {}) =>
+        call(`${url}/operator/executions/${executionId}/webhook/redeliver`, { method: "POST", headers })
+
+      const foreign = yield* redeliver(hooked, { origin: "https://evil.example" })
+      expect(foreign.status).toBe(403)
+      expect(errorOf(foreign).message).toContain("another origin")
+
+      const accepted = yield* redeliver(hooked, { origin: url })
+      expect(accepted.status).toBe(202)
+      expect(dataOf(accepted)).toMatchObject({ url: receiver.url(), status: "pending" })
+      const second = yield* receiver.next
+      expect(second.headers["x-service-webhook-request-id"]).toBe(hooked)
+      yield* eventually(
+        "the redelivery was not recorded",
+        Effect.map(call(`${url}/operator/deliveries`), (answer) => dataOf<Array<unknown>>(answer).length === 0)
+      )
+
+      const plain = yield* start(alice.key, echo.appId, "no hook")
+      yield* appexec.executions.await(plain)
+      const none = yield* redeliver(plain)
+      expect(none.status).toBe(409)
+      expect(errorOf(none).code).toBe("webhook_not_redeliverable")
+      const missing = yield* redeliver("00000000-0000-4000-8000-000000000000")
+      expect(missing.status).toBe(404)
+      expect((yield* call(`${url}/console`)).status).toBe(404)
+    }).pipe(Effect.provide(harness)))
+})
