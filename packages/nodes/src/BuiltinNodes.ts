@@ -6,6 +6,7 @@ import type { MediaUrls, NodeType } from "@appexec/core"
 import { Layer } from "effect"
 import { httpJob } from "./HttpJob.js"
 import { httpRequest } from "./HttpRequest.js"
+import { imageAnimate } from "./ImageAnimate.js"
 import { imageCaption } from "./ImageCaption.js"
 import { imageBlur, imageConvert, imageGrayscale, imageResize } from "./ImageEdit.js"
 import { imageGenerateAlias, imagePlaceholder } from "./ImagePlaceholder.js"
@@ -14,6 +15,10 @@ import * as NodesSettings from "./NodesSettings.js"
 import { providerFal } from "./ProviderFal.js"
 import { providerOpenAI } from "./ProviderOpenAI.js"
 import { providerReplicate } from "./ProviderReplicate.js"
+import { videoConvert } from "./VideoConvert.js"
+import { videoFromImage } from "./VideoFromImage.js"
+import { videoSlideshow } from "./VideoSlideshow.js"
+import { videoThumbnail } from "./VideoThumbnail.js"
 
 /** Every built-in node type beyond the core ones, in the order they are documented. */
 export const builtinNodes = [
@@ -24,6 +29,11 @@ export const builtinNodes = [
   imageGrayscale,
   imageBlur,
   imageCaption,
+  imageAnimate,
+  videoFromImage,
+  videoSlideshow,
+  videoThumbnail,
+  videoConvert,
   httpRequest,
   httpJob,
   providerReplicate,

@@ -61,5 +61,5 @@ const mediaOutput = (kind: Extract<MediaKind, "image" | "video">) =>
 /** `output.image`: an image output; its value is a download URL. */
 export const outputImage = mediaOutput("image")
 
-/** `output.video`: a video output; its value is a download URL. No built-in node makes video yet: feed it a video URL or an operator's node. */
+/** `output.video`: a video output (made by a `video.*` node, or fetched from a video URL); its value is a download URL. */
 export const outputVideo = mediaOutput("video")

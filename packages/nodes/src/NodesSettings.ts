@@ -1,9 +1,9 @@
 /**
  * Operator settings of the built-in nodes: the named secrets that `http.request` may put in
- * headers, and the bounds on fetched media and provider calls. Secrets live here, in the
- * operator's configuration, and never in app definitions or inputs.
+ * headers, the bounds on fetched media and provider calls, and the limits of video work. Secrets
+ * live here, in the operator's configuration, and never in app definitions or inputs.
  */
-import { Config, type ConfigError, Context, Effect, Layer, Redacted } from "effect"
+import { Config, type ConfigError, Context, Effect, Layer, Option, Redacted } from "effect"
 
 /** Bounds on a kind of outbound request. */
 export interface Bounds {
@@ -24,13 +24,42 @@ export interface Settings {
   }
   /** Calls made by `http.request`. */
   readonly http: Bounds
+  /** Video work on ffmpeg (`video.*` nodes). */
+  readonly video: VideoLimits
 }
 
-/** The defaults: no secrets; media up to 25 MiB within 30 s and 50 megapixels; provider answers up to 10 MiB within 60 s. */
+/** The limits of video work: what the `video.*` nodes make and read, and how long ffmpeg may run. */
+export interface VideoLimits {
+  /** The ffmpeg binary; when undefined, `APPEXEC_FFMPEG`, else the one of `@ffmpeg-installer/ffmpeg`. */
+  readonly ffmpeg: string | undefined
+  /** Longest run of ffmpeg, in milliseconds; the process is killed when it is reached. */
+  readonly timeoutMs: number
+  /** Longest video made or read, in seconds. */
+  readonly maxSeconds: number
+  /** Largest video frame made or read, in pixels (width × height). */
+  readonly maxPixels: number
+  /** Largest video made, in bytes. */
+  readonly maxBytes: number
+  /** Directory in which each run makes its temporary directory; the system's when undefined. */
+  readonly tempDir: string | undefined
+}
+
+/**
+ * The defaults: no secrets; media up to 25 MiB within 30 s and 50 megapixels; provider answers up
+ * to 10 MiB within 60 s; videos up to 2 minutes, 3840×2160 and 100 MiB, made within 5 minutes.
+ */
 export const defaults: Settings = {
   secrets: {},
   media: { timeoutMs: 30_000, maxBytes: 25 * 1024 * 1024, maxPixels: 50_000_000 },
-  http: { timeoutMs: 60_000, maxBytes: 10 * 1024 * 1024 }
+  http: { timeoutMs: 60_000, maxBytes: 10 * 1024 * 1024 },
+  video: {
+    ffmpeg: undefined,
+    timeoutMs: 300_000,
+    maxSeconds: 120,
+    maxPixels: 3840 * 2160,
+    maxBytes: 100 * 1024 * 1024,
+    tempDir: undefined
+  }
 }
 
 /** Settings that differ from the defaults; each group is merged with its defaults. */
@@ -38,6 +67,7 @@ export interface Overrides {
   readonly secrets?: Readonly<Record<string, Redacted.Redacted<string> | string>>
   readonly media?: Partial<Settings["media"]>
   readonly http?: Partial<Bounds>
+  readonly video?: Partial<VideoLimits>
 }
 
 /** The settings of the built-in nodes in force. */
@@ -52,7 +82,8 @@ export const make = (overrides: Overrides = {}): Settings => ({
     ])
   ),
   media: { ...defaults.media, ...overrides.media },
-  http: { ...defaults.http, ...overrides.http }
+  http: { ...defaults.http, ...overrides.http },
+  video: { ...defaults.video, ...overrides.video }
 })
 
 /** Layer of the defaults with `overrides` applied. */
@@ -75,7 +106,9 @@ export const secretsFromEnv = (
 /**
  * Layer reading the bounds from effect `Config` (`APPEXEC_MEDIA_MAX_BYTES`,
  * `APPEXEC_MEDIA_TIMEOUT_MS`, `APPEXEC_MEDIA_MAX_PIXELS`, `APPEXEC_HTTP_MAX_BYTES`,
- * `APPEXEC_HTTP_TIMEOUT_MS`), each defaulting as in `defaults`, with the given secrets
+ * `APPEXEC_HTTP_TIMEOUT_MS`, `APPEXEC_VIDEO_TIMEOUT_MS`, `APPEXEC_VIDEO_MAX_SECONDS`,
+ * `APPEXEC_VIDEO_MAX_PIXELS`, `APPEXEC_VIDEO_MAX_BYTES`, `APPEXEC_VIDEO_TEMP_DIR`), each defaulting
+ * as in `defaults`, with the given secrets
  * (for instance `secretsFromEnv(process.env)`).
  */
 export const layerConfig = (
@@ -99,6 +132,16 @@ export const layerConfig = (
         http: {
           maxBytes: yield* positive("APPEXEC_HTTP_MAX_BYTES", defaults.http.maxBytes),
           timeoutMs: yield* positive("APPEXEC_HTTP_TIMEOUT_MS", defaults.http.timeoutMs)
+        },
+        video: {
+          timeoutMs: yield* positive("APPEXEC_VIDEO_TIMEOUT_MS", defaults.video.timeoutMs),
+          maxSeconds: yield* positive("APPEXEC_VIDEO_MAX_SECONDS", defaults.video.maxSeconds),
+          maxPixels: yield* positive("APPEXEC_VIDEO_MAX_PIXELS", defaults.video.maxPixels),
+          maxBytes: yield* positive("APPEXEC_VIDEO_MAX_BYTES", defaults.video.maxBytes),
+          tempDir: yield* Config.nonEmptyString("APPEXEC_VIDEO_TEMP_DIR").pipe(
+            Config.option,
+            Config.map(Option.getOrUndefined)
+          )
         }
       })
     })

@@ -1,0 +1,176 @@
+/**
+ * What the video nodes share: their config fields, a temporary directory per run (removed
+ * however the run ends, also when it is interrupted), the limits of `video` in the settings,
+ * images prepared by sharp as raw frames for ffmpeg, the encoder arguments of MP4 and WebM, and
+ * the made file read back as media within `video.maxBytes`.
+ */
+import { NodeType } from "@appexec/core"
+import { Effect, Schema } from "effect"
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { NodesSettings } from "../NodesSettings.js"
+import * as Ffmpeg from "./ffmpeg.js"
+import { attempt, metadataOf, open } from "./imaging.js"
+import { formatBytes, type Media, mediaOf } from "./media.js"
+
+const fail = (message: string) => new NodeType.NodeFailure({ message })
+
+/** A video's width or height: even (H.264 and VP9 in 4:2:0 need it), 16–7680. */
+export const VideoSide = Schema.Number.pipe(
+  Schema.int(),
+  Schema.between(16, 7680),
+  Schema.filter((n) => n % 2 === 0, { message: () => "must be an even number (video frames have even sides)" })
+)
+
+/** Frames per second, 1–60. */
+export const Fps = Schema.Number.pipe(Schema.int(), Schema.between(1, 60))
+
+/** A length in seconds of video, 0.5 to 3600 (the settings' `video.maxSeconds` bounds it further). */
+export const Seconds = Schema.Number.pipe(Schema.between(0.5, 3600))
+
+/** The containers and codecs the video nodes write: MP4 (H.264, AAC) or WebM (VP9, Opus). */
+export const VideoFormat = Schema.Literal("mp4", "webm")
+export type VideoFormat = typeof VideoFormat.Type
+
+/** How a picture fills a frame of another shape: cropped to cover it, or whole inside it on black. */
+export const Fit = Schema.Literal("cover", "contain")
+export type Fit = typeof Fit.Type
+
+/** The `Content-Type` of a video format. */
+export const contentTypeOf = (format: VideoFormat): string => `video/${format}`
+
+/** A fresh temporary directory for one run, removed with everything in it when the scope closes. */
+export const workDir = Effect.gen(function*() {
+  const { video } = yield* NodesSettings
+  return yield* Effect.acquireRelease(
+    Effect.tryPromise({
+      try: () => mkdtemp(join(video.tempDir ?? tmpdir(), "appexec-video-")),
+      catch: (error) => error
+    }).pipe(
+      Effect.tapError((error) => Effect.logError("video: the temporary directory could not be made", error)),
+      Effect.mapError(() => fail("the video work could not start: no temporary space on this instance"))
+    ),
+    (dir) =>
+      Effect.tryPromise(() => rm(dir, { recursive: true, force: true, maxRetries: 3 })).pipe(
+        Effect.catchAll((error) => Effect.logError(`video: the temporary directory ${dir} could not be removed`, error))
+      )
+  )
+})
+
+/** Writes `bytes` to `name` in `dir`. */
+export const writeIn = (dir: string, name: string, bytes: Uint8Array) =>
+  Effect.tryPromise({ try: () => writeFile(join(dir, name), bytes), catch: (error) => error }).pipe(
+    Effect.tapError((error) => Effect.logError("video: a temporary file could not be written", error)),
+    Effect.mapError(() => fail("the video work failed: no temporary space on this instance"))
+  )
+
+/** Fails unless a `width` × `height` frame lasting `seconds` is within the settings' video limits. */
+export const checkLimits = (
+  what: string,
+  frame: { readonly width: number; readonly height: number },
+  seconds?: number
+) =>
+  Effect.gen(function*() {
+    const { video } = yield* NodesSettings
+    if (frame.width * frame.height > video.maxPixels) {
+      return yield* fail(
+        `${what}: ${frame.width}×${frame.height} is more than the ${+(video.maxPixels / 1_000_000).toFixed(
+          2
+        )} megapixels a video frame may have on this instance`
+      )
+    }
+    if (seconds !== undefined && seconds > video.maxSeconds) {
+      return yield* fail(
+        `${what}: ${+seconds.toFixed(2)} s is longer than the ${video.maxSeconds} s a video may last on this instance`
+      )
+    }
+  })
+
+/** The arguments that encode the video (and the audio, when there is) as `format`, within `video.maxBytes`. */
+export const encoderArgs = (format: VideoFormat, maxBytes: number, audio: boolean): ReadonlyArray<string> => [
+  ...(format === "mp4"
+    ? ["-c:v", "libx264", "-preset", "medium", "-crf", "20", "-pix_fmt", "yuv420p"]
+    : ["-c:v", "libvpx-vp9", "-crf", "32", "-b:v", "0", "-deadline", "good", "-cpu-used", "4", "-row-mt", "1"]),
+  ...(audio ? (format === "mp4" ? ["-c:a", "aac", "-b:a", "128k"] : ["-c:a", "libopus", "-b:a", "96k"]) : ["-an"]),
+  // Moves the index to the front, so that a player starts before the whole file has arrived.
+  ...(format === "mp4" ? ["-movflags", "+faststart"] : []),
+  // ffmpeg stops writing past the limit; the file is then refused for its size.
+  "-fs",
+  String(maxBytes + 1)
+]
+
+/** The file `name` in `dir` as media of `contentType`, refused when it is over `video.maxBytes`. */
+export const readMade = (dir: string, name: string, contentType: string, what: string) =>
+  Effect.gen(function*() {
+    const { video } = yield* NodesSettings
+    const path = join(dir, name)
+    const size = yield* Effect.tryPromise(() => stat(path)).pipe(
+      Effect.mapError(() => fail(`${what}: ffmpeg wrote nothing`))
+    )
+    if (size.size > video.maxBytes) {
+      return yield* fail(
+        `${what}: it would be larger than the ${formatBytes(video.maxBytes)} a video may have on this instance`
+      )
+    }
+    if (size.size === 0) return yield* fail(`${what}: ffmpeg wrote nothing`)
+    const bytes = yield* Effect.tryPromise(() => readFile(path)).pipe(
+      Effect.mapError(() => fail(`${what}: the result could not be read`))
+    )
+    const media: Media = { contentType, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) }
+    return media
+  })
+
+/** An image drawn into a `width` × `height` frame (`fit`), black where it does not cover it. */
+export interface Frame {
+  readonly width: number
+  readonly height: number
+  readonly fit: Fit
+}
+
+/**
+ * Decodes `image` (within `media.maxPixels`, turned as its EXIF says), draws it into `frame` and
+ * writes it as raw RGB to `name` in `dir`: the ffmpeg arguments that read it back as one frame.
+ */
+export const rawFrame = (image: Media, frame: Frame, dir: string, name: string) =>
+  Effect.gen(function*() {
+    const { media } = yield* NodesSettings
+    yield* metadataOf(image.bytes, media.maxPixels)
+    const raw = yield* attempt("the image could not be decoded", () =>
+      open(image.bytes, media.maxPixels)
+        .rotate()
+        .resize({ width: frame.width, height: frame.height, fit: frame.fit, background: "#000000" })
+        .flatten({ background: "#000000" })
+        .removeAlpha()
+        .raw()
+        .toBuffer())
+    yield* writeIn(dir, name, raw)
+    return ["-f", "rawvideo", "-pix_fmt", "rgb24", "-s", `${frame.width}x${frame.height}`, "-i", name]
+  })
+
+const EXTENSIONS: Readonly<Record<string, string>> = {
+  "video/mp4": "mp4",
+  "video/webm": "webm",
+  "video/quicktime": "mov",
+  "video/x-matroska": "mkv"
+}
+
+/**
+ * The upstream video (produced, or fetched from a URL as images are) written to `dir` and probed:
+ * its file name there and what ffmpeg says of it. A file with no video stream, or a frame over
+ * `video.maxPixels`, is refused; so is one longer than `video.maxSeconds` when `whole` (the node
+ * reads all of it).
+ */
+export const videoInput = (upstream: NodeType.UpstreamValue, dir: string, what: string, whole: boolean) =>
+  Effect.gen(function*() {
+    const video = yield* mediaOf(upstream, "video")
+    const name = `input.${EXTENSIONS[video.contentType] ?? "bin"}`
+    yield* writeIn(dir, name, video.bytes)
+    const probe = yield* Ffmpeg.probe(name, dir, what)
+    if (probe.video === undefined) return yield* fail(`${what}: the file has no video stream`)
+    yield* checkLimits(what, probe.video, whole ? probe.seconds : undefined)
+    return { name, probe, video: probe.video, bytes: video.bytes.length }
+  })
+
+/** `seconds` in words: `5 s`, `2.5 s`. */
+export const secondsText = (seconds: number): string => `${+seconds.toFixed(2)} s`
