@@ -19,19 +19,28 @@
  * `code`; the operator's log gets the start of the body with the token masked.
  */
 import { NodeType, type OutboundHttp, SecretStore } from "@appexec/core"
-import { Clock, Context, Effect, Option, Redacted, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { fetchMedia, formatBytes } from "./internal/media.js"
 import * as ProviderHttp from "./internal/ProviderHttp.js"
 import { fill, placeholdersOf } from "./internal/template.js"
 import { NodesSettings } from "./NodesSettings.js"
 
+/** OpenAI's API root, with its version. */
+export const OPENAI_BASE_URL = "https://api.openai.com/v1"
+
 /** The operator's default API root of `provider.openai`, used when a node's config gives none. */
 export class OpenAiSettings extends Context.Reference<OpenAiSettings>()("@appexec/nodes/OpenAiSettings", {
-  defaultValue: () => ({ baseUrl: "https://api.openai.com/v1" })
+  defaultValue: () => ({ baseUrl: OPENAI_BASE_URL })
 }) {}
 
 /** The name of the environment variable that sets `OpenAiSettings.baseUrl` in `appexec serve`. */
 export const BASE_URL_ENV = "APPEXEC_OPENAI_BASE_URL"
+
+/** `OpenAiSettings` from the environment: `APPEXEC_OPENAI_BASE_URL` when set, else OpenAI's API. */
+export const layerFromEnv = (env: Readonly<Record<string, string | undefined>>): Layer.Layer<OpenAiSettings> => {
+  const baseUrl = env[BASE_URL_ENV]?.trim()
+  return Layer.succeed(OpenAiSettings, { baseUrl: baseUrl === undefined || baseUrl === "" ? OPENAI_BASE_URL : baseUrl })
+}
 
 /** The secret a node uses when its config names none. */
 export const DEFAULT_SECRET = "OPENAI_API_KEY"
@@ -70,7 +79,7 @@ export const Config = Schema.Struct({
   quality: Schema.optional(Schema.Literal("standard", "hd", "low", "medium", "high", "auto")),
   /** image: `response_format` (`url` or `b64_json`); not sent when absent (GPT image models always answer `b64_json`). */
   responseFormat: Schema.optional(Schema.Literal("url", "b64_json")),
-  /** Time limit of each request in milliseconds (default and cap: the operator's `http.timeoutMs`). */
+  /** Time limit of each request in milliseconds, up to 10 minutes (default: the operator's `http.timeoutMs`, 60 s). */
   timeoutMs: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.between(1, 600_000))),
   /** Retries of transient failures: `count` (0–10, default 4) within `withinMs` (default 2 minutes). */
   retry: Schema.optional(ProviderHttp.RetryConfig)
@@ -290,7 +299,8 @@ export const providerOpenAI = NodeType.defineNode({
 
       const url = `${baseUrl}/${config.mode === "chat" ? "chat/completions" : "images/generations"}`
       const what = `POST ${ProviderHttp.hostOf(url)}`
-      const timeoutMs = Math.min(config.timeoutMs ?? settings.http.timeoutMs, settings.http.timeoutMs)
+      // A model can take minutes: the config may set a longer limit than the operator's default (up to 10 min).
+      const timeoutMs = config.timeoutMs ?? settings.http.timeoutMs
       const began = yield* Clock.currentTimeMillis
       yield* log(`${what} (${config.mode === "chat" ? "chat completion" : "image generation"}, model ${model})`)
       const response = yield* ProviderHttp.send(

@@ -10,7 +10,7 @@
  * a worker and a webhook dispatcher; `serve --no-worker` and the admin commands run neither.
  */
 import { AppexecLayer, type Errors, IdGenerator, MediaUrls } from "@appexec/core"
-import { BuiltinNodes, builtinNodes, NodesSettings } from "@appexec/nodes"
+import { BuiltinNodes, builtinNodes, NodesSettings, ProviderOpenAI } from "@appexec/nodes"
 import { FileBlobStore, NodeOutboundHttp, NodeWebhookSigner } from "@appexec/platform-node"
 import { PostgresClient, PostgresSecrets, PostgresStorage } from "@appexec/postgres"
 import { SqliteStorage } from "@appexec/sqlite"
@@ -119,6 +119,8 @@ export const layer = (options: InstanceOptions) => {
         mediaUrls
       })
     ),
+    // The default API root of provider.openai: APPEXEC_OPENAI_BASE_URL (Ollama, vLLM, …), else OpenAI's.
+    Layer.provideMerge(ProviderOpenAI.layerFromEnv(process.env)),
     Layer.provideMerge(stored),
     Layer.provide(IdGenerator.IdGenerator.random),
     Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: options.allowPrivateNetworks ?? false })),

@@ -4,7 +4,8 @@
  * prompt on a terminal) and never prints it; `list` prints names, scopes and times, never values;
  * `delete NAME` removes one. `--workspace NAME` sets a secret for one workspace, overriding the
  * instance's of the same name. They run on the same database as `serve`, also while it runs: the
- * next node that reads a secret reads what was set.
+ * next node that reads a secret reads what was set. Setting an instance secret imports the
+ * provider example apps that waited for it (`ProviderApps`).
  */
 import { type Ids } from "@appexec/api"
 import { KeyStore, SecretStore } from "@appexec/core"
@@ -14,6 +15,8 @@ import { CommandFailed } from "./AdminCommands.js"
 import type * as Database from "./Database.js"
 import * as Instance from "./Instance.js"
 import * as SharedFlags from "./internal/SharedFlags.js"
+import * as ProviderApps from "./ProviderApps.js"
+import { defaultAppsDir } from "./ServeCommand.js"
 
 const { data, database } = SharedFlags
 
@@ -134,6 +137,18 @@ const secretsSet = Command.make(
           )
         )
         yield* Console.log(`set ${secret} for ${scopeText(workspace)}`)
+        // An instance secret may be what a provider example app waited for (docs/apps.md).
+        if (scope === undefined) {
+          const report = yield* ProviderApps.importReady(defaultAppsDir).pipe(
+            Effect.catchAll((error) =>
+              Effect.logWarning("the provider example apps could not be checked", error).pipe(Effect.as([]))
+            )
+          )
+          const imported = report.filter((app) => app.state === "imported").map((app) => app.name)
+          if (imported.length > 0) {
+            yield* Console.log(`Imported the provider example app(s) ${imported.join(", ")}, which needed ${secret}.`)
+          }
+        }
       })
     )
 ).pipe(

@@ -21,6 +21,7 @@ import * as ExecutionLog from "./ExecutionLog.js"
 import * as Instance from "./Instance.js"
 import * as MediaSigning from "./MediaSigning.js"
 import * as MediaStorage from "./MediaStorage.js"
+import * as ProviderApps from "./ProviderApps.js"
 
 /** The settings of `serve` (docs/cli.md). */
 export interface ServeOptions {
@@ -175,6 +176,12 @@ export const serve = (options: ServeOptions) =>
     // requests stop before the worker, the dispatcher and SQLite do.
     const program = Effect.gen(function*() {
       const first = yield* Bootstrap.runOnce(options.appsDir)
+      // At every start: the provider example apps whose secrets are set and that are absent.
+      const providerApps = yield* ProviderApps.importReady(options.appsDir).pipe(
+        Effect.catchAll((error) =>
+          Effect.logWarning("the provider example apps could not be checked", error).pipe(Effect.as([]))
+        )
+      )
       yield* ExecutionLog.run
       // The API and, beside /v1, the signed media URLs of the instance (`MediaRoute`). On SQLite
       // the rate limit counts in this process's memory: no write per request (docs/http.md); on
@@ -214,7 +221,10 @@ export const serve = (options: ServeOptions) =>
         yield* Console.log(`Imported ${apps.length} public app(s): ${apps.map((a) => a.name).join(", ") || "none"}.`)
         yield* Console.log(`API key of workspace "default" (shown once, keep it): ${key}`)
         yield* Console.log(`Try it:\n  curl -H 'x-api-key: ${key}' ${baseUrl}/v1/apps`)
-      } else {
+      }
+      const aboutProviderApps = ProviderApps.describe(providerApps)
+      if (Option.isSome(aboutProviderApps)) yield* Console.log(aboutProviderApps.value)
+      if (Option.isNone(first)) {
         yield* Console.log(
           `Create an API key with: appexec keys create --workspace default ${
             Option.isSome(database) ? "--database <URL>" : `--data ${options.dataDir}`
