@@ -2,12 +2,13 @@
  * `http.request`: calls an external HTTP API, the way an operator plugs in a model provider
  * without writing code. The method, URL and JSON body are templated from upstream values;
  * headers are written in the definition or taken from the operator's named secrets, never from
- * inputs. The answer's field at a JSON Pointer becomes text, a media URL, or JSON. Every call
+ * inputs: a secret set with `appexec secrets set` (`SecretStore`: the execution's workspace's,
+ * else the instance's), else one of the node settings (`APPEXEC_SECRET_<NAME>`). The answer's field at a JSON Pointer becomes text, a media URL, or JSON. Every call
  * goes through the guarded outbound HTTP port, within time and size bounds. Failures tell the
  * consumer the category and the status only: a provider's error body can echo credentials, so
  * its excerpt goes to the operator's log.
  */
-import { NodeType, OutboundHttp } from "@appexec/core"
+import { NodeType, OutboundHttp, SecretStore } from "@appexec/core"
 import { Clock, Effect, Option, Redacted, Schema } from "effect"
 import { STATUS_CODES } from "node:http"
 import { isPointer, pick } from "./internal/jsonPointer.js"
@@ -15,7 +16,7 @@ import { addressRefusal, formatBytes } from "./internal/media.js"
 import { fill, fillJson, placeholdersIn, placeholdersOf } from "./internal/template.js"
 import { NodesSettings } from "./NodesSettings.js"
 
-/** A header whose value is a named secret of the operator's settings, with an optional prefix (`"Bearer "`). */
+/** A header whose value is a named secret of the operator, with an optional prefix (`"Bearer "`). */
 export const SecretHeader = Schema.Struct({
   secret: Schema.NonEmptyString,
   prefix: Schema.optional(Schema.String)
@@ -77,6 +78,19 @@ const problemsOf = (config: Config, upstream: ReadonlyArray<string>): ReadonlyAr
 
 const fail = (message: string) => Effect.fail(new NodeType.NodeFailure({ message }))
 
+/**
+ * The operator's secret `name` for `workspaceId` set with `appexec secrets set`, if any (a name
+ * `SecretStore` cannot hold is none). One that cannot be read fails the node; the operator's log
+ * says why.
+ */
+const storedSecret = (name: string, workspaceId: NodeType.NodeContext<unknown>["execution"]["workspaceId"]) =>
+  Schema.is(SecretStore.SecretName)(name)
+    ? Effect.flatMap(SecretStore.SecretStore, (store) => store.resolve(name, workspaceId)).pipe(
+      Effect.tapError((error) => Effect.logWarning(`the secret ${name} could not be read`, error.cause)),
+      Effect.mapError(() => new NodeType.NodeFailure({ message: `the secret '${name}' could not be read` }))
+    )
+    : Effect.succeedNone
+
 /** The start of an error body, for the operator's log only. */
 const snippet = (body: Uint8Array) => {
   const text = new TextDecoder("utf-8", { fatal: false }).decode(body.subarray(0, 400)).replace(/\s+/g, " ").trim()
@@ -92,7 +106,7 @@ export const httpRequest = NodeType.defineNode({
   inputs: { min: 0, max: 32 },
   config: Config,
   check: (config, placement) => problemsOf(config, placement.upstream),
-  run: ({ config, log, upstream }) =>
+  run: ({ config, execution, log, upstream }) =>
     Effect.gen(function*() {
       const settings = yield* NodesSettings
       const http = yield* OutboundHttp.OutboundHttp
@@ -119,8 +133,13 @@ export const httpRequest = NodeType.defineNode({
           headers[name.toLowerCase()] = value
           continue
         }
-        const secret = settings.secrets[value.secret]
-        if (secret === undefined) return yield* fail(`the secret '${value.secret}' is not configured on this instance`)
+        const stored = yield* storedSecret(value.secret, execution.workspaceId)
+        const secret = Option.getOrElse(stored, () => settings.secrets[value.secret])
+        if (secret === undefined) {
+          return yield* fail(
+            `the secret '${value.secret}' is not configured on this instance (appexec secrets set ${value.secret})`
+          )
+        }
         headers[name.toLowerCase()] = `${value.prefix ?? ""}${Redacted.value(secret)}`
       }
       const body = config.body === undefined ? undefined : JSON.stringify(fillJson(config.body, textOf, jsonOf))

@@ -1,6 +1,6 @@
-import { ExecutionReports } from "@appexec/core"
+import { Appexec, ExecutionReports, SecretStore } from "@appexec/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Logger } from "effect"
+import { Effect, Layer, Logger, Redacted } from "effect"
 import * as FakeOrigin from "./support/FakeOrigin.js"
 import { download, layer, run, testImage } from "./support/Instance.js"
 
@@ -162,6 +162,27 @@ describe("http.request", () => {
       expect(done.errorMessage).toContain("the secret 'provider_token' is not configured on this instance")
       expect(origin.received).toHaveLength(0)
     }).pipe(Effect.provide(layer())))
+
+  it.scoped("a header secret set with appexec secrets set: the workspace's over the instance's, over the settings", () =>
+    Effect.gen(function*() {
+      const origin = yield* FakeOrigin.start({
+        "/v1/generate": { headers: { "content-type": "application/json" }, body: "{\"data\":[{\"text\":\"ok\"}]}" }
+      })
+      const store = yield* SecretStore.SecretStore
+      const definition = provider(origin.url("/v1/generate"))
+      // Only the settings' (APPEXEC_SECRET_PROVIDER_TOKEN) so far.
+      expect((yield* run(definition, { prompt: "x" })).errorMessage).toBeNull()
+      expect(origin.received.at(-1)!.headers["authorization"]).toBe("Bearer tok-123")
+      yield* store.set("provider_token", Redacted.make("stored-instance"), undefined)
+      yield* run(definition, { prompt: "x" })
+      expect(origin.received.at(-1)!.headers["authorization"]).toBe("Bearer stored-instance")
+      // `run` signs into the workspace `test`.
+      const workspace = yield* (yield* Appexec.Appexec).workspaces.create("test")
+      yield* store.set("provider_token", Redacted.make("stored-workspace"), workspace.workspaceId)
+      const done = yield* run(definition, { prompt: "x" })
+      expect(origin.received.at(-1)!.headers["authorization"]).toBe("Bearer stored-workspace")
+      expect(JSON.stringify(done)).not.toContain("stored-")
+    }).pipe(Effect.provide(layer({ settings: secrets }))))
 
   it.scoped("refuses at import: headers with placeholders, a host from placeholders, unknown placeholders, a bad pointer", () =>
     Effect.gen(function*() {
