@@ -1,7 +1,8 @@
 /**
  * `appexec run APP --input name=value … [--webhook URL] [--base-url URL] [--key KEY]`: runs an
  * app on an appexec service through `@appexec/client`, as an API consumer would. It reads the
- * app's parameters (APP is an app id or an exact app name), checks the inputs against them,
+ * app's parameters (APP is an app id or an exact app name), uploads the local files given to its
+ * URL parameters as `name=@FILE` (`POST /v1/uploads`), checks the inputs against them,
  * starts one execution and follows it (its event stream, or polling on a server without one),
  * showing on stderr its status, queue position, the nodes' progress and their log lines
  * (`internal/LiveDisplay`: redrawn in place on a terminal, plain lines elsewhere), then prints
@@ -10,8 +11,10 @@
  */
 import type { App } from "@appexec/api"
 import { AppexecClient, ClientError, type EventStream, Outputs, type Polling } from "@appexec/client"
+import { MediaType } from "@appexec/core"
 import { Args, Command, Options } from "@effect/cli"
 import { Clock, Config, Console, Effect, Fiber, Option, Redacted, Schema, SynchronizedRef } from "effect"
+import { readFile } from "node:fs/promises"
 import * as LiveDisplay from "./internal/LiveDisplay.js"
 
 export { formatElapsed } from "./internal/LiveDisplay.js"
@@ -43,13 +46,54 @@ export const parseInputs = (pairs: ReadonlyArray<string>): Effect.Effect<Record<
     return inputs
   })
 
+/**
+ * The inputs with every `url` value written `@PATH` replaced by the signed URL of that file,
+ * uploaded first (`POST /v1/uploads`, its type told by its bytes); each upload is said on stderr.
+ * A text or options value that starts with `@` stays as it is.
+ */
+export const uploadFiles = (
+  client: AppexecClient.AppexecClientService,
+  parameters: ReadonlyArray<App.Parameter>,
+  inputs: Readonly<Record<string, string>>
+): Effect.Effect<Record<string, string>, RunUsageError | ClientError.RequestError> =>
+  Effect.gen(function*() {
+    const urlNames = new Set(parameters.filter((p) => p.type === "url").map((p) => p.name))
+    const resolved: Record<string, string> = { ...inputs }
+    for (const [name, value] of Object.entries(inputs)) {
+      if (!urlNames.has(name) || !value.startsWith("@") || value.length === 1) continue
+      const path = value.slice(1)
+      const bytes = yield* Effect.tryPromise({
+        try: () => readFile(path),
+        catch: (error) =>
+          new RunUsageError({
+            message: `--input ${name}=@${path}: the file cannot be read (${
+              error instanceof Error && "code" in error ? String(error.code) : String(error)
+            }).`
+          })
+      })
+      const file = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+      const sniffed = MediaType.sniff(file)
+      if (Option.isNone(sniffed)) {
+        return yield* new RunUsageError({
+          message: `--input ${name}=@${path}: the file is no image, video or audio file an upload may be (${
+            MediaType.supported.join(", ")
+          }).`
+        })
+      }
+      const upload = yield* client.upload(file, { contentType: sniffed.value.contentType })
+      yield* Console.error(`uploaded ${path} (${upload.contentType}, ${upload.bytes} bytes) as ${name}`)
+      resolved[name] = upload.url
+    }
+    return resolved
+  })
+
 /** One line per parameter: what `--input` expects. */
 export const describeParameters = (parameters: ReadonlyArray<App.Parameter>): ReadonlyArray<string> =>
   parameters.map((p) => {
     const kind = p.type === "options"
       ? `one of ${(p.options ?? []).join(", ")}`
       : p.type === "url"
-      ? "a public http(s) URL"
+      ? "a public http(s) URL, or @FILE to upload"
       : "text"
     const flags = [p.required ? "required" : "optional", ...(p.default === undefined ? [] : [`default ${p.default}`])]
     return `  --input ${p.name}=…  ${kind} (${flags.join(", ")})`
@@ -74,7 +118,9 @@ export const make = (options: RunCommandOptions = {}) =>
       app: Args.text({ name: "APP" }).pipe(Args.withDescription("The app's id, or its exact name")),
       input: Options.text("input").pipe(
         Options.withAlias("i"),
-        Options.withDescription("An input as name=value (repeat for each parameter)"),
+        Options.withDescription(
+          "An input as name=value (repeat for each parameter); name=@FILE uploads a local file for a URL parameter"
+        ),
         Options.repeated
       ),
       webhook: Options.text("webhook").pipe(
@@ -99,6 +145,9 @@ export const make = (options: RunCommandOptions = {}) =>
         if (Option.isNone(key)) return yield* new RunUsageError({ message: noKeyMessage })
         const client = yield* AppexecClient.make({ baseUrl, apiKey: Redacted.value(key.value) })
         const appId = yield* client.apps.resolve(app)
+        const resolvedInputs = Object.values(inputs).some((value) => value.startsWith("@"))
+          ? yield* Effect.flatMap(client.apps.get(appId), (detail) => uploadFiles(client, detail.parameters, inputs))
+          : inputs
         const tty = options.live ?? process.stderr.isTTY === true
         // A terminal that does not tell its width (0, as some pseudo-terminals do) is taken as 80 columns.
         const columns = process.stderr.columns ?? 0
@@ -128,7 +177,7 @@ export const make = (options: RunCommandOptions = {}) =>
             : Effect.void
 
         const done = yield* client
-          .run(appId, inputs, {
+          .run(appId, resolvedInputs, {
             onStatus: (execution) => show({ _tag: "Status", execution }),
             onEvent,
             ...(Option.isSome(webhook) ? { webhook: webhook.value } : {}),

@@ -40,6 +40,33 @@ export const durationOf = (name: string, text: string, positive: boolean) =>
     onSome: (duration) => Effect.succeed(duration)
   })
 
+const byteUnits = { "": 1, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 } as const
+
+/** A size as the flags write it, in the largest binary unit that divides it: `25MiB`, `512KiB`, `100`. */
+export const showBytes = (bytes: number): string => {
+  const unit = (["gib", "mib", "kib"] as const).find((u) => bytes % byteUnits[u] === 0)
+  return unit === undefined ? String(bytes) : `${bytes / byteUnits[unit]}${unit.slice(0, 1).toUpperCase()}iB`
+}
+
+/** A size in bytes of at least 1: a whole number, alone or followed by `KiB`, `MiB` or `GiB` (`25MiB`). */
+export const byteSize = (flag: Flag, fallback: number): Options.Options<number> =>
+  Options.text(flag.name).pipe(
+    Options.withPseudoName("SIZE"),
+    Options.withDescription(`${flag.description} (default ${showBytes(fallback)})`),
+    Options.withFallbackConfig(Config.string(flag.variable)),
+    Options.mapEffect((text) => {
+      const m = /^\s*(\d{1,15})\s*(kib|mib|gib)?\s*$/i.exec(text)
+      const bytes = m === null ? 0 : Number(m[1]) * byteUnits[(m[2]?.toLowerCase() ?? "") as keyof typeof byteUnits]
+      return bytes >= 1 && Number.isSafeInteger(bytes)
+        ? Effect.succeed(bytes)
+        : refuse(
+          flag.name,
+          `'${text}' is not a size above zero (bytes, or a whole number of KiB, MiB or GiB, such as 25MiB)`
+        )
+    }),
+    Options.withDefault(fallback)
+  )
+
 /** A whole-number flag of at least 1, with its default. */
 export const count = (flag: Flag, fallback: number): Options.Options<number> =>
   Options.integer(flag.name).pipe(

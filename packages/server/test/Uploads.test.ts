@@ -1,0 +1,102 @@
+/**
+ * Uploads through the compiled command, on SQLite and on PostgreSQL: `appexec run Thumbnail
+ * --input image=@photo.png` uploads the local file (its type told by its bytes, whatever its
+ * name) to a default `appexec serve` and the thumbnail of it decodes; the file lands in the
+ * instance's store under its workspace's key; `--max-upload` bounds the body (413); a file that
+ * is no supported media, or that cannot be read, ends the run with the reason.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
+import sharp from "sharp"
+import { backends } from "./support/Backends.js"
+import { spawnAppexec, startServe, tempDataDir } from "./support/ServeProcess.js"
+
+/** Runs `appexec run …args` against the server until it exits; answers its exit code and output. */
+const appexecRun = (
+  args: ReadonlyArray<string>,
+  serve: { baseUrl: string; key: string },
+  env: Record<string, string>
+) =>
+  Effect.gen(function*() {
+    const run = yield* spawnAppexec(["run", ...args, "--base-url", serve.baseUrl], {
+      ...env,
+      APPEXEC_API_KEY: serve.key
+    })
+    const { code } = yield* run.exited("60 seconds")
+    return { code, stdout: run.output.stdout, stderr: run.output.stderr }
+  })
+
+for (const backend of backends) {
+  describe(`appexec run --input NAME=@FILE, on ${backend.name}`, () => {
+    it.live(
+      "uploads the file, runs Thumbnail on it; --max-upload bounds uploads; other files are refused with the reason",
+      () =>
+        Effect.gen(function*() {
+          const env = yield* backend.env
+          const dataDir = yield* tempDataDir
+          const files = yield* tempDataDir
+          const serve = yield* startServe(dataDir, ["--max-upload", "64KiB"], env)
+
+          // A PNG under a name that says nothing of its type.
+          const photo = yield* Effect.promise(() =>
+            sharp({ create: { width: 300, height: 200, channels: 3, background: "#2a6f97" } }).png().toBuffer()
+          )
+          const path = join(files, "holiday.bin")
+          writeFileSync(path, photo)
+
+          const run = yield* appexecRun(["Thumbnail", "--input", `image=@${path}`], serve, env)
+          expect(run.code, run.stderr).toBe(0)
+          expect(run.stderr).toContain(`uploaded ${path} (image/png, ${photo.length} bytes) as image`)
+          const thumbnailUrl = new RegExp(`^Thumbnail \\(image\\): (${serve.baseUrl}/media/\\S+)$`, "m").exec(
+            run.stdout
+          )?.[1]
+          expect(thumbnailUrl, run.stdout).toBeDefined()
+          const thumbnail = yield* Effect.promise(async () =>
+            new Uint8Array(await (await fetch(thumbnailUrl!)).arrayBuffer())
+          )
+          const meta = yield* Effect.promise(() => sharp(thumbnail).metadata())
+          expect([meta.format, meta.width, meta.height]).toEqual(["webp", 256, 256])
+
+          // Over HTTP: the upload's answer, and the bytes in the store under the workspace's key.
+          const answer = yield* Effect.promise(async () => {
+            const response = await fetch(`${serve.baseUrl}/v1/uploads`, {
+              method: "POST",
+              headers: { "x-api-key": serve.key, "content-type": "image/png" },
+              body: photo
+            })
+            return { status: response.status, body: (await response.json()) as { data: { url: string } } }
+          })
+          expect(answer.status).toBe(201)
+          const key = new URL(answer.body.data.url).pathname.slice("/media/".length)
+          expect(key).toMatch(/^uploads\/\d{4}-\d{2}-\d{2}\/[0-9a-f-]{36}\/[0-9a-f-]{36}$/)
+          expect(yield* backend.blob(dataDir, env, key)).toEqual(new Uint8Array(photo))
+
+          // 64 KiB is the bound: one byte more is refused.
+          const tooLarge = yield* Effect.promise(async () => {
+            const response = await fetch(`${serve.baseUrl}/v1/uploads`, {
+              method: "POST",
+              headers: { "x-api-key": serve.key, "content-type": "image/png" },
+              body: new Uint8Array(64 * 1024 + 1)
+            })
+            return { status: response.status, body: (await response.json()) as { error: { code: string } } }
+          })
+          expect([tooLarge.status, tooLarge.body.error.code]).toEqual([413, "payload_too_large"])
+
+          const text = join(files, "notes.png")
+          writeFileSync(text, "not an image")
+          const refused = yield* appexecRun(["Thumbnail", "--input", `image=@${text}`], serve, env)
+          expect(refused.code).not.toBe(0)
+          expect(`${refused.stdout}${refused.stderr}`).toContain(
+            `--input image=@${text}: the file is no image, video or audio file an upload may be (image/png, image/jpeg`
+          )
+
+          const missing = yield* appexecRun(["Thumbnail", "--input", `image=@${join(files, "gone.png")}`], serve, env)
+          expect(missing.code).not.toBe(0)
+          expect(`${missing.stdout}${missing.stderr}`).toContain("the file cannot be read (ENOENT)")
+        }).pipe(Effect.scoped),
+      120_000
+    )
+  })
+}
