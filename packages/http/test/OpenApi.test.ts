@@ -80,7 +80,9 @@ describe("OpenAPI", () => {
     // An upload: the file's bytes in, 201 with its signed URL out, 413 and 415 as documented.
     const uploads = doc.paths["/v1/uploads"]!.post!
     expect(Object.keys(uploads.responses).sort()).toEqual(["201", "400", "401", "404", "413", "415", "429", "500"])
-    expect(uploads.requestBody!.content!["application/octet-stream"]!.schema).toMatchObject({ format: "binary" })
+    expect(uploads.requestBody?.content).toEqual({
+      "application/octet-stream": { schema: expect.objectContaining({ type: "string", format: "binary" }) }
+    })
     expect(doc.components.schemas["Upload"]).toMatchObject({
       required: ["url", "contentType", "bytes", "expiresAt"]
     })
