@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import * as FakeOrigin from "./support/FakeOrigin.js"
 import { describeImage, download, layer, run, testImage } from "./support/Instance.js"
+import { colourAt, ffprobe } from "./support/Video.js"
 
 const APPS = join(import.meta.dirname, "../../server/apps")
 const example = (name: string): unknown => JSON.parse(readFileSync(join(APPS, `${name}.json`), "utf8"))
@@ -15,13 +16,39 @@ describe("example apps", () => {
     Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
       const files = readdirSync(APPS).filter((f) => f.endsWith(".json"))
-      const ours = ["poster", "thumbnail", "caption", "provider", "long-running"].map((name) => `${name}.json`)
+      const ours = ["poster", "thumbnail", "caption", "provider", "long-running", "ken-burns"].map((name) => `${name}.json`)
       for (const file of ours) {
         expect(files).toContain(file)
         const app = yield* appexec.apps.import(JSON.parse(readFileSync(join(APPS, file), "utf8")))
         expect(app.isPublic, file).toBe(true)
         expect(app.description?.length ?? 0, file).toBeGreaterThan(60)
       }
+    }).pipe(Effect.provide(layer())))
+
+  it.scoped("every provider example imports, is public, and names in its description the secret its provider node uses", () =>
+    Effect.gen(function*() {
+      const appexec = yield* Appexec.Appexec
+      const dir = join(APPS, "providers")
+      const files = readdirSync(dir).filter((f) => f.endsWith(".json")).sort()
+      expect(files).toEqual(["fal-image.json", "openai-chat.json", "openai-image.json", "replicate-image.json"])
+      const secrets: Record<string, string> = {}
+      for (const file of files) {
+        const definition = JSON.parse(readFileSync(join(dir, file), "utf8")) as {
+          nodes: ReadonlyArray<{ type: string; config?: { secret?: string } }>
+        }
+        const app = yield* appexec.apps.import(definition)
+        expect(app.isPublic, file).toBe(true)
+        const provider = definition.nodes.filter((n) => n.type.startsWith("provider."))
+        expect(provider, file).toHaveLength(1)
+        secrets[file] = provider[0]!.config!.secret!
+        expect(app.description, file).toContain(`Needs the instance secret ${secrets[file]}.`)
+      }
+      expect(secrets).toEqual({
+        "fal-image.json": "FAL_KEY",
+        "openai-chat.json": "OPENAI_API_KEY",
+        "openai-image.json": "OPENAI_API_KEY",
+        "replicate-image.json": "REPLICATE_API_TOKEN"
+      })
     }).pipe(Effect.provide(layer())))
 
   it.scoped("poster: a 512×512 PNG and its title", () =>
@@ -63,6 +90,31 @@ describe("example apps", () => {
         height: 480,
         format: "jpeg"
       })
+    }).pipe(Effect.provide(layer())))
+
+  it.scoped("ken-burns: an image URL becomes a 5 s 1280×720 H.264 MP4 zooming in, and its first frame a JPEG", () =>
+    Effect.gen(function*() {
+      const png = yield* testImage(900, 700)
+      const origin = yield* FakeOrigin.start({ "/photo.png": { headers: { "content-type": "image/png" }, body: png } })
+      const done = yield* run(example("ken-burns"), { image: origin.url("/photo.png") })
+      expect(done.errorMessage).toBeNull()
+      expect(done.outputs.map((o) => [o.id, o.type, o.status])).toEqual([
+        ["video", "video", "completed"],
+        ["poster", "image", "completed"]
+      ])
+      const video = yield* download(done.outputs[0]!.value!)
+      expect(video.contentType).toBe("video/mp4")
+      const probed = yield* ffprobe(video.bytes)
+      expect(probed.video).toMatchObject({ codec: "h264", width: 1280, height: 720, frames: 125 })
+      expect(probed.duration).toBeCloseTo(5, 1)
+      // The frame is the picture's colour: the URL's image, not a placeholder drawn from the prompt.
+      expect(yield* colourAt(video.bytes, 0)).toEqual([
+        expect.closeTo(200, -1.2),
+        expect.closeTo(40, -1.2),
+        expect.closeTo(90, -1.2)
+      ])
+      const poster = yield* download(done.outputs[1]!.value!)
+      expect(yield* describeImage(poster.bytes)).toEqual({ width: 1280, height: 720, format: "jpeg" })
     }).pipe(Effect.provide(layer())))
 
   it.scoped("long-running: stays running until 30 s have passed, then completes", () =>
