@@ -10,6 +10,7 @@ import { Appexec, ExecutionReports, SecretStore } from "@appexec/core"
 import { TestFalServer, TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Fiber, Layer, Random, Redacted, TestClock } from "effect"
+import { readFileSync } from "node:fs"
 import { describeImage, download, layer, testImage } from "./support/Instance.js"
 
 const KEY = "fal-key-3b8e51:9a0c"
@@ -242,5 +243,37 @@ describe("http.job", () => {
         ...jobApp("https://queue.example.com", { id: "request_id" })
       }).pipe(Effect.flip)
       expect(pointer.message).toContain("config.id")
+    }).pipe(Effect.provide(instance())))
+})
+
+describe("docs/nodes.md", () => {
+  it.scoped("the provider jobs section's apps and nodes import as written", () =>
+    Effect.gen(function*() {
+      const page = readFileSync(new URL("../../../docs/nodes.md", import.meta.url), "utf8")
+      const section = page.slice(page.indexOf("## Provider jobs"), page.indexOf("## Outputs"))
+      const blocks = [...section.matchAll(/^```json\n([\s\S]*?)^```$/gm)].map((m) => JSON.parse(m[1]!) as unknown)
+      expect(blocks).toHaveLength(4)
+      const appexec = yield* Appexec.Appexec
+      for (const block of blocks) {
+        // A lone node is imported in a small app that feeds it a prompt and outputs its value.
+        const definition = typeof block === "object" && block !== null && "nodes" in block
+          ? block
+          : {
+            name: `Node ${(block as { type: string }).type}`,
+            nodes: [
+              { id: "prompt", type: "input.text", config: { name: "prompt" } },
+              { id: "question", type: "input.text", config: { name: "question" } },
+              block,
+              { id: "out", type: "output.json", label: "Out" }
+            ],
+            edges: [
+              { source: "prompt", target: (block as { id: string }).id },
+              { source: "question", target: (block as { id: string }).id },
+              { source: (block as { id: string }).id, target: "out" }
+            ]
+          }
+        const imported = yield* appexec.apps.import({ public: true, ...(definition as object) })
+        expect(imported.appId).toBeTruthy()
+      }
     }).pipe(Effect.provide(instance())))
 })
