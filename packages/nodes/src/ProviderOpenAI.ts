@@ -14,11 +14,12 @@
  * operator's secret named by `secret` (default `OPENAI_API_KEY`; `null` sends none, for local
  * servers), resolved for the execution's workspace. Requests go through `ProviderHttp`: 429 waits
  * as `Retry-After` says, 502/503/504, resets and timeouts are retried with backoff, each retry a
- * line of the execution's log. A provider's error body is never shown to the consumer (providers
- * echo credentials): the consumer reads the status, what it likely means and OpenAI's error
- * `code`; the operator's log gets the start of the body with the token masked.
+ * line of the execution's log. A provider's error body is never shown whole to the consumer
+ * (providers echo credentials): the consumer reads the status, what it likely means, OpenAI's error
+ * `code` and `message` (not for a 401, whose message quotes part of the key), the token masked;
+ * the operator's log gets the start of the body, the token masked.
  */
-import { NodeType, type OutboundHttp, SecretStore } from "@appexec/core"
+import { NodeType, SecretStore } from "@appexec/core"
 import { Clock, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { fetchMedia, formatBytes } from "./internal/media.js"
 import * as ProviderHttp from "./internal/ProviderHttp.js"
@@ -138,53 +139,63 @@ const problemsOf = (config: Config, upstream: ReadonlyArray<string>): ReadonlyAr
 
 const fail = (message: string) => new NodeType.NodeFailure({ message })
 
-/** OpenAI's error `code` of an error answer, when it is a plain identifier (safe to show). */
-const errorCodeOf = (response: OutboundHttp.OutboundResponse): string | undefined => {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(new TextDecoder().decode(response.body))
-  } catch {
-    return undefined
-  }
-  const code = ProviderHttp.at(parsed, "/error/code")
-  return Option.isSome(code) && typeof code.value === "string" && /^[a-z0-9_.-]{1,64}$/i.test(code.value)
-    ? code.value
-    : undefined
+/** The body of an error answer as text, every occurrence of the token masked. */
+const maskedText = (body: Uint8Array, token: Redacted.Redacted<string> | undefined): string => {
+  const text = new TextDecoder("utf-8", { fatal: false }).decode(body)
+  return token === undefined ? text : text.split(Redacted.value(token)).join("[secret]")
 }
 
-/** The start of an error body for the operator's log, with every occurrence of `token` masked first. */
-const maskedExcerpt = (body: Uint8Array, token: Redacted.Redacted<string> | undefined): string =>
-  token === undefined
-    ? ProviderHttp.snippet(body)
-    : ProviderHttp.snippet(
-      new TextEncoder().encode(new TextDecoder().decode(body).split(Redacted.value(token)).join("[secret]"))
-    )
+/** OpenAI's `error.code` (a plain identifier) and `error.message` (one line, at most 300 characters) of an error body. */
+const errorOf = (masked: string): { readonly code: string | undefined; readonly message: string | undefined } => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(masked)
+  } catch {
+    return { code: undefined, message: undefined }
+  }
+  const code = ProviderHttp.at(parsed, "/error/code")
+  const message = ProviderHttp.at(parsed, "/error/message")
+  const line = Option.isSome(message) && typeof message.value === "string"
+    ? message.value.replace(/\s+/g, " ").trim()
+    : ""
+  return {
+    code: Option.isSome(code) && typeof code.value === "string" && /^[a-z0-9_.-]{1,64}$/i.test(code.value)
+      ? code.value
+      : undefined,
+    message: line === "" ? undefined : line.length > 300 ? `${line.slice(0, 300)}…` : line
+  }
+}
 
-/** The consumer's words for a non-2xx answer: the status, what it likely means, OpenAI's error code. */
+/**
+ * The consumer's words for a non-2xx answer: the status, what it likely means, OpenAI's error code
+ * and, except for a 401 (whose message quotes part of the key), its message with the token masked.
+ */
 const answeredMessage = (
-  response: OutboundHttp.OutboundResponse,
+  status: number,
+  masked: string,
   config: Config,
   model: string,
   hasToken: boolean
 ): string => {
-  const code = errorCodeOf(response)
-  const status = ProviderHttp.statusText(response.status)
-  const suffix = code === undefined ? "" : ` (code: ${code})`
-  switch (response.status) {
+  const error = errorOf(masked)
+  const text = ProviderHttp.statusText(status)
+  const code = error.code === undefined ? "" : ` (code: ${error.code})`
+  const detail = error.message === undefined ? "" : `: ${error.message}`
+  switch (status) {
     case 401:
       return hasToken
-        ? `the provider refused the token (${status})${suffix}: check the secret ${config.secret} (appexec secrets set ${config.secret})`
-        : `the provider asks for a token (${status})${suffix}: name a secret in the node's config (secret) and set it`
+        ? `the provider refused the token (${text})${code}: check the secret ${config.secret} (appexec secrets set ${config.secret})`
+        : `the provider asks for a token (${text})${code}: name a secret in the node's config (secret) and set it`
     case 403:
-      return `the provider refused access (${status})${suffix}: the token may not use model '${model}' or this endpoint`
+      return `the provider refused access (${text})${code}${detail}`
     case 404:
-      return `the provider answered ${status}${suffix}: check the base URL and that the model '${model}' exists there`
+      return `the provider answered ${text}${code}: check the base URL and that the model '${model}' exists there${detail}`
     case 429:
-      return `the provider is rate limiting (${status})${suffix} and the retries ran out`
+      return `the provider is rate limiting (${text})${code} and the retries ran out${detail}`
     default:
-      return response.status >= 400 && response.status < 500
-        ? `the provider refused the request (${status})${suffix}`
-        : `the provider answered ${status}${suffix}`
+      return status >= 400 && status < 500
+        ? `the provider refused the request (${text})${code}${detail}`
+        : `the provider answered ${text}${code}${detail}`
   }
 }
 
@@ -315,9 +326,12 @@ export const providerOpenAI = NodeType.defineNode({
         ok ? "info" : "error"
       )
       if (!ok) {
-        const message = answeredMessage(response, config, model, token !== undefined)
-        // The body may echo what was sent, the token included: masked before the operator's log.
-        yield* Effect.logWarning(`provider.openai: ${message}: ${maskedExcerpt(response.body, token)}`)
+        // The body may echo what was sent, the token included: masked before anything is shown.
+        const masked = maskedText(response.body, token)
+        const message = answeredMessage(response.status, masked, config, model, token !== undefined)
+        yield* Effect.logWarning(
+          `provider.openai: ${message}: ${ProviderHttp.snippet(new TextEncoder().encode(masked))}`
+        )
         return yield* fail(message)
       }
       const answer = yield* ProviderHttp.jsonOf(response)

@@ -213,7 +213,9 @@ describe("provider.openai", () => {
       const server = yield* TestOpenAiServer.start({ token: TOKEN, image: yield* testImage(8, 8) })
       server.script("chat", { status: 503, body: { error: { message: "overloaded", type: "server_error" } } }, {
         status: 500,
-        body: { error: { message: "The server had an error", type: "server_error", param: null, code: null } }
+        body: {
+          error: { message: `The server had an error\n for ${TOKEN}`, type: "server_error", param: null, code: null }
+        }
       })
       const { executionId } = yield* start(chatApp(server.baseUrl), { prompt: "hello" })
       const waiting = yield* Effect.fork(finish(executionId))
@@ -225,7 +227,7 @@ describe("provider.openai", () => {
       expect(server.received.map((r) => r.answer)).toEqual([503, 500])
       expect(done.status).toBe("failed")
       expect(done.errorMessage).toBe(
-        "node 'chat' (provider.openai) failed: the provider answered 500 Internal Server Error"
+        "node 'chat' (provider.openai) failed: the provider answered 500 Internal Server Error: The server had an error for [secret]"
       )
     }).pipe(Effect.provide(instance())))
 
