@@ -23,7 +23,8 @@ export interface Options<Nodes extends ReadonlyArray<NodeType.Any>> extends Appe
  * Its own fibers (the worker, the dispatcher) log warnings and errors only, unless `logLevel`
  * says otherwise. The webhook dispatcher is off unless `webhooks: true` is given, so that no test
  * sends a request it did not ask for. Stopping releases running executions at once
- * (`drainTimeout: 0`) unless the config says otherwise.
+ * (`drainTimeout: 0`) unless the config says otherwise. Operator secrets (`SecretStore`) can be
+ * set when the config gives a `masterKey`: they are never stored unsealed.
  */
 export const layer = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly []>(
   options: Options<Nodes> = {}
