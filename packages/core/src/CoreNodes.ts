@@ -143,6 +143,27 @@ export const utilDelay = defineNode({
   }
 })
 
+/**
+ * `util.first`: passes on the first upstream value that is given, in edge order: an optional
+ * parameter left empty yields empty text, which is passed over. For apps that take a thing or
+ * make it (an image URL, else an image drawn from a prompt).
+ */
+export const utilFirst = defineNode({
+  type: "util.first",
+  description: "Passes on the first upstream value, in edge order, that is not empty text.",
+  role: "process",
+  inputs: { min: 1, max: 32 },
+  config: Schema.Struct({}),
+  run: ({ upstream }) => {
+    const given = upstream.find((u) => !(u.value._tag === "Text" && u.value.text === ""))
+    return given === undefined
+      ? Effect.fail(
+        new NodeFailure({ message: `none of ${upstream.map((u) => `'${u.nodeId}'`).join(", ")} was given` })
+      )
+      : Effect.succeed(given.value)
+  }
+})
+
 /** `output.text`: an output whose value is text. */
 export const outputText = defineNode({
   type: "output.text",
@@ -178,4 +199,13 @@ export const outputJson = defineNode({
 })
 
 /** Every core node type, in the order they are documented. */
-export const coreNodes = [inputText, inputOptions, inputUrl, textTemplate, utilDelay, outputText, outputJson] as const
+export const coreNodes = [
+  inputText,
+  inputOptions,
+  inputUrl,
+  textTemplate,
+  utilDelay,
+  utilFirst,
+  outputText,
+  outputJson
+] as const

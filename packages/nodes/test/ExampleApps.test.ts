@@ -16,7 +16,9 @@ describe("example apps", () => {
     Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
       const files = readdirSync(APPS).filter((f) => f.endsWith(".json"))
-      const ours = ["poster", "thumbnail", "caption", "provider", "long-running", "ken-burns"].map((name) => `${name}.json`)
+      const ours = ["poster", "thumbnail", "caption", "provider", "long-running", "ken-burns"].map((name) =>
+        `${name}.json`
+      )
       for (const file of ours) {
         expect(files).toContain(file)
         const app = yield* appexec.apps.import(JSON.parse(readFileSync(join(APPS, file), "utf8")))
