@@ -60,6 +60,15 @@ export class MediaUrls extends Context.Tag("@appexec/core/MediaUrls")<
     /** The absolute URL at which a client can GET the blob under `key`; an invalid key is a defect. */
     readonly urlFor: (key: string) => Effect.Effect<string>
     /**
+     * The instance's own signed URL of the blob under `key` (answered by its media route, read
+     * back by `classify`) with its expiry (unix seconds), whatever `urlFor` hands out (a
+     * presigned bucket URL with direct media); none when the instance signs no URLs (public
+     * mode). Uploads are given these. An invalid key is a defect.
+     */
+    readonly signedUrlFor: (
+      key: string
+    ) => Effect.Effect<Option.Option<{ readonly url: string; readonly expiresAt: number }>>
+    /**
      * The blob key and expiry (unix seconds) of a signed media URL that is valid now, relative
      * to the base path or not; none when it is not a media path, forged, altered or expired.
      */
@@ -128,6 +137,7 @@ export const makePublic = (baseUrl: string): MediaUrls["Type"] => {
     urlFor: (
       key
     ) => (isBlobKey(key) ? Effect.succeed(`${base}/${key}`) : Effect.dieMessage(`invalid blob key '${key}'`)),
+    signedUrlFor: (key) => (isBlobKey(key) ? Effect.succeedNone : Effect.dieMessage(`invalid blob key '${key}'`)),
     verify: () => Effect.succeedNone,
     // Public URLs carry no signature: whatever their host, they are fetched like any URL.
     classify: () => Effect.succeed(OwnUrl.Foreign())
@@ -158,14 +168,17 @@ export const makeSigned = (options: {
     return expiresAt < now ? OwnUrl.Expired({ expiresAt }) : OwnUrl.Valid({ key, expiresAt })
   }
 
+  const signedUrlFor = (key: string) =>
+    isBlobKey(key)
+      ? Effect.map(nowSeconds, (now) => {
+        const exp = now + ttl
+        return { url: `${base}${MEDIA_PATH}${key}?exp=${exp}&sig=${signature(secret, key, exp)}`, expiresAt: exp }
+      })
+      : Effect.dieMessage(`invalid blob key '${key}'`)
+
   return {
-    urlFor: (key) =>
-      isBlobKey(key)
-        ? Effect.map(nowSeconds, (now) => {
-          const exp = now + ttl
-          return `${base}${MEDIA_PATH}${key}?exp=${exp}&sig=${signature(secret, key, exp)}`
-        })
-        : Effect.dieMessage(`invalid blob key '${key}'`),
+    urlFor: (key) => Effect.map(signedUrlFor(key), (signed) => signed.url),
+    signedUrlFor: (key) => Effect.map(signedUrlFor(key), Option.some),
     verify: (url) =>
       Effect.map(nowSeconds, (now) => {
         const path = basePath !== "" && url.pathname.startsWith(`${basePath}/`)

@@ -122,6 +122,40 @@ describe("uploads", () => {
       expect(refused).toMatchObject({ _tag: "UploadsUnavailable", code: "not_found" })
     }).pipe(Effect.provide(instance(false, { mode: "public", baseUrl: "https://cdn.example" }))))
 
+  it.scoped("are the instance's own signed URLs also where outputs get other URLs (direct bucket media)", () =>
+    Effect.gen(function*() {
+      const appexec = yield* Appexec.Appexec
+      const alice = yield* TestHarness.signIn("alice")
+      const upload = yield* appexec.uploads.create(alice, { contentType: "image/png", bytes: png })
+      expect(upload.url.startsWith("https://appexec.example/media/uploads/")).toBe(true)
+      const read = yield* MediaResolver.resolve(upload.url)
+      expect(Option.map(read, (b) => b.bytes)).toEqual(Option.some(png))
+    }).pipe(
+      Effect.provide(
+        TestHarness.layer({ worker: false, config: { pollInterval: "1 day" } }).pipe(
+          Layer.provideMerge(
+            // As `--media-direct` does: outputs' URLs elsewhere, the checks and signed URLs the instance's.
+            Layer.effect(
+              MediaUrls.MediaUrls,
+              Effect.map(MediaUrls.MediaUrls, (signed) => ({
+                ...signed,
+                urlFor: (key: string) => Effect.succeed(`https://bucket.example/${key}?X-Amz-Signature=0`)
+              }))
+            ).pipe(
+              Layer.provide(
+                MediaUrls.layer({
+                  mode: "signed",
+                  baseUrl: "https://appexec.example",
+                  secret: SECRET,
+                  ttlSeconds: 3600
+                })
+              )
+            )
+          )
+        )
+      )
+    ))
+
   it.scoped("are kept while their URL works and deleted by prune once the day they expired is over", () =>
     Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec

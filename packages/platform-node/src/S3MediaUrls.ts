@@ -37,6 +37,8 @@ export const make = (options: {
               })
             ))
           : Effect.dieMessage(`invalid blob key '${key}'`),
+      // Uploads stay the instance's own signed URLs: an input reads them from the store.
+      signedUrlFor: options.signed.signedUrlFor,
       verify: options.signed.verify,
       classify: options.signed.classify
     }

@@ -74,23 +74,20 @@ export const make = Effect.gen(function*() {
         return yield* unsupported("mismatch", checked.actual)
     }
     if (Option.isNone(urls)) return yield* new UploadsUnavailable()
-    // The expiry of a URL made now (public media URLs verify nothing: no uploads then).
-    const probe = yield* urls.value.verify(new URL(yield* urls.value.urlFor(`${PREFIX}probe`)))
+    // The expiry of a URL made now (with public media URLs the instance signs none: no uploads).
+    const probe = yield* urls.value.signedUrlFor(`${PREFIX}probe`)
     if (Option.isNone(probe)) return yield* new UploadsUnavailable()
-    const day = dayOf(probe.value.expiresAt * 1000)
-    const key = `${dayPrefix(day)}${principal.workspaceId}/${yield* ids.uuid}`
+    const key = `${dayPrefix(dayOf(probe.value.expiresAt * 1000))}${principal.workspaceId}/${yield* ids.uuid}`
     yield* blobs.put(key, { contentType: checked.contentType, bytes: upload.bytes })
-    const url = yield* urls.value.urlFor(key)
-    const expiresAt = Option.match(yield* urls.value.verify(new URL(url)), {
-      onNone: () => probe.value.expiresAt,
-      onSome: (valid) => valid.expiresAt
-    })
+    // Signed a moment after the probe: if that crosses midnight, the sweep's day of grace covers it.
+    const signed = yield* urls.value.signedUrlFor(key)
+    if (Option.isNone(signed)) return yield* new UploadsUnavailable()
     yield* Effect.annotateCurrentSpan({ "appexec.upload.bytes": upload.bytes.length })
     return {
-      url,
+      url: signed.value.url,
       contentType: checked.contentType,
       bytes: upload.bytes.length,
-      expiresAt: new Date(expiresAt * 1000)
+      expiresAt: new Date(signed.value.expiresAt * 1000)
     } satisfies Upload
   })
 
