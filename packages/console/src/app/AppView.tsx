@@ -42,10 +42,14 @@ export const AppView = ({ appId }: { readonly appId: string }) => {
       </p>
       <h1>{detail.name}</h1>
       <p class="description">{detail.description === "" ? "No description." : detail.description}</p>
-      <div class="stack">
+      <div class="stack app-columns">
         <section class="card form-card" aria-labelledby="run-title">
           <h2 id="run-title">Inputs</h2>
-          <RunForm app={detail} onStarted={(executionId) => navigation.go({ name: "run", executionId })}>
+          <RunForm
+            app={detail}
+            testId="run-form"
+            onStarted={(executionId) => navigation.go({ name: "run", executionId })}
+          >
             {(request) => {
               const start = { baseUrl: baseUrlOf(api.basePath), appId: detail.appId, ...request }
               const curl = Snippets.curl(start)

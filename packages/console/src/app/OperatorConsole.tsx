@@ -16,7 +16,8 @@ import { formatDuration, formatTime } from "./Time.js"
 /** How often the views are read again. */
 const REFRESH_MS = 5_000
 
-const percent = (rate: number | null) => (rate === null ? "—" : `${(rate * 100).toFixed(rate < 0.1 ? 1 : 0)}%`)
+const percent = (rate: number | null) =>
+  rate === null ? "—" : rate === 0 ? "0%" : `${(rate * 100).toFixed(rate < 0.1 ? 1 : 0)}%`
 
 /** The operator views under `basePath` of the admin port. */
 export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => {

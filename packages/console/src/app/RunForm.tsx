@@ -47,7 +47,9 @@ const Field = (
   }
 ) => {
   const id = `input-${index}`
-  const help = parameter.description !== undefined || parameter.label !== undefined
+  // The input's name is said under a label that differs from it in more than case.
+  const namesInput = parameter.label !== undefined && parameter.label.toLowerCase() !== parameter.name.toLowerCase()
+  const help = parameter.description !== undefined || namesInput
   const described = [help ? `${id}-help` : "", problem === undefined ? "" : `${id}-problem`].filter((s) => s !== "")
   const common = {
     id,
@@ -85,7 +87,7 @@ const Field = (
       {help && (
         <p class="help" id={`${id}-help`}>
           {parameter.description}
-          {parameter.label !== undefined && parameter.label !== parameter.name && (
+          {namesInput && (
             <span class="param-name">
               {parameter.description === undefined ? "" : " "}Input <code>{parameter.name}</code>
             </span>
@@ -107,8 +109,10 @@ const Field = (
  * below it with what the form would send (the request snippets).
  */
 export const RunForm = (
-  { app, children, initial, initialWebhook, onStarted, submitLabel = "Run" }: {
+  { app, children, initial, initialWebhook, onStarted, submitLabel = "Run", testId }: {
     readonly app: AppDetail
+    /** The form's `data-testid`. */
+    readonly testId: string
     readonly initial?: Readonly<Record<string, string>> | undefined
     readonly initialWebhook?: string | undefined
     readonly submitLabel?: string
@@ -149,7 +153,7 @@ export const RunForm = (
   const extraProblems = problems.filter((p) => !app.parameters.some((q) => q.name === p.parameter))
 
   return (
-    <form class="run-form" onSubmit={submit}>
+    <form class="run-form" onSubmit={submit} data-testid={testId}>
       {app.parameters.length === 0 && <p class="help">This app takes no inputs.</p>}
       {app.parameters.map((parameter, index) => (
         <Field

@@ -290,6 +290,7 @@ export const RunView = ({ executionId }: { readonly executionId: string }) => {
           {app.state === "ready" && app.value !== undefined && (
             <RunForm
               app={app.value}
+              testId="run-again-form"
               initial={execution.inputs}
               onStarted={(id) => navigation.go({ name: "run", executionId: id })}
             />
@@ -318,16 +319,23 @@ export const RunView = ({ executionId }: { readonly executionId: string }) => {
         <section aria-labelledby="progress-title">
           <h2 id="progress-title">Progress</h2>
           <ul class="progress-list">
-            {bars.map((p) => (
-              <li key={p.nodeId} data-node={p.nodeId}>
-                <label for={`progress-${p.nodeId}`}>{labelOf(p.nodeId)}</label>
-                <progress id={`progress-${p.nodeId}`} max={1} value={p.fraction}>
-                  {Math.round(p.fraction * 100)}%
-                </progress>
-                <span class="percent">{Math.round(p.fraction * 100)}%</span>
-                {p.message !== null && <span class="help">{p.message}</span>}
-              </li>
-            ))}
+            {bars.map((p) => {
+              // A node the run left unfinished (canceled, failed) stopped where it was: not shown as going on.
+              const stopped = finished && p.fraction < 1
+              return (
+                <li key={p.nodeId} data-node={p.nodeId} data-stopped={stopped} class={stopped ? "stopped" : undefined}>
+                  <label for={`progress-${p.nodeId}`}>{labelOf(p.nodeId)}</label>
+                  <progress id={`progress-${p.nodeId}`} max={1} value={p.fraction}>
+                    {Math.round(p.fraction * 100)}%
+                  </progress>
+                  <span class="percent">{Math.round(p.fraction * 100)}%</span>
+                  {stopped && (
+                    <span class="help">Stopped at {Math.round(p.fraction * 100)}%: the run ended first.</span>
+                  )}
+                  {!stopped && p.message !== null && <span class="help">{p.message}</span>}
+                </li>
+              )
+            })}
           </ul>
         </section>
       )}

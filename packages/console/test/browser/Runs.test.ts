@@ -2,7 +2,8 @@
  * Running apps from the console, in a real Chromium against the compiled `appexec serve`: the
  * Greeting app from its form shows its text; the Poster app shows its image decoded in the page,
  * its label as the alt text; a slow run is canceled and ends failed with the cancel message; a
- * failed run is run again with an edited input and completes; a finished run's webhook is
+ * failed run is run again with an edited input and completes; several failed runs are selected in
+ * the runs list and run again together, and the new runs are listed; a finished run's webhook is
  * redelivered to a real receiver; an output holding markup shows as text, with the page's
  * Content-Security-Policy turned off so that only the page's own rendering stands between the
  * markup and the DOM.
@@ -80,6 +81,9 @@ layer(served, { timeout: "90 seconds", excludeTestServices: true })("running app
       yield* tab.click("Cancel")
       yield* tab.waitForStatus("failed")
       yield* tab.waitForText("[data-testid='run-error']", CANCELED)
+      // Its progress bar shows where it stopped, not a wait going on.
+      yield* tab.waitFor("[data-node='wait'][data-stopped='true']")
+      expect(yield* tab.textOf("[data-node='wait'] .help")).toMatch(/^Stopped at \d+%: the run ended first\.$/)
       yield* tab.waitUntil("Cancel is gone", () =>
         ![...document.querySelectorAll("button")].some((b) => b.textContent === "Cancel"))
       yield* tab.screenshot("canceled-run")
@@ -100,7 +104,8 @@ layer(served, { timeout: "90 seconds", excludeTestServices: true })("running app
       yield* tab.waitUntil(
         "the form holds the failed run's code",
         (code) =>
-          document.querySelector<HTMLTextAreaElement>("#again-title ~ form textarea[name='code']")?.value === code,
+          document.querySelector<HTMLTextAreaElement>("[data-testid='run-again-form'] textarea[name='code']")?.value ===
+            code,
         ServedConsole.BROKEN_CODE
       )
       yield* tab.fill("Code", "fine")
@@ -113,12 +118,80 @@ layer(served, { timeout: "90 seconds", excludeTestServices: true })("running app
       expect(tab.errors).toEqual([])
     }), 60_000)
 
+  it.scoped(
+    "selects several failed runs in the runs list and runs them again, and the new runs are listed",
+    () =>
+      Effect.gen(function*() {
+        const tab = yield* ConsolePage.open()
+        yield* tab.signIn()
+        const failed: Array<string> = []
+        for (const _ of [1, 2]) {
+          failed.push(yield* tab.runApp("Lookup", { Code: ServedConsole.BROKEN_CODE }))
+          yield* tab.waitForStatus("failed")
+        }
+        yield* tab.click("Runs", "link")
+        yield* tab.choose("Status", "failed")
+        for (const id of failed) yield* tab.waitFor(`[data-testid='runs-table'] tr[data-execution-id='${id}']`)
+        // Only failed runs can be selected.
+        expect(
+          yield* Effect.promise(() =>
+            tab.page.$$eval(
+              "[data-testid='runs-table'] tbody tr",
+              (rows) => rows.every((row) => row.getAttribute("data-status") === "failed")
+            )
+          )
+        ).toBe(true)
+        for (const id of failed) yield* tab.click(`Select run ${id.slice(0, 8)}`, "checkbox")
+        yield* tab.waitForText(".selection .help", "2 selected")
+        yield* tab.click("Run again")
+        yield* tab.waitFor("[data-testid='rerun-result']")
+        expect(yield* tab.textOf("[data-testid='rerun-result'] p")).toBe("Started 2 runs.")
+        const started = yield* Effect.promise(() =>
+          tab.page.$$eval(
+            "[data-testid='rerun-result'] a",
+            (links) => links.map((link) => link.getAttribute("href")?.split("/").pop() ?? "")
+          )
+        )
+        expect(started).toHaveLength(2)
+        expect(started.filter((id) => failed.includes(id))).toEqual([])
+        // The list is read again: with every status shown, the new runs are there, each of Lookup.
+        yield* tab.choose("Status", "")
+        for (const id of started) yield* tab.waitFor(`[data-testid='runs-table'] tr[data-execution-id='${id}']`)
+        const apps = yield* Effect.promise(() =>
+          tab.page.$$eval(
+            started.map((id) => `[data-testid='runs-table'] tr[data-execution-id='${id}'] td:nth-child(3)`).join(", "),
+            (cells) => cells.map((cell) => cell.textContent)
+          )
+        )
+        expect(apps).toEqual(["Lookup", "Lookup"])
+        yield* tab.screenshot("runs-run-again")
+        // Each new run ran the failed run's inputs again.
+        yield* tab.click(`Run ${started[0]!.slice(0, 8)}`, "link")
+        yield* tab.waitForStatus("failed")
+        expect(yield* tab.textOf("[data-testid='run-inputs'] dd")).toBe(ServedConsole.BROKEN_CODE)
+        expect(tab.errors).toEqual([])
+      }),
+    90_000
+  )
+
   it.scoped("redelivers a finished run's webhook to a real receiver", () =>
     Effect.gen(function*() {
       const receiver = yield* TestReceiver.start()
       const tab = yield* ConsolePage.open()
       yield* tab.signIn()
       yield* tab.openApp("Greeting")
+      // The label "Who" differs from the input's name "who" in case only: the help does not repeat it.
+      expect(yield* Effect.promise(() => tab.page.$$("[data-parameter='who'] .param-name"))).toHaveLength(0)
+      // At 1280 pixels the form and the workflow stand side by side.
+      const [form, workflow] = yield* Effect.promise(() =>
+        tab.page.$$eval(".app-columns > .card", (cards) =>
+          cards.map((card) => {
+            const box = card.getBoundingClientRect()
+            return { top: box.top, left: box.left, right: box.right }
+          }))
+      )
+      expect(workflow!.top).toBe(form!.top)
+      expect(workflow!.left).toBeGreaterThan(form!.right)
       yield* tab.fill("Who", "a receiver")
       // A <summary> is a DisclosureTriangle in Chromium's accessibility tree.
       yield* tab.click("Webhook", "DisclosureTriangle")

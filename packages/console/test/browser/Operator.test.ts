@@ -1,0 +1,127 @@
+/**
+ * The operator views on the admin port, in a real Chromium against the compiled `appexec serve
+ * --admin-port 0` (each test its own server and data directory): no sign-in, the queues, the last
+ * hour's charts and the failed deliveries of a run whose webhook a real receiver refused.
+ * Read-only by default: no "Redeliver" button, and the endpoint refuses with 403 saying how to
+ * allow it. With `--admin-actions`: "Redeliver" sends the webhook again to the receiver, which
+ * takes it, and the delivery leaves the list.
+ */
+import { TestReceiver } from "@appexec/testing"
+import { expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { startServe, tempDataDir } from "../../../server/test/support/ServeProcess.js"
+import * as Chromium from "../support/Chromium.js"
+import * as ConsolePage from "../support/ConsolePage.js"
+import { ServedConsole } from "../support/ServedConsole.js"
+
+/**
+ * `appexec serve` with the admin port and `extra` flags, a run of Greeting whose webhook the
+ * receiver refused twice (the first attempt and its one retry) so that its delivery failed for
+ * good, and a tab on the operator views. The receiver takes every later request.
+ */
+const operatorViews = (extra: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const receiver = yield* TestReceiver.start((request) => (request.number <= 2 ? 500 : 204))
+    const dataDir = yield* tempDataDir
+    const serve = yield* startServe(dataDir, [
+      "--admin-port",
+      "0",
+      "--allow-private-networks",
+      "--webhook-retry-delays",
+      "10ms",
+      ...extra
+    ])
+    const [, adminUrl] = yield* serve.waitFor(/Operator views: (http:\/\/127\.0\.0\.1:\d+)\/console/, "stdout")
+    const api = (path: string, init: RequestInit = {}) =>
+      Effect.promise(async () => {
+        const response = await fetch(`${serve.baseUrl}${path}`, {
+          ...init,
+          headers: { "x-api-key": serve.key, "content-type": "application/json" }
+        })
+        return (await response.json()) as { readonly data: never }
+      })
+    const apps: ReadonlyArray<{ readonly appId: string; readonly name: string }> = (yield* api("/v1/apps")).data
+    const greeting = apps.find((app) => app.name === "Greeting")!.appId
+    const started: { readonly executionId: string } = (yield* api(
+      `/v1/apps/${greeting}/executions?webhook=${encodeURIComponent(receiver.url())}`,
+      { method: "POST", body: JSON.stringify({ inputs: { who: "an operator" } }) }
+    )).data
+    yield* receiver.next
+    yield* receiver.next
+
+    const tab = yield* ConsolePage.open().pipe(
+      Effect.provideService(ServedConsole, { baseUrl: serve.baseUrl, key: serve.key, cli: () => Effect.succeed("") })
+    )
+    yield* Effect.promise(() => tab.page.goto(`${adminUrl}/`, { waitUntil: "domcontentloaded" }))
+    // No sign-in: the bare address of the admin port leads to the views.
+    yield* tab.waitFor("[data-testid='chart-throughput']")
+    yield* tab.waitFor(`[data-testid='deliveries-table'] tr[data-execution-id='${started.executionId}']`)
+    return { tab, receiver, adminUrl, executionId: started.executionId }
+  })
+
+layer(Chromium.layer, { timeout: "90 seconds", excludeTestServices: true })("the operator views", (it) => {
+  it.scoped(
+    "are read-only by default: the failed delivery is shown with no Redeliver, and the endpoint refuses",
+    () =>
+      Effect.gen(function*() {
+        const { adminUrl, executionId, receiver, tab } = yield* operatorViews([])
+        expect(tab.page.url()).toBe(`${adminUrl}/console`)
+        yield* tab.waitForText("[data-testid='operator-mode']", "Read-only")
+        yield* tab.waitForText("[data-testid='completed-total']", "1")
+        expect(yield* tab.textOf("[data-testid='failure-rate']")).toBe("0%")
+        const row = `[data-testid='deliveries-table'] tr[data-execution-id='${executionId}']`
+        expect(yield* tab.textOf(`${row} td:nth-child(2)`)).toBe("default")
+        expect(yield* tab.textOf(`${row} td:nth-child(3)`)).toBe(receiver.url())
+        expect(yield* tab.textOf(`${row} td:nth-child(5)`)).toBe("2")
+        expect(
+          yield* Effect.promise(() =>
+            tab.page.evaluate(() => [...document.querySelectorAll("button")].some((b) => b.textContent === "Redeliver"))
+          )
+        ).toBe(false)
+        // The page's own origin may call the endpoint, which refuses and says why.
+        const refused = yield* Effect.promise(() =>
+          tab.page.evaluate(async (id: string) => {
+            const response = await fetch(`/operator/executions/${id}/webhook/redeliver`, { method: "POST" })
+            return { status: response.status, body: await response.json() as unknown }
+          }, executionId)
+        )
+        expect(refused).toMatchObject({ status: 403, body: { error: { code: "forbidden" } } })
+        expect(JSON.stringify(refused.body)).toContain("--admin-actions")
+        expect(receiver.received).toHaveLength(2)
+        yield* tab.screenshot("operator-read-only")
+        expect(tab.errors).toEqual([])
+      }),
+    90_000
+  )
+
+  it.scoped(
+    "with --admin-actions, Redeliver sends the webhook again to the receiver and the delivery leaves the list",
+    () =>
+      Effect.gen(function*() {
+        const { executionId, receiver, tab } = yield* operatorViews(["--admin-actions"])
+        yield* tab.waitForText("[data-testid='operator-mode']", "Actions allowed")
+        yield* tab.screenshot("operator-actions")
+        yield* tab.click("Redeliver")
+        const third = yield* receiver.next
+        expect(third).toMatchObject({ executionId, number: 3 })
+        expect(JSON.parse(new TextDecoder().decode(third.rawBody)).data).toMatchObject({
+          executionId,
+          status: "completed"
+        })
+        yield* tab.waitUntil("the notice says the redelivery started", (short: string) =>
+          document.querySelector("[role='status'].notice")?.textContent?.includes(`Redelivery of run ${short}`) ===
+            true, executionId.slice(0, 8))
+        // Delivered now: read again (every few seconds, or at once with Refresh), it is no longer listed.
+        yield* tab.click("Refresh")
+        yield* tab.waitUntil(
+          "the delivery is no longer failed",
+          (id: string) =>
+            document.querySelector(`tr[data-execution-id='${id}']`) === null,
+          executionId
+        )
+        yield* tab.screenshot("operator-redelivered")
+        expect(tab.errors).toEqual([])
+      }),
+    90_000
+  )
+})
