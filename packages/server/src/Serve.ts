@@ -54,8 +54,13 @@ export interface ServeOptions {
   readonly publicUrl?: string | undefined
   /** Produced media in an S3-compatible bucket (`--media s3://…`); absent: the data directory or the database. */
   readonly media?: MediaStorage.MediaStorage | undefined
-  /** Port of the admin listener (Prometheus `/metrics`, `/healthz`) on `host`; absent: none. */
+  /**
+   * Port of the admin listener on `host` (Prometheus `/metrics`, `/healthz`, and the operator
+   * views at `/console` with their endpoints under `/operator`); absent: none.
+   */
   readonly adminPort?: number | undefined
+  /** Let the operator views act (redeliver webhooks); read-only when absent or false. */
+  readonly adminActions?: boolean | undefined
   /** How long finished executions are kept (default: the core default, 30 days). */
   readonly retention?: Duration.DurationInput | undefined
   /** Largest upload (`POST /v1/uploads`) in bytes (default 25 MiB, `Api.DEFAULT_MAX_UPLOAD_BYTES`). */
@@ -212,9 +217,21 @@ export const serve = (options: ServeOptions) =>
       if (options.console ?? true) yield* Console.log(`Console: ${baseUrl}/console (sign in with an API key)`)
       yield* MediaStorage.announce(options.media)
       if (options.adminPort !== undefined) {
-        const adminServer = createServer(NodeListener.fromApp(yield* AdminHttp.make))
+        const admin = yield* AdminHttp.withOperator({
+          actions: options.adminActions ?? false,
+          console: options.console ?? true
+        })
+        const adminServer = createServer(NodeListener.fromApp(admin))
         const adminPort = yield* listen(adminServer, options.adminPort, options.host)
-        yield* Console.log(`Metrics: ${baseUrlOf(options.host, adminPort)}/metrics`)
+        const adminUrl = baseUrlOf(options.host, adminPort)
+        yield* Console.log(`Metrics: ${adminUrl}/metrics`)
+        if (options.console ?? true) {
+          yield* Console.log(
+            `Operator views: ${adminUrl}/console (no key: keep this port private${
+              options.adminActions === true ? "; actions allowed" : "; read-only"
+            })`
+          )
+        }
       }
       if (Option.isSome(first)) {
         const { key, apps } = first.value
