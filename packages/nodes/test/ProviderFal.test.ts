@@ -250,7 +250,8 @@ describe("docs/nodes.md", () => {
   it.scoped("the provider jobs section's apps and nodes import as written", () =>
     Effect.gen(function*() {
       const page = readFileSync(new URL("../../../docs/nodes.md", import.meta.url), "utf8")
-      const section = page.slice(page.indexOf("## Provider jobs"), page.indexOf("## Outputs"))
+      const from = page.indexOf("## Provider jobs")
+      const section = page.slice(from, page.indexOf("\n## ", from + 1))
       const blocks = [...section.matchAll(/^```json\n([\s\S]*?)^```$/gm)].map((m) => JSON.parse(m[1]!) as unknown)
       expect(blocks).toHaveLength(4)
       const appexec = yield* Appexec.Appexec

@@ -218,6 +218,26 @@ describe("provider.replicate", () => {
       expect(server.predictions.get("pred0001")!.status).toBe("canceled")
     }).pipe(Effect.provide(instance())))
 
+  it.scoped("canceled while the create is held open (Prefer: wait), the prediction is canceled once its answer comes", () =>
+    Effect.gen(function*() {
+      yield* setSecret(TOKEN)
+      const server = yield* TestReplicateServer.start({ token: TOKEN, steps: 100 })
+      server.script("hold")
+      const { executionId, principal } = yield* start(app(server.baseUrl), { prompt: "x" })
+      const waiting = yield* Effect.fork(finish(executionId))
+      yield* server.next
+      yield* (yield* Appexec.Appexec).executions.cancel(executionId, principal)
+      yield* TestClock.adjust("1 second")
+      const done = yield* Fiber.join(waiting)
+      expect(done.errorMessage).toBe("The execution was canceled.")
+      expect(server.canceled).toEqual([])
+      // The create answers late: the prediction it made is canceled at once.
+      yield* server.release
+      const cancel = yield* server.next
+      expect([cancel.method, cancel.path]).toEqual(["POST", "/v1/predictions/pred0001/cancel"])
+      expect(server.predictions.get("pred0001")!.status).toBe("canceled")
+    }).pipe(Effect.provide(instance())))
+
   it.scoped("a prediction that outlasts timeoutMs is canceled and fails the node", () =>
     Effect.gen(function*() {
       yield* setSecret(TOKEN)

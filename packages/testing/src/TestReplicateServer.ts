@@ -10,7 +10,8 @@
  *
  * With a `token`, a request without `Authorization: Bearer <token>` is answered 401 with a body
  * that echoes the credential it got. A test scripts the answers to the next API requests
- * (`script`): a status with headers and body (429 with `Retry-After`, 503), or `"reset"`.
+ * (`script`): a status with headers and body (429 with `Retry-After`, 503), `"reset"`, or
+ * `"hold"` until `release`.
  */
 import { Effect, Queue, type Scope } from "effect"
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
@@ -25,10 +26,14 @@ export interface Received {
   readonly json: unknown
 }
 
-/** A scripted answer: a status with optional headers and body, or `"reset"`. */
+/**
+ * A scripted answer: a status with optional headers and body, `"reset"`, or `"hold"` (kept open
+ * until `release`, then answered normally: a create held by `Prefer: wait`).
+ */
 export type Scripted =
   | { readonly status: number; readonly headers?: Readonly<Record<string, string>>; readonly body?: unknown }
   | "reset"
+  | "hold"
 
 /** What the model does with an input: its output (files are bytes, served by this server) or its error. */
 export type Outcome =
@@ -77,6 +82,8 @@ export interface TestReplicateServer {
   readonly canceled: ReadonlyArray<string>
   /** Queues answers for the next API requests (not file downloads), before the normal ones. */
   readonly script: (...answers: ReadonlyArray<Scripted>) => void
+  /** Answers every held request as if it had not been held. */
+  readonly release: Effect.Effect<void>
 }
 
 const errorBody = (status: number, title: string, detail: string) => ({ status, body: { title, detail, status } })
@@ -89,6 +96,7 @@ export const start = (options: Options = {}): Effect.Effect<TestReplicateServer,
     const scripts: Array<Scripted> = []
     const predictions = new Map<string, Prediction>()
     const canceled: Array<string> = []
+    const held: Array<() => void> = []
     const files: Array<{ contentType: string; bytes: Uint8Array }> = []
     let base = ""
     let counter = 0
@@ -236,6 +244,7 @@ export const start = (options: Options = {}): Effect.Effect<TestReplicateServer,
             }
             const answer = scripts.shift() ?? normal(method, path, req.headers, json)
             if (answer === "reset") req.socket.destroy()
+            else if (answer === "hold") held.push(() => write(res, normal(method, path, req.headers, json)))
             else write(res, answer)
           })
         })
@@ -261,7 +270,10 @@ export const start = (options: Options = {}): Effect.Effect<TestReplicateServer,
       canceled,
       script: (...answers) => {
         scripts.push(...answers)
-      }
+      },
+      release: Effect.sync(() => {
+        for (const answer of held.splice(0)) answer()
+      })
     }
   })
 

@@ -14,7 +14,7 @@
  * pointer, never a whole body, with every secret value masked and trimmed.
  */
 import { NodeType } from "@appexec/core"
-import { Clock, Duration, Effect, Either, Exit, Option, Redacted } from "effect"
+import { Clock, Duration, Effect, Either, Exit, Fiber, Option, Redacted } from "effect"
 import { NodesSettings } from "../NodesSettings.js"
 import { fetchMedia, formatBytes, kindOf, mediaTypeOf } from "./media.js"
 import * as ProviderHttp from "./ProviderHttp.js"
@@ -266,27 +266,9 @@ export const run = (plan: Plan, log: ProviderHttp.SendOptions["log"]) =>
 
     const whatOf = (method: string, url: string) => `${method} ${ProviderHttp.hostOf(url)}`
 
-    const job = Effect.gen(function*() {
-      const submitWhat = whatOf(plan.submit.method, plan.submit.url)
-      const began = yield* Clock.currentTimeMillis
-      yield* log(`${submitWhat}: submitting the ${plan.noun}`)
-      const submitted = yield* answerOf(
-        yield* send(plan.submit.method, plan.submit.url, {
-          ...(plan.submit.json === undefined ? {} : { json: plan.submit.json }),
-          ...(plan.submit.headers === undefined ? {} : { headers: plan.submit.headers })
-        }),
-        submitWhat
-      )
-      const idText = plan.id === undefined ? undefined : stateOf(submitted, plan.id)
-      yield* log(
-        `${plan.noun} submitted${idText === undefined ? "" : ` (${idText.slice(0, 64)})`} in ${
-          (yield* Clock.currentTimeMillis) - began
-        } ms`
-      )
-
-      // Whether the provider said the job ended: no cancel is sent then.
-      let ended = false
-      const cancel = plan.cancel === undefined
+    /** The job's cancel request, for the job whose submit answer is `submitted`; never fails. */
+    const cancelOf = (submitted: unknown) =>
+      plan.cancel === undefined
         ? Effect.void
         : Either.match(urlOf(plan, plan.cancel.target, submitted, "cancel"), {
           onLeft: (problem) => log(`the ${plan.noun} could not be canceled: ${problem}`, "warn"),
@@ -312,6 +294,47 @@ export const run = (plan: Plan, log: ProviderHttp.SendOptions["log"]) =>
               Effect.catchAll((failure) => log(`canceling the ${plan.noun} failed: ${failure.message}`, "warn"))
             )
         })
+
+    const job = Effect.gen(function*() {
+      const submitWhat = whatOf(plan.submit.method, plan.submit.url)
+      const began = yield* Clock.currentTimeMillis
+      yield* log(`${submitWhat}: submitting the ${plan.noun}`)
+      // The submit runs in a fiber of its own: when the node stops while it is under way (a
+      // create held open by `Prefer: wait`), the job may already exist at the provider, so its
+      // answer is still awaited, apart, and the job canceled as soon as it is known.
+      const submitting = yield* Effect.forkDaemon(
+        send(plan.submit.method, plan.submit.url, {
+          ...(plan.submit.json === undefined ? {} : { json: plan.submit.json }),
+          ...(plan.submit.headers === undefined ? {} : { headers: plan.submit.headers })
+        })
+      )
+      const response = yield* Fiber.join(submitting).pipe(
+        Effect.onInterrupt(() =>
+          plan.cancel === undefined
+            ? Effect.asVoid(Fiber.interrupt(submitting))
+            : Effect.asVoid(Effect.forkDaemon(
+              Fiber.join(submitting).pipe(
+                Effect.flatMap((late) =>
+                  late.status >= 200 && late.status < 300
+                    ? Effect.flatMap(ProviderHttp.jsonOf(late), cancelOf)
+                    : Effect.void
+                ),
+                Effect.ignore
+              )
+            ))
+        )
+      )
+      const submitted = yield* answerOf(response, submitWhat)
+      const idText = plan.id === undefined ? undefined : stateOf(submitted, plan.id)
+      yield* log(
+        `${plan.noun} submitted${idText === undefined ? "" : ` (${idText.slice(0, 64)})`} in ${
+          (yield* Clock.currentTimeMillis) - began
+        } ms`
+      )
+
+      // Whether the provider said the job ended: no cancel is sent then.
+      let ended = false
+      const cancel = cancelOf(submitted)
 
       const poll = Effect.gen(function*() {
         let document = submitted
