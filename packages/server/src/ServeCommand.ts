@@ -83,7 +83,9 @@ export const flags = {
   }, AppexecConfig.defaults.maxStreamsPerKey),
   webhookRetryDelays: SharedFlags.webhookRetryDelays,
   mediaBaseUrl: SharedFlags.mediaBaseUrl,
-  media: MediaStorage.options,
+  media: MediaStorage.location,
+  mediaEndpoint: MediaStorage.endpoint,
+  mediaDirect: MediaStorage.direct,
   publicUrl: SharedFlags.publicUrl,
   signingKeyGrace: SharedFlags.signingKeyGrace,
   signingKeyJwk: SharedFlags.signingKeyJwk,
@@ -137,35 +139,40 @@ export const flags = {
 }
 
 /** `appexec serve`. */
-export const serveCommand = Command.make("serve", flags, (o) =>
-  serve({
-    port: o.port,
-    host: o.host,
-    dataDir: o.data,
-    database: o.database,
-    worker: !o.noWorker,
-    console: !o.noConsole,
-    appsDir: o.apps,
-    allowPrivateNetworks: o.allowPrivateNetworks,
-    rateLimit: o.rateLimit,
-    trustProxy: o.trustProxy,
-    maxRunningPerWorkspace: Option.getOrUndefined(o.maxRunningPerWorkspace),
-    maxStreamsPerKey: o.maxStreamsPerKey,
-    webhookRetryDelays: o.webhookRetryDelays,
-    mediaBaseUrl: Option.getOrUndefined(o.mediaBaseUrl),
-    media: o.media,
-    publicUrl: Option.getOrUndefined(o.publicUrl),
-    signingKeyGrace: o.signingKeyGrace,
-    signingKeyJwk: Option.getOrUndefined(o.signingKeyJwk),
-    adminPort: Option.getOrUndefined(o.adminPort),
-    retention: o.retention,
-    maxUploadBytes: o.maxUpload,
-    claims: SharedFlags.claimsOf(o),
-    connections: {
-      maxConnections: o.maxConnections,
-      maxConnectionsPerIp: o.maxConnectionsPerIp,
-      headersTimeout: o.headersTimeout,
-      requestTimeout: o.requestTimeout,
-      keepAliveTimeout: o.keepAliveTimeout
-    }
-  })).pipe(Command.withDescription("Run the appexec service (HTTP, worker and webhooks) on SQLite or PostgreSQL"))
+export const serveCommand = Command.make(
+  "serve",
+  flags,
+  (o) =>
+    Effect.flatMap(MediaStorage.fromFlags(o), (media) =>
+      serve({
+        port: o.port,
+        host: o.host,
+        dataDir: o.data,
+        database: o.database,
+        worker: !o.noWorker,
+        console: !o.noConsole,
+        appsDir: o.apps,
+        allowPrivateNetworks: o.allowPrivateNetworks,
+        rateLimit: o.rateLimit,
+        trustProxy: o.trustProxy,
+        maxRunningPerWorkspace: Option.getOrUndefined(o.maxRunningPerWorkspace),
+        maxStreamsPerKey: o.maxStreamsPerKey,
+        webhookRetryDelays: o.webhookRetryDelays,
+        mediaBaseUrl: Option.getOrUndefined(o.mediaBaseUrl),
+        media,
+        publicUrl: Option.getOrUndefined(o.publicUrl),
+        signingKeyGrace: o.signingKeyGrace,
+        signingKeyJwk: Option.getOrUndefined(o.signingKeyJwk),
+        adminPort: Option.getOrUndefined(o.adminPort),
+        retention: o.retention,
+        maxUploadBytes: o.maxUpload,
+        claims: SharedFlags.claimsOf(o),
+        connections: {
+          maxConnections: o.maxConnections,
+          maxConnectionsPerIp: o.maxConnectionsPerIp,
+          headersTimeout: o.headersTimeout,
+          requestTimeout: o.requestTimeout,
+          keepAliveTimeout: o.keepAliveTimeout
+        }
+      }))
+).pipe(Command.withDescription("Run the appexec service (HTTP, worker and webhooks) on SQLite or PostgreSQL"))
