@@ -81,7 +81,9 @@ const codeOf = (cause: unknown): string => {
       "httpStatusCode" in cause.$metadata
     ? cause.$metadata.httpStatusCode
     : undefined
-  const message = "message" in cause && typeof cause.message === "string" && cause.message !== named
+  // A bodiless answer (HEAD) leaves the SDK's placeholder, which says nothing.
+  const message = "message" in cause && typeof cause.message === "string" && cause.message !== named &&
+      cause.message !== "UnknownError"
     ? ` (${cause.message.slice(0, 200)})`
     : ""
   return `${named}${status === undefined ? "" : `, HTTP ${String(status)}`}${message}`

@@ -222,13 +222,18 @@ export const prune = Command.make(
     data,
     database,
     // The bucket of `serve --media`, whose objects go with their executions.
-    media: MediaStorage.storeOptions,
+    media: MediaStorage.location,
+    mediaEndpoint: MediaStorage.endpoint,
     retention: SharedFlags.retention("Delete finished executions that ended longer ago than this")
   },
-  ({ data, database, media, retention }) =>
-    Effect.flatMap(Appexec.Appexec, (a) => a.operator.prune({ olderThan: retention })).pipe(
-      Effect.flatMap((deleted) => Console.log(`deleted ${deleted}`)),
-      Effect.provide(Instance.layer({ dataDir: data, database, background: false, media }))
+  ({ data, database, retention, ...flags }) =>
+    Effect.flatMap(
+      MediaStorage.fromFlags(flags),
+      (media) =>
+        Effect.flatMap(Appexec.Appexec, (a) => a.operator.prune({ olderThan: retention })).pipe(
+          Effect.flatMap((deleted) => Console.log(`deleted ${deleted}`)),
+          Effect.provide(Instance.layer({ dataDir: data, database, background: false, media }))
+        )
     )
 ).pipe(
   Command.withDescription(

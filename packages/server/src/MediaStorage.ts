@@ -9,7 +9,7 @@
  * The AWS SDK is loaded only when a bucket is given (a dynamic import of the
  * `@appexec/platform-node/S3BlobStore` subpath, a chunk of its own in the bundled command).
  */
-import { type BlobStore, type Errors, MediaUrls } from "@appexec/core"
+import { type BlobStore, Errors, MediaUrls } from "@appexec/core"
 import type { S3Bucket } from "@appexec/platform-node/S3BlobStore"
 import { Options } from "@effect/cli"
 import { Config, Console, Effect, Either, Layer, Option } from "effect"
@@ -42,55 +42,71 @@ export const describe = (media: S3Media) =>
     media.endpoint === undefined ? "" : ` at ${media.endpoint}`
   }`
 
-const media = Options.text("media").pipe(
-  Options.withPseudoName("s3://BUCKET/PREFIX"),
-  Options.withDescription(
-    "Keep produced media in this S3-compatible bucket (credentials and region from AWS_* variables); absent: the data directory, or the database on PostgreSQL"
-  ),
-  Options.withFallbackConfig(Config.string("APPEXEC_MEDIA")),
-  Options.optional
-)
+/** `--media s3://BUCKET/PREFIX`: the bucket and prefix, checked; none for the default store. */
+export const location: Options.Options<Option.Option<{ readonly bucket: string; readonly prefix: string }>> = Options
+  .text("media")
+  .pipe(
+    Options.withPseudoName("s3://BUCKET/PREFIX"),
+    Options.withDescription(
+      "Keep produced media in this S3-compatible bucket (credentials and region from AWS_* variables); absent: the data directory, or the database on PostgreSQL"
+    ),
+    Options.withFallbackConfig(Config.string("APPEXEC_MEDIA")),
+    Options.optional,
+    Options.mapEffect((text) =>
+      Option.isNone(text) || text.value.trim() === ""
+        ? Effect.succeedNone
+        : Either.match(parseLocation(text.value), {
+          onLeft: (why) => Flags.refuse("media", why),
+          onRight: (found) => Effect.succeed(Option.some(found))
+        })
+    )
+  )
 
-const endpoint = Flags.url({
+/** `--media-endpoint URL`. */
+export const endpoint: Options.Options<Option.Option<string>> = Flags.url({
   name: "media-endpoint",
   variable: "APPEXEC_MEDIA_ENDPOINT",
   description: "Endpoint of an S3-compatible server for --media (R2, MinIO, …), reached path-style; absent: AWS S3"
 })
 
-const direct = Flags.toggle({
+/** `--media-direct`. */
+export const direct: Options.Options<boolean> = Flags.toggle({
   name: "media-direct",
   variable: "APPEXEC_MEDIA_DIRECT",
   description:
     "Hand out presigned URLs of the --media bucket (same lifetime as signed ones) instead of this instance's signed URLs"
 })
 
-/** `--media` and `--media-endpoint`, checked: for every command that reads or deletes media (`prune`). */
-export const storeOptions: Options.Options<MediaStorage> = Options.all({ media, endpoint }).pipe(
-  Options.mapEffect(({ endpoint, media }) => {
-    const location = Option.filter(media, (m) => m.trim() !== "")
-    if (Option.isNone(location)) {
-      return Option.isSome(endpoint)
-        ? Flags.refuse("media-endpoint", "applies to a bucket: give --media s3://BUCKET/PREFIX too")
-        : Effect.succeedNone
+/**
+ * The media of a command from its flags (`direct` absent: `prune`, which hands out no URL).
+ * `--media-endpoint` or `--media-direct` without `--media`, and `--media-direct` with
+ * `--media-base-url`, are refused.
+ */
+export const fromFlags = (flags: {
+  readonly media: Option.Option<{ readonly bucket: string; readonly prefix: string }>
+  readonly mediaEndpoint: Option.Option<string>
+  readonly mediaDirect?: boolean | undefined
+  readonly mediaBaseUrl?: Option.Option<string> | undefined
+}): Effect.Effect<MediaStorage, Errors.InvalidConfiguration> => {
+  const refuse = (setting: string, reason: string) => Effect.fail(new Errors.InvalidConfiguration({ setting, reason }))
+  const direct = flags.mediaDirect === true
+  if (Option.isNone(flags.media)) {
+    if (Option.isSome(flags.mediaEndpoint)) {
+      return refuse("--media-endpoint", "applies to a bucket: give --media s3://BUCKET/PREFIX too")
     }
-    return Either.match(parseLocation(location.value), {
-      onLeft: (why) => Flags.refuse("media", why),
-      onRight: ({ bucket, prefix }) =>
-        Effect.succeed(Option.some({ bucket, prefix, endpoint: Option.getOrUndefined(endpoint), direct: false }))
-    })
-  })
-)
-
-/** `--media`, `--media-endpoint` and `--media-direct`, checked: for `serve` and `worker`. */
-export const options: Options.Options<MediaStorage> = Options.all({ store: storeOptions, direct }).pipe(
-  Options.mapEffect(({ direct, store }) =>
-    Option.isNone(store)
-      ? direct
-        ? Flags.refuse("media-direct", "presigns URLs of a bucket: give --media s3://BUCKET/PREFIX too")
-        : Effect.succeedNone
-      : Effect.succeed(Option.some({ ...store.value, direct }))
-  )
-)
+    return direct
+      ? refuse("--media-direct", "presigns URLs of a bucket: give --media s3://BUCKET/PREFIX too")
+      : Effect.succeedNone
+  }
+  if (direct && Option.isSome(flags.mediaBaseUrl ?? Option.none())) {
+    return refuse("--media-direct", "media URLs are either presigned bucket URLs or under --media-base-url: give one")
+  }
+  return Effect.succeed(Option.some({
+    ...flags.media.value,
+    endpoint: Option.getOrUndefined(flags.mediaEndpoint),
+    direct
+  }))
+}
 
 /**
  * Reads `s3://BUCKET/PREFIX`: a bucket name as S3 names buckets (3–63 lowercase letters, digits,

@@ -4,7 +4,7 @@
  */
 import { AppexecConfig } from "@appexec/core"
 import { Command } from "@effect/cli"
-import { Option } from "effect"
+import { Effect, Option } from "effect"
 import * as Flags from "./internal/Flags.js"
 import * as SharedFlags from "./internal/SharedFlags.js"
 import * as MediaStorage from "./MediaStorage.js"
@@ -26,7 +26,9 @@ export const flags = {
   allowPrivateNetworks: SharedFlags.allowPrivateNetworks,
   webhookRetryDelays: SharedFlags.webhookRetryDelays,
   mediaBaseUrl: SharedFlags.mediaBaseUrl,
-  media: MediaStorage.options,
+  media: MediaStorage.location,
+  mediaEndpoint: MediaStorage.endpoint,
+  mediaDirect: MediaStorage.direct,
   publicUrl: SharedFlags.publicUrl,
   signingKeyGrace: SharedFlags.signingKeyGrace,
   signingKeyJwk: SharedFlags.signingKeyJwk,
@@ -38,25 +40,30 @@ export const flags = {
 export const defaultPublicUrl = baseUrlOf(SharedFlags.defaultHost, defaultPort)
 
 /** `appexec worker`. */
-export const workerCommand = Command.make("worker", flags, (o) =>
-  work({
-    dataDir: o.data,
-    database: o.database,
-    concurrency: o.concurrency,
-    maxRunningPerWorkspace: Option.getOrUndefined(o.maxRunningPerWorkspace),
-    claims: SharedFlags.claimsOf(o),
-    allowPrivateNetworks: o.allowPrivateNetworks,
-    webhookRetryDelays: o.webhookRetryDelays,
-    // Media URLs name the API, which this process does not serve.
-    publicUrl: Option.getOrElse(o.publicUrl, () => defaultPublicUrl),
-    mediaBaseUrl: Option.getOrUndefined(o.mediaBaseUrl),
-    media: o.media,
-    signingKeyGrace: o.signingKeyGrace,
-    signingKeyJwk: Option.getOrUndefined(o.signingKeyJwk),
-    adminPort: Option.getOrUndefined(o.adminPort),
-    host: o.host
-  })).pipe(
-    Command.withDescription(
-      "Run executions and deliver webhooks, with no HTTP, beside `serve --no-worker` on the same database"
-    )
+export const workerCommand = Command.make(
+  "worker",
+  flags,
+  (o) =>
+    Effect.flatMap(MediaStorage.fromFlags(o), (media) =>
+      work({
+        dataDir: o.data,
+        database: o.database,
+        concurrency: o.concurrency,
+        maxRunningPerWorkspace: Option.getOrUndefined(o.maxRunningPerWorkspace),
+        claims: SharedFlags.claimsOf(o),
+        allowPrivateNetworks: o.allowPrivateNetworks,
+        webhookRetryDelays: o.webhookRetryDelays,
+        // Media URLs name the API, which this process does not serve.
+        publicUrl: Option.getOrElse(o.publicUrl, () => defaultPublicUrl),
+        mediaBaseUrl: Option.getOrUndefined(o.mediaBaseUrl),
+        media,
+        signingKeyGrace: o.signingKeyGrace,
+        signingKeyJwk: Option.getOrUndefined(o.signingKeyJwk),
+        adminPort: Option.getOrUndefined(o.adminPort),
+        host: o.host
+      }))
+).pipe(
+  Command.withDescription(
+    "Run executions and deliver webhooks, with no HTTP, beside `serve --no-worker` on the same database"
   )
+)

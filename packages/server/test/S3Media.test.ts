@@ -168,7 +168,7 @@ describe("appexec with --media s3://…", () => {
   )
 
   it.live(
-    "refuses --media that is no s3:// location, and --media-direct or --media-endpoint without --media",
+    "refuses --media that is no s3:// location, --media-direct or --media-endpoint without --media, --media-direct with --media-base-url",
     () =>
       Effect.gen(function*() {
         const dataDir = yield* tempDataDir
@@ -176,8 +176,12 @@ describe("appexec with --media s3://…", () => {
           const [args, said] of [
             [["--media", "/var/media"], "is not an s3://BUCKET/PREFIX location"],
             [["--media", "s3://Bad_Bucket"], "is not a bucket name"],
-            [["--media-direct"], "--media-direct: presigns URLs of a bucket"],
-            [["--media-endpoint", "http://127.0.0.1:9000"], "--media-endpoint: applies to a bucket"]
+            [["--media-direct"], "'--media-direct': presigns URLs of a bucket: give --media"],
+            [["--media-endpoint", "http://127.0.0.1:9000"], "'--media-endpoint': applies to a bucket"],
+            [
+              ["--media", "s3://media", "--media-direct", "--media-base-url", "https://cdn.example.com"],
+              "either presigned bucket URLs or under --media-base-url"
+            ]
           ] as const
         ) {
           const serve = yield* spawnAppexec(["serve", "--port", "0", "--data", dataDir, ...args])

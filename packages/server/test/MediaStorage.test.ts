@@ -1,0 +1,58 @@
+/**
+ * The media flags read without a process: `s3://BUCKET/PREFIX` as S3 names buckets and as blob
+ * keys go, and the flags that need a bucket refused without one.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Option } from "effect"
+import * as MediaStorage from "../src/MediaStorage.js"
+
+describe("MediaStorage", () => {
+  it.each([
+    ["s3://media", { bucket: "media", prefix: "" }],
+    ["s3://media/", { bucket: "media", prefix: "" }],
+    [" s3://my.media-1/appexec/prod/ ", { bucket: "my.media-1", prefix: "appexec/prod" }]
+  ])("reads the location %j", (location, expected) => {
+    expect(MediaStorage.parseLocation(location)).toEqual(Either.right(expected))
+  })
+
+  it.each(["media", "s3://", "s3://Media/x", "s3://ab", "s3://media/../x", "https://media/x", "s3://media/a b"])(
+    "refuses the location %j",
+    (location) => {
+      expect(Either.isLeft(MediaStorage.parseLocation(location))).toBe(true)
+    }
+  )
+
+  it.effect("a bucket with an endpoint and direct URLs; the flags that need a bucket refused without one", () =>
+    Effect.gen(function*() {
+      const bucket = Option.some({ bucket: "media", prefix: "x" })
+      expect(
+        yield* MediaStorage.fromFlags({
+          media: bucket,
+          mediaEndpoint: Option.some("http://minio:9000"),
+          mediaDirect: true,
+          mediaBaseUrl: Option.none()
+        })
+      ).toEqual(Option.some({ bucket: "media", prefix: "x", endpoint: "http://minio:9000", direct: true }))
+      expect(yield* MediaStorage.fromFlags({ media: Option.none(), mediaEndpoint: Option.none() })).toEqual(
+        Option.none()
+      )
+      const refused = (flags: Parameters<typeof MediaStorage.fromFlags>[0]) =>
+        MediaStorage.fromFlags(flags).pipe(Effect.flip, Effect.map((e) => e.message))
+      expect(yield* refused({ media: Option.none(), mediaEndpoint: Option.some("http://minio:9000") })).toContain(
+        "'--media-endpoint': applies to a bucket"
+      )
+      expect(yield* refused({ media: Option.none(), mediaEndpoint: Option.none(), mediaDirect: true })).toContain(
+        "'--media-direct': presigns URLs of a bucket"
+      )
+      expect(
+        yield* refused({
+          media: bucket,
+          mediaEndpoint: Option.none(),
+          mediaDirect: true,
+          mediaBaseUrl: Option.some("https://cdn.example.com")
+        })
+      ).toContain("either presigned bucket URLs or under --media-base-url")
+      expect(MediaStorage.describe({ bucket: "media", prefix: "x", endpoint: "http://minio:9000", direct: false }))
+        .toBe("s3://media/x at http://minio:9000")
+    }))
+})
