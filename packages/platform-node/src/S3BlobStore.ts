@@ -30,7 +30,7 @@ export interface Options {
   readonly bucket: string
   /** Key prefix inside the bucket, without leading or trailing `/` (empty: the bucket's root). */
   readonly prefix?: string | undefined
-  /** The endpoint of an S3-compatible server (`https://<account>.r2.cloudflarestorage.com`, `http://minio:9000`); absent: AWS S3. */
+  /** The endpoint of an S3-compatible server (`https://ACCOUNT_ID.r2.cloudflarestorage.com`, `http://minio:9000`); absent: AWS S3. */
   readonly endpoint?: string | undefined
   /** Path-style URLs (`<endpoint>/<bucket>/<key>`), as most S3-compatible servers want; default: when an endpoint is given. */
   readonly forcePathStyle?: boolean | undefined
