@@ -32,12 +32,14 @@ await build({
   legalComments: "linked",
   // Resolve the workspace packages to their sources, as tests do.
   conditions: ["@appexec/source"],
-  // Native addons (and the optional native helpers of pure-JS packages) load at run time. So does
+  // Native addons (and the optional native helpers of pure-JS packages) load at run time, as does
+  // @ffmpeg-installer/ffmpeg, which finds its per-platform binary from where it is installed. So does
   // the API reference page of `/docs` (Scalar, 3.4 MB of script): from the installed
   // @effect/platform, on its first request, instead of being read at every start of the command.
   external: [
     "better-sqlite3",
     "sharp",
+    "@ffmpeg-installer/ffmpeg",
     "@parcel/watcher",
     "msgpackr-extract",
     "pg-native",
