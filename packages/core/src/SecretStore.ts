@@ -2,8 +2,8 @@
  * Port: the secrets an operator manages (`appexec secrets set NAME`), such as a model provider's
  * token, which nodes refer to by name (docs/secrets.md). A secret is set for the whole instance
  * or for one workspace; a workspace's secret overrides the instance's of the same name. Values
- * are sealed at rest by the adapters (`SecretSealing`, under the master key) and are never
- * listed: `list` gives names only.
+ * are sealed at rest (`SecretSealing`, under the master key) and are never listed: `list` gives
+ * names only.
  *
  * `layer` is the store of an instance: every value sealed with the master key for its name and
  * scope before it reaches the `SealedSecretStore` of the storage, opened on every read (so a
@@ -113,15 +113,18 @@ export const memory = (initial: Readonly<Record<string, string>> = {}): SecretSt
     })
   }
   return {
-    set: (name, value, scope) =>
-      Effect.clockWith((clock) =>
+    set: (name, value, scope) => {
+      const problem = problemOf(name, value)
+      if (problem !== undefined) return Effect.fail(new StorageError({ operation: "secrets.set", cause: problem }))
+      return Effect.clockWith((clock) =>
         Effect.sync(() => {
           entries.set(key(name, scope), {
             entry: { name, workspaceId: scope, updatedAt: clock.unsafeCurrentTimeMillis() },
             value
           })
         })
-      ),
+      )
+    },
     list: Effect.sync(() =>
       [...entries.values()].map((e) => e.entry).sort((a, b) =>
         a.name === b.name ? (a.workspaceId ?? "").localeCompare(b.workspaceId ?? "") : a.name < b.name ? -1 : 1

@@ -6,10 +6,11 @@
  * without saying why to the consumer, while the operator's log says why; without a master key
  * nothing is set. No value reaches an output error, the log or the workflow graph.
  */
+import { Ids } from "@appexec/api"
 import { Appexec, NodeType, SealedSecretStore, SecretStore } from "@appexec/core"
 import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Redacted, Schema, TestClock } from "effect"
+import { Effect, Fiber, Layer, Option, Redacted, Schema, TestClock } from "effect"
 import * as LogCapture from "./fixtures/LogCapture.js"
 
 /** A node that reads the secret its config names and yields how long it is (never the value). */
@@ -116,4 +117,21 @@ describe("secrets in node runs", () => {
       const { record } = yield* runIn("acme")
       expect(outputOf(record)).toContain("The secret API_TOKEN is not set")
     }).pipe(Effect.provide(instance({}))))
+
+  it.effect("the memory store answers as the sealed one: the workspace's over the instance's, names only, refusals", () =>
+    Effect.gen(function*() {
+      const store = SecretStore.memory({ API_TOKEN: "instance" })
+      const ws = Ids.WorkspaceId.make("00000000-0000-4000-8000-000000000001")
+      yield* store.set("API_TOKEN", Redacted.make("mine"), ws)
+      expect(Redacted.value((yield* store.resolve("API_TOKEN", ws)).pipe(Option.getOrThrow))).toBe("mine")
+      expect(yield* store.list).toEqual([
+        { name: "API_TOKEN", workspaceId: undefined, updatedAt: 0 },
+        { name: "API_TOKEN", workspaceId: ws, updatedAt: 0 }
+      ])
+      expect(String((yield* Effect.flip(store.set("no-dash", Redacted.make("v"), undefined))).cause)).toContain(
+        "is not a secret's name"
+      )
+      expect(yield* store.delete("API_TOKEN", ws)).toBe(true)
+      expect(Redacted.value((yield* store.resolve("API_TOKEN", ws)).pipe(Option.getOrThrow))).toBe("instance")
+    }))
 })
