@@ -61,7 +61,11 @@ let databases = 0
 const database = (server: PostgresServer.Server) =>
   Effect.promise(async () => {
     const name = `graphile_bench_${++databases}`
-    await withClient(server.url, (client) => client.query(`CREATE DATABASE ${name}`))
+    await withClient(server.url, async (client) => {
+      await client.query(`CREATE DATABASE ${name}`)
+      // Calls of appexec's claim function are counted (pg_stat_user_functions).
+      await client.query(`ALTER DATABASE ${name} SET track_functions = 'pl'`)
+    })
     const url = new URL(server.url)
     url.pathname = `/${name}`
     return url.href
@@ -104,12 +108,31 @@ const serverUsed = (before: Map<number, number>, after: Map<number, number>) => 
   return used
 }
 
+/**
+ * Transactions committed in the database so far (the server's statistics, which each backend
+ * flushes within a second of its commits).
+ */
+const commits = (client: pg.Client) =>
+  Effect.map(
+    Effect.promise(() =>
+      client.query<{ n: string }>("SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()")
+    ),
+    ({ rows }) => Number(rows[0]!.n)
+  )
+
+/** The commits of the drain in the database (read once the statistics are flushed); excludes the counting's own. */
+const commitsSince = (client: pg.Client, before: number, counted: number) =>
+  Effect.zipRight(
+    Effect.sleep(Duration.millis(1_500)),
+    Effect.map(commits(client), (after) => after - before - counted)
+  )
+
 /** Waits, asking `left` every 10 ms, until it answers 0; the time it did. */
 const drained = (client: pg.Client, left: string) =>
   Effect.gen(function*() {
-    for (;;) {
+    for (let asked = 1;; asked++) {
       const { rows } = yield* Effect.promise(() => client.query<{ n: string }>(left))
-      if (Number(rows[0]!.n) === 0) return wallNow()
+      if (Number(rows[0]!.n) === 0) return { end: wallNow(), asked }
       yield* Effect.sleep(Duration.millis(10))
     }
   })
@@ -119,6 +142,10 @@ interface Drain {
   /** CPU per job of the worker processes (µs), one entry per process. */
   readonly workerCpu: ReadonlyArray<number>
   readonly serverCpu: number
+  /** Transactions committed per job (claims, completions, renewals, notifications, all of them). */
+  readonly commits: number
+  /** Claim statements per job, where they are counted (appexec's claim function). */
+  readonly claims?: number | undefined
 }
 
 // graphile-worker ----------------------------------------------------------------------------
@@ -155,7 +182,7 @@ const graphileDrain = (server: PostgresServer.Server, localQueue: boolean) =>
     yield* addGraphileJobs(url, COUNT)
     const counter = yield* connection(url)
     let first = Number.POSITIVE_INFINITY
-    const before = { own: process.cpuUsage(), server: yield* serverCpu(url) }
+    const before = { own: process.cpuUsage(), server: yield* serverCpu(url), commits: yield* commits(counter) }
     const runner = yield* Effect.acquireRelease(
       Effect.promise(() =>
         run({
@@ -176,14 +203,15 @@ const graphileDrain = (server: PostgresServer.Server, localQueue: boolean) =>
       ),
       (runner) => Effect.promise(() => runner.stop())
     )
-    const end = yield* drained(counter, "SELECT count(*) AS n FROM graphile_worker._private_jobs")
+    const { asked, end } = yield* drained(counter, "SELECT count(*) AS n FROM graphile_worker._private_jobs")
     const own = process.cpuUsage(before.own)
     const serverMicros = serverUsed(before.server, yield* serverCpu(url))
     void runner
     return {
       perSecond: (COUNT / (end - first)) * 1000,
       workerCpu: [(own.user + own.system) / COUNT],
-      serverCpu: serverMicros / COUNT
+      serverCpu: serverMicros / COUNT,
+      commits: (yield* commitsSince(counter, before.commits, asked + 1)) / COUNT
     } satisfies Drain
   }))
 
@@ -279,12 +307,22 @@ const appexecDrain = (server: PostgresServer.Server, processes: number) =>
       )
     }).pipe(Effect.provide(api(url)))
     const before = yield* serverCpu(url)
+    const commitsBefore = yield* commits(counter)
     const children = yield* appexecWorkers(url, processes)
     const pids = children.flatMap((child) => child.pid ?? [])
     const cpuBefore = pids.map(ProcessCpu.ofProcess)
-    const end = yield* drained(counter, "SELECT count(*) AS n FROM executions WHERE status IN ('queued', 'running')")
+    const { asked, end } = yield* drained(
+      counter,
+      "SELECT count(*) AS n FROM executions WHERE status IN ('queued', 'running')"
+    )
     const workerCpu = pids.map((pid, i) => (ProcessCpu.ofProcess(pid) - cpuBefore[i]!) / COUNT)
     const serverMicros = serverUsed(before, yield* serverCpu(url))
+    const committed = yield* commitsSince(counter, commitsBefore, asked + 2)
+    const claims = yield* Effect.promise(() =>
+      counter.query<{ n: string }>(
+        "SELECT coalesce(sum(calls), 0) AS n FROM pg_stat_user_functions WHERE funcname = 'appexec_claim_executions'"
+      )
+    )
     const { rows } = yield* Effect.promise(() =>
       counter.query<{ first: string; failed: string }>(
         "SELECT min(started_at) AS first, count(*) FILTER (WHERE status <> 'completed') AS failed FROM executions"
@@ -294,7 +332,9 @@ const appexecDrain = (server: PostgresServer.Server, processes: number) =>
     return {
       perSecond: (COUNT / (end - Number(rows[0]!.first))) * 1000,
       workerCpu,
-      serverCpu: serverMicros / COUNT
+      serverCpu: serverMicros / COUNT,
+      commits: committed / COUNT,
+      claims: Number(claims.rows[0]!.n) / COUNT
     } satisfies Drain
   }))
 
@@ -354,6 +394,10 @@ export const benchmark: Benchmark = {
             yield* report({ name: `graphile.${name}.cpu_per_execution.worker_${i + 1}`, value: micros, unit: "µs" })
           }
           yield* report({ name: `graphile.${name}.cpu_per_execution.postgres`, value: result.serverCpu, unit: "µs" })
+          yield* report({ name: `graphile.${name}.commits_per_execution`, value: result.commits, unit: "transactions" })
+          if (result.claims !== undefined) {
+            yield* report({ name: `graphile.${name}.claims_per_execution`, value: result.claims, unit: "claims" })
+          }
         })
       if (parts.has("graphile")) yield* measure("graphile_worker", graphileDrain(server, false))
       if (parts.has("graphile_local_queue")) {
