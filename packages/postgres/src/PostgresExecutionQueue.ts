@@ -202,7 +202,8 @@ export const make = Effect.gen(function*() {
     ...neutral,
     claim: (workerId, leaseMs) =>
       Effect.map(claimBatch(workerId, leaseMs, { limit: 1 }), (claims) => Option.fromNullable(claims[0])),
-    claimBatch: Effect.fn("PostgresExecutionQueue.claimBatch")(claimBatch),
+    // No span per claim (as SQLite's): claims and saves are the worker's hot path.
+    claimBatch,
     renew: Effect.fn("PostgresExecutionQueue.renew")((lease, leaseMs) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis

@@ -258,7 +258,9 @@ export const make = Effect.gen(function*() {
 
   const service: ExecutionStore.ExecutionStore["Type"] = {
     ...neutral,
-    insert: Effect.fn("PostgresExecutionStore.insert")((record) => submitInsert(record)),
+    // The two writes of every execution go without a span of their own (as SQLite's), on the hot
+    // path: a span per call costs a stack capture and a span object per execution.
+    insert: submitInsert,
     insertIdempotent: Effect.fn("PostgresExecutionStore.insertIdempotent")((record, key, now) =>
       client.prepared(
         "insert execution with idempotency key",
@@ -279,7 +281,7 @@ export const make = Effect.gen(function*() {
           Effect.tap((result) => (result._tag === "Inserted" ? notifier.notify : Effect.void))
         )
     ),
-    save: Effect.fn("PostgresExecutionStore.save")(save),
+    save,
     cancelQueued: Effect.fn("PostgresExecutionStore.cancelQueued")((record, now, outbox) => {
       const { execution_id, ...columns } = toColumns(record)
       const db = client.db
