@@ -3,23 +3,29 @@
  * The console's pictures in docs/console/, made again: `npm run build`, then
  * `node scripts/console-screenshots.mjs`.
  *
- * Starts the compiled `appexec serve` on a temp data directory (the example apps, port 0), signs
- * in with the key it prints and drives a real Chromium (the browser tests' own: @sparticuz/chromium
- * under puppeteer-core, or APPEXEC_CHROMIUM) through each view at 1280×800, writing one PNG a view:
+ * Starts the compiled `appexec serve` on a temp data directory (the example apps, port 0, the admin
+ * port with actions allowed, a webhook receiver of its own on 127.0.0.1 that refuses every
+ * delivery), signs in with the key it prints and drives a real Chromium (the browser tests' own:
+ * @sparticuz/chromium under puppeteer-core, or APPEXEC_CHROMIUM) through each view at 1280×800,
+ * writing one PNG a view:
  *
  * - `sign-in.png`: the sign-in view, the key typed;
  * - `apps.png`: the apps;
- * - `app.png`: Poster's page, its form filled in;
- * - `workflow.png`: further down the same page, its workflow;
- * - `run-running.png`: a Slow echo run under way, its progress bar moving (it is then canceled);
+ * - `app.png`: Poster's page, its form filled in beside its workflow;
+ * - `run-running.png`: a Slow echo run under way, its progress bar moving;
+ * - `run-canceled.png`: the same run canceled, its progress shown stopped;
  * - `run-image.png`: a finished Poster run, its image shown;
- * - `runs.png`: the runs, a failed one selected to run again.
+ * - `runs.png`: the runs, the failed ones selected to run again;
+ * - `runs-again.png`: the runs they started, listed;
+ * - `operator.png`: the operator views of the admin port: queues, workers, the last hour;
+ * - `operator-redelivered.png`: the same after "Redeliver" on a failed delivery (refused again).
  *
  * Every wait is on something the page shows; any failure stops the script with what it waited for.
  */
 import chromium from "@sparticuz/chromium"
 import { spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs"
+import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -30,20 +36,36 @@ const bin = join(root, "packages/server/dist/appexec.js")
 const out = join(root, "docs/console")
 const data = mkdtempSync(join(tmpdir(), "appexec-screenshots-"))
 
-/** The serve process (and the end of its log, shown on a failure), the browser: stopped on every exit. */
+/** The serve process (and the end of its log, shown on a failure), the browser, the receiver: stopped on every exit. */
 let serve
 let logged = ""
 let browser
+let receiver
 const stop = async () => {
   await browser?.close().catch(() => {})
   serve?.kill("SIGKILL")
+  receiver?.closeAllConnections()
+  receiver?.close()
   rmSync(data, { recursive: true, force: true })
 }
 
-/** `appexec serve` on the temp data directory: its base URL and printed key. */
+/** A webhook receiver on 127.0.0.1 that answers every delivery 500: its URL. */
+const startReceiver = () =>
+  new Promise((resolve) => {
+    receiver = createServer((request, response) => {
+      request.resume()
+      request.on("end", () => response.writeHead(500).end("not today"))
+    })
+    receiver.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${receiver.address().port}/hooks/appexec`))
+  })
+
+/** `appexec serve` on the temp data directory: its base URL, printed key and admin URL. */
 const startServe = () =>
   new Promise((resolve, reject) => {
-    serve = spawn(process.execPath, [bin, "serve", "--port", "0", "--data", data], {
+    const args = ["serve", "--port", "0", "--data", data, "--admin-port", "0", "--admin-actions"]
+    // The receiver is on 127.0.0.1; a delivery is tried twice, 10 ms apart, then it failed.
+    args.push("--allow-private-networks", "--webhook-retry-delays", "10ms")
+    serve = spawn(process.execPath, [bin, ...args], {
       env: { ...process.env, APPEXEC_LOG_FORMAT: "json" },
       stdio: ["ignore", "pipe", "pipe"]
     })
@@ -52,7 +74,8 @@ const startServe = () =>
     serve.stdout.setEncoding("utf8").on("data", (chunk) => {
       printed += chunk
       const match = /curl -H 'x-api-key: (aex_[\w-]{43})' (http:\/\/127\.0\.0\.1:\d+)\/v1\/apps/.exec(printed)
-      if (match !== null) resolve({ key: match[1], baseUrl: match[2] })
+      const admin = /Operator views: (http:\/\/127\.0\.0\.1:\d+)\/console/.exec(printed)
+      if (match !== null && admin !== null) resolve({ key: match[1], baseUrl: match[2], adminUrl: admin[1] })
     })
     serve.once("exit", (code) => reject(new Error(`appexec serve exited (${code}) before its key:\n${printed}`)))
   })
@@ -79,7 +102,8 @@ const shoot = async (page, name) => {
 try {
   if (!statSync(bin, { throwIfNoEntry: false })) throw new Error(`${bin} is missing: run \`npm run build\` first`)
   mkdirSync(out, { recursive: true })
-  const { baseUrl, key } = await startServe()
+  const hook = await startReceiver()
+  const { adminUrl, baseUrl, key } = await startServe()
   browser = await launch()
   const page = await browser.newPage()
   page.setDefaultTimeout(30_000)
@@ -93,8 +117,11 @@ try {
     .then((r) => r.json())
     .then((body) => new Map(body.data.map((app) => [app.name, app.appId])))
 
-  // A few runs for the list: two that complete, one that fails (a private address is refused).
-  await api(`/apps/${appIds.get("Greeting")}/executions`, { inputs: { who: "Ada", tone: "formal" } })
+  // A few runs for the list: two that complete (one with a webhook the receiver refuses), one that
+  // fails (nothing answers at its image's address).
+  await api(`/apps/${appIds.get("Greeting")}/executions?webhook=${encodeURIComponent(hook)}`, {
+    inputs: { who: "Ada", tone: "formal" }
+  })
   await api(`/apps/${appIds.get("Thumbnail")}/executions`, { inputs: { image: "http://127.0.0.1:9/photo.png" } })
   await api(`/apps/${appIds.get("Greeting")}/executions`, { inputs: { who: "Grace" } })
 
@@ -110,8 +137,6 @@ try {
   await page.locator(aria("textbox", "Prompt")).fill("A lighthouse at dusk")
   await (await page.waitForSelector(aria("combobox", "Style"))).select("retro")
   await shoot(page, "app")
-  await page.$eval("[data-testid='workflow-diagram']", (diagram) => diagram.scrollIntoView({ block: "center" }))
-  await shoot(page, "workflow")
 
   await page.locator(aria("button", "Run")).click()
   await page.waitForSelector("[data-testid='run-status'][data-status='completed']")
@@ -128,11 +153,34 @@ try {
   await shoot(page, "run-running")
   await page.locator(aria("button", "Cancel")).click()
   await page.waitForSelector("[data-testid='run-status'][data-status='failed']")
+  await page.waitForSelector("[data-node='wait'][data-stopped='true']")
+  await shoot(page, "run-canceled")
 
   await page.locator(aria("link", "Runs")).click()
   await page.waitForSelector("[data-testid='runs-table'] tbody tr[data-status='failed'] input[type='checkbox']")
-  await page.click("[data-testid='runs-table'] tbody tr[data-status='failed'] input[type='checkbox']")
+  for (const box of await page.$$("[data-testid='runs-table'] tbody tr[data-status='failed'] input[type='checkbox']")) {
+    await box.click()
+  }
   await shoot(page, "runs")
+  await page.locator(aria("button", "Run again")).click()
+  await page.waitForSelector("[data-testid='rerun-result'] a")
+  const again = await page.$$eval(
+    "[data-testid='rerun-result'] a",
+    (links) => links.map((link) => link.getAttribute("href").split("/").pop())
+  )
+  for (const id of again) await page.waitForSelector(`[data-testid='runs-table'] tr[data-execution-id='${id}']`)
+  await shoot(page, "runs-again")
+
+  // The operator views, on the admin port: no key.
+  await page.goto(`${adminUrl}/`)
+  await page.waitForSelector("[data-testid='chart-throughput'] rect.bar")
+  await page.waitForSelector("[data-testid='workers-table']")
+  await page.waitForSelector("[data-testid='deliveries-table'] button")
+  await shoot(page, "operator")
+  await page.locator(aria("button", "Redeliver")).click()
+  await page.waitForSelector("#deliveries-title ~ .notice[role='status']")
+  await page.$eval("#deliveries-title", (title) => title.scrollIntoView({ block: "start" }))
+  await shoot(page, "operator-redelivered")
 } catch (error) {
   console.error(
     `console-screenshots: FAILED: ${error instanceof Error ? error.stack : error}\n--- serve's log ---\n${logged}`

@@ -44,7 +44,8 @@ export const MinuteChart = (
       data-testid={`chart-${kind}`}
     >
       <title>{title}</title>
-      {[0, 0.5, 1].map((share) => (
+      {/* Counts are whole: the middle line is drawn only where it falls on a whole number. */}
+      {[0, 0.5, 1].filter((share) => kind === "failures" || Number.isInteger(share * top)).map((share) => (
         <g key={share} class="grid">
           <line x1={LEFT} x2={WIDTH - 4} y1={y(share * top)} y2={y(share * top)} />
           <text x={LEFT - 6} y={y(share * top) + 4} class="axis" text-anchor="end">

@@ -220,8 +220,8 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
                         <td>
                           {formatTime(d.lastAttemptAt)}
                           <span class="help block">
-                            {d.lastStatusCode === null ? "no answer" : `answered ${d.lastStatusCode}`}
-                            {d.lastError !== null && `: ${d.lastError}`}
+                            {d.lastError ??
+                              (d.lastStatusCode === null ? "No answer." : `Answered ${d.lastStatusCode}.`)}
                           </span>
                         </td>
                         <td class="number">{d.attempts.length}</td>

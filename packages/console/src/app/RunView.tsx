@@ -18,6 +18,9 @@ import { StatusBadge } from "./Status.js"
 import { between, formatTime } from "./Time.js"
 import { type ExecutionView, isFinished, type LogLine, type Progress, type WebhookDelivery } from "./Wire.js"
 
+/** What a cancel's answer says, until the run ends (its error then says it was canceled). */
+const CANCEL_REQUESTED = "Cancel requested."
+
 /** How often a webhook that is still being delivered is read again. */
 const DELIVERY_REFRESH_MS = 3_000
 
@@ -202,7 +205,7 @@ export const RunView = ({ executionId }: { readonly executionId: string }) => {
       const answered = await api.executions.cancel(executionId)
       // The run can end, as its stream tells, before the cancel's answer (its state when asked) arrives.
       setExecution((current) => (current !== undefined && isFinished(current.status) ? current : answered))
-      setSaid({ text: "Cancel requested.", error: false })
+      setSaid({ text: CANCEL_REQUESTED, error: false })
     } catch (error) {
       setSaid({ text: messageOf(error), error: true })
       if (error instanceof ApiError && error.status === 409) {
@@ -277,7 +280,7 @@ export const RunView = ({ executionId }: { readonly executionId: string }) => {
           </button>
         )}
       </div>
-      {said !== undefined && (
+      {said !== undefined && !(finished && said.text === CANCEL_REQUESTED) && (
         <p class={`notice ${said.error ? "error" : ""}`} role={said.error ? "alert" : "status"}>
           {said.text}
         </p>

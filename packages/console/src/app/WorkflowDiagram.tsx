@@ -6,13 +6,13 @@
 import { layout } from "./Layering.js"
 import type { WorkflowGraph } from "./Wire.js"
 
-const NODE_WIDTH = 168
+const NODE_WIDTH = 156
 const NODE_HEIGHT = 48
-const GAP_X = 56
+const GAP_X = 40
 const GAP_Y = 20
 const PAD = 8
 /** Characters of a label that fit in a node; longer ones are cut (the whole is in its tooltip). */
-const LABEL_CHARS = 22
+const LABEL_CHARS = 20
 
 /** Width under which a diagram is not shrunk further on a narrow screen: it scrolls instead. */
 const NARROWEST = 520
