@@ -15,6 +15,7 @@ import * as Live from "./live.js"
 import * as Polling from "./polling.js"
 import * as Queue from "./queue.js"
 import * as Scaling from "./scaling.js"
+import * as Uploads from "./uploads.js"
 import * as Webhooks from "./webhooks.js"
 
 const benchmarks: ReadonlyArray<Benchmark> = [
@@ -27,7 +28,8 @@ const benchmarks: ReadonlyArray<Benchmark> = [
   Webhooks.benchmark,
   Http.benchmark,
   Polling.benchmark,
-  Live.benchmark
+  Live.benchmark,
+  Uploads.benchmark
 ]
 
 const only = process.argv.slice(2)

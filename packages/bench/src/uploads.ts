@@ -1,0 +1,125 @@
+/**
+ * Upload benchmark (`npm run bench -- uploads`): how fast `POST /v1/uploads` takes files through
+ * the compiled `appexec serve`, to the filesystem blob store under its data directory and to an
+ * S3-compatible bucket (`--media s3://…` on a local s3rver). Each figure is the bytes of
+ * `COUNT` uploads of 20 MiB, sent `CONCURRENCY` at a time over one keep-alive client, divided by
+ * the time from the first request to the last answer (every answer must be 201).
+ */
+import { Effect } from "effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createRequire } from "node:module"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import type { Benchmark } from "./Benchmark.js"
+import * as AppexecServer from "./servers/appexec.js"
+
+const SIZE = 20 * 1024 * 1024
+const COUNT = 12
+const CONCURRENCY = 2
+
+/** A file an upload takes as `image/png`: a PNG signature, then random bytes (only the start is sniffed). */
+const file = (): Uint8Array<ArrayBuffer> => {
+  const bytes = new Uint8Array(new ArrayBuffer(SIZE))
+  bytes.set(randomBytes(SIZE))
+  bytes.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
+  return bytes
+}
+
+const tempDir = (prefix: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => mkdtempSync(join(tmpdir(), prefix))),
+    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+  )
+
+/** s3rver on 127.0.0.1 with one bucket, as the S3 tests start it; its endpoint and the environment that reaches it. */
+const s3rver = (bucket: string) =>
+  Effect.gen(function*() {
+    const directory = yield* tempDir("appexec-bench-s3-")
+    const bin = createRequire(import.meta.url).resolve("s3rver/bin/s3rver.js")
+    const started = yield* Effect.acquireRelease(
+      Effect.async<{ child: ChildProcess; endpoint: string }, Error>((resume) => {
+        const child = spawn(
+          process.execPath,
+          // Its list tokens use DES, which OpenSSL 3 has only under the legacy provider.
+          [
+            "--openssl-legacy-provider",
+            bin,
+            "-d",
+            directory,
+            "-a",
+            "127.0.0.1",
+            "-p",
+            "0",
+            "--silent",
+            "--configure-bucket",
+            bucket
+          ],
+          { stdio: ["ignore", "pipe", "pipe"] }
+        )
+        let output = ""
+        child.stdout.on("data", (data: Buffer) => {
+          output += String(data)
+          const port = /listening on 127\.0\.0\.1:(\d+)/.exec(output)?.[1]
+          if (port !== undefined) resume(Effect.succeed({ child, endpoint: `http://127.0.0.1:${port}` }))
+        })
+        child.once("exit", (code) => resume(Effect.fail(new Error(`s3rver exited (${code}): ${output}`))))
+      }),
+      ({ child }) =>
+        Effect.async<void>((resume) => {
+          child.once("exit", () => resume(Effect.void))
+          child.kill("SIGTERM")
+        })
+    )
+    return {
+      endpoint: started.endpoint,
+      env: { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_REGION: "us-east-1" }
+    }
+  })
+
+/** MB/s of `COUNT` uploads of `body` to `serve`, `CONCURRENCY` at a time. */
+const throughput = (serve: AppexecServer.Serve, body: Uint8Array<ArrayBuffer>) =>
+  Effect.promise(async () => {
+    const send = async () => {
+      const response = await fetch(`${serve.baseUrl}/v1/uploads`, {
+        method: "POST",
+        headers: { "x-api-key": serve.key, "content-type": "image/png" },
+        body
+      })
+      const text = await response.text()
+      if (response.status !== 201) throw new Error(`upload answered ${response.status}: ${text}`)
+    }
+    await send() // warm-up, not counted
+    const started = performance.now()
+    let left = COUNT
+    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+      while (left-- > 0) await send()
+    }))
+    const seconds = (performance.now() - started) / 1000
+    return (COUNT * SIZE) / 1e6 / seconds
+  })
+
+export const benchmark: Benchmark = {
+  name: "uploads",
+  run: (report) =>
+    Effect.gen(function*() {
+      const body = file()
+      const flags = ["--max-upload", "32MiB", "--rate-limit", "1000", "--no-console"]
+      yield* Effect.scoped(Effect.gen(function*() {
+        const data = yield* tempDir("appexec-bench-uploads-")
+        const serve = yield* AppexecServer.serve(["--data", data, ...flags])
+        yield* report({ name: "uploads 20 MiB to the file store", value: yield* throughput(serve, body), unit: "MB/s" })
+      }))
+      yield* Effect.scoped(Effect.gen(function*() {
+        const bucket = "appexec-bench"
+        const s3 = yield* s3rver(bucket)
+        const data = yield* tempDir("appexec-bench-uploads-s3-")
+        const serve = yield* AppexecServer.serve(
+          ["--data", data, "--media", `s3://${bucket}/uploads-bench`, "--media-endpoint", s3.endpoint, ...flags],
+          s3.env
+        )
+        yield* report({ name: "uploads 20 MiB to s3rver", value: yield* throughput(serve, body), unit: "MB/s" })
+      }))
+    })
+}
