@@ -90,6 +90,11 @@ export const flags = {
   signingKeyGrace: SharedFlags.signingKeyGrace,
   signingKeyJwk: SharedFlags.signingKeyJwk,
   adminPort: SharedFlags.adminPort,
+  adminActions: Flags.toggle({
+    name: "admin-actions",
+    variable: "APPEXEC_ADMIN_ACTIONS",
+    description: "Let the operator views of --admin-port act (redeliver failed webhooks); read-only without it"
+  }),
   retention: SharedFlags.retention(
     "Delete finished executions (with their webhook deliveries and media) this long after they end"
   ),
@@ -164,6 +169,7 @@ export const serveCommand = Command.make(
         signingKeyGrace: o.signingKeyGrace,
         signingKeyJwk: Option.getOrUndefined(o.signingKeyJwk),
         adminPort: Option.getOrUndefined(o.adminPort),
+        adminActions: o.adminActions,
         retention: o.retention,
         maxUploadBytes: o.maxUpload,
         claims: SharedFlags.claimsOf(o),
