@@ -297,6 +297,21 @@ describe("provider.replicate", () => {
       expect(server.received).toHaveLength(1)
     }).pipe(Effect.provide(instance())))
 
+  it.scoped("a base URL on a private address is refused unless private networks are allowed", () =>
+    Effect.gen(function*() {
+      yield* setSecret(TOKEN)
+      const server = yield* TestReplicateServer.start({ token: TOKEN })
+      const done = yield* finish((yield* start(app(server.baseUrl), { prompt: "x" })).executionId)
+      expect(done.errorMessage).toContain(
+        "node 'model' (provider.replicate) failed: the request was refused: its host 127.0.0.1 is a loopback address"
+      )
+      expect(server.received).toHaveLength(0)
+    }).pipe(
+      Effect.provide(
+        layer({ outbound: { allowPrivateNetworks: false } }).pipe(Layer.provide(Layer.setRandom(Random.fixed([0.5]))))
+      )
+    ))
+
   it.scoped("refuses at import: neither model nor version, a bad model, a bad base URL, an unknown placeholder", () =>
     Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
