@@ -226,4 +226,20 @@ describe("usage errors", () => {
       expect((yield* parse(serveFlags, ["--trust-proxy", "2"])).trustProxy).toBe(2)
       expect(Either.isLeft(yield* Effect.either(parse(serveFlags, [], { APPEXEC_TRUST_PROXY: "yes" })))).toBe(true)
     }))
+
+  it.effect("--max-upload reads bytes or KiB, MiB, GiB, by flag and by variable; anything else says what it wants", () =>
+    Effect.gen(function*() {
+      const maxUpload = ServeCommand.flags.maxUpload
+      expect(yield* parse(maxUpload, [])).toBe(25 * 1024 * 1024)
+      expect(yield* parse(maxUpload, ["--max-upload", "1048576"])).toBe(1024 * 1024)
+      expect(yield* parse(maxUpload, ["--max-upload", "512KiB"])).toBe(512 * 1024)
+      expect(yield* parse(maxUpload, ["--max-upload", "2gib"])).toBe(2 * 1024 ** 3)
+      expect(yield* parse(maxUpload, [], { APPEXEC_MAX_UPLOAD: "100MiB" })).toBe(100 * 1024 * 1024)
+      for (const text of ["0", "25MB", "1.5MiB", "-1", "lots"]) {
+        expect(yield* refusal(maxUpload, ["--max-upload", text]), text).toContain(
+          `--max-upload: '${text}' is not a size above zero (bytes, or a whole number of KiB, MiB or GiB`
+        )
+      }
+      expect([100, 1024, 512 * 1024, 25 * 1024 * 1024].map(Flags.showBytes)).toEqual(["100", "1KiB", "512KiB", "25MiB"])
+    }))
 })
