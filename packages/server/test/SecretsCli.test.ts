@@ -2,10 +2,11 @@
  * `appexec secrets`, as an operator runs it (the compiled command), on SQLite and on PostgreSQL:
  * `set` reads the value from stdin and never prints it, refuses a bad name, an empty value and an
  * unknown workspace; `list` shows names, scopes and times only; `delete` removes one scope's; the
- * database holds only sealed values. Beside a running `serve`, a node (`provider.openai` against a
- * local OpenAI-compatible server) uses the secret set while it runs: the instance's, then the
- * workspace's over it; before any is set the run fails naming the missing secret and is kept. No
- * value appears in any output of the commands, in serve's logs (debug level) or in any API answer.
+ * database holds only sealed values. Beside a running `serve` (on each database), a node
+ * (`provider.openai` against a local OpenAI-compatible server) uses the secret set while it runs:
+ * the instance's, then the workspace's over it; before any is set the run fails naming the
+ * missing secret and is kept. No value appears in any output of the commands, in serve's logs
+ * (debug level) or in any API answer.
  */
 import { TestOpenAiServer } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
@@ -134,120 +135,122 @@ describe("appexec secrets", () => {
     )
   }
 
-  it.scopedLive(
-    "a node run uses the secret set beside a running serve, the workspace's over the instance's; a missing one fails the run naming it; no value in any log or answer",
-    () =>
-      Effect.gen(function*() {
-        const dataDir = yield* tempDataDir
-        const appsDir = yield* tempDataDir
-        const provider = yield* TestOpenAiServer.start({ image: new Uint8Array() })
-        writeFileSync(
-          join(appsDir, "chat.json"),
-          JSON.stringify({
-            name: "Chat",
-            public: true,
-            nodes: [
-              { id: "prompt", type: "input.text", config: { name: "prompt", required: true } },
-              {
-                id: "model",
-                type: "provider.openai",
-                config: {
-                  mode: "chat",
-                  model: "echo",
-                  baseUrl: provider.baseUrl,
-                  messages: [{ role: "user", content: "{{prompt}}" }],
-                  retry: { count: 0 }
-                }
-              },
-              { id: "answer", type: "output.text", label: "Answer" }
-            ],
-            edges: [{ source: "prompt", target: "model" }, { source: "model", target: "answer" }]
-          })
-        )
-        const debug = { APPEXEC_LOG_LEVEL: "debug" }
-        const serve = yield* startServe(dataDir, ["--apps", appsDir, "--allow-private-networks"], debug)
-        const headers = { "x-api-key": serve.key, "content-type": "application/json" }
-        const answers: Array<string> = []
-        const call = (path: string, init: RequestInit = {}) =>
-          Effect.promise(async () => {
-            const response = await fetch(`${serve.baseUrl}${path}`, { ...init, headers })
-            const text = await response.text()
-            answers.push(text)
-            return { status: response.status, body: JSON.parse(text) as { data: Record<string, unknown> } }
-          })
-        const apps = yield* call("/v1/apps?search=Chat")
-        const appId = String((apps.body.data as unknown as Array<{ appId: string }>)[0]!.appId)
-        /** Starts a run and waits for its end; the finished execution as GET shows it. */
-        const runToEnd = (prompt: string) =>
-          Effect.gen(function*() {
-            const started = yield* call(`/v1/apps/${appId}/executions`, {
-              method: "POST",
-              body: JSON.stringify({ inputs: { prompt } })
+  for (const backend of backends) {
+    it.scopedLive(
+      `a node run uses the secret set beside a running serve, the workspace's over the instance's; a missing one fails the run naming it; no value in any log or answer, on ${backend.name}`,
+      () =>
+        Effect.gen(function*() {
+          const dataDir = yield* tempDataDir
+          const appsDir = yield* tempDataDir
+          const provider = yield* TestOpenAiServer.start({ image: new Uint8Array() })
+          writeFileSync(
+            join(appsDir, "chat.json"),
+            JSON.stringify({
+              name: "Chat",
+              public: true,
+              nodes: [
+                { id: "prompt", type: "input.text", config: { name: "prompt", required: true } },
+                {
+                  id: "model",
+                  type: "provider.openai",
+                  config: {
+                    mode: "chat",
+                    model: "echo",
+                    baseUrl: provider.baseUrl,
+                    messages: [{ role: "user", content: "{{prompt}}" }],
+                    retry: { count: 0 }
+                  }
+                },
+                { id: "answer", type: "output.text", label: "Answer" }
+              ],
+              edges: [{ source: "prompt", target: "model" }, { source: "model", target: "answer" }]
             })
-            const id = String(started.body.data.executionId)
-            let seen = yield* call(`/v1/executions/${id}`)
-            while (seen.body.data.status === "queued" || seen.body.data.status === "running") {
-              seen = yield* Effect.promise(async () => {
-                const response = await fetch(`${serve.baseUrl}/v1/executions/${id}`, {
-                  headers: { ...headers, prefer: "wait=20" }
-                })
-                const text = await response.text()
-                answers.push(text)
-                return { status: response.status, body: JSON.parse(text) as { data: Record<string, unknown> } }
+          )
+          const debug = { ...(yield* backend.env), APPEXEC_LOG_LEVEL: "debug" }
+          const serve = yield* startServe(dataDir, ["--apps", appsDir, "--allow-private-networks"], debug)
+          const headers = { "x-api-key": serve.key, "content-type": "application/json" }
+          const answers: Array<string> = []
+          const call = (path: string, init: RequestInit = {}) =>
+            Effect.promise(async () => {
+              const response = await fetch(`${serve.baseUrl}${path}`, { ...init, headers })
+              const text = await response.text()
+              answers.push(text)
+              return { status: response.status, body: JSON.parse(text) as { data: Record<string, unknown> } }
+            })
+          const apps = yield* call("/v1/apps?search=Chat")
+          const appId = String((apps.body.data as unknown as Array<{ appId: string }>)[0]!.appId)
+          /** Starts a run and waits for its end; the finished execution as GET shows it. */
+          const runToEnd = (prompt: string) =>
+            Effect.gen(function*() {
+              const started = yield* call(`/v1/apps/${appId}/executions`, {
+                method: "POST",
+                body: JSON.stringify({ inputs: { prompt } })
               })
-            }
-            return { id, execution: seen.body.data }
-          })
-        const cli: Array<Ran> = []
-        const appexec = (input: string, ...args: Array<string>) =>
-          Effect.tap(appexecWith(debug, input, ...args, "--data", dataDir), (ran) => cli.push(ran))
+              const id = String(started.body.data.executionId)
+              let seen = yield* call(`/v1/executions/${id}`)
+              while (seen.body.data.status === "queued" || seen.body.data.status === "running") {
+                seen = yield* Effect.promise(async () => {
+                  const response = await fetch(`${serve.baseUrl}/v1/executions/${id}`, {
+                    headers: { ...headers, prefer: "wait=20" }
+                  })
+                  const text = await response.text()
+                  answers.push(text)
+                  return { status: response.status, body: JSON.parse(text) as { data: Record<string, unknown> } }
+                })
+              }
+              return { id, execution: seen.body.data }
+            })
+          const cli: Array<Ran> = []
+          const appexec = (input: string, ...args: Array<string>) =>
+            Effect.tap(appexecWith(debug, input, ...args, "--data", dataDir), (ran) => cli.push(ran))
 
-        // No secret yet: the run fails naming it, and is kept.
-        const missing = yield* runToEnd("hello")
-        expect(missing.execution.status).toBe("failed")
-        expect(String(missing.execution.errorMessage)).toContain("OPENAI_API_KEY")
-        expect(JSON.stringify(missing.execution.outputs)).toContain(
-          "The secret OPENAI_API_KEY is not set (an operator sets it with: appexec secrets set OPENAI_API_KEY)"
-        )
-        expect((yield* call(`/v1/executions/${missing.id}`)).body.data.status).toBe("failed")
-        expect(provider.received).toHaveLength(0)
+          // No secret yet: the run fails naming it, and is kept.
+          const missing = yield* runToEnd("hello")
+          expect(missing.execution.status).toBe("failed")
+          expect(String(missing.execution.errorMessage)).toContain("OPENAI_API_KEY")
+          expect(JSON.stringify(missing.execution.outputs)).toContain(
+            "The secret OPENAI_API_KEY is not set (an operator sets it with: appexec secrets set OPENAI_API_KEY)"
+          )
+          expect((yield* call(`/v1/executions/${missing.id}`)).body.data.status).toBe("failed")
+          expect(provider.received).toHaveLength(0)
 
-        // Set for the instance while serve runs: the next run uses it.
-        expect((yield* appexec(`${INSTANCE_VALUE}\n`, "secrets", "set", "OPENAI_API_KEY")).code).toBe(0)
-        const first = yield* runToEnd("first")
-        expect(first.execution.status).toBe("completed")
-        expect(provider.received.at(-1)!.headers.authorization).toBe(`Bearer ${INSTANCE_VALUE}`)
+          // Set for the instance while serve runs: the next run uses it.
+          expect((yield* appexec(`${INSTANCE_VALUE}\n`, "secrets", "set", "OPENAI_API_KEY")).code).toBe(0)
+          const first = yield* runToEnd("first")
+          expect(first.execution.status).toBe("completed")
+          expect(provider.received.at(-1)!.headers.authorization).toBe(`Bearer ${INSTANCE_VALUE}`)
 
-        // The workspace's own (the printed key's workspace is `default`) overrides it.
-        expect((yield* appexec(WORKSPACE_VALUE, "secrets", "set", "OPENAI_API_KEY", "--workspace", "default")).code)
-          .toBe(0)
-        const second = yield* runToEnd("second")
-        expect(second.execution.status).toBe("completed")
-        expect(provider.received.at(-1)!.headers.authorization).toBe(`Bearer ${WORKSPACE_VALUE}`)
+          // The workspace's own (the printed key's workspace is `default`) overrides it.
+          expect((yield* appexec(WORKSPACE_VALUE, "secrets", "set", "OPENAI_API_KEY", "--workspace", "default")).code)
+            .toBe(0)
+          const second = yield* runToEnd("second")
+          expect(second.execution.status).toBe("completed")
+          expect(provider.received.at(-1)!.headers.authorization).toBe(`Bearer ${WORKSPACE_VALUE}`)
 
-        // Deleted again: the instance's applies.
-        expect((yield* appexec("", "secrets", "delete", "OPENAI_API_KEY", "--workspace", "default")).code).toBe(0)
-        expect((yield* runToEnd("third")).execution.status).toBe("completed")
-        expect(provider.received.at(-1)!.headers.authorization).toBe(`Bearer ${INSTANCE_VALUE}`)
+          // Deleted again: the instance's applies.
+          expect((yield* appexec("", "secrets", "delete", "OPENAI_API_KEY", "--workspace", "default")).code).toBe(0)
+          expect((yield* runToEnd("third")).execution.status).toBe("completed")
+          expect(provider.received.at(-1)!.headers.authorization).toBe(`Bearer ${INSTANCE_VALUE}`)
 
-        // Everything a consumer or an operator can read: no value.
-        yield* call(`/v1/apps/${appId}`)
-        yield* call(`/v1/apps/${appId}/workflow`)
-        yield* call(`/v1/executions/${first.id}/logs`)
-        yield* call("/v1/executions")
-        const everything = [
-          ...answers,
-          serve.output.stdout,
-          serve.output.stderr,
-          ...cli.flatMap((ran) => [ran.stdout, ran.stderr])
-        ]
-        // Serve logged the runs (one line per transition): what was checked is not empty.
-        expect(serve.output.stderr.split("\n").length).toBeGreaterThan(5)
-        for (const text of everything) {
-          expect(text).not.toContain(INSTANCE_VALUE)
-          expect(text).not.toContain(WORKSPACE_VALUE)
-        }
-      }),
-    120_000
-  )
+          // Everything a consumer or an operator can read: no value.
+          yield* call(`/v1/apps/${appId}`)
+          yield* call(`/v1/apps/${appId}/workflow`)
+          yield* call(`/v1/executions/${first.id}/logs`)
+          yield* call("/v1/executions")
+          const everything = [
+            ...answers,
+            serve.output.stdout,
+            serve.output.stderr,
+            ...cli.flatMap((ran) => [ran.stdout, ran.stderr])
+          ]
+          // Serve logged the runs (one line per transition): what was checked is not empty.
+          expect(serve.output.stderr.split("\n").length).toBeGreaterThan(5)
+          for (const text of everything) {
+            expect(text).not.toContain(INSTANCE_VALUE)
+            expect(text).not.toContain(WORKSPACE_VALUE)
+          }
+        }),
+      120_000
+    )
+  }
 })
