@@ -158,7 +158,7 @@ const targetOf = (t: { readonly url?: string | undefined; readonly urlFrom?: str
 
 /**
  * Headers of a config with their secrets read for `workspaceId` (`SecretStore.require`: a
- * missing one fails the node, naming it), and the secret values to mask.
+ * missing one fails the node, naming it), the secret values to mask, and their names.
  */
 export const resolveHeaders = (
   headers: Config["headers"],
@@ -167,6 +167,7 @@ export const resolveHeaders = (
   Effect.gen(function*() {
     const resolved: Record<string, string | Redacted.Redacted<string>> = {}
     const secrets: Array<Redacted.Redacted<string>> = []
+    const names: Array<string> = []
     for (const [name, value] of Object.entries(headers ?? {})) {
       if (typeof value === "string") {
         resolved[name.toLowerCase()] = value
@@ -174,9 +175,10 @@ export const resolveHeaders = (
       }
       const secret = yield* SecretStore.require(value.secret, workspaceId)
       secrets.push(secret)
+      names.push(value.secret)
       resolved[name.toLowerCase()] = Redacted.make(`${value.prefix ?? ""}${Redacted.value(secret)}`)
     }
-    return { headers: resolved, secrets }
+    return { headers: resolved, secrets, names }
   })
 
 /** `http.job`: submits a job to an HTTP API, polls it to its end, and yields its result. */
@@ -205,7 +207,7 @@ export const httpJob = NodeType.defineNode({
         const value = byId.get(id)
         return value?._tag === "Json" ? value.json : textOf(id)
       }
-      const { headers, secrets } = yield* resolveHeaders(config.headers, execution.workspaceId)
+      const { headers, names, secrets } = yield* resolveHeaders(config.headers, execution.workspaceId)
       const method = config.submit.method ?? (config.submit.body === undefined ? "GET" : "POST")
       const plan: Job.Plan = {
         noun: "job",
@@ -216,6 +218,7 @@ export const httpJob = NodeType.defineNode({
         },
         headers,
         secrets,
+        secretNames: names,
         ...(config.id === undefined ? {} : { id: config.id }),
         ...(config.answerError === undefined ? {} : { answerError: config.answerError }),
         status: {

@@ -98,6 +98,7 @@ export const providerFal = NodeType.defineNode({
           submit: { method: "POST", url: `${base}/${config.model}`, json: fillJson(config.input, textOf, jsonOf) },
           headers: { authorization: Redacted.make(`Key ${Redacted.value(key)}`) },
           secrets: [key],
+          secretNames: [config.secret],
           id: "/request_id",
           answerError: "/detail",
           status: {

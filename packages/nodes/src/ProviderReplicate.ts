@@ -123,6 +123,7 @@ export const providerReplicate = NodeType.defineNode({
           submit: { method: "POST", ...submit, headers: { prefer: `wait=${wait}` } },
           headers: { authorization: Redacted.make(`Bearer ${Redacted.value(token)}`) },
           secrets: [token],
+          secretNames: [config.secret],
           id: "/id",
           answerError: "/detail",
           status: {

@@ -264,7 +264,8 @@ describe("provider.replicate", () => {
       const server = yield* TestReplicateServer.start({ token: TOKEN })
       const done = yield* finish((yield* start(app(server.baseUrl), { prompt: "x" })).executionId)
       expect(done.errorMessage).toBe(
-        "node 'model' (provider.replicate) failed: the provider answered 401 Unauthorized (check the token's secret): " +
+        "node 'model' (provider.replicate) failed: the provider answered 401 Unauthorized (check the secret " +
+          "REPLICATE_API_TOKEN: appexec secrets set REPLICATE_API_TOKEN): " +
           "You did not pass a valid authentication token (got 'Bearer [secret]')"
       )
       expect(JSON.stringify(yield* logOf(done.executionId))).not.toContain("r8_wrong_5e2d")

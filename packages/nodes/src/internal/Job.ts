@@ -48,6 +48,8 @@ export interface Plan {
   readonly headers: Headers
   /** Secret values, masked from every text shown or logged. */
   readonly secrets: ReadonlyArray<Redacted.Redacted<string>>
+  /** The names of those secrets, for the hint of a refused token. */
+  readonly secretNames: ReadonlyArray<string>
   /** Pointer of the job's id in the submit answer, for `{id}` in templates. */
   readonly id?: string
   /** Pointer of a readable error text in a non-2xx answer of the provider (`/detail`). */
@@ -248,7 +250,9 @@ export const run = (plan: Plan, log: ProviderHttp.SendOptions["log"]) =>
         if (response.status >= 200 && response.status < 300) return yield* ProviderHttp.jsonOf(response)
         const status = ProviderHttp.statusText(response.status)
         yield* Effect.logWarning(
-          `${plan.noun} at ${what}: ${status}: ${mask(ProviderHttp.snippet(response.body), plan.secrets)}`
+          `${plan.noun} at ${what}: ${status}: ${
+            ProviderHttp.snippet(new TextEncoder().encode(mask(new TextDecoder().decode(response.body), plan.secrets)))
+          }`
         )
         let detail: string | undefined
         if (plan.answerError !== undefined) {
@@ -256,8 +260,8 @@ export const run = (plan: Plan, log: ProviderHttp.SendOptions["log"]) =>
           const found = Option.flatMap(parsed, (doc) => ProviderHttp.at(doc, plan.answerError!))
           detail = Option.isSome(found) ? errorText(found.value, plan.secrets) : undefined
         }
-        const hint = response.status === 401 || response.status === 403
-          ? " (check the token's secret)"
+        const hint = (response.status === 401 || response.status === 403) && plan.secretNames.length > 0
+          ? ` (check the secret ${plan.secretNames.join(", ")}: appexec secrets set ${plan.secretNames[0]})`
           : response.status === 429
           ? " (rate limited; the retries ran out)"
           : ""
