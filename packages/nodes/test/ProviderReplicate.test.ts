@@ -10,7 +10,7 @@ import { Ids } from "@appexec/api"
 import { Appexec, ExecutionReports, SecretStore } from "@appexec/core"
 import { TestHarness, TestReplicateServer } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Fiber, Layer, Random, Redacted, TestClock } from "effect"
+import { Chunk, Effect, Fiber, Layer, Logger, Random, Redacted, TestClock } from "effect"
 import { describeImage, download, layer, testImage } from "./support/Instance.js"
 
 const TOKEN = "r8_test_7c1f0e9a2b"
@@ -258,8 +258,13 @@ describe("provider.replicate", () => {
       expect(yield* logOf(executionId)).toContain(`info: POST ${server.host}: canceling the prediction: 200 OK`)
     }).pipe(Effect.provide(instance())))
 
-  it.scoped("a refused token fails with its status and the provider's detail, the echoed token masked", () =>
-    Effect.gen(function*() {
+  it.scoped("a refused token fails with its status and the provider's detail, the echoed token masked everywhere", () => {
+    const logged: Array<string> = []
+    const capture = Logger.replace(
+      Logger.defaultLogger,
+      Logger.make(({ message }) => logged.push(String(Array.isArray(message) ? message.join(" ") : message)))
+    )
+    return Effect.gen(function*() {
       yield* setSecret("r8_wrong_5e2d")
       const server = yield* TestReplicateServer.start({ token: TOKEN })
       const done = yield* finish((yield* start(app(server.baseUrl), { prompt: "x" })).executionId)
@@ -269,7 +274,11 @@ describe("provider.replicate", () => {
           "You did not pass a valid authentication token (got 'Bearer [secret]')"
       )
       expect(JSON.stringify(yield* logOf(done.executionId))).not.toContain("r8_wrong_5e2d")
-    }).pipe(Effect.provide(instance())))
+      // The operator's log has the answer's start, the token masked.
+      expect(logged.some((line) => line.includes("401 Unauthorized") && line.includes("Bearer [secret]"))).toBe(true)
+      expect(logged.join("\n")).not.toContain("r8_wrong_5e2d")
+    }).pipe(Effect.provide(instance().pipe(Layer.provide(capture))))
+  })
 
   it.scoped("a missing secret fails the node naming it, without a request", () =>
     Effect.gen(function*() {
