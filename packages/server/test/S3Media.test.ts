@@ -127,13 +127,16 @@ describe("appexec with --media s3://…", () => {
       Effect.gen(function*() {
         const s3 = yield* S3rver.start()
         const dataDir = yield* tempDataDir
+        // s3rver checks the access key id, not SigV4 signatures: a secret of the test's own, to look for below.
+        const secret = "appexec-test-secret-4f9c2b7d"
+        const env = { ...s3.env, AWS_SECRET_ACCESS_KEY: secret }
         const serve = yield* startServe(
           dataDir,
           ["--media", `s3://${s3.bucket}/x`, "--media-endpoint", s3.endpoint],
-          s3.env
+          env
         )
         yield* Effect.promise(() => s3.client.send(new DeleteBucketCommand({ Bucket: s3.bucket })))
-        const poster = yield* appexecRun(["Poster", "--input", "prompt=a storm"], serve, s3.env)
+        const poster = yield* appexecRun(["Poster", "--input", "prompt=a storm"], serve, env)
         expect(poster.code).not.toBe(0)
         expect(`${poster.stdout}${poster.stderr}`).toContain("the image could not be stored")
         // The operator's log says why; the execution is kept, failed.
@@ -145,6 +148,14 @@ describe("appexec with --media s3://…", () => {
           return { status: response.status, body: (await response.json()) as any }
         })
         expect([answer.status, answer.body.data.status]).toEqual([200, "failed"])
+        expect(answer.body.data.errorMessage).toContain("the image could not be stored")
+        // Neither the log nor any answer carries the credentials.
+        for (
+          const text of [serve.output.stdout, serve.output.stderr, poster.stdout, poster.stderr, JSON.stringify(answer)]
+        ) {
+          expect(text).not.toContain(secret)
+          expect(text).not.toMatch(/Signature=|X-Amz-Signature|authorization/i)
+        }
 
         const refused = yield* spawnAppexec(
           [
