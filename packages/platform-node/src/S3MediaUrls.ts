@@ -3,8 +3,8 @@
  * bucket of the `S3BlobStore`, by a presigned GET URL (SigV4, `X-Amz-Expires`) that lasts as long
  * as the instance's own signed URLs (7 days by default, which is also the longest S3 allows).
  * Checking URLs stays with the instance's signed media URLs (`verify`, `classify`), so that a
- * signed URL handed out before still answers; a presigned URL given back as an input is fetched
- * like any other URL (S3 checks its signature).
+ * signed URL handed out before still answers, and so do uploads (`signedUrlFor`); a presigned URL
+ * given back as an input is fetched like any other URL (S3 checks its signature).
  */
 import { MediaUrls } from "@appexec/core"
 import { GetObjectCommand } from "@aws-sdk/client-s3"

@@ -174,6 +174,11 @@ describe("S3MediaUrls (direct media URLs)", () => {
       expect((yield* urls.classify(url.href))._tag).toBe("Foreign")
       const own = yield* signed.urlFor("executions/e1/out.png")
       expect((yield* urls.classify(own))._tag).toBe("Valid")
+      // Uploads are given the instance's own signed URL, which inputs read from the store.
+      const upload = yield* urls.signedUrlFor("uploads/x/y")
+      expect(Option.map(upload, (u) => u.url.startsWith("https://api.example.com/media/uploads/x/y?exp="))).toEqual(
+        Option.some(true)
+      )
     }))
 
   it.scoped("a presigned URL past its lifetime is refused by the bucket; a shorter lifetime is kept", () =>
