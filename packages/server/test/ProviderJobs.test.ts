@@ -1,6 +1,7 @@
 /**
  * `provider.replicate` and `provider.fal` as an operator runs them: the compiled `appexec serve`
- * with apps in a directory, the tokens set with `appexec secrets set` while it runs, and local
+ * with the Replicate and fal example apps as shipped (their base URL pointed at local servers),
+ * their tokens set with `appexec secrets set` while serve runs, and local
  * servers that speak Replicate's predictions API and fal's queue (`TestReplicateServer`,
  * `TestFalServer`, real sockets on 127.0.0.1; private networks allowed for them). A Replicate
  * run completes with its image stored and served, after a 429 retried as its `Retry-After` said,
@@ -11,7 +12,7 @@ import { TestFalServer, TestReplicateServer } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { execFile } from "node:child_process"
-import { writeFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import sharp from "sharp"
 import { bin } from "./support/Bin.js"
@@ -39,40 +40,18 @@ const appexec = (input: string, ...args: Array<string>) =>
     child.stdin!.end(input)
   })
 
-const replicateApp = (baseUrl: string) => ({
-  name: "Replicate image",
-  public: true,
-  nodes: [
-    { id: "prompt", type: "input.text", config: { name: "prompt", required: true } },
-    {
-      id: "flux",
-      type: "provider.replicate",
-      config: {
-        model: "black-forest-labs/flux-schnell",
-        input: { prompt: "{{prompt}}", aspect_ratio: "1:1" },
-        baseUrl,
-        waitSeconds: 1
-      }
-    },
-    { id: "image", type: "output.image", label: "Image" }
-  ],
-  edges: [{ source: "prompt", target: "flux" }, { source: "flux", target: "image" }]
-})
-
-const falApp = (baseUrl: string) => ({
-  name: "fal image",
-  public: true,
-  nodes: [
-    { id: "prompt", type: "input.text", config: { name: "prompt", required: true } },
-    {
-      id: "flux",
-      type: "provider.fal",
-      config: { model: "fal-ai/flux/schnell", input: { prompt: "{{prompt}}" }, baseUrl }
-    },
-    { id: "image", type: "output.image", label: "Image" }
-  ],
-  edges: [{ source: "prompt", target: "flux" }, { source: "flux", target: "image" }]
-})
+/**
+ * An example app of `packages/server/apps/providers/` as shipped, its provider node pointed at a
+ * local server (`config` merged into the node of `type`).
+ */
+const exampleApp = (file: string, type: string, config: Record<string, unknown>) => {
+  const definition = JSON.parse(readFileSync(new URL(`../apps/providers/${file}`, import.meta.url), "utf8")) as {
+    nodes: Array<{ type: string; config?: Record<string, unknown> }>
+  }
+  const node = definition.nodes.find((n) => n.type === type)!
+  node.config = { ...node.config, ...config }
+  return definition
+}
 
 describe("provider jobs through appexec serve", () => {
   it.scopedLive(
@@ -86,8 +65,18 @@ describe("provider jobs through appexec serve", () => {
         const fal = yield* TestFalServer.start({ key: FAL_KEY, steps: 1_000 })
         const dataDir = yield* tempDataDir
         const appsDir = yield* tempDataDir
-        writeFileSync(join(appsDir, "replicate.json"), JSON.stringify(replicateApp(replicate.baseUrl)))
-        writeFileSync(join(appsDir, "fal.json"), JSON.stringify(falApp(fal.baseUrl)))
+        // The example apps as shipped but for their base URL, among the apps of the first start (so
+        // that \`secrets set\`, which imports the shipped ones once their secret is set, finds them there).
+        writeFileSync(
+          join(appsDir, "replicate-image.json"),
+          JSON.stringify(
+            exampleApp("replicate-image.json", "provider.replicate", { baseUrl: replicate.baseUrl, waitSeconds: 1 })
+          )
+        )
+        writeFileSync(
+          join(appsDir, "fal-image.json"),
+          JSON.stringify(exampleApp("fal-image.json", "provider.fal", { baseUrl: fal.baseUrl }))
+        )
         const serve = yield* startServe(dataDir, ["--apps", appsDir, "--allow-private-networks"], {
           APPEXEC_LOG_LEVEL: "debug"
         })
@@ -137,6 +126,7 @@ describe("provider jobs through appexec serve", () => {
         })
         const replicateId = yield* startRun(yield* appIdOf("Replicate image"), "a lighthouse at dusk")
         const done = yield* awaitEnd(replicateId)
+        expect(done.errorMessage ?? null).toBeNull()
         expect(done.status).toBe("completed")
         const outputs = done.outputs as Array<{ type: string; value: string }>
         expect(outputs[0]!.type).toBe("image")
@@ -151,6 +141,9 @@ describe("provider jobs through appexec serve", () => {
         ])
         expect(replicate.received[1]!.headers["authorization"]).toBe(`Bearer ${REPLICATE_TOKEN}`)
         expect(replicate.received[1]!.headers["prefer"]).toBe("wait=1")
+        expect(replicate.received[1]!.json).toEqual({
+          input: { prompt: "a lighthouse at dusk", aspect_ratio: "1:1", num_outputs: 1, output_format: "png" }
+        })
         const logs = yield* call(`/v1/executions/${replicateId}/logs`)
         const lines = (logs.body.data as unknown as Array<{ message: string }>).map((l) => l.message)
         expect(lines).toContain(`POST ${replicate.host} answered 429; retry 1 of 4 in 1s`)
@@ -169,6 +162,11 @@ describe("provider jobs through appexec serve", () => {
         while (cancel.method !== "PUT") cancel = yield* fal.next
         expect(cancel.path).toBe("/fal-ai/flux/requests/req-0001/cancel")
         expect(cancel.headers["authorization"]).toBe(`Key ${FAL_KEY}`)
+        expect(fal.requests.get("req-0001")!.input).toEqual({
+          prompt: "a red fox",
+          image_size: "square_hd",
+          num_images: 1
+        })
         expect(fal.canceled).toEqual(["req-0001"])
 
         // Everything a consumer or an operator reads: no token.
