@@ -66,7 +66,7 @@ describe("provider jobs through appexec serve", () => {
         const dataDir = yield* tempDataDir
         const appsDir = yield* tempDataDir
         // The example apps as shipped but for their base URL, among the apps of the first start (so
-        // that \`secrets set\`, which imports the shipped ones once their secret is set, finds them there).
+        // that `secrets set`, which imports the shipped ones once their secret is set, finds them there).
         writeFileSync(
           join(appsDir, "replicate-image.json"),
           JSON.stringify(
