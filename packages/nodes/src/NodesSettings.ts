@@ -103,13 +103,34 @@ export const secretsFromEnv = (
       .map(([name, value]) => [name.slice(SECRET_ENV_PREFIX.length).toLowerCase(), Redacted.make(value)])
   )
 
+const positive = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
+    Config.withDefault(fallback)
+  )
+
+const optionalText = (name: string) =>
+  Config.nonEmptyString(name).pipe(Config.option, Config.map(Option.getOrUndefined))
+
+/**
+ * The video limits from effect `Config`: `APPEXEC_FFMPEG`, `APPEXEC_VIDEO_TIMEOUT_MS`,
+ * `APPEXEC_VIDEO_MAX_SECONDS`, `APPEXEC_VIDEO_MAX_PIXELS`, `APPEXEC_VIDEO_MAX_BYTES` and
+ * `APPEXEC_VIDEO_TEMP_DIR`, each defaulting as in `defaults` (what `appexec serve` and `worker` read).
+ */
+export const videoConfig: Config.Config<VideoLimits> = Config.all({
+  ffmpeg: optionalText("APPEXEC_FFMPEG"),
+  timeoutMs: positive("APPEXEC_VIDEO_TIMEOUT_MS", defaults.video.timeoutMs),
+  maxSeconds: positive("APPEXEC_VIDEO_MAX_SECONDS", defaults.video.maxSeconds),
+  maxPixels: positive("APPEXEC_VIDEO_MAX_PIXELS", defaults.video.maxPixels),
+  maxBytes: positive("APPEXEC_VIDEO_MAX_BYTES", defaults.video.maxBytes),
+  tempDir: optionalText("APPEXEC_VIDEO_TEMP_DIR")
+})
+
 /**
  * Layer reading the bounds from effect `Config` (`APPEXEC_MEDIA_MAX_BYTES`,
  * `APPEXEC_MEDIA_TIMEOUT_MS`, `APPEXEC_MEDIA_MAX_PIXELS`, `APPEXEC_HTTP_MAX_BYTES`,
- * `APPEXEC_HTTP_TIMEOUT_MS`, `APPEXEC_VIDEO_TIMEOUT_MS`, `APPEXEC_VIDEO_MAX_SECONDS`,
- * `APPEXEC_VIDEO_MAX_PIXELS`, `APPEXEC_VIDEO_MAX_BYTES`, `APPEXEC_VIDEO_TEMP_DIR`), each defaulting
- * as in `defaults`, with the given secrets
- * (for instance `secretsFromEnv(process.env)`).
+ * `APPEXEC_HTTP_TIMEOUT_MS`, and the video limits of `videoConfig`), each defaulting as in
+ * `defaults`, with the given secrets (for instance `secretsFromEnv(process.env)`).
  */
 export const layerConfig = (
   secrets: Readonly<Record<string, Redacted.Redacted<string>>> = {}
@@ -117,11 +138,6 @@ export const layerConfig = (
   Layer.effect(
     NodesSettings,
     Effect.gen(function*() {
-      const positive = (name: string, fallback: number) =>
-        Config.integer(name).pipe(
-          Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
-          Config.withDefault(fallback)
-        )
       return make({
         secrets,
         media: {
@@ -133,16 +149,7 @@ export const layerConfig = (
           maxBytes: yield* positive("APPEXEC_HTTP_MAX_BYTES", defaults.http.maxBytes),
           timeoutMs: yield* positive("APPEXEC_HTTP_TIMEOUT_MS", defaults.http.timeoutMs)
         },
-        video: {
-          timeoutMs: yield* positive("APPEXEC_VIDEO_TIMEOUT_MS", defaults.video.timeoutMs),
-          maxSeconds: yield* positive("APPEXEC_VIDEO_MAX_SECONDS", defaults.video.maxSeconds),
-          maxPixels: yield* positive("APPEXEC_VIDEO_MAX_PIXELS", defaults.video.maxPixels),
-          maxBytes: yield* positive("APPEXEC_VIDEO_MAX_BYTES", defaults.video.maxBytes),
-          tempDir: yield* Config.nonEmptyString("APPEXEC_VIDEO_TEMP_DIR").pipe(
-            Config.option,
-            Config.map(Option.getOrUndefined)
-          )
-        }
+        video: yield* videoConfig
       })
     })
   )

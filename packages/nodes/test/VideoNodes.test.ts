@@ -5,7 +5,7 @@
  */
 import { Ids } from "@appexec/api"
 import { NodeType } from "@appexec/core"
-import type { NodesSettings } from "@appexec/nodes"
+import { NodesSettings } from "@appexec/nodes"
 import { videoFromImage } from "@appexec/nodes/VideoFromImage"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Deferred, Duration, Effect, Either, Exit, Fiber, TestClock } from "effect"
@@ -343,14 +343,37 @@ describe("video limits", () => {
     ))
 })
 
+describe("video settings from the environment", () => {
+  const read = (variables: Record<string, string>) =>
+    NodesSettings.NodesSettings.pipe(
+      Effect.provide(NodesSettings.layerConfig()),
+      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(variables))))
+    )
+
+  it.effect("APPEXEC_VIDEO_* and APPEXEC_FFMPEG set the limits; the others keep their defaults", () =>
+    Effect.gen(function*() {
+      const settings = yield* read({ APPEXEC_VIDEO_MAX_SECONDS: "30", APPEXEC_FFMPEG: "/usr/bin/ffmpeg" })
+      expect(settings.video).toEqual({ ...NodesSettings.defaults.video, maxSeconds: 30, ffmpeg: "/usr/bin/ffmpeg" })
+    }))
+
+  it.effect("a value that is not a positive integer is refused, naming its variable", () =>
+    Effect.gen(function*() {
+      const error = yield* read({ APPEXEC_VIDEO_TIMEOUT_MS: "soon" }).pipe(Effect.flip)
+      expect(String(error)).toContain("APPEXEC_VIDEO_TIMEOUT_MS")
+    }))
+})
+
 describe("the ffmpeg binary", () => {
-  const missing = "node 'work' (video.fromImage) failed: the video could not be made: ffmpeg could not be started on this instance"
+  const missing =
+    "node 'work' (video.fromImage) failed: the video could not be made: ffmpeg could not be started on this instance"
 
   it.scoped("video.ffmpeg of the settings is the binary run", () =>
     withVideo(
       Effect.gen(function*() {
         const origin = yield* serving({ "/a.png": { type: "image/png", bytes: yield* testImage(64, 64) } })
-        expect(yield* failureOf(oneNode("video.fromImage", { duration: 1 }), { in0: origin.url("/a.png") })).toBe(missing)
+        expect(yield* failureOf(oneNode("video.fromImage", { duration: 1 }), { in0: origin.url("/a.png") })).toBe(
+          missing
+        )
       }),
       { ffmpeg: "/nonexistent/ffmpeg" }
     ))
@@ -359,7 +382,9 @@ describe("the ffmpeg binary", () => {
     withVideo(
       Effect.gen(function*() {
         const origin = yield* serving({ "/a.png": { type: "image/png", bytes: yield* testImage(64, 64) } })
-        expect(yield* failureOf(oneNode("video.fromImage", { duration: 1 }), { in0: origin.url("/a.png") })).toBe(missing)
+        expect(yield* failureOf(oneNode("video.fromImage", { duration: 1 }), { in0: origin.url("/a.png") })).toBe(
+          missing
+        )
       })
     ).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["APPEXEC_FFMPEG", "/nonexistent/ffmpeg"]])))))
 })

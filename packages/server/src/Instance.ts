@@ -113,11 +113,15 @@ export const layer = (options: InstanceOptions) => {
     })
   ).pipe(
     Layer.provideMerge(
-      BuiltinNodes.layer({
-        // Secrets for http.request headers: every APPEXEC_SECRET_<NAME> variable is the secret <name>.
-        settings: { secrets: NodesSettings.secretsFromEnv(process.env) },
-        mediaUrls
-      })
+      Layer.unwrapEffect(
+        // The limits of video work: APPEXEC_VIDEO_* and APPEXEC_FFMPEG (NodesSettings.videoConfig).
+        Effect.map(NodesSettings.videoConfig, (video) =>
+          BuiltinNodes.layer({
+            // Secrets for http.request headers: every APPEXEC_SECRET_<NAME> variable is the secret <name>.
+            settings: { secrets: NodesSettings.secretsFromEnv(process.env), video },
+            mediaUrls
+          }))
+      )
     ),
     // The default API root of provider.openai: APPEXEC_OPENAI_BASE_URL (Ollama, vLLM, …), else OpenAI's.
     Layer.provideMerge(ProviderOpenAI.layerFromEnv(process.env)),

@@ -38,6 +38,31 @@ const ffprobe = (path: string) =>
     )
   })
 
+/** Starts the Ken Burns app from a prompt on `serve` and long-polls it to its end. */
+const runKenBurns = (serve: { readonly baseUrl: string; readonly key: string }) =>
+  Effect.gen(function*() {
+    const headers = { "x-api-key": serve.key }
+    const apps = yield* json(`${serve.baseUrl}/v1/apps?search=ken%20burns`, { headers })
+    const app = apps.body.data.find((a: { name: string }) => a.name === "Ken Burns")
+    expect(app, JSON.stringify(apps.body)).toBeDefined()
+    const started = yield* json(`${serve.baseUrl}/v1/apps/${app.appId}/executions`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ inputs: { prompt: "A harbour at dawn" } })
+    })
+    expect(started.status).toBe(202)
+    const executionId: string = started.body.data.executionId
+    // Long polling: each request is answered at the execution's end or after 30 s.
+    let execution: any
+    for (let attempt = 0; attempt < 8; attempt++) {
+      execution = (yield* json(`${serve.baseUrl}/v1/executions/${executionId}`, {
+        headers: { ...headers, prefer: "wait=30" }
+      })).body.data
+      if (execution.status !== "queued" && execution.status !== "running") break
+    }
+    return { executionId, execution }
+  })
+
 describe("appexec serve: video", () => {
   it.live(
     "the Ken Burns app's video downloads as a 5 s 1280×720 MP4, by range and by HEAD too",
@@ -45,25 +70,7 @@ describe("appexec serve: video", () => {
       Effect.gen(function*() {
         const dataDir = yield* tempDataDir
         const serve = yield* startServe(dataDir)
-        const headers = { "x-api-key": serve.key }
-        const apps = yield* json(`${serve.baseUrl}/v1/apps?search=ken%20burns`, { headers })
-        const app = apps.body.data.find((a: { name: string }) => a.name === "Ken Burns")
-        expect(app, JSON.stringify(apps.body)).toBeDefined()
-        const started = yield* json(`${serve.baseUrl}/v1/apps/${app.appId}/executions`, {
-          method: "POST",
-          headers: { ...headers, "content-type": "application/json" },
-          body: JSON.stringify({ inputs: { prompt: "A harbour at dawn" } })
-        })
-        expect(started.status).toBe(202)
-        const executionId: string = started.body.data.executionId
-        // Long polling: each request is answered at the execution's end or after 30 s.
-        let execution: any
-        for (let attempt = 0; attempt < 8; attempt++) {
-          execution = (yield* json(`${serve.baseUrl}/v1/executions/${executionId}`, {
-            headers: { ...headers, prefer: "wait=30" }
-          })).body.data
-          if (execution.status !== "queued" && execution.status !== "running") break
-        }
+        const { execution, executionId } = yield* runKenBurns(serve)
         expect(execution.errorMessage, serve.output.stderr).toBeNull()
         expect(execution.status).toBe("completed")
         const output = execution.outputs.find((o: { id: string }) => o.id === "video")
@@ -99,5 +106,19 @@ describe("appexec serve: video", () => {
         expect(frame.headers.get("content-type")).toBe("image/jpeg")
       }).pipe(Effect.scoped),
     180_000
+  )
+
+  it.live(
+    "serve reads the video limits from APPEXEC_VIDEO_*: a video longer than allowed fails, saying so",
+    () =>
+      Effect.gen(function*() {
+        const serve = yield* startServe(yield* tempDataDir, [], { APPEXEC_VIDEO_MAX_SECONDS: "2" })
+        const { execution } = yield* runKenBurns(serve)
+        expect(execution.status).toBe("failed")
+        expect(execution.errorMessage).toBe(
+          "node 'zoom' (video.fromImage) failed: the video could not be made: 5 s is longer than the 2 s a video may last on this instance"
+        )
+      }).pipe(Effect.scoped),
+    60_000
   )
 })
