@@ -3,13 +3,17 @@
  * --input image=@photo.png` uploads the local file (its type told by its bytes, whatever its
  * name) to a default `appexec serve` and the thumbnail of it decodes; the file lands in the
  * instance's store under its workspace's key; `--max-upload` bounds the body (413); a file that
- * is no supported media, or that cannot be read, ends the run with the reason.
+ * is no supported media, or that cannot be read, ends the run with the reason. With media in a
+ * bucket handed out directly (`--media-direct`), an upload is still a URL of the instance, its
+ * object in the bucket.
  */
+import { GetObjectCommand } from "@aws-sdk/client-s3"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import sharp from "sharp"
+import * as S3rver from "../../platform-node/test/support/S3rver.js"
 import { backends } from "./support/Backends.js"
 import { spawnAppexec, startServe, tempDataDir } from "./support/ServeProcess.js"
 
@@ -100,3 +104,44 @@ for (const backend of backends) {
     )
   })
 }
+
+describe("appexec run --input NAME=@FILE with --media s3://… --media-direct", () => {
+  it.live(
+    "the upload is an object of the bucket behind a URL of the instance, and Thumbnail runs on it",
+    () =>
+      Effect.gen(function*() {
+        const s3 = yield* S3rver.start()
+        const serve = yield* startServe(
+          yield* tempDataDir,
+          ["--media", `s3://${s3.bucket}/direct`, "--media-endpoint", s3.endpoint, "--media-direct"],
+          s3.env
+        )
+        const photo = yield* Effect.promise(() =>
+          sharp({ create: { width: 64, height: 48, channels: 3, background: "#884422" } }).jpeg().toBuffer()
+        )
+        const answer = yield* Effect.promise(async () => {
+          const response = await fetch(`${serve.baseUrl}/v1/uploads`, {
+            method: "POST",
+            headers: { "x-api-key": serve.key, "content-type": "image/jpeg" },
+            body: photo
+          })
+          return { status: response.status, body: (await response.json()) as { data: { url: string } } }
+        })
+        expect(answer.status).toBe(201)
+        const url = new URL(answer.body.data.url)
+        expect(url.origin).toBe(serve.baseUrl)
+        const key = url.pathname.slice("/media/".length)
+        const stored = yield* Effect.promise(async () => {
+          const object = await s3.client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: `direct/${key}` }))
+          return new Uint8Array(await object.Body!.transformToByteArray())
+        })
+        expect(stored).toEqual(new Uint8Array(photo))
+
+        const run = yield* appexecRun(["Thumbnail", "--input", `image=${url.href}`], serve, s3.env)
+        expect(run.code, run.stderr).toBe(0)
+        // The thumbnail itself is handed out as a presigned URL of the bucket.
+        expect(run.stdout).toContain(`Thumbnail (image): ${s3.endpoint}/${s3.bucket}/direct/executions/`)
+      }).pipe(Effect.scoped),
+    120_000
+  )
+})
