@@ -5,7 +5,7 @@
  *   made by the worker downloads through the API (a PNG, also by range), its object is in the
  *   bucket and nowhere else (no media directory, no blob row), and `appexec prune` deletes it;
  * - `--media-direct`: the output URL is a presigned URL of the bucket that lasts as long as signed
- *   URLs, and it downloads the PNG;
+ *   URLs, and it downloads the PNG; the automatic retention of a later start deletes the object;
  * - a bucket that goes away fails the node with a clear message and keeps the execution; a
  *   missing bucket at start stops the command, naming it.
  */
@@ -17,7 +17,7 @@ import { join } from "node:path"
 import sharp from "sharp"
 import * as S3rver from "../../platform-node/test/support/S3rver.js"
 import { postgres, query } from "./support/Backends.js"
-import { spawnAppexec, startServe, tempDataDir } from "./support/ServeProcess.js"
+import { restartServe, spawnAppexec, startServe, tempDataDir } from "./support/ServeProcess.js"
 
 /** Runs `appexec run …args` against a server until it exits: its exit code and output. */
 const appexecRun = (
@@ -97,15 +97,13 @@ describe("appexec with --media s3://…", () => {
   )
 
   it.live(
-    "--media-direct: the output URL is a presigned URL of the bucket, lasting as long as signed URLs, and it downloads the PNG",
+    "--media-direct: the output URL is a presigned URL of the bucket, lasting as long as signed URLs, and it downloads the PNG; the automatic retention deletes the object",
     () =>
       Effect.gen(function*() {
         const s3 = yield* S3rver.start()
-        const serve = yield* startServe(
-          yield* tempDataDir,
-          ["--media", `s3://${s3.bucket}`, "--media-endpoint", s3.endpoint, "--media-direct"],
-          s3.env
-        )
+        const dataDir = yield* tempDataDir
+        const media = ["--media", `s3://${s3.bucket}`, "--media-endpoint", s3.endpoint, "--media-direct"]
+        const serve = yield* startServe(dataDir, media, s3.env)
         const poster = yield* appexecRun(["Poster", "--input", "prompt=a harbour"], serve, s3.env)
         expect(poster.code, `${poster.stdout}${poster.stderr}`).toBe(0)
         const url = new URL(posterUrlOf(poster.stdout)!)
@@ -117,6 +115,15 @@ describe("appexec with --media s3://…", () => {
         const image = yield* download(url.href)
         expect(image.status).toBe(200)
         expect((yield* Effect.promise(() => sharp(image.bytes).metadata())).format).toBe("png")
+
+        // The automatic retention deletes the object with its execution: serve again, keeping nothing.
+        serve.child.kill("SIGTERM")
+        yield* serve.exited("30 seconds")
+        expect((yield* keysUnder(s3, "executions/")).length).toBe(1)
+        const again = yield* restartServe(dataDir, [...media, "--retention", "1ms"], s3.env)
+        yield* again.waitFor(/retention: deleted 1 finished execution/, "stderr")
+        expect(yield* keysUnder(s3, "executions/")).toEqual([])
+        expect((yield* download(url.href)).status).toBe(404)
       }).pipe(Effect.scoped),
     120_000
   )
