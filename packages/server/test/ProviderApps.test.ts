@@ -63,7 +63,10 @@ describe("appexec serve: the OpenAI example apps", () => {
 
         // No secret: the start says what waits for it, and no consumer sees the apps.
         yield* serve.waitFor(
-          /Provider example app\(s\) waiting for a secret: OpenAI chat \(OPENAI_API_KEY\), OpenAI image \(OPENAI_API_KEY\); set one with: appexec secrets set NAME/,
+          new RegExp(
+            "Provider example app\\(s\\) waiting for a secret: fal image \\(FAL_KEY\\), OpenAI chat \\(OPENAI_API_KEY\\), " +
+              "OpenAI image \\(OPENAI_API_KEY\\), Replicate image \\(REPLICATE_API_TOKEN\\); set one with: appexec secrets set NAME"
+          ),
           "stdout"
         )
         const before = yield* appNames(serve)
@@ -74,9 +77,14 @@ describe("appexec serve: the OpenAI example apps", () => {
         // The secret set while serve runs: the apps are imported at once.
         const set = yield* appexec(["secrets", "set", "OPENAI_API_KEY", "--data", dataDir], env, `${TOKEN}\n`)
         expect(set.code, set.stderr).toBe(0)
-        expect(set.stdout).toContain("Imported the provider example app(s) OpenAI chat, OpenAI image")
+        expect(set.stdout).toBe(
+          "set OPENAI_API_KEY for the instance\nImported the provider example app(s) OpenAI chat, OpenAI image, which needed OPENAI_API_KEY.\n"
+        )
         const after = yield* appNames(serve)
         expect(after).toEqual(expect.arrayContaining(["OpenAI chat", "OpenAI image"]))
+        // The others still wait for their own secret.
+        expect(after).not.toContain("Replicate image")
+        expect(after).not.toContain("fal image")
 
         // Chat, whose first answer is a 429: retried after Retry-After, then the model's text.
         openai.script("chat", {
@@ -168,7 +176,10 @@ describe("appexec serve: the OpenAI example apps", () => {
         yield* serve.exited("30 seconds")
         const again = yield* restartServe(dataDir, args, env)
         yield* again.waitFor(/Create an API key with/, "stdout")
-        expect(again.output.stdout).not.toContain("Provider example app")
+        expect(again.output.stdout).not.toContain("Imported")
+        expect(again.output.stdout).toContain(
+          "Provider example app(s) waiting for a secret: fal image (FAL_KEY), Replicate image (REPLICATE_API_TOKEN)"
+        )
         const names = yield* appNames({ baseUrl: again.baseUrl, key: serve.key })
         expect(names.filter((name) => name === "OpenAI chat")).toHaveLength(1)
       }).pipe(Effect.scoped),
