@@ -78,8 +78,7 @@ export const videoConvert = NodeType.defineNode({
       const started = yield* Clock.currentTimeMillis
       yield* Ffmpeg.run({
         args: [
-          "-i",
-          input.name,
+          ...input.args,
           "-map",
           "0:v:0",
           ...(audio ? ["-map", "0:a:0"] : []),

@@ -47,8 +47,7 @@ export const videoThumbnail = NodeType.defineNode({
         args: [
           "-ss",
           String(config.at),
-          "-i",
-          input.name,
+          ...input.args,
           "-frames:v",
           "1",
           "-f",

@@ -9,13 +9,13 @@ import { NodesSettings } from "@appexec/nodes"
 import { videoFromImage } from "@appexec/nodes/VideoFromImage"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Deferred, Duration, Effect, Either, Exit, Fiber, TestClock } from "effect"
-import { mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import sharp from "sharp"
 import * as FakeOrigin from "./support/FakeOrigin.js"
 import { download, layer, run, testImage } from "./support/Instance.js"
-import { alive, colourAt, ffprobe, isFastStart, processesIn, redThenBlue } from "./support/Video.js"
+import { alive, colourAt, ffprobe, isFastStart, makeVideo, processesIn, redThenBlue } from "./support/Video.js"
 
 /** Runs `body` on an instance whose video work happens under a fresh directory, which must be empty after. */
 const withVideo = <A, E, R>(
@@ -289,6 +289,42 @@ describe("video.convert", () => {
         in0: origin.url("/clip.mp4")
       })
       expect((yield* ffprobe(silent.bytes)).audio).toBeUndefined()
+    })))
+})
+
+describe("video read safely", () => {
+  it.scoped("a playlist posing as MP4 is not a video: ffmpeg reads no file it names", () =>
+    withVideo(Effect.gen(function*() {
+      // A local video that an HLS playlist names: read as a playlist, it would become the output.
+      const local = mkdtempSync(join(tmpdir(), "appexec-video-local-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(local, { recursive: true, force: true })))
+      writeFileSync(
+        join(local, "private.ts"),
+        yield* makeVideo(["-f", "lavfi", "-i", "color=c=red:s=64x48:r=25:d=1", "-f", "mpegts"], "ts")
+      )
+      const playlist = `#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1.0,\nfile://${
+        join(local, "private.ts")
+      }\n#EXT-X-ENDLIST\n`
+      const origin = yield* serving({ "/clip.mp4": { type: "video/mp4", bytes: new TextEncoder().encode(playlist) } })
+      expect(
+        yield* failureOf(oneNode("video.convert", { format: "mp4" }, { accept: ["video"] }), {
+          in0: origin.url("/clip.mp4")
+        })
+      ).toBe(
+        "node 'work' (video.convert) failed: the video could not be converted: the file is not a video ffmpeg can read"
+      )
+    })))
+
+  it.scoped("a video type other than MP4, QuickTime, WebM or Matroska is refused", () =>
+    withVideo(Effect.gen(function*() {
+      const origin = yield* serving({ "/clip.avi": { type: "video/x-msvideo", bytes: yield* redThenBlue } })
+      expect(
+        yield* failureOf(oneNode("video.thumbnail", {}, { accept: ["video"], output: "image" }), {
+          in0: origin.url("/clip.avi")
+        })
+      ).toBe(
+        "node 'work' (video.thumbnail) failed: no thumbnail could be taken: video/x-msvideo is not a video type read here (MP4, QuickTime, WebM, Matroska)"
+      )
     })))
 })
 

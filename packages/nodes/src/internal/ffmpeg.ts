@@ -192,9 +192,9 @@ export const parseProbe = (stderr: string): Probe => {
   }
 }
 
-/** Probes `file` (in `cwd`) with `ffmpeg -i`; undecodable input fails with `what`. */
-export const probe = (file: string, cwd: string, what: string) =>
-  run({ args: ["-i", file], cwd, what, anyExit: true }).pipe(
+/** Probes the input of `input` (its arguments up to `-i file`, in `cwd`); undecodable input fails with `what`. */
+export const probe = (input: ReadonlyArray<string>, cwd: string, what: string) =>
+  run({ args: input, cwd, what, anyExit: true }).pipe(
     Effect.flatMap(({ stderr }) =>
       /Invalid data found|could not find codec parameters|moov atom not found|EBML header parsing failed/i.test(
           stderr

@@ -148,28 +148,39 @@ export const rawFrame = (image: Media, frame: Frame, dir: string, name: string) 
     return ["-f", "rawvideo", "-pix_fmt", "rgb24", "-s", `${frame.width}x${frame.height}`, "-i", name]
   })
 
-const EXTENSIONS: Readonly<Record<string, string>> = {
-  "video/mp4": "mp4",
-  "video/webm": "webm",
-  "video/quicktime": "mov",
-  "video/x-matroska": "mkv"
+/**
+ * The videos read, by content type: the file's extension and the demuxer ffmpeg is held to. A
+ * forced demuxer keeps ffmpeg from taking the bytes for something else, such as an HLS playlist or
+ * a concat list that would make it open other files or URLs.
+ */
+const READ: Readonly<Record<string, { readonly extension: string; readonly demuxer: string }>> = {
+  "video/mp4": { extension: "mp4", demuxer: "mov" },
+  "video/quicktime": { extension: "mov", demuxer: "mov" },
+  "video/webm": { extension: "webm", demuxer: "matroska" },
+  "video/x-matroska": { extension: "mkv", demuxer: "matroska" }
 }
 
 /**
  * The upstream video (produced, or fetched from a URL as images are) written to `dir` and probed:
- * its file name there and what ffmpeg says of it. A file with no video stream, or a frame over
- * `video.maxPixels`, is refused; so is one longer than `video.maxSeconds` when `whole` (the node
- * reads all of it).
+ * the ffmpeg arguments that read it (its demuxer forced, local files only) and what ffmpeg says
+ * of it. A type other than MP4, QuickTime, WebM or Matroska, a file with no video stream, or a
+ * frame over `video.maxPixels` is refused; so is one longer than `video.maxSeconds` when `whole`
+ * (the node reads all of it).
  */
 export const videoInput = (upstream: NodeType.UpstreamValue, dir: string, what: string, whole: boolean) =>
   Effect.gen(function*() {
     const video = yield* mediaOf(upstream, "video")
-    const name = `input.${EXTENSIONS[video.contentType] ?? "bin"}`
+    const read = READ[video.contentType]
+    if (read === undefined) {
+      return yield* fail(`${what}: ${video.contentType} is not a video type read here (MP4, QuickTime, WebM, Matroska)`)
+    }
+    const name = `input.${read.extension}`
     yield* writeIn(dir, name, video.bytes)
-    const probe = yield* Ffmpeg.probe(name, dir, what)
+    const args = ["-f", read.demuxer, "-protocol_whitelist", "file", "-i", name]
+    const probe = yield* Ffmpeg.probe(args, dir, what)
     if (probe.video === undefined) return yield* fail(`${what}: the file has no video stream`)
     yield* checkLimits(what, probe.video, whole ? probe.seconds : undefined)
-    return { name, probe, video: probe.video, bytes: video.bytes.length }
+    return { args, probe, video: probe.video, bytes: video.bytes.length }
   })
 
 /** `seconds` in words: `5 s`, `2.5 s`. */

@@ -109,7 +109,7 @@ export const colourAt = (bytes: Uint8Array, seconds: number) =>
     ], "buffer").pipe(Effect.map((out) => [...(out as Buffer).subarray(0, 3)])))
 
 /** A test video made by ffmpeg from its sources: `args` between the common ones and the output file. */
-export const makeVideo = (args: ReadonlyArray<string>, extension: "mp4" | "webm" = "mp4") =>
+export const makeVideo = (args: ReadonlyArray<string>, extension: "mp4" | "webm" | "ts" = "mp4") =>
   Effect.acquireUseRelease(
     Effect.sync(() => mkdtempSync(join(tmpdir(), "appexec-video-test-"))),
     (dir) =>
