@@ -12,12 +12,14 @@ import { BuiltinNodes, builtinNodes } from "@appexec/nodes"
 import { NodeListener } from "@appexec/platform-node"
 import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
+import { Deferred, Effect, Fiber, Layer, Redacted } from "effect"
 import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import sharp from "sharp"
 import type { AppexecHttp } from "../src/index.js"
+import * as Endpoints from "../src/internal/Endpoints.js"
+import type { ServerRequest } from "../src/internal/Exchange.js"
 import { SigningKeysTest } from "./fixtures.js"
 
 const thumbnail: unknown = JSON.parse(
@@ -307,4 +309,42 @@ describe("POST /v1/uploads", () => {
         const other = yield* send(`${origin}/v1/apps`, { headers: { "x-api-key": alice.key } })
         expect(other.status).toBe(429)
       })))
+
+  it.scoped("past uploadsAtOnce bodies being read, one more is 429 at once, before its body is read", () =>
+    Effect.gen(function*() {
+      const endpoints = yield* Endpoints.make({ uploadsAtOnce: 1 })
+      const uploadFile = endpoints.find((e) => e.name === "uploadFile")!
+      const alice = yield* TestHarness.signIn("alice")
+      const photo = yield* png(8, 8)
+      const arrived = yield* Deferred.make<Uint8Array>()
+      let secondRead = false
+      const request = (body: ServerRequest["body"]): ServerRequest => ({
+        method: "POST",
+        url: "/v1/uploads",
+        headers: { "content-type": "image/png" },
+        remoteAddress: "127.0.0.1",
+        body
+      })
+      const call = (body: ServerRequest["body"]) =>
+        uploadFile.run({ params: {}, query: {}, principal: alice, request: request(body), requestId: "test" })
+
+      // The first upload's body is still arriving: it holds the only slot.
+      const first = yield* Effect.fork(call(() => Deferred.await(arrived)))
+      yield* Effect.yieldNow()
+      const refused = yield* Effect.flip(call(() => Effect.sync(() => (secondRead = true, photo))))
+      expect(refused._tag).toBe("Refused")
+      const response = refused._tag === "Refused" ? refused.response : undefined
+      expect([response?.status, response?.headers["retry-after"], secondRead]).toEqual([429, "1", false])
+      expect(JSON.parse(String(response?.body))).toEqual({
+        error: {
+          code: "rate_limited",
+          message: "This server is receiving 1 uploads at once, the most it takes; retry after 1 s."
+        }
+      })
+
+      // Once the first is stored, the slot is free again.
+      yield* Deferred.succeed(arrived, photo)
+      expect((yield* Fiber.join(first)).status).toBe(201)
+      expect((yield* call(() => Effect.succeed(photo))).status).toBe(201)
+    }).pipe(Effect.provide(instance("http://127.0.0.1:1"))))
 })

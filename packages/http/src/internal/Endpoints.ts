@@ -277,7 +277,25 @@ export interface Options {
   readonly maxBodyBytes?: number
   /** Largest accepted upload (`POST /v1/uploads`), in bytes (default 25 MiB, `Api.DEFAULT_MAX_UPLOAD_BYTES`). */
   readonly maxUploadBytes?: number
+  /**
+   * Uploads this app reads at once (default 8, `DEFAULT_UPLOADS_AT_ONCE`): one more is answered
+   * 429 at once, before its body is read, so uploads hold at most this many times
+   * `maxUploadBytes` of memory.
+   */
+  readonly uploadsAtOnce?: number
 }
+
+/** Default of `uploadsAtOnce`. */
+export const DEFAULT_UPLOADS_AT_ONCE = 8
+
+/** 429 for an upload beyond `uploadsAtOnce`. */
+const tooManyUploads = (max: number) =>
+  new JsonBody.Refused({
+    response: ErrorAnswers.fromInfo({
+      code: "rate_limited",
+      message: `This server is receiving ${max} uploads at once, the most it takes; retry after 1 s.`
+    }, { "retry-after": "1" })
+  })
 
 /** Default bound of a request body: 1 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
@@ -350,6 +368,8 @@ export const make = (
     const keys = yield* SigningKeys.SigningKeys
     const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
     const maxUploadBytes = options.maxUploadBytes ?? Api.DEFAULT_MAX_UPLOAD_BYTES
+    const uploadsAtOnce = Math.max(1, options.uploadsAtOnce ?? DEFAULT_UPLOADS_AT_ONCE)
+    const uploadSlots = yield* Effect.makeSemaphore(uploadsAtOnce)
     const config = yield* Effect.serviceOption(AppexecConfig.AppexecConfig)
     const slots = StreamSlots.make(
       Option.match(config, {
@@ -456,14 +476,23 @@ export const make = (
         Effect.map(appexec.executions.logs(principal, path.executionId), (data) => ({ data }))),
       serve(Api.getSigningKey, () =>
         keys.keySet),
-      // The bytes are read here within their bound (413 past it, before more is read), then
-      // checked against their declared type and stored by core.
+      // The bytes are read here within their bound (413 past it, before more is read), at most
+      // `uploadsAtOnce` bodies at a time (429 beyond), then checked against their declared type
+      // and stored by core.
       serve(Api.uploadFile, ({ principal, request }) =>
-        Effect.flatMap(UploadBody.read(request, maxUploadBytes), (bytes) =>
-          Effect.map(
-            appexec.uploads.create(principal, { contentType: request.headers["content-type"], bytes }),
-            (data) => ({ data })
-          )))
+        uploadSlots.withPermitsIfAvailable(1)(
+          Effect.flatMap(UploadBody.read(request, maxUploadBytes), (bytes) =>
+            Effect.map(
+              appexec.uploads.create(principal, { contentType: request.headers["content-type"], bytes }),
+              (data) => ({ data })
+            ))
+        ).pipe(
+          Effect.flatMap(Option.match({
+            onNone: () =>
+              Effect.fail(tooManyUploads(uploadsAtOnce)),
+            onSome: Effect.succeed
+          }))
+        ))
     ]
     return served
   })
