@@ -72,7 +72,7 @@ describe("the documentation's shell blocks", () => {
         const dir = yield* tempDataDir
         const data = join(dir, ".appexec")
         for (const app of readdirSync(join(root, "packages/server/apps"))) {
-          cpSync(join(root, "packages/server/apps", app), join(dir, app))
+          cpSync(join(root, "packages/server/apps", app), join(dir, app), { recursive: true })
         }
         const serve = yield* spawnAppexec(["serve", "--port", "0", "--rate-limit", "1000"], { APPEXEC_DATA: data })
         const [, key] = yield* serve.waitFor(/\): (aex_[A-Za-z0-9_-]+)/, "stdout")
