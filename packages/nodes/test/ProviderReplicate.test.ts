@@ -127,6 +127,31 @@ describe("provider.replicate", () => {
       expect(server.canceled).toEqual([])
     }).pipe(Effect.provide(instance())))
 
+  it.scoped("an output inlined as a data: URL (sync mode) is decoded and stored without a request", () =>
+    Effect.gen(function*() {
+      yield* setSecret(TOKEN)
+      const png = yield* testImage(16, 10)
+      const server = yield* TestReplicateServer.start({
+        token: TOKEN,
+        steps: 0,
+        model: () => ({ output: [`data:image/png;base64,${Buffer.from(png).toString("base64")}`] })
+      })
+      const done = yield* finish((yield* start(app(server.baseUrl), { prompt: "x" })).executionId)
+      expect(done.errorMessage).toBeNull()
+      expect(server.received).toHaveLength(1)
+      const blob = yield* download(done.outputs[0]!.value!)
+      expect(Buffer.from(blob.bytes).equals(Buffer.from(png))).toBe(true)
+      const svg = yield* TestReplicateServer.start({
+        token: TOKEN,
+        steps: 0,
+        model: () => ({ output: "data:image/svg+xml;base64,PHN2Zy8+" })
+      })
+      const refused = yield* finish((yield* start(app(svg.baseUrl), { prompt: "x" })).executionId)
+      expect(refused.errorMessage).toBe(
+        "node 'model' (provider.replicate) failed: the result is not media: a data: URL of image/svg+xml"
+      )
+    }).pipe(Effect.provide(instance())))
+
   it.scoped("a version runs through /v1/predictions; a language model's tokens are joined into text", () =>
     Effect.gen(function*() {
       yield* setSecret(TOKEN)
