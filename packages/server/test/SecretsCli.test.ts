@@ -55,6 +55,69 @@ const storedRows = (backend: Backend, dataDir: string, env: Record<string, strin
       "SELECT name, workspace_id, sealed FROM operator_secrets ORDER BY name, workspace_id"
     )
 
+/** An app `Chat`: a prompt through `provider.openai` (chat, secret `OPENAI_API_KEY`) at `baseUrl`. */
+const writeChatApp = (appsDir: string, baseUrl: string) =>
+  writeFileSync(
+    join(appsDir, "chat.json"),
+    JSON.stringify({
+      name: "Chat",
+      public: true,
+      nodes: [
+        { id: "prompt", type: "input.text", config: { name: "prompt", required: true } },
+        {
+          id: "model",
+          type: "provider.openai",
+          config: {
+            mode: "chat",
+            model: "echo",
+            baseUrl,
+            messages: [{ role: "user", content: "{{prompt}}" }],
+            retry: { count: 0 }
+          }
+        },
+        { id: "answer", type: "output.text", label: "Answer" }
+      ],
+      edges: [{ source: "prompt", target: "model" }, { source: "model", target: "answer" }]
+    })
+  )
+
+/**
+ * A client of a served instance with its printed key, keeping every answer's text: `call`, and
+ * `runToEnd` that starts the app named `appName` and waits for the run's end.
+ */
+const clientOf = (serve: { readonly baseUrl: string; readonly key: string }, appName: string) =>
+  Effect.gen(function*() {
+    const headers = { "x-api-key": serve.key, "content-type": "application/json" }
+    const answers: Array<string> = []
+    const call = (path: string, init: RequestInit & { readonly prefer?: string } = {}) =>
+      Effect.promise(async () => {
+        const response = await fetch(`${serve.baseUrl}${path}`, {
+          ...init,
+          headers: init.prefer === undefined ? headers : { ...headers, prefer: init.prefer }
+        })
+        const text = await response.text()
+        answers.push(text)
+        return { status: response.status, body: JSON.parse(text) as { data: Record<string, unknown> } }
+      })
+    const apps = yield* call(`/v1/apps?search=${appName}`)
+    const appId = String((apps.body.data as unknown as Array<{ appId: string }>)[0]!.appId)
+    /** Starts a run and waits for its end; the finished execution as GET shows it. */
+    const runToEnd = (prompt: string) =>
+      Effect.gen(function*() {
+        const started = yield* call(`/v1/apps/${appId}/executions`, {
+          method: "POST",
+          body: JSON.stringify({ inputs: { prompt } })
+        })
+        const id = String(started.body.data.executionId)
+        let seen = yield* call(`/v1/executions/${id}`)
+        while (seen.body.data.status === "queued" || seen.body.data.status === "running") {
+          seen = yield* call(`/v1/executions/${id}`, { prefer: "wait=20" })
+        }
+        return { id, execution: seen.body.data }
+      })
+    return { answers, call, runToEnd, appId }
+  })
+
 const INSTANCE_VALUE = "sk-instance-7f3a9c41d2e8"
 const WORKSPACE_VALUE = "sk-workspace-b6d05e12aa94"
 
@@ -143,63 +206,10 @@ describe("appexec secrets", () => {
           const dataDir = yield* tempDataDir
           const appsDir = yield* tempDataDir
           const provider = yield* TestOpenAiServer.start({ image: new Uint8Array() })
-          writeFileSync(
-            join(appsDir, "chat.json"),
-            JSON.stringify({
-              name: "Chat",
-              public: true,
-              nodes: [
-                { id: "prompt", type: "input.text", config: { name: "prompt", required: true } },
-                {
-                  id: "model",
-                  type: "provider.openai",
-                  config: {
-                    mode: "chat",
-                    model: "echo",
-                    baseUrl: provider.baseUrl,
-                    messages: [{ role: "user", content: "{{prompt}}" }],
-                    retry: { count: 0 }
-                  }
-                },
-                { id: "answer", type: "output.text", label: "Answer" }
-              ],
-              edges: [{ source: "prompt", target: "model" }, { source: "model", target: "answer" }]
-            })
-          )
+          writeChatApp(appsDir, provider.baseUrl)
           const debug = { ...(yield* backend.env), APPEXEC_LOG_LEVEL: "debug" }
           const serve = yield* startServe(dataDir, ["--apps", appsDir, "--allow-private-networks"], debug)
-          const headers = { "x-api-key": serve.key, "content-type": "application/json" }
-          const answers: Array<string> = []
-          const call = (path: string, init: RequestInit = {}) =>
-            Effect.promise(async () => {
-              const response = await fetch(`${serve.baseUrl}${path}`, { ...init, headers })
-              const text = await response.text()
-              answers.push(text)
-              return { status: response.status, body: JSON.parse(text) as { data: Record<string, unknown> } }
-            })
-          const apps = yield* call("/v1/apps?search=Chat")
-          const appId = String((apps.body.data as unknown as Array<{ appId: string }>)[0]!.appId)
-          /** Starts a run and waits for its end; the finished execution as GET shows it. */
-          const runToEnd = (prompt: string) =>
-            Effect.gen(function*() {
-              const started = yield* call(`/v1/apps/${appId}/executions`, {
-                method: "POST",
-                body: JSON.stringify({ inputs: { prompt } })
-              })
-              const id = String(started.body.data.executionId)
-              let seen = yield* call(`/v1/executions/${id}`)
-              while (seen.body.data.status === "queued" || seen.body.data.status === "running") {
-                seen = yield* Effect.promise(async () => {
-                  const response = await fetch(`${serve.baseUrl}/v1/executions/${id}`, {
-                    headers: { ...headers, prefer: "wait=20" }
-                  })
-                  const text = await response.text()
-                  answers.push(text)
-                  return { status: response.status, body: JSON.parse(text) as { data: Record<string, unknown> } }
-                })
-              }
-              return { id, execution: seen.body.data }
-            })
+          const { answers, appId, call, runToEnd } = yield* clientOf(serve, "Chat")
           const cli: Array<Ran> = []
           const appexec = (input: string, ...args: Array<string>) =>
             Effect.tap(appexecWith(debug, input, ...args, "--data", dataDir), (ran) => cli.push(ran))
@@ -253,4 +263,44 @@ describe("appexec secrets", () => {
       120_000
     )
   }
+
+  it.scopedLive(
+    "a new master key with the old one as previous seals every secret again at the next start; the old key can then go",
+    () =>
+      Effect.gen(function*() {
+        const dataDir = yield* tempDataDir
+        const appsDir = yield* tempDataDir
+        const provider = yield* TestOpenAiServer.start({ image: new Uint8Array() })
+        writeChatApp(appsDir, provider.baseUrl)
+        const oldKey = { APPEXEC_MASTER_KEY: Buffer.alloc(32, 1).toString("base64url") }
+        const newKey = { APPEXEC_MASTER_KEY: Buffer.alloc(32, 2).toString("base64url") }
+        const sealed = () => Effect.map(storedRows(backends[0]!, dataDir, {}), (rows) => rows[0]!.sealed)
+        expect((yield* appexecWith(oldKey, INSTANCE_VALUE, "secrets", "set", "OPENAI_API_KEY", "--data", dataDir)).code)
+          .toBe(0)
+        const before = yield* sealed()
+
+        // The next command with the new key and the old one as previous seals the secret again.
+        const rotated = yield* appexecWith(
+          { ...newKey, APPEXEC_MASTER_KEY_PREVIOUS: oldKey.APPEXEC_MASTER_KEY },
+          "",
+          "secrets",
+          "list",
+          "--data",
+          dataDir
+        )
+        expect(rotated.code).toBe(0)
+        expect(rotated.stderr).toContain("secret OPENAI_API_KEY of the instance sealed with the new master key")
+        expect(yield* sealed()).not.toBe(before)
+
+        // With the new key alone, a run uses it.
+        const serve = yield* startServe(dataDir, ["--apps", appsDir, "--allow-private-networks"], newKey)
+        const { runToEnd } = yield* clientOf(serve, "Chat")
+        expect((yield* runToEnd("after the rotation")).execution.status).toBe("completed")
+        expect(provider.received.at(-1)!.headers.authorization).toBe(`Bearer ${INSTANCE_VALUE}`)
+        for (const text of [rotated.stdout, rotated.stderr, serve.output.stdout, serve.output.stderr]) {
+          expect(text).not.toContain(INSTANCE_VALUE)
+        }
+      }),
+    120_000
+  )
 })
