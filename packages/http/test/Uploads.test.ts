@@ -17,7 +17,7 @@ import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import sharp from "sharp"
-import type { AppexecHttp } from "../src/index.js"
+import { type AppexecHttp, WebHandler } from "../src/index.js"
 import * as Endpoints from "../src/internal/Endpoints.js"
 import type { ServerRequest } from "../src/internal/Exchange.js"
 import { SigningKeysTest } from "./fixtures.js"
@@ -347,4 +347,30 @@ describe("POST /v1/uploads", () => {
       expect((yield* Fiber.join(first)).status).toBe(201)
       expect((yield* call(() => Effect.succeed(photo))).status).toBe(201)
     }).pipe(Effect.provide(instance("http://127.0.0.1:1"))))
+
+  it.scoped("the web handler takes uploads too (Request → Response), mounted under a base path", () =>
+    Effect.gen(function*() {
+      const handler = yield* WebHandler.make({ basePath: "/api", logRequests: false, maxUploadBytes: 1024 })
+      const alice = yield* TestHarness.signIn("alice")
+      const photo = yield* png(8, 8)
+      const post = (body: Uint8Array, type: string) =>
+        Effect.promise(() =>
+          handler(
+            new Request("https://host.example/api/v1/uploads", {
+              method: "POST",
+              headers: { "x-api-key": alice.key, "content-type": type },
+              body
+            })
+          )
+        )
+      const created = yield* post(photo, "image/png")
+      expect(created.status).toBe(201)
+      const { data } = (yield* Effect.promise(() => created.json())) as { data: { url: string } }
+      expect(data.url.startsWith("https://host.example/api/media/uploads/")).toBe(true)
+      const media = yield* Effect.promise(() => handler(new Request(data.url)))
+      expect([media.status, media.headers.get("content-type")]).toEqual([200, "image/png"])
+      expect(new Uint8Array(yield* Effect.promise(() => media.arrayBuffer()))).toEqual(photo)
+      expect((yield* post(yield* png(300, 300), "image/png")).status).toBe(413)
+      expect((yield* post(photo, "image/gif")).status).toBe(415)
+    }).pipe(Effect.provide(instance("https://host.example/api"))))
 })
