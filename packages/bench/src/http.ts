@@ -9,6 +9,11 @@
  * event-loop turn together as appexec's listener does, and (c), the framework floor: a bare
  * `HttpApi` endpoint of `@effect/platform` returning a constant body.
  *
+ * Then the start path on PostgreSQL (`start_execution_postgres`): `POST /v1/apps/{id}/executions`
+ * through two `appexec serve --no-worker` processes on one embedded PostgreSQL (every commit
+ * flushed), 25 connections to each at once; their summed rate, the slower p99 of the two, and the
+ * CPU per start of both, printed beside the SQLite figure and the goal (3,000/s, p99 < 50 ms).
+ *
  * Figures: req/s, p50 and p99 latency of each, and the ratio a/b per endpoint (a/b' and a/c for polling).
  * `BENCH_HTTP_SECONDS` shortens the runs; `BENCH_HTTP_PROFILE=dir` runs the servers under
  * `node --cpu-prof` and leaves the profiles in `dir`; `BENCH_APPEXEC_BIN` runs another build of
@@ -21,8 +26,11 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import pg from "pg"
 import type { Benchmark } from "./Benchmark.js"
 import * as ProcessCpu from "./ProcessCpu.js"
+import { masterKey } from "./servers/appexec.js"
+import * as PostgresServer from "./servers/postgres.js"
 
 const root = fileURLToPath(new URL("../../../", import.meta.url))
 const seconds = Number(process.env.BENCH_HTTP_SECONDS ?? 10)
@@ -65,14 +73,113 @@ interface Load {
   readonly body?: string
 }
 
-/** One autocannon run. */
-const load = ({ body, headers, method = "GET", url }: Load) =>
+/** One autocannon run (50 connections unless told). */
+const load = ({ body, headers, method = "GET", url }: Load, connections = 50) =>
   Effect.async<autocannon.Result, Error>((resume) => {
     autocannon(
-      { url, method, connections: 50, duration: seconds, headers, ...(body === undefined ? {} : { body }) },
+      { url, method, connections, duration: seconds, headers, ...(body === undefined ? {} : { body }) },
       (error, result) => resume(error ? Effect.fail(error) : Effect.succeed(result))
     )
   })
+
+/** The goal of the start path on PostgreSQL: starts per second, at a p99 under `P99_GOAL_MS`. */
+const STARTS_GOAL = 3_000
+const P99_GOAL_MS = 50
+
+/**
+ * Starts through two `appexec serve --no-worker` processes on one PostgreSQL database, 25
+ * connections to each at once (the executions stay queued: no worker runs).
+ */
+const startsOnPostgres = (
+  dataDir: string,
+  startBody: string,
+  report: Parameters<Benchmark["run"]>[0]
+) =>
+  Effect.scoped(Effect.gen(function*() {
+    const server = yield* Effect.acquireRelease(
+      Effect.promise(() => PostgresServer.start()),
+      (server) => Effect.promise(() => server.stop())
+    )
+    const env = { APPEXEC_DATABASE_URL: server.url, ...masterKey() }
+    const bin = process.env.BENCH_APPEXEC_BIN ?? join(root, "packages/server/dist/appexec.js")
+    const args = (
+      dir: string
+    ) => ["serve", "--port", "0", "--no-worker", "--data", join(dataDir, dir), "--rate-limit", "1000000000"]
+    // The first process bootstraps the database (and prints the key); the second finds it ready.
+    const first = yield* start(
+      bin,
+      args("pg-a"),
+      /curl -H 'x-api-key: (aex_[A-Za-z0-9_-]+)' (http:\/\/[^\s]+)\/v1\/apps/,
+      env
+    )
+    const second = yield* start(bin, args("pg-b"), /appexec is listening on (http:\/\/127\.0\.0\.1:\d+) /, env)
+    const headers = { "x-api-key": first.match[1]!, "content-type": "application/json" }
+    const urls = [first.match[2]!, second.match[1]!]
+    const apps = yield* Effect.promise(() =>
+      fetch(`${urls[0]}/v1/apps`, { headers }).then((r) =>
+        r.json() as Promise<{ data: Array<{ appId: string; name: string }> }>
+      )
+    )
+    const greeting = apps.data.find((a) => a.name === "Greeting")!
+    const pids = [first.child.pid, second.child.pid]
+    /** Transactions committed in the database so far (statistics flushed within a second of a commit). */
+    const commits = Effect.promise(async () => {
+      const client = new pg.Client({ connectionString: server.url })
+      await client.connect()
+      try {
+        const { rows } = await client.query<{ n: string }>(
+          "SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()"
+        )
+        return Number(rows[0]!.n)
+      } finally {
+        await client.end()
+      }
+    })
+    const commitsBefore = yield* commits
+    const cpuBefore = pids.map(ProcessCpu.ofProcess)
+    const results = yield* Effect.forEach(
+      urls,
+      (url) =>
+        load({ url: `${url}/v1/apps/${greeting.appId}/executions`, method: "POST", headers, body: startBody }, 25),
+      { concurrency: "unbounded" }
+    )
+    const cpu = pids.reduce<number>((sum, pid, i) => sum + ProcessCpu.ofProcess(pid) - cpuBefore[i]!, 0)
+    const non2xx = results.reduce((sum, r) => sum + r.non2xx, 0)
+    if (non2xx > 0) return yield* Effect.fail(new Error(`start_execution_postgres: ${non2xx} non-2xx answers`))
+    const errors = results.reduce((sum, r) => sum + r.errors, 0)
+    if (errors > 0) {
+      yield* report({ name: "http.start_execution.postgres_2_api.errors", value: errors, unit: "requests" })
+    }
+    const total = results.reduce((sum, r) => sum + r.requests.total, 0)
+    yield* report({
+      name: "http.start_execution.postgres_2_api.requests",
+      value: results.reduce((sum, r) => sum + r.requests.average, 0),
+      unit: `req/s (goal >= ${STARTS_GOAL})`
+    })
+    yield* report({
+      name: "http.start_execution.postgres_2_api.p50",
+      value: Math.max(...results.map((r) => r.latency.p50)),
+      unit: "ms"
+    })
+    yield* report({
+      name: "http.start_execution.postgres_2_api.p99",
+      value: Math.max(...results.map((r) => r.latency.p99)),
+      unit: `ms (the slower process; goal < ${P99_GOAL_MS})`
+    })
+    yield* Effect.sleep("1500 millis")
+    yield* report({
+      name: "http.start_execution.postgres_2_api.commits_per_request",
+      value: ((yield* commits) - commitsBefore) / total,
+      unit: "transactions"
+    })
+    if (cpu > 0) {
+      yield* report({
+        name: "http.start_execution.postgres_2_api.cpu_per_request",
+        value: cpu / total,
+        unit: "µs (both API processes)"
+      })
+    }
+  }))
 
 /** The benchmark. */
 export const benchmark: Benchmark = {
@@ -185,6 +292,10 @@ export const benchmark: Benchmark = {
           }, bare.child)
           yield* report({ name: `http.${name}.ratio.appexec_over_bare`, value: a / c, unit: "x" })
         }
+      }
+
+      if (only === undefined || only.includes("start_execution_postgres")) {
+        yield* startsOnPostgres(dataDir, startBody, report)
       }
     }).pipe(Effect.scoped)
 }
