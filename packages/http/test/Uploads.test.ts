@@ -92,7 +92,7 @@ const upload = (origin: string, bytes: Uint8Array | ReadableStream<Uint8Array>, 
 const png = (width: number, height: number) =>
   Effect.promise(() =>
     sharp({ create: { width, height, channels: 3, background: { r: 200, g: 80, b: 40 } } }).png().toBuffer().then((b) =>
-      new Uint8Array(b)
+      Uint8Array.from(b)
     )
   )
 
@@ -353,7 +353,7 @@ describe("POST /v1/uploads", () => {
       const handler = yield* WebHandler.make({ basePath: "/api", logRequests: false, maxUploadBytes: 1024 })
       const alice = yield* TestHarness.signIn("alice")
       const photo = yield* png(8, 8)
-      const post = (body: Uint8Array, type: string) =>
+      const post = (body: Uint8Array<ArrayBuffer>, type: string) =>
         Effect.promise(() =>
           handler(
             new Request("https://host.example/api/v1/uploads", {
