@@ -4,7 +4,7 @@
  * whose runs keep their temporary directories under a directory of the test, checked empty after.
  */
 import { Ids } from "@appexec/api"
-import { NodeType } from "@appexec/core"
+import { ExecutionReports, NodeType } from "@appexec/core"
 import { NodesSettings } from "@appexec/nodes"
 import { videoFromImage } from "@appexec/nodes/VideoFromImage"
 import { describe, expect, it } from "@effect/vitest"
@@ -73,7 +73,7 @@ const resultOf = (definition: unknown, inputs: Record<string, string>) =>
     expect(done.errorMessage).toBeNull()
     expect(done.status).toBe("completed")
     const output = done.outputs[0]!
-    return { ...(yield* download(output.value!)), url: output.value!, type: output.type }
+    return { ...(yield* download(output.value!)), url: output.value!, type: output.type, executionId: done.executionId }
   })
 
 /** Runs `definition` on `inputs` and answers its error message, the execution having failed. */
@@ -112,6 +112,14 @@ describe("video.fromImage", () => {
       const [first] = yield* colourAt(video.bytes, 0)
       const [last] = yield* colourAt(video.bytes, 1.96)
       expect(last!).toBeGreaterThan(first! * 2.5)
+      // ffmpeg's progress reached the execution's live reports, and its log has the result.
+      const reports = yield* ExecutionReports.ExecutionReports
+      const kept = (yield* reports.after(Ids.ExecutionId.make(video.executionId), 0)).reports.map((r) => r.report)
+      const progress = kept.filter((r) => r._tag === "Progress" && r.nodeId === "work")
+      expect(progress.length).toBeGreaterThan(0)
+      expect(progress.at(-1)!).toMatchObject({ message: expect.stringMatching(/^\d+\.\d s of 2 s$/) })
+      const lines = kept.flatMap((r) => r._tag === "Log" && r.nodeId === "work" ? [r.message] : [])
+      expect(lines).toEqual([expect.stringMatching(/^mp4 320×180, 2 s at 25 fps \(zoom-in\), [\d.]+ KiB in [\d.]+ s$/)])
     })))
 
   it.scoped("writes WebM (VP9) and zooms out", () =>
