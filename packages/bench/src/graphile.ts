@@ -124,7 +124,8 @@ const commits = (client: pg.Client) =>
 const commitsSince = (client: pg.Client, before: number, counted: number) =>
   Effect.zipRight(
     Effect.sleep(Duration.millis(1_500)),
-    Effect.map(commits(client), (after) => after - before - counted)
+    // Never below 0: a process that stopped before flushing its statistics leaves them short.
+    Effect.map(commits(client), (after) => Math.max(0, after - before - counted))
   )
 
 /** Waits, asking `left` every 10 ms, until it answers 0; the time it did. */
