@@ -180,7 +180,7 @@ export interface RateLimitsTable {
   previous: number
 }
 
-/** `key_revision` (SQLite only): one row, bumped by triggers on every change of `api_keys`. */
+/** `key_revision`: one row, bumped by triggers on every change of `api_keys`. */
 export interface KeyRevisionTable {
   id: number
   revision: number
