@@ -81,6 +81,58 @@ describe("MediaUrls (signed)", () => {
       expect((yield* get(url, {}, "POST")).status).toBe(405)
     }).pipe(Effect.provide(signed())))
 
+  it.effect("with a store that reads ranges, a range reads only its bytes, HEAD and 304 read none, and the ETag follows the version", () => {
+    const video = Uint8Array.from({ length: 256 * 1024 }, (_, i) => i % 251)
+    const reads: Array<string> = []
+    let version = "v1"
+    const ranged = Layer.succeed(BlobStore.BlobStore, {
+      put: () => Effect.void,
+      get: (key) =>
+        Effect.sync(() => reads.push(`get ${key}`)).pipe(
+          Effect.as(Option.some({ contentType: "video/mp4", bytes: video }))
+        ),
+      stat: (key) =>
+        Effect.sync(() => reads.push(`stat ${key}`)).pipe(
+          Effect.as(Option.some({ contentType: "video/mp4", size: video.length, version }))
+        ),
+      getRange: (key, start, end) =>
+        Effect.sync(() => reads.push(`range ${key} ${start}-${end}`)).pipe(
+          Effect.as(Option.some(video.slice(start, end + 1)))
+        ),
+      deleteUnder: () => Effect.void
+    })
+    return Effect.gen(function*() {
+      const url = yield* urlFor("executions/abc/clip.mp4")
+      const part = yield* get(url, { range: "bytes=65536-131071" })
+      expect(part.status).toBe(206)
+      expect(part.headers["content-range"]).toBe(`bytes 65536-131071/${video.length}`)
+      expect(part.headers["content-length"]).toBe("65536")
+      expect(part.body).toEqual(video.slice(65536, 131072))
+      expect(reads).toEqual(["stat executions/abc/clip.mp4", "range executions/abc/clip.mp4 65536-131071"])
+      const tail = yield* get(url, { range: "bytes=-10" })
+      expect(tail.body).toEqual(video.slice(-10))
+      expect(tail.headers["etag"]).toBe(part.headers["etag"])
+      reads.length = 0
+      const head = yield* get(url, {}, "HEAD")
+      expect(head.headers["content-length"]).toBe(String(video.length))
+      expect((yield* get(url, { "if-none-match": part.headers["etag"]!, range: "bytes=0-1" })).status).toBe(304)
+      expect(reads).toEqual(["stat executions/abc/clip.mp4", "stat executions/abc/clip.mp4"])
+      expect((yield* get(url)).body).toEqual(video)
+      version = "v2"
+      const replaced = yield* get(url, { "if-none-match": part.headers["etag"]! })
+      expect(replaced.status).toBe(200)
+      expect(replaced.headers["etag"]).not.toBe(part.headers["etag"])
+    }).pipe(Effect.provide(Layer.merge(
+      MediaUrls.layer({
+        mode: "signed",
+        baseUrl: "https://api.example.com/appexec/",
+        secret: Redacted.make("0123456789abcdef0123456789abcdef"),
+        ttlSeconds: 3600
+      }),
+      ranged
+    )))
+  })
+
   it.effect("an expired URL answers 404", () =>
     Effect.gen(function*() {
       const url = yield* urlFor(KEY)

@@ -7,12 +7,14 @@
  * in `<directory>/.meta/<key>.json`. Keys must be blob keys (`MediaUrls.isBlobKey`: segments of
  * letters, digits, `.`, `_` and `-`, each starting with a letter or digit), so no key reaches
  * outside the directory or into `.meta`. Files are written to a temporary name and renamed,
- * bytes first, so a reader never sees a half-written blob.
+ * bytes first, so a reader never sees a half-written blob. `stat` reads the metadata and the
+ * file's inode and modification time (its version: a put renames a new file over it);
+ * `getRange` reads the asked bytes at their offset, not the whole file.
  */
 import { BlobStore, Errors, MediaUrls } from "@appexec/core"
 import { Effect, Layer, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
+import { mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
 
 const Meta = Schema.parseJson(Schema.Struct({ contentType: Schema.String, size: Schema.Number }))
@@ -65,6 +67,52 @@ export const make = (directory: string): BlobStore.BlobStore["Type"] => {
         )
         return Option.some({ contentType: meta.contentType, bytes: new Uint8Array(read.bytes) })
       }),
+    stat: (key) =>
+      Effect.gen(function*() {
+        const paths = yield* pathsOf(key)
+        const read = yield* Effect.tryPromise({
+          try: async () => {
+            const meta = await readIfPresent(paths.meta, (p) => readFile(p, "utf8"))
+            const info = meta === undefined
+              ? undefined
+              : await readIfPresent(paths.data, (p) => stat(p, { bigint: true }))
+            return meta === undefined || info === undefined ? undefined : { meta, info }
+          },
+          catch: (cause) => new Errors.StorageError({ operation: "BlobStore.stat", cause })
+        })
+        if (read === undefined) return Option.none()
+        const meta = yield* decodeMeta(read.meta).pipe(
+          Effect.mapError((cause) => new Errors.StorageError({ operation: "BlobStore.stat", cause }))
+        )
+        return Option.some({
+          contentType: meta.contentType,
+          size: Number(read.info.size),
+          version: `${read.info.ino.toString(36)}-${read.info.mtimeNs.toString(36)}`
+        })
+      }),
+    getRange: (key, start, endInclusive) =>
+      Effect.flatMap(pathsOf(key), (paths) =>
+        Effect.tryPromise({
+          try: async () => {
+            const file = await readIfPresent(paths.data, (p) => open(p, "r"))
+            if (file === undefined) return Option.none()
+            try {
+              const size = (await file.stat()).size
+              const length = Math.max(0, Math.min(endInclusive + 1, size) - start)
+              const bytes = new Uint8Array(length)
+              let read = 0
+              while (read < length) {
+                const { bytesRead } = await file.read(bytes, read, length - read, start + read)
+                if (bytesRead === 0) break
+                read += bytesRead
+              }
+              return Option.some(bytes.subarray(0, read))
+            } finally {
+              await file.close()
+            }
+          },
+          catch: (cause) => new Errors.StorageError({ operation: "BlobStore.getRange", cause })
+        })),
     // Keys are paths: a prefix ending in `/` is a directory, removed with what is under it.
     deleteUnder: (prefix) =>
       prefix.endsWith("/") && MediaUrls.isBlobKey(prefix.slice(0, -1))

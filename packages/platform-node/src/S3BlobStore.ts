@@ -10,7 +10,9 @@
  * Every SDK failure becomes a `StorageError` whose operation names the S3 call, the bucket and
  * the S3 error code (`S3 PutObject on bucket 'media': NoSuchBucket`); credentials never appear.
  * `deleteUnder` lists the prefix a page (1000 keys) at a time and deletes each page with one
- * `DeleteObjects`, until the list is empty. The module is a subpath of its own (`@appexec/platform-node/S3BlobStore`),
+ * `DeleteObjects`, until the list is empty. `stat` is a `HeadObject` (the version is the
+ * object's ETag) and `getRange` a `GetObject` with a `Range` header, so a seek in a video reads
+ * only the asked bytes from the bucket. The module is a subpath of its own (`@appexec/platform-node/S3BlobStore`),
  * so that processes without a bucket never load the SDK.
  */
 import { BlobStore, Errors, MediaUrls } from "@appexec/core"
@@ -18,6 +20,7 @@ import {
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadBucketCommand,
+  HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -93,6 +96,13 @@ const isNoSuchKey = (cause: unknown) =>
   typeof cause === "object" && cause !== null && "name" in cause &&
   (cause.name === "NoSuchKey" || cause.name === "NotFound")
 
+/** S3 answers a range that starts past the object's end with 416 `InvalidRange`. */
+const isInvalidRange = (cause: unknown) =>
+  typeof cause === "object" && cause !== null &&
+  (("name" in cause && cause.name === "InvalidRange") ||
+    ("$metadata" in cause && typeof cause.$metadata === "object" && cause.$metadata !== null &&
+      "httpStatusCode" in cause.$metadata && cause.$metadata.httpStatusCode === 416))
+
 const failure = (bucket: string, call: string, cause: unknown) =>
   new Errors.StorageError({ operation: `S3 ${call} on bucket '${bucket}': ${codeOf(cause)}`, cause })
 
@@ -158,6 +168,47 @@ export const make: Effect.Effect<BlobStore.BlobStore["Type"], never, S3Bucket> =
             return Option.some({ contentType: answer.ContentType ?? "application/octet-stream", bytes })
           } catch (cause) {
             if (isNoSuchKey(cause)) return Option.none()
+            throw cause
+          }
+        })
+      }),
+      stat: Effect.fn("S3BlobStore.stat")(function*(key) {
+        const Key = yield* objectKey(key)
+        return yield* send("HeadObject", async (abortSignal) => {
+          try {
+            const answer = await client.send(new HeadObjectCommand({ Bucket: bucket, Key }), { abortSignal })
+            return Option.some({
+              contentType: answer.ContentType ?? "application/octet-stream",
+              size: answer.ContentLength ?? 0,
+              version: answer.ETag ?? answer.LastModified?.toISOString() ?? ""
+            })
+          } catch (cause) {
+            if (isNoSuchKey(cause)) return Option.none()
+            throw cause
+          }
+        })
+      }),
+      getRange: Effect.fn("S3BlobStore.getRange")(function*(key, start, endInclusive) {
+        const Key = yield* objectKey(key)
+        if (endInclusive < start) {
+          // No bytes asked: S3 would ignore such a Range and answer the whole object.
+          return yield* Effect.map(service.stat!(key), Option.map(() => new Uint8Array(0)))
+        }
+        return yield* send("GetObject", async (abortSignal) => {
+          try {
+            const answer = await client.send(
+              new GetObjectCommand({ Bucket: bucket, Key, Range: `bytes=${start}-${endInclusive}` }),
+              { abortSignal }
+            )
+            const bytes = answer.Body === undefined ? new Uint8Array(0) : await answer.Body.transformToByteArray()
+            // A server that ignores the Range answers the whole object (no Content-Range); one
+            // that misreads `bytes=N-0` (s3rver) more than asked: keep the asked bytes only.
+            const wanted = endInclusive - start + 1
+            if (answer.ContentRange === undefined) return Option.some(bytes.subarray(start, endInclusive + 1))
+            return Option.some(bytes.length > wanted ? bytes.subarray(0, wanted) : bytes)
+          } catch (cause) {
+            if (isNoSuchKey(cause)) return Option.none()
+            if (isInvalidRange(cause)) return Option.some(new Uint8Array(0))
             throw cause
           }
         })

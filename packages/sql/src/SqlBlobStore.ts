@@ -1,9 +1,13 @@
 /**
  * `BlobStore` on SQL, for every dialect: media bytes in the `blobs` table, next to the executions
- * that made them (on a shared database every process serves every medium).
+ * that made them (on a shared database every process serves every medium). `stat` and
+ * `getRange` read `length(bytes)` and `substr(bytes, …)` (SQLite blobs and PostgreSQL `bytea`
+ * alike), so a range of a large video is not read whole; a blob's version is its `created_at`,
+ * which every put advances.
  */
 import { BlobStore } from "@appexec/core"
 import { Clock, Effect, Layer, Option } from "effect"
+import { sql } from "kysely"
 import { SqlRunner } from "./SqlRunner.js"
 
 /** The blob store over the runner. */
@@ -13,13 +17,21 @@ export const make = Effect.gen(function*() {
   const service: BlobStore.BlobStore["Type"] = {
     put: Effect.fn("SqlBlobStore.put")(function*(key, blob) {
       const now = yield* Clock.currentTimeMillis
-      const columns = { content_type: blob.contentType, bytes: blob.bytes, created_at: now }
+      const columns = { content_type: blob.contentType, bytes: blob.bytes }
       yield* runner.run(
         "put blob",
         db
           .insertInto("blobs")
-          .values({ key, ...columns })
-          .onConflict((oc) => oc.column("key").doUpdateSet(columns))
+          .values({ key, ...columns, created_at: now })
+          // A replacement's created_at is later than the replaced one's even within a
+          // millisecond: it is the blob's version (an ETag derives from it).
+          .onConflict((oc) =>
+            oc.column("key").doUpdateSet({
+              ...columns,
+              created_at: sql<number>`CASE WHEN excluded.created_at > blobs.created_at
+                THEN excluded.created_at ELSE blobs.created_at + 1 END`
+            })
+          )
       )
     }),
     get: Effect.fn("SqlBlobStore.get")((key) =>
@@ -31,6 +43,44 @@ export const make = Effect.gen(function*() {
               ? Option.none()
               : Option.some({ contentType: row.content_type, bytes: Uint8Array.from(row.bytes) })
           )
+        )
+    ),
+    stat: Effect.fn("SqlBlobStore.stat")((key) =>
+      runner
+        .first(
+          "stat blob",
+          db
+            .selectFrom("blobs")
+            .select(["content_type", "created_at", sql<number | string>`length(bytes)`.as("size")])
+            .where("key", "=", key)
+        )
+        .pipe(
+          Effect.map((row) =>
+            row === undefined
+              ? Option.none()
+              : Option.some({
+                contentType: row.content_type,
+                size: Number(row.size),
+                version: String(row.created_at)
+              })
+          )
+        )
+    ),
+    getRange: Effect.fn("SqlBlobStore.getRange")((key, start, endInclusive) =>
+      runner
+        .first(
+          "get blob range",
+          db
+            .selectFrom("blobs")
+            .select(
+              sql<Uint8Array>`substr(bytes, ${Math.floor(start) + 1}, ${
+                Math.max(0, Math.floor(endInclusive) - Math.floor(start) + 1)
+              })`.as("part")
+            )
+            .where("key", "=", key)
+        )
+        .pipe(
+          Effect.map((row) => (row === undefined ? Option.none() : Option.some(Uint8Array.from(row.part ?? []))))
         )
     ),
     deleteUnder: Effect.fn("SqlBlobStore.deleteUnder")((prefix) =>
