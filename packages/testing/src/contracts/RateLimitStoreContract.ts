@@ -78,4 +78,32 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         expect(counts.map((c) => c.current).sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1))
       })
     )
+
+    test(
+      "concurrent hits of many keys, and of one key in two windows, are each counted exactly, with the previous window's count",
+      Effect.gen(function*() {
+        const store = yield* RateLimitStore.RateLimitStore
+        for (let i = 0; i < 3; i++) yield* store.hit("a", 0, 60_000)
+        const hits = Array.from(
+          { length: 60 },
+          (_, i) => ({ key: ["a", "b", "c"][i % 3]!, windowStart: i < 45 ? 60_000 : 120_000 })
+        )
+        const counts = yield* Effect.all(
+          hits.map(({ key, windowStart }) =>
+            Effect.map(store.hit(key, windowStart, 60_000), (c) => ({ key, windowStart, ...c }))
+          ),
+          { concurrency: "unbounded" }
+        )
+        for (const key of ["a", "b", "c"]) {
+          const first = counts.filter((c) => c.key === key && c.windowStart === 60_000)
+          const second = counts.filter((c) => c.key === key && c.windowStart === 120_000)
+          // Each key's hits of a window took the counts 1..n, whatever the order they were counted in.
+          expect(first.map((c) => c.current).sort((x, y) => x - y)).toEqual(Array.from({ length: 15 }, (_, i) => i + 1))
+          expect(first.every((c) => c.previous === (key === "a" ? 3 : 0))).toBe(true)
+          // A hit of the later window counts from 1 there (or on top of its own window, never on the earlier one's).
+          expect(second.map((c) => c.current).sort((x, y) => x - y)).toEqual(Array.from({ length: 5 }, (_, i) => i + 1))
+        }
+        expect(yield* store.hit("b", 120_000, 60_000)).toEqual({ current: 6, previous: 15 })
+      })
+    )
   })
