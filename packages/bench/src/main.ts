@@ -12,6 +12,7 @@ import * as Graphile from "./graphile.js"
 import * as Http from "./http.js"
 import * as Images from "./images.js"
 import * as Live from "./live.js"
+import * as Media from "./media.js"
 import * as Polling from "./polling.js"
 import * as Queue from "./queue.js"
 import * as Scaling from "./scaling.js"
@@ -29,7 +30,8 @@ const benchmarks: ReadonlyArray<Benchmark> = [
   Http.benchmark,
   Polling.benchmark,
   Live.benchmark,
-  Uploads.benchmark
+  Uploads.benchmark,
+  Media.benchmark
 ]
 
 const only = process.argv.slice(2)

@@ -27,14 +27,14 @@ const file = (): Uint8Array<ArrayBuffer> => {
   return bytes
 }
 
-const tempDir = (prefix: string) =>
+export const tempDir = (prefix: string) =>
   Effect.acquireRelease(
     Effect.sync(() => mkdtempSync(join(tmpdir(), prefix))),
     (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
   )
 
 /** s3rver on 127.0.0.1 with one bucket, as the S3 tests start it; its endpoint and the environment that reaches it. */
-const s3rver = (bucket: string) =>
+export const s3rver = (bucket: string) =>
   Effect.gen(function*() {
     const directory = yield* tempDir("appexec-bench-s3-")
     const bin = createRequire(import.meta.url).resolve("s3rver/bin/s3rver.js")
