@@ -128,6 +128,26 @@ export const parseLocation = (
   return Either.right({ bucket, prefix })
 }
 
+/** The variable with which the AWS SDK keeps its notice on Node versions it will stop supporting. */
+export const SDK_NOTICE_VARIABLE = "AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED"
+
+/**
+ * On Node before 22 the AWS SDK prints a ten-line `NodeVersionSupportWarning` to stderr when its
+ * first client is made, which breaks the one-event-a-line log of `serve` and `worker`
+ * (`APPEXEC_LOG_FORMAT=json`). Unless the operator set `AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED`
+ * (either way), the command sets it to `true` before it loads the SDK and says the same in one
+ * warning of its own log.
+ */
+const quietSdkNotice = Effect.suspend(() => {
+  if (process.env[SDK_NOTICE_VARIABLE] !== undefined) return Effect.void
+  process.env[SDK_NOTICE_VARIABLE] = "true"
+  const major = Number(process.versions.node.split(".")[0])
+  return major >= 22 ? Effect.void : Effect.logWarning(
+    `Node ${process.versions.node}: releases of the AWS SDK (used for --media s3://…) published after January 2027 ` +
+      `require Node 22 or later (its own notice is off: ${SDK_NOTICE_VARIABLE}=true)`
+  )
+})
+
 /**
  * The blob store and the bucket of `media`, checked at start (`HeadBucket`: a missing bucket or
  * refused credentials stop the command with the bucket's name and the S3 error code). The region
@@ -138,7 +158,8 @@ export const storeLayer = (
   env: Readonly<Record<string, string | undefined>> = process.env
 ): Layer.Layer<BlobStore.BlobStore | S3Bucket, Errors.StorageError> =>
   Layer.unwrapEffect(
-    Effect.promise(() => import("@appexec/platform-node/S3BlobStore")).pipe(
+    quietSdkNotice.pipe(
+      Effect.zipRight(Effect.promise(() => import("@appexec/platform-node/S3BlobStore"))),
       Effect.map((S3BlobStore) =>
         S3BlobStore.layer({
           bucket: media.bucket,

@@ -7,7 +7,8 @@
  * - `--media-direct`: the output URL is a presigned URL of the bucket that lasts as long as signed
  *   URLs, and it downloads the PNG; the automatic retention of a later start deletes the object;
  * - a bucket that goes away fails the node with a clear message and keeps the execution; a
- *   missing bucket at start stops the command, naming it.
+ *   missing bucket at start stops the command, naming it;
+ * - the AWS SDK's Node version notice does not break the JSON log.
  */
 import { DeleteBucketCommand, GetObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3"
 import { describe, expect, it } from "@effect/vitest"
@@ -181,6 +182,34 @@ describe("appexec with --media s3://…", () => {
         const exit = yield* refused.exited("60 seconds")
         expect(exit.code).not.toBe(0)
         expect(refused.output.stderr).toContain("S3 HeadBucket on bucket 'no-such-bucket'")
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
+  it.live(
+    "the AWS SDK's multi-line Node version notice stays out of the JSON log unless the operator set its variable",
+    () =>
+      Effect.gen(function*() {
+        const s3 = yield* S3rver.start()
+        const media = ["--media", `s3://${s3.bucket}`, "--media-endpoint", s3.endpoint]
+        const stderrOf = (env: Record<string, string>) =>
+          Effect.gen(function*() {
+            const serve = yield* startServe(yield* tempDataDir, media, { ...s3.env, ...env })
+            serve.child.kill("SIGTERM")
+            yield* serve.exited("30 seconds")
+            return serve.output.stderr
+          })
+        const old = Number(process.versions.node.split(".")[0]) < 22
+        const quiet = yield* stderrOf({})
+        const lines = quiet.split("\n").filter((line) => line !== "")
+        for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow()
+        expect(quiet).not.toContain("NodeVersionSupportWarning")
+        const said = lines.map((line) => JSON.parse(line) as { logLevel: string; message: unknown })
+          .filter((event) => String(event.message).includes("AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true"))
+        expect(said.map((event) => event.logLevel)).toEqual(old ? ["WARN"] : [])
+        // The operator's own setting is kept: "false" lets the SDK print its notice.
+        const loud = yield* stderrOf({ AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "false" })
+        expect(loud.includes("NodeVersionSupportWarning")).toBe(old)
       }).pipe(Effect.scoped),
     120_000
   )
