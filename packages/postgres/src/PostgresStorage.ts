@@ -11,7 +11,6 @@
  */
 import type { AppexecLayer, Errors } from "@appexec/core"
 import {
-  SqlAppStore,
   SqlBlobStore,
   SqlKeyStore,
   SqlOperatorViews,
@@ -23,6 +22,7 @@ import { Layer } from "effect"
 import * as Runner from "./internal/Runner.js"
 import * as WorkNotifier from "./internal/WorkNotifier.js"
 import * as WorkSignal from "./internal/WorkSignal.js"
+import * as PostgresAppStore from "./PostgresAppStore.js"
 import * as PostgresClient from "./PostgresClient.js"
 import * as PostgresExecutionQueue from "./PostgresExecutionQueue.js"
 import * as PostgresExecutionReports from "./PostgresExecutionReports.js"
@@ -42,7 +42,7 @@ export const layerFromClient: Layer.Layer<
   Errors.StorageError,
   PostgresClient.PostgresClient
 > = Layer.mergeAll(
-  SqlAppStore.layer,
+  PostgresAppStore.layer,
   SqlKeyStore.layer,
   SqlBlobStore.layer,
   SqlSigningKeyStore.layer,

@@ -4,6 +4,7 @@
  * dialect-neutral queries come from `@appexec/sql`. Start with
  * `PostgresStorage.layer({ connectionString })`.
  */
+export * as PostgresAppStore from "./PostgresAppStore.js"
 export * as PostgresClient from "./PostgresClient.js"
 export * as PostgresExecutionQueue from "./PostgresExecutionQueue.js"
 export * as PostgresExecutionReports from "./PostgresExecutionReports.js"

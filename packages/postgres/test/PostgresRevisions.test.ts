@@ -1,13 +1,16 @@
 /**
- * The key revision on PostgreSQL (migration 0009) between processes: a revocation made through
- * one process's storage moves the revision another process reads, so the key cache of the
- * other's facade refuses the revoked key from its next turn; keys created do not move it.
+ * The key and app revisions on PostgreSQL (migration 0009) between processes: a revocation made
+ * through one process's storage moves the revision another process reads, so the key cache of the
+ * other's facade refuses the revoked key from its next turn; keys created do not move it. An app
+ * written by one process is read as written by the next read of another, whose app cache holds
+ * while the app revision stays put.
  */
-import { Appexec, AppexecLayer, IdGenerator, KeyStore } from "@appexec/core"
+import { Ids } from "@appexec/api"
+import { Appexec, AppexecLayer, AppStore, IdGenerator, KeyStore } from "@appexec/core"
 import { PostgresStorage } from "@appexec/postgres"
 import { TestOutboundHttp } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import pg from "pg"
 import * as TestDatabase from "./support/TestDatabase.js"
 
@@ -33,7 +36,7 @@ const instance = (schema: string) =>
 
 const nextTurn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
 
-describe("PostgreSQL key revision", () => {
+describe("PostgreSQL key and app revisions", () => {
   it.live("a revocation through one process moves the revision the other reads; a key created does not", () =>
     Effect.gen(function*() {
       const schema = `keys${++schemas}`
@@ -86,5 +89,56 @@ describe("PostgreSQL key revision", () => {
       expect(yield* api.keys.revoke(created.record.hint)).toBe(1)
       const refused = yield* Effect.flip(api.keys.authenticate({ "x-api-key": created.key }))
       expect(refused).toMatchObject({ _tag: "Unauthorized", reason: "revoked" })
+    }).pipe(Effect.scoped))
+
+  it.live("an app one process writes is read as written by the other's next get; unchanged, it is served from the cache", () =>
+    Effect.gen(function*() {
+      const schema = `apps${++schemas}`
+      const a = yield* Layer.build(storage(schema))
+      const b = yield* Layer.build(storage(schema))
+      const [mine, theirs] = [Context.get(a, AppStore.AppStore), Context.get(b, AppStore.AppStore)]
+      const workspaceId = Ids.WorkspaceId.make("00000000-0000-4000-8000-000000000001")
+      yield* Context.get(a, KeyStore.KeyStore).ensureWorkspace({ workspaceId, name: "w", createdAt: 0 })
+      const record: AppStore.AppRecord = {
+        appId: Ids.AppId.make("00000000-0000-4000-8300-000000000001"),
+        name: "app",
+        description: null,
+        isPublic: false,
+        workspaceId,
+        workflowId: Ids.WorkflowId.make("00000000-0000-4000-8400-000000000001"),
+        createdAt: 1,
+        updatedAt: 1
+      }
+      const version = (r: AppStore.AppRecord): AppStore.WorkflowVersion => ({
+        workflowId: r.workflowId,
+        appId: r.appId,
+        definition: { name: r.name, nodes: [], edges: [] },
+        createdAt: r.updatedAt
+      })
+      expect(yield* mine.get(record.appId)).toEqual(Option.none())
+      yield* theirs.save(record, version(record))
+      expect(yield* mine.get(record.appId)).toEqual(Option.some(record))
+      // Made public with a new version by the other process: read so by the next get.
+      const changed = {
+        ...record,
+        isPublic: true,
+        workflowId: Ids.WorkflowId.make("00000000-0000-4000-8400-000000000002"),
+        updatedAt: 2
+      }
+      yield* theirs.save(changed, version(changed))
+      expect(yield* mine.get(record.appId)).toEqual(Option.some(changed))
+      const client = new pg.Client({ connectionString: yield* Effect.promise(() => database) })
+      yield* Effect.promise(() => client.connect())
+      yield* Effect.addFinalizer(() => Effect.promise(() => client.end()))
+      // Written behind the trigger's back, the row is not read again: the cache answers.
+      yield* Effect.promise(() =>
+        client.query(`ALTER TABLE ${schema}.apps DISABLE TRIGGER apps_revision;
+          UPDATE ${schema}.apps SET name = 'renamed' WHERE app_id = '${record.appId}';
+          ALTER TABLE ${schema}.apps ENABLE TRIGGER apps_revision`)
+      )
+      expect(yield* mine.get(record.appId)).toEqual(Option.some(changed))
+      // Removed in SQL, as an operator would: the trigger moves the revision, the app is gone.
+      yield* Effect.promise(() => client.query(`DELETE FROM ${schema}.workflow_versions; DELETE FROM ${schema}.apps`))
+      expect(yield* mine.get(record.appId)).toEqual(Option.none())
     }).pipe(Effect.scoped))
 })

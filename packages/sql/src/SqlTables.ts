@@ -186,6 +186,12 @@ export interface KeyRevisionTable {
   revision: number
 }
 
+/** `app_revision` (PostgreSQL only): one row, bumped by a trigger on every write of `apps`. */
+export interface AppRevisionTable {
+  id: number
+  revision: number
+}
+
 /** `blobs`: media bytes. */
 export interface BlobsTable {
   key: string
@@ -227,6 +233,7 @@ export interface Tables {
   signing_keys: SigningKeysTable
   rate_limits: RateLimitsTable
   key_revision: KeyRevisionTable
+  app_revision: AppRevisionTable
   blobs: BlobsTable
   secrets: SecretsTable
   operator_secrets: OperatorSecretsTable
