@@ -280,7 +280,11 @@ const [lints, full, consumer] = await Promise.all([
   step(`publint --strict and attw --profile esm-only on ${packed.length} tarballs`, () => pool(packed.map(lint), 4)),
   step(`npm install every tarball (and effect@${effectVersion}) into a fresh project`, async () => {
     const dir = await project("full")
-    await npm(["install", ...packed.map((p) => p.tarball), `effect@${effectVersion}`], { cwd: dir, timeoutMs: 150_000 })
+    // Every tarball brings the S3 SDK and the ffmpeg binary too: read from the cache `npm ci` filled.
+    await npm(["install", "--prefer-offline", ...packed.map((p) => p.tarball), `effect@${effectVersion}`], {
+      cwd: dir,
+      timeoutMs: 420_000
+    })
     return dir
   }),
   step(
