@@ -16,8 +16,8 @@
  * `"reset"` to break the connection. Closed with the scope, open connections included.
  */
 import { Effect, Queue, type Scope } from "effect"
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
+import type { IncomingHttpHeaders } from "node:http"
+import * as LocalServer from "./internal/LocalServer.js"
 
 /** One request as the server got it. */
 export interface Received {
@@ -79,7 +79,7 @@ export const start = (options: Options): Effect.Effect<TestOpenAiServer, never, 
     const received: Array<Received> = []
     const pending = yield* Queue.unbounded<Received>()
     const scripts: Record<Route, Array<Scripted>> = { chat: [], images: [] }
-    const held: Array<() => void> = []
+    const { holds, respond } = LocalServer.makeResponder()
     const files: Array<Uint8Array> = []
     let port = 0
     let created = 1_700_000_000
@@ -133,83 +133,44 @@ export const start = (options: Options): Effect.Effect<TestOpenAiServer, never, 
       return { status: 200, body: { created, data: [{ ...item, revised_prompt: body["prompt"] }] } }
     }
 
-    const write = (
-      res: ServerResponse,
-      answer: { status: number; headers?: Readonly<Record<string, string>>; body?: unknown }
-    ) => {
-      const body = Buffer.from(answer.body === undefined ? "" : JSON.stringify(answer.body))
-      res.writeHead(answer.status, {
-        "content-type": "application/json",
-        "content-length": String(body.length),
-        ...answer.headers
-      })
-      res.end(body)
-    }
-
-    const server = yield* Effect.acquireRelease(
-      Effect.async<ReturnType<typeof createServer>>((resume) => {
-        const s = createServer((req, res) => {
-          const chunks: Array<Buffer> = []
-          req.on("data", (c: Buffer) => chunks.push(c))
-          req.on("end", () => {
-            const path = req.url ?? "/"
-            const file = /^\/files\/(\d+)\.png$/.exec(path)
-            if (req.method === "GET" && file !== null && files[Number(file[1])] !== undefined) {
-              const bytes = files[Number(file[1])]!
-              received.push({ method: "GET", path, headers: req.headers, json: undefined, answer: 200 })
-              res.writeHead(200, { "content-type": "image/png", "content-length": String(bytes.length) })
-              res.end(bytes)
-              return
-            }
-            const route = ROUTES[path]
-            let json: unknown
-            try {
-              json = JSON.parse(Buffer.concat(chunks).toString("utf8"))
-            } catch {
-              json = undefined
-            }
-            const scripted = route === undefined ? undefined : scripts[route].shift()
-            const answer = scripted === undefined
-              ? route === undefined || req.method !== "POST"
-                ? error(404, `Invalid URL (${req.method} ${path})`, "invalid_request_error", null)
-                : normal(route, req.headers, json)
-              : scripted
-            const request: Received = {
-              method: req.method ?? "",
-              path,
-              headers: req.headers,
-              json,
-              answer: typeof answer === "string" ? answer : answer.status
-            }
-            received.push(request)
-            Queue.unsafeOffer(pending, request)
-            if (answer === "reset") req.socket.destroy()
-            else if (answer === "hold") held.push(() => write(res, normal(route!, req.headers, json)))
-            else write(res, answer)
-          })
-        })
-        s.listen(0, "127.0.0.1", () => resume(Effect.succeed(s)))
-      }),
-      (s) =>
-        Effect.async<void>((resume) => {
-          s.closeAllConnections()
-          s.close(() => resume(Effect.void))
-        })
-    )
-    port = (server.address() as AddressInfo).port
+    port = yield* LocalServer.listen((req, res, body) => {
+      const path = req.url ?? "/"
+      const file = /^\/files\/(\d+)\.png$/.exec(path)
+      if (req.method === "GET" && file !== null && files[Number(file[1])] !== undefined) {
+        const bytes = files[Number(file[1])]!
+        received.push({ method: "GET", path, headers: req.headers, json: undefined, answer: 200 })
+        res.writeHead(200, { "content-type": "image/png", "content-length": String(bytes.length) })
+        res.end(bytes)
+        return
+      }
+      const route = ROUTES[path]
+      const json = LocalServer.parseJson(body)
+      const scripted = route === undefined ? undefined : scripts[route].shift()
+      const answer = scripted === undefined
+        ? route === undefined || req.method !== "POST"
+          ? error(404, `Invalid URL (${req.method} ${path})`, "invalid_request_error", null)
+          : normal(route, req.headers, json)
+        : scripted
+      const request: Received = {
+        method: req.method ?? "",
+        path,
+        headers: req.headers,
+        json,
+        answer: typeof answer === "string" ? answer : answer.status
+      }
+      received.push(request)
+      Queue.unsafeOffer(pending, request)
+      respond(req, res, answer, () => normal(route!, req.headers, json))
+    })
     return {
       baseUrl: `http://127.0.0.1:${port}/v1`,
       port,
       received,
-      next: Queue.take(pending).pipe(
-        Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("no request arrived within 5 s") })
-      ),
+      next: LocalServer.takeWithin(pending, { message: "no request arrived within 5 s", live: false }),
       script: (route, ...answers) => {
         scripts[route].push(...answers)
       },
-      release: Effect.sync(() => {
-        for (const answer of held.splice(0)) answer()
-      }),
-      held: () => held.length
+      release: holds.release,
+      held: holds.count
     }
   })

@@ -12,8 +12,8 @@
  */
 import { Effect, Queue, type Scope } from "effect"
 import { createPublicKey, verify } from "node:crypto"
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
+import type { IncomingHttpHeaders, ServerResponse } from "node:http"
+import * as LocalServer from "./internal/LocalServer.js"
 
 /** One request as the receiver got it. */
 export interface Received {
@@ -60,47 +60,30 @@ export const start = (policy: Policy = () => 200): Effect.Effect<TestReceiver, n
     let current = policy
     const received: Array<Received> = []
     const pending = yield* Queue.unbounded<Received>()
-    const server = yield* Effect.acquireRelease(
-      Effect.async<ReturnType<typeof createServer>>((resume) => {
-        const s = createServer((req, res) => {
-          const chunks: Array<Buffer> = []
-          req.on("data", (c: Buffer) => chunks.push(c))
-          req.on("end", () => {
-            const executionId = String(req.headers[REQUEST_ID_HEADER] ?? "")
-            const arrival = {
-              method: req.method ?? "",
-              url: req.url ?? "",
-              headers: req.headers,
-              rawBody: new Uint8Array(Buffer.concat(chunks)),
-              executionId,
-              number: received.filter((r) => r.executionId === executionId).length + 1,
-              at: Date.now()
-            }
-            const answer = current(arrival)
-            const request: Received = { ...arrival, answer: typeof answer === "function" ? "custom" : answer }
-            received.push(request)
-            Queue.unsafeOffer(pending, request)
-            if (typeof answer === "number") res.writeHead(answer).end()
-            else if (answer !== "hold") answer(res)
-          })
-        })
-        s.listen(0, "127.0.0.1", () => resume(Effect.succeed(s)))
-      }),
-      (s) =>
-        Effect.async<void>((resume) => {
-          s.closeAllConnections()
-          s.close(() => resume(Effect.void))
-        })
-    )
-    const port = (server.address() as AddressInfo).port
+    const port = yield* LocalServer.listen((req, res, body) => {
+      const executionId = String(req.headers[REQUEST_ID_HEADER] ?? "")
+      const arrival = {
+        method: req.method ?? "",
+        url: req.url ?? "",
+        headers: req.headers,
+        rawBody: new Uint8Array(body),
+        executionId,
+        number: received.filter((r) => r.executionId === executionId).length + 1,
+        at: Date.now()
+      }
+      const answer = current(arrival)
+      const request: Received = { ...arrival, answer: typeof answer === "function" ? "custom" : answer }
+      received.push(request)
+      Queue.unsafeOffer(pending, request)
+      if (typeof answer === "number") res.writeHead(answer).end()
+      else if (answer !== "hold") answer(res)
+    })
     return {
       port,
       url: (path = "/hook") => `http://127.0.0.1:${port}${path}`,
       received,
       of: (executionId) => received.filter((r) => r.executionId === executionId),
-      next: Queue.take(pending).pipe(
-        Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("no request arrived within 5 s") })
-      ),
+      next: LocalServer.takeWithin(pending, { message: "no request arrived within 5 s", live: false }),
       setPolicy: (next) => {
         current = next
       }

@@ -14,8 +14,8 @@
  * `"hold"` until `release`.
  */
 import { Effect, Queue, type Scope } from "effect"
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
+import type { IncomingHttpHeaders } from "node:http"
+import * as LocalServer from "./internal/LocalServer.js"
 
 /** One request as the server got it. */
 export interface Received {
@@ -96,9 +96,9 @@ export const start = (options: Options = {}): Effect.Effect<TestReplicateServer,
     const scripts: Array<Scripted> = []
     const predictions = new Map<string, Prediction>()
     const canceled: Array<string> = []
-    const held: Array<() => void> = []
-    const files: Array<{ contentType: string; bytes: Uint8Array }> = []
     let base = ""
+    const files = LocalServer.makeFiles(() => base, { objects: false })
+    const { holds, respond } = LocalServer.makeResponder()
     let counter = 0
     const steps = options.steps ?? 2
 
@@ -149,15 +149,7 @@ export const start = (options: Options = {}): Effect.Effect<TestReplicateServer,
       const given = outcomeOf(input)
       let outcome = given
       if ("output" in given && given.files !== undefined) {
-        const first = files.length
-        for (const file of given.files) files.push(file)
-        const swap = (v: unknown): unknown =>
-          typeof v === "string" && /^\$file\d+$/.test(v)
-            ? `${base}/files/${first + Number(v.slice(5))}`
-            : Array.isArray(v)
-            ? v.map(swap)
-            : v
-        outcome = { output: swap(given.output) }
+        outcome = { output: files.keep(given.files)(given.output) }
       }
       const p: Prediction = {
         id: `pred${String(counter).padStart(4, "0")}`,
@@ -205,77 +197,28 @@ export const start = (options: Options = {}): Effect.Effect<TestReplicateServer,
       return errorBody(404, "Not found", `No route for ${method} ${path}`)
     }
 
-    const write = (
-      res: ServerResponse,
-      answer: { status: number; headers?: Readonly<Record<string, string>>; body?: unknown }
-    ) => {
-      const body = Buffer.from(answer.body === undefined ? "" : JSON.stringify(answer.body))
-      res.writeHead(answer.status, {
-        "content-type": "application/json",
-        "content-length": String(body.length),
-        ...answer.headers
-      })
-      res.end(body)
-    }
-
-    const server = yield* Effect.acquireRelease(
-      Effect.async<ReturnType<typeof createServer>>((resume) => {
-        const s = createServer((req, res) => {
-          const chunks: Array<Buffer> = []
-          req.on("data", (c: Buffer) => chunks.push(c))
-          req.on("end", () => {
-            const path = req.url ?? "/"
-            const method = req.method ?? ""
-            let json: unknown
-            try {
-              json = JSON.parse(Buffer.concat(chunks).toString("utf8"))
-            } catch {
-              json = undefined
-            }
-            const request: Received = { method, path, headers: req.headers, json }
-            received.push(request)
-            Queue.unsafeOffer(pending, request)
-            const file = /^\/files\/(\d+)$/.exec(path)
-            if (method === "GET" && file !== null && files[Number(file[1])] !== undefined) {
-              const { bytes, contentType } = files[Number(file[1])]!
-              res.writeHead(200, { "content-type": contentType, "content-length": String(bytes.length) })
-              res.end(bytes)
-              return
-            }
-            const answer = scripts.shift() ?? normal(method, path, req.headers, json)
-            if (answer === "reset") req.socket.destroy()
-            else if (answer === "hold") held.push(() => write(res, normal(method, path, req.headers, json)))
-            else write(res, answer)
-          })
-        })
-        s.listen(0, "127.0.0.1", () => resume(Effect.succeed(s)))
-      }),
-      (s) =>
-        Effect.async<void>((resume) => {
-          s.closeAllConnections()
-          s.close(() => resume(Effect.void))
-        })
-    )
-    const port = (server.address() as AddressInfo).port
+    const port = yield* LocalServer.listen((req, res, body) => {
+      const path = req.url ?? "/"
+      const method = req.method ?? ""
+      const json = LocalServer.parseJson(body)
+      const request: Received = { method, path, headers: req.headers, json }
+      received.push(request)
+      Queue.unsafeOffer(pending, request)
+      if (files.serve(method, path, res)) return
+      const answer = scripts.shift() ?? normal(method, path, req.headers, json)
+      respond(req, res, answer, () => normal(method, path, req.headers, json))
+    })
     base = `http://127.0.0.1:${port}`
     return {
       baseUrl: base,
       host: `127.0.0.1:${port}`,
       received,
-      next: Queue.take(pending).pipe(
-        Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("no request within 5 s") }),
-        Effect.withClock(liveClock)
-      ),
+      next: LocalServer.takeWithin(pending, { message: "no request within 5 s", live: true }),
       predictions,
       canceled,
       script: (...answers) => {
         scripts.push(...answers)
       },
-      release: Effect.sync(() => {
-        for (const answer of held.splice(0)) answer()
-      })
+      release: holds.release
     }
   })
-
-/** The live clock, so that `next` times out in real time under `TestClock` too. */
-const liveClock = Effect.runSync(Effect.clockWith(Effect.succeed))
