@@ -2,7 +2,7 @@
  * `AppStore` on PostgreSQL: the dialect-neutral store (`@appexec/sql`'s `SqlAppStore`) with the
  * apps it reads kept in memory while the app revision stays put (`app_revision`, one row that a
  * trigger bumps in the transaction of every write of `apps`, whichever process writes: migration
- * 0009). Every start reads its app; with the cache, the starts that come while one read of the
+ * 0008). Every start reads its app; with the cache, the starts that come while one read of the
  * revision is under way share the next one, one round trip for all of them instead of one app read
  * each.
  *

@@ -1,5 +1,5 @@
 /**
- * The key and app revisions on PostgreSQL (migration 0009) between processes: a revocation made
+ * The key and app revisions on PostgreSQL (migration 0008) between processes: a revocation made
  * through one process's storage moves the revision another process reads, so the key cache of the
  * other's facade refuses the revoked key from its next turn; keys created do not move it. An app
  * written by one process is read as written by the next read of another, whose app cache holds

@@ -1,5 +1,5 @@
 /**
- * Migration 0009: the key and app revisions.
+ * Migration 0008: the key and app revisions.
  *
  * The key revision, as SQLite's 0006 keeps it: one row that every update or
  * deletion of `api_keys` (a revocation above all) bumps in the same transaction, through a
