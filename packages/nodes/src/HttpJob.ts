@@ -95,9 +95,6 @@ export const Config = Schema.Struct({
 })
 export type Config = typeof Config.Type
 
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
-const RESERVED = new Set(["host", "content-length", "transfer-encoding", "connection", "upgrade", "te", "trailer"])
-
 /** The problems of a `url`/`urlFrom` pair of `role`, given the submit URL's origin. */
 const targetProblems = (
   role: string,
@@ -112,7 +109,7 @@ const targetProblems = (
   }
   const problems: Array<string> = []
   if (t.url.includes("{{")) problems.push(`${role}.url is never filled from inputs; {id} is the job's id`)
-  const written = Job.originOf(t.url.replaceAll("{id}", "x"))
+  const written = ProviderHttp.originOf(t.url.replaceAll("{id}", "x"))
   if (written === undefined) problems.push(`${role}.url must be an absolute http or https URL`)
   else if (origin !== undefined && written !== origin) {
     problems.push(`${role}.url must be on the submit URL's origin (${origin}), which receives the headers`)
@@ -123,22 +120,14 @@ const targetProblems = (
 
 /** The import-time problems of a config. */
 const problemsOf = (config: Config, upstream: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const problems: Array<string> = []
-  for (const id of new Set([...placeholdersOf(config.submit.url), ...placeholdersIn(config.submit.body)])) {
-    if (!upstream.includes(id)) problems.push(`placeholder {{${id}}} does not name an upstream node`)
-  }
-  const a = Job.originOf(fill(config.submit.url, () => "a"))
-  const b = Job.originOf(fill(config.submit.url, () => "b"))
-  if (a === undefined) problems.push("submit.url must be an absolute http or https URL")
-  else if (a !== b) problems.push("submit.url: the scheme and host must be written out, not filled from placeholders")
+  const problems = ProviderHttp.placeholderProblems(
+    [...placeholdersOf(config.submit.url), ...placeholdersIn(config.submit.body)],
+    upstream
+  )
+  const { origin: a, problem } = ProviderHttp.templatedOrigin("submit.url", config.submit.url)
+  if (problem !== undefined) problems.push(problem)
   if (config.submit.method === "GET" && config.submit.body !== undefined) problems.push("a GET submit has no body")
-  for (const [name, value] of Object.entries(config.headers ?? {})) {
-    if (!TOKEN.test(name)) problems.push(`header name '${name}' is not valid`)
-    else if (RESERVED.has(name.toLowerCase())) problems.push(`header '${name}' is set by appexec`)
-    const literal = typeof value === "string" ? value : (value.prefix ?? "")
-    if (/[\r\n]/.test(literal)) problems.push(`header '${name}' must be one line`)
-    if (literal.includes("{{")) problems.push(`header '${name}': headers are never filled from inputs; use a secret`)
-  }
+  problems.push(...ProviderHttp.headerProblems(config.headers))
   const hasId = config.id !== undefined
   problems.push(...targetProblems("status", config.status, a, hasId, true))
   problems.push(...targetProblems("result", config.result, a, hasId, false))
@@ -150,8 +139,6 @@ const problemsOf = (config: Config, upstream: ReadonlyArray<string>): ReadonlyAr
   }
   return problems
 }
-
-const fail = (message: string) => new NodeType.NodeFailure({ message })
 
 const targetOf = (t: { readonly url?: string | undefined; readonly urlFrom?: string | undefined }): Job.Target =>
   t.url !== undefined ? { _tag: "Template", url: t.url } : { _tag: "From", pointer: t.urlFrom! }
@@ -193,20 +180,10 @@ export const httpJob = NodeType.defineNode({
   run: ({ config, execution, log, upstream }) =>
     Effect.gen(function*() {
       const settings = yield* NodesSettings
-      const byId = new Map(upstream.map((u) => [u.nodeId, u.value]))
-      for (const id of new Set([...placeholdersOf(config.submit.url), ...placeholdersIn(config.submit.body)])) {
-        if (byId.get(id)?._tag === "Media") {
-          return yield* fail(`node '${id}' produced media, which cannot be sent in a request`)
-        }
-      }
-      const textOf = (id: string) => {
-        const value = byId.get(id)
-        return value === undefined ? "" : (NodeType.NodeValue.asText(value) ?? "")
-      }
-      const jsonOf = (id: string): unknown => {
-        const value = byId.get(id)
-        return value?._tag === "Json" ? value.json : textOf(id)
-      }
+      const { jsonOf, textOf } = yield* ProviderHttp.templateValues(upstream, [
+        ...placeholdersOf(config.submit.url),
+        ...placeholdersIn(config.submit.body)
+      ])
       const { headers, names, secrets } = yield* resolveHeaders(config.headers, execution.workspaceId)
       const method = config.submit.method ?? (config.submit.body === undefined ? "GET" : "POST")
       const plan: Job.Plan = {

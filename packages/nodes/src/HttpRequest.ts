@@ -12,7 +12,8 @@ import { NodeType, OutboundHttp, SecretStore } from "@appexec/core"
 import { Clock, Effect, Option, Redacted, Schema } from "effect"
 import { STATUS_CODES } from "node:http"
 import { isPointer, pick } from "./internal/jsonPointer.js"
-import { addressRefusal, formatBytes } from "./internal/media.js"
+import { formatBytes } from "./internal/media.js"
+import * as ProviderHttp from "./internal/ProviderHttp.js"
 import { fill, fillJson, placeholdersIn, placeholdersOf } from "./internal/template.js"
 import { NodesSettings } from "./NodesSettings.js"
 
@@ -43,35 +44,15 @@ export const Config = Schema.Struct({
 })
 export type Config = typeof Config.Type
 
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
-const RESERVED = new Set(["host", "content-length", "transfer-encoding", "connection", "upgrade", "te", "trailer"])
-
-/** The host of a URL, for the execution's log; "?" when it is no URL. */
-const hostOf = (url: string) => (URL.canParse(url) ? new URL(url).host : "?")
-
-const originOf = (url: string) => {
-  if (!URL.canParse(url)) return undefined
-  const parsed = new URL(url)
-  return parsed.protocol === "http:" || parsed.protocol === "https:" ? parsed.origin : undefined
-}
-
 /** The import-time problems of a config. */
 const problemsOf = (config: Config, upstream: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const problems: Array<string> = []
-  for (const id of new Set([...placeholdersOf(config.url), ...placeholdersIn(config.body)])) {
-    if (!upstream.includes(id)) problems.push(`placeholder {{${id}}} does not name an upstream node`)
-  }
-  const a = originOf(fill(config.url, () => "a"))
-  const b = originOf(fill(config.url, () => "b"))
-  if (a === undefined) problems.push("url must be an absolute http or https URL")
-  else if (a !== b) problems.push("url: the scheme and host must be written out, not filled from placeholders")
-  for (const [name, value] of Object.entries(config.headers ?? {})) {
-    if (!TOKEN.test(name)) problems.push(`header name '${name}' is not valid`)
-    else if (RESERVED.has(name.toLowerCase())) problems.push(`header '${name}' is set by appexec`)
-    const literal = typeof value === "string" ? value : (value.prefix ?? "")
-    if (/[\r\n]/.test(literal)) problems.push(`header '${name}' must be one line`)
-    if (literal.includes("{{")) problems.push(`header '${name}': headers are never filled from inputs; use a secret`)
-  }
+  const problems = ProviderHttp.placeholderProblems(
+    [...placeholdersOf(config.url), ...placeholdersIn(config.body)],
+    upstream
+  )
+  const { problem } = ProviderHttp.templatedOrigin("url", config.url)
+  if (problem !== undefined) problems.push(problem)
+  problems.push(...ProviderHttp.headerProblems(config.headers))
   if ((config.method ?? "POST") === "GET" && config.body !== undefined) problems.push("a GET request has no body")
   return problems
 }
@@ -91,12 +72,6 @@ const storedSecret = (name: string, workspaceId: NodeType.NodeContext<unknown>["
     )
     : Effect.succeedNone
 
-/** The start of an error body, for the operator's log only. */
-const snippet = (body: Uint8Array) => {
-  const text = new TextDecoder("utf-8", { fatal: false }).decode(body.subarray(0, 400)).replace(/\s+/g, " ").trim()
-  return text === "" ? "(empty body)" : text.length > 200 ? `${text.slice(0, 200)}…` : text
-}
-
 /** `http.request`: calls an HTTP API and yields a field of its answer. */
 export const httpRequest = NodeType.defineNode({
   type: "http.request",
@@ -110,22 +85,10 @@ export const httpRequest = NodeType.defineNode({
     Effect.gen(function*() {
       const settings = yield* NodesSettings
       const http = yield* OutboundHttp.OutboundHttp
-      const byId = new Map(upstream.map((u) => [u.nodeId, u.value]))
-      const referenced = new Set([...placeholdersOf(config.url), ...placeholdersIn(config.body)])
-      for (const id of referenced) {
-        const value = byId.get(id)
-        if (value?._tag === "Media") {
-          return yield* fail(`node '${id}' produced media, which cannot be sent in a request`)
-        }
-      }
-      const textOf = (id: string) => {
-        const value = byId.get(id)
-        return value === undefined ? "" : (NodeType.NodeValue.asText(value) ?? "")
-      }
-      const jsonOf = (id: string): unknown => {
-        const value = byId.get(id)
-        return value?._tag === "Json" ? value.json : textOf(id)
-      }
+      const { jsonOf, textOf } = yield* ProviderHttp.templateValues(upstream, [
+        ...placeholdersOf(config.url),
+        ...placeholdersIn(config.body)
+      ])
 
       const headers: Record<string, string> = {}
       for (const [name, value] of Object.entries(config.headers ?? {})) {
@@ -151,7 +114,7 @@ export const httpRequest = NodeType.defineNode({
       const target = fill(config.url, (id) => encodeURIComponent(textOf(id)))
       // The execution's log names the method and host only: a path or query may carry what a
       // consumer sent, headers and bodies may carry secrets.
-      const host = hostOf(target)
+      const host = ProviderHttp.hostOf(target)
       const began = yield* Clock.currentTimeMillis
       yield* log(`${method} ${host}`)
       const response = yield* http
@@ -164,22 +127,10 @@ export const httpRequest = NodeType.defineNode({
           maxResponseBytes: settings.http.maxBytes
         })
         .pipe(
-          Effect.catchTag("OutboundError", (error) => {
-            switch (error.reason) {
-              case "address_not_allowed":
-                return fail(`the request was refused: ${addressRefusal(http, target)}`)
-              case "timeout":
-                return fail(`the endpoint did not answer within ${timeoutMs / 1000} s`)
-              case "too_large":
-                return fail(`the endpoint's answer is larger than ${formatBytes(settings.http.maxBytes)}`)
-              case "dns":
-                return fail("the request failed: the endpoint's host could not be resolved")
-              case "invalid_url":
-                return fail("the request failed: the URL is not a valid http or https URL")
-              case "network":
-                return fail("the request failed: the connection failed")
-            }
-          }),
+          Effect.catchTag(
+            "OutboundError",
+            (error) => fail(ProviderHttp.failureOf(error, target, http, timeoutMs, settings.http.maxBytes))
+          ),
           Effect.tapError((failure) => log(`${method} ${host}: ${failure.message}`, "error"))
         )
       const reason = STATUS_CODES[response.status]
@@ -192,7 +143,7 @@ export const httpRequest = NodeType.defineNode({
       )
       if (!ok) {
         const answered = `the endpoint answered ${response.status}${reason === undefined ? "" : ` ${reason}`}`
-        yield* Effect.logWarning(`http.request: ${answered}: ${snippet(response.body)}`)
+        yield* Effect.logWarning(`http.request: ${answered}: ${ProviderHttp.snippet(response.body)}`)
         return yield* fail(answered)
       }
 
@@ -215,7 +166,7 @@ export const httpRequest = NodeType.defineNode({
           return NodeType.NodeValue.text(typeof answer === "string" ? answer : JSON.stringify(answer))
         case "url": {
           const url = typeof answer === "string" ? answer.trim() : ""
-          if (originOf(url) === undefined) {
+          if (ProviderHttp.originOf(url) === undefined) {
             return yield* fail(
               `the endpoint's answer${config.pick === undefined ? "" : ` at ${config.pick}`} is not an http(s) URL`
             )

@@ -15,7 +15,6 @@ import * as Job from "./internal/Job.js"
 import * as ProviderHttp from "./internal/ProviderHttp.js"
 import { fillJson, placeholdersIn } from "./internal/template.js"
 import { NodesSettings } from "./NodesSettings.js"
-import { baseUrlProblem } from "./ProviderReplicate.js"
 
 /** The secret a node uses when its config names none. */
 export const DEFAULT_SECRET = "FAL_KEY"
@@ -51,12 +50,9 @@ export const Config = Schema.Struct({
 export type Config = typeof Config.Type
 
 const problemsOf = (config: Config, upstream: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const problems: Array<string> = []
-  for (const id of new Set(placeholdersIn(config.input))) {
-    if (!upstream.includes(id)) problems.push(`placeholder {{${id}}} does not name an upstream node`)
-  }
+  const problems = ProviderHttp.placeholderProblems(placeholdersIn(config.input), upstream)
   if (config.baseUrl !== undefined) {
-    const problem = baseUrlProblem(config.baseUrl)
+    const problem = ProviderHttp.baseUrlProblem(config.baseUrl)
     if (problem !== undefined) problems.push(problem)
   }
   return problems
@@ -74,22 +70,7 @@ export const providerFal = NodeType.defineNode({
   run: ({ config, execution, log, upstream }) =>
     Effect.gen(function*() {
       const settings = yield* NodesSettings
-      const byId = new Map(upstream.map((u) => [u.nodeId, u.value]))
-      for (const id of new Set(placeholdersIn(config.input))) {
-        if (byId.get(id)?._tag === "Media") {
-          return yield* Effect.fail(
-            new NodeType.NodeFailure({ message: `node '${id}' produced media, which cannot be sent in a request` })
-          )
-        }
-      }
-      const textOf = (id: string) => {
-        const value = byId.get(id)
-        return value === undefined ? "" : (NodeType.NodeValue.asText(value) ?? "")
-      }
-      const jsonOf = (id: string): unknown => {
-        const value = byId.get(id)
-        return value?._tag === "Json" ? value.json : textOf(id)
-      }
+      const { jsonOf, textOf } = yield* ProviderHttp.templateValues(upstream, placeholdersIn(config.input))
       const key = yield* SecretStore.require(config.secret, execution.workspaceId)
       const base = (config.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "")
       return yield* Job.run(

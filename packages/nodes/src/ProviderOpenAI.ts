@@ -97,25 +97,11 @@ const templatesOf = (config: Config): ReadonlyArray<string> => [
   ...(config.prompt === undefined ? [] : [config.prompt])
 ]
 
-/** Why `baseUrl` cannot be used, if it cannot. */
-const baseUrlProblem = (baseUrl: string): string | undefined => {
-  if (!URL.canParse(baseUrl)) return "baseUrl must be an absolute http or https URL"
-  const url = new URL(baseUrl)
-  if (url.protocol !== "http:" && url.protocol !== "https:") return "baseUrl must be an absolute http or https URL"
-  if (url.search !== "" || url.hash !== "") return "baseUrl takes no query or fragment"
-  if (url.username !== "" || url.password !== "") return "baseUrl takes no credentials; name a secret instead"
-  if (baseUrl.includes("{{")) return "baseUrl is never filled from inputs"
-  return undefined
-}
-
 /** The import-time problems of a config. */
 const problemsOf = (config: Config, upstream: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const problems: Array<string> = []
-  for (const id of new Set(templatesOf(config).flatMap(placeholdersOf))) {
-    if (!upstream.includes(id)) problems.push(`placeholder {{${id}}} does not name an upstream node`)
-  }
+  const problems = ProviderHttp.placeholderProblems(templatesOf(config).flatMap(placeholdersOf), upstream)
   if (config.baseUrl !== undefined) {
-    const problem = baseUrlProblem(config.baseUrl)
+    const problem = ProviderHttp.baseUrlProblem(config.baseUrl)
     if (problem !== undefined) problems.push(problem)
   }
   const misplaced = config.mode === "chat" ? IMAGE_ONLY : CHAT_ONLY
@@ -264,18 +250,9 @@ export const providerOpenAI = NodeType.defineNode({
     Effect.gen(function*() {
       const settings = yield* NodesSettings
       const defaults = yield* OpenAiSettings
-      const byId = new Map(upstream.map((u) => [u.nodeId, u.value]))
-      for (const id of new Set(templatesOf(config).flatMap(placeholdersOf))) {
-        if (byId.get(id)?._tag === "Media") {
-          return yield* fail(`node '${id}' produced media, which cannot be sent in a request`)
-        }
-      }
-      const textOf = (id: string) => {
-        const value = byId.get(id)
-        return value === undefined ? "" : (NodeType.NodeValue.asText(value) ?? "")
-      }
+      const { textOf } = yield* ProviderHttp.templateValues(upstream, templatesOf(config).flatMap(placeholdersOf))
       const baseUrl = (config.baseUrl ?? defaults.baseUrl).replace(/\/+$/, "")
-      const problem = baseUrlProblem(baseUrl)
+      const problem = ProviderHttp.baseUrlProblem(baseUrl)
       if (problem !== undefined) {
         return yield* fail(`the provider's ${problem} (the operator's default: ${BASE_URL_ENV})`)
       }

@@ -58,23 +58,14 @@ export const Config = Schema.Struct({
 export type Config = typeof Config.Type
 
 /** Why `baseUrl` cannot be an API root, if it cannot. */
-export const baseUrlProblem = (baseUrl: string): string | undefined => {
-  if (Job.originOf(baseUrl) === undefined) return "baseUrl must be an absolute http or https URL"
-  const url = new URL(baseUrl)
-  if (url.search !== "" || url.hash !== "") return "baseUrl takes no query or fragment"
-  if (url.username !== "" || url.password !== "") return "baseUrl takes no credentials; name a secret instead"
-  if (baseUrl.includes("{{")) return "baseUrl is never filled from inputs"
-  return undefined
-}
+export const baseUrlProblem = ProviderHttp.baseUrlProblem
 
 const problemsOf = (config: Config, upstream: ReadonlyArray<string>): ReadonlyArray<string> => {
   const problems: Array<string> = []
   if ((config.model === undefined) === (config.version === undefined)) problems.push("give model or version (one)")
-  for (const id of new Set(placeholdersIn(config.input))) {
-    if (!upstream.includes(id)) problems.push(`placeholder {{${id}}} does not name an upstream node`)
-  }
+  problems.push(...ProviderHttp.placeholderProblems(placeholdersIn(config.input), upstream))
   if (config.baseUrl !== undefined) {
-    const problem = baseUrlProblem(config.baseUrl)
+    const problem = ProviderHttp.baseUrlProblem(config.baseUrl)
     if (problem !== undefined) problems.push(problem)
   }
   return problems
@@ -92,22 +83,7 @@ export const providerReplicate = NodeType.defineNode({
   run: ({ config, execution, log, upstream }) =>
     Effect.gen(function*() {
       const settings = yield* NodesSettings
-      const byId = new Map(upstream.map((u) => [u.nodeId, u.value]))
-      for (const id of new Set(placeholdersIn(config.input))) {
-        if (byId.get(id)?._tag === "Media") {
-          return yield* Effect.fail(
-            new NodeType.NodeFailure({ message: `node '${id}' produced media, which cannot be sent in a request` })
-          )
-        }
-      }
-      const textOf = (id: string) => {
-        const value = byId.get(id)
-        return value === undefined ? "" : (NodeType.NodeValue.asText(value) ?? "")
-      }
-      const jsonOf = (id: string): unknown => {
-        const value = byId.get(id)
-        return value?._tag === "Json" ? value.json : textOf(id)
-      }
+      const { jsonOf, textOf } = yield* ProviderHttp.templateValues(upstream, placeholdersIn(config.input))
       const token = yield* SecretStore.require(config.secret, execution.workspaceId)
       const base = (config.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "")
       const input = fillJson(config.input, textOf, jsonOf)

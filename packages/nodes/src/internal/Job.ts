@@ -124,13 +124,6 @@ export const errorText = (value: unknown, secrets: ReadonlyArray<Redacted.Redact
   return line.length > 300 ? `${line.slice(0, 300)}…` : line
 }
 
-/** The origin of an http(s) URL; undefined when it is none. */
-export const originOf = (url: string): string | undefined => {
-  if (!URL.canParse(url)) return undefined
-  const parsed = new URL(url)
-  return parsed.protocol === "http:" || parsed.protocol === "https:" ? parsed.origin : undefined
-}
-
 /** The URL of `target` for the job whose submit answer is `submitted`, or why there is none. */
 const urlOf = (plan: Plan, target: Target, submitted: unknown, role: string): Either.Either<string, string> => {
   let url: string
@@ -150,7 +143,7 @@ const urlOf = (plan: Plan, target: Target, submitted: unknown, role: string): Ei
     url = target.url
   }
   // The provider's headers (its token) go with the request: only to the provider's own origin.
-  if (originOf(url) !== originOf(plan.submit.url)) {
+  if (ProviderHttp.originOf(url) !== ProviderHttp.originOf(plan.submit.url)) {
     return Either.left(`the provider's ${role} URL is not on the submit URL's origin, so it is not called`)
   }
   return Either.right(url)
@@ -210,7 +203,7 @@ const valueOf = (value: unknown, output: Output, where: string) =>
           const media = yield* dataMedia(url)
           return NodeType.NodeValue.media(media.kind, media.contentType, media.bytes)
         }
-        if (originOf(url) === undefined) {
+        if (ProviderHttp.originOf(url) === undefined) {
           return yield* fail(`the provider's result${where} is not an http(s) URL`)
         }
         if (output === "url") return NodeType.NodeValue.url(url)
