@@ -5,13 +5,13 @@
  * retried, a cancel (`PUT cancel_url`) that reaches the server when the execution is canceled,
  * `http.job` written for the same queue, and its import-time checks.
  */
-import { Ids } from "@appexec/api"
-import { Appexec, ExecutionReports, SecretStore } from "@appexec/core"
-import { TestFalServer, TestHarness } from "@appexec/testing"
+import { Appexec } from "@appexec/core"
+import { TestFalServer } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Fiber, Layer, Random, Redacted, TestClock } from "effect"
+import { Effect, Fiber, TestClock } from "effect"
 import { readFileSync } from "node:fs"
-import { describeImage, download, layer, testImage } from "./support/Instance.js"
+import { describeImage, download, testImage } from "./support/Instance.js"
+import { finish, instance, logOf, pass, setSecret, start } from "./support/ProviderRuns.js"
 
 const KEY = "fal-key-3b8e51:9a0c"
 
@@ -57,42 +57,12 @@ const jobApp = (baseUrl: string, extra: Record<string, unknown> = {}) => ({
   edges: [{ source: "prompt", target: "job" }, { source: "job", target: "seed" }]
 })
 
-const setSecret = (value: string, name = "FAL_KEY") =>
-  Effect.flatMap(SecretStore.SecretStore, (store) => store.set(name, Redacted.make(value), undefined))
-
-const start = (definition: unknown, inputs: Record<string, string>) =>
-  Effect.gen(function*() {
-    const appexec = yield* Appexec.Appexec
-    const imported = yield* appexec.apps.import({ public: true, ...(definition as object) })
-    const principal = yield* TestHarness.signIn()
-    const started = yield* appexec.executions.start(principal, imported.appId, inputs)
-    return { executionId: started.executionId, principal }
-  })
-
-const finish = (executionId: string) =>
-  Effect.flatMap(Appexec.Appexec, (appexec) => appexec.executions.await(Ids.ExecutionId.make(executionId)))
-
-const logOf = (executionId: string) =>
-  Effect.gen(function*() {
-    const reports = yield* ExecutionReports.ExecutionReports
-    const kept = yield* reports.logs(Ids.ExecutionId.make(executionId))
-    return kept.lines.map(({ report }) => (report._tag === "Log" ? `${report.level}: ${report.message}` : ""))
-  })
-
-/** Waits until a sleep that ends `millis` from now is pending on the test clock, then passes it. */
-const pass = (millis: number) =>
-  Effect.gen(function*() {
-    const wake = (yield* TestClock.currentTimeMillis) + millis
-    while (!Chunk.some(yield* TestClock.sleeps(), (at) => at === wake)) yield* Effect.yieldNow()
-    yield* TestClock.adjust(millis)
-  })
-
-const instance = () => layer().pipe(Layer.provide(Layer.setRandom(Random.fixed([0.5]))))
+const setKey = (value: string, name = "FAL_KEY") => setSecret(name, value)
 
 describe("provider.fal", () => {
   it.scoped("submits to the queue, polls status_url until COMPLETED, reads response_url, stores the image", () =>
     Effect.gen(function*() {
-      yield* setSecret(KEY)
+      yield* setKey(KEY)
       const png = yield* testImage(40, 24)
       const server = yield* TestFalServer.start({ key: KEY, steps: 2, image: png })
       const { executionId } = yield* start(falApp(server.baseUrl), { prompt: "a red fox" })
@@ -123,7 +93,7 @@ describe("provider.fal", () => {
 
   it.scoped("a failed request's kept answer (504 with X-Fal-Error-Type) is not retried and shows its detail", () =>
     Effect.gen(function*() {
-      yield* setSecret(KEY)
+      yield* setKey(KEY)
       const server = yield* TestFalServer.start({
         key: KEY,
         steps: 1,
@@ -142,7 +112,7 @@ describe("provider.fal", () => {
 
   it.scoped("a validation error (422 with a detail list) shows its messages", () =>
     Effect.gen(function*() {
-      yield* setSecret(KEY)
+      yield* setKey(KEY)
       const server = yield* TestFalServer.start({
         key: KEY,
         steps: 1,
@@ -163,7 +133,7 @@ describe("provider.fal", () => {
 
   it.scoped("canceling the execution sends PUT cancel_url", () =>
     Effect.gen(function*() {
-      yield* setSecret(KEY)
+      yield* setKey(KEY)
       const server = yield* TestFalServer.start({ key: KEY, steps: 100 })
       const { executionId, principal } = yield* start(falApp(server.baseUrl), { prompt: "x" })
       const waiting = yield* Effect.fork(finish(executionId))
@@ -185,7 +155,7 @@ describe("provider.fal", () => {
 describe("http.job", () => {
   it.scoped("runs fal's queue from config alone: {id} in the status URL, the result request, a picked field", () =>
     Effect.gen(function*() {
-      yield* setSecret(KEY)
+      yield* setKey(KEY)
       const server = yield* TestFalServer.start({ key: KEY, steps: 1 })
       const { executionId } = yield* start(jobApp(server.baseUrl), { prompt: "a red fox" })
       const waiting = yield* Effect.fork(finish(executionId))
@@ -204,7 +174,7 @@ describe("http.job", () => {
 
   it.scoped("its timeoutMs cancels the job and fails the node", () =>
     Effect.gen(function*() {
-      yield* setSecret(KEY)
+      yield* setKey(KEY)
       const server = yield* TestFalServer.start({ key: KEY, steps: 100 })
       const { executionId } = yield* start(jobApp(server.baseUrl, { timeoutMs: 2000 }), { prompt: "x" })
       const waiting = yield* Effect.fork(finish(executionId))

@@ -5,12 +5,13 @@
  * clock), 503 and a timeout, no retry of a 500, a 401 mapped to a message naming the secret, the
  * workspace's secret over the instance's, and the token in no log line or answer.
  */
-import { Ids } from "@appexec/api"
-import { Appexec, ExecutionReports, SecretStore } from "@appexec/core"
+import type { Ids } from "@appexec/api"
+import { Appexec } from "@appexec/core"
 import { TestHarness, TestOpenAiServer } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Fiber, Layer, Logger, Random, Redacted, TestClock } from "effect"
-import { describeImage, download, layer, testImage } from "./support/Instance.js"
+import { Effect, Fiber, TestClock } from "effect"
+import { describeImage, download, testImage } from "./support/Instance.js"
+import { capturing, finish, instance, logOf, setSecret, sleepPending, start } from "./support/ProviderRuns.js"
 
 const TOKEN = "sk-test-4f9c2a7e1b"
 
@@ -69,58 +70,16 @@ const imageApp = (baseUrl: string, config: Record<string, unknown> = {}) => ({
 })
 
 /** Sets the instance's secret `OPENAI_API_KEY` (or another) through the instance's store. */
-const setSecret = (value: string, name = "OPENAI_API_KEY", workspaceId?: Ids.WorkspaceId) =>
-  Effect.flatMap(SecretStore.SecretStore, (store) => store.set(name, Redacted.make(value), workspaceId))
-
-/** Imports `definition` and starts it as a fresh user of `workspace`; the execution id and the principal. */
-const start = (definition: unknown, inputs: Record<string, string>, workspace = "test") =>
-  Effect.gen(function*() {
-    const appexec = yield* Appexec.Appexec
-    const app = yield* appexec.apps.import({ public: true, ...(definition as object) })
-    const principal = yield* TestHarness.signIn(workspace)
-    const started = yield* appexec.executions.start(principal, app.appId, inputs)
-    return { executionId: started.executionId, principal }
-  })
-
-const finish = (executionId: string) =>
-  Effect.flatMap(Appexec.Appexec, (appexec) => appexec.executions.await(Ids.ExecutionId.make(executionId)))
+const setToken = (value: string, name = "OPENAI_API_KEY", workspaceId?: Ids.WorkspaceId) =>
+  setSecret(name, value, workspaceId)
 
 const run = (definition: unknown, inputs: Record<string, string>, workspace = "test") =>
   Effect.flatMap(start(definition, inputs, workspace), ({ executionId }) => finish(executionId))
 
-/** The execution's log lines as `level: message`. */
-const logOf = (executionId: string) =>
-  Effect.gen(function*() {
-    const reports = yield* ExecutionReports.ExecutionReports
-    const kept = yield* reports.logs(Ids.ExecutionId.make(executionId))
-    return kept.lines.map(({ report }) => (report._tag === "Log" ? `${report.level}: ${report.message}` : ""))
-  })
-
-/** Waits until a sleep that ends `millis` from now is pending on the test clock. */
-const sleepPending = (millis: number) =>
-  Effect.gen(function*() {
-    const wake = (yield* TestClock.currentTimeMillis) + millis
-    while (!Chunk.some(yield* TestClock.sleeps(), (at) => at === wake)) yield* Effect.yieldNow()
-  })
-
-/** The instance, its random numbers fixed at 0.5: a first backoff of exactly 750 ms. */
-const instance = () => layer().pipe(Layer.provide(Layer.setRandom(Random.fixed([0.5]))))
-
-/** The instance with a logger that keeps every operator log line in `logged`. */
-const capturing = (logged: Array<string>) =>
-  instance().pipe(
-    Layer.provide(
-      Logger.replace(
-        Logger.defaultLogger,
-        Logger.make(({ message }) => logged.push(String(Array.isArray(message) ? message.join(" ") : message)))
-      )
-    )
-  )
-
 describe("provider.openai", () => {
   it.scoped("chat: sends OpenAI's request with the token and the filled messages, yields the answer's text", () =>
     Effect.gen(function*() {
-      yield* setSecret(TOKEN)
+      yield* setToken(TOKEN)
       const server = yield* TestOpenAiServer.start({ token: TOKEN, image: yield* testImage(8, 8) })
       const done = yield* run(chatApp(server.baseUrl), { prompt: "Why is the sea \"blue\"?", model: "llama3.2" })
       expect(done.errorMessage).toBeNull()
@@ -149,7 +108,7 @@ describe("provider.openai", () => {
 
   it.scoped("image: b64_json becomes the image output, stored and served as a signed media URL", () =>
     Effect.gen(function*() {
-      yield* setSecret(TOKEN)
+      yield* setToken(TOKEN)
       const png = yield* testImage(96, 64)
       const server = yield* TestOpenAiServer.start({ token: TOKEN, image: png })
       const done = yield* run(imageApp(server.baseUrl), { prompt: "a lighthouse at dusk" })
@@ -170,7 +129,7 @@ describe("provider.openai", () => {
 
   it.scoped("image: a url answer (response_format url) is fetched through the guarded client and stored", () =>
     Effect.gen(function*() {
-      yield* setSecret(TOKEN)
+      yield* setToken(TOKEN)
       const png = yield* testImage(40, 30)
       const server = yield* TestOpenAiServer.start({ token: TOKEN, image: png })
       const done = yield* run(imageApp(server.baseUrl, { model: "dall-e-3", responseFormat: "url" }), { prompt: "x" })
@@ -186,7 +145,7 @@ describe("provider.openai", () => {
 
   it.scoped("a 429 waits exactly as long as Retry-After says, then the retry completes; the log says so", () =>
     Effect.gen(function*() {
-      yield* setSecret(TOKEN)
+      yield* setToken(TOKEN)
       const server = yield* TestOpenAiServer.start({ token: TOKEN, image: yield* testImage(8, 8) })
       server.script("chat", {
         status: 429,
@@ -209,7 +168,7 @@ describe("provider.openai", () => {
 
   it.scoped("a 503 is retried with backoff; a 500 is not retried and fails with its status", () =>
     Effect.gen(function*() {
-      yield* setSecret(TOKEN)
+      yield* setToken(TOKEN)
       const server = yield* TestOpenAiServer.start({ token: TOKEN, image: yield* testImage(8, 8) })
       server.script("chat", { status: 503, body: { error: { message: "overloaded", type: "server_error" } } }, {
         status: 500,
@@ -233,7 +192,7 @@ describe("provider.openai", () => {
 
   it.scoped("a request that does not answer in timeoutMs is abandoned and retried", () =>
     Effect.gen(function*() {
-      yield* setSecret(TOKEN)
+      yield* setToken(TOKEN)
       const server = yield* TestOpenAiServer.start({ token: TOKEN, image: yield* testImage(8, 8) })
       server.script("chat", "hold")
       const { executionId } = yield* start(chatApp(server.baseUrl, { timeoutMs: 5000 }), { prompt: "slow" })
@@ -253,7 +212,7 @@ describe("provider.openai", () => {
   it.scoped("a 401 fails with a message naming the secret; the token it echoes is in no log line or answer", () => {
     const logged: Array<string> = []
     return Effect.gen(function*() {
-      yield* setSecret("sk-wrong-9d1e77")
+      yield* setToken("sk-wrong-9d1e77")
       const server = yield* TestOpenAiServer.start({ token: TOKEN, image: yield* testImage(8, 8) })
       const done = yield* run(chatApp(server.baseUrl), { prompt: "hello" })
       expect(server.received).toHaveLength(1)
@@ -286,9 +245,9 @@ describe("provider.openai", () => {
   it.scoped("a workspace's secret overrides the instance's", () =>
     Effect.gen(function*() {
       const server = yield* TestOpenAiServer.start({ image: yield* testImage(8, 8) })
-      yield* setSecret("sk-instance")
+      yield* setToken("sk-instance")
       const acme = yield* TestHarness.signIn("acme")
-      yield* setSecret("sk-acme", "OPENAI_API_KEY", acme.workspaceId)
+      yield* setToken("sk-acme", "OPENAI_API_KEY", acme.workspaceId)
       yield* run(chatApp(server.baseUrl), { prompt: "a" }, "acme")
       yield* run(chatApp(server.baseUrl), { prompt: "b" }, "other")
       expect(server.received.map((r) => r.headers["authorization"])).toEqual(["Bearer sk-acme", "Bearer sk-instance"])

@@ -6,12 +6,12 @@
  * reaches the server when the execution is canceled or the node's time runs out, text from a
  * list of tokens, and the token in no log line or answer.
  */
-import { Ids } from "@appexec/api"
-import { Appexec, ExecutionReports, SecretStore } from "@appexec/core"
-import { TestHarness, TestReplicateServer } from "@appexec/testing"
+import { Appexec } from "@appexec/core"
+import { TestReplicateServer } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Fiber, Layer, Logger, Random, Redacted, TestClock } from "effect"
+import { Effect, Fiber, Layer, Random, TestClock } from "effect"
 import { describeImage, download, layer, testImage } from "./support/Instance.js"
+import { capturing, finish, instance, logOf, pass, setSecret, start } from "./support/ProviderRuns.js"
 
 const TOKEN = "r8_test_7c1f0e9a2b"
 
@@ -34,43 +34,12 @@ const app = (baseUrl: string, config: Record<string, unknown> = {}, output = "ou
   edges: [{ source: "prompt", target: "model" }, { source: "model", target: "result" }]
 })
 
-const setSecret = (value: string, name = "REPLICATE_API_TOKEN") =>
-  Effect.flatMap(SecretStore.SecretStore, (store) => store.set(name, Redacted.make(value), undefined))
-
-const start = (definition: unknown, inputs: Record<string, string>) =>
-  Effect.gen(function*() {
-    const appexec = yield* Appexec.Appexec
-    const imported = yield* appexec.apps.import({ public: true, ...(definition as object) })
-    const principal = yield* TestHarness.signIn()
-    const started = yield* appexec.executions.start(principal, imported.appId, inputs)
-    return { executionId: started.executionId, principal }
-  })
-
-const finish = (executionId: string) =>
-  Effect.flatMap(Appexec.Appexec, (appexec) => appexec.executions.await(Ids.ExecutionId.make(executionId)))
-
-const logOf = (executionId: string) =>
-  Effect.gen(function*() {
-    const reports = yield* ExecutionReports.ExecutionReports
-    const kept = yield* reports.logs(Ids.ExecutionId.make(executionId))
-    return kept.lines.map(({ report }) => (report._tag === "Log" ? `${report.level}: ${report.message}` : ""))
-  })
-
-/** Waits until a sleep that ends `millis` from now is pending on the test clock, then passes it. */
-const pass = (millis: number) =>
-  Effect.gen(function*() {
-    const wake = (yield* TestClock.currentTimeMillis) + millis
-    while (!Chunk.some(yield* TestClock.sleeps(), (at) => at === wake)) yield* Effect.yieldNow()
-    yield* TestClock.adjust(millis)
-  })
-
-/** The instance, its random numbers fixed at 0.5: a first backoff of exactly 750 ms. */
-const instance = () => layer().pipe(Layer.provide(Layer.setRandom(Random.fixed([0.5]))))
+const setToken = (value: string, name = "REPLICATE_API_TOKEN") => setSecret(name, value)
 
 describe("provider.replicate", () => {
   it.scoped("creates the prediction with Prefer: wait; an answer finished at once is the output, fetched and stored", () =>
     Effect.gen(function*() {
-      yield* setSecret(TOKEN)
+      yield* setToken(TOKEN)
       const png = yield* testImage(48, 32)
       const server = yield* TestReplicateServer.start({ token: TOKEN, steps: 0, image: png })
       const { executionId } = yield* start(app(server.baseUrl), { prompt: "a lighthouse at dusk" })
@@ -98,7 +67,7 @@ describe("provider.replicate", () => {
 
   it.scoped("a running prediction is polled at urls.get with growing waits until it succeeds", () =>
     Effect.gen(function*() {
-      yield* setSecret(TOKEN)
+      yield* setToken(TOKEN)
       const server = yield* TestReplicateServer.start({ token: TOKEN, steps: 3, image: yield* testImage(8, 8) })
       const { executionId } = yield* start(app(server.baseUrl), { prompt: "x" })
       const waiting = yield* Effect.fork(finish(executionId))
@@ -129,7 +98,7 @@ describe("provider.replicate", () => {
 
   it.scoped("an output inlined as a data: URL (sync mode) is decoded and stored without a request", () =>
     Effect.gen(function*() {
-      yield* setSecret(TOKEN)
+      yield* setToken(TOKEN)
       const png = yield* testImage(16, 10)
       const server = yield* TestReplicateServer.start({
         token: TOKEN,
@@ -154,7 +123,7 @@ describe("provider.replicate", () => {
 
   it.scoped("a version runs through /v1/predictions; a language model's tokens are joined into text", () =>
     Effect.gen(function*() {
-      yield* setSecret(TOKEN)
+      yield* setToken(TOKEN)
       const server = yield* TestReplicateServer.start({
         token: TOKEN,
         steps: 0,
@@ -176,7 +145,7 @@ describe("provider.replicate", () => {
 
   it.scoped("a failed prediction fails the node with the prediction's error", () =>
     Effect.gen(function*() {
-      yield* setSecret(TOKEN)
+      yield* setToken(TOKEN)
       const server = yield* TestReplicateServer.start({
         token: TOKEN,
         steps: 1,
@@ -197,7 +166,7 @@ describe("provider.replicate", () => {
 
   it.scoped("a 429 on create waits for its Retry-After, and a 503 on a poll is retried; each retry is logged", () =>
     Effect.gen(function*() {
-      yield* setSecret(TOKEN)
+      yield* setToken(TOKEN)
       const server = yield* TestReplicateServer.start({ token: TOKEN, steps: 1, image: yield* testImage(8, 8) })
       server.script({
         status: 429,
@@ -222,7 +191,7 @@ describe("provider.replicate", () => {
 
   it.scoped("canceling the execution sends the prediction's cancel request", () =>
     Effect.gen(function*() {
-      yield* setSecret(TOKEN)
+      yield* setToken(TOKEN)
       const server = yield* TestReplicateServer.start({ token: TOKEN, steps: 100 })
       const { executionId, principal } = yield* start(app(server.baseUrl), { prompt: "x" })
       const waiting = yield* Effect.fork(finish(executionId))
@@ -245,7 +214,7 @@ describe("provider.replicate", () => {
 
   it.scoped("canceled while the create is held open (Prefer: wait), the prediction is canceled once its answer comes", () =>
     Effect.gen(function*() {
-      yield* setSecret(TOKEN)
+      yield* setToken(TOKEN)
       const server = yield* TestReplicateServer.start({ token: TOKEN, steps: 100 })
       server.script("hold")
       const { executionId, principal } = yield* start(app(server.baseUrl), { prompt: "x" })
@@ -265,7 +234,7 @@ describe("provider.replicate", () => {
 
   it.scoped("a prediction that outlasts timeoutMs is canceled and fails the node", () =>
     Effect.gen(function*() {
-      yield* setSecret(TOKEN)
+      yield* setToken(TOKEN)
       const server = yield* TestReplicateServer.start({ token: TOKEN, steps: 100 })
       const { executionId } = yield* start(app(server.baseUrl, { timeoutMs: 3000 }), { prompt: "x" })
       const waiting = yield* Effect.fork(finish(executionId))
@@ -285,12 +254,8 @@ describe("provider.replicate", () => {
 
   it.scoped("a refused token fails with its status and the provider's detail, the echoed token masked everywhere", () => {
     const logged: Array<string> = []
-    const capture = Logger.replace(
-      Logger.defaultLogger,
-      Logger.make(({ message }) => logged.push(String(Array.isArray(message) ? message.join(" ") : message)))
-    )
     return Effect.gen(function*() {
-      yield* setSecret("r8_wrong_5e2d")
+      yield* setToken("r8_wrong_5e2d")
       const server = yield* TestReplicateServer.start({ token: TOKEN })
       const done = yield* finish((yield* start(app(server.baseUrl), { prompt: "x" })).executionId)
       expect(done.errorMessage).toBe(
@@ -302,7 +267,7 @@ describe("provider.replicate", () => {
       // The operator's log has the answer's start, the token masked.
       expect(logged.some((line) => line.includes("401 Unauthorized") && line.includes("Bearer [secret]"))).toBe(true)
       expect(logged.join("\n")).not.toContain("r8_wrong_5e2d")
-    }).pipe(Effect.provide(instance().pipe(Layer.provide(capture))))
+    }).pipe(Effect.provide(capturing(logged)))
   })
 
   it.scoped("a missing secret fails the node naming it, without a request", () =>
@@ -318,7 +283,7 @@ describe("provider.replicate", () => {
 
   it.scoped("a status URL on another origin is not called with the token", () =>
     Effect.gen(function*() {
-      yield* setSecret(TOKEN)
+      yield* setToken(TOKEN)
       const server = yield* TestReplicateServer.start({ token: TOKEN })
       server.script({
         status: 201,
@@ -334,7 +299,7 @@ describe("provider.replicate", () => {
 
   it.scoped("a base URL on a private address is refused unless private networks are allowed", () =>
     Effect.gen(function*() {
-      yield* setSecret(TOKEN)
+      yield* setToken(TOKEN)
       const server = yield* TestReplicateServer.start({ token: TOKEN })
       const done = yield* finish((yield* start(app(server.baseUrl), { prompt: "x" })).executionId)
       expect(done.errorMessage).toContain(
