@@ -5,11 +5,10 @@
  * `COUNT` uploads of 20 MiB, sent `CONCURRENCY` at a time over one keep-alive client, divided by
  * the time from the first request to the last answer (every answer must be 201).
  */
+import { TestS3rver } from "@appexec/testing"
 import { Effect } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
-import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Benchmark } from "./Benchmark.js"
@@ -34,49 +33,7 @@ export const tempDir = (prefix: string) =>
   )
 
 /** s3rver on 127.0.0.1 with one bucket, as the S3 tests start it; its endpoint and the environment that reaches it. */
-export const s3rver = (bucket: string) =>
-  Effect.gen(function*() {
-    const directory = yield* tempDir("appexec-bench-s3-")
-    const bin = createRequire(import.meta.url).resolve("s3rver/bin/s3rver.js")
-    const started = yield* Effect.acquireRelease(
-      Effect.async<{ child: ChildProcess; endpoint: string }, Error>((resume) => {
-        const child = spawn(
-          process.execPath,
-          // Its list tokens use DES, which OpenSSL 3 has only under the legacy provider.
-          [
-            "--openssl-legacy-provider",
-            bin,
-            "-d",
-            directory,
-            "-a",
-            "127.0.0.1",
-            "-p",
-            "0",
-            "--silent",
-            "--configure-bucket",
-            bucket
-          ],
-          { stdio: ["ignore", "pipe", "pipe"] }
-        )
-        let output = ""
-        child.stdout.on("data", (data: Buffer) => {
-          output += String(data)
-          const port = /listening on 127\.0\.0\.1:(\d+)/.exec(output)?.[1]
-          if (port !== undefined) resume(Effect.succeed({ child, endpoint: `http://127.0.0.1:${port}` }))
-        })
-        child.once("exit", (code) => resume(Effect.fail(new Error(`s3rver exited (${code}): ${output}`))))
-      }),
-      ({ child }) =>
-        Effect.async<void>((resume) => {
-          child.once("exit", () => resume(Effect.void))
-          child.kill("SIGTERM")
-        })
-    )
-    return {
-      endpoint: started.endpoint,
-      env: { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_REGION: "us-east-1" }
-    }
-  })
+export const s3rver = (bucket: string) => TestS3rver.start(bucket)
 
 /** MB/s of `COUNT` uploads of `body` to `serve`, `CONCURRENCY` at a time. */
 const throughput = (serve: AppexecServer.Serve, body: Uint8Array<ArrayBuffer>) =>

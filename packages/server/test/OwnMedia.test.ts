@@ -9,22 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import sharp from "sharp"
 import { backends } from "./support/Backends.js"
-import { spawnAppexec, startServe, tempDataDir } from "./support/ServeProcess.js"
-
-/** Runs `appexec run …args` against the server until it exits; answers its exit code and output. */
-const appexecRun = (
-  args: ReadonlyArray<string>,
-  serve: { baseUrl: string; key: string },
-  env: Record<string, string>
-) =>
-  Effect.gen(function*() {
-    const run = yield* spawnAppexec(["run", ...args, "--base-url", serve.baseUrl], {
-      ...env,
-      APPEXEC_API_KEY: serve.key
-    })
-    const { code } = yield* run.exited("60 seconds")
-    return { code, stdout: run.output.stdout, stderr: run.output.stderr }
-  })
+import { appexecRun, startServe, tempDataDir } from "./support/ServeProcess.js"
 
 for (const backend of backends) {
   describe(`appexec serve: the instance's media URLs as inputs, on ${backend.name}`, () => {

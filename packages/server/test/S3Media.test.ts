@@ -18,22 +18,20 @@ import { join } from "node:path"
 import sharp from "sharp"
 import * as S3rver from "../../platform-node/test/support/S3rver.js"
 import { postgres, query } from "./support/Backends.js"
-import { restartServe, spawnAppexec, startServe, tempDataDir } from "./support/ServeProcess.js"
+import {
+  appexecRun as appexecRunWithin,
+  restartServe,
+  spawnAppexec,
+  startServe,
+  tempDataDir
+} from "./support/ServeProcess.js"
 
-/** Runs `appexec run …args` against a server until it exits: its exit code and output. */
+/** Runs `appexec run …args` against a server until it exits (90 s): its exit code and output. */
 const appexecRun = (
   args: ReadonlyArray<string>,
   serve: { baseUrl: string; key: string },
   env: Record<string, string>
-) =>
-  Effect.gen(function*() {
-    const run = yield* spawnAppexec(["run", ...args, "--base-url", serve.baseUrl], {
-      ...env,
-      APPEXEC_API_KEY: serve.key
-    })
-    const { code } = yield* run.exited("90 seconds")
-    return { code, stdout: run.output.stdout, stderr: run.output.stderr }
-  })
+) => appexecRunWithin(args, serve, env, "90 seconds")
 
 /** The output URL `appexec run Poster` printed. */
 const posterUrlOf = (stdout: string) => /^Poster \(image\): (\S+)$/m.exec(stdout)?.[1]

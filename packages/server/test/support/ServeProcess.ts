@@ -108,3 +108,19 @@ export const restartServe = (dataDir: string, args: ReadonlyArray<string> = [], 
     const match = yield* serve.waitFor(/appexec is listening on (http:\/\/127\.0\.0\.1:\d+) /, "stdout")
     return { ...serve, baseUrl: match[1]! }
   })
+
+/** Runs `appexec run …args` against a served instance until it exits (within `within`): its exit code and output. */
+export const appexecRun = (
+  args: ReadonlyArray<string>,
+  serve: { readonly baseUrl: string; readonly key: string },
+  env: Record<string, string>,
+  within: Duration.DurationInput = "60 seconds"
+) =>
+  Effect.gen(function*() {
+    const run = yield* spawnAppexec(["run", ...args, "--base-url", serve.baseUrl], {
+      ...env,
+      APPEXEC_API_KEY: serve.key
+    })
+    const { code } = yield* run.exited(within)
+    return { code, stdout: run.output.stdout, stderr: run.output.stderr }
+  })
