@@ -13,6 +13,7 @@ import { NodesSettings } from "../NodesSettings.js"
 import * as Ffmpeg from "./ffmpeg.js"
 import { attempt, metadataOf, open } from "./imaging.js"
 import { formatBytes, type Media, mediaOf } from "./media.js"
+import * as StaleWorkDirs from "./StaleWorkDirs.js"
 
 const fail = (message: string) => new NodeType.NodeFailure({ message })
 
@@ -40,12 +41,17 @@ export type Fit = typeof Fit.Type
 /** The `Content-Type` of a video format. */
 export const contentTypeOf = (format: VideoFormat): string => `video/${format}`
 
-/** A fresh temporary directory for one run, removed with everything in it when the scope closes. */
+/**
+ * A fresh temporary directory for one run, removed with everything in it when the scope closes
+ * (and by a later process's first run if this process is killed first: `StaleWorkDirs`).
+ */
 export const workDir = Effect.gen(function*() {
   const { video } = yield* NodesSettings
+  const parent = video.tempDir ?? tmpdir()
+  yield* StaleWorkDirs.sweepOnce(parent, video.timeoutMs)
   return yield* Effect.acquireRelease(
     Effect.tryPromise({
-      try: () => mkdtemp(join(video.tempDir ?? tmpdir(), "appexec-video-")),
+      try: () => mkdtemp(join(parent, StaleWorkDirs.PREFIX)),
       catch: (error) => error
     }).pipe(
       Effect.tapError((error) => Effect.logError("video: the temporary directory could not be made", error)),
