@@ -9,9 +9,8 @@ import { NodeListener } from "@appexec/platform-node"
 import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { AppexecClient, ClientError, createClient } from "../src/index.js"
+import { listening } from "./ServedInstance.js"
 
 /** A 1×1 PNG. */
 const png = Uint8Array.from(
@@ -24,16 +23,7 @@ const gif = Uint8Array.from("GIF89a\x01\x00\x01\x00\x00\x00\x00;", (c) => c.char
 /** An instance with signed media URLs, served on a socket of its own; `test` gets its base URL and a key. */
 const served = <A, E, R>(maxUploadBytes: number, test: (baseUrl: string, apiKey: string) => Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
-    const server = createServer()
-    yield* Effect.acquireRelease(
-      Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
-      () =>
-        Effect.async<void>((resume) => {
-          server.closeAllConnections()
-          server.close(() => resume(Effect.void))
-        })
-    )
-    const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const { origin: baseUrl, server } = yield* listening
     const instance = TestHarness.layer().pipe(
       Layer.provideMerge(
         MediaUrls.layer({

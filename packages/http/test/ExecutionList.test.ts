@@ -9,22 +9,7 @@ import { Appexec } from "@appexec/core"
 import { HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Encoding, Schema, TestClock } from "effect"
-import { errorOf, get, seed, send, stack } from "./fixtures.js"
-
-/** A public app that pauses 60 s before it answers. */
-const slowApp = {
-  name: "Slow",
-  public: true,
-  nodes: [
-    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-    { id: "pause", type: "util.delay", label: "Pause", config: { ms: 60_000 } },
-    { id: "out", type: "output.text", label: "Out" }
-  ],
-  edges: [
-    { source: "prompt", target: "pause" },
-    { source: "pause", target: "out" }
-  ]
-}
+import { errorOf, get, seed, send, slowApp, stack } from "./fixtures.js"
 
 type Item = { readonly executionId: string; readonly [field: string]: unknown }
 type Page = { readonly data: ReadonlyArray<Item>; readonly nextCursor: string | null }

@@ -6,22 +6,7 @@ import { Appexec, WebhookOutbox } from "@appexec/core"
 import { HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, TestClock } from "effect"
-import { errorOf, seed, send, stack } from "./fixtures.js"
-
-/** A public app that pauses 60 s before it answers. */
-const slowApp = {
-  name: "Slow",
-  public: true,
-  nodes: [
-    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-    { id: "pause", type: "util.delay", label: "Pause", config: { ms: 60_000 } },
-    { id: "out", type: "output.text", label: "Out" }
-  ],
-  edges: [
-    { source: "prompt", target: "pause" },
-    { source: "pause", target: "out" }
-  ]
-}
+import { errorOf, seed, send, slowApp, stack } from "./fixtures.js"
 
 const start = (appId: string, key: string, inputs: Record<string, string>, headers: Record<string, string> = {}) =>
   send(

@@ -9,22 +9,7 @@ import { TestHarness } from "@appexec/testing"
 import { HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option, TestClock } from "effect"
-import { clientLayer, send, serverLayer, SigningKeysTest } from "./fixtures.js"
-
-/** A public app that pauses 60 s before it answers. */
-const slowApp = {
-  name: "Slow",
-  public: true,
-  nodes: [
-    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-    { id: "pause", type: "util.delay", label: "Pause", config: { ms: 60_000 } },
-    { id: "out", type: "output.text", label: "Out" }
-  ],
-  edges: [
-    { source: "prompt", target: "pause" },
-    { source: "pause", target: "out" }
-  ]
-}
+import { clientLayer, send, serverLayer, SigningKeysTest, slowApp } from "./fixtures.js"
 
 /** The served instance, running one execution of a workspace at a time: the next one stays queued. */
 const oneAtATime = clientLayer.pipe(

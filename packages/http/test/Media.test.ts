@@ -11,11 +11,9 @@ import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Logger, Redacted, TestClock } from "effect"
 import { readFileSync } from "node:fs"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import sharp from "sharp"
 import { WebHandler } from "../src/index.js"
-import { SigningKeysTest } from "./fixtures.js"
+import { listening, SigningKeysTest } from "./fixtures.js"
 
 const poster: unknown = JSON.parse(readFileSync(new URL("../../server/apps/poster.json", import.meta.url), "utf8"))
 
@@ -56,16 +54,7 @@ const errorCode = (bytes: Uint8Array) =>
 describe("media route", () => {
   it.scoped("the Node listener under /api serves media over the socket, unauthenticated and not rate limited, until they expire", () =>
     Effect.gen(function*() {
-      const server = createServer()
-      yield* Effect.acquireRelease(
-        Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
-        () =>
-          Effect.async<void>((resume) => {
-            server.closeAllConnections()
-            server.close(() => resume(Effect.void))
-          })
-      )
-      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      const { origin, server } = yield* listening
       yield* Effect.gen(function*() {
         const listener = yield* NodeListener.make({ basePath: "/api", rateLimit: { limit: 2 }, logRequests: false })
         server.on("request", listener)

@@ -14,22 +14,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { seed } from "./fixtures.js"
-
-/** A public app that pauses 60 s before it answers. */
-const slowApp = {
-  name: "Slow",
-  public: true,
-  nodes: [
-    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-    { id: "pause", type: "util.delay", label: "Pause", config: { ms: 60_000 } },
-    { id: "out", type: "output.text", label: "Out" }
-  ],
-  edges: [
-    { source: "prompt", target: "pause" },
-    { source: "pause", target: "out" }
-  ]
-}
+import { seed, slowApp } from "./fixtures.js"
 
 /** The admin app with the operator views, listening on 127.0.0.1, port 0; its base URL. */
 const serveAdmin = (options: AdminHttp.OperatorOptions) =>

@@ -11,23 +11,8 @@ import { TestHarness, TestReceiver } from "@appexec/testing"
 import { HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Effect, Layer, Option, Schema, TestClock } from "effect"
-import { clientLayer, errorOf, get, seed, send, serverLayer, TestServer } from "./fixtures.js"
+import { clientLayer, errorOf, get, seed, send, serverLayer, slowApp, TestServer } from "./fixtures.js"
 import { eventsUntilEnd, open } from "./sse.js"
-
-/** A public app that pauses 60 s before it answers. */
-const slowApp = {
-  name: "Slow",
-  public: true,
-  nodes: [
-    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-    { id: "pause", type: "util.delay", label: "Pause", config: { ms: 60_000 } },
-    { id: "out", type: "output.text", label: "Out" }
-  ],
-  edges: [
-    { source: "prompt", target: "pause" },
-    { source: "pause", target: "out" }
-  ]
-}
 
 /** The instance with its webhook dispatcher and its own signing keys, behind the server. */
 const withWebhooks = clientLayer.pipe(

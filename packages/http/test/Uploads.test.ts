@@ -14,13 +14,11 @@ import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Redacted } from "effect"
 import { readFileSync } from "node:fs"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import sharp from "sharp"
 import { type AppexecHttp, WebHandler } from "../src/index.js"
 import * as Endpoints from "../src/internal/Endpoints.js"
 import type { ServerRequest } from "../src/internal/Exchange.js"
-import { SigningKeysTest } from "./fixtures.js"
+import { listening, SigningKeysTest } from "./fixtures.js"
 
 const thumbnail: unknown = JSON.parse(
   readFileSync(new URL("../../server/apps/thumbnail.json", import.meta.url), "utf8")
@@ -47,16 +45,7 @@ const served = <A, E, R>(
   test: (origin: string) => Effect.Effect<A, E, R>
 ) =>
   Effect.gen(function*() {
-    const server = createServer()
-    yield* Effect.acquireRelease(
-      Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
-      () =>
-        Effect.async<void>((resume) => {
-          server.closeAllConnections()
-          server.close(() => resume(Effect.void))
-        })
-    )
-    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const { origin, server } = yield* listening
     return yield* Effect.gen(function*() {
       server.on("request", yield* NodeListener.make({ logRequests: false, ...options }))
       return yield* test(origin)

@@ -8,6 +8,8 @@ import { NodeListener } from "@appexec/platform-node"
 import { TestHarness } from "@appexec/testing"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Context, Effect, Layer, Logger, LogLevel } from "effect"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 
 /** The published key of the test instance. */
 export const testJwk: Jwk.Jwk = {
@@ -121,3 +123,35 @@ export const seed = Effect.gen(function*() {
   const secret = yield* appexec.apps.import(privateApp, { owner: { workspaceId: alice.workspaceId } })
   return { alice, bob, echo, secret }
 })
+
+/**
+ * A Node HTTP server listening on 127.0.0.1, port 0, with no handler yet (a test attaches one once
+ * it knows the origin), closed with the scope, open connections included; the server and its origin.
+ */
+export const listening = Effect.gen(function*() {
+  const server = createServer()
+  yield* Effect.acquireRelease(
+    Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
+    () =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  )
+  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }
+})
+
+/** A public app that pauses 60 s before it answers. */
+export const slowApp = {
+  name: "Slow",
+  public: true,
+  nodes: [
+    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
+    { id: "pause", type: "util.delay", label: "Pause", config: { ms: 60_000 } },
+    { id: "out", type: "output.text", label: "Out" }
+  ],
+  edges: [
+    { source: "prompt", target: "pause" },
+    { source: "pause", target: "out" }
+  ]
+}
