@@ -3,22 +3,9 @@
  * starts at once) or WebM (VP9 and Opus), optionally scaled into a box and at another frame rate.
  */
 import { NodeType } from "@appexec/core"
-import { Clock, Effect, Schema } from "effect"
-import * as Ffmpeg from "./internal/ffmpeg.js"
+import { Effect, Schema } from "effect"
 import { formatBytes } from "./internal/media.js"
-import {
-  checkLimits,
-  contentTypeOf,
-  encoderArgs,
-  Fps,
-  readMade,
-  secondsText,
-  VideoFormat,
-  videoInput,
-  VideoSide,
-  workDir
-} from "./internal/video.js"
-import { NodesSettings } from "./NodesSettings.js"
+import { checkLimits, encode, Fps, secondsText, VideoFormat, videoInput, VideoSide, workDir } from "./internal/video.js"
 
 /** The config of `video.convert`. */
 export const Config = Schema.Struct({
@@ -73,10 +60,7 @@ export const videoConvert = NodeType.defineNode({
       const size = scaledSize(config, input.video.width, input.video.height)
       yield* checkLimits(what, size)
       const audio = config.audio && input.probe.hasAudio
-      const { video: limits } = yield* NodesSettings
-      const out = `converted.${config.format}`
-      const started = yield* Clock.currentTimeMillis
-      yield* Ffmpeg.run({
+      const { took, video } = yield* encode({
         args: [
           ...input.args,
           "-map",
@@ -84,21 +68,21 @@ export const videoConvert = NodeType.defineNode({
           ...(audio ? ["-map", "0:a:0"] : []),
           "-vf",
           `${scaleFilter(config)},setsar=1`,
-          ...(config.fps === undefined ? [] : ["-r", String(config.fps)]),
-          ...encoderArgs(config.format, limits.maxBytes, audio),
-          out
+          ...(config.fps === undefined ? [] : ["-r", String(config.fps)])
         ],
-        cwd: dir,
+        out: `converted.${config.format}`,
+        format: config.format,
+        audio,
+        dir,
         what,
         seconds: input.probe.seconds,
         progress
       })
-      const video = yield* readMade(dir, out, contentTypeOf(config.format), what)
       yield* log(
         `in: ${input.video.codec} ${input.video.width}×${input.video.height}, ${
           formatBytes(input.bytes)
         }; out: ${config.format} ${audio ? "with" : "without"} sound, ${formatBytes(video.bytes.length)} in ${
-          secondsText(((yield* Clock.currentTimeMillis) - started) / 1000)
+          secondsText(took)
         }`
       )
       return NodeType.NodeValue.media("video", video.contentType, video.bytes)

@@ -4,23 +4,19 @@
  * frame's size, so that the moving crop does not jitter from pixel to pixel.
  */
 import { NodeType } from "@appexec/core"
-import { Clock, Effect, Schema } from "effect"
-import * as Ffmpeg from "./internal/ffmpeg.js"
+import { Effect, Schema } from "effect"
 import { formatBytes, mediaOf } from "./internal/media.js"
 import {
   checkLimits,
-  contentTypeOf,
-  encoderArgs,
+  encode,
   Fps,
+  frameSizeFields,
   rawFrame,
-  readMade,
   Seconds,
   secondsText,
   VideoFormat,
-  VideoSide,
   workDir
 } from "./internal/video.js"
-import { NodesSettings } from "./NodesSettings.js"
 
 /** The camera's movement: a zoom into or out of the centre, or a pan across the picture at `zoom`. */
 export const Motion = Schema.Literal("zoom-in", "zoom-out", "pan-left", "pan-right", "pan-up", "pan-down")
@@ -28,10 +24,8 @@ export type Motion = typeof Motion.Type
 
 /** The config of `video.fromImage`. */
 export const Config = Schema.Struct({
-  /** Frame width in pixels, even (default 1280). */
-  width: Schema.optionalWith(VideoSide, { default: () => 1280 }),
-  /** Frame height in pixels, even (default 720). */
-  height: Schema.optionalWith(VideoSide, { default: () => 720 }),
+  /** Frame width and height in pixels, even (default 1280 × 720). */
+  ...frameSizeFields,
   /** Length in seconds (default 5). */
   duration: Schema.optionalWith(Seconds, { default: () => 5 }),
   /** Frames per second (default 25). */
@@ -99,31 +93,20 @@ export const videoFromImage = NodeType.defineNode({
         "image.rgb"
       )
       const frames = Math.max(1, Math.round(config.duration * config.fps))
-      const { video: limits } = yield* NodesSettings
-      const out = `video.${config.format}`
-      const started = yield* Clock.currentTimeMillis
-      yield* Ffmpeg.run({
-        args: [
-          ...input,
-          "-vf",
-          `${zoompan(config, frames)},setsar=1,format=yuv420p`,
-          "-frames:v",
-          String(frames),
-          ...encoderArgs(config.format, limits.maxBytes, false),
-          out
-        ],
-        cwd: dir,
+      const { took, video } = yield* encode({
+        args: [...input, "-vf", `${zoompan(config, frames)},setsar=1,format=yuv420p`, "-frames:v", String(frames)],
+        out: `video.${config.format}`,
+        format: config.format,
+        audio: false,
+        dir,
         what,
         seconds: config.duration,
         progress
       })
-      const video = yield* readMade(dir, out, contentTypeOf(config.format), what)
       yield* log(
         `${config.format} ${config.width}×${config.height}, ${
           secondsText(config.duration)
-        } at ${config.fps} fps (${config.motion}), ${formatBytes(video.bytes.length)} in ${
-          secondsText(((yield* Clock.currentTimeMillis) - started) / 1000)
-        }`
+        } at ${config.fps} fps (${config.motion}), ${formatBytes(video.bytes.length)} in ${secondsText(took)}`
       )
       return NodeType.NodeValue.media("video", video.contentType, video.bytes)
     }))

@@ -5,34 +5,28 @@
  * fading in (its alpha) from its start, so the crossfade needs no filter newer than FFmpeg 4.
  */
 import { NodeType } from "@appexec/core"
-import { Clock, Effect, Schema } from "effect"
-import * as Ffmpeg from "./internal/ffmpeg.js"
+import { Effect, Schema } from "effect"
 import { formatBytes, mediaOf } from "./internal/media.js"
 import {
   checkLimits,
-  contentTypeOf,
-  encoderArgs,
+  encode,
   Fit,
   Fps,
+  frameSizeFields,
   rawFrame,
-  readMade,
   Seconds,
   secondsText,
   VideoFormat,
-  VideoSide,
   workDir
 } from "./internal/video.js"
-import { NodesSettings } from "./NodesSettings.js"
 
 /** Most images in one slideshow. */
 export const MAX_SLIDES = 50
 
 /** The config of `video.slideshow`. */
 export const Config = Schema.Struct({
-  /** Frame width in pixels, even (default 1280). */
-  width: Schema.optionalWith(VideoSide, { default: () => 1280 }),
-  /** Frame height in pixels, even (default 720). */
-  height: Schema.optionalWith(VideoSide, { default: () => 720 }),
+  /** Frame width and height in pixels, even (default 1280 × 720). */
+  ...frameSizeFields,
   /** Seconds each image is on screen, its fades included (default 3). */
   slide: Schema.optionalWith(Seconds, { default: () => 3 }),
   /** Seconds of each crossfade, 0 (cuts) to 10, shorter than `slide` (default 0.75). */
@@ -96,10 +90,7 @@ export const videoSlideshow = NodeType.defineNode({
         inputs.push(...(yield* rawFrame(image, config, dir, `image${i}.rgb`)))
       }
       const frames = Math.max(1, Math.round(total * config.fps))
-      const { video: limits } = yield* NodesSettings
-      const out = `slideshow.${config.format}`
-      const started = yield* Clock.currentTimeMillis
-      yield* Ffmpeg.run({
+      const { took, video } = yield* encode({
         args: [
           ...inputs,
           "-filter_complex",
@@ -107,20 +98,20 @@ export const videoSlideshow = NodeType.defineNode({
           "-map",
           "[out]",
           "-frames:v",
-          String(frames),
-          ...encoderArgs(config.format, limits.maxBytes, false),
-          out
+          String(frames)
         ],
-        cwd: dir,
+        out: `slideshow.${config.format}`,
+        format: config.format,
+        audio: false,
+        dir,
         what,
         seconds: total,
         progress
       })
-      const video = yield* readMade(dir, out, contentTypeOf(config.format), what)
       yield* log(
         `${config.format} ${config.width}×${config.height}, ${upstream.length} images, ${secondsText(total)}, ${
           formatBytes(video.bytes.length)
-        } in ${secondsText(((yield* Clock.currentTimeMillis) - started) / 1000)}`
+        } in ${secondsText(took)}`
       )
       return NodeType.NodeValue.media("video", video.contentType, video.bytes)
     }))

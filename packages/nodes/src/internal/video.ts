@@ -5,7 +5,7 @@
  * the made file read back as media within `video.maxBytes`.
  */
 import { NodeType } from "@appexec/core"
-import { Effect, Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -23,6 +23,14 @@ export const VideoSide = Schema.Number.pipe(
   Schema.between(16, 7680),
   Schema.filter((n) => n % 2 === 0, { message: () => "must be an even number (video frames have even sides)" })
 )
+
+/** The frame size fields of a video node's config: `width` × `height` (default 1280 × 720). */
+export const frameSizeFields = {
+  /** Frame width in pixels, even (default 1280). */
+  width: Schema.optionalWith(VideoSide, { default: () => 1280 }),
+  /** Frame height in pixels, even (default 720). */
+  height: Schema.optionalWith(VideoSide, { default: () => 720 })
+}
 
 /** Frames per second, 1–60. */
 export const Fps = Schema.Number.pipe(Schema.int(), Schema.between(1, 60))
@@ -105,6 +113,40 @@ export const encoderArgs = (format: VideoFormat, maxBytes: number, audio: boolea
   "-fs",
   String(maxBytes + 1)
 ]
+
+/** What `encode` needs: the run's inputs and filters, the file it writes, and its format. */
+export interface Encoding {
+  /** The arguments before the encoder's: inputs, maps, filters, frame counts. */
+  readonly args: ReadonlyArray<string>
+  /** The file written in `dir`. */
+  readonly out: string
+  readonly format: VideoFormat
+  readonly audio: boolean
+  readonly dir: string
+  readonly what: string
+  /** Length of the video, in seconds, for the progress (none: no progress). */
+  readonly seconds: number | undefined
+  readonly progress: Ffmpeg.RunOptions["progress"]
+}
+
+/**
+ * Runs ffmpeg to encode a video as `format` within `video.maxBytes` and reads what it made; the
+ * video and the seconds the encode took, for the node's log line.
+ */
+export const encode = (encoding: Encoding) =>
+  Effect.gen(function*() {
+    const { video: limits } = yield* NodesSettings
+    const started = yield* Clock.currentTimeMillis
+    yield* Ffmpeg.run({
+      args: [...encoding.args, ...encoderArgs(encoding.format, limits.maxBytes, encoding.audio), encoding.out],
+      cwd: encoding.dir,
+      what: encoding.what,
+      seconds: encoding.seconds,
+      progress: encoding.progress
+    })
+    const video = yield* readMade(encoding.dir, encoding.out, contentTypeOf(encoding.format), encoding.what)
+    return { video, took: ((yield* Clock.currentTimeMillis) - started) / 1000 }
+  })
 
 /** The file `name` in `dir` as media of `contentType`, refused when it is over `video.maxBytes`. */
 export const readMade = (dir: string, name: string, contentType: string, what: string) =>
