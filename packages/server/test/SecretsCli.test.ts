@@ -55,6 +55,18 @@ const storedRows = (backend: Backend, dataDir: string, env: Record<string, strin
       "SELECT name, workspace_id, sealed FROM operator_secrets ORDER BY name, workspace_id"
     )
 
+/**
+ * A data directory, and an apps directory holding the app `Chat` (`writeChatApp`) pointed at a
+ * fresh OpenAI test server; all three gone with the scope.
+ */
+const chatDirs = Effect.gen(function*() {
+  const dataDir = yield* tempDataDir
+  const appsDir = yield* tempDataDir
+  const provider = yield* TestOpenAiServer.start({ image: new Uint8Array() })
+  writeChatApp(appsDir, provider.baseUrl)
+  return { dataDir, appsDir, provider }
+})
+
 /** An app `Chat`: a prompt through `provider.openai` (chat, secret `OPENAI_API_KEY`) at `baseUrl`. */
 const writeChatApp = (appsDir: string, baseUrl: string) =>
   writeFileSync(
@@ -203,10 +215,7 @@ describe("appexec secrets", () => {
       `a node run uses the secret set beside a running serve, the workspace's over the instance's; a missing one fails the run naming it; no value in any log or answer, on ${backend.name}`,
       () =>
         Effect.gen(function*() {
-          const dataDir = yield* tempDataDir
-          const appsDir = yield* tempDataDir
-          const provider = yield* TestOpenAiServer.start({ image: new Uint8Array() })
-          writeChatApp(appsDir, provider.baseUrl)
+          const { appsDir, dataDir, provider } = yield* chatDirs
           const debug = { ...(yield* backend.env), APPEXEC_LOG_LEVEL: "debug" }
           const serve = yield* startServe(dataDir, ["--apps", appsDir, "--allow-private-networks"], debug)
           const { answers, appId, call, runToEnd } = yield* clientOf(serve, "Chat")
@@ -268,10 +277,7 @@ describe("appexec secrets", () => {
     "a new master key with the old one as previous seals every secret again at the next start; the old key can then go",
     () =>
       Effect.gen(function*() {
-        const dataDir = yield* tempDataDir
-        const appsDir = yield* tempDataDir
-        const provider = yield* TestOpenAiServer.start({ image: new Uint8Array() })
-        writeChatApp(appsDir, provider.baseUrl)
+        const { appsDir, dataDir, provider } = yield* chatDirs
         const oldKey = { APPEXEC_MASTER_KEY: Buffer.alloc(32, 1).toString("base64url") }
         const newKey = { APPEXEC_MASTER_KEY: Buffer.alloc(32, 2).toString("base64url") }
         const sealed = () => Effect.map(storedRows(backends[0]!, dataDir, {}), (rows) => rows[0]!.sealed)
