@@ -22,9 +22,9 @@ import { Appexec, AppexecLayer, IdGenerator } from "@appexec/core"
 import { NodeOutboundHttp } from "@appexec/platform-node"
 import { PostgresStorage } from "@appexec/postgres"
 import { Duration, Effect, Layer, Logger, LogLevel, Option } from "effect"
-import { loadavg } from "node:os"
 import pg from "pg"
-import type { Benchmark, Figure } from "./Benchmark.js"
+import { type Benchmark, type Figure, reportLoad } from "./Benchmark.js"
+import { noop } from "./NoopApp.js"
 import * as Percentile from "./Percentile.js"
 import * as ProcessCpu from "./ProcessCpu.js"
 import * as AppexecCommand from "./servers/appexec.js"
@@ -41,16 +41,6 @@ const parts = new Set(
 const CONCURRENCY = 16
 /** Adds of the latency run, one at a time. */
 const LATENCY_COUNT = 200
-
-const noop = {
-  name: "No-op",
-  public: true,
-  nodes: [
-    { id: "in", type: "input.text", label: "In", config: { name: "in", required: true } },
-    { id: "out", type: "output.text", label: "Out" }
-  ],
-  edges: [{ source: "in", target: "out" }]
-}
 
 /** Wall-clock time in milliseconds with a fraction, comparable with `Date.now()` of other processes. */
 const wallNow = () => performance.timeOrigin + performance.now()
@@ -378,13 +368,9 @@ export const benchmark: Benchmark = {
   name: "graphile",
   run: (report) =>
     Effect.gen(function*() {
-      const load = (when: string) =>
-        report({ name: `graphile.machine.load_average_1m.${when}`, value: loadavg()[0]!, unit: "runnable" })
+      const load = (when: string) => reportLoad(report, "graphile", when)
       yield* load("start")
-      const server = yield* Effect.acquireRelease(
-        Effect.promise(() => PostgresServer.start()),
-        (server) => Effect.promise(() => server.stop())
-      )
+      const server = yield* PostgresServer.scoped
       const drains = new Map<string, Drain>()
       const measure = (name: string, drain: Effect.Effect<Drain, unknown>) =>
         Effect.gen(function*() {

@@ -96,10 +96,7 @@ const startsOnPostgres = (
   report: Parameters<Benchmark["run"]>[0]
 ) =>
   Effect.scoped(Effect.gen(function*() {
-    const server = yield* Effect.acquireRelease(
-      Effect.promise(() => PostgresServer.start()),
-      (server) => Effect.promise(() => server.stop())
-    )
+    const server = yield* PostgresServer.scoped
     const env = { APPEXEC_DATABASE_URL: server.url, ...masterKey() }
     const bin = process.env.BENCH_APPEXEC_BIN ?? join(root, "packages/server/dist/appexec.js")
     const args = (

@@ -13,10 +13,9 @@ import { NodeOutboundHttp } from "@appexec/platform-node"
 import { MemoryStorage } from "@appexec/testing"
 import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import sharp from "sharp"
 import type { Benchmark, Figure } from "./Benchmark.js"
+import * as PhotoOrigin from "./servers/photo.js"
 
 const poster = {
   name: "Poster",
@@ -49,24 +48,15 @@ const thumbnail = {
 }
 
 /** A local origin serving one 1024×1024 JPEG at `/photo.jpg`, closed with the scope. */
-const origin = Effect.acquireRelease(
-  Effect.promise(async () => {
-    const jpeg = await sharp({ create: { width: 1024, height: 1024, channels: 3, background: "#3366aa" } })
-      .composite([{
-        input: Buffer.from(
-          "<svg width=\"1024\" height=\"1024\"><circle cx=\"512\" cy=\"512\" r=\"400\" fill=\"#ffcc00\"/></svg>"
-        )
-      }])
-      .jpeg({ quality: 85 })
-      .toBuffer()
-    const server = createServer((_req, res) => {
-      res.writeHead(200, { "content-type": "image/jpeg", "content-length": String(jpeg.length) })
-      res.end(jpeg)
-    })
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-    return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/photo.jpg` }
-  }),
-  ({ server }) => Effect.sync(() => server.close())
+const origin = PhotoOrigin.serve(() =>
+  sharp({ create: { width: 1024, height: 1024, channels: 3, background: "#3366aa" } })
+    .composite([{
+      input: Buffer.from(
+        "<svg width=\"1024\" height=\"1024\"><circle cx=\"512\" cy=\"512\" r=\"400\" fill=\"#ffcc00\"/></svg>"
+      )
+    }])
+    .jpeg({ quality: 85 })
+    .toBuffer()
 )
 
 const instance = AppexecLayer.make({

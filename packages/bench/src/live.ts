@@ -29,10 +29,9 @@ import { SqliteStorage } from "@appexec/sqlite"
 import { Effect, Layer, Logger, LogLevel, Option, Schedule, Schema, TestClock, TestContext } from "effect"
 import { readFileSync } from "node:fs"
 import { Agent, createServer } from "node:http"
-import { loadavg } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
-import type { Benchmark, Figure } from "./Benchmark.js"
+import { type Benchmark, type Figure, reportLoad } from "./Benchmark.js"
 import * as EventStreamReader from "./EventStreamReader.js"
 import * as Percentile from "./Percentile.js"
 import * as AppexecCommand from "./servers/appexec.js"
@@ -231,10 +230,7 @@ const announcements = (url: string) =>
 /** (b): `serve --no-worker` and one `appexec worker`, each on its own data directory, on PostgreSQL. */
 const acrossProcesses = Effect.scoped(Effect.gen(function*() {
   const origin = yield* slowOrigin
-  const database = yield* Effect.acquireRelease(
-    Effect.promise(() => PostgresServer.start()),
-    (server) => Effect.promise(() => server.stop())
-  )
+  const database = yield* PostgresServer.scoped
   const env = { APPEXEC_DATABASE_URL: database.url, ...AppexecCommand.masterKey() }
   const api = yield* TempDir.make("live-api")
   const server = yield* AppexecCommand.serve([
@@ -448,8 +444,7 @@ export const benchmark: Benchmark = {
           report(ms(`${name}_max`, values.at(-1) ?? Number.NaN))
         ])
       // How busy the machine was: every latency below moves with it.
-      const load = (when: string) =>
-        report({ name: `live.machine.load_average_1m.${when}`, value: loadavg()[0]!, unit: "runnable" })
+      const load = (when: string) => reportLoad(report, "live", when)
       yield* load("start")
       const counts = (name: string, received: Received) =>
         Effect.all([

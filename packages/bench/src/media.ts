@@ -19,13 +19,13 @@ import { MemoryStorage } from "@appexec/testing"
 import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import sharp from "sharp"
 import type { Benchmark } from "./Benchmark.js"
 import * as Percentile from "./Percentile.js"
 import * as AppexecServer from "./servers/appexec.js"
-import { s3rver, tempDir } from "./uploads.js"
+import * as PhotoOrigin from "./servers/photo.js"
+import * as TempDir from "./TempDir.js"
+import { s3rver } from "./uploads.js"
 
 const RUNS = 3
 const SIZE = 20 * 1024 * 1024
@@ -49,30 +49,22 @@ const kenBurns = {
 }
 
 /** A local origin serving a detailed 1920×1080 JPEG (noise under shapes: x264 has work to do). */
-const origin = Effect.acquireRelease(
-  Effect.promise(async () => {
-    const noise = await sharp(randomBytes(480 * 270 * 3), { raw: { width: 480, height: 270, channels: 3 } })
-      .resize(1920, 1080, { kernel: "nearest" })
-      .png()
-      .toBuffer()
-    const jpeg = await sharp(noise)
-      .composite([{
-        input: Buffer.from(
-          "<svg width=\"1920\" height=\"1080\"><circle cx=\"960\" cy=\"540\" r=\"400\" fill=\"#ffcc00\"/>" +
-            "<rect x=\"100\" y=\"100\" width=\"500\" height=\"300\" fill=\"#3366aa\"/></svg>"
-        )
-      }])
-      .jpeg({ quality: 85 })
-      .toBuffer()
-    const server = createServer((_req, res) => {
-      res.writeHead(200, { "content-type": "image/jpeg", "content-length": String(jpeg.length) })
-      res.end(jpeg)
-    })
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-    return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/photo.jpg` }
-  }),
-  ({ server }) => Effect.sync(() => server.close())
-)
+const origin = PhotoOrigin.serve(async () => {
+  const noise = await sharp(randomBytes(480 * 270 * 3), { raw: { width: 480, height: 270, channels: 3 } })
+    .resize(1920, 1080, { kernel: "nearest" })
+    .png()
+    .toBuffer()
+  const jpeg = await sharp(noise)
+    .composite([{
+      input: Buffer.from(
+        "<svg width=\"1920\" height=\"1080\"><circle cx=\"960\" cy=\"540\" r=\"400\" fill=\"#ffcc00\"/>" +
+          "<rect x=\"100\" y=\"100\" width=\"500\" height=\"300\" fill=\"#3366aa\"/></svg>"
+      )
+    }])
+    .jpeg({ quality: 85 })
+    .toBuffer()
+  return jpeg
+})
 
 const instance = AppexecLayer.make({ nodes: builtinNodes, webhooks: false }).pipe(
   Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: true })),
@@ -210,13 +202,13 @@ export const benchmark: Benchmark = {
       yield* report({ name: "video.fromImage 1920x1080 5 s mp4 node CPU", value: figures.nodeCpu, unit: "s" })
       const flags = ["--max-upload", "32MiB", "--rate-limit", "100000", "--no-console"]
       yield* Effect.scoped(Effect.gen(function*() {
-        const data = yield* tempDir("appexec-bench-media-")
+        const data = yield* TempDir.make("media")
         yield* route(yield* AppexecServer.serve(["--data", data, ...flags]), "file store", report)
       }))
       yield* Effect.scoped(Effect.gen(function*() {
         const bucket = "appexec-bench"
         const s3 = yield* s3rver(bucket)
-        const data = yield* tempDir("appexec-bench-media-s3-")
+        const data = yield* TempDir.make("media-s3")
         const serve = yield* AppexecServer.serve(
           ["--data", data, "--media", `s3://${bucket}/media-bench`, "--media-endpoint", s3.endpoint, ...flags],
           s3.env

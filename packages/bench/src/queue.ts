@@ -20,17 +20,8 @@ import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 import type { Benchmark, Figure } from "./Benchmark.js"
 import { floor } from "./Floor.js"
+import { noop } from "./NoopApp.js"
 import * as Percentile from "./Percentile.js"
-
-const noop = {
-  name: "No-op",
-  public: true,
-  nodes: [
-    { id: "in", type: "input.text", label: "In", config: { name: "in", required: true } },
-    { id: "out", type: "output.text", label: "Out" }
-  ],
-  edges: [{ source: "in", target: "out" }]
-}
 
 const now = Effect.sync(() => performance.now())
 

@@ -16,25 +16,15 @@ import { NodeOutboundHttp } from "@appexec/platform-node"
 import { PostgresStorage } from "@appexec/postgres"
 import { SqliteStorage } from "@appexec/sqlite"
 import { Duration, Effect, Layer, Logger, LogLevel, Option, type Scope } from "effect"
-import { loadavg } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
-import type { Benchmark, Figure } from "./Benchmark.js"
+import { type Benchmark, type Figure, reportLoad } from "./Benchmark.js"
+import { noop } from "./NoopApp.js"
 import * as Percentile from "./Percentile.js"
 import * as ProcessCpu from "./ProcessCpu.js"
 import * as AppexecCommand from "./servers/appexec.js"
 import * as PostgresServer from "./servers/postgres.js"
 import * as TempDir from "./TempDir.js"
-
-const noop = {
-  name: "No-op",
-  public: true,
-  nodes: [
-    { id: "in", type: "input.text", label: "In", config: { name: "in", required: true } },
-    { id: "out", type: "output.text", label: "Out" }
-  ],
-  edges: [{ source: "in", target: "out" }]
-}
 
 /** Executions per throughput run. */
 const COUNT = 3_000
@@ -265,13 +255,9 @@ export const benchmark: Benchmark = {
   run: (report) =>
     Effect.gen(function*() {
       // How busy the machine was: every figure below moves with it.
-      const load = (when: string) =>
-        report({ name: `scaling.machine.load_average_1m.${when}`, value: loadavg()[0]!, unit: "runnable" })
+      const load = (when: string) => reportLoad(report, "scaling", when)
       yield* load("start")
-      const server = yield* Effect.acquireRelease(
-        Effect.promise(() => PostgresServer.start()),
-        (server) => Effect.promise(() => server.stop())
-      )
+      const server = yield* PostgresServer.scoped
       for (const target of [postgres(server, "flushed"), postgres(server, "unflushed"), sqlite]) {
         for (const processes of [1, 2, 4]) {
           const result = yield* measured(target, processes, throughput)

