@@ -11,7 +11,7 @@ import { TestHarness, TestOpenAiServer } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, TestClock } from "effect"
 import { describeImage, download, testImage } from "./support/Instance.js"
-import { capturing, finish, instance, logOf, setSecret, sleepPending, start } from "./support/ProviderRuns.js"
+import { capturing, finish, instance, logOf, run, setSecret, sleepPending, start } from "./support/ProviderRuns.js"
 
 const TOKEN = "sk-test-4f9c2a7e1b"
 
@@ -72,9 +72,6 @@ const imageApp = (baseUrl: string, config: Record<string, unknown> = {}) => ({
 /** Sets the instance's secret `OPENAI_API_KEY` (or another) through the instance's store. */
 const setToken = (value: string, name = "OPENAI_API_KEY", workspaceId?: Ids.WorkspaceId) =>
   setSecret(name, value, workspaceId)
-
-const run = (definition: unknown, inputs: Record<string, string>, workspace = "test") =>
-  Effect.flatMap(start(definition, inputs, workspace), ({ executionId }) => finish(executionId))
 
 describe("provider.openai", () => {
   it.scoped("chat: sends OpenAI's request with the token and the filled messages, yields the answer's text", () =>

@@ -11,7 +11,7 @@ import { TestReplicateServer } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Random, TestClock } from "effect"
 import { describeImage, download, layer, testImage } from "./support/Instance.js"
-import { capturing, finish, instance, logOf, pass, setSecret, start } from "./support/ProviderRuns.js"
+import { capturing, finish, instance, logOf, pass, run, setSecret, start } from "./support/ProviderRuns.js"
 
 const TOKEN = "r8_test_7c1f0e9a2b"
 
@@ -105,7 +105,7 @@ describe("provider.replicate", () => {
         steps: 0,
         model: () => ({ output: [`data:image/png;base64,${Buffer.from(png).toString("base64")}`] })
       })
-      const done = yield* finish((yield* start(app(server.baseUrl), { prompt: "x" })).executionId)
+      const done = yield* run(app(server.baseUrl), { prompt: "x" })
       expect(done.errorMessage).toBeNull()
       expect(server.received).toHaveLength(1)
       const blob = yield* download(done.outputs[0]!.value!)
@@ -115,7 +115,7 @@ describe("provider.replicate", () => {
         steps: 0,
         model: () => ({ output: "data:image/svg+xml;base64,PHN2Zy8+" })
       })
-      const refused = yield* finish((yield* start(app(svg.baseUrl), { prompt: "x" })).executionId)
+      const refused = yield* run(app(svg.baseUrl), { prompt: "x" })
       expect(refused.errorMessage).toBe(
         "node 'model' (provider.replicate) failed: the result is not media: a data: URL of image/svg+xml"
       )
@@ -257,7 +257,7 @@ describe("provider.replicate", () => {
     return Effect.gen(function*() {
       yield* setToken("r8_wrong_5e2d")
       const server = yield* TestReplicateServer.start({ token: TOKEN })
-      const done = yield* finish((yield* start(app(server.baseUrl), { prompt: "x" })).executionId)
+      const done = yield* run(app(server.baseUrl), { prompt: "x" })
       expect(done.errorMessage).toBe(
         "node 'model' (provider.replicate) failed: the provider answered 401 Unauthorized (check the secret " +
           "REPLICATE_API_TOKEN: appexec secrets set REPLICATE_API_TOKEN): " +
@@ -273,7 +273,7 @@ describe("provider.replicate", () => {
   it.scoped("a missing secret fails the node naming it, without a request", () =>
     Effect.gen(function*() {
       const server = yield* TestReplicateServer.start({ token: TOKEN })
-      const done = yield* finish((yield* start(app(server.baseUrl), { prompt: "x" })).executionId)
+      const done = yield* run(app(server.baseUrl), { prompt: "x" })
       expect(done.errorMessage).toBe(
         "node 'model' (provider.replicate) failed: The secret REPLICATE_API_TOKEN is not set " +
           "(an operator sets it with: appexec secrets set REPLICATE_API_TOKEN)."
@@ -301,7 +301,7 @@ describe("provider.replicate", () => {
     Effect.gen(function*() {
       yield* setToken(TOKEN)
       const server = yield* TestReplicateServer.start({ token: TOKEN })
-      const done = yield* finish((yield* start(app(server.baseUrl), { prompt: "x" })).executionId)
+      const done = yield* run(app(server.baseUrl), { prompt: "x" })
       expect(done.errorMessage).toContain(
         "node 'model' (provider.replicate) failed: the request was refused: its host 127.0.0.1 is a loopback address"
       )

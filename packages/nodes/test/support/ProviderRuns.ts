@@ -28,6 +28,10 @@ export const start = (definition: unknown, inputs: Record<string, string>, works
 export const finish = (executionId: string) =>
   Effect.flatMap(Appexec.Appexec, (appexec) => appexec.executions.await(Ids.ExecutionId.make(executionId)))
 
+/** Imports and starts `definition` as a fresh user of `workspace`, then waits for the execution's end. */
+export const run = (definition: unknown, inputs: Record<string, string>, workspace = "test") =>
+  Effect.flatMap(start(definition, inputs, workspace), ({ executionId }) => finish(executionId))
+
 /** The execution's log lines as `level: message`. */
 export const logOf = (executionId: string) =>
   Effect.gen(function*() {
