@@ -5,13 +5,12 @@
  * `kid`, which `GET /v1/webhooks/signing-key` then publishes before the previous key; on SQLite
  * and on PostgreSQL.
  */
+import { TestReceiver } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Schedule } from "effect"
 import { execFile, spawn } from "node:child_process"
-import { createHash, createPublicKey, generateKeyPairSync, verify } from "node:crypto"
+import { createHash, generateKeyPairSync } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
-import { createServer, type IncomingHttpHeaders } from "node:http"
-import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { backends } from "./support/Backends.js"
@@ -67,53 +66,24 @@ const startServe = (dataDir: string, args: ReadonlyArray<string>, env: Record<st
     )
   })
 
-/** One webhook request as the receiver got it. */
-interface Arrival {
-  readonly at: number
-  readonly headers: IncomingHttpHeaders
-  readonly rawBody: Buffer
-}
-
 /** A receiver on 127.0.0.1 that answers 500 to its first request and 200 to the others. */
 const startReceiver = Effect.gen(function*() {
-  const arrivals: Array<Arrival> = []
-  const server = yield* Effect.acquireRelease(
-    Effect.async<ReturnType<typeof createServer>>((resume) => {
-      const s = createServer((req, res) => {
-        const chunks: Array<Buffer> = []
-        req.on("data", (c: Buffer) => chunks.push(c))
-        req.on("end", () => {
-          arrivals.push({ at: Date.now(), headers: req.headers, rawBody: Buffer.concat(chunks) })
-          res.writeHead(arrivals.length === 1 ? 500 : 200).end()
-        })
-      })
-      s.listen(0, "127.0.0.1", () => resume(Effect.succeed(s)))
-    }),
-    (s) =>
-      Effect.async<void>((resume) => {
-        s.closeAllConnections()
-        s.close(() => resume(Effect.void))
-      })
-  )
+  let count = 0
+  const receiver = yield* TestReceiver.start(() => (++count === 1 ? 500 : 200))
   const waitFor = (count: number) =>
-    Effect.sync(() => arrivals.length >= count).pipe(
+    Effect.sync(() => receiver.received.length >= count).pipe(
       Effect.repeat({ schedule: Schedule.spaced("50 millis"), until: (done) => done }),
       Effect.timeoutFail({
         duration: "15 seconds",
         onTimeout: () => new Error(`${count} webhook requests did not arrive`)
       })
     )
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, arrivals, waitFor }
+  return { url: receiver.url(), arrivals: receiver.received, waitFor }
 })
 
 /** Checks a request's signature with node:crypto alone against a public JWK. */
-const verifiedWith = (x: string, arrival: Arrival) =>
-  verify(
-    null,
-    Buffer.concat([Buffer.from(`${String(arrival.headers["x-service-webhook-timestamp"])}.`), arrival.rawBody]),
-    createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x }, format: "jwk" }),
-    Buffer.from(String(arrival.headers["x-service-webhook-signature"]), "hex")
-  )
+const verifiedWith = (x: string, arrival: TestReceiver.Received) =>
+  TestReceiver.verifiedByNodeCrypto([{ kty: "OKP", crv: "Ed25519", x }], arrival)
 
 const rfc7638 = (x: string) =>
   createHash("sha256").update(JSON.stringify({ crv: "Ed25519", kty: "OKP", x })).digest("base64url")
