@@ -57,6 +57,10 @@ export interface SecretEntry {
   readonly updatedAt: number
 }
 
+/** The order `list` answers in: by name, then the instance's before the workspaces' by id. */
+const byNameThenScope = (a: SecretEntry, b: SecretEntry): number =>
+  a.name !== b.name ? (a.name < b.name ? -1 : 1) : (a.workspaceId ?? "") < (b.workspaceId ?? "") ? -1 : 1
+
 /** Storage of operator secrets. */
 export class SecretStore extends Context.Tag("@appexec/core/SecretStore")<
   SecretStore,
@@ -125,11 +129,7 @@ export const memory = (initial: Readonly<Record<string, string>> = {}): SecretSt
         })
       )
     },
-    list: Effect.sync(() =>
-      [...entries.values()].map((e) => e.entry).sort((a, b) =>
-        a.name === b.name ? (a.workspaceId ?? "").localeCompare(b.workspaceId ?? "") : a.name < b.name ? -1 : 1
-      )
-    ),
+    list: Effect.sync(() => [...entries.values()].map((e) => e.entry).sort(byNameThenScope)),
     delete: (name, scope) => Effect.sync(() => entries.delete(key(name, scope))),
     resolve: (name, workspaceId) =>
       Effect.sync(() =>
@@ -241,13 +241,7 @@ export const make = Effect.gen(function*() {
       Effect.map((all) =>
         all
           .map(({ name, updatedAt, workspaceId }): SecretEntry => ({ name, workspaceId, updatedAt }))
-          .sort((a, b) =>
-            a.name === b.name
-              ? (a.workspaceId ?? "") < (b.workspaceId ?? "") ? -1 : 1
-              : a.name < b.name
-              ? -1
-              : 1
-          )
+          .sort(byNameThenScope)
       )
     ),
     delete: Effect.fn("SecretStore.delete")((name, scope) => rows.delete(name, scope)),

@@ -1,7 +1,7 @@
 /**
  * `KeyStore` on SQL, for every dialect: `workspaces`, `users` and `api_keys` (hashes only).
  * `keyRevision` reads the one row of `key_revision`, which triggers on `api_keys` bump in the
- * transaction of every change (SQLite's migration 0006, PostgreSQL's 0009); an adapter that can
+ * transaction of every change (SQLite's migration 0006, PostgreSQL's 0008); an adapter that can
  * read it more cheaply (SQLite, at once on its connection) replaces it.
  */
 import { Errors, KeyStore } from "@appexec/core"

@@ -71,6 +71,10 @@ export const start = (bucket = "appexec-media"): Effect.Effect<Running, Error, S
           rmSync(directory, { recursive: true, force: true })
           resume(Effect.fail(new Error(`s3rver exited (${code}): ${output}`)))
         })
+        // Given up before it started (the time limit, an interrupted test): the process goes too.
+        return Effect.sync(() => {
+          child.kill("SIGTERM")
+        })
       }
     ).pipe(Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("s3rver did not start") })),
     ({ child, directory }) =>

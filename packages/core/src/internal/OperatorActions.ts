@@ -147,13 +147,14 @@ export const make = (visibility: Visibility) =>
         options: { readonly olderThan?: Duration.DurationInput | undefined } = {}
       ) {
         const retention = options.olderThan === undefined ? config.retention : Duration.decode(options.olderThan)
-        const cutoff = (yield* Clock.currentTimeMillis) - Duration.toMillis(retention)
+        const now = yield* Clock.currentTimeMillis
+        const cutoff = now - Duration.toMillis(retention)
         const deleted = yield* Retention.pruneBefore(cutoff).pipe(
           Effect.provideService(ExecutionStore, executionStore),
           Effect.provideService(BlobStore, blobs)
         )
         // Expired uploads go whatever `olderThan` says: their URLs no longer work.
-        yield* Uploads.sweep(yield* Clock.currentTimeMillis).pipe(Effect.provideService(BlobStore, blobs))
+        yield* Uploads.sweep(now).pipe(Effect.provideService(BlobStore, blobs))
         return deleted
       })
     }

@@ -7,7 +7,7 @@
  */
 import type { Authentication } from "@appexec/api"
 import type { Upload } from "@appexec/api/Upload"
-import { Clock, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { BlobStore } from "../BlobStore.js"
 import { InvalidRequest, type StorageError, UnsupportedMedia, UploadsUnavailable } from "../Errors.js"
 import { IdGenerator } from "../IdGenerator.js"
@@ -20,8 +20,13 @@ export const PREFIX = "uploads/"
 /** The blob holding the last expiry day whose uploads `sweep` deleted (`YYYY-MM-DD`). */
 export const SWEPT_KEY = `${PREFIX}swept`
 
-/** How many days back the first `sweep` of a store looks (no day was swept before it). */
-const FIRST_SWEEP_DAYS = 400
+/**
+ * How many days back the first `sweep` of a store looks (no day was swept before it). A store
+ * with no record of a sweep is new (or lost that record): its uploads expire at most a URL's
+ * lifetime (7 days by default) after they were made, so a month covers them without a start
+ * that deletes hundreds of empty days one by one.
+ */
+const FIRST_SWEEP_DAYS = 30
 
 const DAY_MS = 24 * 60 * 60 * 1000
 
@@ -125,6 +130,3 @@ export const sweep = (now: number): Effect.Effect<number, StorageError, BlobStor
     }
     return count
   })
-
-/** `sweep` at the current time. */
-export const sweepNow: Effect.Effect<number, StorageError, BlobStore> = Effect.flatMap(Clock.currentTimeMillis, sweep)

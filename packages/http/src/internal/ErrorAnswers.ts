@@ -117,11 +117,10 @@ export const internalError = (requestId: string): ServerResponse =>
  * 413 `payload_too_large`, with `Connection: close`: what the client still sends of the body is
  * dropped (up to a bound, docs/http.md#request-bodies), and the connection is not reused.
  */
-export const payloadTooLarge = (maxBytes: number): ServerResponse =>
-  fromInfo(
-    { code: "payload_too_large", message: `The request body is larger than ${maxBytes} bytes.` },
-    { connection: "close" }
-  )
+export const payloadTooLarge = (
+  maxBytes: number,
+  message = `The request body is larger than ${maxBytes} bytes.`
+): ServerResponse => fromInfo({ code: "payload_too_large", message }, { connection: "close" })
 
 /** 404 for a path that is no endpoint. */
 export const notFound = (method: string, path: string): ServerResponse =>

@@ -19,6 +19,25 @@ const isJsonMediaType = (contentType: string | undefined) => {
 
 const decoder = new TextDecoder("utf-8", { fatal: true })
 
+/**
+ * The bytes of `request`'s body, at most `maxBytes`: a `Content-Length` over the bound is refused
+ * before a byte is read, a body that passes it while it is read is refused there (the adapter
+ * drops the rest), both with `tooLarge`; a body cut off is a 400 saying `unreadable`.
+ */
+export const readBytes = (
+  request: ServerRequest,
+  maxBytes: number,
+  answers: { readonly tooLarge: ServerResponse; readonly unreadable: string }
+): Effect.Effect<Uint8Array, Refused> => {
+  const declared = Number(request.headers["content-length"])
+  if (Number.isFinite(declared) && declared > maxBytes) return Effect.fail(refuse(answers.tooLarge))
+  return request.body(maxBytes).pipe(
+    Effect.mapError((failure) =>
+      refuse(failure._tag === "TooLarge" ? answers.tooLarge : ErrorAnswers.invalidRequest(answers.unreadable))
+    )
+  )
+}
+
 /** The parsed JSON body of `request`, at most `maxBytes` long. */
 export const read = (request: ServerRequest, maxBytes: number): Effect.Effect<unknown, Refused> =>
   Effect.gen(function*() {
@@ -27,17 +46,10 @@ export const read = (request: ServerRequest, maxBytes: number): Effect.Effect<un
         ErrorAnswers.invalidRequest("The request body must be JSON, sent with 'Content-Type: application/json'.")
       )
     }
-    const declared = Number(request.headers["content-length"])
-    if (Number.isFinite(declared) && declared > maxBytes) return yield* refuse(ErrorAnswers.payloadTooLarge(maxBytes))
-    const bytes = yield* request.body(maxBytes).pipe(
-      Effect.mapError((failure) =>
-        refuse(
-          failure._tag === "TooLarge"
-            ? ErrorAnswers.payloadTooLarge(maxBytes)
-            : ErrorAnswers.invalidRequest("The request body could not be read.")
-        )
-      )
-    )
+    const bytes = yield* readBytes(request, maxBytes, {
+      tooLarge: ErrorAnswers.payloadTooLarge(maxBytes),
+      unreadable: "The request body could not be read."
+    })
     const text = yield* Effect.try({
       try: () => decoder.decode(bytes),
       catch: () => refuse(ErrorAnswers.invalidRequest("The request body is not valid UTF-8."))
