@@ -6,12 +6,15 @@
  *
  * `withOperator` adds the operator views (docs/operations.md#operator-views): their JSON
  * endpoints under `/operator` and the console in its operator mode at `/console` (where `GET /`
- * then leads), with no key: the port is private. Read-only unless `actions` is given.
+ * then leads), with no key: the port is private. Read-only unless `actions` is given. They answer
+ * only requests sent to the admin port's own address, a loopback name or a name the operator
+ * allowed (`Host`), so that a page of another site cannot read them by DNS rebinding.
  */
 import { type Appexec, type AppexecConfig, AppexecMetrics, ExecutionStore, type OperatorViews } from "@appexec/core"
 import { Effect } from "effect"
 import type * as AppexecHttp from "./AppexecHttp.js"
 import * as ConsoleRoute from "./ConsoleRoute.js"
+import * as AdminHost from "./internal/AdminHost.js"
 import * as ErrorAnswers from "./internal/ErrorAnswers.js"
 import { json, type ServerRequest, type ServerResponse } from "./internal/Exchange.js"
 import * as OperatorApi from "./internal/OperatorApi.js"
@@ -30,7 +33,19 @@ export interface OperatorOptions {
   readonly actions?: boolean | undefined
   /** Serve the console's operator mode at `/console` (default true). */
   readonly console?: boolean | undefined
+  /**
+   * The address and port the admin listener is bound to, read at each request (a port 0 is known
+   * only once listening). The views answer a `Host` of that address, `localhost`, `127.0.0.1` or
+   * `[::1]` with that port (any IP address when the address is a wildcard); absent or not yet
+   * known: the loopback names with any port.
+   */
+  readonly bound?: (() => AdminHost.Bound | undefined) | undefined
+  /** More `Host` names the views answer (`name` with any port, or `name:port`), e.g. behind a proxy. */
+  readonly allowedHosts?: ReadonlyArray<string> | undefined
 }
+
+/** The address and port an admin listener is bound to, for `OperatorOptions.bound`. */
+export type Bound = AdminHost.Bound
 
 /** The admin app with the operator views, over the instance of the context. */
 export const withOperator = (
@@ -43,11 +58,17 @@ export const withOperator = (
   Effect.gen(function*() {
     const api = yield* OperatorApi.make({ actions: options.actions ?? false })
     const console = options.console ?? true ? yield* ConsoleRoute.make("", "operator") : undefined
-    return yield* makeWith({ api, console })
+    const allowed = AdminHost.allowedSet(options.allowedHosts ?? [])
+    const bound = options.bound ?? (() => undefined)
+    return yield* makeWith({ api, console, hostAllowed: (host) => AdminHost.allows(host, bound(), allowed) })
   })
 
 const makeWith = (
-  operator: { readonly api: OperatorApi.Lookup; readonly console: ConsoleRoute.Route | undefined } | undefined
+  operator: {
+    readonly api: OperatorApi.Lookup
+    readonly console: ConsoleRoute.Route | undefined
+    readonly hostAllowed: (host: string | undefined) => boolean
+  } | undefined
 ): Effect.Effect<AppexecHttp.App, never, ExecutionStore.ExecutionStore> =>
   Effect.gen(function*() {
     const store = yield* ExecutionStore.ExecutionStore
@@ -68,7 +89,8 @@ const makeWith = (
     const handle = (request: ServerRequest): Effect.Effect<ServerResponse> => {
       const q = request.url.indexOf("?")
       const path = q === -1 ? request.url : request.url.slice(0, q)
-      if (operator !== undefined) {
+      if (operator !== undefined && isOperatorPath(path, operator.console !== undefined)) {
+        if (!operator.hostAllowed(request.headers.host)) return Effect.succeed(wrongHost(request.headers.host))
         if (path === OperatorApi.PREFIX || path.startsWith(`${OperatorApi.PREFIX}/`)) {
           return operator.api(request, path) ?? Effect.succeed(ErrorAnswers.notFound(request.method, path))
         }
@@ -95,4 +117,18 @@ const makeWith = (
       return route
     }
     return { handle, runtime }
+  })
+
+/** Whether `path` is one of the operator views' (the console's only when it is served). */
+const isOperatorPath = (path: string, console: boolean) =>
+  path === OperatorApi.PREFIX || path.startsWith(`${OperatorApi.PREFIX}/`) ||
+  (console && (ConsoleRoute.isConsolePath(path) || path === "/"))
+
+/** The answer to a request whose `Host` the operator views do not answer (a page of another site, by DNS rebinding). */
+const wrongHost = (host: string | undefined) =>
+  ErrorAnswers.fromInfo({
+    code: "forbidden",
+    message: `The operator views answer only at the admin port's own address, localhost, 127.0.0.1 or [::1]${
+      host === undefined ? " (the request has no Host)" : ` (not at ${JSON.stringify(host.slice(0, 100))})`
+    }; allow another name with appexec serve --admin-allowed-hosts.`
   })

@@ -12,15 +12,20 @@ import { NodeListener } from "@appexec/platform-node"
 import { TestHarness, TestReceiver } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { createServer } from "node:http"
+import { createServer, request as httpRequest } from "node:http"
 import type { AddressInfo } from "node:net"
+import * as AdminHost from "../src/internal/AdminHost.js"
 import { seed, slowApp } from "./fixtures.js"
 
-/** The admin app with the operator views, listening on 127.0.0.1, port 0; its base URL. */
+/** The admin app with the operator views, listening on 127.0.0.1, port 0 (the address it is told it is bound to); its base URL. */
 const serveAdmin = (options: AdminHttp.OperatorOptions) =>
   Effect.gen(function*() {
-    const app = yield* AdminHttp.withOperator(options)
-    const server = createServer(NodeListener.fromApp(app))
+    const server = createServer()
+    const app = yield* AdminHttp.withOperator({
+      bound: () => server.address() as AddressInfo | null ?? undefined,
+      ...options
+    })
+    server.on("request", NodeListener.fromApp(app))
     return yield* Effect.acquireRelease(
       Effect.async<string>((resume) => {
         server.listen(0, "127.0.0.1", () =>
@@ -43,6 +48,22 @@ const call = (url: string, init: RequestInit = {}) =>
     const text = await response.text()
     const json = response.headers.get("content-type")?.includes("json") === true
     return { status: response.status, headers: response.headers, body: json ? JSON.parse(text) as unknown : text }
+  })
+
+/** A GET sent with `host` as its `Host` (which `fetch` does not let a caller set): status, body as JSON or text. */
+const getWithHost = (url: string, host: string) =>
+  Effect.async<{ readonly status: number; readonly body: unknown }>((resume) => {
+    const request = httpRequest(url, { headers: { host } }, (response) => {
+      const chunks: Array<Buffer> = []
+      response.on("data", (chunk: Buffer) => chunks.push(chunk))
+      response.on("end", () => {
+        const text = Buffer.concat(chunks).toString("utf8")
+        const json = response.headers["content-type"]?.includes("json") === true
+        resume(Effect.succeed({ status: response.statusCode ?? 0, body: json ? JSON.parse(text) as unknown : text }))
+      })
+    })
+    request.on("error", (error) => resume(Effect.die(error)))
+    request.end()
   })
 
 const dataOf = <A>(answer: { readonly body: unknown }) => (answer.body as { readonly data: A }).data
@@ -219,4 +240,60 @@ describe("the admin app's operator views", () => {
       expect(missing.status).toBe(404)
       expect((yield* call(`${url}/console`)).status).toBe(404)
     }).pipe(Effect.provide(harness)))
+
+  it.scoped("answers only requests sent to its own address, localhost or an allowed name, against DNS rebinding", () =>
+    Effect.gen(function*() {
+      const url = yield* serveAdmin({ allowedHosts: ["Admin.Internal"] })
+      const port = new URL(url).port
+      for (const path of ["/operator", "/operator/workspaces", "/console"]) {
+        for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`, "admin.internal:8443"]) {
+          expect({ path, host, status: (yield* getWithHost(`${url}${path}`, host)).status }).toEqual({
+            path,
+            host,
+            status: 200
+          })
+        }
+        // A page of another site whose name now points here, the right address with another port or none, a malformed one.
+        for (const host of [`evil.example:${port}`, `127.0.0.1:${Number(port) + 1}`, "127.0.0.1", "[::1"]) {
+          const refused = yield* getWithHost(`${url}${path}`, host)
+          expect({ path, host, status: refused.status }).toEqual({ path, host, status: 403 })
+          expect(errorOf(refused)).toMatchObject({ code: "forbidden" })
+          expect(errorOf(refused).message).toContain("--admin-allowed-hosts")
+        }
+      }
+      expect((yield* getWithHost(`${url}/`, `evil.example:${port}`)).status).toBe(403)
+      expect((yield* getWithHost(`${url}/`, `127.0.0.1:${port}`)).status).toBe(302)
+      expect(dataOf(yield* getWithHost(`${url}/operator`, `127.0.0.1:${port}`))).toEqual({ actions: false })
+      // The page itself, not only its data: its HTML reaches the operator, never the other site.
+      expect(yield* getWithHost(`${url}/console`, `127.0.0.1:${port}`)).toMatchObject({
+        body: expect.stringContaining("<!doctype html>")
+      })
+      // Metrics and health are not the operator views: a scraper may name the port as it likes.
+      expect((yield* getWithHost(`${url}/healthz`, `scraper.example:${port}`)).status).toBe(200)
+    }).pipe(Effect.provide(harness)))
+})
+
+describe("the Host the operator views answer (AdminHost.allows)", () => {
+  const none = AdminHost.allowedSet([])
+  it("takes any IP address with the port on a wildcard address, names only when allowed", () => {
+    for (const address of ["0.0.0.0", "::"]) {
+      const bound = { address, port: 9090 }
+      expect(AdminHost.allows("10.1.2.3:9090", bound, none)).toBe(true)
+      expect(AdminHost.allows("[fd00::5]:9090", bound, none)).toBe(true)
+      expect(AdminHost.allows("10.1.2.3:9091", bound, none)).toBe(false)
+      expect(AdminHost.allows("evil.example:9090", bound, none)).toBe(false)
+      expect(AdminHost.allows("admin.internal:9090", bound, AdminHost.allowedSet(["admin.internal:9090"]))).toBe(true)
+      expect(AdminHost.allows("admin.internal:9091", bound, AdminHost.allowedSet(["admin.internal:9090"]))).toBe(false)
+    }
+  })
+  it("takes a specific address and the loopback names, with the port 80 when the Host has none", () => {
+    expect(AdminHost.allows("[::1]:9090", { address: "::1", port: 9090 }, none)).toBe(true)
+    expect(AdminHost.allows("[fd00::5]:9090", { address: "fd00::5", port: 9090 }, none)).toBe(true)
+    expect(AdminHost.allows("10.1.2.3:9090", { address: "10.1.2.4", port: 9090 }, none)).toBe(false)
+    expect(AdminHost.allows("10.1.2.4", { address: "10.1.2.4", port: 80 }, none)).toBe(true)
+    expect(AdminHost.allows("localhost:9090", undefined, none)).toBe(true)
+    expect(AdminHost.allows("10.1.2.4:9090", undefined, none)).toBe(false)
+    expect(AdminHost.allows(undefined, { address: "127.0.0.1", port: 9090 }, none)).toBe(false)
+    expect(AdminHost.allows("localhost:x", { address: "127.0.0.1", port: 9090 }, none)).toBe(false)
+  })
 })

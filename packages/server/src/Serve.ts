@@ -61,6 +61,8 @@ export interface ServeOptions {
   readonly adminPort?: number | undefined
   /** Let the operator views act (redeliver webhooks); read-only when absent or false. */
   readonly adminActions?: boolean | undefined
+  /** More `Host` names the operator views answer besides the admin port's address and localhost (`AdminHttp.OperatorOptions.allowedHosts`). */
+  readonly adminAllowedHosts?: ReadonlyArray<string> | undefined
   /** How long finished executions are kept (default: the core default, 30 days). */
   readonly retention?: Duration.DurationInput | undefined
   /** Largest upload (`POST /v1/uploads`) in bytes (default 25 MiB, `Api.DEFAULT_MAX_UPLOAD_BYTES`). */
@@ -217,11 +219,17 @@ export const serve = (options: ServeOptions) =>
       if (options.console ?? true) yield* Console.log(`Console: ${baseUrl}/console (sign in with an API key)`)
       yield* MediaStorage.announce(options.media)
       if (options.adminPort !== undefined) {
+        const adminServer = createServer()
         const admin = yield* AdminHttp.withOperator({
           actions: options.adminActions ?? false,
-          console: options.console ?? true
+          console: options.console ?? true,
+          bound: () => {
+            const address = adminServer.address()
+            return address === null || typeof address === "string" ? undefined : address
+          },
+          allowedHosts: options.adminAllowedHosts
         })
-        const adminServer = createServer(NodeListener.fromApp(admin))
+        adminServer.on("request", NodeListener.fromApp(admin))
         const adminPort = yield* listen(adminServer, options.adminPort, options.host)
         const adminUrl = baseUrlOf(options.host, adminPort)
         yield* Console.log(`Metrics: ${adminUrl}/metrics`)

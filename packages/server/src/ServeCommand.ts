@@ -95,6 +95,14 @@ export const flags = {
     variable: "APPEXEC_ADMIN_ACTIONS",
     description: "Let the operator views of --admin-port act (redeliver failed webhooks); read-only without it"
   }),
+  adminAllowedHosts: Options.text("admin-allowed-hosts").pipe(
+    Options.withPseudoName("NAMES"),
+    Options.withDescription(
+      "Host names (comma-separated; name or name:port) the operator views of --admin-port also answer, besides its address and localhost"
+    ),
+    Options.withFallbackConfig(Config.string("APPEXEC_ADMIN_ALLOWED_HOSTS")),
+    Options.optional
+  ),
   retention: SharedFlags.retention(
     "Delete finished executions (with their webhook deliveries and media) this long after they end"
   ),
@@ -170,6 +178,10 @@ export const serveCommand = Command.make(
         signingKeyJwk: Option.getOrUndefined(o.signingKeyJwk),
         adminPort: Option.getOrUndefined(o.adminPort),
         adminActions: o.adminActions,
+        adminAllowedHosts: Option.match(o.adminAllowedHosts, {
+          onNone: () => [],
+          onSome: (names) => names.split(",").map((name) => name.trim()).filter((name) => name !== "")
+        }),
         retention: o.retention,
         maxUploadBytes: o.maxUpload,
         claims: SharedFlags.claimsOf(o),

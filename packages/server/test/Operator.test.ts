@@ -1,11 +1,12 @@
 /**
  * The operator's surface of `appexec serve` as a process on a real socket: health, readiness, the
  * OpenAPI document and the reference page on the main port; Prometheus metrics on `--admin-port`
- * after an execution ran; `appexec executions list` and `appexec prune` beside the running server.
+ * after an execution ran, and its operator views only at its own address or an allowed name; `appexec executions list` and `appexec prune` beside the running server.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { execFile } from "node:child_process"
+import { request as httpRequest } from "node:http"
 import { bin } from "./support/Bin.js"
 import { spawnAppexec, startServe, tempDataDir } from "./support/ServeProcess.js"
 
@@ -25,6 +26,17 @@ const appexec = (...args: Array<string>) =>
     ) => resume(Effect.succeed({ stdout, stderr, code: error === null ? 0 : Number(error.code ?? 1) })))
   })
 
+/** The status of a GET sent with `host` as its `Host` header (which `fetch` does not let a caller set). */
+const statusWithHost = (url: string, host: string) =>
+  Effect.async<number>((resume) => {
+    const request = httpRequest(url, { headers: { host } }, (response) => {
+      response.resume()
+      response.on("end", () => resume(Effect.succeed(response.statusCode ?? 0)))
+    })
+    request.on("error", (error) => resume(Effect.die(error)))
+    request.end()
+  })
+
 /** The value of the series `series` (name and labels) in Prometheus text. */
 const valueOf = (text: string, series: string) => {
   const line = text.split("\n").find((l) => l.startsWith(`${series} `))
@@ -37,7 +49,14 @@ describe("operator surface of appexec serve", () => {
     () =>
       Effect.gen(function*() {
         const dataDir = yield* tempDataDir
-        const serve = yield* startServe(dataDir, ["--admin-port", "0", "--retention", "30d"])
+        const serve = yield* startServe(dataDir, [
+          "--admin-port",
+          "0",
+          "--retention",
+          "30d",
+          "--admin-allowed-hosts",
+          "ops.internal, Other.Internal:1"
+        ])
         const [, metricsUrl] = yield* serve.waitFor(/Metrics: (http:\/\/127\.0\.0\.1:\d+\/metrics)/, "stdout")
         const { baseUrl, key } = serve
 
@@ -84,6 +103,14 @@ describe("operator surface of appexec serve", () => {
         expect(metrics.text).toContain("# TYPE appexec_execution_duration_seconds histogram")
         const adminHealth = yield* fetchText(metricsUrl!.replace(/\/metrics$/, "/healthz"))
         expect(adminHealth.status).toBe(200)
+        // The operator views answer their own address and the allowed names, not another site's name (DNS rebinding).
+        const operatorUrl = metricsUrl!.replace(/\/metrics$/, "/operator")
+        const adminPort = new URL(operatorUrl).port
+        expect((yield* fetchText(operatorUrl)).status).toBe(200)
+        expect(yield* statusWithHost(operatorUrl, "ops.internal:8443")).toBe(200)
+        expect(yield* statusWithHost(operatorUrl, "other.internal:1")).toBe(200)
+        expect(yield* statusWithHost(operatorUrl, "other.internal:2")).toBe(403)
+        expect(yield* statusWithHost(operatorUrl, `evil.example:${adminPort}`)).toBe(403)
 
         const listed = yield* appexec("executions", "list", "--data", dataDir)
         expect(listed.code).toBe(0)
