@@ -41,7 +41,7 @@ export interface InstanceOptions {
   /** Where clients download produced media (admin commands, which produce none, use a placeholder). */
   readonly mediaUrls?: Layer.Layer<MediaUrls.MediaUrls, Errors.InvalidConfiguration | Errors.StorageError, MediaSecret>
   /** Produced media in a bucket (absent: the data directory on SQLite, the database on PostgreSQL). */
-  readonly media?: MediaStorage.MediaStorage | undefined
+  readonly media?: MediaStorage.S3Media | undefined
 }
 
 /** Creates the data directory when missing and makes it the owner's only (0700). */
@@ -80,7 +80,7 @@ const defaultStorage = (options: InstanceOptions) =>
 
 /** The instance over the database of `options`. */
 export const layer = (options: InstanceOptions) => {
-  const media = Option.getOrUndefined(options.media ?? Option.none())
+  const media = options.media
   const bucket = media === undefined ? undefined : MediaStorage.storeLayer(media)
   // The bucket's blob store replaces the default one (merged last, it wins).
   const stored = bucket === undefined ? defaultStorage(options) : Layer.merge(defaultStorage(options), bucket)

@@ -26,15 +26,11 @@ export interface S3Media {
   readonly direct: boolean
 }
 
-/** The media of a command: none (the default store) or a bucket. */
-export type MediaStorage = Option.Option<S3Media>
-
-/** Says where media go when they go to a bucket (a line on stdout at start). */
-export const announce = (storage: MediaStorage | undefined) =>
-  Option.match(storage ?? Option.none(), {
-    onNone: () => Effect.void,
-    onSome: (media) => Console.log(`Media: ${describe(media)}${media.direct ? " (presigned bucket URLs)" : ""}`)
-  })
+/** Says where media go when they go to a bucket (a line on stdout at start); nothing without one. */
+export const announce = (media: S3Media | undefined) =>
+  media === undefined
+    ? Effect.void
+    : Console.log(`Media: ${describe(media)}${media.direct ? " (presigned bucket URLs)" : ""}`)
 
 /** `s3://BUCKET/PREFIX` of a bucket, as the operator wrote it. */
 export const describe = (media: S3Media) =>
@@ -78,7 +74,8 @@ export const direct: Options.Options<boolean> = Flags.toggle({
 })
 
 /**
- * The media of a command from its flags (`direct` absent: `prune`, which hands out no URL).
+ * The media of a command from its flags: a bucket, or none for the default store (`direct`
+ * absent: `prune`, which hands out no URL).
  * `--media-endpoint` or `--media-direct` without `--media`, and `--media-direct` with
  * `--media-base-url`, are refused.
  */
@@ -87,7 +84,7 @@ export const fromFlags = (flags: {
   readonly mediaEndpoint: Option.Option<string>
   readonly mediaDirect?: boolean | undefined
   readonly mediaBaseUrl?: Option.Option<string> | undefined
-}): Effect.Effect<MediaStorage, Errors.InvalidConfiguration> => {
+}): Effect.Effect<S3Media | undefined, Errors.InvalidConfiguration> => {
   const refuse = (setting: string, reason: string) => Effect.fail(new Errors.InvalidConfiguration({ setting, reason }))
   const direct = flags.mediaDirect === true
   if (Option.isNone(flags.media)) {
@@ -96,16 +93,16 @@ export const fromFlags = (flags: {
     }
     return direct
       ? refuse("--media-direct", "presigns URLs of a bucket: give --media s3://BUCKET/PREFIX too")
-      : Effect.succeedNone
+      : Effect.succeed(undefined)
   }
   if (direct && Option.isSome(flags.mediaBaseUrl ?? Option.none())) {
     return refuse("--media-direct", "media URLs are either presigned bucket URLs or under --media-base-url: give one")
   }
-  return Effect.succeed(Option.some({
+  return Effect.succeed({
     ...flags.media.value,
     endpoint: Option.getOrUndefined(flags.mediaEndpoint),
     direct
-  }))
+  })
 }
 
 /**

@@ -53,7 +53,7 @@ export interface ServeOptions {
   /** The URL clients reach this server at; absent: the listening address. */
   readonly publicUrl?: string | undefined
   /** Produced media in an S3-compatible bucket (`--media s3://…`); absent: the data directory or the database. */
-  readonly media?: MediaStorage.MediaStorage | undefined
+  readonly media?: MediaStorage.S3Media | undefined
   /**
    * Port of the admin listener on `host` (Prometheus `/metrics`, `/healthz`, and the operator
    * views at `/console` with their endpoints under `/operator`); absent: none.

@@ -35,7 +35,7 @@ export interface WorkerOptions {
   /** Public base URL of produced media (CDN, object storage), instead of signed URLs. */
   readonly mediaBaseUrl?: string | undefined
   /** Produced media in an S3-compatible bucket (`--media s3://…`); absent: the data directory or the database. */
-  readonly media?: MediaStorage.MediaStorage | undefined
+  readonly media?: MediaStorage.S3Media | undefined
   readonly signingKeyGrace?: Duration.DurationInput | undefined
   readonly signingKeyJwk?: SigningKeys.PrivateJwk | undefined
   /** Serve `/healthz` and Prometheus `/metrics` on this port of `host` (0: any free port); none when absent. */
