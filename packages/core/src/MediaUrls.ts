@@ -69,6 +69,12 @@ export class MediaUrls extends Context.Tag("@appexec/core/MediaUrls")<
       key: string
     ) => Effect.Effect<Option.Option<{ readonly url: string; readonly expiresAt: number }>>
     /**
+     * How long a URL of `signedUrlFor` lasts from the moment it is made (seconds), so that a
+     * caller knows its expiry before signing it (an upload's key names its expiry day); none when
+     * the instance signs no URLs (public mode).
+     */
+    readonly signedTtlSeconds: Option.Option<number>
+    /**
      * The blob key and expiry (unix seconds) of a signed media URL that is valid now, relative
      * to the base path or not; none when it is not a media path, forged, altered or expired.
      */
@@ -138,6 +144,7 @@ export const makePublic = (baseUrl: string): MediaUrls["Type"] => {
       key
     ) => (isBlobKey(key) ? Effect.succeed(`${base}/${key}`) : Effect.dieMessage(`invalid blob key '${key}'`)),
     signedUrlFor: (key) => (isBlobKey(key) ? Effect.succeedNone : Effect.dieMessage(`invalid blob key '${key}'`)),
+    signedTtlSeconds: Option.none(),
     verify: () => Effect.succeedNone,
     // Public URLs carry no signature: whatever their host, they are fetched like any URL.
     classify: () => Effect.succeed(OwnUrl.Foreign())
@@ -179,6 +186,7 @@ export const makeSigned = (options: {
   return {
     urlFor: (key) => Effect.map(signedUrlFor(key), (signed) => signed.url),
     signedUrlFor: (key) => Effect.map(signedUrlFor(key), Option.some),
+    signedTtlSeconds: Option.some(ttl),
     verify: (url) =>
       Effect.map(nowSeconds, (now) => {
         const path = basePath !== "" && url.pathname.startsWith(`${basePath}/`)

@@ -114,12 +114,53 @@ describe("uploads", () => {
       expect(empty).toMatchObject({ _tag: "InvalidRequest", code: "invalid_request" })
     }).pipe(Effect.provide(instance(false))))
 
+  it.scoped("sign their URL once, under the day it expires (read from the URLs' lifetime)", () => {
+    const signedKeys: Array<string> = []
+    return Effect.gen(function*() {
+      const appexec = yield* Appexec.Appexec
+      const alice = yield* TestHarness.signIn("alice")
+      // Half an hour before midnight: a URL of an hour expires the next day.
+      yield* TestClock.setTime(Date.UTC(1970, 0, 1, 23, 30))
+      const upload = yield* appexec.uploads.create(alice, { contentType: "image/png", bytes: png })
+      expect(upload.expiresAt).toEqual(new Date(Date.UTC(1970, 0, 2, 0, 30)))
+      expect(keyOf(upload.url).split("/").slice(0, 3)).toEqual(["uploads", "1970-01-02", alice.workspaceId])
+      expect(signedKeys).toEqual([keyOf(upload.url)])
+    }).pipe(
+      Effect.provide(
+        TestHarness.layer({ worker: false, config: { pollInterval: "1 day" } }).pipe(
+          Layer.provideMerge(
+            Layer.effect(
+              MediaUrls.MediaUrls,
+              Effect.map(MediaUrls.MediaUrls, (signed) => ({
+                ...signed,
+                signedUrlFor: (key: string) => {
+                  signedKeys.push(key)
+                  return signed.signedUrlFor(key)
+                }
+              }))
+            ).pipe(
+              Layer.provide(
+                MediaUrls.layer({
+                  mode: "signed",
+                  baseUrl: "https://appexec.example",
+                  secret: SECRET,
+                  ttlSeconds: 3600
+                })
+              )
+            )
+          )
+        )
+      )
+    )
+  })
+
   it.scoped("are unavailable where the media URLs are public: nothing is stored", () =>
     Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
       const alice = yield* TestHarness.signIn("alice")
       const refused = yield* Effect.flip(appexec.uploads.create(alice, { contentType: "image/png", bytes: png }))
       expect(refused).toMatchObject({ _tag: "UploadsUnavailable", code: "not_found" })
+      expect((yield* MediaUrls.MediaUrls).signedTtlSeconds).toEqual(Option.none())
     }).pipe(Effect.provide(instance(false, { mode: "public", baseUrl: "https://cdn.example" }))))
 
   it.scoped("are the instance's own signed URLs also where outputs get other URLs (direct bucket media)", () =>

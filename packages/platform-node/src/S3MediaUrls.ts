@@ -3,7 +3,7 @@
  * bucket of the `S3BlobStore`, by a presigned GET URL (SigV4, `X-Amz-Expires`) that lasts as long
  * as the instance's own signed URLs (7 days by default, which is also the longest S3 allows).
  * Checking URLs stays with the instance's signed media URLs (`verify`, `classify`), so that a
- * signed URL handed out before still answers, and so do uploads (`signedUrlFor`); a presigned URL
+ * signed URL handed out before still answers, and so do uploads (`signedUrlFor`, `signedTtlSeconds`); a presigned URL
  * given back as an input is fetched like any other URL (S3 checks its signature).
  */
 import { MediaUrls } from "@appexec/core"
@@ -39,6 +39,7 @@ export const make = (options: {
           : Effect.dieMessage(`invalid blob key '${key}'`),
       // Uploads stay the instance's own signed URLs: an input reads them from the store.
       signedUrlFor: options.signed.signedUrlFor,
+      signedTtlSeconds: options.signed.signedTtlSeconds,
       verify: options.signed.verify,
       classify: options.signed.classify
     }

@@ -174,7 +174,9 @@ describe("S3MediaUrls (direct media URLs)", () => {
       expect((yield* urls.classify(url.href))._tag).toBe("Foreign")
       const own = yield* signed.urlFor("executions/e1/out.png")
       expect((yield* urls.classify(own))._tag).toBe("Valid")
-      // Uploads are given the instance's own signed URL, which inputs read from the store.
+      // Uploads are given the instance's own signed URL, which inputs read from the store, and its lifetime.
+      expect(urls.signedTtlSeconds).toEqual(signed.signedTtlSeconds)
+      expect(urls.signedTtlSeconds).toEqual(Option.some(MediaUrls.DEFAULT_TTL_SECONDS))
       const upload = yield* urls.signedUrlFor("uploads/x/y")
       expect(Option.map(upload, (u) => u.url.startsWith("https://api.example.com/media/uploads/x/y?exp="))).toEqual(
         Option.some(true)

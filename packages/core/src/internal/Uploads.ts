@@ -12,7 +12,7 @@ import { BlobStore } from "../BlobStore.js"
 import { InvalidRequest, type StorageError, UnsupportedMedia, UploadsUnavailable } from "../Errors.js"
 import { IdGenerator } from "../IdGenerator.js"
 import * as MediaType from "../MediaType.js"
-import { MediaUrls } from "../MediaUrls.js"
+import { MediaUrls, nowSeconds } from "../MediaUrls.js"
 
 /** The key prefix under which every upload is stored. */
 export const PREFIX = "uploads/"
@@ -78,13 +78,14 @@ export const make = Effect.gen(function*() {
       case "Mismatch":
         return yield* unsupported("mismatch", checked.actual)
     }
-    if (Option.isNone(urls)) return yield* new UploadsUnavailable()
-    // The expiry of a URL made now (with public media URLs the instance signs none: no uploads).
-    const probe = yield* urls.value.signedUrlFor(`${PREFIX}probe`)
-    if (Option.isNone(probe)) return yield* new UploadsUnavailable()
-    const key = `${dayPrefix(dayOf(probe.value.expiresAt * 1000))}${principal.workspaceId}/${yield* ids.uuid}`
+    // With public media URLs the instance signs none: no uploads.
+    const ttl = Option.flatMap(urls, (u) => u.signedTtlSeconds)
+    if (Option.isNone(urls) || Option.isNone(ttl)) return yield* new UploadsUnavailable()
+    // The expiry of a URL made now names the key's day.
+    const expiresAt = (yield* nowSeconds) + ttl.value
+    const key = `${dayPrefix(dayOf(expiresAt * 1000))}${principal.workspaceId}/${yield* ids.uuid}`
     yield* blobs.put(key, { contentType: checked.contentType, bytes: upload.bytes })
-    // Signed a moment after the probe: if that crosses midnight, the sweep's day of grace covers it.
+    // Signed a moment later: if that crosses midnight, the sweep's day of grace covers it.
     const signed = yield* urls.value.signedUrlFor(key)
     if (Option.isNone(signed)) return yield* new UploadsUnavailable()
     yield* Effect.annotateCurrentSpan({ "appexec.upload.bytes": upload.bytes.length })
