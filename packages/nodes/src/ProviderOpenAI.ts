@@ -21,6 +21,7 @@
  */
 import { NodeType, SecretStore } from "@appexec/core"
 import { Clock, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { pick } from "./internal/jsonPointer.js"
 import { fetchMedia, formatBytes } from "./internal/media.js"
 import * as ProviderHttp from "./internal/ProviderHttp.js"
 import { fill, placeholdersOf } from "./internal/template.js"
@@ -139,8 +140,8 @@ const errorOf = (masked: string): { readonly code: string | undefined; readonly 
   } catch {
     return { code: undefined, message: undefined }
   }
-  const code = ProviderHttp.at(parsed, "/error/code")
-  const message = ProviderHttp.at(parsed, "/error/message")
+  const code = pick(parsed, "/error/code")
+  const message = pick(parsed, "/error/message")
   const line = Option.isSome(message) && typeof message.value === "string"
     ? message.value.replace(/\s+/g, " ").trim()
     : ""
@@ -198,15 +199,15 @@ const imageTypeOf = (bytes: Uint8Array): string | undefined => {
 /** The text of a chat completion's first choice. */
 const chatText = (answer: unknown) =>
   Effect.gen(function*() {
-    const message = ProviderHttp.at(answer, "/choices/0/message")
+    const message = pick(answer, "/choices/0/message")
     if (Option.isNone(message)) return yield* fail("the provider's answer has no choices[0].message")
-    const content = ProviderHttp.at(message.value, "/content")
+    const content = pick(message.value, "/content")
     if (Option.isSome(content) && typeof content.value === "string") return content.value
-    const refusal = ProviderHttp.at(message.value, "/refusal")
+    const refusal = pick(message.value, "/refusal")
     if (Option.isSome(refusal) && typeof refusal.value === "string" && refusal.value !== "") {
       return yield* fail(`the model refused: ${refusal.value.slice(0, 300)}`)
     }
-    const reason = ProviderHttp.at(answer, "/choices/0/finish_reason")
+    const reason = pick(answer, "/choices/0/finish_reason")
     return yield* fail(
       `the model answered no text${
         Option.isSome(reason) && typeof reason.value === "string" ? ` (finish_reason: ${reason.value})` : ""
@@ -218,7 +219,7 @@ const chatText = (answer: unknown) =>
 const generatedImage = (answer: unknown) =>
   Effect.gen(function*() {
     const { media: limits } = yield* NodesSettings
-    const b64 = ProviderHttp.at(answer, "/data/0/b64_json")
+    const b64 = pick(answer, "/data/0/b64_json")
     if (Option.isSome(b64) && typeof b64.value === "string" && b64.value !== "") {
       if (b64.value.length > Math.ceil(limits.maxBytes / 3) * 4 + 4) {
         return yield* fail(`the generated image is larger than ${formatBytes(limits.maxBytes)}`)
@@ -228,7 +229,7 @@ const generatedImage = (answer: unknown) =>
       if (contentType === undefined) return yield* fail("the provider's b64_json is not a PNG, JPEG, WebP or GIF image")
       return { contentType, bytes }
     }
-    const url = ProviderHttp.at(answer, "/data/0/url")
+    const url = pick(answer, "/data/0/url")
     if (Option.isSome(url) && typeof url.value === "string" && url.value !== "") {
       return yield* fetchMedia(url.value, { accept: ["image"], need: "image" }).pipe(
         Effect.mapError((failure) => fail(`the generated image could not be fetched: ${failure.message}`))

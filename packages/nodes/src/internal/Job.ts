@@ -16,6 +16,7 @@
 import { NodeType } from "@appexec/core"
 import { Clock, Duration, Effect, Either, Exit, Fiber, Option, Redacted } from "effect"
 import { NodesSettings } from "../NodesSettings.js"
+import { pick } from "./jsonPointer.js"
 import { fetchMedia, formatBytes, kindOf, mediaTypeOf } from "./media.js"
 import * as ProviderHttp from "./ProviderHttp.js"
 
@@ -128,13 +129,13 @@ export const errorText = (value: unknown, secrets: ReadonlyArray<Redacted.Redact
 const urlOf = (plan: Plan, target: Target, submitted: unknown, role: string): Either.Either<string, string> => {
   let url: string
   if (target._tag === "From") {
-    const found = ProviderHttp.at(submitted, target.pointer)
+    const found = pick(submitted, target.pointer)
     if (Option.isNone(found) || typeof found.value !== "string" || found.value === "") {
       return Either.left(`the provider's answer has no ${role} URL at ${target.pointer}`)
     }
     url = found.value
   } else if (target.url.includes("{id}")) {
-    const found = plan.id === undefined ? Option.none() : ProviderHttp.at(submitted, plan.id)
+    const found = plan.id === undefined ? Option.none() : pick(submitted, plan.id)
     if (Option.isNone(found) || (typeof found.value !== "string" && typeof found.value !== "number")) {
       return Either.left(`the provider's answer has no job id at ${plan.id ?? "(no id pointer)"}`)
     }
@@ -151,7 +152,7 @@ const urlOf = (plan: Plan, target: Target, submitted: unknown, role: string): Ei
 
 /** The job's state in an answer, as text (a number or boolean as written). */
 const stateOf = (document: unknown, pointer: string): string | undefined => {
-  const found = ProviderHttp.at(document, pointer)
+  const found = pick(document, pointer)
   if (Option.isNone(found)) return undefined
   const value = found.value
   return typeof value === "string" || typeof value === "number" || typeof value === "boolean"
@@ -250,7 +251,7 @@ export const run = (plan: Plan, log: ProviderHttp.SendOptions["log"]) =>
         let detail: string | undefined
         if (plan.answerError !== undefined) {
           const parsed = yield* Effect.option(ProviderHttp.jsonOf(response))
-          const found = Option.flatMap(parsed, (doc) => ProviderHttp.at(doc, plan.answerError!))
+          const found = Option.flatMap(parsed, (doc) => pick(doc, plan.answerError!))
           detail = Option.isSome(found) ? errorText(found.value, plan.secrets) : undefined
         }
         const hint = (response.status === 401 || response.status === 403) && plan.secretNames.length > 0
@@ -344,7 +345,7 @@ export const run = (plan: Plan, log: ProviderHttp.SendOptions["log"]) =>
         while (state === undefined || !plan.status.success.includes(state)) {
           if (state !== undefined && plan.status.failure.includes(state)) {
             ended = true
-            const found = plan.status.error === undefined ? Option.none() : ProviderHttp.at(document, plan.status.error)
+            const found = plan.status.error === undefined ? Option.none() : pick(document, plan.status.error)
             const text = Option.isSome(found) ? errorText(found.value, plan.secrets) : undefined
             yield* log(`${plan.noun} ${state}`, "error")
             return yield* fail(`the ${plan.noun} failed (status ${state})${text === undefined ? "" : `: ${text}`}`)
@@ -387,7 +388,7 @@ export const run = (plan: Plan, log: ProviderHttp.SendOptions["log"]) =>
           what
         )
       }
-      const picked = ProviderHttp.at(resultDocument, plan.result.pick)
+      const picked = pick(resultDocument, plan.result.pick)
       if (Option.isNone(picked) || picked.value === null) {
         return yield* fail(`the provider's result has no value at ${plan.result.pick === "" ? "/" : plan.result.pick}`)
       }

@@ -13,7 +13,6 @@
 import { NodeType, OutboundHttp } from "@appexec/core"
 import { Clock, Duration, Effect, Option, Random, Redacted, Schema } from "effect"
 import { STATUS_CODES } from "node:http"
-import { pick } from "./jsonPointer.js"
 import { addressRefusal, formatBytes } from "./media.js"
 import { fill } from "./template.js"
 
@@ -320,9 +319,6 @@ export const jsonOf = (response: OutboundHttp.OutboundResponse): Effect.Effect<u
     try: (): unknown => JSON.parse(new TextDecoder().decode(response.body)),
     catch: () => fail("the endpoint's answer is not JSON")
   })
-
-/** The value at `pointer` in `document`, when there is one. */
-export const at = (document: unknown, pointer: string): Option.Option<unknown> => pick(document, pointer)
 
 /** The start of an error body, one line, for the operator's log only (never the consumer's). */
 export const snippet = (body: Uint8Array): string => {
