@@ -7,7 +7,7 @@
 import { Ids } from "@appexec/api"
 import { OperatorViews } from "@appexec/core"
 import { Effect, Layer } from "effect"
-import { sql } from "kysely"
+import { type NotNull, sql } from "kysely"
 import { outboxEntryOfRow, trusted } from "./RowMapping.js"
 import { SqlRunner } from "./SqlRunner.js"
 
@@ -84,19 +84,17 @@ export const make = Effect.gen(function*() {
           ])
           .where("status", "in", [QUEUED, RUNNING])
           .where("lease_worker", "is not", null)
+          // The condition above: no row without a worker.
+          .$narrowType<{ lease_worker: NotNull }>()
           .groupBy("lease_worker")
           .orderBy("lease_worker")
       ),
       (rows) =>
-        rows.flatMap((row): ReadonlyArray<OperatorViews.LeaseHolder> =>
-          row.lease_worker === null
-            ? []
-            : [{
-              workerId: row.lease_worker,
-              held: Number(row.held),
-              leaseExpiresAt: Number(row.lease_expires_at ?? 0)
-            }]
-        )
+        rows.map((row): OperatorViews.LeaseHolder => ({
+          workerId: row.lease_worker,
+          held: Number(row.held),
+          leaseExpiresAt: Number(row.lease_expires_at ?? 0)
+        }))
     ),
     failedDeliveries: Effect.fn("SqlOperatorViews.failedDeliveries")((limit) =>
       Effect.flatMap(

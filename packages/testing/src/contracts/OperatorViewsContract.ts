@@ -104,13 +104,15 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
     )
 
     test(
-      "lists the workers that hold leases, with how many and the latest end; a finished or released one holds none",
+      "lists the workers that hold leases, with how many and the latest end; a finished, released or never claimed one holds none",
       Effect.gen(function*() {
         const a = yield* seedOwner(1)
         const store = yield* ExecutionStore.ExecutionStore
         const queue = yield* ExecutionQueue.ExecutionQueue
         const views = yield* OperatorViews.OperatorViews
-        for (const n of [1, 2, 3, 4]) yield* store.insert(queued(a, n))
+        // The fifth stays queued with no worker: no holder without a name is listed.
+        for (const n of [1, 2, 3, 4, 5]) yield* store.insert(queued(a, n))
+        expect(yield* views.leaseHolders).toEqual([])
         const first = yield* claimSome("worker-a", LEASE)
         yield* store.save(started(first.execution, 0), first.lease)
         yield* TestClock.adjust(1_000)
