@@ -57,9 +57,12 @@ export const isAbort = (error: unknown): boolean => error instanceof DOMExceptio
 /** The message that signs a person out after a 401. */
 export const REFUSED = "Your key was refused: sign in again"
 
-/** The body of an error answer, read leniently. */
-const errorOf = async (response: Response): Promise<ApiError> => {
-  const fallback = `The server answered ${response.status}.`
+/**
+ * The `ApiError` of an answer that is not 2xx, its error body read leniently: its code, message and
+ * details when it has them, else a message saying that `answerer` answered the status.
+ */
+export const errorOf = async (response: Response, answerer = "The server"): Promise<ApiError> => {
+  const fallback = `${answerer} answered ${response.status}.`
   try {
     const body: unknown = await response.json()
     if (typeof body === "object" && body !== null && "error" in body) {

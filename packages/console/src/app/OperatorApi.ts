@@ -4,7 +4,7 @@
  * answer that is not 2xx becomes an `ApiError` with the error body's code and message, as in
  * the workspace console.
  */
-import { ApiError, isAbort } from "./Api.js"
+import { ApiError, errorOf, isAbort } from "./Api.js"
 
 /** A workspace's unfinished executions. */
 export interface WorkspaceLoad {
@@ -73,18 +73,6 @@ export interface OperatorApi {
   readonly redeliver: (executionId: string) => Promise<void>
 }
 
-const errorOf = async (response: Response): Promise<ApiError> => {
-  const fallback = `The admin port answered ${response.status}.`
-  try {
-    const body = (await response.json()) as { readonly error?: { readonly code?: unknown; readonly message?: unknown } }
-    const code = typeof body.error?.code === "string" ? body.error.code : "unknown"
-    const message = typeof body.error?.message === "string" ? body.error.message : fallback
-    return new ApiError(response.status, code, message)
-  } catch {
-    return new ApiError(response.status, "unknown", fallback)
-  }
-}
-
 /** The client of the admin port under `basePath` of the page's origin. */
 export const makeOperatorApi = (basePath: string): OperatorApi => {
   const call = async <A>(method: string, path: string, signal?: AbortSignal): Promise<A> => {
@@ -101,7 +89,7 @@ export const makeOperatorApi = (basePath: string): OperatorApi => {
       if (isAbort(error)) throw error
       throw new ApiError(0, "network", "The admin port could not be reached. Is appexec still running?")
     }
-    if (response.status >= 400) throw await errorOf(response)
+    if (response.status >= 400) throw await errorOf(response, "The admin port")
     return ((await response.json()) as { readonly data: A }).data
   }
   return {
