@@ -43,6 +43,29 @@ describe("SqliteClient", () => {
       expect(String((refused.cause as Error).message)).toMatch(/FOREIGN KEY/)
     }))
 
+  it.scoped("checkpoints the write-ahead log at 10,000 pages, not at SQLite's default of 1,000", () =>
+    Effect.gen(function*() {
+      const filename = yield* tempFile
+      const client = Context.get(yield* Layer.build(SqliteClient.layer({ filename })), SqliteClient.SqliteClient)
+      // 1,500 commits of one row each: at least one page each, 1,500 or more in the log.
+      for (let i = 0; i < 1_500; i++) {
+        yield* client.transaction(
+          "insert",
+          (c) =>
+            c.run(
+              client.builder.insertInto("workspaces").values({ workspace_id: `w${i}`, name: `w${i}`, created_at: 0 })
+            )
+        )
+      }
+      // A checkpoint from another connection reports how many pages the log holds: with the default
+      // a commit would have copied them back at 1,000 and the log would have started over.
+      const raw = new Database(filename)
+      const [result] = raw.pragma("wal_checkpoint(PASSIVE)") as Array<{ log: number }>
+      raw.close()
+      expect(result!.log).toBeGreaterThan(1_500)
+      expect(result!.log).toBeLessThan(10_000)
+    }))
+
   it.scoped("writes arriving together (one group commit): one that throws fails alone, the others commit", () =>
     Effect.gen(function*() {
       const filename = yield* tempFile
