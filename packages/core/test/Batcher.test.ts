@@ -1,6 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
-import * as Batcher from "../src/internal/Batcher.js"
+import { Deferred, Effect, Either, Exit, Fiber, Scope } from "effect"
+import * as Batcher from "../src/Batcher.js"
+
+/** Lets the forked submissions run up to their wait. */
+const settle = Effect.repeatN(Effect.yieldNow(), 10)
 
 describe("Batcher", () => {
   it.effect("writes what arrives while a batch is under way in the next batch, answers in order", () =>
@@ -18,33 +21,88 @@ describe("Batcher", () => {
         isolate: () => false
       })
       const first = yield* Effect.fork(submit(1))
-      yield* Effect.yieldNow()
+      yield* settle
       const rest = yield* Effect.fork(Effect.all([submit(2), submit(3)], { concurrency: "unbounded" }))
-      yield* Effect.yieldNow()
+      yield* settle
       yield* Deferred.succeed(gate, undefined)
       expect(yield* Fiber.join(first)).toBe(2)
       expect(yield* Fiber.join(rest)).toEqual([4, 6])
       expect(batches).toEqual([[1], [2, 3]])
     }).pipe(Effect.scoped))
 
-  it.effect("no caller waits forever when the scope closes mid-batch; later submissions are interrupted", () =>
+  it.effect("no queued caller waits forever when the scope closes mid-batch; later submissions are interrupted", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
+      const started = yield* Deferred.make<void>()
       const submit = yield* Batcher.make<number, number, never>({
         maxSize: 10,
-        key: String,
         // A write that never ends: the database hangs, then the process shuts down.
-        write: () => Effect.never,
-        isolate: () => false
+        write: () => Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)
       }).pipe(Scope.extend(scope))
+      // The first write runs in its caller's fiber: it ends as its write does (here, interrupted by its caller).
       const inFlight = yield* Effect.fork(submit(1))
-      yield* Effect.yieldNow()
+      yield* Deferred.await(started)
       const waiting = yield* Effect.fork(submit(2))
-      yield* Effect.yieldNow()
+      yield* settle
       yield* Scope.close(scope, Exit.void)
-      const [a, b] = [yield* Fiber.await(inFlight), yield* Fiber.await(waiting)]
-      expect(Exit.isInterrupted(a)).toBe(true)
-      expect(Exit.isInterrupted(b)).toBe(true)
+      expect(Exit.isInterrupted(yield* Fiber.await(waiting))).toBe(true)
       expect(Exit.isInterrupted(yield* Effect.exit(submit(3)))).toBe(true)
+      yield* Fiber.interrupt(inFlight)
     }))
+
+  it.effect("a batch that fails on a refused item is written again item by item; other failures fail all", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const writes: Array<ReadonlyArray<number>> = []
+      const submit = yield* Batcher.make<number, number, string>({
+        maxSize: 10,
+        key: String,
+        write: (items) =>
+          Effect.gen(function*() {
+            writes.push(items)
+            if (writes.length === 1) yield* Deferred.await(gate)
+            if (items.includes(13)) return yield* Effect.fail(items.length > 1 ? "refused" : "bad row")
+            if (items.includes(99)) return yield* Effect.fail("down")
+            return items.map((n) => n + 1)
+          }),
+        isolate: (error) => error === "refused"
+      })
+      const first = yield* Effect.fork(submit(1))
+      yield* settle
+      const batch = yield* Effect.fork(
+        Effect.all([submit(2), submit(13), submit(2)].map(Effect.either), { concurrency: "unbounded" })
+      )
+      yield* settle
+      yield* Deferred.succeed(gate, undefined)
+      expect(yield* Fiber.join(first)).toBe(2)
+      const [a, bad, again] = yield* Fiber.join(batch)
+      expect(a).toEqual(Either.right(3))
+      expect(bad).toEqual(Either.left("bad row"))
+      // The same key twice never goes in one write: the second 2 waited for the next.
+      expect(again).toEqual(Either.right(3))
+      expect(writes).toEqual([[1], [2, 13], [2], [13], [2]])
+    }).pipe(Effect.scoped))
+
+  it.effect("without a key, equal items go in one write", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const writes: Array<ReadonlyArray<string>> = []
+      const submit = yield* Batcher.make<string, number, never>({
+        maxSize: 2,
+        write: (items) =>
+          Effect.zipRight(
+            Effect.sync(() => writes.push(items)),
+            Effect.as(writes.length === 0 ? Deferred.await(gate) : Effect.void, items.map((_, i) => i))
+          )
+      })
+      const first = yield* Effect.fork(submit("a"))
+      yield* settle
+      const rest = yield* Effect.fork(Effect.all(["a", "a", "a"].map(submit), { concurrency: "unbounded" }))
+      yield* settle
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(first)
+      // At most `maxSize` a write: the third waits for the next.
+      expect([...(yield* Fiber.join(rest))].sort()).toEqual([0, 0, 1])
+      expect(writes).toEqual([["a"], ["a", "a"], ["a"]])
+    }).pipe(Effect.scoped))
 })

@@ -13,13 +13,19 @@
  * for the first to commit, then finds it.
  */
 import { ExecutionId } from "@appexec/api/Ids"
-import { Errors, type ExecutionQueue, type ExecutionRecord, ExecutionStore, type WebhookOutbox } from "@appexec/core"
+import {
+  Batcher,
+  Errors,
+  type ExecutionQueue,
+  type ExecutionRecord,
+  ExecutionStore,
+  type WebhookOutbox
+} from "@appexec/core"
 import { SqlExecutionStore } from "@appexec/sql"
 import { toColumns } from "@appexec/sql/ExecutionRows"
 import type { Tables } from "@appexec/sql/SqlTables"
 import { Effect, Layer } from "effect"
 import { type Kysely, sql, type UpdateQueryBuilder, type UpdateResult } from "kysely"
-import * as Batcher from "./internal/Batcher.js"
 import { WorkNotifier } from "./internal/WorkNotifier.js"
 import { PostgresClient, workChannel } from "./PostgresClient.js"
 

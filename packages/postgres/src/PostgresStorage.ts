@@ -12,13 +12,13 @@
 import type { AppexecLayer, Errors } from "@appexec/core"
 import {
   SqlBlobStore,
-  SqlKeyStore,
   SqlOperatorViews,
   SqlRateLimitStore,
   SqlSealedSecretStore,
   SqlSigningKeyStore
 } from "@appexec/sql"
 import { Layer } from "effect"
+import * as Revisions from "./internal/Revisions.js"
 import * as Runner from "./internal/Runner.js"
 import * as WorkNotifier from "./internal/WorkNotifier.js"
 import * as WorkSignal from "./internal/WorkSignal.js"
@@ -27,6 +27,7 @@ import * as PostgresClient from "./PostgresClient.js"
 import * as PostgresExecutionQueue from "./PostgresExecutionQueue.js"
 import * as PostgresExecutionReports from "./PostgresExecutionReports.js"
 import * as PostgresExecutionStore from "./PostgresExecutionStore.js"
+import * as PostgresKeyStore from "./PostgresKeyStore.js"
 import * as PostgresWebhookOutbox from "./PostgresWebhookOutbox.js"
 
 /** How to reach the database (see `PostgresClient.Options`). */
@@ -42,8 +43,8 @@ export const layerFromClient: Layer.Layer<
   Errors.StorageError,
   PostgresClient.PostgresClient
 > = Layer.mergeAll(
-  PostgresAppStore.layer,
-  SqlKeyStore.layer,
+  // One read of both revisions for the key cache and the app cache.
+  Layer.mergeAll(PostgresAppStore.layer, PostgresKeyStore.layer).pipe(Layer.provide(Revisions.layer)),
   SqlBlobStore.layer,
   SqlSigningKeyStore.layer,
   SqlRateLimitStore.layer,

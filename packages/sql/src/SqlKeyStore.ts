@@ -104,7 +104,7 @@ export const make = Effect.gen(function*() {
         runner.first("find api key", keyByHash.bind({ hash })),
         (row) => (row === undefined ? Option.none() : Option.some(keyOfRow(row)))
       ),
-    // Read for the authentications of a turn (see core's KeyRevisionMemo): untraced.
+    // Read for the authentications of a turn (see core's RevisionMemo): untraced.
     keyRevision: Effect.map(runner.first("read key revision", revision.bind({})), (row) => row?.revision ?? 0),
     revokeKey: Effect.fn("SqlKeyStore.revokeKey")((idOrHint, at) =>
       runner.run(

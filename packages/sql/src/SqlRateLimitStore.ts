@@ -7,39 +7,37 @@
  * behind counts into the newer window it finds rather than resetting it. Counters of ended
  * windows are swept now and then, not on every hit.
  *
- * Hits are counted in groups: a hit made while no statement is under way is counted at once by
- * its caller; the hits made while one is under way (on a database over a network, the hits of
- * the turns it spans) wait for it and are then counted together, one statement for all of them,
- * each key bumped by its number of hits. The count the statement returns is handed out as if the
- * hits had been counted one by one in the order they came, `count − n + 1` to `count`, so each
- * hit sees its own count and limits stay exact.
+ * Hits are counted in groups (core's `Batcher`): a hit made while no statement is under way is
+ * counted at once by its caller; the hits made while one is under way (on a database over a
+ * network, the hits of the turns it spans) wait for it and are then counted together, one
+ * statement for all of them, each key bumped by its number of hits. The count the statement
+ * returns is handed out as if the hits had been counted one by one in the order they came,
+ * `count − n + 1` to `count`, so each hit sees its own count and limits stay exact. When the
+ * store's scope closes, the hits still waiting end interrupted.
  */
-import { RateLimitStore } from "@appexec/core"
-import type { Errors } from "@appexec/core"
-import { Deferred, Effect, Exit, FiberId, Layer } from "effect"
+import { Batcher, RateLimitStore } from "@appexec/core"
+import { Effect, Layer } from "effect"
 import * as PreparedQuery from "./PreparedQuery.js"
 import { SqlRunner } from "./SqlRunner.js"
 
 /** How many hits of this process pass between two sweeps of expired counters. */
 const SWEEP_EVERY = 1_000
 
-/** At most this many keys in one statement; more wait for the next. */
-const MAX_KEYS = 500
+/** At most this many hits in one statement; more wait for the next. */
+const MAX_HITS = 500
 
 type Counts = RateLimitStore.WindowCounts
 
-/** A hit waiting for its group's statement. */
-interface Waiting {
+/** One hit, as the batcher holds it. */
+interface Hit {
   readonly key: string
   readonly windowStart: number
   readonly windowMs: number
-  readonly done: Deferred.Deferred<Counts, Errors.StorageError>
 }
 
 /** The rate-limit store over the runner. */
 export const make = Effect.gen(function*() {
   const runner = yield* SqlRunner
-  const scope = yield* Effect.scope
   const { builder: db, dialect } = runner
   /** The update of a row that exists, `n` hits more (`excluded.count`); every SET expression reads the row as it was. */
   const onConflict =
@@ -102,9 +100,15 @@ export const make = Effect.gen(function*() {
       return new Map(rows.map((row) => [row.key, { count: Number(row.count), previous: Number(row.previous) }]))
     })
 
-  /** Counts the hits of a group: one statement per window among them (one, but at a window's edge). */
-  const countAll = (group: ReadonlyArray<Waiting>) =>
+  /** Counts the hits of a group, one statement per window among them (one, but at a window's edge); each hit's counts, in order. */
+  const countAll = (group: ReadonlyArray<Hit>) =>
     Effect.gen(function*() {
+      if (group.length === 1) {
+        const hit = group[0]!
+        const counted = yield* countGroup(hit.windowStart, hit.windowMs, new Map([[hit.key, 1]]))
+        const row = counted.get(hit.key)!
+        return [{ current: row.count, previous: row.previous }]
+      }
       const windows = new Map<string, { windowStart: number; windowMs: number; keys: Map<string, number> }>()
       for (const hit of group) {
         const id = `${hit.windowStart}/${hit.windowMs}`
@@ -115,81 +119,28 @@ export const make = Effect.gen(function*() {
         }
         window.keys.set(hit.key, (window.keys.get(hit.key) ?? 0) + 1)
       }
+      const counts = new Array<Counts>(group.length)
       for (const window of windows.values()) {
+        // Every key of the statement comes back (an upsert returns its row).
         const counted = yield* countGroup(window.windowStart, window.windowMs, window.keys)
         // The hits of a key take its counts in the order they came.
-        const next = new Map<string, number>()
-        for (const hit of group) {
-          if (hit.windowStart !== window.windowStart || hit.windowMs !== window.windowMs) continue
-          const row = counted.get(hit.key)
-          const n = window.keys.get(hit.key)!
-          const seen = next.get(hit.key) ?? 0
-          next.set(hit.key, seen + 1)
-          const counts: Counts = row === undefined
-            ? { current: seen + 1, previous: 0 }
-            : { current: row.count - n + seen + 1, previous: row.previous }
-          Deferred.unsafeDone(hit.done, Effect.succeed(counts))
-        }
+        const seen = new Map<string, number>()
+        group.forEach((hit, i) => {
+          if (hit.windowStart !== window.windowStart || hit.windowMs !== window.windowMs) return
+          const row = counted.get(hit.key)!
+          const before = seen.get(hit.key) ?? 0
+          seen.set(hit.key, before + 1)
+          counts[i] = { current: row.count - window.keys.get(hit.key)! + before + 1, previous: row.previous }
+        })
       }
+      return counts
     })
 
-  /** The hits made while a statement is under way: counted together when it ends. */
-  let waiting: Array<Waiting> = []
-  let counting = false
-
-  /** Counts the waiting hits, group after group, until none waits; then stops. */
-  const drain: Effect.Effect<void> = Effect.suspend(() => {
-    if (waiting.length === 0) {
-      counting = false
-      return Effect.void
-    }
-    const group = waiting.length <= MAX_KEYS ? waiting : waiting.slice(0, MAX_KEYS)
-    waiting = waiting.length <= MAX_KEYS ? [] : waiting.slice(MAX_KEYS)
-    return Effect.zipRight(
-      Effect.exit(countAll(group)).pipe(
-        // A failed statement fails the hits it did not count (those of a window counted before stay counted).
-        Effect.flatMap((exit: Exit.Exit<void, Errors.StorageError>) =>
-          Exit.isSuccess(exit)
-            ? Effect.void
-            : Effect.forEach(group, (hit) => Deferred.failCause(hit.done, exit.cause), { discard: true })
-        ),
-        Effect.onInterrupt(() => Effect.forEach(group, (hit) => Deferred.interrupt(hit.done), { discard: true }))
-      ),
-      drain
-    )
-  })
-
-  /** One hit counted by its caller, at once; the hits that came meanwhile are counted after it. */
-  const lead = (key: string, windowStart: number, windowMs: number) =>
-    Effect.ensuring(
-      Effect.map(
-        countGroup(windowStart, windowMs, new Map([[key, 1]])),
-        (counted): Counts => {
-          const row = counted.get(key)
-          return { current: row?.count ?? 1, previous: row?.previous ?? 0 }
-        }
-      ),
-      Effect.suspend(() => {
-        if (waiting.length === 0) {
-          counting = false
-          return Effect.void
-        }
-        return Effect.asVoid(Effect.forkIn(drain, scope))
-      })
-    )
+  const submit = yield* Batcher.make({ maxSize: MAX_HITS, write: countAll })
 
   const service: RateLimitStore.RateLimitStore["Type"] = {
-    // Every request hits: untraced, and without a generator.
-    hit: (key, windowStart, windowMs) =>
-      Effect.suspend(() => {
-        if (!counting) {
-          counting = true
-          return lead(key, windowStart, windowMs)
-        }
-        const done = Deferred.unsafeMake<Counts, Errors.StorageError>(FiberId.none)
-        waiting.push({ key, windowStart, windowMs, done })
-        return Deferred.await(done)
-      })
+    // Every request hits: untraced.
+    hit: (key, windowStart, windowMs) => submit({ key, windowStart, windowMs })
   }
   return service
 })

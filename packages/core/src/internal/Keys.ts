@@ -1,7 +1,7 @@
 /**
  * API keys and workspaces: creation, revocation, and the authentication of every request. Keys
  * that authenticated are kept in memory while the store's key revision stays where it was; the
- * revision is read once per turn of the event loop (`KeyRevisionMemo`), and again at once after a
+ * revision is read once per turn of the event loop (`RevisionMemo`), and again at once after a
  * revocation through this facade, so a key revoked here is refused by the very next request, and
  * one revoked by another process by every request of a turn that begins after it committed.
  */
@@ -13,8 +13,8 @@ import { AppexecConfig } from "../AppexecConfig.js"
 import { type StorageError, Unauthorized } from "../Errors.js"
 import { IdGenerator } from "../IdGenerator.js"
 import { type ApiKeyRecord, KeyStore, type UserRecord, type WorkspaceRecord } from "../KeyStore.js"
+import * as RevisionMemo from "../RevisionMemo.js"
 import { credentialFrom, hashKey, hintOf, isWellFormed, KEY_RANDOM_BYTES } from "./ApiKeys.js"
-import * as KeyRevisionMemo from "./KeyRevisionMemo.js"
 
 type Principal = Authentication.Principal
 
@@ -60,7 +60,7 @@ export const make: Effect.Effect<
    */
   const keyCache = new Map<string, Principal>()
   let cachedRevision: number | undefined
-  const revision = keyStore.keyRevision === undefined ? undefined : yield* KeyRevisionMemo.make(keyStore.keyRevision)
+  const revision = keyStore.keyRevision === undefined ? undefined : yield* RevisionMemo.make(keyStore.keyRevision)
 
   const lookUpKey = Effect.fnUntraced(function*(key: string) {
     const record = yield* keyStore.findKeyByHash(hashKey(key))

@@ -1,0 +1,136 @@
+/**
+ * Group commits for adapters: what callers submit while a batch is under way is written together,
+ * in one statement, as soon as that batch is done. A submission that finds nothing under way is
+ * written at once, in the caller's own fiber (no timer, no fork): an idle process pays nothing for
+ * the batching, a busy one sends one round trip (and one commit) for many writes, as
+ * graphile-worker groups completions. Used by the PostgreSQL execution store (inserts, saves) and
+ * the SQL rate-limit store (hits).
+ */
+import { Cause, Deferred, Effect, Exit, FiberId, Option, type Scope } from "effect"
+
+interface Pending<I, O, E> {
+  readonly item: I
+  readonly done: Deferred.Deferred<O, E>
+}
+
+/** How a batcher writes. */
+export interface Options<I, O, E> {
+  /** Most items in one write. */
+  readonly maxSize: number
+  /**
+   * Items whose keys are equal never go in one write (the later waits for the next); without it,
+   * any items may go together (a write that merges equal items itself, as rate-limit hits).
+   */
+  readonly key?: ((item: I) => string) | undefined
+  /** Writes the items and answers each item's result, in order. */
+  readonly write: (items: ReadonlyArray<I>) => Effect.Effect<ReadonlyArray<O>, E>
+  /** Whether a failed batch is written again item by item (a value the database refused). */
+  readonly isolate?: ((error: E) => boolean) | undefined
+}
+
+/**
+ * A batcher over `write`. A batch that fails with an error for which `isolate` holds (a value the
+ * database refused) is written again one item at a time, so a bad item fails alone and not the
+ * writes that happened to go with it; any other failure (the database unreachable) fails every
+ * item of the batch with it. Batches after the first run in the scope; when it closes, the items
+ * not yet written, and those of a batch cut short, end interrupted (no caller waits forever), and
+ * later submissions are interrupted at once.
+ */
+export const make = <I, O, E>(
+  options: Options<I, O, E>
+): Effect.Effect<(item: I) => Effect.Effect<O, E>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const scope = yield* Effect.scope
+    const { isolate, key, maxSize, write } = options
+    let pending: Array<Pending<I, O, E>> = []
+    let writing = false
+    let closed = false
+    const interruptAll = (entries: ReadonlyArray<Pending<I, O, E>>) =>
+      Effect.forEach(entries, (entry) => Deferred.interrupt(entry.done), { discard: true })
+    // Added before any batch is forked into the scope, so it runs after their interruption.
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        closed = true
+        const left = pending
+        pending = []
+        return interruptAll(left)
+      })
+    )
+
+    const take = (): Array<Pending<I, O, E>> => {
+      if (key === undefined) {
+        const batch = pending.length <= maxSize ? pending : pending.slice(0, maxSize)
+        pending = pending.length <= maxSize ? [] : pending.slice(maxSize)
+        return batch
+      }
+      const batch: Array<Pending<I, O, E>> = []
+      const rest: Array<Pending<I, O, E>> = []
+      const keys = new Set<string>()
+      for (const entry of pending) {
+        const k = key(entry.item)
+        if (batch.length < maxSize && !keys.has(k)) {
+          keys.add(k)
+          batch.push(entry)
+        } else {
+          rest.push(entry)
+        }
+      }
+      pending = rest
+      return batch
+    }
+
+    const settle = (batch: ReadonlyArray<Pending<I, O, E>>) => (exit: Exit.Exit<ReadonlyArray<O>, E>) =>
+      batch.length > 1 && Exit.isFailure(exit) && isolate !== undefined &&
+        Option.exists(Cause.failureOption(exit.cause), isolate)
+        ? Effect.forEach(
+          batch,
+          (entry) =>
+            write([entry.item]).pipe(
+              Effect.exit,
+              Effect.flatMap((alone) => Deferred.done(entry.done, Exit.map(alone, (results) => results[0]!)))
+            ),
+          { discard: true }
+        )
+        : Effect.forEach(
+          batch,
+          (entry, i) => Deferred.done(entry.done, Exit.map(exit, (results) => results[i]!)),
+          { discard: true }
+        )
+
+    /** Writes the waiting items, batch after batch, until none waits; then stops. */
+    const drain: Effect.Effect<void> = Effect.suspend(() => {
+      const batch = take()
+      if (batch.length === 0) {
+        writing = false
+        return Effect.void
+      }
+      return write(batch.map((entry) => entry.item)).pipe(
+        Effect.exit,
+        Effect.flatMap(settle(batch)),
+        Effect.onInterrupt(() => interruptAll(batch)),
+        Effect.zipRight(drain)
+      )
+    })
+
+    /** After the caller's own write: what came meanwhile is written by a fiber of the scope. */
+    const handOver = Effect.suspend(() => {
+      if (pending.length === 0 || closed) {
+        writing = false
+        return Effect.void
+      }
+      return Effect.asVoid(Effect.forkIn(drain, scope))
+    })
+
+    // Every write of the hot paths goes through here: no generator.
+    return (item: I): Effect.Effect<O, E> =>
+      Effect.suspend(() => {
+        if (closed) return Effect.interrupt
+        if (!writing) {
+          writing = true
+          return Effect.ensuring(Effect.map(write([item]), (results) => results[0]!), handOver)
+        }
+        const done = Deferred.unsafeMake<O, E>(FiberId.none)
+        pending.push({ item, done })
+        return Deferred.await(done)
+      })
+  })
