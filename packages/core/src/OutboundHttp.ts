@@ -44,7 +44,13 @@ export type OutboundFailure = typeof OutboundFailure.Type
 export class OutboundError extends Schema.TaggedError<OutboundError>()("OutboundError", {
   reason: OutboundFailure,
   message: Schema.String,
-  detail: Schema.String
+  detail: Schema.String,
+  /**
+   * True when the request surely reached no server: the connection could not be made (refused,
+   * host or network unreachable), so no byte of it was sent. A request that must not be repeated
+   * once it may have arrived (a provider's submit) may still be sent again then.
+   */
+  unsent: Schema.optional(Schema.Boolean)
 }) {}
 
 /** Guarded outbound HTTP. */

@@ -294,7 +294,8 @@ export const providerOpenAI = NodeType.defineNode({
       yield* log(`${what} (${config.mode === "chat" ? "chat completion" : "image generation"}, model ${model})`)
       const response = yield* ProviderHttp.send(
         { method: "POST", url, headers, json: body, timeout: timeoutMs, maxResponseBytes: settings.http.maxBytes },
-        { log, retry: ProviderHttp.retryPolicyOf(config.retry) }
+        // Each request makes (and bills) a generation: repeated only when it surely was not taken.
+        { log, retry: ProviderHttp.retryPolicyOf(config.retry), creates: true }
       ).pipe(Effect.tapError((failure) => log(`${what}: ${failure.message}`, "error")))
       const ok = response.status >= 200 && response.status < 300
       yield* log(

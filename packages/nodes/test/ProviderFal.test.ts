@@ -11,7 +11,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, TestClock } from "effect"
 import { readFileSync } from "node:fs"
 import { describeImage, download, testImage } from "./support/Instance.js"
-import { finish, instance, logOf, pass, setSecret, start } from "./support/ProviderRuns.js"
+import { finish, instance, logOf, pass, run, setSecret, start } from "./support/ProviderRuns.js"
 
 const KEY = "fal-key-3b8e51:9a0c"
 
@@ -108,6 +108,16 @@ describe("provider.fal", () => {
         "node 'model' (provider.fal) failed: the provider answered 504 Gateway Timeout: Request timed out"
       )
       expect(server.received.filter((r) => r.path === "/fal-ai/flux/requests/req-0001")).toHaveLength(1)
+    }).pipe(Effect.provide(instance())))
+
+  it.scoped("a submit whose connection breaks is not sent again: the request may be in the queue", () =>
+    Effect.gen(function*() {
+      yield* setKey(KEY)
+      const server = yield* TestFalServer.start({ key: KEY, steps: 1 })
+      server.script("reset")
+      const done = yield* run(falApp(server.baseUrl), { prompt: "x" })
+      expect(done.errorMessage).toBe("node 'model' (provider.fal) failed: the request failed: the connection failed")
+      expect(server.received).toHaveLength(1)
     }).pipe(Effect.provide(instance())))
 
   it.scoped("a validation error (422 with a detail list) shows its messages", () =>

@@ -1,6 +1,7 @@
 import { NodeOutboundHttp } from "@appexec/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Exit, Fiber, Option, Queue, Redacted, TestClock } from "effect"
+import * as net from "node:net"
 import * as ProviderHttp from "../src/internal/ProviderHttp.js"
 import * as ProviderServers from "./support/ProviderServers.js"
 
@@ -188,6 +189,82 @@ describe("ProviderHttp.send", () => {
       expect(server.received).toHaveLength(0)
       expect(yield* Queue.size(lines)).toBe(0)
     }))
+
+  it.scoped("a submit (creates) that may have been taken is not sent again: 502, 504, a reset, a timeout", () =>
+    Effect.gen(function*() {
+      const { lines, log } = yield* logQueue
+      for (const reply of [{ status: 502 }, { status: 504 }, "reset", "hang"] as const) {
+        // A server of its own each time: the first request opens a fresh connection.
+        const server = yield* ProviderServers.start(() => reply)
+        const fiber = yield* Effect.fork(Effect.either(
+          ProviderHttp.send(request(server.url("/v1/predictions"), { timeout: "5 seconds" }), { log, creates: true })
+        ))
+        yield* server.requests(1)
+        if (reply === "hang") {
+          yield* sleepPending(5000)
+          yield* TestClock.adjust("5 seconds")
+        }
+        const result = yield* Fiber.join(fiber)
+        const trouble = typeof reply === "object"
+          ? `answered ${reply.status}`
+          : reply === "reset"
+          ? "failed: the connection failed"
+          : "did not answer within 5s"
+        expect(yield* Queue.take(lines)).toBe(
+          `warn: POST ${server.host} ${trouble}; not retried: the provider may have taken it, and a repeat could start a second job`
+        )
+        if (typeof reply === "object") expect(result).toMatchObject({ _tag: "Right", right: { status: reply.status } })
+        else expect(result._tag).toBe("Left")
+        expect(server.received).toHaveLength(1)
+      }
+      expect(yield* Queue.size(lines)).toBe(0)
+    }).pipe(Effect.provide(outbound)))
+
+  it.scoped("a submit turned away before it was taken (429, 503) or never connected is sent again", () =>
+    Effect.gen(function*() {
+      const script: Array<ProviderServers.Reply> = [
+        { status: 429, headers: { "retry-after": "1" } },
+        { status: 503 },
+        { status: 201, json: { id: "p1" } }
+      ]
+      const server = yield* ProviderServers.start(() => script.shift()!)
+      const { lines, log } = yield* logQueue
+      const fiber = yield* Effect.fork(
+        ProviderHttp.send(request(server.url("/v1/predictions")), { log, creates: true })
+      )
+      expect(yield* Queue.take(lines)).toBe(`warn: POST ${server.host} answered 429; retry 1 of 4 in 1s`)
+      yield* TestClock.adjust(yield* sleepPending(1000))
+      const line = yield* Queue.take(lines)
+      expect(line).toMatch(new RegExp(`^warn: POST ${server.host} answered 503; retry 2 of 4 in `))
+      yield* TestClock.adjust(yield* sleepPending(waitIn(line)))
+      expect((yield* Fiber.join(fiber)).status).toBe(201)
+      expect(server.received).toHaveLength(3)
+
+      // A port where nothing listens: the connection is refused, nothing was sent, so it is tried again.
+      const closed = yield* Effect.promise(() =>
+        new Promise<number>((resolve) => {
+          const probe = net.createServer().listen(0, "127.0.0.1", () => {
+            const { port } = probe.address() as net.AddressInfo
+            probe.close(() => resolve(port))
+          })
+        })
+      )
+      const retry = { ...ProviderHttp.defaultRetry, retries: 1 }
+      const refused = yield* Effect.fork(
+        ProviderHttp.send(request(`http://127.0.0.1:${closed}/v1/predictions`), { log, creates: true, retry })
+      )
+      const first = yield* Queue.take(lines)
+      expect(first).toMatch(
+        new RegExp(`^warn: POST 127.0.0.1:${closed} failed: the connection failed; retry 1 of 1 in `)
+      )
+      yield* TestClock.adjust(yield* sleepPending(waitIn(first)))
+      expect(yield* Queue.take(lines)).toBe(
+        `warn: POST 127.0.0.1:${closed} failed: the connection failed; no retries left`
+      )
+      expect(yield* Fiber.await(refused)).toEqual(
+        Exit.fail(expect.objectContaining({ message: "the request failed: the connection failed" }))
+      )
+    }).pipe(Effect.provide(outbound)))
 
   it("Retry-After: seconds, an HTTP date, or nothing usable", () => {
     const now = Date.parse("2026-01-01T00:00:00Z")

@@ -187,7 +187,7 @@ describe("provider.openai", () => {
       )
     }).pipe(Effect.provide(instance())))
 
-  it.scoped("a request that does not answer in timeoutMs is abandoned and retried", () =>
+  it.scoped("a request that does not answer in timeoutMs is abandoned, not sent again: it may have made a generation", () =>
     Effect.gen(function*() {
       yield* setToken(TOKEN)
       const server = yield* TestOpenAiServer.start({ token: TOKEN, image: yield* testImage(8, 8) })
@@ -198,12 +198,25 @@ describe("provider.openai", () => {
       expect(server.held()).toBe(1)
       yield* sleepPending(5000)
       yield* TestClock.adjust("5 seconds")
-      yield* sleepPending(750)
-      yield* TestClock.adjust("750 millis")
       const done = yield* Fiber.join(waiting)
-      expect(done.outputs[0]).toMatchObject({ status: "completed", value: "You said: slow" })
-      expect(server.received).toHaveLength(2)
-      expect((yield* logOf(executionId)).join("\n")).toMatch(/did not answer within 5s; retry 1 of 4 in \d+ms/)
+      expect(done.status).toBe("failed")
+      expect(done.errorMessage).toBe("node 'chat' (provider.openai) failed: the endpoint did not answer within 5 s")
+      expect(server.received).toHaveLength(1)
+      expect(yield* logOf(executionId)).toContain(
+        `warn: POST ${
+          new URL(server.baseUrl).host
+        } did not answer within 5s; not retried: the provider may have taken it, and a repeat could start a second job`
+      )
+    }).pipe(Effect.provide(instance())))
+
+  it.scoped("a request whose connection breaks is not sent again", () =>
+    Effect.gen(function*() {
+      yield* setToken(TOKEN)
+      const server = yield* TestOpenAiServer.start({ token: TOKEN, image: yield* testImage(8, 8) })
+      server.script("images", "reset")
+      const done = yield* run(imageApp(server.baseUrl), { prompt: "a lighthouse" })
+      expect(done.errorMessage).toBe("node 'draw' (provider.openai) failed: the request failed: the connection failed")
+      expect(server.received).toHaveLength(1)
     }).pipe(Effect.provide(instance())))
 
   it.scoped("a 401 fails with a message naming the secret; the token it echoes is in no log line or answer", () => {

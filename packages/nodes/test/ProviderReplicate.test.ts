@@ -189,6 +189,41 @@ describe("provider.replicate", () => {
       expect(lines).toContain(`warn: GET ${server.host} answered 503; retry 1 of 4 in 750ms`)
     }).pipe(Effect.provide(instance())))
 
+  it.scoped("a create that breaks off or answers 502 is not sent again (the prediction may exist); a 503 is", () =>
+    Effect.gen(function*() {
+      yield* setToken(TOKEN)
+      const broken = yield* TestReplicateServer.start({ token: TOKEN, steps: 1 })
+      broken.script("reset")
+      const reset = yield* run(app(broken.baseUrl), { prompt: "x" })
+      expect(reset.errorMessage).toBe(
+        "node 'model' (provider.replicate) failed: the request failed: the connection failed"
+      )
+      expect(broken.received).toHaveLength(1)
+      expect(yield* logOf(reset.executionId)).toContain(
+        `warn: POST ${broken.host} failed: the connection failed; not retried: the provider may have taken it, and a repeat could start a second job`
+      )
+
+      const server = yield* TestReplicateServer.start({ token: TOKEN, steps: 1, image: yield* testImage(8, 8) })
+      server.script({ status: 502, body: { detail: "bad gateway" } })
+      const gateway = yield* run(app(server.baseUrl), { prompt: "x" })
+      expect(gateway.errorMessage).toMatch(
+        /^node 'model' \(provider\.replicate\) failed: the provider answered 502 Bad Gateway/
+      )
+      expect(server.received).toHaveLength(1)
+
+      server.script({ status: 503, body: { detail: "busy" } })
+      const { executionId } = yield* start(app(server.baseUrl), { prompt: "x" })
+      const waiting = yield* Effect.fork(finish(executionId))
+      yield* server.next
+      yield* pass(750)
+      yield* server.next
+      yield* pass(1000)
+      const done = yield* Fiber.join(waiting)
+      expect(done.errorMessage).toBeNull()
+      expect(server.received.filter((r) => r.method === "POST")).toHaveLength(3)
+      expect(yield* logOf(executionId)).toContain(`warn: POST ${server.host} answered 503; retry 1 of 4 in 750ms`)
+    }).pipe(Effect.provide(instance())))
+
   it.scoped("canceling the execution sends the prediction's cancel request", () =>
     Effect.gen(function*() {
       yield* setToken(TOKEN)

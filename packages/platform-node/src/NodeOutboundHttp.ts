@@ -75,8 +75,11 @@ const consumerMessage: Record<OutboundError["reason"], string> = {
 }
 
 /** A failure: the category's consumer message, and `detail` for the operator. */
-const fail = (reason: OutboundError["reason"], detail: string) =>
-  new OutboundError({ reason, message: consumerMessage[reason], detail })
+/** Socket errors of a connection that was never made. */
+const NEVER_CONNECTED: ReadonlySet<string> = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH"])
+
+const fail = (reason: OutboundError["reason"], detail: string, unsent = false) =>
+  new OutboundError({ reason, message: consumerMessage[reason], detail, ...(unsent ? { unsent } : {}) })
 
 const parseUrl = (raw: string) =>
   Either.try({ try: () => new URL(raw), catch: () => fail("invalid_url", "The URL is not an absolute URL.") }).pipe(
@@ -230,7 +233,12 @@ const send = (
         }
         settled = true
         resume(send(url, target, request, maxResponseBytes, pool, deadline, true))
-      } else finish(Effect.fail(fail("network", `The request to ${url.host} failed (${codeOf(cause)}).`)))
+      } else {
+        const code = codeOf(cause)
+        // No connection was made (a reused one was connected): nothing of the request was sent.
+        const unsent = !req.reusedSocket && NEVER_CONNECTED.has(code)
+        finish(Effect.fail(fail("network", `The request to ${url.host} failed (${code}).`, unsent)))
+      }
     })
     req.end(body)
     return Effect.sync(() => {

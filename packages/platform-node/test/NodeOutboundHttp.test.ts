@@ -129,6 +129,8 @@ describe("guarded outbound HTTP", () => {
       expect(error.reason).toBe("network")
       expect(error.message).toBe("The connection failed.")
       expect(error.detail).toBe(`The request to db.internal.example:${closed} failed (ECONNREFUSED).`)
+      // No connection, so nothing was sent: a request that must not be repeated may be sent again.
+      expect(error.unsent).toBe(true)
     }))
 
   it.effect("refuses a host whose answers mix a public and a private address", () =>

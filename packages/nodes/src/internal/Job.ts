@@ -7,7 +7,8 @@
  * job's cancel request is sent, within a short time of its own, so that the provider stops
  * working and billing.
  *
- * Every request goes through `ProviderHttp` (guarded, retried, logged by method and host only).
+ * Every request goes through `ProviderHttp` (guarded, retried, logged by method and host only);
+ * a POST or PATCH submit is retried only when it surely did not create the job (`creates`).
  * URLs read from a provider's answer must be on the submit URL's origin: they receive the same
  * headers, secrets included. Media URLs of the result get no headers and may be anywhere the
  * guard allows. Texts a consumer sees (a job's error, an error answer's detail) are taken from a
@@ -223,8 +224,12 @@ export const run = (plan: Plan, log: ProviderHttp.SendOptions["log"]) =>
     const send = (
       method: ProviderHttp.ProviderRequest["method"],
       url: string,
-      options: { readonly json?: unknown; readonly headers?: Headers; readonly isFinal?: Plan["result"]["isFinal"] } =
-        {}
+      options: {
+        readonly json?: unknown
+        readonly headers?: Headers
+        readonly isFinal?: Plan["result"]["isFinal"]
+        readonly creates?: boolean
+      } = {}
     ) =>
       ProviderHttp.send(
         {
@@ -235,7 +240,12 @@ export const run = (plan: Plan, log: ProviderHttp.SendOptions["log"]) =>
           timeout: plan.requestTimeout,
           maxResponseBytes: bounds.maxBytes
         },
-        { log, retry: plan.retry, ...(options.isFinal === undefined ? {} : { isFinal: options.isFinal }) }
+        {
+          log,
+          retry: plan.retry,
+          ...(options.isFinal === undefined ? {} : { isFinal: options.isFinal }),
+          ...(options.creates === true ? { creates: true } : {})
+        }
       )
 
     /** The JSON of a 2xx answer; for another status, a failure with the status and the provider's error text. */
@@ -303,7 +313,9 @@ export const run = (plan: Plan, log: ProviderHttp.SendOptions["log"]) =>
       const submitting = yield* Effect.forkDaemon(
         send(plan.submit.method, plan.submit.url, {
           ...(plan.submit.json === undefined ? {} : { json: plan.submit.json }),
-          ...(plan.submit.headers === undefined ? {} : { headers: plan.submit.headers })
+          ...(plan.submit.headers === undefined ? {} : { headers: plan.submit.headers }),
+          // A POST or PATCH creates the job: not repeated once it may have been taken (GET and PUT may be).
+          creates: plan.submit.method === "POST" || plan.submit.method === "PATCH"
         })
       )
       const response = yield* Fiber.join(submitting).pipe(

@@ -71,12 +71,28 @@ export interface SendOptions {
    * (fal keeps a failed request's answer, 503 or 504 with `X-Fal-Error-Type`): returned, not retried.
    */
   readonly isFinal?: (response: OutboundHttp.OutboundResponse) => boolean
+  /**
+   * The request creates a job or a generation at the provider (a submit), and the provider
+   * documents no idempotency key that would let a repeat find the first (Replicate, fal and
+   * OpenAI do not): it is sent again only when it surely reached no provider (the connection
+   * could not be made) or the provider turned it away (`RETRY_BEFORE_TAKEN`: 429, 503). After a
+   * timeout, a broken connection or another answer it may have been taken, and a repeat would
+   * start (and bill) a second one: the failure or the answer is final.
+   */
+  readonly creates?: boolean
 }
 
 const fail = (message: string) => new NodeType.NodeFailure({ message })
 
 /** HTTP statuses that mean "try again later". */
 export const TRANSIENT_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504])
+
+/**
+ * The transient statuses with which a provider turns a request away before taking it (rate
+ * limited, unavailable), so that a submit may be sent again; a gateway's 502 or 504 may come
+ * after the provider took it.
+ */
+export const RETRY_BEFORE_TAKEN: ReadonlySet<number> = new Set([429, 503])
 
 /** The origin of an http(s) URL; undefined when it is none. */
 export const originOf = (url: string): string | undefined => {
@@ -225,6 +241,9 @@ export const failureOf = (
   }
 }
 
+/** Why a submit that may have reached the provider is not sent again. */
+const MAY_BE_TAKEN = "the provider may have taken it, and a repeat could start a second job"
+
 /** The wait before retry number `n` (1-based) without `Retry-After`: half the backoff, plus up to half again at random. */
 const backoff = (policy: RetryPolicy, n: number) =>
   Effect.map(Random.next, (r) => {
@@ -275,6 +294,10 @@ export const send = (
         const response = result.right
         if (!TRANSIENT_STATUSES.has(response.status) || options.isFinal?.(response) === true) return response
         trouble = `answered ${response.status}`
+        if (options.creates === true && !RETRY_BEFORE_TAKEN.has(response.status)) {
+          yield* options.log(`${what} ${trouble}; not retried: ${MAY_BE_TAKEN}`, "warn")
+          return response
+        }
         if (response.status === 429) {
           asked = retryAfterMillis(response.headers["retry-after"], yield* Clock.currentTimeMillis)
         }
@@ -290,6 +313,10 @@ export const send = (
         trouble = error.reason === "timeout"
           ? `did not answer within ${formatWait(timeoutMs)}`
           : "failed: the connection failed"
+        if (options.creates === true && error.unsent !== true) {
+          yield* options.log(`${what} ${trouble}; not retried: ${MAY_BE_TAKEN}`, "warn")
+          return yield* Effect.fail(fail(failureOf(error, request.url, http, timeoutMs, request.maxResponseBytes)))
+        }
         if (attempt >= policy.retries) {
           yield* options.log(`${what} ${trouble}; no retries left`, "warn")
           return yield* Effect.fail(fail(failureOf(error, request.url, http, timeoutMs, request.maxResponseBytes)))
