@@ -1,0 +1,119 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, type Duration, Effect, TestClock } from "effect"
+import * as ClaimLoop from "../src/internal/ClaimLoop.js"
+
+/**
+ * A queue of `count` items in memory whose claim takes `roundTrip` of virtual time, and whose
+ * items each take `runFor` once started; it records what each claim asked for and took, how
+ * many items ran at once at most, and which items ran.
+ */
+const harness = (
+  options: {
+    readonly count: number
+    readonly roundTrip: Duration.DurationInput
+    readonly runFor: Duration.DurationInput
+  }
+) =>
+  Effect.gen(function*() {
+    let next = 0
+    let running = 0
+    const seen = { claims: [] as Array<{ asked: number; took: number }>, mostRunning: 0, ran: [] as Array<number> }
+    const done = yield* Deferred.make<void>()
+    const claim = (n: number) =>
+      Effect.zipRight(
+        TestClock.adjust(options.roundTrip),
+        Effect.sync(() => {
+          const took = Array.from({ length: Math.min(n, options.count - next) }, () => next++)
+          seen.claims.push({ asked: n, took: took.length })
+          return took
+        })
+      )
+    const work = (item: number): ClaimLoop.Work => ({
+      effect: Effect.gen(function*() {
+        running += 1
+        seen.mostRunning = Math.max(seen.mostRunning, running)
+        yield* Effect.sleep(options.runFor)
+        running -= 1
+        seen.ran.push(item)
+        if (seen.ran.length === options.count) yield* Deferred.succeed(done, undefined)
+      })
+    })
+    return { seen, done, claim, work }
+  })
+
+/** Moves virtual time 1 ms at a time until `done` completes (at most `limit` steps). */
+const runUntil = (done: Deferred.Deferred<void>, limit: number) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < limit && !(yield* Deferred.isDone(done)); i++) yield* TestClock.adjust("1 millis")
+    expect(yield* Deferred.isDone(done)).toBe(true)
+  })
+
+describe("ClaimLoop", () => {
+  it.scoped("short items with work waiting are claimed ahead of the free slots, never run beyond them, each once", () =>
+    Effect.gen(function*() {
+      const { claim, done, seen, work } = yield* harness({ count: 400, roundTrip: "2 millis", runFor: "1 millis" })
+      yield* ClaimLoop.make<number>({
+        slots: 8,
+        batch: 16,
+        claim,
+        work,
+        annotations: () => ({}),
+        idle: () => Effect.never
+      })
+      yield* runUntil(done, 1_000)
+      expect(seen.mostRunning).toBe(8)
+      expect([...seen.ran].sort((a, b) => a - b)).toEqual(Array.from({ length: 400 }, (_, i) => i))
+      // Once the rate is known, claims ask for more than the slots (items held ahead)…
+      expect(seen.claims.some((c) => c.asked > 8)).toBe(true)
+      // …so fewer claims than one per slots' worth.
+      expect(seen.claims.length).toBeLessThan(400 / 8)
+    }))
+
+  it.scoped("slow items are never claimed ahead: each claim asks for the free slots only", () =>
+    Effect.gen(function*() {
+      const { claim, done, seen, work } = yield* harness({ count: 24, roundTrip: "2 millis", runFor: "10 seconds" })
+      yield* ClaimLoop.make<number>({
+        slots: 4,
+        batch: 16,
+        claim,
+        work,
+        annotations: () => ({}),
+        idle: () => Effect.never
+      })
+      for (let i = 0; i < 80 && !(yield* Deferred.isDone(done)); i++) yield* TestClock.adjust("1 seconds")
+      expect(yield* Deferred.isDone(done)).toBe(true)
+      expect(seen.claims.filter((c) => c.asked > 4)).toEqual([])
+      expect(seen.mostRunning).toBe(4)
+    }))
+
+  it.scoped("items held ahead when everything is interrupted are started and interrupted, so their consumer gives them back", () =>
+    Effect.gen(function*() {
+      const { claim, seen, work } = yield* harness({ count: 10_000, roundTrip: "2 millis", runFor: "1 millis" })
+      const made: Array<number> = []
+      const givenBack: Array<number> = []
+      const loop = yield* ClaimLoop.make<number>({
+        slots: 4,
+        batch: 16,
+        claim,
+        // As the worker's run: uninterruptible but for its body, and it gives the item back when interrupted.
+        work: (item) => {
+          made.push(item)
+          return {
+            effect: Effect.uninterruptibleMask((restore) =>
+              restore(work(item).effect).pipe(Effect.onInterrupt(() => Effect.sync(() => givenBack.push(item))))
+            )
+          }
+        },
+        annotations: () => ({}),
+        idle: () => Effect.never
+      })
+      // Until some are held: made beyond those running.
+      for (let i = 0; i < 200 && made.length - seen.ran.length <= 4; i++) yield* TestClock.adjust("1 millis")
+      expect(made.length - seen.ran.length).toBeGreaterThan(4)
+      yield* loop.stop
+      yield* loop.interruptAll
+      // Every item made either ran or was given back; none is left held.
+      expect([...seen.ran, ...givenBack].sort((a, b) => a - b)).toEqual([...made].sort((a, b) => a - b))
+      expect(yield* loop.size).toBe(0)
+    }))
+})
