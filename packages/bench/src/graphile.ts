@@ -7,20 +7,24 @@
  * - appexec draining 10,000 no-op executions with one `appexec worker` process of the compiled
  *   command (`--concurrency 16`), then with two.
  *
- * The jobs and executions are all added before any worker starts. A drain is timed from the
- * first start (the task's call; the execution's `started_at`) to the moment a count of what is
- * left (one `count(*)` every 10 ms, the same for both) finds none. Then add→start, one at a time
- * with the workers idle (200 each): from before the add to the task's call (graphile-worker, in
- * this process) or to the `started_at` the worker wrote (appexec, to the millisecond, one machine
- * clock). CPU time per execution of each process: this process while graphile-worker drains,
- * each appexec worker process, and the PostgreSQL server.
+ * The jobs and executions are all added before any worker starts. appexec's worker processes
+ * start with the executions held (a transaction of the bench locks every one, which their claims
+ * skip) and get them when all say they run: the lock ends and one `NOTIFY` wakes them, so that
+ * the start of a process (its modules, its connections) is not in the drain, as graphile-worker's
+ * start, in this process, is not. A drain is timed from the first start (the task's call; the
+ * execution's `started_at`) to the moment a count of what is left (one `count(*)` every 10 ms, the
+ * same for both) finds none. Then add→start, one at a time with the workers idle (200 each):
+ * from before the add to the task's call (graphile-worker, in this process) or to the
+ * `started_at` the worker wrote (appexec, to the millisecond, one machine clock). CPU time per
+ * execution of each process: this process while graphile-worker drains, each appexec worker
+ * process, and the PostgreSQL server.
  *
  * `APPEXEC_BENCH_GRAPHILE_COUNT` changes the 10,000; `APPEXEC_BENCH_GRAPHILE_PARTS` picks any of
  * `graphile`, `graphile_local_queue`, `appexec_1`, `appexec_2`, `latency` (all when unset).
  */
 import { Appexec, AppexecLayer, IdGenerator } from "@appexec/core"
 import { NodeOutboundHttp } from "@appexec/platform-node"
-import { PostgresStorage } from "@appexec/postgres"
+import { PostgresClient, PostgresStorage } from "@appexec/postgres"
 import { Duration, Effect, Layer, Logger, LogLevel, Option } from "effect"
 import pg from "pg"
 import { type Benchmark, type Figure, reportLoad } from "./Benchmark.js"
@@ -297,18 +301,30 @@ const appexecDrain = (server: PostgresServer.Server, processes: number) =>
         { concurrency: 64, discard: true }
       )
     }).pipe(Effect.provide(api(url)))
-    const before = yield* serverCpu(url)
-    const commitsBefore = yield* commits(counter)
+    // Held while the worker processes start: their claims skip locked rows.
+    const holder = yield* connection(url)
+    yield* Effect.promise(async () => {
+      await holder.query("BEGIN")
+      await holder.query("SELECT seq FROM executions WHERE status = 'queued' FOR UPDATE")
+    })
     const children = yield* appexecWorkers(url, processes)
     const pids = children.flatMap((child) => child.pid ?? [])
+    const before = yield* serverCpu(url)
+    const commitsBefore = yield* commits(counter)
     const cpuBefore = pids.map(ProcessCpu.ofProcess)
+    // Released, and the idle workers woken as an insert would wake them.
+    yield* Effect.promise(async () => {
+      await holder.query("ROLLBACK")
+      await holder.query("SELECT pg_notify($1, '')", [PostgresClient.workChannel("public")])
+    })
     const { asked, end } = yield* drained(
       counter,
       "SELECT count(*) AS n FROM executions WHERE status IN ('queued', 'running')"
     )
     const workerCpu = pids.map((pid, i) => (ProcessCpu.ofProcess(pid) - cpuBefore[i]!) / COUNT)
     const serverMicros = serverUsed(before, yield* serverCpu(url))
-    const committed = yield* commitsSince(counter, commitsBefore, asked + 2)
+    // Besides the counting's own, the holder's notification.
+    const committed = yield* commitsSince(counter, commitsBefore, asked + 3)
     const claims = yield* Effect.promise(() =>
       counter.query<{ n: string }>(
         "SELECT coalesce(sum(calls), 0) AS n FROM pg_stat_user_functions WHERE funcname = 'appexec_claim_executions'"
