@@ -106,6 +106,18 @@ export const make = (runs: Runs) =>
 
     const apply = (record: ExecutionRecord, event: ExecutionEvent) =>
       Either.match(transition(record, event), { onLeft: Effect.die, onRight: Effect.succeed })
+    /**
+     * `apply` for the run path, where a step costs: the record straight away, `then` given it. A
+     * transition refused is a bug, and dies as in `apply`.
+     */
+    const applyThen = <A, E>(
+      record: ExecutionRecord,
+      event: ExecutionEvent,
+      then: (record: ExecutionRecord) => Effect.Effect<A, E>
+    ): Effect.Effect<A, E> => {
+      const applied = transition(record, event)
+      return Either.isLeft(applied) ? Effect.die(applied.left) : then(applied.right)
+    }
 
     /** Announces a stored record, and counts it when it is terminal. */
     const announce = (record: ExecutionRecord, terminal: boolean) => {
@@ -230,8 +242,8 @@ export const make = (runs: Runs) =>
       run.started = started
       // Told to stop (a cancel, a lost lease) before the workflow started: it does not start.
       if (run.stop !== undefined) return stopped(run, started)
-      return Effect.flatMap(now, (at) => {
-        run.deadline = at + run.timeoutMs
+      return Effect.clockWith((clock) => {
+        run.deadline = clock.unsafeCurrentTimeMillis() + run.timeoutMs
         runs.armed(run)
         // The one interruptible part of the run: a stop interrupts it, and the interruption is
         // recorded by the handler in `process` below.
@@ -244,7 +256,8 @@ export const make = (runs: Runs) =>
         ))
         return Effect.flatMap(running, (result) =>
           // The workflow ended: its outcome is recorded, whatever stop comes now.
-          Effect.flatMap(now, (at) => {
+          Effect.clockWith((clock) => {
+            const at = clock.unsafeCurrentTimeMillis()
             const event: ExecutionEvent = Option.isNone(result.firstError)
               ? { _tag: "Completed", at, produced: result.produced }
               : {
@@ -256,13 +269,30 @@ export const make = (runs: Runs) =>
                 outputTypes: run.outputTypes
               }
             // Applied to the record as last saved: outputs settled early are in it.
-            return Effect.flatMap(apply(run.started!, event), (ended) => {
+            return applyThen(run.started!, event, (ended) => {
               // The slot is free while the outcome is written: the next claim shares its commit.
               run.freeSlot()
               return saveRun(run, ended)
             })
           }))
       })
+    }
+
+    /** A claimed run whose workflow is loaded. */
+    const loaded = (run: Run, execution: ExecutionRecord, app: CompiledApp, restore: Restore) => {
+      run.timeoutMs = (app.definition.timeoutSeconds ?? 0) * 1000 || millis(config.defaultTimeout)
+      run.outputTypes = outputTypesOf(app)
+      // Not started by its claim (a queue that could not): it starts here.
+      if (execution.status === "queued") {
+        return Effect.flatMap(
+          Effect.flatMap(
+            now,
+            (at) => Effect.flatMap(apply(execution, { _tag: "Started", at }), (s) => save(s, run.lease))
+          ),
+          (started) => workflow(run, app, started, restore)
+        )
+      }
+      return workflow(run, app, execution, restore)
     }
 
     const claimed = (run: Run, execution: ExecutionRecord, restore: Restore) => {
@@ -276,27 +306,13 @@ export const make = (runs: Runs) =>
           } times before finishing (at most ${config.maxAttempts} attempts).`
         )
       }
-      return Effect.flatMap(Effect.either(catalog.load(execution.workflowId)), (loaded) => {
-        if (Either.isLeft(loaded)) {
-          return Effect.zipRight(
-            Effect.logError(`execution ${execution.executionId}: workflow cannot be loaded`, loaded.left),
+      return Effect.matchEffect(catalog.load(execution.workflowId), {
+        onFailure: (error) =>
+          Effect.zipRight(
+            Effect.logError(`execution ${execution.executionId}: workflow cannot be loaded`, error),
             fail(execution, lease, "The app's workflow could not be loaded.")
-          )
-        }
-        const { app } = loaded.right
-        run.timeoutMs = (app.definition.timeoutSeconds ?? 0) * 1000 || millis(config.defaultTimeout)
-        run.outputTypes = outputTypesOf(app)
-        // Not started by its claim (a queue that could not): it starts here.
-        if (execution.status === "queued") {
-          return Effect.flatMap(
-            Effect.flatMap(
-              now,
-              (at) => Effect.flatMap(apply(execution, { _tag: "Started", at }), (s) => save(s, lease))
-            ),
-            (started) => workflow(run, app, started, restore)
-          )
-        }
-        return workflow(run, app, execution, restore)
+          ),
+        onSuccess: ({ app }) => loaded(run, execution, app, restore)
       })
     }
 
@@ -306,8 +322,9 @@ export const make = (runs: Runs) =>
      */
     const body = (run: Run, found: ExecutionRecord, restore: Restore) =>
       run.claimStarted
-        ? Effect.flatMap(
-          apply(found, { _tag: "Started", at: run.claimedAt }),
+        ? applyThen(
+          found,
+          { _tag: "Started", at: run.claimedAt },
           (execution) => Effect.zipRight(events.publish(execution), claimed(run, execution, restore))
         )
         : claimed(run, found, restore)

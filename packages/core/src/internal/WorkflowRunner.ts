@@ -71,6 +71,8 @@ interface Shape {
   readonly parameterName: ReadonlyMap<string, string>
   /** Output id to its position among the outputs. */
   readonly order: ReadonlyMap<string, number>
+  /** Each node's `node` of its context, made once rather than per run. */
+  readonly identity: ReadonlyMap<string, RunContext["node"]>
 }
 const shapes = new WeakMap<CompiledApp, Shape>()
 const shapeOf = (app: CompiledApp): Shape => {
@@ -79,7 +81,8 @@ const shapeOf = (app: CompiledApp): Shape => {
     shape = {
       chain: isChain(app),
       parameterName: new Map(app.parameters.map((p) => [p.nodeId, p.name])),
-      order: new Map(app.outputs.map((o, i) => [o.id, i]))
+      order: new Map(app.outputs.map((o, i) => [o.id, i])),
+      identity: new Map(app.nodes.map((node) => [node.id, { id: node.id, label: node.label }]))
     }
     shapes.set(app, shape)
   }
@@ -106,15 +109,24 @@ export const runWorkflow = (
       node: AppNode,
       upstream: ReadonlyArray<UpstreamValue>
     ): Effect.Effect<NodeValue, NodeFailure> => {
-      const ctx = { node: { id: node.id, label: node.label }, upstream, execution, ...hooks.reportsOf(node.id) }
+      // One context object per node run, made whole at once (no copies of it with one field more).
+      const identity = shape.identity.get(node.id)!
+      const { log, progress } = hooks.reportsOf(node.id)
       const compiled = node.compiled
       switch (compiled.role) {
         case "input":
-          return compiled.run({ ...ctx, value: inputs[shape.parameterName.get(node.id) ?? ""] ?? "" })
+          return compiled.run({
+            node: identity,
+            upstream,
+            execution,
+            progress,
+            log,
+            value: inputs[shape.parameterName.get(node.id) ?? ""] ?? ""
+          })
         case "process":
-          return compiled.run(ctx)
+          return compiled.run({ node: identity, upstream, execution, progress, log })
         case "output":
-          return compiled.run({ ...ctx, input: upstream[0]!.value }).pipe(
+          return compiled.run({ node: identity, upstream, execution, progress, log, input: upstream[0]!.value }).pipe(
             Effect.map((value): NodeValue => {
               produced.push({ id: node.id, type: compiled.outputType, value })
               return NodeValue.text(value)
