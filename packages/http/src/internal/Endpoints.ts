@@ -351,6 +351,10 @@ const etagged = { etag: true } as const
 
 const refuse = (message: string) => new JsonBody.Refused({ response: ErrorAnswers.invalidRequest(message) })
 
+const notAnObject = refuse("The request body must be a JSON object: { \"inputs\": { … } }.")
+const noInputs = refuse("The request body has no 'inputs' object: send { \"inputs\": { … } }.")
+const inputsNotAnObject = refuse("'inputs' must be an object keyed by parameter name.")
+
 /**
  * Every endpoint of the API with its handler, over the facade and the signing keys. The event
  * streams are capped per key at `AppexecConfig.maxStreamsPerKey` (its default when the context
@@ -367,6 +371,7 @@ export const make = (
     const appexec = yield* Appexec.Appexec
     const keys = yield* SigningKeys.SigningKeys
     const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+    const readJson = JsonBody.reader(maxBodyBytes)
     const maxUploadBytes = options.maxUploadBytes ?? Api.DEFAULT_MAX_UPLOAD_BYTES
     const uploadsAtOnce = Math.max(1, options.uploadsAtOnce ?? DEFAULT_UPLOADS_AT_ONCE)
     const uploadSlots = yield* Effect.makeSemaphore(uploadsAtOnce)
@@ -389,23 +394,28 @@ export const make = (
       // The body is read here, within its bound, so that every malformed body is a 400 and
       // every input problem is reported by core's validation, value by value.
       serve(Api.startExecution, ({ principal, path, query, headers, request }) =>
-        Effect.gen(function*() {
-          const body = yield* JsonBody.read(request, maxBodyBytes)
-          if (!isPlainObject(body)) {
-            return yield* refuse("The request body must be a JSON object: { \"inputs\": { … } }.")
+        // Every start runs it: plain steps, no generator.
+        Effect.flatMap(
+          readJson(request),
+          (body): Effect.Effect<{ data: Execution.StartedExecution }, EndpointError> => {
+            if (!isPlainObject(body)) {
+              return Effect.fail(notAnObject)
+            }
+            if (!("inputs" in body)) {
+              return Effect.fail(noInputs)
+            }
+            if (!isPlainObject(body.inputs)) {
+              return Effect.fail(inputsNotAnObject)
+            }
+            return Effect.map(
+              appexec.executions.start(principal, path.appId, body.inputs, {
+                webhook: query.webhook,
+                idempotencyKey: headers["idempotency-key"]
+              }),
+              (data) => ({ data })
+            )
           }
-          if (!("inputs" in body)) {
-            return yield* refuse("The request body has no 'inputs' object: send { \"inputs\": { … } }.")
-          }
-          if (!isPlainObject(body.inputs)) {
-            return yield* refuse("'inputs' must be an object keyed by parameter name.")
-          }
-          const data = yield* appexec.executions.start(principal, path.appId, body.inputs, {
-            webhook: query.webhook,
-            idempotencyKey: headers["idempotency-key"]
-          })
-          return { data }
-        })),
+        )),
       // Long polling (`Prefer: wait=N`) and conditional polling (`ETag`, `If-None-Match`), held
       // until the first change when both are sent: docs/api.md#long-polling.
       // The request every polling client sends: plain steps, no generator.
@@ -436,12 +446,21 @@ export const make = (
       }),
       serve(Api.listExecutions, ({ principal, query }) =>
         appexec.executions.list(principal, query)),
-      serve(Api.cancelExecution, ({ principal, path }) =>
-        Effect.map(appexec.executions.cancel(path.executionId, principal), (data) => ({ data }))),
-      serve(Api.getExecutionWebhook, ({ principal, path }) =>
-        Effect.map(appexec.executions.webhook(principal, path.executionId), (data) => ({ data }))),
-      serve(Api.redeliverExecutionWebhook, ({ principal, path }) =>
-        Effect.map(appexec.executions.redeliver(path.executionId, principal), (data) => ({ data }))),
+      serve(
+        Api.cancelExecution,
+        ({ principal, path }) =>
+          Effect.map(appexec.executions.cancel(path.executionId, principal), (data) => ({ data }))
+      ),
+      serve(
+        Api.getExecutionWebhook,
+        ({ principal, path }) =>
+          Effect.map(appexec.executions.webhook(principal, path.executionId), (data) => ({ data }))
+      ),
+      serve(
+        Api.redeliverExecutionWebhook,
+        ({ principal, path }) =>
+          Effect.map(appexec.executions.redeliver(path.executionId, principal), (data) => ({ data }))
+      ),
       // Server-sent events (docs/api.md#live-executions): the execution is read (404) and a place
       // among the key's streams taken (429) before the headers; then the body runs in the adapter.
       serve(Api.getExecutionEvents, ({ headers, path, principal, query, request, requestId }) => {
@@ -455,8 +474,7 @@ export const make = (
             Effect.flatMap(
               slots.take(principal.apiKeyId),
               Option.match({
-                onNone: () =>
-                  Effect.zipRight(follower.close, Effect.fail(tooManyStreams(slots.max))),
+                onNone: () => Effect.zipRight(follower.close, Effect.fail(tooManyStreams(slots.max))),
                 onSome: (release) =>
                   Effect.succeed(
                     new Streamed(
@@ -472,10 +490,11 @@ export const make = (
             )
         )
       }),
-      serve(Api.getExecutionLogs, ({ path, principal }) =>
-        Effect.map(appexec.executions.logs(principal, path.executionId), (data) => ({ data }))),
-      serve(Api.getSigningKey, () =>
-        keys.keySet),
+      serve(
+        Api.getExecutionLogs,
+        ({ path, principal }) => Effect.map(appexec.executions.logs(principal, path.executionId), (data) => ({ data }))
+      ),
+      serve(Api.getSigningKey, () => keys.keySet),
       // The bytes are read here within their bound (413 past it, before more is read), at most
       // `uploadsAtOnce` bodies at a time (429 beyond), then checked against their declared type
       // and stored by core.
@@ -488,8 +507,7 @@ export const make = (
             ))
         ).pipe(
           Effect.flatMap(Option.match({
-            onNone: () =>
-              Effect.fail(tooManyUploads(uploadsAtOnce)),
+            onNone: () => Effect.fail(tooManyUploads(uploadsAtOnce)),
             onSome: Effect.succeed
           }))
         ))

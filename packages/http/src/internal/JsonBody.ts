@@ -38,32 +38,44 @@ export const readBytes = (
   )
 }
 
-/** The parsed JSON body of `request`, at most `maxBytes` long. */
-export const read = (request: ServerRequest, maxBytes: number): Effect.Effect<unknown, Refused> =>
-  Effect.gen(function*() {
-    if (!isJsonMediaType(request.headers["content-type"])) {
-      return yield* refuse(
-        ErrorAnswers.invalidRequest("The request body must be JSON, sent with 'Content-Type: application/json'.")
-      )
+const notJson = refuse(
+  ErrorAnswers.invalidRequest("The request body must be JSON, sent with 'Content-Type: application/json'.")
+)
+const notUtf8 = refuse(ErrorAnswers.invalidRequest("The request body is not valid UTF-8."))
+const empty = refuse(ErrorAnswers.invalidRequest("The request body is empty; send { \"inputs\": { … } }."))
+
+/**
+ * A reader of JSON bodies at most `maxBytes` long: the parsed body of a request. Made once per
+ * bound, so that its answers are too (every start reads its body through it): plain steps, no
+ * generator.
+ */
+export const reader = (maxBytes: number): (request: ServerRequest) => Effect.Effect<unknown, Refused> => {
+  const answers = {
+    tooLarge: ErrorAnswers.payloadTooLarge(maxBytes),
+    unreadable: "The request body could not be read."
+  }
+  const parse = (bytes: Uint8Array): Effect.Effect<unknown, Refused> => {
+    let text: string
+    try {
+      text = decoder.decode(bytes)
+    } catch {
+      return Effect.fail(notUtf8)
     }
-    const bytes = yield* readBytes(request, maxBytes, {
-      tooLarge: ErrorAnswers.payloadTooLarge(maxBytes),
-      unreadable: "The request body could not be read."
-    })
-    const text = yield* Effect.try({
-      try: () => decoder.decode(bytes),
-      catch: () => refuse(ErrorAnswers.invalidRequest("The request body is not valid UTF-8."))
-    })
-    if (text.trim() === "") {
-      return yield* refuse(ErrorAnswers.invalidRequest("The request body is empty; send { \"inputs\": { … } }."))
-    }
-    return yield* Effect.try({
-      try: (): unknown => JSON.parse(text),
-      catch: (error) =>
+    if (text.trim() === "") return Effect.fail(empty)
+    try {
+      return Effect.succeed(JSON.parse(text) as unknown)
+    } catch (error) {
+      return Effect.fail(
         refuse(
           ErrorAnswers.invalidRequest(
             `The request body is not valid JSON: ${error instanceof Error ? error.message : String(error)}.`
           )
         )
-    })
-  })
+      )
+    }
+  }
+  return (request) =>
+    isJsonMediaType(request.headers["content-type"])
+      ? Effect.flatMap(readBytes(request, maxBytes, answers), parse)
+      : Effect.fail(notJson)
+}
