@@ -25,7 +25,7 @@ import { SqlExecutionStore } from "@appexec/sql"
 import { toColumns } from "@appexec/sql/ExecutionRows"
 import type { Tables } from "@appexec/sql/SqlTables"
 import { Effect, Layer } from "effect"
-import { type Kysely, sql, type UpdateQueryBuilder, type UpdateResult } from "kysely"
+import { CompiledQuery, type Kysely, sql, type UpdateQueryBuilder, type UpdateResult } from "kysely"
 import { WorkNotifier } from "./internal/WorkNotifier.js"
 import { PostgresClient, workChannel } from "./PostgresClient.js"
 
@@ -146,27 +146,40 @@ const saveStatement = (saves: ReadonlyArray<PendingSave>) => {
     SELECT execution_id FROM saved`
 }
 
-/** The statement of a batch of inserts, which notifies `channel` once. */
-const insertStatement = (channel: string, records: ReadonlyArray<ExecutionRecord.ExecutionRecord>) => {
-  const rows = records.map(toColumns)
-  const of = <A>(type: string, value: (row: (typeof rows)[number]) => A) => sql`${rows.map(value)}::${sql.raw(type)}[]`
-  return sql`
+/** The columns an insert writes, each with its PostgreSQL type: one array parameter per column. */
+const insertColumns = [
+  ["execution_id", "text"],
+  ["workflow_id", "text"],
+  ["app_id", "text"],
+  ["workspace_id", "text"],
+  ["user_id", "text"],
+  ["status", "text"],
+  ["inputs", "text"],
+  ["outputs", "text"],
+  ["error_message", "text"],
+  ["webhook_url", "text"],
+  ["created_at", "bigint"],
+  ["started_at", "bigint"],
+  ["completed_at", "bigint"],
+  ["trace_parent", "text"]
+] as const satisfies ReadonlyArray<readonly [keyof ReturnType<typeof toColumns>, string]>
+
+/**
+ * The statement of a batch of inserts, which notifies the work channel (the last parameter)
+ * once: its text is the same for every batch (one array per column), so it is written once.
+ */
+const insertText = `
     WITH inserted AS (
-      INSERT INTO executions (
-        execution_id, workflow_id, app_id, workspace_id, user_id, status, inputs, outputs, error_message,
-        webhook_url, created_at, started_at, completed_at, trace_parent
-      )
-      SELECT * FROM unnest(
-        ${of("text", (r) => r.execution_id)}, ${of("text", (r) => r.workflow_id)}, ${of("text", (r) => r.app_id)},
-        ${of("text", (r) => r.workspace_id)}, ${of("text", (r) => r.user_id)}, ${of("text", (r) => r.status)},
-        ${of("text", (r) => r.inputs)}, ${of("text", (r) => r.outputs)}, ${of("text", (r) => r.error_message)},
-        ${of("text", (r) => r.webhook_url)}, ${of("bigint", (r) => r.created_at)},
-        ${of("bigint", (r) => r.started_at)}, ${of("bigint", (r) => r.completed_at)},
-        ${of("text", (r) => r.trace_parent)}
-      )
+      INSERT INTO executions (${insertColumns.map(([column]) => column).join(", ")})
+      SELECT * FROM unnest(${insertColumns.map(([, type], i) => `$${i + 1}::${type}[]`).join(", ")})
       RETURNING seq
     )
-    SELECT pg_notify(${channel}, '') WHERE EXISTS (SELECT 1 FROM inserted)`
+    SELECT pg_notify($${insertColumns.length + 1}, '') WHERE EXISTS (SELECT 1 FROM inserted)`
+
+/** The parameters of `insertText` for `records`: a column's values each, then the channel. */
+const insertParameters = (channel: string, records: ReadonlyArray<ExecutionRecord.ExecutionRecord>) => {
+  const rows = records.map(toColumns)
+  return [...insertColumns.map(([column]) => rows.map((row) => row[column])), channel]
 }
 
 /**
@@ -237,7 +250,7 @@ export const make = Effect.gen(function*() {
     key: (record: ExecutionRecord.ExecutionRecord) => record.executionId,
     isolate: refusedRow,
     write: (records: ReadonlyArray<ExecutionRecord.ExecutionRecord>) =>
-      client.prepared("insert execution", insertStatement(channel, records).compile(client.db)).pipe(
+      client.prepared("insert execution", CompiledQuery.raw(insertText, insertParameters(channel, records))).pipe(
         Effect.as(records.map(() => undefined))
       )
   })
