@@ -27,7 +27,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
-import type { Benchmark } from "./Benchmark.js"
+import { type Benchmark, reportLoad } from "./Benchmark.js"
 import * as ProcessCpu from "./ProcessCpu.js"
 import { masterKey } from "./servers/appexec.js"
 import * as PostgresServer from "./servers/postgres.js"
@@ -133,6 +133,8 @@ const startsOnPostgres = (
       }
     })
     const commitsBefore = yield* commits
+    // Every figure here moves with what else the machine runs: its load, before and after.
+    yield* reportLoad(report, "http.start_execution.postgres_2_api", "start")
     const cpuBefore = pids.map(ProcessCpu.ofProcess)
     const results = yield* Effect.forEach(
       urls,
@@ -141,6 +143,7 @@ const startsOnPostgres = (
       { concurrency: "unbounded" }
     )
     const cpu = pids.reduce<number>((sum, pid, i) => sum + ProcessCpu.ofProcess(pid) - cpuBefore[i]!, 0)
+    yield* reportLoad(report, "http.start_execution.postgres_2_api", "end")
     const non2xx = results.reduce((sum, r) => sum + r.non2xx, 0)
     if (non2xx > 0) return yield* Effect.fail(new Error(`start_execution_postgres: ${non2xx} non-2xx answers`))
     const errors = results.reduce((sum, r) => sum + r.errors, 0)
