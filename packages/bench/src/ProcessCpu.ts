@@ -23,6 +23,18 @@ export const ofProcess = (pid: number | undefined): number => {
   }
 }
 
+/**
+ * CPU time the main thread of process `pid` has used so far (0 when it cannot be read); the rest
+ * of a Node process's time is V8's threads (compiler, collector helpers) and libuv's pool.
+ */
+export const ofMainThread = (pid: number | undefined): number => {
+  try {
+    return usedOf(readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8"))
+  } catch {
+    return 0
+  }
+}
+
 /** CPU time of this process's main thread and of all its threads so far. */
 export const ofThreads = (): { readonly main: number; readonly all: number } | undefined => {
   try {

@@ -17,7 +17,7 @@
  * from before the add to the task's call (graphile-worker, in this process) or to the
  * `started_at` the worker wrote (appexec, to the millisecond, one machine clock). CPU time per
  * execution of each process: this process while graphile-worker drains, each appexec worker
- * process, and the PostgreSQL server.
+ * process (and its main thread alone), and the PostgreSQL server.
  *
  * `APPEXEC_BENCH_GRAPHILE_COUNT` changes the 10,000; `APPEXEC_BENCH_GRAPHILE_PARTS` picks any of
  * `graphile`, `graphile_local_queue`, `appexec_1`, `appexec_2`, `latency` (all when unset).
@@ -136,6 +136,8 @@ interface Drain {
   readonly perSecond: number
   /** CPU per job of the worker processes (µs), one entry per process. */
   readonly workerCpu: ReadonlyArray<number>
+  /** Of which their main threads (µs), where measured (appexec's worker processes). */
+  readonly mainThreadCpu?: ReadonlyArray<number> | undefined
   readonly serverCpu: number
   /** Transactions committed per job (claims, completions, renewals, notifications, all of them). */
   readonly commits: number
@@ -312,6 +314,7 @@ const appexecDrain = (server: PostgresServer.Server, processes: number) =>
     const before = yield* serverCpu(url)
     const commitsBefore = yield* commits(counter)
     const cpuBefore = pids.map(ProcessCpu.ofProcess)
+    const mainBefore = pids.map(ProcessCpu.ofMainThread)
     // Released, and the idle workers woken as an insert would wake them.
     yield* Effect.promise(async () => {
       await holder.query("ROLLBACK")
@@ -322,6 +325,7 @@ const appexecDrain = (server: PostgresServer.Server, processes: number) =>
       "SELECT count(*) AS n FROM executions WHERE status IN ('queued', 'running')"
     )
     const workerCpu = pids.map((pid, i) => (ProcessCpu.ofProcess(pid) - cpuBefore[i]!) / COUNT)
+    const mainThreadCpu = pids.map((pid, i) => (ProcessCpu.ofMainThread(pid) - mainBefore[i]!) / COUNT)
     const serverMicros = serverUsed(before, yield* serverCpu(url))
     // Besides the counting's own, the holder's notification.
     const committed = yield* commitsSince(counter, commitsBefore, asked + 3)
@@ -339,6 +343,7 @@ const appexecDrain = (server: PostgresServer.Server, processes: number) =>
     return {
       perSecond: (COUNT / (end - Number(rows[0]!.first))) * 1000,
       workerCpu,
+      mainThreadCpu,
       serverCpu: serverMicros / COUNT,
       commits: committed / COUNT,
       claims: Number(claims.rows[0]!.n) / COUNT
@@ -395,6 +400,13 @@ export const benchmark: Benchmark = {
           yield* report({ name: `graphile.${name}.${COUNT}.drain`, value: result.perSecond, unit: "per s" })
           for (const [i, micros] of result.workerCpu.entries()) {
             yield* report({ name: `graphile.${name}.cpu_per_execution.worker_${i + 1}`, value: micros, unit: "µs" })
+          }
+          for (const [i, micros] of (result.mainThreadCpu ?? []).entries()) {
+            yield* report({
+              name: `graphile.${name}.cpu_per_execution.worker_${i + 1}.main_thread`,
+              value: micros,
+              unit: "µs"
+            })
           }
           yield* report({ name: `graphile.${name}.cpu_per_execution.postgres`, value: result.serverCpu, unit: "µs" })
           yield* report({ name: `graphile.${name}.commits_per_execution`, value: result.commits, unit: "transactions" })
