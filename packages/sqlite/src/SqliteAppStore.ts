@@ -1,10 +1,10 @@
 /**
  * `AppStore` on SQLite: the dialect-neutral store (`@appexec/sql`'s `SqlAppStore`) with the apps
  * it reads kept in memory while no other connection has committed anything (`PRAGMA
- * data_version`): every start reads its app, and checking the version costs a third of reading
- * the row.
+ * data_version`), checked once per turn of the event loop (core's `RevisionMemo`): every start
+ * reads its app, and the check is a statement with a read transaction of its own.
  */
-import { AppStore } from "@appexec/core"
+import { AppStore, RevisionMemo } from "@appexec/core"
 import { PreparedQuery, RowMapping, SqlAppStore } from "@appexec/sql"
 import { Effect, Layer, Option } from "effect"
 import { type Compilable, CompiledQuery } from "kysely"
@@ -32,8 +32,12 @@ export const make = Effect.gen(function*() {
   const dataVersion: Compilable<{ readonly data_version: number }> = {
     compile: () => CompiledQuery.raw("PRAGMA data_version")
   }
-  const cachedRow = (c: Connection, appId: string) => {
-    const version = c.get(dataVersion)?.data_version
+  // Read once a turn and shared by the reads of that turn, as the key cache reads its revision: a
+  // commit of another connection is seen from the first turn that begins after it.
+  const version = yield* RevisionMemo.make(
+    client.execute("app data version", (c) => c.get(dataVersion)?.data_version)
+  )
+  const cachedRow = (c: Connection, appId: string, version: number | undefined) => {
     if (version !== cachedVersion) {
       cache.clear()
       cachedVersion = version
@@ -51,16 +55,17 @@ export const make = Effect.gen(function*() {
   const service: AppStore.AppStore["Type"] = {
     ...store,
     // Emptied once the save has run: a read in between finds the new row or is dropped with the rest.
-    save: (app, version) => Effect.ensuring(store.save(app, version), Effect.sync(() => cache.clear())),
+    save: (app, saved) => Effect.ensuring(store.save(app, saved), Effect.sync(() => cache.clear())),
     // Every app request and every start reads one: untraced.
     get: (appId) =>
-      Effect.map(
-        client.execute("get app", (c) => cachedRow(c, appId)),
-        (row) => Option.map(Option.fromNullable(row), RowMapping.appOfRow)
-      )
+      Effect.flatMap(version.get, (current) =>
+        Effect.map(
+          client.execute("get app", (c) => cachedRow(c, appId, current)),
+          (row) => Option.map(Option.fromNullable(row), RowMapping.appOfRow)
+        ))
   }
   return service
 })
 
 /** Layer of the app store; needs the connection and the runner (see `SqliteStorage`). */
-export const layer = Layer.effect(AppStore.AppStore, make)
+export const layer = Layer.scoped(AppStore.AppStore, make)
