@@ -7,11 +7,12 @@
  * - appexec draining 10,000 no-op executions with one `appexec worker` process of the compiled
  *   command (`--concurrency 16`), then with two.
  *
- * The jobs and executions are all added before any worker starts. appexec's worker processes
- * start with the executions held (a transaction of the bench locks every one, which their claims
- * skip) and get them when all say they run: the lock ends and one `NOTIFY` wakes them, so that
- * the start of a process (its modules, its connections) is not in the drain, as graphile-worker's
- * start, in this process, is not. A drain is timed from the first start (the task's call; the
+ * The jobs and executions are all added before any worker starts, held by a transaction of the
+ * bench that locks every one (the claims of both queues skip locked rows). The workers start and
+ * first run 2,000 more, untimed (the warm-up, released the same way for appexec's processes once
+ * all say they run): what a worker does once (its modules, its connections, compiling its hot
+ * code, growing its heap) is in neither drain. Then the lock ends and one `NOTIFY` wakes them, as
+ * an insert of that many would. A drain is timed from the first start (the task's call; the
  * execution's `started_at`) to the moment a count of what is left (one `count(*)` every 10 ms, the
  * same for both) finds none. Then add→start, one at a time with the workers idle (200 each):
  * from before the add to the task's call (graphile-worker, in this process) or to the
@@ -19,7 +20,8 @@
  * execution of each process: this process while graphile-worker drains, each appexec worker
  * process (and its main thread alone), and the PostgreSQL server.
  *
- * `APPEXEC_BENCH_GRAPHILE_COUNT` changes the 10,000; `APPEXEC_BENCH_GRAPHILE_PARTS` picks any of
+ * `APPEXEC_BENCH_GRAPHILE_COUNT` changes the 10,000, `APPEXEC_BENCH_GRAPHILE_WARMUP` the 2,000;
+ * `APPEXEC_BENCH_GRAPHILE_PARTS` picks any of
  * `graphile`, `graphile_local_queue`, `appexec_1`, `appexec_2`, `latency` (all when unset).
  */
 import { Appexec, AppexecLayer, IdGenerator } from "@appexec/core"
@@ -36,6 +38,11 @@ import * as PostgresServer from "./servers/postgres.js"
 import * as TempDir from "./TempDir.js"
 
 const COUNT = Number(process.env["APPEXEC_BENCH_GRAPHILE_COUNT"] ?? 10_000)
+/**
+ * Jobs or executions each drain runs first, untimed, once every worker runs: what a worker process
+ * does once (compiling its hot code, growing its heap) is not in the drain, for either queue.
+ */
+const WARMUP = Number(process.env["APPEXEC_BENCH_GRAPHILE_WARMUP"] ?? 2_000)
 const parts = new Set(
   (process.env["APPEXEC_BENCH_GRAPHILE_PARTS"] ?? "graphile,graphile_local_queue,appexec_1,appexec_2,latency").split(
     ","
@@ -132,6 +139,21 @@ const drained = (client: pg.Client, left: string) =>
     }
   })
 
+/** A transaction of its own on `url` that has locked the rows `lock` selects; rolled back with the scope if not before. */
+const hold = (url: string, lock: string) =>
+  Effect.tap(connection(url), (client) =>
+    Effect.promise(async () => {
+      await client.query("BEGIN")
+      await client.query(lock)
+    }))
+
+/** Ends the hold of `holder`, then notifies `channel` (as an insert would) to wake the idle workers. */
+const release = (holder: pg.Client, channel: string, payload: string) =>
+  Effect.promise(async () => {
+    await holder.query("ROLLBACK")
+    await holder.query("SELECT pg_notify($1, $2)", [channel, payload])
+  })
+
 interface Drain {
   readonly perSecond: number
   /** CPU per job of the worker processes (µs), one entry per process. */
@@ -177,9 +199,11 @@ const graphileDrain = (server: PostgresServer.Server, localQueue: boolean) =>
     const logger = new GraphileLogger(silent)
     yield* Effect.promise(() => runMigrations({ connectionString: url, logger }))
     yield* addGraphileJobs(url, COUNT)
+    // The drain's jobs held while the warm-up's run: graphile-worker's fetch skips locked jobs.
+    const holder = yield* hold(url, "SELECT id FROM graphile_worker._private_jobs FOR UPDATE")
+    yield* addGraphileJobs(url, WARMUP)
     const counter = yield* connection(url)
     let first = Number.POSITIVE_INFINITY
-    const before = { own: process.cpuUsage(), server: yield* serverCpu(url), commits: yield* commits(counter) }
     const runner = yield* Effect.acquireRelease(
       Effect.promise(() =>
         run({
@@ -200,6 +224,11 @@ const graphileDrain = (server: PostgresServer.Server, localQueue: boolean) =>
       ),
       (runner) => Effect.promise(() => runner.stop())
     )
+    yield* drained(counter, `SELECT count(*) - ${COUNT} AS n FROM graphile_worker._private_jobs`)
+    first = Number.POSITIVE_INFINITY
+    const before = { own: process.cpuUsage(), server: yield* serverCpu(url), commits: yield* commits(counter) }
+    // Released, and the runner nudged as an add of that many jobs nudges it.
+    yield* release(holder, "jobs:insert", JSON.stringify({ count: COUNT }))
     const { asked, end } = yield* drained(counter, "SELECT count(*) AS n FROM graphile_worker._private_jobs")
     const own = process.cpuUsage(before.own)
     const serverMicros = serverUsed(before.server, yield* serverCpu(url))
@@ -208,7 +237,8 @@ const graphileDrain = (server: PostgresServer.Server, localQueue: boolean) =>
       perSecond: (COUNT / (end - first)) * 1000,
       workerCpu: [(own.user + own.system) / COUNT],
       serverCpu: serverMicros / COUNT,
-      commits: (yield* commitsSince(counter, before.commits, asked + 1)) / COUNT
+      // Besides the counting's own, the holder's notification.
+      commits: (yield* commitsSince(counter, before.commits, asked + 2)) / COUNT
     } satisfies Drain
   }))
 
@@ -295,31 +325,35 @@ const appexecDrain = (server: PostgresServer.Server, processes: number) =>
   Effect.scoped(Effect.gen(function*() {
     const url = yield* database(server)
     const counter = yield* connection(url)
-    yield* Effect.gen(function*() {
+    const { held, last, warmUp } = yield* Effect.gen(function*() {
       const { appexec, appId, principal } = yield* setUp
       yield* Effect.forEach(
         Array.from({ length: COUNT }, (_, i) => i),
         (i) => appexec.executions.start(principal, appId, { in: `${i}` }),
         { concurrency: 64, discard: true }
       )
+      const { rows } = yield* Effect.promise(() => counter.query<{ n: string }>("SELECT max(seq) AS n FROM executions"))
+      // Held while the worker processes start (their claims skip locked rows), the warm-up's too.
+      const held = yield* hold(url, "SELECT seq FROM executions WHERE status = 'queued' FOR UPDATE")
+      yield* Effect.forEach(
+        Array.from({ length: WARMUP }, (_, i) => i),
+        (i) => appexec.executions.start(principal, appId, { in: `warm-up ${i}` }),
+        { concurrency: 64, discard: true }
+      )
+      const warmUp = yield* hold(url, "SELECT seq FROM executions WHERE status = 'queued' FOR UPDATE SKIP LOCKED")
+      return { held, warmUp, last: Number(rows[0]!.n) }
     }).pipe(Effect.provide(api(url)))
-    // Held while the worker processes start: their claims skip locked rows.
-    const holder = yield* connection(url)
-    yield* Effect.promise(async () => {
-      await holder.query("BEGIN")
-      await holder.query("SELECT seq FROM executions WHERE status = 'queued' FOR UPDATE")
-    })
     const children = yield* appexecWorkers(url, processes)
     const pids = children.flatMap((child) => child.pid ?? [])
+    // The warm-up, once every process runs, woken as an insert would wake them.
+    const channel = PostgresClient.workChannel("public")
+    yield* release(warmUp, channel, "")
+    yield* drained(counter, `SELECT count(*) - ${COUNT} AS n FROM executions WHERE status IN ('queued', 'running')`)
     const before = yield* serverCpu(url)
     const commitsBefore = yield* commits(counter)
     const cpuBefore = pids.map(ProcessCpu.ofProcess)
     const mainBefore = pids.map(ProcessCpu.ofMainThread)
-    // Released, and the idle workers woken as an insert would wake them.
-    yield* Effect.promise(async () => {
-      await holder.query("ROLLBACK")
-      await holder.query("SELECT pg_notify($1, '')", [PostgresClient.workChannel("public")])
-    })
+    yield* release(held, channel, "")
     const { asked, end } = yield* drained(
       counter,
       "SELECT count(*) AS n FROM executions WHERE status IN ('queued', 'running')"
@@ -336,7 +370,9 @@ const appexecDrain = (server: PostgresServer.Server, processes: number) =>
     )
     const { rows } = yield* Effect.promise(() =>
       counter.query<{ first: string; failed: string }>(
-        "SELECT min(started_at) AS first, count(*) FILTER (WHERE status <> 'completed') AS failed FROM executions"
+        `SELECT min(started_at) FILTER (WHERE seq <= $1) AS first, count(*) FILTER (WHERE status <> 'completed') AS failed
+         FROM executions`,
+        [last]
       )
     )
     if (Number(rows[0]!.failed) > 0) yield* Effect.dieMessage(`${rows[0]!.failed} executions did not complete`)

@@ -164,7 +164,7 @@ const floorOf = (count: number, synchronous: "NORMAL" | "FULL") =>
     }
   })
 
-const FLOOR_TARGET = 0.6
+const FLOOR_TARGET = 1.0
 
 /**
  * Knobs for short runs while working on the engine (the full run takes neither):
