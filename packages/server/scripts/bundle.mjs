@@ -10,7 +10,9 @@
  * name renamed into place, and only then the entry points, the same way. The chunks the new build
  * no longer uses stay for `GRACE_MS` after it superseded them, for a process started from the old
  * entry that loads one on demand (the API reference page, tracing, a bucket), and a later build
- * removes them (`dist/chunks/.superseded.json` says since when each is superseded).
+ * removes them (`dist/chunks/.superseded.json` says since when each is superseded). With
+ * `--clean` (as `npm pack` runs it: `prepack`) they are removed at once, so a tarball holds only
+ * the chunks its command uses.
  */
 import { build } from "esbuild"
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
@@ -22,7 +24,7 @@ const chunksDir = join(root, "dist", "chunks")
 const supersededFile = join(chunksDir, ".superseded.json")
 
 /** How long a chunk the current build does not use is kept after a build first left it out. */
-const GRACE_MS = 30 * 60 * 1000
+const GRACE_MS = process.argv.includes("--clean") ? 0 : 30 * 60 * 1000
 
 const result = await build({
   absWorkingDir: root,
