@@ -18,9 +18,38 @@
  * leaves no one waiting) as soon as that read ends and serves all of them. Reads never overlap,
  * so a later read never answers an older value than an earlier one did. When the scope closes,
  * the calls still waiting end interrupted, and so does every later call that would wait.
+ *
+ * Within a request (`withinRequest`: the HTTP layer wraps each `/v1` request in it as it arrives)
+ * the rule is the same with the request in place of the call: a call may take any read that
+ * began after its request began, not only one that began after the call. So the calls of one
+ * request share one read (its key's, then its app's: one read of the revisions, not two in a
+ * row), and a call joins a read under way that began after its request did; what was written
+ * before the request began is still seen by every call of it. A write through this process
+ * (`invalidate`) still makes the next call read again.
  */
-import { Deferred, Effect, type Exit, FiberId, type Scope } from "effect"
+import { Cause, Deferred, Effect, FiberId, FiberRef } from "effect"
+import { globalValue } from "effect/GlobalValue"
+import type * as Scope from "effect/Scope"
 import { atTurnEnd } from "./internal/NextTurn.js"
+
+/**
+ * The order in which requests and reads began, across every memo: a read that began after a
+ * request did has a larger number than the request.
+ */
+const sequence = globalValue(Symbol.for("@appexec/core/RevisionMemo/sequence"), () => ({ next: 0 }))
+
+/** When the request of the current fiber began (see `withinRequest`); none: +Infinity. */
+const requestBegan = globalValue(
+  Symbol.for("@appexec/core/RevisionMemo/requestBegan"),
+  () => FiberRef.unsafeMake(Number.POSITIVE_INFINITY)
+)
+
+/**
+ * Runs `effect` as one request beginning now: its calls of every memo may take a read that began
+ * after this moment, such as the one an earlier call of the same request made.
+ */
+export const withinRequest = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locally(effect, requestBegan, ++sequence.next)
 
 /** Reads of a revision as a memo: `get` answers this turn's read, or one that started after it was called. */
 export interface RevisionMemo<A, E> {
@@ -28,7 +57,17 @@ export interface RevisionMemo<A, E> {
   readonly get: Effect.Effect<A, E>
   /** Forgets this turn's read: the next call reads again (after a write through this process). */
   readonly invalidate: Effect.Effect<void>
+  /**
+   * A read of the revision made by another statement (one that reads it beside its own work),
+   * which began at `began` (`RevisionMemo.begin()`, taken just before the statement was sent):
+   * kept as the newest read for the requests that began before it, unless a newer read, or a
+   * write through this process, came since.
+   */
+  readonly offer: (began: number, revision: A) => void
 }
+
+/** The moment a statement that reads a revision beside its own work begins, for `offer`. */
+export const begin = (): number => ++sequence.next
 
 /** The memo over `read`, its reads for waiting calls forked in the current scope. */
 export const make = <A, E>(read: Effect.Effect<A, E>): Effect.Effect<RevisionMemo<A, E>, never, Scope.Scope> =>
@@ -48,10 +87,30 @@ export const make = <A, E>(read: Effect.Effect<A, E>): Effect.Effect<RevisionMem
     let turnEndAwaited = false
     /** Set when the scope closed: no call waits any more. */
     let closed = false
+    /** The newest read that ended well, when it began (0: none a request may take), and its value. */
+    let lastBegan = 0
+    let last: A | undefined
+    /** The read under way, when it began (0: none a request may join), and its end. */
+    let underwayBegan = 0
+    let underway: Deferred.Deferred<A, E> | undefined
     const forget = () => {
       kept = false
       current = undefined
       epoch += 1
+    }
+    /** When the last write through this process was made: no read that began before is taken. */
+    let invalidatedAt = 0
+    const invalidate = () => {
+      forget()
+      lastBegan = 0
+      last = undefined
+      underwayBegan = 0
+      invalidatedAt = ++sequence.next
+    }
+    const offer = (began: number, revision: A) => {
+      if (began <= lastBegan || began <= invalidatedAt) return
+      lastBegan = began
+      last = revision
     }
     const endTurn = () => {
       turnEndAwaited = false
@@ -66,20 +125,52 @@ export const make = <A, E>(read: Effect.Effect<A, E>): Effect.Effect<RevisionMem
       })
     )
 
-    /** `read`, its value kept for the rest of the turn when the turn (and no invalidation) ended meanwhile. */
-    const readForTurn = Effect.suspend(() => {
-      const began = epoch
-      if (!turnEndAwaited) {
-        turnEndAwaited = true
-        atTurnEnd(endTurn)
-      }
-      return Effect.tap(read, (revision) => {
-        if (epoch === began) {
-          kept = true
-          current = revision
+    /**
+     * `read`, its value kept for the rest of the turn when the turn (and no invalidation) ended
+     * meanwhile, and for the requests that began before it; `done` gets its end.
+     */
+    const readForTurn = (done: Deferred.Deferred<A, E>) =>
+      Effect.suspend(() => {
+        const began = epoch
+        const order = ++sequence.next
+        if (!turnEndAwaited) {
+          turnEndAwaited = true
+          atTurnEnd(endTurn)
         }
+        underway = done
+        underwayBegan = order
+        return Effect.onExit(
+          Effect.tap(read, (revision) => {
+            if (epoch === began) {
+              kept = true
+              current = revision
+            }
+            // Not after an invalidation that came while it was under way (`underwayBegan` moved),
+            // nor over a newer read offered meanwhile.
+            if (underwayBegan === order && order > lastBegan) {
+              lastBegan = order
+              last = revision
+            }
+          }),
+          (exit) => {
+            if (underway === done) {
+              underway = undefined
+              underwayBegan = 0
+            }
+            return Deferred.done(done, exit)
+          }
+        )
       })
-    })
+
+    /**
+     * A read that began after the caller's request did, joined: if that read's caller was
+     * interrupted, the call reads for itself.
+     */
+    const join = (done: Deferred.Deferred<A, E>): Effect.Effect<A, E> =>
+      Effect.catchAllCause(
+        Deferred.await(done),
+        (cause) => Cause.isInterruptedOnly(cause) && !closed ? get : Effect.failCause(cause)
+      )
 
     // Reads for each batch of waiting calls in turn, until none waits.
     const reader: Effect.Effect<void> = Effect.suspend(() => {
@@ -90,10 +181,7 @@ export const make = <A, E>(read: Effect.Effect<A, E>): Effect.Effect<RevisionMem
       }
       // From here on, a new call waits for the next read: this one has started.
       waiting = undefined
-      return Effect.flatMap(
-        Effect.exit(readForTurn).pipe(Effect.onInterrupt(() => Deferred.interrupt(batch))),
-        (exit: Exit.Exit<A, E>) => Effect.zipRight(Deferred.done(batch, exit), reader)
-      )
+      return Effect.zipRight(Effect.exit(readForTurn(batch)), reader)
     })
     const startReader = Effect.asVoid(Effect.forkIn(reader, scope))
 
@@ -103,7 +191,7 @@ export const make = <A, E>(read: Effect.Effect<A, E>): Effect.Effect<RevisionMem
      * the next read, which starts when it ends.
      */
     const lead = Effect.ensuring(
-      readForTurn,
+      Effect.suspend(() => readForTurn(Deferred.unsafeMake<A, E>(FiberId.none))),
       Effect.suspend(() => {
         reading = false
         if (waiting === undefined || closed) return Effect.void
@@ -112,8 +200,11 @@ export const make = <A, E>(read: Effect.Effect<A, E>): Effect.Effect<RevisionMem
       })
     )
 
-    const get: Effect.Effect<A, E> = Effect.suspend(() => {
+    const get: Effect.Effect<A, E> = Effect.withFiberRuntime((fiber) => {
       if (kept) return Effect.succeed(current!)
+      const began = fiber.getFiberRef(requestBegan)
+      if (lastBegan > began) return Effect.succeed(last!)
+      if (underway !== undefined && underwayBegan > began) return join(underway)
       if (!reading) {
         reading = true
         return lead
@@ -127,5 +218,5 @@ export const make = <A, E>(read: Effect.Effect<A, E>): Effect.Effect<RevisionMem
       return Deferred.await(batch)
     })
 
-    return { get, invalidate: Effect.sync(forget) }
+    return { get, invalidate: Effect.sync(invalidate), offer }
   })

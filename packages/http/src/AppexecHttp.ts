@@ -16,7 +16,7 @@
  * limited once, when its headers are made.
  */
 import { Appexec, type Errors, RateLimiter, RateLimitStore, type SigningKeys } from "@appexec/core"
-import { AppexecMetrics, TraceContext } from "@appexec/core"
+import { AppexecMetrics, RevisionMemo, TraceContext } from "@appexec/core"
 import {
   Cause,
   type Clock,
@@ -361,7 +361,10 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
         })
         return Effect.map(answer, (response) => [response, MediaRoute.PREFIX] as const)
       }
-      if (path === "/v1" || path.startsWith("/v1/")) return rateLimited(request, path, search, requestId)
+      // One request: its reads of the store's revisions (its key's, its app's) may share one read.
+      if (path === "/v1" || path.startsWith("/v1/")) {
+        return RevisionMemo.withinRequest(rateLimited(request, path, search, requestId))
+      }
       if (consoleRoute !== undefined && ConsoleRoute.isConsolePath(path)) {
         return Effect.succeed([consoleRoute(request.method, path, request.headers), ConsoleRoute.PATH] as const)
       }
