@@ -10,13 +10,7 @@
  * ```
  */
 import type { AppexecLayer, Errors } from "@appexec/core"
-import {
-  SqlBlobStore,
-  SqlOperatorViews,
-  SqlRateLimitStore,
-  SqlSealedSecretStore,
-  SqlSigningKeyStore
-} from "@appexec/sql"
+import { SqlBlobStore, SqlOperatorViews, SqlSealedSecretStore, SqlSigningKeyStore } from "@appexec/sql"
 import { Layer } from "effect"
 import * as Revisions from "./internal/Revisions.js"
 import * as Runner from "./internal/Runner.js"
@@ -43,11 +37,12 @@ export const layerFromClient: Layer.Layer<
   Errors.StorageError,
   PostgresClient.PostgresClient
 > = Layer.mergeAll(
-  // One read of both revisions for the key cache and the app cache.
-  Layer.mergeAll(PostgresAppStore.layer, PostgresKeyStore.layer).pipe(Layer.provide(Revisions.layer)),
+  // One read of both revisions for the key cache and the app cache, also made by the rate-limit hits.
+  Layer.mergeAll(PostgresAppStore.layer, PostgresKeyStore.layer, Revisions.rateLimitLayer).pipe(
+    Layer.provide(Revisions.layer)
+  ),
   SqlBlobStore.layer,
   SqlSigningKeyStore.layer,
-  SqlRateLimitStore.layer,
   SqlSealedSecretStore.layer,
   SqlOperatorViews.layer,
   // One notifier for the store and the outbox, one listening connection for the last three.

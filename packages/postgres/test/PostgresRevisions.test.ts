@@ -6,7 +6,7 @@
  * while the app revision stays put.
  */
 import { Ids } from "@appexec/api"
-import { Appexec, AppexecLayer, AppStore, IdGenerator, KeyStore } from "@appexec/core"
+import { Appexec, AppexecLayer, AppStore, IdGenerator, KeyStore, RateLimitStore, RevisionMemo } from "@appexec/core"
 import { PostgresStorage } from "@appexec/postgres"
 import { TestOutboundHttp } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
@@ -140,5 +140,36 @@ describe("PostgreSQL key and app revisions", () => {
       // Removed in SQL, as an operator would: the trigger moves the revision, the app is gone.
       yield* Effect.promise(() => client.query(`DELETE FROM ${schema}.workflow_versions; DELETE FROM ${schema}.apps`))
       expect(yield* mine.get(record.appId)).toEqual(Option.none())
+    }).pipe(Effect.scoped))
+
+  it.live("a request's rate-limit hit reads both revisions: its key is checked against that read, a later request's against a later one", () =>
+    Effect.gen(function*() {
+      const schema = `hits${++schemas}`
+      const context = yield* Layer.build(storage(schema))
+      const [keys, limits] = [
+        Context.get(context, KeyStore.KeyStore),
+        Context.get(context, RateLimitStore.RateLimitStore)
+      ]
+      const client = new pg.Client({ connectionString: yield* Effect.promise(() => database) })
+      yield* Effect.promise(() => client.connect())
+      yield* Effect.addFinalizer(() => Effect.promise(() => client.end()))
+      const revision = Effect.map(
+        Effect.promise(() => client.query<{ n: string }>(`SELECT revision AS n FROM ${schema}.key_revision`)),
+        ({ rows }) => Number(rows[0]!.n)
+      )
+      /** Another process's revocation, straight in SQL: it moves the key revision. */
+      const bump = Effect.promise(() => client.query(`UPDATE ${schema}.key_revision SET revision = revision + 1`))
+      const request = (between: Effect.Effect<unknown>) =>
+        RevisionMemo.withinRequest(Effect.gen(function*() {
+          yield* limits.hit("client", 0, 60_000)
+          yield* between
+          yield* nextTurn
+          return yield* keys.keyRevision!
+        }))
+      const initial = yield* revision
+      // Moved after the hit read it: the request, which began before the move, takes the hit's read.
+      expect(yield* request(bump)).toBe(initial)
+      // A request that begins after the move sees it.
+      expect(yield* request(Effect.void)).toBe(initial + 1)
     }).pipe(Effect.scoped))
 })

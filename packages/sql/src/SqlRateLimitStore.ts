@@ -14,9 +14,14 @@
  * returns is handed out as if the hits had been counted one by one in the order they came,
  * `count − n + 1` to `count`, so each hit sees its own count and limits stay exact. When the
  * store's scope closes, the hits still waiting end interrupted.
+ *
+ * An adapter may have each statement read more beside its counts (`makeWith`'s `alongside`:
+ * PostgreSQL reads the key and app revisions, so a request's key and app are checked without a
+ * round trip of their own).
  */
 import { Batcher, RateLimitStore } from "@appexec/core"
 import { Effect, Layer } from "effect"
+import type { AliasedRawBuilder } from "kysely"
 import * as PreparedQuery from "./PreparedQuery.js"
 import { SqlRunner } from "./SqlRunner.js"
 
@@ -35,115 +40,132 @@ interface Hit {
   readonly windowMs: number
 }
 
-/** The rate-limit store over the runner. */
-export const make = Effect.gen(function*() {
-  const runner = yield* SqlRunner
-  const { builder: db, dialect } = runner
-  /** The update of a row that exists, `n` hits more (`excluded.count`); every SET expression reads the row as it was. */
-  const onConflict =
-    (previousStart: unknown) =>
-    (oc: Parameters<Parameters<ReturnType<typeof db.insertInto<"rate_limits">>["onConflict"]>[0]>[0]) =>
-      oc.column("key").doUpdateSet((eb) => ({
-        count: eb
-          .case()
-          .when("rate_limits.window_start", ">=", eb.ref("excluded.window_start"))
-          .then(eb(eb.ref("rate_limits.count"), "+", eb.ref("excluded.count")))
-          .else(eb.ref("excluded.count"))
-          .end(),
-        previous: eb
-          .case()
-          .when("rate_limits.window_start", ">=", eb.ref("excluded.window_start"))
-          .then(eb.ref("rate_limits.previous"))
-          .when("rate_limits.window_start", "=", previousStart as number)
-          .then(eb.ref("rate_limits.count"))
-          .else(0)
-          .end(),
-        window_start: dialect.greatest("rate_limits.window_start", eb.ref("excluded.window_start"))
-      }))
-  // One key (a group of one client's hits, the common case): compiled once.
-  const bumpOne = PreparedQuery.make((
-    p: PreparedQuery.Param<{ key: string; n: number; windowStart: number; previousStart: number }>
-  ) =>
-    db
-      .insertInto("rate_limits")
-      .values({ key: p("key"), window_start: p("windowStart"), count: p("n"), previous: 0 })
-      .onConflict(onConflict(p("previousStart")))
-      .returning(["key", "count", "previous"])
-  )
-  const sweep = PreparedQuery.make((p: PreparedQuery.Param<{ expireBefore: number }>) =>
-    db.deleteFrom("rate_limits").where("window_start", "<", p("expireBefore"))
-  )
-  let hits = 0
+/** Columns read by each statement of the hits beside their counts, and what takes them. */
+export interface Alongside {
+  /** The columns, each a scalar expression with its name. */
+  readonly columns: ReadonlyArray<AliasedRawBuilder<unknown, string>>
+  /** When a statement begins, just before it is sent: handed to `take` with its first row. */
+  readonly begin: () => number
+  /** The columns as the statement that began at `began` read them (its first row). */
+  readonly take: (began: number, row: Readonly<Record<string, unknown>>) => void
+}
 
-  /** Bumps each key by its hits (all of one window) in one statement; the counts of each hit, in order. */
-  const countGroup = (windowStart: number, windowMs: number, keys: ReadonlyMap<string, number>) =>
-    Effect.gen(function*() {
-      const previousStart = windowStart - windowMs
-      hits += [...keys.values()].reduce((sum, n) => sum + n, 0)
-      if (hits >= SWEEP_EVERY) {
-        hits = 0
-        yield* runner.run("sweep rate limits", sweep.bind({ expireBefore: previousStart }))
-      }
-      const rows = keys.size === 1
-        ? yield* runner.all(
-          "rate limit hit",
-          bumpOne.bind({ key: keys.keys().next().value!, n: keys.values().next().value!, windowStart, previousStart })
-        )
-        : yield* runner.all(
-          "rate limit hits",
-          db
-            .insertInto("rate_limits")
-            .values([...keys].map(([key, n]) => ({ key, window_start: windowStart, count: n, previous: 0 })))
-            .onConflict(onConflict(previousStart))
-            .returning(["key", "count", "previous"])
-        )
-      return new Map(rows.map((row) => [row.key, { count: Number(row.count), previous: Number(row.previous) }]))
-    })
+/** The rate-limit store over the runner; each statement also reads `alongside`'s columns, if any. */
+export const makeWith = ({ alongside }: { readonly alongside?: Alongside | undefined } = {}) =>
+  Effect.gen(function*() {
+    const runner = yield* SqlRunner
+    const { builder: db, dialect } = runner
+    /** The update of a row that exists, `n` hits more (`excluded.count`); every SET expression reads the row as it was. */
+    const onConflict =
+      (previousStart: unknown) =>
+      (oc: Parameters<Parameters<ReturnType<typeof db.insertInto<"rate_limits">>["onConflict"]>[0]>[0]) =>
+        oc.column("key").doUpdateSet((eb) => ({
+          count: eb
+            .case()
+            .when("rate_limits.window_start", ">=", eb.ref("excluded.window_start"))
+            .then(eb(eb.ref("rate_limits.count"), "+", eb.ref("excluded.count")))
+            .else(eb.ref("excluded.count"))
+            .end(),
+          previous: eb
+            .case()
+            .when("rate_limits.window_start", ">=", eb.ref("excluded.window_start"))
+            .then(eb.ref("rate_limits.previous"))
+            .when("rate_limits.window_start", "=", previousStart as number)
+            .then(eb.ref("rate_limits.count"))
+            .else(0)
+            .end(),
+          window_start: dialect.greatest("rate_limits.window_start", eb.ref("excluded.window_start"))
+        }))
+    // One key (a group of one client's hits, the common case): compiled once.
+    const bumpOne = PreparedQuery.make((
+      p: PreparedQuery.Param<{ key: string; n: number; windowStart: number; previousStart: number }>
+    ) =>
+      db
+        .insertInto("rate_limits")
+        .values({ key: p("key"), window_start: p("windowStart"), count: p("n"), previous: 0 })
+        .onConflict(onConflict(p("previousStart")))
+        .returning(["key", "count", "previous", ...extra])
+    )
+    const extra = alongside?.columns ?? []
+    const sweep = PreparedQuery.make((p: PreparedQuery.Param<{ expireBefore: number }>) =>
+      db.deleteFrom("rate_limits").where("window_start", "<", p("expireBefore"))
+    )
+    let hits = 0
 
-  /** Counts the hits of a group, one statement per window among them (one, but at a window's edge); each hit's counts, in order. */
-  const countAll = (group: ReadonlyArray<Hit>) =>
-    Effect.gen(function*() {
-      if (group.length === 1) {
-        const hit = group[0]!
-        const counted = yield* countGroup(hit.windowStart, hit.windowMs, new Map([[hit.key, 1]]))
-        const row = counted.get(hit.key)!
-        return [{ current: row.count, previous: row.previous }]
-      }
-      const windows = new Map<string, { windowStart: number; windowMs: number; keys: Map<string, number> }>()
-      for (const hit of group) {
-        const id = `${hit.windowStart}/${hit.windowMs}`
-        let window = windows.get(id)
-        if (window === undefined) {
-          window = { windowStart: hit.windowStart, windowMs: hit.windowMs, keys: new Map() }
-          windows.set(id, window)
+    /** Bumps each key by its hits (all of one window) in one statement; the counts of each hit, in order. */
+    const countGroup = (windowStart: number, windowMs: number, keys: ReadonlyMap<string, number>) =>
+      Effect.gen(function*() {
+        const previousStart = windowStart - windowMs
+        hits += [...keys.values()].reduce((sum, n) => sum + n, 0)
+        if (hits >= SWEEP_EVERY) {
+          hits = 0
+          yield* runner.run("sweep rate limits", sweep.bind({ expireBefore: previousStart }))
         }
-        window.keys.set(hit.key, (window.keys.get(hit.key) ?? 0) + 1)
-      }
-      const counts = new Array<Counts>(group.length)
-      for (const window of windows.values()) {
-        // Every key of the statement comes back (an upsert returns its row).
-        const counted = yield* countGroup(window.windowStart, window.windowMs, window.keys)
-        // The hits of a key take its counts in the order they came.
-        const seen = new Map<string, number>()
-        group.forEach((hit, i) => {
-          if (hit.windowStart !== window.windowStart || hit.windowMs !== window.windowMs) return
+        const began = alongside?.begin() ?? 0
+        const rows = keys.size === 1
+          ? yield* runner.all(
+            "rate limit hit",
+            bumpOne.bind({ key: keys.keys().next().value!, n: keys.values().next().value!, windowStart, previousStart })
+          )
+          : yield* runner.all(
+            "rate limit hits",
+            db
+              .insertInto("rate_limits")
+              .values([...keys].map(([key, n]) => ({ key, window_start: windowStart, count: n, previous: 0 })))
+              .onConflict(onConflict(previousStart))
+              .returning(["key", "count", "previous", ...extra])
+          )
+        if (alongside !== undefined && rows.length > 0) alongside.take(began, rows[0]!)
+        return new Map(rows.map((row) => [row.key, { count: Number(row.count), previous: Number(row.previous) }]))
+      })
+
+    /** Counts the hits of a group, one statement per window among them (one, but at a window's edge); each hit's counts, in order. */
+    const countAll = (group: ReadonlyArray<Hit>) =>
+      Effect.gen(function*() {
+        if (group.length === 1) {
+          const hit = group[0]!
+          const counted = yield* countGroup(hit.windowStart, hit.windowMs, new Map([[hit.key, 1]]))
           const row = counted.get(hit.key)!
-          const before = seen.get(hit.key) ?? 0
-          seen.set(hit.key, before + 1)
-          counts[i] = { current: row.count - window.keys.get(hit.key)! + before + 1, previous: row.previous }
-        })
-      }
-      return counts
-    })
+          return [{ current: row.count, previous: row.previous }]
+        }
+        const windows = new Map<string, { windowStart: number; windowMs: number; keys: Map<string, number> }>()
+        for (const hit of group) {
+          const id = `${hit.windowStart}/${hit.windowMs}`
+          let window = windows.get(id)
+          if (window === undefined) {
+            window = { windowStart: hit.windowStart, windowMs: hit.windowMs, keys: new Map() }
+            windows.set(id, window)
+          }
+          window.keys.set(hit.key, (window.keys.get(hit.key) ?? 0) + 1)
+        }
+        const counts = new Array<Counts>(group.length)
+        for (const window of windows.values()) {
+          // Every key of the statement comes back (an upsert returns its row).
+          const counted = yield* countGroup(window.windowStart, window.windowMs, window.keys)
+          // The hits of a key take its counts in the order they came.
+          const seen = new Map<string, number>()
+          group.forEach((hit, i) => {
+            if (hit.windowStart !== window.windowStart || hit.windowMs !== window.windowMs) return
+            const row = counted.get(hit.key)!
+            const before = seen.get(hit.key) ?? 0
+            seen.set(hit.key, before + 1)
+            counts[i] = { current: row.count - window.keys.get(hit.key)! + before + 1, previous: row.previous }
+          })
+        }
+        return counts
+      })
 
-  const submit = yield* Batcher.make({ maxSize: MAX_HITS, write: countAll })
+    const submit = yield* Batcher.make({ maxSize: MAX_HITS, write: countAll })
 
-  const service: RateLimitStore.RateLimitStore["Type"] = {
-    // Every request hits: untraced.
-    hit: (key, windowStart, windowMs) => submit({ key, windowStart, windowMs })
-  }
-  return service
-})
+    const service: RateLimitStore.RateLimitStore["Type"] = {
+      // Every request hits: untraced.
+      hit: (key, windowStart, windowMs) => submit({ key, windowStart, windowMs })
+    }
+    return service
+  })
+
+/** The rate-limit store over the runner. */
+export const make = makeWith()
 
 /** Layer of the rate-limit store; needs the runner of an adapter. */
 export const layer = Layer.scoped(RateLimitStore.RateLimitStore, make)
