@@ -4,7 +4,6 @@
  * every process on the schema (the `RateLimitStore` contract checks the counting itself).
  */
 import { RateLimitStore } from "@appexec/core"
-import { PostgresStorage } from "@appexec/postgres"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import pg from "pg"
@@ -16,7 +15,7 @@ describe("PostgreSQL rate-limit counters", () => {
   it.live("are an unlogged table, counted once across two processes", () =>
     Effect.gen(function*() {
       const connectionString = yield* Effect.promise(() => database)
-      const storage = () => Layer.build(PostgresStorage.layer({ connectionString, schema: "limits", poolSize: 2 }))
+      const storage = () => Layer.build(TestDatabase.storageOn(database, "limits"))
       const [a, b] = [
         Context.get(yield* storage(), RateLimitStore.RateLimitStore),
         Context.get(yield* storage(), RateLimitStore.RateLimitStore)

@@ -5,7 +5,6 @@
  */
 import { Ids } from "@appexec/api"
 import { ExecutionReports } from "@appexec/core"
-import { PostgresStorage } from "@appexec/postgres"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Fiber, HashSet, Layer, Option, Stream } from "effect"
 import * as TestDatabase from "./support/TestDatabase.js"
@@ -14,13 +13,7 @@ const database = TestDatabase.create("reports")
 let schemas = 0
 
 /** One process's storage on `schema` of the test database. */
-const storage = (schema: string) =>
-  Layer.unwrapEffect(
-    Effect.map(
-      Effect.promise(() => database),
-      (connectionString) => PostgresStorage.layer({ connectionString, schema, poolSize: 2 })
-    )
-  )
+const storage = (schema: string) => TestDatabase.storageOn(database, schema)
 
 const executionId = (n: number) => Ids.ExecutionId.make(`00000000-0000-4000-8500-${n.toString(16).padStart(12, "0")}`)
 

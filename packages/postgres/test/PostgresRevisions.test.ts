@@ -7,7 +7,6 @@
  */
 import { Ids } from "@appexec/api"
 import { Appexec, AppexecLayer, AppStore, IdGenerator, KeyStore, RateLimitStore, RevisionMemo } from "@appexec/core"
-import { PostgresStorage } from "@appexec/postgres"
 import { TestOutboundHttp } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer, Option } from "effect"
@@ -18,13 +17,7 @@ const database = TestDatabase.create("keys")
 let schemas = 0
 
 /** One process's storage on `schema` of the test database. */
-const storage = (schema: string) =>
-  Layer.unwrapEffect(
-    Effect.map(
-      Effect.promise(() => database),
-      (connectionString) => PostgresStorage.layer({ connectionString, schema, poolSize: 2 })
-    )
-  )
+const storage = (schema: string) => TestDatabase.storageOn(database, schema)
 
 /** An instance (the facade over its own storage) on `schema`: one API process. */
 const instance = (schema: string) =>

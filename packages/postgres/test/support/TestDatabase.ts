@@ -38,3 +38,15 @@ export const freshStorage = (url: Promise<string>, options: Partial<PostgresStor
         PostgresStorage.layer({ connectionString, schema: `t${++schemas}`, poolSize: 4, ...options })
     )
   )
+
+/**
+ * One process's storage on `schema` of the database at `url`: several such layers on one schema
+ * are several processes sharing one instance's tables.
+ */
+export const storageOn = (url: Promise<string>, schema: string) =>
+  Layer.unwrapEffect(
+    Effect.map(
+      Effect.promise(() => url),
+      (connectionString) => PostgresStorage.layer({ connectionString, schema, poolSize: 2 })
+    )
+  )
