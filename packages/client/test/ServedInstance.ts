@@ -6,10 +6,8 @@
 import { Appexec, AppexecLayer, Errors, ExecutionStore } from "@appexec/core"
 import type { RateLimit } from "@appexec/http"
 import { NodeListener } from "@appexec/platform-node"
-import { MemoryStorage, SeededIds, TestHarness, TestOutboundHttp } from "@appexec/testing"
+import { MemoryStorage, SeededIds, TestHarness, TestHttpServer, TestOutboundHttp } from "@appexec/testing"
 import { Effect, Layer, Logger, LogLevel, Ref } from "effect"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 
 /** Greets someone after ten (virtual) seconds. */
 export const greetingApp = {
@@ -104,19 +102,5 @@ export const instanceWithFaults = (faults: Ref.Ref<number>) => {
   )
 }
 
-/**
- * A Node HTTP server listening on 127.0.0.1, port 0, with no handler yet (a test attaches one once
- * it knows the origin), closed with the scope, open connections included; the server and its origin.
- */
-export const listening = Effect.gen(function*() {
-  const server = createServer()
-  yield* Effect.acquireRelease(
-    Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
-    () =>
-      Effect.async<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  )
-  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }
-})
+/** A Node HTTP server on 127.0.0.1 with no handler yet, and its origin (`TestHttpServer.listening`). */
+export const listening = TestHttpServer.listening

@@ -5,11 +5,9 @@
 import { type Jwk } from "@appexec/api"
 import { Appexec, SigningKeys } from "@appexec/core"
 import { NodeListener } from "@appexec/platform-node"
-import { TestHarness } from "@appexec/testing"
+import { TestHarness, TestHttpServer } from "@appexec/testing"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Context, Effect, Layer, Logger, LogLevel } from "effect"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 
 /** The published key of the test instance. */
 export const testJwk: Jwk.Jwk = {
@@ -124,22 +122,8 @@ export const seed = Effect.gen(function*() {
   return { alice, bob, echo, secret }
 })
 
-/**
- * A Node HTTP server listening on 127.0.0.1, port 0, with no handler yet (a test attaches one once
- * it knows the origin), closed with the scope, open connections included; the server and its origin.
- */
-export const listening = Effect.gen(function*() {
-  const server = createServer()
-  yield* Effect.acquireRelease(
-    Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
-    () =>
-      Effect.async<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  )
-  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }
-})
+/** A Node HTTP server on 127.0.0.1 with no handler yet, and its origin (`TestHttpServer.listening`). */
+export const listening = TestHttpServer.listening
 
 /** A public app that pauses 60 s before it answers. */
 export const slowApp = {
