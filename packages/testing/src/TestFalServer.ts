@@ -13,17 +13,12 @@
  * With a `key`, a request without `Authorization: Key <key>` is answered 401, echoing what it
  * got. A test scripts the answers to the next API requests (`script`), or `"reset"`.
  */
-import { Effect, Queue, type Scope } from "effect"
+import { Effect, type Scope } from "effect"
 import type { IncomingHttpHeaders } from "node:http"
 import * as LocalServer from "./internal/LocalServer.js"
 
 /** One request as the server got it. */
-export interface Received {
-  readonly method: string
-  readonly path: string
-  readonly headers: IncomingHttpHeaders
-  readonly json: unknown
-}
+export type Received = LocalServer.Received
 
 /** A scripted answer: a status with optional headers and body, or `"reset"`. */
 export type Scripted =
@@ -74,14 +69,10 @@ export interface TestFalServer {
 /** Starts a server; it stops with the scope, open connections included. */
 export const start = (options: Options = {}): Effect.Effect<TestFalServer, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const received: Array<Received> = []
-    const pending = yield* Queue.unbounded<Received>()
-    const scripts: Array<Scripted> = []
     const requests = new Map<string, QueuedRequest>()
     const canceled: Array<string> = []
     let base = ""
     const files = LocalServer.makeFiles(() => base, { objects: true })
-    const { respond } = LocalServer.makeResponder()
     let counter = 0
     const steps = options.steps ?? 2
 
@@ -175,27 +166,15 @@ export const start = (options: Options = {}): Effect.Effect<TestFalServer, never
       return { status: 404, body: { detail: `No route for ${method} ${path}` } }
     }
 
-    const port = yield* LocalServer.listen((req, res, body) => {
-      const path = req.url ?? "/"
-      const method = req.method ?? ""
-      const json = LocalServer.parseJson(body)
-      const request: Received = { method, path, headers: req.headers, json }
-      received.push(request)
-      Queue.unsafeOffer(pending, request)
-      if (files.serve(method, path, res)) return
-      const answer = scripts.shift() ?? normal(method, path, req.headers, json)
-      respond(req, res, answer, () => normal(method, path, req.headers, json))
-    })
+    const { next, port, received, script } = yield* LocalServer.serveScripted(files, normal)
     base = `http://127.0.0.1:${port}`
     return {
       baseUrl: base,
       host: `127.0.0.1:${port}`,
       received,
-      next: LocalServer.takeWithin(pending, { message: "no request within 5 s", live: true }),
+      next,
       requests,
       canceled,
-      script: (...answers) => {
-        scripts.push(...answers)
-      }
+      script
     }
   })

@@ -13,18 +13,12 @@
  * (`script`): a status with headers and body (429 with `Retry-After`, 503), `"reset"`, or
  * `"hold"` until `release`.
  */
-import { Effect, Queue, type Scope } from "effect"
+import { Effect, type Scope } from "effect"
 import type { IncomingHttpHeaders } from "node:http"
 import * as LocalServer from "./internal/LocalServer.js"
 
 /** One request as the server got it. */
-export interface Received {
-  readonly method: string
-  readonly path: string
-  readonly headers: IncomingHttpHeaders
-  /** The body parsed as JSON (`undefined` when none or not JSON). */
-  readonly json: unknown
-}
+export type Received = LocalServer.Received
 
 /**
  * A scripted answer: a status with optional headers and body, `"reset"`, or `"hold"` (kept open
@@ -91,14 +85,10 @@ const errorBody = (status: number, title: string, detail: string) => ({ status, 
 /** Starts a server; it stops with the scope, open connections included. */
 export const start = (options: Options = {}): Effect.Effect<TestReplicateServer, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const received: Array<Received> = []
-    const pending = yield* Queue.unbounded<Received>()
-    const scripts: Array<Scripted> = []
     const predictions = new Map<string, Prediction>()
     const canceled: Array<string> = []
     let base = ""
     const files = LocalServer.makeFiles(() => base, { objects: false })
-    const { holds, respond } = LocalServer.makeResponder()
     let counter = 0
     const steps = options.steps ?? 2
 
@@ -197,28 +187,16 @@ export const start = (options: Options = {}): Effect.Effect<TestReplicateServer,
       return errorBody(404, "Not found", `No route for ${method} ${path}`)
     }
 
-    const port = yield* LocalServer.listen((req, res, body) => {
-      const path = req.url ?? "/"
-      const method = req.method ?? ""
-      const json = LocalServer.parseJson(body)
-      const request: Received = { method, path, headers: req.headers, json }
-      received.push(request)
-      Queue.unsafeOffer(pending, request)
-      if (files.serve(method, path, res)) return
-      const answer = scripts.shift() ?? normal(method, path, req.headers, json)
-      respond(req, res, answer, () => normal(method, path, req.headers, json))
-    })
+    const { next, port, received, release, script } = yield* LocalServer.serveScripted(files, normal)
     base = `http://127.0.0.1:${port}`
     return {
       baseUrl: base,
       host: `127.0.0.1:${port}`,
       received,
-      next: LocalServer.takeWithin(pending, { message: "no request within 5 s", live: true }),
+      next,
       predictions,
       canceled,
-      script: (...answers) => {
-        scripts.push(...answers)
-      },
-      release: holds.release
+      script,
+      release
     }
   })

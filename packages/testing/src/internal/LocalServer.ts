@@ -6,7 +6,7 @@
  * the `next` request taken within 5 s.
  */
 import { Effect, Queue, type Scope } from "effect"
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 
 /** A JSON answer: a status with optional headers and body. */
@@ -141,3 +141,48 @@ export const takeWithin = <A>(
 
 /** The live clock. */
 const liveClock = Effect.runSync(Effect.clockWith(Effect.succeed))
+
+/** One request as a protocol server got it. */
+export interface Received {
+  readonly method: string
+  readonly path: string
+  readonly headers: IncomingHttpHeaders
+  /** The body parsed as JSON (`undefined` when none or not JSON). */
+  readonly json: unknown
+}
+
+/**
+ * A job API's server (TestFalServer, TestReplicateServer): every request recorded and queued for
+ * `next`; result files served from `files`; any other request answered by the next scripted
+ * answer, else by `normal` (a held one by `normal` once released). Answers its port.
+ */
+export const serveScripted = (
+  files: ReturnType<typeof makeFiles>,
+  normal: (method: string, path: string, headers: IncomingHttpHeaders, json: unknown) => JsonAnswer
+) =>
+  Effect.gen(function*() {
+    const received: Array<Received> = []
+    const pending = yield* Queue.unbounded<Received>()
+    const scripts: Array<Scripted> = []
+    const { holds, respond } = makeResponder()
+    const port = yield* listen((req, res, body) => {
+      const path = req.url ?? "/"
+      const method = req.method ?? ""
+      const json = parseJson(body)
+      const request: Received = { method, path, headers: req.headers, json }
+      received.push(request)
+      Queue.unsafeOffer(pending, request)
+      if (files.serve(method, path, res)) return
+      const answer = scripts.shift() ?? normal(method, path, req.headers, json)
+      respond(req, res, answer, () => normal(method, path, req.headers, json))
+    })
+    return {
+      port,
+      received: received as ReadonlyArray<Received>,
+      next: takeWithin(pending, { message: "no request within 5 s", live: true }),
+      script: (...answers: ReadonlyArray<Scripted>) => {
+        scripts.push(...answers)
+      },
+      release: holds.release
+    }
+  })
