@@ -13,7 +13,7 @@
  * overlap, so a revision, once passed, does not come back.
  */
 import { AppStore } from "@appexec/core"
-import { PreparedQuery, RowMapping, SqlAppStore, SqlRunner } from "@appexec/sql"
+import { SqlAppStore } from "@appexec/sql"
 import { Effect, Layer, Option } from "effect"
 import { Revisions } from "./internal/Revisions.js"
 
@@ -22,20 +22,16 @@ const APP_CACHE_SIZE = 1_000
 
 /** The app store over the runner and the shared read of the revisions. */
 export const make = Effect.gen(function*() {
-  const runner = yield* SqlRunner.SqlRunner
   const revisions = yield* Revisions
   const store = yield* SqlAppStore.make
-  const db = runner.builder
-  const byId = PreparedQuery.make((p: PreparedQuery.Param<{ appId: string }>) =>
-    db.selectFrom("apps").select(RowMapping.appColumns).where("app_id", "=", p("appId"))
-  )
 
   /**
    * Apps as read under `cachedRevision`: when a read of the revision finds it moved, the cache is
    * emptied; an app is kept only under the revision read before it was. This process's own saves
-   * empty it too. At most `APP_CACHE_SIZE` apps, the oldest read dropped first.
+   * empty it too (and make its next request read the revisions again). At most
+   * `APP_CACHE_SIZE` apps, the oldest read dropped first; an app not found is not kept.
    */
-  const cache = new Map<string, Option.Option<AppStore.AppRecord>>()
+  const cache = new Map<string, AppStore.AppRecord>()
   let cachedRevision: number | undefined
 
   const service: AppStore.AppStore["Type"] = {
@@ -43,10 +39,13 @@ export const make = Effect.gen(function*() {
     save: (app, version) =>
       Effect.ensuring(
         store.save(app, version),
-        Effect.sync(() => {
-          cache.clear()
-          cachedRevision = undefined
-        })
+        Effect.zipRight(
+          Effect.sync(() => {
+            cache.clear()
+            cachedRevision = undefined
+          }),
+          revisions.invalidate
+        )
       ),
     // Every app request and every start reads one: untraced.
     get: (appId) =>
@@ -56,15 +55,11 @@ export const make = Effect.gen(function*() {
           cachedRevision = now
         }
         const cached = cache.get(appId)
-        if (cached !== undefined) return Effect.succeed(cached)
-        return Effect.map(runner.first("get app", byId.bind({ appId })), (row) => {
-          if (row === undefined) return Option.none()
-          const app = Option.some(RowMapping.appOfRow(row))
-          if (cachedRevision === now) {
-            cache.set(appId, app)
-            if (cache.size > APP_CACHE_SIZE) cache.delete(cache.keys().next().value!)
-          }
-          return app
+        if (cached !== undefined) return Effect.succeed(Option.some(cached))
+        return Effect.tap(store.get(appId), (app) => {
+          if (Option.isNone(app) || cachedRevision !== now) return
+          cache.set(appId, app.value)
+          if (cache.size > APP_CACHE_SIZE) cache.delete(cache.keys().next().value!)
         })
       })
   }

@@ -14,7 +14,9 @@ export const make = Effect.gen(function*() {
   const store = yield* SqlKeyStore.make
   const service: KeyStore.KeyStore["Type"] = {
     ...store,
-    keyRevision: Effect.map(revisions.get, (read) => read.keys)
+    keyRevision: Effect.map(revisions.get, (read) => read.keys),
+    // A revocation through this process: its next request reads the moved revision.
+    revokeKey: (idOrHint, at) => Effect.ensuring(store.revokeKey(idOrHint, at), revisions.invalidate)
   }
   return service
 })

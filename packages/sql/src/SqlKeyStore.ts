@@ -1,8 +1,7 @@
 /**
  * `KeyStore` on SQL, for every dialect: `workspaces`, `users` and `api_keys` (hashes only).
- * `keyRevision` reads the one row of `key_revision`, which triggers on `api_keys` bump in the
- * transaction of every change (SQLite's migration 0006, PostgreSQL's 0008); an adapter that can
- * read it more cheaply (SQLite, at once on its connection) replaces it.
+ * `keyRevision` is the adapter's to add: SQLite reads `key_revision` on its connection, PostgreSQL
+ * together with the app revision (`internal/Revisions`).
  */
 import { Errors, KeyStore } from "@appexec/core"
 import { Effect, Layer, Option } from "effect"
@@ -42,8 +41,6 @@ export const make = Effect.gen(function*() {
       ])
       .where("hash", "=", p("hash"))
   )
-  // Read by the key cache instead of looking keys up: one row, compiled once.
-  const revision = PreparedQuery.make(() => db.selectFrom("key_revision").select("revision").where("id", "=", 1))
   /**
    * The row the insert made, or the one that held its name: read after the insert, outside its
    * statement, so a concurrent insert of the same name has committed.
@@ -104,8 +101,6 @@ export const make = Effect.gen(function*() {
         runner.first("find api key", keyByHash.bind({ hash })),
         (row) => (row === undefined ? Option.none() : Option.some(keyOfRow(row)))
       ),
-    // Read for the authentications of a turn (see core's RevisionMemo): untraced.
-    keyRevision: Effect.map(runner.first("read key revision", revision.bind({})), (row) => row?.revision ?? 0),
     revokeKey: Effect.fn("SqlKeyStore.revokeKey")((idOrHint, at) =>
       runner.run(
         "revoke api key",

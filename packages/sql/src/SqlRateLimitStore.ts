@@ -76,6 +76,7 @@ export const makeWith = ({ alongside }: { readonly alongside?: Alongside | undef
             .end(),
           window_start: dialect.greatest("rate_limits.window_start", eb.ref("excluded.window_start"))
         }))
+    const extra = alongside?.columns ?? []
     // One key (a group of one client's hits, the common case): compiled once.
     const bumpOne = PreparedQuery.make((
       p: PreparedQuery.Param<{ key: string; n: number; windowStart: number; previousStart: number }>
@@ -86,7 +87,6 @@ export const makeWith = ({ alongside }: { readonly alongside?: Alongside | undef
         .onConflict(onConflict(p("previousStart")))
         .returning(["key", "count", "previous", ...extra])
     )
-    const extra = alongside?.columns ?? []
     const sweep = PreparedQuery.make((p: PreparedQuery.Param<{ expireBefore: number }>) =>
       db.deleteFrom("rate_limits").where("window_start", "<", p("expireBefore"))
     )

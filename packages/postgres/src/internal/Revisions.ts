@@ -27,6 +27,8 @@ export class Revisions extends Context.Tag("@appexec/postgres/Revisions")<
      * hits read them), which began at `began` (`RevisionMemo.begin()`).
      */
     readonly offer: (began: number, read: StoreRevisions) => void
+    /** After a write of keys or apps through this process: no earlier read is taken again. */
+    readonly invalidate: Effect.Effect<void>
   }
 >() {}
 
@@ -51,7 +53,7 @@ export const layer = Layer.scoped(
       ({ rows: [row] }): StoreRevisions => ({ keys: Number(row?.keys ?? 0), apps: Number(row?.apps ?? 0) })
     )
     const memo = yield* RevisionMemo.make(read)
-    return { get: memo.get, offer: memo.offer }
+    return { get: memo.get, offer: memo.offer, invalidate: memo.invalidate }
   })
 )
 
