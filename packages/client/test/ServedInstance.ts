@@ -6,7 +6,7 @@
 import { Appexec, AppexecLayer, Errors, ExecutionStore } from "@appexec/core"
 import type { RateLimit } from "@appexec/http"
 import { NodeListener } from "@appexec/platform-node"
-import { MemoryStorage, SeededIds, TestHarness, TestHttpServer, TestOutboundHttp } from "@appexec/testing"
+import { MemoryStorage, SeededIds, TestHarness, TestOutboundHttp } from "@appexec/testing"
 import { Effect, Layer, Logger, LogLevel, Ref } from "effect"
 
 /** Greets someone after ten (virtual) seconds. */
@@ -101,6 +101,3 @@ export const instanceWithFaults = (faults: Ref.Ref<number>) => {
     Layer.provide(Logger.minimumLogLevel(LogLevel.None))
   )
 }
-
-/** A Node HTTP server on 127.0.0.1 with no handler yet, and its origin (`TestHttpServer.listening`). */
-export const listening = TestHttpServer.listening

@@ -6,11 +6,10 @@
  */
 import { MediaUrls } from "@appexec/core"
 import { NodeListener } from "@appexec/platform-node"
-import { TestHarness } from "@appexec/testing"
+import { TestHarness, TestHttpServer } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { AppexecClient, ClientError, createClient } from "../src/index.js"
-import { listening } from "./ServedInstance.js"
 
 /** A 1×1 PNG. */
 const png = Uint8Array.from(
@@ -23,7 +22,7 @@ const gif = Uint8Array.from("GIF89a\x01\x00\x01\x00\x00\x00\x00;", (c) => c.char
 /** An instance with signed media URLs, served on a socket of its own; `test` gets its base URL and a key. */
 const served = <A, E, R>(maxUploadBytes: number, test: (baseUrl: string, apiKey: string) => Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
-    const { origin: baseUrl, server } = yield* listening
+    const { origin: baseUrl, server } = yield* TestHttpServer.listening
     const instance = TestHarness.layer().pipe(
       Layer.provideMerge(
         MediaUrls.layer({

@@ -53,6 +53,7 @@ describe("Batcher", () => {
   it.effect("a batch that fails on a refused item is written again item by item; other failures fail all", () =>
     Effect.gen(function*() {
       const gate = yield* Deferred.make<void>()
+      const later = yield* Deferred.make<void>()
       const writes: Array<ReadonlyArray<number>> = []
       const submit = yield* Batcher.make<number, number, string>({
         maxSize: 10,
@@ -61,6 +62,7 @@ describe("Batcher", () => {
           Effect.gen(function*() {
             writes.push(items)
             if (writes.length === 1) yield* Deferred.await(gate)
+            if (items.includes(5)) yield* Deferred.await(later)
             if (items.includes(13)) return yield* Effect.fail(items.length > 1 ? "refused" : "bad row")
             if (items.includes(99)) return yield* Effect.fail("down")
             return items.map((n) => n + 1)
@@ -81,6 +83,17 @@ describe("Batcher", () => {
       // The same key twice never goes in one write: the second 2 waited for the next.
       expect(again).toEqual(Either.right(3))
       expect(writes).toEqual([[1], [2, 13], [2], [13], [2]])
+      // Any other failure (the database down) fails every item of its batch, written once.
+      const held = yield* Effect.fork(submit(5))
+      yield* settle
+      const down = yield* Effect.fork(
+        Effect.all([submit(6), submit(99), submit(7)].map(Effect.either), { concurrency: "unbounded" })
+      )
+      yield* settle
+      yield* Deferred.succeed(later, undefined)
+      expect(yield* Fiber.join(held)).toBe(6)
+      expect(yield* Fiber.join(down)).toEqual([Either.left("down"), Either.left("down"), Either.left("down")])
+      expect(writes.slice(5)).toEqual([[5], [6, 99, 7]])
     }).pipe(Effect.scoped))
 
   it.effect("without a key, equal items go in one write", () =>

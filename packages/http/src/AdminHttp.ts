@@ -130,5 +130,5 @@ const wrongHost = (host: string | undefined) =>
     code: "forbidden",
     message: `The operator views answer only at the admin port's own address, localhost, 127.0.0.1 or [::1]${
       host === undefined ? " (the request has no Host)" : ` (not at ${JSON.stringify(host.slice(0, 100))})`
-    }; allow another name with appexec serve --admin-allowed-hosts.`
+    }; allow another name with allowedHosts (appexec serve: --admin-allowed-hosts).`
   })

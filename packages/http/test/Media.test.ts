@@ -7,13 +7,13 @@
 import { Appexec, MediaUrls } from "@appexec/core"
 import { BuiltinNodes, builtinNodes } from "@appexec/nodes"
 import { NodeListener } from "@appexec/platform-node"
-import { TestHarness } from "@appexec/testing"
+import { TestHarness, TestHttpServer } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Logger, Redacted, TestClock } from "effect"
 import { readFileSync } from "node:fs"
 import sharp from "sharp"
 import { WebHandler } from "../src/index.js"
-import { listening, SigningKeysTest } from "./fixtures.js"
+import { SigningKeysTest } from "./fixtures.js"
 
 const poster: unknown = JSON.parse(readFileSync(new URL("../../server/apps/poster.json", import.meta.url), "utf8"))
 
@@ -54,7 +54,7 @@ const errorCode = (bytes: Uint8Array) =>
 describe("media route", () => {
   it.scoped("the Node listener under /api serves media over the socket, unauthenticated and not rate limited, until they expire", () =>
     Effect.gen(function*() {
-      const { origin, server } = yield* listening
+      const { origin, server } = yield* TestHttpServer.listening
       yield* Effect.gen(function*() {
         const listener = yield* NodeListener.make({ basePath: "/api", rateLimit: { limit: 2 }, logRequests: false })
         server.on("request", listener)

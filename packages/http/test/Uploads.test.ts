@@ -10,7 +10,7 @@
 import { Appexec, MediaUrls } from "@appexec/core"
 import { BuiltinNodes, builtinNodes } from "@appexec/nodes"
 import { NodeListener } from "@appexec/platform-node"
-import { TestHarness } from "@appexec/testing"
+import { TestHarness, TestHttpServer } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Redacted } from "effect"
 import { readFileSync } from "node:fs"
@@ -18,7 +18,7 @@ import sharp from "sharp"
 import { type AppexecHttp, WebHandler } from "../src/index.js"
 import * as Endpoints from "../src/internal/Endpoints.js"
 import type { ServerRequest } from "../src/internal/Exchange.js"
-import { listening, SigningKeysTest } from "./fixtures.js"
+import { SigningKeysTest } from "./fixtures.js"
 
 const thumbnail: unknown = JSON.parse(
   readFileSync(new URL("../../server/apps/thumbnail.json", import.meta.url), "utf8")
@@ -45,7 +45,7 @@ const served = <A, E, R>(
   test: (origin: string) => Effect.Effect<A, E, R>
 ) =>
   Effect.gen(function*() {
-    const { origin, server } = yield* listening
+    const { origin, server } = yield* TestHttpServer.listening
     return yield* Effect.gen(function*() {
       server.on("request", yield* NodeListener.make({ logRequests: false, ...options }))
       return yield* test(origin)

@@ -5,7 +5,7 @@
 import { type Jwk } from "@appexec/api"
 import { Appexec, SigningKeys } from "@appexec/core"
 import { NodeListener } from "@appexec/platform-node"
-import { TestHarness, TestHttpServer } from "@appexec/testing"
+import { TestHarness } from "@appexec/testing"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Context, Effect, Layer, Logger, LogLevel } from "effect"
 
@@ -121,9 +121,6 @@ export const seed = Effect.gen(function*() {
   const secret = yield* appexec.apps.import(privateApp, { owner: { workspaceId: alice.workspaceId } })
   return { alice, bob, echo, secret }
 })
-
-/** A Node HTTP server on 127.0.0.1 with no handler yet, and its origin (`TestHttpServer.listening`). */
-export const listening = TestHttpServer.listening
 
 /** A public app that pauses 60 s before it answers. */
 export const slowApp = {

@@ -57,9 +57,6 @@ export const Config = Schema.Struct({
 })
 export type Config = typeof Config.Type
 
-/** Why `baseUrl` cannot be an API root, if it cannot. */
-export const baseUrlProblem = ProviderHttp.baseUrlProblem
-
 const problemsOf = (config: Config, upstream: ReadonlyArray<string>): ReadonlyArray<string> => {
   const problems: Array<string> = []
   if ((config.model === undefined) === (config.version === undefined)) problems.push("give model or version (one)")

@@ -74,10 +74,10 @@ const consumerMessage: Record<OutboundError["reason"], string> = {
   network: "The connection failed."
 }
 
-/** A failure: the category's consumer message, and `detail` for the operator. */
 /** Socket errors of a connection that was never made. */
 const NEVER_CONNECTED: ReadonlySet<string> = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH"])
 
+/** A failure: the category's consumer message, and `detail` for the operator. */
 const fail = (reason: OutboundError["reason"], detail: string, unsent = false) =>
   new OutboundError({ reason, message: consumerMessage[reason], detail, ...(unsent ? { unsent } : {}) })
 

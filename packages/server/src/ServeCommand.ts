@@ -180,7 +180,8 @@ export const serveCommand = Command.make(
         adminActions: o.adminActions,
         adminAllowedHosts: Option.match(o.adminAllowedHosts, {
           onNone: () => [],
-          onSome: (names) => names.split(",").map((name) => name.trim()).filter((name) => name !== "")
+          // Trimmed, and empty names dropped, by the listener (`AdminHost.allowedSet`).
+          onSome: (names) => names.split(",")
         }),
         retention: o.retention,
         maxUploadBytes: o.maxUpload,

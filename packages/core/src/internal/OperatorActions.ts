@@ -6,7 +6,7 @@
 import type { Authentication } from "@appexec/api"
 import type { ExecutionStatus, WebhookDelivery } from "@appexec/api/Execution"
 import type { WorkspaceId } from "@appexec/api/Ids"
-import { Clock, Duration, Effect, Either, Option, Ref } from "effect"
+import { Duration, Effect, Either, Option, Ref } from "effect"
 import { AppexecConfig } from "../AppexecConfig.js"
 import { recordFinished } from "../AppexecMetrics.js"
 import { BlobStore } from "../BlobStore.js"
@@ -147,14 +147,14 @@ export const make = (visibility: Visibility) =>
         options: { readonly olderThan?: Duration.DurationInput | undefined } = {}
       ) {
         const retention = options.olderThan === undefined ? config.retention : Duration.decode(options.olderThan)
-        const now = yield* Clock.currentTimeMillis
-        const cutoff = now - Duration.toMillis(retention)
+        const at = yield* now
+        const cutoff = at - Duration.toMillis(retention)
         const deleted = yield* Retention.pruneBefore(cutoff).pipe(
           Effect.provideService(ExecutionStore, executionStore),
           Effect.provideService(BlobStore, blobs)
         )
         // Expired uploads go whatever `olderThan` says: their URLs no longer work.
-        yield* Uploads.sweep(now).pipe(Effect.provideService(BlobStore, blobs))
+        yield* Uploads.sweep(at).pipe(Effect.provideService(BlobStore, blobs))
         return deleted
       })
     }

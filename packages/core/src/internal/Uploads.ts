@@ -22,9 +22,9 @@ export const SWEPT_KEY = `${PREFIX}swept`
 
 /**
  * How many days back the first `sweep` of a store looks (no day was swept before it). A store
- * with no record of a sweep is new (or lost that record): its uploads expire at most a URL's
- * lifetime (7 days by default) after they were made, so a month covers them without a start
- * that deletes hundreds of empty days one by one.
+ * with no record of a sweep has had no prune pass (one runs from every start), so it is new, or
+ * lost that record: a month of expiry days covers it without a start that deletes hundreds of
+ * empty days one by one.
  */
 const FIRST_SWEEP_DAYS = 30
 

@@ -104,11 +104,9 @@ export const make = (runs: Runs) =>
     const reports = yield* ExecutionReports
     const newReporter = yield* Reporter.factory
 
-    const apply = (record: ExecutionRecord, event: ExecutionEvent) =>
-      Either.match(transition(record, event), { onLeft: Effect.die, onRight: Effect.succeed })
     /**
-     * `apply` for the run path, where a step costs: the record straight away, `then` given it. A
-     * transition refused is a bug, and dies as in `apply`.
+     * `event` applied to `record`, then `then` given the new record straight away (no step of its
+     * own: the run path pays for each). A transition refused is a bug, and dies.
      */
     const applyThen = <A, E>(
       record: ExecutionRecord,
@@ -180,7 +178,7 @@ export const make = (runs: Runs) =>
             const event: ExecutionEvent = output._tag === "Produced"
               ? { _tag: "OutputProduced", produced: output.output }
               : { _tag: "OutputFailed", id: output.id, type: output.type, error: output.error }
-            return Effect.flatMap(apply(run.started!, event), (record) => {
+            return applyThen(run.started!, event, (record) => {
               // Through a reporter from now on, so that this save and the run's end are announced
               // to the streams of other processes (the run is followed).
               reporterOf()
@@ -219,8 +217,9 @@ export const make = (runs: Runs) =>
           ? CANCELED_MESSAGE
           : `The execution timed out after ${formatDuration(run.timeoutMs)}.`
         return Effect.flatMap(now, (at) =>
-          Effect.flatMap(
-            apply(started, {
+          applyThen(
+            started,
+            {
               _tag: "Failed",
               at,
               errorMessage,
@@ -232,7 +231,7 @@ export const make = (runs: Runs) =>
               ),
               outputErrors: {},
               outputTypes: run.outputTypes
-            }),
+            },
             (failed) => saveRun(run, failed)
           ))
       })
@@ -287,7 +286,7 @@ export const make = (runs: Runs) =>
         return Effect.flatMap(
           Effect.flatMap(
             now,
-            (at) => Effect.flatMap(apply(execution, { _tag: "Started", at }), (s) => save(s, run.lease))
+            (at) => applyThen(execution, { _tag: "Started", at }, (s) => save(s, run.lease))
           ),
           (started) => workflow(run, app, started, restore)
         )
