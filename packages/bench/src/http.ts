@@ -22,8 +22,6 @@
 import autocannon from "autocannon"
 import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
@@ -31,6 +29,7 @@ import { type Benchmark, reportLoad } from "./Benchmark.js"
 import * as ProcessCpu from "./ProcessCpu.js"
 import { masterKey } from "./servers/appexec.js"
 import * as PostgresServer from "./servers/postgres.js"
+import * as TempDir from "./TempDir.js"
 
 const root = fileURLToPath(new URL("../../../", import.meta.url))
 const seconds = Number(process.env.BENCH_HTTP_SECONDS ?? 10)
@@ -186,10 +185,7 @@ export const benchmark: Benchmark = {
   name: "http",
   run: (report) =>
     Effect.gen(function*() {
-      const dataDir = yield* Effect.acquireRelease(
-        Effect.sync(() => mkdtempSync(join(tmpdir(), "appexec-bench-http-"))),
-        (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-      )
+      const dataDir = yield* TempDir.make("http")
       // (a) appexec serve on SQLite, with a rate limit no run reaches.
       const appexec = yield* start(
         process.env.BENCH_APPEXEC_BIN ?? join(root, "packages/server/dist/appexec.js"),

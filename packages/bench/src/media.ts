@@ -16,6 +16,7 @@ import { Appexec, AppexecLayer, IdGenerator, MediaUrls } from "@appexec/core"
 import { BuiltinNodes, builtinNodes } from "@appexec/nodes"
 import { NodeOutboundHttp } from "@appexec/platform-node"
 import { MemoryStorage } from "@appexec/testing"
+import { TestS3rver } from "@appexec/testing"
 import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
@@ -25,7 +26,6 @@ import * as Percentile from "./Percentile.js"
 import * as AppexecServer from "./servers/appexec.js"
 import * as PhotoOrigin from "./servers/photo.js"
 import * as TempDir from "./TempDir.js"
-import { s3rver } from "./uploads.js"
 
 const RUNS = 3
 const SIZE = 20 * 1024 * 1024
@@ -207,7 +207,7 @@ export const benchmark: Benchmark = {
       }))
       yield* Effect.scoped(Effect.gen(function*() {
         const bucket = "appexec-bench"
-        const s3 = yield* s3rver(bucket)
+        const s3 = yield* TestS3rver.start(bucket)
         const data = yield* TempDir.make("media-s3")
         const serve = yield* AppexecServer.serve(
           ["--data", data, "--media", `s3://${bucket}/media-bench`, "--media-endpoint", s3.endpoint, ...flags],

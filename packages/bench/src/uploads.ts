@@ -24,9 +24,6 @@ const file = (): Uint8Array<ArrayBuffer> => {
   return bytes
 }
 
-/** s3rver on 127.0.0.1 with one bucket, as the S3 tests start it; its endpoint and the environment that reaches it. */
-export const s3rver = (bucket: string) => TestS3rver.start(bucket)
-
 /** MB/s of `COUNT` uploads of `body` to `serve`, `CONCURRENCY` at a time. */
 const throughput = (serve: AppexecServer.Serve, body: Uint8Array<ArrayBuffer>) =>
   Effect.promise(async () => {
@@ -62,7 +59,7 @@ export const benchmark: Benchmark = {
       }))
       yield* Effect.scoped(Effect.gen(function*() {
         const bucket = "appexec-bench"
-        const s3 = yield* s3rver(bucket)
+        const s3 = yield* TestS3rver.start(bucket)
         const data = yield* TempDir.make("uploads-s3")
         const serve = yield* AppexecServer.serve(
           ["--data", data, "--media", `s3://${bucket}/uploads-bench`, "--media-endpoint", s3.endpoint, ...flags],

@@ -33,13 +33,13 @@ import { TestApps, TestHarness } from "@appexec/testing"
 import * as ed from "@noble/ed25519"
 import { Deferred, Effect, Exit, Layer, Logger, LogLevel } from "effect"
 import { spawn } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { writeFileSync } from "node:fs"
 import { Session } from "node:inspector"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
 import type { Benchmark } from "./Benchmark.js"
 import * as ProcessCpu from "./ProcessCpu.js"
+import * as TempDir from "./TempDir.js"
 
 const SIGN_SECONDS = 1
 /** Deliveries of the delivery run (`APPEXEC_BENCH_WEBHOOKS_COUNT` for other runs). */
@@ -185,10 +185,7 @@ interface Breakdown {
  */
 const deliveries = (pool: NodeWebhookSigner.Pool | undefined, count: number = DELIVERIES) =>
   Effect.gen(function*() {
-    const dir = yield* Effect.acquireRelease(
-      Effect.sync(() => mkdtempSync(join(tmpdir(), "appexec-bench-webhooks-"))),
-      (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-    )
+    const dir = yield* TempDir.make("webhooks")
     const layer = AppexecLayer.make({ webhooks: false, config: { webhookConcurrency: CONCURRENCY } }).pipe(
       Layer.provideMerge(SqliteStorage.layer({ filename: join(dir, "appexec.db") })),
       Layer.provide(IdGenerator.IdGenerator.random),
