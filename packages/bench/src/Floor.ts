@@ -2,8 +2,10 @@
  * The storage floor of the queue: the storage work one execution needs — insert it, claim it with
  * a lease, save it completed, a transaction each — written plainly against better-sqlite3 on a
  * file in WAL mode, with the columns, the JSON payloads and the claim index of appexec's
- * `executions` table. What the engine reaches is measured against it.
+ * `executions` table, and its ids (time-ordered, as `IdGenerator.random` makes them). What the
+ * engine reaches is measured against it.
  */
+import { IdGenerator } from "@appexec/core"
 import Database from "better-sqlite3"
 import { randomUUID } from "node:crypto"
 
@@ -85,7 +87,7 @@ export const floor = (
     for (let i = 0; i < count; i++) {
       inTransaction(() =>
         insert.run(
-          randomUUID(),
+          IdGenerator.timeOrderedUuid(),
           ids.workflow,
           ids.app,
           ids.workspace,
