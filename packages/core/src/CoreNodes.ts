@@ -85,10 +85,14 @@ export const inputUrl = defineNode({
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g
 
-const textOf = (upstream: UpstreamValue) =>
-  Effect.fromNullable(NodeValue.asText(upstream.value)).pipe(
-    Effect.mapError(() => new NodeFailure({ message: `node '${upstream.nodeId}' produced media, which has no text` }))
-  )
+const noText = (nodeId: string) => new NodeFailure({ message: `node '${nodeId}' produced media, which has no text` })
+
+// The text nodes answer at once, with `Effect.succeed` or `Effect.fail` (which are `Exit`s): the
+// runner takes such an answer without a step of the runtime.
+const textOf = (upstream: UpstreamValue): Effect.Effect<string, NodeFailure> => {
+  const text = NodeValue.asText(upstream.value)
+  return text === undefined ? Effect.fail(noText(upstream.nodeId)) : Effect.succeed(text)
+}
 
 /** `text.template`: fills `{{nodeId}}` placeholders with the text of upstream nodes. */
 export const textTemplate = defineNode({
@@ -102,13 +106,15 @@ export const textTemplate = defineNode({
       .map((m) => m[1]!)
       .filter((id) => !placement.upstream.includes(id))
       .map((id) => `template placeholder {{${id}}} does not name an upstream node`),
-  run: ({ config, upstream }) =>
-    Effect.forEach(upstream, (u) => textOf(u).pipe(Effect.map((text) => [u.nodeId, text] as const))).pipe(
-      Effect.map((pairs) => {
-        const texts = new Map(pairs)
-        return NodeValue.text(config.template.replace(PLACEHOLDER, (_, id: string) => texts.get(id) ?? ""))
-      })
-    )
+  run: ({ config, upstream }) => {
+    const texts = new Map<string, string>()
+    for (const u of upstream) {
+      const text = NodeValue.asText(u.value)
+      if (text === undefined) return Effect.fail(noText(u.nodeId))
+      texts.set(u.nodeId, text)
+    }
+    return Effect.succeed(NodeValue.text(config.template.replace(PLACEHOLDER, (_, id: string) => texts.get(id) ?? "")))
+  }
 })
 
 /** Least time between two progress reports of `util.delay`. */

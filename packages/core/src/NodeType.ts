@@ -12,7 +12,7 @@ import type { ParameterType } from "@appexec/api/App"
 import type { OutputType } from "@appexec/api/Execution"
 import type { AppId, ExecutionId, WorkspaceId } from "@appexec/api/Ids"
 import type { LogLevel } from "@appexec/api/Live"
-import { Array as Arr, type Context, Effect, Either, FiberRef, ParseResult, Schema } from "effect"
+import { Array as Arr, type Context, Effect, Either, Exit, FiberRef, ParseResult, Schema } from "effect"
 
 /** A value flowing along an edge. */
 export type NodeValue =
@@ -245,6 +245,8 @@ const make = <R>(fields: Omit<NodeType<R>, typeof TypeId>): NodeType<R> => ({ [T
  * worker's runs, forked inside the instance that built the registry) runs it as it is: providing
  * a context costs a merge of two contexts and a scoped change of the fiber's context, per node.
  * The answer is kept for the last context met, which is the same object for every run of a worker.
+ * A run that is already done (its node answered `Effect.succeed` or `Effect.fail`, which are
+ * `Exit`s) needs no services, and is answered as it is.
  */
 const provider = <R>(context: Context.Context<R>) => {
   const services = [...context.unsafeMap]
@@ -258,11 +260,13 @@ const provider = <R>(context: Context.Context<R>) => {
     return true
   }
   return <A, E>(run: Effect.Effect<A, E, R>): Effect.Effect<A, E> =>
-    Effect.withFiberRuntime((fiber) =>
-      covers(fiber.getFiberRef(FiberRef.currentContext))
-        ? run as Effect.Effect<A, E>
-        : Effect.provide(run, context)
-    )
+    Exit.isExit(run) ?
+      run as Effect.Effect<A, E> :
+      Effect.withFiberRuntime((fiber) =>
+        covers(fiber.getFiberRef(FiberRef.currentContext))
+          ? run as Effect.Effect<A, E>
+          : Effect.provide(run, context)
+      )
 }
 
 /** `node` with the services its runs need taken from `context`: it needs nothing more. */

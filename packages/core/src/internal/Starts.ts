@@ -6,9 +6,9 @@
 import type { Authentication } from "@appexec/api"
 import type { StartedExecution } from "@appexec/api/Execution"
 import { ExecutionId } from "@appexec/api/Ids"
-import { Effect, Either, Metric, Option } from "effect"
+import { Effect, Either, Option } from "effect"
 import { AppexecConfig, millis } from "../AppexecConfig.js"
-import { executionsStarted } from "../AppexecMetrics.js"
+import { recordStarted } from "../AppexecMetrics.js"
 import {
   type AppAccessDenied,
   type AppNotFound,
@@ -104,7 +104,7 @@ export const make = (visibility: Visibility) =>
         expiresAt: at + millis(config.idempotencyKeyTtl)
       }, at)
       if (inserted._tag === "Inserted") {
-        yield* Metric.increment(executionsStarted)
+        yield* recordStarted
         yield* events.publish(record)
         return toStartedExecution(record)
       }
@@ -175,7 +175,7 @@ export const make = (visibility: Visibility) =>
               return Effect.as(
                 Effect.zipRight(
                   executionStore.insert(stored),
-                  Effect.zipRight(Metric.increment(executionsStarted), events.publish(record))
+                  Effect.zipRight(recordStarted, events.publish(record))
                 ),
                 toStartedExecution(record)
               )

@@ -57,6 +57,10 @@ const describeFailure = (node: AppNode, cause: Cause.Cause<NodeFailure>): Effect
     return new NodeFailure({ message: `node '${node.id}' (${node.type}) failed unexpectedly` })
   })
 
+/** The effect as its `Exit` when it is one: already done (`Effect.succeed`, `Effect.fail`). */
+const doneOf = <A, E, R>(effect: Effect.Effect<A, E, R>): Exit.Exit<A, E> | undefined =>
+  Exit.isExit(effect) ? effect as unknown as Exit.Exit<A, E> : undefined
+
 /**
  * Whether the nodes (in topological order) form one chain, each depending on the one before, so
  * that no two of them could ever run at the same time.
@@ -125,13 +129,16 @@ export const runWorkflow = (
           })
         case "process":
           return compiled.run({ node: identity, upstream, execution, progress, log })
-        case "output":
-          return compiled.run({ node: identity, upstream, execution, progress, log, input: upstream[0]!.value }).pipe(
-            Effect.map((value): NodeValue => {
-              produced.push({ id: node.id, type: compiled.outputType, value })
-              return NodeValue.text(value)
-            })
-          )
+        case "output": {
+          const ran = compiled.run({ node: identity, upstream, execution, progress, log, input: upstream[0]!.value })
+          const output = (value: string): NodeValue => {
+            produced.push({ id: node.id, type: compiled.outputType, value })
+            return NodeValue.text(value)
+          }
+          // Already done (an `Exit`): answered as done, with no step of the runtime.
+          const done = doneOf(ran)
+          return done === undefined ? Effect.map(ran, output) : Exit.map(done, output)
+        }
       }
     }
 
@@ -155,28 +162,39 @@ export const runWorkflow = (
     if (shape.chain) {
       // Nothing can run beside anything else: the nodes run one after the other in this fiber,
       // with no deferred, permit or fiber per node, and no generator. A failure fails every node
-      // after it.
+      // after it. A node that answers at once (`Effect.succeed`: an `Exit`, as the input, text and
+      // output nodes do) is taken in a plain loop, with no step of the runtime.
       const values = new Map<string, NodeValue>()
       const failures = new Map<string, NodeFailure>()
       const failedFrom = (i: number, failure: NodeFailure) => {
         for (let j = i; j < app.nodes.length; j++) failures.set(app.nodes[j]!.id, failure)
         return result((id) => Option.fromNullable(failures.get(id)))
       }
-      const from = (i: number): Effect.Effect<WorkflowResult> => {
-        if (i === app.nodes.length) return Effect.succeed(result(() => Option.none()))
-        const node = app.nodes[i]!
-        const upstream = node.upstream.map((nodeId) => ({ nodeId, value: values.get(nodeId)! }))
-        return Effect.matchCauseEffect(attemptOf(node, upstream), {
-          onSuccess: (value) => {
-            values.set(node.id, value)
-            return from(i + 1)
-          },
-          onFailure: (cause) =>
-            Cause.isInterruptedOnly(cause) ? Effect.interrupt : Effect.map(describeFailure(node, cause), (failure) => {
-              errors.set(node.id, failure.message)
-              return failedFrom(i, failure)
-            })
-        })
+      const from = (first: number): Effect.Effect<WorkflowResult> => {
+        for (let i = first; i < app.nodes.length; i++) {
+          const node = app.nodes[i]!
+          const upstream = node.upstream.map((nodeId) => ({ nodeId, value: values.get(nodeId)! }))
+          const attempt = attemptOf(node, upstream)
+          const done = doneOf(attempt)
+          if (done !== undefined && Exit.isSuccess(done)) {
+            values.set(node.id, done.value)
+            continue
+          }
+          return Effect.matchCauseEffect(attempt, {
+            onSuccess: (value) => {
+              values.set(node.id, value)
+              return from(i + 1)
+            },
+            onFailure: (cause) =>
+              Cause.isInterruptedOnly(cause) ?
+                Effect.interrupt :
+                Effect.map(describeFailure(node, cause), (failure) => {
+                  errors.set(node.id, failure.message)
+                  return failedFrom(i, failure)
+                })
+          })
+        }
+        return Effect.succeed(result(() => Option.none()))
       }
       return from(0)
     }
