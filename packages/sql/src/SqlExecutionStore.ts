@@ -49,7 +49,7 @@ export const make = Effect.gen(function*() {
   const views = PreparedQuery.make((p: PreparedQuery.Param<{ ids: unknown }>) =>
     executions.select(viewColumns).where(dialect.oneOf("execution_id", p("ids")))
   )
-  // The queued executions of its workspace before it: a range of `executions_queued`.
+  // The queued executions of its workspace before it: a range of `executions_workspace_status`.
   const queuePosition = PreparedQuery.make((p: PreparedQuery.Param<{ executionId: string }>) =>
     db
       .selectFrom("executions as mine")

@@ -50,6 +50,30 @@ describe("SqliteMigrations", () => {
       expect(indexes).not.toContain("executions_open")
     }))
 
+  it.scoped("a queued execution's position is counted from executions_workspace_status alone (0011)", () =>
+    Effect.gen(function*() {
+      const filename = yield* tempFile
+      yield* Effect.scoped(Effect.provide(Effect.void, SqliteStorage.layer({ filename })))
+      expect(inspect(filename).indexes).not.toContain("executions_queued")
+      const db = new Database(filename, { readonly: true })
+      try {
+        // The statement of `SqlExecutionStore`'s queue position, as kysely writes it.
+        const plan = db.prepare(
+          `EXPLAIN QUERY PLAN SELECT count(*) AS n FROM executions AS mine
+           INNER JOIN executions AS ahead ON ahead.workspace_id = mine.workspace_id AND ahead.seq < mine.seq
+           WHERE mine.execution_id = ? AND mine.status = 'queued' AND ahead.status = 'queued'`
+        ).all("00000000-0000-7000-8000-000000000001") as Array<{ detail: string }>
+        const details = plan.map((row) => row.detail)
+        expect(details).toContainEqual(
+          expect.stringMatching(
+            /^SEARCH ahead USING COVERING INDEX executions_workspace_status \(workspace_id=\? AND status=\? AND seq<\?\)$/
+          )
+        )
+      } finally {
+        db.close()
+      }
+    }))
+
   it.scoped("a database made at 0001 is upgraded on open and keeps its rows", () =>
     Effect.gen(function*() {
       const filename = yield* tempFile
