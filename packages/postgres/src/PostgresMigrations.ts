@@ -15,6 +15,7 @@ import * as m0007 from "./internal/migrations/0007_operator_secrets.js"
 import * as m0008 from "./internal/migrations/0008_key_and_app_revisions.js"
 import * as m0009 from "./internal/migrations/0009_unlogged_rate_limits.js"
 import * as m0010 from "./internal/migrations/0010_one_index_fewer.js"
+import * as m0011 from "./internal/migrations/0011_key_revision_on_truncate.js"
 
 /** Every migration by name, in order. Names sort in the order they apply; never rename one. */
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -27,11 +28,12 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0007_operator_secrets": m0007,
   "0008_key_and_app_revisions": m0008,
   "0009_unlogged_rate_limits": m0009,
-  "0010_one_index_fewer": m0010
+  "0010_one_index_fewer": m0010,
+  "0011_key_revision_on_truncate": m0011
 }
 
 /** Name of the newest migration. */
-export const latest = "0010_one_index_fewer"
+export const latest = "0011_key_revision_on_truncate"
 
 /** The table that records applied migrations. */
 export const migrationTable = "appexec_migrations"
