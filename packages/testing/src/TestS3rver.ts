@@ -2,8 +2,9 @@
  * A real S3-protocol server for tests and benchmarks: `s3rver` on 127.0.0.1, port 0, over a temp
  * directory, with one empty bucket. It accepts requests signed with the access key `S3RVER`
  * (secret `S3RVER`) and does not check SigV4 signatures. `env` is what a process needs to reach
- * it through the AWS SDK's default chain. `s3rver` is a development dependency of the workspace
- * root: it is resolved when a server starts, not when this module loads.
+ * it through the AWS SDK's default chain. `s3rver` is an optional peer dependency (install it
+ * beside this package to use this module): it is resolved when a server starts, not when this
+ * module loads, and a missing one fails the start with a message that says so.
  */
 import { Effect, type Scope } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -33,7 +34,14 @@ export const start = (bucket = "appexec-media"): Effect.Effect<Running, Error, S
   Effect.acquireRelease(
     Effect.async<{ readonly child: ChildProcess; readonly directory: string; readonly running: Running }, Error>(
       (resume) => {
-        const bin = createRequire(import.meta.url).resolve("s3rver/bin/s3rver.js")
+        let bin: string
+        try {
+          bin = createRequire(import.meta.url).resolve("s3rver/bin/s3rver.js")
+        } catch {
+          return resume(
+            Effect.fail(new Error("TestS3rver needs the s3rver package: npm install --save-dev s3rver@3"))
+          )
+        }
         const directory = mkdtempSync(join(tmpdir(), "appexec-s3rver-"))
         const child = spawn(
           process.execPath,
