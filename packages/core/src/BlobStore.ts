@@ -58,17 +58,19 @@ export const executionPrefix = (executionId: string): string => `executions/${ex
 /** The version of a blob read whole: a digest of its bytes (the fallback of `stat`). */
 const digestVersion = (blob: Blob): string => Encoding.encodeBase64Url(sha256(blob.bytes)).slice(0, 27)
 
+/** Size, content type and version of a blob read whole (what `stat` answers for a store without one). */
+export const infoOf = (blob: Blob): BlobInfo => ({
+  contentType: blob.contentType,
+  size: blob.bytes.length,
+  version: digestVersion(blob)
+})
+
 /** Size, content type and version of the blob under `key` in `store`: `store.stat`, or a whole `get`. */
 export const stat = (
   store: BlobStore["Type"],
   key: string
 ): Effect.Effect<Option.Option<BlobInfo>, StorageError> =>
-  store.stat !== undefined
-    ? store.stat(key)
-    : Effect.map(
-      store.get(key),
-      Option.map((blob) => ({ contentType: blob.contentType, size: blob.bytes.length, version: digestVersion(blob) }))
-    )
+  store.stat !== undefined ? store.stat(key) : Effect.map(store.get(key), Option.map(infoOf))
 
 /** The bytes `start` to `endInclusive` (clamped) of the blob under `key`: `store.getRange`, or a whole `get`. */
 export const getRange = (

@@ -83,7 +83,9 @@ export const answer = (
       return error(405, "Media answer GET and HEAD only.", { allow: "GET, HEAD" })
     }
     const key = found.value.key
-    const info = yield* BlobStore.stat(blobs, key)
+    // A store without `stat` is read whole once: the answer's headers and bytes come from that read.
+    const whole = blobs.stat === undefined ? yield* blobs.get(key) : undefined
+    const info = whole === undefined ? yield* BlobStore.stat(blobs, key) : Option.map(whole, BlobStore.infoOf)
     if (Option.isNone(info)) return notFound()
     const { contentType, size, version } = info.value
     const now = yield* MediaUrls.nowSeconds
@@ -117,7 +119,9 @@ export const answer = (
     const status = range === undefined ? 200 : 206
     if (request.method === "HEAD") return { status, headers, body: undefined }
     // Only the asked bytes are read from the store (a seek in a video reads one range).
-    const body = range === undefined
+    const body = whole !== undefined
+      ? Option.map(whole, (blob) => range === undefined ? blob.bytes : blob.bytes.subarray(range.start, range.end + 1))
+      : range === undefined
       ? Option.map(yield* blobs.get(key), (blob) => blob.bytes)
       : yield* BlobStore.getRange(blobs, key, range.start, range.end)
     // Deleted (or replaced by another length) between the two reads: 404, as a moment later.
