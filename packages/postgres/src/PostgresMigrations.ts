@@ -14,7 +14,7 @@ import * as m0006 from "./internal/migrations/0006_execution_list_and_redelivery
 import * as m0007 from "./internal/migrations/0007_operator_secrets.js"
 import * as m0008 from "./internal/migrations/0008_key_and_app_revisions.js"
 import * as m0009 from "./internal/migrations/0009_unlogged_rate_limits.js"
-import * as m0010 from "./internal/migrations/0010_one_index_fewer.js"
+import * as m0010 from "./internal/migrations/0010_fewer_execution_indexes.js"
 import * as m0011 from "./internal/migrations/0011_key_revision_on_truncate.js"
 
 /** Every migration by name, in order. Names sort in the order they apply; never rename one. */
@@ -28,7 +28,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0007_operator_secrets": m0007,
   "0008_key_and_app_revisions": m0008,
   "0009_unlogged_rate_limits": m0009,
-  "0010_one_index_fewer": m0010,
+  "0010_fewer_execution_indexes": m0010,
   "0011_key_revision_on_truncate": m0011
 }
 

@@ -27,11 +27,35 @@ export const QUEUED = sql.lit("queued")
 /** Statuses of open executions, as SQL literals (so the partial indexes apply). */
 export const OPEN = [sql.lit("queued"), sql.lit("running")]
 
+/** Every status, each a branch of a page of a workspace's executions whatever their status. */
+const STATUSES = ["queued", "running", "completed", "failed"] as const
+
 /** The dialect-neutral part of the store, over the runner. */
 export const make = Effect.gen(function*() {
   const runner = yield* SqlRunner
   const { builder: db, dialect } = runner
   const executions = db.selectFrom("executions")
+  /**
+   * The newest `limit` executions of a workspace below `before`, whatever their status: the
+   * newest of each status, read backwards along `executions_workspace_status` (its prefix the
+   * workspace and the status, `seq` last), merged. So a page costs at most four times its rows
+   * whatever the history, and the executions need no index by workspace alone, which every start
+   * would write (dropped by SQLite's 0011 and PostgreSQL's 0010).
+   */
+  const newestOfWorkspace = (workspaceId: string, before: number | undefined, limit: number) => {
+    const branches = STATUSES.map((status) => {
+      let branch = executions.select(executionColumns).where("workspace_id", "=", workspaceId).where(
+        "status",
+        "=",
+        sql.lit(status)
+      )
+      if (before !== undefined) branch = branch.where("seq", "<", before)
+      // Wrapped, as each member of a compound SELECT must be to have its own ORDER BY and LIMIT.
+      return db.selectFrom(branch.orderBy("seq", "desc").limit(limit).as("branch")).selectAll()
+    })
+    const merged = branches.slice(1).reduce((all, branch) => all.unionAll(branch), branches[0]!)
+    return db.selectFrom(merged.as("newest")).selectAll().orderBy("seq", "desc").limit(limit)
+  }
   // Every column by name: a prepared `*` would break when a later migration adds a column.
   const get = PreparedQuery.make((p: PreparedQuery.Param<{ executionId: string }>) =>
     executions.select(executionColumns).where("execution_id", "=", p("executionId"))
@@ -95,13 +119,19 @@ export const make = Effect.gen(function*() {
           (rows) => Effect.forEach(rows, viewOfRow)
         ),
     list: Effect.fn("SqlExecutionStore.list")(({ limit, status, workspaceId }) => {
+      if (workspaceId !== undefined && status === undefined) {
+        return Effect.flatMap(
+          runner.all("list executions", newestOfWorkspace(workspaceId, undefined, limit)),
+          (rows) => Effect.forEach(rows, fromRow)
+        )
+      }
       let query = executions.select(executionColumns).orderBy("seq", "desc").limit(limit)
       if (workspaceId !== undefined) query = query.where("workspace_id", "=", workspaceId)
       if (status !== undefined) query = query.where("status", "=", status)
       return Effect.flatMap(runner.all("list executions", query), (rows) => Effect.forEach(rows, fromRow))
     }),
-    // Read backwards along `executions_workspace`, `executions_workspace_status` or
-    // `executions_workspace_app`: the equalities are their prefix, `seq` their last column.
+    // Read backwards along `executions_workspace_status` or `executions_workspace_app` (the
+    // equalities are their prefix, `seq` their last column), or by each status (`newestOfWorkspace`).
     page: Effect.fn("SqlExecutionStore.page")(({ appId, before, limit, status, workspaceId }) => {
       let query = executions.select(executionColumns).where("workspace_id", "=", workspaceId)
       if (status !== undefined) query = query.where("status", "=", status)
@@ -109,7 +139,12 @@ export const make = Effect.gen(function*() {
       if (before !== undefined) query = query.where("seq", "<", before)
       // One more than asked: whether a page follows, without reading it.
       return Effect.flatMap(
-        runner.all("page executions", query.orderBy("seq", "desc").limit(limit + 1)),
+        runner.all(
+          "page executions",
+          status === undefined && appId === undefined
+            ? newestOfWorkspace(workspaceId, before, limit + 1)
+            : query.orderBy("seq", "desc").limit(limit + 1)
+        ),
         (rows) => {
           const kept = rows.length > limit ? rows.slice(0, limit) : rows
           return Effect.map(Effect.forEach(kept, fromRow), (records) => ({

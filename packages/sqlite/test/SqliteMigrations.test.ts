@@ -50,13 +50,32 @@ describe("SqliteMigrations", () => {
       expect(indexes).not.toContain("executions_open")
     }))
 
-  it.scoped("a queued execution's position is counted from executions_workspace_status alone (0011)", () =>
+  it.scoped("queue positions and unfiltered pages are read along executions_workspace_status (0011)", () =>
     Effect.gen(function*() {
       const filename = yield* tempFile
       yield* Effect.scoped(Effect.provide(Effect.void, SqliteStorage.layer({ filename })))
       expect(inspect(filename).indexes).not.toContain("executions_queued")
+      expect(inspect(filename).indexes).not.toContain("executions_workspace")
       const db = new Database(filename, { readonly: true })
       try {
+        // `SqlExecutionStore`'s page without a filter, as kysely writes it: each status's newest, merged.
+        const branch = (status: string) =>
+          `select * from (select "seq", "execution_id" from "executions" where "workspace_id" = ? and "status" = '${status}' and "seq" < ? order by "seq" desc limit ?) as "branch"`
+        const page = db.prepare(
+          `EXPLAIN QUERY PLAN select * from (${
+            ["queued", "running", "completed", "failed"].map(branch).join(" union all ")
+          }) as "newest" order by "seq" desc limit ?`
+        ).all("w", 100, 21, "w", 100, 21, "w", 100, 21, "w", 100, 21, 21) as Array<{ detail: string }>
+        const searches = page.map((row) => row.detail).filter((detail) => detail.startsWith("SEARCH executions"))
+        expect(searches).toEqual(
+          Array.from(
+            { length: 4 },
+            () => "SEARCH executions USING INDEX executions_workspace_status (workspace_id=? AND status=? AND seq<?)"
+          )
+        )
+        // Each branch is a co-routine of its own, so its LIMIT stops its read of the index (what is
+        // sorted for the merge is at most a page per status).
+        expect(page.filter((row) => row.detail === "CO-ROUTINE branch")).toHaveLength(4)
         // The statement of `SqlExecutionStore`'s queue position, as kysely writes it.
         const plan = db.prepare(
           `EXPLAIN QUERY PLAN SELECT count(*) AS n FROM executions AS mine
