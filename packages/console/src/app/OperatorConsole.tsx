@@ -11,6 +11,7 @@ import { Failure, Loading, messageOf, useTitle } from "./Feedback.js"
 import { MinuteChart } from "./MinuteChart.js"
 import { makeOperatorApi } from "./OperatorApi.js"
 import { useRemote } from "./Remote.js"
+import { shortId } from "./ShortId.js"
 import { formatDuration, formatTime } from "./Time.js"
 
 /** How often the views are read again. */
@@ -43,7 +44,7 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
     try {
       await api.redeliver(executionId)
       setSaid({
-        text: `Redelivery of run ${executionId.slice(0, 8)} started: a new attempt is on its way.`,
+        text: `Redelivery of run ${shortId(executionId)} started: a new attempt is on its way.`,
         error: false
       })
       reloadDeliveries()
@@ -95,7 +96,7 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
                   <tbody>
                     {workspaces.value.map((w) => (
                       <tr key={w.workspaceId} data-workspace={w.name ?? w.workspaceId}>
-                        <td>{w.name ?? <code>{w.workspaceId.slice(0, 8)}</code>}</td>
+                        <td>{w.name ?? <code>{shortId(w.workspaceId)}</code>}</td>
                         <td class="number" data-testid="queued">{w.queued}</td>
                         <td class="number" data-testid="running">{w.running}</td>
                       </tr>
@@ -123,7 +124,7 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
                     {workers.value.map((w) => (
                       <tr key={w.workerId} data-live={w.live}>
                         <td>
-                          <code title={w.workerId}>{w.workerId.slice(0, 8)}</code>
+                          <code title={w.workerId}>{shortId(w.workerId)}</code>
                         </td>
                         <td class="number">{w.held}</td>
                         <td>
@@ -213,9 +214,9 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
                     {deliveries.value.map((d) => (
                       <tr key={d.deliveryId} data-execution-id={d.executionId}>
                         <td>
-                          <code title={d.executionId}>{d.executionId.slice(0, 8)}</code>
+                          <code title={d.executionId}>{shortId(d.executionId)}</code>
                         </td>
-                        <td>{d.workspaceName ?? <code>{d.workspaceId.slice(0, 8)}</code>}</td>
+                        <td>{d.workspaceName ?? <code>{shortId(d.workspaceId)}</code>}</td>
                         <td class="break">{d.url}</td>
                         <td>
                           {formatTime(d.lastAttemptAt)}

@@ -14,6 +14,7 @@ import { OutputView } from "./OutputView.js"
 import { useApi, useRemote } from "./Remote.js"
 import { Link, useNavigation } from "./Router.js"
 import { RunForm } from "./RunForm.js"
+import { shortId } from "./ShortId.js"
 import { StatusBadge } from "./Status.js"
 import { between, formatTime } from "./Time.js"
 import { type ExecutionView, isFinished, type LogLine, type Progress, type WebhookDelivery } from "./Wire.js"
@@ -107,7 +108,7 @@ export const RunView = ({ executionId }: { readonly executionId: string }) => {
   const [againOpen, setAgainOpen] = useState(false)
   const [said, setSaid] = useState<{ readonly text: string; readonly error: boolean } | undefined>(undefined)
   const [busy, setBusy] = useState(false)
-  useTitle(`Run ${executionId.slice(0, 8)}`)
+  useTitle(`Run ${shortId(executionId)}`)
 
   const finished = execution !== undefined && isFinished(execution.status)
   const appId = execution?.appId

@@ -8,6 +8,7 @@ import { isAbort } from "./Api.js"
 import { Failure, Loading, messageOf, useTitle } from "./Feedback.js"
 import { useApi, useRemote } from "./Remote.js"
 import { Link } from "./Router.js"
+import { shortId } from "./ShortId.js"
 import { StatusBadge, statusWords } from "./Status.js"
 import { between, formatTime } from "./Time.js"
 import { type ExecutionStatus, type ExecutionView, statuses } from "./Wire.js"
@@ -132,14 +133,14 @@ export const RunsView = () => {
             <ul>
               {rerun.started.map((id) => (
                 <li key={id}>
-                  <Link to={{ name: "run", executionId: id }}>Run {id.slice(0, 8)}</Link>
+                  <Link to={{ name: "run", executionId: id }}>Run {shortId(id)}</Link>
                 </li>
               ))}
             </ul>
           )}
           {rerun.failed.length > 0 && (
             <ul>
-              {rerun.failed.map((f) => <li key={f.executionId}>Run {f.executionId.slice(0, 8)}: {f.message}</li>)}
+              {rerun.failed.map((f) => <li key={f.executionId}>Run {shortId(f.executionId)}: {f.message}</li>)}
             </ul>
           )}
         </div>
@@ -175,7 +176,7 @@ export const RunsView = () => {
                   </thead>
                   <tbody>
                     {listed.runs.map((run) => {
-                      const short = run.executionId.slice(0, 8)
+                      const short = shortId(run.executionId)
                       return (
                         <tr key={run.executionId} data-execution-id={run.executionId} data-status={run.status}>
                           <td>
@@ -193,7 +194,7 @@ export const RunsView = () => {
                               <code>{short}</code>
                             </Link>
                           </td>
-                          <td>{run.appId === undefined ? "—" : appNames.get(run.appId) ?? run.appId.slice(0, 8)}</td>
+                          <td>{run.appId === undefined ? "—" : appNames.get(run.appId) ?? shortId(run.appId)}</td>
                           <td>
                             <StatusBadge status={run.status} />
                           </td>

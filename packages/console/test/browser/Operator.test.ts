@@ -110,7 +110,7 @@ layer(Chromium.layer, { timeout: "90 seconds", excludeTestServices: true })("the
         })
         yield* tab.waitUntil("the notice says the redelivery started", (short: string) =>
           document.querySelector("[role='status'].notice")?.textContent?.includes(`Redelivery of run ${short}`) ===
-            true, executionId.slice(0, 8))
+            true, executionId.slice(-8))
         // Delivered now: read again (every few seconds, or at once with Refresh), it is no longer listed.
         yield* tab.click("Refresh")
         yield* tab.waitUntil(

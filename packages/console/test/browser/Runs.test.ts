@@ -141,7 +141,7 @@ layer(served, { timeout: "90 seconds", excludeTestServices: true })("running app
             )
           )
         ).toBe(true)
-        for (const id of failed) yield* tab.click(`Select run ${id.slice(0, 8)}`, "checkbox")
+        for (const id of failed) yield* tab.click(`Select run ${id.slice(-8)}`, "checkbox")
         yield* tab.waitForText(".selection .help", "2 selected")
         yield* tab.click("Run again")
         yield* tab.waitFor("[data-testid='rerun-result']")
@@ -168,7 +168,7 @@ layer(served, { timeout: "90 seconds", excludeTestServices: true })("running app
         )
         yield* tab.screenshot("runs-run-again")
         // Each new run ran the failed run's inputs again.
-        yield* tab.click(`Run ${started[0]!.slice(0, 8)}`, "link")
+        yield* tab.click(`Run ${started[0]!.slice(-8)}`, "link")
         yield* tab.waitForStatus("failed")
         expect(yield* tab.textOf("[data-testid='run-inputs'] dd")).toBe(ServedConsole.BROKEN_CODE)
         expect(tab.errors).toEqual([])
