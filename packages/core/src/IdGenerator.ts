@@ -26,7 +26,7 @@ export class IdGenerator extends Context.Tag("@appexec/core/IdGenerator")<
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"))
 
-/** Random bytes drawn in blocks: one call to Web Crypto per 512 ids rather than one each. */
+/** Random bytes drawn in blocks: one call to Web Crypto per 409 ids (10 bytes each) rather than one each. */
 const POOL_BYTES = 4096
 const pool = new Uint8Array(POOL_BYTES)
 let poolAt = POOL_BYTES

@@ -9,8 +9,10 @@
  * with the URL's validity; `HEAD`, `If-None-Match` (304) and single byte ranges (206) are
  * supported. The store is asked for the blob's size, type and version first (`BlobStore.stat`),
  * then for the asked range only (`BlobStore.getRange`), so a seek in a 20 MB video reads one
- * range; `HEAD` and 304 read no bytes. The ETag derives from the key and the blob's version. An unknown, forged, altered, expired or missing path answers 404 in the error body,
- * other methods 405, storage failures 500 with the request id.
+ * range; `HEAD` and 304 read no bytes. A store without `stat` is read whole, once per answer.
+ * The ETag derives from the key and the blob's version. An unknown, forged, altered, expired or
+ * missing path answers 404 in the error body, other methods 405, storage failures 500 with the
+ * request id.
  */
 import { BlobStore, MediaUrls } from "@appexec/core"
 import { sha256 } from "@noble/hashes/sha2.js"

@@ -119,16 +119,16 @@ export const make = Effect.gen(function*() {
           (rows) => Effect.forEach(rows, viewOfRow)
         ),
     list: Effect.fn("SqlExecutionStore.list")(({ limit, status, workspaceId }) => {
-      if (workspaceId !== undefined && status === undefined) {
-        return Effect.flatMap(
-          runner.all("list executions", newestOfWorkspace(workspaceId, undefined, limit)),
-          (rows) => Effect.forEach(rows, fromRow)
-        )
-      }
       let query = executions.select(executionColumns).orderBy("seq", "desc").limit(limit)
       if (workspaceId !== undefined) query = query.where("workspace_id", "=", workspaceId)
       if (status !== undefined) query = query.where("status", "=", status)
-      return Effect.flatMap(runner.all("list executions", query), (rows) => Effect.forEach(rows, fromRow))
+      return Effect.flatMap(
+        runner.all(
+          "list executions",
+          workspaceId !== undefined && status === undefined ? newestOfWorkspace(workspaceId, undefined, limit) : query
+        ),
+        (rows) => Effect.forEach(rows, fromRow)
+      )
     }),
     // Read backwards along `executions_workspace_status` or `executions_workspace_app` (the
     // equalities are their prefix, `seq` their last column), or by each status (`newestOfWorkspace`).
