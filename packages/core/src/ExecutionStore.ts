@@ -4,7 +4,7 @@
  */
 import type { ExecutionStatus } from "@appexec/api/Execution"
 import type { AppId, ExecutionId, WorkspaceId } from "@appexec/api/Ids"
-import { Context, type Effect, type Option } from "effect"
+import { Context, type Effect, type Either, type Option } from "effect"
 import type { LeaseLost, StorageError } from "./Errors.js"
 import type { Lease } from "./ExecutionQueue.js"
 import type { ExecutionRecord, ExecutionView } from "./ExecutionRecord.js"
@@ -60,6 +60,24 @@ export type IdempotentInsert =
   | { readonly _tag: "Inserted" }
   | { readonly _tag: "Existing"; readonly executionId: ExecutionId; readonly fingerprint: string }
 
+/** One save of `ExecutionStore.saveAll`: what `save` takes. */
+export interface Save {
+  readonly record: ExecutionRecord
+  readonly lease: Lease
+  readonly outbox?: OutboxEntry | undefined
+}
+
+/**
+ * Saves of many executions in one write, each as `save` does it (fenced by its own lease, with its
+ * own outbox entry): one answer per save, in order, `LeaseLost` for a save whose lease is no longer
+ * current; a `StorageError` is every save's. `save` is the store's `save` it stands for (see
+ * `saveAllOf`).
+ */
+export interface SaveAll {
+  (saves: ReadonlyArray<Save>): Effect.Effect<ReadonlyArray<Either.Either<void, LeaseLost | StorageError>>>
+  readonly save: ExecutionStore["Type"]["save"]
+}
+
 /** Storage of executions. */
 export class ExecutionStore extends Context.Tag("@appexec/core/ExecutionStore")<
   ExecutionStore,
@@ -108,6 +126,12 @@ export class ExecutionStore extends Context.Tag("@appexec/core/ExecutionStore")<
       lease: Lease,
       outbox?: OutboxEntry
     ) => Effect.Effect<void, LeaseLost | StorageError>
+    /**
+     * Optional: `save` of many executions in one write (the worker's runs that end at once save
+     * their outcomes so). Used only while `save` is the one it stands for (`saveAllOf`): a store
+     * that wraps `save`, spreading the rest, is saved one execution at a time through its `save`.
+     */
+    readonly saveAll?: SaveAll | undefined
     /** Executions for operators, newest (by creation) first. */
     readonly list: (filter: ListFilter) => Effect.Effect<ReadonlyArray<ExecutionRecord>, StorageError>
     /**
@@ -151,3 +175,13 @@ export class ExecutionStore extends Context.Tag("@appexec/core/ExecutionStore")<
     readonly requestCancel: (executionId: ExecutionId, at: number) => Effect.Effect<boolean, StorageError>
   }
 >() {}
+
+/** The store's `saveAll` when it has one and its `save` is the one `saveAll` stands for. */
+export const saveAllOf = (store: ExecutionStore["Type"]): SaveAll | undefined =>
+  store.saveAll !== undefined && store.saveAll.save === store.save ? store.saveAll : undefined
+
+/** Makes a `saveAll` that stands for `save`. */
+export const makeSaveAll = (
+  save: ExecutionStore["Type"]["save"],
+  saveAll: (saves: ReadonlyArray<Save>) => Effect.Effect<ReadonlyArray<Either.Either<void, LeaseLost | StorageError>>>
+): SaveAll => Object.assign((saves: ReadonlyArray<Save>) => saveAll(saves), { save })

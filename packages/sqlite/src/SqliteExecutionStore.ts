@@ -8,9 +8,9 @@
 import { ExecutionId } from "@appexec/api/Ids"
 import { Errors, type ExecutionQueue, type ExecutionRecord, ExecutionStore, type WebhookOutbox } from "@appexec/core"
 import { ExecutionRows, PreparedQuery, SqlExecutionStore } from "@appexec/sql"
-import { Effect, Layer } from "effect"
+import { Effect, Either, Layer } from "effect"
 import { WorkSignal } from "./internal/WorkSignal.js"
-import { SqliteClient } from "./SqliteClient.js"
+import * as SqliteClient from "./SqliteClient.js"
 
 const { toColumns } = ExecutionRows
 
@@ -26,7 +26,7 @@ type OutboxColumns = Omit<WebhookOutbox.OutboxEntry, "attempts" | "traceParent">
 
 /** The store over the instance's connection; inserts wake this process's idle workers. */
 export const make = Effect.gen(function*() {
-  const client = yield* SqliteClient
+  const client = yield* SqliteClient.SqliteClient
   const signal = yield* WorkSignal
   const neutral = yield* SqlExecutionStore.make
   const db = client.builder
@@ -134,11 +134,13 @@ export const make = Effect.gen(function*() {
   const outboxRow = (outbox: WebhookOutbox.OutboxEntry) =>
     insertOutbox.bind({ ...outbox, attempts: JSON.stringify(outbox.attempts), traceParent: outbox.traceParent ?? null })
 
-  const save = (
+  /** The statements of one save, on the connection of a write; false when the lease is no longer current. */
+  const write = (
+    c: SqliteClient.Connection,
     record: ExecutionRecord.ExecutionRecord,
     lease: ExecutionQueue.Lease,
-    outbox?: WebhookOutbox.OutboxEntry
-  ) => {
+    outbox: WebhookOutbox.OutboxEntry | undefined
+  ): boolean => {
     const terminal = record.status === "completed" || record.status === "failed"
     const params: Saved = {
       execution_id: record.executionId,
@@ -150,17 +152,35 @@ export const make = Effect.gen(function*() {
       lease_token: lease.token,
       lease_worker: lease.workerId
     }
-    const statement = terminal ? saveTerminal : saveRunning
-    // Group-committed: saves arriving together share one transaction; each is atomic on its own.
-    const saved = client.batched("save execution", (c) => {
-      if (c.run(statement.bind(params)) === 0) return false
-      if (terminal && outbox !== undefined) {
-        c.run(outboxRow(outbox))
-      }
-      return true
-    })
-    return Effect.flatMap(saved, (ok) => (ok ? Effect.void : new Errors.LeaseLost({ executionId: record.executionId })))
+    if (c.run((terminal ? saveTerminal : saveRunning).bind(params)) === 0) return false
+    if (terminal && outbox !== undefined) {
+      c.run(outboxRow(outbox))
+    }
+    return true
   }
+
+  const save = (
+    record: ExecutionRecord.ExecutionRecord,
+    lease: ExecutionQueue.Lease,
+    outbox?: WebhookOutbox.OutboxEntry
+  ) =>
+    // Group-committed: saves arriving together share one transaction; each is atomic on its own.
+    Effect.flatMap(
+      client.batched("save execution", (c) => write(c, record, lease, outbox)),
+      (ok) => (ok ? Effect.void : new Errors.LeaseLost({ executionId: record.executionId }))
+    )
+
+  // Many saves as one write of the group commit: one wait for them all.
+  const saveAll = ExecutionStore.makeSaveAll(save, (saves) =>
+    client.batched("save executions", (c) => saves.map((s) => write(c, s.record, s.lease, s.outbox))).pipe(
+      Effect.match({
+        onFailure: (error) => saves.map(() => Either.left(error)),
+        onSuccess: (written) =>
+          written.map((ok, i) =>
+            ok ? Either.void : Either.left(new Errors.LeaseLost({ executionId: saves[i]!.record.executionId }))
+          )
+      })
+    ))
 
   const service: ExecutionStore.ExecutionStore["Type"] = {
     ...neutral,
@@ -169,6 +189,7 @@ export const make = Effect.gen(function*() {
         Effect.zipRight(signal.notify)
       ),
     save,
+    saveAll,
     insertIdempotent: Effect.fn("SqliteExecutionStore.insertIdempotent")((record, key, now) =>
       // One BEGIN IMMEDIATE transaction: the write lock is held from the lookup to the insert, so
       // two starts with one key (in one process or two) record one execution.

@@ -12,7 +12,7 @@ import {
   OperatorViews,
   WebhookOutbox
 } from "@appexec/core"
-import { Context, Effect, Layer, Option, Queue } from "effect"
+import { Context, Effect, Either, Layer, Option, Queue } from "effect"
 import * as MemoryReports from "./MemoryReports.js"
 
 interface Row {
@@ -85,6 +85,25 @@ export const make = Effect.gen(function*() {
       return Queue.offer(wake, undefined)
     })
 
+  /** One save, done now: `LeaseLost` when the lease is no longer current, and nothing written. */
+  const saveNow = (
+    record: ExecutionRecord.ExecutionRecord,
+    lease: ExecutionQueue.Lease,
+    entry: WebhookOutbox.OutboxEntry | undefined
+  ): Either.Either<void, Errors.LeaseLost> => {
+    const row = rows.get(record.executionId)
+    if (!isCurrent(row, lease)) return Either.left(new Errors.LeaseLost({ executionId: record.executionId }))
+    row.record = record
+    if (record.status === "completed" || record.status === "failed") {
+      row.lease = null
+      closeOpen(record)
+      if (entry !== undefined) outbox.set(entry.deliveryId, entry)
+    }
+    return Either.void
+  }
+  const save: ExecutionStore.ExecutionStore["Type"]["save"] = (record, lease, entry) =>
+    Effect.suspend(() => saveNow(record, lease, entry))
+
   const store: ExecutionStore.ExecutionStore["Type"] = {
     insert,
     insertIdempotent: (record, key, now) =>
@@ -113,18 +132,11 @@ export const make = Effect.gen(function*() {
         Effect.forEach(executionIds, (id) => store.getView(id)),
         (views) => views.flatMap((view) => (Option.isSome(view) ? [view.value] : []))
       ),
-    save: (record, lease, entry) =>
-      Effect.suspend(() => {
-        const row = rows.get(record.executionId)
-        if (!isCurrent(row, lease)) return Effect.fail(new Errors.LeaseLost({ executionId: record.executionId }))
-        row.record = record
-        if (record.status === "completed" || record.status === "failed") {
-          row.lease = null
-          closeOpen(record)
-          if (entry !== undefined) outbox.set(entry.deliveryId, entry)
-        }
-        return Effect.void
-      }),
+    save,
+    saveAll: ExecutionStore.makeSaveAll(
+      save,
+      (saves) => Effect.sync(() => saves.map((s) => saveNow(s.record, s.lease, s.outbox)))
+    ),
     list: ({ limit, status, workspaceId }) =>
       Effect.sync(() => {
         const found: Array<ExecutionRecord.ExecutionRecord> = []

@@ -1,7 +1,8 @@
 /**
  * The claim loop shared by every consumer of a queue (the worker's executions, the webhook
  * dispatcher's deliveries): it claims as many items as it has free slots (up to a batch) in one
- * claim, and starts each in a fiber of its own, supervised by a `FiberSet` that interrupts what
+ * claim, and starts each in a fiber of its own (or does it at once, in plain code, when its work
+ * can be: `Work.now`), supervised by a `FiberSet` that interrupts what
  * still runs when the scope closes (as `cluster`'s `Sharding` does). The fibers are forked from
  * plain code with a runtime taken once, each with the log annotations of its item set as it is
  * made (not through `Effect.annotateLogs`, which copies the fiber refs twice each time).
@@ -26,6 +27,11 @@ export interface Work {
   readonly effect: Effect.Effect<void>
   /** Told the item's fiber once it is forked. */
   readonly forked?: ((fiber: Fiber.RuntimeFiber<void>) => void) | undefined
+  /**
+   * The item's work done at once, in plain code, when it can be: answers true when it was (no
+   * fiber is forked, and its slot is given back at once), false when `effect` is to run.
+   */
+  readonly now?: (() => boolean) | undefined
 }
 
 /** What a consumer gives the loop. */
@@ -112,9 +118,10 @@ export const make = <A>(options: Options<A>): Effect.Effect<ClaimLoop, never, Sc
       return fiber
     }
 
-    /** Starts `entry` in a slot already counted as taken. */
+    /** Starts `entry` in a slot already counted as taken: done at once, or in a fiber of its own. */
     const start = (entry: Held<A>) => {
       entry.take()
+      if (entry.work.now?.() === true) return entry.freeSlot()
       fiberOf(entry).addObserver(entry.freeSlot)
     }
 

@@ -6,7 +6,7 @@
  * interrupts their workflows and releases their leases so another worker takes them at once (an
  * outcome already being written is written first).
  */
-import { Clock, Effect, Fiber, Layer } from "effect"
+import { Clock, Effect, Fiber, FiberSet, Layer } from "effect"
 import { AppexecConfig, millis } from "../AppexecConfig.js"
 import { startedState } from "../ExecutionLifecycle.js"
 import { type Claim, ExecutionQueue } from "../ExecutionQueue.js"
@@ -32,7 +32,20 @@ export const run = Effect.gen(function*() {
   const workerId = yield* ids.uuid
   const keeper = yield* LeaseKeeper.make
   const { runs } = keeper
-  const process = yield* WorkerRun.make(runs)
+  const { process, runNow, saveOutcomes } = yield* WorkerRun.make(runs)
+  /**
+   * The outcomes of runs done at once (`runNow`) not yet saved: saved together by one
+   * fiber, started after the claim that took them has started them all, so one claim's runs
+   * share one fiber and (with group commit) one transaction.
+   */
+  let outcomes: Array<WorkerRun.Outcome> = []
+  const saving = yield* FiberSet.make<void>()
+  const forkSaving = yield* Effect.interruptible(FiberSet.runtime(saving)<never>())
+  const saveGroup = Effect.uninterruptible(Effect.suspend(() => {
+    const group = outcomes
+    outcomes = []
+    return saveOutcomes(group)
+  }))
   const keeping = yield* Effect.forkScoped(keeper.keep)
   const leaseMs = millis(config.lease)
   /** When the current claim was made: the start it writes on what it finds queued. */
@@ -73,18 +86,24 @@ export const run = Effect.gen(function*() {
     keeper.add(run)
     const unregister = cancellations.unsafeRegister(executionId, () => runs.stop(run, "canceled"))
     let ended = false
-    const end = Effect.sync(() => {
+    const endNow = () => {
       ended = true
       if (runs.map.get(executionId) === run) runs.map.delete(executionId)
       unregister()
       freeSlot()
-    })
+    }
+    const end = Effect.sync(endNow)
     return {
       effect: process(run, claim.execution, end),
       // A run that ended within the fork (storage that answers synchronously) is not kept.
       forked: (fiber) => {
         if (!ended) run.fiber = fiber
-      }
+      },
+      now: () =>
+        runNow(run, claim.execution, (run, record) => {
+          outcomes.push({ run, record, end: endNow })
+          if (outcomes.length === 1) forkSaving(saveGroup, { immediate: false })
+        })
     }
   }
 
@@ -131,6 +150,8 @@ export const run = Effect.gen(function*() {
       // What still runs is interrupted: a workflow stops and gives its lease back; a write under
       // way (a run's outcome) is finished first.
       yield* loop.interruptAll
+      // Outcomes of runs done at once are written, never cut off.
+      yield* FiberSet.awaitEmpty(saving)
       yield* Fiber.interrupt(keeping)
     })
   )

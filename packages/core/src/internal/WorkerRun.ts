@@ -7,24 +7,31 @@
  */
 import type { OutputType } from "@appexec/api/Execution"
 import type { ExecutionId } from "@appexec/api/Ids"
-import { Cause, Duration, Effect, Either, type Fiber, Option } from "effect"
+import { Cause, Duration, Effect, Either, Exit, type Fiber, FiberRef, LogLevel, Option } from "effect"
 import type { CompiledApp } from "../AppDefinition.js"
 import { AppexecConfig, millis } from "../AppexecConfig.js"
-import { recordFinished } from "../AppexecMetrics.js"
+import { recordFinished, unsafeRecordFinished } from "../AppexecMetrics.js"
 import type { LeaseLost, StorageError } from "../Errors.js"
 import { ExecutionEvents } from "../ExecutionEvents.js"
 import { type ExecutionEvent, failNow, isTerminal, transition } from "../ExecutionLifecycle.js"
 import { ExecutionQueue, type Lease } from "../ExecutionQueue.js"
 import { type ExecutionRecord, versionOf } from "../ExecutionRecord.js"
 import { ExecutionReports } from "../ExecutionReports.js"
-import { ExecutionStore } from "../ExecutionStore.js"
+import * as ExecutionStore from "../ExecutionStore.js"
 import { IdGenerator } from "../IdGenerator.js"
 import * as TraceContext from "../TraceContext.js"
 import { DeliveryId, entryFor } from "../WebhookOutbox.js"
 import { AppCatalog } from "./AppCatalog.js"
 import { CANCELED_MESSAGE } from "./Cancellations.js"
 import * as Reporter from "./Reporter.js"
-import { type RunHooks, runWorkflow, type SettledOutput } from "./WorkflowRunner.js"
+import {
+  doneOf,
+  type RunHooks,
+  runWorkflow,
+  type SettledOutput,
+  startWorkflow,
+  type WorkflowResult
+} from "./WorkflowRunner.js"
 
 const formatDuration = (ms: number) => Duration.format(Duration.millis(ms))
 
@@ -47,6 +54,8 @@ export interface Run {
   fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
   /** The execution as last saved `running` (with the outputs settled so far), once it was. */
   started: ExecutionRecord | undefined
+  /** The workflow begun at the claim (`runNow`) but not done there: what the run's fiber takes up. */
+  running?: Effect.Effect<WorkflowResult> | undefined
   /** What the run's nodes report, once one has. */
   reporter?: Reporter.Reporter | undefined
   timeoutMs: number
@@ -57,6 +66,14 @@ export interface Run {
   readonly claimStarted: boolean
   /** Gives the run's slot back (once): a run awaiting its last write no longer holds one. */
   readonly freeSlot: () => void
+}
+
+/** The outcome of a run done at once (`runNow`), to be saved with others. */
+export interface Outcome {
+  readonly run: Run
+  readonly record: ExecutionRecord
+  /** Gives the run up, once its outcome is saved or could not be. */
+  readonly end: () => void
 }
 
 /** The runs of a worker by execution id, and what the keeper needs to hear of them. */
@@ -94,7 +111,7 @@ export const make = (runs: Runs) =>
   Effect.gen(function*() {
     const config = yield* AppexecConfig
     const queue = yield* ExecutionQueue
-    const store = yield* ExecutionStore
+    const store = yield* ExecutionStore.ExecutionStore
     const catalog = yield* AppCatalog
     const events = yield* ExecutionEvents
     const ids = yield* IdGenerator
@@ -103,6 +120,8 @@ export const make = (runs: Runs) =>
     const traced = yield* TraceContext.spansExported
     const reports = yield* ExecutionReports
     const newReporter = yield* Reporter.factory
+    // Runs done at once save their outcomes together, when the store can (`ExecutionStore.saveAll`).
+    const saveAll = ExecutionStore.saveAllOf(store)
 
     /**
      * `event` applied to `record`, then `then` given the new record straight away (no step of its
@@ -246,13 +265,17 @@ export const make = (runs: Runs) =>
         runs.armed(run)
         // The one interruptible part of the run: a stop interrupts it, and the interruption is
         // recorded by the handler in `process` below.
-        const running = restore(runWorkflow(
-          app,
-          started.inputs,
-          { executionId: started.executionId, appId: started.appId, workspaceId: started.workspaceId },
-          config.nodeConcurrency,
-          hooksOf(run)
-        ))
+        const begun = run.running
+        run.running = undefined
+        const running = restore(
+          begun ?? runWorkflow(
+            app,
+            started.inputs,
+            { executionId: started.executionId, appId: started.appId, workspaceId: started.workspaceId },
+            config.nodeConcurrency,
+            hooksOf(run)
+          )
+        )
         return Effect.flatMap(running, (result) =>
           // The workflow ended: its outcome is recorded, whatever stop comes now.
           Effect.clockWith((clock) => {
@@ -370,7 +393,109 @@ export const make = (runs: Runs) =>
     const reclaimed = (run: Run) =>
       Effect.logWarning(`execution ${run.executionId} reclaimed after lost lease (attempt ${run.lease.attempt})`)
 
-    return (run: Run, execution: ExecutionRecord, end: Effect.Effect<void>): Effect.Effect<void> => {
+    const clock = yield* Effect.clock
+
+    /**
+     * A run done at once, in plain code, when it can be: a first attempt, started by its claim,
+     * not told to stop, of a workflow loaded already, whose nodes all answer at once (as the input,
+     * text and output nodes do), with no span to make. Its outcome is handed to `ended`, which
+     * saves it (with others) and announces it, and the answer is true. Otherwise nothing was
+     * recorded or announced and the answer is false: the run goes its way in a fiber of its own
+     * (`process`), taking up the workflow where it was left (`Run.running`) when it was begun.
+     */
+    const runNow = (run: Run, found: ExecutionRecord, ended: (run: Run, record: ExecutionRecord) => void): boolean => {
+      if (saveAll === undefined || traced || !run.claimStarted || run.lease.attempt !== 1 || run.stop !== undefined) return false
+      const started = transition(found, { _tag: "Started", at: run.claimedAt })
+      if (Either.isLeft(started)) return false
+      const loaded = doneOf(catalog.load(found.workflowId))
+      if (loaded === undefined || Exit.isFailure(loaded)) return false
+      const app = loaded.value.app
+      const execution = started.right
+      run.timeoutMs = (app.definition.timeoutSeconds ?? 0) * 1000 || millis(config.defaultTimeout)
+      run.outputTypes = outputTypesOf(app)
+      run.started = execution
+      let begun: Effect.Effect<WorkflowResult>
+      try {
+        begun = startWorkflow(
+          app,
+          execution.inputs,
+          { executionId: execution.executionId, appId: execution.appId, workspaceId: execution.workspaceId },
+          config.nodeConcurrency,
+          hooksOf(run)
+        )
+      } catch {
+        // A node that throws is a defect: the fiber's run meets it again and records it.
+        run.started = undefined
+        return false
+      }
+      const done = doneOf(begun)
+      if (done === undefined || Exit.isFailure(done)) {
+        // Begun, not done: the fiber takes it up.
+        run.running = begun
+        return false
+      }
+      const outcome = done.value
+      const event: ExecutionEvent = Option.isNone(outcome.firstError)
+        ? { _tag: "Completed", at: clock.unsafeCurrentTimeMillis(), produced: outcome.produced }
+        : {
+          _tag: "Failed",
+          at: clock.unsafeCurrentTimeMillis(),
+          errorMessage: outcome.firstError.value,
+          produced: outcome.produced,
+          outputErrors: outcome.outputErrors,
+          outputTypes: run.outputTypes
+        }
+      const end = transition(execution, event)
+      if (Either.isLeft(end)) {
+        run.started = undefined
+        return false
+      }
+      events.unsafePublish(execution)
+      ended(run, end.right)
+      return true
+    }
+
+    /**
+     * Saves the outcomes of runs done at once (`runNow`) in one write, announces each once stored,
+     * and gives each run up (`end`) whatever happened to it.
+     */
+    const saveOutcomes = (outcomes: ReadonlyArray<Outcome>): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        const saves: Array<ExecutionStore.Save> = []
+        for (const { record, run } of outcomes) {
+          saves.push({
+            record,
+            lease: run.lease,
+            outbox: record.webhookUrl === null
+              ? undefined
+              : entryFor(record, DeliveryId.make(yield* ids.uuid), yield* now, undefined)
+          })
+        }
+        const results = yield* saveAll!(saves)
+        const debug = LogLevel.lessThanEqual(yield* FiberRef.get(FiberRef.currentMinimumLogLevel), LogLevel.Debug)
+        const logs: Array<Effect.Effect<void>> = []
+        for (let i = 0; i < outcomes.length; i++) {
+          const { record, run } = outcomes[i]!
+          const result = results[i]!
+          if (Either.isRight(result)) {
+            events.unsafePublish(record)
+            unsafeRecordFinished(record)
+            if (debug) logs.push(Effect.logDebug(`execution ${record.executionId} ${record.status}`))
+          } else {
+            logs.push(logged(run, Effect.fail(result.left)))
+          }
+        }
+        yield* Effect.all(logs, { discard: true })
+      }).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.logError(`${outcomes.length} execution(s): could not record their outcome; their leases will expire`, cause)
+        ),
+        Effect.ensuring(Effect.sync(() => {
+          for (const outcome of outcomes) outcome.end()
+        }))
+      )
+
+    const process = (run: Run, execution: ExecutionRecord, end: Effect.Effect<void>): Effect.Effect<void> => {
       const process = Effect.uninterruptibleMask((restore) =>
         Effect.matchCauseEffect(
           Effect.suspend(() =>
@@ -392,4 +517,6 @@ export const make = (runs: Runs) =>
         )
         : process
     }
+
+    return { process, runNow, saveOutcomes }
   })

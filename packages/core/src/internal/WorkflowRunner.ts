@@ -58,7 +58,7 @@ const describeFailure = (node: AppNode, cause: Cause.Cause<NodeFailure>): Effect
   })
 
 /** The effect as its `Exit` when it is one: already done (`Effect.succeed`, `Effect.fail`). */
-const doneOf = <A, E, R>(effect: Effect.Effect<A, E, R>): Exit.Exit<A, E> | undefined =>
+export const doneOf = <A, E, R>(effect: Effect.Effect<A, E, R>): Exit.Exit<A, E> | undefined =>
   Exit.isExit(effect) ? effect as unknown as Exit.Exit<A, E> : undefined
 
 /**
@@ -103,159 +103,173 @@ export const runWorkflow = (
   execution: RunContext["execution"],
   concurrency: number,
   hooks: RunHooks = silentHooks
-): Effect.Effect<WorkflowResult> =>
-  Effect.suspend(() => {
-    const shape = shapeOf(app)
-    const produced: Array<ProducedOutput> = []
-    const errors = new Map<string, string>()
+): Effect.Effect<WorkflowResult> => Effect.suspend(() => startWorkflow(app, inputs, execution, concurrency, hooks))
 
-    const attemptOf = (
-      node: AppNode,
-      upstream: ReadonlyArray<UpstreamValue>
-    ): Effect.Effect<NodeValue, NodeFailure> => {
-      // One context object per node run, made whole at once (no copies of it with one field more).
-      const identity = shape.identity.get(node.id)!
-      const { log, progress } = hooks.reportsOf(node.id)
-      const compiled = node.compiled
-      switch (compiled.role) {
-        case "input":
-          return compiled.run({
-            node: identity,
-            upstream,
-            execution,
-            progress,
-            log,
-            value: inputs[shape.parameterName.get(node.id) ?? ""] ?? ""
-          })
-        case "process":
-          return compiled.run({ node: identity, upstream, execution, progress, log })
-        case "output": {
-          const ran = compiled.run({ node: identity, upstream, execution, progress, log, input: upstream[0]!.value })
-          const output = (value: string): NodeValue => {
-            produced.push({ id: node.id, type: compiled.outputType, value })
-            return NodeValue.text(value)
-          }
-          // Already done (an `Exit`): answered as done, with no step of the runtime.
-          const done = doneOf(ran)
-          return done === undefined ? Effect.map(ran, output) : Exit.map(done, output)
+/**
+ * `runWorkflow` begun now rather than when its effect runs: the nodes of a chain that answer at
+ * once (`Effect.succeed`) run here, in the caller's code. So the answer is an `Exit` (test it with
+ * `Exit.isExit`) when every node answered at once, with no step of the runtime; otherwise it is
+ * the rest of the run, to be run once, as `runWorkflow`'s effect would have been. A node's `run`
+ * that throws throws here.
+ */
+export const startWorkflow = (
+  app: CompiledApp,
+  inputs: ResolvedInputs,
+  execution: RunContext["execution"],
+  concurrency: number,
+  hooks: RunHooks
+): Effect.Effect<WorkflowResult> => {
+  const shape = shapeOf(app)
+  const produced: Array<ProducedOutput> = []
+  const errors = new Map<string, string>()
+
+  const attemptOf = (
+    node: AppNode,
+    upstream: ReadonlyArray<UpstreamValue>
+  ): Effect.Effect<NodeValue, NodeFailure> => {
+    // One context object per node run, made whole at once (no copies of it with one field more).
+    const identity = shape.identity.get(node.id)!
+    const { log, progress } = hooks.reportsOf(node.id)
+    const compiled = node.compiled
+    switch (compiled.role) {
+      case "input":
+        return compiled.run({
+          node: identity,
+          upstream,
+          execution,
+          progress,
+          log,
+          value: inputs[shape.parameterName.get(node.id) ?? ""] ?? ""
+        })
+      case "process":
+        return compiled.run({ node: identity, upstream, execution, progress, log })
+      case "output": {
+        const ran = compiled.run({ node: identity, upstream, execution, progress, log, input: upstream[0]!.value })
+        const output = (value: string): NodeValue => {
+          produced.push({ id: node.id, type: compiled.outputType, value })
+          return NodeValue.text(value)
         }
+        // Already done (an `Exit`): answered as done, with no step of the runtime.
+        const done = doneOf(ran)
+        return done === undefined ? Effect.map(ran, output) : Exit.map(done, output)
       }
     }
+  }
 
-    /** The result, once every output is produced or known to have failed (`failureOf`). */
-    const result = (failureOf: (outputId: string) => Option.Option<NodeFailure>): WorkflowResult => {
-      const outputErrors: Record<string, string> = {}
-      for (const output of app.outputs) {
-        if (produced.some((p) => p.id === output.id)) continue
-        outputErrors[output.id] = Option.match(failureOf(output.id), {
-          onNone: () => "the output was not produced",
-          onSome: (f) => f.message
+  /** The result, once every output is produced or known to have failed (`failureOf`). */
+  const result = (failureOf: (outputId: string) => Option.Option<NodeFailure>): WorkflowResult => {
+    const outputErrors: Record<string, string> = {}
+    for (const output of app.outputs) {
+      if (produced.some((p) => p.id === output.id)) continue
+      outputErrors[output.id] = Option.match(failureOf(output.id), {
+        onNone: () => "the output was not produced",
+        onSome: (f) => f.message
+      })
+    }
+    const firstError = errors.size === 0
+      ? Option.none()
+      : Option.fromNullable(app.nodes.map((n) => errors.get(n.id)).find((e) => e !== undefined))
+    if (produced.length > 1) produced.sort((a, b) => shape.order.get(a.id)! - shape.order.get(b.id)!)
+    return { produced, outputErrors, firstError }
+  }
+
+  if (shape.chain) {
+    // Nothing can run beside anything else: the nodes run one after the other in this fiber,
+    // with no deferred, permit or fiber per node, and no generator. A failure fails every node
+    // after it. A node that answers at once (`Effect.succeed`: an `Exit`, as the input, text and
+    // output nodes do) is taken in a plain loop, with no step of the runtime.
+    const values = new Map<string, NodeValue>()
+    const failures = new Map<string, NodeFailure>()
+    const failedFrom = (i: number, failure: NodeFailure) => {
+      for (let j = i; j < app.nodes.length; j++) failures.set(app.nodes[j]!.id, failure)
+      return result((id) => Option.fromNullable(failures.get(id)))
+    }
+    const from = (first: number): Effect.Effect<WorkflowResult> => {
+      for (let i = first; i < app.nodes.length; i++) {
+        const node = app.nodes[i]!
+        const upstream = node.upstream.map((nodeId) => ({ nodeId, value: values.get(nodeId)! }))
+        const attempt = attemptOf(node, upstream)
+        const done = doneOf(attempt)
+        if (done !== undefined && Exit.isSuccess(done)) {
+          values.set(node.id, done.value)
+          continue
+        }
+        return Effect.matchCauseEffect(attempt, {
+          onSuccess: (value) => {
+            values.set(node.id, value)
+            return from(i + 1)
+          },
+          onFailure: (cause) =>
+            Cause.isInterruptedOnly(cause) ?
+              Effect.interrupt :
+              Effect.map(describeFailure(node, cause), (failure) => {
+                errors.set(node.id, failure.message)
+                return failedFrom(i, failure)
+              })
         })
       }
-      const firstError = errors.size === 0
-        ? Option.none()
-        : Option.fromNullable(app.nodes.map((n) => errors.get(n.id)).find((e) => e !== undefined))
-      if (produced.length > 1) produced.sort((a, b) => shape.order.get(a.id)! - shape.order.get(b.id)!)
-      return { produced, outputErrors, firstError }
+      return Effect.succeed(result(() => Option.none()))
     }
+    return from(0)
+  }
 
-    if (shape.chain) {
-      // Nothing can run beside anything else: the nodes run one after the other in this fiber,
-      // with no deferred, permit or fiber per node, and no generator. A failure fails every node
-      // after it. A node that answers at once (`Effect.succeed`: an `Exit`, as the input, text and
-      // output nodes do) is taken in a plain loop, with no step of the runtime.
-      const values = new Map<string, NodeValue>()
-      const failures = new Map<string, NodeFailure>()
-      const failedFrom = (i: number, failure: NodeFailure) => {
-        for (let j = i; j < app.nodes.length; j++) failures.set(app.nodes[j]!.id, failure)
-        return result((id) => Option.fromNullable(failures.get(id)))
-      }
-      const from = (first: number): Effect.Effect<WorkflowResult> => {
-        for (let i = first; i < app.nodes.length; i++) {
-          const node = app.nodes[i]!
-          const upstream = node.upstream.map((nodeId) => ({ nodeId, value: values.get(nodeId)! }))
-          const attempt = attemptOf(node, upstream)
-          const done = doneOf(attempt)
-          if (done !== undefined && Exit.isSuccess(done)) {
-            values.set(node.id, done.value)
-            continue
-          }
-          return Effect.matchCauseEffect(attempt, {
-            onSuccess: (value) => {
-              values.set(node.id, value)
-              return from(i + 1)
-            },
-            onFailure: (cause) =>
-              Cause.isInterruptedOnly(cause) ?
-                Effect.interrupt :
-                Effect.map(describeFailure(node, cause), (failure) => {
-                  errors.set(node.id, failure.message)
-                  return failedFrom(i, failure)
-                })
-          })
-        }
-        return Effect.succeed(result(() => Option.none()))
-      }
-      return from(0)
-    }
+  return Effect.gen(function*() {
+    const results = new Map<string, Deferred.Deferred<NodeValue, NodeFailure>>()
+    for (const node of app.nodes) results.set(node.id, yield* Deferred.make<NodeValue, NodeFailure>())
+    const permits = yield* Effect.makeSemaphore(concurrency)
 
-    return Effect.gen(function*() {
-      const results = new Map<string, Deferred.Deferred<NodeValue, NodeFailure>>()
-      for (const node of app.nodes) results.set(node.id, yield* Deferred.make<NodeValue, NodeFailure>())
-      const permits = yield* Effect.makeSemaphore(concurrency)
-
-      const runNode = (node: AppNode): Effect.Effect<NodeValue, NodeFailure> =>
-        Effect.gen(function*() {
-          const upstream = yield* Effect.forEach(
-            node.upstream,
-            (nodeId) => Deferred.await(results.get(nodeId)!).pipe(Effect.map((value) => ({ nodeId, value })))
+    const runNode = (node: AppNode): Effect.Effect<NodeValue, NodeFailure> =>
+      Effect.gen(function*() {
+        const upstream = yield* Effect.forEach(
+          node.upstream,
+          (nodeId) => Deferred.await(results.get(nodeId)!).pipe(Effect.map((value) => ({ nodeId, value })))
+        )
+        return yield* permits.withPermits(1)(attemptOf(node, upstream)).pipe(
+          Effect.catchAllCause((cause) =>
+            Cause.isInterruptedOnly(cause)
+              ? Effect.interrupt
+              : Effect.flatMap(describeFailure(node, cause), (failure) => {
+                errors.set(node.id, failure.message)
+                return Effect.fail(failure)
+              })
           )
-          return yield* permits.withPermits(1)(attemptOf(node, upstream)).pipe(
-            Effect.catchAllCause((cause) =>
-              Cause.isInterruptedOnly(cause)
-                ? Effect.interrupt
-                : Effect.flatMap(describeFailure(node, cause), (failure) => {
-                  errors.set(node.id, failure.message)
-                  return Effect.fail(failure)
-                })
-            )
-          )
-        })
+        )
+      })
 
-      // Outputs settled so far: each but the last is told to the hooks as it settles.
-      let settled = 0
-      const settle = (node: AppNode, exit: Exit.Exit<NodeValue, NodeFailure>): Effect.Effect<void> => {
-        if (node.compiled.role !== "output" || Exit.isInterrupted(exit)) return Effect.void
-        settled += 1
-        if (settled === app.outputs.length) return Effect.void
-        if (Exit.isSuccess(exit)) {
-          const output = produced.find((p) => p.id === node.id)
-          return output === undefined ? Effect.void : hooks.settled({ _tag: "Produced", output })
-        }
-        const failure = Cause.failureOption(exit.cause)
-        return hooks.settled({
-          _tag: "Failed",
-          id: node.id,
-          type: node.compiled.outputType,
-          error: Option.match(failure, { onNone: () => "the output was not produced", onSome: (f) => f.message })
-        })
+    // Outputs settled so far: each but the last is told to the hooks as it settles.
+    let settled = 0
+    const settle = (node: AppNode, exit: Exit.Exit<NodeValue, NodeFailure>): Effect.Effect<void> => {
+      if (node.compiled.role !== "output" || Exit.isInterrupted(exit)) return Effect.void
+      settled += 1
+      if (settled === app.outputs.length) return Effect.void
+      if (Exit.isSuccess(exit)) {
+        const output = produced.find((p) => p.id === node.id)
+        return output === undefined ? Effect.void : hooks.settled({ _tag: "Produced", output })
       }
+      const failure = Cause.failureOption(exit.cause)
+      return hooks.settled({
+        _tag: "Failed",
+        id: node.id,
+        type: node.compiled.outputType,
+        error: Option.match(failure, { onNone: () => "the output was not produced", onSome: (f) => f.message })
+      })
+    }
 
-      yield* Effect.forEach(
-        app.nodes,
-        (node) =>
-          Deferred.complete(
-            results.get(node.id)!,
-            node.compiled.role === "output"
-              ? Effect.flatMap(Effect.exit(runNode(node)), (exit) => Effect.zipRight(settle(node, exit), exit))
-              : runNode(node)
-          ),
-        { concurrency: "unbounded", discard: true }
-      )
-      const failures = new Map<string, Option.Option<NodeFailure>>()
-      for (const output of app.outputs) {
-        failures.set(output.id, yield* Deferred.await(results.get(output.id)!).pipe(Effect.flip, Effect.option))
-      }
-      return result((id) => failures.get(id) ?? Option.none())
-    })
+    yield* Effect.forEach(
+      app.nodes,
+      (node) =>
+        Deferred.complete(
+          results.get(node.id)!,
+          node.compiled.role === "output"
+            ? Effect.flatMap(Effect.exit(runNode(node)), (exit) => Effect.zipRight(settle(node, exit), exit))
+            : runNode(node)
+        ),
+      { concurrency: "unbounded", discard: true }
+    )
+    const failures = new Map<string, Option.Option<NodeFailure>>()
+    for (const output of app.outputs) {
+      failures.set(output.id, yield* Deferred.await(results.get(output.id)!).pipe(Effect.flip, Effect.option))
+    }
+    return result((id) => failures.get(id) ?? Option.none())
   })
+}
