@@ -109,8 +109,7 @@ export const unsafeRecordFinished = (record: Finished): void => {
 }
 
 /** Counts one finished execution: its status, and its run time when it ran (one step, as `recordStarted`). */
-export const recordFinished = (record: Finished): Effect.Effect<void> =>
-  Effect.sync(() => unsafeRecordFinished(record))
+export const recordFinished = (record: Finished): Effect.Effect<void> => Effect.sync(() => unsafeRecordFinished(record))
 
 /** Reads the gauges from storage. */
 export const refreshGauges: Effect.Effect<void, StorageError, ExecutionStore> = Effect.flatMap(

@@ -171,16 +171,19 @@ export const make = Effect.gen(function*() {
     )
 
   // Many saves as one write of the group commit: one wait for them all.
-  const saveAll = ExecutionStore.makeSaveAll(save, (saves) =>
-    client.batched("save executions", (c) => saves.map((s) => write(c, s.record, s.lease, s.outbox))).pipe(
-      Effect.match({
-        onFailure: (error) => saves.map(() => Either.left(error)),
-        onSuccess: (written) =>
-          written.map((ok, i) =>
-            ok ? Either.void : Either.left(new Errors.LeaseLost({ executionId: saves[i]!.record.executionId }))
-          )
-      })
-    ))
+  const saveAll = ExecutionStore.makeSaveAll(
+    save,
+    (saves) =>
+      client.batched("save executions", (c) => saves.map((s) => write(c, s.record, s.lease, s.outbox))).pipe(
+        Effect.match({
+          onFailure: (error) => saves.map(() => Either.left(error)),
+          onSuccess: (written) =>
+            written.map((ok, i) =>
+              ok ? Either.void : Either.left(new Errors.LeaseLost({ executionId: saves[i]!.record.executionId }))
+            )
+        })
+      )
+  )
 
   const service: ExecutionStore.ExecutionStore["Type"] = {
     ...neutral,

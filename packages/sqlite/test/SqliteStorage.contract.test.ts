@@ -1,5 +1,5 @@
 import { SqliteStorage } from "@appexec/sqlite"
-import { StorageContract } from "@appexec/testing/contracts"
+import { SaveAllContract, StorageContract } from "@appexec/testing/contracts"
 import { Effect, Layer } from "effect"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -19,3 +19,4 @@ const tempStorage = () =>
 
 StorageContract.suite("sqlite file", tempStorage)
 StorageContract.suite("sqlite :memory:", () => SqliteStorage.layer({ filename: ":memory:" }))
+SaveAllContract.suite("sqlite file", tempStorage)

@@ -1,4 +1,5 @@
 import { MemoryStorage } from "@appexec/testing"
-import { StorageContract } from "@appexec/testing/contracts"
+import { SaveAllContract, StorageContract } from "@appexec/testing/contracts"
 
 StorageContract.suite("memory", () => MemoryStorage.layer)
+SaveAllContract.suite("memory", () => MemoryStorage.layer)

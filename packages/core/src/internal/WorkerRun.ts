@@ -404,7 +404,9 @@ export const make = (runs: Runs) =>
      * (`process`), taking up the workflow where it was left (`Run.running`) when it was begun.
      */
     const runNow = (run: Run, found: ExecutionRecord, ended: (run: Run, record: ExecutionRecord) => void): boolean => {
-      if (saveAll === undefined || traced || !run.claimStarted || run.lease.attempt !== 1 || run.stop !== undefined) return false
+      if (
+        saveAll === undefined || traced || !run.claimStarted || run.lease.attempt !== 1 || run.stop !== undefined
+      ) return false
       const started = transition(found, { _tag: "Started", at: run.claimedAt })
       if (Either.isLeft(started)) return false
       const loaded = doneOf(catalog.load(found.workflowId))
@@ -455,6 +457,10 @@ export const make = (runs: Runs) =>
       return true
     }
 
+    /** Logged with the run's annotations, as the lines of a run's fiber are (the claim loop sets them there). */
+    const annotated = <A, E>(run: Run, effect: Effect.Effect<A, E>) =>
+      Effect.annotateLogs(effect, { executionId: run.executionId, attempt: run.lease.attempt })
+
     /**
      * Saves the outcomes of runs done at once (`runNow`) in one write, announces each once stored,
      * and gives each run up (`end`) whatever happened to it.
@@ -480,15 +486,18 @@ export const make = (runs: Runs) =>
           if (Either.isRight(result)) {
             events.unsafePublish(record)
             unsafeRecordFinished(record)
-            if (debug) logs.push(Effect.logDebug(`execution ${record.executionId} ${record.status}`))
+            if (debug) logs.push(annotated(run, Effect.logDebug(`execution ${record.executionId} ${record.status}`)))
           } else {
-            logs.push(logged(run, Effect.fail(result.left)))
+            logs.push(annotated(run, logged(run, Effect.fail(result.left))))
           }
         }
-        yield* Effect.all(logs, { discard: true })
+        if (logs.length > 0) yield* Effect.all(logs, { discard: true })
       }).pipe(
         Effect.catchAllCause((cause) =>
-          Effect.logError(`${outcomes.length} execution(s): could not record their outcome; their leases will expire`, cause)
+          Effect.logError(
+            `${outcomes.length} execution(s): could not record their outcome; their leases will expire`,
+            cause
+          )
         ),
         Effect.ensuring(Effect.sync(() => {
           for (const outcome of outcomes) outcome.end()

@@ -1,0 +1,208 @@
+/**
+ * Runs done at once: a run whose workflow's nodes all answer at once is done at its claim, in
+ * plain code, and its outcome saved with the others of its claim in one write
+ * (`ExecutionStore.saveAll`); what does not answer at once goes on in the run's fiber.
+ */
+import { Ids } from "@appexec/api"
+import { Appexec, Errors, ExecutionEvents, ExecutionLifecycle, ExecutionStore, NodeType } from "@appexec/core"
+import { TestHarness } from "@appexec/testing"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Fiber, LogLevel, Option, Queue, Schema, TestClock } from "effect"
+import * as Worker from "../src/internal/Worker.js"
+import * as LogCapture from "./fixtures/LogCapture.js"
+
+/** input → output: both answer at once. */
+const echo = {
+  name: "Echo",
+  public: true,
+  nodes: [
+    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
+    { id: "result", type: "output.text", label: "Result" }
+  ],
+  edges: [{ source: "prompt", target: "result" }]
+}
+
+/** The executions of `echo` started with the worker stopped, numbered 0 to n-1. */
+const startEchoes = (n: number) =>
+  Effect.gen(function*() {
+    const appexec = yield* Appexec.Appexec
+    const app = yield* appexec.apps.import(echo)
+    const principal = yield* TestHarness.signIn()
+    return yield* Effect.forEach(
+      Array.from({ length: n }, (_, i) => i),
+      (i) => Effect.map(appexec.executions.start(principal, app.appId, { prompt: `p${i}` }), (s) => s.executionId)
+    )
+  })
+
+/** The stored record of each execution. */
+const recordsOf = (ids: ReadonlyArray<string>) =>
+  Effect.flatMap(
+    ExecutionStore.ExecutionStore,
+    (store) => Effect.forEach(ids, (id) => Effect.map(store.get(Ids.ExecutionId.make(id)), Option.getOrThrow))
+  )
+
+/** The store with its saves counted: terminal ones through `save`, and the size of each `saveAll`. */
+const counted = (
+  store: ExecutionStore.ExecutionStore["Type"],
+  counts: { terminalSaves: number; saveAlls: Array<number> },
+  keepSaveAll: boolean
+): ExecutionStore.ExecutionStore["Type"] => {
+  const save: ExecutionStore.ExecutionStore["Type"]["save"] = (record, lease, outbox) => {
+    if (ExecutionLifecycle.isTerminal(record.status)) counts.terminalSaves += 1
+    return store.save(record, lease, outbox)
+  }
+  const saveAll = ExecutionStore.makeSaveAll(save, (saves) => {
+    counts.saveAlls.push(saves.length)
+    return store.saveAll!(saves)
+  })
+  return keepSaveAll ? { ...store, save, saveAll } : { ...store, save }
+}
+
+/** Runs the worker on the counted store until the scope closes. */
+const workerOn = (counts: { terminalSaves: number; saveAlls: Array<number> }, keepSaveAll: boolean) =>
+  Effect.forkScoped(
+    Worker.run.pipe(
+      Effect.zipRight(Effect.never),
+      Effect.provideServiceEffect(
+        ExecutionStore.ExecutionStore,
+        Effect.map(ExecutionStore.ExecutionStore, (store) => counted(store, counts, keepSaveAll))
+      )
+    )
+  )
+
+describe("runs done at once", () => {
+  it.scoped("a claim's runs whose nodes all answer at once are saved in one write, announced running then completed", () =>
+    Effect.gen(function*() {
+      const ids = yield* startEchoes(5)
+      const events = yield* ExecutionEvents.ExecutionEvents
+      const transitions = yield* events.subscribe
+      const counts = { terminalSaves: 0, saveAlls: [] as Array<number> }
+      yield* workerOn(counts, true)
+      yield* TestClock.adjust(0)
+      const records = yield* recordsOf(ids)
+      expect(records.map((r) => [r.status, r.outputs[0]?.value])).toEqual(
+        ids.map((_, i) => ["completed", `p${i}`])
+      )
+      expect(counts).toEqual({ terminalSaves: 0, saveAlls: [5] })
+      const announced = yield* Queue.takeAll(transitions)
+      for (const id of ids) {
+        expect([...announced].filter((r) => r.executionId === id).map((r) => r.status)).toEqual([
+          "running",
+          "completed"
+        ])
+      }
+    }).pipe(Effect.provide(TestHarness.layer({ worker: false }))))
+
+  it.scoped("a store whose save is replaced has each outcome saved through that save", () =>
+    Effect.gen(function*() {
+      const ids = yield* startEchoes(3)
+      const counts = { terminalSaves: 0, saveAlls: [] as Array<number> }
+      yield* workerOn(counts, false)
+      yield* TestClock.adjust(0)
+      expect((yield* recordsOf(ids)).map((r) => r.status)).toEqual(["completed", "completed", "completed"])
+      expect(counts).toEqual({ terminalSaves: 3, saveAlls: [] })
+    }).pipe(Effect.provide(TestHarness.layer({ worker: false }))))
+
+  it.scoped("a chain whose node does not answer at once goes on in the run's fiber: each node's run is called once", () => {
+    let calls = 0
+    const later = NodeType.defineNode({
+      type: "test.later",
+      description: "Answers after a second",
+      role: "process",
+      inputs: { min: 1, max: 1 },
+      config: Schema.Struct({}),
+      run: ({ upstream }) => {
+        calls += 1
+        return Effect.as(Effect.sleep("1 second"), upstream[0]!.value)
+      }
+    })
+    return Effect.gen(function*() {
+      const appexec = yield* Appexec.Appexec
+      const app = yield* appexec.apps.import({
+        name: "Later",
+        public: true,
+        nodes: [
+          { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
+          { id: "echo", type: "text.template", config: { template: "echo: {{prompt}}" } },
+          { id: "later", type: "test.later" },
+          { id: "result", type: "output.text", label: "Result" }
+        ],
+        edges: [
+          { source: "prompt", target: "echo" },
+          { source: "echo", target: "later" },
+          { source: "later", target: "result" }
+        ]
+      })
+      const principal = yield* TestHarness.signIn()
+      const started = yield* Effect.forEach(
+        ["a", "b", "c"],
+        (prompt) => appexec.executions.start(principal, app.appId, { prompt })
+      )
+      const waits = yield* Effect.forEach(started, (s) => Effect.fork(appexec.executions.await(s.executionId)))
+      yield* TestClock.adjust("1 second")
+      const done = yield* Effect.forEach(waits, Fiber.join)
+      expect(done.map((d) => [d.status, d.outputs[0]?.value])).toEqual([
+        ["completed", "echo: a"],
+        ["completed", "echo: b"],
+        ["completed", "echo: c"]
+      ])
+      expect(calls).toBe(3)
+    }).pipe(Effect.provide(TestHarness.layer({ nodes: [later] })))
+  })
+
+  it.scoped("the end of a run done at once is logged with its execution and attempt", () =>
+    Effect.gen(function*() {
+      const { layer: capture, lines } = LogCapture.make()
+      yield* Effect.gen(function*() {
+        const [id] = yield* startEchoes(1)
+        const counts = { terminalSaves: 0, saveAlls: [] as Array<number> }
+        yield* workerOn(counts, true)
+        yield* TestClock.adjust(0)
+        expect(counts.saveAlls).toEqual([1])
+        const completed = lines.find((l) => String(l.message) === `execution ${id} completed`)
+        expect(completed?.annotations).toMatchObject({ executionId: id, attempt: 1 })
+      }).pipe(Effect.provide(TestHarness.layer({ worker: false, logLevel: LogLevel.Debug })), Effect.provide(capture))
+    }))
+
+  it.scoped("a run done at once whose lease was lost is not announced, is logged, and gives its slot back", () =>
+    Effect.gen(function*() {
+      const { layer: capture, lines } = LogCapture.make()
+      yield* Effect.gen(function*() {
+        const ids = yield* startEchoes(2)
+        const events = yield* ExecutionEvents.ExecutionEvents
+        const transitions = yield* events.subscribe
+        // The first save finds the first execution's lease lost.
+        let lost = false
+        yield* Effect.forkScoped(
+          Worker.run.pipe(
+            Effect.zipRight(Effect.never),
+            Effect.provideServiceEffect(
+              ExecutionStore.ExecutionStore,
+              Effect.map(ExecutionStore.ExecutionStore, (store) => ({
+                ...store,
+                saveAll: ExecutionStore.makeSaveAll(store.save, (saves) => {
+                  if (lost) return store.saveAll!(saves)
+                  lost = true
+                  return Effect.map(store.saveAll!(saves.slice(1)), (rest) => [
+                    Either.left(new Errors.LeaseLost({ executionId: saves[0]!.record.executionId })),
+                    ...rest
+                  ])
+                })
+              }))
+            )
+          )
+        )
+        yield* TestClock.adjust(0)
+        const [first, second] = yield* recordsOf(ids)
+        expect(first!.status).toBe("running")
+        expect(second!.status).toBe("completed")
+        const announced = yield* Queue.takeAll(transitions)
+        expect([...announced].filter((r) => r.executionId === ids[0]).map((r) => r.status)).toEqual(["running"])
+        const warning = lines.find((l) => String(l.message).startsWith(`execution ${ids[0]}: lease lost`))
+        expect(warning?.annotations).toMatchObject({ executionId: ids[0], attempt: 1 })
+      }).pipe(
+        Effect.provide(TestHarness.layer({ worker: false, config: { workerConcurrency: 1 } })),
+        Effect.provide(capture)
+      )
+    }))
+})
