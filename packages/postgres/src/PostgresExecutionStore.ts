@@ -24,7 +24,7 @@ import {
 import { SqlExecutionStore } from "@appexec/sql"
 import { toColumns } from "@appexec/sql/ExecutionRows"
 import type { Tables } from "@appexec/sql/SqlTables"
-import { Effect, Layer } from "effect"
+import { Effect, Either, Layer } from "effect"
 import { CompiledQuery, type Kysely, sql, type UpdateQueryBuilder, type UpdateResult } from "kysely"
 import { WorkNotifier } from "./internal/WorkNotifier.js"
 import { PostgresClient, workChannel } from "./PostgresClient.js"
@@ -80,6 +80,9 @@ const refusedRow = (error: Errors.StorageError) => {
   return typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string" &&
     /^(2[23]|40P01$|40001$)/.test(cause.code)
 }
+
+/** Most saves in one statement. */
+const SAVE_BATCH = 64
 
 /** A save waiting for its batch. */
 interface PendingSave {
@@ -255,7 +258,7 @@ export const make = Effect.gen(function*() {
       )
   })
   const submitSave = yield* Batcher.make({
-    maxSize: 64,
+    maxSize: SAVE_BATCH,
     key: (save: PendingSave) => save.record.executionId,
     isolate: refusedRow,
     write: saveBatch
@@ -274,6 +277,26 @@ export const make = Effect.gen(function*() {
       }),
       (held) => (held ? Effect.void : new Errors.LeaseLost({ executionId: record.executionId }))
     )
+
+  // Many saves as one statement a batch (the batcher's size): one wait for them all, no batcher.
+  const saveAll = ExecutionStore.makeSaveAll(save, (saves) => {
+    const pending = saves.map((s): PendingSave => ({
+      record: s.record,
+      lease: s.lease,
+      outbox: s.record.status === "completed" || s.record.status === "failed" ? s.outbox : undefined
+    }))
+    const chunks: Array<ReadonlyArray<PendingSave>> = []
+    for (let i = 0; i < pending.length; i += SAVE_BATCH) chunks.push(pending.slice(i, i + SAVE_BATCH))
+    return Effect.forEach(chunks, saveBatch).pipe(
+      Effect.match({
+        onFailure: (error) => saves.map(() => Either.left(error)),
+        onSuccess: (written) =>
+          written.flat().map((held, i) =>
+            held ? Either.void : Either.left(new Errors.LeaseLost({ executionId: saves[i]!.record.executionId }))
+          )
+      })
+    )
+  })
 
   const service: ExecutionStore.ExecutionStore["Type"] = {
     ...neutral,
@@ -301,6 +324,7 @@ export const make = Effect.gen(function*() {
         )
     ),
     save,
+    saveAll,
     cancelQueued: Effect.fn("PostgresExecutionStore.cancelQueued")((record, now, outbox) => {
       const { execution_id, ...columns } = toColumns(record)
       const db = client.db

@@ -1,7 +1,8 @@
-import { StorageContract } from "@appexec/testing/contracts"
+import { SaveAllContract, StorageContract } from "@appexec/testing/contracts"
 import * as TestDatabase from "./support/TestDatabase.js"
 
 const database = TestDatabase.create("contracts")
 
 StorageContract.suite("postgres", TestDatabase.freshStorage(database))
 StorageContract.suite("postgres, one connection", TestDatabase.freshStorage(database, { poolSize: 1 }))
+SaveAllContract.suite("postgres", TestDatabase.freshStorage(database))

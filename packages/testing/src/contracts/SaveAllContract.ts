@@ -1,5 +1,5 @@
 /**
- * Contract of `ExecutionStore.saveAll`, for the stores that have one (SQLite, memory): each save
+ * Contract of `ExecutionStore.saveAll`, for the stores that have one (SQLite, PostgreSQL, memory): each save
  * as `save` does it, fenced by its own lease, with its own webhook delivery, one answer per save
  * in order; and it stands for the store's own `save` only (`saveAllOf`).
  */
@@ -70,6 +70,27 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
           { record: completed(runningC, LEASE + 3), lease: c.lease }
         ])
         expect(again.map((r) => Either.isLeft(r) && r.left._tag)).toEqual(["LeaseLost", false])
+      })
+    )
+
+    test(
+      "a hundred saves at once are each answered in order, those under a wrong lease LeaseLost",
+      Effect.gen(function*() {
+        const owner = yield* seedOwner()
+        const store = yield* ExecutionStore.ExecutionStore
+        const saveAll = ExecutionStore.saveAllOf(store)!
+        for (let n = 1; n <= 100; n++) yield* store.insert(queued(owner, n))
+        const claims = yield* Effect.forEach(Array.from({ length: 100 }), () => claimSome("w", LEASE))
+        const results = yield* saveAll(claims.map((claim, i) => ({
+          record: completed(claim.execution, 5),
+          // Every seventh under a token the store never gave.
+          lease: i % 7 === 3 ? { ...claim.lease, token: claim.lease.token + 1_000 } : claim.lease
+        })))
+        expect(results.map(Either.isLeft)).toEqual(claims.map((_, i) => i % 7 === 3))
+        const stored = yield* Effect.forEach(claims, (claim) => store.get(claim.execution.executionId))
+        expect(stored.map((r) => Option.getOrThrow(r).status)).toEqual(
+          claims.map((_, i) => i % 7 === 3 ? "queued" : "completed")
+        )
       })
     )
 
