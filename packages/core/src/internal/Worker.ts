@@ -46,6 +46,11 @@ export const run = Effect.gen(function*() {
     outcomes = []
     return saveOutcomes(group)
   }))
+  /** An outcome to save with the others of its claim: the first of a group forks the fiber that saves them. */
+  const saveLater = (outcome: WorkerRun.Outcome) => {
+    outcomes.push(outcome)
+    if (outcomes.length === 1) forkSaving(saveGroup, { immediate: false })
+  }
   const keeping = yield* Effect.forkScoped(keeper.keep)
   const leaseMs = millis(config.lease)
   /** When the current claim was made: the start it writes on what it finds queued. */
@@ -92,18 +97,16 @@ export const run = Effect.gen(function*() {
       unregister()
       freeSlot()
     }
-    const end = Effect.sync(endNow)
     return {
-      effect: process(run, claim.execution, end),
+      // Made only for a run that needs its fiber: most are done at once.
+      get effect() {
+        return process(run, claim.execution, Effect.sync(endNow))
+      },
       // A run that ended within the fork (storage that answers synchronously) is not kept.
       forked: (fiber) => {
         if (!ended) run.fiber = fiber
       },
-      now: () =>
-        runNow(run, claim.execution, (run, record) => {
-          outcomes.push({ run, record, end: endNow })
-          if (outcomes.length === 1) forkSaving(saveGroup, { immediate: false })
-        })
+      now: () => runNow(run, claim.execution, endNow, saveLater)
     }
   }
 

@@ -398,12 +398,18 @@ export const make = (runs: Runs) =>
     /**
      * A run done at once, in plain code, when it can be: a first attempt, started by its claim,
      * not told to stop, of a workflow loaded already, whose nodes all answer at once (as the input,
-     * text and output nodes do), with no span to make. Its outcome is handed to `ended`, which
-     * saves it (with others) and announces it, and the answer is true. Otherwise nothing was
-     * recorded or announced and the answer is false: the run goes its way in a fiber of its own
-     * (`process`), taking up the workflow where it was left (`Run.running`) when it was begun.
+     * text and output nodes do), with no span to make. Its outcome is handed to `saveLater`, which
+     * saves it (with others), announces it, then gives the run up (`end`); the answer is true.
+     * Otherwise nothing was recorded or announced and the answer is false: the run goes its way in
+     * a fiber of its own (`process`), taking up the workflow where it was left (`Run.running`)
+     * when it was begun.
      */
-    const runNow = (run: Run, found: ExecutionRecord, ended: (run: Run, record: ExecutionRecord) => void): boolean => {
+    const runNow = (
+      run: Run,
+      found: ExecutionRecord,
+      end: () => void,
+      saveLater: (outcome: Outcome) => void
+    ): boolean => {
       if (
         saveAll === undefined || traced || !run.claimStarted || run.lease.attempt !== 1 || run.stop !== undefined
       ) return false
@@ -447,13 +453,13 @@ export const make = (runs: Runs) =>
           outputErrors: outcome.outputErrors,
           outputTypes: run.outputTypes
         }
-      const end = transition(execution, event)
-      if (Either.isLeft(end)) {
+      const ended = transition(execution, event)
+      if (Either.isLeft(ended)) {
         run.started = undefined
         return false
       }
       events.unsafePublish(execution)
-      ended(run, end.right)
+      saveLater({ run, record: ended.right, end })
       return true
     }
 
