@@ -9,8 +9,8 @@
  *
  * The jobs and executions are all added before any worker starts, held by a transaction of the
  * bench that locks every one (the claims of both queues skip locked rows). The workers start and
- * first run 2,000 more, untimed (the warm-up, released the same way for appexec's processes once
- * all say they run): what a worker does once (its modules, its connections, compiling its hot
+ * first run 2,000 more each, untimed (the warm-up, released the same way for appexec's processes
+ * once all say they run; 2,000 for each of them, since each compiles its own hot code): what a worker does once (its modules, its connections, compiling its hot
  * code, growing its heap) is in neither drain. Then the lock ends and one `NOTIFY` wakes them, as
  * an insert of that many would. A drain is timed from the first start (the task's call; the
  * execution's `started_at`) to the moment a count of what is left (one `count(*)` every 10 ms, the
@@ -39,8 +39,9 @@ import * as TempDir from "./TempDir.js"
 
 const COUNT = Number(process.env["APPEXEC_BENCH_GRAPHILE_COUNT"] ?? 10_000)
 /**
- * Jobs or executions each drain runs first, untimed, once every worker runs: what a worker process
- * does once (compiling its hot code, growing its heap) is not in the drain, for either queue.
+ * Jobs or executions each drain runs first per worker process, untimed, once every worker runs:
+ * what a worker process does once (compiling its hot code, growing its heap) is not in the drain,
+ * for either queue.
  */
 const WARMUP = Number(process.env["APPEXEC_BENCH_GRAPHILE_WARMUP"] ?? 2_000)
 const parts = new Set(
@@ -335,8 +336,9 @@ const appexecDrain = (server: PostgresServer.Server, processes: number) =>
       const { rows } = yield* Effect.promise(() => counter.query<{ n: string }>("SELECT max(seq) AS n FROM executions"))
       // Held while the worker processes start (their claims skip locked rows), the warm-up's too.
       const held = yield* hold(url, "SELECT seq FROM executions WHERE status = 'queued' FOR UPDATE")
+      // Each process gets the warm-up graphile-worker's one process gets: its own hot code to compile.
       yield* Effect.forEach(
-        Array.from({ length: WARMUP }, (_, i) => i),
+        Array.from({ length: WARMUP * processes }, (_, i) => i),
         (i) => appexec.executions.start(principal, appId, { in: `warm-up ${i}` }),
         { concurrency: 64, discard: true }
       )
