@@ -4,8 +4,8 @@
  */
 import type { ExecutionStatus } from "@appexec/api/Execution"
 import type { AppId, ExecutionId, WorkspaceId } from "@appexec/api/Ids"
-import { Context, type Effect, type Either, type Option } from "effect"
-import type { LeaseLost, StorageError } from "./Errors.js"
+import { Context, Effect, Either, type Option } from "effect"
+import { LeaseLost, type StorageError } from "./Errors.js"
 import type { Lease } from "./ExecutionQueue.js"
 import type { ExecutionRecord, ExecutionView } from "./ExecutionRecord.js"
 import type { OutboxEntry } from "./WebhookOutbox.js"
@@ -180,8 +180,22 @@ export class ExecutionStore extends Context.Tag("@appexec/core/ExecutionStore")<
 export const saveAllOf = (store: ExecutionStore["Type"]): SaveAll | undefined =>
   store.saveAll !== undefined && store.saveAll.save === store.save ? store.saveAll : undefined
 
-/** Makes a `saveAll` that stands for `save`. */
+/**
+ * Makes a `saveAll` that stands for `save` from `write`, which writes the saves in one write and
+ * answers, for each in order, whether its lease was current (and so it was written).
+ */
 export const makeSaveAll = (
   save: ExecutionStore["Type"]["save"],
-  saveAll: (saves: ReadonlyArray<Save>) => Effect.Effect<ReadonlyArray<Either.Either<void, LeaseLost | StorageError>>>
-): SaveAll => Object.assign((saves: ReadonlyArray<Save>) => saveAll(saves), { save })
+  write: (saves: ReadonlyArray<Save>) => Effect.Effect<ReadonlyArray<boolean>, StorageError>
+): SaveAll =>
+  Object.assign(
+    (saves: ReadonlyArray<Save>) =>
+      Effect.match(write(saves), {
+        onFailure: (error) => saves.map(() => Either.left(error)),
+        onSuccess: (held) =>
+          held.map((ok, i) =>
+            ok ? Either.void : Either.left(new LeaseLost({ executionId: saves[i]!.record.executionId }))
+          )
+      }),
+    { save }
+  )

@@ -24,7 +24,7 @@ import {
 import { SqlExecutionStore } from "@appexec/sql"
 import { toColumns } from "@appexec/sql/ExecutionRows"
 import type { Tables } from "@appexec/sql/SqlTables"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { CompiledQuery, type Kysely, sql, type UpdateQueryBuilder, type UpdateResult } from "kysely"
 import { WorkNotifier } from "./internal/WorkNotifier.js"
 import { PostgresClient, workChannel } from "./PostgresClient.js"
@@ -287,15 +287,7 @@ export const make = Effect.gen(function*() {
     }))
     const chunks: Array<ReadonlyArray<PendingSave>> = []
     for (let i = 0; i < pending.length; i += SAVE_BATCH) chunks.push(pending.slice(i, i + SAVE_BATCH))
-    return Effect.forEach(chunks, saveBatch).pipe(
-      Effect.match({
-        onFailure: (error) => saves.map(() => Either.left(error)),
-        onSuccess: (written) =>
-          written.flat().map((held, i) =>
-            held ? Either.void : Either.left(new Errors.LeaseLost({ executionId: saves[i]!.record.executionId }))
-          )
-      })
-    )
+    return Effect.map(Effect.forEach(chunks, saveBatch), (held) => held.flat())
   })
 
   const service: ExecutionStore.ExecutionStore["Type"] = {

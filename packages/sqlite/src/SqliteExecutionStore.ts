@@ -8,7 +8,7 @@
 import { ExecutionId } from "@appexec/api/Ids"
 import { Errors, type ExecutionQueue, type ExecutionRecord, ExecutionStore, type WebhookOutbox } from "@appexec/core"
 import { ExecutionRows, PreparedQuery, SqlExecutionStore } from "@appexec/sql"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { WorkSignal } from "./internal/WorkSignal.js"
 import * as SqliteClient from "./SqliteClient.js"
 
@@ -173,16 +173,7 @@ export const make = Effect.gen(function*() {
   // Many saves as one write of the group commit: one wait for them all.
   const saveAll = ExecutionStore.makeSaveAll(
     save,
-    (saves) =>
-      client.batched("save executions", (c) => saves.map((s) => write(c, s.record, s.lease, s.outbox))).pipe(
-        Effect.match({
-          onFailure: (error) => saves.map(() => Either.left(error)),
-          onSuccess: (written) =>
-            written.map((ok, i) =>
-              ok ? Either.void : Either.left(new Errors.LeaseLost({ executionId: saves[i]!.record.executionId }))
-            )
-        })
-      )
+    (saves) => client.batched("save executions", (c) => saves.map((s) => write(c, s.record, s.lease, s.outbox)))
   )
 
   const service: ExecutionStore.ExecutionStore["Type"] = {

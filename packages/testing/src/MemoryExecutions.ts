@@ -135,7 +135,7 @@ export const make = Effect.gen(function*() {
     save,
     saveAll: ExecutionStore.makeSaveAll(
       save,
-      (saves) => Effect.sync(() => saves.map((s) => saveNow(s.record, s.lease, s.outbox)))
+      (saves) => Effect.sync(() => saves.map((s) => Either.isRight(saveNow(s.record, s.lease, s.outbox))))
     ),
     list: ({ limit, status, workspaceId }) =>
       Effect.sync(() => {
