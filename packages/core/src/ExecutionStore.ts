@@ -182,19 +182,24 @@ export const saveAllOf = (store: ExecutionStore["Type"]): SaveAll | undefined =>
 
 /**
  * Makes a `saveAll` that stands for `save` from `write`, which writes the saves in one write and
- * answers, for each in order, whether its lease was current (and so it was written).
+ * answers, for each in order, whether its lease was current (and so it was written), or the
+ * `StorageError` of that save alone; a failure of `write` is every save's.
  */
 export const makeSaveAll = (
   save: ExecutionStore["Type"]["save"],
-  write: (saves: ReadonlyArray<Save>) => Effect.Effect<ReadonlyArray<boolean>, StorageError>
+  write: (saves: ReadonlyArray<Save>) => Effect.Effect<ReadonlyArray<boolean | StorageError>, StorageError>
 ): SaveAll =>
   Object.assign(
     (saves: ReadonlyArray<Save>) =>
       Effect.match(write(saves), {
         onFailure: (error) => saves.map(() => Either.left(error)),
         onSuccess: (held) =>
-          held.map((ok, i) =>
-            ok ? Either.void : Either.left(new LeaseLost({ executionId: saves[i]!.record.executionId }))
+          held.map((answer, i) =>
+            answer === true
+              ? Either.void
+              : Either.left(
+                answer === false ? new LeaseLost({ executionId: saves[i]!.record.executionId }) : answer
+              )
           )
       }),
     { save }

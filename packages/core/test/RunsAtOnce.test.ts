@@ -7,7 +7,7 @@ import { Ids } from "@appexec/api"
 import { Appexec, ExecutionEvents, ExecutionLifecycle, ExecutionStore, NodeType } from "@appexec/core"
 import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Fiber, LogLevel, Option, Queue, Schema, TestClock } from "effect"
+import { Deferred, Effect, Either, Exit, Fiber, LogLevel, Option, Queue, Schema, Scope, TestClock } from "effect"
 import * as Worker from "../src/internal/Worker.js"
 import * as LogCapture from "./fixtures/LogCapture.js"
 
@@ -93,6 +93,42 @@ describe("runs done at once", () => {
       }
     }).pipe(Effect.provide(TestHarness.layer({ worker: false }))))
 
+  it.scoped("a stopping worker waits for the outcomes of its runs done at once to be saved and announced", () =>
+    Effect.gen(function*() {
+      const ids = yield* startEchoes(2)
+      const events = yield* ExecutionEvents.ExecutionEvents
+      const transitions = yield* events.subscribe
+      const gate = yield* Deferred.make<void>()
+      const scope = yield* Scope.make()
+      yield* Worker.run.pipe(
+        Effect.provideServiceEffect(
+          ExecutionStore.ExecutionStore,
+          Effect.map(ExecutionStore.ExecutionStore, (store) => ({
+            ...store,
+            saveAll: ExecutionStore.makeSaveAll(
+              store.save,
+              (saves) =>
+                Effect.zipRight(
+                  Deferred.await(gate),
+                  Effect.map(store.saveAll!(saves), (results) => results.map(Either.isRight))
+                )
+            )
+          }))
+        ),
+        Scope.extend(scope)
+      )
+      yield* TestClock.adjust(0)
+      expect((yield* recordsOf(ids)).map((r) => r.status)).toEqual(["running", "running"])
+      const stopping = yield* Effect.fork(Scope.close(scope, Exit.void))
+      yield* TestClock.adjust(0)
+      expect(Option.isNone(yield* Fiber.poll(stopping))).toBe(true)
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(stopping)
+      expect((yield* recordsOf(ids)).map((r) => r.status)).toEqual(["completed", "completed"])
+      const announced = [...(yield* Queue.takeAll(transitions))].filter((r) => r.status === "completed")
+      expect(announced.map((r) => r.executionId).sort()).toEqual([...ids].sort())
+    }).pipe(Effect.provide(TestHarness.layer({ worker: false }))))
+
   it.scoped("a store whose save is replaced has each outcome saved through that save", () =>
     Effect.gen(function*() {
       const ids = yield* startEchoes(3)
@@ -164,7 +200,7 @@ describe("runs done at once", () => {
       }).pipe(Effect.provide(TestHarness.layer({ worker: false, logLevel: LogLevel.Debug })), Effect.provide(capture))
     }))
 
-  it.scoped("a run done at once whose lease was lost is not announced, is logged, and gives its slot back", () =>
+  it.scoped("a run done at once whose lease was lost is not announced, is logged, and the next one runs", () =>
     Effect.gen(function*() {
       const { layer: capture, lines } = LogCapture.make()
       yield* Effect.gen(function*() {

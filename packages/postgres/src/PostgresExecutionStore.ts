@@ -81,9 +81,6 @@ const refusedRow = (error: Errors.StorageError) => {
     /^(2[23]|40P01$|40001$)/.test(cause.code)
 }
 
-/** Most saves in one statement. */
-const SAVE_BATCH = 64
-
 /** A save waiting for its batch. */
 interface PendingSave {
   readonly record: ExecutionRecord.ExecutionRecord
@@ -258,7 +255,7 @@ export const make = Effect.gen(function*() {
       )
   })
   const submitSave = yield* Batcher.make({
-    maxSize: SAVE_BATCH,
+    maxSize: 64,
     key: (save: PendingSave) => save.record.executionId,
     isolate: refusedRow,
     write: saveBatch
@@ -278,16 +275,20 @@ export const make = Effect.gen(function*() {
       (held) => (held ? Effect.void : new Errors.LeaseLost({ executionId: record.executionId }))
     )
 
-  // Many saves as one statement a batch (the batcher's size): one wait for them all, no batcher.
+  // Many saves as one statement (its arrays take any number): one wait for them all. A value the
+  // database refuses fails the statement; the saves then go one by one, as the batcher isolates
+  // them, so that the refused one fails alone.
+  const alone = (pending: PendingSave) =>
+    submitSave(pending).pipe(Effect.catchAll((error) => Effect.succeed<boolean | Errors.StorageError>(error)))
   const saveAll = ExecutionStore.makeSaveAll(save, (saves) => {
     const pending = saves.map((s): PendingSave => ({
       record: s.record,
       lease: s.lease,
       outbox: s.record.status === "completed" || s.record.status === "failed" ? s.outbox : undefined
     }))
-    const chunks: Array<ReadonlyArray<PendingSave>> = []
-    for (let i = 0; i < pending.length; i += SAVE_BATCH) chunks.push(pending.slice(i, i + SAVE_BATCH))
-    return Effect.map(Effect.forEach(chunks, saveBatch), (held) => held.flat())
+    return saveBatch(pending).pipe(
+      Effect.catchIf((error) => pending.length > 1 && refusedRow(error), () => Effect.forEach(pending, alone))
+    )
   })
 
   const service: ExecutionStore.ExecutionStore["Type"] = {

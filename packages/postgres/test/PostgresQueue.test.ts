@@ -242,6 +242,39 @@ describe("PostgreSQL queue round trips", () => {
       )
     }).pipe(Effect.provide(storage())))
 
+  it.effect("saveAll: a save the database refuses fails alone, not the saves that went with it", () =>
+    Effect.gen(function*() {
+      const owner = yield* seedOwner(1)
+      const store = yield* ExecutionStore.ExecutionStore
+      const queue = yield* ExecutionQueue.ExecutionQueue
+      for (const n of numbers(1, 6)) yield* store.insert(queued(owner, n))
+      const claims = yield* queue.claimBatch("a", LEASE, { limit: 6 })
+      const results = yield* ExecutionStore.saveAllOf(store)!(claims.map(({ execution, lease }, i) => ({
+        // PostgreSQL text cannot hold NUL.
+        record: {
+          ...execution,
+          status: "failed",
+          startedAt: 10,
+          completedAt: 20,
+          errorMessage: i === 2 ? "\u0000" : "x"
+        },
+        lease
+      })))
+      expect(results.map((r) => Either.isLeft(r) && r.left._tag)).toEqual([
+        false,
+        false,
+        "StorageError",
+        false,
+        false,
+        false
+      ])
+      const statuses = yield* Effect.forEach(
+        claims,
+        ({ execution }) => Effect.map(store.get(execution.executionId), (r) => Option.getOrThrow(r).status)
+      )
+      expect(statuses).toEqual(["failed", "failed", "queued", "failed", "failed", "failed"])
+    }).pipe(Effect.provide(storage())))
+
   it.effect("a database made before the claim function gets it on open", () =>
     Effect.gen(function*() {
       const schema = `old${++schemas}`

@@ -22,7 +22,9 @@ const CLAIM_BATCH = 32
 /**
  * The worker as a scoped effect: it runs until the scope closes. Its claim loop claims as many
  * executions as there are free slots (up to `CLAIM_BATCH`) under one write, and runs each in a
- * fiber of its own, started at once from the claim (no fiber waits to hand it over).
+ * fiber of its own, started at once from the claim (no fiber waits to hand it over), or without
+ * one when its nodes all answer at once (`WorkerRun`'s `runNow`): the outcomes of those are saved
+ * together, one fiber a claim, which a stopping worker waits for.
  */
 export const run = Effect.gen(function*() {
   const config = yield* AppexecConfig

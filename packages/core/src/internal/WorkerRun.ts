@@ -3,7 +3,9 @@
  * but while its workflow runs; a stop (cancel, timeout, lost lease, the worker stopping)
  * interrupts the workflow, and the outcome is recorded through the status state machine
  * (`ExecutionLifecycle.transition`), with its webhook delivery when it has one. A claim that
- * started the execution (`Claim.started`) has its `Started` transition applied here.
+ * started the execution (`Claim.started`) has its `Started` transition applied here. A run whose
+ * nodes all answer at once is done without a fiber (`runNow`), its outcome saved with the others
+ * of its claim (`saveOutcomes`).
  */
 import type { OutputType } from "@appexec/api/Execution"
 import type { ExecutionId } from "@appexec/api/Ids"
@@ -431,31 +433,29 @@ export const make = (runs: Runs) =>
           config.nodeConcurrency,
           hooksOf(run)
         )
-      } catch {
-        // A node that throws is a defect: the fiber's run meets it again and records it.
-        run.started = undefined
+      } catch (defect) {
+        // A node that threw: the fiber meets it as the defect it is (no node runs again).
+        run.running = Effect.die(defect)
         return false
       }
       const done = doneOf(begun)
-      if (done === undefined || Exit.isFailure(done)) {
-        // Begun, not done: the fiber takes it up.
+      // Begun and not done, or done with something the fiber's path is for (a node's failure, a
+      // report to save first): the fiber takes it up where it is.
+      if (
+        done === undefined || Exit.isFailure(done) || Option.isSome(done.value.firstError) ||
+        run.reporter !== undefined
+      ) {
         run.running = begun
         return false
       }
-      const outcome = done.value
-      const event: ExecutionEvent = Option.isNone(outcome.firstError)
-        ? { _tag: "Completed", at: clock.unsafeCurrentTimeMillis(), produced: outcome.produced }
-        : {
-          _tag: "Failed",
-          at: clock.unsafeCurrentTimeMillis(),
-          errorMessage: outcome.firstError.value,
-          produced: outcome.produced,
-          outputErrors: outcome.outputErrors,
-          outputTypes: run.outputTypes
-        }
-      const ended = transition(execution, event)
+      const ended = transition(execution, {
+        _tag: "Completed",
+        at: clock.unsafeCurrentTimeMillis(),
+        produced: done.value.produced
+      })
       if (Either.isLeft(ended)) {
-        run.started = undefined
+        // Refused: the fiber's path dies of it, as it would have.
+        run.running = begun
         return false
       }
       events.unsafePublish(execution)
@@ -480,7 +480,7 @@ export const make = (runs: Runs) =>
             lease: run.lease,
             outbox: record.webhookUrl === null
               ? undefined
-              : entryFor(record, DeliveryId.make(yield* ids.uuid), yield* now, undefined)
+              : entryFor(record, DeliveryId.make(yield* ids.uuid), yield* now, yield* TraceContext.current)
           })
         }
         const results = yield* saveAll!(saves)
