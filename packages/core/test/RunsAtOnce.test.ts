@@ -186,6 +186,41 @@ describe("runs done at once", () => {
     }).pipe(Effect.provide(TestHarness.layer({ nodes: [later] })))
   })
 
+  it.scoped("a node that throws as it is begun at the claim fails its execution once, and runs once", () => {
+    let calls = 0
+    const throws = NodeType.defineNode({
+      type: "test.throws",
+      description: "Throws instead of answering",
+      role: "process",
+      inputs: { min: 1, max: 1 },
+      config: Schema.Struct({}),
+      run: () => {
+        calls += 1
+        throw new Error("a bug in the node type")
+      }
+    })
+    return Effect.gen(function*() {
+      const appexec = yield* Appexec.Appexec
+      const app = yield* appexec.apps.import({
+        name: "Throws",
+        public: true,
+        nodes: [
+          { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
+          { id: "bad", type: "test.throws" },
+          { id: "result", type: "output.text", label: "Result" }
+        ],
+        edges: [{ source: "prompt", target: "bad" }, { source: "bad", target: "result" }]
+      })
+      const principal = yield* TestHarness.signIn()
+      const started = yield* appexec.executions.start(principal, app.appId, { prompt: "p" })
+      const waiting = yield* Effect.fork(appexec.executions.await(started.executionId))
+      yield* TestClock.adjust(0)
+      const done = yield* Fiber.join(waiting)
+      expect([done.status, done.errorMessage]).toEqual(["failed", "The execution failed unexpectedly."])
+      expect(calls).toBe(1)
+    }).pipe(Effect.provide(TestHarness.layer({ nodes: [throws], logLevel: LogLevel.None })))
+  })
+
   it.scoped("the end of a run done at once is logged with its execution and attempt", () =>
     Effect.gen(function*() {
       const { layer: capture, lines } = LogCapture.make()
