@@ -6,6 +6,7 @@
  * engine reaches is measured against it.
  */
 import { IdGenerator } from "@appexec/core"
+import { SqliteClient } from "@appexec/sqlite"
 import Database from "better-sqlite3"
 import { randomUUID } from "node:crypto"
 
@@ -48,7 +49,7 @@ export const floor = (
     db.pragma("journal_mode = WAL")
     db.pragma(`synchronous = ${synchronous}`)
     // The engine's page cache (`SqliteClient`), so that the two differ in their work alone.
-    db.pragma("cache_size = -32768")
+    db.pragma(`cache_size = -${SqliteClient.PAGE_CACHE_KIB}`)
     for (const statement of schema) db.exec(statement)
     const insert = db.prepare(
       `INSERT INTO executions (execution_id, workflow_id, app_id, workspace_id, user_id, status, inputs, outputs,

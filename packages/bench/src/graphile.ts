@@ -10,8 +10,8 @@
  * The jobs and executions are all added before any worker starts, held by a transaction of the
  * bench that locks every one (the claims of both queues skip locked rows). The workers start and
  * first run 2,000 more each, untimed (the warm-up, released the same way for appexec's processes
- * once all say they run; 2,000 for each of them, since each compiles its own hot code): what a worker does once (its modules, its connections, compiling its hot
- * code, growing its heap) is in neither drain. Then the lock ends and one `NOTIFY` wakes them, as
+ * once all say they run; each process compiles its own hot code): what a worker does once (its
+ * modules, its connections, compiling its hot code, growing its heap) is in neither drain. Then the lock ends and one `NOTIFY` wakes them, as
  * an insert of that many would. A drain is timed from the first start (the task's call; the
  * execution's `started_at`) to the moment a count of what is left (one `count(*)` every 10 ms, the
  * same for both) finds none. Then add→start, one at a time with the workers idle (200 each):

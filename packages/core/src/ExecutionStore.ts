@@ -70,8 +70,8 @@ export interface Save {
 /**
  * Saves of many executions in one write, each as `save` does it (fenced by its own lease, with its
  * own outbox entry): one answer per save, in order, `LeaseLost` for a save whose lease is no longer
- * current; a `StorageError` is every save's. `save` is the store's `save` it stands for (see
- * `saveAllOf`).
+ * current, a `StorageError` for a save that failed (every save's when the write as a whole did).
+ * `save` is the store's `save` it stands for (see `saveAllOf`).
  */
 export interface SaveAll {
   (saves: ReadonlyArray<Save>): Effect.Effect<ReadonlyArray<Either.Either<void, LeaseLost | StorageError>>>

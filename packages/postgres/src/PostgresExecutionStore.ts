@@ -261,17 +261,20 @@ export const make = Effect.gen(function*() {
     write: saveBatch
   })
 
+  /** A save as its batch takes it: only a terminal save records its webhook delivery. */
+  const pendingOf = ({ lease, outbox, record }: ExecutionStore.Save): PendingSave => ({
+    record,
+    lease,
+    outbox: record.status === "completed" || record.status === "failed" ? outbox : undefined
+  })
+
   const save = (
     record: ExecutionRecord.ExecutionRecord,
     lease: ExecutionQueue.Lease,
     outbox?: WebhookOutbox.OutboxEntry
   ) =>
     Effect.flatMap(
-      submitSave({
-        record,
-        lease,
-        outbox: record.status === "completed" || record.status === "failed" ? outbox : undefined
-      }),
+      submitSave(pendingOf({ record, lease, outbox })),
       (held) => (held ? Effect.void : new Errors.LeaseLost({ executionId: record.executionId }))
     )
 
@@ -281,11 +284,7 @@ export const make = Effect.gen(function*() {
   const alone = (pending: PendingSave) =>
     submitSave(pending).pipe(Effect.catchAll((error) => Effect.succeed<boolean | Errors.StorageError>(error)))
   const saveAll = ExecutionStore.makeSaveAll(save, (saves) => {
-    const pending = saves.map((s): PendingSave => ({
-      record: s.record,
-      lease: s.lease,
-      outbox: s.record.status === "completed" || s.record.status === "failed" ? s.outbox : undefined
-    }))
+    const pending = saves.map(pendingOf)
     return saveBatch(pending).pipe(
       Effect.catchIf((error) => pending.length > 1 && refusedRow(error), () => Effect.forEach(pending, alone))
     )

@@ -109,7 +109,7 @@ const WAL_AUTOCHECKPOINT_PAGES = 10_000
  * system's cache, a system call and a copy each. Pages are allocated as they are used: a small
  * database costs no more memory than before.
  */
-const PAGE_CACHE_KIB = 32 * 1024
+export const PAGE_CACHE_KIB = 32 * 1024
 
 /** A row read in raw mode as the object better-sqlite3 would have made (a later column of a name wins). */
 const rowOf = (columns: ReadonlyArray<string>, values: ReadonlyArray<unknown>): Record<string, unknown> => {
