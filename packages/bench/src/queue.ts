@@ -4,7 +4,7 @@
  *
  * With appexec's defaults (as `appexec serve` uses them): 10,000 executions started at once on a
  * SQLite file beside the storage floor of the same work written plainly against better-sqlite3
- * (`Floor.ts`), in three alternate rounds, and the median of their ratios, with
+ * (`Floor.ts`), in five alternate rounds, and the median of their ratios, with
  * `synchronous=NORMAL` (the default) and `FULL`; memory
  * storage; 100,000 executions with the peak RSS; the same 10,000 with 1, 256 and 10,000 of them
  * awaited at once; and start→completed p50/p99 when idle (one execution at a time).
@@ -178,8 +178,11 @@ type EngineRun = Effect.Effect.Success<ReturnType<typeof batch>>
  */
 const parts = new Set((process.env["APPEXEC_BENCH_QUEUE_PARTS"] ?? "normal,full,memory,awaits,idle,large").split(","))
 const COUNT = Number(process.env["APPEXEC_BENCH_QUEUE_COUNT"] ?? 10_000)
-/** Rounds of the engine beside its floor (`APPEXEC_BENCH_QUEUE_ROUNDS` replaces the 3). */
-const ROUNDS = Math.max(1, Number(process.env["APPEXEC_BENCH_QUEUE_ROUNDS"] ?? 3))
+/**
+ * Rounds of the engine beside its floor (`APPEXEC_BENCH_QUEUE_ROUNDS` replaces the 5): a round
+ * takes about a second, and single rounds range over ±20% on a shared machine.
+ */
+const ROUNDS = Math.max(1, Number(process.env["APPEXEC_BENCH_QUEUE_ROUNDS"] ?? 5))
 
 /** The queue benchmark. */
 export const benchmark: Benchmark = {
