@@ -8,10 +8,23 @@ import { readdirSync, readFileSync } from "node:fs"
 /** Microseconds in a clock tick of `/proc/…/stat` (100 ticks a second). */
 const TICK_MICROS = 1_000_000 / 100
 
-/** utime + stime of a `stat` line (fields 14 and 15 of proc(5); the command name may hold spaces). */
+/** The fields of a `stat` line after the command name (which may hold spaces): field 3 of proc(5) first. */
+const fieldsOf = (stat: string): ReadonlyArray<string> => stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+
+/** utime + stime of a `stat` line (fields 14 and 15 of proc(5)). */
 const usedOf = (stat: string): number => {
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  const fields = fieldsOf(stat)
   return (Number(fields[11]) + Number(fields[12])) * TICK_MICROS
+}
+
+/** CPU time of this process's children that have ended and been waited for (cutime + cstime, fields 16 and 17), 0 without `/proc`. */
+export const ofReapedChildren = (): number => {
+  try {
+    const fields = fieldsOf(readFileSync("/proc/self/stat", "utf8"))
+    return (Number(fields[13]) + Number(fields[14])) * TICK_MICROS
+  } catch {
+    return 0
+  }
 }
 
 /** CPU time process `pid` has used so far (0 when it cannot be read). */

@@ -7,14 +7,11 @@
  * Each figure is the number of executions started at once divided by the time from the first
  * start to the last completion.
  */
-import { Appexec, AppexecLayer, IdGenerator, MediaUrls } from "@appexec/core"
-import { BuiltinNodes, builtinNodes } from "@appexec/nodes"
-import { NodeOutboundHttp } from "@appexec/platform-node"
-import { MemoryStorage } from "@appexec/testing"
-import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
-import { randomBytes } from "node:crypto"
+import { Appexec } from "@appexec/core"
+import { Effect } from "effect"
 import sharp from "sharp"
 import type { Benchmark, Figure } from "./Benchmark.js"
+import * as MediaInstance from "./MediaInstance.js"
 import * as PhotoOrigin from "./servers/photo.js"
 
 const poster = {
@@ -57,25 +54,6 @@ const origin = PhotoOrigin.serve(() =>
     }])
     .jpeg({ quality: 85 })
     .toBuffer()
-)
-
-const instance = AppexecLayer.make({
-  nodes: builtinNodes,
-  webhooks: false
-}).pipe(
-  Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: true })),
-  Layer.provide(
-    BuiltinNodes.layer({
-      mediaUrls: MediaUrls.layer({
-        mode: "signed",
-        baseUrl: "http://127.0.0.1:8080",
-        secret: Redacted.make(randomBytes(32))
-      })
-    })
-  ),
-  Layer.provide(MemoryStorage.layer),
-  Layer.provide(IdGenerator.IdGenerator.random),
-  Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
 )
 
 /** Runs `count` executions of `definition` started at once; returns images per second. */
@@ -126,7 +104,7 @@ export const benchmark: Benchmark = {
           value: thumbs,
           unit: "images/s"
         })
-      }).pipe(Effect.provide(instance))
+      }).pipe(Effect.provide(MediaInstance.layer))
     )
 }
 

@@ -12,17 +12,15 @@
  *   requests/s and MB/s with their p50 and p99 latency. Every answer is checked (200 with the
  *   whole length, 206 with the asked one).
  */
-import { Appexec, AppexecLayer, IdGenerator, MediaUrls } from "@appexec/core"
-import { BuiltinNodes, builtinNodes } from "@appexec/nodes"
-import { NodeOutboundHttp } from "@appexec/platform-node"
-import { MemoryStorage } from "@appexec/testing"
+import { Appexec } from "@appexec/core"
 import { TestS3rver } from "@appexec/testing"
-import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
+import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import { readFileSync } from "node:fs"
 import sharp from "sharp"
 import type { Benchmark } from "./Benchmark.js"
+import * as MediaInstance from "./MediaInstance.js"
 import * as Percentile from "./Percentile.js"
+import * as ProcessCpu from "./ProcessCpu.js"
 import * as AppexecServer from "./servers/appexec.js"
 import * as PhotoOrigin from "./servers/photo.js"
 import * as TempDir from "./TempDir.js"
@@ -66,29 +64,6 @@ const origin = PhotoOrigin.serve(async () => {
   return jpeg
 })
 
-const instance = AppexecLayer.make({ nodes: builtinNodes, webhooks: false }).pipe(
-  Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: true })),
-  Layer.provide(
-    BuiltinNodes.layer({
-      mediaUrls: MediaUrls.layer({
-        mode: "signed",
-        baseUrl: "http://127.0.0.1:8080",
-        secret: Redacted.make(randomBytes(32))
-      })
-    })
-  ),
-  Layer.provide(MemoryStorage.layer),
-  Layer.provide(IdGenerator.IdGenerator.random),
-  Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
-)
-
-/** CPU microseconds of this process's reaped children (cutime + cstime of proc(5); 100 ticks a second). */
-const childrenCpu = (): number => {
-  const stat = readFileSync("/proc/self/stat", "utf8")
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-  return (Number(fields[13]) + Number(fields[14])) * 10_000
-}
-
 /** Mean seconds, ffmpeg CPU seconds and in-process CPU seconds of one 1080p 5 s encode. */
 const encode = Effect.gen(function*() {
   const photo = yield* origin
@@ -103,16 +78,16 @@ const encode = Effect.gen(function*() {
   })
   yield* once // warm-up: ffmpeg's binary and sharp loaded
   const t0 = performance.now()
-  const children0 = childrenCpu()
+  const children0 = ProcessCpu.ofReapedChildren()
   const self0 = process.cpuUsage()
   for (let i = 0; i < RUNS; i++) yield* once
   const self = process.cpuUsage(self0)
   return {
     seconds: (performance.now() - t0) / 1000 / RUNS,
-    ffmpegCpu: (childrenCpu() - children0) / 1e6 / RUNS,
+    ffmpegCpu: (ProcessCpu.ofReapedChildren() - children0) / 1e6 / RUNS,
     nodeCpu: (self.user + self.system) / 1e6 / RUNS
   }
-}).pipe(Effect.scoped, Effect.provide(instance))
+}).pipe(Effect.scoped, Effect.provide(MediaInstance.layer))
 
 /** A 20 MiB body an upload takes as `video/mp4`: an `ftyp` box (isom), then random bytes. */
 const video = (): Uint8Array<ArrayBuffer> => {

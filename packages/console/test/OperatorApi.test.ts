@@ -5,31 +5,17 @@
  */
 import { AdminHttp } from "@appexec/http"
 import { NodeListener } from "@appexec/platform-node"
-import { TestHarness } from "@appexec/testing"
+import { TestHarness, TestHttpServer } from "@appexec/testing"
 import { afterEach, describe, expect, it, vi } from "@effect/vitest"
 import { Effect } from "effect"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { ApiError, errorOf } from "../src/app/Api.js"
 import { makeOperatorApi } from "../src/app/OperatorApi.js"
 
 /** The read-only admin app with the operator views on 127.0.0.1, port 0; its base URL. */
 const serveAdmin = Effect.gen(function*() {
-  const server = createServer(NodeListener.fromApp(yield* AdminHttp.withOperator({ console: false })))
-  return yield* Effect.acquireRelease(
-    Effect.async<string>((resume) => {
-      server.listen(
-        0,
-        "127.0.0.1",
-        () => resume(Effect.succeed(`http://127.0.0.1:${(server.address() as AddressInfo).port}`))
-      )
-    }),
-    () =>
-      Effect.async<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  )
+  const { origin, server } = yield* TestHttpServer.listening
+  server.on("request", NodeListener.fromApp(yield* AdminHttp.withOperator({ console: false })))
+  return origin
 })
 
 const refusal = (promise: Promise<unknown>) =>

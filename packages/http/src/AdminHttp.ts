@@ -91,7 +91,7 @@ const makeWith = (
       const path = q === -1 ? request.url : request.url.slice(0, q)
       if (operator !== undefined && isOperatorPath(path, operator.console !== undefined)) {
         if (!operator.hostAllowed(request.headers.host)) return Effect.succeed(wrongHost(request.headers.host))
-        if (path === OperatorApi.PREFIX || path.startsWith(`${OperatorApi.PREFIX}/`)) {
+        if (isOperatorApiPath(path)) {
           return operator.api(request, path) ?? Effect.succeed(ErrorAnswers.notFound(request.method, path))
         }
         if (operator.console !== undefined && ConsoleRoute.isConsolePath(path)) {
@@ -119,10 +119,12 @@ const makeWith = (
     return { handle, runtime }
   })
 
+/** Whether `path` is one of the operator views' API. */
+const isOperatorApiPath = (path: string) => path === OperatorApi.PREFIX || path.startsWith(`${OperatorApi.PREFIX}/`)
+
 /** Whether `path` is one of the operator views' (the console's only when it is served). */
 const isOperatorPath = (path: string, console: boolean) =>
-  path === OperatorApi.PREFIX || path.startsWith(`${OperatorApi.PREFIX}/`) ||
-  (console && (ConsoleRoute.isConsolePath(path) || path === "/"))
+  isOperatorApiPath(path) || (console && (ConsoleRoute.isConsolePath(path) || path === "/"))
 
 /** The answer to a request whose `Host` the operator views do not answer (a page of another site, by DNS rebinding). */
 const wrongHost = (host: string | undefined) =>

@@ -9,10 +9,10 @@
 import { Appexec } from "@appexec/core"
 import { AdminHttp } from "@appexec/http"
 import { NodeListener } from "@appexec/platform-node"
-import { TestHarness, TestReceiver } from "@appexec/testing"
+import { TestHarness, TestHttpServer, TestReceiver } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { createServer, request as httpRequest } from "node:http"
+import { request as httpRequest } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as AdminHost from "../src/internal/AdminHost.js"
 import { seed, slowApp } from "./fixtures.js"
@@ -20,25 +20,13 @@ import { seed, slowApp } from "./fixtures.js"
 /** The admin app with the operator views, listening on 127.0.0.1, port 0 (the address it is told it is bound to); its base URL. */
 const serveAdmin = (options: AdminHttp.OperatorOptions) =>
   Effect.gen(function*() {
-    const server = createServer()
+    const { origin, server } = yield* TestHttpServer.listening
     const app = yield* AdminHttp.withOperator({
       bound: () => server.address() as AddressInfo | null ?? undefined,
       ...options
     })
     server.on("request", NodeListener.fromApp(app))
-    return yield* Effect.acquireRelease(
-      Effect.async<string>((resume) => {
-        server.listen(0, "127.0.0.1", () =>
-          resume(Effect.succeed(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)))
-      }),
-      () =>
-        Effect.async<void>((resume) => {
-          server.closeAllConnections()
-          server.close(() =>
-            resume(Effect.void)
-          )
-        })
-    )
+    return origin
   })
 
 /** A request to the admin app: status, headers and body (JSON when it is). */

@@ -6,8 +6,9 @@
  * the `next` request taken within 5 s.
  */
 import { Effect, Queue, type Scope } from "effect"
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http"
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import { listening } from "../TestHttpServer.js"
 
 /** A JSON answer: a status with optional headers and body. */
 export interface JsonAnswer {
@@ -20,27 +21,21 @@ export interface JsonAnswer {
 export type Scripted = JsonAnswer | "reset" | "hold"
 
 /**
- * Listens on 127.0.0.1 port 0 and calls `handle` with each request once its body has arrived;
- * the server stops with the scope, open connections included. Answers its port.
+ * Listens on 127.0.0.1 port 0 (`TestHttpServer.listening`) and calls `handle` with each request
+ * once its body has arrived; the server stops with the scope, open connections included. Answers
+ * its port.
  */
 export const listen = (
   handle: (req: IncomingMessage, res: ServerResponse, body: Buffer) => void
 ): Effect.Effect<number, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.async<ReturnType<typeof createServer>>((resume) => {
-      const s = createServer((req, res) => {
-        const chunks: Array<Buffer> = []
-        req.on("data", (c: Buffer) => chunks.push(c))
-        req.on("end", () => handle(req, res, Buffer.concat(chunks)))
-      })
-      s.listen(0, "127.0.0.1", () => resume(Effect.succeed(s)))
-    }),
-    (s) =>
-      Effect.async<void>((resume) => {
-        s.closeAllConnections()
-        s.close(() => resume(Effect.void))
-      })
-  ).pipe(Effect.map((s) => (s.address() as AddressInfo).port))
+  Effect.map(listening, ({ server }) => {
+    server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+      const chunks: Array<Buffer> = []
+      req.on("data", (c: Buffer) => chunks.push(c))
+      req.on("end", () => handle(req, res, Buffer.concat(chunks)))
+    })
+    return (server.address() as AddressInfo).port
+  })
 
 /** The body parsed as JSON, or `undefined` when it is none or not JSON. */
 export const parseJson = (body: Buffer): unknown => {
