@@ -5,8 +5,9 @@
  * claim function added to a database made before it.
  */
 import { Ids } from "@appexec/api"
-import { AppStore, ExecutionQueue, type ExecutionRecord, ExecutionStore, KeyStore, WebhookOutbox } from "@appexec/core"
+import { ExecutionQueue, type ExecutionRecord, ExecutionStore, WebhookOutbox } from "@appexec/core"
 import { PostgresClient, PostgresMigrations, PostgresStorage } from "@appexec/postgres"
+import { type Owner, seedOwner, uuid } from "@appexec/testing/contracts"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Either, Fiber, Layer, Option } from "effect"
 import { type Kysely, sql } from "kysely"
@@ -26,45 +27,7 @@ const storage = (options: Partial<PostgresStorage.Options> = {}, schema = `q${++
       ))
   )
 
-const uuid = (space: number, n: number) =>
-  `00000000-0000-4000-8${space.toString(16)}00-${n.toString(16).padStart(12, "0")}`
-
-/** Workspace `n` with a user, an app and its workflow version. */
-const seedOwner = (n: number) =>
-  Effect.gen(function*() {
-    const keys = yield* KeyStore.KeyStore
-    const apps = yield* AppStore.AppStore
-    const owner = {
-      workspaceId: Ids.WorkspaceId.make(uuid(1, n)),
-      userId: Ids.UserId.make(uuid(2, n)),
-      appId: Ids.AppId.make(uuid(3, n)),
-      workflowId: Ids.WorkflowId.make(uuid(4, n))
-    }
-    yield* keys.ensureWorkspace({ workspaceId: owner.workspaceId, name: `workspace ${n}`, createdAt: 0 })
-    yield* keys.ensureUser({ userId: owner.userId, workspaceId: owner.workspaceId, name: "user", createdAt: 0 })
-    yield* apps.save(
-      {
-        appId: owner.appId,
-        name: `app ${n}`,
-        description: null,
-        isPublic: false,
-        workspaceId: owner.workspaceId,
-        workflowId: owner.workflowId,
-        createdAt: 0,
-        updatedAt: 0
-      },
-      {
-        workflowId: owner.workflowId,
-        appId: owner.appId,
-        definition: { name: "o", nodes: [], edges: [] },
-        createdAt: 0
-      }
-    )
-    return owner
-  })
-
-type Owner = Effect.Effect.Success<ReturnType<typeof seedOwner>>
-
+/** Queued execution `n` of `owner`, its inputs with what array literals escape (quotes, braces, a backslash, a comma). */
 const queued = (owner: Owner, n: number): ExecutionRecord.ExecutionRecord => ({
   executionId: Ids.ExecutionId.make(uuid(5, n)),
   workflowId: owner.workflowId,

@@ -21,3 +21,5 @@ export * as SecretStoreContract from "./SecretStoreContract.js"
 export * as SigningKeyStoreContract from "./SigningKeyStoreContract.js"
 export * as StorageContract from "./StorageContract.js"
 export * as WebhookOutboxContract from "./WebhookOutboxContract.js"
+/** The suites' fixed ids and seeded owner, for an adapter's tests of its own. */
+export { type Owner, seedOwner, uuid } from "../internal/StorageFixtures.js"
