@@ -49,14 +49,8 @@ export const Config = Schema.Struct({
 })
 export type Config = typeof Config.Type
 
-const problemsOf = (config: Config, upstream: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const problems = ProviderHttp.placeholderProblems(placeholdersIn(config.input), upstream)
-  if (config.baseUrl !== undefined) {
-    const problem = ProviderHttp.baseUrlProblem(config.baseUrl)
-    if (problem !== undefined) problems.push(problem)
-  }
-  return problems
-}
+const problemsOf = (config: Config, upstream: ReadonlyArray<string>): ReadonlyArray<string> =>
+  ProviderHttp.requestProblems(placeholdersIn(config.input), upstream, config.baseUrl)
 
 /** `provider.fal`: runs a model on fal's queue and yields its result. */
 export const providerFal = NodeType.defineNode({

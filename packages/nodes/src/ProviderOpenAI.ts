@@ -100,11 +100,7 @@ const templatesOf = (config: Config): ReadonlyArray<string> => [
 
 /** The import-time problems of a config. */
 const problemsOf = (config: Config, upstream: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const problems = ProviderHttp.placeholderProblems(templatesOf(config).flatMap(placeholdersOf), upstream)
-  if (config.baseUrl !== undefined) {
-    const problem = ProviderHttp.baseUrlProblem(config.baseUrl)
-    if (problem !== undefined) problems.push(problem)
-  }
+  const problems = ProviderHttp.requestProblems(templatesOf(config).flatMap(placeholdersOf), upstream, config.baseUrl)
   const misplaced = config.mode === "chat" ? IMAGE_ONLY : CHAT_ONLY
   for (const key of misplaced) {
     if (config[key] !== undefined) problems.push(`${key} is for mode ${config.mode === "chat" ? "image" : "chat"}`)

@@ -60,11 +60,7 @@ export type Config = typeof Config.Type
 const problemsOf = (config: Config, upstream: ReadonlyArray<string>): ReadonlyArray<string> => {
   const problems: Array<string> = []
   if ((config.model === undefined) === (config.version === undefined)) problems.push("give model or version (one)")
-  problems.push(...ProviderHttp.placeholderProblems(placeholdersIn(config.input), upstream))
-  if (config.baseUrl !== undefined) {
-    const problem = ProviderHttp.baseUrlProblem(config.baseUrl)
-    if (problem !== undefined) problems.push(problem)
-  }
+  problems.push(...ProviderHttp.requestProblems(placeholdersIn(config.input), upstream, config.baseUrl))
   return problems
 }
 

@@ -155,6 +155,21 @@ export const baseUrlProblem = (baseUrl: string): string | undefined => {
   return undefined
 }
 
+/**
+ * The import-time problems a provider node's request shares: placeholders (`ids`) that name no
+ * upstream node, and a `baseUrl` that is not a plain absolute http(s) URL.
+ */
+export const requestProblems = (
+  ids: Iterable<string>,
+  upstream: ReadonlyArray<string>,
+  baseUrl: string | undefined
+): Array<string> => {
+  const problems = placeholderProblems(ids, upstream)
+  const problem = baseUrl === undefined ? undefined : baseUrlProblem(baseUrl)
+  if (problem !== undefined) problems.push(problem)
+  return problems
+}
+
 /** How a request's templates read upstream values: as text, and as JSON where a string is only a placeholder. */
 export interface TemplateValues {
   readonly textOf: (nodeId: string) => string
