@@ -11,8 +11,9 @@
  *
  * Then the start path on PostgreSQL (`start_execution_postgres`): `POST /v1/apps/{id}/executions`
  * through two `appexec serve --no-worker` processes on one embedded PostgreSQL (every commit
- * flushed), 25 connections to each at once, after 5 s of the same load untimed (the warm-up); their
- * summed rate, the slower p99 of the two, and the CPU per start of both, printed beside the SQLite figure and the goal (3,000/s, p99 < 50 ms).
+ * flushed), 25 connections to each at once, after 5 s of the same load untimed (the warm-up);
+ * their summed rate, the slower p99 of the two, and the CPU per start of both, printed beside the
+ * SQLite figure and the goal (3,000/s, p99 < 50 ms).
  *
  * Figures: req/s, p50 and p99 latency of each, and the ratio a/b per endpoint (a/b' and a/c for polling).
  * `BENCH_HTTP_SECONDS` shortens the runs; `BENCH_HTTP_PROFILE=dir` runs the servers under
