@@ -11,14 +11,14 @@
  * bench that locks every one (the claims of both queues skip locked rows). The workers start and
  * first run 2,000 more each, untimed (the warm-up, released the same way for appexec's processes
  * once all say they run; each process compiles its own hot code): what a worker does once (its
- * modules, its connections, compiling its hot code, growing its heap) is in neither drain. Then the lock ends and one `NOTIFY` wakes them, as
- * an insert of that many would. A drain is timed from the first start (the task's call; the
- * execution's `started_at`) to the moment a count of what is left (one `count(*)` every 10 ms, the
- * same for both) finds none. Then add→start, one at a time with the workers idle (200 each):
- * from before the add to the task's call (graphile-worker, in this process) or to the
- * `started_at` the worker wrote (appexec, to the millisecond, one machine clock). CPU time per
- * execution of each process: this process while graphile-worker drains, each appexec worker
- * process (and its main thread alone), and the PostgreSQL server.
+ * modules, its connections, compiling its hot code, growing its heap) is in neither drain. Then
+ * the lock ends and one `NOTIFY` wakes them, as an insert of that many would. A drain is timed
+ * from the first start (the task's call; the execution's `started_at`) to the moment a count of
+ * what is left (one `count(*)` every 10 ms, the same for both) finds none. Then add→start, one at
+ * a time with the workers idle (200 each): from before the add to the task's call (graphile-worker,
+ * in this process) or to the `started_at` the worker wrote (appexec, to the millisecond, one
+ * machine clock). CPU time per execution of each process: this process while graphile-worker
+ * drains, each appexec worker process (and its main thread alone), and the PostgreSQL server.
  *
  * `APPEXEC_BENCH_GRAPHILE_COUNT` changes the 10,000, `APPEXEC_BENCH_GRAPHILE_WARMUP` the 2,000;
  * `APPEXEC_BENCH_GRAPHILE_PARTS` picks any of

@@ -41,6 +41,10 @@ const recordsOf = (ids: ReadonlyArray<string>) =>
     (store) => Effect.forEach(ids, (id) => Effect.map(store.get(Ids.ExecutionId.make(id)), Option.getOrThrow))
   )
 
+/** `saves` written through the store's own `saveAll`, answered as `makeSaveAll`'s `write` answers: whether each was written. */
+const written = (store: ExecutionStore.ExecutionStore["Type"], saves: ReadonlyArray<ExecutionStore.Save>) =>
+  Effect.map(store.saveAll!(saves), (results) => results.map(Either.isRight))
+
 /** The store with its saves counted: terminal ones through `save`, and the size of each `saveAll`. */
 const counted = (
   store: ExecutionStore.ExecutionStore["Type"],
@@ -53,7 +57,7 @@ const counted = (
   }
   const saveAll = ExecutionStore.makeSaveAll(save, (saves) => {
     counts.saveAlls.push(saves.length)
-    return Effect.map(store.saveAll!(saves), (results) => results.map(Either.isRight))
+    return written(store, saves)
   })
   return keepSaveAll ? { ...store, save, saveAll } : { ...store, save }
 }
@@ -107,11 +111,7 @@ describe("runs done at once", () => {
             ...store,
             saveAll: ExecutionStore.makeSaveAll(
               store.save,
-              (saves) =>
-                Effect.zipRight(
-                  Deferred.await(gate),
-                  Effect.map(store.saveAll!(saves), (results) => results.map(Either.isRight))
-                )
+              (saves) => Effect.zipRight(Deferred.await(gate), written(store, saves))
             )
           }))
         ),
@@ -254,10 +254,7 @@ describe("runs done at once", () => {
                 saveAll: ExecutionStore.makeSaveAll(store.save, (saves) => {
                   const first = lost ? [] : [false]
                   lost = true
-                  return Effect.map(
-                    store.saveAll!(saves.slice(first.length)),
-                    (rest) => [...first, ...rest.map(Either.isRight)]
-                  )
+                  return Effect.map(written(store, saves.slice(first.length)), (rest) => [...first, ...rest])
                 })
               }))
             )

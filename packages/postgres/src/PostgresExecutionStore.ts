@@ -81,6 +81,9 @@ const refusedRow = (error: Errors.StorageError) => {
     /^(2[23]|40P01$|40001$)/.test(cause.code)
 }
 
+/** Most saves the batcher puts in one statement (`saveAll`'s statement takes any number). */
+const SAVE_BATCH = 64
+
 /** A save waiting for its batch. */
 interface PendingSave {
   readonly record: ExecutionRecord.ExecutionRecord
@@ -255,7 +258,7 @@ export const make = Effect.gen(function*() {
       )
   })
   const submitSave = yield* Batcher.make({
-    maxSize: 64,
+    maxSize: SAVE_BATCH,
     key: (save: PendingSave) => save.record.executionId,
     isolate: refusedRow,
     write: saveBatch
