@@ -19,6 +19,7 @@ import { type Compilable, Kysely } from "kysely"
 import { chmodSync, closeSync, existsSync, openSync } from "node:fs"
 import { createRequire } from "node:module"
 import { ImmediateSqliteDialect } from "./internal/ImmediateDialect.js"
+import * as LogWriteBack from "./internal/LogWriteBack.js"
 import * as SqliteMigrations from "./SqliteMigrations.js"
 
 /** How to open the database. */
@@ -169,6 +170,10 @@ const open = (options: Options) =>
 export const make = (options: Options) =>
   Effect.gen(function*() {
     const db = yield* Effect.acquireRelease(open(options), (db) => Effect.sync(() => db.close()))
+    const writeBack = yield* Effect.acquireRelease(
+      Effect.sync(() => LogWriteBack.make(options.filename, options.synchronous ?? "normal")),
+      (writeBack) => Effect.sync(writeBack.close)
+    )
     /** A cached statement, and for one that returns rows, its column names (it reads in raw mode). */
     interface Prepared {
       readonly statement: Database.Statement
@@ -228,7 +233,10 @@ export const make = (options: Options) =>
       }
     }
     const begin = () => prepare("BEGIN IMMEDIATE").run()
-    const commit = () => prepare("COMMIT").run()
+    const commit = () => {
+      prepare("COMMIT").run()
+      writeBack.committed()
+    }
     const rollback = () => {
       if (db.inTransaction) prepare("ROLLBACK").run()
     }
