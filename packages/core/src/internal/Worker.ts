@@ -6,7 +6,8 @@
  * interrupts their workflows and releases their leases so another worker takes them at once (an
  * outcome already being written is written first).
  */
-import { Clock, Effect, Fiber, FiberSet, Layer } from "effect"
+import type { ExecutionId } from "@appexec/api/Ids"
+import { Clock, Effect, Fiber, FiberRef, FiberSet, Layer, LogLevel } from "effect"
 import { AppexecConfig, millis } from "../AppexecConfig.js"
 import { startedState } from "../ExecutionLifecycle.js"
 import { type Claim, ExecutionQueue } from "../ExecutionQueue.js"
@@ -34,7 +35,7 @@ export const run = Effect.gen(function*() {
   const workerId = yield* ids.uuid
   const keeper = yield* LeaseKeeper.make
   const { runs } = keeper
-  const { process, runNow, saveOutcomes } = yield* WorkerRun.make(runs)
+  const { announceAtOnce, process, runInClaim, runNow, saveOutcomes } = yield* WorkerRun.make(runs)
   /**
    * The outcomes of runs done at once (`runNow`) not yet saved: saved together by one
    * fiber, started after the claim that took them has started them all, so one claim's runs
@@ -58,14 +59,47 @@ export const run = Effect.gen(function*() {
   /** When the current claim was made: the start it writes on what it finds queued. */
   let claimedAt = 0
 
+  /**
+   * Runs begun inside their claim's write (`runAtOnce`) and not done there, by execution id: their
+   * claim's work takes them up. Emptied as each claim starts (a claim's work is made before the
+   * next claim begins).
+   */
+  const begunInClaim = new Map<ExecutionId, WorkerRun.Run>()
+  const newRun = (claim: Claim): WorkerRun.Run => ({
+    executionId: claim.execution.executionId,
+    lease: claim.lease,
+    deadline: Number.POSITIVE_INFINITY,
+    stop: undefined,
+    fiber: undefined,
+    started: undefined,
+    timeoutMs: 0,
+    outputTypes: {},
+    claimedAt,
+    claimStarted: claim.started,
+    // Its slot's, once its work is made.
+    freeSlot: () => {}
+  })
+  // Runs done at once are run inside the claim's write, their outcome written with it: not while
+  // debug lines are logged (the fiber path logs each outcome), and never for a run with a span.
+  const debug = LogLevel.lessThanEqual(yield* FiberRef.get(FiberRef.currentMinimumLogLevel), LogLevel.Debug)
+  const runAtOnce = debug ? undefined : (claim: Claim) => {
+    const run = newRun(claim)
+    const ran = runInClaim(run, claim.execution)
+    if (ran === undefined && run.running !== undefined) begunInClaim.set(run.executionId, run)
+    else begunInClaim.delete(run.executionId)
+    return ran
+  }
+
   const claim = (limit: number) =>
     Effect.flatMap(Clock.currentTimeMillis, (at) => {
       claimedAt = at
+      begunInClaim.clear()
       return queue.claimBatch(workerId, leaseMs, {
         limit,
         maxRunningPerWorkspace: config.maxRunningPerWorkspace,
         // The claim writes the fields of the `Started` transition on what it finds queued.
-        start: startedState(at)
+        start: startedState(at),
+        runAtOnce
       }).pipe(
         Effect.catchTag(
           "StorageError",
@@ -76,20 +110,13 @@ export const run = Effect.gen(function*() {
 
   /** The run of one claimed execution, registered with the keeper and for cancels. */
   const work = (claim: Claim, freeSlot: () => void): ClaimLoop.Work => {
+    const ran = claim.ranAtOnce
+    // Run and stored by its claim: announced, and its slot given back at once.
+    if (ran !== undefined) return { effect: Effect.void, now: () => (announceAtOnce(ran), true) }
     const executionId = claim.execution.executionId
-    const run: WorkerRun.Run = {
-      executionId,
-      lease: claim.lease,
-      deadline: Number.POSITIVE_INFINITY,
-      stop: undefined,
-      fiber: undefined,
-      started: undefined,
-      timeoutMs: 0,
-      outputTypes: {},
-      claimedAt,
-      claimStarted: claim.started,
-      freeSlot
-    }
+    const run = begunInClaim.get(executionId) ?? newRun(claim)
+    begunInClaim.delete(executionId)
+    run.freeSlot = freeSlot
     keeper.add(run)
     const unregister = cancellations.unsafeRegister(executionId, () => runs.stop(run, "canceled"))
     let ended = false

@@ -16,7 +16,7 @@ import { recordFinished, unsafeRecordFinished } from "../AppexecMetrics.js"
 import type { LeaseLost, StorageError } from "../Errors.js"
 import { ExecutionEvents } from "../ExecutionEvents.js"
 import { type ExecutionEvent, failNow, isTerminal, transition } from "../ExecutionLifecycle.js"
-import { ExecutionQueue, type Lease } from "../ExecutionQueue.js"
+import { ExecutionQueue, type Lease, type RanAtOnce } from "../ExecutionQueue.js"
 import { type ExecutionRecord, versionOf } from "../ExecutionRecord.js"
 import { ExecutionReports } from "../ExecutionReports.js"
 import * as ExecutionStore from "../ExecutionStore.js"
@@ -66,8 +66,11 @@ export interface Run {
   readonly claimedAt: number
   /** Whether the claim started the execution (`Claim.started`): core applies the transition. */
   readonly claimStarted: boolean
-  /** Gives the run's slot back (once): a run awaiting its last write no longer holds one. */
-  readonly freeSlot: () => void
+  /**
+   * Gives the run's slot back (once): a run awaiting its last write no longer holds one. Set when
+   * the claim's work is made (a run begun inside its claim is made before).
+   */
+  freeSlot: () => void
 }
 
 /** The outcome of a run done at once (`runNow`), to be saved with others. */
@@ -398,27 +401,22 @@ export const make = (runs: Runs) =>
     const clock = yield* Effect.clock
 
     /**
-     * A run done at once, in plain code, when it can be: a first attempt, started by its claim,
-     * not told to stop, of a workflow loaded already, whose nodes all answer at once (as the input,
-     * text and output nodes do), with no span to make. Its outcome is handed to `saveLater`, which
-     * saves it (with others), announces it, then gives the run up (`end`); the answer is true.
-     * Otherwise nothing was recorded or announced and the answer is false: the run goes its way in
-     * a fiber of its own (`process`), taking up the workflow where it was left (`Run.running`)
-     * when it was begun.
+     * The run begun at once, in plain code, when it can be: a first attempt, started by its claim,
+     * not told to stop, of a workflow loaded already, with no span to make (and, unless `webhooks`,
+     * no webhook). Its nodes that answer at once (as the input, text and output nodes do) run
+     * here. When they all did and the workflow completed, the answer is the execution started and
+     * ended; nothing is recorded or announced. Otherwise the answer is undefined, and a workflow
+     * begun is left in `Run.running` for the run's fiber (`process`) to take up where it was left.
      */
-    const runNow = (
-      run: Run,
-      found: ExecutionRecord,
-      end: () => void,
-      saveLater: (outcome: Outcome) => void
-    ): boolean => {
+    const begin = (run: Run, found: ExecutionRecord, webhooks: boolean): RanAtOnce | undefined => {
       if (
-        saveAll === undefined || traced || !run.claimStarted || run.lease.attempt !== 1 || run.stop !== undefined
-      ) return false
+        traced || !run.claimStarted || run.lease.attempt !== 1 || run.stop !== undefined ||
+        run.started !== undefined || (!webhooks && found.webhookUrl !== null)
+      ) return undefined
       const started = transition(found, { _tag: "Started", at: run.claimedAt })
-      if (Either.isLeft(started)) return false
+      if (Either.isLeft(started)) return undefined
       const loaded = doneOf(catalog.load(found.workflowId))
-      if (loaded === undefined || Exit.isFailure(loaded)) return false
+      if (loaded === undefined || Exit.isFailure(loaded)) return undefined
       const app = loaded.value.app
       const execution = started.right
       run.timeoutMs = (app.definition.timeoutSeconds ?? 0) * 1000 || millis(config.defaultTimeout)
@@ -436,7 +434,7 @@ export const make = (runs: Runs) =>
       } catch (defect) {
         // A node that threw: the fiber meets it as the defect it is (no node runs again).
         run.running = Effect.die(defect)
-        return false
+        return undefined
       }
       const done = doneOf(begun)
       // Begun and not done, or done with something the fiber's path is for (a node's failure, a
@@ -446,7 +444,7 @@ export const make = (runs: Runs) =>
         run.reporter !== undefined
       ) {
         run.running = begun
-        return false
+        return undefined
       }
       const ended = transition(execution, {
         _tag: "Completed",
@@ -456,10 +454,43 @@ export const make = (runs: Runs) =>
       if (Either.isLeft(ended)) {
         // Refused: the fiber's path dies of it, as it would have.
         run.running = begun
-        return false
+        return undefined
       }
-      events.unsafePublish(execution)
-      saveLater({ run, record: ended.right, end })
+      return { started: execution, ended: ended.right }
+    }
+
+    /**
+     * A run done at once inside its claim's write (`ExecutionQueue.ClaimOptions.runAtOnce`): see
+     * `begin`; a run with a webhook is left to `runNow` (its delivery needs an id made in an
+     * effect). Its outcome is stored by the claim: `announceAtOnce` announces it once committed.
+     */
+    const runInClaim = (run: Run, found: ExecutionRecord): RanAtOnce | undefined => begin(run, found, false)
+
+    /** Announces an execution run inside its claim (`runInClaim`), once the claim is committed. */
+    const announceAtOnce = (ran: RanAtOnce) => {
+      events.unsafePublish(ran.started)
+      events.unsafePublish(ran.ended)
+      unsafeRecordFinished(ran.ended)
+    }
+
+    /**
+     * A run done at once, in plain code, when it can be (`begin`). Its outcome is handed to
+     * `saveLater`, which saves it (with others), announces it, then gives the run up (`end`); the
+     * answer is true. Otherwise nothing was recorded or announced and the answer is false: the run
+     * goes its way in a fiber of its own (`process`), taking up the workflow where it was left
+     * (`Run.running`) when it was begun, here or in its claim.
+     */
+    const runNow = (
+      run: Run,
+      found: ExecutionRecord,
+      end: () => void,
+      saveLater: (outcome: Outcome) => void
+    ): boolean => {
+      if (saveAll === undefined) return false
+      const ran = begin(run, found, true)
+      if (ran === undefined) return false
+      events.unsafePublish(ran.started)
+      saveLater({ run, record: ran.ended, end })
       return true
     }
 
@@ -533,5 +564,5 @@ export const make = (runs: Runs) =>
         : process
     }
 
-    return { process, runNow, saveOutcomes }
+    return { process, runNow, runInClaim, announceAtOnce, saveOutcomes }
   })
