@@ -4,10 +4,10 @@
  * (`ExecutionStore.saveAll`); what does not answer at once goes on in the run's fiber.
  */
 import { Ids } from "@appexec/api"
-import { Appexec, ExecutionEvents, ExecutionLifecycle, ExecutionStore, NodeType } from "@appexec/core"
-import { TestHarness } from "@appexec/testing"
+import { Appexec, ExecutionEvents, ExecutionLifecycle, ExecutionStore } from "@appexec/core"
+import { TestApps, TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Exit, Fiber, LogLevel, Option, Queue, Schema, Scope, TestClock } from "effect"
+import { Deferred, Effect, Either, Exit, Fiber, LogLevel, Option, Queue, Scope, TestClock } from "effect"
 import * as Worker from "../src/internal/Worker.js"
 import * as LogCapture from "./fixtures/LogCapture.js"
 
@@ -140,35 +140,10 @@ describe("runs done at once", () => {
     }).pipe(Effect.provide(TestHarness.layer({ worker: false }))))
 
   it.scoped("a chain whose node does not answer at once goes on in the run's fiber: each node's run is called once", () => {
-    let calls = 0
-    const later = NodeType.defineNode({
-      type: "test.later",
-      description: "Answers after a second",
-      role: "process",
-      inputs: { min: 1, max: 1 },
-      config: Schema.Struct({}),
-      run: ({ upstream }) => {
-        calls += 1
-        return Effect.as(Effect.sleep("1 second"), upstream[0]!.value)
-      }
-    })
+    const later = TestApps.later("1 second")
     return Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
-      const app = yield* appexec.apps.import({
-        name: "Later",
-        public: true,
-        nodes: [
-          { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-          { id: "echo", type: "text.template", config: { template: "echo: {{prompt}}" } },
-          { id: "later", type: "test.later" },
-          { id: "result", type: "output.text", label: "Result" }
-        ],
-        edges: [
-          { source: "prompt", target: "echo" },
-          { source: "echo", target: "later" },
-          { source: "later", target: "result" }
-        ]
-      })
+      const app = yield* appexec.apps.import(TestApps.laterApp)
       const principal = yield* TestHarness.signIn()
       const started = yield* Effect.forEach(
         ["a", "b", "c"],
@@ -182,43 +157,23 @@ describe("runs done at once", () => {
         ["completed", "echo: b"],
         ["completed", "echo: c"]
       ])
-      expect(calls).toBe(3)
-    }).pipe(Effect.provide(TestHarness.layer({ nodes: [later] })))
+      expect(later.calls()).toBe(3)
+    }).pipe(Effect.provide(TestHarness.layer({ nodes: [later.node] })))
   })
 
   it.scoped("a node that throws as it is begun at the claim fails its execution once, and runs once", () => {
-    let calls = 0
-    const throws = NodeType.defineNode({
-      type: "test.throws",
-      description: "Throws instead of answering",
-      role: "process",
-      inputs: { min: 1, max: 1 },
-      config: Schema.Struct({}),
-      run: () => {
-        calls += 1
-        throw new Error("a bug in the node type")
-      }
-    })
+    const throwing = TestApps.throwing()
     return Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
-      const app = yield* appexec.apps.import({
-        name: "Throws",
-        public: true,
-        nodes: [
-          { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-          { id: "bad", type: "test.throws" },
-          { id: "result", type: "output.text", label: "Result" }
-        ],
-        edges: [{ source: "prompt", target: "bad" }, { source: "bad", target: "result" }]
-      })
+      const app = yield* appexec.apps.import(TestApps.throwsApp)
       const principal = yield* TestHarness.signIn()
       const started = yield* appexec.executions.start(principal, app.appId, { prompt: "p" })
       const waiting = yield* Effect.fork(appexec.executions.await(started.executionId))
       yield* TestClock.adjust(0)
       const done = yield* Fiber.join(waiting)
       expect([done.status, done.errorMessage]).toEqual(["failed", "The execution failed unexpectedly."])
-      expect(calls).toBe(1)
-    }).pipe(Effect.provide(TestHarness.layer({ nodes: [throws], logLevel: LogLevel.None })))
+      expect(throwing.calls()).toBe(1)
+    }).pipe(Effect.provide(TestHarness.layer({ nodes: [throwing.node], logLevel: LogLevel.None })))
   })
 
   it.scoped("the end of a run done at once is logged with its execution and attempt", () =>

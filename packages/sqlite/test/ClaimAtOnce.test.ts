@@ -13,27 +13,16 @@ import {
   ExecutionQueue,
   ExecutionStore,
   IdGenerator,
-  NodeType
+  type NodeType
 } from "@appexec/core"
 import { SqliteStorage } from "@appexec/sqlite"
-import { TestOutboundHttp } from "@appexec/testing"
+import { TestApps, TestOutboundHttp } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Effect, Either, Layer, Logger, LogLevel, Option, Queue, Schema } from "effect"
+import { Effect, Either, Layer, Logger, LogLevel, Option, Queue, type Scope } from "effect"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-
-/** input → output: both answer at once. */
-const echo = {
-  name: "Echo",
-  public: true,
-  nodes: [
-    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-    { id: "result", type: "output.text", label: "Result" }
-  ],
-  edges: [{ source: "prompt", target: "result" }]
-}
 
 /** A fresh database file, removed with the scope. */
 const tempDb = Effect.map(
@@ -45,13 +34,31 @@ const tempDb = Effect.map(
 )
 
 /** An instance on `filename`, its storage's services kept. */
-const instanceOn = (filename: string, options: { worker: boolean; nodes?: ReadonlyArray<NodeType.Any> }) =>
-  AppexecLayer.make({ nodes: options.nodes ?? [], worker: options.worker, config: { pollInterval: 20 } }).pipe(
+const instanceOn = (filename: string, worker: boolean, nodes: ReadonlyArray<NodeType.NodeType<never>> = []) =>
+  AppexecLayer.make({ nodes, worker, config: { pollInterval: 20 } }).pipe(
     Layer.provideMerge(SqliteStorage.layer({ filename })),
     Layer.provide(IdGenerator.IdGenerator.random),
     Layer.provide(TestOutboundHttp.layer),
     Layer.provide(Logger.minimumLogLevel(LogLevel.None))
   )
+
+/**
+ * `body` on an instance over a fresh file (with its worker or not), `app` imported: given the
+ * file and the app's id.
+ */
+const onInstance = <A, E>(
+  options: { readonly worker: boolean; readonly nodes?: ReadonlyArray<NodeType.NodeType<never>> },
+  app: Parameters<Appexec.Appexec["Type"]["apps"]["import"]>[0],
+  body: (
+    filename: string,
+    appId: string
+  ) => Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof instanceOn>> | Scope.Scope>
+) =>
+  Effect.flatMap(tempDb, (filename) =>
+    Effect.gen(function*() {
+      const { appId } = yield* (yield* Appexec.Appexec).apps.import(app)
+      return yield* body(filename, appId)
+    }).pipe(Effect.provide(instanceOn(filename, options.worker, options.nodes))))
 
 /** The queue columns of each execution, as another connection reads them. */
 const queueColumns = (filename: string) => {
@@ -125,12 +132,9 @@ const ranOf = (claim: ExecutionQueue.Claim): ExecutionQueue.RanAtOnce => {
 
 describe("a claim that runs executions at once", () => {
   it.scopedLive("writes the outcome of what ran in place of the lease, and leases the rest", () =>
-    Effect.gen(function*() {
-      const filename = yield* tempDb
-      yield* Effect.gen(function*() {
-        const appexec = yield* Appexec.Appexec
-        const app = yield* appexec.apps.import(echo)
-        const ids = yield* startMany(app.appId, 3)
+    onInstance({ worker: false }, TestApps.echo, (filename, appId) =>
+      Effect.gen(function*() {
+        const ids = yield* startMany(appId, 3)
         const queue = yield* ExecutionQueue.ExecutionQueue
         const offered: Array<ExecutionQueue.Claim> = []
         const claims = yield* queue.claimBatch("worker-a", 60_000, {
@@ -154,54 +158,29 @@ describe("a claim that runs executions at once", () => {
         expect(claims.map((c) => [c.lease.workerId, c.lease.token, c.lease.attempt])).toEqual(
           ids.map(() => ["worker-a", 1, 1])
         )
-        const rows = queueColumns(filename)
-        expect(rows).toEqual([
-          {
-            execution_id: ids[0],
-            status: "completed",
+        const ran = { status: "completed", lease_worker: null, lease_token: null, completed_at: 2_000 }
+        expect(queueColumns(filename)).toEqual(
+          ids.map((id, i) => ({
+            execution_id: id,
             claims: 1,
             attempts: 1,
-            lease_worker: null,
-            lease_token: null,
             started_at: 1_000,
-            completed_at: 2_000
-          },
-          {
-            execution_id: ids[1],
-            status: "running",
-            claims: 1,
-            attempts: 1,
-            lease_worker: "worker-a",
-            lease_token: 1,
-            started_at: 1_000,
-            completed_at: null
-          },
-          {
-            execution_id: ids[2],
-            status: "completed",
-            claims: 1,
-            attempts: 1,
-            lease_worker: null,
-            lease_token: null,
-            started_at: 1_000,
-            completed_at: 2_000
-          }
-        ])
+            ...(i === 1
+              ? { status: "running", lease_worker: "worker-a", lease_token: 1, completed_at: null }
+              : ran)
+          }))
+        )
         const store = yield* ExecutionStore.ExecutionStore
         const first = Option.getOrThrow(yield* store.get(Ids.ExecutionId.make(ids[0]!)))
         expect([first.outputs[0]?.value, first.attempt]).toEqual(["done p0", 1])
         // What ran is not claimable again; what was leased is not either while its lease lives.
         expect(yield* queue.claimBatch("worker-b", 60_000, { limit: 10, runAtOnce: ranOf })).toEqual([])
-      }).pipe(Effect.provide(instanceOn(filename, { worker: false })))
-    }))
+      })))
 
   it.scopedLive("offers nothing it claims again: an execution whose worker was lost is leased as it was", () =>
-    Effect.gen(function*() {
-      const filename = yield* tempDb
-      yield* Effect.gen(function*() {
-        const appexec = yield* Appexec.Appexec
-        const app = yield* appexec.apps.import(echo)
-        const [id] = yield* startMany(app.appId, 1)
+    onInstance({ worker: false }, TestApps.echo, (filename, appId) =>
+      Effect.gen(function*() {
+        const [id] = yield* startMany(appId, 1)
         const queue = yield* ExecutionQueue.ExecutionQueue
         // A lease that has run out at once: the execution is running with no live lease.
         const first = yield* queue.claimBatch("lost", -1, { limit: 1, start: ExecutionLifecycle.startedState(1_000) })
@@ -222,22 +201,21 @@ describe("a claim that runs executions at once", () => {
         expect(queueColumns(filename).map((r) => [r.status, r.lease_worker, r.lease_token, r.started_at])).toEqual([
           ["running", "worker-b", 2, 1_000]
         ])
-      }).pipe(Effect.provide(instanceOn(filename, { worker: false })))
-    }))
+      })))
 })
 
 describe("the worker on SQLite", () => {
   it.scopedLive("runs what answers at once inside its claim: stored in one write with no lease, announced running then completed", () =>
-    Effect.gen(function*() {
-      const filename = yield* tempDb
-      yield* Effect.gen(function*() {
+    onInstance({ worker: true }, TestApps.echo, (filename, appId) =>
+      Effect.gen(function*() {
         const appexec = yield* Appexec.Appexec
-        const app = yield* appexec.apps.import(echo)
         const transitions = yield* (yield* ExecutionEvents.ExecutionEvents).subscribe
         const updates = countUpdates(filename)
-        const ids = yield* startMany(app.appId, 20)
+        const ids = yield* startMany(appId, 20)
         const done = yield* Effect.forEach(ids, (id) => appexec.executions.await(id), { concurrency: "unbounded" })
-        expect(done.map((d) => [d.status, d.outputs[0]?.value])).toEqual(ids.map((_, i) => ["completed", `p${i}`]))
+        expect(done.map((d) => [d.status, d.outputs[0]?.value])).toEqual(
+          ids.map((_, i) => ["completed", `echo: p${i}`])
+        )
         const rows = queueColumns(filename)
         expect(rows.map((r) => [r.status, r.claims, r.attempts, r.lease_worker, r.lease_token])).toEqual(
           ids.map(() => ["completed", 1, 1, null, null])
@@ -253,89 +231,44 @@ describe("the worker on SQLite", () => {
             "completed"
           ])
         }
-      }).pipe(Effect.provide(instanceOn(filename, { worker: true })))
-    }))
+      })))
 
   it.scopedLive("takes up in the run's fiber a workflow begun in the claim and not done there: each node runs once", () => {
-    let calls = 0
-    const later = NodeType.defineNode({
-      type: "test.later",
-      description: "Answers a little later",
-      role: "process",
-      inputs: { min: 1, max: 1 },
-      config: Schema.Struct({}),
-      run: ({ upstream }) => {
-        calls += 1
-        return Effect.as(Effect.sleep("5 millis"), upstream[0]!.value)
-      }
-    })
-    return Effect.gen(function*() {
-      const filename = yield* tempDb
-      yield* Effect.gen(function*() {
-        const appexec = yield* Appexec.Appexec
-        const app = yield* appexec.apps.import({
-          name: "Later",
-          public: true,
-          nodes: [
-            { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-            { id: "echo", type: "text.template", config: { template: "echo: {{prompt}}" } },
-            { id: "later", type: "test.later" },
-            { id: "result", type: "output.text", label: "Result" }
-          ],
-          edges: [
-            { source: "prompt", target: "echo" },
-            { source: "echo", target: "later" },
-            { source: "later", target: "result" }
-          ]
+    const later = TestApps.later("5 millis")
+    return onInstance(
+      { worker: true, nodes: [later.node] },
+      TestApps.laterApp,
+      (filename, appId) =>
+        Effect.gen(function*() {
+          const appexec = yield* Appexec.Appexec
+          const updates = countUpdates(filename)
+          const ids = yield* startMany(appId, 4)
+          const done = yield* Effect.forEach(ids, (id) => appexec.executions.await(id), { concurrency: "unbounded" })
+          expect(done.map((d) => [d.status, d.outputs[0]?.value])).toEqual(
+            ids.map((_, i) => ["completed", `echo: p${i}`])
+          )
+          expect(later.calls()).toBe(4)
+          // Claimed with a lease, then saved by the run's fiber, which cleared it: two writes each.
+          expect(queueColumns(filename).map((r) => [r.status, r.claims, r.lease_worker])).toEqual(
+            ids.map(() => ["completed", 1, null])
+          )
+          expect(ids.map((id) => updates().get(id))).toEqual(ids.map(() => 2))
         })
-        const updates = countUpdates(filename)
-        const ids = yield* startMany(app.appId, 4)
-        const done = yield* Effect.forEach(ids, (id) => appexec.executions.await(id), { concurrency: "unbounded" })
-        expect(done.map((d) => [d.status, d.outputs[0]?.value])).toEqual(
-          ids.map((_, i) => ["completed", `echo: p${i}`])
-        )
-        expect(calls).toBe(4)
-        // Claimed with a lease, then saved by the run's fiber, which cleared it: two writes each.
-        expect(queueColumns(filename).map((r) => [r.status, r.claims, r.lease_worker])).toEqual(
-          ids.map(() => ["completed", 1, null])
-        )
-        expect(ids.map((id) => updates().get(id))).toEqual(ids.map(() => 2))
-      }).pipe(Effect.provide(instanceOn(filename, { worker: true, nodes: [later] })))
-    })
+    )
   })
 
   it.scopedLive("fails once an execution whose node throws as it is begun in the claim", () => {
-    let calls = 0
-    const throws = NodeType.defineNode({
-      type: "test.throws",
-      description: "Throws instead of answering",
-      role: "process",
-      inputs: { min: 1, max: 1 },
-      config: Schema.Struct({}),
-      run: () => {
-        calls += 1
-        throw new Error("a bug in the node type")
-      }
-    })
-    return Effect.gen(function*() {
-      const filename = yield* tempDb
-      yield* Effect.gen(function*() {
-        const appexec = yield* Appexec.Appexec
-        const app = yield* appexec.apps.import({
-          name: "Throws",
-          public: true,
-          nodes: [
-            { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-            { id: "bad", type: "test.throws" },
-            { id: "result", type: "output.text", label: "Result" }
-          ],
-          edges: [{ source: "prompt", target: "bad" }, { source: "bad", target: "result" }]
+    const throwing = TestApps.throwing()
+    return onInstance(
+      { worker: true, nodes: [throwing.node] },
+      TestApps.throwsApp,
+      (_, appId) =>
+        Effect.gen(function*() {
+          const [id] = yield* startMany(appId, 1)
+          const done = yield* (yield* Appexec.Appexec).executions.await(id!)
+          expect([done.status, done.errorMessage]).toEqual(["failed", "The execution failed unexpectedly."])
+          expect(throwing.calls()).toBe(1)
         })
-        const [id] = yield* startMany(app.appId, 1)
-        const done = yield* appexec.executions.await(id!)
-        expect([done.status, done.errorMessage]).toEqual(["failed", "The execution failed unexpectedly."])
-        expect(calls).toBe(1)
-      }).pipe(Effect.provide(instanceOn(filename, { worker: true, nodes: [throws] })))
-    })
+    )
   })
 })

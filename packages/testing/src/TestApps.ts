@@ -2,7 +2,7 @@
  * App definitions that tests and benchmarks share, and the node types some of them need.
  */
 import { NodeType } from "@appexec/core"
-import { Effect, Schema } from "effect"
+import { type Duration, Effect, Schema } from "effect"
 
 /** `test.chatty`: logs `lines` lines (`line 1` info, `line 2` warn, …), then passes its input on. */
 export const chatty = NodeType.defineNode({
@@ -58,3 +58,69 @@ export const echo = {
     { source: "echo", target: "result" }
   ]
 } as const
+
+/**
+ * `test.later`: passes its input on after `delay` (it never answers at once); `calls()` counts the
+ * calls of its `run`, so a test can tell that no run of it was begun twice.
+ */
+export const later = (delay: Duration.DurationInput) => {
+  let calls = 0
+  const node = NodeType.defineNode({
+    type: "test.later",
+    description: "Answers after a delay",
+    role: "process",
+    inputs: { min: 1, max: 1 },
+    config: Schema.Struct({}),
+    run: ({ upstream }) => {
+      calls += 1
+      return Effect.as(Effect.sleep(delay), upstream[0]!.value)
+    }
+  })
+  return { node, calls: () => calls }
+}
+
+/** `Later`: prompt → `echo: {{prompt}}` → `test.later` → text output `result`. Needs `later`'s node. */
+export const laterApp = {
+  name: "Later",
+  public: true,
+  nodes: [
+    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
+    { id: "echo", type: "text.template", config: { template: "echo: {{prompt}}" } },
+    { id: "later", type: "test.later" },
+    { id: "result", type: "output.text", label: "Result" }
+  ],
+  edges: [
+    { source: "prompt", target: "echo" },
+    { source: "echo", target: "later" },
+    { source: "later", target: "result" }
+  ]
+}
+
+/** `test.throws`: its `run` throws instead of answering (a bug in a node type); `calls()` counts the calls. */
+export const throwing = () => {
+  let calls = 0
+  const node = NodeType.defineNode({
+    type: "test.throws",
+    description: "Throws instead of answering",
+    role: "process",
+    inputs: { min: 1, max: 1 },
+    config: Schema.Struct({}),
+    run: () => {
+      calls += 1
+      throw new Error("a bug in the node type")
+    }
+  })
+  return { node, calls: () => calls }
+}
+
+/** `Throws`: prompt → `test.throws` → text output `result`. Needs `throwing`'s node. */
+export const throwsApp = {
+  name: "Throws",
+  public: true,
+  nodes: [
+    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
+    { id: "bad", type: "test.throws" },
+    { id: "result", type: "output.text", label: "Result" }
+  ],
+  edges: [{ source: "prompt", target: "bad" }, { source: "bad", target: "result" }]
+}
