@@ -11,7 +11,8 @@
  *
  * Then the start path on PostgreSQL (`start_execution_postgres`): `POST /v1/apps/{id}/executions`
  * through two `appexec serve --no-worker` processes on one embedded PostgreSQL (every commit
- * flushed), 25 connections to each at once, after 5 s of the same load untimed (the warm-up);
+ * flushed), 25 connections to each at once from a load generator in a process of its own
+ * (`servers/load.ts`), after 5 s of the same load untimed (the warm-up);
  * their summed rate, the slower p99 of the two, and the CPU per start of both, printed beside the
  * SQLite figure and the goal (3,000/s, p99 < 50 ms).
  *
@@ -29,6 +30,7 @@ import pg from "pg"
 import { type Benchmark, reportLoad } from "./Benchmark.js"
 import * as ProcessCpu from "./ProcessCpu.js"
 import { masterKey } from "./servers/appexec.js"
+import type * as LoadProcess from "./servers/load.js"
 import * as PostgresServer from "./servers/postgres.js"
 import * as TempDir from "./TempDir.js"
 
@@ -80,6 +82,27 @@ const load = ({ body, headers, method = "GET", url }: Load, connections = 50, du
       { url, method, connections, duration, headers, ...(body === undefined ? {} : { body }) },
       (error, result) => resume(error ? Effect.fail(error) : Effect.succeed(result))
     )
+  })
+
+/** `spec` run by a load generator in a process of its own (`servers/load.ts`): its results. */
+const loadInProcess = (spec: LoadProcess.Spec) =>
+  Effect.async<ReadonlyArray<LoadProcess.Result>, Error>((resume) => {
+    const child = spawn(process.execPath, [join(root, "packages/bench/dist/servers/load.js"), JSON.stringify(spec)], {
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    let out = ""
+    child.stdout!.on("data", (d) => {
+      out += String(d)
+    })
+    child.once("exit", (code) => {
+      if (code !== 0) return resume(Effect.fail(new Error(`the load generator exited with ${code}`)))
+      try {
+        resume(Effect.succeed(JSON.parse(out) as ReadonlyArray<LoadProcess.Result>))
+      } catch (cause) {
+        resume(Effect.fail(new Error(`the load generator answered ${out.slice(0, 200)}`, { cause })))
+      }
+    })
+    return Effect.sync(() => child.kill())
   })
 
 /** The goal of the start path on PostgreSQL: starts per second, at a p99 under `P99_GOAL_MS`. */
@@ -138,17 +161,18 @@ const startsOnPostgres = (
         await client.end()
       }
     })
+    // The load comes from a process of its own (`servers/load.ts`), fresh for each run.
     const startAll = (duration: number) =>
-      Effect.forEach(
-        urls,
-        (url) =>
-          load(
-            { url: `${url}/v1/apps/${greeting.appId}/executions`, method: "POST", headers, body: startBody },
-            25,
-            duration
-          ),
-        { concurrency: "unbounded" }
-      )
+      loadInProcess({
+        targets: urls.map((url) => ({
+          url: `${url}/v1/apps/${greeting.appId}/executions`,
+          method: "POST",
+          headers,
+          body: startBody
+        })),
+        connections: 25,
+        duration
+      })
     yield* startAll(Math.min(STARTS_WARMUP_SECONDS, seconds))
     const commitsBefore = yield* commits
     // Every figure here moves with what else the machine runs: its load, before and after.

@@ -1,0 +1,38 @@
+/**
+ * A load generator in a process of its own: autocannon on every target of the JSON spec in
+ * `argv[2]` at once (`connections` each, `duration` seconds), the results printed on stdout as one
+ * JSON array, in the targets' order. The start path on PostgreSQL measures through it (`http.ts`):
+ * a generator inside the benchmark's own process, hours into a full run, shares that process's
+ * heap and event loop with what the earlier parts left there.
+ */
+import autocannon from "autocannon"
+
+/** What one target is sent. */
+export interface Target {
+  readonly url: string
+  readonly method: "GET" | "POST"
+  readonly headers: Record<string, string>
+  readonly body?: string
+}
+
+/** The spec `argv[2]` holds. */
+export interface Spec {
+  readonly targets: ReadonlyArray<Target>
+  readonly connections: number
+  readonly duration: number
+}
+
+/** What the benchmark reads of each result. */
+export type Result = Pick<autocannon.Result, "requests" | "latency" | "non2xx" | "errors">
+
+const spec = JSON.parse(process.argv[2] ?? "{}") as Spec
+const results = await Promise.all(
+  spec.targets.map((target) => autocannon({ ...target, connections: spec.connections, duration: spec.duration }))
+)
+const answer: Array<Result> = results.map(({ errors, latency, non2xx, requests }) => ({
+  requests,
+  latency,
+  non2xx,
+  errors
+}))
+process.stdout.write(`${JSON.stringify(answer)}\n`)
