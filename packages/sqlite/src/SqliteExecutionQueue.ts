@@ -13,7 +13,7 @@
  */
 import { Errors, ExecutionQueue } from "@appexec/core"
 import { PreparedQuery, SqlExecutionQueue } from "@appexec/sql"
-import { type ExecutionRow, fromRow, leaseOf } from "@appexec/sql/ExecutionRows"
+import { executionColumns, type ExecutionRow, fromRow, leaseOf } from "@appexec/sql/ExecutionRows"
 import type { Tables } from "@appexec/sql/SqlTables"
 import { Clock, Effect, Either, Layer, Option } from "effect"
 import { type ExpressionBuilder, sql } from "kysely"
@@ -115,7 +115,7 @@ export const make = Effect.gen(function*() {
   ) => db.updateTable("executions").set(starting(p)).where("seq", "in", inSeqs(p)).returningAll())
   /** Rows as found, oldest first: a claim that runs executions at once reads them before it writes. */
   const selectMany = PreparedQuery.make((p: PreparedQuery.Param<{ seqs: string }>) =>
-    db.selectFrom("executions").selectAll().where("seq", "in", inSeqs(p)).orderBy("seq")
+    db.selectFrom("executions").select(executionColumns).where("seq", "in", inSeqs(p)).orderBy("seq")
   )
   /** The claim of `claimManyStarting` for rows already read: nothing returned. */
   const leaseMany = PreparedQuery.make((p: PreparedQuery.Param<LeaseParams & StartParams & { seqs: string }>) =>
