@@ -67,13 +67,8 @@ const start = (script: string, args: ReadonlyArray<string>, pattern: RegExp, env
       })
   )
 
-/** What one load sends. */
-interface Load {
-  readonly url: string
-  readonly method?: "GET" | "POST"
-  readonly headers: Record<string, string>
-  readonly body?: string
-}
+/** What one load sends: a target of the load generator's (`servers/load.ts`). */
+type Load = LoadProcess.Target
 
 /** One autocannon run (50 connections, `seconds` long, unless told). */
 const load = ({ body, headers, method = "GET", url }: Load, connections = 50, duration = seconds) =>

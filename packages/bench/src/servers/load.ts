@@ -7,10 +7,10 @@
  */
 import autocannon from "autocannon"
 
-/** What one target is sent. */
+/** What one target is sent (GET unless told). */
 export interface Target {
   readonly url: string
-  readonly method: "GET" | "POST"
+  readonly method?: "GET" | "POST"
   readonly headers: Record<string, string>
   readonly body?: string
 }

@@ -60,11 +60,11 @@ export const run = Effect.gen(function*() {
   let claimedAt = 0
 
   /**
-   * Runs begun inside their claim's write (`runAtOnce`) and not done there, by execution id: their
-   * claim's work takes them up. Emptied as each claim starts (a claim's work is made before the
-   * next claim begins).
+   * Runs made inside their claim's write (`runAtOnce`) and not done there, by execution id: their
+   * claim's work takes them up, with the workflow begun there if it was. Emptied as each claim
+   * starts (a claim's work is made before the next claim begins).
    */
-  const begunInClaim = new Map<ExecutionId, WorkerRun.Run>()
+  const madeInClaim = new Map<ExecutionId, WorkerRun.Run>()
   const newRun = (claim: Claim): WorkerRun.Run => ({
     executionId: claim.execution.executionId,
     lease: claim.lease,
@@ -85,15 +85,15 @@ export const run = Effect.gen(function*() {
   const runAtOnce = debug ? undefined : (claim: Claim) => {
     const run = newRun(claim)
     const ran = runInClaim(run, claim.execution)
-    if (ran === undefined && run.running !== undefined) begunInClaim.set(run.executionId, run)
-    else begunInClaim.delete(run.executionId)
+    if (ran === undefined) madeInClaim.set(run.executionId, run)
+    else madeInClaim.delete(run.executionId)
     return ran
   }
 
   const claim = (limit: number) =>
     Effect.flatMap(Clock.currentTimeMillis, (at) => {
       claimedAt = at
-      begunInClaim.clear()
+      madeInClaim.clear()
       return queue.claimBatch(workerId, leaseMs, {
         limit,
         maxRunningPerWorkspace: config.maxRunningPerWorkspace,
@@ -114,8 +114,8 @@ export const run = Effect.gen(function*() {
     // Run and stored by its claim: announced, and its slot given back at once.
     if (ran !== undefined) return { effect: Effect.void, now: () => (announceAtOnce(ran), true) }
     const executionId = claim.execution.executionId
-    const run = begunInClaim.get(executionId) ?? newRun(claim)
-    begunInClaim.delete(executionId)
+    const run = madeInClaim.get(executionId) ?? newRun(claim)
+    madeInClaim.delete(executionId)
     run.freeSlot = freeSlot
     keeper.add(run)
     const unregister = cancellations.unsafeRegister(executionId, () => runs.stop(run, "canceled"))
