@@ -166,6 +166,9 @@ interface Drain {
   readonly commits: number
   /** Claim statements per job, where they are counted (appexec's claim function). */
   readonly claims?: number | undefined
+  /** Autovacuum and autoanalyze runs of appexec's `executions` table so far (warm-up and drain). */
+  readonly autovacuums?: number | undefined
+  readonly autoanalyzes?: number | undefined
 }
 
 // graphile-worker ----------------------------------------------------------------------------
@@ -370,6 +373,12 @@ const appexecDrain = (server: PostgresServer.Server, processes: number) =>
         "SELECT coalesce(sum(calls), 0) AS n FROM pg_stat_user_functions WHERE funcname = 'appexec_claim_executions'"
       )
     )
+    const maintenance = yield* Effect.promise(() =>
+      counter.query<{ vacuums: string; analyzes: string }>(
+        `SELECT autovacuum_count AS vacuums, autoanalyze_count AS analyzes FROM pg_stat_user_tables
+         WHERE relname = 'executions'`
+      )
+    )
     const { rows } = yield* Effect.promise(() =>
       counter.query<{ first: string; failed: string }>(
         `SELECT min(started_at) FILTER (WHERE seq <= $1) AS first, count(*) FILTER (WHERE status <> 'completed') AS failed
@@ -384,7 +393,9 @@ const appexecDrain = (server: PostgresServer.Server, processes: number) =>
       mainThreadCpu,
       serverCpu: serverMicros / COUNT,
       commits: committed / COUNT,
-      claims: Number(claims.rows[0]!.n) / COUNT
+      claims: Number(claims.rows[0]!.n) / COUNT,
+      autovacuums: Number(maintenance.rows[0]?.vacuums ?? 0),
+      autoanalyzes: Number(maintenance.rows[0]?.analyzes ?? 0)
     } satisfies Drain
   }))
 
@@ -450,6 +461,10 @@ export const benchmark: Benchmark = {
           yield* report({ name: `graphile.${name}.commits_per_execution`, value: result.commits, unit: "transactions" })
           if (result.claims !== undefined) {
             yield* report({ name: `graphile.${name}.claims_per_execution`, value: result.claims, unit: "claims" })
+          }
+          if (result.autovacuums !== undefined) {
+            yield* report({ name: `graphile.${name}.autovacuums`, value: result.autovacuums, unit: "runs" })
+            yield* report({ name: `graphile.${name}.autoanalyzes`, value: result.autoanalyzes ?? 0, unit: "runs" })
           }
         })
       if (parts.has("graphile")) yield* measure("graphile_worker", graphileDrain(server, false))
