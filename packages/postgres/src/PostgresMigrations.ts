@@ -16,6 +16,7 @@ import * as m0008 from "./internal/migrations/0008_key_and_app_revisions.js"
 import * as m0009 from "./internal/migrations/0009_unlogged_rate_limits.js"
 import * as m0010 from "./internal/migrations/0010_fewer_execution_indexes.js"
 import * as m0011 from "./internal/migrations/0011_key_revision_on_truncate.js"
+import * as m0012 from "./internal/migrations/0012_claim_reads_the_index.js"
 
 /** Every migration by name, in order. Names sort in the order they apply; never rename one. */
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -29,11 +30,12 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0008_key_and_app_revisions": m0008,
   "0009_unlogged_rate_limits": m0009,
   "0010_fewer_execution_indexes": m0010,
-  "0011_key_revision_on_truncate": m0011
+  "0011_key_revision_on_truncate": m0011,
+  "0012_claim_reads_the_index": m0012
 }
 
 /** Name of the newest migration. */
-export const latest = "0011_key_revision_on_truncate"
+export const latest = "0012_claim_reads_the_index"
 
 /** The table that records applied migrations. */
 export const migrationTable = "appexec_migrations"

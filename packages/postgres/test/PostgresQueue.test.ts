@@ -1,8 +1,9 @@
 /**
  * The PostgreSQL queue's round trips: a batch claim in one statement (a workspace's backlog
  * taken in one `UPDATE` when it is alone), claims and renewals that leave the connection's later
- * commits flushed, grouped saves fenced row by row, grouped inserts in acceptance order, and the
- * claim function added to a database made before it.
+ * commits flushed, grouped saves fenced row by row, grouped inserts in acceptance order, the
+ * claim function added to a database made before it, and claims that read the queue through its
+ * index once the table has statistics.
  */
 import { Ids } from "@appexec/api"
 import { ExecutionQueue, type ExecutionRecord, ExecutionStore, WebhookOutbox } from "@appexec/core"
@@ -82,6 +83,50 @@ describe("PostgreSQL queue round trips", () => {
       yield* store.insert(queued(two, 6))
       const batch = yield* queue.claimBatch("a", LEASE, { limit: 10 })
       expect(ids(batch)).toEqual([1, 6, 2, 3, 4, 5].map((n) => queued(n === 6 ? two : one, n).executionId))
+    }).pipe(Effect.provide(storage())))
+
+  it.effect("a claim reads the queue through its index, with the table's statistics taken and its plans cached", () =>
+    Effect.gen(function*() {
+      const { db } = yield* PostgresClient.PostgresClient
+      const owner = yield* seedOwner(1)
+      const store = yield* ExecutionStore.ExecutionStore
+      yield* Effect.forEach(numbers(1, 2_000), (n) => store.insert(queued(owner, n)), {
+        concurrency: 64,
+        discard: true
+      })
+      // Statistics taken while the backlog is queued, as autovacuum's analyze takes them under load;
+      // then most of it runs, and the oldest rows are finished ones.
+      yield* Effect.promise(async () => {
+        await sql`ANALYZE executions`.execute(db)
+        await sql`UPDATE executions SET status = 'completed' WHERE seq <= (SELECT min(seq) + 1499 FROM executions)`
+          .execute(db)
+      })
+      const read = yield* Effect.promise(() =>
+        // One transaction: a backend reports its statistics only between transactions, so its own
+        // count (pending) moves by this transaction's scans alone.
+        db.transaction().execute(async (trx) => {
+          const count = async () =>
+            (await sql<{ scans: number; fetched: number }>`SELECT
+                pg_stat_get_xact_numscans('executions'::regclass)::integer AS scans,
+                (SELECT sum(pg_stat_get_xact_tuples_returned(indexrelid)) FROM pg_index
+                  WHERE indrelid = 'executions'::regclass)::integer AS fetched`
+              .execute(trx)).rows[0]!
+          const claim = sql<{ n: number }>`SELECT count(*)::integer AS n
+            FROM appexec_claim_executions('', 4, 0, 'a', ${LEASE}::bigint, NULL, NULL)`
+          // The first claim also marks the finished rows' old index entries dead (until a vacuum
+          // removes them): that walk is once per table, not per claim.
+          expect((await claim.execute(trx)).rows[0]!.n).toBe(4)
+          const before = await count()
+          // Past the five custom plans after which PostgreSQL may keep a generic one.
+          for (let i = 0; i < 8; i++) expect((await claim.execute(trx)).rows[0]!.n).toBe(4)
+          const after = await count()
+          return { scans: after.scans - before.scans, fetched: after.fetched - before.fetched }
+        })
+      )
+      // Not one sequential scan of the table, nor a walk through the finished rows: eight claims
+      // of four read a few hundred index entries (before, two scans of the table and ~20,000 entries).
+      expect(read.scans).toBe(0)
+      expect(read.fetched).toBeLessThan(800)
     }).pipe(Effect.provide(storage())))
 
   it.effect("claims and renewals do not wait for their flush, and leave the connection's other commits flushed", () =>
