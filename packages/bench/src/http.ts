@@ -29,7 +29,7 @@ import { fileURLToPath } from "node:url"
 import pg from "pg"
 import { type Benchmark, reportLoad } from "./Benchmark.js"
 import * as ProcessCpu from "./ProcessCpu.js"
-import { masterKey } from "./servers/appexec.js"
+import { bin, masterKey } from "./servers/appexec.js"
 import type * as LoadProcess from "./servers/load.js"
 import * as PostgresServer from "./servers/postgres.js"
 import * as TempDir from "./TempDir.js"
@@ -122,7 +122,6 @@ const startsOnPostgres = (
   Effect.scoped(Effect.gen(function*() {
     const server = yield* PostgresServer.scoped
     const env = { APPEXEC_DATABASE_URL: server.url, ...masterKey() }
-    const bin = process.env.BENCH_APPEXEC_BIN ?? join(root, "packages/server/dist/appexec.js")
     const args = (
       dir: string
     ) => ["serve", "--port", "0", "--no-worker", "--data", join(dataDir, dir), "--rate-limit", "1000000000"]
@@ -221,7 +220,7 @@ export const benchmark: Benchmark = {
       const dataDir = yield* TempDir.make("http")
       // (a) appexec serve on SQLite, with a rate limit no run reaches.
       const appexec = yield* start(
-        process.env.BENCH_APPEXEC_BIN ?? join(root, "packages/server/dist/appexec.js"),
+        bin,
         ["serve", "--port", "0", "--data", join(dataDir, "appexec"), "--rate-limit", "1000000000"],
         /curl -H 'x-api-key: (aex_[A-Za-z0-9_-]+)' (http:\/\/[^\s]+)\/v1\/apps/
       )

@@ -10,8 +10,9 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 
-/** The command. */
-export const bin = fileURLToPath(new URL("../../../server/dist/appexec.js", import.meta.url))
+/** The command: this checkout's build, or another build named by `BENCH_APPEXEC_BIN` (to compare two). */
+export const bin = process.env["BENCH_APPEXEC_BIN"] ??
+  fileURLToPath(new URL("../../../server/dist/appexec.js", import.meta.url))
 
 /** The repository's root, the directory the command runs in. */
 const root = fileURLToPath(new URL("../../../../", import.meta.url))
