@@ -15,8 +15,8 @@
  * the lock ends and one `NOTIFY` wakes them, as an insert of that many would. A drain is timed
  * from the first start (the task's call; the execution's `started_at`) to the moment a count of
  * what is left (one `count(*)` every 10 ms through an index, the same for both) finds none; each
- * table's statistics are taken (`ANALYZE`) before its drain, as a table in service has them. Then add→start, one at
- * a time with the workers idle (200 each): from before the add to the task's call (graphile-worker,
+ * table's statistics are taken (`ANALYZE`) before its drain, as a table in service has them. Then
+ * add→start, one at a time with the workers idle (200 each): from before the add to the task's call (graphile-worker,
  * in this process) or to the `started_at` the worker wrote (appexec, to the millisecond, one
  * machine clock). CPU time per execution of each process: this process while graphile-worker
  * drains, each appexec worker process (and its main thread alone), and the PostgreSQL server.
@@ -181,8 +181,7 @@ interface Drain {
   /** Claim statements per job, where they are counted (appexec's claim function). */
   readonly claims?: number | undefined
   /** Autovacuum and autoanalyze runs of appexec's `executions` table so far (warm-up and drain). */
-  readonly autovacuums?: number | undefined
-  readonly autoanalyzes?: number | undefined
+  readonly maintenance?: { readonly vacuums: number; readonly analyzes: number } | undefined
 }
 
 // graphile-worker ----------------------------------------------------------------------------
@@ -389,7 +388,7 @@ const appexecDrain = (server: PostgresServer.Server, processes: number) =>
         "SELECT coalesce(sum(calls), 0) AS n FROM pg_stat_user_functions WHERE funcname = 'appexec_claim_executions'"
       )
     )
-    const maintenance = yield* Effect.promise(() =>
+    const autovacuum = yield* Effect.promise(() =>
       counter.query<{ vacuums: string; analyzes: string }>(
         `SELECT autovacuum_count AS vacuums, autoanalyze_count AS analyzes FROM pg_stat_user_tables
          WHERE relname = 'executions'`
@@ -410,8 +409,10 @@ const appexecDrain = (server: PostgresServer.Server, processes: number) =>
       serverCpu: serverMicros / COUNT,
       commits: committed / COUNT,
       claims: Number(claims.rows[0]!.n) / COUNT,
-      autovacuums: Number(maintenance.rows[0]?.vacuums ?? 0),
-      autoanalyzes: Number(maintenance.rows[0]?.analyzes ?? 0)
+      maintenance: {
+        vacuums: Number(autovacuum.rows[0]?.vacuums ?? 0),
+        analyzes: Number(autovacuum.rows[0]?.analyzes ?? 0)
+      }
     } satisfies Drain
   }))
 
@@ -478,9 +479,10 @@ export const benchmark: Benchmark = {
           if (result.claims !== undefined) {
             yield* report({ name: `graphile.${name}.claims_per_execution`, value: result.claims, unit: "claims" })
           }
-          if (result.autovacuums !== undefined) {
-            yield* report({ name: `graphile.${name}.autovacuums`, value: result.autovacuums, unit: "runs" })
-            yield* report({ name: `graphile.${name}.autoanalyzes`, value: result.autoanalyzes ?? 0, unit: "runs" })
+          if (result.maintenance !== undefined) {
+            const { analyzes, vacuums } = result.maintenance
+            yield* report({ name: `graphile.${name}.autovacuums`, value: vacuums, unit: "runs" })
+            yield* report({ name: `graphile.${name}.autoanalyzes`, value: analyzes, unit: "runs" })
           }
         })
       if (parts.has("graphile")) yield* measure("graphile_worker", graphileDrain(server, false))

@@ -124,7 +124,8 @@ describe("PostgreSQL queue round trips", () => {
         })
       )
       // Not one sequential scan of the table, nor a walk through the finished rows: eight claims
-      // of four read a few hundred index entries (before, two scans of the table and ~20,000 entries).
+      // of four read a few hundred index entries (migration 0004's function: eight scans of the
+      // table and ~20,700 entries).
       expect(read.scans).toBe(0)
       expect(read.fetched).toBeLessThan(800)
     }).pipe(Effect.provide(storage())))

@@ -16,7 +16,7 @@
  * starts after the row the claim just took in that workspace (`seq > v_seq`; an older claimable row
  * there was locked by another claimer, which `SKIP LOCKED` skips all the same). In a test of
  * 2,000 rows, 1,500 finished, eight claims of four read 352 index entries and no table, where
- * 0004's read ~20,700 entries and the table six times. The claim is otherwise 0004's, unchanged.
+ * 0004's read ~20,700 entries and the table eight times. The claim is otherwise 0004's, unchanged.
  */
 import { type Kysely, sql } from "kysely"
 
