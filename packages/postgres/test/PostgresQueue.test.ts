@@ -2,8 +2,8 @@
  * The PostgreSQL queue's round trips: a batch claim in one statement (a workspace's backlog
  * taken in one `UPDATE` when it is alone), claims and renewals that leave the connection's later
  * commits flushed, grouped saves fenced row by row, grouped inserts in acceptance order, the
- * claim function added to a database made before it, and claims that read the queue through its
- * index once the table has statistics.
+ * claim function added to a database made before it, claims that read the queue through its
+ * index once the table has statistics, and inserts that lock no row of the app they start.
  */
 import { Ids } from "@appexec/api"
 import { ExecutionQueue, type ExecutionRecord, ExecutionStore, WebhookOutbox } from "@appexec/core"
@@ -229,6 +229,31 @@ describe("PostgreSQL queue round trips", () => {
       yield* queue.awaitWork
       const claims = yield* queue.claimBatch("a", LEASE, { limit: 64 })
       expect(claims.map((c) => c.execution)).toEqual(records.map((record) => ({ ...record, attempt: 1 })))
+    }).pipe(Effect.provide(storage())))
+
+  it.effect("an insert locks no row of its app, workflow, user or workspace (migration 0013)", () =>
+    Effect.gen(function*() {
+      const owner = yield* seedOwner(1)
+      const store = yield* ExecutionStore.ExecutionStore
+      const client = yield* PostgresClient.PostgresClient
+      // A row locked by a foreign key's check (`FOR KEY SHARE`) takes the locker's id as its `xmax`.
+      const lockers = client.execute("lockers", (db) =>
+        sql<{ row: string; xmax: string }>`
+          SELECT 'app' AS row, xmax::text FROM apps WHERE app_id = ${owner.appId}
+          UNION ALL SELECT 'workflow', xmax::text FROM workflow_versions WHERE workflow_id = ${owner.workflowId}
+          UNION ALL SELECT 'user', xmax::text FROM users WHERE user_id = ${owner.userId}
+          UNION ALL SELECT 'workspace', xmax::text FROM workspaces WHERE workspace_id = ${owner.workspaceId}
+          ORDER BY row`.execute(db)).pipe(Effect.map(({ rows }) => rows))
+      const before = yield* lockers
+      expect(before.map((r) => r.row)).toEqual(["app", "user", "workflow", "workspace"])
+      yield* Effect.forEach(numbers(1, 8), (n) => store.insert(queued(owner, n)), {
+        concurrency: "unbounded",
+        discard: true
+      })
+      expect(yield* lockers).toEqual(before)
+      const executions = yield* client.execute("count", (db) =>
+        sql<{ n: number }>`SELECT count(*)::int AS n FROM executions`.execute(db))
+      expect(executions.rows).toEqual([{ n: 8 }])
     }).pipe(Effect.provide(storage())))
 
   it.effect("an insert the database refuses fails alone, not the inserts that went with it", () =>
