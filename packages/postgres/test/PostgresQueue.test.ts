@@ -251,8 +251,10 @@ describe("PostgreSQL queue round trips", () => {
         discard: true
       })
       expect(yield* lockers).toEqual(before)
-      const executions = yield* client.execute("count", (db) =>
-        sql<{ n: number }>`SELECT count(*)::int AS n FROM executions`.execute(db))
+      const executions = yield* client.execute(
+        "count",
+        (db) => sql<{ n: number }>`SELECT count(*)::int AS n FROM executions`.execute(db)
+      )
       expect(executions.rows).toEqual([{ n: 8 }])
     }).pipe(Effect.provide(storage())))
 
