@@ -1,10 +1,12 @@
 /**
  * Group commits for adapters: what callers submit while a batch is under way is written together,
- * in one statement, as soon as that batch is done. A submission that finds nothing under way is
- * written at once, in the caller's own fiber (no timer, no fork): an idle process pays nothing for
- * the batching, a busy one sends one round trip (and one commit) for many writes, as
- * graphile-worker groups completions. Used by the PostgreSQL execution store (inserts, saves) and
- * the SQL rate-limit store (hits).
+ * in one statement, as soon as that batch is done. A submission that finds nothing under way
+ * starts a fiber that writes (no timer): the fiber runs once the fibers ready at that moment have
+ * run up to their own waits, so the submissions of one turn of the event loop (the requests that
+ * Node read together, each up to its rate-limit hit or its insert) go in the first write with it,
+ * not after it. An idle process pays a fiber per write for the batching; a busy one sends one
+ * round trip (and one commit) for many writes, as graphile-worker groups completions. Used by the
+ * PostgreSQL execution store (inserts, saves) and the SQL rate-limit store (hits).
  */
 import { Cause, Deferred, Effect, Exit, FiberId, Option, type Scope } from "effect"
 
@@ -32,7 +34,7 @@ export interface Options<I, O, E> {
  * A batcher over `write`. A batch that fails with an error for which `isolate` holds (a value the
  * database refused) is written again one item at a time, so a bad item fails alone and not the
  * writes that happened to go with it; any other failure (the database unreachable) fails every
- * item of the batch with it. Batches after the first run in the scope; when it closes, the items
+ * item of the batch with it. Every batch is written by a fiber of the scope; when it closes, the items
  * not yet written, and those of a batch cut short, end interrupted (no caller waits forever), and
  * later submissions are interrupted at once.
  */
@@ -112,25 +114,18 @@ export const make = <I, O, E>(
       )
     })
 
-    /** After the caller's own write: what came meanwhile is written by a fiber of the scope. */
-    const handOver = Effect.suspend(() => {
-      if (pending.length === 0 || closed) {
-        writing = false
-        return Effect.void
-      }
-      return Effect.asVoid(Effect.forkIn(drain, scope))
-    })
-
     // Every write of the hot paths goes through here: no generator.
     return (item: I): Effect.Effect<O, E> =>
       Effect.suspend(() => {
         if (closed) return Effect.interrupt
-        if (!writing) {
-          writing = true
-          return Effect.ensuring(Effect.map(write([item]), (results) => results[0]!), handOver)
-        }
         const done = Deferred.unsafeMake<O, E>(FiberId.none)
         pending.push({ item, done })
+        if (!writing) {
+          writing = true
+          // A fiber of the scope writes, once the fibers ready now (the requests of this turn) have
+          // added theirs: it starts after them, so they all go in this first write.
+          return Effect.zipRight(Effect.forkIn(drain, scope), Deferred.await(done))
+        }
         return Deferred.await(done)
       })
   })

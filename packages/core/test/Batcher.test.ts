@@ -30,6 +30,22 @@ describe("Batcher", () => {
       expect(batches).toEqual([[1], [2, 3]])
     }).pipe(Effect.scoped))
 
+  it.effect("the submissions of one turn go in one write, the first one's included", () =>
+    Effect.gen(function*() {
+      const batches: Array<ReadonlyArray<number>> = []
+      const submit = yield* Batcher.make<number, number, never>({
+        maxSize: 10,
+        key: String,
+        write: (items) => Effect.as(Effect.sync(() => batches.push(items)), items.map((n) => n * 2))
+      })
+      // Nothing under way: the first submission starts the write, which waits for the others ready with it.
+      expect(yield* Effect.all([submit(1), submit(2), submit(3)], { concurrency: "unbounded" })).toEqual([2, 4, 6])
+      expect(batches).toEqual([[1, 2, 3]])
+      // Alone, a submission is written alone.
+      expect(yield* submit(4)).toBe(8)
+      expect(batches).toEqual([[1, 2, 3], [4]])
+    }).pipe(Effect.scoped))
+
   it.effect("no queued caller waits forever when the scope closes mid-batch; later submissions are interrupted", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
@@ -39,15 +55,15 @@ describe("Batcher", () => {
         // A write that never ends: the database hangs, then the process shuts down.
         write: () => Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)
       }).pipe(Scope.extend(scope))
-      // The first write runs in its caller's fiber: it ends as its write does (here, interrupted by its caller).
+      // The first write runs in a fiber of the scope: its caller ends interrupted when the scope closes.
       const inFlight = yield* Effect.fork(submit(1))
       yield* Deferred.await(started)
       const waiting = yield* Effect.fork(submit(2))
       yield* settle
       yield* Scope.close(scope, Exit.void)
+      expect(Exit.isInterrupted(yield* Fiber.await(inFlight))).toBe(true)
       expect(Exit.isInterrupted(yield* Fiber.await(waiting))).toBe(true)
       expect(Exit.isInterrupted(yield* Effect.exit(submit(3)))).toBe(true)
-      yield* Fiber.interrupt(inFlight)
     }))
 
   it.effect("a batch that fails on a refused item is written again item by item; other failures fail all", () =>
