@@ -16,22 +16,8 @@
  * limited once, when its headers are made.
  */
 import { Appexec, type Errors, RateLimiter, RateLimitStore, type SigningKeys } from "@appexec/core"
-import { AppexecMetrics, RevisionMemo, TraceContext } from "@appexec/core"
-import {
-  Cause,
-  type Clock,
-  Effect,
-  Exit,
-  FiberRef,
-  HashMap,
-  type Layer,
-  List,
-  LogLevel,
-  ManagedRuntime,
-  Option,
-  Runtime,
-  Scope
-} from "effect"
+import { AppexecMetrics, LogLines, RevisionMemo, TraceContext } from "@appexec/core"
+import { Cause, type Clock, Effect, Exit, HashMap, type Layer, ManagedRuntime, Option, Runtime, Scope } from "effect"
 import * as ConsoleRoute from "./ConsoleRoute.js"
 import * as Endpoints from "./internal/Endpoints.js"
 import * as ErrorAnswers from "./internal/ErrorAnswers.js"
@@ -131,32 +117,9 @@ const annotationsOf = (line: RequestLine) =>
     ["ms", line.ms]
   )
 
-/**
- * Request lines handed to the loggers of the fiber in place, each as `Effect.logInfo` with the
- * line's fields as annotations writes it, but without the fiber-local annotations each
- * `Effect.logInfo` would set and restore: a line per request is the most the server logs.
- */
+/** Request lines, each with its fields as annotations (core's `LogLines`: no fiber-local annotations a line). */
 const logLines = (lines: ReadonlyArray<RequestLine>, clock: Clock.Clock) =>
-  Effect.withFiberRuntime<void>((fiber) => {
-    if (LogLevel.greaterThan(fiber.getFiberRef(FiberRef.currentMinimumLogLevel), LogLevel.Info)) return Effect.void
-    const loggers = fiber.getFiberRef(FiberRef.currentLoggers)
-    const context = fiber.getFiberRefs()
-    const date = new Date(clock.unsafeCurrentTimeMillis())
-    for (const line of lines) {
-      const options = {
-        fiberId: fiber.id(),
-        logLevel: LogLevel.Info,
-        message: messageOf(line),
-        cause: Cause.empty,
-        context,
-        spans: List.empty(),
-        annotations: annotationsOf(line),
-        date
-      }
-      for (const logger of loggers) logger.log(options)
-    }
-    return Effect.void
-  })
+  LogLines.info(lines.map((line) => ({ message: messageOf(line), annotations: annotationsOf(line) })), clock)
 
 /**
  * The HTTP app over the services of the context. Scoped: it serves while the scope is open.

@@ -121,6 +121,14 @@ describe("appexec command", () => {
           yield* serve.waitFor(new RegExp(`execution ${executionId} completed`), "stderr")
           expect(serve.output.stderr).toContain(`execution ${executionId} queued`)
           expect(serve.output.stderr).toContain(`execution ${executionId} running`)
+          // A transition's line carries the execution, its app and its status as annotations.
+          const queuedLine = serve.output.stderr.split("\n").find((line) =>
+            line.includes(`"message":"execution ${executionId} queued"`)
+          )
+          expect(JSON.parse(queuedLine!)).toMatchObject({
+            logLevel: "INFO",
+            annotations: { executionId, appId, status: "queued" }
+          })
           expect(serve.output.stderr).toMatch(
             /"message":"POST \/v1\/apps\/[0-9a-f-]{36}\/executions 202 \d+ms".*"requestId":"[0-9a-f-]{36}"/
           )
