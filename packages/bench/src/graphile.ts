@@ -95,22 +95,6 @@ const connection = (url: string) =>
     (client) => Effect.promise(() => client.end())
   )
 
-/** CPU time the server's processes have used so far, by process id. */
-const serverCpu = (url: string) =>
-  Effect.promise(() =>
-    withClient(url, async (client) => {
-      const { rows } = await client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity")
-      return new Map(rows.map((row) => [row.pid, ProcessCpu.ofProcess(row.pid)]))
-    })
-  )
-
-/** CPU used between two `serverCpu` readings (a process started meanwhile counts whole). */
-const serverUsed = (before: Map<number, number>, after: Map<number, number>) => {
-  let used = 0
-  for (const [pid, now] of after) used += now - (before.get(pid) ?? 0)
-  return used
-}
-
 /**
  * Transactions committed in the database so far (the server's statistics, which each backend
  * flushes within a second of its commits).
@@ -244,12 +228,16 @@ const graphileDrain = (server: PostgresServer.Server, localQueue: boolean) =>
     yield* drained(counter, `SELECT count(*) - ${COUNT} AS n FROM graphile_worker._private_jobs`)
     yield* analyze(counter, "graphile_worker._private_jobs")
     first = Number.POSITIVE_INFINITY
-    const before = { own: process.cpuUsage(), server: yield* serverCpu(url), commits: yield* commits(counter) }
+    const before = {
+      own: process.cpuUsage(),
+      server: yield* PostgresServer.backendsCpu(url),
+      commits: yield* commits(counter)
+    }
     // Released, and the runner nudged as an add of that many jobs nudges it.
     yield* release(holder, "jobs:insert", JSON.stringify({ count: COUNT }))
     const { asked, end } = yield* drained(counter, "SELECT count(*) AS n FROM graphile_worker._private_jobs")
     const own = process.cpuUsage(before.own)
-    const serverMicros = serverUsed(before.server, yield* serverCpu(url))
+    const serverMicros = PostgresServer.cpuUsed(before.server, yield* PostgresServer.backendsCpu(url))
     void runner
     return {
       perSecond: (COUNT / (end - first)) * 1000,
@@ -369,7 +357,7 @@ const appexecDrain = (server: PostgresServer.Server, processes: number) =>
     yield* release(warmUp, channel, "")
     yield* drained(counter, `SELECT count(*) - ${COUNT} AS n FROM executions WHERE status IN ('queued', 'running')`)
     yield* analyze(counter, "executions")
-    const before = yield* serverCpu(url)
+    const before = yield* PostgresServer.backendsCpu(url)
     const commitsBefore = yield* commits(counter)
     const cpuBefore = pids.map(ProcessCpu.ofProcess)
     const mainBefore = pids.map(ProcessCpu.ofMainThread)
@@ -380,7 +368,7 @@ const appexecDrain = (server: PostgresServer.Server, processes: number) =>
     )
     const workerCpu = pids.map((pid, i) => (ProcessCpu.ofProcess(pid) - cpuBefore[i]!) / COUNT)
     const mainThreadCpu = pids.map((pid, i) => (ProcessCpu.ofMainThread(pid) - mainBefore[i]!) / COUNT)
-    const serverMicros = serverUsed(before, yield* serverCpu(url))
+    const serverMicros = PostgresServer.cpuUsed(before, yield* PostgresServer.backendsCpu(url))
     // Besides the counting's own, the holder's notification.
     const committed = yield* commitsSince(counter, commitsBefore, asked + 3)
     const claims = yield* Effect.promise(() =>

@@ -14,7 +14,8 @@
  * flushed), 25 connections to each at once from a load generator in a process of its own
  * (`servers/load.ts`), after 5 s of the same load untimed (the warm-up);
  * their summed rate, the slower p99 of the two, and the CPU per start of both, printed beside the
- * SQLite figure and the goal (3,000/s, p99 < 50 ms).
+ * SQLite figure and the goal (3,000/s, p99 < 50 ms); then the CPU per start of PostgreSQL and of
+ * the load generator, which share the machine's cores with them.
  *
  * Figures: req/s, p50 and p99 latency of each, and the ratio a/b per endpoint (a/b' and a/c for polling).
  * `BENCH_HTTP_SECONDS` shortens the runs; `BENCH_HTTP_PROFILE=dir` runs the servers under
@@ -79,9 +80,9 @@ const load = ({ body, headers, method = "GET", url }: Load, connections = 50, du
     )
   })
 
-/** `spec` run by a load generator in a process of its own (`servers/load.ts`): its results. */
+/** `spec` run by a load generator in a process of its own (`servers/load.ts`): its answer. */
 const loadInProcess = (spec: LoadProcess.Spec) =>
-  Effect.async<ReadonlyArray<LoadProcess.Result>, Error>((resume) => {
+  Effect.async<LoadProcess.Answer, Error>((resume) => {
     const child = spawn(process.execPath, [join(root, "packages/bench/dist/servers/load.js"), JSON.stringify(spec)], {
       stdio: ["ignore", "pipe", "inherit"]
     })
@@ -92,7 +93,7 @@ const loadInProcess = (spec: LoadProcess.Spec) =>
     child.once("exit", (code) => {
       if (code !== 0) return resume(Effect.fail(new Error(`the load generator exited with ${code}`)))
       try {
-        resume(Effect.succeed(JSON.parse(out) as ReadonlyArray<LoadProcess.Result>))
+        resume(Effect.succeed(JSON.parse(out) as LoadProcess.Answer))
       } catch (cause) {
         resume(Effect.fail(new Error(`the load generator answered ${out.slice(0, 200)}`, { cause })))
       }
@@ -172,8 +173,10 @@ const startsOnPostgres = (
     // Every figure here moves with what else the machine runs: its load, before and after.
     yield* reportLoad(report, "http.start_execution.postgres_2_api", "start")
     const cpuBefore = pids.map(ProcessCpu.ofProcess)
-    const results = yield* startAll(seconds)
+    const serverBefore = yield* PostgresServer.backendsCpu(server.url)
+    const { cpuMicros: loadCpu, results } = yield* startAll(seconds)
     const cpu = pids.reduce<number>((sum, pid, i) => sum + ProcessCpu.ofProcess(pid) - cpuBefore[i]!, 0)
+    const serverCpu = PostgresServer.cpuUsed(serverBefore, yield* PostgresServer.backendsCpu(server.url))
     yield* reportLoad(report, "http.start_execution.postgres_2_api", "end")
     const non2xx = results.reduce((sum, r) => sum + r.non2xx, 0)
     if (non2xx > 0) return yield* Effect.fail(new Error(`start_execution_postgres: ${non2xx} non-2xx answers`))
@@ -210,6 +213,17 @@ const startsOnPostgres = (
         unit: "µs (both API processes)"
       })
     }
+    // The rest of what a start costs the machine, whose cores all three share.
+    yield* report({
+      name: "http.start_execution.postgres_2_api.cpu_per_request.postgres",
+      value: serverCpu / total,
+      unit: "µs"
+    })
+    yield* report({
+      name: "http.start_execution.postgres_2_api.cpu_per_request.load_generator",
+      value: loadCpu / total,
+      unit: "µs"
+    })
   }))
 
 /** The benchmark. */

@@ -10,6 +10,8 @@ import { chmod, mkdtemp, rm } from "node:fs/promises"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import pg from "pg"
+import * as ProcessCpu from "../ProcessCpu.js"
 
 /** A running server: the URL of its `postgres` database, and how to stop it. */
 export interface Server {
@@ -69,3 +71,23 @@ export const scoped = Effect.acquireRelease(
   Effect.promise(() => start()),
   (server) => Effect.promise(() => server.stop())
 )
+
+/** CPU time the server's processes (its backends and its own) have used so far, by process id. */
+export const backendsCpu = (url: string) =>
+  Effect.promise(async () => {
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    try {
+      const { rows } = await client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity")
+      return new Map(rows.map((row) => [row.pid, ProcessCpu.ofProcess(row.pid)]))
+    } finally {
+      await client.end()
+    }
+  })
+
+/** CPU used between two `backendsCpu` readings (a process started meanwhile counts whole). */
+export const cpuUsed = (before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>) => {
+  let used = 0
+  for (const [pid, now] of after) used += now - (before.get(pid) ?? 0)
+  return used
+}
