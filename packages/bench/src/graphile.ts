@@ -64,7 +64,7 @@ let databases = 0
 const database = (server: PostgresServer.Server) =>
   Effect.promise(async () => {
     const name = `graphile_bench_${++databases}`
-    await withClient(server.url, async (client) => {
+    await PostgresServer.withClient(server.url, async (client) => {
       await client.query(`CREATE DATABASE ${name}`)
       // Calls of appexec's claim function are counted (pg_stat_user_functions).
       await client.query(`ALTER DATABASE ${name} SET track_functions = 'pl'`)
@@ -73,16 +73,6 @@ const database = (server: PostgresServer.Server) =>
     url.pathname = `/${name}`
     return url.href
   })
-
-const withClient = async <A>(url: string, f: (client: pg.Client) => Promise<A>): Promise<A> => {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return await f(client)
-  } finally {
-    await client.end()
-  }
-}
 
 /** A connection of its own, closed with the scope. */
 const connection = (url: string) =>
@@ -179,7 +169,7 @@ const silent = () => () => {}
 /** Adds `count` no-op jobs in batches, before any worker runs. */
 const addGraphileJobs = (url: string, count: number) =>
   Effect.promise(() =>
-    withClient(url, async (client) => {
+    PostgresServer.withClient(url, async (client) => {
       for (let i = 0; i < count; i += 1_000) {
         const n = Math.min(1_000, count - i)
         await client.query(

@@ -27,7 +27,6 @@ import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import pg from "pg"
 import { type Benchmark, reportLoad } from "./Benchmark.js"
 import * as ProcessCpu from "./ProcessCpu.js"
 import { bin, masterKey } from "./servers/appexec.js"
@@ -144,18 +143,14 @@ const startsOnPostgres = (
     const greeting = apps.data.find((a) => a.name === "Greeting")!
     const pids = [first.child.pid, second.child.pid]
     /** Transactions committed in the database so far (statistics flushed within a second of a commit). */
-    const commits = Effect.promise(async () => {
-      const client = new pg.Client({ connectionString: server.url })
-      await client.connect()
-      try {
+    const commits = Effect.promise(() =>
+      PostgresServer.withClient(server.url, async (client) => {
         const { rows } = await client.query<{ n: string }>(
           "SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()"
         )
         return Number(rows[0]!.n)
-      } finally {
-        await client.end()
-      }
-    })
+      })
+    )
     // The load comes from a process of its own (`servers/load.ts`), fresh for each run.
     const startAll = (duration: number) =>
       loadInProcess({

@@ -34,9 +34,9 @@ export interface Options<I, O, E> {
  * A batcher over `write`. A batch that fails with an error for which `isolate` holds (a value the
  * database refused) is written again one item at a time, so a bad item fails alone and not the
  * writes that happened to go with it; any other failure (the database unreachable) fails every
- * item of the batch with it. Every batch is written by a fiber of the scope; when it closes, the items
- * not yet written, and those of a batch cut short, end interrupted (no caller waits forever), and
- * later submissions are interrupted at once.
+ * item of the batch with it. Every batch is written by a fiber of the scope; when it closes, the
+ * items not yet written, and those of a batch cut short, end interrupted (no caller waits
+ * forever), and later submissions are interrupted at once.
  */
 export const make = <I, O, E>(
   options: Options<I, O, E>

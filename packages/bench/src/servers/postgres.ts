@@ -72,18 +72,25 @@ export const scoped = Effect.acquireRelease(
   (server) => Effect.promise(() => server.stop())
 )
 
+/** `f` on a connection of its own to `url`, closed after it. */
+export const withClient = async <A>(url: string, f: (client: pg.Client) => Promise<A>): Promise<A> => {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return await f(client)
+  } finally {
+    await client.end()
+  }
+}
+
 /** CPU time the server's processes (its backends and its own) have used so far, by process id. */
 export const backendsCpu = (url: string) =>
-  Effect.promise(async () => {
-    const client = new pg.Client({ connectionString: url })
-    await client.connect()
-    try {
+  Effect.promise(() =>
+    withClient(url, async (client) => {
       const { rows } = await client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity")
       return new Map(rows.map((row) => [row.pid, ProcessCpu.ofProcess(row.pid)]))
-    } finally {
-      await client.end()
-    }
-  })
+    })
+  )
 
 /** CPU used between two `backendsCpu` readings (a process started meanwhile counts whole). */
 export const cpuUsed = (before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>) => {
