@@ -1,5 +1,4 @@
-import { RateLimiter } from "@appexec/core"
-import { MemoryRateLimitStore } from "@appexec/testing"
+import { RateLimiter, RateLimitStore } from "@appexec/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, FastCheck as fc, TestClock } from "effect"
 
@@ -31,7 +30,7 @@ describe("rate limiter", () => {
       expect(refused).toMatchObject({ allowed: false, resetSeconds: 60 })
       yield* TestClock.adjust("60 seconds")
       expect((yield* RateLimiter.consume("1.2.3.4", policy)).allowed).toBe(true)
-    }).pipe(Effect.provide(MemoryRateLimitStore.layer)))
+    }).pipe(Effect.provide(RateLimitStore.layerMemory())))
 
   it.effect("does not let twice the limit through across a window boundary", () =>
     Effect.gen(function*() {
@@ -44,7 +43,7 @@ describe("rate limiter", () => {
       // A fixed window would have let all 200 through within one second; the previous window's
       // share counts at most `limit − 1`, which lets one more through.
       expect(allowed).toBe(101)
-    }).pipe(Effect.provide(MemoryRateLimitStore.layer)))
+    }).pipe(Effect.provide(RateLimitStore.layerMemory())))
 
   it("decides from the weighted previous window", () => {
     // Half the window elapsed: half the previous window's 10 hits (counted as 9, `limit − 1`) still count.
@@ -87,7 +86,7 @@ describe("rate limiter", () => {
             expect((yield* RateLimiter.consume("client", policy)).allowed).toBe(true)
           }
         }
-      }).pipe(Effect.provide(MemoryRateLimitStore.layer)),
+      }).pipe(Effect.provide(RateLimitStore.layerMemory())),
     { fastCheck: { numRuns: 50 } }
   )
 })

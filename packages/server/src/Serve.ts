@@ -9,8 +9,8 @@
  * per execution transition, and on SIGINT/SIGTERM it closes the listener (requests in flight
  * finish), drains the worker, stops the webhook dispatcher, closes storage and exits.
  */
-import { Appexec, type SigningKeys } from "@appexec/core"
-import { AdminHttp, AppexecHttp, LocalRateLimitStore } from "@appexec/http"
+import { Appexec, RateLimitStore, type SigningKeys } from "@appexec/core"
+import { AdminHttp, AppexecHttp } from "@appexec/http"
 import { NodeListener, StartGate } from "@appexec/platform-node"
 import { Console, Duration, Effect, Layer, Option } from "effect"
 import { createServer, type Server } from "node:http"
@@ -197,7 +197,7 @@ export const serve = (options: ServeOptions) =>
         rateLimit: { limit: options.rateLimit, trustProxy: options.trustProxy },
         ...(options.maxUploadBytes === undefined ? {} : { maxUploadBytes: options.maxUploadBytes }),
         console: options.console ?? true
-      }).pipe(Effect.provide(Option.isSome(database) ? Layer.empty : LocalRateLimitStore.layer()))
+      }).pipe(Effect.provide(Option.isSome(database) ? Layer.empty : RateLimitStore.layerMemory()))
       gate.open(NodeListener.fromApp(app))
       yield* Effect.addFinalizer(() => Effect.sync(() => gate.close()))
       const appexec = yield* Appexec.Appexec

@@ -1,12 +1,12 @@
 /**
  * Every storage port in memory: fresh and empty each time the layer is built.
  */
+import { RateLimitStore } from "@appexec/core"
 import { Layer } from "effect"
 import * as MemoryAppStore from "./MemoryAppStore.js"
 import * as MemoryBlobStore from "./MemoryBlobStore.js"
 import * as MemoryExecutions from "./MemoryExecutions.js"
 import * as MemoryKeyStore from "./MemoryKeyStore.js"
-import * as MemoryRateLimitStore from "./MemoryRateLimitStore.js"
 import * as MemorySealedSecretStore from "./MemorySealedSecretStore.js"
 import * as MemorySigningKeyStore from "./MemorySigningKeyStore.js"
 
@@ -17,6 +17,6 @@ export const layer = Layer.mergeAll(
   MemoryKeyStore.layer,
   MemoryBlobStore.layer,
   MemorySigningKeyStore.layer,
-  MemoryRateLimitStore.layer,
+  RateLimitStore.layerMemory(),
   MemorySealedSecretStore.layer
 )
