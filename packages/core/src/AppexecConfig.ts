@@ -8,6 +8,7 @@
 import { Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import { InvalidConfiguration } from "./Errors.js"
 import { fromPrivateJwk, type PrivateJwk } from "./internal/jwk.js"
+import { isValidBrand } from "./WebhookSignature.js"
 
 /** The settings a host may give; every one has a default. */
 export interface AppexecOptions {
@@ -208,7 +209,9 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
     previousMasterKeys: o.previousMasterKeys ?? []
   }
   if (!/^[A-Za-z0-9_]{1,16}$/.test(settings.keyPrefix)) return invalid("keyPrefix", "1 to 16 letters, digits or '_'")
-  if (!/^[A-Za-z0-9]{1,32}$/.test(settings.webhookBrand)) return invalid("webhookBrand", "1 to 32 letters or digits")
+  if (!isValidBrand(settings.webhookBrand)) {
+    return invalid("webhookBrand", "1 to 32 letters or digits, words joined by single hyphens")
+  }
   if (Duration.toMillis(settings.lease) < 1) return invalid("lease", "must be at least 1 ms")
   if (!Duration.lessThan(settings.renewEvery, settings.lease)) {
     return invalid("renewEvery", "must be shorter than lease")

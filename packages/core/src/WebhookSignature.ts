@@ -31,8 +31,12 @@ export const names = (brand: string = DEFAULT_BRAND): WebhookHeaderNames => ({
   keyId: `X-${brand}-Webhook-Key-Id`
 })
 
-/** Whether `brand` can sit inside a header name. */
-export const isValidBrand = (brand: string): boolean => /^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$/.test(brand)
+/**
+ * Whether `brand` can be the brand word of the header names: 1 to 32 letters and digits, in words
+ * joined by single hyphens (`Service`, `Acme-Cloud`). The one rule, read by the settings' check.
+ */
+export const isValidBrand = (brand: string): boolean =>
+  brand.length <= 32 && /^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$/.test(brand)
 
 const encoder = new TextEncoder()
 

@@ -29,7 +29,12 @@ describe("instance settings", () => {
     )
     expect(refusal({ maxAttempts: 1.5 })).toBe("Invalid setting 'maxAttempts': must be a whole number of at least 1")
     expect(refusal({ pollInterval: Duration.infinity })).toBe("Invalid setting 'pollInterval': not a finite duration")
-    expect(refusal({ webhookBrand: "Acme Corp" })).toBe("Invalid setting 'webhookBrand': 1 to 32 letters or digits")
+    for (const webhookBrand of ["Acme Corp", "-Acme", "Acme--Cloud", "A".repeat(33)]) {
+      expect(refusal({ webhookBrand })).toBe(
+        "Invalid setting 'webhookBrand': 1 to 32 letters or digits, words joined by single hyphens"
+      )
+    }
+    expect(refusal({ webhookBrand: "Acme-Cloud" })).toBe("accepted")
     expect(refusal({ signingKeyJwk: { kty: "OKP", crv: "Ed25519", d: "short" } })).toContain(
       "Invalid setting 'signingKeyJwk'"
     )

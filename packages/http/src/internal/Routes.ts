@@ -16,9 +16,6 @@ export type AnyEndpoint = HttpApiGroup.HttpApiGroup.Endpoints<AllGroups>
 /** The names of the endpoints. */
 export type EndpointName = HttpApiEndpoint.HttpApiEndpoint.Name<AnyEndpoint>
 
-/** The endpoint called `Name`. */
-export type EndpointNamed<Name extends EndpointName> = HttpApiEndpoint.HttpApiEndpoint.WithName<AnyEndpoint, Name>
-
 /** One endpoint, ready to serve. */
 export interface Route {
   /** The endpoint's name in the definition, e.g. `getExecution`. */
