@@ -1,9 +1,10 @@
 /**
  * A reader of server-sent events over `node:http`, for benchmarks that time each event or hold
  * thousands of streams: each event is stamped with the time (`Date.now()`) the chunk that
- * completed it arrived, before it is parsed. Comments (heartbeats) are skipped; multi-line data
- * is joined with newlines, as the HTML standard's reader does.
+ * completed it arrived, before it is parsed (by `@appexec/client/ServerSentEvents`, the one
+ * reader of the project).
  */
+import * as ServerSentEvents from "@appexec/client/ServerSentEvents"
 import { Effect } from "effect"
 import { type Agent, get, type IncomingMessage } from "node:http"
 
@@ -24,35 +25,14 @@ export interface Stream {
   readonly ended: Promise<void>
 }
 
-/** The event of one block of lines (between blank lines); undefined for a comment-only block. */
-const parse = (block: string, receivedAt: number): Event | undefined => {
-  let id = ""
-  let event = "message"
-  const data: Array<string> = []
-  for (const line of block.split(/\r?\n/)) {
-    if (line === "" || line.startsWith(":")) continue
-    const colon = line.indexOf(":")
-    const field = colon === -1 ? line : line.slice(0, colon)
-    const value = colon === -1 ? "" : line.slice(colon + 1).replace(/^ /, "")
-    if (field === "id") id = value
-    else if (field === "event") event = value
-    else if (field === "data") data.push(value)
-  }
-  return data.length === 0 ? undefined : { id, event, data: data.join("\n"), receivedAt }
-}
-
-/** Feeds a response's chunks to `onEvent`, one call per complete event. */
+/** Feeds a response's chunks to `onEvent`, one call per complete event (the client's reader). */
 const read = (response: IncomingMessage, onEvent: (event: Event) => void) => {
-  let buffer = ""
+  const reader = ServerSentEvents.makeReader()
   response.setEncoding("utf8")
   response.on("data", (chunk: string) => {
     const receivedAt = Date.now()
-    buffer += chunk
-    for (let end = buffer.search(/\r?\n\r?\n/); end !== -1; end = buffer.search(/\r?\n\r?\n/)) {
-      const block = buffer.slice(0, end)
-      buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, "")
-      const event = parse(block, receivedAt)
-      if (event !== undefined) onEvent(event)
+    for (const message of reader.push(chunk)) {
+      onEvent({ id: message.lastEventId, event: message.event, data: message.data, receivedAt })
     }
   })
 }

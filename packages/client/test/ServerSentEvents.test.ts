@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import * as ServerSentEvents from "../src/internal/ServerSentEvents.js"
+import * as ServerSentEvents from "../src/ServerSentEvents.js"
 
 /** Feeds `chunks` one after the other; returns every event and the state after the last. */
 const parse = (...chunks: ReadonlyArray<string>) => {

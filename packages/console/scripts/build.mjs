@@ -48,6 +48,8 @@ export const bundle = async () => {
     outdir: "assets",
     entryNames: "[name]-[hash]",
     bundle: true,
+    // @appexec packages from their TypeScript sources: this build runs before `tsc -b` makes dist/.
+    conditions: ["@appexec/source"],
     write: false,
     format: "esm",
     platform: "browser",

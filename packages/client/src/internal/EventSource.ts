@@ -11,7 +11,7 @@ import { ApiError, NetworkError, type RequestError } from "../ClientError.js"
 import { IDLE_TIMEOUT, isRouteMissing, isTerminal, type LiveEvent, type StreamOptions } from "../EventStream.js"
 import type { Seen } from "../Polling.js"
 import * as RetryPolicy from "../RetryPolicy.js"
-import * as ServerSentEvents from "./ServerSentEvents.js"
+import * as ServerSentEvents from "../ServerSentEvents.js"
 
 /**
  * Opens one connection to the stream, resuming after `lastEventId` when given: the body of a

@@ -4,8 +4,8 @@
  * or a stream that cannot be opened, long polling (`Prefer: wait=20` with `If-None-Match`). The
  * handlers see each change of the execution, each node's progress and each log line.
  */
+import * as ServerSentEvents from "@appexec/client/ServerSentEvents"
 import { type Api, ApiError, isAbort, isNotAvailable } from "./Api.js"
-import * as ServerSentEvents from "./ServerSentEvents.js"
 import { type ExecutionView, isFinished, type LogLine, type Progress } from "./Wire.js"
 
 /** What a follow reports. */

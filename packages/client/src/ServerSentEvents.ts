@@ -7,6 +7,10 @@
  * NUL is ignored); `retry:` with ASCII digits only sets the reconnection time; other fields are
  * ignored; an empty line dispatches the event, unless its data is empty; an event the stream ends
  * in the middle of is dropped.
+ *
+ * Effect-free and runtime-neutral (`@appexec/client/ServerSentEvents`): the client's event streams,
+ * the console and the benchmarks all read streams with it. `feed` is the pure step; `makeReader`
+ * holds the state for a caller that reads chunk by chunk.
  */
 
 /** One dispatched event. */
@@ -100,4 +104,25 @@ export const feed = (state: State, chunk: string): readonly [State, ReadonlyArra
     from = match.index + match[0].length
   }
   return [{ ...state, pending: buffered.slice(from) }, messages]
+}
+
+/** A reader that holds its state: `push` the decoded text as it comes, get the events it completes. */
+export interface Reader {
+  /** Reads the next chunk of text; answers the events it completed, in order. */
+  readonly push: (chunk: string) => ReadonlyArray<Message>
+  /** The last event id so far ("" when none was set), to resume after (`Last-Event-ID`). */
+  readonly lastEventId: () => string
+}
+
+/** A reader at the start of a stream (`feed` over a state of its own). */
+export const makeReader = (): Reader => {
+  let state = initial
+  return {
+    push: (chunk) => {
+      const [next, messages] = feed(state, chunk)
+      state = next
+      return messages
+    },
+    lastEventId: () => state.lastEventId
+  }
 }

@@ -1,10 +1,11 @@
 /**
- * The console's reader of `text/event-stream`: fields, comments, multi-line data, the last
- * event id, every kind of line end; any cut of the text into chunks gives the same events.
+ * The reader of `text/event-stream` that holds its state (`makeReader`, used by the console and
+ * the benchmarks): fields, comments, multi-line data, the last event id, every kind of line end;
+ * any cut of the text into chunks gives the same events.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { makeReader, type Message } from "../src/app/ServerSentEvents.js"
+import { makeReader, type Message } from "../src/ServerSentEvents.js"
 
 const read = (chunks: ReadonlyArray<string>): Array<Message> => {
   const reader = makeReader()
@@ -34,10 +35,10 @@ const stream = [
 ]
 
 const expected: Array<Message> = [
-  { event: "execution", data: "{\"status\":\"running\"}", id: "1001" },
-  { event: "log", data: "first\nsecond", id: "1002" },
-  { event: "progress", data: "{\"fraction\":0.5}", id: "1002" },
-  { event: "message", data: "", id: "1002" }
+  { event: "execution", data: "{\"status\":\"running\"}", lastEventId: "1001" },
+  { event: "log", data: "first\nsecond", lastEventId: "1002" },
+  { event: "progress", data: "{\"fraction\":0.5}", lastEventId: "1002" },
+  { event: "message", data: "", lastEventId: "1002" }
 ]
 
 describe("the event stream reader", () => {
@@ -48,7 +49,7 @@ describe("the event stream reader", () => {
   it("reads CRLF, LF and CR line ends alike, a CRLF split between chunks as one", () => {
     expect(read([stream.join("\r\n")])).toEqual(expected)
     expect(read([stream.join("\r")])).toEqual(expected)
-    expect(read(["id: 7\r", "\ndata: x\r", "\n\r", "\n"])).toEqual([{ event: "message", data: "x", id: "7" }])
+    expect(read(["id: 7\r", "\ndata: x\r", "\n\r", "\n"])).toEqual([{ event: "message", data: "x", lastEventId: "7" }])
     const reader = makeReader()
     reader.push("id: 9\nid: bad\u0000id\n")
     expect(reader.lastEventId()).toBe("9")
