@@ -9,7 +9,7 @@
  * expired and was claimed again can no longer write (`ExecutionStore.save` is fenced by it).
  */
 import type { ExecutionId } from "@appexec/api/Ids"
-import { Context, type Effect, type Option } from "effect"
+import { Context, Effect, Option } from "effect"
 import type { LeaseLost, StorageError } from "./Errors.js"
 import type { StartedState } from "./ExecutionLifecycle.js"
 import type { ExecutionRecord } from "./ExecutionRecord.js"
@@ -85,8 +85,6 @@ export interface ClaimOptions {
 export class ExecutionQueue extends Context.Tag("@appexec/core/ExecutionQueue")<
   ExecutionQueue,
   {
-    /** Atomically claims the next claimable execution for `leaseMs`; none when nothing is claimable. */
-    readonly claim: (workerId: string, leaseMs: number) => Effect.Effect<Option.Option<Claim>, StorageError>
     /**
      * Atomically claims up to `options.limit` claimable executions for `leaseMs` under one write,
      * workspaces in turn, each workspace under its cap; empty when nothing is claimable.
@@ -121,3 +119,11 @@ export class ExecutionQueue extends Context.Tag("@appexec/core/ExecutionQueue")<
     readonly awaitWork: Effect.Effect<void>
   }
 >() {}
+
+/** Claims the next claimable execution for `leaseMs` (a claim of one); none when nothing is claimable. */
+export const claimOne = (
+  queue: ExecutionQueue["Type"],
+  workerId: string,
+  leaseMs: number
+): Effect.Effect<Option.Option<Claim>, StorageError> =>
+  Effect.map(queue.claimBatch(workerId, leaseMs, { limit: 1 }), (claims) => Option.fromNullable(claims[0]))

@@ -206,7 +206,7 @@ describe("Appexec facade", () => {
       }
       expect(yield* errorTag(appexec.executions.start(alice, publicApp.appId, "prompt"))).toBe("InvalidRequest")
       const queue = yield* ExecutionQueue.ExecutionQueue
-      expect(Option.isNone(yield* queue.claim("probe", 1000))).toBe(true)
+      expect(Option.isNone(yield* ExecutionQueue.claimOne(queue, "probe", 1000))).toBe(true)
     }).pipe(Effect.provide(TestHarness.layer({ worker: false }))))
 
   it.scoped("re-importing the same definition keeps the workflowId; a change makes a new one; executions keep theirs", () =>

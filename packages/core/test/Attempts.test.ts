@@ -38,7 +38,7 @@ describe("attempts", () => {
       const id = started.executionId
       expect((yield* appexec.executions.get(principal, id)).attempt).toBe(0)
       // A worker claims it and is lost: no renewal, no result.
-      const lost = Option.getOrThrow(yield* queue.claim("lost-worker", 30_000))
+      const lost = Option.getOrThrow(yield* ExecutionQueue.claimOne(queue, "lost-worker", 30_000))
       expect(lost.lease.attempt).toBe(1)
       expect((yield* appexec.executions.get(principal, id)).attempt).toBe(1)
       yield* Effect.forkScoped(Worker.run.pipe(Effect.zipRight(Effect.never)))

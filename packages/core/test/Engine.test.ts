@@ -196,7 +196,7 @@ describe("engine", () => {
       const started = yield* startApp(delayed(1000))
       const queue = yield* ExecutionQueue.ExecutionQueue
       // A worker claims it and is lost: no renewal, no result.
-      const lost = Option.getOrThrow(yield* queue.claim("lost-worker", 30_000))
+      const lost = Option.getOrThrow(yield* ExecutionQueue.claimOne(queue, "lost-worker", 30_000))
       expect(lost.lease.attempt).toBe(1)
       yield* Effect.forkScoped(Worker.run.pipe(Effect.zipRight(Effect.never)))
       yield* TestClock.adjust("29 seconds")
@@ -210,7 +210,7 @@ describe("engine", () => {
       const started = yield* startApp(delayed(1000))
       const queue = yield* ExecutionQueue.ExecutionQueue
       for (let i = 0; i < 2; i++) {
-        expect(Option.isSome(yield* queue.claim(`lost-${i}`, 30_000))).toBe(true)
+        expect(Option.isSome(yield* ExecutionQueue.claimOne(queue, `lost-${i}`, 30_000))).toBe(true)
         yield* TestClock.adjust("31 seconds")
       }
       yield* Effect.forkScoped(Worker.run.pipe(Effect.zipRight(Effect.never)))
@@ -234,7 +234,7 @@ describe("engine", () => {
         yield* Scope.close(first, Exit.void)
         // Released, not expired: a new worker takes it at once, long before the 30 s lease would end.
         const queue = yield* ExecutionQueue.ExecutionQueue
-        const reclaimed = Option.getOrThrow(yield* queue.claim("next-worker", 30_000))
+        const reclaimed = Option.getOrThrow(yield* ExecutionQueue.claimOne(queue, "next-worker", 30_000))
         expect(reclaimed.execution.executionId).toBe(started.executionId)
         expect(reclaimed.lease.attempt).toBe(1)
         yield* queue.release(reclaimed.lease)
@@ -270,7 +270,7 @@ describe("engine", () => {
       yield* TestClock.adjust("10 seconds")
       expect(Option.isSome(yield* Fiber.poll(closing))).toBe(true)
       const queue = yield* ExecutionQueue.ExecutionQueue
-      const reclaimed = Option.getOrThrow(yield* queue.claim("next-worker", 30_000))
+      const reclaimed = Option.getOrThrow(yield* ExecutionQueue.claimOne(queue, "next-worker", 30_000))
       expect(reclaimed.execution.executionId).toBe(started.executionId)
       expect(reclaimed.lease.attempt).toBe(1)
     }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { drainTimeout: 10_000 } }))))
@@ -481,7 +481,7 @@ describe("engine", () => {
         expect(yield* outputOf(started.executionId)).toEqual({ status: "completed", value: "hi", errorMessage: null })
         // Its lease is not given back first: nothing is left to claim.
         const queue = yield* ExecutionQueue.ExecutionQueue
-        expect(Option.isNone(yield* queue.claim("next-worker", 30_000))).toBe(true)
+        expect(Option.isNone(yield* ExecutionQueue.claimOne(queue, "next-worker", 30_000))).toBe(true)
       }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { drainTimeout: 0 } }))))
   })
 

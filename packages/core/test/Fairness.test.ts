@@ -107,7 +107,7 @@ describe("executions.await", () => {
       const waiting = yield* Effect.fork(appexec.executions.await(started!.executionId))
       yield* TestClock.adjust(0)
       // Another process runs it: the store changes, no event is published in this one.
-      const claim = Option.getOrThrow(yield* queue.claim("elsewhere", 30_000))
+      const claim = Option.getOrThrow(yield* ExecutionQueue.claimOne(queue, "elsewhere", 30_000))
       const record = claim.execution
       yield* store.save({ ...record, status: "running", startedAt: 0 }, claim.lease)
       yield* store.save({

@@ -73,7 +73,7 @@ describe("a long poll with a known answer (If-None-Match)", () => {
         appexec.executions.get(principal, id, { wait: "30 seconds", unchanged: (json) => json === queued })
       )
       // What a worker in another process does: claim and start it; only the store learns of it.
-      const claim = Option.getOrThrow(yield* queue.claim("elsewhere", 30_000))
+      const claim = Option.getOrThrow(yield* ExecutionQueue.claimOne(queue, "elsewhere", 30_000))
       expect(claim.execution.executionId).toBe(id)
       const started = Either.getOrThrow(
         ExecutionLifecycle.transition(claim.execution, { _tag: "Started", at: yield* TestClock.currentTimeMillis })

@@ -21,7 +21,7 @@ import { Errors, type ExecutionLifecycle, ExecutionQueue } from "@appexec/core"
 import { SqlExecutionQueue } from "@appexec/sql"
 import { executionColumns, type ExecutionRow, fromRow, leaseOf } from "@appexec/sql/ExecutionRows"
 import type { Tables } from "@appexec/sql/SqlTables"
-import { Clock, Effect, Layer, Option } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { type ExpressionBuilder, type Kysely, sql } from "kysely"
 import { WorkSignal } from "./internal/WorkSignal.js"
 import { PostgresClient, workChannel } from "./PostgresClient.js"
@@ -200,8 +200,6 @@ export const make = Effect.gen(function*() {
   const neutral = yield* SqlExecutionQueue.make
   const service: ExecutionQueue.ExecutionQueue["Type"] = {
     ...neutral,
-    claim: (workerId, leaseMs) =>
-      Effect.map(claimBatch(workerId, leaseMs, { limit: 1 }), (claims) => Option.fromNullable(claims[0])),
     // No span per claim (as SQLite's): claims and saves are the worker's hot path.
     claimBatch,
     renew: Effect.fn("PostgresExecutionQueue.renew")((lease, leaseMs) =>

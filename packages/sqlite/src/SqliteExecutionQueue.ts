@@ -15,7 +15,7 @@ import { Errors, ExecutionQueue } from "@appexec/core"
 import { PreparedQuery, SqlExecutionQueue } from "@appexec/sql"
 import { executionColumns, type ExecutionRow, fromRow, leaseOf } from "@appexec/sql/ExecutionRows"
 import type { Tables } from "@appexec/sql/SqlTables"
-import { Clock, Effect, Either, Layer, Option } from "effect"
+import { Clock, Effect, Either, Layer } from "effect"
 import { type ExpressionBuilder, sql } from "kysely"
 import { WorkSignal } from "./internal/WorkSignal.js"
 import { type Connection, SqliteClient } from "./SqliteClient.js"
@@ -372,8 +372,6 @@ export const make = Effect.gen(function*() {
   const neutral = yield* SqlExecutionQueue.make
   const service: ExecutionQueue.ExecutionQueue["Type"] = {
     ...neutral,
-    claim: (workerId, leaseMs) =>
-      Effect.map(claimBatch(workerId, leaseMs, { limit: 1 }), (claims) => Option.fromNullable(claims[0])),
     claimBatch: claimBatch,
     renew: (lease, leaseMs) =>
       Effect.gen(function*() {

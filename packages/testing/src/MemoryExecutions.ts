@@ -302,8 +302,6 @@ export const make = Effect.gen(function*() {
     })
 
   const queue: ExecutionQueue.ExecutionQueue["Type"] = {
-    claim: (workerId, leaseMs) =>
-      Effect.map(claimBatch(workerId, leaseMs, { limit: 1 }), (claims) => Option.fromNullable(claims[0])),
     claimBatch,
     renew: (lease, leaseMs) =>
       Effect.flatMap(currentTime, (now) => {

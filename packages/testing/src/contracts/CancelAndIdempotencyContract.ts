@@ -99,7 +99,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         expect(yield* store.cancelQueued(failed, 5, entry)).toBe(true)
         expect(yield* store.get(record.executionId)).toEqual(Option.some(failed))
         expect((yield* outbox.forExecution(record.executionId)).map((e) => e.deliveryId)).toEqual([entry.deliveryId])
-        expect(yield* queue.claim("w", LEASE)).toEqual(Option.none())
+        expect(yield* ExecutionQueue.claimOne(queue, "w", LEASE)).toEqual(Option.none())
         // A second cancel finds it no longer queued.
         expect(yield* store.cancelQueued(failed, 6, delivery(failed, 2, 6))).toBe(false)
         expect(yield* outbox.forExecution(record.executionId)).toHaveLength(1)

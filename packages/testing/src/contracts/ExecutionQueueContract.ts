@@ -27,7 +27,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
       "claims nothing when nothing is queued",
       Effect.gen(function*() {
         const queue = yield* ExecutionQueue.ExecutionQueue
-        expect(Option.isNone(yield* queue.claim("w", LEASE))).toBe(true)
+        expect(Option.isNone(yield* ExecutionQueue.claimOne(queue, "w", LEASE))).toBe(true)
       })
     )
 
@@ -47,7 +47,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
           expect(claim.lease.attempt).toBe(1)
           expect(claim.lease.expiresAt).toBe(1_000 + LEASE)
         }
-        expect(Option.isNone(yield* queue.claim("c", LEASE))).toBe(true)
+        expect(Option.isNone(yield* ExecutionQueue.claimOne(queue, "c", LEASE))).toBe(true)
       })
     )
 
@@ -61,7 +61,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         const first = yield* claimSome("a", LEASE)
         yield* store.save(started(first.execution, 0), first.lease)
         yield* TestClock.adjust(LEASE - 1)
-        expect(Option.isNone(yield* queue.claim("b", LEASE))).toBe(true)
+        expect(Option.isNone(yield* ExecutionQueue.claimOne(queue, "b", LEASE))).toBe(true)
         yield* TestClock.adjust(1)
         const second = yield* claimSome("b", LEASE)
         expect(second.execution).toEqual(attempted(started(queued(owner, 1), 0), 2))
@@ -85,7 +85,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         const renewed = yield* queue.renew(claim.lease, LEASE)
         expect(renewed).toEqual({ ...claim.lease, expiresAt: 20_000 + LEASE })
         yield* TestClock.adjust(20_000)
-        expect(Option.isNone(yield* queue.claim("b", LEASE))).toBe(true)
+        expect(Option.isNone(yield* ExecutionQueue.claimOne(queue, "b", LEASE))).toBe(true)
         yield* TestClock.adjust(LEASE)
         const lapsed = yield* Effect.flip(queue.renew(renewed, LEASE))
         expect(lapsed._tag).toBe("LeaseLost")
@@ -195,7 +195,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         yield* TestClock.adjust(LEASE - 10_000)
         const lapsed = yield* claimSome("c", LEASE)
         expect(lapsed.lease.executionId).toBe(second.executionId)
-        expect(Option.isNone(yield* queue.claim("c", LEASE))).toBe(true)
+        expect(Option.isNone(yield* ExecutionQueue.claimOne(queue, "c", LEASE))).toBe(true)
         // A lapsed lease is not renewed.
         yield* TestClock.adjust(LEASE)
         expect(yield* queue.renewAll(renewed, LEASE)).toEqual([])
@@ -218,7 +218,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         expect(second.lease.token).not.toBe(first.lease.token)
         // A release with a stale lease leaves the new holder alone.
         yield* queue.release(first.lease)
-        expect(Option.isNone(yield* queue.claim("c", LEASE))).toBe(true)
+        expect(Option.isNone(yield* ExecutionQueue.claimOne(queue, "c", LEASE))).toBe(true)
         yield* queue.renew(second.lease, LEASE)
       })
     )
@@ -233,7 +233,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         const claim = yield* claimSome("a", LEASE)
         yield* store.save(completed(claim.execution, 5), claim.lease)
         yield* TestClock.adjust(2 * LEASE)
-        expect(Option.isNone(yield* queue.claim("b", LEASE))).toBe(true)
+        expect(Option.isNone(yield* ExecutionQueue.claimOne(queue, "b", LEASE))).toBe(true)
       })
     )
 
@@ -245,7 +245,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         const queue = yield* ExecutionQueue.ExecutionQueue
         for (let n = 1; n <= 20; n++) yield* store.insert(queued(owner, n))
         const claims = yield* Effect.all(
-          Array.from({ length: 40 }, (_, i) => queue.claim(`w${i % 4}`, LEASE)),
+          Array.from({ length: 40 }, (_, i) => ExecutionQueue.claimOne(queue, `w${i % 4}`, LEASE)),
           { concurrency: "unbounded" }
         )
         const ids = claims.flatMap((c) => (Option.isSome(c) ? [c.value.execution.executionId] : []))

@@ -128,7 +128,7 @@ export const delivery = (
 
 /** Claims the next execution, failing the test when there is none. */
 export const claimSome = (workerId: string, leaseMs: number) =>
-  Effect.flatMap(ExecutionQueue.ExecutionQueue, (queue) => queue.claim(workerId, leaseMs)).pipe(
+  Effect.flatMap(ExecutionQueue.ExecutionQueue, (queue) => ExecutionQueue.claimOne(queue, workerId, leaseMs)).pipe(
     Effect.flatMap(
       Option.match({
         onNone: () => Effect.dieMessage("expected a claimable execution"),
