@@ -128,8 +128,10 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
                         </td>
                         <td class="number" data-label="Holds">{w.held}</td>
                         <td data-label="Last heartbeat">
-                          {formatDuration(Date.now() - new Date(w.lastHeartbeatAt).getTime())} ago
-                          {!w.live && <span class="badge status-failed">lease expired</span>}
+                          <span>
+                            {formatDuration(Date.now() - new Date(w.lastHeartbeatAt).getTime())} ago
+                            {!w.live && <span class="badge status-failed">lease expired</span>}
+                          </span>
                         </td>
                       </tr>
                     ))}
@@ -219,10 +221,12 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
                         <td data-label="Workspace">{d.workspaceName ?? <code>{shortId(d.workspaceId)}</code>}</td>
                         <td class="break" data-label="URL">{d.url}</td>
                         <td data-label="Last attempt">
-                          {formatTime(d.lastAttemptAt)}
-                          <span class="help block">
-                            {d.lastError ??
-                              (d.lastStatusCode === null ? "No answer." : `Answered ${d.lastStatusCode}.`)}
+                          <span>
+                            {formatTime(d.lastAttemptAt)}
+                            <span class="help block">
+                              {d.lastError ??
+                                (d.lastStatusCode === null ? "No answer." : `Answered ${d.lastStatusCode}.`)}
+                            </span>
                           </span>
                         </td>
                         <td class="number" data-label="Attempts">{d.attempts.length}</td>

@@ -5,7 +5,7 @@
  * Read-only by default: no "Redeliver" button, and the endpoint refuses with 403 saying how to
  * allow it. With `--admin-actions`: "Redeliver" sends the webhook again to the receiver, which
  * takes it, and the delivery leaves the list. On a phone's screen (390×844) the views fit, their
- * tables stacked rows.
+ * tables stacked rows and their charts' labels 11 pixels or more.
  */
 import { TestReceiver } from "@appexec/testing"
 import { expect, layer } from "@effect/vitest"
@@ -81,6 +81,16 @@ const fitsPhone = (tab: ConsolePage.Tab, executionId: string, shot: string) =>
       ).slice(0, 5)
     ).toEqual(["Run", "Workspace", "URL", "Last attempt", "Attempts"])
     for (const cell of cells) expect(cell.right).toBeLessThanOrEqual(ConsolePage.PHONE.width)
+    // The charts are drawn at the width shown: their axis labels are not shrunk.
+    const smallest = yield* Effect.promise(() =>
+      tab.page.$$eval(".chart text", (texts) =>
+        Math.min(
+          ...texts.map((text) =>
+            parseFloat(getComputedStyle(text).fontSize) * ((text as SVGTextElement).getScreenCTM()?.a ?? 1)
+          )
+        ))
+    )
+    expect(smallest).toBeGreaterThanOrEqual(11)
     yield* tab.screenshot(shot)
   })
 
