@@ -173,8 +173,8 @@ export const geometry = <N extends NodeIn>(
   // Ports: the edges at one side of a box spread along it, in the order of where they go.
   const ports = new Map<string, number>()
   const spread = (id: string, side: "out" | "in", edges: ReadonlyArray<{ index: number; towards: number }>) => {
-    const place = layered.placeOf.get(id)!
-    const middle = along[place.layer]![place.index]!
+    const at = layered.placeOf.get(id)!
+    const middle = along[at.layer]![at.index]!
     const sorted = [...edges].sort((a, b) => a.towards - b.towards || a.index - b.index)
     const spacing = Math.min(PORT_SPACING[orientation], (boxAlong - 16) / Math.max(1, sorted.length - 1))
     sorted.forEach((edge, k) => ports.set(`${side}:${edge.index}`, middle + (k - (sorted.length - 1) / 2) * spacing))

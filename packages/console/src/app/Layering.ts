@@ -146,7 +146,7 @@ export const layered = <N extends NodeIn>(nodes: ReadonlyArray<N>, edges: Readon
   const layerOf = layerNodes(nodes, drawn)
   const count = nodes.length === 0 ? 0 : Math.max(...layerOf.values()) + 1
 
-  // Slots by a key: a node's id, or NUL `edge index:layer` for a waypoint (no node id starts with NUL).
+  // Slots by a key: a node's id, or NUL `edge index:layer` for a waypoint (node ids are letters, digits, `_.-`).
   type Item = { readonly key: string; readonly slot: Slot<N> }
   const layers: Array<Array<Item>> = Array.from({ length: count }, () => [])
   for (const node of nodes) layers[layerOf.get(node.id)!]!.push({ key: node.id, slot: { kind: "node", node } })
