@@ -7,17 +7,21 @@
  * port with actions allowed, a webhook receiver of its own on 127.0.0.1 that refuses every
  * delivery), signs in with the key it prints and drives a real Chromium (the browser tests' own:
  * @sparticuz/chromium under puppeteer-core, or APPEXEC_CHROMIUM) through each view at 1280×800,
- * writing one PNG a view:
+ * and some on a phone's screen (390×844, the whole page), writing one PNG a view:
  *
  * - `sign-in.png`: the sign-in view, the key typed;
  * - `apps.png`: the apps;
- * - `app.png`: Poster's page, its form filled in beside its workflow;
+ * - `app.png`, `app-phone.png`: Ken Burns's page, its form beside its workflow (under it on a phone);
+ * - `run-video.png`, `run-video-phone.png`: a finished Ken Burns run, its progress done, its video;
+ * - `run-image.png`: a finished Poster run, its image shown;
  * - `run-running.png`: a Slow echo run under way, its progress bar moving;
  * - `run-canceled.png`: the same run canceled, its progress shown stopped;
- * - `run-image.png`: a finished Poster run, its image shown;
- * - `runs.png`: the runs, the failed ones selected to run again;
+ * - `run-long-input.png`: a run of a 99,999-character input, the input and the output folded (the
+ *   whole page);
+ * - `runs.png`, `runs-phone.png`: the runs, the failed ones selected to run again;
  * - `runs-again.png`: the runs they started, listed;
- * - `operator.png`: the operator views of the admin port: queues, workers, the last hour;
+ * - `operator.png`, `operator-phone.png`: the operator views of the admin port: queues, workers,
+ *   the last hour, the failed deliveries;
  * - `operator-redelivered.png`: the same after "Redeliver" on a failed delivery (refused again).
  *
  * Every wait is on something the page shows; any failure stops the script with what it waited for.
@@ -87,16 +91,42 @@ const launch = async () => {
   const args = own
     ? ["--no-sandbox"]
     : chromium.args.filter((a) => a !== "--single-process" && a !== "--disable-web-security")
-  return puppeteer.launch({ executablePath, args, headless: true, defaultViewport: { width: 1280, height: 800 } })
+  return puppeteer.launch({ executablePath, args, headless: true, defaultViewport: DESKTOP })
 }
 
 /** An ARIA query for the element of `role` named `name`. */
 const aria = (role, name) => `::-p-aria([name=${JSON.stringify(name)}][role=${JSON.stringify(role)}])`
 
-const shoot = async (page, name) => {
+const DESKTOP = { width: 1280, height: 800 }
+const PHONE = { width: 390, height: 844 }
+
+/** `frames` frames (two by default: what the page redraws on a new size, such as the workflow, is drawn by then). */
+const settle = (page, frames = 2) =>
+  page.$eval("html", (html, count) =>
+    new Promise((resolve) => {
+      const view = html.ownerDocument.defaultView
+      const next = (left) => (left === 0 ? resolve() : view.requestAnimationFrame(() => next(left - 1)))
+      next(count)
+    }), frames)
+
+/** The view at 1280×800 as `<name>.png`; the whole page with `fullPage`. */
+const shoot = async (page, name, fullPage = false) => {
   const path = join(out, `${name}.png`)
-  await page.screenshot({ path, type: "png" })
+  await page.screenshot({ path, type: "png", fullPage })
   console.log(`${path.slice(root.length)}: ${Math.round(statSync(path).size / 1024)} KiB`)
+}
+
+/** The view on a phone's screen, the whole page, as `<name>-phone.png`; then back at 1280×800. */
+const shootPhone = async (page, name) => {
+  await page.setViewport(PHONE)
+  await settle(page)
+  const width = await page.$eval("html", (html) => html.scrollWidth)
+  if (width > PHONE.width) throw new Error(`${name} is ${width} pixels wide on a ${PHONE.width}-pixel screen`)
+  const path = join(out, `${name}-phone.png`)
+  await page.screenshot({ path, type: "png", fullPage: true })
+  console.log(`${path.slice(root.length)}: ${Math.round(statSync(path).size / 1024)} KiB`)
+  await page.setViewport(DESKTOP)
+  await settle(page)
 }
 
 try {
@@ -132,12 +162,28 @@ try {
   await page.waitForSelector("ul[aria-label='Apps'] .app-card")
   await shoot(page, "apps")
 
+  await page.locator(aria("link", "Ken Burns")).click()
+  await page.waitForSelector("[data-testid='workflow-diagram']")
+  await shoot(page, "app")
+  await shootPhone(page, "app")
+
+  await page.locator(aria("button", "Run")).click()
+  await page.waitForSelector("[data-node='zoom'] progress")
+  await page.waitForSelector("[data-testid='run-status'][data-status='completed']", { timeout: 120_000 })
+  const frame = await page.waitForSelector("[data-output='poster'] img.output-image")
+  await page.waitForFunction((img) => img.complete && img.naturalWidth > 0, {}, frame)
+  const video = await page.waitForSelector("[data-output='video'] video")
+  // Its first frame shown and its loading over, and the player's spinner faded out (about half a second).
+  await page.waitForFunction((element) => element.readyState >= 2 && element.networkState !== 2, {}, video)
+  await settle(page, 45)
+  await shoot(page, "run-video")
+  await shootPhone(page, "run-video")
+
+  await page.locator(aria("link", "Apps")).click()
   await page.locator(aria("link", "Poster")).click()
   await page.waitForSelector("[data-testid='workflow-diagram']")
   await page.locator(aria("textbox", "Prompt")).fill("A lighthouse at dusk")
   await (await page.waitForSelector(aria("combobox", "Style"))).select("retro")
-  await shoot(page, "app")
-
   await page.locator(aria("button", "Run")).click()
   await page.waitForSelector("[data-testid='run-status'][data-status='completed']")
   const poster = await page.waitForSelector("[data-output='poster'] img.output-image")
@@ -156,12 +202,21 @@ try {
   await page.waitForSelector("[data-node='wait'][data-stopped='true']")
   await shoot(page, "run-canceled")
 
+  // A long paste: 99,999 characters of words, shown back by Greeting's template.
+  const long = "All work and no play makes a very long input. ".repeat(2_500).slice(0, 99_999)
+  const { data: started } = await api(`/apps/${appIds.get("Greeting")}/executions`, { inputs: { who: long } })
+  await page.goto(`${baseUrl}/console/runs/${started.executionId}`)
+  await page.waitForSelector("[data-testid='run-status'][data-status='completed']")
+  await page.waitForSelector("[data-output='greeting'] .unfold button")
+  await shoot(page, "run-long-input", true)
+
   await page.locator(aria("link", "Runs")).click()
   await page.waitForSelector("[data-testid='runs-table'] tbody tr[data-status='failed'] input[type='checkbox']")
   for (const box of await page.$$("[data-testid='runs-table'] tbody tr[data-status='failed'] input[type='checkbox']")) {
     await box.click()
   }
   await shoot(page, "runs")
+  await shootPhone(page, "runs")
   await page.locator(aria("button", "Run again")).click()
   await page.waitForSelector("[data-testid='rerun-result'] a")
   const again = await page.$$eval(
@@ -177,6 +232,7 @@ try {
   await page.waitForSelector("[data-testid='workers-table']")
   await page.waitForSelector("[data-testid='deliveries-table'] button")
   await shoot(page, "operator")
+  await shootPhone(page, "operator")
   await page.locator(aria("button", "Redeliver")).click()
   await page.waitForSelector("#deliveries-title ~ .notice[role='status']")
   await page.$eval("#deliveries-title", (title) => title.scrollIntoView({ block: "start" }))

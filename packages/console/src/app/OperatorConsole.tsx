@@ -85,7 +85,7 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
             {workspaces.state === "ready" && (workspaces.value.length === 0
               ? <p class="empty">Nothing queued or running.</p>
               : (
-                <table data-testid="queues-table">
+                <table class="stacks" data-testid="queues-table">
                   <thead>
                     <tr>
                       <th scope="col">Workspace</th>
@@ -96,9 +96,9 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
                   <tbody>
                     {workspaces.value.map((w) => (
                       <tr key={w.workspaceId} data-workspace={w.name ?? w.workspaceId}>
-                        <td>{w.name ?? <code>{shortId(w.workspaceId)}</code>}</td>
-                        <td class="number" data-testid="queued">{w.queued}</td>
-                        <td class="number" data-testid="running">{w.running}</td>
+                        <td data-label="Workspace">{w.name ?? <code>{shortId(w.workspaceId)}</code>}</td>
+                        <td class="number" data-label="Queued" data-testid="queued">{w.queued}</td>
+                        <td class="number" data-label="Running" data-testid="running">{w.running}</td>
                       </tr>
                     ))}
                   </tbody>
@@ -112,7 +112,7 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
             {workers.state === "ready" && (workers.value.length === 0
               ? <p class="empty">No worker holds a lease: nothing is running.</p>
               : (
-                <table data-testid="workers-table">
+                <table class="stacks" data-testid="workers-table">
                   <thead>
                     <tr>
                       <th scope="col">Worker</th>
@@ -123,13 +123,15 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
                   <tbody>
                     {workers.value.map((w) => (
                       <tr key={w.workerId} data-live={w.live}>
-                        <td>
+                        <td data-label="Worker">
                           <code title={w.workerId}>{shortId(w.workerId)}</code>
                         </td>
-                        <td class="number">{w.held}</td>
-                        <td>
-                          {formatDuration(Date.now() - new Date(w.lastHeartbeatAt).getTime())} ago
-                          {!w.live && <span class="badge status-failed">lease expired</span>}
+                        <td class="number" data-label="Holds">{w.held}</td>
+                        <td data-label="Last heartbeat">
+                          <span>
+                            {formatDuration(Date.now() - new Date(w.lastHeartbeatAt).getTime())} ago
+                            {!w.live && <span class="badge status-failed">lease expired</span>}
+                          </span>
                         </td>
                       </tr>
                     ))}
@@ -195,7 +197,7 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
             ? <p class="empty">No failed delivery.</p>
             : (
               <div class="table-scroll">
-                <table data-testid="deliveries-table">
+                <table class="stacks" data-testid="deliveries-table">
                   <thead>
                     <tr>
                       <th scope="col">Run</th>
@@ -213,21 +215,23 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
                   <tbody>
                     {deliveries.value.map((d) => (
                       <tr key={d.deliveryId} data-execution-id={d.executionId}>
-                        <td>
+                        <td data-label="Run">
                           <code title={d.executionId}>{shortId(d.executionId)}</code>
                         </td>
-                        <td>{d.workspaceName ?? <code>{shortId(d.workspaceId)}</code>}</td>
-                        <td class="break">{d.url}</td>
-                        <td>
-                          {formatTime(d.lastAttemptAt)}
-                          <span class="help block">
-                            {d.lastError ??
-                              (d.lastStatusCode === null ? "No answer." : `Answered ${d.lastStatusCode}.`)}
+                        <td data-label="Workspace">{d.workspaceName ?? <code>{shortId(d.workspaceId)}</code>}</td>
+                        <td class="break" data-label="URL">{d.url}</td>
+                        <td data-label="Last attempt">
+                          <span>
+                            {formatTime(d.lastAttemptAt)}
+                            <span class="help block">
+                              {d.lastError ??
+                                (d.lastStatusCode === null ? "No answer." : `Answered ${d.lastStatusCode}.`)}
+                            </span>
                           </span>
                         </td>
-                        <td class="number">{d.attempts.length}</td>
+                        <td class="number" data-label="Attempts">{d.attempts.length}</td>
                         {actions && (
-                          <td>
+                          <td class="action">
                             <button
                               type="button"
                               onClick={() => redeliver(d.executionId)}

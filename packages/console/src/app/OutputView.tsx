@@ -1,8 +1,10 @@
 /**
  * One output of a run, shown by its type: an image as an image (its label as alt text), video and
- * audio in a player, text and JSON as text in a block; never as HTML. Media load only from
- * `http:`/`https:` URLs; any other value is shown as text.
+ * audio in a player, text and JSON as text in a block, folded after about twenty lines
+ * (`LongText`); never as HTML. Media load only from `http:`/`https:` URLs; any other value is
+ * shown as text.
  */
+import { LongText } from "./LongText.js"
 import { isHttpUrl } from "./Remote.js"
 import type { Output } from "./Wire.js"
 
@@ -31,19 +33,19 @@ const Value = ({ output }: { readonly output: Output }) => {
             <img class="output-image" src={value} alt={output.label} />
           </a>
         )
-        : <pre class="output-text">{value}</pre>
+        : <LongText className="output-text" text={value} />
     case "video":
       return isHttpUrl(value)
         ? <video class="output-media" src={value} controls preload="metadata" aria-label={output.label} />
-        : <pre class="output-text">{value}</pre>
+        : <LongText className="output-text" text={value} />
     case "audio":
       return isHttpUrl(value)
         ? <audio src={value} controls preload="metadata" aria-label={output.label} />
-        : <pre class="output-text">{value}</pre>
+        : <LongText className="output-text" text={value} />
     case "json":
-      return <pre class="output-text">{prettyJson(value)}</pre>
+      return <LongText className="output-text" text={prettyJson(value)} />
     default:
-      return <pre class="output-text">{value}</pre>
+      return <LongText className="output-text" text={value} />
   }
 }
 

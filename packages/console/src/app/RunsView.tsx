@@ -160,7 +160,7 @@ export const RunsView = () => {
             ? <p class="empty">No runs{status === "" && appId === "" ? " yet" : " match"}.</p>
             : (
               <div class="table-scroll">
-                <table class="runs" data-testid="runs-table">
+                <table class="runs stacks" data-testid="runs-table">
                   <caption class="visually-hidden">Runs, newest first</caption>
                   <thead>
                     <tr>
@@ -179,7 +179,7 @@ export const RunsView = () => {
                       const short = shortId(run.executionId)
                       return (
                         <tr key={run.executionId} data-execution-id={run.executionId} data-status={run.status}>
-                          <td>
+                          <td class="select" data-label="Select">
                             {run.status === "failed" && (
                               <input
                                 type="checkbox"
@@ -189,17 +189,19 @@ export const RunsView = () => {
                               />
                             )}
                           </td>
-                          <td>
+                          <td data-label="Run">
                             <Link to={{ name: "run", executionId: run.executionId }}>
                               <code>{short}</code>
                             </Link>
                           </td>
-                          <td>{run.appId === undefined ? "—" : appNames.get(run.appId) ?? shortId(run.appId)}</td>
-                          <td>
+                          <td data-label="App">
+                            {run.appId === undefined ? "—" : appNames.get(run.appId) ?? shortId(run.appId)}
+                          </td>
+                          <td data-label="Status">
                             <StatusBadge status={run.status} />
                           </td>
-                          <td>{formatTime(run.createdAt)}</td>
-                          <td>{between(run.startedAt, run.completedAt)}</td>
+                          <td data-label="Created">{formatTime(run.createdAt)}</td>
+                          <td data-label="Took">{between(run.startedAt, run.completedAt)}</td>
                         </tr>
                       )
                     })}

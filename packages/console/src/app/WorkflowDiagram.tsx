@@ -1,61 +1,102 @@
 /**
- * An app's workflow drawn as a layered diagram in SVG (`Layering`): the inputs on the left, each
- * node one column past the longest path to it, edges as arrows. Labels are SVG text (escaped like
- * any text); a list of the steps under it says the same for screen readers.
+ * An app's workflow drawn as a layered diagram in SVG (`Layering`, `DiagramGeometry`): the inputs
+ * first, each node one layer past the longest path to it, edges as arrows routed through places
+ * kept free for them, never under a box. It is drawn at its size, never shrunk (its text stays
+ * 11 px and more): it reads left to right when that fits its panel, else top to bottom when that
+ * is narrower, and scrolls inside its panel when neither fits. Labels are wrapped to two lines
+ * and cut with "…" beyond (the whole in the node's tooltip); SVG text is escaped like any text. A
+ * list of the steps under it says the same for screen readers.
  */
-import { layout } from "./Layering.js"
+import { useLayoutEffect, useMemo, useRef, useState } from "preact/hooks"
+import { geometry, type Orientation, pathOf } from "./DiagramGeometry.js"
+import { layered } from "./Layering.js"
+import { canvasMeasure, ellipsis, wrap } from "./TextFit.js"
 import type { WorkflowGraph } from "./Wire.js"
 
-const NODE_WIDTH = 156
-const NODE_HEIGHT = 48
-const GAP_X = 40
-const GAP_Y = 20
+const NODE_WIDTH = 140
 const PAD = 8
-/** Characters of a label that fit in a node; longer ones are cut (the whole is in its tooltip). */
-const LABEL_CHARS = 20
+/** Space between a box's border and its text. */
+const INSET = 10
+const LABEL = { size: 13, weight: 600, line: 16, lines: 2 }
+const TYPE = { size: 11, line: 16, baseline: 12, family: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace" }
+/** Room left unused at a text's end: a measure and the drawn text may differ a little. */
+const SLACK = 4
 
-/** Width under which a diagram is not shrunk further on a narrow screen: it scrolls instead. */
-const NARROWEST = 520
-
-const fit = (text: string, chars: number) => (text.length <= chars ? text : `${text.slice(0, chars - 1)}…`)
+/** Where a node's text starts so that its label and type stand in the middle of its box. */
+const top = (lines: number, height: number) => (height - lines * LABEL.line - TYPE.line) / 2
 
 /** The kind of a node, for its colour: an input, an output, or a step. */
 const kindOf = (type: string) => (type.startsWith("input.") ? "input" : type.startsWith("output.") ? "output" : "step")
 
+/** The drawing of `graph` in both orientations, its labels fitted in the page's fonts. */
+const draw = (graph: WorkflowGraph) => {
+  const family = getComputedStyle(document.documentElement).fontFamily
+  const labelMeasure = canvasMeasure(`${LABEL.weight} ${LABEL.size}px ${family}`, LABEL.size)
+  const typeMeasure = canvasMeasure(`${TYPE.size}px ${TYPE.family}`, TYPE.size)
+  const room = NODE_WIDTH - 2 * INSET - SLACK
+  const nodes = graph.nodes.map((node) => {
+    const label = wrap(node.label, room, LABEL.lines, labelMeasure)
+    const type = ellipsis(node.type, room, typeMeasure)
+    return { ...node, lines: label.lines, typeLine: type.lines[0] ?? "" }
+  })
+  const lines = Math.max(1, ...nodes.map((node) => node.lines.length))
+  const sizes = { nodeWidth: NODE_WIDTH, nodeHeight: 2 * INSET + lines * LABEL.line + TYPE.line, pad: PAD }
+  const layers = layered(nodes, graph.edges)
+  return {
+    lines,
+    across: geometry(layers, "across", sizes),
+    down: geometry(layers, "down", sizes)
+  }
+}
+
 /** The diagram of `graph`. */
 export const WorkflowDiagram = ({ graph }: { readonly graph: WorkflowGraph }) => {
-  const { layers, placed, rows } = layout(graph.nodes, graph.edges)
-  const height = Math.max(1, rows) * (NODE_HEIGHT + GAP_Y) - GAP_Y + 2 * PAD
-  const width = Math.max(1, layers) * (NODE_WIDTH + GAP_X) - GAP_X + 2 * PAD
-  const columnRows = new Map<number, number>()
-  for (const p of placed) columnRows.set(p.layer, Math.max(columnRows.get(p.layer) ?? 0, p.row + 1))
-  const position = new Map(
-    placed.map((p) => {
-      // Each column is centred on the tallest one.
-      const offset = ((rows - (columnRows.get(p.layer) ?? 1)) * (NODE_HEIGHT + GAP_Y)) / 2
-      return [p.node.id, { x: PAD + p.layer * (NODE_WIDTH + GAP_X), y: PAD + offset + p.row * (NODE_HEIGHT + GAP_Y) }]
-    })
-  )
+  const frame = useRef<HTMLDivElement>(null)
+  // The width of the panel, once known: the orientation is chosen by it.
+  const [room, setRoom] = useState<number | undefined>(undefined)
+  useLayoutEffect(() => {
+    const element = frame.current
+    if (element === null) return
+    setRoom(element.clientWidth)
+    const observer = new ResizeObserver(() => setRoom(element.clientWidth))
+    observer.observe(element)
+    return () => observer.disconnect()
+  }, [])
+  const drawing = useMemo(() => draw(graph), [graph])
+  const orientation: Orientation = room === undefined || drawing.across.width <= room
+    ? "across"
+    : drawing.down.width < drawing.across.width
+    ? "down"
+    : "across"
+  const shown = drawing[orientation]
+  const scrolls = room !== undefined && shown.width > room
   const labelOf = new Map(graph.nodes.map((n) => [n.id, n.label]))
   const titleId = `workflow-title-${graph.appId}`
+  const arrow = `arrow-${graph.appId}`
   return (
     <figure class="workflow">
-      <div class="diagram-scroll">
+      <div
+        class="diagram-scroll"
+        ref={frame}
+        tabIndex={scrolls ? 0 : undefined}
+        role={scrolls ? "region" : undefined}
+        aria-label={scrolls ? "Workflow diagram (scrolls)" : undefined}
+      >
         <svg
-          viewBox={`0 0 ${width} ${height}`}
-          width={width}
-          height={height}
+          viewBox={`0 0 ${shown.width} ${shown.height}`}
+          width={shown.width}
+          height={shown.height}
           role="img"
-          class={width > NARROWEST ? "wide" : undefined}
           aria-labelledby={titleId}
           data-testid="workflow-diagram"
+          data-orientation={orientation}
         >
           <title id={titleId}>
             Workflow of {graph.name}: {graph.nodes.length} nodes, {graph.edges.length} edges
           </title>
           <defs>
             <marker
-              id={`arrow-${graph.appId}`}
+              id={arrow}
               viewBox="0 0 10 10"
               refX="9"
               refY="5"
@@ -66,43 +107,49 @@ export const WorkflowDiagram = ({ graph }: { readonly graph: WorkflowGraph }) =>
               <path d="M 0 0 L 10 5 L 0 10 z" class="arrow-head" />
             </marker>
           </defs>
-          {graph.edges.map((edge) => {
-            const from = position.get(edge.source)
-            const to = position.get(edge.target)
-            if (from === undefined || to === undefined) return null
-            const x1 = from.x + NODE_WIDTH
-            const y1 = from.y + NODE_HEIGHT / 2
-            const x2 = to.x - 2
-            const y2 = to.y + NODE_HEIGHT / 2
-            const bend = Math.max(24, (x2 - x1) / 2)
-            return (
-              <path
-                key={`${edge.source}->${edge.target}`}
-                class="edge"
-                d={`M ${x1} ${y1} C ${x1 + bend} ${y1}, ${x2 - bend} ${y2}, ${x2} ${y2}`}
-                marker-end={`url(#arrow-${graph.appId})`}
-              />
-            )
-          })}
-          {placed.map(({ node }) => {
-            const at = position.get(node.id)!
-            return (
-              <g key={node.id} class={`node ${kindOf(node.type)}`} transform={`translate(${at.x} ${at.y})`}>
-                <title>
-                  {node.label} ({node.type})
-                </title>
-                <rect width={NODE_WIDTH} height={NODE_HEIGHT} rx="8" />
-                <text x="12" y="20" class="node-label">
-                  {fit(node.label, LABEL_CHARS)}
-                </text>
-                <text x="12" y="37" class="node-type">
-                  {fit(node.type, LABEL_CHARS + 4)}
-                </text>
-              </g>
-            )
-          })}
+          {shown.routes.map((route) => (
+            <path
+              key={`${route.from}->${route.to}`}
+              class="edge"
+              d={pathOf(route, orientation)}
+              data-source={route.reversed ? route.to : route.from}
+              data-target={route.reversed ? route.from : route.to}
+              marker-end={route.reversed ? undefined : `url(#${arrow})`}
+              marker-start={route.reversed ? `url(#${arrow})` : undefined}
+            />
+          ))}
+          {shown.boxes.map(({ height, node, x, y }) => (
+            <g
+              key={node.id}
+              class={`node ${kindOf(node.type)}`}
+              transform={`translate(${x} ${y})`}
+              data-node={node.id}
+            >
+              <title>
+                {node.label} ({node.type})
+              </title>
+              <rect width={NODE_WIDTH} height={height} rx="8" />
+              <text class="node-label" font-size={LABEL.size} font-weight={LABEL.weight}>
+                {node.lines.map((line, i) => (
+                  <tspan key={i} x={INSET} y={top(node.lines.length, height) + LABEL.size + i * LABEL.line}>
+                    {line}
+                  </tspan>
+                ))}
+              </text>
+              <text
+                class="node-type"
+                x={INSET}
+                y={top(node.lines.length, height) + node.lines.length * LABEL.line + TYPE.baseline}
+                font-size={TYPE.size}
+                font-family={TYPE.family}
+              >
+                {node.typeLine}
+              </text>
+            </g>
+          ))}
         </svg>
       </div>
+      {scrolls && <p class="help">The workflow is wider than its panel: scroll it sideways.</p>}
       <figcaption class="visually-hidden">
         <ul>
           {graph.edges.map((edge) => (

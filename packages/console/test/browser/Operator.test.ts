@@ -4,7 +4,8 @@
  * hour's charts and the failed deliveries of a run whose webhook a real receiver refused.
  * Read-only by default: no "Redeliver" button, and the endpoint refuses with 403 saying how to
  * allow it. With `--admin-actions`: "Redeliver" sends the webhook again to the receiver, which
- * takes it, and the delivery leaves the list.
+ * takes it, and the delivery leaves the list. On a phone's screen (390×844) the views fit, their
+ * tables stacked rows and their charts' labels 11 pixels or more.
  */
 import { TestReceiver } from "@appexec/testing"
 import { expect, layer } from "@effect/vitest"
@@ -12,6 +13,7 @@ import { Effect } from "effect"
 import { startServe, tempDataDir } from "../../../server/test/support/ServeProcess.js"
 import * as Chromium from "../support/Chromium.js"
 import * as ConsolePage from "../support/ConsolePage.js"
+import { fitOf } from "../support/PageGeometry.js"
 import { ServedConsole } from "../support/ServedConsole.js"
 
 /**
@@ -59,6 +61,39 @@ const operatorViews = (extra: ReadonlyArray<string>) =>
     return { tab, receiver, adminUrl, executionId: started.executionId }
   })
 
+/**
+ * The operator views on a phone: nothing wider than the screen, and the failed delivery of
+ * `executionId` a stacked row whose URL and attempts are in view. The tab is left at that size.
+ */
+const fitsPhone = (tab: ConsolePage.Tab, executionId: string, shot: string) =>
+  Effect.gen(function*() {
+    yield* tab.resize(ConsolePage.PHONE)
+    const fit = yield* Effect.promise(() => fitOf(tab.page))
+    expect(fit.overflowing).toEqual([])
+    expect(fit.scrollWidth).toBeLessThanOrEqual(ConsolePage.PHONE.width)
+    const cells = yield* Effect.promise(() =>
+      tab.page.$$eval(`tr[data-execution-id='${executionId}'] td`, (tds) =>
+        tds.map((td) => ({ label: td.getAttribute("data-label"), right: td.getBoundingClientRect().right })))
+    )
+    expect(
+      cells.map((cell) =>
+        cell.label
+      ).slice(0, 5)
+    ).toEqual(["Run", "Workspace", "URL", "Last attempt", "Attempts"])
+    for (const cell of cells) expect(cell.right).toBeLessThanOrEqual(ConsolePage.PHONE.width)
+    // The charts are drawn at the width shown: their axis labels are not shrunk.
+    const smallest = yield* Effect.promise(() =>
+      tab.page.$$eval(".chart text", (texts) =>
+        Math.min(
+          ...texts.map((text) =>
+            parseFloat(getComputedStyle(text).fontSize) * ((text as SVGTextElement).getScreenCTM()?.a ?? 1)
+          )
+        ))
+    )
+    expect(smallest).toBeGreaterThanOrEqual(11)
+    yield* tab.screenshot(shot)
+  })
+
 layer(Chromium.layer, { timeout: "90 seconds", excludeTestServices: true })("the operator views", (it) => {
   it.scoped(
     "are read-only by default: the failed delivery is shown with no Redeliver, and the endpoint refuses",
@@ -89,6 +124,7 @@ layer(Chromium.layer, { timeout: "90 seconds", excludeTestServices: true })("the
         expect(JSON.stringify(refused.body)).toContain("--admin-actions")
         expect(receiver.received).toHaveLength(2)
         yield* tab.screenshot("operator-read-only")
+        yield* fitsPhone(tab, executionId, "operator-read-only-phone")
         expect(tab.errors).toEqual([])
       }),
     90_000
@@ -101,6 +137,8 @@ layer(Chromium.layer, { timeout: "90 seconds", excludeTestServices: true })("the
         const { executionId, receiver, tab } = yield* operatorViews(["--admin-actions"])
         yield* tab.waitForText("[data-testid='operator-mode']", "Actions allowed")
         yield* tab.screenshot("operator-actions")
+        yield* fitsPhone(tab, executionId, "operator-actions-phone")
+        yield* tab.resize(ConsolePage.DESKTOP)
         yield* tab.click("Redeliver")
         const third = yield* receiver.next
         expect(third).toMatchObject({ executionId, number: 3 })

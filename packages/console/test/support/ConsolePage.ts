@@ -2,7 +2,8 @@
  * A tab on the served console, as a person uses it: fields found by their label and buttons and
  * links by their name (puppeteer's ARIA queries, so a label that goes missing fails the test),
  * every wait on something the page shows, never on time. Each tab has its own browser context
- * (its own session storage), closed with the scope, and a 1280×800 viewport.
+ * (its own session storage), closed with the scope, and a 1280×800 viewport (`resize` makes it
+ * a phone's, `PHONE`).
  *
  * `screenshot(name)` writes a full-page PNG of the view to `SCREENSHOTS` (default
  * `<tmpdir>/appexec-console-screenshots`, overwritten by each run), for a person to look at.
@@ -17,6 +18,12 @@ import { ServedConsole } from "./ServedConsole.js"
 
 /** Where the tests' screenshots go: `APPEXEC_CONSOLE_SCREENSHOTS`, else a folder under the temp directory. */
 export const SCREENSHOTS = process.env.APPEXEC_CONSOLE_SCREENSHOTS ?? join(tmpdir(), "appexec-console-screenshots")
+
+/** A phone's screen, as the console is checked on it (an iPhone 14's, in CSS pixels). */
+export const PHONE = { width: 390, height: 844 } as const
+
+/** A desktop screen, as each tab starts. */
+export const DESKTOP = { width: 1280, height: 800 } as const
 
 /** How long one wait on the page may take before the test fails with what it waited for. */
 const WAIT_MS = 30_000
@@ -45,11 +52,21 @@ export const open = (options: { readonly bypassCsp?: boolean } = {}) =>
     )
     const page = yield* step("opening a tab", () => context.newPage())
     page.setDefaultTimeout(WAIT_MS)
-    yield* step("sizing the tab", () => page.setViewport({ width: 1280, height: 800 }))
+    yield* step("sizing the tab", () => page.setViewport(DESKTOP))
     if (options.bypassCsp === true) yield* step("turning the CSP off", () => page.setBypassCSP(true))
     /** What the page threw and did not catch: a test expects none. */
     const errors: Array<string> = []
     page.on("pageerror", (error) => errors.push(error instanceof Error ? error.message : String(error)))
+
+    /** Sizes the tab's screen (`PHONE`, `DESKTOP`); the page is laid out again at once. */
+    const resize = (size: { readonly width: number; readonly height: number }) =>
+      step(`sizing the tab to ${size.width}×${size.height}`, async () => {
+        await page.setViewport({ ...size })
+        // What the page redraws on a new size (the workflow's orientation) is drawn by the second frame.
+        await page.evaluate(() =>
+          new Promise<void>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve())))
+        )
+      })
 
     const goto = (path: string) =>
       step(`opening ${path}`, () => page.goto(`${served.baseUrl}/console${path}`, { waitUntil: "domcontentloaded" }))
@@ -161,6 +178,7 @@ export const open = (options: { readonly bypassCsp?: boolean } = {}) =>
       page,
       errors,
       goto,
+      resize,
       waitFor,
       waitForText,
       waitUntil,
@@ -177,3 +195,6 @@ export const open = (options: { readonly bypassCsp?: boolean } = {}) =>
       screenshot
     }
   })
+
+/** A tab as `open` makes it. */
+export type Tab = Effect.Effect.Success<ReturnType<typeof open>>

@@ -7,7 +7,9 @@
  * - **Lookup**: `GET <origin>/lookup/{{code}}` on the test's origin, which answers 500 for the
  *   code `broken` and `{ "answer": "found <code>" }` for any other, so a run fails or completes
  *   by its input alone;
- * - **Markup echo**: shows its `text` input back, under a description that holds markup too.
+ * - **Markup echo**: shows its `text` input back, under a description that holds markup too;
+ *
+ * and any apps a test file adds (`layerWith`).
  */
 import { TestReceiver } from "@appexec/testing"
 import { Context, Effect, Layer } from "effect"
@@ -82,41 +84,49 @@ const lookupOrigin: TestReceiver.Policy = (request) => {
   }
 }
 
-const make = Effect.gen(function*() {
-  const origin = yield* TestReceiver.start(lookupOrigin)
-  const appsDir = yield* tempDataDir
-  for (const file of readdirSync(EXAMPLE_APPS).filter((name) => name.endsWith(".json"))) {
-    copyFileSync(join(EXAMPLE_APPS, file), join(appsDir, file))
-  }
-  for (const [file, definition] of Object.entries(testApps(origin.url("")))) {
-    writeFileSync(join(appsDir, file), JSON.stringify(definition, null, 2))
-  }
-  const dataDir = yield* tempDataDir
-  // The console makes several calls a view; the default limit (100 a minute per IP) is for the internet.
-  const serve = yield* startServe(dataDir, ["--apps", appsDir, "--allow-private-networks", "--rate-limit", "100000"])
-  const cli = (...args: ReadonlyArray<string>) =>
-    Effect.scoped(Effect.gen(function*() {
-      const command = yield* spawnAppexec([...args, "--data", dataDir])
-      const { code, signal } = yield* command.exited("30 seconds")
-      if (code !== 0) {
-        return yield* Effect.fail(
-          new Error(`appexec ${args.join(" ")} ended with ${code ?? signal}:\n${command.output.stderr}`)
+/** App definitions by file name, as JSON values. */
+export type Definitions = Readonly<Record<string, unknown>>
+
+const make = (extra: Definitions) =>
+  Effect.gen(function*() {
+    const origin = yield* TestReceiver.start(lookupOrigin)
+    const appsDir = yield* tempDataDir
+    for (const file of readdirSync(EXAMPLE_APPS).filter((name) => name.endsWith(".json"))) {
+      copyFileSync(join(EXAMPLE_APPS, file), join(appsDir, file))
+    }
+    for (const [file, definition] of Object.entries({ ...testApps(origin.url("")), ...extra })) {
+      writeFileSync(join(appsDir, file), JSON.stringify(definition, null, 2))
+    }
+    const dataDir = yield* tempDataDir
+    // The console makes several calls a view; the default limit (100 a minute per IP) is for the internet.
+    const serve = yield* startServe(dataDir, ["--apps", appsDir, "--allow-private-networks", "--rate-limit", "100000"])
+    const cli = (...args: ReadonlyArray<string>) =>
+      Effect.scoped(Effect.gen(function*() {
+        const command = yield* spawnAppexec([...args, "--data", dataDir])
+        const { code, signal } = yield* command.exited("30 seconds")
+        if (code !== 0) {
+          return yield* Effect.fail(
+            new Error(`appexec ${args.join(" ")} ended with ${code ?? signal}:\n${command.output.stderr}`)
+          )
+        }
+        return command.output.stdout
+      }))
+    // The page comes from the compiled command; the tests mean the console as its sources make it now.
+    const page = yield* Effect.promise(() => fetch(`${serve.baseUrl}/console`).then((answer) => answer.text()))
+    if (page !== ConsoleAssets.page("")) {
+      return yield* Effect.fail(
+        new Error(
+          "appexec serve (packages/server/dist) serves another console than its sources make now: " +
+            "run `npm run build` before these tests (npm test does)"
         )
-      }
-      return command.output.stdout
-    }))
-  // The page comes from the compiled command; the tests mean the console as its sources make it now.
-  const page = yield* Effect.promise(() => fetch(`${serve.baseUrl}/console`).then((answer) => answer.text()))
-  if (page !== ConsoleAssets.page("")) {
-    return yield* Effect.fail(
-      new Error(
-        "appexec serve (packages/server/dist) serves another console than its sources make now: " +
-          "run `npm run build` before these tests (npm test does)"
       )
-    )
-  }
-  return { baseUrl: serve.baseUrl, key: serve.key, cli }
-})
+    }
+    return { baseUrl: serve.baseUrl, key: serve.key, cli }
+  })
 
 /** The server and its apps for the layer's lifetime; everything is stopped and removed with it. */
-export const layer: Layer.Layer<ServedConsole, Error> = Layer.scoped(ServedConsole, make)
+export const layer: Layer.Layer<ServedConsole, Error> = Layer.scoped(ServedConsole, make({}))
+
+/** As `layer`, with the apps of `extra` imported too. */
+export const layerWith = (extra: Definitions): Layer.Layer<ServedConsole, Error> =>
+  Layer.scoped(ServedConsole, make(extra))
