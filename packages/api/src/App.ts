@@ -10,7 +10,7 @@ export type ParameterType = typeof ParameterType.Type
 
 /**
  * An input definition of an app (docs/api.md#parameter). `accept`, `options` and `default` appear only where they
- * apply; `label` and `description` (extensions) only where the app defines them.
+ * apply; `label`, `description`, `example` and `multiline` (extensions) only where the app defines them.
  */
 export const Parameter = Schema.Struct({
   id: ParameterId,
@@ -25,6 +25,20 @@ export const Parameter = Schema.Struct({
   /** An extension: the input node's `config.description`, help text; absent when the node has none. */
   description: Schema.optional(
     Schema.String.annotations({ description: "Help text for the parameter, from its input node." })
+  ),
+  /** An extension: the input node's `config.example`, a value to show in an empty field; never a default. */
+  example: Schema.optional(
+    Schema.String.annotations({
+      description:
+        "An example value, from its input node: a form shows it greyed in an empty field. It is never sent or taken as the default."
+    })
+  ),
+  /** An extension: `true` when a `text` parameter's input node asks for several lines (`config.multiline`). */
+  multiline: Schema.optional(
+    Schema.Boolean.annotations({
+      description:
+        "Present (true) on a text parameter whose value may hold several lines: a form shows a multi-line box for it."
+    })
   )
 })
 export type Parameter = typeof Parameter.Type

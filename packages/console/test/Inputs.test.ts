@@ -1,9 +1,10 @@
 /**
- * What the app page's form starts with and sends, how the server's problems are said, the same
- * request as curl and as client code (the key never in them), and the console's routes.
+ * What the app page's form starts with and sends, which text boxes take several lines, how the
+ * server's problems are said, the same request as curl and as client code (the key never in
+ * them), and the console's routes.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { inputsOf, nameOf, problemText, startingValues } from "../src/app/Inputs.js"
+import { inputsOf, isMultiline, nameOf, problemText, startingValues } from "../src/app/Inputs.js"
 import { pathOf, type Route, routeOf } from "../src/app/Routes.js"
 import { keyHint } from "../src/app/Session.js"
 import * as Snippets from "../src/app/Snippets.js"
@@ -25,6 +26,13 @@ describe("the form's values", () => {
       photo: ""
     })
     expect(parameters.map(nameOf)).toEqual(["What to draw", "style", "photo"])
+  })
+
+  it("are one line of text unless the parameter asks for several, or the value it starts with holds a line break", () => {
+    const text = { id: "1", name: "prompt", type: "text", required: false } as const
+    expect(isMultiline(text, "one line")).toBe(false)
+    expect(isMultiline({ ...text, multiline: true }, "")).toBe(true)
+    expect(isMultiline(text, "two\nlines")).toBe(true)
   })
 
   it("send what was given, an empty required input too, and leave empty optional ones out", () => {

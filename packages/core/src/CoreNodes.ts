@@ -17,24 +17,35 @@ const inputFields = {
 const nameOf = (config: { readonly name?: string | undefined }, placement: NodePlacement) =>
   config.name ?? placement.label
 
-const optionalFields = <C extends { readonly default?: string | undefined; readonly description?: string | undefined }>(
+const optionalFields = <
+  C extends {
+    readonly default?: string | undefined
+    readonly description?: string | undefined
+    readonly example?: string | undefined
+  }
+>(
   config: C
 ) => ({
   ...(config.default === undefined ? {} : { default: config.default }),
-  ...(config.description === undefined ? {} : { description: config.description })
+  ...(config.description === undefined ? {} : { description: config.description }),
+  ...(config.example === undefined ? {} : { example: config.example })
 })
 
-/** `input.text`: a free-form text parameter. */
+/** An example value for a form's empty field (a placeholder), never sent and never a default. */
+const example = Schema.optional(Schema.String)
+
+/** `input.text`: a free-form text parameter, on one line unless `multiline`. */
 export const inputText = defineNode({
   type: "input.text",
   description: "A free-form text parameter.",
   role: "input",
-  config: Schema.Struct(inputFields),
+  config: Schema.Struct({ ...inputFields, example, multiline: Schema.optional(Schema.Boolean) }),
   parameter: (config, placement) => ({
     name: nameOf(config, placement),
     type: "text",
     required: config.required ?? false,
-    ...optionalFields(config)
+    ...optionalFields(config),
+    ...(config.multiline === true ? { multiline: true } : {})
   }),
   run: ({ value }) => Effect.succeed(NodeValue.text(value))
 })
@@ -69,9 +80,15 @@ export const inputUrl = defineNode({
   type: "input.url",
   description: "A parameter whose value is a public http(s) URL of media.",
   role: "input",
-  config: Schema.Struct({ ...inputFields, accept: Schema.optional(Schema.NonEmptyArray(MediaKind)) }),
-  check: (config) =>
-    config.default !== undefined && !isHttpUrl(config.default) ? ["default must be an absolute http or https URL"] : [],
+  config: Schema.Struct({ ...inputFields, example, accept: Schema.optional(Schema.NonEmptyArray(MediaKind)) }),
+  check: (config) => [
+    ...(config.default !== undefined && !isHttpUrl(config.default)
+      ? ["default must be an absolute http or https URL"]
+      : []),
+    ...(config.example !== undefined && !isHttpUrl(config.example)
+      ? ["example must be an absolute http or https URL"]
+      : [])
+  ],
   parameter: (config, placement) => ({
     name: nameOf(config, placement),
     type: "url",

@@ -101,6 +101,10 @@ export interface ParameterSpec {
   readonly options?: ReadonlyArray<string>
   readonly default?: string
   readonly description?: string
+  /** A value to show in an empty field, never sent: the `example` of the parameter (docs/api.md#parameter). */
+  readonly example?: string
+  /** Whether a text parameter's value may hold several lines (`multiline` of the parameter). */
+  readonly multiline?: boolean
 }
 
 /** Facts about a node's place in the graph, for import-time checks. */

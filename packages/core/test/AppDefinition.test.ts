@@ -58,6 +58,46 @@ describe("app definitions (docs/apps.md)", () => {
     expect(app.outputs).toEqual([{ id: "caption", label: "Caption", type: "text" }])
   })
 
+  it("carries an input's example and multiline to its parameter, and checks them", () => {
+    const asked = withChanges((d) => ({
+      ...d,
+      nodes: d.nodes.map((node) =>
+        node.id === "prompt"
+          ? { ...node, config: { ...node.config, multiline: true, example: "A lighthouse at dusk" } }
+          : node.id === "photo"
+          ? { ...node, config: { example: "https://example.com/dusk.png" } }
+          : node
+      )
+    }))
+    const app = Either.getOrThrow(AppDefinition.compile(asked, registry))
+    expect(app.parameters.map(({ example, multiline, name }) => ({ name, example, multiline }))).toEqual([
+      { name: "prompt", example: "A lighthouse at dusk", multiline: true },
+      { name: "style", example: undefined, multiline: undefined },
+      { name: "Photo", example: "https://example.com/dusk.png", multiline: undefined }
+    ])
+    // `multiline: false` says nothing: the parameter is left as one without it.
+    const single = withChanges((d) => ({
+      ...d,
+      nodes: d.nodes.map((node) =>
+        node.id === "prompt" ? { ...node, config: { ...node.config, multiline: false } } : node
+      )
+    }))
+    expect(Either.getOrThrow(AppDefinition.compile(single, registry)).parameters[0]).not.toHaveProperty("multiline")
+
+    const wrong = problemsOf(withChanges((d) => ({
+      ...d,
+      nodes: d.nodes.map((node) =>
+        node.id === "photo"
+          ? { ...node, config: { example: "dusk.png" } }
+          : node.id === "style"
+          ? { ...node, config: { ...node.config, multiline: true } }
+          : node
+      )
+    })))
+    expect(wrong.map((p) => p.node).sort()).toEqual(["photo", "style"])
+    expect(wrong.find((p) => p.node === "photo")?.message).toBe("example must be an absolute http or https URL")
+  })
+
   it.each([
     [
       "unknown node type",

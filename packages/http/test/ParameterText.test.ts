@@ -1,7 +1,8 @@
 /**
  * Parameters carry their human text (docs/api.md#parameter): `GET /v1/apps/{appId}` gives each
  * parameter the input node's `label` and `config.description` where the app defines them, and
- * omits them where it does not; the spec's fields stay as they are.
+ * omits them where it does not; the same for `config.example` and a text input's
+ * `config.multiline` (docs/api.md#parameter-example-and-multiline); the spec's fields stay as they are.
  */
 import { Api } from "@appexec/api"
 import { Appexec } from "@appexec/core"
@@ -64,6 +65,40 @@ describe("parameter label and description", () => {
         ["What to draw", "One sentence describing the picture."],
         ["Style", undefined],
         [undefined, "A reference image."]
+      ])
+    }).pipe(Effect.provide(stack())))
+
+  it.scoped("GET /v1/apps/{appId} returns a parameter's example and multiline, omitted when absent", () =>
+    Effect.gen(function*() {
+      const appexec = yield* Appexec.Appexec
+      const app = yield* appexec.apps.import(
+        {
+          ...described,
+          name: "Exemplified",
+          nodes: described.nodes.map((node) =>
+            node.id === "prompt"
+              ? { ...node, config: { ...node.config, multiline: true, example: "A lighthouse at dusk" } }
+              : node.id === "photo"
+              ? { ...node, config: { ...node.config, example: "https://example.com/dusk.png" } }
+              : node
+          )
+        },
+        { owner: { public: true } }
+      )
+      const alice = yield* TestHarness.signIn("alice")
+      const detail = yield* get(`/v1/apps/${app.appId}`, alice.key)
+      expect(detail.status).toBe(200)
+      const decoded = Schema.decodeUnknownSync(Api.getApp.successSchema)(detail.body)
+      expect(decoded.data.parameters.map((p) => [p.name, p.example, p.multiline])).toEqual([
+        ["prompt", "A lighthouse at dusk", true],
+        ["style", undefined, undefined],
+        ["photo", "https://example.com/dusk.png", undefined]
+      ])
+      const parameters = (detail.body as { data: { parameters: Array<Record<string, unknown>> } }).data.parameters
+      expect(parameters.map((p) => Object.keys(p).filter((k) => k === "example" || k === "multiline"))).toEqual([
+        ["example", "multiline"],
+        [],
+        ["example"]
       ])
     }).pipe(Effect.provide(stack())))
 })

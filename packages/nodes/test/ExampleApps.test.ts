@@ -4,6 +4,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, TestClock } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
+import sharp from "sharp"
 import * as FakeOrigin from "./support/FakeOrigin.js"
 import { describeImage, download, layer, run, testImage } from "./support/Instance.js"
 import { colourAt, ffprobe } from "./support/Video.js"
@@ -92,6 +93,32 @@ describe("example apps", () => {
         height: 480,
         format: "jpeg"
       })
+    }).pipe(Effect.provide(layer())))
+
+  it.scoped("caption: its text takes several lines, and a line break in it starts a new line on the picture", () =>
+    Effect.gen(function*() {
+      const definition = example("caption") as { nodes: ReadonlyArray<{ id: string; config?: object }> }
+      expect(definition.nodes.find((node) => node.id === "text")?.config).toMatchObject({ multiline: true })
+      const png = yield* testImage(640, 480)
+      const origin = yield* FakeOrigin.start({ "/photo.png": { headers: { "content-type": "image/png" }, body: png } })
+      /** The height of the dark band at the bottom of the captioned picture of `text`, in pixels. */
+      const bandOf = (text: string) =>
+        Effect.gen(function*() {
+          const done = yield* run(definition, { image: origin.url("/photo.png"), text })
+          expect(done.errorMessage).toBeNull()
+          const bytes = (yield* download(done.outputs[0]!.value!)).bytes
+          // The left edge holds no text: a row is in the band when its red is darkened.
+          const column = yield* Effect.promise(() =>
+            sharp(bytes).extract({ left: 2, top: 0, width: 1, height: 480 }).removeAlpha().raw().toBuffer()
+          )
+          let rows = 0
+          while (rows < 480 && column[(479 - rows) * 3]! < 160) rows++
+          return rows
+        })
+      const oneLine = yield* bandOf("Low tide at the harbour")
+      const twoLines = yield* bandOf("Low tide\nat the harbour")
+      expect(oneLine).toBeGreaterThan(0)
+      expect(twoLines).toBeGreaterThan(oneLine * 1.4)
     }).pipe(Effect.provide(layer())))
 
   it.scoped("ken-burns: an image URL becomes a 5 s 1280×720 H.264 MP4 zooming in, and its first frame a JPEG", () =>

@@ -4,6 +4,7 @@
  * becomes an `ApiError` with the error body's code and message. A 401 on any call signs the
  * person out (`onRefused`), so a revoked key ends the session on its next call.
  */
+import * as UploadRequest from "./UploadRequest.js"
 import type {
   AppDetail,
   AppSummary,
@@ -12,6 +13,7 @@ import type {
   ExecutionView,
   LogLine,
   StartedExecution,
+  Uploaded,
   WebhookDelivery,
   WorkflowGraph
 } from "./Wire.js"
@@ -54,31 +56,38 @@ export const isNotAvailable = (error: unknown): boolean =>
 /** Whether a request was aborted by its signal. */
 export const isAbort = (error: unknown): boolean => error instanceof DOMException && error.name === "AbortError"
 
+/** The message of a request that got no answer. */
+const UNREACHABLE = "The server could not be reached. Check your connection and try again."
+
 /** The message that signs a person out after a 401. */
 export const REFUSED = "Your key was refused: sign in again"
 
 /**
- * The `ApiError` of an answer that is not 2xx, its error body read leniently: its code, message and
- * details when it has them, else a message saying that `answerer` answered the status.
+ * The `ApiError` of an answer of `status` whose body is `text`, read leniently: its code, message
+ * and details when it has them, else a message saying that `answerer` answered the status.
  */
-export const errorOf = async (response: Response, answerer = "The server"): Promise<ApiError> => {
-  const fallback = `${answerer} answered ${response.status}.`
+export const errorOfText = (status: number, text: string, answerer = "The server"): ApiError => {
+  const fallback = `${answerer} answered ${status}.`
   try {
-    const body: unknown = await response.json()
+    const body: unknown = JSON.parse(text)
     if (typeof body === "object" && body !== null && "error" in body) {
       const error = body.error
       if (typeof error === "object" && error !== null) {
         const code = "code" in error && typeof error.code === "string" ? error.code : "unknown"
         const message = "message" in error && typeof error.message === "string" ? error.message : fallback
         const details = "details" in error && Array.isArray(error.details) ? error.details : []
-        return new ApiError(response.status, code, message, details)
+        return new ApiError(status, code, message, details)
       }
     }
   } catch {
     // Not JSON: a proxy's page, say.
   }
-  return new ApiError(response.status, "unknown", fallback)
+  return new ApiError(status, "unknown", fallback)
 }
+
+/** The `ApiError` of an answer that is not 2xx (`errorOfText` of its body). */
+export const errorOf = async (response: Response, answerer = "The server"): Promise<ApiError> =>
+  errorOfText(response.status, await response.text().catch(() => ""), answerer)
 
 /** A request's options. */
 export interface RequestOptions {
@@ -136,7 +145,31 @@ export interface Api {
     /** A new attempt of a finished run's webhook: the delivery, `pending` again. */
     readonly redeliver: (executionId: string) => Promise<WebhookDelivery>
   }
+  readonly uploads: {
+    /**
+     * `POST /v1/uploads` of `file`'s bytes as its type: the stored upload. `onProgress` hears the
+     * bytes sent; a 429 is sent again after its `Retry-After` (of a few seconds, up to 3 times).
+     */
+    readonly create: (
+      file: Blob,
+      options: { readonly onProgress: (sent: number, total: number) => void; readonly signal?: AbortSignal }
+    ) => Promise<Uploaded>
+  }
 }
+
+/** How often a 429 upload is sent again, and the longest `Retry-After` waited for. */
+const UPLOAD_RETRIES = 3
+const UPLOAD_RETRY_MAX_SECONDS = 5
+
+/** Waits `ms`, or rejects with an `AbortError` when `signal` aborts first. */
+const pause = (ms: number, signal: AbortSignal | undefined) =>
+  new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(resolve, ms)
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer)
+      reject(new DOMException("The upload was canceled.", "AbortError"))
+    }, { once: true })
+  })
 
 const queryString = (query: RequestOptions["query"]) => {
   const params = new URLSearchParams()
@@ -166,7 +199,7 @@ export const makeApi = (basePath: string, key: string, onRefused: () => void): A
       response = await fetch(`${basePath}${path}`, { ...init, headers, cache: "no-store", credentials: "omit" })
     } catch (error) {
       if (isAbort(error)) throw error
-      throw new ApiError(0, "network", "The server could not be reached. Check your connection and try again.")
+      throw new ApiError(0, "network", UNREACHABLE)
     }
     if (response.status === 401) {
       onRefused()
@@ -231,6 +264,33 @@ export const makeApi = (basePath: string, key: string, onRefused: () => void): A
       webhook: async (id, signal) => dataOf(await request("GET", `${execution(id)}/webhook`, { signal })),
       cancel: async (id) => dataOf(await request("POST", `${execution(id)}/cancel`)),
       redeliver: async (id) => dataOf(await request("POST", `${execution(id)}/webhook/redeliver`))
+    },
+    uploads: {
+      create: async (file, { onProgress, signal }) => {
+        const headers = {
+          accept: "application/json",
+          "content-type": file.type === "" ? "application/octet-stream" : file.type,
+          "x-api-key": key
+        }
+        for (let attempt = 0;; attempt++) {
+          const answer = await UploadRequest.send(`${basePath}/v1/uploads`, headers, file, onProgress, signal)
+          if (answer.status === 0) {
+            throw new ApiError(0, "network", UNREACHABLE)
+          }
+          if (answer.status === 401) {
+            onRefused()
+            throw new ApiError(401, "unauthorized", REFUSED)
+          }
+          const wait = Number(answer.retryAfter ?? "1")
+          if (answer.status === 429 && attempt < UPLOAD_RETRIES && wait <= UPLOAD_RETRY_MAX_SECONDS) {
+            await pause(Math.max(wait, 0) * 1000, signal)
+            continue
+          }
+          if (answer.status >= 400 || answer.status < 200) throw errorOfText(answer.status, answer.text)
+          const body = JSON.parse(answer.text) as { readonly data: Uploaded }
+          return body.data
+        }
+      }
     }
   }
 }

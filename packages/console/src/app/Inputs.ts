@@ -1,7 +1,7 @@
 /**
  * The values of an app's form, apart from how it looks: what a fresh form shows (a run's inputs,
- * else each parameter's default), what it sends, and how a problem the server found in an input
- * is said at its field.
+ * else each parameter's default), whether a text takes several lines, what it sends, and how a
+ * problem the server found in an input is said at its field.
  */
 import type { InputProblem } from "./Api.js"
 import type { Parameter } from "./Wire.js"
@@ -12,6 +12,10 @@ export const nameOf = (parameter: Parameter) => parameter.label ?? parameter.nam
 /** The values a fresh form shows: `initial` where given, else the parameter's default. */
 export const startingValues = (parameters: ReadonlyArray<Parameter>, initial: Readonly<Record<string, string>> = {}) =>
   Object.fromEntries(parameters.map((p) => [p.name, initial[p.name] ?? p.default ?? ""]))
+
+/** Whether a text box for `parameter` starting with `value` takes several lines (a line break fits no other). */
+export const isMultiline = (parameter: Parameter, value: string): boolean =>
+  parameter.multiline === true || value.includes("\n")
 
 /**
  * The inputs to send: every value given; an empty optional field is left out (the server then

@@ -1,16 +1,20 @@
 /**
  * The form of an app, generated from its parameters: one field per parameter, labelled with its
  * `label` (else its name), its `description` as help text, `options` as a select, its default
- * filled in, required ones marked; a `url` field that takes images shows the image once a URL is
- * typed. An optional webhook URL. "Run" starts the execution (`POST /v1/apps/{appId}/executions`);
- * the server's `invalid_inputs` problems are shown at their fields.
+ * filled in, required ones marked; a `text` one a box of one line unless `multiline` (`TextField`:
+ * Enter, or Ctrl+Enter in a multi-line box, runs), a `url` one a URL box with a file picker and a
+ * drop zone that upload (`UrlField`). An optional webhook URL. "Run" starts the execution
+ * (`POST /v1/apps/{appId}/executions`) once no upload is under way; the server's `invalid_inputs`
+ * problems are shown at their fields.
  */
 import type { ComponentChildren } from "preact"
-import { useEffect, useState } from "preact/hooks"
+import { useState } from "preact/hooks"
 import { ApiError, type InputProblem } from "./Api.js"
 import { messageOf } from "./Feedback.js"
 import { inputsOf, nameOf, problemText, startingValues } from "./Inputs.js"
-import { isHttpUrl, useApi } from "./Remote.js"
+import { useApi } from "./Remote.js"
+import { type FieldAttributes, TextField } from "./TextField.js"
+import { UrlField } from "./UrlField.js"
 import type { AppDetail, Parameter } from "./Wire.js"
 
 /** What the form would send. */
@@ -19,31 +23,15 @@ export interface FormRequest {
   readonly webhook: string | undefined
 }
 
-/** The image at a URL being typed, once typing pauses; a note when it does not load. */
-const ImagePreview = ({ url, name }: { readonly url: string; readonly name: string }) => {
-  const [shown, setShown] = useState<string | undefined>(undefined)
-  const [broken, setBroken] = useState(false)
-  useEffect(() => {
-    const timer = setTimeout(() => {
-      setBroken(false)
-      setShown(isHttpUrl(url) ? url : undefined)
-    }, 400)
-    return () => clearTimeout(timer)
-  }, [url])
-  if (shown === undefined) return null
-  return broken
-    ? <p class="help">The image at this URL could not be loaded for a preview.</p>
-    : <img class="preview" src={shown} alt={`Preview of ${name}`} onError={() => setBroken(true)} />
-}
-
 /** One field of the form. */
 const Field = (
-  { index, onInput, parameter, problem, value }: {
+  { index, onInput, onUploading, parameter, problem, value }: {
     readonly index: number
     readonly parameter: Parameter
     readonly value: string
     readonly problem: string | undefined
     readonly onInput: (value: string) => void
+    readonly onUploading: (uploading: boolean) => void
   }
 ) => {
   const id = `input-${index}`
@@ -51,39 +39,16 @@ const Field = (
   const namesInput = parameter.label !== undefined && parameter.label.toLowerCase() !== parameter.name.toLowerCase()
   const help = parameter.description !== undefined || namesInput
   const described = [help ? `${id}-help` : "", problem === undefined ? "" : `${id}-problem`].filter((s) => s !== "")
-  const common = {
+  const common: FieldAttributes = {
     id,
     name: parameter.name,
     required: parameter.required,
     "aria-describedby": described.length === 0 ? undefined : described.join(" "),
     "aria-invalid": problem === undefined ? undefined : true
   }
-  const takesImages = parameter.type === "url" && (parameter.accept === undefined || parameter.accept.includes("image"))
-  return (
-    <div class="field" data-parameter={parameter.name}>
-      <label for={id}>
-        {nameOf(parameter)}
-        {parameter.required && <span class="required" aria-hidden="true">*</span>}
-      </label>
-      {parameter.type === "options"
-        ? (
-          <select {...common} value={value} onChange={(event) => onInput(event.currentTarget.value)}>
-            {(!parameter.required || parameter.default === undefined) && <option value="">—</option>}
-            {(parameter.options ?? []).map((option) => <option key={option} value={option}>{option}</option>)}
-          </select>
-        )
-        : parameter.type === "url"
-        ? (
-          <input
-            {...common}
-            type="url"
-            inputMode="url"
-            placeholder="https://…"
-            value={value}
-            onInput={(event) => onInput(event.currentTarget.value)}
-          />
-        )
-        : <textarea {...common} rows={2} value={value} onInput={(event) => onInput(event.currentTarget.value)} />}
+  // The help and the server's problem: under the box, or under a URL box's picker, before the upload.
+  const notes = (
+    <>
       {help && (
         <p class="help" id={`${id}-help`}>
           {parameter.description}
@@ -99,7 +64,35 @@ const Field = (
           {problem}
         </p>
       )}
-      {takesImages && <ImagePreview url={value} name={nameOf(parameter)} />}
+    </>
+  )
+  return (
+    <div class="field" data-parameter={parameter.name}>
+      <label for={id}>
+        {nameOf(parameter)}
+        {parameter.required && <span class="required" aria-hidden="true">*</span>}
+      </label>
+      {parameter.type === "options"
+        ? (
+          <select {...common} value={value} onChange={(event) => onInput(event.currentTarget.value)}>
+            {(!parameter.required || parameter.default === undefined) && <option value="">—</option>}
+            {(parameter.options ?? []).map((option) => <option key={option} value={option}>{option}</option>)}
+          </select>
+        )
+        : parameter.type === "url"
+        ? (
+          <UrlField
+            attributes={common}
+            parameter={parameter}
+            name={nameOf(parameter)}
+            value={value}
+            notes={notes}
+            onInput={onInput}
+            onUploading={onUploading}
+          />
+        )
+        : <TextField attributes={common} parameter={parameter} value={value} onInput={onInput} />}
+      {parameter.type !== "url" && notes}
     </div>
   )
 }
@@ -126,6 +119,8 @@ export const RunForm = (
   const [busy, setBusy] = useState(false)
   const [problems, setProblems] = useState<ReadonlyArray<InputProblem>>([])
   const [error, setError] = useState<string | undefined>(undefined)
+  // The parameters whose upload is under way: the form runs once they are done.
+  const [uploading, setUploading] = useState<ReadonlySet<string>>(new Set())
   const request: FormRequest = {
     inputs: inputsOf(app.parameters, values),
     webhook: webhook.trim() === "" ? undefined : webhook.trim()
@@ -133,6 +128,7 @@ export const RunForm = (
 
   const submit = async (event: Event) => {
     event.preventDefault()
+    if (busy || uploading.size > 0) return
     setBusy(true)
     setError(undefined)
     setProblems([])
@@ -163,6 +159,13 @@ export const RunForm = (
           value={values[parameter.name] ?? ""}
           problem={problemOf(parameter.name)}
           onInput={(value) => setValues((current) => ({ ...current, [parameter.name]: value }))}
+          onUploading={(on) =>
+            setUploading((current) => {
+              const next = new Set(current)
+              if (on) next.add(parameter.name)
+              else next.delete(parameter.name)
+              return next
+            })}
         />
       ))}
       <details class="field webhook-field" open={initialWebhook !== undefined && initialWebhook !== ""}>
@@ -198,9 +201,10 @@ export const RunForm = (
         </div>
       )}
       <div class="actions">
-        <button type="submit" class="primary" disabled={busy} aria-busy={busy}>
+        <button type="submit" class="primary" disabled={busy || uploading.size > 0} aria-busy={busy}>
           {submitLabel}
         </button>
+        {uploading.size > 0 && <span class="help">Waiting for the upload to finish…</span>}
       </div>
       {children?.(request)}
     </form>

@@ -3,7 +3,7 @@
  * nothing of it is bundled). An older server may leave out what the extensions add (`appId` and
  * `inputs` of an execution, which the schema has as optional) or not have the execution list.
  */
-import type { App, Execution, Live } from "@appexec/api"
+import type { App, Execution, Live, Upload } from "@appexec/api"
 
 /** An item of the app list. */
 export type AppSummary = typeof App.AppSummary.Encoded
@@ -19,6 +19,8 @@ export type StartedExecution = typeof Execution.StartedExecution.Encoded
 export type Output = typeof Execution.Output.Encoded
 /** The delivery of an execution's webhook. */
 export type WebhookDelivery = typeof Execution.WebhookDelivery.Encoded
+/** A stored upload: its signed URL, type, size and expiry. */
+export type Uploaded = typeof Upload.Upload.Encoded
 /** A log line. */
 export type LogLine = typeof Live.LogLine.Encoded
 /** How far a node is. */

@@ -8,6 +8,7 @@ import { render } from "preact"
 import { Console } from "./Console.js"
 import { OperatorConsole } from "./OperatorConsole.js"
 import "./styles.css"
+import "./fields.css"
 
 const meta = (name: string) => document.querySelector<HTMLMetaElement>(`meta[name="${name}"]`)?.content
 const basePath = meta("appexec-base-path") ?? ""

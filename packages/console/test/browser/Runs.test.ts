@@ -104,7 +104,7 @@ layer(served, { timeout: "90 seconds", excludeTestServices: true })("running app
       yield* tab.waitUntil(
         "the form holds the failed run's code",
         (code) =>
-          document.querySelector<HTMLTextAreaElement>("[data-testid='run-again-form'] textarea[name='code']")?.value ===
+          document.querySelector<HTMLInputElement>("[data-testid='run-again-form'] input[name='code']")?.value ===
             code,
         ServedConsole.BROKEN_CODE
       )

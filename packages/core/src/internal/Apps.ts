@@ -65,7 +65,9 @@ export const make = (visibility: Visibility) =>
             ...(p.options === undefined ? {} : { options: p.options }),
             ...(p.default === undefined ? {} : { default: p.default }),
             ...(p.label === undefined ? {} : { label: p.label }),
-            ...(p.description === undefined ? {} : { description: p.description })
+            ...(p.description === undefined ? {} : { description: p.description }),
+            ...(p.example === undefined ? {} : { example: p.example }),
+            ...(p.multiline === true ? { multiline: true } : {})
           }))
         }
         return detail
