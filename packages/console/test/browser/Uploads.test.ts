@@ -13,6 +13,7 @@ import { Effect, Layer } from "effect"
 import * as Chromium from "../support/Chromium.js"
 import * as ConsolePage from "../support/ConsolePage.js"
 import { decodeImageAt, dropFile, pngOf, type Tab, tempFile } from "../support/Media.js"
+import { fitOf } from "../support/PageGeometry.js"
 import * as ServedConsole from "../support/ServedConsole.js"
 
 const served = Layer.merge(ServedConsole.layer, Chromium.layer)
@@ -145,6 +146,10 @@ layer(served, { timeout: "90 seconds", excludeTestServices: true })("uploads fro
         }
         // Nothing of the field is wider than the field: it sets no width of its own on the page.
         expect(narrow.overflow).toBe(0)
+        // And the page with its preview is no wider than the phone's screen.
+        const fit = yield* Effect.promise(() => fitOf(tab.page))
+        expect(fit.scrollWidth).toBeLessThanOrEqual(390)
+        expect(fit.overflowing).toEqual([])
         yield* tab.screenshot("upload-chosen-phone")
         expect(tab.errors).toEqual([])
       }),
