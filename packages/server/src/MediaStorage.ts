@@ -7,10 +7,10 @@
  * the bucket; without, they stay the instance's own signed URLs, served from the bucket.
  *
  * The AWS SDK is loaded only when a bucket is given (a dynamic import of the
- * `@appexec/platform-node/S3BlobStore` subpath, a chunk of its own in the bundled command).
+ * `@appexec/s3` package, a chunk of its own in the bundled command).
  */
 import { type BlobStore, Errors, MediaUrls } from "@appexec/core"
-import type { S3Bucket } from "@appexec/platform-node/S3BlobStore"
+import type { S3Bucket } from "@appexec/s3/S3BlobStore"
 import { Options } from "@effect/cli"
 import { Config, Console, Effect, Either, Layer, Option } from "effect"
 import * as Flags from "./internal/Flags.js"
@@ -156,7 +156,7 @@ export const storeLayer = (
 ): Layer.Layer<BlobStore.BlobStore | S3Bucket, Errors.StorageError> =>
   Layer.unwrapEffect(
     quietSdkNotice.pipe(
-      Effect.zipRight(Effect.promise(() => import("@appexec/platform-node/S3BlobStore"))),
+      Effect.zipRight(Effect.promise(() => import("@appexec/s3/S3BlobStore"))),
       Effect.map((S3BlobStore) =>
         S3BlobStore.layer({
           bucket: media.bucket,
@@ -172,7 +172,7 @@ export const storeLayer = (
 /** Presigned media URLs of the bucket, checking with the signed `MediaUrls` they are given. */
 export const directUrlsLayer: Layer.Layer<MediaUrls.MediaUrls, never, MediaUrls.MediaUrls | S3Bucket> = Layer
   .unwrapEffect(
-    Effect.promise(() => import("@appexec/platform-node/S3MediaUrls")).pipe(
+    Effect.promise(() => import("@appexec/s3/S3MediaUrls")).pipe(
       Effect.map((S3MediaUrls) => S3MediaUrls.layer())
     )
   )

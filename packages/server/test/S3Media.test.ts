@@ -16,7 +16,7 @@ import { Effect } from "effect"
 import { existsSync } from "node:fs"
 import { join } from "node:path"
 import sharp from "sharp"
-import * as S3rver from "../../platform-node/test/support/S3rver.js"
+import * as S3rver from "../../s3/test/support/S3rver.js"
 import { postgres, query } from "./support/Backends.js"
 import {
   appexecRun as appexecRunWithin,

@@ -13,7 +13,7 @@ import { Effect } from "effect"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import sharp from "sharp"
-import * as S3rver from "../../platform-node/test/support/S3rver.js"
+import * as S3rver from "../../s3/test/support/S3rver.js"
 import { backends } from "./support/Backends.js"
 import { appexecRun, startServe, tempDataDir } from "./support/ServeProcess.js"
 

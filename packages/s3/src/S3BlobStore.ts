@@ -12,7 +12,7 @@
  * `deleteUnder` lists the prefix a page (1000 keys) at a time and deletes each page with one
  * `DeleteObjects`, until the list is empty. `stat` is a `HeadObject` (the version is the
  * object's ETag) and `getRange` a `GetObject` with a `Range` header, so a seek in a video reads
- * only the asked bytes from the bucket. The module is a subpath of its own (`@appexec/platform-node/S3BlobStore`),
+ * only the asked bytes from the bucket. The module is a subpath of its own (`@appexec/s3/S3BlobStore`),
  * so that processes without a bucket never load the SDK.
  */
 import { BlobStore, Errors, MediaUrls } from "@appexec/core"
