@@ -36,8 +36,9 @@ export const hexOf = (bytes: Uint8Array): string => {
 
 /**
  * The base64 pieces that encode `bytes` whatever precedes or follows them: for `k` of 0, 1 and 2
- * bytes before them, the characters of the groups of three bytes that hold only theirs (the first
- * group is left out when it is shared with what precedes, the last partial one always).
+ * bytes before them, the characters whose six bits all come from `bytes` (a character that mixes
+ * in bits of what precedes or follows is left out, so at most ten bits of the value's first and
+ * last bytes can stay readable around the mask).
  */
 const alignedPieces = (bytes: Uint8Array): Array<string> => {
   const pieces: Array<string> = []
@@ -45,7 +46,13 @@ const alignedPieces = (bytes: Uint8Array): Array<string> => {
     const shifted = new Uint8Array(k + bytes.length)
     shifted.set(bytes, k)
     const full = base64Of(shifted)
-    const piece = full.slice(k === 0 ? 0 : 4, 4 * Math.floor((k + bytes.length) / 3))
+    const length = k + bytes.length
+    const rest = length % 3
+    // Characters 2 and 3 of a group hold bits of its second and third bytes only; character 3 of its third.
+    const start = k === 0 ? 0 : k === 1 ? 2 : 3
+    // Of a last group of one byte, its first character is that byte's; of two bytes, the first two.
+    const end = 4 * Math.floor(length / 3) + rest
+    const piece = full.slice(start, end)
     if (piece.length >= MIN_PIECE) pieces.push(piece)
   }
   return pieces
