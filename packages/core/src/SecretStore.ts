@@ -97,12 +97,15 @@ export const find = (
   name: string,
   workspaceId: WorkspaceId
 ): Effect.Effect<Option.Option<Redacted.Redacted<string>>, NodeFailure> =>
-  Effect.flatMap(Effect.serviceOption(SecretStore), (store) =>
-    Option.isNone(store) ? Effect.succeedNone : store.value.resolve(name, workspaceId).pipe(
-      // The operator's log says why; the consumer sees that it could not be read.
-      Effect.tapError((error) => Effect.logWarning(`the secret ${name} could not be read`, error.cause)),
-      Effect.mapError(() => new NodeFailure({ message: `The secret ${name} could not be read: storage failed.` }))
-    ))
+  Effect.flatMap(
+    Effect.serviceOption(SecretStore),
+    (store) =>
+      Option.isNone(store) ? Effect.succeedNone : store.value.resolve(name, workspaceId).pipe(
+        // The operator's log says why; the consumer sees that it could not be read.
+        Effect.tapError((error) => Effect.logWarning(`the secret ${name} could not be read`, error.cause)),
+        Effect.mapError(() => new NodeFailure({ message: `The secret ${name} could not be read: storage failed.` }))
+      )
+  )
 
 /** The secret `name` for a node run in `workspaceId`, or a `NodeFailure` naming what is missing. */
 export const require = (

@@ -28,14 +28,19 @@ const leaky = NodeType.defineNode({
       const token = Redacted.value(yield* SecretStore.require("API_TOKEN", execution.workspaceId))
       yield* log(`calling with Authorization: Bearer ${token}`)
       yield* progress(0.5, `sent ${btoa(token)}`)
-      yield* Effect.logWarning(`the provider said: bad token ${token}`, new Error(`refused ${encodeURIComponent(token)}`))
+      yield* Effect.logWarning(
+        `the provider said: bad token ${token}`,
+        new Error(`refused ${encodeURIComponent(token)}`)
+      )
       switch (config.as) {
         case "text":
           return NodeType.NodeValue.text(`your token: Bearer ${token} (${btoa(token)})`)
         case "json":
           return NodeType.NodeValue.json({ headers: { authorization: `Bearer ${token}` }, b64: btoa(token) })
         case "failure":
-          return yield* new NodeType.NodeFailure({ message: `the endpoint answered 401: {"error": "bad token ${token}"}` })
+          return yield* new NodeType.NodeFailure({
+            message: `the endpoint answered 401: {"error": "bad token ${token}"}`
+          })
       }
     })
 })
@@ -71,7 +76,10 @@ describe("one redactor for every node type", () => {
       const receiver = yield* TestReceiver.start()
       yield* Effect.gen(function*() {
         const appexec = yield* Appexec.Appexec
-        yield* Effect.flatMap(SecretStore.SecretStore, (store) => store.set("API_TOKEN", Redacted.make(TOKEN), undefined))
+        yield* Effect.flatMap(
+          SecretStore.SecretStore,
+          (store) => store.set("API_TOKEN", Redacted.make(TOKEN), undefined)
+        )
         const principal = yield* TestHarness.signIn()
         const { appId } = yield* appexec.apps.import(app)
         const started = yield* appexec.executions.start(principal, appId, { prompt: "hi" }, {
@@ -117,7 +125,9 @@ describe("one redactor for every node type", () => {
         }
       }).pipe(
         Effect.provide(
-          TestHarness.layer({ nodes: [leaky], webhooks: true, config: { masterKey } }).pipe(Layer.provide(capture.layer))
+          TestHarness.layer({ nodes: [leaky], webhooks: true, config: { masterKey } }).pipe(
+            Layer.provide(capture.layer)
+          )
         )
       )
     })

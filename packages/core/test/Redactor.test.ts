@@ -47,7 +47,10 @@ describe("Redactor", () => {
       encodeURIComponent(SECRET),
       new URLSearchParams({ token: SECRET }).toString(),
       JSON.stringify({ token: SECRET }),
-      JSON.stringify({ token: SECRET }).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`),
+      JSON.stringify({ token: SECRET }).replace(
+        /[^\x20-\x7e]/g,
+        (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
+      ),
       base64(SECRET),
       base64Url(SECRET),
       base64(`Bearer ${SECRET}`),

@@ -129,7 +129,13 @@ describe("no secret leaves appexec serve in clear", () => {
         const appsDir = yield* tempDataDir
         const apps = appsAt(provider.origin)
         apps.forEach((app, i) => writeFileSync(join(appsDir, `app-${i}.json`), JSON.stringify(app)))
-        const serve = yield* startServe(dataDir, ["--apps", appsDir, "--allow-private-networks", "--rate-limit", "100000"], {
+        const serve = yield* startServe(dataDir, [
+          "--apps",
+          appsDir,
+          "--allow-private-networks",
+          "--rate-limit",
+          "100000"
+        ], {
           APPEXEC_LOG_LEVEL: "debug",
           APPEXEC_SECRET_ENV_TOKEN: TOKENS.env_token
         })
@@ -194,7 +200,9 @@ describe("no secret leaves appexec serve in clear", () => {
           if (run.mode === "4xx" || run.mode === "5xx") expect(done.status, outcome).toBe("failed")
           if (run.mode === "json" || run.mode === "header") expect(done.status, outcome).toBe("completed")
           if (run.mode === "json") {
-            expect(done.outputs[0]!.value, outcome).toMatch(/auth: (Bearer|Key) \[secret\]; token: \[secret\]; b64: \[secret\]/)
+            expect(done.outputs[0]!.value, outcome).toMatch(
+              /auth: (Bearer|Key) \[secret\]; token: \[secret\]; b64: \[secret\]/
+            )
           }
         }
         const requestText = ended.get(runs.find((r) => r.app === "Echo request" && r.mode === "text")!.id)!

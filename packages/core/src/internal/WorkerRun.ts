@@ -21,11 +21,11 @@ import { type ExecutionRecord, versionOf } from "../ExecutionRecord.js"
 import { ExecutionReports } from "../ExecutionReports.js"
 import * as ExecutionStore from "../ExecutionStore.js"
 import { IdGenerator } from "../IdGenerator.js"
+import { Redactor } from "../Redactor.js"
 import * as TraceContext from "../TraceContext.js"
 import { DeliveryId, entryFor } from "../WebhookOutbox.js"
 import { AppCatalog } from "./AppCatalog.js"
 import { CANCELED_MESSAGE } from "./Cancellations.js"
-import { Redactor } from "../Redactor.js"
 import * as Reporter from "./Reporter.js"
 import {
   doneOf,

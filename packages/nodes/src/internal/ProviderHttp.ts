@@ -11,7 +11,7 @@
  * `Clock`, so `TestClock` drives every wait.
  */
 import { NodeType, OutboundHttp, Redactor } from "@appexec/core"
-import { Clock, Duration, Effect, Option, Random, Redacted, Schema } from "effect"
+import { Clock, Duration, Effect, Option, Random, type Redacted, Schema } from "effect"
 import { STATUS_CODES } from "node:http"
 import { addressRefusal, formatBytes } from "./media.js"
 import { fill } from "./template.js"
