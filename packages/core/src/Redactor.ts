@@ -60,7 +60,7 @@ const MAX_DEPTH = 8
 
 /** A fresh redactor, with nothing registered. */
 export const make = (): Service => {
-  /** Registered values, oldest first, each with its patterns. */
+  /** Registered values, oldest first, each with its patterns (and those of the credential it stands for). */
   const values = new Map<string, ReadonlyArray<string>>()
   let chars = 0
   /** The alternation of every pattern; undefined while nothing is registered. */
@@ -77,6 +77,7 @@ export const make = (): Service => {
       : new RegExp([...all].sort((a, b) => b.length - a.length).map((p) => p.replace(special, "\\$&")).join("|"), "g")
   }
 
+  /** Registers `value`, with the parts of the credential it stands for (`basicCredentials`). */
   const add = (value: string) => {
     if (value.trim().length < MIN_LENGTH) return
     const known = values.get(value)
@@ -86,7 +87,10 @@ export const make = (): Service => {
       values.set(value, known)
       return
     }
-    const patterns = encodingsOf(value).filter((p) => p.length >= MIN_LENGTH)
+    const patterns = [value, ...basicCredentials(value)]
+      .filter((v) => v.trim().length >= MIN_LENGTH)
+      .flatMap(encodingsOf)
+      .filter((p) => p.length >= MIN_LENGTH)
     values.set(value, patterns)
     chars += patterns.reduce((n, p) => n + p.length, 0)
     for (const [oldest, its] of values) {
@@ -97,11 +101,8 @@ export const make = (): Service => {
     stale = true
   }
 
-  const register = (secret: string | Redacted.Redacted<string>) => {
-    const value = Redacted.isRedacted(secret) ? Redacted.value(secret) : secret
-    add(value)
-    for (const part of basicCredentials(value)) add(part)
-  }
+  const register = (secret: string | Redacted.Redacted<string>) =>
+    add(Redacted.isRedacted(secret) ? Redacted.value(secret) : secret)
 
   const text = (input: string): string => {
     if (stale) rebuild()
