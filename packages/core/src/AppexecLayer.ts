@@ -2,8 +2,9 @@
  * One layer for a whole appexec instance over a chosen storage: node registry (core nodes plus
  * the host's own), settings, the app catalog, the `Appexec` facade, the webhook signing keys,
  * the operator's secrets (`SecretStore`, sealed with the master key), and, unless turned off, a
- * worker and a webhook dispatcher. The outbound HTTP client (webhooks, media, provider calls)
- * comes from the host: `NodeOutboundHttp` of `@appexec/platform-node` on Node.
+ * worker and a webhook dispatcher. Every logger of the instance masks secrets (`Redactor`). The
+ * outbound HTTP client (webhooks, media, provider calls) comes from the host: `NodeOutboundHttp`
+ * of `@appexec/platform-node` on Node.
  */
 import { Layer } from "effect"
 import * as Appexec from "./Appexec.js"
@@ -27,6 +28,7 @@ import type * as NodeType from "./NodeType.js"
 import type { OperatorViews } from "./OperatorViews.js"
 import type { OutboundHttp } from "./OutboundHttp.js"
 import type { RateLimitStore } from "./RateLimitStore.js"
+import * as Redactor from "./Redactor.js"
 import type { SealedSecretStore } from "./SealedSecretStore.js"
 import * as SecretStore from "./SecretStore.js"
 import * as SigningKeys from "./SigningKeys.js"
@@ -101,7 +103,9 @@ export const make = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly 
   InvalidConfiguration,
   Storage | IdGenerator | OutboundHttp | Exclude<NodeType.NodeRequirements<Nodes[number]>, Provided>
 > => {
-  const settings = AppexecConfig.layer(options.config)
+  // Every logger of the instance (the host's included) masks secrets (`Redactor`): provided first,
+  // so that every layer built after it, the worker's and the dispatcher's fibers too, logs through it.
+  const settings = AppexecConfig.layer(options.config).pipe(Layer.provide(Redactor.layerLoggers))
   // What node types are given (`Provided`): the settings, and the secrets sealed with their master key.
   const provided = SecretStore.layer.pipe(Layer.provideMerge(settings))
   const base = Layer.mergeAll(

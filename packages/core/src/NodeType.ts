@@ -58,7 +58,10 @@ export const NodeValue = {
   }
 }
 
-/** Why a node failed; the message is shown to the consumer as the output's `error`. */
+/**
+ * Why a node failed; the message is shown to the consumer as the output's `error`, any secret in
+ * it masked (`Redactor`).
+ */
 export class NodeFailure extends Schema.TaggedError<NodeFailure>()("NodeFailure", {
   message: Schema.String
 }) {}
@@ -87,7 +90,8 @@ export interface NodeContext<C> {
   readonly progress: (fraction: number, message?: string) => Effect.Effect<void>
   /**
    * Writes a line to the execution's log, which the execution's consumer reads
-   * (docs/api.md#live-executions): never a secret, a token or a request body. Never fails.
+   * (docs/api.md#live-executions): not a request's headers or body. A secret value in it is
+   * masked (`Redactor`), as in the node's outputs and failures. Never fails.
    */
   readonly log: (message: string, level?: LogLevel) => Effect.Effect<void>
 }

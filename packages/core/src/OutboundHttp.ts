@@ -3,18 +3,31 @@
  * implementation refuses private networks unless allowed, bounds time and size, and never
  * follows redirects: a 3xx answer is returned as it is.
  */
-import { Context, type Effect, type Option, Schema } from "effect"
+import { Context, type Effect, type Option, Redacted, Schema } from "effect"
 
 /** A request to send. */
 export interface OutboundRequest {
   readonly method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
   readonly url: string
-  readonly headers?: Readonly<Record<string, string>>
+  /** Header values; a secret one stays `Redacted` until the request is written (`wireHeaders`). */
+  readonly headers?: Readonly<Record<string, string | Redacted.Redacted<string>>>
   readonly body?: Uint8Array | string
   /** Whole-exchange time limit; the implementation's default when absent. */
   readonly timeoutMs?: number
   /** Largest response body accepted; the implementation's default when absent. */
   readonly maxResponseBytes?: number
+}
+
+/**
+ * The headers of a request as they are written to the wire, secret values revealed: for an
+ * adapter, at the moment it writes the request, and nowhere else.
+ */
+export const wireHeaders = (headers: OutboundRequest["headers"]): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    out[name] = Redacted.isRedacted(value) ? Redacted.value(value) : value
+  }
+  return out
 }
 
 /** The answer, whatever its status. Header names are lower-case. */

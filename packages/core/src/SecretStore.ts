@@ -9,13 +9,15 @@
  * scope before it reaches the `SealedSecretStore` of the storage, opened on every read (so a
  * secret set by another process is used at once), and sealed again with the current master key
  * when a previous one opened it. `memory` is a store in a map, for tests and embedding without
- * storage.
+ * storage. Every value a store reads or sets is registered with the redactor in force
+ * (`Redactor`), and so are the master keys: none is ever written in the clear.
  */
 import type { WorkspaceId } from "@appexec/api/Ids"
 import { Clock, Context, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
 import { AppexecConfig } from "./AppexecConfig.js"
 import { InvalidConfiguration, StorageError } from "./Errors.js"
 import { NodeFailure } from "./NodeType.js"
+import * as Redactor from "./Redactor.js"
 import { type SealedSecret, SealedSecretStore } from "./SealedSecretStore.js"
 import * as SecretSealing from "./SecretSealing.js"
 
@@ -83,28 +85,47 @@ export class SecretStore extends Context.Tag("@appexec/core/SecretStore")<
   }
 >() {}
 
+/** The failure of a node run whose secret `name` is set nowhere. */
+export const notSet = (name: string): NodeFailure =>
+  new NodeFailure({ message: `The secret ${name} is not set (an operator sets it with: appexec secrets set ${name}).` })
+
+/**
+ * The secret `name` for a node run in `workspaceId`, if the instance keeps it (none without a
+ * store); a `NodeFailure` when it cannot be read, the operator's log saying why.
+ */
+export const find = (
+  name: string,
+  workspaceId: WorkspaceId
+): Effect.Effect<Option.Option<Redacted.Redacted<string>>, NodeFailure> =>
+  Effect.flatMap(
+    Effect.serviceOption(SecretStore),
+    (store) =>
+      Option.isNone(store) ? Effect.succeedNone : store.value.resolve(name, workspaceId).pipe(
+        // The operator's log says why; the consumer sees that it could not be read.
+        Effect.tapError((error) => Effect.logWarning(`the secret ${name} could not be read`, error.cause)),
+        Effect.mapError(() => new NodeFailure({ message: `The secret ${name} could not be read: storage failed.` }))
+      )
+  )
+
 /** The secret `name` for a node run in `workspaceId`, or a `NodeFailure` naming what is missing. */
 export const require = (
   name: string,
   workspaceId: WorkspaceId
 ): Effect.Effect<Redacted.Redacted<string>, NodeFailure, SecretStore> =>
   Effect.gen(function*() {
-    const store = yield* Effect.serviceOption(SecretStore)
-    if (Option.isNone(store)) {
+    if (Option.isNone(yield* Effect.serviceOption(SecretStore))) {
       return yield* new NodeFailure({ message: `The secret ${name} is not set: this instance keeps no secrets.` })
     }
-    const found = yield* store.value.resolve(name, workspaceId).pipe(
-      // The operator's log says why; the consumer sees that it could not be read.
-      Effect.tapError((error) => Effect.logWarning(`the secret ${name} could not be read`, error.cause)),
-      Effect.mapError(() => new NodeFailure({ message: `The secret ${name} could not be read: storage failed.` }))
-    )
-    if (Option.isNone(found)) {
-      return yield* new NodeFailure({
-        message: `The secret ${name} is not set (an operator sets it with: appexec secrets set ${name}).`
-      })
-    }
+    const found = yield* find(name, workspaceId)
+    if (Option.isNone(found)) return yield* notSet(name)
     return found.value
   })
+
+/** `found`, registered with the redactor in force: every value a store reads is masked from then on. */
+const registered = (
+  found: Option.Option<Redacted.Redacted<string>>
+): Effect.Effect<Option.Option<Redacted.Redacted<string>>> =>
+  Option.isNone(found) ? Effect.succeed(found) : Effect.as(Redactor.register(found.value), found)
 
 /** A store in a map (tests, embedding without storage), holding `initial` instance secrets. */
 export const memory = (initial: Readonly<Record<string, string>> = {}): SecretStore["Type"] => {
@@ -121,19 +142,25 @@ export const memory = (initial: Readonly<Record<string, string>> = {}): SecretSt
       const problem = problemOf(name, value)
       if (problem !== undefined) return Effect.fail(new StorageError({ operation: "secrets.set", cause: problem }))
       return Effect.clockWith((clock) =>
-        Effect.sync(() => {
-          entries.set(key(name, scope), {
-            entry: { name, workspaceId: scope, updatedAt: clock.unsafeCurrentTimeMillis() },
-            value
+        Effect.zipRight(
+          Redactor.register(value),
+          Effect.sync(() => {
+            entries.set(key(name, scope), {
+              entry: { name, workspaceId: scope, updatedAt: clock.unsafeCurrentTimeMillis() },
+              value
+            })
           })
-        })
+        )
       )
     },
     list: Effect.sync(() => [...entries.values()].map((e) => e.entry).sort(byNameThenScope)),
     delete: (name, scope) => Effect.sync(() => entries.delete(key(name, scope))),
     resolve: (name, workspaceId) =>
-      Effect.sync(() =>
-        Option.fromNullable((entries.get(key(name, workspaceId)) ?? entries.get(key(name, undefined)))?.value)
+      Effect.flatMap(
+        Effect.sync(() =>
+          Option.fromNullable((entries.get(key(name, workspaceId)) ?? entries.get(key(name, undefined)))?.value)
+        ),
+        registered
       )
   }
 }
@@ -161,6 +188,11 @@ const decoder = new TextDecoder("utf-8", { fatal: true })
 export const make = Effect.gen(function*() {
   const rows = yield* SealedSecretStore
   const config = yield* AppexecConfig
+  // The master keys are masked wherever they might be written, like every secret.
+  const redactor = yield* Redactor.Redactor
+  for (const key of [...(config.masterKey === undefined ? [] : [config.masterKey]), ...config.previousMasterKeys]) {
+    redactor.registerBytes(key)
+  }
   const sealer = config.masterKey === undefined
     ? undefined
     : yield* SecretSealing.make(config.masterKey, config.previousMasterKeys).pipe(
@@ -236,6 +268,7 @@ export const make = Effect.gen(function*() {
         Effect.mapError((e) => new StorageError({ operation: "secrets.seal", cause: e.reason }))
       )
       yield* rows.put({ name, workspaceId: scope, sealed, updatedAt: yield* Clock.currentTimeMillis })
+      redactor.register(value)
     }),
     list: rows.list.pipe(
       Effect.map((all) =>
@@ -248,7 +281,10 @@ export const make = Effect.gen(function*() {
     resolve: Effect.fn("SecretStore.resolve")(function*(name, workspaceId) {
       const found = yield* rows.find(name, workspaceId)
       const row = found.find((r) => r.workspaceId === workspaceId) ?? found.find((r) => r.workspaceId === undefined)
-      return row === undefined ? Option.none() : Option.some(yield* open(row))
+      if (row === undefined) return Option.none()
+      const value = yield* open(row)
+      redactor.register(value)
+      return Option.some(value)
     })
   }
   return service

@@ -10,6 +10,8 @@
  * deliveries are under way at once, each in its own slot of the claim loop it shares with the
  * worker (`internal/ClaimLoop.ts`). The loop wakes when an execution of this process ends with a
  * webhook and polls for the rest (entries written by other processes, retries coming due).
+ * A body is masked by the `Redactor` before it is signed and sent (its execution was masked
+ * before it was stored; this covers a value registered since, in this process).
  */
 import { Envelope } from "@appexec/api/Envelope"
 import { Execution } from "@appexec/api/Execution"
@@ -24,6 +26,7 @@ import { ExecutionStore } from "./ExecutionStore.js"
 import * as ClaimLoop from "./internal/ClaimLoop.js"
 import { nextTurn } from "./internal/NextTurn.js"
 import { OutboundHttp, type OutboundResponse } from "./OutboundHttp.js"
+import { Redactor } from "./Redactor.js"
 import { SigningKeys } from "./SigningKeys.js"
 import * as TraceContext from "./TraceContext.js"
 import { type DeliveryAttempt, type OutboxEntry, WebhookOutbox } from "./WebhookOutbox.js"
@@ -104,12 +107,13 @@ export const make = Effect.gen(function*() {
   const http = yield* OutboundHttp
   const headerNames = names(config.webhookBrand)
   const timeoutMs = millis(config.webhookTimeout)
+  const redactor = yield* Redactor
 
   /** Sends one attempt for a claimed entry and returns its outcome. */
   const attempt = (entry: OutboxEntry): Effect.Effect<Outcome, StorageError> =>
     Effect.flatMap(store.getView(entry.executionId), (view) => {
       if (Option.isNone(view)) return Effect.succeed(gone)
-      const rawBody = encoder.encode(bodyOfView(view.value))
+      const rawBody = encoder.encode(redactor.text(bodyOfView(view.value)))
       return Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const timestamp = timestampOf(now)
         return Effect.flatMap(keys.sign(signedMessage(timestamp, rawBody)), ({ kid, signature }) =>

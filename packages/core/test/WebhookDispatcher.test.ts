@@ -3,7 +3,7 @@ import {
   Appexec,
   ExecutionRecord,
   NodeType,
-  type OutboundHttp,
+  OutboundHttp,
   SigningKeys,
   WebhookDispatcher,
   WebhookOutbox,
@@ -154,7 +154,7 @@ describe("webhook dispatcher (memory, virtual time)", () => {
         expect(http.sent).toHaveLength(4)
         const signatures = new Set<string>()
         for (const { at, request } of http.sent) {
-          const headers = request.headers!
+          const headers = OutboundHttp.wireHeaders(request.headers)
           expect(request.method).toBe("POST")
           expect(headers["X-Service-Webhook-Timestamp"]).toBe(String(at / 1000))
           expect(headers["X-Service-Webhook-Request-Id"]).toBe(executionId)

@@ -7,17 +7,18 @@
  * text, JSON, a URL or media fetched and stored. A cancel request, when the API has one, is sent
  * when the node stops before the job ended (execution canceled or timed out, the node's own time
  * limit). Headers may name the operator's secrets (`{ "secret": "NAME", "prefix": "Bearer " }`),
- * read for the execution's workspace (`appexec secrets set NAME`).
+ * read for the execution's workspace (`appexec secrets set NAME`, `SecretHeaders`).
  *
  * Requests go through `ProviderHttp` (guarded; 429, 502–504, resets and timeouts retried, each a
  * line of the execution's log), and only to the submit URL's origin: a URL read from an answer on
  * another origin is refused, since it would receive the headers.
  */
 import { NodeType, SecretStore } from "@appexec/core"
-import { Duration, Effect, Redacted, Schema } from "effect"
+import { Duration, Effect, Schema } from "effect"
 import * as Job from "./internal/Job.js"
 import { isPointer } from "./internal/jsonPointer.js"
 import * as ProviderHttp from "./internal/ProviderHttp.js"
+import * as SecretHeaders from "./internal/SecretHeaders.js"
 import { fill, fillJson, placeholdersIn, placeholdersOf } from "./internal/template.js"
 import { NodesSettings } from "./NodesSettings.js"
 
@@ -143,31 +144,6 @@ const problemsOf = (config: Config, upstream: ReadonlyArray<string>): ReadonlyAr
 const targetOf = (t: { readonly url?: string | undefined; readonly urlFrom?: string | undefined }): Job.Target =>
   t.url !== undefined ? { _tag: "Template", url: t.url } : { _tag: "From", pointer: t.urlFrom! }
 
-/**
- * Headers of a config with their secrets read for `workspaceId` (`SecretStore.require`: a
- * missing one fails the node, naming it), the secret values to mask, and their names.
- */
-export const resolveHeaders = (
-  headers: Config["headers"],
-  workspaceId: NodeType.NodeContext<unknown>["execution"]["workspaceId"]
-) =>
-  Effect.gen(function*() {
-    const resolved: Record<string, string | Redacted.Redacted<string>> = {}
-    const secrets: Array<Redacted.Redacted<string>> = []
-    const names: Array<string> = []
-    for (const [name, value] of Object.entries(headers ?? {})) {
-      if (typeof value === "string") {
-        resolved[name.toLowerCase()] = value
-        continue
-      }
-      const secret = yield* SecretStore.require(value.secret, workspaceId)
-      secrets.push(secret)
-      names.push(value.secret)
-      resolved[name.toLowerCase()] = Redacted.make(`${value.prefix ?? ""}${Redacted.value(secret)}`)
-    }
-    return { headers: resolved, secrets, names }
-  })
-
 /** `http.job`: submits a job to an HTTP API, polls it to its end, and yields its result. */
 export const httpJob = NodeType.defineNode({
   type: "http.job",
@@ -184,7 +160,7 @@ export const httpJob = NodeType.defineNode({
         ...placeholdersOf(config.submit.url),
         ...placeholdersIn(config.submit.body)
       ])
-      const { headers, names, secrets } = yield* resolveHeaders(config.headers, execution.workspaceId)
+      const { headers, names } = yield* SecretHeaders.resolve(config.headers, execution.workspaceId)
       const method = config.submit.method ?? (config.submit.body === undefined ? "GET" : "POST")
       const plan: Job.Plan = {
         noun: "job",
@@ -194,7 +170,6 @@ export const httpJob = NodeType.defineNode({
           ...(config.submit.body === undefined ? {} : { json: fillJson(config.submit.body, textOf, jsonOf) })
         },
         headers,
-        secrets,
         secretNames: names,
         ...(config.id === undefined ? {} : { id: config.id }),
         ...(config.answerError === undefined ? {} : { answerError: config.answerError }),

@@ -2,18 +2,20 @@
  * `http.request`: calls an external HTTP API, the way an operator plugs in a model provider
  * without writing code. The method, URL and JSON body are templated from upstream values;
  * headers are written in the definition or taken from the operator's named secrets, never from
- * inputs: a secret set with `appexec secrets set` (`SecretStore`: the execution's workspace's,
- * else the instance's), else one of the node settings (`APPEXEC_SECRET_<NAME>`). The answer's field at a JSON Pointer becomes text, a media URL, or JSON. Every call
- * goes through the guarded outbound HTTP port, within time and size bounds. Failures tell the
- * consumer the category and the status only: a provider's error body can echo credentials, so
- * its excerpt goes to the operator's log.
+ * inputs (`SecretHeaders`: a secret set with `appexec secrets set`, else one of the node
+ * settings), and stay `Redacted` until the request is written. The answer's field at a JSON
+ * Pointer becomes text, a media URL, or JSON. Every call goes through the guarded outbound HTTP
+ * port, within time and size bounds. Failures tell the consumer the category and the status only;
+ * an error body's excerpt goes to the operator's log. A secret the endpoint echoes, in an error
+ * body or in its answer, is masked by the redactor wherever it would be written.
  */
-import { NodeType, OutboundHttp, SecretStore } from "@appexec/core"
-import { Clock, Effect, Option, Redacted, Schema } from "effect"
+import { NodeType, OutboundHttp } from "@appexec/core"
+import { Clock, Effect, Option, Schema } from "effect"
 import { STATUS_CODES } from "node:http"
 import { isPointer, pick } from "./internal/jsonPointer.js"
 import { formatBytes } from "./internal/media.js"
 import * as ProviderHttp from "./internal/ProviderHttp.js"
+import * as SecretHeaders from "./internal/SecretHeaders.js"
 import { fill, fillJson, placeholdersIn, placeholdersOf } from "./internal/template.js"
 import { NodesSettings } from "./NodesSettings.js"
 
@@ -59,19 +61,6 @@ const problemsOf = (config: Config, upstream: ReadonlyArray<string>): ReadonlyAr
 
 const fail = (message: string) => Effect.fail(new NodeType.NodeFailure({ message }))
 
-/**
- * The operator's secret `name` for `workspaceId` set with `appexec secrets set`, if any (a name
- * `SecretStore` cannot hold is none). One that cannot be read fails the node; the operator's log
- * says why.
- */
-const storedSecret = (name: string, workspaceId: NodeType.NodeContext<unknown>["execution"]["workspaceId"]) =>
-  Schema.is(SecretStore.SecretName)(name)
-    ? Effect.flatMap(SecretStore.SecretStore, (store) => store.resolve(name, workspaceId)).pipe(
-      Effect.tapError((error) => Effect.logWarning(`the secret ${name} could not be read`, error.cause)),
-      Effect.mapError(() => new NodeType.NodeFailure({ message: `the secret '${name}' could not be read` }))
-    )
-    : Effect.succeedNone
-
 /** `http.request`: calls an HTTP API and yields a field of its answer. */
 export const httpRequest = NodeType.defineNode({
   type: "http.request",
@@ -90,20 +79,8 @@ export const httpRequest = NodeType.defineNode({
         ...placeholdersIn(config.body)
       ])
 
-      const headers: Record<string, string> = {}
-      for (const [name, value] of Object.entries(config.headers ?? {})) {
-        if (typeof value === "string") {
-          headers[name.toLowerCase()] = value
-          continue
-        }
-        const stored = yield* storedSecret(value.secret, execution.workspaceId)
-        const secret = Option.getOrElse(stored, () => settings.secrets[value.secret])
-        if (secret === undefined) {
-          return yield* fail(
-            `the secret '${value.secret}' is not configured on this instance (appexec secrets set ${value.secret})`
-          )
-        }
-        headers[name.toLowerCase()] = `${value.prefix ?? ""}${Redacted.value(secret)}`
+      const headers: Record<string, SecretHeaders.Headers[string]> = {
+        ...(yield* SecretHeaders.resolve(config.headers, execution.workspaceId)).headers
       }
       const body = config.body === undefined ? undefined : JSON.stringify(fillJson(config.body, textOf, jsonOf))
       if (body !== undefined) headers["content-type"] ??= "application/json"
@@ -143,7 +120,7 @@ export const httpRequest = NodeType.defineNode({
       )
       if (!ok) {
         const answered = `the endpoint answered ${response.status}${reason === undefined ? "" : ` ${reason}`}`
-        yield* Effect.logWarning(`http.request: ${answered}: ${ProviderHttp.snippet(response.body)}`)
+        yield* Effect.logWarning(`http.request: ${answered}: ${yield* ProviderHttp.snippet(response.body)}`)
         return yield* fail(answered)
       }
 

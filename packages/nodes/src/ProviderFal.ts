@@ -9,10 +9,11 @@
  * secret `FAL_KEY` (or the one `secret` names), sent as `Authorization: Key`.
  */
 import { NodeType, SecretStore } from "@appexec/core"
-import { Duration, Effect, Redacted, Schema } from "effect"
+import { Duration, Effect, Schema } from "effect"
 import { Pointer } from "./HttpJob.js"
 import * as Job from "./internal/Job.js"
 import * as ProviderHttp from "./internal/ProviderHttp.js"
+import * as SecretHeaders from "./internal/SecretHeaders.js"
 import { fillJson, placeholdersIn } from "./internal/template.js"
 import { NodesSettings } from "./NodesSettings.js"
 
@@ -65,15 +66,17 @@ export const providerFal = NodeType.defineNode({
     Effect.gen(function*() {
       const settings = yield* NodesSettings
       const { jsonOf, textOf } = yield* ProviderHttp.templateValues(upstream, placeholdersIn(config.input))
-      const key = yield* SecretStore.require(config.secret, execution.workspaceId)
+      const { headers, names } = yield* SecretHeaders.resolve(
+        { authorization: { secret: config.secret, prefix: "Key " } },
+        execution.workspaceId
+      )
       const base = (config.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "")
       return yield* Job.run(
         {
           noun: "request",
           submit: { method: "POST", url: `${base}/${config.model}`, json: fillJson(config.input, textOf, jsonOf) },
-          headers: { authorization: Redacted.make(`Key ${Redacted.value(key)}`) },
-          secrets: [key],
-          secretNames: [config.secret],
+          headers,
+          secretNames: names,
           id: "/request_id",
           answerError: "/detail",
           status: {

@@ -16,14 +16,16 @@
  * as `Retry-After` says, 502/503/504, resets and timeouts are retried with backoff, each retry a
  * line of the execution's log. A provider's error body is never shown whole to the consumer
  * (providers echo credentials): the consumer reads the status, what it likely means, OpenAI's error
- * `code` and `message` (not for a 401, whose message quotes part of the key), the token masked;
- * the operator's log gets the start of the body, the token masked.
+ * `code` and `message` (not for a 401, whose message quotes part of the key); the operator's log
+ * gets the start of the body. An echoed token is masked by the redactor (before the message is
+ * cut to its length), as everywhere.
  */
-import { NodeType, SecretStore } from "@appexec/core"
-import { Clock, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { NodeType, Redactor, SecretStore } from "@appexec/core"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { pick } from "./internal/jsonPointer.js"
 import { fetchMedia, formatBytes } from "./internal/media.js"
 import * as ProviderHttp from "./internal/ProviderHttp.js"
+import * as SecretHeaders from "./internal/SecretHeaders.js"
 import { fill, placeholdersOf } from "./internal/template.js"
 import { NodesSettings } from "./NodesSettings.js"
 
@@ -122,17 +124,11 @@ const problemsOf = (config: Config, upstream: ReadonlyArray<string>): ReadonlyAr
 
 const fail = (message: string) => new NodeType.NodeFailure({ message })
 
-/** The body of an error answer as text, every occurrence of the token masked. */
-const maskedText = (body: Uint8Array, token: Redacted.Redacted<string> | undefined): string => {
-  const text = new TextDecoder("utf-8", { fatal: false }).decode(body)
-  return token === undefined ? text : text.split(Redacted.value(token)).join("[secret]")
-}
-
 /** OpenAI's `error.code` (a plain identifier) and `error.message` (one line, at most 300 characters) of an error body. */
-const errorOf = (masked: string): { readonly code: string | undefined; readonly message: string | undefined } => {
+const errorOf = (body: string): { readonly code: string | undefined; readonly message: string | undefined } => {
   let parsed: unknown
   try {
-    parsed = JSON.parse(masked)
+    parsed = JSON.parse(body)
   } catch {
     return { code: undefined, message: undefined }
   }
@@ -151,16 +147,16 @@ const errorOf = (masked: string): { readonly code: string | undefined; readonly 
 
 /**
  * The consumer's words for a non-2xx answer: the status, what it likely means, OpenAI's error code
- * and, except for a 401 (whose message quotes part of the key), its message with the token masked.
+ * and, except for a 401 (whose message quotes part of the key), its message.
  */
 const answeredMessage = (
   status: number,
-  masked: string,
+  body: string,
   config: Config,
   model: string,
   hasToken: boolean
 ): string => {
-  const error = errorOf(masked)
+  const error = errorOf(body)
   const text = ProviderHttp.statusText(status)
   const code = error.code === undefined ? "" : ` (code: ${error.code})`
   const detail = error.message === undefined ? "" : `: ${error.message}`
@@ -256,12 +252,10 @@ export const providerOpenAI = NodeType.defineNode({
       const model = fill(config.model, textOf).trim()
       if (model === "") return yield* fail("the model is empty")
 
-      const token = config.secret === null
-        ? undefined
-        : yield* SecretStore.require(config.secret, execution.workspaceId)
-      const headers: Record<string, string | Redacted.Redacted<string>> = token === undefined
-        ? {}
-        : { authorization: Redacted.make(`Bearer ${Redacted.value(token)}`) }
+      const { headers } = yield* SecretHeaders.resolve(
+        config.secret === null ? {} : { authorization: { secret: config.secret, prefix: "Bearer " } },
+        execution.workspaceId
+      )
 
       const prompt = fill(config.prompt ?? "", textOf)
       if (config.mode === "image" && prompt.trim() === "") return yield* fail("the prompt is empty")
@@ -301,12 +295,10 @@ export const providerOpenAI = NodeType.defineNode({
         ok ? "info" : "error"
       )
       if (!ok) {
-        // The body may echo what was sent, the token included: masked before anything is shown.
-        const masked = maskedText(response.body, token)
-        const message = answeredMessage(response.status, masked, config, model, token !== undefined)
-        yield* Effect.logWarning(
-          `provider.openai: ${message}: ${ProviderHttp.snippet(new TextEncoder().encode(masked))}`
-        )
+        // The body may echo what was sent, the token included: masked before its message is cut.
+        const body = yield* Redactor.text(new TextDecoder("utf-8", { fatal: false }).decode(response.body))
+        const message = answeredMessage(response.status, body, config, model, config.secret !== null)
+        yield* Effect.logWarning(`provider.openai: ${message}: ${yield* ProviderHttp.snippet(response.body)}`)
         return yield* fail(message)
       }
       const answer = yield* ProviderHttp.jsonOf(response)

@@ -10,10 +10,11 @@
  * `REPLICATE_API_TOKEN` (or the one `secret` names), sent as `Authorization: Bearer`.
  */
 import { NodeType, SecretStore } from "@appexec/core"
-import { Duration, Effect, Redacted, Schema } from "effect"
+import { Duration, Effect, Schema } from "effect"
 import { Pointer } from "./HttpJob.js"
 import * as Job from "./internal/Job.js"
 import * as ProviderHttp from "./internal/ProviderHttp.js"
+import * as SecretHeaders from "./internal/SecretHeaders.js"
 import { fillJson, placeholdersIn } from "./internal/template.js"
 import { NodesSettings } from "./NodesSettings.js"
 
@@ -77,7 +78,10 @@ export const providerReplicate = NodeType.defineNode({
     Effect.gen(function*() {
       const settings = yield* NodesSettings
       const { jsonOf, textOf } = yield* ProviderHttp.templateValues(upstream, placeholdersIn(config.input))
-      const token = yield* SecretStore.require(config.secret, execution.workspaceId)
+      const { headers, names } = yield* SecretHeaders.resolve(
+        { authorization: { secret: config.secret, prefix: "Bearer " } },
+        execution.workspaceId
+      )
       const base = (config.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "")
       const input = fillJson(config.input, textOf, jsonOf)
       const requestTimeout = settings.http.timeoutMs
@@ -90,9 +94,8 @@ export const providerReplicate = NodeType.defineNode({
         {
           noun: "prediction",
           submit: { method: "POST", ...submit, headers: { prefer: `wait=${wait}` } },
-          headers: { authorization: Redacted.make(`Bearer ${Redacted.value(token)}`) },
-          secrets: [token],
-          secretNames: [config.secret],
+          headers,
+          secretNames: names,
           id: "/id",
           answerError: "/detail",
           status: {

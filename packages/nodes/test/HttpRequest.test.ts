@@ -159,7 +159,9 @@ describe("http.request", () => {
     Effect.gen(function*() {
       const origin = yield* FakeOrigin.start({ "/v1/generate": { body: "{}" } })
       const done = yield* run(provider(origin.url("/v1/generate")), { prompt: "x" })
-      expect(done.errorMessage).toContain("the secret 'provider_token' is not configured on this instance")
+      expect(done.errorMessage).toContain(
+        "The secret provider_token is not set (an operator sets it with: appexec secrets set provider_token)."
+      )
       expect(origin.received).toHaveLength(0)
     }).pipe(Effect.provide(layer())))
 

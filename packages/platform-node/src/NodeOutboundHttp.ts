@@ -170,7 +170,7 @@ const send = (
       : typeof request.body === "string"
       ? Buffer.from(request.body)
       : request.body
-    const headers: Record<string, string> = { ...request.headers }
+    const headers = OutboundHttp.wireHeaders(request.headers)
     if (body !== undefined) headers["content-length"] = String(body.byteLength)
     const module = url.protocol === "https:" ? https : http
     const req = module.request(

@@ -4,8 +4,11 @@
  * costs a system call per line, so lines are gathered and written together once per event-loop
  * turn (`setImmediate`), and whatever is left is written when the layer closes or the process
  * exits. A line reaches stderr at most one event-loop turn after it was logged; only a process
- * killed with `SIGKILL` can lose the lines of its last turn.
+ * killed with `SIGKILL` can lose the lines of its last turn. Every line is masked by the
+ * process's redactor (`Redactor` of `@appexec/core`) before it is formatted: no secret the
+ * process resolved, nor the master key, is written in the clear.
  */
+import { Redactor } from "@appexec/core"
 import { Cause, Effect, HashMap, List, Logger } from "effect"
 
 /** How each line is formatted. */
@@ -96,11 +99,12 @@ export const formatter = (format: Format): Logger.Logger<unknown, string> => {
   return Logger.make((options) => plainLine(format, options) ?? general.log(options))
 }
 
-/** Replaces the default logger with the batched stderr logger for the layer's lifetime. */
+/** Replaces the default logger with the batched, masked stderr logger for the layer's lifetime. */
 export const layer = (format: Format) =>
   Logger.replaceScoped(
     Logger.defaultLogger,
     Effect.gen(function*() {
+      const redactor = yield* Redactor.Redactor
       const lines: Array<string> = []
       let scheduled = false
       const flush = () => {
@@ -118,12 +122,12 @@ export const layer = (format: Format) =>
             flush()
           })
       )
-      return Logger.map(formatter(format), (line) => {
+      return redactor.logger(Logger.map(formatter(format), (line) => {
         lines.push(line)
         if (!scheduled) {
           scheduled = true
           setImmediate(flush)
         }
-      })
+      }))
     })
   )

@@ -3,7 +3,7 @@
  * Run it under `@effect/vitest`'s `it.scoped`, whose `TestClock` makes every delay, lease and
  * timeout a matter of `TestClock.adjust`.
  */
-import { Appexec, AppexecLayer, type NodeType, type OutboundHttp } from "@appexec/core"
+import { Appexec, AppexecLayer, type NodeType, type OutboundHttp, Redactor } from "@appexec/core"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import * as MemoryStorage from "./MemoryStorage.js"
 import * as SeededIds from "./SeededIds.js"
@@ -24,7 +24,9 @@ export interface Options<Nodes extends ReadonlyArray<NodeType.Any>> extends Appe
  * says otherwise. The webhook dispatcher is off unless `webhooks: true` is given, so that no test
  * sends a request it did not ask for. Stopping releases running executions at once
  * (`drainTimeout: 0`) unless the config says otherwise. Operator secrets (`SecretStore`) can be
- * set when the config gives a `masterKey`: they are never stored unsealed.
+ * set when the config gives a `masterKey`: they are never stored unsealed. The instance has a
+ * redactor of its own (`Redactor.make()`), reachable for assertions, so that what one test
+ * registers masks nothing in another.
  */
 export const layer = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly []>(
   options: Options<Nodes> = {}
@@ -38,6 +40,7 @@ export const layer = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly
     Layer.provideMerge(MemoryStorage.layer),
     Layer.provideMerge(SeededIds.layer(options.seed)),
     Layer.provideMerge(options.outbound ?? TestOutboundHttp.layer),
+    Layer.provideMerge(Layer.sync(Redactor.Redactor, Redactor.make)),
     Layer.provide(Logger.minimumLogLevel(options.logLevel ?? LogLevel.Warning))
   )
 

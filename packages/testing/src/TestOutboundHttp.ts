@@ -28,7 +28,7 @@ export const make: OutboundHttp.OutboundHttp["Type"] = {
             method: request.method,
             redirect: "manual",
             signal,
-            ...(request.headers === undefined ? {} : { headers: request.headers }),
+            ...(request.headers === undefined ? {} : { headers: OutboundHttp.wireHeaders(request.headers) }),
             ...(request.body === undefined
               ? {}
               : { body: typeof request.body === "string" ? request.body : new Uint8Array(request.body) })

@@ -11,6 +11,9 @@
  * saves the execution through `saving`, which writes what is pending first and stamps later
  * reports with the new version, so that reports and snapshots interleave in id order.
  *
+ * Every message is masked by the `Redactor` before it is cut to its length and kept: a secret a
+ * node's log line or progress message holds is never written.
+ *
  * Reports never fail the run: a write that fails is logged and its reports are dropped.
  */
 import type { ExecutionId } from "@appexec/api/Ids"
@@ -27,8 +30,9 @@ import {
   type StoredReport
 } from "../ExecutionReports.js"
 import type { RunContext } from "../NodeType.js"
+import { Redactor } from "../Redactor.js"
 
-/** A message cut to `MESSAGE_LENGTH`. */
+/** A message cut to `MESSAGE_LENGTH` (after masking: a secret cut in two would no longer be found). */
 const bounded = (message: string): string =>
   message.length <= MESSAGE_LENGTH ? message : `${message.slice(0, MESSAGE_LENGTH - 1)}…`
 
@@ -65,6 +69,7 @@ export const factory: Effect.Effect<
   const store = yield* ExecutionReports
   const events = yield* ExecutionEvents
   const scope = yield* Effect.scope
+  const redactor = yield* Redactor
   const interval = millis(config.reportInterval)
   return (options: ReporterOptions): Reporter => {
     const { executionId, attempt } = options
@@ -137,13 +142,13 @@ export const factory: Effect.Effect<
             at,
             nodeId,
             fraction: raised,
-            message: message === undefined ? null : bounded(message)
+            message: message === undefined ? null : bounded(redactor.text(message))
           })
           return due
         }),
       log: (message, level: LogLevel = "info") =>
         Effect.flatMap(now, (at) => {
-          lines.push({ _tag: "Log", at, nodeId, level, message: bounded(message) })
+          lines.push({ _tag: "Log", at, nodeId, level, message: bounded(redactor.text(message)) })
           return due
         })
     })

@@ -21,6 +21,7 @@ import { type ExecutionRecord, versionOf } from "../ExecutionRecord.js"
 import { ExecutionReports } from "../ExecutionReports.js"
 import * as ExecutionStore from "../ExecutionStore.js"
 import { IdGenerator } from "../IdGenerator.js"
+import { Redactor } from "../Redactor.js"
 import * as TraceContext from "../TraceContext.js"
 import { DeliveryId, entryFor } from "../WebhookOutbox.js"
 import { AppCatalog } from "./AppCatalog.js"
@@ -125,6 +126,8 @@ export const make = (runs: Runs) =>
     const traced = yield* TraceContext.spansExported
     const reports = yield* ExecutionReports
     const newReporter = yield* Reporter.factory
+    // What leaves a run (outputs, failure messages) is masked as the runner makes it.
+    const redactor = yield* Redactor
     // Runs done at once save their outcomes together, when the store can (`ExecutionStore.saveAll`).
     const saveAll = ExecutionStore.saveAllOf(store)
 
@@ -197,6 +200,7 @@ export const make = (runs: Runs) =>
             Effect.suspend(() => reporterOf().reportsOf(nodeId).progress(fraction, message)),
           log: (message, level) => Effect.suspend(() => reporterOf().reportsOf(nodeId).log(message, level))
         }),
+        redact: redactor.text,
         settled: (output: SettledOutput) =>
           (settling ??= Effect.unsafeMakeSemaphore(1)).withPermits(1)(Effect.suspend(() => {
             const event: ExecutionEvent = output._tag === "Produced"

@@ -1,7 +1,9 @@
 /**
  * The DAG runner: runs the nodes of a compiled app, each as soon as its upstream nodes are done,
  * independent branches concurrently up to a bound. A failed node fails everything downstream of
- * it; branches that do not depend on it still run.
+ * it; branches that do not depend on it still run. What leaves a run, the outputs' values and
+ * the failures' messages, is masked by the run's `redact` (the `Redactor`) as it is made, for
+ * every node type alike.
  */
 import type { OutputType } from "@appexec/api/Execution"
 import { Cause, Deferred, Effect, Exit, Option } from "effect"
@@ -19,6 +21,8 @@ export interface RunHooks {
    * (with its error). Not called for the last output to settle: the run's end records that one.
    */
   readonly settled: (output: SettledOutput) => Effect.Effect<void>
+  /** Masks secrets in a text that leaves the run: an output's value, a node's failure message. */
+  readonly redact: (text: string) => string
 }
 
 /** An output known before the run ends. */
@@ -34,7 +38,8 @@ export type SettledOutput =
 /** Hooks that report nothing: for runs nobody follows. */
 export const silentHooks: RunHooks = {
   reportsOf: () => ({ progress: () => Effect.void, log: () => Effect.void }),
-  settled: () => Effect.void
+  settled: () => Effect.void,
+  redact: (text) => text
 }
 
 /** What a run produced: the outputs that have values, and the error of every output that has none. */
@@ -46,11 +51,15 @@ export interface WorkflowResult {
   readonly firstError: Option.Option<string>
 }
 
-const describeFailure = (node: AppNode, cause: Cause.Cause<NodeFailure>): Effect.Effect<NodeFailure> =>
+const describeFailure = (
+  node: AppNode,
+  cause: Cause.Cause<NodeFailure>,
+  redact: RunHooks["redact"]
+): Effect.Effect<NodeFailure> =>
   Effect.gen(function*() {
     const failure = Cause.failureOption(cause)
     if (Option.isSome(failure)) {
-      return new NodeFailure({ message: `node '${node.id}' (${node.type}) failed: ${failure.value.message}` })
+      return new NodeFailure({ message: `node '${node.id}' (${node.type}) failed: ${redact(failure.value.message)}` })
     }
     // A defect is a bug in the node type: log it for the operator, show the consumer no internals.
     yield* Effect.logError(`node '${node.id}' (${node.type}) crashed`, cause)
@@ -145,7 +154,8 @@ export const startWorkflow = (
         return compiled.run({ node: identity, upstream, execution, progress, log })
       case "output": {
         const ran = compiled.run({ node: identity, upstream, execution, progress, log, input: upstream[0]!.value })
-        const output = (value: string): NodeValue => {
+        const output = (produce: string): NodeValue => {
+          const value = hooks.redact(produce)
           produced.push({ id: node.id, type: compiled.outputType, value })
           return NodeValue.text(value)
         }
@@ -202,7 +212,7 @@ export const startWorkflow = (
           onFailure: (cause) =>
             Cause.isInterruptedOnly(cause) ?
               Effect.interrupt :
-              Effect.map(describeFailure(node, cause), (failure) => {
+              Effect.map(describeFailure(node, cause, hooks.redact), (failure) => {
                 errors.set(node.id, failure.message)
                 return failedFrom(i, failure)
               })
@@ -228,7 +238,7 @@ export const startWorkflow = (
           Effect.catchAllCause((cause) =>
             Cause.isInterruptedOnly(cause)
               ? Effect.interrupt
-              : Effect.flatMap(describeFailure(node, cause), (failure) => {
+              : Effect.flatMap(describeFailure(node, cause, hooks.redact), (failure) => {
                 errors.set(node.id, failure.message)
                 return Effect.fail(failure)
               })

@@ -12,17 +12,15 @@
  * URLs read from a provider's answer must be on the submit URL's origin: they receive the same
  * headers, secrets included. Media URLs of the result get no headers and may be anywhere the
  * guard allows. Texts a consumer sees (a job's error, an error answer's detail) are taken from a
- * pointer, never a whole body, with every secret value masked and trimmed.
+ * pointer, never a whole body, masked by the redactor before they are trimmed.
  */
-import { NodeType } from "@appexec/core"
-import { Clock, Duration, Effect, Either, Exit, Fiber, Option, Redacted } from "effect"
+import { NodeType, Redactor } from "@appexec/core"
+import { Clock, Duration, Effect, Either, Exit, Fiber, Option } from "effect"
 import { NodesSettings } from "../NodesSettings.js"
 import { pick } from "./jsonPointer.js"
 import { fetchMedia, formatBytes, kindOf, mediaTypeOf } from "./media.js"
 import * as ProviderHttp from "./ProviderHttp.js"
-
-/** Header values; secret ones stay redacted until sent. */
-export type Headers = Readonly<Record<string, string | Redacted.Redacted<string>>>
+import type { Headers } from "./SecretHeaders.js"
 
 /**
  * Where a later request goes: the URL at a pointer of the submit answer (`from`), or a URL
@@ -48,9 +46,7 @@ export interface Plan {
   }
   /** Headers of every request to the provider (not of media downloads). */
   readonly headers: Headers
-  /** Secret values, masked from every text shown or logged. */
-  readonly secrets: ReadonlyArray<Redacted.Redacted<string>>
-  /** The names of those secrets, for the hint of a refused token. */
+  /** The names of the secrets in `headers`, for the hint of a refused token. */
   readonly secretNames: ReadonlyArray<string>
   /** Pointer of the job's id in the submit answer, for `{id}` in templates. */
   readonly id?: string
@@ -91,18 +87,12 @@ export const CANCEL_TIMEOUT = Duration.seconds(10)
 
 const fail = (message: string) => new NodeType.NodeFailure({ message })
 
-/** `text` with each secret value replaced by `[secret]`. */
-export const mask = (text: string, secrets: ReadonlyArray<Redacted.Redacted<string>>): string =>
-  secrets.reduce((masked, secret) => {
-    const value = Redacted.value(secret)
-    return value === "" ? masked : masked.split(value).join("[secret]")
-  }, text)
-
 /**
  * A readable text from an error value: a string, the `msg`s of a validation list (FastAPI's
- * `detail`), an object's `message`/`msg`/`detail`, else its JSON; masked, one line, at most 300 characters.
+ * `detail`), an object's `message`/`msg`/`detail`, else its JSON; masked (`redact`, before it is
+ * cut: a secret cut in two would no longer be found), one line, at most 300 characters.
  */
-export const errorText = (value: unknown, secrets: ReadonlyArray<Redacted.Redacted<string>>): string | undefined => {
+export const errorText = (value: unknown, redact: (text: string) => string): string | undefined => {
   const textOf = (v: unknown): string | undefined => {
     if (v === null || v === undefined) return undefined
     if (typeof v === "string") return v
@@ -121,7 +111,7 @@ export const errorText = (value: unknown, secrets: ReadonlyArray<Redacted.Redact
   }
   const text = textOf(value)
   if (text === undefined) return undefined
-  const line = mask(text, secrets).replace(/\s+/g, " ").trim()
+  const line = redact(text).replace(/\s+/g, " ").trim()
   if (line === "") return undefined
   return line.length > 300 ? `${line.slice(0, 300)}…` : line
 }
@@ -221,6 +211,7 @@ const valueOf = (value: unknown, output: Output, where: string) =>
 export const run = (plan: Plan, log: ProviderHttp.SendOptions["log"]) =>
   Effect.gen(function*() {
     const { http: bounds } = yield* NodesSettings
+    const redactor = yield* Redactor.Redactor
     const send = (
       method: ProviderHttp.ProviderRequest["method"],
       url: string,
@@ -253,16 +244,12 @@ export const run = (plan: Plan, log: ProviderHttp.SendOptions["log"]) =>
       Effect.gen(function*() {
         if (response.status >= 200 && response.status < 300) return yield* ProviderHttp.jsonOf(response)
         const status = ProviderHttp.statusText(response.status)
-        yield* Effect.logWarning(
-          `${plan.noun} at ${what}: ${status}: ${
-            ProviderHttp.snippet(new TextEncoder().encode(mask(new TextDecoder().decode(response.body), plan.secrets)))
-          }`
-        )
+        yield* Effect.logWarning(`${plan.noun} at ${what}: ${status}: ${yield* ProviderHttp.snippet(response.body)}`)
         let detail: string | undefined
         if (plan.answerError !== undefined) {
           const parsed = yield* Effect.option(ProviderHttp.jsonOf(response))
           const found = Option.flatMap(parsed, (doc) => pick(doc, plan.answerError!))
-          detail = Option.isSome(found) ? errorText(found.value, plan.secrets) : undefined
+          detail = Option.isSome(found) ? errorText(found.value, redactor.text) : undefined
         }
         const hint = (response.status === 401 || response.status === 403) && plan.secretNames.length > 0
           ? ` (check the secret ${plan.secretNames.join(", ")}: appexec secrets set ${plan.secretNames[0]})`
@@ -358,7 +345,7 @@ export const run = (plan: Plan, log: ProviderHttp.SendOptions["log"]) =>
           if (state !== undefined && plan.status.failure.includes(state)) {
             ended = true
             const found = plan.status.error === undefined ? Option.none() : pick(document, plan.status.error)
-            const text = Option.isSome(found) ? errorText(found.value, plan.secrets) : undefined
+            const text = Option.isSome(found) ? errorText(found.value, redactor.text) : undefined
             yield* log(`${plan.noun} ${state}`, "error")
             return yield* fail(`the ${plan.noun} failed (status ${state})${text === undefined ? "" : `: ${text}`}`)
           }

@@ -7,11 +7,11 @@
  * a count and at a total time, after which the last answer is returned (or the last failure is
  * the node's). Each retry is a line of the execution's log that names the method and host only:
  * a path, a query, a header or a body may carry a consumer's words or a secret, and secret header
- * values stay `Redacted` until the request is built. Time is read and waited through `Clock`, so
- * `TestClock` drives every wait.
+ * values stay `Redacted` until the outbound client writes them. Time is read and waited through
+ * `Clock`, so `TestClock` drives every wait.
  */
-import { NodeType, OutboundHttp } from "@appexec/core"
-import { Clock, Duration, Effect, Option, Random, Redacted, Schema } from "effect"
+import { NodeType, OutboundHttp, Redactor } from "@appexec/core"
+import { Clock, Duration, Effect, Option, Random, type Redacted, Schema } from "effect"
 import { STATUS_CODES } from "node:http"
 import { addressRefusal, formatBytes } from "./media.js"
 import { fill } from "./template.js"
@@ -283,10 +283,8 @@ export const send = (
     const what = `${request.method} ${hostOf(request.url)}`
     const body = request.json === undefined ? undefined : JSON.stringify(request.json)
     const outbound = (): OutboundHttp.OutboundRequest => {
-      const headers: Record<string, string> = {}
-      for (const [name, value] of Object.entries(request.headers ?? {})) {
-        headers[name.toLowerCase()] = Redacted.isRedacted(value) ? Redacted.value(value) : value
-      }
+      const headers: Record<string, string | Redacted.Redacted<string>> = {}
+      for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value
       if (body !== undefined) headers["content-type"] ??= "application/json"
       headers["accept"] ??= "application/json"
       return {
@@ -362,8 +360,13 @@ export const jsonOf = (response: OutboundHttp.OutboundResponse): Effect.Effect<u
     catch: () => fail("the endpoint's answer is not JSON")
   })
 
-/** The start of an error body, one line, for the operator's log only (never the consumer's). */
-export const snippet = (body: Uint8Array): string => {
-  const text = new TextDecoder("utf-8", { fatal: false }).decode(body.subarray(0, 400)).replace(/\s+/g, " ").trim()
-  return text === "" ? "(empty body)" : text.length > 200 ? `${text.slice(0, 200)}…` : text
-}
+/**
+ * The start of an error body, one line, for the operator's log only (never the consumer's):
+ * masked by the redactor before it is cut, since a secret cut in two would no longer be found.
+ */
+export const snippet = (body: Uint8Array): Effect.Effect<string> =>
+  Effect.map(Redactor.Redactor, (redactor) => {
+    const decoded = new TextDecoder("utf-8", { fatal: false }).decode(body.subarray(0, 4096))
+    const text = redactor.text(decoded).replace(/\s+/g, " ").trim()
+    return text === "" ? "(empty body)" : text.length > 200 ? `${text.slice(0, 200)}…` : text
+  })
