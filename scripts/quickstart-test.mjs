@@ -10,7 +10,8 @@
  *    image URL, which must download as a PNG that sharp decodes.
  * 5. The curl flow verbatim (after the same `export` line): its last answer is the execution.
  * 6. The three terminals of "Webhooks in three terminals": the first server stopped, each of the
- *    block's three commands run as written; the receiver must print the verified completion.
+ *    block's three commands run as written; the receiver must print the verified webhook: the
+ *    execution's status and its output.
  *
  * The README's shell blocks are read in order; a block tagged `sh fragment` is not run, and any
  * other `sh` block must be one of the steps above (a new one fails here until it has a step).
@@ -196,7 +197,10 @@ const receiver = background("terminal 2", commands[1], terminal)
 await receiver.waitFor(/receiving appexec webhooks on/, 30_000)
 const greeted = foreground("terminal 3", commands[2], terminal)
 if (!greeted.includes("Hello Ada")) fail("terminal 3 did not print the greeting", greeted)
-await receiver.waitFor(/execution [0-9a-f-]{36} completed/, 60_000)
+await receiver.waitFor(
+  /verified webhook: execution [0-9a-f-]{36} completed\n {2}Greeting \(text\): Hello Ada, in a warm tone\./,
+  60_000
+)
 await receiver.stop()
 await server.stop()
 

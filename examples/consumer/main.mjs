@@ -8,6 +8,9 @@
  * Run it against a running service (`npx appexec serve` prints a key):
  *
  *     APPEXEC_BASE_URL=http://127.0.0.1:8080 APPEXEC_API_KEY=aex_… node examples/consumer/main.mjs Greeting who=Ada tone=formal
+ *
+ * With no arguments, or without a key, it prints its usage; an error of the API (an unknown app,
+ * wrong inputs, a wrong key) is printed as one line, without a stack.
  */
 import { createClient, Outputs } from "@appexec/client"
 import { pathToFileURL } from "node:url"
@@ -51,14 +54,40 @@ export const consume = async (options) => {
   return Outputs.all(done).map(Outputs.describe)
 }
 
+/** What the program prints when it is run without what it needs. */
+export const usage = [
+  "usage: node examples/consumer/main.mjs APP [name=value …]",
+  "  Runs the app APP (its name, as GET /v1/apps lists it) with the inputs given and prints its outputs.",
+  "  APPEXEC_API_KEY  a workspace API key (the one `appexec serve` printed); required",
+  "  APPEXEC_BASE_URL where the service answers (default http://127.0.0.1:8080)",
+  "example: APPEXEC_API_KEY=aex_… node examples/consumer/main.mjs Greeting who=Ada tone=formal"
+].join("\n")
+
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const [appName = "Greeting", ...pairs] = process.argv.slice(2)
+  const [appName, ...pairs] = process.argv.slice(2)
+  const apiKey = process.env["APPEXEC_API_KEY"] ?? ""
+  if (appName === undefined || appName === "" || apiKey === "") {
+    console.error(appName === undefined || appName === "" ? usage : `APPEXEC_API_KEY is not set.\n${usage}`)
+    process.exit(2)
+  }
+  const badPair = pairs.find((p) => p.indexOf("=") <= 0)
+  if (badPair !== undefined) {
+    console.error(`'${badPair}' is not name=value.\n${usage}`)
+    process.exit(2)
+  }
   const inputs = Object.fromEntries(pairs.map((p) => [p.slice(0, p.indexOf("=")), p.slice(p.indexOf("=") + 1)]))
-  const lines = await consume({
-    baseUrl: process.env["APPEXEC_BASE_URL"] ?? "http://127.0.0.1:8080",
-    apiKey: process.env["APPEXEC_API_KEY"] ?? "",
-    appName,
-    inputs
-  })
-  for (const line of lines) console.log(line)
+  try {
+    const lines = await consume({
+      baseUrl: process.env["APPEXEC_BASE_URL"] ?? "http://127.0.0.1:8080",
+      apiKey,
+      appName,
+      inputs
+    })
+    for (const line of lines) console.log(line)
+  } catch (error) {
+    // The client's errors say what went wrong in their message; an `ApiError` prints with its status and code.
+    const said = error instanceof Error ? ("status" in error ? String(error) : error.message) : String(error)
+    console.error(`consumer: ${said}`)
+    process.exit(1)
+  }
 }

@@ -21,7 +21,7 @@
  *       return new Response(null, { status: 204 })
  *     }
  */
-import { createClient } from "@appexec/client"
+import { createClient, Outputs } from "@appexec/client"
 import { verifyRequest } from "@appexec/client/node"
 import { createServer } from "node:http"
 import { pathToFileURL } from "node:url"
@@ -62,6 +62,20 @@ export const refusalOf = (error) => {
       }${field("status") === 401 ? " Is APPEXEC_API_KEY a key of that server?" : ""}`
     }
 }
+
+/**
+ * What the receiver prints of a verified webhook: the execution's id and status (with its error
+ * when it failed), then one line per output (`Greeting (text): Hello Ada, in a warm tone.`).
+ * @param {Execution} execution
+ * @returns {string}
+ */
+export const describeWebhook = (execution) =>
+  [
+    `verified webhook: execution ${execution.executionId} ${execution.status}${
+      execution.status === "failed" && execution.errorMessage !== null ? `: ${execution.errorMessage}` : ""
+    }`,
+    ...Outputs.all(execution).map((view) => `  ${Outputs.describe(view)}`)
+  ].join("\n")
 
 /**
  * An HTTP server that receives appexec webhooks on any path.
@@ -105,8 +119,12 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const port = Number(process.env["PORT"] ?? 3000)
   const server = createReceiver({
     client,
-    onCompletion: (execution) => console.log(`execution ${execution.executionId} ${execution.status}`),
+    onCompletion: (execution) => console.log(describeWebhook(execution)),
     onRefusal: (refusal) => console.error(`refused a webhook (401 ${refusal.code}): ${refusal.message}`)
   })
-  server.listen(port, "127.0.0.1", () => console.log(`receiving appexec webhooks on http://127.0.0.1:${port}/`))
+  server.listen(port, "127.0.0.1", () => {
+    const address = server.address()
+    const listening = typeof address === "object" && address !== null ? address.port : port
+    console.log(`receiving appexec webhooks on http://127.0.0.1:${listening}/`)
+  })
 }

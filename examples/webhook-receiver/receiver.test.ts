@@ -5,11 +5,11 @@ import { NodeListener } from "@appexec/platform-node"
 import { TestApps, TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Schedule } from "effect"
-import { execFile } from "node:child_process"
+import { execFile, spawn } from "node:child_process"
 import type { Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
-import { createReceiver } from "./receiver.mjs"
+import { createReceiver, describeWebhook } from "./receiver.mjs"
 
 /** Listens on 127.0.0.1, port 0, until the scope closes; returns the base URL. */
 const listen = (server: Server) =>
@@ -29,6 +29,45 @@ const listen = (server: Server) =>
 
 const echo = TestApps.echo
 
+const script = fileURLToPath(new URL("./receiver.mjs", import.meta.url))
+
+/**
+ * `node receiver.mjs` as the README runs it, on a free port, killed with the scope; `printed`
+ * resolves with the first match of `pattern` on its stdout, and fails when it exits first.
+ */
+const runReceiver = (env: Record<string, string>) =>
+  Effect.gen(function*() {
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() => spawn(process.execPath, [script], { env: { ...process.env, PORT: "0", ...env } })),
+      (child) => Effect.sync(() => child.kill("SIGKILL"))
+    )
+    let stdout = ""
+    let stderr = ""
+    const watchers = new Set<() => void>()
+    child.stdout.on("data", (chunk) => {
+      stdout += String(chunk)
+      watchers.forEach((watch) => watch())
+    })
+    child.stderr.on("data", (chunk) => (stderr += String(chunk)))
+    const printed = (pattern: RegExp) =>
+      Effect.async<RegExpExecArray, Error>((resume) => {
+        const watch = () => {
+          const match = pattern.exec(stdout)
+          if (match !== null) resume(Effect.succeed(match))
+        }
+        const exited = (code: number | null) =>
+          resume(Effect.fail(new Error(`receiver.mjs exited (${code}):\n${stdout}\n${stderr}`)))
+        watchers.add(watch)
+        child.once("exit", exited)
+        watch()
+        return Effect.sync(() => {
+          watchers.delete(watch)
+          child.off("exit", exited)
+        })
+      })
+    return { printed }
+  })
+
 describe("example webhook receiver", () => {
   it.scopedLive("accepts appexec's signed webhook once, and answers 401 to a forged one", () =>
     Effect.gen(function*() {
@@ -38,6 +77,7 @@ describe("example webhook receiver", () => {
       const { url: appexecUrl } = yield* NodeListener.serve({ logRequests: false })
       const client = createClient({ baseUrl: appexecUrl, apiKey: principal.key })
       const completions: Array<string> = []
+      const printed: Array<string> = []
       const refusals: Array<{ code: string; message: string }> = []
       const arrived = yield* Deferred.make<string>()
       const receiverUrl = yield* listen(
@@ -45,6 +85,7 @@ describe("example webhook receiver", () => {
           client,
           onCompletion: (execution) => {
             completions.push(execution.executionId)
+            printed.push(describeWebhook(execution))
             Deferred.unsafeDone(arrived, Effect.succeed(execution.status))
           },
           onRefusal: (refusal) => refusals.push(refusal)
@@ -56,6 +97,9 @@ describe("example webhook receiver", () => {
       const started = yield* appexec.executions.start(principal, app.appId, { prompt: "hi" }, { webhook: url })
       expect(yield* Deferred.await(arrived).pipe(Effect.timeout("5 seconds"))).toBe("completed")
       expect(completions).toEqual([started.executionId])
+      expect(printed).toEqual([
+        `verified webhook: execution ${started.executionId} completed\n  Result (text): echo: hi`
+      ])
 
       const outbox = yield* WebhookOutbox.WebhookOutbox
       // The dispatcher records the attempt just after the receiver's answer reaches it.
@@ -115,8 +159,24 @@ describe("example webhook receiver", () => {
       )
     }).pipe(Effect.provide(TestHarness.layer({ webhooks: true }))))
 
+  it.scopedLive("run as the README runs it, prints each verified webhook: its status and outputs", () =>
+    Effect.gen(function*() {
+      const appexec = yield* Appexec.Appexec
+      const principal = yield* TestHarness.signIn()
+      const { url: appexecUrl } = yield* NodeListener.serve({ logRequests: false })
+      const receiver = yield* runReceiver({ APPEXEC_BASE_URL: appexecUrl, APPEXEC_API_KEY: principal.key })
+      const [, receiverUrl] = yield* receiver.printed(/receiving appexec webhooks on (http:\/\/\S+\/)/).pipe(
+        Effect.timeout("30 seconds")
+      )
+      const app = yield* appexec.apps.import(echo)
+      const started = yield* appexec.executions.start(principal, app.appId, { prompt: "Ada" }, {
+        webhook: `${receiverUrl}appexec-webhook`
+      })
+      const [line] = yield* receiver.printed(/verified webhook: .*\n.*\n/).pipe(Effect.timeout("30 seconds"))
+      expect(line).toBe(`verified webhook: execution ${started.executionId} completed\n  Result (text): echo: Ada\n`)
+    }).pipe(Effect.provide(TestHarness.layer({ webhooks: true }))))
+
   it("exits with a message naming APPEXEC_API_KEY when it has no key", async () => {
-    const script = fileURLToPath(new URL("./receiver.mjs", import.meta.url))
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: "0" }
     delete env["APPEXEC_API_KEY"]
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {

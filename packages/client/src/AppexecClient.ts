@@ -79,6 +79,12 @@ export interface StartOptions {
 export interface RunOptions extends StartOptions, Polling.WaitOptions {
   /** Check the inputs against the app detail before sending (default true). */
   readonly validate?: boolean
+  /**
+   * Called once the execution is started (queued), before the wait: its id is known from then on,
+   * to follow it again should this process stop waiting. May return an Effect, which `run` runs
+   * before it waits.
+   */
+  readonly onStarted?: (started: Execution.StartedExecution) => void | Effect.Effect<void>
 }
 
 /** Options of an upload. */
@@ -459,6 +465,10 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
               )
             }))
         )
+        if (options.onStarted !== undefined) {
+          const told = options.onStarted(started)
+          if (Effect.isEffect(told)) yield* told
+        }
         return yield* executions.wait(started.executionId, options)
       })
 

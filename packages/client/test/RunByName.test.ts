@@ -22,8 +22,16 @@ describe("run by app name, as `appexec run APP` does", () => {
       // An id is taken as it is, without a search.
       expect(yield* client.apps.resolve(served.greetingAppId)).toBe(served.greetingAppId)
 
-      const done = yield* client.run("PARSE", { text: "[3]" }, { interval: 0 })
+      // onStarted hears the started execution once, before the wait: its id, to follow it again.
+      const heard: Array<string> = []
+      const done = yield* client.run("PARSE", { text: "[3]" }, {
+        interval: 0,
+        onStarted: (started) => void heard.push(`${started.executionId} ${started.status}`),
+        onStatus: (execution) => void heard.push(execution.status)
+      })
       expect(done.status).toBe("completed")
+      expect(heard[0]).toBe(`${done.executionId} queued`)
+      expect(heard.slice(1)).not.toContain(expect.stringContaining(done.executionId))
       expect(Outputs.read(done, "Parsed")).toMatchObject({ kind: "json", value: [3] })
 
       // An exact match wins over matches in another case.

@@ -30,7 +30,7 @@ import * as Apps from "./internal/Apps.js"
 import * as ExecutionPages from "./internal/ExecutionPages.js"
 import type { ExecutionQuery } from "./internal/ExecutionPages.js"
 import * as Keys from "./internal/Keys.js"
-import type { CreatedKey, CredentialHeaders } from "./internal/Keys.js"
+import type { CreatedKey, CredentialHeaders, ListedKey } from "./internal/Keys.js"
 import * as LiveStreams from "./internal/LiveStreams.js"
 import type { Follower, LiveEvent } from "./internal/LiveStreams.js"
 import * as OperatorActions from "./internal/OperatorActions.js"
@@ -46,7 +46,13 @@ import type { WorkspaceRecord } from "./KeyStore.js"
 
 export { LIST_LIMIT } from "./internal/Apps.js"
 export { EXECUTION_LIST_LIMIT, type ExecutionQuery } from "./internal/ExecutionPages.js"
-export { type CreatedKey, type CredentialHeaders, KEY_CACHE_SIZE } from "./internal/Keys.js"
+export {
+  type CreatedKey,
+  type CredentialHeaders,
+  KEY_CACHE_SIZE,
+  KEY_USE_RESOLUTION,
+  type ListedKey
+} from "./internal/Keys.js"
 export type { Follower, LiveEvent } from "./internal/LiveStreams.js"
 export { type ExecutionFilter, OPERATOR_LIST_LIMIT } from "./internal/OperatorActions.js"
 export { isIdempotencyKey, MAX_WEBHOOK_URL_LENGTH, type StartError, type StartOptions } from "./internal/Starts.js"
@@ -183,8 +189,13 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
         readonly workspace: string
         readonly user?: string | undefined
       }) => Effect.Effect<CreatedKey, StorageError>
-      /** Revokes keys by id or hint; returns how many were revoked. */
-      readonly revoke: (idOrHint: string) => Effect.Effect<number, StorageError>
+      /**
+       * Revokes keys by id, by the whole key, or by hint: as listings and the console show it
+       * (`aex_Twbo…myLI`) or as stored (`aex_Twbo12`); returns how many were revoked.
+       */
+      readonly revoke: (idKeyOrHint: string) => Effect.Effect<number, StorageError>
+      /** The keys not revoked, oldest first, each with its hint as shown (`aex_Twbo…myLI`), workspace and user. */
+      readonly list: Effect.Effect<ReadonlyArray<ListedKey>, StorageError>
       /**
        * The principal of a request's credential (`x-api-key` or `Authorization: Bearer`). A key
        * is checked against the store's key revision as read after this call began, so that a
@@ -206,6 +217,8 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
     readonly workspaces: {
       /** Creates a workspace, or returns the one with that name. */
       readonly create: (name: string) => Effect.Effect<WorkspaceRecord, StorageError>
+      /** Every workspace, oldest first. */
+      readonly list: Effect.Effect<ReadonlyArray<WorkspaceRecord>, StorageError>
     }
     /** For operators: readiness, executions across workspaces, retention (docs/operations.md). */
     readonly operator: {
@@ -257,9 +270,9 @@ export const layer = Layer.scoped(
         logs: live.logs,
         await: waits.await
       },
-      keys: { create: keys.create, revoke: keys.revoke, authenticate: keys.authenticate },
+      keys: { create: keys.create, revoke: keys.revoke, list: keys.list, authenticate: keys.authenticate },
       uploads: { create: uploads.create },
-      workspaces: { create: keys.ensureWorkspace },
+      workspaces: { create: keys.ensureWorkspace, list: keys.listWorkspaces },
       operator: {
         ready: actions.ready,
         drain: actions.drain,

@@ -31,10 +31,33 @@ export const ApiKeyRecord = Schema.Struct({
   hash: Schema.String,
   /** The prefix and first characters of the key, to recognise it in listings. */
   hint: Schema.String,
+  /**
+   * The last characters of the key, shown after the hint (`aex_Twbo…myLI`); null for a key made
+   * before they were kept and not used since.
+   */
+  hintTail: Schema.NullOr(Schema.String),
   createdAt: Schema.Number,
-  revokedAt: Schema.NullOr(Schema.Number)
+  revokedAt: Schema.NullOr(Schema.Number),
+  /** When the key last authenticated a request, to the minute (`KeyStore.markUsed`); null when never. */
+  lastUsedAt: Schema.NullOr(Schema.Number)
 })
 export type ApiKeyRecord = typeof ApiKeyRecord.Type
+
+/** An active key as the operator lists it: its record, and the names of its workspace and user. */
+export const KeyListing = Schema.Struct({
+  key: ApiKeyRecord,
+  workspace: Schema.String,
+  user: Schema.String
+})
+export type KeyListing = typeof KeyListing.Type
+
+/** A use of a key: its id, when, and the last characters of the key (kept where unknown). */
+export const KeyUse = Schema.Struct({
+  apiKeyId: ApiKeyId,
+  at: Schema.Number,
+  hintTail: Schema.String
+})
+export type KeyUse = typeof KeyUse.Type
 
 /** Storage of workspaces, users and API keys. */
 export class KeyStore extends Context.Tag("@appexec/core/KeyStore")<
@@ -44,6 +67,8 @@ export class KeyStore extends Context.Tag("@appexec/core/KeyStore")<
     readonly ensureWorkspace: (workspace: WorkspaceRecord) => Effect.Effect<WorkspaceRecord, StorageError>
     /** The workspace with this name, if any. */
     readonly findWorkspace: (name: string) => Effect.Effect<Option.Option<WorkspaceRecord>, StorageError>
+    /** Every workspace, oldest first. */
+    readonly listWorkspaces: Effect.Effect<ReadonlyArray<WorkspaceRecord>, StorageError>
     /** Inserts a user; returns the existing one instead when the name is taken in that workspace. */
     readonly ensureUser: (user: UserRecord) => Effect.Effect<UserRecord, StorageError>
     /** Inserts an API key record. */
@@ -52,6 +77,13 @@ export class KeyStore extends Context.Tag("@appexec/core/KeyStore")<
     readonly findKeyByHash: (hash: string) => Effect.Effect<Option.Option<ApiKeyRecord>, StorageError>
     /** Revokes the unrevoked keys whose id or hint equals `idOrHint`; returns how many. */
     readonly revokeKey: (idOrHint: string, at: number) => Effect.Effect<number, StorageError>
+    /** The keys not revoked, with their workspace's and user's names, oldest first. */
+    readonly listKeys: Effect.Effect<ReadonlyArray<KeyListing>, StorageError>
+    /**
+     * Records uses of keys: `lastUsedAt` moves forward to `at` (never back), and a key whose
+     * `hintTail` is unknown gets the use's. Does not move the key revision: a key's validity is unchanged.
+     */
+    readonly markUsed: (uses: ReadonlyArray<KeyUse>) => Effect.Effect<void, StorageError>
     /**
      * A number that changes whenever a stored key changes (a revocation, by any process on the
      * same storage), read cheaply. A store that has one lets the facade keep authenticated keys

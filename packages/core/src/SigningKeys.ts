@@ -28,6 +28,15 @@ import * as SecretSealing from "./SecretSealing.js"
 import { type SigningKeyRecord, SigningKeyStore } from "./SigningKeyStore.js"
 import { inThread, WebhookSigner } from "./WebhookSigner.js"
 
+/**
+ * What an instance without a master key warns at start while signing keys are stored in the
+ * clear: the setting that seals them, and how to make a key.
+ */
+export const CLEAR_KEYS_WARNING =
+  "signing keys are stored in the clear: give a master key to seal them, 32 random bytes such as " +
+  "`openssl rand -base64 32` (`config.masterKey` of AppexecLayer.make, from SecretSealing.parseMasterKey; " +
+  "APPEXEC_MASTER_KEY for the appexec command)"
+
 export { fromPrivateJwk, PrivateJwk, publicJwk, publicKeyBytes, signHex, thumbprint } from "./internal/jwk.js"
 
 /** The signing keys of an instance. */
@@ -141,7 +150,7 @@ export const make = Effect.gen(function*() {
       const signing = currentOf(keys)
       if (sealer === undefined) {
         if (keys.some((k) => !SecretSealing.isSealed(k.secretKey))) {
-          yield* Effect.logWarning("signing keys are stored in the clear: configure a master key to seal them")
+          yield* Effect.logWarning(CLEAR_KEYS_WARNING)
         }
         if (signing !== undefined && SecretSealing.isSealed(signing.secretKey)) {
           return yield* new InvalidConfiguration({
@@ -189,6 +198,7 @@ export const make = Effect.gen(function*() {
         return yield* new StorageError({ operation: "signingKeys.generate", cause: "no key after insert" })
       }
       yield* Effect.logInfo(`signing key ${stored.kid} generated`)
+      if (sealer === undefined) yield* Effect.logWarning(CLEAR_KEYS_WARNING)
       return stored
     })
   )

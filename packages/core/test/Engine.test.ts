@@ -184,7 +184,7 @@ describe("engine", () => {
       )
       const done = yield* awaitAfter(started.executionId, 0)
       expect(done.status).toBe("failed")
-      expect(done.errorMessage).toBe("node 'json' (output.json) failed: the upstream text is not valid JSON")
+      expect(done.errorMessage).toBe("node \"Json\" ('json', output.json) failed: the upstream text is not valid JSON")
       expect(done.outputs).toEqual([
         { id: "text", label: "Text", type: "text", value: "not json", status: "completed", error: null },
         { id: "json", label: "Json", type: "json", value: null, status: "failed", error: done.errorMessage }

@@ -171,13 +171,13 @@ describe("live executions", () => {
       const running = yield* appexec.executions.get(principal, first.executionId)
       expect(running.status).toBe("running")
       expect(running.outputs.map((o) => [o.id, o.status, o.type, o.error])).toEqual([
-        ["fast", "failed", "text", "node 'shout' (test.fail) failed: no luck"],
+        ["fast", "failed", "text", "node \"Shout\" ('shout', test.fail) failed: no luck"],
         ["slow", "pending", "pending", null]
       ])
       yield* TestClock.adjust("10 seconds")
       const ended = yield* appexec.executions.get(principal, first.executionId)
       expect(ended.status).toBe("failed")
-      expect(ended.errorMessage).toBe("node 'shout' (test.fail) failed: no luck")
+      expect(ended.errorMessage).toBe("node \"Shout\" ('shout', test.fail) failed: no luck")
       expect(ended.outputs.map((o) => [o.id, o.status, o.value])).toEqual([
         ["fast", "failed", null],
         ["slow", "completed", "hi"]

@@ -1,7 +1,7 @@
 import { AppexecConfig, IdGenerator, SigningKeys, SigningKeyStore, WebhookSignature } from "@appexec/core"
 import { MemorySigningKeyStore, SeededIds } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, TestClock } from "effect"
+import { Effect, Layer, Logger, LogLevel, TestClock } from "effect"
 import { createHash, createPublicKey, generateKeyPairSync, verify } from "node:crypto"
 
 const DAY = 24 * 60 * 60_000
@@ -34,6 +34,23 @@ describe("signing keys", () => {
       expect(stored.map((k) => k.kid)).toEqual([jwk.kid])
       const second = yield* keySet.pipe(Effect.provide(keysOver(store)))
       expect(second).toEqual(first)
+    }))
+
+  it.effect("without a master key, a key generated or found in the clear is warned of, naming the setting and how to make one", () =>
+    Effect.gen(function*() {
+      const warnings: Array<string> = []
+      const capture = Logger.replace(
+        Logger.defaultLogger,
+        Logger.make(({ logLevel, message }) => {
+          if (logLevel === LogLevel.Warning) warnings.push(String(Array.isArray(message) ? message.join(" ") : message))
+        })
+      )
+      const store = Layer.succeed(SigningKeyStore.SigningKeyStore, yield* MemorySigningKeyStore.make)
+      yield* keySet.pipe(Effect.provide(keysOver(store)), Effect.provide(capture))
+      yield* keySet.pipe(Effect.provide(keysOver(store)), Effect.provide(capture))
+      expect(warnings).toEqual([SigningKeys.CLEAR_KEYS_WARNING, SigningKeys.CLEAR_KEYS_WARNING])
+      expect(SigningKeys.CLEAR_KEYS_WARNING).toMatch(/config\.masterKey.*APPEXEC_MASTER_KEY/)
+      expect(SigningKeys.CLEAR_KEYS_WARNING).toContain("openssl rand -base64 32")
     }))
 
   it.effect("signatures verify with node:crypto against the published JWK", () =>

@@ -4,8 +4,9 @@
  * (`X-Request-Id`), the `/v1` rate limit counted per client IP before authentication with its
  * `RateLimit-*` headers, the API key check (401 with `WWW-Authenticate: Bearer`), the error body
  * for every failure (404 and 405 for paths and methods outside the API, 500 with the request id
- * for what the server did wrong, logged with it), one structured log line per request, and
- * mounting under a base path. Beside `/v1` it answers the signed media URLs of executions at
+ * for what the server did wrong, logged with it), one structured log line per request (at
+ * level Debug; Info for a 5xx or a slow answer: `internal/RequestLog`), and mounting under a base
+ * path. Beside `/v1` it answers the signed media URLs of executions at
  * `<base path>/media/…` (see `MediaRoute`), without key or rate limit, and when asked the console
  * at `<base path>/console` (see `ConsoleRoute`).
  *
@@ -16,12 +17,13 @@
  * limited once, when its headers are made.
  */
 import { Appexec, type Errors, RateLimiter, RateLimitStore, type SigningKeys } from "@appexec/core"
-import { AppexecMetrics, LogLines, RevisionMemo, TraceContext } from "@appexec/core"
-import { Cause, type Clock, Effect, Exit, HashMap, type Layer, ManagedRuntime, Option, Runtime, Scope } from "effect"
+import { AppexecMetrics, RevisionMemo, TraceContext } from "@appexec/core"
+import { Cause, type Duration, Effect, Exit, type Layer, ManagedRuntime, Option, type Runtime, Scope } from "effect"
 import * as ConsoleRoute from "./ConsoleRoute.js"
 import * as Endpoints from "./internal/Endpoints.js"
 import * as ErrorAnswers from "./internal/ErrorAnswers.js"
 import { type ServerRequest, type ServerResponse, withHeaders } from "./internal/Exchange.js"
+import * as RequestLog from "./internal/RequestLog.js"
 import * as Routes from "./internal/Routes.js"
 import * as MediaRoute from "./MediaRoute.js"
 import * as OperatorRoutes from "./OperatorRoutes.js"
@@ -35,8 +37,16 @@ export interface Options extends Endpoints.Options {
   readonly basePath?: string
   /** The `/v1` rate limit (default 100 requests per minute per client IP). */
   readonly rateLimit?: RateLimit.RateLimitOptions
-  /** Log one line per request (default true). */
+  /**
+   * Log one line per request (default true): at level Debug, so that a server at the usual level
+   * Info stays quiet, and at Info when the answer is a 5xx or took `slowRequest` or longer.
+   */
   readonly logRequests?: boolean
+  /**
+   * From how long a request's line is logged at Info (default 1 second). A long poll
+   * (`Prefer: wait=N`) is slow only past its N seconds and this.
+   */
+  readonly slowRequest?: Duration.DurationInput
   /**
    * Answer signed media URLs at `<basePath>/media/…` (default true). Takes effect when the
    * context holds `MediaUrls` and a `BlobStore`, as it does wherever the built-in nodes run;
@@ -90,38 +100,6 @@ const queryOf = (search: string): Record<string, string | ReadonlyArray<string>>
 const unauthorizedHeaders = { "www-authenticate": "Bearer realm=\"appexec\"" }
 
 /**
- * How long request lines gather before they are logged together: one fiber, one logger pass and
- * (with the `appexec` command's logger) one write for all the requests of the moment, instead
- * of one each.
- */
-const REQUEST_LOG_DELAY_MS = 25
-
-/** One request's log line, written after its answer. */
-interface RequestLine {
-  readonly requestId: string
-  readonly method: string
-  readonly path: string
-  readonly route: string
-  readonly status: number
-  readonly ms: number
-}
-
-const messageOf = (line: RequestLine) => `${line.method} ${line.path} ${line.status} ${line.ms}ms`
-
-const annotationsOf = (line: RequestLine) =>
-  HashMap.make(
-    ["requestId", line.requestId],
-    ["method", line.method],
-    ["route", line.route],
-    ["status", line.status],
-    ["ms", line.ms]
-  )
-
-/** Request lines, each with its fields as annotations (core's `LogLines`: no fiber-local annotations a line). */
-const logLines = (lines: ReadonlyArray<RequestLine>, clock: Clock.Clock) =>
-  LogLines.info(lines.map((line) => ({ message: messageOf(line), annotations: annotationsOf(line) })), clock)
-
-/**
  * The HTTP app over the services of the context. Scoped: it serves while the scope is open.
  *
  * Every request runs as one short fiber on the runtime the app was made in, through plain
@@ -156,30 +134,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       : yield* OperatorRoutes.make(basePath, consoleRoute === undefined ? "/docs" : ConsoleRoute.PATH)
     const runtime = yield* Effect.runtime<never>()
     const clock = yield* Effect.clock
-
-    // Request lines wait here (at most `REQUEST_LOG_DELAY_MS`), then go out together.
-    let pending: Array<RequestLine> = []
-    let flushing: ReturnType<typeof setTimeout> | undefined
-    const runLog = Runtime.runFork(runtime)
-    const flush = () => {
-      flushing = undefined
-      const lines = pending
-      pending = []
-      runLog(logLines(lines, clock))
-    }
-    yield* Effect.addFinalizer(() =>
-      Effect.suspend(() => {
-        if (flushing !== undefined) clearTimeout(flushing)
-        flushing = undefined
-        const lines = pending
-        pending = []
-        return logLines(lines, clock)
-      })
-    )
-    const queueLine = (line: RequestLine) => {
-      pending.push(line)
-      if (flushing === undefined) flushing = setTimeout(flush, REQUEST_LOG_DELAY_MS)
-    }
+    const requestLog = yield* RequestLog.make(options.slowRequest)
 
     const failedWithStorage = (requestId: string) => (error: Errors.StorageError) =>
       Effect.logError("request failed: storage", error).pipe(
@@ -351,18 +306,18 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
         body: response.body
       }
       if (!logRequests) return Effect.succeed(answer)
-      const line: RequestLine = {
-        requestId,
-        method: request.method,
-        path: splitUrl(request.url).path,
-        route,
-        status: response.status,
-        ms: clock.unsafeCurrentTimeMillis() - startedAt
-      }
-      // What the server did wrong is logged at once, beside its error.
-      if (response.status >= 500) return Effect.as(logLines([line], clock), answer)
-      queueLine(line)
-      return Effect.succeed(answer)
+      return Effect.as(
+        requestLog.record({
+          requestId,
+          method: request.method,
+          path: splitUrl(request.url).path,
+          route,
+          status: response.status,
+          ms: clock.unsafeCurrentTimeMillis() - startedAt,
+          prefer: request.headers["prefer"]
+        }),
+        answer
+      )
     }
 
     const handle = (request: ServerRequest): Effect.Effect<ServerResponse> => {

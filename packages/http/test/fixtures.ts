@@ -56,12 +56,12 @@ export const privateApp = { ...echoApp, name: "Private echo", description: "Only
 /** The base URL of the test server. */
 export class TestServer extends Context.Tag("@appexec/http/test/TestServer")<TestServer, { readonly url: string }>() {}
 
-/** The server over the instance from the context: `NodeListener.serve(options)` on 127.0.0.1, port 0. */
-export const serverLayer = (options: NodeListener.ServeOptions = {}) =>
-  Layer.scoped(TestServer, NodeListener.serve(options)).pipe(
-    // The harness logs warnings only; the server's request lines are information.
-    Layer.provide(Logger.minimumLogLevel(LogLevel.Info))
-  )
+/**
+ * The server over the instance from the context: `NodeListener.serve(options)` on 127.0.0.1, port
+ * 0, logging from `level` (default Info: the harness logs warnings only).
+ */
+export const serverLayer = (options: NodeListener.ServeOptions = {}, level: LogLevel.LogLevel = LogLevel.Info) =>
+  Layer.scoped(TestServer, NodeListener.serve(options)).pipe(Layer.provide(Logger.minimumLogLevel(level)))
 
 /** A client whose relative URLs go to the test server. */
 export const clientLayer = Layer.effect(
@@ -74,17 +74,19 @@ export const clientLayer = Layer.effect(
 
 /**
  * The whole stack for one test: a fresh instance (memory, seeded ids, worker), the signing
- * keys, the server and the client. `instance` may replace services of the instance (to inject faults).
+ * keys, the server and the client. `instance` may replace services of the instance (to inject faults);
+ * the server logs from `level`.
  */
 export const stack = (
   options: NodeListener.ServeOptions = {},
   instance: Layer.Layer<Appexec.Appexec, never, Layer.Layer.Success<ReturnType<typeof TestHarness.layer>>> = Layer
-    .empty as never
+    .empty as never,
+  level: LogLevel.LogLevel = LogLevel.Info
 ) => {
   const harness = TestHarness.layer()
   const overridden = Layer.provideMerge(instance, harness)
   return clientLayer.pipe(
-    Layer.provideMerge(serverLayer(options)),
+    Layer.provideMerge(serverLayer(options, level)),
     Layer.provideMerge(SigningKeysTest),
     Layer.provideMerge(overridden)
   )

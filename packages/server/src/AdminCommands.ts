@@ -1,6 +1,6 @@
 /**
- * The admin commands of `appexec` (docs/cli.md): workspaces, keys, apps, executions, the signing
- * key and `prune`. Each runs against the same database as `serve` (SQLite under `--data`, or
+ * The admin commands of `appexec` (docs/cli.md): apps, executions, the signing key and `prune`
+ * (workspaces and keys are `KeyCommands`). Each runs against the same database as `serve` (SQLite under `--data`, or
  * PostgreSQL with `--database`), also while it runs, with no worker, and prints only its result
  * on stdout.
  */
@@ -13,6 +13,7 @@ import type * as Database from "./Database.js"
 import * as Instance from "./Instance.js"
 import * as SharedFlags from "./internal/SharedFlags.js"
 import * as MediaStorage from "./MediaStorage.js"
+import * as WatchCommand from "./WatchCommand.js"
 
 const { data, database } = SharedFlags
 
@@ -22,66 +23,23 @@ export class CommandFailed extends Schema.TaggedError<CommandFailed>()("CommandF
 }) {}
 
 /** Runs an admin action on the instance of `dataDir` or `database`, without a worker. */
-const admin = <A, E>(dataDir: string, database: Database.Database, action: Effect.Effect<A, E, Appexec.Appexec>) =>
-  action.pipe(Effect.provide(Instance.layer({ dataDir, database, background: false })))
-
-const workspacesCreate = Command.make(
-  "create",
-  { data, database, name: Args.text({ name: "NAME" }) },
-  ({ data, database, name }) =>
-    admin(
-      data,
-      database,
-      Effect.flatMap(Appexec.Appexec, (a) => a.workspaces.create(name)).pipe(
-        Effect.flatMap((w) => Console.log(w.workspaceId))
-      )
-    )
-).pipe(Command.withDescription("Create a workspace (or find it by name); prints its id"))
-
-const keysCreate = Command.make(
-  "create",
-  {
-    data,
-    database,
-    workspace: Options.text("workspace").pipe(Options.withDescription("Workspace name (created when missing)")),
-    user: Options.text("user").pipe(
-      Options.withDescription("User name (created when missing)"),
-      Options.withDefault("default")
-    )
-  },
-  ({ data, database, workspace, user }) =>
-    admin(
-      data,
-      database,
-      Effect.flatMap(Appexec.Appexec, (a) => a.keys.create({ workspace, user })).pipe(
-        Effect.flatMap((k) => Console.log(k.key))
-      )
-    )
-).pipe(Command.withDescription("Create an API key; prints only the key"))
-
-const keysRevoke = Command.make(
-  "revoke",
-  { data, database, key: Args.text({ name: "KEY_PREFIX_OR_ID" }) },
-  ({ data, database, key }) =>
-    admin(
-      data,
-      database,
-      Effect.gen(function*() {
-        const revoked = yield* (yield* Appexec.Appexec).keys.revoke(key)
-        if (revoked === 0) return yield* new CommandFailed({ message: `No active key has the id or prefix '${key}'.` })
-        yield* Console.log(`revoked ${revoked}`)
-      })
-    )
-).pipe(Command.withDescription("Revoke a key by its id or its prefix (the prefix and first 6 characters)"))
+export const admin = <A, E>(
+  dataDir: string,
+  database: Database.Database,
+  action: Effect.Effect<A, E, Appexec.Appexec>
+) => action.pipe(Effect.provide(Instance.layer({ dataDir, database, background: false })))
 
 const appsImport = Command.make(
   "import",
   {
     data,
     database,
-    file: Args.file({ name: "FILE.json", exists: "yes" }),
+    file: Args.file({ name: "FILE.json", exists: "yes" }).pipe(
+      Args.withDescription("An app definition (docs/apps.md), such as those in packages/server/apps")
+    ),
     workspace: Options.text("workspace").pipe(
-      Options.withDescription("Import as a private app of this workspace"),
+      Options.withPseudoName("NAME"),
+      Options.withDescription("Import as a private app of this workspace (by name; created when missing)"),
       Options.optional
     ),
     public: Options.boolean("public").pipe(Options.withDescription("Import as a public app"))
@@ -105,6 +63,13 @@ const appsImport = Command.make(
           catch: (e) =>
             new CommandFailed({ message: `${file} is not valid JSON: ${e instanceof Error ? e.message : String(e)}` })
         })
+        if (!isPublic && Option.isNone(workspace) && !markedPublic(definition)) {
+          return yield* new CommandFailed({
+            message: `${file} is a private app (its definition has no "public": true): import it for a workspace ` +
+              `with --workspace NAME (\`appexec workspaces list\` names them; "default" is the one serve made), ` +
+              `or for every workspace with --public.`
+          })
+        }
         const owner = isPublic
           ? { public: true as const }
           : Option.isSome(workspace)
@@ -121,16 +86,29 @@ const appsList = Command.make("list", { data, database }, ({ data, database }) =
     data,
     database,
     Effect.gen(function*() {
-      const all = yield* (yield* Appexec.Appexec).apps.listAll
+      const appexec = yield* Appexec.Appexec
+      const all = yield* appexec.apps.listAll
+      const names = new Map((yield* appexec.workspaces.list).map((w) => [w.workspaceId as string, w.name]))
       for (const app of all) {
-        yield* Console.log(`${app.appId}\t${app.isPublic ? "public" : `workspace ${app.workspaceId}`}\t${app.name}`)
+        const owner = app.isPublic || app.workspaceId === null
+          ? "public"
+          : `workspace ${names.get(app.workspaceId) ?? app.workspaceId}`
+        yield* Console.log(`${app.appId}\t${owner}\t${app.name}`)
       }
     })
-  )).pipe(Command.withDescription("List every app: id, owner, name"))
+  )).pipe(Command.withDescription("List every app: id, owner (public, or workspace NAME), name (tab-separated)"))
+
+/** Whether an app definition says `"public": true` (the import checks the rest). */
+const markedPublic = (definition: unknown): boolean =>
+  typeof definition === "object" && definition !== null && "public" in definition && definition.public === true
 
 const executionsCancel = Command.make(
   "cancel",
-  { data, database, executionId: Args.text({ name: "EXECUTION_ID" }) },
+  {
+    data,
+    database,
+    executionId: Args.text({ name: "EXECUTION_ID" }).pipe(Args.withDescription("The execution's id"))
+  },
   ({ data, database, executionId }) =>
     admin(
       data,
@@ -241,20 +219,20 @@ export const prune = Command.make(
   )
 )
 
-/** `appexec workspaces …`. */
-export const workspaces = Command.make("workspaces").pipe(Command.withSubcommands([workspacesCreate]))
-
-/** `appexec keys …`. */
-export const keys = Command.make("keys").pipe(Command.withSubcommands([keysCreate, keysRevoke]))
-
 /** `appexec apps …`. */
-export const apps = Command.make("apps").pipe(Command.withSubcommands([appsImport, appsList]))
+export const apps = Command.make("apps").pipe(
+  Command.withDescription("Apps: import a definition, list every app"),
+  Command.withSubcommands([appsImport, appsList])
+)
 
 /** `appexec executions …`. */
 export const executions = Command.make("executions").pipe(
-  Command.withDescription("Executions, for operators"),
-  Command.withSubcommands([executionsList, executionsCancel])
+  Command.withDescription("Executions: list and cancel them (operators), watch one through the HTTP API"),
+  Command.withSubcommands([executionsList, executionsCancel, WatchCommand.watchCommand])
 )
 
 /** `appexec signing-key …`. */
-export const signingKey = Command.make("signing-key").pipe(Command.withSubcommands([signingKeyRotate]))
+export const signingKey = Command.make("signing-key").pipe(
+  Command.withDescription("The key that signs webhooks"),
+  Command.withSubcommands([signingKeyRotate])
+)

@@ -7,6 +7,7 @@
  */
 import { Command } from "@effect/cli"
 import * as AdminCommands from "./AdminCommands.js"
+import * as KeyCommands from "./KeyCommands.js"
 import { runCommand } from "./RunCommand.js"
 import * as SecretCommands from "./SecretCommands.js"
 import { serveCommand } from "./ServeCommand.js"
@@ -18,8 +19,8 @@ export const command = Command.make("appexec").pipe(
   Command.withSubcommands([
     serveCommand,
     workerCommand,
-    AdminCommands.workspaces,
-    AdminCommands.keys,
+    KeyCommands.workspaces,
+    KeyCommands.keys,
     AdminCommands.apps,
     AdminCommands.executions,
     AdminCommands.signingKey,

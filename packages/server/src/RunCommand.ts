@@ -1,38 +1,29 @@
 /**
  * `appexec run APP --input name=value … [--webhook URL] [--base-url URL] [--key KEY]`: runs an
  * app on an appexec service through `@appexec/client`, as an API consumer would. It reads the
- * app's parameters (APP is an app id or an exact app name), uploads the local files given to its
- * URL parameters as `name=@FILE` (`POST /v1/uploads`), checks the inputs against them,
- * starts one execution and follows it (its event stream, or polling on a server without one),
- * showing on stderr its status, queue position, the nodes' progress and their log lines
- * (`internal/LiveDisplay`: redrawn in place on a terminal, plain lines elsewhere), then prints
- * every output on stdout (text values, media URLs). A failed execution exits non-zero with its
- * error message; wrong inputs list the app's parameters.
+ * app's parameters (APP is an app id or an exact app name; an unknown name is answered with the
+ * closest ones), uploads the local files given to its URL parameters as `name=@FILE`
+ * (`POST /v1/uploads`), checks the inputs against them, starts one execution, says its id, and
+ * follows it (`internal/Follower`: its event stream, or polling on a server without one), showing
+ * on stderr its status, queue position, the nodes' progress and their log lines, then prints every
+ * output on stdout (text values, media URLs). A failed execution exits non-zero with its error
+ * message; wrong inputs list the app's parameters under its name. Stopped (Ctrl-C) while it
+ * follows, it says how to follow the execution again (`appexec executions watch ID`).
  */
 import type { App } from "@appexec/api"
-import { AppexecClient, ClientError, type EventStream, Outputs, type Polling } from "@appexec/client"
+import { type AppexecClient, ClientError, type Polling } from "@appexec/client"
 import { MediaType } from "@appexec/core"
 import { Args, Command, Options } from "@effect/cli"
-import { Clock, Config, Console, Effect, Fiber, Option, Redacted, Schema, SynchronizedRef } from "effect"
+import { Console, Effect, Option } from "effect"
 import { readFile } from "node:fs/promises"
-import * as LiveDisplay from "./internal/LiveDisplay.js"
+import * as ApiAccess from "./internal/ApiAccess.js"
+import { RunUsageError } from "./internal/ApiAccess.js"
+import * as AppNames from "./internal/AppNames.js"
+import * as Follower from "./internal/Follower.js"
 
+export { noKeyMessage, RunUsageError } from "./internal/ApiAccess.js"
+export { RunFailed } from "./internal/Follower.js"
 export { formatElapsed } from "./internal/LiveDisplay.js"
-
-/** The execution ended `failed`; the message is its `errorMessage`. */
-export class RunFailed extends Schema.TaggedError<RunFailed>()("RunFailed", {
-  executionId: Schema.String,
-  message: Schema.String
-}) {}
-
-/** An `--input` that is not `name=value`, no API key, or inputs the app refuses (with what it takes). (An APP that names no app, or several, is the client's `AppNameError`.) */
-export class RunUsageError extends Schema.TaggedError<RunUsageError>()("RunUsageError", {
-  message: Schema.String
-}) {}
-
-/** What `run` says when it has no API key. */
-export const noKeyMessage =
-  "No API key: set APPEXEC_API_KEY or pass --key (the key `appexec serve` printed, or one from `appexec keys create`)."
 
 /** Parses repeated `name=value` pairs; the value runs from the first `=` to the end (URLs keep their queries). */
 export const parseInputs = (pairs: ReadonlyArray<string>): Effect.Effect<Record<string, string>, RunUsageError> =>
@@ -110,104 +101,92 @@ export interface RunCommandOptions {
   readonly live?: boolean
 }
 
+/**
+ * What `run` says of positional `name=value` arguments, which are inputs given without `--input`:
+ * the command line as it should have been.
+ */
+export const positionalInputsMessage = (app: string, positional: ReadonlyArray<string>): string => {
+  const quoted = (text: string) => (/^[\w@.,:/=+-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`)
+  return `Inputs go after --input (or -i): appexec run ${quoted(app)} ${
+    positional.map((pair) => `--input ${quoted(pair)}`).join(" ")
+  }`
+}
+
 /** The `run` command, to add to the `appexec` command's subcommands. */
 export const make = (options: RunCommandOptions = {}) =>
   Command.make(
     "run",
     {
-      app: Args.text({ name: "APP" }).pipe(Args.withDescription("The app's id, or its exact name")),
+      app: Args.text({ name: "APP" }).pipe(
+        Args.withDescription("The app's name (as GET /v1/apps lists it; any case) or its id")
+      ),
+      // Only to say what to do with inputs given without --input.
+      positional: Args.text({ name: "name=value" }).pipe(
+        Args.withDescription("Not taken: give inputs with --input name=value"),
+        Args.repeated
+      ),
       input: Options.text("input").pipe(
         Options.withAlias("i"),
+        Options.withPseudoName("name=value"),
         Options.withDescription(
           "An input as name=value (repeat for each parameter); name=@FILE uploads a local file for a URL parameter"
         ),
         Options.repeated
       ),
       webhook: Options.text("webhook").pipe(
+        Options.withPseudoName("URL"),
         Options.withDescription("An http(s) URL that also receives the signed result"),
         Options.optional
       ),
-      baseUrl: Options.text("base-url").pipe(
-        Options.withDescription("Where the service answers, without /v1"),
-        Options.withFallbackConfig(Config.string("APPEXEC_BASE_URL")),
-        Options.withDefault("http://127.0.0.1:8080")
-      ),
-      key: Options.redacted("key").pipe(
-        Options.withDescription("A workspace API key (or APPEXEC_API_KEY)"),
-        Options.withFallbackConfig(Config.redacted("APPEXEC_API_KEY")),
-        // Missing from both, it is this command's own error, which names both.
-        Options.optional
-      )
+      baseUrl: ApiAccess.baseUrl,
+      key: ApiAccess.key
     },
-    ({ app, input, webhook, baseUrl, key }) =>
-      Effect.gen(function*() {
+    ({ app, positional, input, webhook, baseUrl, key }) =>
+      Effect.scoped(Effect.gen(function*() {
+        if (positional.length > 0) {
+          return yield* new RunUsageError({ message: positionalInputsMessage(app, positional) })
+        }
         const inputs = yield* parseInputs(input)
-        if (Option.isNone(key)) return yield* new RunUsageError({ message: noKeyMessage })
-        const client = yield* AppexecClient.make({ baseUrl, apiKey: Redacted.value(key.value) })
-        const appId = yield* client.apps.resolve(app)
+        const clients = yield* ApiAccess.clients(baseUrl, key)
+        const { client } = clients
+        const detail = yield* ApiAccess.firstRequest(
+          baseUrl,
+          clients,
+          (c) => Effect.flatMap(c.apps.resolve(app), (appId) => c.apps.get(appId))
+        ).pipe(
+          Effect.catchIf(
+            (error) => error instanceof ClientError.AppNameError && error.reason === "unknown",
+            () =>
+              Effect.flatMap(
+                client.apps.list({ limit: 100 }),
+                (known) => new RunUsageError({ message: AppNames.unknownMessage(app, known) })
+              )
+          )
+        )
         const resolvedInputs = Object.values(inputs).some((value) => value.startsWith("@"))
-          ? yield* Effect.flatMap(client.apps.get(appId), (detail) => uploadFiles(client, detail.parameters, inputs))
+          ? yield* uploadFiles(client, detail.parameters, inputs)
           : inputs
-        const tty = options.live ?? process.stderr.isTTY === true
-        // A terminal that does not tell its width (0, as some pseudo-terminals do) is taken as 80 columns.
-        const columns = process.stderr.columns ?? 0
-        const mode: LiveDisplay.Mode = { tty, columns: columns > 0 ? columns : 80 }
-        const startedAt = yield* Clock.currentTimeMillis
-        const display = yield* SynchronizedRef.make(LiveDisplay.initial)
-
-        /** Tells the display, and writes what it prints (in a pipe, line by line through the console). */
-        const show = (event: LiveDisplay.Event) =>
-          SynchronizedRef.updateEffect(display, (state) =>
-            Effect.gen(function*() {
-              const elapsed = (yield* Clock.currentTimeMillis) - startedAt
-              const [next, text] = LiveDisplay.step(mode, state, event, elapsed)
-              if (tty) yield* Effect.sync(() => process.stderr.write(text))
-              else yield* Effect.forEach(text.split("\n").slice(0, -1), (line) => Console.error(line))
-              return next
-            }))
-        const ticker = tty
-          ? yield* Effect.fork(Effect.forever(Effect.zipRight(show({ _tag: "Tick" }), Effect.sleep("1 second"))))
-          : undefined
-
-        const onEvent = (event: EventStream.LiveEvent) =>
-          event.event === "progress"
-            ? show({ _tag: "Progress", progress: event.data })
-            : event.event === "log"
-            ? show({ _tag: "Log", line: event.data })
-            : Effect.void
-
-        const done = yield* client
-          .run(appId, resolvedInputs, {
-            onStatus: (execution) => show({ _tag: "Status", execution }),
-            onEvent,
+        const follower = yield* Follower.make({ live: options.live })
+        const done = yield* follower.around(
+          client.run(detail.appId, resolvedInputs, {
+            onStarted: (started) => follower.following(started.executionId, `execution ${started.executionId} started`),
+            onStatus: follower.onStatus,
+            onEvent: follower.onEvent,
             ...(Option.isSome(webhook) ? { webhook: webhook.value } : {}),
             ...(options.interval === undefined ? {} : { interval: options.interval })
           })
-          .pipe(
-            Effect.ensuring(ticker === undefined ? Effect.void : Fiber.interrupt(ticker)),
-            // Wrong inputs: the message and what the app takes, as one error the command reports once.
-            Effect.catchIf(
-              (error) => error instanceof ClientError.InvalidInputsError,
-              (error) =>
-                new RunUsageError({
-                  message: [error.message, `App ${appId} takes:`, ...describeParameters(error.parameters)].join("\n")
-                })
-            )
+        ).pipe(
+          // Wrong inputs: the message and what the app takes, as one error the command reports once.
+          Effect.catchIf(
+            (error) => error instanceof ClientError.InvalidInputsError,
+            (error) =>
+              new RunUsageError({
+                message: [error.message, `${detail.name} takes:`, ...describeParameters(error.parameters)].join("\n")
+              })
           )
-
-        yield* Console.error(
-          `${done.status} in ${
-            LiveDisplay.formatElapsed((yield* Clock.currentTimeMillis) - startedAt)
-          } (execution ${done.executionId})`
         )
-        for (const view of Outputs.all(done)) yield* Console.log(Outputs.describe(view))
-        if (done.status === "failed") {
-          return yield* new RunFailed({
-            executionId: done.executionId,
-            message: done.errorMessage ?? "The execution failed."
-          })
-        }
-      })
+        yield* follower.finish(done)
+      }))
   ).pipe(Command.withDescription("Run an app through the HTTP API and print its outputs"))
 
 /** `appexec run` with the defaults: the event stream (else polling every 3–5 s), redrawn in place on a terminal. */

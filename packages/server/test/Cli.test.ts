@@ -129,9 +129,8 @@ describe("appexec command", () => {
             logLevel: "INFO",
             annotations: { executionId, appId, status: "queued" }
           })
-          expect(serve.output.stderr).toMatch(
-            /"message":"POST \/v1\/apps\/[0-9a-f-]{36}\/executions 202 \d+ms".*"requestId":"[0-9a-f-]{36}"/
-          )
+          // Request lines are at DEBUG: the default level (INFO) leaves them out, so the printed key stays in view.
+          expect(serve.output.stderr).not.toMatch(/"message":"(GET|POST) \/v1\//)
           const done = yield* request(`${baseUrl}/v1/executions/${executionId}`, { headers: { "x-api-key": team } })
           expect(done.body.data.outputs[0].value).toBe("Hello Ann, in a warm tone.")
 

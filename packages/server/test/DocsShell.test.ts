@@ -26,8 +26,14 @@ const shellBlocks = (markdown: string) =>
     code: m[2]!
   }))
 
+/** The example folders (`examples/*`), each of which has a README. */
+const examples = readdirSync(join(root, "examples"), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) =>
+  `examples/${d.name}`
+)
+
 const pages = [
   ...readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`),
+  ...examples.map((dir) => `${dir}/README.md`).filter((f) => existsSync(join(root, f))),
   ...readdirSync(join(root, "packages")).map((p) => `packages/${p}/README.md`).filter((f) => {
     try {
       readFileSync(join(root, f))
@@ -52,6 +58,20 @@ describe("the documentation's shell blocks", () => {
         const parsed = spawnSync("bash", ["-n"], { input: block.code, encoding: "utf8" })
         expect(parsed.stderr, `${page}:\n${block.code}`).toBe("")
       }
+    }
+  })
+
+  it("every example folder has a README that says what it shows, how to run it and what it prints", () => {
+    expect(examples.length).toBeGreaterThanOrEqual(4)
+    for (const dir of examples) {
+      const readme = join(root, dir, "README.md")
+      expect(existsSync(readme), `${dir} has no README.md`).toBe(true)
+      const text = readFileSync(readme, "utf8")
+      expect(text, dir).toMatch(/^# /)
+      expect(text, dir).toMatch(/^## Run it$/m)
+      // The command that runs it, and what it prints.
+      expect(text, dir).toMatch(/```sh fragment\n[^`]*node examples\//)
+      expect(text, dir).toMatch(/prints/)
     }
   })
 

@@ -104,6 +104,18 @@ describe("the live display of appexec run", () => {
     ])
   })
 
+  it("a note of the command (the execution's id) is a line of its own: in a pipe, and above the block on a terminal", () => {
+    const note: LiveDisplay.Event = { _tag: "Note", text: "execution 6f1c1d7e-2b1a-4c3e-9a55-1f2e3d4c5b6a started" }
+    expect(LiveDisplay.render({ tty: false, columns: 80 }, [[note, 0], [status("queued", 0), 0]])).toBe(
+      "execution 6f1c1d7e-2b1a-4c3e-9a55-1f2e3d4c5b6a started\nqueued · 0 ahead · 0s\n"
+    )
+    const text = LiveDisplay.render({ tty: true, columns: 80 }, [[status("queued", 1), 0], [note, 0], [
+      status("running"),
+      1_000
+    ]])
+    expect(onScreen(text)).toEqual(["execution 6f1c1d7e-2b1a-4c3e-9a55-1f2e3d4c5b6a started", "running · 1s"])
+  })
+
   it("on a terminal: lines are cut to the terminal's width, so that each takes one row", () => {
     const [, text] = LiveDisplay.step(
       { tty: true, columns: 20 },

@@ -65,7 +65,7 @@ describe("the appexec command as a process", () => {
       const failing = yield* appexec("keys", "revoke", "aex_nope", "--data", dataDir)
       expect(failing.code).toBe(1)
       expect(failing.stdout).toBe("")
-      expect(occurrences(failing.stderr, "No active key has the id or prefix 'aex_nope'")).toBe(1)
+      expect(occurrences(failing.stderr, "No active key has the hint, id or value 'aex_nope'")).toBe(1)
     }).pipe(Effect.scoped), 30_000)
 
   it.live(

@@ -5,6 +5,9 @@ import { Command } from "@effect/cli"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, ConfigProvider, type Console, Effect, Exit, Fiber, Option, TestClock } from "effect"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import * as AppNames from "../src/internal/AppNames.js"
 import * as RunCommand from "../src/RunCommand.js"
 
 const parseApp = {
@@ -94,7 +97,9 @@ describe("appexec run", () => {
       ])
       expect(Exit.isSuccess(exit)).toBe(true)
       expect(out).toEqual(["Parsed (json): {\"a\":\"b=c\"}"])
-      expect(err.at(-1)).toMatch(/^completed in 0s \(execution [0-9a-f-]{36}\)$/)
+      const [, executionId] = /^completed in 0s \(execution ([0-9a-f-]{36})\)$/.exec(err.at(-1)!)!
+      // The id is said as soon as the execution is started, before its first status.
+      expect(err[0]).toBe(`execution ${executionId} started`)
     }).pipe(Effect.provide(TestHarness.layer())))
 
   it.scoped("shows running as soon as the execution runs, not when it ends", () =>
@@ -159,11 +164,77 @@ describe("appexec run", () => {
       expect(Option.getOrThrow(error)).toMatchObject({
         _tag: "RunUsageError",
         message: expect.stringMatching(
-          /'txt' is not a parameter of this app[^]*\n {2}--input text=… {2}text \(required\)$/
+          /'txt' is not a parameter of this app[^]*\nParse takes:\n {2}--input text=… {2}text \(required\)$/
         )
       })
       expect(err.join("\n")).not.toContain("'txt' is not a parameter")
     }).pipe(Effect.provide(TestHarness.layer())))
+
+  it.scoped("answers an unknown app name with the closest names and appexec apps list", () =>
+    Effect.gen(function*() {
+      const { baseUrl, key } = yield* served
+      const { exit, out } = yield* runCli(["Pars", "--input", "text=x", "--base-url", baseUrl, "--key", key])
+      const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+      expect(Option.getOrThrow(error)).toMatchObject({
+        _tag: "RunUsageError",
+        message: "No app is named 'Pars'. Did you mean \"Parse\"? `appexec apps list` lists every app of the " +
+          "instance (run where serve runs)."
+      })
+      expect(out).toEqual([])
+    }).pipe(Effect.provide(TestHarness.layer())))
+
+  it.scoped("answers inputs given without --input with the command line they belong in", () =>
+    Effect.gen(function*() {
+      const { baseUrl, key } = yield* served
+      const { exit } = yield* runCli(["Parse", "text=a b", "--base-url", baseUrl, "--key", key])
+      const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+      expect(Option.getOrThrow(error)).toMatchObject({
+        _tag: "RunUsageError",
+        message: "Inputs go after --input (or -i): appexec run Parse --input 'text=a b'"
+      })
+    }).pipe(Effect.provide(TestHarness.layer())))
+
+  it.scoped("says at once that no server answers at a refused address, without waiting to retry", () =>
+    Effect.gen(function*() {
+      // A port that was just free: nothing listens on it. No virtual time passes, so a retry's wait would never end.
+      const closed = yield* Effect.async<number>((resume) => {
+        const probe = createServer()
+        probe.listen(0, "127.0.0.1", () => {
+          const { port } = probe.address() as AddressInfo
+          probe.close(() => resume(Effect.succeed(port)))
+        })
+      })
+      const baseUrl = `http://127.0.0.1:${closed}`
+      const { exit } = yield* runCli([
+        "Parse",
+        "--input",
+        "text=x",
+        "--base-url",
+        baseUrl,
+        "--key",
+        `aex_${"A".repeat(43)}`
+      ])
+      const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+      expect(Option.getOrThrow(error)).toMatchObject({
+        _tag: "RunUsageError",
+        message: `No appexec server answers at ${baseUrl}; is \`appexec serve\` running? (Another address: ` +
+          "APPEXEC_BASE_URL or --base-url.)"
+      })
+    }))
+
+  it.effect("suggests the names closest to an unknown one, in any case, by edits or a shared start", () =>
+    Effect.sync(() => {
+      expect(AppNames.distance("postr", "poster")).toBe(1)
+      expect(AppNames.distance("kitten", "sitting")).toBe(3)
+      expect(AppNames.closest("Postr", ["Poster", "Caption", "Greeting", "Slow echo"])).toEqual(["Poster"])
+      expect(AppNames.closest("ken", ["Ken Burns", "Caption"])).toEqual(["Ken Burns"])
+      expect(AppNames.closest("THUMBNAIL", ["Thumbnail", "Thumbnails"])).toEqual(["Thumbnail", "Thumbnails"])
+      expect(AppNames.closest("xyz", ["Poster", "Caption"])).toEqual([])
+      expect(AppNames.unknownMessage("xyz", [])).toBe(
+        "No app is named 'xyz'. This key can run no app yet. `appexec apps list` lists every app of the instance " +
+          "(run where serve runs)."
+      )
+    }))
 
   it.scoped("without a key, says to set APPEXEC_API_KEY or pass --key", () =>
     Effect.gen(function*() {

@@ -116,7 +116,7 @@ describe("appexec serve: video", () => {
         const { execution } = yield* runKenBurns(serve)
         expect(execution.status).toBe("failed")
         expect(execution.errorMessage).toBe(
-          "node 'zoom' (video.fromImage) failed: the video could not be made: 5 s is longer than the 2 s a video may last on this instance"
+          "node \"Zoom\" ('zoom', video.fromImage) failed: the video could not be made: 5 s is longer than the 2 s a video may last on this instance"
         )
       }).pipe(Effect.scoped),
     60_000

@@ -102,8 +102,10 @@ export const keyOfRow = (row: {
   userId: string
   hash: string
   hint: string
+  hintTail: string | null
   createdAt: number
   revokedAt: number | null
+  lastUsedAt: number | null
 }): KeyStore.ApiKeyRecord => ({
   ...row,
   apiKeyId: keyFields.apiKeyId.make(row.apiKeyId, trusted),

@@ -36,8 +36,10 @@ export const make = Effect.gen(function*() {
         "user_id as userId",
         "hash",
         "hint",
+        "hint_tail as hintTail",
         "created_at as createdAt",
-        "revoked_at as revokedAt"
+        "revoked_at as revokedAt",
+        "last_used_at as lastUsedAt"
       ])
       .where("hash", "=", p("hash"))
   )
@@ -67,6 +69,16 @@ export const make = Effect.gen(function*() {
         .first("find workspace", workspaceByName.bind({ name }))
         .pipe(Effect.map((row) => Option.map(Option.fromNullable(row), workspaceOfRow)))
     ),
+    listWorkspaces: runner
+      .all(
+        "list workspaces",
+        db
+          .selectFrom("workspaces")
+          .select(["workspace_id as workspaceId", "name", "created_at as createdAt"])
+          .orderBy("created_at")
+          .orderBy("workspace_id")
+      )
+      .pipe(Effect.map((rows) => rows.map(workspaceOfRow)), Effect.withSpan("SqlKeyStore.listWorkspaces")),
     ensureUser: Effect.fn("SqlKeyStore.ensureUser")(function*(user) {
       yield* runner.run(
         "ensure user",
@@ -90,8 +102,10 @@ export const make = Effect.gen(function*() {
           user_id: key.userId,
           hash: key.hash,
           hint: key.hint,
+          hint_tail: key.hintTail,
           created_at: key.createdAt,
-          revoked_at: key.revokedAt
+          revoked_at: key.revokedAt,
+          last_used_at: key.lastUsedAt
         })
       ).pipe(Effect.asVoid)
     ),
@@ -110,7 +124,52 @@ export const make = Effect.gen(function*() {
           .where("revoked_at", "is", null)
           .where((eb) => eb.or([eb("api_key_id", "=", idOrHint), eb("hint", "=", idOrHint)]))
       )
-    )
+    ),
+    listKeys: runner
+      .all(
+        "list api keys",
+        db
+          .selectFrom("api_keys as k")
+          .innerJoin("workspaces as w", "w.workspace_id", "k.workspace_id")
+          .innerJoin("users as u", "u.user_id", "k.user_id")
+          .select([
+            "k.api_key_id as apiKeyId",
+            "k.workspace_id as workspaceId",
+            "k.user_id as userId",
+            "k.hash as hash",
+            "k.hint as hint",
+            "k.hint_tail as hintTail",
+            "k.created_at as createdAt",
+            "k.revoked_at as revokedAt",
+            "k.last_used_at as lastUsedAt",
+            "w.name as workspace",
+            "u.name as user"
+          ])
+          .where("k.revoked_at", "is", null)
+          .orderBy("k.created_at")
+          .orderBy("k.api_key_id")
+      )
+      .pipe(
+        Effect.map((rows) =>
+          rows.map(({ user, workspace, ...key }): KeyStore.KeyListing => ({ key: keyOfRow(key), workspace, user }))
+        ),
+        Effect.withSpan("SqlKeyStore.listKeys")
+      ),
+    markUsed: Effect.fn("SqlKeyStore.markUsed")(function*(uses) {
+      for (const use of uses) {
+        yield* runner.run(
+          "record api key use",
+          db
+            .updateTable("api_keys")
+            .set((eb) => ({
+              last_used_at: use.at,
+              hint_tail: eb.fn.coalesce("hint_tail", eb.val(use.hintTail))
+            }))
+            .where("api_key_id", "=", use.apiKeyId)
+            .where((eb) => eb.or([eb("last_used_at", "is", null), eb("last_used_at", "<", use.at)]))
+        )
+      }
+    })
   }
   return service
 })

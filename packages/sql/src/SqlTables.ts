@@ -55,8 +55,11 @@ export interface ApiKeysTable {
   user_id: string
   hash: string
   hint: string
+  /** The key's last 4 characters (migration 0012 on SQLite, 0014 on PostgreSQL); null for an older key not used since. */
+  hint_tail: string | null
   created_at: number
   revoked_at: number | null
+  last_used_at: number | null
 }
 
 /** `executions`: the execution record and its queue state (lease, attempts). */

@@ -15,6 +15,7 @@ import * as m0008 from "./internal/migrations/0008_execution_reports.js"
 import * as m0009 from "./internal/migrations/0009_execution_list_and_redelivery.js"
 import * as m0010 from "./internal/migrations/0010_operator_secrets.js"
 import * as m0011 from "./internal/migrations/0011_fewer_execution_indexes.js"
+import * as m0012 from "./internal/migrations/0012_key_hints_and_uses.js"
 
 /** Every migration by name, in order. Names sort in the order they apply; never rename one. */
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -28,11 +29,12 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0008_execution_reports": m0008,
   "0009_execution_list_and_redelivery": m0009,
   "0010_operator_secrets": m0010,
-  "0011_fewer_execution_indexes": m0011
+  "0011_fewer_execution_indexes": m0011,
+  "0012_key_hints_and_uses": m0012
 }
 
 /** Name of the newest migration. */
-export const latest = "0011_fewer_execution_indexes"
+export const latest = "0012_key_hints_and_uses"
 
 /** The table that records applied migrations. */
 export const migrationTable = "appexec_migrations"

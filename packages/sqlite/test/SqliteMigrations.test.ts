@@ -123,7 +123,7 @@ describe("SqliteMigrations", () => {
       expect(indexes).toEqual(expect.arrayContaining(["executions_open_by_workspace", "webhook_outbox_due"]))
     }))
 
-  it.scoped("the key revision moves with every change of api_keys, in the same transaction, whoever makes it", () =>
+  it.scoped("the key revision moves with every change of api_keys that bears on a key's validity, in the same transaction, whoever makes it", () =>
     Effect.gen(function*() {
       const filename = yield* tempFile
       yield* Effect.scoped(Effect.provide(Effect.void, SqliteStorage.layer({ filename })))
@@ -146,6 +146,9 @@ describe("SqliteMigrations", () => {
           "00000000-0000-4000-8000-000000000001",
           "00000000-0000-4000-8000-000000000002"
         )
+        expect(revision()).toBe(before)
+        // A recorded use changes no key's validity (0012): the revision stays.
+        raw.prepare("UPDATE api_keys SET last_used_at = 4, hint_tail = 'abcd'").run()
         expect(revision()).toBe(before)
         raw.prepare("UPDATE api_keys SET revoked_at = 5").run()
         expect(revision()).toBe(before + 1)

@@ -20,6 +20,7 @@ export const make = Effect.sync(() => {
       }),
     findWorkspace: (name) =>
       Effect.sync(() => Option.fromNullable([...workspaces.values()].find((w) => w.name === name))),
+    listWorkspaces: Effect.sync(() => [...workspaces.values()].sort((a, b) => a.createdAt - b.createdAt)),
     ensureUser: (user) =>
       Effect.sync(() => {
         const existing = [...users.values()].find((u) => u.workspaceId === user.workspaceId && u.name === user.name)
@@ -43,6 +44,29 @@ export const make = Effect.sync(() => {
           }
         }
         return revoked
+      }),
+    listKeys: Effect.sync(() =>
+      [...keys.values()]
+        .filter((key) => key.revokedAt === null)
+        .sort((a, b) => a.createdAt - b.createdAt)
+        .map((key) => ({
+          key,
+          workspace: workspaces.get(key.workspaceId)?.name ?? key.workspaceId,
+          user: users.get(key.userId)?.name ?? key.userId
+        }))
+    ),
+    markUsed: (uses) =>
+      Effect.sync(() => {
+        for (const use of uses) {
+          for (const [hash, key] of keys) {
+            if (key.apiKeyId !== use.apiKeyId) continue
+            keys.set(hash, {
+              ...key,
+              lastUsedAt: key.lastUsedAt === null ? use.at : Math.max(key.lastUsedAt, use.at),
+              hintTail: key.hintTail ?? use.hintTail
+            })
+          }
+        }
       }),
     keyRevision: Effect.sync(() => revision)
   }

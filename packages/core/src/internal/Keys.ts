@@ -4,22 +4,47 @@
  * revision is read once per turn of the event loop (`RevisionMemo`), and again at once after a
  * revocation through this facade, so a key revoked here is refused by the very next request, and
  * one revoked by another process by every request of a turn that begins after it committed.
+ * A key's use is recorded at most once per `KEY_USE_RESOLUTION` per process, after the answer's
+ * way (a write of its own, never in the request's path), so `keys list` can say when it was last used.
  */
 import type { Authentication } from "@appexec/api"
 import { ApiKeyId, UserId, WorkspaceId } from "@appexec/api/Ids"
-import { type Context, Effect, Option, type Scope } from "effect"
+import { type Context, Duration, Effect, FiberSet, Option, type Scope } from "effect"
 import type { Appexec } from "../Appexec.js"
 import { AppexecConfig } from "../AppexecConfig.js"
 import { type StorageError, Unauthorized } from "../Errors.js"
 import { IdGenerator } from "../IdGenerator.js"
 import { type ApiKeyRecord, KeyStore, type UserRecord, type WorkspaceRecord } from "../KeyStore.js"
 import * as RevisionMemo from "../RevisionMemo.js"
-import { credentialFrom, hashKey, hintOf, isWellFormed, KEY_RANDOM_BYTES } from "./ApiKeys.js"
+import {
+  credentialFrom,
+  hashKey,
+  hintOf,
+  isWellFormed,
+  KEY_RANDOM_BYTES,
+  revokeTarget,
+  shownHint,
+  tailOf
+} from "./ApiKeys.js"
 
 type Principal = Authentication.Principal
 
 /** Authenticated keys kept in memory (see `authenticate`). */
 export const KEY_CACHE_SIZE = 10_000
+
+/** How often, at most, one process records a key's use: `lastUsedAt` is true to about this. */
+export const KEY_USE_RESOLUTION: Duration.DurationInput = "1 minute"
+
+/** An active key as `keys list` shows it. */
+export interface ListedKey {
+  readonly apiKeyId: string
+  /** As the console shows a key: `aex_Twbo…myLI` (`aex_Twbo12…` for a key whose end is not known yet). */
+  readonly hint: string
+  readonly workspace: string
+  readonly user: string
+  readonly createdAt: number
+  readonly lastUsedAt: number | null
+}
 
 /** An API key just created: the key itself (shown once) and its stored record. */
 export interface CreatedKey {
@@ -39,6 +64,7 @@ export interface CredentialHeaders {
 export const make: Effect.Effect<
   Context.Tag.Service<Appexec>["keys"] & {
     readonly ensureWorkspace: Context.Tag.Service<Appexec>["workspaces"]["create"]
+    readonly listWorkspaces: Context.Tag.Service<Appexec>["workspaces"]["list"]
   },
   never,
   AppexecConfig | KeyStore | IdGenerator | Scope.Scope
@@ -60,6 +86,29 @@ export const make: Effect.Effect<
    */
   const keyCache = new Map<string, Principal>()
   let cachedRevision: number | undefined
+
+  /**
+   * When this process last recorded each key's use, by key id (at most `KEY_CACHE_SIZE`, the
+   * oldest dropped first). A use is written when the last one is `KEY_USE_RESOLUTION` old, in a
+   * fiber of its own: the request does not wait for it, and a failure is only logged.
+   */
+  const recordedUse = new Map<string, number>()
+  const useResolution = Duration.toMillis(KEY_USE_RESOLUTION)
+  const clock = yield* Effect.clock
+  const runUseWrite = yield* FiberSet.makeRuntime<never, void, never>()
+  const noteUse = (key: string, principal: Principal): void => {
+    const at = clock.unsafeCurrentTimeMillis()
+    const last = recordedUse.get(principal.apiKeyId)
+    if (last !== undefined && at - last < useResolution) return
+    recordedUse.delete(principal.apiKeyId)
+    recordedUse.set(principal.apiKeyId, at)
+    if (recordedUse.size > KEY_CACHE_SIZE) recordedUse.delete(recordedUse.keys().next().value!)
+    runUseWrite(
+      keyStore.markUsed([{ apiKeyId: principal.apiKeyId, at, hintTail: tailOf(key) }]).pipe(
+        Effect.catchAll((error) => Effect.logWarning("the use of an API key could not be recorded", error))
+      )
+    )
+  }
   const revision = keyStore.keyRevision === undefined ? undefined : yield* RevisionMemo.make(keyStore.keyRevision)
 
   const lookUpKey = Effect.fnUntraced(function*(key: string) {
@@ -84,9 +133,11 @@ export const make: Effect.Effect<
     if (cached !== undefined) {
       keyCache.delete(key)
       keyCache.set(key, cached)
+      noteUse(key, cached)
       return Effect.succeed(cached)
     }
     return Effect.tap(lookUpKey(key), (principal) => {
+      noteUse(key, principal)
       // Cached under the revision read before the lookup: a revocation in between moves it.
       if (cachedRevision !== revision) return
       keyCache.set(key, principal)
@@ -95,8 +146,32 @@ export const make: Effect.Effect<
   }
 
   const authenticateKey = (key: string): Effect.Effect<Principal, Unauthorized | StorageError> =>
-    revision === undefined ? lookUpKey(key) : Effect.flatMap(revision.get, (now) => authenticateAt(key, now))
+    revision === undefined
+      ? Effect.tap(lookUpKey(key), (principal) => noteUse(key, principal))
+      : Effect.flatMap(revision.get, (now) => authenticateAt(key, now))
 
+  /** Revokes what `idKeyOrHint` names (see `ApiKeys.revokeTarget`); how many keys. */
+  const revokeNamed = Effect.fnUntraced(function*(idKeyOrHint: string, at: number) {
+    const target = revokeTarget(idKeyOrHint, config.keyPrefix)
+    switch (target._tag) {
+      case "IdOrHint":
+        return yield* keyStore.revokeKey(target.value, at)
+      case "Key": {
+        const record = yield* keyStore.findKeyByHash(hashKey(target.key))
+        return Option.isSome(record) && record.value.revokedAt === null
+          ? yield* keyStore.revokeKey(record.value.apiKeyId, at)
+          : 0
+      }
+      case "Shown": {
+        const shown = (yield* keyStore.listKeys).filter(({ key }) =>
+          key.hint.startsWith(target.start) && key.hintTail === target.tail
+        )
+        let revoked = 0
+        for (const { key } of shown) revoked += yield* keyStore.revokeKey(key.apiKeyId, at)
+        return revoked
+      }
+    }
+  })
   const ensureWorkspace = (name: string) =>
     Effect.gen(function*() {
       const existing = yield* keyStore.findWorkspace(name)
@@ -125,15 +200,17 @@ export const make: Effect.Effect<
           userId: user.userId,
           hash: hashKey(key),
           hint: hintOf(key, config.keyPrefix),
+          hintTail: tailOf(key),
           createdAt: yield* now,
-          revokedAt: null
+          revokedAt: null,
+          lastUsedAt: null
         }
         yield* keyStore.insertKey(record)
         return { key, record, workspace, user }
       }
     ),
-    revoke: Effect.fn("Appexec.keys.revoke")((idOrHint: string) => {
-      const revoke = Effect.flatMap(now, (at) => keyStore.revokeKey(idOrHint, at))
+    revoke: Effect.fn("Appexec.keys.revoke")((idKeyOrHint: string) => {
+      const revoke = Effect.flatMap(now, (at) => revokeNamed(idKeyOrHint, at))
       // Once it committed (or failed), this turn's read of the revision is stale: the next request reads again.
       return revision === undefined ? revoke : Effect.ensuring(revoke, revision.invalidate)
     }),
@@ -144,6 +221,20 @@ export const make: Effect.Effect<
       if (!isWellFormed(key, config.keyPrefix)) return Effect.fail(new Unauthorized({ reason: "malformed" }))
       return authenticateKey(key)
     },
-    ensureWorkspace: Effect.fn("Appexec.workspaces.create")(ensureWorkspace)
+    list: keyStore.listKeys.pipe(
+      Effect.map((listed) =>
+        listed.map(({ key, user, workspace }): ListedKey => ({
+          apiKeyId: key.apiKeyId,
+          hint: shownHint(key, config.keyPrefix),
+          workspace,
+          user,
+          createdAt: key.createdAt,
+          lastUsedAt: key.lastUsedAt
+        }))
+      ),
+      Effect.withSpan("Appexec.keys.list")
+    ),
+    ensureWorkspace: Effect.fn("Appexec.workspaces.create")(ensureWorkspace),
+    listWorkspaces: keyStore.listWorkspaces
   }
 })

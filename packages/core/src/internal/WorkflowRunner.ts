@@ -51,6 +51,15 @@ export interface WorkflowResult {
   readonly firstError: Option.Option<string>
 }
 
+/**
+ * How an error names a node: `node "Resize" ('size', image.resize)` by its label, id and type, or
+ * `node 'size' (image.resize)` when its label is its id (a definition that gives none).
+ */
+export const nodeName = (node: Pick<AppNode, "id" | "label" | "type">): string =>
+  node.label === node.id
+    ? `node '${node.id}' (${node.type})`
+    : `node ${JSON.stringify(node.label)} ('${node.id}', ${node.type})`
+
 const describeFailure = (
   node: AppNode,
   cause: Cause.Cause<NodeFailure>,
@@ -59,11 +68,11 @@ const describeFailure = (
   Effect.gen(function*() {
     const failure = Cause.failureOption(cause)
     if (Option.isSome(failure)) {
-      return new NodeFailure({ message: `node '${node.id}' (${node.type}) failed: ${redact(failure.value.message)}` })
+      return new NodeFailure({ message: `${nodeName(node)} failed: ${redact(failure.value.message)}` })
     }
     // A defect is a bug in the node type: log it for the operator, show the consumer no internals.
-    yield* Effect.logError(`node '${node.id}' (${node.type}) crashed`, cause)
-    return new NodeFailure({ message: `node '${node.id}' (${node.type}) failed unexpectedly` })
+    yield* Effect.logError(`${nodeName(node)} crashed`, cause)
+    return new NodeFailure({ message: `${nodeName(node)} failed unexpectedly` })
   })
 
 /** The effect as its `Exit` when it is one: already done (`Effect.succeed`, `Effect.fail`). */

@@ -21,11 +21,15 @@ export interface Mode {
   readonly columns: number
 }
 
-/** What the display is told. `Tick` redraws (the elapsed time moves on a terminal). */
+/**
+ * What the display is told. `Tick` redraws (the elapsed time moves on a terminal); `Note` is a
+ * line of the command's own, printed above the block as log lines are.
+ */
 export type Event =
   | { readonly _tag: "Status"; readonly execution: Execution.Execution }
   | { readonly _tag: "Progress"; readonly progress: Live.Progress }
   | { readonly _tag: "Log"; readonly line: Live.LogLine }
+  | { readonly _tag: "Note"; readonly text: string }
   | { readonly _tag: "Tick" }
 
 /** What the display knows. */
@@ -105,6 +109,8 @@ const plainStep = (state: State, event: Event, elapsedMs: number): readonly [Sta
     }
     case "Log":
       return [state, [logText(event.line)]]
+    case "Note":
+      return [state, [event.text]]
     case "Tick":
       return [state, []]
   }
@@ -134,7 +140,7 @@ export const step = (mode: Mode, state: State, event: Event, elapsedMs: number):
     : event._tag === "Progress"
     ? withProgress(state, event.progress)
     : state
-  const above = event._tag === "Log" ? [logText(event.line)] : []
+  const above = event._tag === "Log" ? [logText(event.line)] : event._tag === "Note" ? [event.text] : []
   const lines = block(next, elapsedMs, mode.columns)
   // Up to the block's first line, erase to the end of the screen, then the new lines and the block again.
   const erase = state.drawn > 0 ? `\x1b[${state.drawn}A\r\x1b[J` : ""

@@ -1,6 +1,8 @@
 /**
- * Contract of `KeyStore`: workspaces unique by name, users unique by name within a workspace,
- * keys found by hash and revoked by id or hint; the key revision, where there is one, moves on revocation.
+ * Contract of `KeyStore`: workspaces unique by name and listed, users unique by name within a
+ * workspace, keys found by hash, revoked by id or hint, listed while active with their
+ * workspace's and user's names, and their uses recorded; the key revision, where there is one,
+ * moves on revocation and not on a recorded use.
  */
 import { Ids } from "@appexec/api"
 import { KeyStore } from "@appexec/core"
@@ -25,8 +27,10 @@ const key = (n: number, hint = `aex_hint${n}`): KeyStore.ApiKeyRecord => ({
   userId: Ids.UserId.make(uuid(2, 1)),
   hash: `${n}`.padStart(64, "a"),
   hint,
+  hintTail: n === 3 ? null : `end${n}`,
   createdAt: n,
-  revokedAt: null
+  revokedAt: null,
+  lastUsedAt: null
 })
 
 /** Runs the key-store contract against fresh storage from `makeStorage` for every test. */
@@ -43,6 +47,55 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         expect(yield* keys.ensureWorkspace(workspace(2, "ws 1"))).toEqual(workspace(1))
         expect(yield* keys.findWorkspace("ws 1")).toEqual(Option.some(workspace(1)))
         expect(yield* keys.findWorkspace("WS 1")).toEqual(Option.none())
+      })
+    )
+
+    test(
+      "workspaces are listed oldest first",
+      Effect.gen(function*() {
+        const keys = yield* KeyStore.KeyStore
+        expect(yield* keys.listWorkspaces).toEqual([])
+        yield* keys.ensureWorkspace(workspace(2))
+        yield* keys.ensureWorkspace(workspace(1))
+        expect(yield* keys.listWorkspaces).toEqual([workspace(1), workspace(2)])
+      })
+    )
+
+    test(
+      "active keys are listed oldest first with their workspace's and user's names",
+      Effect.gen(function*() {
+        const keys = yield* KeyStore.KeyStore
+        yield* keys.ensureWorkspace(workspace(1, "acme"))
+        yield* keys.ensureUser(user(1, 1, "ann"))
+        for (const n of [2, 1, 3]) yield* keys.insertKey(key(n))
+        yield* keys.revokeKey(key(2).apiKeyId, 10)
+        expect(yield* keys.listKeys).toEqual([
+          { key: key(1), workspace: "acme", user: "ann" },
+          { key: key(3), workspace: "acme", user: "ann" }
+        ])
+      })
+    )
+
+    test(
+      "a use moves lastUsedAt forward only, and fills a hint tail that is not known",
+      Effect.gen(function*() {
+        const keys = yield* KeyStore.KeyStore
+        yield* keys.ensureWorkspace(workspace(1))
+        yield* keys.ensureUser(user(1, 1))
+        yield* keys.insertKey(key(1))
+        yield* keys.insertKey(key(3))
+        yield* keys.markUsed([
+          { apiKeyId: key(1).apiKeyId, at: 500, hintTail: "zzzz" },
+          { apiKeyId: key(3).apiKeyId, at: 400, hintTail: "wxyz" }
+        ])
+        expect(yield* keys.findKeyByHash(key(1).hash)).toEqual(Option.some({ ...key(1), lastUsedAt: 500 }))
+        expect(yield* keys.findKeyByHash(key(3).hash)).toEqual(
+          Option.some({ ...key(3), lastUsedAt: 400, hintTail: "wxyz" })
+        )
+        yield* keys.markUsed([{ apiKeyId: key(1).apiKeyId, at: 300, hintTail: "zzzz" }])
+        expect(yield* keys.findKeyByHash(key(1).hash)).toEqual(Option.some({ ...key(1), lastUsedAt: 500 }))
+        yield* keys.markUsed([{ apiKeyId: key(1).apiKeyId, at: 900, hintTail: "zzzz" }])
+        expect(yield* keys.findKeyByHash(key(1).hash)).toEqual(Option.some({ ...key(1), lastUsedAt: 900 }))
       })
     )
 
@@ -76,7 +129,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
     )
 
     test(
-      "the key revision, when the store has one, moves with every revocation and stays put otherwise",
+      "the key revision, when the store has one, moves with every revocation and stays put otherwise (a use too)",
       Effect.gen(function*() {
         const keys = yield* KeyStore.KeyStore
         if (keys.keyRevision === undefined) return
@@ -86,6 +139,7 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         yield* keys.insertKey(key(1))
         yield* keys.insertKey(key(2))
         yield* keys.findKeyByHash(key(1).hash)
+        yield* keys.markUsed([{ apiKeyId: key(1).apiKeyId, at: 40, hintTail: "abcd" }])
         expect(yield* keys.keyRevision).toBe(initial)
         expect(yield* keys.revokeKey(key(1).apiKeyId, 50)).toBe(1)
         const afterFirst = yield* keys.keyRevision
