@@ -29,6 +29,7 @@ import type { OutboundHttp } from "./OutboundHttp.js"
 import type { RateLimitStore } from "./RateLimitStore.js"
 import type { SealedSecretStore } from "./SealedSecretStore.js"
 import * as SecretStore from "./SecretStore.js"
+import { Shutdown } from "./Shutdown.js"
 import * as SigningKeys from "./SigningKeys.js"
 import type { SigningKeyStore } from "./SigningKeyStore.js"
 import * as WebhookDispatcher from "./WebhookDispatcher.js"
@@ -75,6 +76,7 @@ export type Services =
   | NodeRegistry.NodeRegistry
   | SigningKeys.SigningKeys
   | SecretStore.SecretStore
+  | Shutdown
 
 /**
  * What the instance provides to node types itself, so they need not come from the host: the
@@ -108,6 +110,7 @@ export const make = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly 
     NodeRegistry.layer([...coreNodes, ...(options.nodes ?? [])]),
     ExecutionEvents.layer,
     Cancellations.layer,
+    Shutdown.layer,
     SigningKeys.layer
   ).pipe(Layer.provideMerge(provided))
   const facade = Appexec.layer.pipe(Layer.provideMerge(AppCatalog.layer), Layer.provideMerge(base))
