@@ -191,6 +191,34 @@ describe("stopping", () => {
     )
   })
 
+  it.scoped("a stop that interrupts the fiber the instance is provided to (a stop signal) still drains", () => {
+    const { layer: capture, lines } = LogCapture.make()
+    return Effect.gen(function*() {
+      const ids = yield* Deferred.make<string>()
+      // As the command runs: the instance provided to a program that runs until interrupted.
+      const program = Effect.gen(function*() {
+        yield* Deferred.succeed(ids, yield* start(slow(60_000)))
+        return yield* Effect.never
+      }).pipe(
+        Effect.provide(TestHarness.layer({ logLevel: LogLevel.Info, config: { drainTimeout: "2 seconds" } }))
+      )
+      const running = yield* Effect.fork(program)
+      const id = yield* Deferred.await(ids)
+      yield* TestClock.adjust("1 second")
+      const stopping = yield* Effect.fork(Fiber.interrupt(running))
+      yield* TestClock.adjust("1 second")
+      // Still draining a second into its two.
+      expect(Option.isNone(yield* Fiber.poll(stopping))).toBe(true)
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.join(stopping)
+      expect(messages(lines).filter((m) => m.startsWith("worker stopping"))).toEqual([
+        `worker stopping: waiting for 1 running execution: Slow (${id}); 2 s left, then it is handed back to run again on the next start`,
+        `worker stopping: waiting for 1 running execution: Slow (${id}); 1 s left, then it is handed back to run again on the next start`,
+        "worker stopping after 2s: handing back 1 running execution to run again on the next start"
+      ])
+    }).pipe(Effect.provide(capture))
+  })
+
   it.scoped("a hurry ends the drain at once: what runs is handed back, and readiness says draining", () =>
     Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec

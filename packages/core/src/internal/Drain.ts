@@ -4,7 +4,7 @@
  * how long it has left, and stops waiting at once when the instance is hurried
  * (`Shutdown.unsafeHurry`). The worker then interrupts what still runs and hands it back.
  */
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Fiber } from "effect"
 import { Shutdown } from "../Shutdown.js"
 import { AppCatalog } from "./AppCatalog.js"
 import type { Run } from "./WorkerRun.js"
@@ -65,15 +65,17 @@ export const drain = (options: Options) =>
       }
       return yield* Effect.never
     })
-    // Finalizers run uninterruptibly: only an interruptible wait can be cut short.
-    const ended = yield* Effect.interruptible(
-      Effect.raceAll([
-        Effect.as(options.awaitEmpty, "ended" as const),
-        Effect.as(shutdown.hurried, "hurried" as const),
-        Effect.as(Effect.sleep(options.timeout), "timed out" as const),
-        countdown
-      ])
-    )
+    const waiting = Effect.raceAll([
+      Effect.as(options.awaitEmpty, "ended" as const),
+      Effect.as(shutdown.hurried, "hurried" as const),
+      Effect.as(Effect.sleep(options.timeout), "timed out" as const),
+      countdown
+    ])
+    // Interruptible in a fiber of its own: the worker stops in a finalizer (uninterruptible: a
+    // race there could not interrupt its losers) of a fiber that may be interrupted already (a
+    // stop signal interrupts the command, whose finalizers then run: an interruptible wait there
+    // would end at once). Only the drain's own ends end it.
+    const ended = yield* Effect.flatMap(Effect.forkDaemon(Effect.interruptible(waiting)), Fiber.join)
     const left = yield* options.size
     if (left > 0) {
       yield* Effect.logInfo(
