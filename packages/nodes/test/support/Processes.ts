@@ -1,7 +1,7 @@
 /**
  * What Linux's `/proc` says of processes, for tests of child processes: a process's command
- * name, its process group, and the live members of a group (a zombie, dead and not yet reaped,
- * is not live).
+ * name, its process group, its live children and the live members of a group (a zombie, dead and
+ * not yet reaped, is not live).
  */
 import { readdirSync, readFileSync } from "node:fs"
 
@@ -30,6 +30,17 @@ export const groupOf = (pid: number): number | undefined => {
   const stat = statOf(pid)
   return stat === undefined ? undefined : Number(stat[2])
 }
+
+/** The live processes (not zombies) whose parent is `pid`, with their command names. */
+export const childrenOf = (pid: number): ReadonlyArray<{ readonly pid: number; readonly command: string }> =>
+  readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .flatMap((entry) => {
+      const stat = statOf(entry)
+      if (stat === undefined || stat[0] === "Z" || Number(stat[1]) !== pid) return []
+      const child = Number(entry)
+      return [{ pid: child, command: commandOf(child) ?? "?" }]
+    })
 
 /** The live processes (not zombies) of process group `group`, with their command names. */
 export const liveInGroup = (group: number): ReadonlyArray<{ readonly pid: number; readonly command: string }> =>
