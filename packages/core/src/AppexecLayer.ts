@@ -1,8 +1,8 @@
 /**
  * One layer for a whole appexec instance over a chosen storage: node registry (core nodes plus
  * the host's own), settings, the app catalog, the `Appexec` facade, the webhook signing keys,
- * the operator's secrets (`SecretStore`, sealed with the master key), and, unless turned off, a
- * worker and a webhook dispatcher. The outbound HTTP client (webhooks, media, provider calls)
+ * the operator's secrets (`SecretStore`, sealed with the master key), its stop (`Shutdown`), and,
+ * unless turned off, a worker and a webhook dispatcher. The outbound HTTP client (webhooks, media, provider calls)
  * comes from the host: `NodeOutboundHttp` of `@appexec/platform-node` on Node.
  */
 import { Layer } from "effect"

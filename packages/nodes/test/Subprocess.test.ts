@@ -7,7 +7,7 @@
  */
 import { Subprocess } from "@appexec/nodes"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Schedule } from "effect"
+import { type Duration, Effect, Schedule } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync } from "node:fs"
 import { fileURLToPath } from "node:url"
@@ -17,7 +17,7 @@ import { groupOf, liveInGroup } from "./support/Processes.js"
 const built = fileURLToPath(new URL("../dist/Subprocess.js", import.meta.url))
 
 /** Retries `check` every 20 ms until it holds, for at most `within`. */
-const eventually = <A>(what: string, check: () => A | undefined, within = "5 seconds") =>
+const eventually = <A>(what: string, check: () => A | undefined, within: Duration.DurationInput = "5 seconds") =>
   Effect.suspend(() => {
     const value = check()
     return value === undefined ? Effect.fail(new Error(`not yet: ${what}`)) : Effect.succeed(value)

@@ -8,7 +8,7 @@
  * gone within a second and the next start removes the work directory it left.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Schedule } from "effect"
+import { type Duration, Effect, Schedule } from "effect"
 import { execFile } from "node:child_process"
 import { readdirSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
@@ -59,7 +59,7 @@ const awaitEnd = (serve: Served, id: string) =>
   )
 
 /** Retries `check` every 20 ms until it answers, for at most `within`. */
-const eventually = <A>(what: string, check: () => A | undefined, within = "60 seconds") =>
+const eventually = <A>(what: string, check: () => A | undefined, within: Duration.DurationInput = "60 seconds") =>
   Effect.suspend(() => {
     const value = check()
     return value === undefined ? Effect.fail(new Error(`not yet: ${what}`)) : Effect.succeed(value)
