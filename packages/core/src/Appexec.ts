@@ -224,7 +224,10 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
     readonly operator: {
       /** Ready for traffic: storage answers (within 2 s) and the instance is not draining; else why not. */
       readonly ready: Effect.Effect<Option.Option<string>>
-      /** Marks the instance as draining (shutting down): `ready` answers so from now on. */
+      /**
+       * Marks the instance as draining (shutting down, `Shutdown.begin`): `ready` answers so from now
+       * on, and a run whose workflow fails from now on is handed back rather than failed.
+       */
       readonly drain: Effect.Effect<void>
       /** Executions newest first, of one workspace (by name) and status if given; `limit` 1–1000 (default 50). */
       readonly listExecutions: (filter?: ExecutionFilter) => Effect.Effect<

@@ -1,10 +1,10 @@
 /**
  * One layer for a whole appexec instance over a chosen storage: node registry (core nodes plus
  * the host's own), settings, the app catalog, the `Appexec` facade, the webhook signing keys,
- * the operator's secrets (`SecretStore`, sealed with the master key), and, unless turned off, a
- * worker and a webhook dispatcher. Every logger of the instance masks secrets (`Redactor`). The
- * outbound HTTP client (webhooks, media, provider calls) comes from the host: `NodeOutboundHttp`
- * of `@appexec/platform-node` on Node.
+ * the operator's secrets (`SecretStore`, sealed with the master key), its stop (`Shutdown`), and,
+ * unless turned off, a worker and a webhook dispatcher. Every logger of the instance masks secrets
+ * (`Redactor`). The outbound HTTP client (webhooks, media, provider calls) comes from the host:
+ * `NodeOutboundHttp` of `@appexec/platform-node` on Node.
  */
 import { Layer } from "effect"
 import * as Appexec from "./Appexec.js"
@@ -31,6 +31,7 @@ import type { RateLimitStore } from "./RateLimitStore.js"
 import * as Redactor from "./Redactor.js"
 import type { SealedSecretStore } from "./SealedSecretStore.js"
 import * as SecretStore from "./SecretStore.js"
+import { Shutdown } from "./Shutdown.js"
 import * as SigningKeys from "./SigningKeys.js"
 import type { SigningKeyStore } from "./SigningKeyStore.js"
 import * as WebhookDispatcher from "./WebhookDispatcher.js"
@@ -77,6 +78,7 @@ export type Services =
   | NodeRegistry.NodeRegistry
   | SigningKeys.SigningKeys
   | SecretStore.SecretStore
+  | Shutdown
 
 /**
  * What the instance provides to node types itself, so they need not come from the host: the
@@ -112,6 +114,7 @@ export const make = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly 
     NodeRegistry.layer([...coreNodes, ...(options.nodes ?? [])]),
     ExecutionEvents.layer,
     Cancellations.layer,
+    Shutdown.layer,
     SigningKeys.layer
   ).pipe(Layer.provideMerge(provided))
   const facade = Appexec.layer.pipe(Layer.provideMerge(AppCatalog.layer), Layer.provideMerge(base))

@@ -20,8 +20,16 @@ export interface Lease {
   readonly workerId: string
   /** Distinct for every claim of the same execution. */
   readonly token: number
-  /** How many times the execution was claimed and not released, this claim included. */
+  /**
+   * How many times the execution was claimed, this claim included: what its `attempt` shows. A
+   * claim given back (`release`) counts here too, so a run handed back shows the next attempt.
+   */
   readonly attempt: number
+  /**
+   * The claims `maxAttempts` bounds: every claim of the execution but those given back
+   * (`release`), this one included. A worker that stops cleanly costs the execution no attempt.
+   */
+  readonly counted: number
   readonly expiresAt: number
 }
 
@@ -105,7 +113,10 @@ export class ExecutionQueue extends Context.Tag("@appexec/core/ExecutionQueue")<
       leases: ReadonlyArray<Lease>,
       leaseMs: number
     ) => Effect.Effect<ReadonlyArray<Lease>, StorageError>
-    /** Gives a current lease back without counting the attempt; the execution is claimable at once. */
+    /**
+     * Gives a current lease back: its claim stays in `attempt` but leaves `counted`; the execution
+     * is claimable at once.
+     */
     readonly release: (lease: Lease) => Effect.Effect<void, StorageError>
     /**
      * The executions `workerId` holds a live lease on whose cancellation was requested

@@ -3,13 +3,15 @@
  * `TestHarness.layer` as `nodes`, and the layer of the services they need besides storage.
  */
 import type { MediaUrls, NodeType } from "@appexec/core"
-import { Layer } from "effect"
+import { type Effect, Layer } from "effect"
+import { tmpdir } from "node:os"
 import { httpJob } from "./HttpJob.js"
 import { httpRequest } from "./HttpRequest.js"
 import { imageAnimate } from "./ImageAnimate.js"
 import { imageCaption } from "./ImageCaption.js"
 import { imageBlur, imageConvert, imageGrayscale, imageResize } from "./ImageEdit.js"
 import { imageGenerateAlias, imagePlaceholder } from "./ImagePlaceholder.js"
+import * as StaleWorkDirs from "./internal/StaleWorkDirs.js"
 import { outputImage, outputVideo } from "./MediaOutputs.js"
 import * as NodesSettings from "./NodesSettings.js"
 import { providerFal } from "./ProviderFal.js"
@@ -56,3 +58,12 @@ export const layer = <E = never>(options: {
   readonly mediaUrls: Layer.Layer<MediaUrls.MediaUrls, E>
 }): Layer.Layer<NodesSettings.NodesSettings | MediaUrls.MediaUrls, E> =>
   Layer.merge(NodesSettings.layer(options.settings), options.mediaUrls)
+
+/**
+ * Removes the temporary work directories that killed processes left in `video.tempDir` (the
+ * system's when unset): those of a process of this host that is gone, and any older than twice
+ * `video.timeoutMs` (docs/nodes.md#child-processes). `serve` and `worker` run it as they start;
+ * answers the names removed.
+ */
+export const sweepStaleWorkDirs = (video: NodesSettings.VideoLimits): Effect.Effect<ReadonlyArray<string>> =>
+  StaleWorkDirs.sweepNow(video.tempDir ?? tmpdir(), video.timeoutMs)

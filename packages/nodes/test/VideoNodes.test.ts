@@ -15,6 +15,7 @@ import { join } from "node:path"
 import sharp from "sharp"
 import * as FakeOrigin from "./support/FakeOrigin.js"
 import { download, layer, run, testImage } from "./support/Instance.js"
+import { commandOf, groupOf } from "./support/Processes.js"
 import { alive, colourAt, ffprobe, isFastStart, makeVideo, processesIn, redThenBlue } from "./support/Video.js"
 
 /** Runs `body` on an instance whose video work happens under a fresh directory, which must be empty after. */
@@ -518,9 +519,11 @@ describe("ffmpeg stopped: on the time limit and when the node is canceled", () =
       Effect.fork
     )
     yield* Deferred.await(started)
-    const ffmpeg = processesIn(temp)
+    // ffmpeg, with its watchdog (`Subprocess`) beside it in a process group of their own.
+    const ffmpeg = processesIn(temp).filter((pid) => commandOf(pid) === "ffmpeg")
     expect(ffmpeg).toHaveLength(1)
     expect(alive(ffmpeg[0]!)).toBe(true)
+    expect(groupOf(ffmpeg[0]!)).not.toBe(groupOf(process.pid))
     expect(readdirSync(temp)).toHaveLength(1)
     return { fiber, temp, pid: ffmpeg[0]! }
   })
@@ -538,6 +541,7 @@ describe("ffmpeg stopped: on the time limit and when the node is canceled", () =
         )
       )
       expect(alive(pid)).toBe(false)
+      expect(processesIn(temp)).toEqual([])
       expect(readdirSync(temp)).toEqual([])
     }))
 

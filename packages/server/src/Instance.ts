@@ -115,12 +115,18 @@ export const layer = (options: InstanceOptions) => {
     Layer.provideMerge(
       Layer.unwrapEffect(
         // The limits of video work: APPEXEC_VIDEO_* and APPEXEC_FFMPEG (NodesSettings.videoConfig).
-        Effect.map(NodesSettings.videoConfig, (video) =>
-          BuiltinNodes.layer({
+        Effect.map(NodesSettings.videoConfig, (video) => {
+          const nodes = BuiltinNodes.layer({
             // Secrets for http.request headers: every APPEXEC_SECRET_<NAME> variable is the secret <name>.
             settings: { secrets: NodesSettings.secretsFromEnv(process.env), video },
             mediaUrls
-          }))
+          })
+          // A process that runs executions removes, as it starts, the temporary work directories
+          // a killed one left (before its worker takes anything).
+          return options.background
+            ? Layer.merge(nodes, Layer.effectDiscard(BuiltinNodes.sweepStaleWorkDirs(video)))
+            : nodes
+        })
       )
     ),
     // The default API root of provider.openai: APPEXEC_OPENAI_BASE_URL (Ollama, vLLM, …), else OpenAI's.

@@ -7,18 +7,21 @@
  * Requests that arrive while it starts wait and are answered once it can (or 503 with
  * `Retry-After` if it cannot start; see `StartGate`). It logs one line per request and
  * per execution transition, and on SIGINT/SIGTERM it closes the listener (requests in flight
- * finish), drains the worker, stops the webhook dispatcher, closes storage and exits.
+ * finish), drains the worker (with a countdown; what does not end is handed back to run again),
+ * stops the webhook dispatcher, closes storage and exits; a second signal stops at once
+ * (`StopSignals`). The temporary work directories a killed process left are removed as it starts.
  */
-import { Appexec, RateLimitStore, type SigningKeys } from "@appexec/core"
+import { Appexec, RateLimitStore, Shutdown, type SigningKeys } from "@appexec/core"
 import { AdminHttp, AppexecHttp } from "@appexec/http"
 import { NodeListener, StartGate } from "@appexec/platform-node"
-import { Console, Duration, Effect, Layer, Option } from "effect"
+import { Console, Duration, Effect, Fiber, Layer, Option } from "effect"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Bootstrap from "./Bootstrap.js"
 import * as Database from "./Database.js"
 import * as ExecutionLog from "./ExecutionLog.js"
 import * as Instance from "./Instance.js"
+import * as StopSignals from "./internal/StopSignals.js"
 import * as MediaSigning from "./MediaSigning.js"
 import * as MediaStorage from "./MediaStorage.js"
 import * as ProviderApps from "./ProviderApps.js"
@@ -84,6 +87,8 @@ export interface Claims {
   readonly maxAttempts: number
   readonly webhookTimeout: Duration.DurationInput
   readonly webhookClaimMargin: Duration.DurationInput
+  /** How long a stopping worker keeps its claims for running executions before it hands them back. */
+  readonly drainTimeout: Duration.DurationInput
 }
 
 /** The engine settings of `claims`: the lease is renewed every third of it (a lease that is no duration is left for the config's check). */
@@ -96,7 +101,8 @@ export const claimSettings = (claims: Claims) => {
       : {}),
     maxAttempts: claims.maxAttempts,
     webhookTimeout: claims.webhookTimeout,
-    webhookClaimMargin: claims.webhookClaimMargin
+    webhookClaimMargin: claims.webhookClaimMargin,
+    drainTimeout: claims.drainTimeout
   }
 }
 
@@ -116,23 +122,32 @@ const tracingFromEnv: Layer.Layer<never> = Layer.unwrapEffect(
     : Effect.promise(() => import("./Tracing.js")).pipe(Effect.map((tracing) => tracing.fromEnv(process.env)))
 )
 
+/** What a second stop signal does, said as the stop begins. */
+export const AGAIN =
+  "press Ctrl-C again (or send SIGTERM again) to stop at once: what still runs is handed back and runs again on the next start"
+
 /** How long shutdown waits for in-flight requests before closing their connections. */
 const requestDrainTimeout = "5 seconds"
 
 /**
  * Closes the listener: new connections are refused at once, idle keep-alive connections are
- * closed, and requests in flight may finish (up to `requestDrainTimeout`, then their connections
- * are closed too).
+ * closed, and requests in flight may finish (up to `requestDrainTimeout`, or until the stop is
+ * hurried, then their connections are closed too).
  */
-const stopListening = (server: Server) =>
+const stopListening = (server: Server, hurried: Effect.Effect<void>) =>
   Effect.async<void>((resume) => {
     // The callback also comes, with an error, when the server is not listening: nothing to wait for.
     server.close(() => resume(Effect.void))
     server.closeIdleConnections()
   }).pipe(
-    // Shutdown runs in finalizers, which are uninterruptible: without this the timeout could not end the wait.
-    Effect.interruptible,
+    Effect.raceFirst(hurried),
     Effect.timeoutOption(requestDrainTimeout),
+    // Interruptible in a fiber of its own: shutdown runs in finalizers (uninterruptible, which
+    // the timeout could not cut short), of the command's fiber, which a stop signal has
+    // interrupted (an interruptible wait there would end at once).
+    Effect.interruptible,
+    Effect.forkDaemon,
+    Effect.flatMap(Fiber.join),
     Effect.ensuring(Effect.sync(() => server.closeAllConnections()))
   )
 
@@ -163,6 +178,8 @@ export const serve = (options: ServeOptions) =>
   Effect.gen(function*() {
     const database = options.database ?? Option.none()
     const worker = options.worker ?? true
+    // Before anything else, and released last: a second stop signal hurries the whole stop.
+    const signals = yield* StopSignals.make
     yield* Effect.sync(() => Instance.prepareDataDir(options.dataDir))
     // Listen first: the media URLs an execution hands out need the address, also with port 0.
     // Requests that arrive before the app is built wait behind the gate and are answered once it
@@ -201,12 +218,20 @@ export const serve = (options: ServeOptions) =>
       gate.open(NodeListener.fromApp(app))
       yield* Effect.addFinalizer(() => Effect.sync(() => gate.close()))
       const appexec = yield* Appexec.Appexec
+      const shutdown = yield* Shutdown.Shutdown
+      signals.hurries(shutdown)
       // Added after the listener's, so it runs first: requests in flight finish with the app.
       yield* Effect.addFinalizer(() =>
-        Effect.logInfo("stopping: stopped accepting requests; waiting for requests in flight").pipe(
-          Effect.zipRight(appexec.operator.drain),
-          Effect.zipRight(stopListening(nodeServer)),
-          Effect.zipRight(Effect.logInfo("stopping: requests done; draining the worker"))
+        appexec.operator.drain.pipe(
+          Effect.zipRight(Effect.logInfo(
+            `stopping: stopped accepting requests; waiting for requests in flight${
+              worker ? ", then for running executions" : ""
+            } (${AGAIN})`
+          )),
+          Effect.zipRight(stopListening(nodeServer, shutdown.hurried)),
+          Effect.zipRight(
+            Effect.logInfo(worker ? "stopping: requests done; draining the worker" : "stopping: requests done")
+          )
         )
       )
       yield* Console.log(

@@ -3,9 +3,11 @@
  * beside API processes (`appexec serve --no-worker`) on the same database. It takes work from the
  * shared queue (on PostgreSQL, woken by `LISTEN/NOTIFY` as soon as any process accepts an
  * execution), logs one line per execution transition, and on SIGINT/SIGTERM drains: running
- * executions get the drain time to finish, then are released for another worker to take.
+ * executions get the drain time to finish (with a countdown), then are handed back for another
+ * worker, or the next start, to run again; a second signal stops at once (`StopSignals`). The
+ * temporary work directories a killed process left are removed as it starts.
  */
-import type { SigningKeys } from "@appexec/core"
+import { Appexec, Shutdown, type SigningKeys } from "@appexec/core"
 import { AdminHttp } from "@appexec/http"
 import { NodeListener } from "@appexec/platform-node"
 import { Console, type Duration, Effect, Option } from "effect"
@@ -13,9 +15,10 @@ import { createServer } from "node:http"
 import * as Database from "./Database.js"
 import * as ExecutionLog from "./ExecutionLog.js"
 import * as Instance from "./Instance.js"
+import * as StopSignals from "./internal/StopSignals.js"
 import * as MediaSigning from "./MediaSigning.js"
 import * as MediaStorage from "./MediaStorage.js"
-import { baseUrlOf, type Claims, claimSettings, listen } from "./Serve.js"
+import { AGAIN, baseUrlOf, type Claims, claimSettings, listen } from "./Serve.js"
 
 /** The settings of `worker` (docs/cli.md). */
 export interface WorkerOptions {
@@ -47,6 +50,19 @@ export interface WorkerOptions {
 /** Works until interrupted, then drains. */
 export const work = (options: WorkerOptions) =>
   Effect.gen(function*() {
+    // Released after the instance: a second stop signal hurries the whole stop.
+    const signals = yield* StopSignals.make
+    return yield* working(options, signals)
+  }).pipe(Effect.scoped)
+
+/** The worker process inside its instance. */
+const working = (options: WorkerOptions, signals: StopSignals.StopSignals) =>
+  Effect.gen(function*() {
+    const appexec = yield* Appexec.Appexec
+    signals.hurries(yield* Shutdown.Shutdown)
+    yield* Effect.addFinalizer(() =>
+      appexec.operator.drain.pipe(Effect.zipRight(Effect.logInfo(`stopping: draining the worker (${AGAIN})`)))
+    )
     yield* ExecutionLog.run
     yield* Console.log(
       `appexec worker is running (${Option.isSome(options.database) ? "database" : "data"}: ${

@@ -88,8 +88,8 @@ export const fromRow = (row: ExecutionRow): Either.Either<ExecutionRecord.Execut
           startedAt: row.started_at,
           completedAt: row.completed_at,
           ...(row.trace_parent === null ? {} : { traceParent: row.trace_parent }),
-          // The queue's count, absent until the first claim (`ExecutionRecord.attempt`).
-          ...(row.attempts === 0 ? {} : { attempt: row.attempts })
+          // Every claim, absent until the first (`ExecutionRecord.attempt`, `Lease.attempt`).
+          ...(row.claims === 0 ? {} : { attempt: row.claims })
         }))
     ))
 
@@ -106,7 +106,7 @@ export const viewColumns = [
   "created_at",
   "started_at",
   "completed_at",
-  "attempts"
+  "claims"
 ] as const satisfies ReadonlyArray<keyof ExecutionRow>
 
 /** A row of the view's columns. */
@@ -129,7 +129,7 @@ export const viewOfRow = (row: ViewRow): Either.Either<ExecutionRecord.Execution
     createdAt: row.created_at,
     startedAt: row.started_at,
     completedAt: row.completed_at,
-    attempt: row.attempts
+    attempt: row.claims
   }))
 
 /** The lease a claimed row carries. */
@@ -137,6 +137,7 @@ export const leaseOf = (record: ExecutionRecord.ExecutionRecord, row: ExecutionR
   executionId: record.executionId,
   workerId: row.lease_worker ?? "",
   token: row.lease_token ?? 0,
-  attempt: row.attempts,
+  attempt: row.claims,
+  counted: row.attempts,
   expiresAt: row.lease_expires_at ?? 0
 })

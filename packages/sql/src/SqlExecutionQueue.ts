@@ -22,8 +22,8 @@ export interface Fence {
 
 /**
  * The release of a lease (a graceful shutdown gives the execution back): clears the lease and
- * un-counts its attempt, only while the lease is still `fence`'s; the execution is claimable at
- * once. The adapter runs it with its wake-up (in the same statement or after it).
+ * takes its claim out of `attempts` (what `maxAttempts` bounds; `claims`, the attempt shown, keeps
+ * it), only while the lease is still `fence`'s; the execution is claimable at once. The adapter runs it with its wake-up (in the same statement or after it).
  */
 export const release = (db: Kysely<Tables>, fence: Fence) =>
   db

@@ -82,7 +82,9 @@ export interface ExecutionsTable {
   lease_worker: string | null
   lease_token: number | null
   lease_expires_at: number | null
+  /** Claims not given back (`release`): what `maxAttempts` bounds (`Lease.counted`). */
   attempts: Generated<number>
+  /** Every claim: the lease token's source, and the execution's `attempt` (`Lease.attempt`). */
   claims: Generated<number>
   /** When a cancel was requested for the worker that holds the execution. */
   cancel_requested_at: number | null

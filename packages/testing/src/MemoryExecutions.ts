@@ -28,12 +28,12 @@ interface Row {
 const currentTime = Effect.clockWith((clock) => clock.currentTimeMillis)
 
 /**
- * The record of a row as the SQL stores read it: with the queue's attempt count, absent until the
- * first claim, whatever `attempt` the saved record carried (`save` never writes it).
+ * The record of a row as the SQL stores read it: with the queue's count of claims, absent until the
+ * first, whatever `attempt` the saved record carried (`save` never writes it).
  */
 const recordOf = (row: Row): ExecutionRecord.ExecutionRecord => {
   const { attempt: _, ...record } = row.record
-  return row.attempts === 0 ? record : { ...record, attempt: row.attempts }
+  return row.claims === 0 ? record : { ...record, attempt: row.claims }
 }
 
 const isFinished = (record: ExecutionRecord.ExecutionRecord) =>
@@ -282,7 +282,8 @@ export const make = Effect.gen(function*() {
               executionId: next.record.executionId,
               workerId,
               token: next.claims,
-              attempt: next.attempts,
+              attempt: next.claims,
+              counted: next.attempts,
               expiresAt: now + leaseMs
             }
           })

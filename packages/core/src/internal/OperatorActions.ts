@@ -6,7 +6,7 @@
 import type { Authentication } from "@appexec/api"
 import type { ExecutionStatus, WebhookDelivery } from "@appexec/api/Execution"
 import type { WorkspaceId } from "@appexec/api/Ids"
-import { Duration, Effect, Either, Option, Ref } from "effect"
+import { Duration, Effect, Either, Option } from "effect"
 import { AppexecConfig } from "../AppexecConfig.js"
 import { recordFinished } from "../AppexecMetrics.js"
 import { BlobStore } from "../BlobStore.js"
@@ -17,6 +17,7 @@ import { toExecution } from "../ExecutionRecord.js"
 import { ExecutionStore } from "../ExecutionStore.js"
 import { IdGenerator } from "../IdGenerator.js"
 import { KeyStore } from "../KeyStore.js"
+import { Shutdown } from "../Shutdown.js"
 import { DeliveryId, entryFor, type OutboxEntry, WebhookOutbox } from "../WebhookOutbox.js"
 import { AppCatalog } from "./AppCatalog.js"
 import { CANCELED_MESSAGE, Cancellations } from "./Cancellations.js"
@@ -61,7 +62,7 @@ export const make = (visibility: Visibility) =>
     const cancellations = yield* Cancellations
     const outbox = yield* WebhookOutbox
     const now = Effect.clockWith((clock) => clock.currentTimeMillis)
-    const draining = yield* Ref.make(false)
+    const shutdown = yield* Shutdown
     const { visibleExecution } = visibility
 
     return {
@@ -120,12 +121,12 @@ export const make = (visibility: Visibility) =>
         return deliveryOf(record.webhookUrl, armed.value)
       }),
       ready: Effect.gen(function*() {
-        if (yield* Ref.get(draining)) return Option.some("draining")
+        if (shutdown.unsafeStopping()) return Option.some("draining")
         const probe = yield* executionStore.countOpen.pipe(Effect.timeoutOption("2 seconds"), Effect.either)
         if (probe._tag === "Left") return Option.some("storage unavailable")
         return Option.isNone(probe.right) ? Option.some("storage did not answer within 2 s") : Option.none()
       }),
-      drain: Ref.set(draining, true),
+      drain: shutdown.begin,
       listExecutions: Effect.fn("Appexec.operator.listExecutions")(function*(filter: ExecutionFilter = {}) {
         const limit = filter.limit ?? OPERATOR_LIST_LIMIT.default
         if (!Number.isInteger(limit) || limit < OPERATOR_LIST_LIMIT.min || limit > OPERATOR_LIST_LIMIT.max) {

@@ -2,9 +2,10 @@
  * The worker: takes executions from the queue under a lease (the shared `ClaimLoop`), runs each
  * (`WorkerRun`), and keeps their leases (`LeaseKeeper`). A lost worker's execution is run again
  * once its lease expires, up to `maxAttempts` claims, then failed. Stopping the worker (closing
- * its scope) stops taking work, waits up to `drainTimeout` for running executions, then
- * interrupts their workflows and releases their leases so another worker takes them at once (an
- * outcome already being written is written first).
+ * its scope) stops taking work, waits up to `drainTimeout` for running executions (`Drain`, cut
+ * short by `Shutdown.unsafeHurry`), then interrupts their workflows and releases their leases so
+ * that they run again at once elsewhere or on the next start, the stop not counted against
+ * `maxAttempts` (an outcome already being written is written first).
  */
 import type { ExecutionId } from "@appexec/api/Ids"
 import { Clock, Effect, Fiber, FiberRef, FiberSet, Layer, LogLevel } from "effect"
@@ -12,8 +13,10 @@ import { AppexecConfig, millis } from "../AppexecConfig.js"
 import { startedState } from "../ExecutionLifecycle.js"
 import { type Claim, ExecutionQueue } from "../ExecutionQueue.js"
 import { IdGenerator } from "../IdGenerator.js"
+import { Shutdown } from "../Shutdown.js"
 import { Cancellations } from "./Cancellations.js"
 import * as ClaimLoop from "./ClaimLoop.js"
+import * as Drain from "./Drain.js"
 import * as LeaseKeeper from "./LeaseKeeper.js"
 import * as WorkerRun from "./WorkerRun.js"
 
@@ -39,6 +42,7 @@ export const run = Effect.gen(function*() {
   const queue = yield* ExecutionQueue
   const ids = yield* IdGenerator
   const cancellations = yield* Cancellations
+  const shutdown = yield* Shutdown
   const workerId = yield* ids.uuid
   const keeper = yield* LeaseKeeper.make
   const { runs } = keeper
@@ -177,14 +181,19 @@ export const run = Effect.gen(function*() {
 
   yield* Effect.addFinalizer(() =>
     Effect.gen(function*() {
+      // From now on a run that fails is handed back: the failure may be the stop's doing.
+      yield* shutdown.begin
       yield* loop.stop
       yield* Fiber.interrupt(cancelChecks)
       const size = yield* loop.size
       if (size > 0 && millis(config.drainTimeout) > 0) {
-        yield* Effect.logInfo(`worker stopping: waiting for ${size} running execution(s)`)
-        // Finalizers run uninterruptibly: only an interruptible wait can be cut short by the timeout.
         // The keeper still renews the leases of what runs meanwhile.
-        yield* Effect.interruptible(loop.awaitEmpty).pipe(Effect.timeoutOption(config.drainTimeout))
+        yield* Drain.drain({
+          awaitEmpty: loop.awaitEmpty,
+          size: loop.size,
+          runs: () => runs.map.values(),
+          timeout: config.drainTimeout
+        })
       }
       // What still runs is interrupted: a workflow stops and gives its lease back; a write under
       // way (a run's outcome) is finished first.

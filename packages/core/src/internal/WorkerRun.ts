@@ -2,7 +2,9 @@
  * One run of the worker: a claimed execution taken to its end. The run's fiber is uninterruptible
  * but while its workflow runs; a stop (cancel, timeout, lost lease, the worker stopping)
  * interrupts the workflow, and the outcome is recorded through the status state machine
- * (`ExecutionLifecycle.transition`), with its webhook delivery when it has one. A claim that
+ * (`ExecutionLifecycle.transition`), with its webhook delivery when it has one. A run is never
+ * failed because its process stops: interrupted by the worker stopping, or failing while the
+ * instance stops (`Shutdown`), it is handed back (`ExecutionQueue.release`). A claim that
  * started the execution (`Claim.started`) has its `Started` transition applied here. A run whose
  * nodes all answer at once is done without a fiber (`runNow`), its outcome saved with the others
  * of its claim (`saveOutcomes`).
@@ -22,6 +24,7 @@ import { ExecutionReports } from "../ExecutionReports.js"
 import * as ExecutionStore from "../ExecutionStore.js"
 import { IdGenerator } from "../IdGenerator.js"
 import { Redactor } from "../Redactor.js"
+import { Shutdown } from "../Shutdown.js"
 import * as TraceContext from "../TraceContext.js"
 import { DeliveryId, entryFor } from "../WebhookOutbox.js"
 import { AppCatalog } from "./AppCatalog.js"
@@ -128,6 +131,7 @@ export const make = (runs: Runs) =>
     const newReporter = yield* Reporter.factory
     // What leaves a run (outputs, failure messages) is masked as the runner makes it.
     const redactor = yield* Redactor
+    const shutdown = yield* Shutdown
     // Runs done at once save their outcomes together, when the store can (`ExecutionStore.saveAll`).
     const saveAll = ExecutionStore.saveAllOf(store)
 
@@ -203,6 +207,9 @@ export const make = (runs: Runs) =>
         redact: redactor.text,
         settled: (output: SettledOutput) =>
           (settling ??= Effect.unsafeMakeSemaphore(1)).withPermits(1)(Effect.suspend(() => {
+            // While the instance stops, a failure may be the stop's doing: not shown, the run may
+            // be handed back (`handBack`).
+            if (output._tag === "Failed" && shutdown.unsafeStopping()) return Effect.void
             const event: ExecutionEvent = output._tag === "Produced"
               ? { _tag: "OutputProduced", produced: output.output }
               : { _tag: "OutputFailed", id: output.id, type: output.type, error: output.error }
@@ -236,6 +243,13 @@ export const make = (runs: Runs) =>
 
     const leaseLost = (run: Run) =>
       Effect.logWarning(`execution ${run.executionId}: lease lost; another worker owns it now`)
+
+    /**
+     * Gives the run's execution back (`ExecutionQueue.release`) to run again on the next start or
+     * another worker, the stop not counted against `maxAttempts`; when the release fails, the lease
+     * runs out and the execution is taken over all the same.
+     */
+    const handBack = (run: Run) => queue.release(run.lease).pipe(Effect.ignoreLogged)
 
     /** The end of a run that was told to stop: recorded as failed, or left alone when its lease is lost. */
     const stopped = (run: Run, started: ExecutionRecord) =>
@@ -299,6 +313,17 @@ export const make = (runs: Runs) =>
                 outputErrors: result.outputErrors,
                 outputTypes: run.outputTypes
               }
+            // A workflow that fails while the instance stops may fail of the stop (a child process
+            // killed with the service, a connection cut): it is handed back, and runs again.
+            if (event._tag === "Failed" && shutdown.unsafeStopping()) {
+              run.freeSlot()
+              return Effect.zipRight(
+                Effect.logInfo(
+                  `execution ${run.executionId}: failed while the worker stops (${event.errorMessage}); handed back to run again`
+                ),
+                handBack(run)
+              )
+            }
             // Applied to the record as last saved: outputs settled early are in it.
             return applyThen(run.started!, event, (ended) => {
               // The slot is free while the outcome is written: the next claim shares its commit.
@@ -328,12 +353,13 @@ export const make = (runs: Runs) =>
 
     const claimed = (run: Run, execution: ExecutionRecord, restore: Restore) => {
       const lease = run.lease
-      if (lease.attempt > config.maxAttempts) {
+      // Claims given back by a worker that stopped cleanly are not counted (`Lease.counted`).
+      if (lease.counted > config.maxAttempts) {
         return fail(
           execution,
           lease,
           `The execution was abandoned: its worker stopped ${
-            lease.attempt - 1
+            lease.counted - 1
           } times before finishing (at most ${config.maxAttempts} attempts).`
         )
       }
@@ -391,16 +417,26 @@ export const make = (runs: Runs) =>
         // Interrupted by a stop: record it. Interrupted by the worker stopping: give the lease back.
         return run.stop !== undefined && run.started !== undefined
           ? logged(run, stopped(run, run.started)).pipe(Effect.catchAllCause((cause) => defect(run, cause)))
-          : queue.release(run.lease).pipe(Effect.ignoreLogged)
+          : handBack(run)
       }
+      // Interrupted by the worker stopping, and failing of it on the way (a node that could not
+      // end cleanly): the failure is the stop's, the run is handed back.
+      if (run.stop === undefined && Cause.isInterrupted(cause) && shutdown.unsafeStopping()) return handBack(run)
       const failure = Cause.failureOption(cause)
       if (Option.isNone(failure)) return defect(run, cause)
       return logged(run, Effect.fail(failure.value)).pipe(Effect.catchAllCause((cause) => defect(run, cause)))
     }
 
-    /** A takeover is said out loud: the run's previous worker was lost with its lease. */
+    /**
+     * A takeover is said out loud: a previous worker was lost with its lease (a claim that was not
+     * given back, `Lease.counted`). A run handed back and taken up again is said at info level.
+     */
     const reclaimed = (run: Run) =>
-      Effect.logWarning(`execution ${run.executionId} reclaimed after lost lease (attempt ${run.lease.attempt})`)
+      run.lease.counted > 1
+        ? Effect.logWarning(`execution ${run.executionId} reclaimed after lost lease (attempt ${run.lease.attempt})`)
+        : Effect.logInfo(
+          `execution ${run.executionId} runs again after its worker handed it back (attempt ${run.lease.attempt})`
+        )
 
     const clock = yield* Effect.clock
 

@@ -1,15 +1,18 @@
 /**
  * ffmpeg as an Effect: the binary (the settings', `APPEXEC_FFMPEG`, or the one that
- * `@ffmpeg-installer/ffmpeg` ships in a per-platform npm package), spawned directly with
- * `node:child_process`. A run is killed (SIGKILL, and waited for) when its fiber is interrupted —
- * a canceled execution, the app's timeout — and when it outlasts `video.timeoutMs`; the time
- * limit is an Effect timeout, so it follows the `Clock` (virtual in tests).
+ * `@ffmpeg-installer/ffmpeg` ships in a per-platform npm package), spawned through `Subprocess`:
+ * in a process group of its own (a terminal's Ctrl-C reaches appexec, not ffmpeg) and under a
+ * watchdog that kills it when appexec is gone. A run is killed with its group (SIGKILL, and waited
+ * for) when its fiber is interrupted — a canceled execution, the app's timeout, a stopping worker
+ * handing the run back — and when it outlasts `video.timeoutMs`; the time limit is an Effect
+ * timeout, so it follows the `Clock` (virtual in tests).
  */
 import { NodeType } from "@appexec/core"
 import { Config, Duration, Effect, Option, Queue } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import { createRequire } from "node:module"
 import { NodesSettings } from "../NodesSettings.js"
+import * as Subprocess from "../Subprocess.js"
 
 const load = createRequire(import.meta.url)
 
@@ -63,13 +66,11 @@ export interface Finished {
 /** Most of standard error kept, from its end. */
 const STDERR_KEPT = 16 * 1024
 
-/** Kills `child` unless it has exited, and waits until it has: nothing of it outlives the run. */
-const stop = (child: ChildProcess) =>
-  Effect.async<void>((resume) => {
-    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
-    child.once("exit", () => resume(Effect.void))
-    child.kill("SIGKILL")
-  })
+/** Fails as ffmpeg that could not be started, logging why for the operator. */
+const notStarted = (what: string, why: unknown) =>
+  Effect.logError("ffmpeg could not be started", why).pipe(
+    Effect.zipRight(Effect.fail(fail(`${what}: ffmpeg could not be started on this instance`)))
+  )
 
 /** The end of `child`: its exit code once its output is read, or why it could not start. */
 const closed = (child: ChildProcess, what: string) =>
@@ -82,12 +83,7 @@ const closed = (child: ChildProcess, what: string) =>
         resume(effect)
       }
     }
-    child.once("error", (error) =>
-      settle(
-        Effect.logError("ffmpeg could not be started", error).pipe(
-          Effect.zipRight(Effect.fail(fail(`${what}: ffmpeg could not be started on this instance`)))
-        )
-      ))
+    child.once("error", (error) => settle(notStarted(what, error)))
     child.once("close", (code) => settle(Effect.succeed(code)))
   })
 
@@ -116,16 +112,11 @@ export const run = (options: RunOptions): Effect.Effect<Finished, NodeType.NodeF
       ...(reporting ? ["-progress", "pipe:1", "-nostats"] : []),
       ...options.args
     ]
-    const child = yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        spawn(path, args, {
-          cwd: options.cwd,
-          stdio: ["ignore", reporting ? "pipe" : "ignore", "pipe"],
-          windowsHide: true
-        })
-      ),
-      stop
-    )
+    const child = yield* Subprocess.scoped(path, args, {
+      cwd: options.cwd,
+      stdout: reporting ? "pipe" : "ignore",
+      stderr: "pipe"
+    })
     let stderr = ""
     child.stderr?.setEncoding("utf8")
     child.stderr?.on("data", (chunk: string) => {
@@ -162,6 +153,8 @@ export const run = (options: RunOptions): Effect.Effect<Finished, NodeType.NodeF
           )
       })
     )
+    // The binary is missing or not executable: the shell that starts it says so.
+    if (Subprocess.notStarted(code)) return yield* notStarted(options.what, stderr.trim())
     if (code !== 0 && options.anyExit !== true) {
       yield* Effect.logWarning(`ffmpeg exited with ${code}: ${stderr.slice(-2000)}`)
       const detail = lastError(stderr)

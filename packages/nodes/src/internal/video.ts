@@ -50,8 +50,8 @@ export type Fit = typeof Fit.Type
 export const contentTypeOf = (format: VideoFormat): string => `video/${format}`
 
 /**
- * A fresh temporary directory for one run, removed with everything in it when the scope closes
- * (and by a later process's first run if this process is killed first: `StaleWorkDirs`).
+ * A fresh temporary directory for one run, named after this process, removed with everything in
+ * it when the scope closes (and by the next start if this process is killed first: `StaleWorkDirs`).
  */
 export const workDir = Effect.gen(function*() {
   const { video } = yield* NodesSettings
@@ -59,7 +59,7 @@ export const workDir = Effect.gen(function*() {
   yield* StaleWorkDirs.sweepOnce(parent, video.timeoutMs)
   return yield* Effect.acquireRelease(
     Effect.tryPromise({
-      try: () => mkdtemp(join(parent, StaleWorkDirs.PREFIX)),
+      try: () => mkdtemp(join(parent, StaleWorkDirs.prefixOf())),
       catch: (error) => error
     }).pipe(
       Effect.tapError((error) => Effect.logError("video: the temporary directory could not be made", error)),

@@ -86,6 +86,15 @@ export const claims = {
     },
     engine.webhookClaimMargin,
     { positive: true }
+  ),
+  drainTimeout: Flags.duration(
+    {
+      name: "drain-timeout",
+      variable: "APPEXEC_DRAIN_TIMEOUT",
+      description: "How long a stopping worker waits for running executions before it hands them back"
+    },
+    engine.drainTimeout,
+    { positive: false }
   )
 }
 
@@ -94,7 +103,8 @@ export const claimsOf = (parsed: Claims): Claims => ({
   lease: parsed.lease,
   maxAttempts: parsed.maxAttempts,
   webhookTimeout: parsed.webhookTimeout,
-  webhookClaimMargin: parsed.webhookClaimMargin
+  webhookClaimMargin: parsed.webhookClaimMargin,
+  drainTimeout: parsed.drainTimeout
 })
 
 /** `--webhook-retry-delays`. */

@@ -15,23 +15,39 @@ export const tempDataDir = Effect.acquireRelease(
   (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
 )
 
+/** How a command is spawned. */
+export interface SpawnOptions {
+  /**
+   * In a process group of its own, as a terminal runs a command: a signal sent to the group
+   * (`process.kill(-pid, …)`) is a terminal's Ctrl-C. The group is killed with the scope.
+   */
+  readonly group?: boolean
+}
+
 /**
  * Spawns `appexec …args` with `env` added to the environment, without waiting for anything.
  * `waitFor` resolves with the first match of `pattern` in a stream and fails when the process
  * exits first; `exited` resolves with the exit code and signal. Every wait is bounded by
  * `within`. The process is killed with the scope.
  */
-export const spawnAppexec = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+export const spawnAppexec = (
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {},
+  options: SpawnOptions = {}
+) =>
   Effect.gen(function*() {
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
         spawn(process.execPath, [bin, ...args], {
-          env: { ...process.env, APPEXEC_LOG_FORMAT: "json", ...env }
+          env: { ...process.env, APPEXEC_LOG_FORMAT: "json", ...env },
+          detached: options.group === true
         })
       ),
       (child) =>
         Effect.sync(() => {
-          if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+          if (child.exitCode !== null || child.signalCode !== null) return
+          if (options.group === true) process.kill(-child.pid!, "SIGKILL")
+          else child.kill("SIGKILL")
         })
     )
     const output = { stdout: "", stderr: "" }
@@ -84,16 +100,25 @@ export const spawnAppexec = (args: ReadonlyArray<string>, env: Record<string, st
   })
 
 /** Spawns `appexec serve --port 0 --data dataDir …args` (see `spawnAppexec`). */
-export const spawnServe = (dataDir: string, args: ReadonlyArray<string> = [], env: Record<string, string> = {}) =>
-  spawnAppexec(["serve", "--port", "0", "--data", dataDir, ...args], env)
+export const spawnServe = (
+  dataDir: string,
+  args: ReadonlyArray<string> = [],
+  env: Record<string, string> = {},
+  options: SpawnOptions = {}
+) => spawnAppexec(["serve", "--port", "0", "--data", dataDir, ...args], env, options)
 
 /**
  * Starts `appexec serve --port 0 --data dataDir …args` with `env` added to the environment and
  * waits for the first-start lines: the base URL and the printed key.
  */
-export const startServe = (dataDir: string, args: ReadonlyArray<string> = [], env: Record<string, string> = {}) =>
+export const startServe = (
+  dataDir: string,
+  args: ReadonlyArray<string> = [],
+  env: Record<string, string> = {},
+  options: SpawnOptions = {}
+) =>
   Effect.gen(function*() {
-    const serve = yield* spawnServe(dataDir, args, env)
+    const serve = yield* spawnServe(dataDir, args, env, options)
     const match = yield* serve.waitFor(
       /curl -H 'x-api-key: (aex_[A-Za-z0-9_-]{43})' (http:\/\/127\.0\.0\.1:\d+)\/v1\/apps/,
       "stdout"
@@ -102,9 +127,14 @@ export const startServe = (dataDir: string, args: ReadonlyArray<string> = [], en
   })
 
 /** Starts `appexec serve` again on a data directory that was bootstrapped already: waits for the base URL. */
-export const restartServe = (dataDir: string, args: ReadonlyArray<string> = [], env: Record<string, string> = {}) =>
+export const restartServe = (
+  dataDir: string,
+  args: ReadonlyArray<string> = [],
+  env: Record<string, string> = {},
+  options: SpawnOptions = {}
+) =>
   Effect.gen(function*() {
-    const serve = yield* spawnServe(dataDir, args, env)
+    const serve = yield* spawnServe(dataDir, args, env, options)
     const match = yield* serve.waitFor(/appexec is listening on (http:\/\/127\.0\.0\.1:\d+) /, "stdout")
     return { ...serve, baseUrl: match[1]! }
   })
