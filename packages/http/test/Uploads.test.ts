@@ -332,7 +332,7 @@ describe("POST /v1/uploads", () => {
       expect(JSON.parse(String(response?.body))).toEqual({
         error: {
           code: "rate_limited",
-          message: "This server is receiving 1 uploads at once, the most it takes; retry after 1 s."
+          message: "This server is receiving 1 upload at once, the most it takes; retry after 1 s."
         }
       })
 

@@ -39,7 +39,7 @@ const headersOf = (headers: IncomingHttpHeaders): Readonly<Record<string, string
  * Reads the body of `message`, at most `maxBytes`. A longer one fails `TooLarge` as soon as it
  * passes the bound; the rest is read and dropped before the answer is written (`write`).
  */
-const readBody = (message: IncomingMessage, maxBytes: number) =>
+const readBody = (message: IncomingMessage, maxBytes: number, progress: { received: number }) =>
   Effect.async<Uint8Array, Exchange.BodyFailure>((resume) => {
     const chunks: Array<Buffer> = []
     let size = 0
@@ -51,6 +51,7 @@ const readBody = (message: IncomingMessage, maxBytes: number) =>
     }
     const onData = (chunk: Buffer) => {
       size += chunk.length
+      progress.received = size
       if (size > maxBytes) {
         cleanup()
         // Paused until `write` drains it: nothing is lost or buffered meanwhile.
@@ -73,13 +74,17 @@ const readBody = (message: IncomingMessage, maxBytes: number) =>
     return Effect.sync(cleanup)
   })
 
-const requestOf = (message: IncomingMessage): Exchange.ServerRequest => ({
-  method: message.method ?? "GET",
-  url: message.url ?? "/",
-  headers: headersOf(message.headers),
-  remoteAddress: message.socket.remoteAddress,
-  body: (maxBytes) => readBody(message, maxBytes)
-})
+const requestOf = (message: IncomingMessage): Exchange.ServerRequest => {
+  const progress = { received: 0 }
+  return {
+    method: message.method ?? "GET",
+    url: message.url ?? "/",
+    headers: headersOf(message.headers),
+    remoteAddress: message.socket.remoteAddress,
+    body: (maxBytes) => readBody(message, maxBytes, progress),
+    received: () => progress.received
+  }
+}
 
 const stopping = JSON.stringify({ error: { code: "internal_error", message: "The server is stopping." } })
 
@@ -146,7 +151,8 @@ export const MAX_DRAIN_BYTES = 16 * 1024 * 1024
  * is gone. What the client is still sending of the body is read and dropped first, up to
  * `MAX_DRAIN_BYTES`: a connection closed with unread data is reset, and the reset would destroy
  * the answer before the client reads it (a 413 seen as EPIPE). Past the bound the answer is
- * written with `Connection: close`.
+ * written with `Connection: close`. A 408 (an upload cut for its pace) is written at once with
+ * `Connection: close`: its client is the one too slow to wait for.
  */
 const write = (
   fork: Fork,
@@ -158,6 +164,8 @@ const write = (
   if (message.complete || message.readableEnded || message.destroyed) {
     return writeNow(fork, message, response, exit, false)
   }
+  // A body cut for arriving too slowly (408) is not waited for: answered at once, and closed.
+  if (Exit.isSuccess(exit) && exit.value.status === 408) return writeNow(fork, message, response, exit, true)
   let dropped = 0
   const done = (whole: boolean) => {
     message.off("data", onData)
