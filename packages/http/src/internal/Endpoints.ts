@@ -152,6 +152,7 @@ export const make = (
     )
     // The heartbeats of the app's open event streams, which end when the app stops.
     const heartbeats = yield* Heartbeats.make(EventStream.heartbeatEvery)
+    const frame = EventStream.makeFramer()
     const served: ReadonlyArray<Served> = [
       serve(Api.listApps, ({ principal, query }) =>
         Effect.map(appexec.apps.list(principal, query), (data) => ({ data }))),
@@ -249,7 +250,8 @@ export const make = (
                       EventStream.body(follower, {
                         release: Effect.zipRight(release, follower.close),
                         heartbeats,
-                        requestId
+                        requestId,
+                        frame
                       }),
                       EventStream.headers
                     )
