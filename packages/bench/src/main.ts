@@ -16,6 +16,7 @@ import * as Media from "./media.js"
 import * as Polling from "./polling.js"
 import * as Queue from "./queue.js"
 import * as Scaling from "./scaling.js"
+import * as Streams from "./streams.js"
 import * as Uploads from "./uploads.js"
 import * as Webhooks from "./webhooks.js"
 
@@ -30,6 +31,7 @@ const benchmarks: ReadonlyArray<Benchmark> = [
   Http.benchmark,
   Polling.benchmark,
   Live.benchmark,
+  Streams.benchmark,
   Uploads.benchmark,
   Media.benchmark
 ]

@@ -168,7 +168,7 @@ export class UnsupportedMedia extends Schema.TaggedError<UnsupportedMedia>()("Un
       case "unsupported_type":
         return `Uploads of '${this.declared}' are not accepted; Content-Type must be one of: ${types}.`
       case "unrecognised":
-        return `The bytes are not a ${this.declared} file (nor any format an upload may be: ${types}).`
+        return `The bytes are not ${this.declared} as Content-Type says, nor any format an upload may be: ${types}.`
       case "mismatch":
         return `The bytes are ${
           this.actual ?? "another type"

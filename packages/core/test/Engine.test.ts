@@ -216,9 +216,11 @@ describe("engine", () => {
       yield* Effect.forkScoped(Worker.run.pipe(Effect.zipRight(Effect.never)))
       const done = yield* awaitAfter(started.executionId, "1 second")
       expect(done.status).toBe("failed")
+      // The attempt the answer shows is the one the message names, beside the most that are run.
       expect(done.errorMessage).toBe(
-        "The execution was abandoned: its worker stopped 2 times before finishing (at most 2 attempts)."
+        `The execution was abandoned at attempt ${done.attempt}: its worker stopped 2 times before finishing, and at most 2 attempts are run.`
       )
+      expect(done.attempt).toBe(3)
       expect(done.outputs[0]!.status).toBe("failed")
     }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { maxAttempts: 2 } }))))
 

@@ -271,6 +271,45 @@ describe("live executions", () => {
     }).pipe(Effect.provide(instance))
   })
 
+  it.scoped("200 streams of one execution share one read of its reports per change, and each gets every event", () => {
+    /** The reads of reports after an event id (only the streams make them). */
+    const reads = { after: 0 }
+    const counted = Layer.effect(
+      ExecutionReports.ExecutionReports,
+      Effect.map(ExecutionReports.ExecutionReports, (reports) => ({
+        ...reports,
+        after: (executionId, afterId) =>
+          Effect.zipRight(Effect.sync(() => void (reads.after += 1)), reports.after(executionId, afterId))
+      }))
+    )
+    const instance = AppexecLayer.make({ nodes: [ticker], webhooks: false, config: { drainTimeout: 0 } }).pipe(
+      Layer.provide(counted),
+      Layer.provideMerge(MemoryStorage.layer),
+      Layer.provideMerge(SeededIds.layer()),
+      Layer.provideMerge(TestOutboundHttp.layer)
+    )
+    return Effect.gen(function*() {
+      const appexec = yield* Appexec.Appexec
+      const app = yield* appexec.apps.import(tickerApp)
+      const principal = yield* TestHarness.signIn()
+      const started = yield* appexec.executions.start(principal, app.appId, { prompt: "go" })
+      const streams = yield* Effect.forEach(
+        Array.from({ length: 200 }, (_, i) => i),
+        () => Effect.flatMap(appexec.executions.events(principal, started.executionId), (s) => Effect.fork(collect(s)))
+      )
+      yield* TestClock.adjust("11 seconds")
+      const received = yield* Effect.forEach(streams, Fiber.join)
+      // Every stream saw the same events, progress to the end and the terminal snapshot.
+      const first = received[0]!
+      expect(first.filter((e) => e.event === "progress").length).toBeGreaterThan(10)
+      expect(first.at(-1)!.data.status).toBe("completed")
+      expect(received.every((events) => JSON.stringify(events) === JSON.stringify(first))).toBe(true)
+      // One read per change for all 200 (one each would be 200 times the events).
+      expect(reads.after).toBeGreaterThan(10)
+      expect(reads.after).toBeLessThan(3 * first.length)
+    }).pipe(Effect.provide(instance))
+  })
+
   it.scoped("a queued execution's poll tells its place in its workspace's queue", () =>
     Effect.gen(function*() {
       const { app, appexec, principal } = yield* setup

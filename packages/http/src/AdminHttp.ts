@@ -6,14 +6,17 @@
  *
  * `withOperator` adds the operator views (docs/operations.md#operator-views): their JSON
  * endpoints under `/operator` and the console in its operator mode at `/console` (where `GET /`
- * then leads), with no key: the port is private. Read-only unless `actions` is given. They answer
- * only requests sent to the admin port's own address, a loopback name or a name the operator
- * allowed (`Host`), so that a page of another site cannot read them by DNS rebinding.
+ * then leads), with no key: the port is private. Read-only unless `actions` is given; an action is
+ * then taken only from the port's own page, with the anti-forgery token that page reads from
+ * `GET /operator` (`internal/ActionGuard.ts`). They answer only requests sent to the admin port's
+ * own address, a loopback name or a name the operator allowed (`Host`), so that a page of another
+ * site cannot read them by DNS rebinding.
  */
 import { type Appexec, type AppexecConfig, AppexecMetrics, ExecutionStore, type OperatorViews } from "@appexec/core"
 import { Effect } from "effect"
 import type * as AppexecHttp from "./AppexecHttp.js"
 import * as ConsoleRoute from "./ConsoleRoute.js"
+import * as ActionGuard from "./internal/ActionGuard.js"
 import * as AdminHost from "./internal/AdminHost.js"
 import * as ErrorAnswers from "./internal/ErrorAnswers.js"
 import { json, type ServerRequest, type ServerResponse } from "./internal/Exchange.js"
@@ -29,7 +32,10 @@ export const make: Effect.Effect<AppexecHttp.App, never, ExecutionStore.Executio
 
 /** What the operator views of `withOperator` may do. */
 export interface OperatorOptions {
-  /** Allow the operator's actions (a webhook's redelivery); without it they answer 403 (default false). */
+  /**
+   * Allow the operator's actions (a webhook's redelivery), from the views' own page with its
+   * anti-forgery token; without it they answer 403 (default false).
+   */
   readonly actions?: boolean | undefined
   /** Serve the console's operator mode at `/console` (default true). */
   readonly console?: boolean | undefined
@@ -56,7 +62,7 @@ export const withOperator = (
   ExecutionStore.ExecutionStore | OperatorViews.OperatorViews | Appexec.Appexec | AppexecConfig.AppexecConfig
 > =>
   Effect.gen(function*() {
-    const api = yield* OperatorApi.make({ actions: options.actions ?? false })
+    const api = yield* OperatorApi.make({ actions: options.actions ?? false, guard: yield* ActionGuard.make })
     const console = options.console ?? true ? yield* ConsoleRoute.make("", "operator") : undefined
     const allowed = AdminHost.allowedSet(options.allowedHosts ?? [])
     const bound = options.bound ?? (() => undefined)

@@ -14,8 +14,10 @@
 import type { ConsoleAssets } from "@appexec/console"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { Effect, Encoding } from "effect"
+import { noneMatch } from "./internal/EntityTags.js"
 import * as ErrorAnswers from "./internal/ErrorAnswers.js"
 import type { ServerResponse } from "./internal/Exchange.js"
+import * as PageSecurity from "./internal/PageSecurity.js"
 
 /** The console's path, relative to the base path. */
 export const PATH = "/console"
@@ -38,19 +40,12 @@ const ASSETS = `${PATH}/assets/`
 const etagOf = (body: string | Uint8Array) =>
   `"${Encoding.encodeBase64Url(sha256(typeof body === "string" ? new TextEncoder().encode(body) : body)).slice(0, 27)}"`
 
-const matches = (ifNoneMatch: string | undefined, etag: string) =>
-  ifNoneMatch !== undefined && ifNoneMatch.split(",").some((tag) => tag.trim() === etag || tag.trim() === "*")
-
 /**
  * The route over `assets`, for a console under `basePath` (normalized: `""` or `/api`); `mode`
  * `operator` serves the admin port's operator views (`AdminHttp`).
  */
 export const fromAssets = (assets: Assets, basePath: string, mode: ConsoleAssets.Mode = "workspace"): Route => {
-  const security = {
-    "content-security-policy": assets.contentSecurityPolicy,
-    "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer"
-  }
+  const security = PageSecurity.headers(assets.contentSecurityPolicy)
   const html = assets.page(basePath, mode)
   const pageTag = etagOf(html)
   const pageHeaders = { ...security, "cache-control": "no-cache", etag: pageTag }
@@ -86,7 +81,7 @@ export const fromAssets = (assets: Assets, basePath: string, mode: ConsoleAssets
       }
       return head ? { ...answer, body: undefined } : answer
     }
-    if (matches(headers["if-none-match"], pageTag)) return { status: 304, headers: pageHeaders, body: undefined }
+    if (noneMatch(headers["if-none-match"], pageTag)) return { status: 304, headers: pageHeaders, body: undefined }
     return {
       status: 200,
       headers: { ...pageHeaders, "content-type": "text/html; charset=utf-8" },

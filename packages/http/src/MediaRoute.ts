@@ -6,8 +6,9 @@
  * authentication (the signature is the credential) and no rate limit.
  *
  * The bytes come with `Content-Type`, `Content-Length`, `ETag` and a `Cache-Control` that ends
- * with the URL's validity; `HEAD`, `If-None-Match` (304) and single byte ranges (206) are
- * supported. The store is asked for the blob's size, type and version first (`BlobStore.stat`),
+ * with the URL's validity; `HEAD`, `If-None-Match` (304, compared weakly) and single byte ranges
+ * (206; with `If-Range`, only when it names the current tag exactly, else the whole, 200) are
+ * supported, as RFC 9110 says. The store is asked for the blob's size, type and version first (`BlobStore.stat`),
  * then for the asked range only (`BlobStore.getRange`), so a seek in a 20 MB video reads one
  * range; `HEAD` and 304 read no bytes. A store without `stat` is read whole, once per answer.
  * The ETag derives from the key and the blob's version. An unknown, forged, altered, expired or
@@ -17,6 +18,7 @@
 import { BlobStore, MediaUrls } from "@appexec/core"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { Context, Effect, Encoding, Option } from "effect"
+import { noneMatch, rangeApplies } from "./internal/EntityTags.js"
 import * as ErrorAnswers from "./internal/ErrorAnswers.js"
 import type { ServerResponse } from "./internal/Exchange.js"
 
@@ -102,10 +104,13 @@ export const answer = (
       "x-content-type-options": "nosniff",
       "content-security-policy": "default-src 'none'; sandbox"
     }
-    if (request.headers["if-none-match"]?.split(",").some((t) => t.trim() === etag || t.trim() === "*")) {
+    if (noneMatch(request.headers["if-none-match"], etag)) {
       return { status: 304, headers: common, body: undefined }
     }
-    const range = parseRange(request.headers["range"], size)
+    // A range of another version than the client holds would not fit with its bytes: the whole.
+    const range = rangeApplies(request.headers["if-range"], etag)
+      ? parseRange(request.headers["range"], size)
+      : undefined
     if (range === null) {
       return error(416, "The requested byte range is not satisfiable.", {
         "content-range": `bytes */${size}`

@@ -3,13 +3,16 @@
  * `GET /readyz` (storage answers and the instance is not draining, else 503), `GET /openapi.json`
  * (the generated document) and `GET /docs` (the API reference page); `GET /` redirects (302) to
  * `/docs`, or to the console when the app serves it, so the bare address a newcomer opens shows
- * something to read. No key, no rate limit. They
+ * something to read. `/docs` carries the security headers of the console (`PageSecurity`), with
+ * a `Content-Security-Policy` of its own. No key, no rate limit. They
  * are looked up by exact path before the API's route table, so the API's path pays nothing for them.
  */
 import { Appexec } from "@appexec/core"
 import { Effect, Option } from "effect"
+import type * as DocsPage from "./internal/DocsPage.js"
 import * as ErrorAnswers from "./internal/ErrorAnswers.js"
 import { json, type ServerResponse } from "./internal/Exchange.js"
+import * as PageSecurity from "./internal/PageSecurity.js"
 import * as OpenApiDocument from "./OpenApiDocument.js"
 
 /** The paths, relative to the app's base path. */
@@ -28,7 +31,7 @@ export const make = (basePath = "", home = "/docs"): Effect.Effect<Lookup, never
   Effect.gen(function*() {
     const appexec = yield* Appexec.Appexec
     let openApi: string | undefined
-    let docs: Promise<string> | undefined
+    let docs: Promise<DocsPage.Rendered> | undefined
 
     const healthz = Effect.succeed(json(200, { status: "ok" }, noStore))
     const readyz = Effect.map(appexec.operator.ready, (reason) =>
@@ -44,9 +47,9 @@ export const make = (basePath = "", home = "/docs"): Effect.Effect<Lookup, never
       docs ??= import("./internal/DocsPage.js").then((page) => page.render())
       return docs
     }).pipe(
-      Effect.map((html): ServerResponse => ({
+      Effect.map(({ contentSecurityPolicy, html }): ServerResponse => ({
         status: 200,
-        headers: { "content-type": "text/html; charset=utf-8" },
+        headers: { ...PageSecurity.headers(contentSecurityPolicy), "content-type": "text/html; charset=utf-8" },
         body: html
       }))
     )

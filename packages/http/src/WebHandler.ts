@@ -19,7 +19,7 @@ import {
 export type Handler = (request: Request, info?: { readonly clientAddress?: string }) => Promise<Response>
 
 /** Reads the body of `request`, at most `maxBytes` (the rest drained up to a bound, then given up). */
-const readBody = (request: Request, maxBytes: number) =>
+const readBody = (request: Request, maxBytes: number, progress: { received: number }) =>
   Effect.tryPromise({
     try: async (signal) => {
       if (request.body === null) return new Uint8Array()
@@ -31,6 +31,7 @@ const readBody = (request: Request, maxBytes: number) =>
         const { done, value } = await reader.read()
         if (done) break
         size += value.length
+        progress.received = size
         if (size > maxBytes * DRAIN_FACTOR) {
           await reader.cancel()
           break
@@ -59,12 +60,14 @@ const requestOf = (request: Request, clientAddress: string | undefined): ServerR
   request.headers.forEach((value, name) => {
     headers[name] = value
   })
+  const progress = { received: 0 }
   return {
     method: request.method,
     url: `${url.pathname}${url.search}`,
     headers,
     remoteAddress: clientAddress,
-    body: (maxBytes) => readBody(request, maxBytes)
+    body: (maxBytes) => readBody(request, maxBytes, progress),
+    received: () => progress.received
   }
 }
 

@@ -90,6 +90,37 @@ describe("MediaUrls (signed)", () => {
       expect((yield* get(url, {}, "POST")).status).toBe(405)
     }).pipe(Effect.provide(signed())))
 
+  it.effect("If-None-Match compares weakly and If-Range strongly, as RFC 9110 says", () =>
+    Effect.gen(function*() {
+      const url = yield* urlFor(KEY)
+      const etag = (yield* get(url, {}, "HEAD")).headers["etag"]!
+      // If-None-Match: W/"x" names the same representation as "x", in a list or alone; * too.
+      for (const ifNoneMatch of [`W/${etag}`, `"other", W/${etag}`, `"other",${etag}`, "*"]) {
+        expect({ ifNoneMatch, status: (yield* get(url, { "if-none-match": ifNoneMatch })).status }).toEqual({
+          ifNoneMatch,
+          status: 304
+        })
+      }
+      for (const ifNoneMatch of [`"other"`, `W/"other"`, etag.slice(1, -1)]) {
+        expect({ ifNoneMatch, status: (yield* get(url, { "if-none-match": ifNoneMatch })).status }).toEqual({
+          ifNoneMatch,
+          status: 200
+        })
+      }
+      // If-Range: the current tag serves the range; a weak tag, another tag or a date the whole.
+      const ranged = yield* get(url, { range: "bytes=2-5", "if-range": etag })
+      expect([ranged.status, new TextDecoder().decode(ranged.body)]).toEqual([206, "2345"])
+      for (const ifRange of [`W/${etag}`, `"other"`, "Tue, 01 Jan 2030 00:00:00 GMT"]) {
+        const whole = yield* get(url, { range: "bytes=2-5", "if-range": ifRange })
+        expect({ ifRange, status: whole.status, range: whole.headers["content-range"] }).toEqual({
+          ifRange,
+          status: 200,
+          range: undefined
+        })
+        expect(whole.body).toEqual(bytes)
+      }
+    }).pipe(Effect.provide(signed())))
+
   it.effect("with a store that reads ranges, a range reads only its bytes, HEAD and 304 read none, and the ETag follows the version", () => {
     const video = Uint8Array.from({ length: 256 * 1024 }, (_, i) => i % 251)
     const reads: Array<string> = []

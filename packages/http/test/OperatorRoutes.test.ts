@@ -74,6 +74,25 @@ describe("operator routes", () => {
       expect(page.body).toContain("<title>appexec</title>")
       expect(page.body).toContain("api-reference")
       expect(page.body).toContain("/v1/apps/{appId}/executions")
+      // The console's security headers, with a policy of the page's own: its two inline scripts
+      // by their hashes (the page's script and its configuration), nothing from elsewhere.
+      expect(page.headers).toMatchObject({
+        "x-content-type-options": "nosniff",
+        "referrer-policy": "no-referrer"
+      })
+      const policy = page.headers["content-security-policy"]!.split("; ")
+      expect(policy).toEqual(expect.arrayContaining([
+        "default-src 'none'",
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "connect-src 'self'"
+      ]))
+      // (and WebAssembly, which Scalar compiles: no string runs as script).
+      const scripts = policy.find((d) => d.startsWith("script-src "))!.split(" ").slice(1)
+      expect(scripts).toHaveLength(3)
+      expect(scripts.slice(0, 2).every((s) => /^'sha256-[A-Za-z0-9+/]{43}='$/.test(s))).toBe(true)
+      expect(scripts[2]).toBe("'wasm-unsafe-eval'")
       expect(yield* unfollowed("/")).toMatchObject({ status: 302, headers: { location: "/docs" }, body: "" })
     }).pipe(Effect.provide(stack())), 30_000)
 

@@ -3,8 +3,9 @@
  * over a real socket on 127.0.0.1: each workspace's queued and running executions, the last hour's
  * throughput and failure rate, the workers through their leases, the failed deliveries across
  * workspaces; read-only by default (redelivery answers 403 and says how to allow it), and with
- * actions a redelivery that reaches a real receiver again; the console's operator page at
- * `/console`, where `/` leads. Metrics and health answer as before.
+ * actions a redelivery that reaches a real receiver again, taken only from the port's own page
+ * with its anti-forgery token (each way a page of another site could post refused 403); the
+ * console's operator page at `/console`, where `/` leads. Metrics and health answer as before.
  */
 import { Appexec } from "@appexec/core"
 import { AdminHttp } from "@appexec/http"
@@ -201,9 +202,13 @@ describe("the admin app's operator views", () => {
         "the delivery did not fail",
         Effect.map(call(`${url}/operator/deliveries`), (answer) => dataOf<Array<unknown>>(answer).length === 1)
       )
-      expect(dataOf(yield* call(`${url}/operator`))).toEqual({ actions: true })
+      const { actionToken } = dataOf<{ actions: boolean; actionToken: string }>(yield* call(`${url}/operator`))
+      expect(actionToken).toMatch(/^[A-Za-z0-9_-]{43}$/)
       const redeliver = (executionId: string, headers: Record<string, string> = {}) =>
-        call(`${url}/operator/executions/${executionId}/webhook/redeliver`, { method: "POST", headers })
+        call(`${url}/operator/executions/${executionId}/webhook/redeliver`, {
+          method: "POST",
+          headers: { "x-appexec-action-token": actionToken, ...headers }
+        })
 
       const foreign = yield* redeliver(hooked, { origin: "https://evil.example" })
       expect(foreign.status).toBe(403)
@@ -258,6 +263,129 @@ describe("the admin app's operator views", () => {
       })
       // Metrics and health are not the operator views: a scraper may name the port as it likes.
       expect((yield* getWithHost(`${url}/healthz`, `scraper.example:${port}`)).status).toBe(200)
+    }).pipe(Effect.provide(harness)))
+})
+
+/** A POST sent with exactly `headers` (and `Host`, which `fetch` does not let a caller set): status, body as JSON. */
+const postWith = (url: string, headers: Record<string, string>) =>
+  Effect.async<{ readonly status: number; readonly body: unknown }>((resume) => {
+    const request = httpRequest(url, { method: "POST", headers }, (response) => {
+      const chunks: Array<Buffer> = []
+      response.on("data", (chunk: Buffer) => chunks.push(chunk))
+      response.on("end", () => {
+        resume(Effect.succeed({
+          status: response.statusCode ?? 0,
+          body: JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown
+        }))
+      })
+    })
+    request.on("error", (error) => resume(Effect.die(error)))
+    request.end()
+  })
+
+describe("the operator's actions, from the admin port's own page only", () => {
+  it.scoped("refuses Origin null, another origin or site, a browser's request without Origin, and no or another token", () =>
+    Effect.gen(function*() {
+      const receiver = yield* TestReceiver.start((request) => (request.number === 1 ? 500 : 204))
+      const url = yield* serveAdmin({ actions: true, console: false })
+      // A second admin listener of the same instance: its token is its own.
+      const other = yield* serveAdmin({ actions: true, console: false })
+      const { alice, echo } = yield* seed
+      const appexec = yield* Appexec.Appexec
+      const hooked = yield* start(alice.key, echo.appId, "hooked", receiver.url())
+      yield* appexec.executions.await(hooked)
+      yield* receiver.next
+      const attempts = Effect.map(
+        call(`${url}/operator/deliveries`),
+        (answer) => dataOf<Array<{ attempts: Array<unknown> }>>(answer).map((d) => d.attempts.length)
+      )
+      yield* eventually("the delivery did not fail", Effect.map(attempts, (counts) => counts[0] === 1))
+      const tokenOf = (base: string) =>
+        Effect.map(call(`${base}/operator`), (answer) => dataOf<{ actionToken: string }>(answer).actionToken)
+      const token = yield* tokenOf(url)
+      const otherToken = yield* tokenOf(other)
+      expect(otherToken).not.toBe(token)
+      const host = new URL(url).host
+      const path = `${url}/operator/executions/${hooked}/webhook/redeliver`
+
+      const refused: ReadonlyArray<readonly [string, Record<string, string>, string]> = [
+        // A form posted from a sandboxed frame of another site.
+        ["Origin: null", {
+          origin: "null",
+          "sec-fetch-site": "cross-site",
+          "sec-fetch-mode": "navigate",
+          "sec-fetch-dest": "iframe",
+          "x-appexec-action-token": token
+        }, "Sec-Fetch-Site"],
+        ["Origin: null, no Sec-Fetch", { origin: "null", "x-appexec-action-token": token }, "Origin: null"],
+        ["another origin", { origin: "https://evil.example", "x-appexec-action-token": token }, "another origin"],
+        ["the admin port's name on another port", {
+          origin: `http://127.0.0.1:${Number(new URL(url).port) + 1}`,
+          "x-appexec-action-token": token
+        }, "another origin"],
+        ["a cross-site fetch", {
+          origin: "http://localhost:1",
+          "sec-fetch-site": "cross-site",
+          "sec-fetch-mode": "no-cors",
+          "sec-fetch-dest": "empty",
+          "x-appexec-action-token": token
+        }, "Sec-Fetch-Site"],
+        ["a same-site fetch naming this origin", {
+          origin: url,
+          "sec-fetch-site": "same-site",
+          "x-appexec-action-token": token
+        }, "Sec-Fetch-Site"],
+        ["a browser's request without Origin", {
+          "sec-fetch-site": "same-origin",
+          "sec-fetch-dest": "empty",
+          "x-appexec-action-token": token
+        }, "without an Origin"],
+        ["this origin without the token", { origin: url }, "anti-forgery token"],
+        [
+          "this origin with a wrong token",
+          { origin: url, "x-appexec-action-token": `${token.slice(0, -1)}A` },
+          "anti-forgery token"
+        ],
+        [
+          "this origin with another listener's token",
+          { origin: url, "x-appexec-action-token": otherToken },
+          "anti-forgery token"
+        ],
+        ["no Origin and no token", {}, "anti-forgery token"]
+      ]
+      for (const [what, headers, says] of refused) {
+        const answer = yield* postWith(path, { host, ...headers })
+        expect({ what, status: answer.status }).toEqual({ what, status: 403 })
+        expect({ what, error: errorOf(answer) }).toEqual({
+          what,
+          error: { code: "forbidden", message: expect.stringContaining(says) }
+        })
+      }
+      // Nothing was sent, nothing was armed.
+      expect(receiver.received).toHaveLength(1)
+      expect(yield* attempts).toEqual([1])
+
+      // The page's own request (Origin, or the browser's word behind a proxy that renames the
+      // host), and a script's (no browser's headers) with the token: each taken, once the previous is over.
+      const principal = yield* appexec.keys.authenticate({ "x-api-key": alice.key })
+      const accepted: ReadonlyArray<Record<string, string>> = [
+        { origin: url, "sec-fetch-site": "same-origin", "x-appexec-action-token": token },
+        { origin: "https://ops.example", "sec-fetch-site": "same-origin", "x-appexec-action-token": token },
+        { "x-appexec-action-token": token }
+      ]
+      for (const [i, headers] of accepted.entries()) {
+        const answer = yield* postWith(path, { host, ...headers })
+        expect({ headers, status: answer.status }).toEqual({ headers, status: 202 })
+        yield* receiver.next
+        yield* eventually(
+          "the redelivery was not recorded",
+          Effect.map(
+            appexec.executions.webhook(principal, hooked),
+            (delivery) => delivery?.status === "delivered" && delivery.attempts.length === i + 2
+          )
+        )
+      }
+      expect(receiver.received).toHaveLength(4)
     }).pipe(Effect.provide(harness)))
 })
 

@@ -226,7 +226,12 @@ describe("POST /v1/uploads", () => {
         const notVideo = yield* upload(origin, new TextEncoder().encode("not a video at all"), "video/mp4", alice.key)
         expect([notVideo.status, jsonOf(notVideo).error.message]).toEqual([
           415,
-          expect.stringContaining("The bytes are not a video/mp4 file")
+          expect.stringContaining("The bytes are not video/mp4 as Content-Type says, nor any format")
+        ])
+        const notImage = yield* upload(origin, new TextEncoder().encode("<html>hello</html>"), "image/png", alice.key)
+        expect([notImage.status, jsonOf(notImage).error.message]).toEqual([
+          415,
+          expect.stringMatching(/^The bytes are not image\/png as Content-Type says, nor any format an upload may be: /)
         ])
         const untyped = yield* upload(origin, photo, "application/octet-stream", alice.key)
         expect([untyped.status, jsonOf(untyped).error.message]).toEqual([
@@ -327,7 +332,7 @@ describe("POST /v1/uploads", () => {
       expect(JSON.parse(String(response?.body))).toEqual({
         error: {
           code: "rate_limited",
-          message: "This server is receiving 1 uploads at once, the most it takes; retry after 1 s."
+          message: "This server is receiving 1 upload at once, the most it takes; retry after 1 s."
         }
       })
 

@@ -57,13 +57,13 @@ export const imageAnimate = NodeType.defineNode({
       }
       const frames = yield* Effect.forEach(images, (image) =>
         metadataOf(image.bytes, limits.maxPixels).pipe(
-          Effect.zipRight(attempt("a frame could not be decoded", () =>
+          Effect.zipRight(attempt("a frame could not be drawn", () =>
             open(image.bytes, limits.maxPixels)
               .rotate()
               .resize({ width, height, fit: config.fit, background: { r: 0, g: 0, b: 0, alpha: 0 } })
               .ensureAlpha()
               .png({ compressionLevel: 0 })
-              .toBuffer()))
+              .toBuffer(), image.bytes))
         ))
       const options = { loop: config.loop, delay: frames.map(() => config.delay) }
       const joined = sharpModule()(frames, { join: { animated: true } })

@@ -1,6 +1,7 @@
 import { NodesSettings } from "@appexec/nodes"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import sharp from "sharp"
 import * as FakeOrigin from "./support/FakeOrigin.js"
 import { layer, run, testImage } from "./support/Instance.js"
 
@@ -90,12 +91,32 @@ describe("media inputs", () => {
       )
     }).pipe(Effect.provide(layer())))
 
-  it.scoped("bytes that claim to be an image but are not fail with a decoding error", () =>
+  it.scoped("bytes that claim to be an image but are not fail as not read, saying why", () =>
     Effect.gen(function*() {
+      // A real PNG of noise (so that its pixel data is long), cut in half: its header reads, its
+      // pixels do not (sharp decodes while it encodes).
+      const noise = Uint8Array.from({ length: 64 * 48 * 3 }, (_, i) => (i * 7919) % 251)
+      const png = yield* Effect.promise(() =>
+        sharp(noise, { raw: { width: 64, height: 48, channels: 3 } }).png().toBuffer()
+      )
+      const truncated = png.subarray(0, Math.floor(png.length / 2))
+      // PNG's signature followed by a page: a polyglot posing as a PNG.
+      const polyglot = new Uint8Array([...png.subarray(0, 8), ...new TextEncoder().encode("<html>hi</html>")])
       const origin = yield* FakeOrigin.start({
-        "/fake.png": { headers: { "content-type": "image/png" }, body: "not really" }
+        "/fake.png": { headers: { "content-type": "image/png" }, body: "not really" },
+        "/truncated.png": { headers: { "content-type": "image/png" }, body: truncated },
+        "/polyglot.png": { headers: { "content-type": "image/png" }, body: polyglot }
       })
-      yield* failsWith(origin.url("/fake.png"), "the image could not be decoded")
+      const failed = "node 'resize' (image.resize) failed: the image could not be read: "
+      expect(yield* failsWith(origin.url("/fake.png"), "could not be read")).toBe(
+        `${failed}its bytes are not an image in any format this instance reads`
+      )
+      expect(yield* failsWith(origin.url("/truncated.png"), "could not be read")).toBe(
+        `${failed}the PNG data is cut short or damaged`
+      )
+      expect(yield* failsWith(origin.url("/polyglot.png"), "could not be read")).toBe(
+        `${failed}its bytes begin like a PNG image but are not a valid PNG`
+      )
     }).pipe(Effect.provide(layer())))
 
   it.scoped("a redirect is not followed and names its status", () =>

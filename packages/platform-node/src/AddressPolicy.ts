@@ -119,3 +119,7 @@ export const classify = (address: string): AddressClass | undefined => {
 
 /** Whether `address` is a public unicast address. */
 export const isPublic = (address: string): boolean => classify(address) === undefined
+
+/** An address of `kind` as a sentence says it, with its article: "a loopback address", "an unspecified address". */
+export const withArticle = (kind: AddressClass): string =>
+  `${kind === "invalid" || kind === "unspecified" ? "an" : "a"} ${kind} address`

@@ -12,127 +12,24 @@ import { AppexecHttp, Exchange } from "@appexec/http"
 import { Duration, Effect, Exit, FiberId, type Layer, Runtime, type Scope } from "effect"
 import {
   createServer as createNodeServer,
-  type IncomingHttpHeaders,
   type IncomingMessage,
   type Server,
   type ServerResponse,
   STATUS_CODES
 } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
+import { requestOf } from "./internal/NodeRequest.js"
+import * as SlicedScheduler from "./internal/SlicedScheduler.js"
+import { pipeBody, type Runner } from "./internal/StreamedAnswer.js"
 
 /** A Node request listener. */
 export type Listener = (request: IncomingMessage, response: ServerResponse) => void
 
-/**
- * Node's headers as the app reads them: one string per name. Node joins the values of a repeated
- * header itself (with ", ", or "; " for `cookie`) and keeps an array for `set-cookie` alone, so
- * only a request that sends `set-cookie` needs a copy; every other request's headers are handed
- * over as they are.
- */
-const headersOf = (headers: IncomingHttpHeaders): Readonly<Record<string, string | undefined>> => {
-  const setCookie = headers["set-cookie"]
-  if (setCookie === undefined) return headers as Readonly<Record<string, string | undefined>>
-  return { ...headers, "set-cookie": setCookie.join(", ") }
-}
-
-/**
- * Reads the body of `message`, at most `maxBytes`. A longer one fails `TooLarge` as soon as it
- * passes the bound; the rest is read and dropped before the answer is written (`write`).
- */
-const readBody = (message: IncomingMessage, maxBytes: number) =>
-  Effect.async<Uint8Array, Exchange.BodyFailure>((resume) => {
-    const chunks: Array<Buffer> = []
-    let size = 0
-    const cleanup = () => {
-      message.off("data", onData)
-      message.off("end", onEnd)
-      message.off("error", onError)
-      message.off("aborted", onError)
-    }
-    const onData = (chunk: Buffer) => {
-      size += chunk.length
-      if (size > maxBytes) {
-        cleanup()
-        // Paused until `write` drains it: nothing is lost or buffered meanwhile.
-        message.pause()
-        resume(Effect.fail({ _tag: "TooLarge" }))
-      } else chunks.push(chunk)
-    }
-    const onEnd = () => {
-      cleanup()
-      resume(Effect.succeed(new Uint8Array(Buffer.concat(chunks, size))))
-    }
-    const onError = () => {
-      cleanup()
-      resume(Effect.fail({ _tag: "Unreadable" }))
-    }
-    message.on("data", onData)
-    message.once("end", onEnd)
-    message.once("error", onError)
-    message.once("aborted", onError)
-    return Effect.sync(cleanup)
-  })
-
-const requestOf = (message: IncomingMessage): Exchange.ServerRequest => ({
-  method: message.method ?? "GET",
-  url: message.url ?? "/",
-  headers: headersOf(message.headers),
-  remoteAddress: message.socket.remoteAddress,
-  body: (maxBytes) => readBody(message, maxBytes)
-})
-
 const stopping = JSON.stringify({ error: { code: "internal_error", message: "The server is stopping." } })
 
-/** Runs an effect on the app's runtime (`Runtime.runFork` of it). */
-type Fork = ReturnType<typeof Runtime.runFork<never>>
-
 /** Gives back what a streamed answer holds when it will not be written (its client went away first). */
-const discard = (fork: Fork, exit: Exit.Exit<AppexecHttp.ServerResponse>) => {
-  if (Exit.isSuccess(exit) && Exchange.isStreamed(exit.value.body)) fork(exit.value.body.release)
-}
-
-/** Writes `chunk`; when Node buffers it, waits until the socket drains (or closes). */
-const writeChunk = (response: ServerResponse, chunk: Uint8Array) =>
-  response.write(chunk) ? Effect.void : Effect.async<void>((resume) => {
-    const done = () => {
-      response.off("drain", done)
-      response.off("close", done)
-      resume(Effect.void)
-    }
-    response.once("drain", done)
-    response.once("close", done)
-    return Effect.sync(() => {
-      response.off("drain", done)
-      response.off("close", done)
-    })
-  })
-
-/**
- * Writes a streamed answer: the headers at once (no length: Node frames the body in chunks), then
- * each chunk as it comes, each written to the socket as it is made; the answer ends with the
- * chunks. The chunks run on the app's runtime and are interrupted when the client goes away; the
- * body is released either way.
- */
-const pipeBody = (
-  fork: Fork,
-  message: IncomingMessage,
-  response: ServerResponse,
-  head: { readonly status: number; readonly headers: Readonly<Record<string, string>> },
-  body: Exchange.StreamedBody
-) => {
-  response.writeHead(head.status, head.headers)
-  if (message.method === "HEAD") {
-    fork(body.release)
-    return void response.end()
-  }
-  response.flushHeaders()
-  // Started on this stack, so its finalizers are in place before anything can interrupt it.
-  const fiber = fork(
-    Effect.ensuring(body.run((chunk) => writeChunk(response, chunk)), body.release),
-    { immediate: true }
-  )
-  fiber.addObserver(() => response.end())
-  response.once("close", () => fiber.unsafeInterruptAsFork(FiberId.none))
+const discard = (run: Runner, exit: Exit.Exit<AppexecHttp.ServerResponse>) => {
+  if (Exit.isSuccess(exit) && Exchange.isStreamed(exit.value.body)) run.fork(exit.value.body.release)
 }
 
 /**
@@ -146,24 +43,27 @@ export const MAX_DRAIN_BYTES = 16 * 1024 * 1024
  * is gone. What the client is still sending of the body is read and dropped first, up to
  * `MAX_DRAIN_BYTES`: a connection closed with unread data is reset, and the reset would destroy
  * the answer before the client reads it (a 413 seen as EPIPE). Past the bound the answer is
- * written with `Connection: close`.
+ * written with `Connection: close`. A 408 (an upload cut for its pace) is written at once with
+ * `Connection: close`: its client is the one too slow to wait for.
  */
 const write = (
-  fork: Fork,
+  run: Runner,
   message: IncomingMessage,
   response: ServerResponse,
   exit: Exit.Exit<AppexecHttp.ServerResponse>
 ) => {
-  if (response.writableEnded || response.destroyed) return discard(fork, exit)
+  if (response.writableEnded || response.destroyed) return discard(run, exit)
   if (message.complete || message.readableEnded || message.destroyed) {
-    return writeNow(fork, message, response, exit, false)
+    return writeNow(run, message, response, exit, false)
   }
+  // A body cut for arriving too slowly (408) is not waited for: answered at once, and closed.
+  if (Exit.isSuccess(exit) && exit.value.status === 408) return writeNow(run, message, response, exit, true)
   let dropped = 0
   const done = (whole: boolean) => {
     message.off("data", onData)
     message.off("end", onEnd)
     response.off("close", onGone)
-    guarded(fork, response, exit, () => writeNow(fork, message, response, exit, !whole))
+    guarded(run, response, exit, () => writeNow(run, message, response, exit, !whole))
   }
   const onData = (chunk: Buffer) => {
     dropped += chunk.length
@@ -173,7 +73,7 @@ const write = (
   const onGone = () => {
     message.off("data", onData)
     message.off("end", onEnd)
-    discard(fork, exit)
+    discard(run, exit)
   }
   message.on("data", onData)
   message.once("end", onEnd)
@@ -183,18 +83,18 @@ const write = (
 
 /** Writes the answer at once; `close` adds `Connection: close`. */
 const writeNow = (
-  fork: Fork,
+  run: Runner,
   message: IncomingMessage,
   response: ServerResponse,
   exit: Exit.Exit<AppexecHttp.ServerResponse>,
   close: boolean
 ) => {
-  if (response.writableEnded || response.destroyed) return discard(fork, exit)
+  if (response.writableEnded || response.destroyed) return discard(run, exit)
   if (Exit.isSuccess(exit)) {
     const { body, headers, status } = exit.value
     // With its length, a body goes out as it is: without, Node frames it in chunks.
     const framed = close ? Object.assign({}, headers, { connection: "close" }) : headers
-    if (Exchange.isStreamed(body)) return pipeBody(fork, message, response, { status, headers: framed }, body)
+    if (Exchange.isStreamed(body)) return pipeBody(run, message, response, { status, headers: framed }, body)
     response.writeHead(
       status,
       body === undefined || status === 204 || status === 304 || message.method === "HEAD"
@@ -216,7 +116,7 @@ const writeNow = (
  * its own connection only, and what it holds is given back.
  */
 const guarded = (
-  fork: Fork,
+  run: Runner,
   response: ServerResponse,
   exit: Exit.Exit<AppexecHttp.ServerResponse>,
   f: () => void
@@ -225,7 +125,7 @@ const guarded = (
     f()
   } catch (error) {
     response.destroy(error instanceof Error ? error : new Error(String(error)))
-    discard(fork, exit)
+    discard(run, exit)
   }
 }
 
@@ -233,7 +133,7 @@ const guarded = (
  * Answers written together: `send` queues one and the queue is written at the end of the turn
  * (`setImmediate`), or at the end of `gather` for the answers made while it runs.
  */
-const makeOutbox = (fork: Fork) => {
+const makeOutbox = (run: Runner) => {
   let queued: Array<readonly [IncomingMessage, ServerResponse, Exit.Exit<AppexecHttp.ServerResponse>]> = []
   let scheduled = false
   let gathering = false
@@ -242,7 +142,7 @@ const makeOutbox = (fork: Fork) => {
     const batch = queued
     queued = []
     for (const [message, response, exit] of batch) {
-      guarded(fork, response, exit, () => write(fork, message, response, exit))
+      guarded(run, response, exit, () => write(run, message, response, exit))
     }
   }
   const send = (message: IncomingMessage, response: ServerResponse, exit: Exit.Exit<AppexecHttp.ServerResponse>) => {
@@ -279,14 +179,16 @@ const WRITE_EVERY = 64
  * several connections is woken once for a batch of answers rather than once per answer: on the
  * benchmark's machine this nearly doubled the polls one core serves (docs/performance.md). A
  * request waits at most until the end of the turn that read it; an answer that takes longer is
- * written at the end of the turn it is made in.
+ * written at the end of the turn it is made in. Streamed answers run a slice at a time
+ * (`SlicedScheduler`): 2,000 event streams woken by one change of an execution leave the polls
+ * that arrive meanwhile answered between slices, not after all of them.
  */
 export const fromApp = (app: AppexecHttp.App): Listener => {
-  const fork = Runtime.runFork(app.runtime)
-  const outbox = makeOutbox(fork)
+  const run: Runner = { fork: Runtime.runFork(app.runtime), streams: SlicedScheduler.make() }
+  const outbox = makeOutbox(run)
   const handle = (message: IncomingMessage, response: ServerResponse) => {
     // Started at once on this call's stack, not on the next scheduler turn: most requests never suspend.
-    const fiber = fork(app.handle(requestOf(message)), { immediate: true })
+    const fiber = run.fork(app.handle(requestOf(message)), { immediate: true })
     const done = fiber.unsafePoll()
     if (done !== null) return outbox.send(message, response, done)
     fiber.addObserver((exit) => outbox.send(message, response, exit))

@@ -16,7 +16,7 @@ import * as dns from "node:dns/promises"
 import * as http from "node:http"
 import * as https from "node:https"
 import { isIP, type LookupFunction } from "node:net"
-import { type AddressClass, classify } from "./AddressPolicy.js"
+import { type AddressClass, classify, withArticle } from "./AddressPolicy.js"
 
 type OutboundError = OutboundHttp.OutboundError
 type OutboundRequest = OutboundHttp.OutboundRequest
@@ -297,7 +297,8 @@ export const make = (options: Options, pool: AgentPool = new AgentPool()): Outbo
     if (isIP(hostname) === 0) return Option.none()
     const refused = classify(hostname)
     if (refused === undefined) return Option.none()
-    const message = `its host ${hostname} is a ${refused} address, which outbound requests reach only when private ` +
+    const message =
+      `its host ${hostname} is ${withArticle(refused)}, which outbound requests reach only when private ` +
       `networks are allowed (allowPrivateNetworks of NodeOutboundHttp; appexec serve --allow-private-networks, or ` +
       `APPEXEC_ALLOW_PRIVATE_NETWORKS=true).`
     return Option.some(
@@ -312,7 +313,7 @@ export const make = (options: Options, pool: AgentPool = new AgentPool()): Outbo
         ? Effect.succeed(literal)
         : Effect.fail(fail(
           "address_not_allowed",
-          `Refused: ${hostname} is a ${refused} address; outbound requests reach public addresses only.`
+          `Refused: ${hostname} is ${withArticle(refused)}; outbound requests reach public addresses only.`
         ))
     }
     return Effect.flatMap(resolver(hostname), (addresses) => {
@@ -325,7 +326,7 @@ export const make = (options: Options, pool: AgentPool = new AgentPool()): Outbo
             const via = address === hostname ? "" : ` (${hostname} resolves to ${address})`
             return Effect.fail(fail(
               "address_not_allowed",
-              `Refused: ${address} is a ${refused} address${via}; outbound requests reach public addresses only.`
+              `Refused: ${address} is ${withArticle(refused)}${via}; outbound requests reach public addresses only.`
             ))
           }
         }

@@ -97,7 +97,7 @@ describe("guarded outbound HTTP", () => {
         )
         expect(calls).toEqual(["hooks.example.com"])
         expect([address, error.reason]).toEqual([address, "address_not_allowed"])
-        expect(error.detail).toContain(`is a ${kind} address`)
+        expect(error.detail).toContain(`is ${kind === "unspecified" ? "an" : "a"} ${kind} address`)
         expect(error.message).toBe("Address not allowed: outbound requests reach public addresses only.")
       }
     }))

@@ -62,8 +62,16 @@ describe("NodeOutboundHttp.refusal", () => {
     expect(Option.isSome(refusal)).toBe(true)
     if (Option.isNone(refusal)) return
     expect(refusal.value.reason).toBe("address_not_allowed")
-    expect(refusal.value.message).toContain(`is a ${kind} address`)
+    // With its article: "an unspecified address", "a loopback address".
+    expect(refusal.value.message).toContain(`is ${kind === "unspecified" ? "an" : "a"} ${kind} address`)
     expect(refusal.value.message).toContain("--allow-private-networks")
+  })
+
+  it("says an unspecified address with its article", () => {
+    const refusal = strict.refusal?.("http://0.0.0.0/hook") ?? Option.none()
+    expect(Option.map(refusal, (r) => r.message)).toEqual(
+      Option.some(expect.stringMatching(/^its host 0\.0\.0\.0 is an unspecified address, which /))
+    )
   })
 
   it.each(refused)("lets %s through when private networks are allowed", (url) => {

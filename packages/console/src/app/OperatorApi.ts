@@ -2,7 +2,8 @@
  * The operator views' client of the admin port's endpoints under `/operator`
  * (docs/operations.md#operator-views): same origin, no key (the port is private), JSON out. An
  * answer that is not 2xx becomes an `ApiError` with the error body's code and message, as in
- * the workspace console.
+ * the workspace console. An action carries the admin port's anti-forgery token, which the client
+ * keeps from the settings it read (`GET /operator`), in `X-Appexec-Action-Token`.
  */
 import { ApiError, errorOf, isAbort } from "./Api.js"
 
@@ -57,9 +58,10 @@ export interface FailedDelivery {
   >
 }
 
-/** What the admin app allows. */
+/** What the admin app allows; with actions, the token an action carries. */
 export interface Settings {
   readonly actions: boolean
+  readonly actionToken?: string
 }
 
 /** The client. */
@@ -75,12 +77,18 @@ export interface OperatorApi {
 
 /** The client of the admin port under `basePath` of the page's origin. */
 export const makeOperatorApi = (basePath: string): OperatorApi => {
-  const call = async <A>(method: string, path: string, signal?: AbortSignal): Promise<A> => {
+  let actionToken: string | undefined
+  const call = async <A>(
+    method: string,
+    path: string,
+    signal?: AbortSignal,
+    headers: Readonly<Record<string, string>> = {}
+  ): Promise<A> => {
     let response: Response
     try {
       response = await fetch(`${basePath}/operator${path}`, {
         method,
-        headers: { accept: "application/json" },
+        headers: { accept: "application/json", ...headers },
         cache: "no-store",
         credentials: "omit",
         ...(signal === undefined ? {} : { signal })
@@ -93,13 +101,23 @@ export const makeOperatorApi = (basePath: string): OperatorApi => {
     return ((await response.json()) as { readonly data: A }).data
   }
   return {
-    settings: (signal) => call("GET", "", signal),
+    settings: async (signal) => {
+      const settings = await call<Settings>("GET", "", signal)
+      actionToken = settings.actionToken
+      return settings
+    },
     workspaces: (signal) => call("GET", "/workspaces", signal),
     throughput: (signal) => call("GET", "/throughput", signal),
     workers: (signal) => call("GET", "/workers", signal),
     deliveries: (signal) => call("GET", "/deliveries", signal),
     redeliver: async (executionId) => {
-      await call("POST", `/executions/${encodeURIComponent(executionId)}/webhook/redeliver`)
+      actionToken ??= (await call<Settings>("GET", "")).actionToken
+      await call(
+        "POST",
+        `/executions/${encodeURIComponent(executionId)}/webhook/redeliver`,
+        undefined,
+        actionToken === undefined ? {} : { "x-appexec-action-token": actionToken }
+      )
     }
   }
 }

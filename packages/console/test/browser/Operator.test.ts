@@ -3,7 +3,9 @@
  * --admin-port 0` (each test its own server and data directory): no sign-in, the queues, the last
  * hour's charts and the failed deliveries of a run whose webhook a real receiver refused.
  * Read-only by default: no "Redeliver" button, and the endpoint refuses with 403 saying how to
- * allow it. With `--admin-actions`: "Redeliver" sends the webhook again to the receiver, which
+ * allow it. With `--admin-actions`: a page of another site the operator visits (a second local
+ * server) posts a form from a sandboxed frame and fetches, and nothing is sent (the attempts stay
+ * as they were); then the page's own "Redeliver" sends the webhook again to the receiver, which
  * takes it, and the delivery leaves the list. On a phone's screen (390×844) the views fit, their
  * tables stacked rows and their charts' labels 11 pixels or more.
  */
@@ -13,6 +15,7 @@ import { Effect } from "effect"
 import { startServe, tempDataDir } from "../../../server/test/support/ServeProcess.js"
 import * as Chromium from "../support/Chromium.js"
 import * as ConsolePage from "../support/ConsolePage.js"
+import * as ForeignSite from "../support/ForeignSite.js"
 import { fitOf } from "../support/PageGeometry.js"
 import { ServedConsole } from "../support/ServedConsole.js"
 
@@ -131,14 +134,61 @@ layer(Chromium.layer, { timeout: "90 seconds", excludeTestServices: true })("the
   )
 
   it.scoped(
-    "with --admin-actions, Redeliver sends the webhook again to the receiver and the delivery leaves the list",
+    "with --admin-actions, another site's form and fetches change nothing; Redeliver sends the webhook again",
     () =>
       Effect.gen(function*() {
-        const { executionId, receiver, tab } = yield* operatorViews(["--admin-actions"])
+        const { adminUrl, executionId, receiver, tab } = yield* operatorViews(["--admin-actions"])
         yield* tab.waitForText("[data-testid='operator-mode']", "Actions allowed")
         yield* tab.screenshot("operator-actions")
         yield* fitsPhone(tab, executionId, "operator-actions-phone")
         yield* tab.resize(ConsolePage.DESKTOP)
+
+        const attempts = Effect.promise(async () => {
+          const response = await fetch(`${adminUrl}/operator/deliveries`)
+          const { data } = (await response.json()) as {
+            readonly data: ReadonlyArray<{ readonly executionId: string; readonly attempts: ReadonlyArray<unknown> }>
+          }
+          return data.find((d) => d.executionId === executionId)?.attempts.length
+        })
+        expect(yield* attempts).toBe(2)
+
+        // The operator visits another site in another tab of the same browser.
+        const site = yield* ForeignSite.serve(
+          `${adminUrl}/operator/executions/${executionId}/webhook/redeliver`,
+          `${adminUrl}/operator`
+        )
+        const foreign = yield* Effect.promise(() => tab.page.browserContext().newPage())
+        const answered: Array<{ readonly method: string; readonly status: number }> = []
+        foreign.on("response", (response) => {
+          if (response.url().endsWith("/webhook/redeliver")) {
+            answered.push({ method: response.request().method(), status: response.status() })
+          }
+        })
+        yield* Effect.promise(() => foreign.goto(site, { waitUntil: "domcontentloaded" }))
+        yield* Effect.promise(() => foreign.waitForFunction(() => "attack" in window))
+        const attack = yield* Effect.promise(() =>
+          foreign.evaluate(() => (window as unknown as { readonly attack: ForeignSite.Attack }).attack)
+        )
+        // The form was posted and answered, the no-cors fetch sent and answered (unreadable), the
+        // fetch with the header stopped at its preflight, and the token not readable.
+        expect(attack).toEqual({
+          formAnswered: true,
+          noCors: "opaque",
+          withHeader: "TypeError",
+          readToken: "TypeError"
+        })
+        // What the admin port answered the posts it got: 403 each (the form's Origin null, the
+        // fetch's other origin); the preflight of the fetch with the header is not allowed.
+        const posts = answered.filter((a) => a.method === "POST")
+        expect(posts.length).toBeGreaterThanOrEqual(1)
+        expect(posts.every((a) => a.status === 403)).toBe(true)
+        expect(answered.filter((a) => a.method === "OPTIONS").every((a) => a.status >= 400)).toBe(true)
+        // Both were answered before these reads: nothing was sent, nothing armed.
+        expect(receiver.received).toHaveLength(2)
+        expect(yield* attempts).toBe(2)
+
+        // The operator's own page still acts.
+        yield* Effect.promise(() => tab.page.bringToFront())
         yield* tab.click("Redeliver")
         const third = yield* receiver.next
         expect(third).toMatchObject({ executionId, number: 3 })
@@ -146,15 +196,18 @@ layer(Chromium.layer, { timeout: "90 seconds", excludeTestServices: true })("the
           executionId,
           status: "completed"
         })
-        yield* tab.waitUntil("the notice says the redelivery started", (short: string) =>
-          document.querySelector("[role='status'].notice")?.textContent?.includes(`Redelivery of run ${short}`) ===
-            true, executionId.slice(-8))
+        yield* tab.waitUntil(
+          "the notice says the redelivery started",
+          (short: string) =>
+            document.querySelector("[role='status'].notice")?.textContent?.includes(`Redelivery of run ${short}`) ===
+              true,
+          executionId.slice(-8)
+        )
         // Delivered now: read again (every few seconds, or at once with Refresh), it is no longer listed.
         yield* tab.click("Refresh")
         yield* tab.waitUntil(
           "the delivery is no longer failed",
-          (id: string) =>
-            document.querySelector(`tr[data-execution-id='${id}']`) === null,
+          (id: string) => document.querySelector(`tr[data-execution-id='${id}']`) === null,
           executionId
         )
         yield* tab.screenshot("operator-redelivered")

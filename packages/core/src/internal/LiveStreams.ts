@@ -8,7 +8,9 @@
  * hears of: its own worker's saves and report writes, other processes' announcements
  * (`ExecutionReports.announced`), and the look at the store that `Waits` makes for executions
  * other processes run. So a stream is the same in every process, and resuming one (with the id
- * of the last event seen) misses nothing and repeats nothing, whichever process serves it.
+ * of the last event seen) misses nothing and repeats nothing, whichever process serves it. The
+ * streams of one execution share each read made after a change (`SharedReads`): a change costs
+ * one read of the store and one snapshot JSON, whatever the number of streams.
  */
 import type { Authentication } from "@appexec/api"
 import { ExecutionId } from "@appexec/api/Ids"
@@ -29,6 +31,7 @@ import {
   versionOf
 } from "../ExecutionReports.js"
 import { ExecutionStore } from "../ExecutionStore.js"
+import * as SharedReads from "./SharedReads.js"
 import { isUuid } from "./Visibility.js"
 
 type Principal = Authentication.Principal
@@ -91,6 +94,17 @@ interface Position {
   readonly sentVersion: number | undefined
 }
 
+/** One step of a stream: the events to send, where it is then, and whether it has ended. */
+interface Step {
+  readonly events: ReadonlyArray<LiveEvent>
+  readonly position: Position
+  readonly ended: boolean
+}
+
+/** The place of a stream of `workspaceId` at `position`, as a key of the steps shared there. */
+const placeOf = (workspaceId: string, position: Position | undefined) =>
+  position === undefined ? `${workspaceId}` : `${workspaceId}/${position.lastId}/${position.sentVersion ?? ""}`
+
 /** The streams and log reads, over the store. */
 export const make = Effect.gen(function*() {
   const store = yield* ExecutionStore
@@ -104,20 +118,28 @@ export const make = Effect.gen(function*() {
     Effect.forkScoped
   )
 
-  /** The view of an execution of the principal's workspace. */
-  const visibleView = (
+  /** The view `read` gives, when it is an execution of the principal's workspace. */
+  const visibleIn = (
     principal: Principal,
-    executionId: string
-  ): Effect.Effect<ExecutionView, ExecutionNotFound | StorageError> => {
-    if (!isUuid(executionId)) return Effect.fail(new ExecutionNotFound({ executionId }))
-    return Effect.flatMap(
-      store.getView(ExecutionId.make(executionId, { disableValidation: true })),
+    executionId: string,
+    read: Effect.Effect<Option.Option<ExecutionView>, StorageError>
+  ): Effect.Effect<ExecutionView, ExecutionNotFound | StorageError> =>
+    Effect.flatMap(
+      read,
       (view) =>
         Option.isNone(view) || view.value.workspaceId !== principal.workspaceId
           ? Effect.fail(new ExecutionNotFound({ executionId }))
           : Effect.succeed(view.value)
     )
-  }
+
+  /** The view of an execution of the principal's workspace. */
+  const visibleView = (
+    principal: Principal,
+    executionId: string
+  ): Effect.Effect<ExecutionView, ExecutionNotFound | StorageError> =>
+    isUuid(executionId)
+      ? visibleIn(principal, executionId, store.getView(ExecutionId.make(executionId, { disableValidation: true })))
+      : Effect.fail(new ExecutionNotFound({ executionId }))
 
   /** The snapshot event of a view (with its queue position while queued), with id `id`. */
   const snapshot = (view: ExecutionView, id: number): Effect.Effect<LiveEvent, StorageError> =>
@@ -128,24 +150,31 @@ export const make = Effect.gen(function*() {
       )
       : Effect.succeed({ event: "execution", id: String(id), data: executionJson(view) })
 
+  // One read per change for all the streams of an execution.
+  const watch = yield* SharedReads.make<LiveEvent, Step, ExecutionNotFound | StorageError>({
+    view: store.getView,
+    after: reports.after,
+    snapshot,
+    reportEvent
+  })
+
   /**
    * One step of a stream: the view and the reports after the position, read in that order (a
    * report stamped with a version the view read does not show yet waits for the next step, after
-   * its snapshot), as events in id order, and the position after them.
+   * its snapshot), as events in id order, and the position after them. The reads are `read`'s,
+   * shared with the execution's other streams.
    */
   const step = (
     principal: Principal,
     executionId: ExecutionId,
+    read: SharedReads.Read<LiveEvent, Step, ExecutionNotFound | StorageError>,
     position: Position | undefined
-  ): Effect.Effect<
-    { readonly events: Array<LiveEvent>; readonly position: Position; readonly ended: boolean },
-    ExecutionNotFound | StorageError
-  > =>
+  ): Effect.Effect<Step, ExecutionNotFound | StorageError> =>
     Effect.gen(function*() {
-      const view = yield* visibleView(principal, executionId)
+      const view = yield* visibleIn(principal, executionId, read.view)
       const version = viewVersion(view)
       const terminal = isTerminal(view.status)
-      const after = yield* reports.after(executionId, position?.lastId ?? 0)
+      const after = yield* read.after(position?.lastId ?? 0)
       // A fresh stream, or one resumed from a point no longer kept (or never reached): the
       // snapshot as it is now, with an id above every report kept.
       if (
@@ -158,7 +187,7 @@ export const make = Effect.gen(function*() {
           if (stored.id > lastId && stored.id < snapshotId(version + 1)) lastId = stored.id
         }
         return {
-          events: [yield* snapshot(view, lastId)],
+          events: [yield* read.snapshot(view, lastId)],
           position: { lastId, sentVersion: version },
           ended: terminal
         }
@@ -172,15 +201,15 @@ export const make = Effect.gen(function*() {
         // Reports of a version the view does not show yet wait for the next step.
         if (stored.id >= (version + 1) * VERSION_SPAN) break
         if (newSnapshot && !snapshotSent && stored.id >= snapshotId(version)) {
-          out.push(yield* snapshot(view, snapshotId(version)))
+          out.push(yield* read.snapshot(view, snapshotId(version)))
           snapshotSent = true
         }
         if (stored.id <= lastId) continue
-        out.push(reportEvent(stored))
+        out.push(read.reportEvent(stored))
         lastId = stored.id
       }
       if (newSnapshot && !snapshotSent) {
-        out.push(yield* snapshot(view, snapshotId(version)))
+        out.push(yield* read.snapshot(view, snapshotId(version)))
         lastId = Math.max(lastId, snapshotId(version))
       } else if (snapshotSent) {
         lastId = Math.max(lastId, snapshotId(version))
@@ -208,7 +237,7 @@ export const make = Effect.gen(function*() {
       let dirty = true
       let waker: (() => void) | undefined
       // Listening from before the first read: a change made while the store is read is not missed.
-      const unlisten = events.unsafeListen(id, () => {
+      const watching = watch(id, () => {
         dirty = true
         const wake = waker
         waker = undefined
@@ -218,7 +247,9 @@ export const make = Effect.gen(function*() {
         next: Effect.suspend(() => {
           dirty = false
           if (ended) return Effect.succeed({ events: [], ended: true })
-          return step(principal, id, position).pipe(
+          const read = watching.read()
+          // Every stream at this place makes the same step: made once.
+          return read.shared(placeOf(principal.workspaceId, position), () => step(principal, id, read, position)).pipe(
             Effect.map((result) => {
               position = result.position
               ended = result.ended
@@ -241,7 +272,7 @@ export const make = Effect.gen(function*() {
             if (waker === callback) waker = undefined
           }
         },
-        close: Effect.sync(unlisten)
+        close: Effect.sync(watching.close)
       }
     })
 

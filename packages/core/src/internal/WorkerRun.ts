@@ -358,9 +358,9 @@ export const make = (runs: Runs) =>
         return fail(
           execution,
           lease,
-          `The execution was abandoned: its worker stopped ${
+          `The execution was abandoned at attempt ${lease.attempt}: its worker stopped ${
             lease.counted - 1
-          } times before finishing (at most ${config.maxAttempts} attempts).`
+          } times before finishing, and at most ${config.maxAttempts} attempts are run.`
         )
       }
       return Effect.matchEffect(catalog.load(execution.workflowId), {

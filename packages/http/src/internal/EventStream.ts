@@ -29,6 +29,19 @@ export const frame = (event: Appexec.LiveEvent): Uint8Array => {
   return encoder.encode(`${text}\n`)
 }
 
+/**
+ * `frame` made once per event: the streams of one execution get the same event objects (core
+ * shares each read among them), so 2,000 streams frame each event once. Kept while the event is.
+ */
+export const makeFramer = (): (event: Appexec.LiveEvent) => Uint8Array => {
+  const framed = new WeakMap<Appexec.LiveEvent, Uint8Array>()
+  return (event) => {
+    let bytes = framed.get(event)
+    if (bytes === undefined) framed.set(event, bytes = frame(event))
+    return bytes
+  }
+}
+
 /** The comment a reader ignores, sent to keep the connection (and the proxies on its way) open. */
 export const heartbeat: Uint8Array = encoder.encode(": keep-alive\n\n")
 
@@ -48,6 +61,8 @@ export const body = (
     readonly release: Effect.Effect<void>
     readonly heartbeats: Heartbeats.Heartbeats
     readonly requestId: string
+    /** How an event is framed (`frame`, or a `makeFramer` shared by the app's streams). */
+    readonly frame?: ((event: Appexec.LiveEvent) => Uint8Array) | undefined
   }
 ): StreamedBody => ({
   _tag: "StreamedBody",
@@ -72,8 +87,9 @@ export const body = (
         cancelBeat()
       })
     })
+    const framed = options.frame ?? frame
     const send = (events: ReadonlyArray<Appexec.LiveEvent>) =>
-      events.length === 0 ? Effect.void : write(events.length === 1 ? frame(events[0]!) : concat(events.map(frame)))
+      events.length === 0 ? Effect.void : write(events.length === 1 ? framed(events[0]!) : concat(events.map(framed)))
     const read: Effect.Effect<void, Errors.StorageError> = Effect.flatMap(
       follower.next,
       ({ ended, events }) => ended ? send(events) : Effect.zipRight(send(events), wait)

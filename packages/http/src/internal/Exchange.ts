@@ -25,6 +25,12 @@ export interface ServerRequest {
    * the 413.
    */
   readonly body: (maxBytes: number) => Effect.Effect<Uint8Array, BodyFailure>
+  /**
+   * How many bytes of the body `body` has received so far (0 before it is called), for an
+   * endpoint that cuts a body arriving too slowly (uploads: `UploadPace`); absent when the
+   * adapter does not count them.
+   */
+  readonly received?: (() => number) | undefined
 }
 
 /**

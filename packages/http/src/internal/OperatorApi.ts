@@ -3,7 +3,8 @@
  * app only: its port is private, so they take no key and see every workspace. Times are ISO 8601
  * strings, as in the API.
  *
- * - `GET /operator`: what this admin app allows (`actions`).
+ * - `GET /operator`: what this admin app allows (`actions`), and with actions the anti-forgery
+ *   token an action carries (`actionToken`, `ActionGuard`).
  * - `GET /operator/workspaces`: each workspace's queued and running executions.
  * - `GET /operator/throughput`: executions finished per minute over the last hour, by status, and
  *   the hour's failure rate.
@@ -11,10 +12,12 @@
  *   lease renewal: the end of their newest lease minus its length).
  * - `GET /operator/deliveries?limit=N`: failed webhook deliveries across workspaces, newest first.
  * - `POST /operator/executions/{executionId}/webhook/redeliver`: one more attempt of a finished
- *   execution's webhook (202), only with `actions`; 403 `forbidden` otherwise.
+ *   execution's webhook (202), only with `actions` and from the port's own page with its token
+ *   (`ActionGuard`); 403 `forbidden` otherwise.
  */
 import { Appexec, AppexecConfig, type Errors, OperatorViews } from "@appexec/core"
 import { Clock, Effect } from "effect"
+import type * as ActionGuard from "./ActionGuard.js"
 import * as ErrorAnswers from "./ErrorAnswers.js"
 import { json, type ServerRequest, type ServerResponse } from "./Exchange.js"
 
@@ -36,6 +39,8 @@ const iso = (ms: number) => new Date(ms).toISOString()
 export interface Options {
   /** Allow the operator's actions (redelivery); refused with 403 when false. */
   readonly actions: boolean
+  /** What an action must carry (its origin and token), when actions are allowed. */
+  readonly guard: ActionGuard.ActionGuard
 }
 
 const REDELIVER = /^\/operator\/executions\/([^/]+)\/webhook\/redeliver$/
@@ -59,7 +64,9 @@ export const make = (
       )
     const ok = (data: unknown) => json(200, { data }, noStore)
 
-    const settings = Effect.succeed(ok({ actions: options.actions }))
+    const settings = Effect.succeed(
+      ok(options.actions ? { actions: true, actionToken: options.guard.token } : { actions: false })
+    )
 
     const workspaces = views.workspaceLoad.pipe(
       Effect.map((load) =>
@@ -145,13 +152,8 @@ export const make = (
         }))
       }
       // A page of another site may post to a private port through the operator's browser: refused.
-      const origin = request.headers.origin
-      if (origin !== undefined && origin !== "null" && !sameHost(origin, request.headers.host)) {
-        return Effect.succeed(ErrorAnswers.fromInfo({
-          code: "forbidden",
-          message: "A request from another origin may not act on the admin port."
-        }))
-      }
+      const refused = options.guard.refusal(request)
+      if (refused !== undefined) return Effect.succeed(refused)
       return appexec.executions.redeliver(executionId).pipe(
         Effect.map((delivery) =>
           json(202, {
@@ -206,12 +208,3 @@ export const make = (
       return Effect.catchTag(redeliver(request, executionId), "StorageError", storageFailed)
     }
   })
-
-/** Whether `origin` (a URL) names the host the request was sent to (`Host`). */
-const sameHost = (origin: string, host: string | undefined): boolean => {
-  try {
-    return host !== undefined && new URL(origin).host === host
-  } catch {
-    return false
-  }
-}

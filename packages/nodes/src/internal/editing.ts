@@ -40,7 +40,7 @@ export const editImage = (
     yield* log(`in: ${meta.format ?? "image"} ${size.width}×${size.height}, ${formatBytes(image.bytes.length)}`)
     const edited = yield* edit.apply(pipeline, size)
     const format = edit.format ?? formatFromMetadata(meta) ?? "png"
-    const out = yield* encode(edited, format, edit.quality)
+    const out = yield* encode(edited, format, edit.quality, image.bytes)
     yield* log(`out: ${format}, ${out._tag === "Media" ? formatBytes(out.bytes.length) : "?"}`)
     return out
   })

@@ -5,6 +5,7 @@
 import { NodeType } from "@appexec/core"
 import { Effect, Schema } from "effect"
 import type { Metadata, Sharp } from "sharp"
+import * as ImageReadFailure from "./ImageReadFailure.js"
 import { sharpModule } from "./sharpModule.js"
 
 /** Formats the image nodes write. */
@@ -14,14 +15,30 @@ export type ImageFormat = typeof ImageFormat.Type
 /** The `Content-Type` of a format. */
 export const contentTypeOf = (format: ImageFormat): string => `image/${format}`
 
-/** Runs a sharp promise; a sharp failure becomes a node failure that begins with `what`. */
-export const attempt = <A>(what: string, run: () => Promise<A>): Effect.Effect<A, NodeType.NodeFailure> =>
+/** What a failure to read an image begins with, whatever step met it. */
+export const UNREADABLE = "the image could not be read"
+
+/**
+ * Runs a sharp promise; a sharp failure becomes a node failure. One that met bytes it could not
+ * read (sharp decodes lazily, so an encoding step meets a truncated input too) says "the image
+ * could not be read:" and why (`ImageReadFailure`; `source`, the bytes read, names the format they
+ * pose as); any other begins with `what`.
+ */
+export const attempt = <A>(
+  what: string,
+  run: () => Promise<A>,
+  source?: Uint8Array
+): Effect.Effect<A, NodeType.NodeFailure> =>
   Effect.tryPromise({
     try: run,
     catch: (error) => {
       const detail = error instanceof Error ? error.message : String(error)
+      if (/pixel limit/i.test(detail)) {
+        return new NodeType.NodeFailure({ message: `${what}: the image has too many pixels` })
+      }
+      const unreadable = ImageReadFailure.reasonOf(detail, source)
       return new NodeType.NodeFailure({
-        message: /pixel limit/i.test(detail) ? `${what}: the image has too many pixels` : `${what}: ${detail}`
+        message: unreadable === undefined ? `${what}: ${detail}` : `${UNREADABLE}: ${unreadable}`
       })
     }
   })
@@ -46,18 +63,22 @@ export const formatFromMetadata = (meta: Metadata): ImageFormat | undefined => {
 
 /** The metadata of encoded image bytes; undecodable bytes and images over `maxPixels` fail. */
 export const metadataOf = (bytes: Uint8Array, maxPixels: number): Effect.Effect<Metadata, NodeType.NodeFailure> =>
-  attempt("the image could not be decoded", () => open(bytes, maxPixels).metadata()).pipe(
+  attempt(UNREADABLE, () => open(bytes, maxPixels).metadata(), bytes).pipe(
     Effect.filterOrFail(
       (meta) => meta.width !== undefined && meta.height !== undefined && meta.width * meta.height <= maxPixels,
-      () => new NodeType.NodeFailure({ message: "the image could not be decoded: the image has too many pixels" })
+      () => new NodeType.NodeFailure({ message: `${UNREADABLE}: the image has too many pixels` })
     )
   )
 
-/** Encodes a pipeline as `format` (at `quality`, 1–100, where the format has one). */
+/**
+ * Encodes a pipeline as `format` (at `quality`, 1–100, where the format has one); `source`, the
+ * bytes the pipeline reads, names their format when they turn out unreadable (`attempt`).
+ */
 export const encode = (
   pipeline: Sharp,
   format: ImageFormat,
-  quality?: number
+  quality?: number,
+  source?: Uint8Array
 ): Effect.Effect<NodeType.NodeValue, NodeType.NodeFailure> => {
   const q = quality === undefined ? {} : { quality }
   const encoded = format === "png"
@@ -67,7 +88,7 @@ export const encode = (
     : format === "webp"
     ? pipeline.webp(q)
     : pipeline.avif(q)
-  return attempt("the image could not be encoded", () => encoded.toBuffer()).pipe(
+  return attempt("the image could not be encoded", () => encoded.toBuffer(), source).pipe(
     Effect.map((buffer) => NodeType.NodeValue.media("image", contentTypeOf(format), new Uint8Array(buffer)))
   )
 }

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { NodesSettings } from "../NodesSettings.js"
 import * as Ffmpeg from "./ffmpeg.js"
-import { attempt, metadataOf, open } from "./imaging.js"
+import { attempt, metadataOf, open, UNREADABLE } from "./imaging.js"
 import { formatBytes, type Media, mediaOf } from "./media.js"
 import * as StaleWorkDirs from "./StaleWorkDirs.js"
 
@@ -184,14 +184,14 @@ export const rawFrame = (image: Media, frame: Frame, dir: string, name: string) 
   Effect.gen(function*() {
     const { media } = yield* NodesSettings
     yield* metadataOf(image.bytes, media.maxPixels)
-    const raw = yield* attempt("the image could not be decoded", () =>
+    const raw = yield* attempt(UNREADABLE, () =>
       open(image.bytes, media.maxPixels)
         .rotate()
         .resize({ width: frame.width, height: frame.height, fit: frame.fit, background: "#000000" })
         .flatten({ background: "#000000" })
         .removeAlpha()
         .raw()
-        .toBuffer())
+        .toBuffer(), image.bytes)
     yield* writeIn(dir, name, raw)
     return ["-f", "rawvideo", "-pix_fmt", "rgb24", "-s", `${frame.width}x${frame.height}`, "-i", name]
   })
