@@ -10,7 +10,8 @@ import { fileURLToPath } from "node:url"
 import { ConsoleAssets } from "../src/index.js"
 
 const appDir = fileURLToPath(new URL("../src/app/", import.meta.url))
-const sources = readdirSync(appDir)
+/** Every source of the app, in every folder under it. */
+const sources = readdirSync(appDir, { recursive: true, encoding: "utf8" })
   .filter((name) => /\.tsx?$/.test(name))
   .map((name) => ({ name, text: readFileSync(`${appDir}${name}`, "utf8") }))
 

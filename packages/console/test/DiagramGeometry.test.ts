@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { type Box, geometry, type Orientation, pathOf, type Point } from "../src/app/DiagramGeometry.js"
-import { layered, type NodeIn } from "../src/app/Layering.js"
+import { type Box, geometry, type Orientation, pathOf, type Point } from "../src/app/diagram/DiagramGeometry.js"
+import { layered, type NodeIn } from "../src/app/diagram/Layering.js"
 
 const SIZES = { nodeWidth: 140, nodeHeight: 53, pad: 8 }
 const edge = (source: string, target: string) => ({ source, target })

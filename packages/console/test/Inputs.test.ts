@@ -4,12 +4,12 @@
  * them), and the console's routes.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { inputsOf, isMultiline, nameOf, problemText, startingValues } from "../src/app/Inputs.js"
+import { keyHint } from "../src/app/api/Session.js"
+import type { Parameter } from "../src/app/api/Wire.js"
+import { between, formatDuration } from "../src/app/components/Time.js"
+import { inputsOf, isMultiline, nameOf, problemText, startingValues } from "../src/app/form/Inputs.js"
+import * as Snippets from "../src/app/form/Snippets.js"
 import { pathOf, type Route, routeOf } from "../src/app/Routes.js"
-import { keyHint } from "../src/app/Session.js"
-import * as Snippets from "../src/app/Snippets.js"
-import { between, formatDuration } from "../src/app/Time.js"
-import type { Parameter } from "../src/app/Wire.js"
 
 const parameters: ReadonlyArray<Parameter> = [
   { id: "1", name: "prompt", type: "text", required: true, label: "What to draw", description: "One sentence." },

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { type Layered, layered, type NodeIn } from "../src/app/Layering.js"
+import { type Layered, layered, type NodeIn } from "../src/app/diagram/Layering.js"
 
 const nodes = (...ids: Array<string>) => ids.map((id) => ({ id }))
 const edge = (source: string, target: string) => ({ source, target })

@@ -4,9 +4,9 @@
  * polling on a server without the stream; a refused key signs out.
  */
 import { afterEach, describe, expect, it, vi } from "@effect/vitest"
-import { ApiError, makeApi } from "../src/app/Api.js"
-import { follow, type Handlers } from "../src/app/LiveRun.js"
-import type { ExecutionView } from "../src/app/Wire.js"
+import { ApiError, makeApi } from "../src/app/api/Api.js"
+import { follow, type Handlers } from "../src/app/api/LiveRun.js"
+import type { ExecutionView } from "../src/app/api/Wire.js"
 
 const BASE = "http://appexec.test"
 const ID = "fe401622-0000-4000-8000-000000000001"

@@ -3,7 +3,7 @@
  * stopped where it was when the run was canceled or failed; as reported while it runs.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { barOf } from "../src/app/NodeProgress.js"
+import { barOf } from "../src/app/pages/run/NodeProgress.js"
 
 const at = (fraction: number) => ({ nodeId: "zoom", fraction, message: `${Math.round(fraction * 100)}% encoded` })
 

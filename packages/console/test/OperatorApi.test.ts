@@ -8,8 +8,8 @@ import { NodeListener } from "@appexec/platform-node"
 import { TestHarness, TestHttpServer } from "@appexec/testing"
 import { afterEach, describe, expect, it, vi } from "@effect/vitest"
 import { Effect } from "effect"
-import { ApiError, errorOf } from "../src/app/Api.js"
-import { makeOperatorApi } from "../src/app/OperatorApi.js"
+import { ApiError, errorOf } from "../src/app/api/Api.js"
+import { makeOperatorApi } from "../src/app/api/OperatorApi.js"
 
 /** The read-only admin app with the operator views on 127.0.0.1, port 0; its base URL. */
 const serveAdmin = Effect.gen(function*() {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { ellipsis, wrap } from "../src/app/TextFit.js"
+import { ellipsis, wrap } from "../src/app/diagram/TextFit.js"
 
 const measure = (text: string) => text.length * 7
 

@@ -5,8 +5,8 @@
  * words with the server's own message beside it, and which of them "Try again" may mend.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { ApiError, errorOfText } from "../src/app/Api.js"
-import { chooseLabel, kindsOf, misfit, pickerAccept, sizeText, uploadProblem } from "../src/app/Uploads.js"
+import { ApiError, errorOfText } from "../src/app/api/Api.js"
+import { chooseLabel, kindsOf, misfit, pickerAccept, sizeText, uploadProblem } from "../src/app/form/Uploads.js"
 
 const photo = { name: "photo.png", size: 48_213, type: "image/png" }
 

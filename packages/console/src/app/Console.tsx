@@ -4,18 +4,18 @@
  * forgets it and comes back here with "Your key was refused: sign in again".
  */
 import { useEffect, useMemo, useState } from "preact/hooks"
-import { makeApi, REFUSED } from "./Api.js"
-import { AppsView } from "./AppsView.js"
-import { AppView } from "./AppView.js"
-import { useTitle } from "./Feedback.js"
-import { ApiContext } from "./Remote.js"
+import { makeApi, REFUSED } from "./api/Api.js"
+import { ApiContext } from "./api/Remote.js"
+import * as Session from "./api/Session.js"
+import { useTitle } from "./components/Feedback.js"
+import { AppsView } from "./pages/AppsView.js"
+import { AppView } from "./pages/AppView.js"
+import { RunsView } from "./pages/RunsView.js"
+import { RunView } from "./pages/RunView.js"
+import { SignIn } from "./pages/SignIn.js"
 import { Link, type Navigation, NavigationContext } from "./Router.js"
 import { pathOf, type Route, routeOf } from "./Routes.js"
-import { RunsView } from "./RunsView.js"
-import { RunView } from "./RunView.js"
-import * as Session from "./Session.js"
 import { Shell } from "./Shell.js"
-import { SignIn } from "./SignIn.js"
 
 /** The console's path under the base path. */
 const CONSOLE = "/console"

@@ -6,9 +6,9 @@
  */
 import { render } from "preact"
 import { Console } from "./Console.js"
-import { OperatorConsole } from "./OperatorConsole.js"
+import { OperatorConsole } from "./pages/OperatorConsole.js"
 import "./styles.css"
-import "./fields.css"
+import "./form/fields.css"
 
 const meta = (name: string) => document.querySelector<HTMLMetaElement>(`meta[name="${name}"]`)?.content
 const basePath = meta("appexec-base-path") ?? ""

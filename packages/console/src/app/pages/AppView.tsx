@@ -3,13 +3,13 @@
  * (the run's page opens once it started), the same request as curl and as client code with copy
  * buttons, and its workflow as a diagram.
  */
-import { CopyButton } from "./CopyButton.js"
-import { Failure, Loading, useTitle } from "./Feedback.js"
-import { useApi, useRemote } from "./Remote.js"
-import { Link, useNavigation } from "./Router.js"
-import { RunForm } from "./RunForm.js"
-import * as Snippets from "./Snippets.js"
-import { WorkflowDiagram } from "./WorkflowDiagram.js"
+import { useApi, useRemote } from "../api/Remote.js"
+import { CopyButton } from "../components/CopyButton.js"
+import { Failure, Loading, useTitle } from "../components/Feedback.js"
+import { WorkflowDiagram } from "../diagram/WorkflowDiagram.js"
+import { RunForm } from "../form/RunForm.js"
+import * as Snippets from "../form/Snippets.js"
+import { Link, useNavigation } from "../Router.js"
 
 /** Where the API answers, as a consumer's program would name it. */
 export const baseUrlOf = (basePath: string) => `${location.origin}${basePath}`

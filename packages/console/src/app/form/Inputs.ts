@@ -3,8 +3,8 @@
  * else each parameter's default), whether a text takes several lines, what it sends, and how a
  * problem the server found in an input is said at its field.
  */
-import type { InputProblem } from "./Api.js"
-import type { Parameter } from "./Wire.js"
+import type { InputProblem } from "../api/Api.js"
+import type { Parameter } from "../api/Wire.js"
 
 /** A parameter's human name. */
 export const nameOf = (parameter: Parameter) => parameter.label ?? parameter.name

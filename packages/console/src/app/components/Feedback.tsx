@@ -3,7 +3,7 @@
  * does not have is said quietly, as "not available on this server"), the page's title.
  */
 import { useEffect } from "preact/hooks"
-import { ApiError, isNotAvailable } from "./Api.js"
+import { ApiError, isNotAvailable } from "../api/Api.js"
 
 /** A read in progress. */
 export const Loading = ({ what }: { readonly what: string }) => (

@@ -11,8 +11,9 @@
  */
 import type { ComponentChildren } from "preact"
 import { useEffect, useRef, useState } from "preact/hooks"
-import { isAbort } from "./Api.js"
-import { isHttpUrl, useApi } from "./Remote.js"
+import { isAbort } from "../api/Api.js"
+import { isHttpUrl, useApi } from "../api/Remote.js"
+import type { Parameter, Uploaded } from "../api/Wire.js"
 import type { FieldAttributes } from "./TextField.js"
 import {
   chooseLabel,
@@ -24,7 +25,6 @@ import {
   type UploadProblem,
   uploadProblem
 } from "./Uploads.js"
-import type { Parameter, Uploaded } from "./Wire.js"
 
 /** Where an upload of the field is. */
 type UploadState =

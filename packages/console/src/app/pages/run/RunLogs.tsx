@@ -1,7 +1,7 @@
 /** A run's log lines, oldest first: time, level, the node that logged (by its label) and the message. */
+import type { LogLine } from "../../api/Wire.js"
+import { formatTime } from "../../components/Time.js"
 import { lineKey } from "./FollowedRun.js"
-import { formatTime } from "./Time.js"
-import type { LogLine } from "./Wire.js"
 
 /** The lines of a run; `labelOf` names the node of each (appexec's own lines have none). */
 export const RunLogs = (

@@ -3,8 +3,8 @@
  * API (`GET /v1/apps`) before it is kept, so a wrong one is said at once.
  */
 import { useState } from "preact/hooks"
-import { ApiError, makeApi } from "./Api.js"
-import { messageOf, useTitle } from "./Feedback.js"
+import { ApiError, makeApi } from "../api/Api.js"
+import { messageOf, useTitle } from "../components/Feedback.js"
 
 /** The view; `onSignIn` gets the key once the API accepted it. */
 export const SignIn = (

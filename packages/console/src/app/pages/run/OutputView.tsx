@@ -4,9 +4,9 @@
  * (`LongText`); never as HTML. Media load only from `http:`/`https:` URLs; any other value is
  * shown as text.
  */
-import { LongText } from "./LongText.js"
-import { isHttpUrl } from "./Remote.js"
-import type { Output } from "./Wire.js"
+import { isHttpUrl } from "../../api/Remote.js"
+import type { Output } from "../../api/Wire.js"
+import { LongText } from "../../components/LongText.js"
 
 /** JSON text, indented; the text itself when it is not JSON. */
 const prettyJson = (text: string) => {

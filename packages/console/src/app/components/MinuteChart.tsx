@@ -6,7 +6,7 @@
  * stay 11 pixels on a phone too. Its title says the totals for screen readers.
  */
 import { useLayoutEffect, useRef, useState } from "preact/hooks"
-import type { Minute } from "./OperatorApi.js"
+import type { Minute } from "../api/OperatorApi.js"
 
 /** The width drawn before the page says how wide the chart is shown, and the narrowest drawn. */
 const FIRST_WIDTH = 600

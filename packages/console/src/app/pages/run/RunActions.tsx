@@ -4,13 +4,13 @@
  * the run's inputs, to edit and run.
  */
 import { useState } from "preact/hooks"
-import { ApiError } from "./Api.js"
-import { Failure, Loading, messageOf } from "./Feedback.js"
+import { ApiError } from "../../api/Api.js"
+import { type Remote, useApi } from "../../api/Remote.js"
+import { type AppDetail, type ExecutionView, isFinished } from "../../api/Wire.js"
+import { Failure, Loading, messageOf } from "../../components/Feedback.js"
+import { RunForm } from "../../form/RunForm.js"
+import { useNavigation } from "../../Router.js"
 import type { FollowedRun } from "./FollowedRun.js"
-import { type Remote, useApi } from "./Remote.js"
-import { useNavigation } from "./Router.js"
-import { RunForm } from "./RunForm.js"
-import { type AppDetail, type ExecutionView, isFinished } from "./Wire.js"
 
 /** What a cancel's answer says, until the run ends (its error then says it was canceled). */
 const CANCEL_REQUESTED = "Cancel requested."

@@ -4,14 +4,14 @@
  * own app and inputs.
  */
 import { useEffect, useState } from "preact/hooks"
-import { isAbort } from "./Api.js"
-import { Failure, Loading, messageOf, useTitle } from "./Feedback.js"
-import { useApi, useRemote } from "./Remote.js"
-import { Link } from "./Router.js"
-import { shortId } from "./ShortId.js"
-import { StatusBadge, statusWords } from "./Status.js"
-import { between, formatTime } from "./Time.js"
-import { type ExecutionStatus, type ExecutionView, statuses } from "./Wire.js"
+import { isAbort } from "../api/Api.js"
+import { useApi, useRemote } from "../api/Remote.js"
+import { type ExecutionStatus, type ExecutionView, statuses } from "../api/Wire.js"
+import { Failure, Loading, messageOf, useTitle } from "../components/Feedback.js"
+import { shortId } from "../components/ShortId.js"
+import { StatusBadge, statusWords } from "../components/Status.js"
+import { between, formatTime } from "../components/Time.js"
+import { Link } from "../Router.js"
 
 /** Runs per page. */
 const PAGE = 25

@@ -6,8 +6,8 @@
  * untouched has it selected when it is entered, by keyboard or by a click, so typing replaces it.
  */
 import { useRef, useState } from "preact/hooks"
+import type { Parameter } from "../api/Wire.js"
 import { isMultiline } from "./Inputs.js"
-import type { Parameter } from "./Wire.js"
 
 /** The attributes every field of the form shares (id, name, required, ARIA). */
 export interface FieldAttributes {

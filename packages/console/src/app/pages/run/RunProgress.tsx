@@ -2,8 +2,8 @@
  * A run's progress: a bar per node that reported it, in the workflow's order, with the node's
  * message, or "Done" once the run completed, or where it stopped (`NodeProgress.barOf`).
  */
+import type { ExecutionStatus, Progress } from "../../api/Wire.js"
 import { barOf } from "./NodeProgress.js"
-import type { ExecutionStatus, Progress } from "./Wire.js"
 
 /** The bars of `progress`, ordered as `nodeOrder`, labelled by `labelOf`. */
 export const RunProgress = (

@@ -8,10 +8,10 @@
  * list of the steps under it says the same for screen readers.
  */
 import { useLayoutEffect, useMemo, useRef, useState } from "preact/hooks"
+import type { WorkflowGraph } from "../api/Wire.js"
 import { geometry, type Orientation, pathOf } from "./DiagramGeometry.js"
 import { layered } from "./Layering.js"
 import { canvasMeasure, ellipsis, wrap } from "./TextFit.js"
-import type { WorkflowGraph } from "./Wire.js"
 
 const NODE_WIDTH = 140
 const PAD = 8

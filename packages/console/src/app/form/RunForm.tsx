@@ -9,13 +9,13 @@
  */
 import type { ComponentChildren } from "preact"
 import { useState } from "preact/hooks"
-import { ApiError, type InputProblem } from "./Api.js"
-import { messageOf } from "./Feedback.js"
+import { ApiError, type InputProblem } from "../api/Api.js"
+import { useApi } from "../api/Remote.js"
+import type { AppDetail, Parameter } from "../api/Wire.js"
+import { messageOf } from "../components/Feedback.js"
 import { inputsOf, nameOf, problemText, startingValues } from "./Inputs.js"
-import { useApi } from "./Remote.js"
 import { type FieldAttributes, TextField } from "./TextField.js"
 import { UrlField } from "./UrlField.js"
-import type { AppDetail, Parameter } from "./Wire.js"
 
 /** What the form would send. */
 export interface FormRequest {

@@ -1,5 +1,5 @@
 /** An execution's status, as a badge whose colour and word match. */
-import type { ExecutionStatus } from "./Wire.js"
+import type { ExecutionStatus } from "../api/Wire.js"
 
 /** Each status as a word. */
 export const statusWords: Readonly<Record<ExecutionStatus, string>> = {

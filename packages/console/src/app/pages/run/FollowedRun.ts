@@ -5,10 +5,10 @@
  * that stopped the reading.
  */
 import { useEffect, useState } from "preact/hooks"
-import { isAbort } from "./Api.js"
-import { follow } from "./LiveRun.js"
-import { useApi } from "./Remote.js"
-import { type ExecutionView, isFinished, type LogLine, type Progress } from "./Wire.js"
+import { isAbort } from "../../api/Api.js"
+import { follow } from "../../api/LiveRun.js"
+import { useApi } from "../../api/Remote.js"
+import { type ExecutionView, isFinished, type LogLine, type Progress } from "../../api/Wire.js"
 
 /** What the page knows of the run so far. */
 export interface FollowedRun {

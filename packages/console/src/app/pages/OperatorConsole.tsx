@@ -7,12 +7,12 @@
  * (`--admin-actions`).
  */
 import { useEffect, useMemo, useState } from "preact/hooks"
-import { Failure, Loading, messageOf, useTitle } from "./Feedback.js"
-import { MinuteChart } from "./MinuteChart.js"
-import { makeOperatorApi } from "./OperatorApi.js"
-import { useRemote } from "./Remote.js"
-import { shortId } from "./ShortId.js"
-import { formatDuration, formatTime } from "./Time.js"
+import { makeOperatorApi } from "../api/OperatorApi.js"
+import { useRemote } from "../api/Remote.js"
+import { Failure, Loading, messageOf, useTitle } from "../components/Feedback.js"
+import { MinuteChart } from "../components/MinuteChart.js"
+import { shortId } from "../components/ShortId.js"
+import { formatDuration, formatTime } from "../components/Time.js"
 
 /** How often the views are read again. */
 const REFRESH_MS = 5_000

@@ -3,9 +3,9 @@
  * ones, each with its description; a search box narrows them as one types.
  */
 import { useEffect, useState } from "preact/hooks"
-import { Failure, Loading, useTitle } from "./Feedback.js"
-import { useApi, useRemote } from "./Remote.js"
-import { Link } from "./Router.js"
+import { useApi, useRemote } from "../api/Remote.js"
+import { Failure, Loading, useTitle } from "../components/Feedback.js"
+import { Link } from "../Router.js"
 
 /** How long typing pauses before the search is sent. */
 const SEARCH_DELAY_MS = 250

@@ -4,9 +4,9 @@
  * inputs as the server accepted them, each long one folded (`LongText`).
  */
 import { Fragment } from "preact"
-import { LongText } from "./LongText.js"
-import { between, formatTime } from "./Time.js"
-import type { ExecutionView } from "./Wire.js"
+import type { ExecutionView } from "../../api/Wire.js"
+import { LongText } from "../../components/LongText.js"
+import { between, formatTime } from "../../components/Time.js"
 
 /** The run's timings, attempt and queue position. */
 const Timings = ({ execution }: { readonly execution: ExecutionView }) => (

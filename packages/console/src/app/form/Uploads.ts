@@ -3,7 +3,7 @@
  * file picker accepts, whether a file is of a kind the parameter takes, and what a refusal of the
  * server means, said in words. The request is `Api.uploads.create` (over `UploadRequest.send`).
  */
-import { ApiError } from "./Api.js"
+import { ApiError } from "../api/Api.js"
 
 /** A file's name, size and type: what a message says of it. */
 export interface FileFacts {

@@ -5,11 +5,11 @@
  * delivery is over (`POST …/webhook/redeliver`, a new signed attempt).
  */
 import { useEffect, useRef, useState } from "preact/hooks"
-import { isNotAvailable } from "./Api.js"
-import { Failure, Loading, messageOf } from "./Feedback.js"
-import { useApi, useRemote } from "./Remote.js"
-import { formatTime } from "./Time.js"
-import type { WebhookDelivery } from "./Wire.js"
+import { isNotAvailable } from "../../api/Api.js"
+import { useApi, useRemote } from "../../api/Remote.js"
+import type { WebhookDelivery } from "../../api/Wire.js"
+import { Failure, Loading, messageOf } from "../../components/Feedback.js"
+import { formatTime } from "../../components/Time.js"
 
 /** How often a webhook that is still being delivered is read again. */
 const DELIVERY_REFRESH_MS = 3_000

@@ -3,7 +3,7 @@
  * whatever it last reported (a node may stop reporting at 98% and finish); a canceled or failed
  * run leaves a bar it did not fill greyed, saying where it stopped.
  */
-import type { ExecutionStatus, Progress } from "./Wire.js"
+import type { ExecutionStatus, Progress } from "../../api/Wire.js"
 
 /** How a bar reads. */
 export interface Bar {
