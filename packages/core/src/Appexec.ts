@@ -42,11 +42,11 @@ import type { NewUpload, UploadError } from "./internal/Uploads.js"
 import * as Visibility from "./internal/Visibility.js"
 import * as Waits from "./internal/Waits.js"
 import type { GetOptions } from "./internal/Waits.js"
-import type { WorkspaceRecord } from "./KeyStore.js"
+import type { ListedKey, WorkspaceRecord } from "./KeyStore.js"
 
 export { LIST_LIMIT } from "./internal/Apps.js"
 export { EXECUTION_LIST_LIMIT, type ExecutionQuery } from "./internal/ExecutionPages.js"
-export { type CreatedKey, type CredentialHeaders, KEY_CACHE_SIZE } from "./internal/Keys.js"
+export { type CreatedKey, type CredentialHeaders, IN_PROCESS_KEY_ID, KEY_CACHE_SIZE } from "./internal/Keys.js"
 export type { Follower, LiveEvent } from "./internal/LiveStreams.js"
 export { type ExecutionFilter, OPERATOR_LIST_LIMIT } from "./internal/OperatorActions.js"
 export { isIdempotencyKey, MAX_WEBHOOK_URL_LENGTH, type StartError, type StartOptions } from "./internal/Starts.js"
@@ -183,6 +183,13 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
         readonly workspace: string
         readonly user?: string | undefined
       }) => Effect.Effect<CreatedKey, StorageError>
+      /**
+       * The API keys of one workspace (by name; none when it does not exist) or of every
+       * workspace, revoked ones included, oldest first; never a key or its hash.
+       */
+      readonly list: (options?: {
+        readonly workspace?: string | undefined
+      }) => Effect.Effect<ReadonlyArray<ListedKey>, StorageError>
       /** Revokes keys by id or hint; returns how many were revoked. */
       readonly revoke: (idOrHint: string) => Effect.Effect<number, StorageError>
       /**
@@ -206,6 +213,15 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
     readonly workspaces: {
       /** Creates a workspace, or returns the one with that name. */
       readonly create: (name: string) => Effect.Effect<WorkspaceRecord, StorageError>
+      /**
+       * The principal of a host acting in-process as a user (default `default`) of a workspace,
+       * both created by name when missing, without an API key: its `apiKeyId` is
+       * `IN_PROCESS_KEY_ID`, which no stored key has. No key row is written.
+       */
+      readonly principal: (options: {
+        readonly workspace: string
+        readonly user?: string | undefined
+      }) => Effect.Effect<Principal, StorageError>
     }
     /** For operators: readiness, executions across workspaces, retention (docs/operations.md). */
     readonly operator: {
@@ -257,9 +273,9 @@ export const layer = Layer.scoped(
         logs: live.logs,
         await: waits.await
       },
-      keys: { create: keys.create, revoke: keys.revoke, authenticate: keys.authenticate },
+      keys: { create: keys.create, list: keys.list, revoke: keys.revoke, authenticate: keys.authenticate },
       uploads: { create: uploads.create },
-      workspaces: { create: keys.ensureWorkspace },
+      workspaces: { create: keys.ensureWorkspace, principal: keys.principal },
       operator: {
         ready: actions.ready,
         drain: actions.drain,

@@ -36,6 +36,19 @@ export const ApiKeyRecord = Schema.Struct({
 })
 export type ApiKeyRecord = typeof ApiKeyRecord.Type
 
+/** An API key as listed: its record without the hash, with the names of its workspace and user. */
+export const ListedKey = Schema.Struct({
+  apiKeyId: ApiKeyId,
+  workspaceId: WorkspaceId,
+  workspaceName: Schema.String,
+  userId: UserId,
+  userName: Schema.String,
+  hint: Schema.String,
+  createdAt: Schema.Number,
+  revokedAt: Schema.NullOr(Schema.Number)
+})
+export type ListedKey = typeof ListedKey.Type
+
 /** Storage of workspaces, users and API keys. */
 export class KeyStore extends Context.Tag("@appexec/core/KeyStore")<
   KeyStore,
@@ -50,6 +63,11 @@ export class KeyStore extends Context.Tag("@appexec/core/KeyStore")<
     readonly insertKey: (key: ApiKeyRecord) => Effect.Effect<void, StorageError>
     /** The key record with this hash, revoked or not. */
     readonly findKeyByHash: (hash: string) => Effect.Effect<Option.Option<ApiKeyRecord>, StorageError>
+    /**
+     * The keys of one workspace (or of every workspace), revoked ones included, oldest first
+     * (then by id); never a hash.
+     */
+    readonly listKeys: (workspaceId?: WorkspaceId) => Effect.Effect<ReadonlyArray<ListedKey>, StorageError>
     /** Revokes the unrevoked keys whose id or hint equals `idOrHint`; returns how many. */
     readonly revokeKey: (idOrHint: string, at: number) => Effect.Effect<number, StorageError>
     /**

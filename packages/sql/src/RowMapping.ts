@@ -148,3 +148,20 @@ export const outboxEntryOfRow = (
         ...(row.redelivery === true || row.redelivery === 1 ? { redelivery: true as const } : {})
       })
     ))
+
+/** The listed key a row (selected with the listing's field names) holds. */
+export const listedKeyOfRow = (row: {
+  apiKeyId: string
+  workspaceId: string
+  workspaceName: string
+  userId: string
+  userName: string
+  hint: string
+  createdAt: number
+  revokedAt: number | null
+}): KeyStore.ListedKey => ({
+  ...row,
+  apiKeyId: keyFields.apiKeyId.make(row.apiKeyId, trusted),
+  workspaceId: keyFields.workspaceId.make(row.workspaceId, trusted),
+  userId: keyFields.userId.make(row.userId, trusted)
+})

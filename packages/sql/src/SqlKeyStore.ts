@@ -6,7 +6,7 @@
 import { Errors, KeyStore } from "@appexec/core"
 import { Effect, Layer, Option } from "effect"
 import * as PreparedQuery from "./PreparedQuery.js"
-import { keyOfRow, userOfRow, workspaceOfRow } from "./RowMapping.js"
+import { keyOfRow, listedKeyOfRow, userOfRow, workspaceOfRow } from "./RowMapping.js"
 import { SqlRunner } from "./SqlRunner.js"
 
 /** The key store over the runner. */
@@ -101,6 +101,26 @@ export const make = Effect.gen(function*() {
         runner.first("find api key", keyByHash.bind({ hash })),
         (row) => (row === undefined ? Option.none() : Option.some(keyOfRow(row)))
       ),
+    listKeys: Effect.fn("SqlKeyStore.listKeys")((workspaceId) => {
+      const all = db
+        .selectFrom("api_keys as k")
+        .innerJoin("workspaces as w", "w.workspace_id", "k.workspace_id")
+        .innerJoin("users as u", "u.user_id", "k.user_id")
+        .select([
+          "k.api_key_id as apiKeyId",
+          "k.workspace_id as workspaceId",
+          "w.name as workspaceName",
+          "k.user_id as userId",
+          "u.name as userName",
+          "k.hint as hint",
+          "k.created_at as createdAt",
+          "k.revoked_at as revokedAt"
+        ])
+        .orderBy("k.created_at")
+        .orderBy("k.api_key_id")
+      const query = workspaceId === undefined ? all : all.where("k.workspace_id", "=", workspaceId)
+      return Effect.map(runner.all("list api keys", query), (rows) => rows.map(listedKeyOfRow))
+    }),
     revokeKey: Effect.fn("SqlKeyStore.revokeKey")((idOrHint, at) =>
       runner.run(
         "revoke api key",

@@ -32,6 +32,17 @@ export const make = Effect.sync(() => {
         keys.set(key.hash, key)
       }),
     findKeyByHash: (hash) => Effect.sync(() => Option.fromNullable(keys.get(hash))),
+    listKeys: (workspaceId) =>
+      Effect.sync(() =>
+        [...keys.values()]
+          .filter((key) => workspaceId === undefined || key.workspaceId === workspaceId)
+          .sort((a, b) => a.createdAt - b.createdAt || (a.apiKeyId < b.apiKeyId ? -1 : 1))
+          .map(({ hash: _hash, ...key }): KeyStore.ListedKey => ({
+            ...key,
+            workspaceName: workspaces.get(key.workspaceId)?.name ?? "",
+            userName: users.get(key.userId)?.name ?? ""
+          }))
+      ),
     revokeKey: (idOrHint, at) =>
       Effect.sync(() => {
         let revoked = 0

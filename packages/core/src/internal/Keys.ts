@@ -29,6 +29,12 @@ export interface CreatedKey {
   readonly user: UserRecord
 }
 
+/**
+ * The key id of a principal that no API key authenticated: a host acting in-process as a user of
+ * a workspace (`Appexec.workspaces.principal`). No stored key has it.
+ */
+export const IN_PROCESS_KEY_ID = ApiKeyId.make("00000000-0000-0000-0000-000000000000")
+
 /** The headers a credential is read from. */
 export interface CredentialHeaders {
   readonly "x-api-key"?: string | undefined
@@ -39,6 +45,7 @@ export interface CredentialHeaders {
 export const make: Effect.Effect<
   Context.Tag.Service<Appexec>["keys"] & {
     readonly ensureWorkspace: Context.Tag.Service<Appexec>["workspaces"]["create"]
+    readonly principal: Context.Tag.Service<Appexec>["workspaces"]["principal"]
   },
   never,
   AppexecConfig | KeyStore | IdGenerator | Scope.Scope
@@ -108,16 +115,23 @@ export const make: Effect.Effect<
       })
     })
 
+  /** The workspace and its user, each created by name when missing. */
+  const ensureUser = (options: { readonly workspace: string; readonly user?: string | undefined }) =>
+    Effect.gen(function*() {
+      const workspace = yield* ensureWorkspace(options.workspace)
+      const user = yield* keyStore.ensureUser({
+        userId: UserId.make(yield* ids.uuid),
+        workspaceId: workspace.workspaceId,
+        name: options.user ?? "default",
+        createdAt: yield* now
+      })
+      return { workspace, user }
+    })
+
   return {
     create: Effect.fn("Appexec.keys.create")(
       function*(options: { readonly workspace: string; readonly user?: string | undefined }) {
-        const workspace = yield* ensureWorkspace(options.workspace)
-        const user = yield* keyStore.ensureUser({
-          userId: UserId.make(yield* ids.uuid),
-          workspaceId: workspace.workspaceId,
-          name: options.user ?? "default",
-          createdAt: yield* now
-        })
+        const { user, workspace } = yield* ensureUser(options)
         const key = `${config.keyPrefix}${yield* ids.token(KEY_RANDOM_BYTES)}`
         const record: ApiKeyRecord = {
           apiKeyId: ApiKeyId.make(yield* ids.uuid),
@@ -144,6 +158,22 @@ export const make: Effect.Effect<
       if (!isWellFormed(key, config.keyPrefix)) return Effect.fail(new Unauthorized({ reason: "malformed" }))
       return authenticateKey(key)
     },
-    ensureWorkspace: Effect.fn("Appexec.workspaces.create")(ensureWorkspace)
+    list: Effect.fn("Appexec.keys.list")(function*(options?: { readonly workspace?: string | undefined }) {
+      if (options?.workspace === undefined) return yield* keyStore.listKeys()
+      const workspace = yield* keyStore.findWorkspace(options.workspace)
+      return Option.isNone(workspace) ? [] : yield* keyStore.listKeys(workspace.value.workspaceId)
+    }),
+    ensureWorkspace: Effect.fn("Appexec.workspaces.create")(ensureWorkspace),
+    principal: Effect.fn("Appexec.workspaces.principal")(
+      function*(options: { readonly workspace: string; readonly user?: string | undefined }) {
+        const { user, workspace } = yield* ensureUser(options)
+        const principal: Principal = {
+          workspaceId: workspace.workspaceId,
+          userId: user.userId,
+          apiKeyId: IN_PROCESS_KEY_ID
+        }
+        return principal
+      }
+    )
   }
 })

@@ -1,6 +1,6 @@
 /**
  * Contract of `KeyStore`: workspaces unique by name, users unique by name within a workspace,
- * keys found by hash and revoked by id or hint; the key revision, where there is one, moves on revocation.
+ * keys found by hash, listed without their hash and revoked by id or hint; the key revision, where there is one, moves on revocation.
  */
 import { Ids } from "@appexec/api"
 import { KeyStore } from "@appexec/core"
@@ -72,6 +72,33 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         expect(yield* keys.findKeyByHash(key(1).hash)).toEqual(Option.some({ ...key(1), revokedAt: 50 }))
         expect(yield* keys.revokeKey("aex_hint2", 70)).toBe(2)
         expect(yield* keys.revokeKey("nothing", 70)).toBe(0)
+      })
+    )
+
+    test(
+      "keys are listed oldest first with their workspace's and user's names, revoked ones too, never a hash",
+      Effect.gen(function*() {
+        const keys = yield* KeyStore.KeyStore
+        yield* keys.ensureWorkspace(workspace(1, "ws one"))
+        yield* keys.ensureWorkspace(workspace(2, "ws two"))
+        yield* keys.ensureUser(user(1, 1, "ann"))
+        yield* keys.ensureUser(user(2, 2, "bob"))
+        const other = { ...key(2), workspaceId: workspace(2).workspaceId, userId: user(2, 2).userId }
+        yield* keys.insertKey({ ...key(3), createdAt: 30 })
+        yield* keys.insertKey(other)
+        yield* keys.insertKey(key(1))
+        yield* keys.revokeKey(key(1).apiKeyId, 50)
+        const listed = (record: KeyStore.ApiKeyRecord, workspaceName: string, userName: string) => {
+          const { hash: _hash, ...rest } = record
+          return { ...rest, workspaceName, userName }
+        }
+        expect(yield* keys.listKeys()).toEqual([
+          listed({ ...key(1), revokedAt: 50 }, "ws one", "ann"),
+          listed(other, "ws two", "bob"),
+          listed({ ...key(3), createdAt: 30 }, "ws one", "ann")
+        ])
+        expect(yield* keys.listKeys(workspace(2).workspaceId)).toEqual([listed(other, "ws two", "bob")])
+        expect(yield* keys.listKeys(Ids.WorkspaceId.make(uuid(1, 9)))).toEqual([])
       })
     )
 
