@@ -1,8 +1,10 @@
 /**
  * appexec on Node's `http` server: the app as a `(req, res)` listener, to mount on a host's own
  * server (under a base path if the host likes: `{ basePath: "/api" }`), or alone on a server of
- * its own (`serve`). The request is handed to the app as it is (headers, socket address, the body
- * read only when an endpoint asks for it) and the answer is written in one `writeHead` + `end`,
+ * its own (`serve`). The request is handed to the app as it is (headers, socket address, the path
+ * as the client sent it even where a framework stripped its mount prefix, the body read only when
+ * an endpoint asks for it, or taken from what a host's body parser made of it: see
+ * `internal/IncomingRequest.ts`) and the answer is written in one `writeHead` + `end`,
  * once what is left of the body has been read and dropped (up to `MAX_DRAIN_BYTES`); a streamed
  * answer (an event stream) sends its headers at once and each chunk as it comes (see `pipeBody`).
  * The requests of one turn of the event loop are answered together at its end (see `fromApp`). A
@@ -12,74 +14,16 @@ import { AppexecHttp, Exchange } from "@appexec/http"
 import { Duration, Effect, Exit, FiberId, type Layer, Runtime, type Scope } from "effect"
 import {
   createServer as createNodeServer,
-  type IncomingHttpHeaders,
   type IncomingMessage,
   type Server,
   type ServerResponse,
   STATUS_CODES
 } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
+import * as IncomingRequest from "./internal/IncomingRequest.js"
 
 /** A Node request listener. */
 export type Listener = (request: IncomingMessage, response: ServerResponse) => void
-
-/**
- * Node's headers as the app reads them: one string per name. Node joins the values of a repeated
- * header itself (with ", ", or "; " for `cookie`) and keeps an array for `set-cookie` alone, so
- * only a request that sends `set-cookie` needs a copy; every other request's headers are handed
- * over as they are.
- */
-const headersOf = (headers: IncomingHttpHeaders): Readonly<Record<string, string | undefined>> => {
-  const setCookie = headers["set-cookie"]
-  if (setCookie === undefined) return headers as Readonly<Record<string, string | undefined>>
-  return { ...headers, "set-cookie": setCookie.join(", ") }
-}
-
-/**
- * Reads the body of `message`, at most `maxBytes`. A longer one fails `TooLarge` as soon as it
- * passes the bound; the rest is read and dropped before the answer is written (`write`).
- */
-const readBody = (message: IncomingMessage, maxBytes: number) =>
-  Effect.async<Uint8Array, Exchange.BodyFailure>((resume) => {
-    const chunks: Array<Buffer> = []
-    let size = 0
-    const cleanup = () => {
-      message.off("data", onData)
-      message.off("end", onEnd)
-      message.off("error", onError)
-      message.off("aborted", onError)
-    }
-    const onData = (chunk: Buffer) => {
-      size += chunk.length
-      if (size > maxBytes) {
-        cleanup()
-        // Paused until `write` drains it: nothing is lost or buffered meanwhile.
-        message.pause()
-        resume(Effect.fail({ _tag: "TooLarge" }))
-      } else chunks.push(chunk)
-    }
-    const onEnd = () => {
-      cleanup()
-      resume(Effect.succeed(new Uint8Array(Buffer.concat(chunks, size))))
-    }
-    const onError = () => {
-      cleanup()
-      resume(Effect.fail({ _tag: "Unreadable" }))
-    }
-    message.on("data", onData)
-    message.once("end", onEnd)
-    message.once("error", onError)
-    message.once("aborted", onError)
-    return Effect.sync(cleanup)
-  })
-
-const requestOf = (message: IncomingMessage): Exchange.ServerRequest => ({
-  method: message.method ?? "GET",
-  url: message.url ?? "/",
-  headers: headersOf(message.headers),
-  remoteAddress: message.socket.remoteAddress,
-  body: (maxBytes) => readBody(message, maxBytes)
-})
 
 const stopping = JSON.stringify({ error: { code: "internal_error", message: "The server is stopping." } })
 
@@ -284,6 +228,7 @@ const WRITE_EVERY = 64
 export const fromApp = (app: AppexecHttp.App): Listener => {
   const fork = Runtime.runFork(app.runtime)
   const outbox = makeOutbox(fork)
+  const requestOf = IncomingRequest.adapter()
   const handle = (message: IncomingMessage, response: ServerResponse) => {
     // Started at once on this call's stack, not on the next scheduler turn: most requests never suspend.
     const fiber = fork(app.handle(requestOf(message)), { immediate: true })
