@@ -6,7 +6,9 @@
  */
 import { Api, type Authentication, Execution, Live } from "@appexec/api"
 import { Appexec, AppexecConfig, type Errors, SigningKeys } from "@appexec/core"
-import { type HttpApiEndpoint, HttpApiSchema, type HttpMethod } from "@effect/platform"
+import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import type * as HttpMethod from "@effect/platform/HttpMethod"
 import { Duration, Effect, Either, Option, ParseResult, Schema, type SchemaAST, type Scope } from "effect"
 import * as ErrorAnswers from "./ErrorAnswers.js"
 import * as EventStream from "./EventStream.js"
