@@ -12,13 +12,13 @@ import { fileURLToPath } from "node:url"
 const program = fileURLToPath(new URL("./main.mjs", import.meta.url))
 
 describe("embedding example", () => {
-  it("imports the app, runs it in-process on SQLite and prints the greeting", () => {
+  it("imports the app, runs it in-process on SQLite (its folder made) and prints the greeting", () => {
     const cwd = mkdtempSync(join(tmpdir(), "appexec-embedding-"))
     try {
       const out = execFileSync(process.execPath, [program, "Ada"], { cwd, encoding: "utf8", timeout: 60_000 })
       expect(out).toContain("status: completed")
-      expect(out).toContain("Greeting (text): Hello Ada, in a warm tone.")
-      expect(existsSync(join(cwd, "appexec.db"))).toBe(true)
+      expect(out).toContain("Greeting (text): Hello Ada!")
+      expect(existsSync(join(cwd, ".appexec", "appexec.db"))).toBe(true)
     } finally {
       rmSync(cwd, { recursive: true, force: true })
     }
