@@ -14,26 +14,20 @@
  *        webhook verified by `@appexec/client/node`; then SIGTERM the server: it must exit 0.
  * 4. Measure `@appexec/client` installed alone: packages, MB on disk, native modules, the
  *    modules Node loads for its main entry, and its browser bundle.
+ * 5. Install `@appexec/nodes` alone: no sharp and no ffmpeg come with it (they are
+ *    `@appexec/nodes-image`'s and `@appexec/nodes-video`'s), and its node types load under plain
+ *    `node`; measure it as the client.
  *
  * Every step fails loudly with the output of what failed. Temp directories and child processes
  * are removed on every exit.
  */
 import { spawn } from "node:child_process"
-import {
-  cpSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync
-} from "node:fs"
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join, relative } from "node:path"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { gzipSync } from "node:zlib"
+import { footprint as footprintOf } from "./pack-test/footprint.mjs"
 
 const repo = fileURLToPath(new URL("..", import.meta.url))
 const here = fileURLToPath(new URL("./pack-test/", import.meta.url))
@@ -123,15 +117,6 @@ const run = (command, args, { cwd = repo, env = {}, timeoutMs = 120_000 } = {}) 
 
 /** `npm` with the quiet flags every call here wants. */
 const npm = (args, options) => run("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], options)
-
-/** Every file under `dir` (paths relative to it), not descending into `skip`. */
-const walk = (dir, skip = () => false, base = dir) =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name)
-    if (skip(path)) return []
-    if (entry.isDirectory()) return walk(path, skip, base)
-    return [relative(base, path)]
-  })
 
 const readJson = (path) => JSON.parse(readFileSync(path, "utf8"))
 
@@ -226,12 +211,13 @@ const pool = async (tasks, limit) => {
  * profile: appexec ships ES modules only (`"type": "module"`, no `require` condition), so the
  * node10 and node16-from-CommonJS resolutions, where a `require` of an ES module is the expected
  * answer (`cjs-resolves-to-esm`), are not checked. Besides the explicit exports, every module
- * that the `./*` export pattern serves is checked as an entry point (attw skips wildcards).
+ * that the `./*` export pattern serves (those in folders too, such as `@appexec/nodes/http/HttpJob`;
+ * not those under `internal/`) is checked as an entry point (attw skips wildcards).
  */
 const lint = (p) => async () => {
   await run(bin("publint"), ["run", p.tarball, "--strict"])
   const modules = p.files
-    .filter((f) => /^dist\/[^/]+\.d\.ts$/.test(f) && f !== "dist/index.d.ts")
+    .filter((f) => /^dist\/.+\.d\.ts$/.test(f) && !f.includes("/internal/") && f !== "dist/index.d.ts")
     .map((f) => `./${f.slice("dist/".length, -".d.ts".length)}`)
   const args = [
     p.tarball,
@@ -274,9 +260,10 @@ const project = async (name) => {
 }
 
 const clientAlone = ["@appexec/client", "@appexec/api", "@appexec/core"]
+const nodesAlone = ["@appexec/nodes", "@appexec/api", "@appexec/core"]
 const effectVersion = byName.get("@appexec/core")?.manifest.dependencies?.effect
 
-const [lints, full, consumer] = await Promise.all([
+const [lints, full, consumer, nodes] = await Promise.all([
   step(`publint --strict and attw --profile esm-only on ${packed.length} tarballs`, () => pool(packed.map(lint), 4)),
   step(`npm install every tarball (and effect@${effectVersion}) into a fresh project`, async () => {
     const dir = await project("full")
@@ -294,36 +281,21 @@ const [lints, full, consumer] = await Promise.all([
       await npm(["install", ...clientAlone.map(tarballOf)], { cwd: dir, timeoutMs: 150_000 })
       return dir
     }
-  )
+  ),
+  step(`npm install @appexec/nodes alone (with its tarballs ${nodesAlone.slice(1).join(", ")})`, async () => {
+    const dir = await project("nodes")
+    await npm(["install", ...nodesAlone.map(tarballOf)], { cwd: dir, timeoutMs: 150_000 })
+    return dir
+  })
 ])
 
 // ---------------------------------------------------------------------------------------------
 // 4. The client alone: footprint, native modules, what Node loads, the browser bundle
 
-/** Disk usage of every file under `dir`, in bytes (allocated blocks). */
-const diskUsage = (dir) =>
-  walk(dir).reduce((sum, file) => {
-    const stat = lstatSync(join(dir, file))
-    return sum + stat.blocks * 512
-  }, 0)
-
 const footprint = await step(
   "@appexec/client alone: packages, size, no native module outside optional dependencies",
   () => {
-    const lock = readJson(join(consumer, "node_modules", ".package-lock.json")).packages
-    const installed = Object.entries(lock).filter(([path]) => path.startsWith("node_modules/"))
-    const native = []
-    for (const [path, entry] of installed) {
-      const dir = join(consumer, path)
-      const manifest = readJson(join(dir, "package.json"))
-      const scripts = ["preinstall", "install", "postinstall"].filter((s) => manifest.scripts?.[s] !== undefined)
-      const addons = walk(dir, (p) => p.endsWith("/node_modules")).filter((f) =>
-        f.endsWith(".node") || f === "binding.gyp"
-      )
-      if (scripts.length > 0 || addons.length > 0 || entry.hasInstallScript) {
-        native.push({ name: path.replace(/^.*node_modules\//, ""), optional: entry.optional === true, scripts, addons })
-      }
-    }
+    const { bytes, native, packages } = footprintOf(consumer)
     const required = native.filter((n) => !n.optional)
     if (required.length > 0) {
       throw new StepFailed(
@@ -331,7 +303,25 @@ const footprint = await step(
         JSON.stringify(required, null, 2)
       )
     }
-    return { packages: installed.length, bytes: diskUsage(join(consumer, "node_modules")), optionalNative: native }
+    return { packages, bytes, optionalNative: native }
+  }
+)
+
+const nodesFootprint = await step(
+  "@appexec/nodes alone: no sharp, no ffmpeg; its node types load under plain node",
+  async () => {
+    const installed = footprintOf(nodes)
+    const media = installed.names.filter((name) => /^(sharp|@img\/|@ffmpeg-installer\/)/.test(name))
+    if (media.length > 0) throw new StepFailed("@appexec/nodes brings image or video code", media.join("\n"))
+    const { stdout } = await run(process.execPath, [
+      "--input-type=module",
+      "-e",
+      "const { builtinNodes } = await import(\"@appexec/nodes\"); console.log(builtinNodes.map((n) => n.type).join(\" \"))"
+    ], { cwd: nodes })
+    if (!/\bhttp\.request\b/.test(stdout) || !/\boutput\.image\b/.test(stdout)) {
+      throw new StepFailed("@appexec/nodes did not list its node types", stdout)
+    }
+    return installed
   }
 )
 
@@ -498,6 +488,9 @@ console.log(`
   optional.length > 0 ? `; optional, never loaded by the client: ${optional.join(", ")}` : ""
 }
   browser bundle: ${kib(browser.minified)} minified, ${kib(browser.gzipped)} gzipped
+@appexec/nodes installed alone: ${nodesFootprint.packages} packages, ${
+  mib(nodesFootprint.bytes)
+} on disk, no sharp, no ffmpeg
 attw: ${
   lints.reduce((n, l) => n + l.entrypoints, 0)
 } entry points in ${lints.length} packages, no problem under the esm-only profile; publint: no warning
