@@ -18,6 +18,9 @@
  *        `@appexec/client/node`; then SIGTERM the server: it must exit 0.
  * 4. Measure `@appexec/client` installed alone: packages, MB on disk, native modules, the
  *    modules Node loads for its main entry, and its browser bundle.
+ * 5. Install `@appexec/nodes` alone: no sharp and no ffmpeg come with it (they are
+ *    `@appexec/nodes-image`'s and `@appexec/nodes-video`'s), and its node types load under plain
+ *    `node`; measure it as the client.
  *
  * Every step fails loudly with the output of what failed. Temp directories and child processes
  * are removed on every exit.
@@ -25,11 +28,12 @@
 import { spawn } from "node:child_process"
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join, relative } from "node:path"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { checkClientAlone } from "./pack-test/client-alone.mjs"
 import { copyRepository, documentedLines, packagesOf } from "./pack-test/documented-lines.mjs"
 import { lintTarball } from "./pack-test/lint-tarball.mjs"
+import { checkNodesAlone } from "./pack-test/nodes-alone.mjs"
 
 const repo = fileURLToPath(new URL("..", import.meta.url))
 const here = fileURLToPath(new URL("./pack-test/", import.meta.url))
@@ -133,15 +137,6 @@ const run = (command, args, { cwd = repo, env = {}, timeoutMs = 120_000 } = {}) 
 
 /** `npm` with the quiet flags every call here wants. */
 const npm = (args, options) => run("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], options)
-
-/** Every file under `dir` (paths relative to it), not descending into `skip`. */
-const walk = (dir, skip = () => false, base = dir) =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name)
-    if (skip(path)) return []
-    if (entry.isDirectory()) return walk(path, skip, base)
-    return [relative(base, path)]
-  })
 
 const readJson = (path) => JSON.parse(readFileSync(path, "utf8"))
 
@@ -251,7 +246,9 @@ const roleOf = (command) => {
   return installed.includes("server") ? "command" : installed.includes("embed") ? "embedding" : "client"
 }
 
-const [lints, projects] = await Promise.all([
+const nodesAlone = ["api", "core", "nodes"].map((name) => join(tarballs, `appexec-${name}-0.1.0.tgz`))
+
+const [lints, projects, nodesProject] = await Promise.all([
   step(
     `publint --strict and attw --profile esm-only on ${packed.length} tarballs`,
     () => pool(packed.map((p) => () => lintTarball(p, { bin, run, StepFailed })), 4)
@@ -277,14 +274,20 @@ const [lints, projects] = await Promise.all([
       }
       return byRole
     }
-  )
+  ),
+  step("npm install @appexec/nodes alone (with the tarballs of @appexec/api and @appexec/core)", async () => {
+    const dir = await project("nodes")
+    await npm(["install", "--prefer-offline", ...nodesAlone], { cwd: dir, timeoutMs: 300_000 })
+    return dir
+  })
 ])
 const consumer = projects.client
 
 // ---------------------------------------------------------------------------------------------
 // 4. The client alone: footprint, native modules, what Node loads, the browser bundle
 
-const { browser, footprint } = await checkClientAlone(consumer, { step, run, walk, readJson, StepFailed })
+const { browser, footprint } = await checkClientAlone(consumer, { step, run, StepFailed })
+const nodesFootprint = await checkNodesAlone(nodesProject, { step, run, StepFailed })
 
 // ---------------------------------------------------------------------------------------------
 // 3a. In the embedding project: the README's program, PostgreSQL without its package, the frameworks
@@ -411,6 +414,9 @@ console.log(`
   optional.length > 0 ? `; optional, never loaded by the client: ${optional.join(", ")}` : ""
 }
   browser bundle: ${kib(browser.minified)} minified, ${kib(browser.gzipped)} gzipped
+@appexec/nodes installed alone: ${nodesFootprint.packages} packages, ${
+  mib(nodesFootprint.bytes)
+} on disk, no sharp, no ffmpeg
 attw: ${
   lints.reduce((n, l) => n + l.entrypoints, 0)
 } entry points in ${lints.length} packages, no problem under the esm-only profile; publint: no warning

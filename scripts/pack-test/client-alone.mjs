@@ -3,44 +3,20 @@
  * native module or install script outside optional dependencies, a main entry that loads no Node
  * built-in and nothing of the server stack under plain `node`, and a bundle for the browser.
  */
-import { lstatSync, writeFileSync } from "node:fs"
+import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { gzipSync } from "node:zlib"
+import { footprint as footprintOf } from "./footprint.mjs"
 
 /**
- * Runs the checks on the project `consumer` with the pack test's `step`, `run`, `walk`, `readJson`
- * and `StepFailed`; resolves with the footprint and the browser bundle's sizes.
+ * Runs the checks on the project `consumer` with the pack test's `step`, `run` and `StepFailed`;
+ * resolves with the footprint and the browser bundle's sizes.
  */
-export const checkClientAlone = async (consumer, { readJson, run, step, StepFailed, walk }) => {
-  /** Disk usage of every file under `dir`, in bytes (allocated blocks). */
-  const diskUsage = (dir) =>
-    walk(dir).reduce((sum, file) => {
-      const stat = lstatSync(join(dir, file))
-      return sum + stat.blocks * 512
-    }, 0)
-
+export const checkClientAlone = async (consumer, { run, step, StepFailed }) => {
   const footprint = await step(
     "@appexec/client alone: packages, size, no native module outside optional dependencies",
     () => {
-      const lock = readJson(join(consumer, "node_modules", ".package-lock.json")).packages
-      const installed = Object.entries(lock).filter(([path]) => path.startsWith("node_modules/"))
-      const native = []
-      for (const [path, entry] of installed) {
-        const dir = join(consumer, path)
-        const manifest = readJson(join(dir, "package.json"))
-        const scripts = ["preinstall", "install", "postinstall"].filter((s) => manifest.scripts?.[s] !== undefined)
-        const addons = walk(dir, (p) => p.endsWith("/node_modules")).filter((f) =>
-          f.endsWith(".node") || f === "binding.gyp"
-        )
-        if (scripts.length > 0 || addons.length > 0 || entry.hasInstallScript) {
-          native.push({
-            name: path.replace(/^.*node_modules\//, ""),
-            optional: entry.optional === true,
-            scripts,
-            addons
-          })
-        }
-      }
+      const { bytes, native, packages } = footprintOf(consumer)
       const required = native.filter((n) => !n.optional)
       if (required.length > 0) {
         throw new StepFailed(
@@ -48,7 +24,7 @@ export const checkClientAlone = async (consumer, { readJson, run, step, StepFail
           JSON.stringify(required, null, 2)
         )
       }
-      return { packages: installed.length, bytes: diskUsage(join(consumer, "node_modules")), optionalNative: native }
+      return { packages, bytes, optionalNative: native }
     }
   )
 
