@@ -80,7 +80,7 @@ export const benchmark: Benchmark = {
       const tarballs = join(dir, "tarballs")
       const project = join(dir, "host")
       const effectVersion: string = JSON.parse(readFileSync(join(repo, "packages/core/package.json"), "utf8"))
-        .dependencies.effect
+        .devDependencies.effect
       yield* Effect.sync(() => {
         mkdirSync(tarballs)
         mkdirSync(project)
