@@ -17,8 +17,9 @@ export const defaultPoolSize = 10
 /** `--config FILE`: the settings file, read under the flags' names (never itself a key of the file). */
 export const config = Setting.make({
   name: "config",
-  description: "a JSON file of settings under the flags' names (`{\"lease\": \"1m\", \"allow-private-networks\": " +
-    "true}`); flags win over variables, variables over the file ([the config file](#the-config-file))",
+  description: "a JSON file (YAML for `.yaml`, `.yml`) of settings under the flags' names (`{\"lease\": \"1m\", " +
+    "\"allow-private-networks\": true}`); flags win over variables, variables over the file " +
+    "([the config file](#the-config-file))",
   parts: everywhere,
   value: Values.optionalPath("FILE"),
   default: undefined
