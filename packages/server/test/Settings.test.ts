@@ -11,7 +11,7 @@ import { RateLimit } from "@appexec/http"
 import { NodesSettings } from "@appexec/nodes"
 import { NodeListener } from "@appexec/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Either, FastCheck as fc, Option } from "effect"
+import { Duration, Effect, Either, FastCheck as fc, Option } from "effect"
 import * as ApiSettings from "../src/settings/ApiSettings.js"
 import * as Catalog from "../src/settings/Catalog.js"
 import * as NodeSettings from "../src/settings/NodeSettings.js"
@@ -21,7 +21,8 @@ import * as SharedSettings from "../src/settings/SharedSettings.js"
 import * as StoreSettings from "../src/settings/StoreSettings.js"
 import * as Values from "../src/settings/Values.js"
 import * as WorkSettings from "../src/settings/WorkSettings.js"
-import { sources } from "./support/Settings.js"
+import * as ServeCommand from "../src/ServeCommand.js"
+import { parse, refusal, sources } from "./support/Settings.js"
 
 /** What `setting` reads from `text`, or why not. */
 const read = <A>(setting: Setting.Setting<A>, text: string) => setting.value.read(text)
@@ -193,4 +194,33 @@ describe("where a setting comes from", () => {
     const aside = api.entries.filter((e) => !e.used).map((e) => [e.setting.name, e.shown, e.source._tag])
     expect(aside).toEqual([["max-attempts", "7", "file"], ["retention", "90d", "variable"]])
   })
+})
+
+describe("usage errors", () => {
+  it.effect("a bare --trust-proxy says it wants a number, not that the next flag is not an integer", () =>
+    Effect.gen(function*() {
+      const message = yield* refusal(ServeCommand.settings, ["--trust-proxy", "--public-url", "http://x"])
+      expect(message).toContain("--trust-proxy: give the number of proxies you trust, as in --trust-proxy 1")
+      expect(message).not.toContain("is not a integer")
+      expect((yield* parse(ServeCommand.settings, ["--trust-proxy", "2"])).get(ApiSettings.trustProxy)).toBe(2)
+      expect(yield* refusal(ServeCommand.settings, [], { APPEXEC_TRUST_PROXY: "yes" })).toContain(
+        "APPEXEC_TRUST_PROXY: give the number of proxies you trust"
+      )
+    }))
+
+  it.effect("--max-upload reads bytes or KiB, MiB, GiB, by flag and by variable", () =>
+    Effect.gen(function*() {
+      const maxUpload = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+        Effect.map(parse(ServeCommand.settings, args, env), (s) => s.get(ApiSettings.maxUpload))
+      expect(yield* maxUpload([])).toBe(25 * 1024 * 1024)
+      expect(yield* maxUpload(["--max-upload", "1048576"])).toBe(1024 * 1024)
+      expect(yield* maxUpload(["--max-upload", "512KiB"])).toBe(512 * 1024)
+      expect(yield* maxUpload(["--max-upload", "2gib"])).toBe(2 * 1024 ** 3)
+      expect(yield* maxUpload([], { APPEXEC_MAX_UPLOAD: "100MiB" })).toBe(100 * 1024 * 1024)
+      for (const text of ["0", "25MB", "1.5MiB", "-1", "lots"]) {
+        expect(yield* refusal(ServeCommand.settings, ["--max-upload", text]), text).toContain(
+          `--max-upload: '${text}' is not a size above zero (bytes, or a whole number of KiB, MiB or GiB`
+        )
+      }
+    }))
 })
