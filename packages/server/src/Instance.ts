@@ -7,7 +7,10 @@
  * media and the media URL key included, so that every process of a deployment serves every
  * request alike (each process then needs the same `APPEXEC_MASTER_KEY`). With `media`, produced
  * media go to an S3-compatible bucket instead, on either database (`MediaStorage`). `serve` and `worker` run
- * a worker and a webhook dispatcher; `serve --no-worker` and the admin commands run neither.
+ * a worker and a webhook dispatcher; `serve --no-worker` and the admin commands run neither. The
+ * settings of the work and of outbound requests (`Work`) apply alike in every process; secrets
+ * come from the sealed store, with the process's `APPEXEC_SECRET_<NAME>` variables below it. An
+ * admin command never makes a master key file, except with the SQLite database it makes.
  */
 import { AppexecLayer, type Errors, IdGenerator, MediaUrls } from "@appexec/core"
 import { BuiltinNodes, builtinNodes, NodesSettings, ProviderOpenAI } from "@appexec/nodes"
@@ -15,12 +18,13 @@ import { FileBlobStore, NodeOutboundHttp, NodeWebhookSigner } from "@appexec/pla
 import { PostgresClient, PostgresSecrets, PostgresStorage } from "@appexec/postgres"
 import { SqliteStorage } from "@appexec/sqlite"
 import { Effect, Either, Layer, Option } from "effect"
-import { chmodSync, mkdirSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
 import type { Database } from "./Database.js"
 import { masterKeysOf } from "./MasterKey.js"
 import { MediaSecret, secretOf } from "./MediaSigning.js"
 import * as MediaStorage from "./MediaStorage.js"
+import * as Work from "./Work.js"
 
 /** The database file under a data directory. */
 export const databaseFile = (dataDir: string) => join(dataDir, "appexec.db")
@@ -35,9 +39,17 @@ export interface InstanceOptions {
   readonly database?: Database
   /** Run executions and deliver webhooks in this process (`serve`, `worker`), or not. */
   readonly background: boolean
+  /** The process as a refused outbound request names it (`appexec worker`); default `appexec`. */
+  readonly process?: string
+  /** The settings of the work and of outbound requests (absent: the defaults, no private address). */
+  readonly work?: Work.Work
+  /** Engine settings beyond those of `work`. */
   readonly config?: AppexecLayer.Options<readonly []>["config"]
-  /** Let outbound requests (media, webhooks, provider calls) reach private and loopback addresses. */
-  readonly allowPrivateNetworks?: boolean
+  /**
+   * An admin command: without `APPEXEC_MASTER_KEY` it reads the master key file of the data
+   * directory, and makes one only along with the SQLite database it makes (never on PostgreSQL).
+   */
+  readonly admin?: boolean
   /** Where clients download produced media (admin commands, which produce none, use a placeholder). */
   readonly mediaUrls?: Layer.Layer<MediaUrls.MediaUrls, Errors.InvalidConfiguration | Errors.StorageError, MediaSecret>
   /** Produced media in a bucket (absent: the data directory on SQLite, the database on PostgreSQL). */
@@ -78,8 +90,15 @@ const defaultStorage = (options: InstanceOptions) =>
       ).pipe(Layer.provide(PostgresClient.layer(postgres)))
   })
 
-/** The instance over the database of `options`. */
-export const layer = (options: InstanceOptions) => {
+/**
+ * The instance over the database of `options`. Whether the SQLite database exists yet is read
+ * before anything is built (an admin command makes a master key file only with a new database).
+ */
+export const layer = (options: InstanceOptions) =>
+  Layer.unwrapEffect(Effect.sync(() => build(options, !existsSync(databaseFile(options.dataDir)))))
+
+/** The instance, knowing whether the SQLite database is `fresh` (not made yet). */
+const build = (options: InstanceOptions, fresh: boolean) => {
   const media = options.media
   const bucket = media === undefined ? undefined : MediaStorage.storeLayer(media)
   // The bucket's blob store replaces the default one (merged last, it wins).
@@ -91,49 +110,61 @@ export const layer = (options: InstanceOptions) => {
   const mediaUrls = bucket !== undefined && media?.direct === true
     ? MediaStorage.directUrlsLayer.pipe(Layer.provide(Layer.merge(signedUrls, bucket)))
     : signedUrls
+  const work = options.work ?? { allowPrivateNetworks: false }
+  const onPostgres = Option.isSome(options.database ?? Option.none())
+  const nodes = BuiltinNodes.layer({ ...(work.nodes === undefined ? {} : { settings: work.nodes }), mediaUrls })
   return Layer.unwrapEffect(
     Effect.gen(function*() {
-      // Every command may be the first to touch the data directory.
-      yield* Effect.sync(() => prepareDataDir(options.dataDir))
-      const keys = yield* Either.match(masterKeysOf(options.dataDir, process.env), {
+      // Every command may be the first to touch the data directory, but an admin command on
+      // PostgreSQL has nothing to keep there.
+      if (!(options.admin === true && onPostgres)) yield* Effect.sync(() => prepareDataDir(options.dataDir))
+      const create = options.admin !== true || (!onPostgres && fresh)
+      const keys = yield* Either.match(masterKeysOf(options.dataDir, process.env, { create }), {
         onLeft: Effect.fail,
         onRight: Effect.succeed
       })
-      if (Option.isSome(options.database ?? Option.none()) && keys.source === "file") {
+      if (onPostgres && keys.source === "file") {
         yield* Effect.logWarning(
           "the master key comes from the data directory: every other process on this database needs the same key (set APPEXEC_MASTER_KEY)"
         )
       }
       return AppexecLayer.make({
         nodes: builtinNodes,
-        config: { ...options.config, masterKey: keys.masterKey, previousMasterKeys: keys.previousMasterKeys },
+        config: {
+          ...Work.configOf(work),
+          ...options.config,
+          masterKey: keys.masterKey,
+          previousMasterKeys: keys.previousMasterKeys
+        },
         worker: options.background,
-        webhooks: options.background
+        webhooks: options.background,
+        // Secrets: the sealed store, then every APPEXEC_SECRET_<NAME> variable as the secret <name>.
+        environment: process.env
       })
     })
   ).pipe(
+    // A process that runs executions removes, as it starts, the temporary work directories a
+    // killed one left (before its worker takes anything).
     Layer.provideMerge(
-      Layer.unwrapEffect(
-        // The limits of video work: APPEXEC_VIDEO_* and APPEXEC_FFMPEG (NodesSettings.videoConfig).
-        Effect.map(NodesSettings.videoConfig, (video) => {
-          const nodes = BuiltinNodes.layer({
-            // Secrets for http.request headers: every APPEXEC_SECRET_<NAME> variable is the secret <name>.
-            settings: { secrets: NodesSettings.secretsFromEnv(process.env), video },
-            mediaUrls
-          })
-          // A process that runs executions removes, as it starts, the temporary work directories
-          // a killed one left (before its worker takes anything).
-          return options.background
-            ? Layer.merge(nodes, Layer.effectDiscard(BuiltinNodes.sweepStaleWorkDirs(video)))
-            : nodes
-        })
-      )
+      options.background
+        ? Layer.merge(nodes, Layer.effectDiscard(BuiltinNodes.sweepStaleWorkDirs(NodesSettings.make(work.nodes).video)))
+        : nodes
     ),
-    // The default API root of provider.openai: APPEXEC_OPENAI_BASE_URL (Ollama, vLLM, …), else OpenAI's.
-    Layer.provideMerge(ProviderOpenAI.layerFromEnv(process.env)),
+    // The default API root of provider.openai: --openai-base-url (APPEXEC_OPENAI_BASE_URL), else OpenAI's.
+    Layer.provideMerge(
+      ProviderOpenAI.layerFromEnv({ [ProviderOpenAI.BASE_URL_ENV]: work.openaiBaseUrl })
+    ),
     Layer.provideMerge(stored),
     Layer.provide(IdGenerator.IdGenerator.random),
-    Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: options.allowPrivateNetworks ?? false })),
+    Layer.provide(NodeOutboundHttp.layer({
+      allowPrivateNetworks: work.allowPrivateNetworks,
+      allowHosts: work.allowHosts ?? [],
+      naming: {
+        process: options.process ?? "appexec",
+        allowHosts: "--allow-hosts",
+        allowPrivateNetworks: "--allow-private-networks"
+      }
+    })),
     // Webhook signatures on a worker thread, started with the first one.
     Layer.provide(NodeWebhookSigner.layer())
   )

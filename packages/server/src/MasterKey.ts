@@ -28,10 +28,15 @@ const invalid = (setting: string, reason: string) => Either.left(new Errors.Inva
 
 const KEY_FORMAT = "32 bytes as base64url, base64 or hex"
 
-/** The master keys from `env`, else the key file of `dataDir` (created when missing). */
+/**
+ * The master keys from `env`, else the key file of `dataDir`, created when missing unless
+ * `create` is false (an admin command that makes no database: it must not leave a key that
+ * opens nothing, so it says which key to give instead).
+ */
 export const masterKeysOf = (
   dataDir: string,
-  env: Readonly<Record<string, string | undefined>>
+  env: Readonly<Record<string, string | undefined>>,
+  options: { readonly create: boolean } = { create: true }
 ): Either.Either<MasterKeys, Errors.InvalidConfiguration> => {
   const previous: Array<Redacted.Redacted<Uint8Array>> = []
   for (const text of (env.APPEXEC_MASTER_KEY_PREVIOUS ?? "").split(",").filter((t) => t.trim() !== "")) {
@@ -47,6 +52,13 @@ export const masterKeysOf = (
       : Either.right({ masterKey: key, previousMasterKeys: previous, source: "environment" })
   }
   const file = masterKeyFile(dataDir)
+  if (!existsSync(file) && !options.create) {
+    return invalid(
+      "APPEXEC_MASTER_KEY",
+      `not set, and there is no ${file}: give this command the master key of the serve and worker processes ` +
+        "on this database (APPEXEC_MASTER_KEY), or the --data directory that holds it; it makes none"
+    )
+  }
   if (!existsSync(file)) {
     writeFileSync(file, `${SecretSealing.formatMasterKey(Redacted.make(new Uint8Array(randomBytes(32))))}\n`, {
       mode: 0o600,

@@ -23,6 +23,8 @@ export const MASTER_KEY = Redacted.make(new Uint8Array(32).fill(7))
 export const layer = (
   options: {
     readonly settings?: NodesSettings.Overrides
+    /** The process environment: its `APPEXEC_SECRET_<NAME>` variables are secrets below the store. */
+    readonly environment?: Readonly<Record<string, string>>
     readonly outbound?: Partial<NodeOutboundHttp.Options>
     /** Lifetime of media URLs (default 7 days). */
     readonly ttlSeconds?: number
@@ -31,6 +33,7 @@ export const layer = (
   TestHarness.layer({
     nodes: builtinNodes,
     config: { masterKey: MASTER_KEY },
+    ...(options.environment === undefined ? {} : { environment: options.environment }),
     outbound: NodeOutboundHttp.layer({ allowPrivateNetworks: true, ...options.outbound })
   }).pipe(
     Layer.provideMerge(
