@@ -199,7 +199,8 @@ export const prune = Command.make(
   {
     data,
     database,
-    // The bucket of `serve --media`, whose objects go with their executions.
+    // Not needed: media are deleted from every store the deployment recorded (`MediaStores`);
+    // accepted as `serve` takes them, and a bucket given here is recorded too.
     media: MediaStorage.location,
     mediaEndpoint: MediaStorage.endpoint,
     retention: SharedFlags.retention("Delete finished executions that ended longer ago than this")

@@ -6,7 +6,8 @@
  * in `<data>/media.secret`. On PostgreSQL (`--database postgres://…`): every port in the database,
  * media and the media URL key included, so that every process of a deployment serves every
  * request alike (each process then needs the same `APPEXEC_MASTER_KEY`). With `media`, produced
- * media go to an S3-compatible bucket instead, on either database (`MediaStorage`). `serve` and `worker` run
+ * media go to an S3-compatible bucket instead, on either database (`MediaStorage`), and media kept
+ * in any other store of the deployment are still read and deleted (`MediaStores`). `serve` and `worker` run
  * a worker and a webhook dispatcher; `serve --no-worker` and the admin commands run neither.
  */
 import { AppexecLayer, type Errors, IdGenerator, MediaUrls } from "@appexec/core"
@@ -21,6 +22,7 @@ import type { Database } from "./Database.js"
 import { masterKeysOf } from "./MasterKey.js"
 import { MediaSecret, secretOf } from "./MediaSigning.js"
 import * as MediaStorage from "./MediaStorage.js"
+import * as MediaStores from "./MediaStores.js"
 
 /** The database file under a data directory. */
 export const databaseFile = (dataDir: string) => join(dataDir, "appexec.db")
@@ -81,9 +83,9 @@ const defaultStorage = (options: InstanceOptions) =>
 /** The instance over the database of `options`. */
 export const layer = (options: InstanceOptions) => {
   const media = options.media
-  const bucket = media === undefined ? undefined : MediaStorage.storeLayer(media)
-  // The bucket's blob store replaces the default one (merged last, it wins).
-  const stored = bucket === undefined ? defaultStorage(options) : Layer.merge(defaultStorage(options), bucket)
+  const bucket = media === undefined ? undefined : MediaStorage.bucketLayer(media)
+  // New media go to the bucket when there is one; every store the deployment used is read (MediaStores).
+  const stored = MediaStores.layer(defaultStorage(options), media, bucket)
   const signedUrls = (options.mediaUrls ?? MediaUrls.layer({ mode: "public", baseUrl: "http://localhost" })).pipe(
     // The same layer as below: built once.
     Layer.provide(stored)
