@@ -8,6 +8,7 @@
 import { Command } from "@effect/cli"
 import * as AdminCommands from "./AdminCommands.js"
 import * as KeyCommands from "./KeyCommands.js"
+import * as MediaCommands from "./MediaCommands.js"
 import { runCommand } from "./RunCommand.js"
 import * as SecretCommands from "./SecretCommands.js"
 import { serveCommand } from "./ServeCommand.js"
@@ -26,6 +27,7 @@ export const command = Command.make("appexec").pipe(
     AdminCommands.signingKey,
     SecretCommands.secrets,
     AdminCommands.prune,
+    MediaCommands.media,
     runCommand
   ])
 )

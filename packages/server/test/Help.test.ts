@@ -24,7 +24,8 @@ const groups: Readonly<Record<string, ReadonlyArray<string>>> = {
   apps: ["import", "list"],
   executions: ["list", "cancel", "watch"],
   "signing-key": ["rotate"],
-  secrets: ["set", "list", "delete"]
+  secrets: ["set", "list", "delete"],
+  media: ["migrate", "sweep", "stores", "forget"]
 }
 const leaves = ["serve", "worker", "prune", "run"]
 const everyCommand: ReadonlyArray<ReadonlyArray<string>> = [
