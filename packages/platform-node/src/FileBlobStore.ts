@@ -186,9 +186,10 @@ export const make = (directory: string): BlobStore.BlobStore["Type"] => {
         Effect.flatMap(pathsOf(key), (paths) =>
           Effect.tryPromise({
             try: async () => {
-              // The metadata first: without it the blob is not listed nor read, even if the data stays.
-              await rm(paths.meta, { force: true })
+              // The bytes first: stopped in between, what stays is a little metadata that reads and
+              // lists as no blob (and goes with its execution's directory), never bytes no listing shows.
               await rm(paths.data, { force: true })
+              await rm(paths.meta, { force: true })
             },
             catch: (cause) => new Errors.StorageError({ operation: "BlobStore.deleteKeys", cause })
           })), { discard: true })

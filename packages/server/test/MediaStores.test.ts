@@ -309,7 +309,7 @@ describe("media that follow their store", () => {
         for (const path of [join(mediaDir, fileOrphan), join(mediaDir, ".meta", `${fileOrphan}.json`)]) {
           utimesSync(path, old, old)
         }
-        expect(statSync(join(mediaDir, fileOrphan)).mtimeMs).toBe(old.getTime())
+        expect(statSync(join(mediaDir, fileOrphan)).mtimeMs).toBeLessThan(Date.now() - 60 * 60 * 1000)
 
         // The bucket's orphan must be older than --min-age (its time is kept to the second).
         const minAge = 10_000
