@@ -73,7 +73,8 @@ const migrate = Command.make(
           const name = nameOf(source, data, database)
           const store = yield* listable(source, name)
           const counts = { copied: 0, bytes: 0, present: 0, gone: 0 }
-          yield* MediaMove.move(store, target.store, { keep }).pipe(
+          // Eight at a time: each medium is a few requests to the bucket, mostly waiting.
+          yield* MediaMove.move(store, target.store, { keep, concurrency: 8 }).pipe(
             Stream.runForEach((moved) =>
               MediaMove.Moved.$match(moved, {
                 Copied: ({ key, size }) => {
