@@ -9,8 +9,14 @@
  * )
  * ```
  */
-import type { AppexecLayer, Errors } from "@appexec/core"
-import { SqlBlobStore, SqlOperatorViews, SqlSealedSecretStore, SqlSigningKeyStore } from "@appexec/sql"
+import type { AppexecLayer, Errors, MediaStoreRegistry } from "@appexec/core"
+import {
+  SqlBlobStore,
+  SqlMediaStoreRegistry,
+  SqlOperatorViews,
+  SqlSealedSecretStore,
+  SqlSigningKeyStore
+} from "@appexec/sql"
 import { Layer } from "effect"
 import * as Revisions from "./internal/Revisions.js"
 import * as Runner from "./internal/Runner.js"
@@ -30,10 +36,10 @@ export type Options = PostgresClient.Options
 /**
  * Every storage port over the pool of `PostgresClient`: the dialect-neutral stores of
  * `@appexec/sql` through its `SqlRunner`, and PostgreSQL's own claims, batched writes, wake-ups and
- * live announcements.
+ * live announcements; and the record of the deployment's other media stores (`MediaStoreRegistry`).
  */
 export const layerFromClient: Layer.Layer<
-  AppexecLayer.Storage,
+  AppexecLayer.Storage | MediaStoreRegistry.MediaStoreRegistry,
   Errors.StorageError,
   PostgresClient.PostgresClient
 > = Layer.mergeAll(
@@ -42,6 +48,7 @@ export const layerFromClient: Layer.Layer<
     Layer.provide(Revisions.layer)
   ),
   SqlBlobStore.layer,
+  SqlMediaStoreRegistry.layer,
   SqlSigningKeyStore.layer,
   SqlSealedSecretStore.layer,
   SqlOperatorViews.layer,
@@ -58,5 +65,7 @@ export const layerFromClient: Layer.Layer<
  * Connects to the database (creating the schema and migrating it when needed) and provides every
  * storage port on it; the pool and the listening connection close when the layer's scope closes.
  */
-export const layer = (options: Options): Layer.Layer<AppexecLayer.Storage, Errors.StorageError> =>
+export const layer = (
+  options: Options
+): Layer.Layer<AppexecLayer.Storage | MediaStoreRegistry.MediaStoreRegistry, Errors.StorageError> =>
   layerFromClient.pipe(Layer.provide(PostgresClient.layer(options)))

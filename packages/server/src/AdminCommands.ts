@@ -211,7 +211,8 @@ const executionsList = Command.make(
 /** `appexec prune`. */
 export const prune = Command.make(
   "prune",
-  // The bucket of `serve --media` too, whose objects go with their executions.
+  // The bucket is not needed: media are deleted from every store the deployment recorded
+  // (`MediaStores`); it is taken as `serve` takes it, and a bucket given here is recorded too.
   { settings: CliOptions.resolvedOf(Catalog.prune, () => Either.right("admin")) },
   ({ settings }) =>
     Effect.flatMap(

@@ -12,6 +12,7 @@ import * as AdminCommands from "./AdminCommands.js"
 import { config } from "./ConfigCommand.js"
 import { commandWords } from "./internal/HelpText.js"
 import * as KeyCommands from "./KeyCommands.js"
+import * as MediaCommands from "./MediaCommands.js"
 import { runCommand } from "./RunCommand.js"
 import * as SecretCommands from "./SecretCommands.js"
 import { serveCommand } from "./ServeCommand.js"
@@ -32,6 +33,7 @@ export const command = Command.make("appexec").pipe(
     AdminCommands.signingKey,
     SecretCommands.secrets,
     AdminCommands.prune,
+    MediaCommands.media,
     config,
     runCommand
   ])

@@ -6,7 +6,8 @@
  * in `<data>/media.secret`. On PostgreSQL (`--database postgres://…`): every port in the database,
  * media and the media URL key included, so that every process of a deployment serves every
  * request alike (each process then needs the same `APPEXEC_MASTER_KEY`). With `media`, produced
- * media go to an S3-compatible bucket instead, on either database (`MediaStorage`). `serve` and `worker` run
+ * media go to an S3-compatible bucket instead, on either database (`MediaStorage`), and media kept
+ * in any other store of the deployment are still read and deleted (`MediaStores`). `serve` and `worker` run
  * a worker and a webhook dispatcher; `serve --no-worker` and the admin commands run neither. The
  * settings of the work and of outbound requests (`Work`) apply alike in every process; secrets
  * come from the sealed store, with the process's `APPEXEC_SECRET_<NAME>` variables below it. An
@@ -24,6 +25,7 @@ import type { Database } from "./Database.js"
 import { masterKeysOf } from "./MasterKey.js"
 import { MediaSecret, secretOf } from "./MediaSigning.js"
 import * as MediaStorage from "./MediaStorage.js"
+import * as MediaStores from "./MediaStores.js"
 import * as Work from "./Work.js"
 
 /** The database file under a data directory. */
@@ -100,9 +102,9 @@ export const layer = (options: InstanceOptions) =>
 /** The instance, knowing whether the SQLite database is `fresh` (not made yet). */
 const build = (options: InstanceOptions, fresh: boolean) => {
   const media = options.media
-  const bucket = media === undefined ? undefined : MediaStorage.storeLayer(media)
-  // The bucket's blob store replaces the default one (merged last, it wins).
-  const stored = bucket === undefined ? defaultStorage(options) : Layer.merge(defaultStorage(options), bucket)
+  const bucket = media === undefined ? undefined : MediaStorage.bucketLayer(media)
+  // New media go to the bucket when there is one; every store the deployment used is read (MediaStores).
+  const stored = MediaStores.layer(defaultStorage(options), media, bucket)
   const signedUrls = (options.mediaUrls ?? MediaUrls.layer({ mode: "public", baseUrl: "http://localhost" })).pipe(
     // The same layer as below: built once.
     Layer.provide(stored)

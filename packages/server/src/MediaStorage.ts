@@ -9,7 +9,7 @@
  * The AWS SDK is loaded only when a bucket is given (a dynamic import of the
  * `@appexec/s3` package, a chunk of its own in the bundled command).
  */
-import { type BlobStore, Errors, MediaUrls } from "@appexec/core"
+import { Errors, MediaUrls } from "@appexec/core"
 import type { S3Bucket } from "@appexec/s3/S3BlobStore"
 import { Console, Effect, Either, Layer } from "effect"
 
@@ -108,28 +108,31 @@ const quietSdkNotice = Effect.suspend(() => {
   )
 })
 
+/** The region of the AWS variables: `AWS_REGION` (or `AWS_DEFAULT_REGION`), else `us-east-1`. */
+export const regionOf = (env: Readonly<Record<string, string | undefined>> = process.env): string =>
+  env["AWS_REGION"] || env["AWS_DEFAULT_REGION"] || "us-east-1"
+
+/** The S3 store module of `@appexec/s3`, loaded (and with it the AWS SDK) when first needed. */
+export const loadS3 = quietSdkNotice.pipe(Effect.zipRight(Effect.promise(() => import("@appexec/s3/S3BlobStore"))))
+
 /**
- * The blob store and the bucket of `media`, checked at start (`HeadBucket`: a missing bucket or
- * refused credentials stop the command with the bucket's name and the S3 error code). The region
- * is `AWS_REGION` (or `AWS_DEFAULT_REGION`), else `us-east-1`.
+ * The bucket of `media`, checked at start (`HeadBucket`: a missing bucket or refused credentials
+ * stop the command with the bucket's name and the S3 error code), in the region of `regionOf`.
+ * Its blob store is `S3BlobStore.make` over it (`MediaStores`).
  */
-export const storeLayer = (
+export const bucketLayer = (
   media: S3Media,
   env: Readonly<Record<string, string | undefined>> = process.env
-): Layer.Layer<BlobStore.BlobStore | S3Bucket, Errors.StorageError> =>
+): Layer.Layer<S3Bucket, Errors.StorageError> =>
   Layer.unwrapEffect(
-    quietSdkNotice.pipe(
-      Effect.zipRight(Effect.promise(() => import("@appexec/s3/S3BlobStore"))),
-      Effect.map((S3BlobStore) =>
-        S3BlobStore.layer({
-          bucket: media.bucket,
-          prefix: media.prefix,
-          endpoint: media.endpoint,
-          region: env["AWS_REGION"] || env["AWS_DEFAULT_REGION"] || "us-east-1",
-          check: true
-        })
-      )
-    )
+    Effect.map(loadS3, (S3BlobStore) =>
+      S3BlobStore.bucketLayer({
+        bucket: media.bucket,
+        prefix: media.prefix,
+        endpoint: media.endpoint,
+        region: regionOf(env),
+        check: true
+      }))
   )
 
 /** Presigned media URLs of the bucket, checking with the signed `MediaUrls` they are given. */

@@ -25,6 +25,7 @@ const groups: Readonly<Record<string, ReadonlyArray<string>>> = {
   executions: ["list", "cancel", "watch"],
   "signing-key": ["rotate"],
   secrets: ["set", "list", "delete"],
+  media: ["migrate", "sweep", "stores", "forget"],
   config: ["check"]
 }
 const leaves = ["serve", "worker", "prune", "run"]

@@ -9,10 +9,11 @@
  * )
  * ```
  */
-import type { AppexecLayer, Errors } from "@appexec/core"
+import type { AppexecLayer, Errors, MediaStoreRegistry } from "@appexec/core"
 import {
   SqlBlobStore,
   SqlExecutionReports,
+  SqlMediaStoreRegistry,
   SqlOperatorViews,
   SqlRateLimitStore,
   SqlSealedSecretStore,
@@ -33,13 +34,17 @@ export type Options = SqliteClient.Options
 
 /**
  * Opens (creating and migrating when needed) the database at `options.filename` and provides
- * every storage port on it; the database is closed when the layer's scope closes.
+ * every storage port on it, and the record of the deployment's other media stores
+ * (`MediaStoreRegistry`); the database is closed when the layer's scope closes.
  */
-export const layer = (options: Options): Layer.Layer<AppexecLayer.Storage, Errors.StorageError> =>
+export const layer = (
+  options: Options
+): Layer.Layer<AppexecLayer.Storage | MediaStoreRegistry.MediaStoreRegistry, Errors.StorageError> =>
   Layer.mergeAll(
     SqliteAppStore.layer,
     SqliteKeyStore.layer,
     SqlBlobStore.layer,
+    SqlMediaStoreRegistry.layer,
     SqlSigningKeyStore.layer,
     SqlRateLimitStore.layer,
     SqlSealedSecretStore.layer,

@@ -3,7 +3,7 @@
  * derived from the groups, so that `serve` and `worker` share their flags by construction:
  * `serve` takes every setting of the API or of the work, `worker` those of the work, and the
  * admin commands where the state is (plus `prune`'s retention and bucket, `signing-key rotate`'s
- * grace).
+ * grace, `media migrate`'s bucket).
  */
 import * as ApiSettings from "./ApiSettings.js"
 import * as NodeSettings from "./NodeSettings.js"
@@ -56,6 +56,9 @@ export const prune: ReadonlyArray<Setting.Any> = [
   SharedSettings.mediaEndpoint
 ]
 
+/** `media migrate`'s: where the state is, and the bucket to move media into (its flag `--to`) with its endpoint. */
+export const mediaMigrate: ReadonlyArray<Setting.Any> = [...store, SharedSettings.media, SharedSettings.mediaEndpoint]
+
 /** `signing-key rotate`'s: where the state is, and the grace (its flag `--grace`). */
 export const rotate: ReadonlyArray<Setting.Any> = [...store, WorkSettings.signingKeyGrace]
 
@@ -71,6 +74,7 @@ export const ofCommand = (words: ReadonlyArray<string>): ReadonlyArray<Setting.A
   if (first === "config") return serve
   if (first === "prune") return prune
   if (first === "signing-key") return rotate
+  if (first === "media" && second === "migrate") return mediaMigrate
   return store
 }
 
