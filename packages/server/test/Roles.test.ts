@@ -15,6 +15,7 @@ import * as Cli from "../src/Cli.js"
 import * as ServeCommand from "../src/ServeCommand.js"
 import * as Catalog from "../src/settings/Catalog.js"
 import * as Setting from "../src/settings/Setting.js"
+import * as WorkSettings from "../src/settings/WorkSettings.js"
 import * as WorkerCommand from "../src/WorkerCommand.js"
 import { parse, refusal } from "./support/Settings.js"
 
@@ -123,6 +124,18 @@ describe("each setting, in each role, is honoured or refused", () => {
       "--retention would do nothing in appexec signing-key rotate"
     )
     expect(Cli.misplaced(["run", "Greeting", "--lease", "1m"])).toBeUndefined()
+  })
+
+  it("media migrate takes the bucket (as --to) and its endpoint; the other media commands where the state is only", () => {
+    expect(Cli.misplaced(["media", "migrate", "--to", "s3://bucket-x/p", "--media-endpoint", "http://minio:9000"]))
+      .toBeUndefined()
+    expect(Cli.misplaced(["media", "migrate", "--lease", "1m"])).toBe(
+      Setting.refusal(WorkSettings.lease, "appexec media migrate")
+    )
+    expect(Cli.misplaced(["media", "sweep", "--media-endpoint", "http://minio:9000"])).toContain(
+      "--media-endpoint would do nothing in appexec media sweep"
+    )
+    expect(Cli.misplaced(["media", "stores", "--data", dir])).toBeUndefined()
   })
 })
 
