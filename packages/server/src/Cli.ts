@@ -8,6 +8,8 @@
 import { Command } from "@effect/cli"
 import * as AdminCommands from "./AdminCommands.js"
 import * as KeyCommands from "./KeyCommands.js"
+import * as MasterKeyCommand from "./MasterKeyCommand.js"
+import { migrateCommand } from "./MigrateCommand.js"
 import { runCommand } from "./RunCommand.js"
 import * as SecretCommands from "./SecretCommands.js"
 import { serveCommand } from "./ServeCommand.js"
@@ -24,8 +26,10 @@ export const command = Command.make("appexec").pipe(
     AdminCommands.apps,
     AdminCommands.executions,
     AdminCommands.signingKey,
+    MasterKeyCommand.masterKey,
     SecretCommands.secrets,
     AdminCommands.prune,
+    migrateCommand,
     runCommand
   ])
 )

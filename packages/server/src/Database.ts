@@ -10,8 +10,20 @@ import { Config, Effect, Option } from "effect"
 import { readFileSync } from "node:fs"
 import * as Flags from "./internal/Flags.js"
 
-/** The database of a command: none (SQLite under `--data`) or PostgreSQL. */
-export type Database = Option.Option<PostgresStorage.Options>
+/**
+ * The database of a command: PostgreSQL, or none (SQLite under `--data`); and whether opening it
+ * applies pending migrations (`--no-migrate`: not, and a database behind this appexec refuses).
+ */
+export interface Database {
+  readonly postgres: Option.Option<PostgresStorage.Options>
+  readonly migrate: boolean
+}
+
+/** SQLite under `--data`, migrated on open: the database of a command given no flag. */
+export const sqlite: Database = { postgres: Option.none(), migrate: true }
+
+/** Whether the database is PostgreSQL. */
+export const isPostgres = (database: Database): boolean => Option.isSome(database.postgres)
 
 const url = Options.text("database").pipe(
   Options.withPseudoName("URL"),
@@ -56,17 +68,28 @@ const ca = Options.file("database-ca", { exists: "yes" }).pipe(
   Options.optional
 )
 
-/** `--database` and its settings, for every command. */
-export const options: Options.Options<Database> = Options.all({ url, poolSize, statementTimeout, ca }).pipe(
-  Options.mapEffect(({ url, poolSize, statementTimeout, ca }) =>
+const noMigrate = Options.boolean("no-migrate").pipe(
+  Options.withDescription(
+    "Do not apply pending migrations on start (`appexec migrate` does, alone): a database behind this appexec is refused"
+  ),
+  // APPEXEC_MIGRATE=false is the same.
+  Options.withFallbackConfig(Config.map(Config.boolean("APPEXEC_MIGRATE"), (migrate) => !migrate))
+)
+
+/** `--database` and its settings, and `--no-migrate`, for every command. */
+export const options: Options.Options<Database> = Options.all({ url, poolSize, statementTimeout, ca, noMigrate }).pipe(
+  Options.mapEffect(({ ca, noMigrate, poolSize, statementTimeout, url }) =>
     Effect.try({
-      try: (): Database =>
-        Option.map(url, (connectionString) => ({
+      try: (): Database => ({
+        postgres: Option.map(url, (connectionString) => ({
           connectionString,
           poolSize,
+          migrate: !noMigrate,
           ...(Option.isSome(statementTimeout) ? { statementTimeout: statementTimeout.value } : {}),
           ...(Option.isSome(ca) ? { ssl: { ca: readFileSync(ca.value, "utf8") } } : {})
         })),
+        migrate: !noMigrate
+      }),
       catch: (cause) => ValidationError.invalidValue(HelpDoc.p(`--database-ca: cannot be read (${String(cause)})`))
     })
   )
@@ -74,7 +97,7 @@ export const options: Options.Options<Database> = Options.all({ url, poolSize, s
 
 /** How the database is named for the operator: its URL without the password, or the SQLite file. */
 export const describe = (database: Database, sqliteFile: string) =>
-  Option.match(database, {
+  Option.match(database.postgres, {
     onNone: () => sqliteFile,
     onSome: (pg) => pg.connectionString.replace(/\/\/([^:@/]*):[^@/]*@/, "//$1:…@")
   })

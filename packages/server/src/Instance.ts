@@ -17,7 +17,7 @@ import { SqliteStorage } from "@appexec/sqlite"
 import { Effect, Either, Layer, Option } from "effect"
 import { chmodSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
-import type { Database } from "./Database.js"
+import * as Database from "./Database.js"
 import { masterKeysOf } from "./MasterKey.js"
 import { MediaSecret, secretOf } from "./MediaSigning.js"
 import * as MediaStorage from "./MediaStorage.js"
@@ -31,8 +31,8 @@ export const mediaDirectory = (dataDir: string) => join(dataDir, "media")
 /** How to build the instance. */
 export interface InstanceOptions {
   readonly dataDir: string
-  /** PostgreSQL instead of SQLite under `dataDir` (see `Database`). */
-  readonly database?: Database
+  /** PostgreSQL instead of SQLite under `dataDir`, and whether to migrate (see `Database`); absent: SQLite, migrated. */
+  readonly database?: Database.Database
   /** Run executions and deliver webhooks in this process (`serve`, `worker`), or not. */
   readonly background: boolean
   readonly config?: AppexecLayer.Options<readonly []>["config"]
@@ -52,13 +52,16 @@ export const prepareDataDir = (dataDir: string) => {
 
 /** The storage ports and the media URL key of the instance, media in the default store. */
 const defaultStorage = (options: InstanceOptions) =>
-  Option.match(options.database ?? Option.none(), {
+  Option.match((options.database ?? Database.sqlite).postgres, {
     onNone: () =>
       Layer.unwrapEffect(
         Effect.sync(() => {
           prepareDataDir(options.dataDir)
           return Layer.mergeAll(
-            SqliteStorage.layer({ filename: databaseFile(options.dataDir) }),
+            SqliteStorage.layer({
+              filename: databaseFile(options.dataDir),
+              migrate: (options.database ?? Database.sqlite).migrate
+            }),
             // The filesystem blob store replaces the SQLite one: media stay out of the database.
             FileBlobStore.layer(mediaDirectory(options.dataDir)),
             Layer.succeed(MediaSecret, Effect.sync(() => secretOf(options.dataDir)))
@@ -99,14 +102,19 @@ export const layer = (options: InstanceOptions) => {
         onLeft: Effect.fail,
         onRight: Effect.succeed
       })
-      if (Option.isSome(options.database ?? Option.none()) && keys.source === "file") {
+      if (Database.isPostgres(options.database ?? Database.sqlite) && keys.source === "file") {
         yield* Effect.logWarning(
           "the master key comes from the data directory: every other process on this database needs the same key (set APPEXEC_MASTER_KEY)"
         )
       }
       return AppexecLayer.make({
         nodes: builtinNodes,
-        config: { ...options.config, masterKey: keys.masterKey, previousMasterKeys: keys.previousMasterKeys },
+        config: {
+          ...options.config,
+          masterKey: keys.masterKey,
+          previousMasterKeys: keys.previousMasterKeys,
+          nextMasterKeys: keys.nextMasterKeys
+        },
         worker: options.background,
         webhooks: options.background
       })

@@ -8,7 +8,7 @@
 import type { SigningKeys } from "@appexec/core"
 import { AdminHttp } from "@appexec/http"
 import { NodeListener } from "@appexec/platform-node"
-import { Console, type Duration, Effect, Option } from "effect"
+import { Console, type Duration, Effect } from "effect"
 import { createServer } from "node:http"
 import * as Database from "./Database.js"
 import * as ExecutionLog from "./ExecutionLog.js"
@@ -49,7 +49,7 @@ export const work = (options: WorkerOptions) =>
   Effect.gen(function*() {
     yield* ExecutionLog.run
     yield* Console.log(
-      `appexec worker is running (${Option.isSome(options.database) ? "database" : "data"}: ${
+      `appexec worker is running (${Database.isPostgres(options.database) ? "database" : "data"}: ${
         Database.describe(options.database, options.dataDir)
       })`
     )

@@ -126,7 +126,14 @@ describe("the duration parser (core's AppexecConfig.parseDuration)", () => {
         "--database-statement-timeout",
         "1h"
       ])
-      expect(Option.map(database, (pg) => pg.statementTimeout)).toEqual(Option.some(Duration.hours(1)))
+      expect(Option.map(database.postgres, (pg) => pg.statementTimeout)).toEqual(Option.some(Duration.hours(1)))
+      // Opening migrates unless told not to, by the flag or the variable; on either database.
+      expect(database.migrate).toBe(true)
+      expect((yield* parse(SharedFlags.database, ["--no-migrate"])).migrate).toBe(false)
+      expect((yield* parse(SharedFlags.database, [], { APPEXEC_MIGRATE: "false" })).migrate).toBe(false)
+      expect((yield* parse(SharedFlags.database, [], { APPEXEC_MIGRATE: "true" })).migrate).toBe(true)
+      const noMigrate = yield* parse(SharedFlags.database, ["--database", "postgres://u@h/db", "--no-migrate"])
+      expect(Option.map(noMigrate.postgres, (pg) => pg.migrate)).toEqual(Option.some(false))
       expect(
         yield* refusal(SharedFlags.database, [], {
           APPEXEC_DATABASE_URL: "postgres://u@h/db",
