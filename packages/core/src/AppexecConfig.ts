@@ -77,6 +77,11 @@ export interface AppexecOptions {
   readonly masterKey?: Redacted.Redacted<Uint8Array> | undefined
   /** Master keys used before `masterKey`: secrets they sealed still open, and are sealed again with `masterKey`. */
   readonly previousMasterKeys?: ReadonlyArray<Redacted.Redacted<Uint8Array>> | undefined
+  /**
+   * Master keys other processes may seal with soon (the first phase of a change of master key,
+   * docs/secrets.md): secrets they sealed open here, and are left as they are.
+   */
+  readonly nextMasterKeys?: ReadonlyArray<Redacted.Redacted<Uint8Array>> | undefined
 }
 
 /** The defaults. */
@@ -133,6 +138,7 @@ export interface Settings {
   readonly retentionInterval: Duration.Duration
   readonly masterKey: Redacted.Redacted<Uint8Array> | undefined
   readonly previousMasterKeys: ReadonlyArray<Redacted.Redacted<Uint8Array>>
+  readonly nextMasterKeys: ReadonlyArray<Redacted.Redacted<Uint8Array>>
 }
 
 /** The settings in force. */
@@ -206,7 +212,8 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
     retention: durations.retention!,
     retentionInterval: durations.retentionInterval!,
     masterKey: o.masterKey,
-    previousMasterKeys: o.previousMasterKeys ?? []
+    previousMasterKeys: o.previousMasterKeys ?? [],
+    nextMasterKeys: o.nextMasterKeys ?? []
   }
   if (!/^[A-Za-z0-9_]{1,16}$/.test(settings.keyPrefix)) return invalid("keyPrefix", "1 to 16 letters, digits or '_'")
   if (!isValidBrand(settings.webhookBrand)) {
@@ -240,11 +247,9 @@ export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<
   if (settings.masterKey !== undefined && Redacted.value(settings.masterKey).length !== 32) {
     return invalid("masterKey", "must be 32 bytes")
   }
-  if (settings.previousMasterKeys.some((key) => Redacted.value(key).length !== 32)) {
-    return invalid("previousMasterKeys", "each must be 32 bytes")
-  }
-  if (settings.masterKey === undefined && settings.previousMasterKeys.length > 0) {
-    return invalid("previousMasterKeys", "given without a masterKey")
+  for (const name of ["previousMasterKeys", "nextMasterKeys"] as const) {
+    if (settings[name].some((key) => Redacted.value(key).length !== 32)) return invalid(name, "each must be 32 bytes")
+    if (settings.masterKey === undefined && settings[name].length > 0) return invalid(name, "given without a masterKey")
   }
   if (settings.signingKeyJwk !== undefined) {
     const usable = fromPrivateJwk(settings.signingKeyJwk)
