@@ -49,7 +49,7 @@ describe("secret sealing", () => {
       const other = yield* SecretSealing.make(masterKey(2))
       expect(Exit.isFailure(yield* Effect.exit(other.open(sealed, "kid-a")))).toBe(true)
       const rotated = yield* SecretSealing.make(masterKey(2), [masterKey(1)])
-      expect(yield* rotated.open(sealed, "kid-a")).toEqual({ secret, current: false })
+      expect(yield* rotated.open(sealed, "kid-a")).toEqual({ secret, current: false, by: "previous" })
     }))
 
   it("reads master keys as base64url, base64 or hex of 32 bytes only", () => {
