@@ -4,8 +4,8 @@
  * token from `appexec secrets set`) and send signed webhooks, without a pause, while every
  * process is restarted one at a time through the phases — (1) the new key as a next key, (2) the
  * new key current and the old one previous, then `appexec master-key reseal`, (3) the new key
- * alone. No execution fails, every webhook is delivered at its first attempt with a valid
- * signature. And the one-step change the docs described before fails a worker still on the old
+ * alone. No execution fails; every webhook is delivered with a valid signature, and no attempt of
+ * any fails. And the one-step change the docs described before fails a worker still on the old
  * key, which is what the phases avoid.
  */
 import { TestReceiver } from "@appexec/testing"
@@ -130,25 +130,39 @@ describe("changing the master key under a running fleet (PostgreSQL)", () => {
           expect({ id, status: execution.status, error: execution.errorMessage }).toEqual({
             id,
             status: "completed",
-            error: undefined
+            error: null
           })
           expect(execution.outputs[0]!.value).toBe(who)
         }
         // Every webhook delivered at its first attempt, signed with the published key.
-        const keys = yield* signingKeys(api.url)
-        yield* Effect.suspend(() =>
-          started.every(({ id }) => receiver.of(id).length > 0) ? Effect.void : Effect.fail("waiting")
-        ).pipe(Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("30 seconds"))))
+        const keys = yield* signingKeys(api.url, apiKey!)
+        const undelivered = () => started.filter(({ id }) => receiver.of(id).length === 0).map(({ id }) => id)
+        yield* Effect.suspend(() => undelivered().length === 0 ? Effect.void : Effect.fail("waiting")).pipe(
+          Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("30 seconds"))),
+          Effect.catchAll(() =>
+            Effect.flatMap(
+              query(database, "SELECT execution_id, status, attempts FROM webhook_outbox WHERE execution_id = ANY($1)", [
+                undelivered()
+              ]),
+              (rows) => Effect.fail(new Error(`not delivered: ${JSON.stringify(rows)}`))
+            )
+          )
+        )
+        // At least once (a worker stopped between sending and recording an attempt sends it again
+        // after its claim runs out), and every request signed with the published key.
         for (const { id } of started) {
-          expect(receiver.of(id)).toHaveLength(1)
-          expect(TestReceiver.verifiedByNodeCrypto(keys, receiver.of(id)[0]!)).toBe(true)
+          expect(receiver.of(id).length).toBeGreaterThanOrEqual(1)
+          for (const request of receiver.of(id)) expect(TestReceiver.verifiedByNodeCrypto(keys, request)).toBe(true)
         }
+        const twice = started.filter(({ id }) => receiver.of(id).length > 1)
+        yield* Effect.logInfo(`webhooks sent twice: ${twice.length} of ${started.length}`)
         const attempts = yield* query<{ execution_id: string; attempts: Array<{ statusCode: number | null }> }>(
           database,
           "SELECT execution_id, attempts FROM webhook_outbox"
         )
         expect(attempts).toHaveLength(started.length)
-        for (const row of attempts) expect(row.attempts.map((a) => a.statusCode)).toEqual([200])
+        // No attempt failed: none was recorded but a delivered one.
+        for (const row of attempts) expect(row.attempts.map((a) => a.statusCode), row.execution_id).toEqual([200])
       }),
     300_000
   )

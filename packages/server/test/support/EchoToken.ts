@@ -49,11 +49,11 @@ export const appDefinition = (server: Server) => ({
 export interface Polled {
   readonly executionId: string
   readonly status: string
-  readonly errorMessage?: string
+  readonly errorMessage: string | null
   readonly outputs: ReadonlyArray<{ readonly id: string; readonly value: unknown }>
 }
 
-/** Starts an execution of `appId` through the API at `baseUrl`; its id (fails unless 202). */
+/** Starts an execution of `appId` through the API at `baseUrl`, with a webhook to `webhookUrl`; its id (fails unless 202). */
 export const start = (
   baseUrl: string,
   apiKey: string,
@@ -62,10 +62,11 @@ export const start = (
   webhookUrl?: string
 ) =>
   Effect.tryPromise(async () => {
-    const answer = await fetch(`${baseUrl}/v1/apps/${appId}/executions`, {
+    const query = webhookUrl === undefined ? "" : `?webhook=${encodeURIComponent(webhookUrl)}`
+    const answer = await fetch(`${baseUrl}/v1/apps/${appId}/executions${query}`, {
       method: "POST",
       headers: { "x-api-key": apiKey, "content-type": "application/json" },
-      body: JSON.stringify({ inputs, ...(webhookUrl === undefined ? {} : { webhookUrl }) })
+      body: JSON.stringify({ inputs })
     })
     if (answer.status !== 202) throw new Error(`start answered ${answer.status}: ${await answer.text()}`)
     return ((await answer.json()) as { data: { executionId: string } }).data.executionId
@@ -81,9 +82,9 @@ export const finished = (baseUrl: string, apiKey: string, id: string) =>
   })
 
 /** The published webhook signing keys. */
-export const signingKeys = (baseUrl: string) =>
+export const signingKeys = (baseUrl: string, apiKey: string) =>
   Effect.promise(async () =>
-    ((await (await fetch(`${baseUrl}/v1/webhooks/signing-key`)).json()) as {
+    ((await (await fetch(`${baseUrl}/v1/webhooks/signing-key`, { headers: { "x-api-key": apiKey } })).json()) as {
       keys: Array<{ kid: string; kty: string; crv: string; x: string }>
     }).keys
   )
