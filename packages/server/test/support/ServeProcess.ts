@@ -19,13 +19,14 @@ export const tempDataDir = Effect.acquireRelease(
  * Spawns `appexec …args` with `env` added to the environment, without waiting for anything.
  * `waitFor` resolves with the first match of `pattern` in a stream and fails when the process
  * exits first; `exited` resolves with the exit code and signal. Every wait is bounded by
- * `within`. The process is killed with the scope.
+ * `within`. The process is killed with the scope. `program` is another build of the command (the
+ * previous release's, `PreviousRelease`).
  */
-export const spawnAppexec = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+export const spawnAppexec = (args: ReadonlyArray<string>, env: Record<string, string> = {}, program: string = bin) =>
   Effect.gen(function*() {
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(process.execPath, [bin, ...args], {
+        spawn(process.execPath, [program, ...args], {
           env: { ...process.env, APPEXEC_LOG_FORMAT: "json", ...env }
         })
       ),
