@@ -182,7 +182,8 @@ describe("the defaults", () => {
       for (const { fallback, name, variable } of rows) {
         const key = keyOf(name)
         expect(Object.keys(none), name).toContain(key)
-        const actual: unknown = Reflect.get(none, key)
+        // `--database` gives the PostgreSQL settings, beside whether to migrate (`--no-migrate`).
+        const actual: unknown = key === "database" ? none.database.postgres : Reflect.get(none, key)
         const value = valueOf(fallback)
         if (value !== undefined) {
           expect(yield* parse(serveFlags, [name, value]), `${name} ${value}`).toEqual(none)

@@ -141,9 +141,13 @@ describe("changing the master key under a running fleet (PostgreSQL)", () => {
           Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("30 seconds"))),
           Effect.catchAll(() =>
             Effect.flatMap(
-              query(database, "SELECT execution_id, status, attempts FROM webhook_outbox WHERE execution_id = ANY($1)", [
-                undelivered()
-              ]),
+              query(
+                database,
+                "SELECT execution_id, status, attempts FROM webhook_outbox WHERE execution_id = ANY($1)",
+                [
+                  undelivered()
+                ]
+              ),
               (rows) => Effect.fail(new Error(`not delivered: ${JSON.stringify(rows)}`))
             )
           )
