@@ -368,8 +368,10 @@ export const make = (options: Options) =>
         if (pending.length > 0) flush()
       })
     )
-    const grouped = <A>(operation: string, f: (connection: Connection) => A) =>
+    const batched = <A>(operation: string, f: (connection: Connection) => A) =>
       Effect.async<A, Errors.StorageError>((resume) => {
+        // While `exclusive` holds the lock its transaction is open: a write goes in it at once.
+        if (held) return resume(transaction(operation, f))
         pending.push({
           operation,
           f,
@@ -381,9 +383,6 @@ export const make = (options: Options) =>
         })
         if (scheduled === undefined) scheduled = setImmediate(flush)
       })
-    const batched = <A>(operation: string, f: (connection: Connection) => A) =>
-      // While `exclusive` holds the lock its transaction is open: a write goes in it at once.
-      Effect.suspend(() => held ? transaction(operation, f) : grouped(operation, f))
 
     const exclusiveLock = yield* Effect.makeSemaphore(1)
     const exclusive = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | Errors.StorageError, R> =>
