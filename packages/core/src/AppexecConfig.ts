@@ -164,13 +164,23 @@ const fields = {
     ),
     [],
     "Master keys used before `masterKey`: secrets they sealed still open, and are sealed again with `masterKey`."
+  ),
+  nextMasterKeys: field(
+    Schema.Array(MasterKey).pipe(
+      Schema.filter((keys) => keys.every((key) => Redacted.value(key).length === 32), {
+        message: () => "each must be 32 bytes"
+      })
+    ),
+    [],
+    "Master keys other processes may seal with soon (the first phase of a change of master key, " +
+      "docs/secrets.md): secrets they sealed open here, and are left as they are."
   )
 }
 
 /**
  * The settings of an instance, each field with its check, default and description; decoding
  * also checks the settings that depend on each other (`renewEvery` shorter than `lease`, no
- * previous master keys without a current one).
+ * previous or next master keys without a current one).
  */
 export const Options = Schema.Struct(fields).pipe(
   Schema.filter((s) =>
@@ -178,6 +188,8 @@ export const Options = Schema.Struct(fields).pipe(
       ? { path: ["renewEvery"], message: "must be shorter than lease" }
       : s.masterKey === undefined && s.previousMasterKeys.length > 0
       ? { path: ["previousMasterKeys"], message: "given without a masterKey" }
+      : s.masterKey === undefined && s.nextMasterKeys.length > 0
+      ? { path: ["nextMasterKeys"], message: "given without a masterKey" }
       : true
   )
 )

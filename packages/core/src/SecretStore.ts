@@ -171,10 +171,10 @@ export const layerMemory = (initial: Readonly<Record<string, string>> = {}): Lay
   Layer.sync(SecretStore, () => memory(initial))
 
 /** What a secret is sealed for: its scope and name, so a sealed value moved to another row does not open. */
-const contextOf = (name: string, scope: SecretScope) => `secret:${scope ?? ""}:${name}`
+export const contextOf = (name: string, scope: SecretScope) => `secret:${scope ?? ""}:${name}`
 
 /** How a secret is named for the operator: `API_TOKEN of the instance`, `API_TOKEN of workspace <id>`. */
-const describe = (name: string, scope: SecretScope) =>
+export const describe = (name: string, scope: SecretScope) =>
   `${name} of ${scope === undefined ? "the instance" : `workspace ${scope}`}`
 
 const encoder = new TextEncoder()
@@ -191,12 +191,18 @@ export const make = Effect.gen(function*() {
   const config = yield* AppexecConfig
   // The master keys are masked wherever they might be written, like every secret.
   const redactor = yield* Redactor.Redactor
-  for (const key of [...(config.masterKey === undefined ? [] : [config.masterKey]), ...config.previousMasterKeys]) {
+  for (
+    const key of [
+      ...(config.masterKey === undefined ? [] : [config.masterKey]),
+      ...config.previousMasterKeys,
+      ...config.nextMasterKeys
+    ]
+  ) {
     redactor.registerBytes(key)
   }
   const sealer = config.masterKey === undefined
     ? undefined
-    : yield* SecretSealing.make(config.masterKey, config.previousMasterKeys).pipe(
+    : yield* SecretSealing.make(config.masterKey, config.previousMasterKeys, config.nextMasterKeys).pipe(
       Effect.mapError((e) => new InvalidConfiguration({ setting: "masterKey", reason: e.reason }))
     )
 

@@ -9,7 +9,7 @@
  * )
  * ```
  */
-import type { AppexecLayer, Errors, MediaStoreRegistry } from "@appexec/core"
+import type { AppexecLayer, Errors, MediaStoreRegistry, StorageLock } from "@appexec/core"
 import {
   SqlBlobStore,
   SqlMediaStoreRegistry,
@@ -18,6 +18,7 @@ import {
   SqlSigningKeyStore
 } from "@appexec/sql"
 import { Layer } from "effect"
+import * as AdvisoryLock from "./internal/AdvisoryLock.js"
 import * as Revisions from "./internal/Revisions.js"
 import * as Runner from "./internal/Runner.js"
 import * as WorkNotifier from "./internal/WorkNotifier.js"
@@ -36,13 +37,15 @@ export type Options = PostgresClient.Options
 /**
  * Every storage port over the pool of `PostgresClient`: the dialect-neutral stores of
  * `@appexec/sql` through its `SqlRunner`, and PostgreSQL's own claims, batched writes, wake-ups and
- * live announcements; and the record of the deployment's other media stores (`MediaStoreRegistry`).
+ * live announcements; the record of the deployment's other media stores (`MediaStoreRegistry`);
+ * and the storage's lock (`StorageLock`: an advisory lock).
  */
 export const layerFromClient: Layer.Layer<
-  AppexecLayer.Storage | MediaStoreRegistry.MediaStoreRegistry,
+  AppexecLayer.Storage | MediaStoreRegistry.MediaStoreRegistry | StorageLock.StorageLock,
   Errors.StorageError,
   PostgresClient.PostgresClient
 > = Layer.mergeAll(
+  AdvisoryLock.layer,
   // One read of both revisions for the key cache and the app cache, also made by the rate-limit hits.
   Layer.mergeAll(PostgresAppStore.layer, PostgresKeyStore.layer, Revisions.rateLimitLayer).pipe(
     Layer.provide(Revisions.layer)
@@ -67,5 +70,7 @@ export const layerFromClient: Layer.Layer<
  */
 export const layer = (
   options: Options
-): Layer.Layer<AppexecLayer.Storage | MediaStoreRegistry.MediaStoreRegistry, Errors.StorageError> =>
-  layerFromClient.pipe(Layer.provide(PostgresClient.layer(options)))
+): Layer.Layer<
+  AppexecLayer.Storage | MediaStoreRegistry.MediaStoreRegistry | StorageLock.StorageLock,
+  Errors.StorageError
+> => layerFromClient.pipe(Layer.provide(PostgresClient.layer(options)))

@@ -12,7 +12,9 @@ import * as AdminCommands from "./AdminCommands.js"
 import { config } from "./ConfigCommand.js"
 import { commandWords } from "./internal/HelpText.js"
 import * as KeyCommands from "./KeyCommands.js"
+import * as MasterKeyCommand from "./MasterKeyCommand.js"
 import * as MediaCommands from "./MediaCommands.js"
+import { migrateCommand } from "./MigrateCommand.js"
 import { runCommand } from "./RunCommand.js"
 import * as SecretCommands from "./SecretCommands.js"
 import { serveCommand } from "./ServeCommand.js"
@@ -31,9 +33,11 @@ export const command = Command.make("appexec").pipe(
     AdminCommands.apps,
     AdminCommands.executions,
     AdminCommands.signingKey,
+    MasterKeyCommand.masterKey,
     SecretCommands.secrets,
     AdminCommands.prune,
     MediaCommands.media,
+    migrateCommand,
     config,
     runCommand
   ])

@@ -46,9 +46,11 @@ export const linesOf = (resolved: Resolve.Resolved, env: Readonly<Record<string,
     ? [HIDDEN, `file ${keyFile}`]
     : ["none", `${keyFile} is made at the first start (set APPEXEC_MASTER_KEY in production)`]
   lines.push(["master-key", ...masterKey].join("\t"))
-  const previous = (env.APPEXEC_MASTER_KEY_PREVIOUS ?? "").split(",").filter((k) => k.trim() !== "").length
-  if (previous > 0) {
-    lines.push(["master-key-previous", `${previous} key(s), hidden`, "variable APPEXEC_MASTER_KEY_PREVIOUS"].join("\t"))
+  // The keys used before the current one, and those other processes are about to seal with.
+  const listed = [["previous", "APPEXEC_MASTER_KEY_PREVIOUS"], ["next", "APPEXEC_MASTER_KEY_NEXT"]] as const
+  for (const [name, variable] of listed) {
+    const keys = (env[variable] ?? "").split(",").filter((k) => k.trim() !== "").length
+    if (keys > 0) lines.push([`master-key-${name}`, `${keys} key(s), hidden`, `variable ${variable}`].join("\t"))
   }
   for (const name of SecretStore.fromEnvironment(env).keys()) {
     lines.push([`secret ${name}`, HIDDEN, `variable ${SecretStore.ENVIRONMENT_PREFIX}${name.toUpperCase()}`].join("\t"))

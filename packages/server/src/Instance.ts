@@ -21,7 +21,7 @@ import { SqliteStorage } from "@appexec/sqlite"
 import { Effect, Either, Layer, Option } from "effect"
 import { chmodSync, existsSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
-import type { Database } from "./Database.js"
+import * as Database from "./Database.js"
 import { masterKeysOf } from "./MasterKey.js"
 import { MediaSecret, secretOf } from "./MediaSigning.js"
 import * as MediaStorage from "./MediaStorage.js"
@@ -37,8 +37,8 @@ export const mediaDirectory = (dataDir: string) => join(dataDir, "media")
 /** How to build the instance. */
 export interface InstanceOptions {
   readonly dataDir: string
-  /** PostgreSQL instead of SQLite under `dataDir` (see `Database`). */
-  readonly database?: Database
+  /** PostgreSQL instead of SQLite under `dataDir`, and whether to migrate (see `Database`); absent: SQLite, migrated. */
+  readonly database?: Database.Database
   /** Run executions and deliver webhooks in this process (`serve`, `worker`), or not. */
   readonly background: boolean
   /** The process as a refused outbound request names it (`appexec worker`); default `appexec`. */
@@ -66,13 +66,16 @@ export const prepareDataDir = (dataDir: string) => {
 
 /** The storage ports and the media URL key of the instance, media in the default store. */
 const defaultStorage = (options: InstanceOptions) =>
-  Option.match(options.database ?? Option.none(), {
+  Option.match((options.database ?? Database.sqlite).postgres, {
     onNone: () =>
       Layer.unwrapEffect(
         Effect.sync(() => {
           prepareDataDir(options.dataDir)
           return Layer.mergeAll(
-            SqliteStorage.layer({ filename: databaseFile(options.dataDir) }),
+            SqliteStorage.layer({
+              filename: databaseFile(options.dataDir),
+              migrate: (options.database ?? Database.sqlite).migrate
+            }),
             // The filesystem blob store replaces the SQLite one: media stay out of the database.
             FileBlobStore.layer(mediaDirectory(options.dataDir)),
             Layer.succeed(MediaSecret, Effect.sync(() => secretOf(options.dataDir)))
@@ -113,7 +116,7 @@ const build = (options: InstanceOptions, fresh: boolean) => {
     ? MediaStorage.directUrlsLayer.pipe(Layer.provide(Layer.merge(signedUrls, bucket)))
     : signedUrls
   const work = options.work ?? { allowPrivateNetworks: false }
-  const onPostgres = Option.isSome(options.database ?? Option.none())
+  const onPostgres = Database.isPostgres(options.database ?? Database.sqlite)
   const nodes = BuiltinNodes.layer({ ...(work.nodes === undefined ? {} : { settings: work.nodes }), mediaUrls })
   return Layer.unwrapEffect(
     Effect.gen(function*() {
@@ -136,7 +139,8 @@ const build = (options: InstanceOptions, fresh: boolean) => {
           ...Work.configOf(work),
           ...options.config,
           masterKey: keys.masterKey,
-          previousMasterKeys: keys.previousMasterKeys
+          previousMasterKeys: keys.previousMasterKeys,
+          nextMasterKeys: keys.nextMasterKeys
         },
         worker: options.background,
         webhooks: options.background,

@@ -29,7 +29,7 @@ const nameOf = (member: CombinedBlobStore.Member, settings: Resolve.Resolved) =>
   member.id !== DEFAULT_ID
     ? Effect.succeed(member.id)
     : Effect.map(Database.fromSettings(settings), (db) =>
-      Option.isSome(db) ? "the database" : Instance.mediaDirectory(settings.get(StoreSettings.data)))
+      Database.isPostgres(db) ? "the database" : Instance.mediaDirectory(settings.get(StoreSettings.data)))
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
 

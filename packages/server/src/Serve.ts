@@ -146,7 +146,7 @@ export const listen = (server: Server, port: number, host: string) =>
  */
 export const serve = (options: ServeOptions) =>
   Effect.gen(function*() {
-    const database = options.database ?? Option.none()
+    const database = options.database ?? Database.sqlite
     const worker = options.worker ?? true
     // Before anything else, and released last: a second stop signal hurries the whole stop.
     const signals = yield* StopSignals.make
@@ -184,7 +184,7 @@ export const serve = (options: ServeOptions) =>
         rateLimit: { limit: options.rateLimit, trustProxy: options.trustProxy },
         ...(options.maxUploadBytes === undefined ? {} : { maxUploadBytes: options.maxUploadBytes }),
         console: options.console ?? true
-      }).pipe(Effect.provide(Option.isSome(database) ? Layer.empty : RateLimitStore.layerMemory()))
+      }).pipe(Effect.provide(Database.isPostgres(database) ? Layer.empty : RateLimitStore.layerMemory()))
       gate.open(NodeListener.fromApp(app))
       yield* Effect.addFinalizer(() => Effect.sync(() => gate.close()))
       const appexec = yield* Appexec.Appexec
@@ -207,8 +207,8 @@ export const serve = (options: ServeOptions) =>
       yield* Console.log(
         `appexec is listening on ${localUrl} ${
           options.publicUrl === undefined ? "" : `(public URL ${options.publicUrl}) `
-        }(${Option.isSome(database) ? "database" : "data"}: ${
-          Option.isSome(database) ? Database.describe(database, "") : options.dataDir
+        }(${Database.isPostgres(database) ? "database" : "data"}: ${
+          Database.isPostgres(database) ? Database.describe(database, "") : options.dataDir
         })${worker ? "" : " with no worker"}`
       )
       if (options.console ?? true) yield* Console.log(`Console: ${baseUrl}/console (sign in with an API key)`)
@@ -248,7 +248,7 @@ export const serve = (options: ServeOptions) =>
       if (Option.isNone(first)) {
         yield* Console.log(
           `Create an API key with: appexec keys create --workspace default ${
-            Option.isSome(database) ? "--database <URL>" : `--data ${options.dataDir}`
+            Database.isPostgres(database) ? "--database <URL>" : `--data ${options.dataDir}`
           }`
         )
       }

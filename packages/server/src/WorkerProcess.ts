@@ -10,7 +10,7 @@
 import { Appexec, Shutdown } from "@appexec/core"
 import { AdminHttp } from "@appexec/http"
 import { NodeListener } from "@appexec/platform-node"
-import { Console, Effect, Option } from "effect"
+import { Console, Effect } from "effect"
 import { createServer } from "node:http"
 import * as Database from "./Database.js"
 import * as ExecutionLog from "./ExecutionLog.js"
@@ -56,7 +56,7 @@ const working = (options: WorkerOptions, signals: StopSignals.StopSignals) =>
     )
     yield* ExecutionLog.run
     yield* Console.log(
-      `appexec worker is running (${Option.isSome(options.database) ? "database" : "data"}: ${
+      `appexec worker is running (${Database.isPostgres(options.database) ? "database" : "data"}: ${
         Database.describe(options.database, options.dataDir)
       }; public URL ${options.publicUrl})`
     )

@@ -12,6 +12,8 @@ import { NodesSettings } from "@appexec/nodes"
 import { NodeListener } from "@appexec/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either, FastCheck as fc, Option } from "effect"
+import * as AdminCommands from "../src/AdminCommands.js"
+import * as Database from "../src/Database.js"
 import * as ServeCommand from "../src/ServeCommand.js"
 import * as ApiSettings from "../src/settings/ApiSettings.js"
 import * as Catalog from "../src/settings/Catalog.js"
@@ -193,6 +195,33 @@ describe("where a setting comes from", () => {
     expect(api.get(WorkSettings.lease)).toEqual(Duration.minutes(3))
     const aside = api.entries.filter((e) => !e.used).map((e) => [e.setting.name, e.shown, e.source._tag])
     expect(aside).toEqual([["max-attempts", "7", "file"], ["retention", "90d", "variable"]])
+  })
+})
+
+describe("--no-migrate", () => {
+  const database = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+    Effect.flatMap(parse(AdminCommands.store, args, env), Database.fromSettings)
+
+  it.effect("by its flag, or APPEXEC_MIGRATE=false (its variable says the opposite); on either database", () =>
+    Effect.gen(function*() {
+      // Opening migrates unless told not to.
+      expect((yield* database([])).migrate).toBe(true)
+      expect((yield* database(["--no-migrate"])).migrate).toBe(false)
+      expect((yield* database([], { APPEXEC_MIGRATE: "false" })).migrate).toBe(false)
+      expect((yield* database([], { APPEXEC_MIGRATE: "true" })).migrate).toBe(true)
+      const postgres = yield* database(["--database", "postgres://u@h/db", "--no-migrate"])
+      expect(Option.map(postgres.postgres, (pg) => pg.migrate)).toEqual(Option.some(false))
+      expect(yield* refusal(AdminCommands.store, [], { APPEXEC_MIGRATE: "maybe" })).toContain(
+        "APPEXEC_MIGRATE: 'maybe' is neither true nor false"
+      )
+    }))
+
+  it("in the config file under its flag's name; the flag wins over the variable", () => {
+    const noMigrate = (s: Resolve.Sources) =>
+      Either.getOrThrow(Resolve.resolve(Catalog.store, "admin", s)).get(StoreSettings.noMigrate)
+    expect(noMigrate(sources({}, {}, { path: "/etc/appexec.json", values: { "no-migrate": "true" } }))).toBe(true)
+    expect(noMigrate(sources({ "no-migrate": "true" }, { APPEXEC_MIGRATE: "true" }))).toBe(true)
+    expect(noMigrate(sources({}, { APPEXEC_MIGRATE: "false" }))).toBe(true)
   })
 })
 

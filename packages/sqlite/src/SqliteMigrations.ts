@@ -3,6 +3,7 @@
  * `Migrator`. Each migration runs in its own `BEGIN IMMEDIATE` transaction and is recorded in
  * the table `appexec_migrations`, so opening a database made by an older appexec upgrades it.
  */
+import { SqlMigrations } from "@appexec/sql"
 import { type Kysely, type Migration, type MigrationResultSet, Migrator } from "kysely"
 import * as m0001 from "./internal/migrations/0001_initial.js"
 import * as m0002 from "./internal/migrations/0002_queue_indexes.js"
@@ -53,3 +54,10 @@ export const migrator = (db: Kysely<unknown>): Migrator =>
 /** Applies the migrations up to `target` (default: all of them); an error is returned in the result set. */
 export const migrateTo = (db: Kysely<unknown>, target: string = latest): Promise<MigrationResultSet> =>
   target === latest ? migrator(db).migrateToLatest() : migrator(db).migrateTo(target)
+
+/**
+ * Brings `db` to `latest`, or, when `migrate` is false, checks that it is there; the migrations it
+ * applied. Refuses a database that a newer appexec migrated (`SqlMigrations.upgrade`).
+ */
+export const upgrade = (db: Kysely<unknown>, migrate: boolean) =>
+  SqlMigrations.upgrade(db, migrator(db), { known: Object.keys(migrations), table: migrationTable }, migrate)

@@ -9,7 +9,7 @@
  * )
  * ```
  */
-import type { AppexecLayer, Errors, MediaStoreRegistry } from "@appexec/core"
+import { type AppexecLayer, type Errors, type MediaStoreRegistry, StorageLock } from "@appexec/core"
 import {
   SqlBlobStore,
   SqlExecutionReports,
@@ -19,7 +19,7 @@ import {
   SqlSealedSecretStore,
   SqlSigningKeyStore
 } from "@appexec/sql"
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import * as Runner from "./internal/Runner.js"
 import { WorkSignal } from "./internal/WorkSignal.js"
 import * as SqliteAppStore from "./SqliteAppStore.js"
@@ -32,15 +32,26 @@ import * as SqliteWebhookOutbox from "./SqliteWebhookOutbox.js"
 /** How to open the database (see `SqliteClient.Options`). */
 export type Options = SqliteClient.Options
 
+/** The storage's lock: the database's write lock, whatever the name (`SqliteClient.exclusive`). */
+const lockLayer = Layer.effect(
+  StorageLock.StorageLock,
+  Effect.map(SqliteClient.SqliteClient, (client) => ({ withLock: () => client.exclusive }))
+)
+
 /**
  * Opens (creating and migrating when needed) the database at `options.filename` and provides
- * every storage port on it, and the record of the deployment's other media stores
- * (`MediaStoreRegistry`); the database is closed when the layer's scope closes.
+ * every storage port on it, the record of the deployment's other media stores
+ * (`MediaStoreRegistry`), and its lock (`StorageLock`: the write lock); the database is closed
+ * when the layer's scope closes.
  */
 export const layer = (
   options: Options
-): Layer.Layer<AppexecLayer.Storage | MediaStoreRegistry.MediaStoreRegistry, Errors.StorageError> =>
+): Layer.Layer<
+  AppexecLayer.Storage | MediaStoreRegistry.MediaStoreRegistry | StorageLock.StorageLock,
+  Errors.StorageError
+> =>
   Layer.mergeAll(
+    lockLayer,
     SqliteAppStore.layer,
     SqliteKeyStore.layer,
     SqlBlobStore.layer,

@@ -21,7 +21,7 @@ export const plain = (markdown: string): string => markdown.replace(/\[([^\]]+)\
 const helpOf = (setting: Setting.Any) =>
   `${plain(setting.description)} (${
     setting.toggle ? "" : `default ${plain(setting.shownDefault)}; `
-  }${setting.variable})`
+  }${setting.variable}${setting.variableInverted ? "=false" : ""})`
 
 /** The flag of one setting, under `flag` (its name unless renamed): its text when given. */
 const optionOf = (setting: Setting.Any, flag: string): Options.Options<Option.Option<string>> =>

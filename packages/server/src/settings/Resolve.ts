@@ -8,6 +8,7 @@
 import { Either } from "effect"
 import type { ConfigFile } from "./ConfigFile.js"
 import * as Setting from "./Setting.js"
+import * as Values from "./Values.js"
 
 /** Where a setting's value came from. */
 export type Source =
@@ -55,13 +56,20 @@ export const describeSource = (source: Source): string =>
     ? `file ${source.path}`
     : source._tag
 
+/** The opposite of an on/off text (`false` of `true`); a text that is neither, as it is. */
+const inverted = (text: string): string =>
+  Either.match(Values.toggle.read(text), { onLeft: () => text, onRight: (on) => String(!on) })
+
 /** The text a setting is given by, and from where; none when it is not given. */
 const givenText = (setting: Setting.Any, sources: Sources): { text: string; source: Source } | undefined => {
   const flag = sources.flags.get(setting.name)
   if (flag !== undefined) return { text: flag, source: { _tag: "flag" } }
   const variable = sources.env[setting.variable]
   if (variable !== undefined && variable.trim() !== "") {
-    return { text: variable, source: { _tag: "variable", name: setting.variable } }
+    return {
+      text: setting.variableInverted ? inverted(variable) : variable,
+      source: { _tag: "variable", name: setting.variable }
+    }
   }
   const inFile = sources.file?.values.get(setting.name)
   return inFile === undefined || sources.file === undefined

@@ -56,6 +56,8 @@ export interface Any {
   readonly pseudo: string
   /** An on/off flag: given alone, it is on. */
   readonly toggle: boolean
+  /** An on/off setting whose variable says the opposite: `APPEXEC_MIGRATE=false` is `--no-migrate`. */
+  readonly variableInverted: boolean
   /** The default as docs and help say it (`30s`, `off`, `none`, or words such as `the listening address`). */
   readonly shownDefault: string
   /** Reads a text (of a flag, a variable or the file): the value, how it is shown back, or why not. */
@@ -83,6 +85,8 @@ export interface Definition<A> {
   readonly defaultText?: string
   readonly secret?: boolean
   readonly hint?: string
+  /** For an on/off setting named for turning something off: its variable names the thing itself. */
+  readonly variableInverted?: boolean
 }
 
 /** A setting from its definition. */
@@ -94,6 +98,7 @@ export const make = <A>(definition: Definition<A>): Setting<A> => ({
   secret: definition.secret ?? false,
   pseudo: definition.value.pseudo,
   toggle: definition.value.toggle,
+  variableInverted: definition.variableInverted ?? false,
   shownDefault: definition.defaultText ?? definition.value.show(definition.default),
   readAny: (text) =>
     Either.map(definition.value.read(text), (value) => ({ value, shown: definition.value.show(value) })),

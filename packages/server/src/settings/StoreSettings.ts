@@ -75,5 +75,19 @@ export const databaseCa = Setting.make({
   default: undefined
 })
 
+/** `--no-migrate` (`APPEXEC_MIGRATE=false`). */
+export const noMigrate = Setting.make({
+  name: "no-migrate",
+  variable: "APPEXEC_MIGRATE",
+  description: "do not apply the migrations the database lacks on start (`appexec migrate` does, alone): a " +
+    "database behind this appexec is refused, naming `appexec migrate` " +
+    "([upgrading](./upgrading.md#migrating-apart-from-the-service)); its variable says the opposite: " +
+    "`APPEXEC_MIGRATE=false` turns it on",
+  parts: everywhere,
+  value: Values.toggle,
+  default: false,
+  variableInverted: true
+})
+
 /** The settings of where the state is, in the order docs/cli.md lists them. */
-export const group = { config, data, database, databasePoolSize, databaseStatementTimeout, databaseCa }
+export const group = { config, data, database, databasePoolSize, databaseStatementTimeout, databaseCa, noMigrate }
