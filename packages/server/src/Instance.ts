@@ -1,5 +1,6 @@
 /**
- * The appexec instance of the standalone server: core and built-in nodes, random ids, its
+ * The appexec instance of the standalone server: core and every built-in node (those of
+ * `@appexec/nodes`, `@appexec/nodes-image` and `@appexec/nodes-video`), random ids, its
  * storage, and its secrets sealed with the master key (`APPEXEC_MASTER_KEY`, else
  * `<data>/master.key`; see `MasterKey`). On SQLite (the default): the database under the data
  * directory, produced media in the filesystem blob store under `<data>/media`, the media URL key
@@ -15,6 +16,8 @@
  */
 import { AppexecLayer, type Errors, IdGenerator, MediaUrls } from "@appexec/core"
 import { BuiltinNodes, builtinNodes, NodesSettings, ProviderOpenAI } from "@appexec/nodes"
+import { imageNodes } from "@appexec/nodes-image"
+import { VideoNodes, videoNodes } from "@appexec/nodes-video"
 import { FileBlobStore, NodeOutboundHttp, NodeWebhookSigner } from "@appexec/platform-node"
 import { PostgresClient, PostgresSecrets, PostgresStorage } from "@appexec/postgres"
 import { SqliteStorage } from "@appexec/sqlite"
@@ -134,7 +137,7 @@ const build = (options: InstanceOptions, fresh: boolean) => {
         )
       }
       return AppexecLayer.make({
-        nodes: builtinNodes,
+        nodes: [...builtinNodes, ...imageNodes, ...videoNodes],
         config: {
           ...Work.configOf(work),
           ...options.config,
@@ -153,7 +156,7 @@ const build = (options: InstanceOptions, fresh: boolean) => {
     // killed one left (before its worker takes anything).
     Layer.provideMerge(
       options.background
-        ? Layer.merge(nodes, Layer.effectDiscard(BuiltinNodes.sweepStaleWorkDirs(NodesSettings.make(work.nodes).video)))
+        ? Layer.merge(nodes, Layer.effectDiscard(VideoNodes.sweepStaleWorkDirs(NodesSettings.make(work.nodes).video)))
         : nodes
     ),
     // The default API root of provider.openai: --openai-base-url (APPEXEC_OPENAI_BASE_URL), else OpenAI's.
