@@ -1,9 +1,9 @@
 /**
  * The guarantee of docs/upgrading.md, with the previous release's own build (`PreviousRelease`):
  * on SQLite and on PostgreSQL, the previous release bootstraps the database and serves; this
- * release's `appexec migrate` brings the schema up to date beside it; then the two run together
- * both ways round — the old API with a new worker, the new API with an old worker — and each
- * execution completes, its webhook delivered with a valid signature.
+ * release's `appexec migrate` brings the schema up to date beside its running API and worker;
+ * then the two run together both ways round — a new API with the old worker, the old API with a
+ * new worker — and each execution completes, its webhook delivered with a valid signature.
  */
 import { TestReceiver } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
@@ -43,6 +43,10 @@ for (const backend of backends) {
             "stdout"
           )
           const [, oldUrl] = yield* oldApi.waitFor(listening, "stdout")
+          // An old worker running when the migration is applied goes on (one started after it
+          // would be refused: docs/upgrading.md).
+          const oldWorker = yield* spawnAppexec(workerArgs, env, { program: old })
+          yield* oldWorker.waitFor(/appexec worker is running/, "stdout", "60 seconds")
           const migrated = yield* appexecIn(env)("migrate", "--data", data)
           expect(migrated.code, migrated.stderr).toBe(0)
           const greeting = (yield* appexecIn(env)("apps", "list", "--data", data)).stdout.split("\n")
@@ -58,19 +62,17 @@ for (const backend of backends) {
               expect(TestReceiver.verifiedByNodeCrypto(yield* signingKeys(url, key!), webhook)).toBe(true)
             })
 
+          // The new API, the old worker.
+          const newApi = yield* spawnAppexec(apiArgs, env)
+          const [, newUrl] = yield* newApi.waitFor(listening, "stdout")
+          yield* runsThrough(newUrl!, "new API, old worker")
+          oldWorker.child.kill("SIGTERM")
+          yield* oldWorker.exited("30 seconds")
+
           // The old API, a new worker.
           const newWorker = yield* spawnAppexec(workerArgs, env)
           yield* newWorker.waitFor(/appexec worker is running/, "stdout", "60 seconds")
           yield* runsThrough(oldUrl!, "old API, new worker")
-          newWorker.child.kill("SIGTERM")
-          yield* newWorker.exited("30 seconds")
-
-          // The new API, an old worker.
-          const oldWorker = yield* spawnAppexec(workerArgs, env, { program: old })
-          yield* oldWorker.waitFor(/appexec worker is running/, "stdout", "60 seconds")
-          const newApi = yield* spawnAppexec(apiArgs, env)
-          const [, newUrl] = yield* newApi.waitFor(listening, "stdout")
-          yield* runsThrough(newUrl!, "new API, old worker")
         }),
       240_000
     )

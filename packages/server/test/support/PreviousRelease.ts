@@ -3,11 +3,12 @@
  * versions (docs/upgrading.md#what-is-guaranteed): its sources are taken from git
  * (`git archive`, which changes nothing in the repository), its third-party packages are this
  * checkout's (`node_modules` linked entry by entry, the `@appexec` packages pointing at the old
- * sources), and its bundle is made by its own build scripts (the console's assets, then the command). Built once per commit into the
- * temporary directory, then reused.
+ * sources), and its bundle is made by its own build scripts (the console's assets, then the
+ * command). Built once per commit and checkout into the temporary directory, then reused.
  */
 import { Effect } from "effect"
 import { spawnSync } from "node:child_process"
+import { createHash } from "node:crypto"
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -47,7 +48,9 @@ const linkPackages = (dir: string) => {
 
 /** The path of the previous release's `appexec.js`, built on first use. */
 export const previousBin: Effect.Effect<string> = Effect.sync(() => {
-  const dir = join(tmpdir(), `appexec-previous-${PREVIOUS_RELEASE_COMMIT.slice(0, 12)}`)
+  // Per checkout too: the build links this checkout's node_modules, which another checkout's would not have.
+  const checkout = createHash("sha256").update(root).digest("hex").slice(0, 8)
+  const dir = join(tmpdir(), `appexec-previous-${PREVIOUS_RELEASE_COMMIT.slice(0, 12)}-${checkout}`)
   const bin = join(dir, "packages", "server", "dist", "appexec.js")
   if (existsSync(bin)) return bin
   const building = `${dir}.${process.pid}.building`
