@@ -1,139 +1,216 @@
 /**
- * Settings of an appexec instance: what a host may set (`AppexecOptions`, durations as
- * `Duration.DurationInput` such as `"30 seconds"` or a number of milliseconds), and the checked
- * settings in force (`AppexecConfig`, durations decoded). Settings that cannot work together
- * fail the layer with `InvalidConfiguration`, naming the setting. Durations as operators write
- * them in flags and environment variables (`30s`, `7d`) are read by `parseDuration`.
+ * Settings of an appexec instance, defined once (`Options`): each field with its check, its
+ * default and its description side by side. What a host may set is the schema's encoded side
+ * (`AppexecOptions`, durations as `Duration.DurationInput` such as `"30 seconds"` or a number of
+ * milliseconds, every field optional); the checked settings in force are its decoded side
+ * (`Settings`, durations decoded, defaults filled in). Settings that cannot work together fail
+ * the layer with `InvalidConfiguration`, naming the setting. Durations as operators write them in
+ * flags and environment variables (`30s`, `7d`) are read by `parseDuration`.
  */
-import { Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
+import { Context, Duration, Effect, Either, Layer, Option, ParseResult, Redacted, Schema, SchemaAST } from "effect"
 import { InvalidConfiguration } from "./Errors.js"
-import { fromPrivateJwk, type PrivateJwk } from "./internal/jwk.js"
+import { fromPrivateJwk, PrivateJwk } from "./internal/jwk.js"
 import { isValidBrand } from "./WebhookSignature.js"
 
-/** The settings a host may give; every one has a default. */
-export interface AppexecOptions {
-  /** Prefix of every API key. */
-  readonly keyPrefix: string
-  /** How long a claim on an execution lasts without renewal. */
-  readonly lease: Duration.DurationInput
-  /** How often a running worker renews its lease; shorter than `lease`. */
-  readonly renewEvery: Duration.DurationInput
-  /** How many claims an execution may use up (lost workers included) before it is failed. */
-  readonly maxAttempts: number
-  /** Execution timeout for apps that set none. */
-  readonly defaultTimeout: Duration.DurationInput
-  /** Nodes of one execution that run at the same time. */
-  readonly nodeConcurrency: number
-  /** Executions one worker runs at the same time. */
-  readonly workerConcurrency: number
-  /**
-   * Most executions of one workspace running at once, counted over every worker on the storage;
-   * no cap when absent. Workers take workspaces in turn either way.
-   */
-  readonly maxRunningPerWorkspace?: number | undefined
-  /** How often an idle worker looks for work written by other processes. */
-  readonly pollInterval: Duration.DurationInput
-  /** How often a worker that runs executions asks the store for cancels made by other processes. */
-  readonly cancelCheckInterval: Duration.DurationInput
-  /**
-   * Least time between two writes of one execution's progress and log lines
-   * (docs/api.md#live-executions): a report after a quiet spell is written at once, the ones that
-   * follow it within this time together at its end (progress coalesced to the newest per node).
-   */
-  readonly reportInterval: Duration.DurationInput
-  /** Most event streams (`GET /v1/executions/{id}/events`) one API key may hold open at once. */
-  readonly maxStreamsPerKey: number
-  /** How long an `Idempotency-Key` of a start answers with its first execution. */
-  readonly idempotencyKeyTtl: Duration.DurationInput
-  /** How long a stopping worker waits for running executions before it releases them. */
-  readonly drainTimeout: Duration.DurationInput
-  /** Brand word of the webhook headers: `X-<brand>-Webhook-Signature`. */
-  readonly webhookBrand: string
-  /** Waits before each webhook retry after the first attempt; their count is the number of retries. */
-  readonly webhookRetryDelays: ReadonlyArray<Duration.DurationInput>
-  /** Time a receiver has to answer a webhook with a 2xx. */
-  readonly webhookTimeout: Duration.DurationInput
-  /** How often the webhook dispatcher looks for due deliveries when nothing woke it. */
-  readonly webhookPollInterval: Duration.DurationInput
-  /** Webhook deliveries one dispatcher sends at the same time. */
-  readonly webhookConcurrency: number
-  /**
-   * How long a dispatcher's claim on a delivery outlasts the request's time limit. An attempt cut
-   * short by a crash is sent again once `webhookTimeout + webhookClaimMargin` has passed.
-   */
-  readonly webhookClaimMargin: Duration.DurationInput
-  /** How long a rotated-out signing key stays in the published key set. */
-  readonly signingKeyGrace: Duration.DurationInput
-  /** A signing key given by the operator (private JWK); when absent one is generated and stored. */
-  readonly signingKeyJwk?: PrivateJwk | undefined
-  /** How long finished executions (with their deliveries and media) are kept before retention deletes them. */
-  readonly retention: Duration.DurationInput
-  /** How often retention looks for finished executions past `retention`. */
-  readonly retentionInterval: Duration.DurationInput
-  /**
-   * The master key (32 bytes) that seals the secrets the store holds (`SecretSealing`). Without
-   * one, signing keys are stored in the clear (a warning says so at start).
-   */
-  readonly masterKey?: Redacted.Redacted<Uint8Array> | undefined
-  /** Master keys used before `masterKey`: secrets they sealed still open, and are sealed again with `masterKey`. */
-  readonly previousMasterKeys?: ReadonlyArray<Redacted.Redacted<Uint8Array>> | undefined
+/** Any `Duration.DurationInput` (a `Duration`, a number of milliseconds, `"30 seconds"`, …). */
+const DurationInput = Schema.declare(
+  (input: unknown): input is Duration.DurationInput => Option.isSome(Duration.decodeUnknown(input)),
+  { identifier: "DurationInput", message: () => "not a finite duration" }
+)
+
+/** A `Duration.DurationInput`, decoded; infinity refused. */
+export const FiniteDuration = Schema.transformOrFail(DurationInput, Schema.DurationFromSelf, {
+  strict: true,
+  decode: (input, _, ast) =>
+    Option.match(Option.filter(Duration.decodeUnknown(input), Duration.isFinite), {
+      onNone: () => ParseResult.fail(new ParseResult.Type(ast, input, "not a finite duration")),
+      onSome: ParseResult.succeed
+    }),
+  encode: ParseResult.succeed
+})
+
+/** A finite duration of at least `ms` milliseconds. */
+const atLeast = (ms: number, shown: string) =>
+  FiniteDuration.pipe(Schema.filter((d) => Duration.toMillis(d) >= ms, { message: () => `must be at least ${shown}` }))
+
+/** A whole number of at least 1. */
+const Count = Schema.Number.pipe(
+  Schema.filter((n) => Number.isInteger(n) && n >= 1, { message: () => "must be a whole number of at least 1" })
+)
+
+/** A master key: 32 bytes, never shown. */
+const MasterKey = Schema.RedactedFromSelf(Schema.Uint8ArrayFromSelf)
+
+/** A field with its default (of the decoded side) and what it is for. */
+const field = <S extends Schema.Schema.All>(schema: S, fallback: Schema.Schema.Type<S>, description: string) =>
+  Schema.optionalWith(schema, { default: () => fallback }).annotations({ description })
+
+/** A field with no default: absent means none. */
+const optionalField = <S extends Schema.Schema.All>(schema: S, description: string) =>
+  Schema.optional(schema).annotations({ description })
+
+const fields = {
+  keyPrefix: field(
+    Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_]{1,16}$/, { message: () => "1 to 16 letters, digits or '_'" })),
+    "aex_",
+    "Prefix of every API key."
+  ),
+  lease: field(atLeast(1, "1 ms"), Duration.seconds(30), "How long a claim on an execution lasts without renewal."),
+  renewEvery: field(
+    atLeast(1, "1 ms"),
+    Duration.seconds(10),
+    "How often a running worker renews its lease; shorter than `lease`."
+  ),
+  maxAttempts: field(
+    Count,
+    3,
+    "How many claims an execution may use up (lost workers included) before it is failed."
+  ),
+  defaultTimeout: field(FiniteDuration, Duration.minutes(10), "Execution timeout for apps that set none."),
+  nodeConcurrency: field(Count, 4, "Nodes of one execution that run at the same time."),
+  workerConcurrency: field(Count, 4, "Executions one worker runs at the same time."),
+  maxRunningPerWorkspace: optionalField(
+    Count,
+    "Most executions of one workspace running at once, counted over every worker on the storage; no cap when " +
+      "absent. Workers take workspaces in turn either way."
+  ),
+  pollInterval: field(
+    FiniteDuration,
+    Duration.millis(250),
+    "How often an idle worker looks for work written by other processes."
+  ),
+  cancelCheckInterval: field(
+    atLeast(1, "1 ms"),
+    Duration.millis(500),
+    "How often a worker that runs executions asks the store for cancels made by other processes."
+  ),
+  reportInterval: field(
+    FiniteDuration,
+    Duration.millis(250),
+    "Least time between two writes of one execution's progress and log lines (docs/api.md#live-executions): a " +
+      "report after a quiet spell is written at once, the ones that follow it within this time together at its end."
+  ),
+  maxStreamsPerKey: field(
+    Count,
+    100,
+    "Most event streams (`GET /v1/executions/{id}/events`) one API key may hold open at once."
+  ),
+  idempotencyKeyTtl: field(
+    atLeast(1000, "1 s"),
+    Duration.hours(24),
+    "How long an `Idempotency-Key` of a start answers with its first execution."
+  ),
+  drainTimeout: field(
+    FiniteDuration,
+    Duration.seconds(10),
+    "How long a stopping worker waits for running executions before it releases them."
+  ),
+  webhookBrand: field(
+    Schema.String.pipe(
+      Schema.filter(isValidBrand, { message: () => "1 to 32 letters or digits, words joined by single hyphens" })
+    ),
+    "Service",
+    "Brand word of the webhook headers: `X-<brand>-Webhook-Signature`."
+  ),
+  webhookRetryDelays: field(
+    Schema.Array(FiniteDuration.annotations({ message: () => "each delay must be a finite duration" })),
+    [Duration.seconds(5), Duration.seconds(30), Duration.minutes(2)],
+    "Waits before each webhook retry after the first attempt; their count is the number of retries."
+  ),
+  webhookTimeout: field(FiniteDuration, Duration.seconds(10), "Time a receiver has to answer a webhook with a 2xx."),
+  webhookPollInterval: field(
+    FiniteDuration,
+    Duration.seconds(1),
+    "How often the webhook dispatcher looks for due deliveries when nothing woke it."
+  ),
+  webhookConcurrency: field(Count, 32, "Webhook deliveries one dispatcher sends at the same time."),
+  webhookClaimMargin: field(
+    FiniteDuration,
+    Duration.seconds(30),
+    "How long a dispatcher's claim on a delivery outlasts the request's time limit: an attempt cut short by a " +
+      "crash is sent again once `webhookTimeout + webhookClaimMargin` has passed."
+  ),
+  signingKeyGrace: field(
+    FiniteDuration,
+    Duration.days(7),
+    "How long a rotated-out signing key stays in the published key set."
+  ),
+  signingKeyJwk: optionalField(
+    PrivateJwk.pipe(
+      Schema.filter((jwk) => Either.match(fromPrivateJwk(jwk), { onLeft: (why) => why, onRight: () => true }))
+    ),
+    "A signing key given by the operator (private JWK); when absent one is generated and stored."
+  ),
+  retention: field(
+    atLeast(1, "1 ms"),
+    Duration.days(30),
+    "How long finished executions (with their deliveries and media) are kept before retention deletes them."
+  ),
+  retentionInterval: field(
+    atLeast(1, "1 ms"),
+    Duration.hours(1),
+    "How often retention looks for finished executions past `retention`."
+  ),
+  masterKey: optionalField(
+    MasterKey.pipe(Schema.filter((key) => Redacted.value(key).length === 32, { message: () => "must be 32 bytes" })),
+    "The master key (32 bytes) that seals the secrets the store holds (`SecretSealing`). Without one, signing keys " +
+      "are stored in the clear (a warning says so at start)."
+  ),
+  previousMasterKeys: field(
+    Schema.Array(MasterKey).pipe(
+      Schema.filter((keys) => keys.every((key) => Redacted.value(key).length === 32), {
+        message: () => "each must be 32 bytes"
+      })
+    ),
+    [],
+    "Master keys used before `masterKey`: secrets they sealed still open, and are sealed again with `masterKey`."
+  ),
+  nextMasterKeys: field(
+    Schema.Array(MasterKey).pipe(
+      Schema.filter((keys) => keys.every((key) => Redacted.value(key).length === 32), {
+        message: () => "each must be 32 bytes"
+      })
+    ),
+    [],
+    "Master keys other processes may seal with soon (the first phase of a change of master key, " +
+      "docs/secrets.md): secrets they sealed open here, and are left as they are."
+  )
 }
 
-/** The defaults. */
-export const defaults: AppexecOptions = {
-  keyPrefix: "aex_",
-  lease: "30 seconds",
-  renewEvery: "10 seconds",
-  maxAttempts: 3,
-  defaultTimeout: "10 minutes",
-  nodeConcurrency: 4,
-  workerConcurrency: 4,
-  pollInterval: "250 millis",
-  cancelCheckInterval: "500 millis",
-  reportInterval: "250 millis",
-  maxStreamsPerKey: 100,
-  idempotencyKeyTtl: "24 hours",
-  drainTimeout: "10 seconds",
-  webhookBrand: "Service",
-  webhookRetryDelays: ["5 seconds", "30 seconds", "2 minutes"],
-  webhookTimeout: "10 seconds",
-  webhookPollInterval: "1 second",
-  webhookConcurrency: 32,
-  webhookClaimMargin: "30 seconds",
-  signingKeyGrace: "7 days",
-  retention: "30 days",
-  retentionInterval: "1 hour"
-}
+/**
+ * The settings of an instance, each field with its check, default and description; decoding
+ * also checks the settings that depend on each other (`renewEvery` shorter than `lease`, no
+ * previous or next master keys without a current one).
+ */
+export const Options = Schema.Struct(fields).pipe(
+  Schema.filter((s) =>
+    !Duration.lessThan(s.renewEvery, s.lease)
+      ? { path: ["renewEvery"], message: "must be shorter than lease" }
+      : s.masterKey === undefined && s.previousMasterKeys.length > 0
+      ? { path: ["previousMasterKeys"], message: "given without a masterKey" }
+      : s.masterKey === undefined && s.nextMasterKeys.length > 0
+      ? { path: ["nextMasterKeys"], message: "given without a masterKey" }
+      : true
+  )
+)
 
-/** The checked settings in force: every duration decoded. */
-export interface Settings {
-  readonly keyPrefix: string
-  readonly lease: Duration.Duration
-  readonly renewEvery: Duration.Duration
-  readonly maxAttempts: number
-  readonly defaultTimeout: Duration.Duration
-  readonly nodeConcurrency: number
-  readonly workerConcurrency: number
-  readonly maxRunningPerWorkspace: number | undefined
-  readonly pollInterval: Duration.Duration
-  readonly cancelCheckInterval: Duration.Duration
-  readonly reportInterval: Duration.Duration
-  readonly maxStreamsPerKey: number
-  readonly idempotencyKeyTtl: Duration.Duration
-  readonly drainTimeout: Duration.Duration
-  readonly webhookBrand: string
-  readonly webhookRetryDelays: ReadonlyArray<Duration.Duration>
-  readonly webhookTimeout: Duration.Duration
-  readonly webhookPollInterval: Duration.Duration
-  readonly webhookConcurrency: number
-  readonly webhookClaimMargin: Duration.Duration
-  readonly signingKeyGrace: Duration.Duration
-  readonly signingKeyJwk: PrivateJwk | undefined
-  readonly retention: Duration.Duration
-  readonly retentionInterval: Duration.Duration
-  readonly masterKey: Redacted.Redacted<Uint8Array> | undefined
-  readonly previousMasterKeys: ReadonlyArray<Redacted.Redacted<Uint8Array>>
-}
+/** What each setting is for, by name: the description beside its field. */
+export const descriptions: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(fields).map(([name, field]) => {
+    const ast = field.ast
+    const annotated = ast._tag === "PropertySignatureTransformation" ? ast.to : ast
+    return [name, Option.getOrElse(SchemaAST.getDescriptionAnnotation(annotated), () => "")]
+  })
+)
+
+/** The settings a host may give; every one has a default (or means none when absent). */
+export type AppexecOptions = Schema.Schema.Encoded<typeof Options>
+
+/** The checked settings in force: every duration decoded, every default filled in. */
+export type Settings = Schema.Schema.Type<typeof Options>
+
+/** The defaults, decoded. */
+export const defaults: Settings = Schema.decodeSync(Options)({})
 
 /** The settings in force. */
 export class AppexecConfig extends Context.Tag("@appexec/core/AppexecConfig")<AppexecConfig, Settings>() {
@@ -142,116 +219,17 @@ export class AppexecConfig extends Context.Tag("@appexec/core/AppexecConfig")<Ap
     Layer.effect(AppexecConfig, Either.match(resolve(overrides), { onLeft: Effect.fail, onRight: Effect.succeed }))
 }
 
-const invalid = (setting: string, reason: string) => Either.left(new InvalidConfiguration({ setting, reason }))
+const decode = Schema.decodeUnknownEither(Options)
 
-const isWholeAtLeast = (n: number, min: number) => Number.isInteger(n) && n >= min
-
-/** The settings of `overrides` over the defaults, or the first that cannot work. */
-export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<Settings, InvalidConfiguration> => {
-  const o = { ...defaults, ...overrides }
-  const durations: Record<string, Duration.Duration> = {}
-  for (
-    const name of [
-      "lease",
-      "renewEvery",
-      "defaultTimeout",
-      "pollInterval",
-      "cancelCheckInterval",
-      "reportInterval",
-      "idempotencyKeyTtl",
-      "drainTimeout",
-      "webhookTimeout",
-      "webhookPollInterval",
-      "webhookClaimMargin",
-      "signingKeyGrace",
-      "retention",
-      "retentionInterval"
-    ] as const
-  ) {
-    const decoded = Duration.decodeUnknown(o[name])
-    if (decoded._tag === "None" || !Duration.isFinite(decoded.value)) return invalid(name, "not a finite duration")
-    durations[name] = decoded.value
-  }
-  const delays: Array<Duration.Duration> = []
-  for (const delay of o.webhookRetryDelays) {
-    const decoded = Duration.decodeUnknown(delay)
-    if (decoded._tag === "None" || !Duration.isFinite(decoded.value)) {
-      return invalid("webhookRetryDelays", "each delay must be a finite duration")
-    }
-    delays.push(decoded.value)
-  }
-  const settings: Settings = {
-    keyPrefix: o.keyPrefix,
-    lease: durations.lease!,
-    renewEvery: durations.renewEvery!,
-    maxAttempts: o.maxAttempts,
-    defaultTimeout: durations.defaultTimeout!,
-    nodeConcurrency: o.nodeConcurrency,
-    workerConcurrency: o.workerConcurrency,
-    maxRunningPerWorkspace: o.maxRunningPerWorkspace,
-    pollInterval: durations.pollInterval!,
-    cancelCheckInterval: durations.cancelCheckInterval!,
-    reportInterval: durations.reportInterval!,
-    maxStreamsPerKey: o.maxStreamsPerKey,
-    idempotencyKeyTtl: durations.idempotencyKeyTtl!,
-    drainTimeout: durations.drainTimeout!,
-    webhookBrand: o.webhookBrand,
-    webhookRetryDelays: delays,
-    webhookTimeout: durations.webhookTimeout!,
-    webhookPollInterval: durations.webhookPollInterval!,
-    webhookConcurrency: o.webhookConcurrency,
-    webhookClaimMargin: durations.webhookClaimMargin!,
-    signingKeyGrace: durations.signingKeyGrace!,
-    signingKeyJwk: o.signingKeyJwk,
-    retention: durations.retention!,
-    retentionInterval: durations.retentionInterval!,
-    masterKey: o.masterKey,
-    previousMasterKeys: o.previousMasterKeys ?? []
-  }
-  if (!/^[A-Za-z0-9_]{1,16}$/.test(settings.keyPrefix)) return invalid("keyPrefix", "1 to 16 letters, digits or '_'")
-  if (!isValidBrand(settings.webhookBrand)) {
-    return invalid("webhookBrand", "1 to 32 letters or digits, words joined by single hyphens")
-  }
-  if (Duration.toMillis(settings.lease) < 1) return invalid("lease", "must be at least 1 ms")
-  if (!Duration.lessThan(settings.renewEvery, settings.lease)) {
-    return invalid("renewEvery", "must be shorter than lease")
-  }
-  if (Duration.toMillis(settings.renewEvery) < 1) return invalid("renewEvery", "must be at least 1 ms")
-  if (Duration.toMillis(settings.cancelCheckInterval) < 1) {
-    return invalid("cancelCheckInterval", "must be at least 1 ms")
-  }
-  if (Duration.toMillis(settings.idempotencyKeyTtl) < 1000) return invalid("idempotencyKeyTtl", "must be at least 1 s")
-  for (
-    const [name, value] of [
-      ["maxAttempts", settings.maxAttempts],
-      ["nodeConcurrency", settings.nodeConcurrency],
-      ["workerConcurrency", settings.workerConcurrency],
-      ["webhookConcurrency", settings.webhookConcurrency],
-      ["maxStreamsPerKey", settings.maxStreamsPerKey]
-    ] as const
-  ) {
-    if (!isWholeAtLeast(value, 1)) return invalid(name, "must be a whole number of at least 1")
-  }
-  if (Duration.toMillis(settings.retention) < 1) return invalid("retention", "must be at least 1 ms")
-  if (Duration.toMillis(settings.retentionInterval) < 1) return invalid("retentionInterval", "must be at least 1 ms")
-  if (settings.maxRunningPerWorkspace !== undefined && !isWholeAtLeast(settings.maxRunningPerWorkspace, 1)) {
-    return invalid("maxRunningPerWorkspace", "must be a whole number of at least 1")
-  }
-  if (settings.masterKey !== undefined && Redacted.value(settings.masterKey).length !== 32) {
-    return invalid("masterKey", "must be 32 bytes")
-  }
-  if (settings.previousMasterKeys.some((key) => Redacted.value(key).length !== 32)) {
-    return invalid("previousMasterKeys", "each must be 32 bytes")
-  }
-  if (settings.masterKey === undefined && settings.previousMasterKeys.length > 0) {
-    return invalid("previousMasterKeys", "given without a masterKey")
-  }
-  if (settings.signingKeyJwk !== undefined) {
-    const usable = fromPrivateJwk(settings.signingKeyJwk)
-    if (Either.isLeft(usable)) return invalid("signingKeyJwk", usable.left)
-  }
-  return Either.right(settings)
-}
+/** The settings of `overrides` over the defaults, or the first that cannot work, named. */
+export const resolve = (overrides: Partial<AppexecOptions> = {}): Either.Either<Settings, InvalidConfiguration> =>
+  Either.mapLeft(decode(overrides), (error) => {
+    const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
+    return new InvalidConfiguration({
+      setting: issue === undefined ? "settings" : String(issue.path[0] ?? "settings"),
+      reason: issue?.message ?? "not valid"
+    })
+  })
 
 /** Milliseconds of a decoded duration, for arithmetic on epoch times. */
 export const millis = (duration: Duration.Duration): number => Duration.toMillis(duration)

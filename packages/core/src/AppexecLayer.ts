@@ -62,6 +62,11 @@ export interface Options<Nodes extends ReadonlyArray<NodeType.Any>> {
   /** Run a webhook dispatcher in this process (default true). */
   readonly webhooks?: boolean
   /**
+   * The process environment (`process.env` on Node): its `APPEXEC_SECRET_<NAME>` variables are
+   * secrets too, below the sealed store (`SecretStore.layerWithEnvironment`). Absent: none.
+   */
+  readonly environment?: Readonly<Record<string, string | undefined>>
+  /**
    * Delete finished executions past `config.retention` in this process, every
    * `config.retentionInterval` (default: where a worker runs).
    */
@@ -82,7 +87,8 @@ export type Services =
 
 /**
  * What the instance provides to node types itself, so they need not come from the host: the
- * settings, and the operator's secrets (sealed in its storage with `config.masterKey`).
+ * settings, and the operator's secrets (sealed in its storage with `config.masterKey`, and the
+ * environment's below them when `environment` is given).
  */
 export type Provided = AppexecConfig | SecretStore.SecretStore
 
@@ -109,7 +115,10 @@ export const make = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly 
   // so that every layer built after it, the worker's and the dispatcher's fibers too, logs through it.
   const settings = AppexecConfig.layer(options.config).pipe(Layer.provide(Redactor.layerLoggers))
   // What node types are given (`Provided`): the settings, and the secrets sealed with their master key.
-  const provided = SecretStore.layer.pipe(Layer.provideMerge(settings))
+  const secrets = options.environment === undefined
+    ? SecretStore.layer
+    : SecretStore.layerWithEnvironment(options.environment)
+  const provided = secrets.pipe(Layer.provideMerge(settings))
   const base = Layer.mergeAll(
     NodeRegistry.layer([...coreNodes, ...(options.nodes ?? [])]),
     ExecutionEvents.layer,

@@ -2,7 +2,7 @@
  * Port: bytes of media produced by executions.
  */
 import { sha256 } from "@noble/hashes/sha2.js"
-import { Context, Effect, Encoding, Option } from "effect"
+import { Context, Effect, Encoding, Option, type Stream } from "effect"
 import type { StorageError } from "./Errors.js"
 
 /** A stored blob. */
@@ -24,10 +24,21 @@ export interface BlobInfo {
   readonly version: string
 }
 
+/** A blob as a listing shows it, without its bytes. */
+export interface BlobEntry {
+  readonly key: string
+  /** Its length in bytes. */
+  readonly size: number
+  /** When it was last written (epoch milliseconds, as the store keeps it: a bucket to the second). */
+  readonly modifiedAt: number
+}
+
 /**
  * Storage of media bytes under opaque keys. `stat` and `getRange` are optional, so that an
  * embedder's store with `put`, `get` and `deleteUnder` alone still works: use the functions
  * `stat` and `getRange` of this module, which fall back on a whole `get` when a store lacks them.
+ * `list` and `deleteKeys` are optional too: only moving media to another store and sweeping
+ * orphans need them (docs/media.md), and say so of a store without them.
  */
 export class BlobStore extends Context.Tag("@appexec/core/BlobStore")<
   BlobStore,
@@ -49,6 +60,14 @@ export class BlobStore extends Context.Tag("@appexec/core/BlobStore")<
     ) => Effect.Effect<Option.Option<Uint8Array>, StorageError>
     /** Deletes every blob whose key starts with `prefix` (which ends with `/`); no blob is no error. */
     readonly deleteUnder: (prefix: string) => Effect.Effect<void, StorageError>
+    /**
+     * Every blob whose key starts with `prefix` (empty: every blob), each once, in no promised
+     * order, read a page at a time; blobs deleted while the stream runs may or may not appear,
+     * and a blob still being written does not.
+     */
+    readonly list?: (prefix: string) => Stream.Stream<BlobEntry, StorageError>
+    /** Deletes the blobs under these keys (each a whole key, not a prefix); a missing one is no error. */
+    readonly deleteKeys?: (keys: ReadonlyArray<string>) => Effect.Effect<void, StorageError>
   }
 >() {}
 

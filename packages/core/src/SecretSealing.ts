@@ -7,7 +7,9 @@
  * sealed value moved to another row does not open.
  *
  * The master key is 32 bytes. Keys that sealed earlier secrets may be kept as previous keys: a
- * secret they open is sealed again with the current key.
+ * secret they open is sealed again with the current key. Keys that other processes are about to
+ * seal with (the first phase of a change of master key) may be given as next keys: a secret they
+ * open is used as it is, never sealed back with the current key.
  */
 import { Effect, Encoding, Redacted, Schema } from "effect"
 
@@ -32,18 +34,24 @@ export class SealingError extends Schema.TaggedError<SealingError>()("SealingErr
 /** Whether `stored` is a sealed secret (else it was stored before sealing, in the clear). */
 export const isSealed = (stored: string): boolean => stored.startsWith(SEALED_PREFIX)
 
+/** Which of the master keys opened a sealed secret. */
+export type OpenedBy = "current" | "previous" | "next"
+
 /** The master keys, imported once for Web Crypto: the current one seals, every one opens. */
 export interface Sealer {
   /** Seals `secret` for `context`. */
   readonly seal: (secret: Uint8Array, context: string) => Effect.Effect<string, SealingError>
   /**
-   * Opens a sealed secret of `context`; `current` is false when only a previous master key
-   * opened it (so it should be sealed again).
+   * Opens a sealed secret of `context`; `by` says which key opened it, and `current` is false when
+   * only a previous master key did (so it should be sealed again).
    */
   readonly open: (
     sealed: string,
     context: string
-  ) => Effect.Effect<{ readonly secret: Uint8Array; readonly current: boolean }, SealingError>
+  ) => Effect.Effect<
+    { readonly secret: Uint8Array; readonly current: boolean; readonly by: OpenedBy },
+    SealingError
+  >
 }
 
 const encoder = new TextEncoder()
@@ -58,19 +66,24 @@ const importKey = (key: Redacted.Redacted<Uint8Array>) =>
     catch: () => new SealingError({ reason: `a master key must be ${MASTER_KEY_BYTES} bytes` })
   })
 
-/** The sealer of `current` (which seals) and `previous` master keys (which only open). */
+/** The sealer of `current` (which seals), `previous` and `next` master keys (which only open). */
 export const make = (
   current: Redacted.Redacted<Uint8Array>,
-  previous: ReadonlyArray<Redacted.Redacted<Uint8Array>> = []
+  previous: ReadonlyArray<Redacted.Redacted<Uint8Array>> = [],
+  next: ReadonlyArray<Redacted.Redacted<Uint8Array>> = []
 ): Effect.Effect<Sealer, SealingError> =>
   Effect.gen(function*() {
-    for (const key of [current, ...previous]) {
+    for (const key of [current, ...previous, ...next]) {
       if (Redacted.value(key).length !== MASTER_KEY_BYTES) {
         return yield* new SealingError({ reason: `a master key must be ${MASTER_KEY_BYTES} bytes` })
       }
     }
     const sealing = yield* importKey(current)
-    const opening = [sealing, ...(yield* Effect.forEach(previous, importKey))]
+    const opening: ReadonlyArray<readonly [CryptoKey, OpenedBy]> = [
+      [sealing, "current"],
+      ...(yield* Effect.forEach(previous, importKey)).map((key) => [key, "previous"] as const),
+      ...(yield* Effect.forEach(next, importKey)).map((key) => [key, "next"] as const)
+    ]
 
     const seal = (secret: Uint8Array, context: string) =>
       Effect.tryPromise({
@@ -94,7 +107,7 @@ export const make = (
         if (!isSealed(sealed) || nonce._tag === "Left" || box._tag === "Left" || nonce.right.length !== NONCE_BYTES) {
           return yield* new SealingError({ reason: `the sealed secret of ${context} is damaged` })
         }
-        for (const [index, key] of opening.entries()) {
+        for (const [key, by] of opening) {
           const opened = yield* Effect.tryPromise(() =>
             globalThis.crypto.subtle.decrypt(
               { name: "AES-GCM", iv: own(nonce.right), additionalData: encoder.encode(context) },
@@ -102,7 +115,7 @@ export const make = (
               own(box.right)
             )
           ).pipe(Effect.option)
-          if (opened._tag === "Some") return { secret: new Uint8Array(opened.value), current: index === 0 }
+          if (opened._tag === "Some") return { secret: new Uint8Array(opened.value), current: by !== "previous", by }
         }
         return yield* new SealingError({
           reason: `the secret of ${context} was sealed with another master key than the ones given`

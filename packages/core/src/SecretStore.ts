@@ -8,8 +8,9 @@
  * `layer` is the store of an instance: every value sealed with the master key for its name and
  * scope before it reaches the `SealedSecretStore` of the storage, opened on every read (so a
  * secret set by another process is used at once), and sealed again with the current master key
- * when a previous one opened it. `memory` is a store in a map, for tests and embedding without
- * storage. Every value a store reads or sets is registered with the redactor in force
+ * when a previous one opened it; `layerWithEnvironment` puts the process environment's
+ * `APPEXEC_SECRET_<NAME>` variables below it, so that nodes read secrets from one source.
+ * `memory` is a store in a map, for tests and embedding without storage. Every value a store reads or sets is registered with the redactor in force
  * (`Redactor`), and so are the master keys: none is ever written in the clear.
  */
 import type { WorkspaceId } from "@appexec/api/Ids"
@@ -170,10 +171,10 @@ export const layerMemory = (initial: Readonly<Record<string, string>> = {}): Lay
   Layer.sync(SecretStore, () => memory(initial))
 
 /** What a secret is sealed for: its scope and name, so a sealed value moved to another row does not open. */
-const contextOf = (name: string, scope: SecretScope) => `secret:${scope ?? ""}:${name}`
+export const contextOf = (name: string, scope: SecretScope) => `secret:${scope ?? ""}:${name}`
 
 /** How a secret is named for the operator: `API_TOKEN of the instance`, `API_TOKEN of workspace <id>`. */
-const describe = (name: string, scope: SecretScope) =>
+export const describe = (name: string, scope: SecretScope) =>
   `${name} of ${scope === undefined ? "the instance" : `workspace ${scope}`}`
 
 const encoder = new TextEncoder()
@@ -190,12 +191,18 @@ export const make = Effect.gen(function*() {
   const config = yield* AppexecConfig
   // The master keys are masked wherever they might be written, like every secret.
   const redactor = yield* Redactor.Redactor
-  for (const key of [...(config.masterKey === undefined ? [] : [config.masterKey]), ...config.previousMasterKeys]) {
+  for (
+    const key of [
+      ...(config.masterKey === undefined ? [] : [config.masterKey]),
+      ...config.previousMasterKeys,
+      ...config.nextMasterKeys
+    ]
+  ) {
     redactor.registerBytes(key)
   }
   const sealer = config.masterKey === undefined
     ? undefined
-    : yield* SecretSealing.make(config.masterKey, config.previousMasterKeys).pipe(
+    : yield* SecretSealing.make(config.masterKey, config.previousMasterKeys, config.nextMasterKeys).pipe(
       Effect.mapError((e) => new InvalidConfiguration({ setting: "masterKey", reason: e.reason }))
     )
 
@@ -295,3 +302,49 @@ export const layer: Layer.Layer<SecretStore, InvalidConfiguration, SealedSecretS
   SecretStore,
   make
 )
+
+/** Prefix of the environment variables that hold secrets: `APPEXEC_SECRET_PROVIDER_TOKEN` is the secret `provider_token`. */
+export const ENVIRONMENT_PREFIX = "APPEXEC_SECRET_"
+
+/** The secrets among environment variables: every non-empty `APPEXEC_SECRET_<NAME>`, named `<name>` in lower case. */
+export const fromEnvironment = (
+  env: Readonly<Record<string, string | undefined>>
+): ReadonlyMap<string, Redacted.Redacted<string>> =>
+  new Map(
+    Object.entries(env)
+      .filter((entry): entry is [string, string] =>
+        entry[0].startsWith(ENVIRONMENT_PREFIX) && entry[0].length > ENVIRONMENT_PREFIX.length &&
+        entry[1] !== undefined && entry[1] !== ""
+      )
+      .map(([name, value]) => [name.slice(ENVIRONMENT_PREFIX.length).toLowerCase(), Redacted.make(value)])
+  )
+
+/**
+ * `store` with the environment's secrets below it (`fromEnvironment`): a name the store holds
+ * for neither the workspace nor the instance is looked up there, for every workspace alike, and
+ * registered with the redactor when found. Setting, listing and deleting are the store's alone.
+ */
+export const withEnvironment = (
+  store: SecretStore["Type"],
+  environment: ReadonlyMap<string, Redacted.Redacted<string>>
+): SecretStore["Type"] =>
+  environment.size === 0 ? store : {
+    ...store,
+    resolve: (name, workspaceId) =>
+      Effect.flatMap(
+        store.resolve(name, workspaceId),
+        (found) => Option.isSome(found) ? Effect.succeed(found) : registered(Option.fromNullable(environment.get(name)))
+      )
+  }
+
+/**
+ * The secrets of an instance (`layer`) with the `APPEXEC_SECRET_<NAME>` variables of `env` as
+ * their lowest source (`withEnvironment`): one source of secrets for the nodes, the sealed store
+ * first.
+ */
+export const layerWithEnvironment = (
+  env: Readonly<Record<string, string | undefined>>
+): Layer.Layer<SecretStore, InvalidConfiguration, SealedSecretStore | AppexecConfig> => {
+  const environment = fromEnvironment(env)
+  return Layer.effect(SecretStore, Effect.map(make, (store) => withEnvironment(store, environment)))
+}

@@ -26,6 +26,7 @@ import { fromBase64Url, fromHex, toHex } from "./internal/ed25519.js"
 import { fromPrivateJwk, keyPairOf, publicJwk } from "./internal/jwk.js"
 import * as SecretSealing from "./SecretSealing.js"
 import { type SigningKeyRecord, SigningKeyStore } from "./SigningKeyStore.js"
+import * as StorageLock from "./StorageLock.js"
 import { inThread, WebhookSigner } from "./WebhookSigner.js"
 
 /**
@@ -98,7 +99,7 @@ export const make = Effect.gen(function*() {
   const lock = yield* Effect.makeSemaphore(1)
   const sealer = config.masterKey === undefined
     ? undefined
-    : yield* SecretSealing.make(config.masterKey, config.previousMasterKeys).pipe(
+    : yield* SecretSealing.make(config.masterKey, config.previousMasterKeys, config.nextMasterKeys).pipe(
       Effect.mapError((e) => new InvalidConfiguration({ setting: "masterKey", reason: e.reason }))
     )
   /** Hex seeds of the sealed values opened so far. */
@@ -185,21 +186,32 @@ export const make = Effect.gen(function*() {
     return { kid, ...pair, createdAt: yield* Clock.currentTimeMillis, retiredAt: null } satisfies SigningKeyRecord
   })
 
-  /** The current key, generating and storing one when the store has none. */
+  /** Generates and stores the first key, unless another process did meanwhile. */
+  const generateFirst = Effect.gen(function*() {
+    const existing = currentOf(yield* store.list)
+    if (existing !== undefined) return existing
+    const generated = yield* generate
+    yield* store.insert({ ...generated, secretKey: yield* storedForm(generated.kid, generated.secretKey) })
+    // Read back: when two processes start at once, both converge on the newest key.
+    const stored = currentOf(yield* store.list)
+    if (stored === undefined) {
+      return yield* new StorageError({ operation: "signingKeys.generate", cause: "no key after insert" })
+    }
+    yield* Effect.logInfo(`signing key ${stored.kid} generated`)
+    if (sealer === undefined) yield* Effect.logWarning(CLEAR_KEYS_WARNING)
+    return stored
+  })
+
+  /**
+   * The current key, generating and storing one when the store has none: under the storage's
+   * lock, so that processes starting together on a new database make one.
+   */
   const current = lock.withPermits(1)(
-    Effect.gen(function*() {
-      const existing = currentOf(yield* store.list)
-      if (existing !== undefined) return existing
-      const generated = yield* generate
-      yield* store.insert({ ...generated, secretKey: yield* storedForm(generated.kid, generated.secretKey) })
-      // Read back: when two processes start at once, both converge on the newest key.
-      const stored = currentOf(yield* store.list)
-      if (stored === undefined) {
-        return yield* new StorageError({ operation: "signingKeys.generate", cause: "no key after insert" })
-      }
-      yield* Effect.logInfo(`signing key ${stored.kid} generated`)
-      if (sealer === undefined) yield* Effect.logWarning(CLEAR_KEYS_WARNING)
-      return stored
+    Effect.flatMap(store.list, (keys) => {
+      const existing = currentOf(keys)
+      return existing !== undefined
+        ? Effect.succeed(existing)
+        : StorageLock.withLock(StorageLock.BOOTSTRAP)(generateFirst)
     })
   )
 
@@ -209,20 +221,24 @@ export const make = Effect.gen(function*() {
     const pair = fromPrivateJwk(jwk)
     if (Either.isLeft(pair)) return yield* Effect.dieMessage(`The configured signing key is not usable: ${pair.left}`)
     const { kid, secretKey, publicKey } = pair.right
+    if ((yield* store.list).some((k) => k.kid === kid)) return
+    // Under the storage's lock: processes starting together import it once.
     yield* lock.withPermits(1)(
-      Effect.gen(function*() {
-        if ((yield* store.list).some((k) => k.kid === kid)) return
-        const at = yield* Clock.currentTimeMillis
-        yield* store.insert({
-          kid,
-          secretKey: yield* storedForm(kid, secretKey),
-          publicKey,
-          createdAt: at,
-          retiredAt: null
+      StorageLock.withLock(StorageLock.BOOTSTRAP)(
+        Effect.gen(function*() {
+          if ((yield* store.list).some((k) => k.kid === kid)) return
+          const at = yield* Clock.currentTimeMillis
+          yield* store.insert({
+            kid,
+            secretKey: yield* storedForm(kid, secretKey),
+            publicKey,
+            createdAt: at,
+            retiredAt: null
+          })
+          yield* store.retireAllBut(kid, at, at + millis(config.signingKeyGrace))
+          yield* Effect.logInfo(`configured signing key ${kid} imported`)
         })
-        yield* store.retireAllBut(kid, at, at + millis(config.signingKeyGrace))
-        yield* Effect.logInfo(`configured signing key ${kid} imported`)
-      })
+      )
     )
   })
 

@@ -49,7 +49,7 @@ describe("secret sealing", () => {
       const other = yield* SecretSealing.make(masterKey(2))
       expect(Exit.isFailure(yield* Effect.exit(other.open(sealed, "kid-a")))).toBe(true)
       const rotated = yield* SecretSealing.make(masterKey(2), [masterKey(1)])
-      expect(yield* rotated.open(sealed, "kid-a")).toEqual({ secret, current: false })
+      expect(yield* rotated.open(sealed, "kid-a")).toEqual({ secret, current: false, by: "previous" })
     }))
 
   it("reads master keys as base64url, base64 or hex of 32 bytes only", () => {
@@ -106,6 +106,33 @@ describe("secret sealing", () => {
       expect(yield* signsVerifiably.pipe(Effect.provide(keysOver(store, config)))).toBe(true)
       // The old master key is no longer needed.
       expect(yield* signsVerifiably.pipe(Effect.provide(keysOver(store, { masterKey: masterKey(2) })))).toBe(true)
+    }))
+
+  it.effect("a next master key opens what it sealed, which is left as it is; a previous key's is sealed again", () =>
+    Effect.gen(function*() {
+      const secret = new Uint8Array(32).fill(7)
+      const byNew = yield* (yield* SecretSealing.make(masterKey(2))).seal(secret, "kid-a")
+      const byOld = yield* (yield* SecretSealing.make(masterKey(1))).seal(secret, "kid-a")
+      // Phase 1 of a change: the old key seals, the new one only opens.
+      const learning = yield* SecretSealing.make(masterKey(1), [], [masterKey(2)])
+      expect(yield* learning.open(byNew, "kid-a")).toEqual({ secret, current: true, by: "next" })
+      expect(yield* learning.open(byOld, "kid-a")).toEqual({ secret, current: true, by: "current" })
+      expect((yield* learning.open(yield* learning.seal(secret, "kid-a"), "kid-a")).by).toBe("current")
+      // Phase 2: the new key seals, the old one opens and asks to be sealed again.
+      const switched = yield* SecretSealing.make(masterKey(2), [masterKey(1)])
+      expect(yield* switched.open(byOld, "kid-a")).toEqual({ secret, current: false, by: "previous" })
+      // A signing key sealed with the new key is left as it is by a process of phase 1, which signs with it.
+      const store = yield* freshStore
+      yield* signsVerifiably.pipe(Effect.provide(keysOver(store, { masterKey: masterKey(2) })))
+      const [sealed] = yield* storedKeys(store)
+      const phase1 = { masterKey: masterKey(1), nextMasterKeys: [masterKey(2)] }
+      expect(yield* signsVerifiably.pipe(Effect.provide(keysOver(store, phase1)))).toBe(true)
+      expect((yield* storedKeys(store))[0]!.secretKey).toBe(sealed!.secretKey)
+      // Without the next key, the old key alone cannot open it: what phase 1 is for.
+      const alone = yield* Effect.exit(
+        signsVerifiably.pipe(Effect.provide(keysOver(store, { masterKey: masterKey(1) })))
+      )
+      expect(Exit.isFailure(alone)).toBe(true)
     }))
 
   it.effect("rotation seals the new key and every stored key again", () =>

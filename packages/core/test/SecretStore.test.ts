@@ -4,10 +4,12 @@
  * over the instance's, as set while the instance runs; a missing secret fails the node with a
  * message naming it and the execution is kept; a secret that cannot be opened fails the node
  * without saying why to the consumer, while the operator's log says why; without a master key
- * nothing is set. No value reaches an output error, the log or the workflow graph.
+ * nothing is set. The process environment (`APPEXEC_SECRET_<NAME>`) is the store's lowest layer:
+ * a name the store holds for neither the workspace nor the instance is read there, and masked.
+ * No value reaches an output error, the log or the workflow graph.
  */
 import { Ids } from "@appexec/api"
-import { Appexec, NodeType, SealedSecretStore, SecretStore } from "@appexec/core"
+import { Appexec, NodeType, Redactor, SealedSecretStore, SecretStore } from "@appexec/core"
 import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option, Redacted, Schema, TestClock } from "effect"
@@ -40,8 +42,10 @@ const app = {
 
 const masterKey = Redacted.make(new Uint8Array(32).fill(3))
 
-const instance = (config: { masterKey?: Redacted.Redacted<Uint8Array> } = { masterKey }) =>
-  TestHarness.layer({ nodes: [usesSecret], config })
+const instance = (
+  config: { masterKey?: Redacted.Redacted<Uint8Array> } = { masterKey },
+  environment?: Readonly<Record<string, string>>
+) => TestHarness.layer({ nodes: [usesSecret], config, ...(environment === undefined ? {} : { environment }) })
 
 /** Imports the app, signs into `workspace`, runs it to its end; the principal and the finished record. */
 const runIn = (workspace: string) =>
@@ -134,4 +138,43 @@ describe("secrets in node runs", () => {
       expect(yield* store.delete("API_TOKEN", ws)).toBe(true)
       expect(Redacted.value((yield* store.resolve("API_TOKEN", ws)).pipe(Option.getOrThrow))).toBe("instance")
     }))
+
+  it.scoped("the environment is the store's lowest layer: APPEXEC_SECRET_<NAME> is <name>, under every stored one", () =>
+    Effect.gen(function*() {
+      const secrets = yield* SecretStore.SecretStore
+      // Named in lower case, for every workspace; the store's own list stays the store's.
+      const token = yield* secrets.resolve("api_token", Ids.WorkspaceId.make("00000000-0000-4000-8000-000000000009"))
+      expect(Option.map(token, Redacted.value)).toEqual(Option.some("from-the-environment"))
+      expect(yield* secrets.list).toEqual([])
+      expect(
+        Option.isNone(yield* secrets.resolve("EMPTY", Ids.WorkspaceId.make("00000000-0000-4000-8000-000000000009")))
+      )
+        .toBe(true)
+      // A value read from the environment is masked from then on, like a stored one.
+      expect((yield* Redactor.Redactor).text("echo: from-the-environment")).not.toContain("from-the-environment")
+      // A stored secret of the same name comes first.
+      yield* secrets.set("api_token", Redacted.make("stored"), undefined)
+      const stored = yield* secrets.resolve("api_token", Ids.WorkspaceId.make("00000000-0000-4000-8000-000000000009"))
+      expect(Option.map(stored, Redacted.value)).toEqual(Option.some("stored"))
+    }).pipe(
+      Effect.provide(
+        TestHarness.layer({
+          nodes: [usesSecret],
+          config: { masterKey },
+          environment: { APPEXEC_SECRET_API_TOKEN: "from-the-environment", APPEXEC_SECRET_EMPTY: "", OTHER: "x" }
+        })
+      )
+    ))
+
+  it("fromEnvironment takes every non-empty APPEXEC_SECRET_<NAME>, named in lower case", () => {
+    const found = SecretStore.fromEnvironment({
+      APPEXEC_SECRET_PROVIDER_TOKEN: "a",
+      APPEXEC_SECRET_: "b",
+      APPEXEC_SECRET_EMPTY: "",
+      APPEXEC_SECRETS: "c",
+      HOME: "/root"
+    })
+    expect([...found.keys()]).toEqual(["provider_token"])
+    expect(Redacted.value(found.get("provider_token")!)).toBe("a")
+  })
 })

@@ -67,8 +67,8 @@ describe("media inputs", () => {
       // The consumer learns the category, not what the host resolves to.
       expect(message).toBe(
         "node 'resize' (image.resize) failed: image URL refused: address not allowed; outbound requests reach " +
-          "public addresses only, unless private networks are allowed (appexec serve --allow-private-networks, " +
-          "or APPEXEC_ALLOW_PRIVATE_NETWORKS=true)"
+          "public addresses only, unless the operator allows the host (--allow-hosts) or private networks " +
+          "(--allow-private-networks)"
       )
       expect(message).not.toMatch(/10\.0\.0\.7/)
     }).pipe(

@@ -125,8 +125,7 @@ describe("refused addresses name the setting that allows them", () => {
       expect(done.status).toBe("failed")
       expect(done.errorMessage).toBe(
         "node 'size' (image.resize) failed: image URL refused: its host 127.0.0.1 is a loopback address, which " +
-          "outbound requests reach only when private networks are allowed (allowPrivateNetworks of " +
-          "NodeOutboundHttp; appexec serve --allow-private-networks, or APPEXEC_ALLOW_PRIVATE_NETWORKS=true)"
+          `appexec reaches only when allowed: --allow-hosts 127.0.0.1:${new URL(url).port}, or --allow-private-networks`
       )
       expect(origin.received).toHaveLength(0)
     }).pipe(Effect.provide(layer({ outbound: { allowPrivateNetworks: false } }))))
@@ -136,8 +135,8 @@ describe("refused addresses name the setting that allows them", () => {
       const done = yield* run(thumbnail, { image: "http://images.internal.example/cat.png" })
       expect(done.errorMessage).toBe(
         "node 'size' (image.resize) failed: image URL refused: address not allowed; outbound requests reach " +
-          "public addresses only, unless private networks are allowed (appexec serve --allow-private-networks, " +
-          "or APPEXEC_ALLOW_PRIVATE_NETWORKS=true)"
+          "public addresses only, unless the operator allows the host (--allow-hosts) or private networks " +
+          "(--allow-private-networks)"
       )
       expect(done.errorMessage).not.toMatch(/10\.0\.0\.7/)
     }).pipe(

@@ -51,8 +51,8 @@ export const addressRefusal = (http: OutboundHttp.OutboundHttp["Type"], url: str
   Option.match(http.refusal?.(url) ?? Option.none(), {
     onSome: (refused) => refused.message.replace(/\.$/, ""),
     onNone: () =>
-      "address not allowed; outbound requests reach public addresses only, unless private networks are allowed " +
-      "(appexec serve --allow-private-networks, or APPEXEC_ALLOW_PRIVATE_NETWORKS=true)"
+      "address not allowed; outbound requests reach public addresses only, unless the operator allows the host " +
+      "(--allow-hosts) or private networks (--allow-private-networks)"
   })
 
 /** The consumer's message for a fetch that got no answer: the category only (the detail is in the operator's log). */

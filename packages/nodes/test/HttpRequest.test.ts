@@ -35,7 +35,8 @@ const provider = (url: string, config: Record<string, unknown> = {}, output = "o
   ]
 })
 
-const secrets = { secrets: { provider_token: "tok-123" } }
+/** The secret `provider_token`, from the environment (the secret store's lowest layer). */
+const secrets = { environment: { APPEXEC_SECRET_PROVIDER_TOKEN: "tok-123" } }
 
 describe("http.request", () => {
   it.scoped("sends the templated request with secret headers and yields the picked field", () =>
@@ -59,7 +60,7 @@ describe("http.request", () => {
       expect(request.headers["x-client"]).toBe("appexec-tests")
       expect(request.headers["content-type"]).toBe("application/json")
       expect(JSON.parse(request.body)).toEqual({ prompt: "cats \"in\" hats", style: "neon & bold", n: 1 })
-    }).pipe(Effect.provide(layer({ settings: secrets }))))
+    }).pipe(Effect.provide(layer(secrets))))
 
   it.scoped("the execution's log says the method, host and status, never the path, a header or a body", () =>
     Effect.gen(function*() {
@@ -88,7 +89,7 @@ describe("http.request", () => {
       for (const secret of ["tok-123", "private", "generate", "Bearer", "appexec-tests"]) {
         expect(all).not.toContain(secret)
       }
-    }).pipe(Effect.provide(layer({ settings: secrets }))))
+    }).pipe(Effect.provide(layer(secrets))))
 
   it.scoped("a media URL it picks feeds an image output, which stores the image and serves it", () =>
     Effect.gen(function*() {
@@ -111,7 +112,7 @@ describe("http.request", () => {
       const blob = yield* download(done.outputs[0]!.value!)
       expect(blob.contentType).toBe("image/png")
       expect(Buffer.from(blob.bytes).equals(png)).toBe(true)
-    }).pipe(Effect.provide(layer({ settings: secrets }))))
+    }).pipe(Effect.provide(layer(secrets))))
 
   it.scoped("yields JSON for a json output", () =>
     Effect.gen(function*() {
@@ -126,7 +127,7 @@ describe("http.request", () => {
         value: "{\"score\":0.9,\"tags\":[\"a\"]}",
         status: "completed"
       })
-    }).pipe(Effect.provide(layer({ settings: secrets }))))
+    }).pipe(Effect.provide(layer(secrets))))
 
   it.scoped("a non-2xx answer fails the node with the status only; the body goes to the operator's log", () => {
     const logged: Array<string> = []
@@ -144,7 +145,7 @@ describe("http.request", () => {
       expect(done.outputs[0]).toMatchObject({ status: "failed", error: done.errorMessage })
       expect(JSON.stringify(done)).not.toContain("tok-123")
       expect(logged).toContain(`http.request: the endpoint answered 503 Service Unavailable: ${body}`)
-    }).pipe(Effect.provide(layer({ settings: secrets }).pipe(Layer.provide(capture))))
+    }).pipe(Effect.provide(layer(secrets).pipe(Layer.provide(capture))))
   })
 
   it.scoped("an answer without the picked field, or not JSON, fails clearly", () =>
@@ -154,7 +155,7 @@ describe("http.request", () => {
       expect(a.errorMessage).toContain("the endpoint's answer has no field at /data/0/text")
       const b = yield* run(provider(origin.url("/b")), { prompt: "x" })
       expect(b.errorMessage).toContain("the endpoint's answer is not JSON")
-    }).pipe(Effect.provide(layer({ settings: secrets }))))
+    }).pipe(Effect.provide(layer(secrets))))
 
   it.scoped("a secret the operator did not configure fails the node without a request", () =>
     Effect.gen(function*() {
@@ -166,14 +167,14 @@ describe("http.request", () => {
       expect(origin.received).toHaveLength(0)
     }).pipe(Effect.provide(layer())))
 
-  it.scoped("a header secret set with appexec secrets set: the workspace's over the instance's, over the settings", () =>
+  it.scoped("a header secret set with appexec secrets set: the workspace's over the instance's, over the environment's", () =>
     Effect.gen(function*() {
       const origin = yield* FakeOrigin.start({
         "/v1/generate": { headers: { "content-type": "application/json" }, body: "{\"data\":[{\"text\":\"ok\"}]}" }
       })
       const store = yield* SecretStore.SecretStore
       const definition = provider(origin.url("/v1/generate"))
-      // Only the settings' (APPEXEC_SECRET_PROVIDER_TOKEN) so far.
+      // Only the environment's (APPEXEC_SECRET_PROVIDER_TOKEN) so far: the store's lowest layer.
       expect((yield* run(definition, { prompt: "x" })).errorMessage).toBeNull()
       expect(origin.received.at(-1)!.headers["authorization"]).toBe("Bearer tok-123")
       yield* store.set("provider_token", Redacted.make("stored-instance"), undefined)
@@ -185,7 +186,7 @@ describe("http.request", () => {
       const done = yield* run(definition, { prompt: "x" })
       expect(origin.received.at(-1)!.headers["authorization"]).toBe("Bearer stored-workspace")
       expect(JSON.stringify(done)).not.toContain("stored-")
-    }).pipe(Effect.provide(layer({ settings: secrets }))))
+    }).pipe(Effect.provide(layer(secrets))))
 
   it.scoped("refuses at import: headers with placeholders, a host from placeholders, unknown placeholders, a bad pointer", () =>
     Effect.gen(function*() {
@@ -216,9 +217,10 @@ describe("http.request", () => {
       const done = yield* run(provider(origin.url("/v1/generate")), { prompt: "x" })
       expect(done.errorMessage).toBe(
         "node 'call' (http.request) failed: the request was refused: its host 127.0.0.1 is a loopback address, " +
-          "which outbound requests reach only when private networks are allowed (allowPrivateNetworks of " +
-          "NodeOutboundHttp; appexec serve --allow-private-networks, or APPEXEC_ALLOW_PRIVATE_NETWORKS=true)"
+          `which appexec reaches only when allowed: --allow-hosts 127.0.0.1:${
+            new URL(origin.url("/")).port
+          }, or --allow-private-networks`
       )
       expect(origin.received).toHaveLength(0)
-    }).pipe(Effect.provide(layer({ settings: secrets, outbound: { allowPrivateNetworks: false } }))))
+    }).pipe(Effect.provide(layer({ ...secrets, outbound: { allowPrivateNetworks: false } }))))
 })

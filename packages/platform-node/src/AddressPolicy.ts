@@ -2,8 +2,11 @@
  * Which IP addresses outbound requests may reach (docs/security.md). Public unicast addresses are
  * allowed; loopback, private, shared (CGNAT), link-local, unique-local, multicast, cloud-metadata
  * and reserved ranges are not. IPv6 forms that carry an IPv4 address (IPv4-mapped, IPv4-compatible,
- * SIIT, NAT64, 6to4) are judged by the IPv4 address they carry.
+ * SIIT, NAT64, 6to4) are judged by the IPv4 address they carry. An allow-list of hosts
+ * (`AllowedHost`: `name`, `name:port`, an address, `[v6]:port`) lets an operator open exactly the
+ * private receivers a deployment needs instead of every private network.
  */
+import { Either } from "effect"
 import ipaddr from "ipaddr.js"
 
 /** The kind of a refused address. */
@@ -123,3 +126,35 @@ export const isPublic = (address: string): boolean => classify(address) === unde
 /** An address of `kind` as a sentence says it, with its article: "a loopback address", "an unspecified address". */
 export const withArticle = (kind: AddressClass): string =>
   `${kind === "invalid" || kind === "unspecified" ? "an" : "a"} ${kind} address`
+
+/** A host outbound requests may reach whatever its addresses: its name (lower case) or address, and a port or any. */
+export interface AllowedHost {
+  /** As the URL parser writes a host: a name in lower case, an IPv4 address, an IPv6 address in brackets. */
+  readonly host: string
+  /** The port, or `undefined` for any. */
+  readonly port: number | undefined
+}
+
+/**
+ * An allow-list entry read: `name`, `name:port`, `10.0.0.5`, `10.0.0.5:8443`, `[fd00::1]` or
+ * `[fd00::1]:8443`; the reason when it is none of these.
+ */
+export const parseAllowedHost = (entry: string): Either.Either<AllowedHost, string> => {
+  const m = /^(\[[0-9A-Fa-f:.]+\]|[^\s:/@[\]]+)(?::(\d{1,5}))?$/.exec(entry.trim())
+  const port = m?.[2] === undefined ? undefined : Number(m[2])
+  if (m === null || (port !== undefined && (port < 1 || port > 65535)) || !URL.canParse(`http://${m[1]}`)) {
+    return Either.left(`'${entry}' is not a host: write name, name:port, an IP address, or [IPv6]:port`)
+  }
+  return Either.right({ host: new URL(`http://${m[1]}`).hostname, port })
+}
+
+/** Whether `url` (parsed) names one of `allowed`: its host, and its port (the scheme's default when absent). */
+export const isAllowedHost = (url: URL, allowed: ReadonlyArray<AllowedHost>): boolean => {
+  if (allowed.length === 0) return false
+  const port = url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port)
+  return allowed.some((entry) => entry.host === url.hostname && (entry.port === undefined || entry.port === port))
+}
+
+/** `host:port` of a URL as an allow-list entry names it (the scheme's default port written out). */
+export const hostPortOf = (url: URL): string =>
+  `${url.hostname}:${url.port === "" ? (url.protocol === "https:" ? 443 : 80) : url.port}`

@@ -9,12 +9,14 @@
  * outside the directory or into `.meta`. Files are written to a temporary name and renamed,
  * bytes first, so a reader never sees a half-written blob. `stat` reads the metadata and the
  * file's inode and modification time (its version: a put renames a new file over it);
- * `getRange` reads the asked bytes at their offset, not the whole file.
+ * `getRange` reads the asked bytes at their offset, not the whole file. `list` walks the
+ * directories one at a time and shows a blob once its metadata is written (the last step of a
+ * put); temporary files are never blobs.
  */
 import { BlobStore, Errors, MediaUrls } from "@appexec/core"
-import { Effect, Layer, Option, Schema } from "effect"
+import { Chunk, Effect, Layer, Option, Schema, Stream } from "effect"
 import { randomBytes } from "node:crypto"
-import { mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises"
+import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
 
 const Meta = Schema.parseJson(Schema.Struct({ contentType: Schema.String, size: Schema.Number }))
@@ -22,6 +24,9 @@ const decodeMeta = Schema.decodeUnknown(Meta)
 
 const isMissing = (error: unknown) =>
   typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT"
+
+/** The name of a file being written (`atomicWrite`), never a blob. */
+const TEMPORARY = /\.[0-9a-f]{12}\.tmp$/
 
 const atomicWrite = async (path: string, data: Uint8Array | string) => {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 })
@@ -33,6 +38,32 @@ const atomicWrite = async (path: string, data: Uint8Array | string) => {
 
 const readIfPresent = <A>(path: string, read: (path: string) => Promise<A>) =>
   read(path).catch((error: unknown) => (isMissing(error) ? undefined : Promise.reject(error)))
+
+/**
+ * The blobs of one directory of the store (relative path `under`, "" for the root) and its
+ * subdirectories, so that a listing reads one directory at a time.
+ */
+const readDirectory = async (directory: string, under: string) => {
+  const entries = await readdir(join(directory, under), { withFileTypes: true }).catch((error: unknown) =>
+    isMissing(error) ? [] : Promise.reject(error)
+  )
+  const blobs: Array<BlobStore.BlobEntry> = []
+  const directories: Array<string> = []
+  for (const entry of entries) {
+    const key = under === "" ? entry.name : `${under}/${entry.name}`
+    // `.meta` holds the types, and no blob key starts with a dot.
+    if (!MediaUrls.isBlobKey(key)) continue
+    if (entry.isDirectory()) directories.push(key)
+    else if (entry.isFile() && !TEMPORARY.test(entry.name)) {
+      const data = await readIfPresent(join(directory, key), (p) => stat(p))
+      const meta = await readIfPresent(join(directory, ".meta", `${key}.json`), (p) => stat(p))
+      if (data !== undefined && meta !== undefined) {
+        blobs.push({ key, size: data.size, modifiedAt: Math.max(data.mtimeMs, meta.mtimeMs) })
+      }
+    }
+  }
+  return { blobs, directories }
+}
 
 /** A blob store in `directory` (directories are created as needed). */
 export const make = (directory: string): BlobStore.BlobStore["Type"] => {
@@ -128,7 +159,40 @@ export const make = (directory: string): BlobStore.BlobStore["Type"] => {
             operation: "BlobStore.deleteUnder",
             cause: `not a key prefix ending in '/': '${prefix.slice(0, 80)}'`
           })
-        )
+        ),
+    list: (prefix) => {
+      // The deepest directory that holds every key with the prefix; the keys are filtered below it.
+      const start = prefix.includes("/") ? prefix.slice(0, prefix.lastIndexOf("/")) : ""
+      if (start !== "" && !MediaUrls.isBlobKey(start)) return Stream.empty
+      return Stream.paginateChunkEffect([start], (pending: ReadonlyArray<string>) =>
+        Effect.tryPromise({
+          try: async () => {
+            const [under, ...rest] = pending
+            const { blobs, directories } = await readDirectory(directory, under ?? "")
+            const next = [
+              ...directories.filter((d) => `${d}/`.startsWith(prefix) || prefix.startsWith(`${d}/`)),
+              ...rest
+            ]
+            return [
+              Chunk.fromIterable(blobs.filter((blob) => blob.key.startsWith(prefix))),
+              next.length === 0 ? Option.none() : Option.some(next)
+            ] as const
+          },
+          catch: (cause) => new Errors.StorageError({ operation: "BlobStore.list", cause })
+        }))
+    },
+    deleteKeys: (keys) =>
+      Effect.forEach(keys, (key) =>
+        Effect.flatMap(pathsOf(key), (paths) =>
+          Effect.tryPromise({
+            try: async () => {
+              // The bytes first: stopped in between, what stays is a little metadata that reads and
+              // lists as no blob (and goes with its execution's directory), never bytes no listing shows.
+              await rm(paths.data, { force: true })
+              await rm(paths.meta, { force: true })
+            },
+            catch: (cause) => new Errors.StorageError({ operation: "BlobStore.deleteKeys", cause })
+          })), { discard: true })
   }
 }
 

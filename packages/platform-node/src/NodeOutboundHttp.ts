@@ -2,7 +2,9 @@
  * The Node implementation of core's `OutboundHttp` port: http and https only; the host
  * is resolved once, every resolved address is checked against `AddressPolicy`, and the socket
  * connects to the address that was checked (the name stays in `Host` and in TLS SNI and
- * certificate checks), so a second DNS answer cannot slip a private address in. Redirects are
+ * certificate checks), so a second DNS answer cannot slip a private address in. Hosts of an
+ * allow-list (`allowHosts`) are reached whatever their addresses; a refusal names the process
+ * that refused and the settings that would allow it (`naming`). Redirects are
  * returned, never followed; the whole exchange is bounded in time and the answer in size.
  * Connections are kept alive in pools keyed by the checked address (`AgentPool`), so repeated
  * requests to one receiver (webhooks) skip the connection setup without ever reaching an
@@ -16,7 +18,14 @@ import * as dns from "node:dns/promises"
 import * as http from "node:http"
 import * as https from "node:https"
 import { isIP, type LookupFunction } from "node:net"
-import { type AddressClass, classify, withArticle } from "./AddressPolicy.js"
+import {
+  type AddressClass,
+  type AllowedHost,
+  classify,
+  hostPortOf,
+  isAllowedHost,
+  withArticle
+} from "./AddressPolicy.js"
 
 type OutboundError = OutboundHttp.OutboundError
 type OutboundRequest = OutboundHttp.OutboundRequest
@@ -45,6 +54,13 @@ export const systemResolver: Resolver = (hostname) =>
 export interface Options {
   /** Let requests reach loopback, private, link-local and other non-public addresses. */
   readonly allowPrivateNetworks: boolean
+  /**
+   * Hosts requests may reach whatever their addresses, as `AddressPolicy.parseAllowedHost` reads
+   * them (`hooks.internal:8443`): the narrow way to let a deployment reach its own receivers.
+   */
+  readonly allowHosts?: ReadonlyArray<AllowedHost>
+  /** How a refusal names who refused and what would allow it (default: the `appexec` command's flags). */
+  readonly naming?: Naming
   /** Host name resolution (default `systemResolver`). */
   readonly resolver?: Resolver
   /** Time limit of a request that sets none (default 10 s). */
@@ -52,6 +68,27 @@ export interface Options {
   /** Largest answer body of a request that sets none (default 1 MiB). */
   readonly maxResponseBytes?: number
 }
+
+/** The words of a refusal: the process that refused, and the two settings that would allow the host. */
+export interface Naming {
+  /** `appexec worker`, `appexec serve --no-worker`, … */
+  readonly process: string
+  /** The allow-list setting, `--allow-hosts`. */
+  readonly allowHosts: string
+  /** The setting that opens every private network, `--allow-private-networks`. */
+  readonly allowPrivateNetworks: string
+}
+
+/** The naming of a client whose host says nothing more: the `appexec` command's words. */
+const defaultNaming: Naming = {
+  process: "appexec",
+  allowHosts: "--allow-hosts",
+  allowPrivateNetworks: "--allow-private-networks"
+}
+
+/** What would allow `url`'s host, in the words of `naming`. */
+const onlyWhenAllowed = (naming: Naming, url: URL) =>
+  `only when allowed: ${naming.allowHosts} ${hostPortOf(url)}, or ${naming.allowPrivateNetworks}`
 
 /** Defaults of the bounds. */
 export const DEFAULT_TIMEOUT_MS = 10_000
@@ -275,6 +312,10 @@ export const make = (options: Options, pool: AgentPool = new AgentPool()): Outbo
   const defaultTimeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
   const defaultMax = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
   const parsed = new Map<string, Parsed>()
+  const allowHosts = options.allowHosts ?? []
+  const naming = options.naming ?? defaultNaming
+  /** Whether the address check is skipped for `url`: every private network allowed, or its host listed. */
+  const unguarded = (url: URL) => options.allowPrivateNetworks || isAllowedHost(url, allowHosts)
 
   const parse = (raw: string): Either.Either<Parsed, OutboundError> => {
     const known = parsed.get(raw)
@@ -292,41 +333,50 @@ export const make = (options: Options, pool: AgentPool = new AgentPool()): Outbo
 
   /** A literal address in the URL's host (any spelling: the URL parser writes it in canonical form) that is not allowed. */
   const refusal = (raw: string): Option.Option<OutboundError> => {
-    if (options.allowPrivateNetworks || !URL.canParse(raw)) return Option.none()
-    const hostname = new URL(raw).hostname.replace(/^\[(.*)\]$/, "$1")
-    if (isIP(hostname) === 0) return Option.none()
+    if (!URL.canParse(raw)) return Option.none()
+    const url = new URL(raw)
+    const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1")
+    if (isIP(hostname) === 0 || unguarded(url)) return Option.none()
     const refused = classify(hostname)
     if (refused === undefined) return Option.none()
-    const message =
-      `its host ${hostname} is ${withArticle(refused)}, which outbound requests reach only when private ` +
-      `networks are allowed (allowPrivateNetworks of NodeOutboundHttp; appexec serve --allow-private-networks, or ` +
-      `APPEXEC_ALLOW_PRIVATE_NETWORKS=true).`
+    const message = `its host ${hostname} is ${withArticle(refused)}, which ${naming.process} reaches ${
+      onlyWhenAllowed(naming, url)
+    }.`
     return Option.some(
       new OutboundError({ reason: "address_not_allowed", message, detail: `Refused before sending: ${message}` })
     )
   }
 
   /** The address to connect to: every address the host has is checked (a literal was checked once). */
-  const target = ({ hostname, literal, refused }: Parsed): Effect.Effect<ResolvedAddress, OutboundError> => {
+  const target = ({ hostname, literal, refused, url }: Parsed): Effect.Effect<ResolvedAddress, OutboundError> => {
+    const open = unguarded(url)
     if (literal !== undefined) {
-      return refused === undefined || options.allowPrivateNetworks
+      return refused === undefined || open
         ? Effect.succeed(literal)
         : Effect.fail(fail(
           "address_not_allowed",
-          `Refused: ${hostname} is ${withArticle(refused)}; outbound requests reach public addresses only.`
+          `Refused: ${hostname} is ${
+            withArticle(refused)
+          }; outbound requests reach public addresses only (${naming.process} reaches it ${
+            onlyWhenAllowed(naming, url)
+          }).`
         ))
     }
     return Effect.flatMap(resolver(hostname), (addresses) => {
       const first = addresses[0]
       if (first === undefined) return Effect.fail(fail("dns", `${hostname} has no address.`))
-      if (!options.allowPrivateNetworks) {
+      if (!open) {
         for (const { address } of addresses) {
           const refused = classify(address)
           if (refused !== undefined) {
             const via = address === hostname ? "" : ` (${hostname} resolves to ${address})`
             return Effect.fail(fail(
               "address_not_allowed",
-              `Refused: ${address} is ${withArticle(refused)}${via}; outbound requests reach public addresses only.`
+              `Refused: ${address} is ${
+                withArticle(refused)
+              }${via}; outbound requests reach public addresses only (${naming.process} reaches it ${
+                onlyWhenAllowed(naming, url)
+              }).`
             ))
           }
         }

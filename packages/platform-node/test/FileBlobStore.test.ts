@@ -1,10 +1,10 @@
-import { BlobStore } from "@appexec/core"
+import { BlobStore, MediaSweep } from "@appexec/core"
 import { MemoryStorage } from "@appexec/testing"
 import { BlobStoreContract } from "@appexec/testing/contracts"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Chunk, Effect, Layer, Option, Stream, TestClock } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises"
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { FileBlobStore } from "../src/index.js"
@@ -69,6 +69,57 @@ describe("FileBlobStore", () => {
       yield* Effect.promise(() => import("node:fs/promises").then((fs) => fs.writeFile(join(dir, "file-not-dir"), "")))
       const error = yield* store.put("k", { contentType: "a/b", bytes: new Uint8Array() }).pipe(Effect.flip)
       expect(error._tag).toBe("StorageError")
+    }))
+})
+
+describe("FileBlobStore listings and the orphan sweep", () => {
+  it.scoped("a listing shows written blobs with their file's time, never a file being written", () =>
+    Effect.gen(function*() {
+      const dir = join(yield* tempDir, "blobs")
+      const store = FileBlobStore.make(dir)
+      yield* store.put("executions/e1/poster.png", { contentType: "image/png", bytes: new Uint8Array([1, 2]) })
+      const written = new Date("2030-01-01T00:00:00Z")
+      yield* Effect.promise(() => utimes(join(dir, "executions/e1/poster.png"), written, written))
+      yield* Effect.promise(() => utimes(join(dir, ".meta/executions/e1/poster.png.json"), written, written))
+      // A put under way: its bytes under a temporary name, then renamed, its metadata not yet written.
+      yield* Effect.promise(async () => {
+        await mkdir(join(dir, "executions/e2"), { recursive: true })
+        await writeFile(join(dir, "executions/e2/clip.mp4.0123456789ab.tmp"), "partial")
+        await writeFile(join(dir, "executions/e2/frame.png"), "no metadata yet")
+      })
+      const listed = Chunk.toArray(yield* Stream.runCollect(store.list!("")))
+      expect(listed).toEqual([{ key: "executions/e1/poster.png", size: 2, modifiedAt: written.getTime() }])
+      expect(Chunk.toArray(yield* Stream.runCollect(store.list!("executions/e2/")))).toEqual([])
+      // A missing store lists nothing.
+      expect(Chunk.size(yield* Stream.runCollect(FileBlobStore.make(join(dir, "none")).list!("")))).toBe(0)
+    }))
+
+  it.scoped("the sweep deletes a file no execution refers to and spares one written within its minimum age", () =>
+    Effect.gen(function*() {
+      const dir = join(yield* tempDir, "blobs")
+      const store = FileBlobStore.make(dir)
+      const now = Date.now()
+      yield* TestClock.setTime(now)
+      const orphan = "executions/00000000-0000-4000-8000-0000000000aa/a-out.png"
+      const fresh = "executions/00000000-0000-4000-8000-0000000000bb/a-out.png"
+      yield* store.put(orphan, { contentType: "image/png", bytes: new Uint8Array([1]) })
+      yield* store.put(fresh, { contentType: "image/png", bytes: new Uint8Array([2]) })
+      // The orphan was written two hours ago (an older prune left it); the other one just now.
+      const old = new Date(now - 2 * 60 * 60 * 1000)
+      for (const path of [orphan, `.meta/${orphan}.json`]) {
+        yield* Effect.promise(() => utimes(join(dir, path), old, old))
+      }
+      const found = yield* Stream.runCollect(MediaSweep.sweep(store, { minAge: "1 hour", dryRun: false })).pipe(
+        Effect.provide(MemoryStorage.layer)
+      )
+      expect(Chunk.toArray(found).map((f) => [f._tag, f.entry.key]).sort()).toEqual([["Fresh", fresh], [
+        "Orphan",
+        orphan
+      ]])
+      expect(yield* store.get(orphan)).toEqual(Option.none())
+      expect(Option.isSome(yield* store.get(fresh))).toBe(true)
+      expect(yield* Effect.promise(() => readdir(join(dir, ".meta/executions/00000000-0000-4000-8000-0000000000aa"))))
+        .toEqual([])
     }))
 })
 

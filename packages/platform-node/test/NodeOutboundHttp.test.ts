@@ -109,7 +109,9 @@ describe("guarded outbound HTTP", () => {
       expect(error.message).toBe("Address not allowed: outbound requests reach public addresses only.")
       expect(error.message).not.toMatch(/10\.0\.0\.7|internal|private/)
       expect(error.detail).toBe(
-        "Refused: 10.0.0.7 is a private address (hooks.internal.example resolves to 10.0.0.7); outbound requests reach public addresses only."
+        "Refused: 10.0.0.7 is a private address (hooks.internal.example resolves to 10.0.0.7); outbound requests " +
+          "reach public addresses only (appexec reaches it only when allowed: --allow-hosts " +
+          "hooks.internal.example:443, or --allow-private-networks)."
       )
     }))
 

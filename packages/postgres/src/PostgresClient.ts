@@ -9,6 +9,7 @@
  * that drops fails the statement it was running and is replaced on the next one.
  */
 import { Errors } from "@appexec/core"
+import { SqlMigrations } from "@appexec/sql"
 import type { Tables } from "@appexec/sql/SqlTables"
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { type CompiledQuery, Kysely, PostgresDialect } from "kysely"
@@ -40,7 +41,10 @@ export interface Options {
   readonly ssl?: boolean | ConnectionOptions
   /** `application_name` the server shows for these connections (default `appexec`). */
   readonly applicationName?: string
-  /** Apply pending migrations on open (default true). */
+  /**
+   * Apply pending migrations on open (default true). When false, a database that lacks migrations
+   * fails the open, naming `appexec migrate`; a database a newer appexec migrated fails it either way.
+   */
   readonly migrate?: boolean
 }
 
@@ -74,6 +78,8 @@ export class PostgresClient extends Context.Tag("@appexec/postgres/PostgresClien
       operation: string,
       f: (trx: Kysely<Tables>) => Promise<A>
     ) => Effect.Effect<A, Errors.StorageError>
+    /** The migrations this open applied (none when the database was up to date). */
+    readonly migrated: ReadonlyArray<string>
   }
 >() {}
 
@@ -175,24 +181,18 @@ export const make = (options: Options) =>
     )
     const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) })
 
-    if (options.migrate !== false) {
-      yield* Effect.tryPromise({
-        try: async () => {
-          // The schema first: the migration table lives in it, and migrations run in it.
-          await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
-          return PostgresMigrations.migrateTo(db as unknown as Kysely<unknown>, schema)
-        },
-        catch: storageError("migrate")
-      }).pipe(
-        Effect.flatMap(({ error }) =>
-          error === undefined
-            ? Effect.void
-            : Effect.fail(new Errors.StorageError({ operation: "migrate", cause: error }))
-        ),
-        // Processes opening a new database at once race to create the schema and the migration tables.
-        Effect.retry({ schedule: Schedule.spaced(Duration.millis(100)), times: 5 })
-      )
-    }
+    const migrated = yield* PostgresMigrations.upgrade(
+      db as unknown as Kysely<unknown>,
+      schema,
+      options.migrate !== false
+    ).pipe(
+      // Processes opening a new database at once race to create the schema and the migration tables.
+      Effect.retry({
+        schedule: Schedule.spaced(Duration.millis(100)),
+        times: 5,
+        while: (error) => !SqlMigrations.isRefusal(error)
+      })
+    )
 
     const execute = <A>(operation: string, f: (db: Kysely<Tables>) => Promise<A>) =>
       Effect.tryPromise({ try: () => f(db), catch: storageError(operation) })
@@ -214,7 +214,7 @@ export const make = (options: Options) =>
     const transaction = <A>(operation: string, f: (trx: Kysely<Tables>) => Promise<A>) =>
       Effect.tryPromise({ try: () => db.transaction().execute(f), catch: storageError(operation) })
 
-    return PostgresClient.of({ db, schema, connectionConfig: config, execute, prepared, transaction })
+    return PostgresClient.of({ db, schema, connectionConfig: config, execute, prepared, transaction, migrated })
   })
 
 /** The pool as a layer; it ends with the layer. */

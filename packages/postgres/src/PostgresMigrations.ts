@@ -4,7 +4,8 @@
  * transaction under kysely's advisory lock and is recorded in `appexec_migrations`, so any number
  * of processes may open the database at once and a database made by an older appexec is upgraded.
  */
-import { type Kysely, type Migration, type MigrationResultSet, Migrator } from "kysely"
+import { SqlMigrations } from "@appexec/sql"
+import { type Kysely, type Migration, type MigrationResultSet, Migrator, sql } from "kysely"
 import * as m0001 from "./internal/migrations/0001_initial.js"
 import * as m0002 from "./internal/migrations/0002_retention_and_tracing.js"
 import * as m0003 from "./internal/migrations/0003_claim_function.js"
@@ -19,6 +20,7 @@ import * as m0011 from "./internal/migrations/0011_key_revision_on_truncate.js"
 import * as m0012 from "./internal/migrations/0012_claim_reads_the_index.js"
 import * as m0013 from "./internal/migrations/0013_executions_without_foreign_keys.js"
 import * as m0014 from "./internal/migrations/0014_key_hints_and_uses.js"
+import * as m0015 from "./internal/migrations/0015_media_stores.js"
 
 /** Every migration by name, in order. Names sort in the order they apply; never rename one. */
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -35,11 +37,12 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0011_key_revision_on_truncate": m0011,
   "0012_claim_reads_the_index": m0012,
   "0013_executions_without_foreign_keys": m0013,
-  "0014_key_hints_and_uses": m0014
+  "0014_key_hints_and_uses": m0014,
+  "0015_media_stores": m0015
 }
 
 /** Name of the newest migration. */
-export const latest = "0014_key_hints_and_uses"
+export const latest = "0015_media_stores"
 
 /** The table that records applied migrations. */
 export const migrationTable = "appexec_migrations"
@@ -57,3 +60,17 @@ export const migrator = (db: Kysely<unknown>, schema: string): Migrator =>
 /** Applies the migrations up to `target` (default: all of them); an error is returned in the result set. */
 export const migrateTo = (db: Kysely<unknown>, schema: string, target: string = latest): Promise<MigrationResultSet> =>
   target === latest ? migrator(db, schema).migrateToLatest() : migrator(db, schema).migrateTo(target)
+
+/**
+ * Brings the schema of `db` to `latest` (creating the schema first when something is to be applied), or, when `migrate` is false, checks that it is there; the
+ * migrations it applied. Refuses a database that a newer appexec migrated (`SqlMigrations.upgrade`).
+ */
+export const upgrade = (db: Kysely<unknown>, schema: string, migrate: boolean) =>
+  SqlMigrations.upgrade(
+    db,
+    migrator(db, schema),
+    { known: Object.keys(migrations), table: migrationTable, schema },
+    migrate,
+    // The schema first: the migration table lives in it, and migrations run in it.
+    () => sql.raw(`CREATE SCHEMA IF NOT EXISTS ${schema}`).execute(db)
+  )

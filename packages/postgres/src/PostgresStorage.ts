@@ -9,9 +9,16 @@
  * )
  * ```
  */
-import type { AppexecLayer, Errors } from "@appexec/core"
-import { SqlBlobStore, SqlOperatorViews, SqlSealedSecretStore, SqlSigningKeyStore } from "@appexec/sql"
+import type { AppexecLayer, Errors, MediaStoreRegistry, StorageLock } from "@appexec/core"
+import {
+  SqlBlobStore,
+  SqlMediaStoreRegistry,
+  SqlOperatorViews,
+  SqlSealedSecretStore,
+  SqlSigningKeyStore
+} from "@appexec/sql"
 import { Layer } from "effect"
+import * as AdvisoryLock from "./internal/AdvisoryLock.js"
 import * as Revisions from "./internal/Revisions.js"
 import * as Runner from "./internal/Runner.js"
 import * as WorkNotifier from "./internal/WorkNotifier.js"
@@ -30,18 +37,21 @@ export type Options = PostgresClient.Options
 /**
  * Every storage port over the pool of `PostgresClient`: the dialect-neutral stores of
  * `@appexec/sql` through its `SqlRunner`, and PostgreSQL's own claims, batched writes, wake-ups and
- * live announcements.
+ * live announcements; the record of the deployment's other media stores (`MediaStoreRegistry`);
+ * and the storage's lock (`StorageLock`: an advisory lock).
  */
 export const layerFromClient: Layer.Layer<
-  AppexecLayer.Storage,
+  AppexecLayer.Storage | MediaStoreRegistry.MediaStoreRegistry | StorageLock.StorageLock,
   Errors.StorageError,
   PostgresClient.PostgresClient
 > = Layer.mergeAll(
+  AdvisoryLock.layer,
   // One read of both revisions for the key cache and the app cache, also made by the rate-limit hits.
   Layer.mergeAll(PostgresAppStore.layer, PostgresKeyStore.layer, Revisions.rateLimitLayer).pipe(
     Layer.provide(Revisions.layer)
   ),
   SqlBlobStore.layer,
+  SqlMediaStoreRegistry.layer,
   SqlSigningKeyStore.layer,
   SqlSealedSecretStore.layer,
   SqlOperatorViews.layer,
@@ -58,5 +68,9 @@ export const layerFromClient: Layer.Layer<
  * Connects to the database (creating the schema and migrating it when needed) and provides every
  * storage port on it; the pool and the listening connection close when the layer's scope closes.
  */
-export const layer = (options: Options): Layer.Layer<AppexecLayer.Storage, Errors.StorageError> =>
-  layerFromClient.pipe(Layer.provide(PostgresClient.layer(options)))
+export const layer = (
+  options: Options
+): Layer.Layer<
+  AppexecLayer.Storage | MediaStoreRegistry.MediaStoreRegistry | StorageLock.StorageLock,
+  Errors.StorageError
+> => layerFromClient.pipe(Layer.provide(PostgresClient.layer(options)))

@@ -12,7 +12,9 @@
  * `deleteUnder` lists the prefix a page (1000 keys) at a time and deletes each page with one
  * `DeleteObjects`, until the list is empty. `stat` is a `HeadObject` (the version is the
  * object's ETag) and `getRange` a `GetObject` with a `Range` header, so a seek in a video reads
- * only the asked bytes from the bucket. The module is a subpath of its own (`@appexec/s3/S3BlobStore`),
+ * only the asked bytes from the bucket. `list` reads a page of 1000 objects at a time (their
+ * `LastModified`, to the second, is the modification time) and `deleteKeys` deletes 1000 with
+ * one `DeleteObjects`. The module is a subpath of its own (`@appexec/s3/S3BlobStore`),
  * so that processes without a bucket never load the SDK.
  */
 import { BlobStore, Errors, MediaUrls } from "@appexec/core"
@@ -26,7 +28,7 @@ import {
   S3Client,
   type S3ClientConfig
 } from "@aws-sdk/client-s3"
-import { Context, Effect, Layer, Option } from "effect"
+import { Chunk, Context, Effect, Layer, Option, Stream } from "effect"
 
 /** Where the blobs go and how the bucket is reached. */
 export interface Options {
@@ -212,6 +214,37 @@ export const make: Effect.Effect<BlobStore.BlobStore["Type"], never, S3Bucket> =
             throw cause
           }
         })
+      }),
+      list: (under) =>
+        Stream.paginateChunkEffect(Option.none<string>(), (token) =>
+          send("ListObjectsV2", (abortSignal) =>
+            client.send(
+              new ListObjectsV2Command({
+                Bucket: bucket,
+                Prefix: `${prefix}${under}`,
+                MaxKeys: PAGE,
+                ...(Option.isSome(token) ? { ContinuationToken: token.value } : {})
+              }),
+              { abortSignal }
+            )).pipe(
+              Effect.map((page) => {
+                const entries = (page.Contents ?? []).flatMap((object) => {
+                  const key = object.Key?.slice(prefix.length)
+                  // Objects of the bucket that are not blobs of this store (another tool's keys) are left out.
+                  return key === undefined || object.Key?.startsWith(prefix) !== true || !MediaUrls.isBlobKey(key)
+                    ? []
+                    : [{ key, size: object.Size ?? 0, modifiedAt: object.LastModified?.getTime() ?? 0 }]
+                })
+                const next = page.IsTruncated === true && page.NextContinuationToken !== undefined
+                  ? Option.some(Option.some(page.NextContinuationToken))
+                  : Option.none()
+                return [Chunk.fromIterable(entries), next] as const
+              })
+            )),
+      deleteKeys: Effect.fn("S3BlobStore.deleteKeys")(function*(keys) {
+        const objects: Array<string> = []
+        for (const key of keys) objects.push(yield* objectKey(key))
+        for (let i = 0; i < objects.length; i += PAGE) yield* deletePage(objects.slice(i, i + PAGE))
       }),
       deleteUnder: Effect.fn("S3BlobStore.deleteUnder")(function*(under) {
         if (!under.endsWith("/") || !MediaUrls.isBlobKey(under.slice(0, -1))) {

@@ -4,7 +4,7 @@ import { MemoryStorage } from "@appexec/testing"
 import { BlobStoreContract } from "@appexec/testing/contracts"
 import { ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Option, Redacted, Scope, TestClock } from "effect"
+import { Chunk, Effect, Exit, Layer, Option, Redacted, Scope, Stream, TestClock } from "effect"
 import * as S3BlobStore from "../src/S3BlobStore.js"
 import * as S3MediaUrls from "../src/S3MediaUrls.js"
 import * as S3rver from "./support/S3rver.js"
@@ -62,7 +62,7 @@ describe("S3BlobStore", () => {
     }))
 
   it.scoped(
-    "deletes an execution's objects page by page (more than one list page of 1000), and no others",
+    "lists and deletes an execution's objects page by page (more than one list page of 1000), and no others",
     () =>
       Effect.gen(function*() {
         const options = optionsOf()
@@ -82,6 +82,10 @@ describe("S3BlobStore", () => {
         )
         yield* store.put(`${two}kept.png`, { contentType: "image/png", bytes: Uint8Array.from([7]) })
         expect((yield* keysUnder(`${options.prefix}/${one}`)).length).toBe(1003)
+        // A listing goes past the first page of 1000, each blob once, keys without the store's prefix.
+        const listed = Chunk.toArray(yield* Stream.runCollect(store.list!(one)))
+        expect(new Set(listed.map((entry) => entry.key)).size).toBe(1003)
+        expect(listed.every((entry) => entry.key.startsWith(one) && entry.size === 1)).toBe(true)
         yield* store.deleteUnder(one)
         expect(yield* keysUnder(`${options.prefix}/${one}`)).toEqual([])
         expect(yield* keysUnder(`${options.prefix}/${two}`)).toEqual([`${options.prefix}/${two}kept.png`])

@@ -7,33 +7,53 @@
 import { type Ids } from "@appexec/api"
 import { Appexec, SigningKeys } from "@appexec/core"
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect, Option, Schema } from "effect"
+import { Console, Effect, Either, Option, Schema } from "effect"
 import { readFile } from "node:fs/promises"
-import type * as Database from "./Database.js"
+import * as Database from "./Database.js"
 import * as Instance from "./Instance.js"
-import * as SharedFlags from "./internal/SharedFlags.js"
 import * as MediaStorage from "./MediaStorage.js"
+import * as Catalog from "./settings/Catalog.js"
+import * as CliOptions from "./settings/CliOptions.js"
+import type * as Resolve from "./settings/Resolve.js"
+import * as SharedSettings from "./settings/SharedSettings.js"
+import * as StoreSettings from "./settings/StoreSettings.js"
+import * as WorkSettings from "./settings/WorkSettings.js"
 import * as WatchCommand from "./WatchCommand.js"
 
-const { data, database } = SharedFlags
+/** Where the state is (`--data`, `--database` and its settings, `--config`): every admin command's settings. */
+export const store = CliOptions.resolvedOf(Catalog.store, () => Either.right("admin"))
 
 /** A command could not do what it was asked; `message` says why, for the operator. */
 export class CommandFailed extends Schema.TaggedError<CommandFailed>()("CommandFailed", {
   message: Schema.String
 }) {}
 
-/** Runs an admin action on the instance of `dataDir` or `database`, without a worker. */
-export const admin = <A, E>(
-  dataDir: string,
-  database: Database.Database,
-  action: Effect.Effect<A, E, Appexec.Appexec>
-) => action.pipe(Effect.provide(Instance.layer({ dataDir, database, background: false })))
+/**
+ * Runs an admin action on the instance of `settings` (its data directory or database), without a
+ * worker; `options` add to the instance (a bucket, engine settings).
+ */
+export const admin = <A, E, R>(
+  settings: Resolve.Resolved,
+  action: Effect.Effect<A, E, R>,
+  options: Pick<Instance.InstanceOptions, "media" | "config"> = {}
+) =>
+  Effect.flatMap(Database.fromSettings(settings), (database) =>
+    action.pipe(
+      Effect.provide(
+        Instance.layer({
+          ...options,
+          dataDir: settings.get(StoreSettings.data),
+          database,
+          background: false,
+          admin: true
+        })
+      )
+    ))
 
 const appsImport = Command.make(
   "import",
   {
-    data,
-    database,
+    store,
     file: Args.file({ name: "FILE.json", exists: "yes" }).pipe(
       Args.withDescription("An app definition (docs/apps.md), such as those in packages/server/apps")
     ),
@@ -44,10 +64,9 @@ const appsImport = Command.make(
     ),
     public: Options.boolean("public").pipe(Options.withDescription("Import as a public app"))
   },
-  ({ data, database, file, workspace, public: isPublic }) =>
+  ({ file, public: isPublic, store, workspace }) =>
     admin(
-      data,
-      database,
+      store,
       Effect.gen(function*() {
         const appexec = yield* Appexec.Appexec
         if (isPublic && Option.isSome(workspace)) {
@@ -81,10 +100,9 @@ const appsImport = Command.make(
     )
 ).pipe(Command.withDescription("Import an app definition; prints only the appId"))
 
-const appsList = Command.make("list", { data, database }, ({ data, database }) =>
+const appsList = Command.make("list", { store }, ({ store }) =>
   admin(
-    data,
-    database,
+    store,
     Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
       const all = yield* appexec.apps.listAll
@@ -105,14 +123,12 @@ const markedPublic = (definition: unknown): boolean =>
 const executionsCancel = Command.make(
   "cancel",
   {
-    data,
-    database,
+    store,
     executionId: Args.text({ name: "EXECUTION_ID" }).pipe(Args.withDescription("The execution's id"))
   },
-  ({ data, database, executionId }) =>
+  ({ executionId, store }) =>
     admin(
-      data,
-      database,
+      store,
       Effect.gen(function*() {
         const execution = yield* (yield* Appexec.Appexec).executions.cancel(executionId).pipe(
           Effect.catchTags({
@@ -134,14 +150,15 @@ const executionsCancel = Command.make(
 
 const signingKeyRotate = Command.make(
   "rotate",
-  { data, database, grace: SharedFlags.grace("grace") },
-  ({ data, database, grace }) =>
-    SigningKeys.rotate.pipe(
-      Effect.flatMap((jwk) => Console.log(jwk.kid)),
-      Effect.provide(
-        Instance.layer({ dataDir: data, database, background: false, config: { signingKeyGrace: grace } })
-      )
-    )
+  {
+    settings: CliOptions.resolvedOf(Catalog.rotate, () => Either.right("admin"), {
+      rename: { "signing-key-grace": "grace" }
+    })
+  },
+  ({ settings }) =>
+    admin(settings, Effect.flatMap(SigningKeys.rotate, (jwk) => Console.log(jwk.kid)), {
+      config: { signingKeyGrace: settings.get(WorkSettings.signingKeyGrace) }
+    })
 ).pipe(
   Command.withDescription(
     "Sign webhooks with a new key from now on; the previous key stays published for the grace period. Prints the new kid"
@@ -156,8 +173,7 @@ const executionStatus = Options.choice("status", ["queued", "running", "complete
 const executionsList = Command.make(
   "list",
   {
-    data,
-    database,
+    store,
     workspace: Options.text("workspace").pipe(
       Options.withDescription("Only this workspace's executions"),
       Options.optional
@@ -168,10 +184,9 @@ const executionsList = Command.make(
       Options.withDefault(Appexec.OPERATOR_LIST_LIMIT.default)
     )
   },
-  ({ data, database, workspace, status, limit }) =>
+  ({ limit, status, store, workspace }) =>
     admin(
-      data,
-      database,
+      store,
       Effect.gen(function*() {
         const records = yield* (yield* Appexec.Appexec).operator.listExecutions({
           workspace: Option.getOrUndefined(workspace),
@@ -196,21 +211,24 @@ const executionsList = Command.make(
 /** `appexec prune`. */
 export const prune = Command.make(
   "prune",
-  {
-    data,
-    database,
-    // The bucket of `serve --media`, whose objects go with their executions.
-    media: MediaStorage.location,
-    mediaEndpoint: MediaStorage.endpoint,
-    retention: SharedFlags.retention("Delete finished executions that ended longer ago than this")
-  },
-  ({ data, database, retention, ...flags }) =>
+  // The bucket is not needed: media are deleted from every store the deployment recorded
+  // (`MediaStores`); it is taken as `serve` takes it, and a bucket given here is recorded too.
+  { settings: CliOptions.resolvedOf(Catalog.prune, () => Either.right("admin")) },
+  ({ settings }) =>
     Effect.flatMap(
-      MediaStorage.fromFlags(flags),
+      MediaStorage.fromSettings({
+        media: settings.get(SharedSettings.media),
+        mediaEndpoint: settings.get(SharedSettings.mediaEndpoint)
+      }),
       (media) =>
-        Effect.flatMap(Appexec.Appexec, (a) => a.operator.prune({ olderThan: retention })).pipe(
-          Effect.flatMap((deleted) => Console.log(`deleted ${deleted}`)),
-          Effect.provide(Instance.layer({ dataDir: data, database, background: false, media }))
+        admin(
+          settings,
+          Effect.flatMap(Appexec.Appexec, (a) =>
+            a.operator.prune({ olderThan: settings.get(WorkSettings.pruneRetention) }))
+            .pipe(Effect.flatMap((deleted) =>
+              Console.log(`deleted ${deleted}`)
+            )),
+          { media }
         )
     )
 ).pipe(

@@ -3,9 +3,10 @@
  * a `default` workspace gets a user and an API key, shown once. "First" is decided by the
  * database, not by the data directory: as long as there is no `default` workspace the bootstrap
  * has not happened (or did not finish), so a start interrupted before the key was made, or a
- * database created by an admin command, bootstraps on the next `serve`.
+ * database created by an admin command, bootstraps on the next `serve`. Processes started together
+ * bootstrap once, under the storage's lock (`runOnce`).
  */
-import { Appexec, KeyStore } from "@appexec/core"
+import { Appexec, KeyStore, StorageLock } from "@appexec/core"
 import { Effect, Either, Option } from "effect"
 import { readdir, readFile } from "node:fs/promises"
 import { join } from "node:path"
@@ -71,10 +72,21 @@ export const run = (appsDir: string) =>
     return { key: created.key, apps } satisfies Bootstrapped
   })
 
-/** `run` when the database has no `default` workspace yet (the first start); otherwise nothing. */
+/**
+ * `run` when the database has no `default` workspace yet (the first start); otherwise nothing.
+ * However many processes start together on a new database, one bootstraps: the others wait for
+ * the storage's lock (`StorageLock`), then find the workspace and do nothing.
+ */
 export const runOnce = (appsDir: string) =>
   Effect.gen(function*() {
     const keys = yield* KeyStore.KeyStore
-    const existing = yield* keys.findWorkspace(defaultWorkspace)
-    return Option.isSome(existing) ? Option.none<Bootstrapped>() : Option.some(yield* run(appsDir))
+    const bootstrapped = Effect.map(keys.findWorkspace(defaultWorkspace), Option.isSome)
+    // Every start but the first stops here, without the lock.
+    if (yield* bootstrapped) return Option.none<Bootstrapped>()
+    return yield* StorageLock.withLock(StorageLock.BOOTSTRAP)(
+      Effect.flatMap(
+        bootstrapped,
+        (done) => done ? Effect.succeedNone : Effect.map(run(appsDir), Option.some<Bootstrapped>)
+      )
+    )
   })

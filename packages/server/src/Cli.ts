@@ -1,16 +1,25 @@
 /**
- * The `appexec` command (docs/cli.md): `serve`, `worker`, the admin commands and `run`. Every
- * flag also reads an `APPEXEC_*` environment variable, and takes its default from the module
- * that owns the setting (`internal/Flags`). Admin commands print only their result on stdout
- * (logs go to stderr) and run against the same database as `serve` (SQLite under `--data`, or
- * PostgreSQL with `--database`), also while it runs.
+ * The `appexec` command (docs/cli.md): `serve`, `worker`, the admin commands, `config check` and
+ * `run`. Every setting is a flag, an `APPEXEC_*` variable and a key of the config file, defined
+ * once (`settings/`); a flag of a setting that the command would not use is refused before
+ * anything runs, naming the process that needs it. Admin commands print only their result on
+ * stdout (logs go to stderr) and run against the same database as `serve` (SQLite under
+ * `--data`, or PostgreSQL with `--database`), also while it runs.
  */
 import { Command } from "@effect/cli"
+import { Effect } from "effect"
 import * as AdminCommands from "./AdminCommands.js"
+import { config } from "./ConfigCommand.js"
+import { commandWords } from "./internal/HelpText.js"
 import * as KeyCommands from "./KeyCommands.js"
+import * as MasterKeyCommand from "./MasterKeyCommand.js"
+import * as MediaCommands from "./MediaCommands.js"
+import { migrateCommand } from "./MigrateCommand.js"
 import { runCommand } from "./RunCommand.js"
 import * as SecretCommands from "./SecretCommands.js"
 import { serveCommand } from "./ServeCommand.js"
+import * as Catalog from "./settings/Catalog.js"
+import * as Setting from "./settings/Setting.js"
 import { workerCommand } from "./WorkerCommand.js"
 
 /** The whole command tree. */
@@ -24,11 +33,41 @@ export const command = Command.make("appexec").pipe(
     AdminCommands.apps,
     AdminCommands.executions,
     AdminCommands.signingKey,
+    MasterKeyCommand.masterKey,
     SecretCommands.secrets,
     AdminCommands.prune,
+    MediaCommands.media,
+    migrateCommand,
+    config,
     runCommand
   ])
 )
 
+/**
+ * Why `args` (the command's words and flags, as `process.argv` without node and the script) give
+ * a setting as a flag to a command that would not use it (`worker --rate-limit 5`), if they do.
+ */
+export const misplaced = (args: ReadonlyArray<string>): string | undefined => {
+  const words = commandWords(args)
+  const declared = Catalog.ofCommand(words)
+  if (declared === undefined) return undefined
+  const end = args.indexOf("--")
+  for (const arg of end === -1 ? args : args.slice(0, end)) {
+    const setting = arg.startsWith("--") ? Catalog.named(arg.slice(2).split("=")[0]!) : undefined
+    if (setting !== undefined && !declared.some((d) => d.name === setting.name)) {
+      const name = words.length === 1 || ["serve", "worker", "prune"].includes(words[0]!)
+        ? words[0]
+        : words.slice(0, 2).join(" ")
+      return Setting.refusal(setting, `appexec ${name}`)
+    }
+  }
+  return undefined
+}
+
+const cli = Command.run(command, { name: "appexec", version: "0.1.0" })
+
 /** Runs the command on `argv` (as `process.argv`). */
-export const run = Command.run(command, { name: "appexec", version: "0.1.0" })
+export const run = (argv: ReadonlyArray<string>) => {
+  const refused = misplaced(argv.slice(2))
+  return refused === undefined ? cli(argv) : Effect.fail(new AdminCommands.CommandFailed({ message: refused }))
+}

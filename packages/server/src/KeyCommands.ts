@@ -8,10 +8,7 @@
 import { Appexec } from "@appexec/core"
 import { Args, Command, Options } from "@effect/cli"
 import { Console, Effect } from "effect"
-import { admin, CommandFailed } from "./AdminCommands.js"
-import * as SharedFlags from "./internal/SharedFlags.js"
-
-const { data, database } = SharedFlags
+import { admin, CommandFailed, store } from "./AdminCommands.js"
 
 /** An ISO time, or `never`. */
 const timeText = (ms: number | null): string => (ms === null ? "never" : new Date(ms).toISOString())
@@ -19,24 +16,21 @@ const timeText = (ms: number | null): string => (ms === null ? "never" : new Dat
 const workspacesCreate = Command.make(
   "create",
   {
-    data,
-    database,
+    store,
     name: Args.text({ name: "NAME" }).pipe(Args.withDescription("The workspace's name (an existing one is reused)"))
   },
-  ({ data, database, name }) =>
+  ({ name, store }) =>
     admin(
-      data,
-      database,
+      store,
       Effect.flatMap(Appexec.Appexec, (a) => a.workspaces.create(name)).pipe(
         Effect.flatMap((w) => Console.log(w.workspaceId))
       )
     )
 ).pipe(Command.withDescription("Create a workspace (or find it by name); prints its id"))
 
-const workspacesList = Command.make("list", { data, database }, ({ data, database }) =>
+const workspacesList = Command.make("list", { store }, ({ store }) =>
   admin(
-    data,
-    database,
+    store,
     Effect.gen(function*() {
       for (const w of yield* (yield* Appexec.Appexec).workspaces.list) {
         yield* Console.log([w.name, w.workspaceId, timeText(w.createdAt)].join("\t"))
@@ -47,8 +41,7 @@ const workspacesList = Command.make("list", { data, database }, ({ data, databas
 const keysCreate = Command.make(
   "create",
   {
-    data,
-    database,
+    store,
     workspace: Options.text("workspace").pipe(
       Options.withPseudoName("NAME"),
       Options.withDescription("Workspace name (created when missing)")
@@ -59,20 +52,18 @@ const keysCreate = Command.make(
       Options.withDefault("default")
     )
   },
-  ({ data, database, workspace, user }) =>
+  ({ store, user, workspace }) =>
     admin(
-      data,
-      database,
+      store,
       Effect.flatMap(Appexec.Appexec, (a) => a.keys.create({ workspace, user })).pipe(
         Effect.flatMap((k) => Console.log(k.key))
       )
     )
 ).pipe(Command.withDescription("Create an API key; prints only the key (shown once)"))
 
-const keysList = Command.make("list", { data, database }, ({ data, database }) =>
+const keysList = Command.make("list", { store }, ({ store }) =>
   admin(
-    data,
-    database,
+    store,
     Effect.gen(function*() {
       for (const k of yield* (yield* Appexec.Appexec).keys.list) {
         yield* Console.log(
@@ -89,18 +80,16 @@ const keysList = Command.make("list", { data, database }, ({ data, database }) =
 const keysRevoke = Command.make(
   "revoke",
   {
-    data,
-    database,
+    store,
     key: Args.text({ name: "KEY_HINT_OR_ID" }).pipe(
       Args.withDescription(
         "The key's hint as `keys list` and the console show it (aex_Twbo…myLI), its id, or the whole key"
       )
     )
   },
-  ({ data, database, key }) =>
+  ({ key, store }) =>
     admin(
-      data,
-      database,
+      store,
       Effect.gen(function*() {
         const revoked = yield* (yield* Appexec.Appexec).keys.revoke(key)
         if (revoked === 0) {

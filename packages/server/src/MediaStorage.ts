@@ -9,11 +9,16 @@
  * The AWS SDK is loaded only when a bucket is given (a dynamic import of the
  * `@appexec/s3` package, a chunk of its own in the bundled command).
  */
-import { type BlobStore, Errors, MediaUrls } from "@appexec/core"
+import { Errors, MediaUrls } from "@appexec/core"
 import type { S3Bucket } from "@appexec/s3/S3BlobStore"
-import { Options } from "@effect/cli"
-import { Config, Console, Effect, Either, Layer, Option } from "effect"
-import * as Flags from "./internal/Flags.js"
+import { Console, Effect, Either, Layer } from "effect"
+
+/** A bucket and a key prefix in it, as `--media s3://BUCKET/PREFIX` names them. */
+export interface Location {
+  readonly bucket: string
+  /** Key prefix inside the bucket, without slashes at either end (empty: the root). */
+  readonly prefix: string
+}
 
 /** Media in a bucket. */
 export interface S3Media {
@@ -38,80 +43,38 @@ export const describe = (media: S3Media) =>
     media.endpoint === undefined ? "" : ` at ${media.endpoint}`
   }`
 
-/** `--media s3://BUCKET/PREFIX`: the bucket and prefix, checked; none for the default store. */
-export const location: Options.Options<Option.Option<{ readonly bucket: string; readonly prefix: string }>> = Options
-  .text("media")
-  .pipe(
-    Options.withPseudoName("s3://BUCKET/PREFIX"),
-    Options.withDescription(
-      "Keep produced media in this S3-compatible bucket (credentials and region from AWS_* variables); absent: the data directory, or the database on PostgreSQL"
-    ),
-    Options.withFallbackConfig(Config.string("APPEXEC_MEDIA")),
-    Options.optional,
-    Options.mapEffect((text) =>
-      Option.isNone(text) || text.value.trim() === ""
-        ? Effect.succeedNone
-        : Either.match(parseLocation(text.value), {
-          onLeft: (why) => Flags.refuse("media", why),
-          onRight: (found) => Effect.succeed(Option.some(found))
-        })
-    )
-  )
-
-/** `--media-endpoint URL`. */
-export const endpoint: Options.Options<Option.Option<string>> = Flags.url({
-  name: "media-endpoint",
-  variable: "APPEXEC_MEDIA_ENDPOINT",
-  description: "Endpoint of an S3-compatible server for --media (R2, MinIO, …), reached path-style; absent: AWS S3"
-})
-
-/** `--media-direct`. */
-export const direct: Options.Options<boolean> = Flags.toggle({
-  name: "media-direct",
-  variable: "APPEXEC_MEDIA_DIRECT",
-  description:
-    "Hand out presigned URLs of the --media bucket (same lifetime as signed ones) instead of this instance's signed URLs"
-})
-
 /**
- * The media of a command from its flags: a bucket, or none for the default store (`direct`
- * absent: `prune`, which hands out no URL).
- * `--media-endpoint` or `--media-direct` without `--media`, and `--media-direct` with
- * `--media-base-url`, are refused.
+ * The media of a command from its settings: a bucket, or none for the default store (`direct`
+ * absent: `prune`, which hands out no URL). `--media-endpoint` or `--media-direct` without
+ * `--media`, and `--media-direct` with `--media-base-url`, are refused.
  */
-export const fromFlags = (flags: {
-  readonly media: Option.Option<{ readonly bucket: string; readonly prefix: string }>
-  readonly mediaEndpoint: Option.Option<string>
+export const fromSettings = (settings: {
+  readonly media: Location | undefined
+  readonly mediaEndpoint: string | undefined
   readonly mediaDirect?: boolean | undefined
-  readonly mediaBaseUrl?: Option.Option<string> | undefined
+  readonly mediaBaseUrl?: string | undefined
 }): Effect.Effect<S3Media | undefined, Errors.InvalidConfiguration> => {
   const refuse = (setting: string, reason: string) => Effect.fail(new Errors.InvalidConfiguration({ setting, reason }))
-  const direct = flags.mediaDirect === true
-  if (Option.isNone(flags.media)) {
-    if (Option.isSome(flags.mediaEndpoint)) {
+  const direct = settings.mediaDirect === true
+  if (settings.media === undefined) {
+    if (settings.mediaEndpoint !== undefined) {
       return refuse("--media-endpoint", "applies to a bucket: give --media s3://BUCKET/PREFIX too")
     }
     return direct
       ? refuse("--media-direct", "presigns URLs of a bucket: give --media s3://BUCKET/PREFIX too")
       : Effect.succeed(undefined)
   }
-  if (direct && Option.isSome(flags.mediaBaseUrl ?? Option.none())) {
+  if (direct && settings.mediaBaseUrl !== undefined) {
     return refuse("--media-direct", "media URLs are either presigned bucket URLs or under --media-base-url: give one")
   }
-  return Effect.succeed({
-    ...flags.media.value,
-    endpoint: Option.getOrUndefined(flags.mediaEndpoint),
-    direct
-  })
+  return Effect.succeed({ ...settings.media, endpoint: settings.mediaEndpoint, direct })
 }
 
 /**
  * Reads `s3://BUCKET/PREFIX`: a bucket name as S3 names buckets (3–63 lowercase letters, digits,
  * `.` and `-`), the prefix (optional) a blob key. Left: why not.
  */
-export const parseLocation = (
-  location: string
-): Either.Either<{ readonly bucket: string; readonly prefix: string }, string> => {
+export const parseLocation = (location: string): Either.Either<Location, string> => {
   const m = /^s3:\/\/([^/]+)(?:\/(.*))?$/.exec(location.trim())
   if (m === null) return Either.left(`'${location}' is not an s3://BUCKET/PREFIX location`)
   const bucket = m[1]!
@@ -145,28 +108,31 @@ const quietSdkNotice = Effect.suspend(() => {
   )
 })
 
+/** The region of the AWS variables: `AWS_REGION` (or `AWS_DEFAULT_REGION`), else `us-east-1`. */
+export const regionOf = (env: Readonly<Record<string, string | undefined>> = process.env): string =>
+  env["AWS_REGION"] || env["AWS_DEFAULT_REGION"] || "us-east-1"
+
+/** The S3 store module of `@appexec/s3`, loaded (and with it the AWS SDK) when first needed. */
+export const loadS3 = quietSdkNotice.pipe(Effect.zipRight(Effect.promise(() => import("@appexec/s3/S3BlobStore"))))
+
 /**
- * The blob store and the bucket of `media`, checked at start (`HeadBucket`: a missing bucket or
- * refused credentials stop the command with the bucket's name and the S3 error code). The region
- * is `AWS_REGION` (or `AWS_DEFAULT_REGION`), else `us-east-1`.
+ * The bucket of `media`, checked at start (`HeadBucket`: a missing bucket or refused credentials
+ * stop the command with the bucket's name and the S3 error code), in the region of `regionOf`.
+ * Its blob store is `S3BlobStore.make` over it (`MediaStores`).
  */
-export const storeLayer = (
+export const bucketLayer = (
   media: S3Media,
   env: Readonly<Record<string, string | undefined>> = process.env
-): Layer.Layer<BlobStore.BlobStore | S3Bucket, Errors.StorageError> =>
+): Layer.Layer<S3Bucket, Errors.StorageError> =>
   Layer.unwrapEffect(
-    quietSdkNotice.pipe(
-      Effect.zipRight(Effect.promise(() => import("@appexec/s3/S3BlobStore"))),
-      Effect.map((S3BlobStore) =>
-        S3BlobStore.layer({
-          bucket: media.bucket,
-          prefix: media.prefix,
-          endpoint: media.endpoint,
-          region: env["AWS_REGION"] || env["AWS_DEFAULT_REGION"] || "us-east-1",
-          check: true
-        })
-      )
-    )
+    Effect.map(loadS3, (S3BlobStore) =>
+      S3BlobStore.bucketLayer({
+        bucket: media.bucket,
+        prefix: media.prefix,
+        endpoint: media.endpoint,
+        region: regionOf(env),
+        check: true
+      }))
   )
 
 /** Presigned media URLs of the bucket, checking with the signed `MediaUrls` they are given. */

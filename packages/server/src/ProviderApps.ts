@@ -7,7 +7,7 @@
  * `appexec secrets set`: it imports the apps whose secrets are set and that are absent (no public
  * app of that name); an app already there is left as it is, even if an operator changed it.
  */
-import { Appexec, AppStore, SecretStore } from "@appexec/core"
+import { Appexec, AppStore, SecretStore, StorageLock } from "@appexec/core"
 import { Effect, Either, Option } from "effect"
 import { join } from "node:path"
 import { readDefinitions } from "./Bootstrap.js"
@@ -78,16 +78,25 @@ export const importReady = (appsDir: string) =>
         report.push({ name, secrets, state: "waiting", missing })
         continue
       }
-      if (Option.isSome(yield* apps.findByName(null, name))) {
+      const present = Effect.map(apps.findByName(null, name), Option.isSome)
+      if (yield* present) {
         report.push({ name, secrets, state: "present", missing })
         continue
       }
-      const imported = yield* appexec.apps.import(definition.right, { owner: { public: true } }).pipe(Effect.either)
+      // Under the bootstrap's lock: processes that start together import it once.
+      const imported = yield* StorageLock.withLock(StorageLock.BOOTSTRAP)(
+        Effect.flatMap(present, (found) =>
+          found
+            ? Effect.succeed<"present" | "imported">("present")
+            : appexec.apps.import(definition.right, { owner: { public: true } }).pipe(
+              Effect.as<"present" | "imported">("imported")
+            ))
+      ).pipe(Effect.either)
       if (Either.isLeft(imported)) {
         yield* Effect.logWarning(`app ${join(dir, file)} was not imported: ${imported.left.message}`)
         continue
       }
-      report.push({ name, secrets, state: "imported", missing })
+      report.push({ name, secrets, state: imported.right, missing })
     }
     return report
   })

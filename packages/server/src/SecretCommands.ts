@@ -11,14 +11,9 @@ import { type Ids } from "@appexec/api"
 import { KeyStore, SecretStore } from "@appexec/core"
 import { Args, Command, Options, Prompt } from "@effect/cli"
 import { Console, Effect, Either, Option, Redacted, Schema } from "effect"
-import { CommandFailed } from "./AdminCommands.js"
-import type * as Database from "./Database.js"
-import * as Instance from "./Instance.js"
-import * as SharedFlags from "./internal/SharedFlags.js"
+import { admin, CommandFailed, store } from "./AdminCommands.js"
 import * as ProviderApps from "./ProviderApps.js"
 import { defaultAppsDir } from "./ServeCommand.js"
-
-const { data, database } = SharedFlags
 
 const name = Args.text({ name: "NAME" }).pipe(
   Args.withDescription("The secret's name: a letter, then letters, digits and underscores (at most 128)")
@@ -30,13 +25,6 @@ const workspace = Options.text("workspace").pipe(
   ),
   Options.optional
 )
-
-/** Runs `action` on the instance of `dataDir` or `database`, without a worker. */
-const admin = <A, E, R>(
-  dataDir: string,
-  database: Database.Database,
-  action: Effect.Effect<A, E, R | SecretStore.SecretStore | KeyStore.KeyStore>
-) => action.pipe(Effect.provide(Instance.layer({ dataDir, database, background: false })))
 
 /** `name` checked against `SecretStore.SecretName`. */
 const checkedName = (text: string) =>
@@ -113,11 +101,10 @@ const readValue = (secret: string) =>
 
 const secretsSet = Command.make(
   "set",
-  { data, database, workspace, name },
-  ({ data, database, name, workspace }) =>
+  { store, workspace, name },
+  ({ name, store, workspace }) =>
     admin(
-      data,
-      database,
+      store,
       Effect.gen(function*() {
         const secret = yield* checkedName(name)
         const scope = yield* scopeOf(workspace)
@@ -157,10 +144,9 @@ const secretsSet = Command.make(
   )
 )
 
-const secretsList = Command.make("list", { data, database }, ({ data, database }) =>
+const secretsList = Command.make("list", { store }, ({ store }) =>
   admin(
-    data,
-    database,
+    store,
     Effect.gen(function*() {
       for (const entry of yield* (yield* SecretStore.SecretStore).list) {
         const scope = entry.workspaceId === undefined ? "instance" : `workspace ${entry.workspaceId}`
@@ -175,11 +161,10 @@ const secretsList = Command.make("list", { data, database }, ({ data, database }
 
 const secretsDelete = Command.make(
   "delete",
-  { data, database, workspace, name },
-  ({ data, database, name, workspace }) =>
+  { store, workspace, name },
+  ({ name, store, workspace }) =>
     admin(
-      data,
-      database,
+      store,
       Effect.gen(function*() {
         const secret = yield* checkedName(name)
         const deleted = yield* (yield* SecretStore.SecretStore).delete(secret, yield* scopeOf(workspace))

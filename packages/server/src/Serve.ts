@@ -11,10 +11,10 @@
  * stops the webhook dispatcher, closes storage and exits; a second signal stops at once
  * (`StopSignals`). The temporary work directories a killed process left are removed as it starts.
  */
-import { Appexec, RateLimitStore, Shutdown, type SigningKeys } from "@appexec/core"
+import { Appexec, RateLimitStore, Shutdown } from "@appexec/core"
 import { AdminHttp, AppexecHttp } from "@appexec/http"
 import { NodeListener, StartGate } from "@appexec/platform-node"
-import { Console, Duration, Effect, Fiber, Layer, Option } from "effect"
+import { Console, Effect, Fiber, Layer, Option } from "effect"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Bootstrap from "./Bootstrap.js"
@@ -25,9 +25,14 @@ import * as StopSignals from "./internal/StopSignals.js"
 import * as MediaSigning from "./MediaSigning.js"
 import * as MediaStorage from "./MediaStorage.js"
 import * as ProviderApps from "./ProviderApps.js"
+import type * as Work from "./Work.js"
 
-/** The settings of `serve` (docs/cli.md). */
-export interface ServeOptions {
+/**
+ * The settings of `serve` (docs/cli.md): where it listens and what it serves, and the settings of
+ * the work it runs (`Work`; with `worker: false` only those the API uses: the signing key's, the
+ * outbound address policy).
+ */
+export interface ServeOptions extends Work.Work {
   readonly port: number
   readonly host: string
   readonly dataDir: string
@@ -38,19 +43,11 @@ export interface ServeOptions {
   /** Serve the console at `/console`, where `GET /` then leads (default true; `--no-console`: not). */
   readonly console?: boolean
   readonly appsDir: string
-  readonly allowPrivateNetworks: boolean
   readonly rateLimit: number
   /** Proxies in front that append to `X-Forwarded-For` and are trusted (0: none). */
   readonly trustProxy: number
-  readonly webhookRetryDelays: ReadonlyArray<Duration.DurationInput>
-  /** Most executions of one workspace running at once (default: no cap). */
-  readonly maxRunningPerWorkspace?: number | undefined
   /** Most event streams one API key may hold open at once (default: the core default, 100). */
   readonly maxStreamsPerKey?: number | undefined
-  /** How long a rotated-out signing key stays published (default: the core default, 7 days). */
-  readonly signingKeyGrace?: Duration.DurationInput | undefined
-  /** The webhook signing key given by the operator; generated and stored when absent. */
-  readonly signingKeyJwk?: SigningKeys.PrivateJwk | undefined
   /** Public base URL of produced media (CDN, object storage); absent: signed URLs served at `/media/…`. */
   readonly mediaBaseUrl?: string | undefined
   /** The URL clients reach this server at; absent: the listening address. */
@@ -58,53 +55,26 @@ export interface ServeOptions {
   /** Produced media in an S3-compatible bucket (`--media s3://…`); absent: the data directory or the database. */
   readonly media?: MediaStorage.S3Media | undefined
   /**
-   * Port of the admin listener on `host` (Prometheus `/metrics`, `/healthz`, and the operator
+   * Port of the admin listener on `adminHost` (Prometheus `/metrics`, `/healthz`, and the operator
    * views at `/console` with their endpoints under `/operator`); absent: none.
    */
   readonly adminPort?: number | undefined
+  /** The address of the admin listener, whatever `host` is (default 127.0.0.1). */
+  readonly adminHost?: string | undefined
   /** Let the operator views act (redeliver webhooks); read-only when absent or false. */
   readonly adminActions?: boolean | undefined
   /** More `Host` names the operator views answer besides the admin port's address and localhost (`AdminHttp.OperatorOptions.allowedHosts`). */
   readonly adminAllowedHosts?: ReadonlyArray<string> | undefined
-  /** How long finished executions are kept (default: the core default, 30 days). */
-  readonly retention?: Duration.DurationInput | undefined
   /** Largest upload (`POST /v1/uploads`) in bytes (default 25 MiB, `Api.DEFAULT_MAX_UPLOAD_BYTES`). */
   readonly maxUploadBytes?: number | undefined
   /** Where spans go; absent: OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, else nowhere. */
   readonly tracing?: Layer.Layer<never> | undefined
-  /** How long claims last (absent: the core defaults). */
-  readonly claims?: Claims | undefined
   /** Connection limits and timeouts (absent ones: `NodeListener.connectionDefaults`). */
   readonly connections?: NodeListener.ConnectionOptions | undefined
 }
 
-/**
- * How long claims last (docs/cli.md): a worker's on an execution (renewed every third of it), the
- * claims an execution may use up, a dispatcher's on a delivery beyond the webhook timeout.
- */
-export interface Claims {
-  readonly lease: Duration.DurationInput
-  readonly maxAttempts: number
-  readonly webhookTimeout: Duration.DurationInput
-  readonly webhookClaimMargin: Duration.DurationInput
-  /** How long a stopping worker keeps its claims for running executions before it hands them back. */
-  readonly drainTimeout: Duration.DurationInput
-}
-
-/** The engine settings of `claims`: the lease is renewed every third of it (a lease that is no duration is left for the config's check). */
-export const claimSettings = (claims: Claims) => {
-  const lease = Duration.decodeUnknown(claims.lease)
-  return {
-    lease: claims.lease,
-    ...(Option.isSome(lease)
-      ? { renewEvery: Duration.millis(Math.max(1, Math.floor(Duration.toMillis(lease.value) / 3))) }
-      : {}),
-    maxAttempts: claims.maxAttempts,
-    webhookTimeout: claims.webhookTimeout,
-    webhookClaimMargin: claims.webhookClaimMargin,
-    drainTimeout: claims.drainTimeout
-  }
-}
+/** The address of an admin port when none is given: loopback, whatever the main port's. */
+export const defaultAdminHost = "127.0.0.1"
 
 /** The base URL a client on this machine uses. */
 export const baseUrlOf = (host: string, port: number) => {
@@ -176,7 +146,7 @@ export const listen = (server: Server, port: number, host: string) =>
  */
 export const serve = (options: ServeOptions) =>
   Effect.gen(function*() {
-    const database = options.database ?? Option.none()
+    const database = options.database ?? Database.sqlite
     const worker = options.worker ?? true
     // Before anything else, and released last: a second stop signal hurries the whole stop.
     const signals = yield* StopSignals.make
@@ -214,7 +184,7 @@ export const serve = (options: ServeOptions) =>
         rateLimit: { limit: options.rateLimit, trustProxy: options.trustProxy },
         ...(options.maxUploadBytes === undefined ? {} : { maxUploadBytes: options.maxUploadBytes }),
         console: options.console ?? true
-      }).pipe(Effect.provide(Option.isSome(database) ? Layer.empty : RateLimitStore.layerMemory()))
+      }).pipe(Effect.provide(Database.isPostgres(database) ? Layer.empty : RateLimitStore.layerMemory()))
       gate.open(NodeListener.fromApp(app))
       yield* Effect.addFinalizer(() => Effect.sync(() => gate.close()))
       const appexec = yield* Appexec.Appexec
@@ -237,8 +207,8 @@ export const serve = (options: ServeOptions) =>
       yield* Console.log(
         `appexec is listening on ${localUrl} ${
           options.publicUrl === undefined ? "" : `(public URL ${options.publicUrl}) `
-        }(${Option.isSome(database) ? "database" : "data"}: ${
-          Option.isSome(database) ? Database.describe(database, "") : options.dataDir
+        }(${Database.isPostgres(database) ? "database" : "data"}: ${
+          Database.isPostgres(database) ? Database.describe(database, "") : options.dataDir
         })${worker ? "" : " with no worker"}`
       )
       if (options.console ?? true) yield* Console.log(`Console: ${baseUrl}/console (sign in with an API key)`)
@@ -255,8 +225,9 @@ export const serve = (options: ServeOptions) =>
           allowedHosts: options.adminAllowedHosts
         })
         adminServer.on("request", NodeListener.fromApp(admin))
-        const adminPort = yield* listen(adminServer, options.adminPort, options.host)
-        const adminUrl = baseUrlOf(options.host, adminPort)
+        const adminHost = options.adminHost ?? defaultAdminHost
+        const adminPort = yield* listen(adminServer, options.adminPort, adminHost)
+        const adminUrl = baseUrlOf(adminHost, adminPort)
         yield* Console.log(`Metrics: ${adminUrl}/metrics`)
         if (options.console ?? true) {
           yield* Console.log(
@@ -277,7 +248,7 @@ export const serve = (options: ServeOptions) =>
       if (Option.isNone(first)) {
         yield* Console.log(
           `Create an API key with: appexec keys create --workspace default ${
-            Option.isSome(database) ? "--database <URL>" : `--data ${options.dataDir}`
+            Database.isPostgres(database) ? "--database <URL>" : `--data ${options.dataDir}`
           }`
         )
       }
@@ -289,20 +260,11 @@ export const serve = (options: ServeOptions) =>
           dataDir: options.dataDir,
           database,
           background: worker,
+          process: worker ? "appexec serve" : "appexec serve --no-worker",
           mediaUrls: MediaSigning.urlsLayer({ baseUrl, publicBaseUrl: options.mediaBaseUrl }),
           media: options.media,
-          allowPrivateNetworks: options.allowPrivateNetworks,
-          config: {
-            ...(options.claims === undefined ? {} : claimSettings(options.claims)),
-            webhookRetryDelays: options.webhookRetryDelays,
-            ...(options.retention === undefined ? {} : { retention: options.retention }),
-            ...(options.maxRunningPerWorkspace === undefined
-              ? {}
-              : { maxRunningPerWorkspace: options.maxRunningPerWorkspace }),
-            ...(options.maxStreamsPerKey === undefined ? {} : { maxStreamsPerKey: options.maxStreamsPerKey }),
-            ...(options.signingKeyGrace === undefined ? {} : { signingKeyGrace: options.signingKeyGrace }),
-            ...(options.signingKeyJwk === undefined ? {} : { signingKeyJwk: options.signingKeyJwk })
-          }
+          work: options,
+          config: options.maxStreamsPerKey === undefined ? {} : { maxStreamsPerKey: options.maxStreamsPerKey }
         })
       ),
       Effect.provide(options.tracing ?? tracingFromEnv),

@@ -7,10 +7,10 @@
  * worker, or the next start, to run again; a second signal stops at once (`StopSignals`). The
  * temporary work directories a killed process left are removed as it starts.
  */
-import { Appexec, Shutdown, type SigningKeys } from "@appexec/core"
+import { Appexec, Shutdown } from "@appexec/core"
 import { AdminHttp } from "@appexec/http"
 import { NodeListener } from "@appexec/platform-node"
-import { Console, type Duration, Effect, Option } from "effect"
+import { Console, Effect } from "effect"
 import { createServer } from "node:http"
 import * as Database from "./Database.js"
 import * as ExecutionLog from "./ExecutionLog.js"
@@ -18,33 +18,24 @@ import * as Instance from "./Instance.js"
 import * as StopSignals from "./internal/StopSignals.js"
 import * as MediaSigning from "./MediaSigning.js"
 import * as MediaStorage from "./MediaStorage.js"
-import { AGAIN, baseUrlOf, type Claims, claimSettings, listen } from "./Serve.js"
+import { AGAIN, baseUrlOf, defaultAdminHost, listen } from "./Serve.js"
+import type * as Work from "./Work.js"
 
-/** The settings of `worker` (docs/cli.md). */
-export interface WorkerOptions {
+/** The settings of `worker` (docs/cli.md): the database, the work (`Work`), media URLs, the admin port. */
+export interface WorkerOptions extends Work.Work {
   readonly dataDir: string
   /** PostgreSQL instead of SQLite under `dataDir`. */
   readonly database: Database.Database
-  /** Executions run at once. */
-  readonly concurrency: number
-  /** Executions of one workspace running at once across every worker on the database; no cap when absent. */
-  readonly maxRunningPerWorkspace?: number | undefined
-  /** How long claims last (as `serve`'s): the lease is renewed every third of it. */
-  readonly claims: Claims
-  readonly allowPrivateNetworks: boolean
-  readonly webhookRetryDelays: ReadonlyArray<Duration.DurationInput>
   /** The URL clients reach the API at: the base of the signed media URLs this worker hands out. */
   readonly publicUrl: string
   /** Public base URL of produced media (CDN, object storage), instead of signed URLs. */
   readonly mediaBaseUrl?: string | undefined
   /** Produced media in an S3-compatible bucket (`--media s3://…`); absent: the data directory or the database. */
   readonly media?: MediaStorage.S3Media | undefined
-  readonly signingKeyGrace?: Duration.DurationInput | undefined
-  readonly signingKeyJwk?: SigningKeys.PrivateJwk | undefined
-  /** Serve `/healthz` and Prometheus `/metrics` on this port of `host` (0: any free port); none when absent. */
+  /** Serve `/healthz` and Prometheus `/metrics` on this port of `adminHost` (0: any free port); none when absent. */
   readonly adminPort?: number | undefined
-  /** The interface of the admin port. */
-  readonly host?: string | undefined
+  /** The interface of the admin port (default 127.0.0.1). */
+  readonly adminHost?: string | undefined
 }
 
 /** Works until interrupted, then drains. */
@@ -65,15 +56,15 @@ const working = (options: WorkerOptions, signals: StopSignals.StopSignals) =>
     )
     yield* ExecutionLog.run
     yield* Console.log(
-      `appexec worker is running (${Option.isSome(options.database) ? "database" : "data"}: ${
+      `appexec worker is running (${Database.isPostgres(options.database) ? "database" : "data"}: ${
         Database.describe(options.database, options.dataDir)
-      })`
+      }; public URL ${options.publicUrl})`
     )
     yield* MediaStorage.announce(options.media)
     if (options.adminPort !== undefined) {
       // The same admin app as `serve --admin-port`: an orchestrator's liveness probe and the
       // worker's own metrics (the gauges are read from the shared database).
-      const host = options.host ?? "127.0.0.1"
+      const host = options.adminHost ?? defaultAdminHost
       const adminServer = createServer(NodeListener.fromApp(yield* AdminHttp.make))
       const port = yield* listen(adminServer, options.adminPort, host)
       yield* Console.log(`Metrics: ${baseUrlOf(host, port)}/metrics (health: ${baseUrlOf(host, port)}/healthz)`)
@@ -86,19 +77,10 @@ const working = (options: WorkerOptions, signals: StopSignals.StopSignals) =>
         dataDir: options.dataDir,
         database: options.database,
         background: true,
+        process: "appexec worker",
         mediaUrls: MediaSigning.urlsLayer({ baseUrl: options.publicUrl, publicBaseUrl: options.mediaBaseUrl }),
         media: options.media,
-        allowPrivateNetworks: options.allowPrivateNetworks,
-        config: {
-          workerConcurrency: options.concurrency,
-          ...(options.maxRunningPerWorkspace === undefined
-            ? {}
-            : { maxRunningPerWorkspace: options.maxRunningPerWorkspace }),
-          ...claimSettings(options.claims),
-          webhookRetryDelays: options.webhookRetryDelays,
-          ...(options.signingKeyGrace === undefined ? {} : { signingKeyGrace: options.signingKeyGrace }),
-          ...(options.signingKeyJwk === undefined ? {} : { signingKeyJwk: options.signingKeyJwk })
-        }
+        work: options
       })
     ),
     Effect.ensuring(Effect.logInfo("stopped"))

@@ -24,9 +24,12 @@ const groups: Readonly<Record<string, ReadonlyArray<string>>> = {
   apps: ["import", "list"],
   executions: ["list", "cancel", "watch"],
   "signing-key": ["rotate"],
-  secrets: ["set", "list", "delete"]
+  "master-key": ["reseal"],
+  secrets: ["set", "list", "delete"],
+  media: ["migrate", "sweep", "stores", "forget"],
+  config: ["check"]
 }
-const leaves = ["serve", "worker", "prune", "run"]
+const leaves = ["serve", "worker", "prune", "migrate", "run"]
 const everyCommand: ReadonlyArray<ReadonlyArray<string>> = [
   ...leaves.map((name) => [name]),
   ...Object.entries(groups).flatMap(([group, subs]) => [[group], ...subs.map((sub) => [group, sub])])

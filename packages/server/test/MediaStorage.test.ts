@@ -1,9 +1,9 @@
 /**
- * The media flags read without a process: `s3://BUCKET/PREFIX` as S3 names buckets and as blob
+ * The media settings read without a process: `s3://BUCKET/PREFIX` as S3 names buckets and as blob
  * keys go, and the flags that need a bucket refused without one.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Option } from "effect"
+import { Effect, Either } from "effect"
 import * as MediaStorage from "../src/MediaStorage.js"
 
 describe("MediaStorage", () => {
@@ -24,30 +24,30 @@ describe("MediaStorage", () => {
 
   it.effect("a bucket with an endpoint and direct URLs; the flags that need a bucket refused without one", () =>
     Effect.gen(function*() {
-      const bucket = Option.some({ bucket: "media", prefix: "x" })
+      const bucket = { bucket: "media", prefix: "x" }
       expect(
-        yield* MediaStorage.fromFlags({
+        yield* MediaStorage.fromSettings({
           media: bucket,
-          mediaEndpoint: Option.some("http://minio:9000"),
+          mediaEndpoint: "http://minio:9000",
           mediaDirect: true,
-          mediaBaseUrl: Option.none()
+          mediaBaseUrl: undefined
         })
       ).toEqual({ bucket: "media", prefix: "x", endpoint: "http://minio:9000", direct: true })
-      expect(yield* MediaStorage.fromFlags({ media: Option.none(), mediaEndpoint: Option.none() })).toBeUndefined()
-      const refused = (flags: Parameters<typeof MediaStorage.fromFlags>[0]) =>
-        MediaStorage.fromFlags(flags).pipe(Effect.flip, Effect.map((e) => e.message))
-      expect(yield* refused({ media: Option.none(), mediaEndpoint: Option.some("http://minio:9000") })).toContain(
+      expect(yield* MediaStorage.fromSettings({ media: undefined, mediaEndpoint: undefined })).toBeUndefined()
+      const refused = (settings: Parameters<typeof MediaStorage.fromSettings>[0]) =>
+        MediaStorage.fromSettings(settings).pipe(Effect.flip, Effect.map((e) => e.message))
+      expect(yield* refused({ media: undefined, mediaEndpoint: "http://minio:9000" })).toContain(
         "'--media-endpoint': applies to a bucket"
       )
-      expect(yield* refused({ media: Option.none(), mediaEndpoint: Option.none(), mediaDirect: true })).toContain(
+      expect(yield* refused({ media: undefined, mediaEndpoint: undefined, mediaDirect: true })).toContain(
         "'--media-direct': presigns URLs of a bucket"
       )
       expect(
         yield* refused({
           media: bucket,
-          mediaEndpoint: Option.none(),
+          mediaEndpoint: undefined,
           mediaDirect: true,
-          mediaBaseUrl: Option.some("https://cdn.example.com")
+          mediaBaseUrl: "https://cdn.example.com"
         })
       ).toContain("either presigned bucket URLs or under --media-base-url")
       expect(MediaStorage.describe({ bucket: "media", prefix: "x", endpoint: "http://minio:9000", direct: false }))

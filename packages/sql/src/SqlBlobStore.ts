@@ -3,12 +3,17 @@
  * that made them (on a shared database every process serves every medium). `stat` and
  * `getRange` read `length(bytes)` and `substr(bytes, …)` (SQLite blobs and PostgreSQL `bytea`
  * alike), so a range of a large video is not read whole; a blob's version is its `created_at`,
- * which every put advances.
+ * which every put advances, and also its modification time in a listing. A listing reads a page
+ * of keys at a time, after the last key of the page before (so deletions between pages are
+ * harmless).
  */
 import { BlobStore } from "@appexec/core"
-import { Clock, Effect, Layer, Option } from "effect"
+import { Chunk, Clock, Effect, Layer, Option, Stream } from "effect"
 import { sql } from "kysely"
 import { SqlRunner } from "./SqlRunner.js"
+
+/** Keys a listing reads (and a delete of several keys binds) at once. */
+const PAGE = 500
 
 /** The blob store over the runner. */
 export const make = Effect.gen(function*() {
@@ -87,7 +92,43 @@ export const make = Effect.gen(function*() {
       runner.run("delete blobs", db.deleteFrom("blobs").where(runner.dialect.startsWith("key", prefix))).pipe(
         Effect.asVoid
       )
-    )
+    ),
+    list: (prefix) =>
+      Stream.paginateChunkEffect(Option.none<string>(), (after) =>
+        runner
+          .all(
+            "list blobs",
+            db
+              .selectFrom("blobs")
+              .select(["key", "created_at", sql<number | string>`length(bytes)`.as("size")])
+              .where(runner.dialect.startsWith("key", prefix))
+              .$if(Option.isSome(after), (query) => query.where("key", ">", Option.getOrElse(after, () => "")))
+              .orderBy("key")
+              .limit(PAGE)
+          )
+          .pipe(
+            Effect.map((rows) => {
+              const entries = rows.map((row) => ({
+                key: row.key,
+                size: Number(row.size),
+                modifiedAt: Number(row.created_at)
+              }))
+              const last = entries.at(-1)
+              return [
+                Chunk.fromIterable(entries),
+                entries.length < PAGE || last === undefined ? Option.none() : Option.some(Option.some(last.key))
+              ] as const
+            })
+          )),
+    deleteKeys: Effect.fn("SqlBlobStore.deleteKeys")(function*(keys) {
+      for (let i = 0; i < keys.length; i += PAGE) {
+        const page = keys.slice(i, i + PAGE)
+        yield* runner.run(
+          "delete blobs by key",
+          db.deleteFrom("blobs").where(runner.dialect.oneOf("key", runner.dialect.list(page)))
+        )
+      }
+    })
   }
   return service
 })

@@ -205,6 +205,15 @@ export interface BlobsTable {
   created_at: number
 }
 
+/** `media_stores`: the stores besides the default one that media were kept in (`MediaStoreRegistry`). */
+export interface MediaStoresTable {
+  id: string
+  uri: string
+  endpoint: string | null
+  region: string
+  added_at: number
+}
+
 /** `secrets` (PostgreSQL only): random secrets every process of a deployment shares (the media URL key). */
 export interface SecretsTable {
   name: string
@@ -240,6 +249,7 @@ export interface Tables {
   key_revision: KeyRevisionTable
   app_revision: AppRevisionTable
   blobs: BlobsTable
+  media_stores: MediaStoresTable
   secrets: SecretsTable
   operator_secrets: OperatorSecretsTable
 }

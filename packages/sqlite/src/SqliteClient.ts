@@ -12,9 +12,10 @@
  * busy timeout) is retried with backoff before it becomes one.
  */
 import { Errors } from "@appexec/core"
+import { SqlMigrations } from "@appexec/sql"
 import type { Tables } from "@appexec/sql/SqlTables"
 import type Database from "better-sqlite3"
-import { Context, Duration, Effect, Either, Layer, Schedule } from "effect"
+import { Context, Duration, Effect, Either, Exit, FiberRef, Layer, Schedule } from "effect"
 import { type Compilable, Kysely } from "kysely"
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs"
 import { createRequire } from "node:module"
@@ -34,7 +35,10 @@ export interface Options {
    * lose the last commits, never consistency. `full`: every commit is flushed to disk first.
    */
   readonly synchronous?: "normal" | "full"
-  /** Apply pending migrations on open (default true). */
+  /**
+   * Apply pending migrations on open (default true). When false, a database that lacks migrations
+   * fails the open, naming `appexec migrate`; a database a newer appexec migrated fails it either way.
+   */
   readonly migrate?: boolean
 }
 
@@ -70,8 +74,21 @@ export class SqliteClient extends Context.Tag("@appexec/sqlite/SqliteClient")<
      * `transaction`; many writes share one commit.
      */
     readonly batched: <A>(operation: string, f: (connection: Connection) => A) => Effect.Effect<A, Errors.StorageError>
+    /**
+     * Runs `effect` holding the write lock of the database (`BEGIN IMMEDIATE`): other processes
+     * wait for it meanwhile. Everything this client does meanwhile, for any fiber, runs in that
+     * transaction (transactions nested as savepoints) and commits when `effect` ends, however it
+     * ends; a crash before then leaves nothing of it. One `exclusive` at a time per client; inside
+     * one, another runs its effect as it is.
+     */
+    readonly exclusive: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | Errors.StorageError, R>
+    /** The migrations this open applied (none when the database was up to date). */
+    readonly migrated: ReadonlyArray<string>
   }
 >() {}
+
+/** The clients whose `exclusive` the current fiber runs under: another `exclusive` of theirs runs at once. */
+const holding = FiberRef.unsafeMake<ReadonlySet<object>>(new Set())
 
 /** Name of the SQL function that lower-cases text the way `String.prototype.toLowerCase` does. */
 export const FOLD = "appexec_fold"
@@ -202,20 +219,14 @@ export const make = (options: Options) =>
     const builder = new Kysely<Tables>({
       dialect: new ImmediateSqliteDialect({ database: { prepare: (sql) => db.prepare(sql), close: () => {} } })
     })
-    if (options.migrate !== false) {
-      yield* Effect.tryPromise({
-        try: () => SqliteMigrations.migrateTo(builder as Kysely<unknown>),
-        catch: (cause) => new Errors.StorageError({ operation: "migrate", cause })
-      }).pipe(
-        Effect.flatMap(({ error }) =>
-          error === undefined
-            ? Effect.void
-            : Effect.fail(new Errors.StorageError({ operation: "migrate", cause: error }))
-        ),
-        // Two processes opening a new file at once race to create the migration tables.
-        Effect.retry({ schedule: Schedule.spaced(Duration.millis(50)), times: 5 })
-      )
-    }
+    const migrated = yield* SqliteMigrations.upgrade(builder as Kysely<unknown>, options.migrate !== false).pipe(
+      // Two processes opening a new file at once race to create the migration tables.
+      Effect.retry({
+        schedule: Schedule.spaced(Duration.millis(50)),
+        times: 5,
+        while: (error) => !SqlMigrations.isRefusal(error)
+      })
+    )
 
     const connection: Connection = {
       all: <R>(query: Compilable<R>) => {
@@ -251,7 +262,24 @@ export const make = (options: Options) =>
       prepare("ROLLBACK TO appexec_write").run()
       prepare("RELEASE appexec_write").run()
     }
+    /** Whether an `exclusive` holds the write lock: its transaction is open on the connection. */
+    let held = false
+    /** Identifies this client in `holding`. */
+    const self = {}
     const inTransaction = <A>(f: (connection: Connection) => A): A => {
+      if (held) {
+        // Inside the transaction of `exclusive`: a savepoint.
+        prepare("SAVEPOINT appexec_nested").run()
+        try {
+          const result = f(connection)
+          prepare("RELEASE appexec_nested").run()
+          return result
+        } catch (cause) {
+          prepare("ROLLBACK TO appexec_nested").run()
+          prepare("RELEASE appexec_nested").run()
+          throw cause
+        }
+      }
       begin()
       try {
         const result = f(connection)
@@ -265,23 +293,24 @@ export const make = (options: Options) =>
 
     // `f` is synchronous, so it runs to its end before any other fiber runs: no two operations
     // can interleave on the connection and no semaphore is needed.
-    const execute = <A>(operation: string, f: (connection: Connection) => A): Effect.Effect<A, Errors.StorageError> =>
+    const now = <A>(operation: string, f: (connection: Connection) => A): Effect.Effect<A, Errors.StorageError> => {
       // One step when it succeeds, which is nearly always: a read is a few microseconds, and the
       // effect around it should not cost more. The retry schedule is set up only when the lock
       // was busy.
-      Effect.suspend(() => {
-        try {
-          return Effect.succeed(f(connection))
-        } catch (cause) {
-          const error = new Errors.StorageError({ operation, cause })
-          if (!isBusy(cause)) return Effect.fail(error)
-          const once = Effect.try({
-            try: () => f(connection),
-            catch: (cause) => new Errors.StorageError({ operation, cause })
-          })
-          return Effect.retry(once, { schedule: busySchedule, while: isBusyError })
-        }
-      })
+      try {
+        return Effect.succeed(f(connection))
+      } catch (cause) {
+        const error = new Errors.StorageError({ operation, cause })
+        if (!isBusy(cause)) return Effect.fail(error)
+        const once = Effect.try({
+          try: () => f(connection),
+          catch: (cause) => new Errors.StorageError({ operation, cause })
+        })
+        return Effect.retry(once, { schedule: busySchedule, while: isBusyError })
+      }
+    }
+    const execute = <A>(operation: string, f: (connection: Connection) => A): Effect.Effect<A, Errors.StorageError> =>
+      Effect.suspend(() => now(operation, f))
     const transaction = <A>(operation: string, f: (connection: Connection) => A) =>
       execute(operation, () => inTransaction(f))
 
@@ -346,6 +375,8 @@ export const make = (options: Options) =>
     )
     const batched = <A>(operation: string, f: (connection: Connection) => A) =>
       Effect.async<A, Errors.StorageError>((resume) => {
+        // While `exclusive` holds the lock its transaction is open: a write goes in it at once.
+        if (held) return resume(transaction(operation, f))
         pending.push({
           operation,
           f,
@@ -358,7 +389,40 @@ export const make = (options: Options) =>
         if (scheduled === undefined) scheduled = setImmediate(flush)
       })
 
-    return SqliteClient.of({ builder, execute, transaction, batched })
+    const exclusiveLock = yield* Effect.makeSemaphore(1)
+    const exclusive = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | Errors.StorageError, R> =>
+      Effect.flatMap(FiberRef.get(holding), (owners) => owners.has(self) ? effect : hold(effect))
+    const hold = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | Errors.StorageError, R> =>
+      exclusiveLock.withPermits(1)(Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function*() {
+          // Writes of this turn go first, in a commit of their own; then the lock.
+          yield* execute("exclusive", () => {
+            if (scheduled !== undefined) {
+              clearImmediate(scheduled)
+              flush()
+            }
+            begin()
+          })
+          held = true
+          const exit = yield* Effect.exit(
+            restore(Effect.locallyWith(effect, holding, (owners) => new Set([...owners, self])))
+          )
+          held = false
+          // What was written meanwhile commits, however `effect` ended: the process's other
+          // fibers wrote in the same transaction, and were told their writes were done.
+          const ended = yield* Effect.exit(Effect.try({
+            try: commit,
+            catch: (cause) => new Errors.StorageError({ operation: "exclusive", cause })
+          }))
+          if (Exit.isFailure(ended)) {
+            rollback()
+            return yield* Effect.failCause(ended.cause)
+          }
+          return yield* exit
+        })
+      ))
+
+    return SqliteClient.of({ builder, execute, transaction, batched, exclusive, migrated })
   })
 
 /** The connection as a layer; the database closes with the layer. */

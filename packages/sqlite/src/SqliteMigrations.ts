@@ -3,6 +3,7 @@
  * `Migrator`. Each migration runs in its own `BEGIN IMMEDIATE` transaction and is recorded in
  * the table `appexec_migrations`, so opening a database made by an older appexec upgrades it.
  */
+import { SqlMigrations } from "@appexec/sql"
 import { type Kysely, type Migration, type MigrationResultSet, Migrator } from "kysely"
 import * as m0001 from "./internal/migrations/0001_initial.js"
 import * as m0002 from "./internal/migrations/0002_queue_indexes.js"
@@ -16,6 +17,7 @@ import * as m0009 from "./internal/migrations/0009_execution_list_and_redelivery
 import * as m0010 from "./internal/migrations/0010_operator_secrets.js"
 import * as m0011 from "./internal/migrations/0011_fewer_execution_indexes.js"
 import * as m0012 from "./internal/migrations/0012_key_hints_and_uses.js"
+import * as m0013 from "./internal/migrations/0013_media_stores.js"
 
 /** Every migration by name, in order. Names sort in the order they apply; never rename one. */
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -30,11 +32,12 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0009_execution_list_and_redelivery": m0009,
   "0010_operator_secrets": m0010,
   "0011_fewer_execution_indexes": m0011,
-  "0012_key_hints_and_uses": m0012
+  "0012_key_hints_and_uses": m0012,
+  "0013_media_stores": m0013
 }
 
 /** Name of the newest migration. */
-export const latest = "0012_key_hints_and_uses"
+export const latest = "0013_media_stores"
 
 /** The table that records applied migrations. */
 export const migrationTable = "appexec_migrations"
@@ -51,3 +54,10 @@ export const migrator = (db: Kysely<unknown>): Migrator =>
 /** Applies the migrations up to `target` (default: all of them); an error is returned in the result set. */
 export const migrateTo = (db: Kysely<unknown>, target: string = latest): Promise<MigrationResultSet> =>
   target === latest ? migrator(db).migrateToLatest() : migrator(db).migrateTo(target)
+
+/**
+ * Brings `db` to `latest`, or, when `migrate` is false, checks that it is there; the migrations it
+ * applied. Refuses a database that a newer appexec migrated (`SqlMigrations.upgrade`).
+ */
+export const upgrade = (db: Kysely<unknown>, migrate: boolean) =>
+  SqlMigrations.upgrade(db, migrator(db), { known: Object.keys(migrations), table: migrationTable }, migrate)

@@ -9,16 +9,17 @@
  * )
  * ```
  */
-import type { AppexecLayer, Errors } from "@appexec/core"
+import { type AppexecLayer, type Errors, type MediaStoreRegistry, StorageLock } from "@appexec/core"
 import {
   SqlBlobStore,
   SqlExecutionReports,
+  SqlMediaStoreRegistry,
   SqlOperatorViews,
   SqlRateLimitStore,
   SqlSealedSecretStore,
   SqlSigningKeyStore
 } from "@appexec/sql"
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import * as Runner from "./internal/Runner.js"
 import { WorkSignal } from "./internal/WorkSignal.js"
 import * as SqliteAppStore from "./SqliteAppStore.js"
@@ -31,15 +32,30 @@ import * as SqliteWebhookOutbox from "./SqliteWebhookOutbox.js"
 /** How to open the database (see `SqliteClient.Options`). */
 export type Options = SqliteClient.Options
 
+/** The storage's lock: the database's write lock, whatever the name (`SqliteClient.exclusive`). */
+const lockLayer = Layer.effect(
+  StorageLock.StorageLock,
+  Effect.map(SqliteClient.SqliteClient, (client) => ({ withLock: () => client.exclusive }))
+)
+
 /**
  * Opens (creating and migrating when needed) the database at `options.filename` and provides
- * every storage port on it; the database is closed when the layer's scope closes.
+ * every storage port on it, the record of the deployment's other media stores
+ * (`MediaStoreRegistry`), and its lock (`StorageLock`: the write lock); the database is closed
+ * when the layer's scope closes.
  */
-export const layer = (options: Options): Layer.Layer<AppexecLayer.Storage, Errors.StorageError> =>
+export const layer = (
+  options: Options
+): Layer.Layer<
+  AppexecLayer.Storage | MediaStoreRegistry.MediaStoreRegistry | StorageLock.StorageLock,
+  Errors.StorageError
+> =>
   Layer.mergeAll(
+    lockLayer,
     SqliteAppStore.layer,
     SqliteKeyStore.layer,
     SqlBlobStore.layer,
+    SqlMediaStoreRegistry.layer,
     SqlSigningKeyStore.layer,
     SqlRateLimitStore.layer,
     SqlSealedSecretStore.layer,

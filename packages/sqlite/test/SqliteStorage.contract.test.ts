@@ -1,5 +1,5 @@
 import { SqliteStorage } from "@appexec/sqlite"
-import { SaveAllContract, StorageContract } from "@appexec/testing/contracts"
+import { MediaStoreRegistryContract, SaveAllContract, StorageContract } from "@appexec/testing/contracts"
 import { Effect, Layer } from "effect"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -20,3 +20,4 @@ const tempStorage = () =>
 StorageContract.suite("sqlite file", tempStorage)
 StorageContract.suite("sqlite :memory:", () => SqliteStorage.layer({ filename: ":memory:" }))
 SaveAllContract.suite("sqlite file", tempStorage)
+MediaStoreRegistryContract.suite("sqlite file", tempStorage)

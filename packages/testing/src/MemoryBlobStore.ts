@@ -1,18 +1,25 @@
 /**
- * In-memory `BlobStore`.
+ * In-memory `BlobStore`, with every optional method (a listing is a snapshot taken when the
+ * stream starts).
  */
 import { BlobStore } from "@appexec/core"
-import { Effect, Layer, Option } from "effect"
+import { Clock, Effect, Layer, Option, Stream } from "effect"
 
 /** A fresh, empty blob store. */
 export const make = Effect.sync((): BlobStore.BlobStore["Type"] => {
-  const blobs = new Map<string, BlobStore.Blob & { readonly version: string }>()
+  const blobs = new Map<string, BlobStore.Blob & { readonly version: string; readonly modifiedAt: number }>()
   let puts = 0
   return {
+    // The time of a put is the Clock's, so that tests age blobs with `TestClock`.
     put: (key, blob) =>
-      Effect.sync(() => {
+      Effect.map(Clock.currentTimeMillis, (modifiedAt) => {
         puts += 1
-        blobs.set(key, { contentType: blob.contentType, bytes: Uint8Array.from(blob.bytes), version: String(puts) })
+        blobs.set(key, {
+          contentType: blob.contentType,
+          bytes: Uint8Array.from(blob.bytes),
+          version: String(puts),
+          modifiedAt
+        })
       }),
     get: (key) =>
       Effect.sync(() =>
@@ -32,6 +39,18 @@ export const make = Effect.sync((): BlobStore.BlobStore["Type"] => {
     deleteUnder: (prefix) =>
       Effect.sync(() => {
         for (const key of [...blobs.keys()]) if (key.startsWith(prefix)) blobs.delete(key)
+      }),
+    list: (prefix) =>
+      Stream.suspend(() =>
+        Stream.fromIterable(
+          [...blobs.entries()].flatMap(([key, blob]) =>
+            key.startsWith(prefix) ? [{ key, size: blob.bytes.length, modifiedAt: blob.modifiedAt }] : []
+          )
+        )
+      ),
+    deleteKeys: (keys) =>
+      Effect.sync(() => {
+        for (const key of keys) blobs.delete(key)
       })
   }
 })

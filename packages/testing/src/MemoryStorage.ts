@@ -1,7 +1,7 @@
 /**
  * Every storage port in memory: fresh and empty each time the layer is built.
  */
-import { RateLimitStore } from "@appexec/core"
+import { MediaStoreRegistry, RateLimitStore } from "@appexec/core"
 import { Layer } from "effect"
 import * as MemoryAppStore from "./MemoryAppStore.js"
 import * as MemoryBlobStore from "./MemoryBlobStore.js"
@@ -10,7 +10,7 @@ import * as MemoryKeyStore from "./MemoryKeyStore.js"
 import * as MemorySealedSecretStore from "./MemorySealedSecretStore.js"
 import * as MemorySigningKeyStore from "./MemorySigningKeyStore.js"
 
-/** All storage ports on in-memory adapters. */
+/** All storage ports on in-memory adapters, and a registry of media stores. */
 export const layer = Layer.mergeAll(
   MemoryAppStore.layer,
   MemoryExecutions.layer,
@@ -18,5 +18,6 @@ export const layer = Layer.mergeAll(
   MemoryBlobStore.layer,
   MemorySigningKeyStore.layer,
   RateLimitStore.layerMemory(),
-  MemorySealedSecretStore.layer
+  MemorySealedSecretStore.layer,
+  MediaStoreRegistry.layerMemory()
 )

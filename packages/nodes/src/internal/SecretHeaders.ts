@@ -1,15 +1,14 @@
 /**
  * Request headers that name the operator's secrets, as `http.request`, `http.job` and the
- * provider nodes resolve them for a run: one place, one order, one failure. A secret is the one
- * set with `appexec secrets set` (`SecretStore`: the execution's workspace's, else the
- * instance's), else one of the node settings (`APPEXEC_SECRET_<NAME>`, `NodesSettings.secrets`).
- * Each value found is registered with the redactor (`Redactor`), so that wherever a provider
- * echoes it, it is masked; the header stays `Redacted` until the outbound client writes it to the
- * wire (`OutboundHttp.wireHeaders`).
+ * provider nodes resolve them for a run: one place, one order, one failure. A secret comes from
+ * the instance's one source, `SecretStore`: the one set with `appexec secrets set` (the
+ * execution's workspace's, else the instance's), else an `APPEXEC_SECRET_<NAME>` variable of the
+ * process (the environment, the store's lowest layer). Each value found is registered with the
+ * redactor (`Redactor`), so that wherever a provider echoes it, it is masked; the header stays
+ * `Redacted` until the outbound client writes it to the wire (`OutboundHttp.wireHeaders`).
  */
 import { type NodeType, Redactor, SecretStore } from "@appexec/core"
-import { Effect, Option, Redacted, Schema } from "effect"
-import { NodesSettings } from "../NodesSettings.js"
+import { Effect, Option, Redacted } from "effect"
 
 /** A header whose value is the operator's secret `secret`, after an optional `prefix` (`"Bearer "`). */
 export interface SecretHeader {
@@ -23,23 +22,16 @@ export type Headers = Readonly<Record<string, string | Redacted.Redacted<string>
 type WorkspaceId = NodeType.NodeContext<unknown>["execution"]["workspaceId"]
 
 /**
- * The value of the operator's secret `name` for a run in `workspaceId`: the store's (a name the
- * store cannot hold is looked up in the settings only), else the settings'; registered with the
- * redactor. A `NodeFailure` names it when it is set nowhere, or says it could not be read.
+ * The value of the operator's secret `name` for a run in `workspaceId` (`SecretStore.find`),
+ * registered with the redactor. A `NodeFailure` names it when it is set nowhere, or says it
+ * could not be read.
  */
 export const secretValue = (
   name: string,
   workspaceId: WorkspaceId
 ): Effect.Effect<Redacted.Redacted<string>, NodeType.NodeFailure> =>
   Effect.gen(function*() {
-    const stored = Schema.is(SecretStore.SecretName)(name)
-      ? yield* SecretStore.find(name, workspaceId)
-      : Option.none()
-    const settings = yield* Effect.serviceOption(NodesSettings)
-    const found = Option.orElse(
-      stored,
-      () => Option.flatMap(settings, (s) => Option.fromNullable(s.secrets[name]))
-    )
+    const found = yield* SecretStore.find(name, workspaceId)
     if (Option.isNone(found)) return yield* SecretStore.notSet(name)
     yield* Redactor.register(found.value)
     return found.value

@@ -25,6 +25,8 @@ export const layer = (
     /** The node types besides core's (default: `builtinNodes` of `@appexec/nodes`). */
     readonly nodes?: ReadonlyArray<NodeType.NodeType<BuiltinNodes.Requirements>>
     readonly settings?: NodesSettings.Overrides
+    /** The process environment: its `APPEXEC_SECRET_<NAME>` variables are secrets below the store. */
+    readonly environment?: Readonly<Record<string, string>>
     readonly outbound?: Partial<NodeOutboundHttp.Options>
     /** Lifetime of media URLs (default 7 days). */
     readonly ttlSeconds?: number
@@ -33,6 +35,7 @@ export const layer = (
   TestHarness.layer({
     nodes: options.nodes ?? builtinNodes,
     config: { masterKey: MASTER_KEY },
+    ...(options.environment === undefined ? {} : { environment: options.environment }),
     outbound: NodeOutboundHttp.layer({ allowPrivateNetworks: true, ...options.outbound })
   }).pipe(
     Layer.provideMerge(

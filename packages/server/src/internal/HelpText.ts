@@ -20,7 +20,9 @@ const typeLines: ReadonlySet<string> = new Set([
   "A user-defined piece of text that is confidential.",
   "A true or false value.",
   "An integer.",
-  "A floating point number."
+  "A floating point number.",
+  // Said of every setting: each has a default or means none when absent (docs/cli.md#settings).
+  "This setting is optional."
 ])
 
 /** `text` with its `COMMANDS` list in two columns, or `text` itself when it has no such list. */

@@ -22,6 +22,8 @@ export interface SpawnOptions {
    * (`process.kill(-pid, …)`) is a terminal's Ctrl-C. The group is killed with the scope.
    */
   readonly group?: boolean
+  /** Another build of the command (the previous release's, `PreviousRelease`); default this checkout's. */
+  readonly program?: string
 }
 
 /**
@@ -38,7 +40,7 @@ export const spawnAppexec = (
   Effect.gen(function*() {
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(process.execPath, [bin, ...args], {
+        spawn(process.execPath, [options.program ?? bin, ...args], {
           env: { ...process.env, APPEXEC_LOG_FORMAT: "json", ...env },
           detached: options.group === true
         })

@@ -2,10 +2,12 @@
  * Contract of `BlobStore`: bytes and content type round-trip, a put replaces, stored bytes do
  * not alias the caller's buffer; `stat` and `getRange` (through the fallbacks of core's
  * `BlobStore`, so a store without them passes too) answer size, type, version and byte ranges.
+ * `list` and `deleteKeys`, which moving media and sweeping orphans need, are required: every
+ * adapter of appexec has them.
  */
 import { BlobStore } from "@appexec/core"
 import { describe, expect } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Chunk, Effect, Option, Stream } from "effect"
 import { type MakeStorage, storageTest } from "../internal/StorageFixtures.js"
 
 /** Runs the blob-store contract against fresh storage from `makeStorage` for every test. */
@@ -85,5 +87,50 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         expect(Option.isSome(yield* blobs.get(`${two}a-out.png`))).toBe(true)
         yield* blobs.deleteUnder(one)
       })
+    )
+
+    test(
+      "list shows every blob under a prefix once, with its size and time, across pages; deleteKeys deletes those keys only",
+      Effect.gen(function*() {
+        const blobs = yield* BlobStore.BlobStore
+        if (blobs.list === undefined || blobs.deleteKeys === undefined) {
+          return yield* Effect.dieMessage("the store has no list or deleteKeys")
+        }
+        const list = blobs.list
+        const listed = (prefix: string) =>
+          Effect.map(Stream.runCollect(list(prefix)), (entries) =>
+            Chunk.toArray(entries).map((e) => ({ key: e.key, size: e.size })).sort((a, b) => (a.key < b.key ? -1 : 1)))
+        const one = BlobStore.executionPrefix("00000000-0000-4000-8500-000000000001")
+        const two = BlobStore.executionPrefix("00000000-0000-4000-8500-000000000002")
+        // More than a page of every adapter that pages by 500 (SQL), in one directory (files).
+        const many = Array.from({ length: 520 }, (_, i) =>
+          `${two}p-${String(i).padStart(4, "0")}.png`)
+        yield* Effect.forEach(many, (key) =>
+          blobs.put(key, { contentType: "image/png", bytes: Uint8Array.from([1]) }), {
+          concurrency: 8
+        })
+        yield* blobs.put(`${one}a-out.png`, { contentType: "image/png", bytes: Uint8Array.from([1, 2, 3]) })
+        yield* blobs.put(`${one}b-out.webp`, { contentType: "image/webp", bytes: Uint8Array.from([4]) })
+        yield* blobs.put("uploads/2030-01-01/w/u1", { contentType: "image/png", bytes: new Uint8Array(0) })
+
+        expect(yield* listed(one)).toEqual([{ key: `${one}a-out.png`, size: 3 }, { key: `${one}b-out.webp`, size: 1 }])
+        expect((yield* listed(two)).map((e) => e.key)).toEqual(many)
+        const all = yield* listed("")
+        expect(all.length).toBe(523)
+        expect(new Set(all.map((e) => e.key)).size).toBe(523)
+        expect(yield* listed("uploads/")).toEqual([{ key: "uploads/2030-01-01/w/u1", size: 0 }])
+        // A prefix that ends inside a segment matches as text does.
+        expect((yield* listed("executions/00000000-0000-4000-8500-00000000000")).length).toBe(522)
+        expect(yield* listed("nothing/")).toEqual([])
+        const first = Chunk.toArray(yield* Stream.runCollect(list(one)))[0]!
+        expect(typeof first.modifiedAt).toBe("number")
+
+        yield* blobs.deleteKeys([`${one}a-out.png`, `${one}missing.png`, ...many.slice(0, 510)])
+        expect(yield* listed(one)).toEqual([{ key: `${one}b-out.webp`, size: 1 }])
+        expect(yield* blobs.get(`${one}a-out.png`)).toEqual(Option.none())
+        expect((yield* listed(two)).map((e) => e.key)).toEqual(many.slice(510))
+        yield* blobs.deleteKeys([])
+      }),
+      60_000
     )
   })

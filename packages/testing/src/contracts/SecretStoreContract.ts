@@ -5,7 +5,8 @@
  * rest only sealed values, each bound to its name and scope (moved to another row, it does not
  * open); a store with another master key fails clearly, naming the secret and never its value; a
  * value sealed with a previous master key is sealed again with the current one (at start, and on
- * read); a reseal never overwrites a value set meanwhile; nothing is set without a master key.
+ * read), and one sealed with a next master key opens and is left as it is; a reseal never
+ * overwrites a value set meanwhile; nothing is set without a master key.
  */
 import { Ids } from "@appexec/api"
 import { AppexecConfig, SealedSecretStore, SecretSealing, SecretStore } from "@appexec/core"
@@ -157,6 +158,25 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         const newOnly = yield* sealedWith(2)
         expect(valueOf(yield* newOnly.resolve("AT_START", ws2))).toEqual(Option.some("start-value"))
         expect(valueOf(yield* newOnly.resolve("ON_READ", ws1))).toEqual(Option.some("read-value"))
+      })
+    )
+
+    test(
+      "the phases of a change of master key: a next key opens what the new key sealed and never seals it back",
+      Effect.gen(function*() {
+        // Phase 1: the old key seals, the new one (next) only opens.
+        const learning = yield* storeWith({ masterKey: masterKey(1), nextMasterKeys: [masterKey(2)] })
+        yield* learning.set("TOKEN", Redacted.make("the-token"), undefined)
+        // Phase 2 starts elsewhere: it seals the value again with the new key.
+        const switched = yield* sealedWith(2, [1])
+        const resealed = (yield* rows)[0]!.sealed
+        expect(valueOf(yield* switched.resolve("TOKEN", ws1))).toEqual(Option.some("the-token"))
+        // The process of phase 1 reads it with its next key, and leaves it as it is.
+        expect(valueOf(yield* learning.resolve("TOKEN", ws1))).toEqual(Option.some("the-token"))
+        yield* storeWith({ masterKey: masterKey(1), nextMasterKeys: [masterKey(2)] })
+        expect((yield* rows)[0]!.sealed).toBe(resealed)
+        // The old key alone no longer opens it: a process of phase 0 must not run in phase 2.
+        expect(yield* failureOf((yield* sealedWith(1)).resolve("TOKEN", ws1))).toContain("cannot be opened")
       })
     )
 

@@ -151,7 +151,8 @@ export const completeWithWebhook = (record: ExecutionRecord.ExecutionRecord, n: 
 /** Builds fresh, empty storage providing every port; each test builds its own. */
 export type MakeStorage = () => Layer.Layer<AppexecLayer.Storage, unknown>
 
-/** A test of a contract suite: `body` runs on fresh storage, under the test clock. */
+/** A test of a contract suite: `body` runs on fresh storage, under the test clock (within `timeout` ms, if given). */
 export const storageTest =
-  (makeStorage: MakeStorage) => (title: string, body: Effect.Effect<void, unknown, AppexecLayer.Storage>) =>
-    it.effect(title, () => Effect.provide(body, makeStorage()))
+  (makeStorage: MakeStorage) =>
+  (title: string, body: Effect.Effect<void, unknown, AppexecLayer.Storage>, timeout?: number) =>
+    it.effect(title, () => Effect.provide(body, makeStorage()), timeout)

@@ -1,0 +1,90 @@
+/**
+ * The settings of the built-in nodes (docs/cli.md#settings), taken by every process that runs
+ * executions: the bounds on media fetches and provider calls and the limits of video work, each
+ * derived from its field in `NodesSettings` of `@appexec/nodes` (name, variable, default and
+ * description are read from there: `APPEXEC_VIDEO_MAX_SECONDS` is `--video-max-seconds`), and the
+ * default API root of `provider.openai`.
+ */
+import { NodesSettings, ProviderOpenAI } from "@appexec/nodes"
+import { Either, Schema } from "effect"
+import * as Setting from "./Setting.js"
+import * as Values from "./Values.js"
+
+const worker: ReadonlyArray<Setting.Part> = ["worker"]
+
+/** A limit or a text of the nodes' settings, as one value type. */
+type Field = number | string | undefined
+
+const countValue: Values.Value<Field> = {
+  ...Values.count,
+  show: (value) => (value === undefined ? "none" : String(value))
+}
+
+const textValue = (pseudo: string): Values.Value<Field> => ({
+  pseudo,
+  toggle: false,
+  read: (text) => Either.right(Values.saysNone(text) ? undefined : text.trim()),
+  show: (value) => (value === undefined ? "none" : String(value))
+})
+
+/** The groups of `NodesSettings`, by the key of its `Settings`. */
+const groups = [["media", NodesSettings.Media], ["http", NodesSettings.Http], ["video", NodesSettings.Video]] as const
+
+/** One setting of a field of a group of `NodesSettings`. */
+export interface Limit {
+  readonly group: (typeof groups)[number][0]
+  readonly key: string
+  readonly setting: Setting.Setting<Field>
+}
+
+/** Every field of `NodesSettings` as a setting, in its order. */
+export const limits: ReadonlyArray<Limit> = groups.flatMap(([group, schema]) =>
+  NodesSettings.fieldsOf(schema).map((field) => ({
+    group,
+    key: field.key,
+    setting: Setting.make<Field>({
+      name: field.variable.replace(/^APPEXEC_/, "").toLowerCase().replace(/_/g, "-"),
+      variable: field.variable,
+      description: field.description,
+      parts: worker,
+      value: field.kind === "count" ? countValue : textValue(field.key === "ffmpeg" ? "FILE" : "DIR"),
+      default: field.default,
+      ...(field.default === undefined
+        ? { defaultText: field.key === "ffmpeg" ? "the one `npm install` brings" : "the system's" }
+        : {})
+    })
+  }))
+)
+
+/** `--openai-base-url URL`. */
+export const openaiBaseUrl = Setting.make({
+  name: "openai-base-url",
+  variable: ProviderOpenAI.BASE_URL_ENV,
+  description: "the API root `provider.openai` nodes call when their app names none (Ollama, vLLM, …)",
+  parts: worker,
+  value: Values.url,
+  default: undefined,
+  defaultText: `OpenAI's, \`${ProviderOpenAI.OPENAI_BASE_URL}\``
+})
+
+/** Every setting of the nodes, in the order docs/cli.md lists them. */
+export const all: ReadonlyArray<Setting.Any> = [...limits.map((limit) => limit.setting), openaiBaseUrl]
+
+/**
+ * The nodes' settings from the value of each limit (`valueOf`), checked by `NodesSettings`'s own
+ * schema.
+ */
+export const nodesSettings = (valueOf: (setting: Setting.Setting<Field>) => Field) =>
+  Schema.decodeUnknownEither(NodesSettings.Settings)(
+    Object.fromEntries(
+      groups.map(([group]) => [
+        group,
+        Object.fromEntries(
+          limits.filter((limit) => limit.group === group).flatMap((limit) => {
+            const value = valueOf(limit.setting)
+            return value === undefined ? [] : [[limit.key, value]]
+          })
+        )
+      ])
+    )
+  )
