@@ -58,3 +58,14 @@ export type EventName = keyof typeof EventData
 
 /** Seconds between the stream's heartbeat comments (`: keep-alive`) when nothing else is sent. */
 export const HEARTBEAT_SECONDS = 15
+
+/**
+ * The event that ends a stream whose server is stopping (docs/api.md#live-executions): no `id`
+ * (the last one received stays the one to resume after), its `data` a JSON `{ "reason" }`, and a
+ * `retry:` of `RECONNECT_RETRY_MS`. The client opens the stream again with `Last-Event-ID`, and
+ * reaches another server behind the same address.
+ */
+export const RECONNECT_EVENT = "reconnect"
+
+/** The reconnection time, in milliseconds, the `reconnect` event sets (its `retry:` field). */
+export const RECONNECT_RETRY_MS = 1000

@@ -1,7 +1,8 @@
 /**
  * `stream`, `logs` and the waits that follow the event stream, against a scripted server on a real
  * socket (`SseServer`): typed events to the terminal one, resume with `Last-Event-ID` after a
- * break, an end without the terminal event or a silence of three heartbeats, giving up after the
+ * break, an end without the terminal event or a silence of three heartbeats, after the `reconnect`
+ * event of a stopping server (its `retry:`, not the backoff), giving up after the
  * retry limit, and the fall-back to polling of `wait` on a server without the stream.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -112,6 +113,28 @@ describe("client.stream: the live events of an execution", () => {
       expect((yield* Queue.take(seen)).id).toBe("2")
       yield* Fiber.join(fiber)
       expect(server.requests.map((r) => r.lastEventId)).toEqual([null, "1"])
+      expect(server.closed()).toBe(1)
+    }))
+
+  it.scoped("a reconnect event of a stopping server ends the connection and opens the next one after its retry, not the backoff", () =>
+    Effect.gen(function*() {
+      const reconnect = "event: reconnect\nretry: 1000\ndata: {\"reason\":\"the server is stopping\"}\n\n"
+      const server = yield* serveScript(script(
+        // The stopping server's connection stays open after it: the client ends it.
+        { send: [sse("execution", 10, execution("running")), sse("log", 20, logLine("a")), reconnect], then: "hang" },
+        { send: [sse("execution", 30, execution("completed"))], then: "end" }
+      ))
+      const client = yield* clientOf(server.url, { baseDelayMs: 60_000, maxRetries: 1 })
+      const seen = yield* Queue.unbounded<EventStream.LiveEvent>()
+      const fiber = yield* Effect.fork(Stream.runForEach(client.stream(EXECUTION_ID), (e) => Queue.offer(seen, e)))
+      expect((yield* Queue.take(seen)).id).toBe("10")
+      expect((yield* Queue.take(seen)).id).toBe("20")
+      yield* TestClock.adjust("999 millis")
+      expect(server.requests.length).toBe(1)
+      yield* TestClock.adjust("1 millis")
+      expect((yield* Queue.take(seen)).id).toBe("30")
+      yield* Fiber.join(fiber)
+      expect(server.requests.map((r) => r.lastEventId)).toEqual([null, "20"])
       expect(server.closed()).toBe(1)
     }))
 

@@ -15,7 +15,7 @@
  */
 import { Envelope } from "@appexec/api/Envelope"
 import { Execution } from "@appexec/api/Execution"
-import { Chunk, Clock, Duration, Effect, Layer, Metric, Option, Queue } from "effect"
+import { Chunk, Clock, Duration, Effect, Layer, LogLevel, Metric, Option, Queue } from "effect"
 import { AppexecConfig, millis } from "./AppexecConfig.js"
 import { webhookOutcome } from "./AppexecMetrics.js"
 import type { StorageError } from "./Errors.js"
@@ -49,7 +49,14 @@ export const bodyOfView = (view: ExecutionView): string => `{"data":${executionJ
 /** What became of one attempt. */
 export type Outcome =
   | { readonly _tag: "Delivered"; readonly status: number }
-  | { readonly _tag: "Failed"; readonly status: number | null; readonly error: string; readonly retry: boolean }
+  | {
+    readonly _tag: "Failed"
+    readonly status: number | null
+    readonly error: string
+    readonly retry: boolean
+    /** The failure was ours, not the receiver's: the body could not be signed, storage failed. */
+    readonly internal?: boolean
+  }
 
 /** Classifies a receiver's answer: 2xx delivers; redirects and every other status fail. */
 export const outcomeOf = (response: OutboundResponse): Outcome => {
@@ -89,7 +96,8 @@ const internalFailure = (error: StorageError): Outcome => ({
   _tag: "Failed",
   status: null,
   error: `Internal error: ${error.message}.`,
-  retry: true
+  retry: true,
+  internal: true
 })
 
 /** The log annotations of a delivery. */
@@ -179,9 +187,16 @@ export const make = Effect.gen(function*() {
           stored
         )
         : stored
+      // Severity for an operator's alerts: ours (signing, storage) an error, giving up a warning.
+      const level = outcome._tag === "Failed" && outcome.internal === true
+        ? LogLevel.Error
+        : "final" in next && next.final === "failed"
+        ? LogLevel.Warning
+        : LogLevel.Info
       return Effect.flatMap(annotated, (current) =>
         current
-          ? Effect.logInfo(
+          ? Effect.logWithLevel(
+            level,
             `webhook ${entry.executionId} attempt ${number}: ${
               // The error is a sentence; its full stop gives way to what follows.
               outcome._tag === "Delivered" ? `delivered (${outcome.status})` : outcome.error.replace(/\.$/, "")}${

@@ -125,7 +125,7 @@ describe("webhook dispatcher (memory, virtual time)", () => {
       }).pipe(Effect.provide(harness({ outbound: http.layer, logLevel: LogLevel.Info })), Effect.provide(capture))
     }))
 
-  it.scoped("a failed attempt's log line reads as one sentence: the error, then when the next attempt comes", () =>
+  it.scoped("a failed attempt's log line reads as one sentence: the error, then when the next attempt comes; giving up is a warning", () =>
     Effect.gen(function*() {
       const { layer: capture, lines } = LogCapture.make()
       const http = yield* ScriptedHttp.make(() => ScriptedHttp.status(401))
@@ -141,6 +141,10 @@ describe("webhook dispatcher (memory, virtual time)", () => {
           `webhook ${executionId} attempt 3: The receiver answered 401; next attempt in 2m`,
           `webhook ${executionId} attempt 4: The receiver answered 401; giving up`
         ])
+        // Retries are Info; giving up is a warning an operator can alert on.
+        expect(
+          lines.filter((l) => String(l.message).startsWith(`webhook ${executionId} attempt`)).map((l) => l.level.label)
+        ).toEqual(["INFO", "INFO", "INFO", "WARN"])
       }).pipe(Effect.provide(harness({ outbound: http.layer, logLevel: LogLevel.Info })), Effect.provide(capture))
     }))
 

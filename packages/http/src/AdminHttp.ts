@@ -1,7 +1,8 @@
 /**
- * The admin app (docs/operations.md#metrics): Prometheus metrics at `GET /metrics` and
- * `GET /healthz`, for a listener of its own that only operators reach (`appexec serve
- * --admin-port`). Serve it with `NodeListener.fromApp` (`@appexec/platform-node`), or call
+ * The admin app (docs/operations.md#metrics): Prometheus metrics at `GET /metrics`, liveness at
+ * `GET /healthz` and readiness at `GET /readyz` (the main port's, `OperatorRoutes`: 503 while
+ * storage does not answer or the instance stops), for a listener of its own that only operators
+ * reach (`appexec serve --admin-port`, `appexec worker --admin-port`). Serve it with `NodeListener.fromApp` (`@appexec/platform-node`), or call
  * `handle` from a host's server.
  *
  * `withOperator` adds the operator views (docs/operations.md#operator-views): their JSON
@@ -21,14 +22,14 @@ import * as AdminHost from "./internal/AdminHost.js"
 import * as ErrorAnswers from "./internal/ErrorAnswers.js"
 import { json, type ServerRequest, type ServerResponse } from "./internal/Exchange.js"
 import * as OperatorApi from "./internal/OperatorApi.js"
+import * as OperatorRoutes from "./OperatorRoutes.js"
 
 /** The content type of the Prometheus text format. */
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
-/** The admin app over the execution store of the context (the gauges are read from it). */
-export const make: Effect.Effect<AppexecHttp.App, never, ExecutionStore.ExecutionStore> = Effect.suspend(() =>
-  makeWith(undefined)
-)
+/** The admin app over the instance of the context (the gauges are read from its execution store). */
+export const make: Effect.Effect<AppexecHttp.App, never, ExecutionStore.ExecutionStore | Appexec.Appexec> = Effect
+  .suspend(() => makeWith(undefined))
 
 /** What the operator views of `withOperator` may do. */
 export interface OperatorOptions {
@@ -75,9 +76,10 @@ const makeWith = (
     readonly console: ConsoleRoute.Route | undefined
     readonly hostAllowed: (host: string | undefined) => boolean
   } | undefined
-): Effect.Effect<AppexecHttp.App, never, ExecutionStore.ExecutionStore> =>
+): Effect.Effect<AppexecHttp.App, never, ExecutionStore.ExecutionStore | Appexec.Appexec> =>
   Effect.gen(function*() {
     const store = yield* ExecutionStore.ExecutionStore
+    const health = yield* OperatorRoutes.make("", "/", { health: true })
     const runtime = yield* Effect.runtime<never>()
     const metrics = AppexecMetrics.prometheus.pipe(
       Effect.provideService(ExecutionStore.ExecutionStore, store),
@@ -111,16 +113,13 @@ const makeWith = (
           })
         }
       }
-      const route = path === "/metrics"
-        ? metrics
-        : path === "/healthz"
-        ? Effect.succeed(json(200, { status: "ok" }))
-        : undefined
-      if (route === undefined) return Effect.succeed(ErrorAnswers.notFound(request.method, path))
+      if (path !== "/metrics") {
+        return health(request.method, path) ?? Effect.succeed(ErrorAnswers.notFound(request.method, path))
+      }
       if (request.method !== "GET" && request.method !== "HEAD") {
         return Effect.succeed(ErrorAnswers.methodNotAllowed(request.method, path, ["GET", "HEAD"]))
       }
-      return route
+      return metrics
     }
     return { handle, runtime }
   })

@@ -22,7 +22,9 @@ import { Cause, type Duration, Effect, Exit, type Layer, ManagedRuntime, Option,
 import * as ConsoleRoute from "./ConsoleRoute.js"
 import * as Endpoints from "./internal/Endpoints.js"
 import * as ErrorAnswers from "./internal/ErrorAnswers.js"
+import * as EventStream from "./internal/EventStream.js"
 import { type ServerRequest, type ServerResponse, withHeaders } from "./internal/Exchange.js"
+import * as Heartbeats from "./internal/Heartbeats.js"
 import * as RequestLog from "./internal/RequestLog.js"
 import * as Routes from "./internal/Routes.js"
 import * as MediaRoute from "./MediaRoute.js"
@@ -78,6 +80,16 @@ export interface App {
   readonly runtime: Runtime.Runtime<never>
 }
 
+/** The app of the API, which also ends its event streams on demand. */
+export interface ApiApp extends App {
+  /**
+   * Ends every open event stream with a `reconnect` event (docs/api.md#live-executions), and every
+   * one opened later right after its first events: for a process about to close its listener, so
+   * that clients resume with `Last-Event-ID` on another server. The app's end does it too.
+   */
+  readonly endStreams: Effect.Effect<void>
+}
+
 /** Normalises a base path: `""` or `/segment…` without a trailing slash. */
 export const normalizeBasePath = (basePath: string | undefined): string => {
   const trimmed = (basePath ?? "").replace(/\/+$/, "")
@@ -115,11 +127,13 @@ const unauthorizedHeaders = { "www-authenticate": "Bearer realm=\"appexec\"" }
  * const app = yield* AppexecHttp.make({ basePath: "/api", rateLimit: { limit: 1000 } })
  * ```
  */
-export const make = (options: Options = {}): Effect.Effect<App, never, Requirements | Scope.Scope> =>
+export const make = (options: Options = {}): Effect.Effect<ApiApp, never, Requirements | Scope.Scope> =>
   Effect.gen(function*() {
     const appexec = yield* Appexec.Appexec
     const store = yield* RateLimitStore.RateLimitStore
-    const served = new Map((yield* Endpoints.make(options)).map((s) => [s.name, s]))
+    // The heartbeats of the app's event streams, which end when the app stops or `endStreams` runs.
+    const streams = yield* Heartbeats.make(EventStream.heartbeatEvery)
+    const served = new Map((yield* Endpoints.make(options, streams)).map((s) => [s.name, s]))
     const table = Routes.make()
     for (const route of table.routes) {
       if (!served.has(route.name)) return yield* Effect.dieMessage(`endpoint ${route.name} has no handler`)
@@ -359,7 +373,7 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       )
     }
 
-    return { handle, runtime } satisfies App
+    return { handle, runtime, endStreams: streams.stop } satisfies ApiApp
   })
 
 /**

@@ -2,12 +2,13 @@
  * The event stream of an execution over a real socket (docs/api.md#live-executions), served by
  * the Node listener: the SSE framing and headers, each event written as it comes, the heartbeat
  * (virtual time), `Last-Event-ID`, the same 401 and 404 as the poll, 406, the cap on open streams
- * per key, a client that goes away, and a failure after the headers; then the same stream as the
+ * per key, a client that goes away, a failure after the headers, and the `reconnect` event that
+ * ends every stream when the app stops (`endStreams`); then the same stream as the
  * body of a web `Response` (`WebHandler`). The facade's `events` is fed by the test here
  * (`Feed`); `LiveExecutions.test.ts` runs the real one end to end.
  */
 import { Appexec, type AppexecConfig, Errors } from "@appexec/core"
-import type { NodeListener } from "@appexec/platform-node"
+import { NodeListener } from "@appexec/platform-node"
 import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import {
@@ -27,7 +28,9 @@ import {
   Take,
   TestClock
 } from "effect"
-import { WebHandler } from "../src/index.js"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { AppexecHttp, WebHandler } from "../src/index.js"
 import { clientLayer, errorOf, get, seed, serverLayer, SigningKeysTest, TestServer } from "./fixtures.js"
 import { type Frame, open, webFrames } from "./sse.js"
 
@@ -456,8 +459,48 @@ describe("the event stream through the web handler", () => {
       const frames = webFrames((yield* request(handler, id, alice.key)).body!)
       yield* frames.next
       yield* Scope.close(scope, Exit.void)
+      expect(yield* frames.next).toEqual(Option.some(reconnectFrame))
       expect(yield* frames.next).toEqual(Option.none())
       const feed = yield* Feed
       expect(yield* Ref.get(feed.ended)).toBe(1)
     }).pipe(Effect.provide(instance())))
+
+  it.scoped("endStreams ends every open stream with a reconnect event, and a stream opened later too", () =>
+    Effect.gen(function*() {
+      const { alice, echo } = yield* seed
+      const id = yield* executionOf(alice, echo.appId)
+      const app = yield* AppexecHttp.make()
+      const server = createServer(NodeListener.fromApp(app))
+      yield* Effect.acquireRelease(
+        Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
+        () =>
+          Effect.sync(() => server.closeAllConnections()).pipe(
+            Effect.zipRight(Effect.async<void>((resume) => void server.close(() => resume(Effect.void))))
+          )
+      )
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      const headers = { ...sse, "x-api-key": alice.key }
+      const first = yield* open(url, `/v1/executions/${id}/events`, headers)
+      expect((yield* first.next).pipe(Option.map((frame) => frame._tag))).toEqual(Option.some("Event"))
+      yield* heartbeatPending
+      yield* app.endStreams
+      expect(yield* first.next).toEqual(Option.some(reconnectFrame))
+      expect(yield* first.next).toEqual(Option.none())
+      expect(yield* first.raw).toContain("\n\nevent: reconnect\nretry: 1000\ndata: ")
+      // Opened after: what it has at once, then the reconnect event and the end.
+      const later = yield* open(url, `/v1/executions/${id}/events`, headers)
+      const frames: Array<Frame> = []
+      for (let frame = yield* later.next; Option.isSome(frame); frame = yield* later.next) frames.push(frame.value)
+      expect(frames.at(-1)).toEqual(reconnectFrame)
+      expect(frames.slice(0, -1).every((frame) => frame._tag === "Event" && frame.event === "execution")).toBe(true)
+      expect(yield* Effect.flatMap(Feed, (feed) => Ref.get(feed.ended))).toBe(2)
+    }).pipe(Effect.provide(instance())))
 })
+
+/** The last frame of a stream whose app stops. */
+const reconnectFrame: Frame = {
+  _tag: "Event",
+  id: "",
+  event: "reconnect",
+  data: JSON.stringify({ reason: "the server is stopping; reconnect with Last-Event-ID" })
+}

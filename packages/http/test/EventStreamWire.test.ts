@@ -62,6 +62,24 @@ describe("Heartbeats", () => {
       expect(called.slice(2).map(([name, , reason]) => [name, reason])).toEqual([["d", "stop"], ["e", "stop"]])
     }))
 
+  it.scoped("stop, before the app's end, stops every waiter and every later one; the end then does nothing more", () =>
+    Effect.gen(function*() {
+      const beats = yield* Heartbeats.make("15 seconds")
+      const called: Array<string> = []
+      beats.after((reason) => void called.push(`a ${reason}`))
+      yield* beats.stop
+      beats.after((reason) => void called.push(`b ${reason}`))
+      yield* beats.stop
+      yield* TestClock.adjust(60_000)
+      expect(called).toEqual(["a stop", "b stop"])
+    }))
+
+  it("the reconnect event has no id, a retry of 1 s and a reason", () => {
+    expect(text(EventStream.reconnect)).toBe(
+      "event: reconnect\nretry: 1000\ndata: {\"reason\":\"the server is stopping; reconnect with Last-Event-ID\"}\n\n"
+    )
+  })
+
   it.scoped("a canceled first waiter moves the timer on to the next one", () =>
     Effect.gen(function*() {
       const beats = yield* Heartbeats.make("15 seconds")

@@ -62,6 +62,9 @@ describe("request lines", () => {
     expect(RequestLog.levelOf(line({ ms: 20_300, prefer: "wait=20" }), slowMs)).toBe(LogLevel.Debug)
     expect(RequestLog.levelOf(line({ ms: 21_000, prefer: "wait=20" }), slowMs)).toBe(LogLevel.Info)
     expect(RequestLog.levelOf(line({ ms: 1_500, prefer: "respond-async, wait=5" }), slowMs)).toBe(LogLevel.Debug)
+    // Probes: Debug, unready or slow (a storage check takes up to 2 s).
+    expect(RequestLog.levelOf(line({ route: "/readyz", status: 503, ms: 2_000 }), slowMs)).toBe(LogLevel.Debug)
+    expect(RequestLog.levelOf(line({ route: "/healthz", ms: 1_500 }), slowMs)).toBe(LogLevel.Debug)
   })
 
   it.scoped("a server at level Info logs no line for requests answered 2xx or 4xx in time", () =>

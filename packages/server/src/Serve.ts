@@ -6,15 +6,16 @@
  * and a curl line. It serves the console at `/console` unless told not to (`--no-console`).
  * Requests that arrive while it starts wait and are answered once it can (or 503 with
  * `Retry-After` if it cannot start; see `StartGate`). It logs one line per request and
- * per execution transition, and on SIGINT/SIGTERM it closes the listener (requests in flight
- * finish), drains the worker (with a countdown; what does not end is handed back to run again),
+ * per execution transition, and on SIGINT/SIGTERM it answers `/readyz` 503, serves on for the
+ * pre-stop delay (`stopDelay`), ends the event streams with a `reconnect` event, closes the
+ * listener (requests in flight finish), drains the worker (with a countdown; what does not end is handed back to run again),
  * stops the webhook dispatcher, closes storage and exits; a second signal stops at once
  * (`StopSignals`). The temporary work directories a killed process left are removed as it starts.
  */
 import { Appexec, RateLimitStore, Shutdown } from "@appexec/core"
 import { AdminHttp, AppexecHttp } from "@appexec/http"
 import { NodeListener, StartGate } from "@appexec/platform-node"
-import { Console, Effect, Fiber, Layer, Option } from "effect"
+import { Console, Duration, Effect, Fiber, Layer, Option } from "effect"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Bootstrap from "./Bootstrap.js"
@@ -71,6 +72,11 @@ export interface ServeOptions extends Work.Work {
   readonly tracing?: Layer.Layer<never> | undefined
   /** Connection limits and timeouts (absent ones: `NodeListener.connectionDefaults`). */
   readonly connections?: NodeListener.ConnectionOptions | undefined
+  /**
+   * On a stop signal, how long `/readyz` answers 503 while the listener still serves, before it
+   * closes (default none: `--stop-delay`, docs/operations.md#stopping).
+   */
+  readonly stopDelay?: Duration.DurationInput | undefined
 }
 
 /** The address of an admin port when none is given: loopback, whatever the main port's. */
@@ -100,26 +106,38 @@ export const AGAIN =
 const requestDrainTimeout = "5 seconds"
 
 /**
+ * Waits for `wait`, or until the stop is hurried. Interruptible in a fiber of its own: shutdown
+ * runs in finalizers (uninterruptible, which a timeout or a race could not cut short), of the
+ * command's fiber, which a stop signal has interrupted (an interruptible wait there would end at
+ * once).
+ */
+const untilHurried = (wait: Effect.Effect<void>, hurried: Effect.Effect<void>) =>
+  wait.pipe(Effect.raceFirst(hurried), Effect.interruptible, Effect.forkDaemon, Effect.flatMap(Fiber.join))
+
+/**
  * Closes the listener: new connections are refused at once, idle keep-alive connections are
  * closed, and requests in flight may finish (up to `requestDrainTimeout`, or until the stop is
  * hurried, then their connections are closed too).
  */
 const stopListening = (server: Server, hurried: Effect.Effect<void>) =>
-  Effect.async<void>((resume) => {
-    // The callback also comes, with an error, when the server is not listening: nothing to wait for.
-    server.close(() => resume(Effect.void))
-    server.closeIdleConnections()
-  }).pipe(
-    Effect.raceFirst(hurried),
-    Effect.timeoutOption(requestDrainTimeout),
-    // Interruptible in a fiber of its own: shutdown runs in finalizers (uninterruptible, which
-    // the timeout could not cut short), of the command's fiber, which a stop signal has
-    // interrupted (an interruptible wait there would end at once).
-    Effect.interruptible,
-    Effect.forkDaemon,
-    Effect.flatMap(Fiber.join),
-    Effect.ensuring(Effect.sync(() => server.closeAllConnections()))
-  )
+  untilHurried(
+    Effect.async<void>((resume) => {
+      // The callback also comes, with an error, when the server is not listening: nothing to wait for.
+      server.close(() => resume(Effect.void))
+      server.closeIdleConnections()
+    }).pipe(Effect.timeoutOption(requestDrainTimeout), Effect.asVoid),
+    hurried
+  ).pipe(Effect.ensuring(Effect.sync(() => server.closeAllConnections())))
+
+/**
+ * The pre-stop delay (`--stop-delay`): `/readyz` answers 503 already, and the listener serves on
+ * for `delay` (or until the stop is hurried), so that a load balancer sees the 503 and stops
+ * sending before the listener closes.
+ */
+const stopDelay = (delay: Duration.Duration, hurried: Effect.Effect<void>) =>
+  Duration.toMillis(delay) === 0 ? Effect.void : Effect.logInfo(
+    `stopping: /readyz answers 503; serving requests for ${Duration.format(delay)} more before closing the listener`
+  ).pipe(Effect.zipRight(untilHurried(Effect.sleep(delay), hurried)))
 
 /** Listens on `port` (0: any free port) and `host`; the port bound. The server is closed with the scope. */
 export const listen = (server: Server, port: number, host: string) =>
@@ -191,8 +209,12 @@ export const serve = (options: ServeOptions) =>
       const shutdown = yield* Shutdown.Shutdown
       signals.hurries(shutdown)
       // Added after the listener's, so it runs first: requests in flight finish with the app.
+      // `/readyz` turns 503, the listener serves on for the pre-stop delay, the event streams are
+      // told to reconnect elsewhere, and the listener closes.
       yield* Effect.addFinalizer(() =>
         appexec.operator.drain.pipe(
+          Effect.zipRight(stopDelay(Duration.decode(options.stopDelay ?? Duration.zero), shutdown.hurried)),
+          Effect.zipRight(app.endStreams),
           Effect.zipRight(Effect.logInfo(
             `stopping: stopped accepting requests; waiting for requests in flight${
               worker ? ", then for running executions" : ""

@@ -64,6 +64,7 @@ export const optionsOf = (settings: Resolve.Resolved) =>
       adminActions: get(SharedSettings.adminActions),
       adminAllowedHosts: get(SharedSettings.adminAllowedHosts),
       maxUploadBytes: get(ApiSettings.maxUpload),
+      stopDelay: get(ApiSettings.stopDelay),
       connections: {
         maxConnections: get(ApiSettings.maxConnections),
         maxConnectionsPerIp: get(ApiSettings.maxConnectionsPerIp),

@@ -32,7 +32,10 @@ export interface WorkerOptions extends Work.Work {
   readonly mediaBaseUrl?: string | undefined
   /** Produced media in an S3-compatible bucket (`--media s3://…`); absent: the data directory or the database. */
   readonly media?: MediaStorage.S3Media | undefined
-  /** Serve `/healthz` and Prometheus `/metrics` on this port of `adminHost` (0: any free port); none when absent. */
+  /**
+   * Serve `/healthz`, `/readyz` (503 while the database does not answer or the worker stops) and
+   * Prometheus `/metrics` on this port of `adminHost` (0: any free port); none when absent.
+   */
   readonly adminPort?: number | undefined
   /** The interface of the admin port (default 127.0.0.1). */
   readonly adminHost?: string | undefined
@@ -62,12 +65,12 @@ const working = (options: WorkerOptions, signals: StopSignals.StopSignals) =>
     )
     yield* MediaStorage.announce(options.media)
     if (options.adminPort !== undefined) {
-      // The same admin app as `serve --admin-port`: an orchestrator's liveness probe and the
-      // worker's own metrics (the gauges are read from the shared database).
+      // The same admin app as `serve --admin-port`: an orchestrator's liveness and readiness
+      // probes and the worker's own metrics (the gauges are read from the shared database).
       const host = options.adminHost ?? defaultAdminHost
       const adminServer = createServer(NodeListener.fromApp(yield* AdminHttp.make))
-      const port = yield* listen(adminServer, options.adminPort, host)
-      yield* Console.log(`Metrics: ${baseUrlOf(host, port)}/metrics (health: ${baseUrlOf(host, port)}/healthz)`)
+      const url = baseUrlOf(host, yield* listen(adminServer, options.adminPort, host))
+      yield* Console.log(`Metrics: ${url}/metrics (liveness: ${url}/healthz, readiness: ${url}/readyz)`)
     }
     return yield* Effect.never
   }).pipe(

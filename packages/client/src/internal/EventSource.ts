@@ -63,6 +63,24 @@ export interface FollowOptions extends StreamOptions {
   readonly retry?: RetryPolicy.RetryOptions
 }
 
+/** What a connection gives: a typed event, or the server's word that it stops (`reconnect`). */
+type Item = LiveEvent | typeof Live.RECONNECT_EVENT
+
+/** The items of a chunk's messages, up to a `reconnect` (the server sends nothing after it). */
+const itemsOf = (messages: ReadonlyArray<ServerSentEvents.Message>): Either.Either<ReadonlyArray<Item>, ApiError> => {
+  const items: Array<Item> = []
+  for (const message of messages) {
+    if (message.event === Live.RECONNECT_EVENT) {
+      items.push(Live.RECONNECT_EVENT)
+      break
+    }
+    const decoded = decode(message)
+    if (Either.isLeft(decoded)) return Either.left(decoded.left)
+    if (Option.isSome(decoded.right)) items.push(decoded.right.value)
+  }
+  return Either.right(items)
+}
+
 /** A connection ended before the terminal event: the body broke, went silent, or ended. */
 class Dropped {
   readonly _tag = "Dropped"
@@ -71,7 +89,9 @@ class Dropped {
 /**
  * The events of the connections `open` makes, one after the other, until the terminal
  * `execution` event: after a drop it waits (the `RetryPolicy` backoff, or the server's `retry:`
- * when longer) and opens the next one with `Last-Event-ID` set to the last id received.
+ * when longer) and opens the next one with `Last-Event-ID` set to the last id received. After the
+ * `reconnect` event of a stopping server it waits the server's `retry:` alone, and the
+ * connection does not count as a drop.
  */
 export const follow = (open: Open, options: FollowOptions): Stream.Stream<LiveEvent, RequestError> =>
   Stream.unwrap(Effect.gen(function*() {
@@ -81,6 +101,8 @@ export const follow = (open: Open, options: FollowOptions): Stream.Stream<LiveEv
     // Connections in a row that dropped before anything (an event, a heartbeat) arrived.
     const drops = yield* Ref.make(0)
     const serverRetryMs = yield* Ref.make(0)
+    // The last connection ended with the server's `reconnect` event.
+    const toldToReconnect = yield* Ref.make(false)
 
     const connection: Stream.Stream<LiveEvent, RequestError> = Stream.unwrap(
       Effect.map(Effect.flatMap(Ref.get(lastId), open), (body) =>
@@ -94,22 +116,28 @@ export const follow = (open: Open, options: FollowOptions): Stream.Stream<LiveEv
             return [next, { retryMs: next.retryMs, messages }] as const
           }),
           Stream.mapEffect(({ messages, retryMs }) =>
-            Effect.zipRight(
-              retryMs === undefined ? Effect.void : Ref.set(serverRetryMs, retryMs),
-              Effect.forEach(messages, (message) => Either.map(decode(message), Option.toArray))
-            )
+            Effect.zipRight(retryMs === undefined ? Effect.void : Ref.set(serverRetryMs, retryMs), itemsOf(messages))
           ),
           Stream.flattenIterables,
-          Stream.flattenIterables,
-          Stream.tap((event) => Ref.set(lastId, event.id)),
-          Stream.takeUntil(isTerminal),
-          Stream.tap((event) => (isTerminal(event) ? Ref.set(ended, true) : Effect.void)),
+          // A `reconnect` ends the connection: the server stops, and another one takes the stream on.
+          Stream.takeUntil((item) => item === Live.RECONNECT_EVENT || isTerminal(item)),
+          Stream.tap((item) =>
+            item === Live.RECONNECT_EVENT
+              ? Ref.set(toldToReconnect, true)
+              : Effect.zipRight(Ref.set(lastId, item.id), isTerminal(item) ? Ref.set(ended, true) : Effect.void)
+          ),
+          Stream.filter((item): item is LiveEvent => item !== Live.RECONNECT_EVENT),
           Stream.catchAll((error) => (error instanceof Dropped ? Stream.empty : Stream.fail(error)))
         ))
     )
 
     const reconnect: Effect.Effect<Stream.Stream<LiveEvent, RequestError>> = Effect.gen(function*() {
       if (yield* Ref.get(ended)) return Stream.empty
+      // Told by a stopping server: no drop, and no backoff beyond the server's `retry:`.
+      if (yield* Ref.getAndSet(toldToReconnect, false)) {
+        yield* Effect.sleep(Duration.millis(yield* Ref.get(serverRetryMs)))
+        return following
+      }
       const dropped = yield* Ref.getAndUpdate(drops, (n) => n + 1)
       if (dropped >= (retry.maxRetries ?? RetryPolicy.defaults.maxRetries)) {
         return Stream.fail(

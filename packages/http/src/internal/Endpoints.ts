@@ -122,10 +122,12 @@ const inputsNotAnObject = refuse("'inputs' must be an object keyed by parameter 
 /**
  * Every endpoint of the API with its handler, over the facade and the signing keys. The event
  * streams are capped per key at `AppexecConfig.maxStreamsPerKey` (its default when the context
- * holds no `AppexecConfig`), and end when the scope closes.
+ * holds no `AppexecConfig`), and end when `heartbeats` stop (default: heartbeats of their own,
+ * which stop when the scope closes).
  */
 export const make = (
-  options: Options = {}
+  options: Options = {},
+  streams?: Heartbeats.Heartbeats
 ): Effect.Effect<
   ReadonlyArray<Served>,
   never,
@@ -151,7 +153,7 @@ export const make = (
       })
     )
     // The heartbeats of the app's open event streams, which end when the app stops.
-    const heartbeats = yield* Heartbeats.make(EventStream.heartbeatEvery)
+    const heartbeats = streams ?? (yield* Heartbeats.make(EventStream.heartbeatEvery))
     const frame = EventStream.makeFramer()
     const served: ReadonlyArray<Served> = [
       serve(Api.listApps, ({ principal, query }) =>

@@ -1,8 +1,9 @@
 /**
  * The wire of an execution's event stream (docs/api.md#live-executions): each event framed as
  * the HTML standard's server-sent events (`id`, `event`, `data`), a comment heartbeat while
- * nothing else is sent, and the body that carries them (`Exchange.StreamedBody`), which ends
- * quietly (logged) when the events fail rather than after the headers went out as a 200.
+ * nothing else is sent, the `reconnect` event that ends a stream when the app stops, and the body
+ * that carries them (`Exchange.StreamedBody`), which ends quietly (logged) when the events fail
+ * rather than after the headers went out as a 200.
  */
 import { Live } from "@appexec/api"
 import type { Appexec, Errors } from "@appexec/core"
@@ -45,13 +46,25 @@ export const makeFramer = (): (event: Appexec.LiveEvent) => Uint8Array => {
 /** The comment a reader ignores, sent to keep the connection (and the proxies on its way) open. */
 export const heartbeat: Uint8Array = encoder.encode(": keep-alive\n\n")
 
+/**
+ * The last event of a stream whose app stops (`Live.RECONNECT_EVENT`): no `id`, so that a client
+ * resumes after the last event it received, and a `retry:` that asks it to come back soon —
+ * through the balancer, to a server that is not stopping.
+ */
+export const reconnect: Uint8Array = encoder.encode(
+  `event: ${Live.RECONNECT_EVENT}\nretry: ${Live.RECONNECT_RETRY_MS}\ndata: ${
+    JSON.stringify({ reason: "the server is stopping; reconnect with Last-Event-ID" })
+  }\n\n`
+)
+
 /** Seconds without an event after which `heartbeat` is sent. */
 export const heartbeatEvery = Duration.seconds(Live.HEARTBEAT_SECONDS)
 
 /**
  * The body of one event stream: what `follower` reads, framed, written as it comes, with a
  * heartbeat after `heartbeatEvery` with nothing sent, until the stream ends, fails (logged with
- * the request id; the answer just ends) or the app stops. One fiber per stream, the adapter's:
+ * the request id; the answer just ends) or the app stops (the `reconnect` event, then the end:
+ * `Heartbeats.stop`). One fiber per stream, the adapter's:
  * while idle it waits on the follower's change and the app's heartbeats at once, with no fiber,
  * timer or queue of its own. `release` gives the stream's place back and closes the follower.
  */
@@ -96,7 +109,8 @@ export const body = (
     )
     const wait: Effect.Effect<void, Errors.StorageError> = Effect.flatMap(
       idle,
-      (reason) => reason === "change" ? read : reason === "beat" ? Effect.zipRight(write(heartbeat), wait) : Effect.void
+      (reason) =>
+        reason === "change" ? read : reason === "beat" ? Effect.zipRight(write(heartbeat), wait) : write(reconnect)
     )
     return read.pipe(
       Effect.catchAllCause((cause) =>

@@ -2,7 +2,8 @@
  * The heartbeats of an app's open event streams (docs/api.md#live-executions) on one timer: a
  * stream that waits asks to be called once `every` has passed with nothing sent, and one fiber of
  * the app sleeps until the first such time, calls every stream that is due, and sleeps again.
- * When the app stops, every waiting stream is called with `stop`, and so is every one that asks
+ * When the app stops (its scope closes, or `stop` is run first: the process is about to close its
+ * listener), every waiting stream is called with `stop`, and so is every one that asks
  * afterwards. So an idle stream holds a registration, not a fiber or a timer of its own.
  */
 import { Duration, Effect, type Scope } from "effect"
@@ -17,6 +18,8 @@ export interface Heartbeats {
    * app stops (at once when it has). Answers the function that cancels it.
    */
   readonly after: (callback: (reason: Reason) => void) => () => void
+  /** Calls every waiting stream with `stop`, and every later one at once; nothing happens a second time. */
+  readonly stop: Effect.Effect<void>
 }
 
 /** Heartbeats every `every`, until the scope closes (then every waiter is stopped). */
@@ -52,15 +55,15 @@ export const make = (every: Duration.DurationInput): Effect.Effect<Heartbeats, n
       return next.done === true ? replanned : Effect.race(Effect.sleep(next.value - now), replanned)
     })
     yield* Effect.forkScoped(Effect.forever(step))
-    yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        stopped = true
-        const callbacks = [...waiting.keys()]
-        waiting.clear()
-        for (const callback of callbacks) callback("stop")
-      })
-    )
+    const stop = Effect.sync(() => {
+      stopped = true
+      const callbacks = [...waiting.keys()]
+      waiting.clear()
+      for (const callback of callbacks) callback("stop")
+    })
+    yield* Effect.addFinalizer(() => stop)
     return {
+      stop,
       after: (callback) => {
         if (stopped) {
           callback("stop")

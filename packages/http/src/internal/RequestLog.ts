@@ -1,6 +1,6 @@
 /**
  * The request lines of the HTTP app (docs/http.md#request-lines): one a request, at level Debug,
- * or Info when the answer is a 5xx or slow, so that a server at the usual level Info prints only
+ * or Info when the answer is a 5xx or slow (a probe's, `/healthz` or `/readyz`, always Debug), so that a server at the usual level Info prints only
  * what needs a look. Lines wait a few milliseconds and go out together (one fiber, one logger
  * pass and, with the `appexec` command's logger, one write for the requests of the moment); a
  * 5xx is written at once, beside its error. Below the runtime's minimum level a line is not even
@@ -33,9 +33,20 @@ const heldSeconds = (prefer: string | undefined): number => {
   return held === null ? 0 : Number(held[1])
 }
 
-/** The level of a request's line: Info for a 5xx or a request slower than `slowMs` (past its hold), else Debug. */
+/**
+ * The routes of probes (`/healthz`, `/readyz`): a balancer or an orchestrator asks every few
+ * seconds, and a 503 of `/readyz` says what it means by itself (the storage's failure is logged
+ * on its own), so their lines are Debug whatever they answer.
+ */
+const probes: ReadonlySet<string> = new Set(["/healthz", "/readyz"])
+
+/**
+ * The level of a request's line: Info for a 5xx or a request slower than `slowMs` (past its
+ * hold), else Debug; a probe's always Debug.
+ */
 export const levelOf = (line: RequestLine, slowMs: number): LogLevel.LogLevel =>
-  line.status >= 500 || (line.ms >= slowMs && line.ms >= slowMs + heldSeconds(line.prefer) * 1000)
+  !probes.has(line.route) &&
+    (line.status >= 500 || (line.ms >= slowMs && line.ms >= slowMs + heldSeconds(line.prefer) * 1000))
     ? LogLevel.Info
     : LogLevel.Debug
 
@@ -91,7 +102,7 @@ export const make = (
 
     const record = (line: RequestLine): Effect.Effect<void> => {
       const level = levelOf(line, slowMs)
-      if (line.status >= 500) return LogLines.write([toLogLine(line, level)], clock)
+      if (level !== LogLevel.Debug && line.status >= 500) return LogLines.write([toLogLine(line, level)], clock)
       if (level === LogLevel.Debug && !debugLogged) return Effect.void
       pending.push(toLogLine(line, level))
       if (flushing === undefined) flushing = setTimeout(flush, REQUEST_LOG_DELAY_MS)

@@ -8,6 +8,7 @@ import { Api } from "@appexec/api"
 import { AppexecConfig } from "@appexec/core"
 import { RateLimit } from "@appexec/http"
 import { NodeListener } from "@appexec/platform-node"
+import { Duration } from "effect"
 import * as Setting from "./Setting.js"
 import * as Values from "./Values.js"
 
@@ -154,6 +155,16 @@ export const keepAliveTimeout = Setting.make({
   default: connections.keepAliveTimeout
 })
 
+/** `--stop-delay DURATION`. */
+export const stopDelay = Setting.make({
+  name: "stop-delay",
+  description: "on SIGTERM or SIGINT, how long `/readyz` answers 503 while the listener still serves, so that a " +
+    "load balancer stops sending before it closes (`5s` behind one; [stopping](./operations.md#stopping))",
+  parts: api,
+  value: Values.duration({ positive: false }),
+  default: Duration.zero
+})
+
 /** The settings of the HTTP API, in the order docs/cli.md lists them. */
 export const group = {
   port,
@@ -169,5 +180,6 @@ export const group = {
   maxConnections,
   headersTimeout,
   requestTimeout,
-  keepAliveTimeout
+  keepAliveTimeout,
+  stopDelay
 }

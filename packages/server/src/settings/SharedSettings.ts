@@ -74,7 +74,7 @@ export const mediaDirect = Setting.make({
 /** `--admin-port N`: off when absent. */
 export const adminPort = Setting.make({
   name: "admin-port",
-  description: "serve Prometheus metrics at `/metrics` and `/healthz` on this port of `--admin-host` " +
+  description: "serve Prometheus metrics at `/metrics`, `/healthz` and `/readyz` on this port of `--admin-host` " +
     "([operations](./operations.md#metrics)); on `serve` also the operator views at `/console` with their " +
     "endpoints under `/operator`, no key: keep the port private ([operator views](./operations.md#operator-views))",
   parts: both,
