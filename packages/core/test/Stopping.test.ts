@@ -145,7 +145,7 @@ describe("stopping", () => {
       // The failed output was not shown either.
       expect(after.outputs.map((o) => o.status)).toEqual(["pending", "pending"])
       expect(messages(lines)).toContainEqual(
-        `execution ${id}: failed while the worker stops (node 'child' (test.child) failed: the video could not be made: received signal 2); handed back to run again`
+        `execution ${id}: failed while the worker stops (node "Child" ('child', test.child) failed: the video could not be made: received signal 2); handed back to run again`
       )
       yield* Effect.forkScoped(Worker.run.pipe(Effect.zipRight(Effect.never)))
       const waiting = yield* Effect.fork(appexec.executions.await(id))
