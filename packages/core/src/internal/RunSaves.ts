@@ -1,0 +1,199 @@
+/**
+ * The saves of a worker's runs, written together: what the runs save while one write is under way
+ * goes in the next, one `ExecutionStore.saveAll` (one statement on PostgreSQL, one write of the
+ * group commit on SQLite, which the worker's next claim joins), as graphile-worker's
+ * `completeJobs` completes a batch of jobs. Each save is fenced by its own lease; a terminal one
+ * carries its webhook delivery (`WebhookOutbox.entryFor`), written with it. A save stored is
+ * announced in this process (`ExecutionEvents`), a terminal one counted (`AppexecMetrics`) and, at
+ * debug level only, logged.
+ *
+ * A run either waits for its save (`save`: a save before its end, or an end its reporter must
+ * follow), or hands its outcome over and ends (`handOver`): the writer then saves it, says what
+ * went wrong (a lost lease, storage), and removes the run from the worker's runs once it is
+ * written, so that its lease is kept until then. A store without `saveAll`, or whose `save` was
+ * replaced (`saveAllOf`), is saved one execution at a time through its `save`.
+ */
+import { type Cause, Effect, Either, Exit, FiberRef, FiberSet, LogLevel, type Scope } from "effect"
+import { recordFinished } from "../AppexecMetrics.js"
+import type { LeaseLost, StorageError } from "../Errors.js"
+import { ExecutionEvents } from "../ExecutionEvents.js"
+import { isTerminal } from "../ExecutionLifecycle.js"
+import type { ExecutionRecord } from "../ExecutionRecord.js"
+import * as ExecutionStore from "../ExecutionStore.js"
+import { IdGenerator } from "../IdGenerator.js"
+import * as TraceContext from "../TraceContext.js"
+import { DeliveryId, entryFor } from "../WebhookOutbox.js"
+import type { Run, Runs } from "./Runs.js"
+
+/** Most saves in one write. */
+const SAVE_BATCH = 256
+
+/** What a save can meet. */
+type Failure = LeaseLost | StorageError
+
+/** The saves of one worker's runs. */
+export interface RunSaves {
+  /** Saves the run's execution as `record` under its lease, and announces it once stored: the record. */
+  readonly save: (run: Run, record: ExecutionRecord) => Effect.Effect<ExecutionRecord, Failure>
+  /**
+   * Hands the run's outcome over: saved with the others of its turn and announced, then the run is
+   * removed from the worker's runs; a failure is logged, and a write that dies (a bug) is handed
+   * to `died` in a fiber of the writer's. The run's fiber ends without waiting.
+   */
+  readonly handOver: (
+    run: Run,
+    record: ExecutionRecord,
+    died: (cause: Cause.Cause<unknown>) => Effect.Effect<void>
+  ) => Effect.Effect<void>
+  /** Completes once every save handed over or waited for is written. */
+  readonly awaitIdle: Effect.Effect<void>
+}
+
+/** A save waiting for its write. */
+interface Item {
+  readonly run: Run
+  readonly save: ExecutionStore.Save
+  /** The waiting run's resume; none for an outcome handed over. */
+  readonly resume: ((exit: Exit.Exit<void, Failure>) => void) | undefined
+  /** For an outcome handed over: what a write that dies does for its run. */
+  readonly died?: ((cause: Cause.Cause<unknown>) => Effect.Effect<void>) | undefined
+}
+
+/** The writer of the saves of `runs`, for as long as the scope lasts. */
+export const make = (runs: Runs): Effect.Effect<
+  RunSaves,
+  never,
+  Scope.Scope | ExecutionStore.ExecutionStore | ExecutionEvents | IdGenerator
+> =>
+  Effect.gen(function*() {
+    const store = yield* ExecutionStore.ExecutionStore
+    const events = yield* ExecutionEvents
+    const ids = yield* IdGenerator
+    const debug = LogLevel.lessThanEqual(yield* FiberRef.get(FiberRef.currentMinimumLogLevel), LogLevel.Debug)
+    const saveAll = ExecutionStore.saveAllOf(store)
+    const writers = yield* FiberSet.make<void>()
+    // Taken where interruption is allowed (a layer is built uninterruptibly); each write is not.
+    const fork = yield* Effect.interruptible(FiberSet.runtime(writers)<never>())
+
+    const writeAll = (saves: ReadonlyArray<ExecutionStore.Save>) =>
+      saveAll !== undefined
+        ? saveAll(saves)
+        : Effect.forEach(saves, (s) => Effect.either(store.save(s.record, s.lease, s.outbox)), {
+          concurrency: "unbounded"
+        })
+
+    /** Logged with the run's execution and attempt, as the lines of its fiber are. */
+    const annotated = (run: Run, effect: Effect.Effect<void>) =>
+      Effect.annotateLogs(effect, { executionId: run.executionId, attempt: run.lease.attempt })
+
+    /** Announces a stored record, counts it when it is terminal, and logs it at debug level. */
+    const announce = (run: Run, record: ExecutionRecord): Effect.Effect<void> => {
+      const published = isTerminal(record.status)
+        ? Effect.zipRight(events.publish(record), recordFinished(record))
+        : events.publish(record)
+      return debug
+        ? Effect.zipRight(
+          published,
+          annotated(run, Effect.logDebug(`execution ${record.executionId} ${record.status}`))
+        )
+        : published
+    }
+
+    /** What went wrong with an outcome handed over, said for the operator. */
+    const failed = (run: Run, error: Failure) =>
+      annotated(
+        run,
+        error._tag === "LeaseLost"
+          ? Effect.logWarning(`execution ${run.executionId}: lease lost; another worker owns it now`)
+          : Effect.logError(
+            `execution ${run.executionId}: storage failed; the lease will expire and it runs again`,
+            error
+          )
+      )
+
+    /** The end of one save: its run resumed, or the run of an outcome handed over removed. */
+    const settle = (item: Item, result: Either.Either<void, Failure>): Effect.Effect<void> => {
+      const { resume, run } = item
+      const done = Either.isRight(result) ? announce(run, item.save.record) : Effect.void
+      if (resume !== undefined) {
+        return Effect.zipRight(
+          done,
+          Effect.sync(() => resume(Either.isRight(result) ? Exit.void : Exit.fail(result.left)))
+        )
+      }
+      return Effect.ensuring(
+        Either.isRight(result) ? done : failed(run, result.left),
+        Effect.sync(() => runs.remove(run))
+      )
+    }
+
+    /**
+     * A write that died (a bug): every waiting save of it fails so; each outcome handed over has
+     * its `died` run in a fiber of its own (it may save again), its run removed after it.
+     */
+    const died = (batch: ReadonlyArray<Item>, cause: Cause.Cause<never>) =>
+      Effect.sync(() => {
+        for (const item of batch) {
+          const run = item.run
+          if (item.resume !== undefined) item.resume(Exit.failCause(cause))
+          else if (item.died !== undefined) {
+            fork(Effect.ensuring(annotated(run, item.died(cause)), Effect.sync(() => runs.remove(run))))
+          } else runs.remove(run)
+        }
+      })
+
+    let pending: Array<Item> = []
+    let writing = false
+    /** Writes what waits, batch after batch, until nothing does; then stops. */
+    const drain: Effect.Effect<void> = Effect.suspend(() => {
+      if (pending.length === 0) {
+        writing = false
+        return Effect.void
+      }
+      const batch = pending.length <= SAVE_BATCH ? pending : pending.slice(0, SAVE_BATCH)
+      pending = pending.length <= SAVE_BATCH ? [] : pending.slice(SAVE_BATCH)
+      return Effect.flatMap(
+        writeAll(batch.map((item) => item.save)),
+        (results) => Effect.forEach(batch, (item, i) => settle(item, results[i]!), { discard: true })
+      ).pipe(
+        Effect.catchAllCause((cause) => died(batch, cause)),
+        Effect.zipRight(drain)
+      )
+    })
+    /**
+     * Adds a save to the next write. The first of a batch starts the writer, which runs once the
+     * fibers ready now have run: so the runs that end in this turn go in its first write.
+     */
+    const offer = (item: Item) => {
+      pending.push(item)
+      if (writing) return
+      writing = true
+      fork(Effect.uninterruptible(drain), { immediate: false })
+    }
+
+    /** The save of `record`: with its webhook delivery when it is terminal and has a webhook. */
+    const saveOf = (run: Run, record: ExecutionRecord): Effect.Effect<ExecutionStore.Save> =>
+      isTerminal(record.status) && record.webhookUrl !== null
+        ? Effect.map(
+          Effect.all([ids.uuid, Effect.clockWith((clock) => clock.currentTimeMillis), TraceContext.current]),
+          ([id, now, traceParent]) => ({
+            record,
+            lease: run.lease,
+            outbox: entryFor(record, DeliveryId.make(id), now, traceParent)
+          })
+        )
+        : Effect.succeed({ record, lease: run.lease, outbox: undefined })
+
+    return {
+      save: (run, record) =>
+        Effect.flatMap(saveOf(run, record), (save) =>
+          Effect.async<ExecutionRecord, Failure>((resume) => {
+            offer({ run, save, resume: (exit) => resume(Exit.as(exit, record)) })
+          })),
+      handOver: (run, record, died) =>
+        Effect.map(saveOf(run, record), (save) => {
+          offer({ run, save, resume: undefined, died })
+        }),
+      awaitIdle: FiberSet.awaitEmpty(writers)
+    }
+  })
