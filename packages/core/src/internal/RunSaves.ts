@@ -1,8 +1,8 @@
 /**
- * The saves of a worker's runs, written together: what the runs save while one write is under way
- * goes in the next, one `ExecutionStore.saveAll` (one statement on PostgreSQL, one write of the
- * group commit on SQLite, which the worker's next claim joins), as graphile-worker's
- * `completeJobs` completes a batch of jobs. Each save is fenced by its own lease; a terminal one
+ * The saves of a worker's runs, written together: what the runs save in one turn of the event loop
+ * goes in one `ExecutionStore.saveAll` (one statement on PostgreSQL, one write of the group commit
+ * on SQLite, which the worker's next claim joins), as graphile-worker's `completeJobs` completes a
+ * batch of jobs. Each save is fenced by its own lease; a terminal one
  * carries its webhook delivery (`WebhookOutbox.entryFor`), written with it. A save stored is
  * announced in this process (`ExecutionEvents`), a terminal one counted (`AppexecMetrics`) and, at
  * debug level only, logged.
@@ -142,33 +142,36 @@ export const make = (runs: Runs): Effect.Effect<
         }
       })
 
+    /** The saves offered since the last writer took them. */
     let pending: Array<Item> = []
-    let writing = false
-    /** Writes what waits, batch after batch, until nothing does; then stops. */
-    const drain: Effect.Effect<void> = Effect.suspend(() => {
-      if (pending.length === 0) {
-        writing = false
-        return Effect.void
-      }
-      const batch = pending.length <= SAVE_BATCH ? pending : pending.slice(0, SAVE_BATCH)
-      pending = pending.length <= SAVE_BATCH ? [] : pending.slice(SAVE_BATCH)
-      return Effect.flatMap(
+    /** Whether a writer was started that has not taken `pending` yet. */
+    let scheduled = false
+    /** Writes `items` (`SAVE_BATCH` at a time), and ends each save. */
+    const write = (items: ReadonlyArray<Item>): Effect.Effect<void> => {
+      const batch = items.length <= SAVE_BATCH ? items : items.slice(0, SAVE_BATCH)
+      const written = Effect.flatMap(
         writeAll(batch.map((item) => item.save)),
         (results) => Effect.forEach(batch, (item, i) => settle(item, results[i]!), { discard: true })
-      ).pipe(
-        Effect.catchAllCause((cause) => died(batch, cause)),
-        Effect.zipRight(drain)
-      )
-    })
+      ).pipe(Effect.catchAllCause((cause) => died(batch, cause)))
+      return items.length <= SAVE_BATCH ? written : Effect.zipRight(written, write(items.slice(SAVE_BATCH)))
+    }
+    /** Takes what was offered, and writes it. */
+    const writer = Effect.uninterruptible(Effect.suspend(() => {
+      scheduled = false
+      const items = pending
+      pending = []
+      return write(items)
+    }))
     /**
-     * Adds a save to the next write. The first of a batch starts the writer, which runs once the
-     * fibers ready now have run: so the runs that end in this turn go in its first write.
+     * Adds a save to the next write. The first since the last write began starts a writer, which
+     * runs once the fibers ready now have run: so the runs that end in one turn go in one write. A
+     * write does not wait for the one before it (on PostgreSQL they go on connections of their own).
      */
     const offer = (item: Item) => {
       pending.push(item)
-      if (writing) return
-      writing = true
-      fork(Effect.uninterruptible(drain), { immediate: false })
+      if (scheduled) return
+      scheduled = true
+      fork(writer, { immediate: false })
     }
 
     /** The save of `record`: with its webhook delivery when it is terminal and has a webhook. */
@@ -191,9 +194,13 @@ export const make = (runs: Runs): Effect.Effect<
             offer({ run, save, resume: (exit) => resume(Exit.as(exit, record)) })
           })),
       handOver: (run, record, died) =>
-        Effect.map(saveOf(run, record), (save) => {
-          offer({ run, save, resume: undefined, died })
-        }),
+        isTerminal(record.status) && record.webhookUrl !== null
+          ? Effect.map(saveOf(run, record), (save) => {
+            offer({ run, save, resume: undefined, died })
+          })
+          : Effect.sync(() =>
+            offer({ run, save: { record, lease: run.lease, outbox: undefined }, resume: undefined, died })
+          ),
       awaitIdle: FiberSet.awaitEmpty(writers)
     }
   })

@@ -54,6 +54,8 @@ export const make = (runs: Runs) =>
     const events = yield* ExecutionEvents
     const shutdown = yield* Shutdown
     const now = Effect.clockWith((clock) => clock.currentTimeMillis)
+    // Read in plain code on the run's path (each `clockWith` is a step of the runtime).
+    const clock = yield* Effect.clock
     // A span per run only when spans go somewhere: the default tracer keeps them to itself.
     const traced = yield* TraceContext.spansExported
     const states = yield* RunState.make(runs)
@@ -104,36 +106,38 @@ export const make = (runs: Runs) =>
       })
 
     /** The outcome of a workflow that ended: recorded, whatever stop comes now. */
-    const ended = (state: RunState.RunState, result: WorkflowResult) =>
-      Effect.clockWith((clock) => {
-        const run = state.run
-        const at = clock.unsafeCurrentTimeMillis()
-        const event: ExecutionEvent = Option.isNone(result.firstError)
-          ? { _tag: "Completed", at, produced: result.produced }
-          : {
-            _tag: "Failed",
-            at,
-            errorMessage: result.firstError.value,
-            produced: result.produced,
-            outputErrors: result.outputErrors,
-            outputTypes: state.outputTypes
-          }
-        // The slot is free while the outcome is written: the next claim shares its write.
-        runs.freeSlot(run)
-        // A workflow that fails while the instance stops may fail of the stop (a child process
-        // killed with the service, a connection cut): it is handed back, and runs again.
-        if (event._tag === "Failed" && shutdown.unsafeStopping()) {
-          return Effect.zipRight(
-            Effect.logInfo(
-              `execution ${run.executionId}: failed while the worker stops (${event.errorMessage}); handed back to run again`
-            ),
-            handBack(run)
-          )
+    const ended = (
+      state: RunState.RunState,
+      result: WorkflowResult
+    ): Effect.Effect<unknown, LeaseLost | StorageError> => {
+      const run = state.run
+      const at = clock.unsafeCurrentTimeMillis()
+      const event: ExecutionEvent = Option.isNone(result.firstError)
+        ? { _tag: "Completed", at, produced: result.produced }
+        : {
+          _tag: "Failed",
+          at,
+          errorMessage: result.firstError.value,
+          produced: result.produced,
+          outputErrors: result.outputErrors,
+          outputTypes: state.outputTypes
         }
-        // Applied to the record as last saved: outputs settled early are in it.
-        const next = transition(state.started!, event)
-        return Either.isLeft(next) ? Effect.die(next.left) : state.end(next.right, (cause) => defect(run, cause))
-      })
+      // The slot is free while the outcome is written: the next claim shares its write.
+      runs.freeSlot(run)
+      // A workflow that fails while the instance stops may fail of the stop (a child process
+      // killed with the service, a connection cut): it is handed back, and runs again.
+      if (event._tag === "Failed" && shutdown.unsafeStopping()) {
+        return Effect.zipRight(
+          Effect.logInfo(
+            `execution ${run.executionId}: failed while the worker stops (${event.errorMessage}); handed back to run again`
+          ),
+          handBack(run)
+        )
+      }
+      // Applied to the record as last saved: outputs settled early are in it.
+      const next = transition(state.started!, event)
+      return Either.isLeft(next) ? Effect.die(next.left) : state.end(next.right, (cause) => defect(run, cause))
+    }
 
     /** The workflow of a started run, then its outcome. */
     const workflow = (state: RunState.RunState, app: CompiledApp, started: ExecutionRecord, restore: Restore) => {
@@ -141,21 +145,19 @@ export const make = (runs: Runs) =>
       state.started = started
       // Told to stop (a cancel, a lost lease) before the workflow started: it does not start.
       if (run.stop !== undefined) return stopped(state, started)
-      return Effect.clockWith((clock) => {
-        runs.arm(run, clock.unsafeCurrentTimeMillis(), state.timeoutMs)
-        // The one interruptible part of the run: a stop interrupts it, and the interruption is
-        // recorded by the handler in `process` below.
-        const running = restore(
-          runWorkflow(
-            app,
-            started.inputs,
-            { executionId: started.executionId, appId: started.appId, workspaceId: started.workspaceId },
-            config.nodeConcurrency,
-            state
-          )
+      runs.arm(run, clock.unsafeCurrentTimeMillis(), state.timeoutMs)
+      // The one interruptible part of the run: a stop interrupts it, and the interruption is
+      // recorded by the handler in `process` below.
+      const running = restore(
+        runWorkflow(
+          app,
+          started.inputs,
+          { executionId: started.executionId, appId: started.appId, workspaceId: started.workspaceId },
+          config.nodeConcurrency,
+          state
         )
-        return Effect.flatMap(running, (result) => ended(state, result))
-      })
+      )
+      return Effect.flatMap(running, (result) => ended(state, result))
     }
 
     /** A claimed run whose workflow is loaded. */
@@ -202,10 +204,9 @@ export const make = (runs: Runs) =>
     const body = (state: RunState.RunState, restore: Restore) => {
       const { claim, claimedAt } = state.run
       if (!claim.started) return claimed(state, claim.execution, restore)
-      return Effect.flatMap(
-        applied(claim.execution, { _tag: "Started", at: claimedAt }),
-        (execution) => Effect.zipRight(events.publish(execution), claimed(state, execution, restore))
-      )
+      const started = transition(claim.execution, { _tag: "Started", at: claimedAt })
+      if (Either.isLeft(started)) return Effect.die(started.left)
+      return Effect.zipRight(events.publish(started.right), claimed(state, started.right, restore))
     }
 
     /** A defect is a bug: log it for the operator and fail the execution, rather than leave it
