@@ -100,14 +100,16 @@ interface Finished {
   readonly completedAt: number | null
 }
 
+/** `recordFinished`, done now: for a writer that counts many executions at once (the worker's saves). */
+export const unsafeRecordFinished = (record: Finished): void => {
+  finishedByStatus(record.status).unsafeUpdate(1, [])
+  if (record.startedAt !== null && record.completedAt !== null) {
+    executionDuration.unsafeUpdate(Math.max(0, record.completedAt - record.startedAt) / 1000, [])
+  }
+}
+
 /** Counts one finished execution: its status, and its run time when it ran (one step, as `recordStarted`). */
-export const recordFinished = (record: Finished): Effect.Effect<void> =>
-  Effect.sync(() => {
-    finishedByStatus(record.status).unsafeUpdate(1, [])
-    if (record.startedAt !== null && record.completedAt !== null) {
-      executionDuration.unsafeUpdate(Math.max(0, record.completedAt - record.startedAt) / 1000, [])
-    }
-  })
+export const recordFinished = (record: Finished): Effect.Effect<void> => Effect.sync(() => unsafeRecordFinished(record))
 
 /** Reads the gauges from storage. */
 export const refreshGauges: Effect.Effect<void, StorageError, ExecutionStore> = Effect.flatMap(

@@ -24,6 +24,8 @@ export class ExecutionEvents extends Context.Tag("@appexec/core/ExecutionEvents"
   {
     /** Announces a stored transition, and wakes the waiters of the execution when it is terminal. */
     readonly publish: (record: ExecutionRecord) => Effect.Effect<void>
+    /** `publish`, done now: for a writer that announces many records at once (the worker's saves). */
+    readonly unsafePublish: (record: ExecutionRecord) => void
     /** A subscription to every transition from now on; ends with the scope. */
     readonly subscribe: Effect.Effect<Queue.Dequeue<ExecutionRecord>, never, Scope.Scope>
     /**
@@ -171,6 +173,7 @@ export class ExecutionEvents extends Context.Tag("@appexec/core/ExecutionEvents"
         // One step per transition: the hub is unbounded (an offer never waits) and waking the
         // waiters is synchronous. With no subscriber the offer is dropped at once.
         publish: (record) => Effect.sync(() => unsafePublish(record)),
+        unsafePublish,
         subscribe: PubSub.subscribe(hub),
         awaitTerminal,
         unsafeAwaitTerminal,

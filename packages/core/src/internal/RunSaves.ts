@@ -14,7 +14,7 @@
  * replaced (`saveAllOf`), is saved one execution at a time through its `save`.
  */
 import { type Cause, Effect, Either, Exit, FiberRef, FiberSet, LogLevel, type Scope } from "effect"
-import { recordFinished } from "../AppexecMetrics.js"
+import { unsafeRecordFinished } from "../AppexecMetrics.js"
 import type { LeaseLost, StorageError } from "../Errors.js"
 import { ExecutionEvents } from "../ExecutionEvents.js"
 import { isTerminal } from "../ExecutionLifecycle.js"
@@ -86,19 +86,6 @@ export const make = (runs: Runs): Effect.Effect<
     const annotated = (run: Run, effect: Effect.Effect<void>) =>
       Effect.annotateLogs(effect, { executionId: run.executionId, attempt: run.lease.attempt })
 
-    /** Announces a stored record, counts it when it is terminal, and logs it at debug level. */
-    const announce = (run: Run, record: ExecutionRecord): Effect.Effect<void> => {
-      const published = isTerminal(record.status)
-        ? Effect.zipRight(events.publish(record), recordFinished(record))
-        : events.publish(record)
-      return debug
-        ? Effect.zipRight(
-          published,
-          annotated(run, Effect.logDebug(`execution ${record.executionId} ${record.status}`))
-        )
-        : published
-    }
-
     /** What went wrong with an outcome handed over, said for the operator. */
     const failed = (run: Run, error: Failure) =>
       annotated(
@@ -111,20 +98,27 @@ export const make = (runs: Runs): Effect.Effect<
           )
       )
 
-    /** The end of one save: its run resumed, or the run of an outcome handed over removed. */
-    const settle = (item: Item, result: Either.Either<void, Failure>): Effect.Effect<void> => {
-      const { resume, run } = item
-      const done = Either.isRight(result) ? announce(run, item.save.record) : Effect.void
-      if (resume !== undefined) {
-        return Effect.zipRight(
-          done,
-          Effect.sync(() => resume(Either.isRight(result) ? Exit.void : Exit.fail(result.left)))
-        )
+    /**
+     * The end of a write, in plain code: each save stored is announced, counted when it is
+     * terminal and, at debug level, logged; each waiting run is resumed, each run of an outcome
+     * handed over removed; what went wrong with those is logged.
+     */
+    const settle = (batch: ReadonlyArray<Item>, results: ReadonlyArray<Either.Either<void, Failure>>) => {
+      const lines: Array<Effect.Effect<void>> = []
+      for (let i = 0; i < batch.length; i++) {
+        const { resume, run, save: { record } } = batch[i]!
+        const result = results[i]!
+        if (Either.isRight(result)) {
+          events.unsafePublish(record)
+          if (isTerminal(record.status)) unsafeRecordFinished(record)
+          if (debug) lines.push(annotated(run, Effect.logDebug(`execution ${record.executionId} ${record.status}`)))
+        } else if (resume === undefined) {
+          lines.push(failed(run, result.left))
+        }
+        if (resume !== undefined) resume(Either.isRight(result) ? Exit.void : Exit.fail(result.left))
+        else runs.remove(run)
       }
-      return Effect.ensuring(
-        Either.isRight(result) ? done : failed(run, result.left),
-        Effect.sync(() => runs.remove(run))
-      )
+      return lines.length === 0 ? Effect.void : Effect.all(lines, { discard: true })
     }
 
     /**
@@ -149,10 +143,8 @@ export const make = (runs: Runs): Effect.Effect<
     /** Writes `items` (`SAVE_BATCH` at a time), and ends each save. */
     const write = (items: ReadonlyArray<Item>): Effect.Effect<void> => {
       const batch = items.length <= SAVE_BATCH ? items : items.slice(0, SAVE_BATCH)
-      const written = Effect.flatMap(
-        writeAll(batch.map((item) => item.save)),
-        (results) => Effect.forEach(batch, (item, i) => settle(item, results[i]!), { discard: true })
-      ).pipe(Effect.catchAllCause((cause) => died(batch, cause)))
+      const written = Effect.flatMap(writeAll(batch.map((item) => item.save)), (results) => settle(batch, results))
+        .pipe(Effect.catchAllCause((cause) => died(batch, cause)))
       return items.length <= SAVE_BATCH ? written : Effect.zipRight(written, write(items.slice(SAVE_BATCH)))
     }
     /** Takes what was offered, and writes it. */

@@ -39,8 +39,8 @@ interface Entry {
   deadline: number
   /** The run's fiber: what a stop interrupts (the run lets it take effect only while its workflow runs). */
   fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
-  /** Gives the run's slot back (once). */
-  readonly freeSlot: () => void
+  /** Gives the run's slot back; set to nothing once it did. */
+  freeSlot: (() => void) | undefined
   /** Forgets the run's cancel. */
   readonly unregister: () => void
 }
@@ -49,13 +49,13 @@ interface Entry {
 export interface Runs {
   /** Makes the run of a claim, holding `freeSlot`, and registers its cancel. Synchronous. */
   readonly add: (claim: Claim, claimedAt: number, freeSlot: () => void) => Run
-  /** Tells the registry the run's fiber, which a stop interrupts. */
+  /** Tells the registry the run's fiber, which a stop interrupts (one that has ended is not kept). */
   readonly attach: (run: Run, fiber: Fiber.RuntimeFiber<unknown, unknown>) => void
   /** Sets the run's deadline: `timeoutMs` from `now`. */
   readonly arm: (run: Run, now: number, timeoutMs: number) => void
-  /** Gives the run's slot back while it still has its last write to make. */
+  /** Gives the run's slot back (once) while it still has its last write to make. */
   readonly freeSlot: (run: Run) => void
-  /** Removes the run as it ends: its cancel forgotten, its slot given back. */
+  /** Removes the run as it ends: its cancel forgotten, its slot given back if it was not. */
   readonly remove: (run: Run) => void
   /** Tells a run to stop: interrupts its fiber (its workflow). Once per run; nothing once it ended. */
   readonly stop: (run: Run, reason: StopReason) => void
@@ -100,6 +100,12 @@ export const make = (options: {
     entry.stop = reason
     entry.fiber?.unsafeInterruptAsFork(FiberId.none)
   }
+  /** Gives the entry's slot back, once. */
+  const freeSlotOf = (entry: Entry) => {
+    const freeSlot = entry.freeSlot
+    entry.freeSlot = undefined
+    freeSlot?.()
+  }
   /** Each run that still holds a lease of `held` (as `leases` answered it). */
   const holding = (held: ReadonlyArray<Lease>, f: (entry: Entry) => void) => {
     const was = new Set(held)
@@ -124,7 +130,8 @@ export const make = (options: {
     },
     attach: (run, fiber) => {
       const entry = entries.get(run)
-      if (entry !== undefined) entry.fiber = fiber
+      // A fiber that ended as it was forked (its outcome handed over) is not kept: nothing stops it.
+      if (entry !== undefined && fiber.unsafePoll() === null) entry.fiber = fiber
     },
     arm: (run, now, timeoutMs) => {
       const entry = entries.get(run)
@@ -132,13 +139,16 @@ export const make = (options: {
       entry.deadline = now + timeoutMs
       watcher.armed(entry.deadline)
     },
-    freeSlot: (run) => entries.get(run)?.freeSlot(),
+    freeSlot: (run) => {
+      const entry = entries.get(run)
+      if (entry !== undefined) freeSlotOf(entry)
+    },
     remove: (run) => {
       const entry = entries.get(run)
       if (entry === undefined) return
       entries.delete(run)
       entry.unregister()
-      entry.freeSlot()
+      freeSlotOf(entry)
     },
     stop: (run, reason) => {
       const entry = entries.get(run)
