@@ -100,7 +100,7 @@ interface Finished {
   readonly completedAt: number | null
 }
 
-/** `recordFinished`, done now: for the worker's runs that end without a fiber of their own. */
+/** `recordFinished`, done now: for a writer that counts many executions at once (the worker's saves). */
 export const unsafeRecordFinished = (record: Finished): void => {
   finishedByStatus(record.status).unsafeUpdate(1, [])
   if (record.startedAt !== null && record.completedAt !== null) {

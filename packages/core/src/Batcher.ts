@@ -8,12 +8,32 @@
  * round trip (and one commit) for many writes, as graphile-worker groups completions. Used by the
  * PostgreSQL execution store (inserts, saves) and the SQL rate-limit store (hits).
  */
-import { Cause, Deferred, Effect, Exit, FiberId, Option, type Scope } from "effect"
+import { Cause, Effect, Exit, FiberId, Option, type Scope } from "effect"
 
+/**
+ * A submission waiting for its write: its answer is handed to `resume` once its caller waits, or
+ * kept in `exit` until then. No `Deferred` (whose making copies a prototype's properties): every
+ * save and insert of the hot paths comes through here.
+ */
 interface Pending<I, O, E> {
   readonly item: I
-  readonly done: Deferred.Deferred<O, E>
+  exit: Exit.Exit<O, E> | undefined
+  resume: ((exit: Exit.Exit<O, E>) => void) | undefined
 }
+
+/** Answers a submission, once. */
+const done = <I, O, E>(entry: Pending<I, O, E>, exit: Exit.Exit<O, E>) => {
+  if (entry.exit !== undefined) return
+  entry.exit = exit
+  entry.resume?.(exit)
+}
+
+/** Waits for the answer of a submission. */
+const answerOf = <I, O, E>(entry: Pending<I, O, E>): Effect.Effect<O, E> =>
+  Effect.async<O, E>((resume) => {
+    if (entry.exit !== undefined) return resume(entry.exit)
+    entry.resume = resume
+  })
 
 /** How a batcher writes. */
 export interface Options<I, O, E> {
@@ -48,7 +68,9 @@ export const make = <I, O, E>(
     let writing = false
     let closed = false
     const interruptAll = (entries: ReadonlyArray<Pending<I, O, E>>) =>
-      Effect.forEach(entries, (entry) => Deferred.interrupt(entry.done), { discard: true })
+      Effect.sync(() => {
+        for (const entry of entries) done(entry, Exit.interrupt(FiberId.none))
+      })
     // Added before any batch is forked into the scope, so it runs after their interruption.
     yield* Effect.addFinalizer(() =>
       Effect.suspend(() => {
@@ -89,15 +111,11 @@ export const make = <I, O, E>(
           (entry) =>
             write([entry.item]).pipe(
               Effect.exit,
-              Effect.flatMap((alone) => Deferred.done(entry.done, Exit.map(alone, (results) => results[0]!)))
+              Effect.map((alone) => done(entry, Exit.map(alone, (results) => results[0]!)))
             ),
           { discard: true }
         )
-        : Effect.forEach(
-          batch,
-          (entry, i) => Deferred.done(entry.done, Exit.map(exit, (results) => results[i]!)),
-          { discard: true }
-        )
+        : Effect.sync(() => batch.forEach((entry, i) => done(entry, Exit.map(exit, (results) => results[i]!))))
 
     /** Writes the waiting items, batch after batch, until none waits; then stops. */
     const drain: Effect.Effect<void> = Effect.suspend(() => {
@@ -118,14 +136,14 @@ export const make = <I, O, E>(
     return (item: I): Effect.Effect<O, E> =>
       Effect.suspend(() => {
         if (closed) return Effect.interrupt
-        const done = Deferred.unsafeMake<O, E>(FiberId.none)
-        pending.push({ item, done })
+        const entry: Pending<I, O, E> = { item, exit: undefined, resume: undefined }
+        pending.push(entry)
         if (!writing) {
           writing = true
           // A fiber of the scope writes, once the fibers ready now (the requests of this turn) have
           // added theirs: it starts after them, so they all go in this first write.
-          return Effect.zipRight(Effect.forkIn(drain, scope), Deferred.await(done))
+          return Effect.zipRight(Effect.forkIn(drain, scope), answerOf(entry))
         }
-        return Deferred.await(done)
+        return answerOf(entry)
       })
   })

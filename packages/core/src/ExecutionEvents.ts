@@ -24,7 +24,7 @@ export class ExecutionEvents extends Context.Tag("@appexec/core/ExecutionEvents"
   {
     /** Announces a stored transition, and wakes the waiters of the execution when it is terminal. */
     readonly publish: (record: ExecutionRecord) => Effect.Effect<void>
-    /** `publish`, done now: for the worker's runs that end without a fiber of their own. */
+    /** `publish`, done now: for a writer that announces many records at once (the worker's saves). */
     readonly unsafePublish: (record: ExecutionRecord) => void
     /** A subscription to every transition from now on; ends with the scope. */
     readonly subscribe: Effect.Effect<Queue.Dequeue<ExecutionRecord>, never, Scope.Scope>

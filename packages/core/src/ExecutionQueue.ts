@@ -44,19 +44,6 @@ export interface Claim {
    * (`ExecutionLifecycle.transition`), which gives the record as stored.
    */
   readonly started: boolean
-  /**
-   * The execution run to its end inside the claim's own write (`ClaimOptions.runAtOnce`): the
-   * write stored `ranAtOnce.ended` and no lease (`lease` is the one it would have held).
-   */
-  readonly ranAtOnce?: RanAtOnce | undefined
-}
-
-/** An execution run to its end inside its claim (`ClaimOptions.runAtOnce`). */
-export interface RanAtOnce {
-  /** The execution started (the `Started` transition of the claim's `execution`): announced, never stored. */
-  readonly started: ExecutionRecord
-  /** Its terminal record, stored by the claim's write in place of the lease. */
-  readonly ended: ExecutionRecord
 }
 
 /** How many executions one claim may take. */
@@ -76,17 +63,6 @@ export interface ClaimOptions {
    * and says which. Executions claimed again (already `running`) are left as they are.
    */
   readonly start?: StartedState | undefined
-  /**
-   * With `start`: called synchronously, inside the claim's write, for each `queued` execution the
-   * claim takes, with the claim as it would be answered. When it answers (the execution ran to its
-   * end at once: a workflow whose nodes all answer at once), the write stores `ended` instead of
-   * the start and the lease — one write for the claim and the outcome, the claim and the attempt
-   * counted all the same — and the claim is answered with `ranAtOnce`. When it answers nothing,
-   * the execution is claimed as usual. It may be called more than once for one claim (a write
-   * that is retried), and should change nothing the claim would not answer. An adapter that cannot
-   * run it inside its write ignores it.
-   */
-  readonly runAtOnce?: ((claim: Claim) => RanAtOnce | undefined) | undefined
 }
 
 /** The queue of executions. Time is read from `Clock`. */

@@ -127,9 +127,10 @@ export class ExecutionStore extends Context.Tag("@appexec/core/ExecutionStore")<
       outbox?: OutboxEntry
     ) => Effect.Effect<void, LeaseLost | StorageError>
     /**
-     * Optional: `save` of many executions in one write (the worker's runs that end at once save
-     * their outcomes so). Used only while `save` is the one it stands for (`saveAllOf`): a store
-     * that wraps `save`, spreading the rest, is saved one execution at a time through its `save`.
+     * Optional: `save` of many executions in one write (the worker saves so the runs' saves of one
+     * turn, as graphile-worker's `completeJobs`). Used only while `save` is the one it stands for
+     * (`saveAllOf`): a store that wraps `save`, spreading the rest, is saved one execution at a
+     * time through its `save`.
      */
     readonly saveAll?: SaveAll | undefined
     /** Executions for operators, newest (by creation) first. */

@@ -116,4 +116,36 @@ describe("ClaimLoop", () => {
       expect([...seen.ran, ...givenBack].sort((a, b) => a - b)).toEqual([...made].sort((a, b) => a - b))
       expect(yield* loop.size).toBe(0)
     }))
+
+  it.scoped("items that end as they start, giving their slot back on the way, start the held next one after them, never inside them", () =>
+    Effect.gen(function*() {
+      // The first items take a while (the loop learns to claim ahead), the rest end at once.
+      const { claim, done, seen, work } = yield* harness({ count: 300, roundTrip: "2 millis", runFor: "1 millis" })
+      let depth = 0
+      let deepest = 0
+      yield* ClaimLoop.make<number>({
+        slots: 2,
+        batch: 32,
+        claim,
+        work: (item, freeSlot) =>
+          item < 40 ? work(item) : {
+            effect: Effect.sync(() => {
+              depth += 1
+              deepest = Math.max(deepest, depth)
+              seen.ran.push(item)
+              freeSlot()
+              depth -= 1
+            }).pipe(Effect.zipRight(
+              Effect.suspend(() => seen.ran.length === 300 ? Deferred.succeed(done, undefined) : Effect.void)
+            ))
+          },
+        annotations: () => ({}),
+        idle: () => Effect.never
+      })
+      yield* runUntil(done, 1_000)
+      expect([...seen.ran].sort((a, b) => a - b)).toEqual(Array.from({ length: 300 }, (_, i) => i))
+      // Items were held ahead of the slots, and each started after the one that freed its slot.
+      expect(seen.claims.some((c) => c.asked > 2)).toBe(true)
+      expect(deepest).toBe(1)
+    }))
 })

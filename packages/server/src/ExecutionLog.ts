@@ -5,7 +5,7 @@
  * line per start.
  */
 import { ExecutionEvents, type ExecutionRecord, LogLines } from "@appexec/core"
-import { Effect, HashMap, Queue } from "effect"
+import { Chunk, Effect, FiberRef, HashMap, LogLevel, Queue } from "effect"
 
 /** The line of a transition. */
 const lineOf = (record: ExecutionRecord.ExecutionRecord): LogLines.Line => ({
@@ -20,13 +20,17 @@ const lineOf = (record: ExecutionRecord.ExecutionRecord): LogLines.Line => ({
     )
 })
 
-/** Logs transitions until the scope closes. */
+/**
+ * Logs transitions until the scope closes, those that came together in one go. Nothing at a level
+ * above Info (a worker run at `warning`): no subscription then, and no work per transition.
+ */
 export const run = Effect.gen(function*() {
+  if (LogLevel.greaterThan(yield* FiberRef.get(FiberRef.currentMinimumLogLevel), LogLevel.Info)) return
   const events = yield* ExecutionEvents.ExecutionEvents
   const subscription = yield* events.subscribe
   const clock = yield* Effect.clock
-  yield* Queue.take(subscription).pipe(
-    Effect.flatMap((record) => LogLines.info([lineOf(record)], clock)),
+  yield* Queue.takeBetween(subscription, 1, Number.MAX_SAFE_INTEGER).pipe(
+    Effect.flatMap((records) => LogLines.info(Chunk.toReadonlyArray(Chunk.map(records, lineOf)), clock)),
     Effect.forever,
     Effect.forkScoped
   )

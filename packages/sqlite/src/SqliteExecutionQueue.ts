@@ -6,14 +6,12 @@
  * is taken before any row is chosen, so two connections, in one process or in two, never claim the
  * same execution. It walks the workspaces with claimable work in id order from where this
  * process's previous claim stopped, taking the oldest claimable execution of each in turn
- * (`UPDATE … WHERE seq = ? RETURNING *`), so a batch of claims is shared across workspaces.
- * With `ClaimOptions.runAtOnce` (one workspace with work, the common case) it reads the rows
- * first, offers each queued one to the worker, and writes the outcome of what ran in place of the
- * lease (`claimAtOnce`): one write per execution from queued to its end.
+ * (`UPDATE … WHERE seq = ? RETURNING *`), so a batch of claims is shared across workspaces;
+ * when one workspace alone has work (the common case), its oldest are claimed in one `UPDATE`.
  */
 import { Errors, ExecutionQueue } from "@appexec/core"
 import { PreparedQuery, SqlExecutionQueue } from "@appexec/sql"
-import { executionColumns, type ExecutionRow, fromRow, leaseOf } from "@appexec/sql/ExecutionRows"
+import { type ExecutionRow, fromRow, leaseOf } from "@appexec/sql/ExecutionRows"
 import type { Tables } from "@appexec/sql/SqlTables"
 import { Clock, Effect, Either, Layer } from "effect"
 import { type ExpressionBuilder, sql } from "kysely"
@@ -113,99 +111,8 @@ export const make = Effect.gen(function*() {
   const claimManyStarting = PreparedQuery.make((
     p: PreparedQuery.Param<LeaseParams & StartParams & { seqs: string }>
   ) => db.updateTable("executions").set(starting(p)).where("seq", "in", inSeqs(p)).returningAll())
-  /** Rows as found, oldest first: a claim that runs executions at once reads them before it writes. */
-  const selectMany = PreparedQuery.make((p: PreparedQuery.Param<{ seqs: string }>) =>
-    db.selectFrom("executions").select(executionColumns).where("seq", "in", inSeqs(p)).orderBy("seq")
-  )
-  /** The claim of `claimManyStarting` for rows already read: nothing returned. */
-  const leaseMany = PreparedQuery.make((p: PreparedQuery.Param<LeaseParams & StartParams & { seqs: string }>) =>
-    db.updateTable("executions").set(starting(p)).where("seq", "in", inSeqs(p))
-  )
-  /** An execution run at once: its claim counted and its outcome stored, no lease left on it. */
-  type EndedParams = {
-    seq: number
-    status: string
-    outputs: string
-    errorMessage: string | null
-    startedAt: number | null
-    completedAt: number | null
-  }
-  const endAtOnce = PreparedQuery.make((p: PreparedQuery.Param<EndedParams>) =>
-    db.updateTable("executions").set((eb) => ({
-      claims: eb("claims", "+", 1),
-      attempts: eb("attempts", "+", 1),
-      status: p("status"),
-      outputs: p("outputs"),
-      error_message: p("errorMessage"),
-      started_at: p("startedAt"),
-      completed_at: p("completedAt"),
-      lease_worker: null,
-      lease_token: null,
-      lease_expires_at: null
-    })).where("seq", "=", p("seq"))
-  )
   /** Where the previous claim of this process stopped in the round robin over workspaces. */
   let cursor = ""
-
-  /**
-   * The claim of the rows `seqs` (in the write lock) when `options.runAtOnce` is given: each row
-   * is read as found and made into its claim as the claim's UPDATE would have left it; a `queued`
-   * one is offered to `runAtOnce`, and what ran at once has its outcome written in place of the
-   * lease. The others are claimed in one UPDATE.
-   */
-  const claimAtOnce = (
-    c: Connection,
-    seqs: ReadonlyArray<number>,
-    workerId: string,
-    expiresAt: number,
-    start: NonNullable<ExecutionQueue.ClaimOptions["start"]>,
-    runAtOnce: NonNullable<ExecutionQueue.ClaimOptions["runAtOnce"]>
-  ): Array<ExecutionQueue.Claim> => {
-    const claims: Array<ExecutionQueue.Claim> = []
-    const leased: Array<number> = []
-    for (const row of c.all(selectMany.bind({ seqs: JSON.stringify(seqs) }))) {
-      // The row as the claim's UPDATE leaves it, but for the start (`Claim.execution` is as found).
-      row.lease_token = row.claims + 1
-      row.claims += 1
-      row.attempts += 1
-      row.lease_worker = workerId
-      row.lease_expires_at = expiresAt
-      const execution = fromRow(row)
-      // Unreadable: the write fails, as a read would.
-      if (Either.isLeft(execution)) throw execution.left
-      const claim: ExecutionQueue.Claim = {
-        execution: execution.right,
-        lease: leaseOf(execution.right, row),
-        started: row.status === "queued"
-      }
-      const ran = claim.started ? runAtOnce(claim) : undefined
-      if (ran === undefined) {
-        leased.push(row.seq)
-        claims.push(claim)
-        continue
-      }
-      const ended = ran.ended
-      c.run(endAtOnce.bind({
-        seq: row.seq,
-        status: ended.status,
-        outputs: JSON.stringify(ended.outputs),
-        errorMessage: ended.errorMessage,
-        startedAt: ended.startedAt,
-        completedAt: ended.completedAt
-      }))
-      claims.push({ ...claim, ranAtOnce: ran })
-    }
-    if (leased.length > 0) {
-      c.run(leaseMany.bind({
-        seqs: JSON.stringify(leased),
-        workerId,
-        expiresAt,
-        startStatus: start.status,
-        startedAt: start.startedAt
-      }))
-    }
-    return claims
-  }
 
   /**
    * Claims up to `limit` executions on the connection, one workspace after the other from
@@ -219,7 +126,7 @@ export const make = Effect.gen(function*() {
     expiresAt: number,
     options: ExecutionQueue.ClaimOptions,
     queued: Set<number>
-  ): Array<ExecutionRow> | { readonly claims: Array<ExecutionQueue.Claim> } => {
+  ): Array<ExecutionRow> => {
     const rows: Array<ExecutionRow> = []
     // A claim retried after a busy lock notes afresh what it finds.
     queued.clear()
@@ -259,10 +166,6 @@ export const make = Effect.gen(function*() {
           : c.all(oldestOf.bind({ workspaceId: only, now, limit: options.limit }))
             .filter((row) => row.workspace_id === only)
             .map(noted)
-        const runAtOnce = options.runAtOnce
-        if (runAtOnce !== undefined && start !== undefined) {
-          return { claims: claimAtOnce(c, seqs, workerId, expiresAt, start, runAtOnce) }
-        }
         // One UPDATE for them all, in claim order (RETURNING comes in no promised order).
         if (seqs.length > 1) return [...c.all(claimMany(seqs))].sort((a, b) => a.seq - b.seq)
         const row = seqs.length === 1 ? c.get(claim(seqs[0]!)) : undefined
@@ -365,7 +268,7 @@ export const make = Effect.gen(function*() {
       const queued = new Set<number>()
       return Effect.flatMap(
         client.batched("claim executions", (c) => claimRows(c, workerId, now, now + leaseMs, options, queued)),
-        (rows) => Array.isArray(rows) ? claimsOf(rows, queued, options) : Either.right(rows.claims)
+        (rows) => claimsOf(rows, queued, options)
       )
     })
 

@@ -1,9 +1,9 @@
 /**
  * The claim loop shared by every consumer of a queue (the worker's executions, the webhook
  * dispatcher's deliveries): it claims as many items as it has free slots (up to a batch) in one
- * claim, and starts each in a fiber of its own (or does it at once, in plain code, when its work
- * can be: `Work.now`), supervised by a `FiberSet` that interrupts what
- * still runs when the scope closes (as `cluster`'s `Sharding` does). The fibers are forked from
+ * claim, and starts each in a fiber of its own, supervised by a `FiberSet` that interrupts what
+ * still runs when the scope closes (as `cluster`'s `Sharding` does): one way to run an item once
+ * claimed. The fibers are forked from
  * plain code with a runtime taken once, each with the log annotations of its item set as it is
  * made (not through `Effect.annotateLogs`, which copies the fiber refs twice each time).
  *
@@ -25,13 +25,8 @@ import { Effect, Fiber, FiberRef, FiberRefs, FiberSet, HashMap, Queue, type Scop
 export interface Work {
   /** What runs in the item's fiber. */
   readonly effect: Effect.Effect<void>
-  /** Told the item's fiber once it is forked. */
+  /** Told the item's fiber once it is forked, before it runs. */
   readonly forked?: ((fiber: Fiber.RuntimeFiber<void>) => void) | undefined
-  /**
-   * The item's work done at once, in plain code, when it can be: answers true when it was (no
-   * fiber is forked, and its slot is given back at once), false when `effect` is to run.
-   */
-  readonly now?: (() => boolean) | undefined
 }
 
 /** What a consumer gives the loop. */
@@ -118,11 +113,24 @@ export const make = <A>(options: Options<A>): Effect.Effect<ClaimLoop, never, Sc
       return fiber
     }
 
-    /** Starts `entry` in a slot already counted as taken: done at once, or in a fiber of its own. */
+    /**
+     * Starts `entry` in a fiber of its own, in a slot already counted as taken. A fiber runs at once
+     * as it is forked, up to its first wait, and may give its slot back on the way, which starts the
+     * next held item: that one is started once the fork in progress returns (`starting`), never
+     * inside it, so that items that end at once do not nest one in the other.
+     */
+    const starting: Array<Held<A>> = []
     const start = (entry: Held<A>) => {
-      entry.take()
-      if (entry.work.now?.() === true) return entry.freeSlot()
-      fiberOf(entry).addObserver(entry.freeSlot)
+      starting.push(entry)
+      if (starting.length > 1) return
+      for (let next = starting[0]; next !== undefined; next = starting[0]) {
+        try {
+          next.take()
+          fiberOf(next).addObserver(next.freeSlot)
+        } finally {
+          starting.shift()
+        }
+      }
     }
 
     /** Makes the item's work: the consumer holds the item from now on. */

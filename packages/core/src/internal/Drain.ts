@@ -7,7 +7,7 @@
 import { Duration, Effect, Fiber } from "effect"
 import { Shutdown } from "../Shutdown.js"
 import { AppCatalog } from "./AppCatalog.js"
-import type { Run } from "./WorkerRun.js"
+import type { Run } from "./Runs.js"
 
 /** Most runs a countdown line names; the others are counted. */
 const NAMED = 5
@@ -18,21 +18,18 @@ export interface Options {
   readonly awaitEmpty: Effect.Effect<void>
   /** How many runs are under way now. */
   readonly size: Effect.Effect<number>
-  /** The runs under way now, as the worker keeps them. */
+  /** The runs under way now, as the worker's registry (`Runs`) has them. */
   readonly runs: () => Iterable<Run>
   /** The longest the drain waits. */
   readonly timeout: Duration.Duration
 }
 
-/** `app name (execution id)` of a run, or its execution id while its workflow is not loaded. */
-const describe = (catalog: AppCatalog["Type"], run: Run) => {
-  const started = run.started
-  if (started === undefined) return Effect.succeed(run.executionId)
-  return catalog.load(started.workflowId).pipe(
+/** `app name (execution id)` of a run, or its execution id when its workflow cannot be loaded. */
+const describe = (catalog: AppCatalog["Type"], run: Run) =>
+  catalog.load(run.claim.execution.workflowId).pipe(
     Effect.map(({ app }) => `${app.definition.name} (${run.executionId})`),
     Effect.orElseSucceed(() => run.executionId)
   )
-}
 
 /** The countdown line: how many runs, which, and the seconds left. */
 const line = (catalog: AppCatalog["Type"], options: Options, secondsLeft: number) =>

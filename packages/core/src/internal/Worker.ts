@@ -7,8 +7,7 @@
  * that they run again at once elsewhere or on the next start, the stop not counted against
  * `maxAttempts` (an outcome already being written is written first).
  */
-import type { ExecutionId } from "@appexec/api/Ids"
-import { Clock, Effect, Fiber, FiberRef, FiberSet, Layer, LogLevel } from "effect"
+import { Clock, Effect, Fiber, Layer } from "effect"
 import { AppexecConfig, millis } from "../AppexecConfig.js"
 import { startedState } from "../ExecutionLifecycle.js"
 import { type Claim, ExecutionQueue } from "../ExecutionQueue.js"
@@ -18,6 +17,7 @@ import { Cancellations } from "./Cancellations.js"
 import * as ClaimLoop from "./ClaimLoop.js"
 import * as Drain from "./Drain.js"
 import * as LeaseKeeper from "./LeaseKeeper.js"
+import * as Runs from "./Runs.js"
 import * as WorkerRun from "./WorkerRun.js"
 
 /**
@@ -33,9 +33,8 @@ const CLAIM_BATCH = 128
 /**
  * The worker as a scoped effect: it runs until the scope closes. Its claim loop claims as many
  * executions as there are free slots (up to `CLAIM_BATCH`) under one write, and runs each in a
- * fiber of its own, started at once from the claim (no fiber waits to hand it over), or without
- * one when its nodes all answer at once (`WorkerRun`'s `runNow`): the outcomes of those are saved
- * together, one fiber a claim, which a stopping worker waits for.
+ * fiber of its own (`WorkerRun`), started at once from the claim; the runs are kept by one
+ * registry (`Runs`), which the lease keeper, the cancels and the drain ask.
  */
 export const run = Effect.gen(function*() {
   const config = yield* AppexecConfig
@@ -45,72 +44,21 @@ export const run = Effect.gen(function*() {
   const shutdown = yield* Shutdown
   const workerId = yield* ids.uuid
   const keeper = yield* LeaseKeeper.make
-  const { runs } = keeper
-  const { announceAtOnce, process, runInClaim, runNow, saveOutcomes } = yield* WorkerRun.make(runs)
-  /**
-   * The outcomes of runs done at once (`runNow`) not yet saved: saved together by one
-   * fiber, started after the claim that took them has started them all, so one claim's runs
-   * share one fiber and (with group commit) one transaction.
-   */
-  let outcomes: Array<WorkerRun.Outcome> = []
-  const saving = yield* FiberSet.make<void>()
-  const forkSaving = yield* Effect.interruptible(FiberSet.runtime(saving)<never>())
-  const saveGroup = Effect.uninterruptible(Effect.suspend(() => {
-    const group = outcomes
-    outcomes = []
-    return saveOutcomes(group)
-  }))
-  /** An outcome to save with the others of its claim: the first of a group forks the fiber that saves them. */
-  const saveLater = (outcome: WorkerRun.Outcome) => {
-    outcomes.push(outcome)
-    if (outcomes.length === 1) forkSaving(saveGroup, { immediate: false })
-  }
-  const keeping = yield* Effect.forkScoped(keeper.keep)
+  const runs = Runs.make({ cancellations, watcher: keeper.watcher })
+  const { awaitSaves, process } = yield* WorkerRun.make(runs)
+  const keeping = yield* Effect.forkScoped(keeper.keep(runs))
   const leaseMs = millis(config.lease)
   /** When the current claim was made: the start it writes on what it finds queued. */
   let claimedAt = 0
 
-  /**
-   * Runs made inside their claim's write (`runAtOnce`) and not done there, by execution id: their
-   * claim's work takes them up, with the workflow begun there if it was. Emptied as each claim
-   * starts (a claim's work is made before the next claim begins).
-   */
-  const madeInClaim = new Map<ExecutionId, WorkerRun.Run>()
-  const newRun = (claim: Claim): WorkerRun.Run => ({
-    executionId: claim.execution.executionId,
-    lease: claim.lease,
-    deadline: Number.POSITIVE_INFINITY,
-    stop: undefined,
-    fiber: undefined,
-    started: undefined,
-    timeoutMs: 0,
-    outputTypes: {},
-    claimedAt,
-    claimStarted: claim.started,
-    // Its slot's, once its work is made.
-    freeSlot: () => {}
-  })
-  // Runs done at once are run inside the claim's write, their outcome written with it: not while
-  // debug lines are logged (the fiber path logs each outcome), and never for a run with a span.
-  const debug = LogLevel.lessThanEqual(yield* FiberRef.get(FiberRef.currentMinimumLogLevel), LogLevel.Debug)
-  const runAtOnce = debug ? undefined : (claim: Claim) => {
-    const run = newRun(claim)
-    const ran = runInClaim(run, claim.execution)
-    if (ran === undefined) madeInClaim.set(run.executionId, run)
-    else madeInClaim.delete(run.executionId)
-    return ran
-  }
-
   const claim = (limit: number) =>
     Effect.flatMap(Clock.currentTimeMillis, (at) => {
       claimedAt = at
-      madeInClaim.clear()
       return queue.claimBatch(workerId, leaseMs, {
         limit,
         maxRunningPerWorkspace: config.maxRunningPerWorkspace,
         // The claim writes the fields of the `Started` transition on what it finds queued.
-        start: startedState(at),
-        runAtOnce
+        start: startedState(at)
       }).pipe(
         Effect.catchTag(
           "StorageError",
@@ -119,35 +67,10 @@ export const run = Effect.gen(function*() {
       )
     })
 
-  /** The run of one claimed execution, registered with the keeper and for cancels. */
+  /** The run of one claimed execution, in the registry from its claim on (its lease kept, its cancel heard). */
   const work = (claim: Claim, freeSlot: () => void): ClaimLoop.Work => {
-    const ran = claim.ranAtOnce
-    // Run and stored by its claim: announced, and its slot given back at once.
-    if (ran !== undefined) return { effect: Effect.void, now: () => (announceAtOnce(ran), true) }
-    const executionId = claim.execution.executionId
-    const run = madeInClaim.get(executionId) ?? newRun(claim)
-    madeInClaim.delete(executionId)
-    run.freeSlot = freeSlot
-    keeper.add(run)
-    const unregister = cancellations.unsafeRegister(executionId, () => runs.stop(run, "canceled"))
-    let ended = false
-    const endNow = () => {
-      ended = true
-      if (runs.map.get(executionId) === run) runs.map.delete(executionId)
-      unregister()
-      freeSlot()
-    }
-    return {
-      // Made only for a run that needs its fiber: most are done at once.
-      get effect() {
-        return process(run, claim.execution, Effect.sync(endNow))
-      },
-      // A run that ended within the fork (storage that answers synchronously) is not kept.
-      forked: (fiber) => {
-        if (!ended) run.fiber = fiber
-      },
-      now: () => runNow(run, claim.execution, endNow, saveLater)
-    }
+    const run = runs.add(claim, claimedAt, freeSlot)
+    return { effect: process(run), forked: (fiber) => runs.attach(run, fiber) }
   }
 
   // Idle until work may be claimable: an insert or release in this process, a finished run here
@@ -173,7 +96,7 @@ export const run = Effect.gen(function*() {
   const checkCancels = Effect.gen(function*() {
     yield* loop.busy
     yield* Effect.sleep(config.cancelCheckInterval)
-    if (runs.map.size === 0) return
+    if (runs.size() === 0) return
     const requested = yield* queue.cancelRequested(workerId)
     yield* Effect.forEach(requested, cancellations.signal, { discard: true })
   }).pipe(Effect.catchTag("StorageError", (error) => Effect.logWarning("cancel check failed", error)))
@@ -191,15 +114,15 @@ export const run = Effect.gen(function*() {
         yield* Drain.drain({
           awaitEmpty: loop.awaitEmpty,
           size: loop.size,
-          runs: () => runs.map.values(),
+          runs: runs.values,
           timeout: config.drainTimeout
         })
       }
       // What still runs is interrupted: a workflow stops and gives its lease back; a write under
       // way (a run's outcome) is finished first.
       yield* loop.interruptAll
-      // Outcomes of runs done at once are written, never cut off.
-      yield* FiberSet.awaitEmpty(saving)
+      // The outcomes handed over are written, never cut off: the keeper renews their leases meanwhile.
+      yield* awaitSaves
       yield* Fiber.interrupt(keeping)
     })
   )

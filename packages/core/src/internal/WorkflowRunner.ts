@@ -75,10 +75,6 @@ const describeFailure = (
     return new NodeFailure({ message: `${nodeName(node)} failed unexpectedly` })
   })
 
-/** The effect as its `Exit` when it is one: already done (`Effect.succeed`, `Effect.fail`). */
-export const doneOf = <A, E, R>(effect: Effect.Effect<A, E, R>): Exit.Exit<A, E> | undefined =>
-  Exit.isExit(effect) ? effect as unknown as Exit.Exit<A, E> : undefined
-
 /**
  * Whether the nodes (in topological order) form one chain, each depending on the one before, so
  * that no two of them could ever run at the same time.
@@ -121,16 +117,10 @@ export const runWorkflow = (
   execution: RunContext["execution"],
   concurrency: number,
   hooks: RunHooks = silentHooks
-): Effect.Effect<WorkflowResult> => Effect.suspend(() => startWorkflow(app, inputs, execution, concurrency, hooks))
+): Effect.Effect<WorkflowResult> => Effect.suspend(() => begin(app, inputs, execution, concurrency, hooks))
 
-/**
- * `runWorkflow` begun now rather than when its effect runs: the nodes of a chain that answer at
- * once (`Effect.succeed`) run here, in the caller's code. So the answer is an `Exit` (test it with
- * `Exit.isExit`) when every node answered at once, with no step of the runtime; otherwise it is
- * the rest of the run, to be run once, as `runWorkflow`'s effect would have been. A node's `run`
- * that throws throws here.
- */
-export const startWorkflow = (
+/** The run of `runWorkflow`, made as its effect starts. */
+const begin = (
   app: CompiledApp,
   inputs: ResolvedInputs,
   execution: RunContext["execution"],
@@ -163,14 +153,11 @@ export const startWorkflow = (
         return compiled.run({ node: identity, upstream, execution, progress, log })
       case "output": {
         const ran = compiled.run({ node: identity, upstream, execution, progress, log, input: upstream[0]!.value })
-        const output = (produce: string): NodeValue => {
+        return Effect.map(ran, (produce) => {
           const value = hooks.redact(produce)
           produced.push({ id: node.id, type: compiled.outputType, value })
           return NodeValue.text(value)
-        }
-        // Already done (an `Exit`): answered as done, with no step of the runtime.
-        const done = doneOf(ran)
-        return done === undefined ? Effect.map(ran, output) : Exit.map(done, output)
+        })
       }
     }
   }
@@ -194,40 +181,31 @@ export const startWorkflow = (
 
   if (shape.chain) {
     // Nothing can run beside anything else: the nodes run one after the other in this fiber,
-    // with no deferred, permit or fiber per node, and no generator. A failure fails every node
-    // after it. A node that answers at once (`Effect.succeed`: an `Exit`, as the input, text and
-    // output nodes do) is taken in a plain loop, with no step of the runtime.
+    // each chained to the one before, with no deferred, permit or fiber per node, and no
+    // generator. A failure fails every node after it.
     const values = new Map<string, NodeValue>()
     const failures = new Map<string, NodeFailure>()
     const failedFrom = (i: number, failure: NodeFailure) => {
       for (let j = i; j < app.nodes.length; j++) failures.set(app.nodes[j]!.id, failure)
       return result((id) => Option.fromNullable(failures.get(id)))
     }
-    const from = (first: number): Effect.Effect<WorkflowResult> => {
-      for (let i = first; i < app.nodes.length; i++) {
-        const node = app.nodes[i]!
-        const upstream = node.upstream.map((nodeId) => ({ nodeId, value: values.get(nodeId)! }))
-        const attempt = attemptOf(node, upstream)
-        const done = doneOf(attempt)
-        if (done !== undefined && Exit.isSuccess(done)) {
-          values.set(node.id, done.value)
-          continue
-        }
-        return Effect.matchCauseEffect(attempt, {
-          onSuccess: (value) => {
-            values.set(node.id, value)
-            return from(i + 1)
-          },
-          onFailure: (cause) =>
-            Cause.isInterruptedOnly(cause) ?
-              Effect.interrupt :
-              Effect.map(describeFailure(node, cause, hooks.redact), (failure) => {
-                errors.set(node.id, failure.message)
-                return failedFrom(i, failure)
-              })
-        })
-      }
-      return Effect.succeed(result(() => Option.none()))
+    const from = (i: number): Effect.Effect<WorkflowResult> => {
+      if (i === app.nodes.length) return Effect.succeed(result(() => Option.none()))
+      const node = app.nodes[i]!
+      const upstream = node.upstream.map((nodeId) => ({ nodeId, value: values.get(nodeId)! }))
+      return Effect.matchCauseEffect(attemptOf(node, upstream), {
+        onSuccess: (value) => {
+          values.set(node.id, value)
+          return from(i + 1)
+        },
+        onFailure: (cause) =>
+          Cause.isInterruptedOnly(cause) ?
+            Effect.interrupt :
+            Effect.map(describeFailure(node, cause, hooks.redact), (failure) => {
+              errors.set(node.id, failure.message)
+              return failedFrom(i, failure)
+            })
+      })
     }
     return from(0)
   }

@@ -1,7 +1,7 @@
 /**
- * Runs done at once: a run whose workflow's nodes all answer at once is done at its claim, in
- * plain code, and its outcome saved with the others of its claim in one write
- * (`ExecutionStore.saveAll`); what does not answer at once goes on in the run's fiber.
+ * The saves of the worker's runs (`internal/RunSaves.ts`): every run has a fiber of its own, and
+ * the outcomes of the runs that end in one turn are saved together in one write
+ * (`ExecutionStore.saveAll`), each fenced by its own lease, then announced and counted one by one.
  */
 import { Ids } from "@appexec/api"
 import { Appexec, ExecutionEvents, ExecutionLifecycle, ExecutionStore } from "@appexec/core"
@@ -74,8 +74,8 @@ const workerOn = (counts: { terminalSaves: number; saveAlls: Array<number> }, ke
     )
   )
 
-describe("runs done at once", () => {
-  it.scoped("a claim's runs whose nodes all answer at once are saved in one write, announced running then completed", () =>
+describe("the saves of the worker's runs", () => {
+  it.scoped("the outcomes of a claim's runs that end in one turn are saved in one write, announced running then completed", () =>
     Effect.gen(function*() {
       const ids = yield* startEchoes(5)
       const events = yield* ExecutionEvents.ExecutionEvents
@@ -95,9 +95,10 @@ describe("runs done at once", () => {
           "completed"
         ])
       }
-    }).pipe(Effect.provide(TestHarness.layer({ worker: false }))))
+      // One slot per execution: the claim takes them all at once.
+    }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { workerConcurrency: 8 } }))))
 
-  it.scoped("a stopping worker waits for the outcomes of its runs done at once to be saved and announced", () =>
+  it.scoped("a stopping worker waits for the outcomes being saved together to be saved and announced", () =>
     Effect.gen(function*() {
       const ids = yield* startEchoes(2)
       const events = yield* ExecutionEvents.ExecutionEvents
@@ -139,7 +140,7 @@ describe("runs done at once", () => {
       expect(counts).toEqual({ terminalSaves: 3, saveAlls: [] })
     }).pipe(Effect.provide(TestHarness.layer({ worker: false }))))
 
-  it.scoped("a chain whose node does not answer at once goes on in the run's fiber: each node's run is called once", () => {
+  it.scoped("a chain whose node answers later runs in the run's fiber: each node's run is called once", () => {
     const later = TestApps.later("1 second")
     return Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
@@ -161,7 +162,7 @@ describe("runs done at once", () => {
     }).pipe(Effect.provide(TestHarness.layer({ nodes: [later.node] })))
   })
 
-  it.scoped("a node that throws as it is begun at the claim fails its execution once, and runs once", () => {
+  it.scoped("a node that throws fails its execution once, and runs once", () => {
     const throwing = TestApps.throwing()
     return Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
@@ -176,7 +177,7 @@ describe("runs done at once", () => {
     }).pipe(Effect.provide(TestHarness.layer({ nodes: [throwing.node], logLevel: LogLevel.None })))
   })
 
-  it.scoped("the end of a run done at once is logged with its execution and attempt", () =>
+  it.scoped("at debug level, the end of a run saved with others is logged with its execution and attempt", () =>
     Effect.gen(function*() {
       const { layer: capture, lines } = LogCapture.make()
       yield* Effect.gen(function*() {
@@ -190,7 +191,7 @@ describe("runs done at once", () => {
       }).pipe(Effect.provide(TestHarness.layer({ worker: false, logLevel: LogLevel.Debug })), Effect.provide(capture))
     }))
 
-  it.scoped("a run done at once whose lease was lost is not announced, is logged, and the next one runs", () =>
+  it.scoped("a run whose lease was lost at its save is not announced, is logged, and the next one runs", () =>
     Effect.gen(function*() {
       const { layer: capture, lines } = LogCapture.make()
       yield* Effect.gen(function*() {
