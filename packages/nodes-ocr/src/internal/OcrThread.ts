@@ -1,0 +1,106 @@
+/**
+ * One OCR worker thread, seen from the parent: started with the engine loaded, it reads one
+ * image at a time and is terminated when its scope closes. Tesseract cannot be interrupted
+ * inside a reading, so a reading that must stop (canceled, timed out) is stopped by ending the
+ * thread: the pool then drops it and starts another when one is needed. The thread is
+ * unreferenced: it never keeps a process alive.
+ */
+import { Effect, Schema, type Scope } from "effect"
+import { Worker } from "node:worker_threads"
+import type { Language } from "../Languages.js"
+import { OcrError } from "../OcrError.js"
+import { source } from "./OcrThreadSource.js"
+
+/** An image as the thread reads it: 8-bit grey levels, row by row. */
+export interface GreyImage {
+  readonly width: number
+  readonly height: number
+  readonly data: Uint8Array
+}
+
+/** What the thread answered for an image: Tesseract's TSV and its mean confidence (0–100). */
+export interface Answer {
+  readonly tsv: string
+  readonly confidence: number
+}
+
+/** A started thread. */
+export interface OcrThread {
+  /** Reads `image` in `language`, calling `onProgress` with the fraction read (0–1) as it goes. */
+  readonly read: (
+    image: GreyImage,
+    language: Language,
+    onProgress: (fraction: number) => void
+  ) => Effect.Effect<Answer, OcrError>
+}
+
+/** The messages of the thread (`scripts/ocr-thread.mjs`). */
+const Message = Schema.Union(
+  Schema.Struct({ type: Schema.Literal("ready") }),
+  Schema.Struct({ type: Schema.Literal("progress"), percent: Schema.Number }),
+  Schema.Struct({ type: Schema.Literal("read"), tsv: Schema.String, confidence: Schema.Number }),
+  Schema.Struct({ type: Schema.Literal("failed"), message: Schema.String })
+)
+type Message = typeof Message.Type
+const decodeMessage = Schema.decodeUnknownEither(Message)
+
+const engineError = (message: string) => new OcrError({ reason: "engine", message })
+
+/** Recognition reports from 30 % (layout found) to 100 %. */
+const fractionOf = (percent: number) => Math.max(0, Math.min(1, (percent - 30) / 70))
+
+/** Starts a thread with Tesseract's engine at `enginePath`; it is terminated when the scope closes. */
+export const start = (enginePath: string): Effect.Effect<OcrThread, OcrError, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.async<Worker, OcrError>((resume) => {
+      const worker = new Worker(source, { eval: true, workerData: { corePath: enginePath } })
+      worker.unref()
+      const onMessage = (raw: unknown) => {
+        const message = decodeMessage(raw)
+        if (message._tag === "Right" && message.right.type === "ready") settle(Effect.succeed(worker))
+        else if (message._tag === "Right" && message.right.type === "failed") settle(Effect.fail(engineError(message.right.message)))
+      }
+      const onError = (error: Error) => settle(Effect.fail(engineError(`the OCR thread failed: ${error.message}`)))
+      const onExit = (code: number) => settle(Effect.fail(engineError(`the OCR thread ended (exit code ${code})`)))
+      const settle = (result: Effect.Effect<Worker, OcrError>) => {
+        worker.off("message", onMessage).off("error", onError).off("exit", onExit)
+        resume(result)
+      }
+      worker.on("message", onMessage).on("error", onError).on("exit", onExit)
+      return Effect.promise(() => worker.terminate())
+    }),
+    (worker) => Effect.promise(() => worker.terminate())
+  ).pipe(Effect.map(reader))
+
+/** The reading side of a started thread: one image at a time (the pool lends a thread to one reading). */
+const reader = (worker: Worker): OcrThread => ({
+  read: (image, language, onProgress) =>
+    Effect.async<Answer, OcrError>((resume) => {
+      const onMessage = (raw: unknown) => {
+        const decoded = decodeMessage(raw)
+        if (decoded._tag === "Left") return settle(Effect.fail(engineError("the OCR thread answered in an unknown way")))
+        const message: Message = decoded.right
+        switch (message.type) {
+          case "progress":
+            return onProgress(fractionOf(message.percent))
+          case "read":
+            return settle(Effect.succeed({ tsv: message.tsv, confidence: message.confidence }))
+          case "failed":
+            return settle(Effect.fail(engineError(message.message)))
+          case "ready":
+            return
+        }
+      }
+      const onError = (error: Error) => settle(Effect.fail(engineError(`the OCR thread failed: ${error.message}`)))
+      const onExit = (code: number) => settle(Effect.fail(engineError(`the OCR thread ended (exit code ${code})`)))
+      const settle = (result: Effect.Effect<Answer, OcrError>) => {
+        stop()
+        resume(result)
+      }
+      const stop = () => worker.off("message", onMessage).off("error", onError).off("exit", onExit)
+      worker.on("message", onMessage).on("error", onError).on("exit", onExit)
+      worker.postMessage({ image, language })
+      // Interrupted: the answer is no longer awaited; the pool ends the thread, which is still reading.
+      return Effect.sync(stop)
+    })
+})
