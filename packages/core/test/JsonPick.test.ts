@@ -52,7 +52,9 @@ describe("json.pick", () => {
         "node 'list' (json.pick) failed: nothing at /lines/5 in the JSON of node 'doc'"
       ])
       const notJson = yield* runWith(picker({ text: "/name", json: "" }), { doc: "plain words" })
-      expect(notJson.outputs[0]!.error).toBe("node 'name' (json.pick) failed: node 'doc' produced text that is not valid JSON")
+      expect(notJson.outputs[0]!.error).toBe(
+        "node 'name' (json.pick) failed: node 'doc' produced text that is not valid JSON"
+      )
     }).pipe(Effect.provide(TestHarness.layer())))
 
   it.scoped("refuses at import a pointer that is not one", () =>

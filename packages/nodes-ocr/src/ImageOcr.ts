@@ -6,7 +6,7 @@
 import { NodeType } from "@appexec/core"
 import { Effect, Either, Schema } from "effect"
 import { decode } from "./internal/Decoding.js"
-import { type ImageServices, imageOf } from "./internal/ImageInput.js"
+import { imageOf, type ImageServices } from "./internal/ImageInput.js"
 import * as Languages from "./Languages.js"
 import { OcrPool } from "./OcrPool.js"
 import { OcrSettings } from "./OcrSettings.js"
@@ -16,8 +16,8 @@ import * as Reading from "./Reading.js"
 export const Config = Schema.Struct({
   /** The language of the text: a Tesseract code whose data package is installed (default `eng`). */
   language: Schema.optionalWith(Languages.Code, { default: () => Languages.ENGLISH }),
-  /** Words read with less confidence (0–1) are left out, as the engine's guesses at texture (default 0.5). */
-  minConfidence: Schema.optionalWith(Schema.Number.pipe(Schema.between(0, 1)), { default: () => 0.5 })
+  /** Words read with less confidence (0–1) are left out, as the engine's guesses at texture (default 0.45). */
+  minConfidence: Schema.optionalWith(Schema.Number.pipe(Schema.between(0, 1)), { default: () => 0.45 })
 })
 
 const kib = (bytes: number) => `${+(bytes / 1024).toFixed(1)} KiB`
@@ -47,7 +47,7 @@ export const imageOcr = NodeType.defineNode({
       const startedAt = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
       const found = yield* pool.read(image, {
         language,
-        onProgress: (fraction) => progress(fraction, `reading the text: ${percent(fraction)}`)
+        onProgress: (fraction) => progress(fraction, "reading the text")
       }).pipe(Effect.mapError((error) => new NodeType.NodeFailure({ message: error.message })))
       const reading = Reading.make({
         found,

@@ -5,8 +5,8 @@
  * never fetched: a language whose package is not installed is refused, saying how to install it.
  */
 import { Either, Schema } from "effect"
-import { createRequire } from "node:module"
 import { join } from "node:path"
+import { packageRequire as load } from "./internal/PackageRequire.js"
 
 /** A Tesseract language code: `eng`, `fra`, `chi_sim`. */
 export const Code = Schema.String.pipe(
@@ -27,8 +27,6 @@ export interface Language {
 
 /** What a data package's main module exports (`@tesseract.js-data/eng`: `{ code, gzip, langPath }`). */
 const DataPackage = Schema.Struct({ langPath: Schema.String, gzip: Schema.optional(Schema.Boolean) })
-
-const load = createRequire(import.meta.url)
 
 /** The name of the data package of `code`. */
 export const packageOf = (code: string): string => `@tesseract.js-data/${code}`

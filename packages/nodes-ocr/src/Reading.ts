@@ -80,13 +80,16 @@ export const parseTsv = (tsv: string): ReadonlyArray<FoundLine> => {
   return lines
 }
 
+/** A word that holds some letter or digit of any script. */
+const HAS_LETTER_OR_DIGIT = /[\p{L}\p{N}]/u
+
 const mean = (values: ReadonlyArray<number>) =>
   values.length === 0 ? 0 : rounded(values.reduce((sum, value) => sum + value, 0) / values.length)
 
 /**
  * The reading of `found`: words below `minConfidence` are dropped (the engine's guesses at
- * texture and noise), and lines left without words; the text is the lines kept, one per line,
- * an empty line between paragraphs.
+ * texture and noise), and lines left without a letter or digit (a stray `:` or `—` found in a
+ * picture); the text is the lines kept, one per line, an empty line between paragraphs.
  */
 export const make = (options: {
   readonly found: ReadonlyArray<FoundLine>
@@ -97,7 +100,7 @@ export const make = (options: {
 }): Reading => {
   const kept = options.found
     .map((line) => ({ ...line, words: line.words.filter((word) => word.confidence >= options.minConfidence) }))
-    .filter((line) => line.words.length > 0)
+    .filter((line) => line.words.some((word) => HAS_LETTER_OR_DIGIT.test(word.text)))
   const lines = kept.map((line): Line => ({
     text: line.words.map((word) => word.text).join(" "),
     confidence: mean(line.words.map((word) => word.confidence)),

@@ -1,7 +1,7 @@
 /**
- * The appexec instance of the standalone server: core and built-in nodes, random ids, its
- * storage, and its secrets sealed with the master key (`APPEXEC_MASTER_KEY`, else
- * `<data>/master.key`; see `MasterKey`). On SQLite (the default): the database under the data
+ * The appexec instance of the standalone server: core and built-in nodes (`image.ocr` of
+ * `@appexec/nodes-ocr` among them), random ids, its storage, and its secrets sealed with the
+ * master key (`APPEXEC_MASTER_KEY`, else `<data>/master.key`; see `MasterKey`). On SQLite (the default): the database under the data
  * directory, produced media in the filesystem blob store under `<data>/media`, the media URL key
  * in `<data>/media.secret`. On PostgreSQL (`--database postgres://…`): every port in the database,
  * media and the media URL key included, so that every process of a deployment serves every
@@ -11,6 +11,7 @@
  */
 import { AppexecLayer, type Errors, IdGenerator, MediaUrls } from "@appexec/core"
 import { BuiltinNodes, builtinNodes, NodesSettings, ProviderOpenAI } from "@appexec/nodes"
+import { OcrNodes, ocrNodes } from "@appexec/nodes-ocr"
 import { FileBlobStore, NodeOutboundHttp, NodeWebhookSigner } from "@appexec/platform-node"
 import { PostgresClient, PostgresSecrets, PostgresStorage } from "@appexec/postgres"
 import { SqliteStorage } from "@appexec/sqlite"
@@ -105,7 +106,7 @@ export const layer = (options: InstanceOptions) => {
         )
       }
       return AppexecLayer.make({
-        nodes: builtinNodes,
+        nodes: [...builtinNodes, ...ocrNodes],
         config: { ...options.config, masterKey: keys.masterKey, previousMasterKeys: keys.previousMasterKeys },
         worker: options.background,
         webhooks: options.background
@@ -131,6 +132,8 @@ export const layer = (options: InstanceOptions) => {
     ),
     // The default API root of provider.openai: APPEXEC_OPENAI_BASE_URL (Ollama, vLLM, …), else OpenAI's.
     Layer.provideMerge(ProviderOpenAI.layerFromEnv(process.env)),
+    // image.ocr's worker threads, started by the first reading: APPEXEC_OCR_* (OcrSettings.config).
+    Layer.provideMerge(OcrNodes.layerConfig),
     Layer.provideMerge(stored),
     Layer.provide(IdGenerator.IdGenerator.random),
     Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: options.allowPrivateNetworks ?? false })),

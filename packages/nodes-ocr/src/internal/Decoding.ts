@@ -7,13 +7,12 @@
  */
 import { NodeType } from "@appexec/core"
 import { Effect } from "effect"
-import { createRequire } from "node:module"
 import type Sharp from "sharp"
 import type { GreyImage } from "../OcrPool.js"
+import { packageRequire } from "./PackageRequire.js"
 
-const load = createRequire(import.meta.url)
 let loaded: typeof Sharp | undefined
-const sharp = (): typeof Sharp => (loaded ??= load("sharp") as typeof Sharp)
+const sharp = (): typeof Sharp => (loaded ??= packageRequire("sharp") as typeof Sharp)
 
 /** A decoded image and what the execution's log says of it. */
 export interface Decoded {
@@ -32,7 +31,8 @@ const megapixels = (pixels: number) => `${+(pixels / 1_000_000).toFixed(1)} mega
 export const decode = (bytes: Uint8Array, maxPixels: number): Effect.Effect<Decoded, NodeType.NodeFailure> =>
   Effect.gen(function*() {
     const meta = yield* Effect.tryPromise({
-      try: () => sharp()(bytes).metadata(),
+      // The header alone is read: no limit is needed to read a size, and this one is checked below.
+      try: () => sharp()(bytes, { limitInputPixels: false }).metadata(),
       catch: (error) => fail(`the image could not be read: ${detailOf(error)}`)
     })
     const { width, height } = meta
@@ -54,7 +54,11 @@ export const decode = (bytes: Uint8Array, maxPixels: number): Effect.Effect<Deco
       catch: (error) => fail(`the image could not be read: ${detailOf(error)}`)
     })
     return {
-      image: { width: info.width, height: info.height, data: new Uint8Array(data.buffer, data.byteOffset, data.length) },
+      image: {
+        width: info.width,
+        height: info.height,
+        data: new Uint8Array(data.buffer, data.byteOffset, data.length)
+      },
       format: meta.format
     }
   })

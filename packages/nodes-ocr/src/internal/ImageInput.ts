@@ -11,7 +11,11 @@ import { NodesSettings } from "@appexec/nodes"
 import { Effect, Option } from "effect"
 
 /** What reading an image input needs. */
-export type ImageServices = OutboundHttp.OutboundHttp | NodesSettings.NodesSettings | MediaUrls.MediaUrls | BlobStore.BlobStore
+export type ImageServices =
+  | OutboundHttp.OutboundHttp
+  | NodesSettings.NodesSettings
+  | MediaUrls.MediaUrls
+  | BlobStore.BlobStore
 
 const fail = (message: string) => Effect.fail(new NodeType.NodeFailure({ message }))
 

@@ -5,7 +5,7 @@
  * thread: the pool then drops it and starts another when one is needed. The thread is
  * unreferenced: it never keeps a process alive.
  */
-import { Effect, Schema, type Scope } from "effect"
+import { Effect, Either, Schema, type Scope } from "effect"
 import { Worker } from "node:worker_threads"
 import type { Language } from "../Languages.js"
 import { OcrError } from "../OcrError.js"
@@ -55,13 +55,18 @@ export const start = (enginePath: string): Effect.Effect<OcrThread, OcrError, Sc
     Effect.async<Worker, OcrError>((resume) => {
       const worker = new Worker(source, { eval: true, workerData: { corePath: enginePath } })
       worker.unref()
-      const onMessage = (raw: unknown) => {
-        const message = decodeMessage(raw)
-        if (message._tag === "Right" && message.right.type === "ready") settle(Effect.succeed(worker))
-        else if (message._tag === "Right" && message.right.type === "failed") settle(Effect.fail(engineError(message.right.message)))
+      const onMessage = (raw: unknown) =>
+        Either.map(decodeMessage(raw), (message) => {
+          if (message.type === "ready") settle(Effect.succeed(worker))
+          if (message.type === "failed") failed(message.message)
+        })
+      const onError = (error: Error) => failed(`the OCR thread failed: ${error.message}`)
+      const onExit = (code: number) => failed(`the OCR thread ended (exit code ${code})`)
+      // A thread that could not load the engine is ended: it would sit idle.
+      const failed = (message: string) => {
+        void worker.terminate()
+        settle(Effect.fail(engineError(message)))
       }
-      const onError = (error: Error) => settle(Effect.fail(engineError(`the OCR thread failed: ${error.message}`)))
-      const onExit = (code: number) => settle(Effect.fail(engineError(`the OCR thread ended (exit code ${code})`)))
       const settle = (result: Effect.Effect<Worker, OcrError>) => {
         worker.off("message", onMessage).off("error", onError).off("exit", onExit)
         resume(result)
@@ -72,35 +77,50 @@ export const start = (enginePath: string): Effect.Effect<OcrThread, OcrError, Sc
     (worker) => Effect.promise(() => worker.terminate())
   ).pipe(Effect.map(reader))
 
-/** The reading side of a started thread: one image at a time (the pool lends a thread to one reading). */
-const reader = (worker: Worker): OcrThread => ({
-  read: (image, language, onProgress) =>
-    Effect.async<Answer, OcrError>((resume) => {
-      const onMessage = (raw: unknown) => {
-        const decoded = decodeMessage(raw)
-        if (decoded._tag === "Left") return settle(Effect.fail(engineError("the OCR thread answered in an unknown way")))
-        const message: Message = decoded.right
-        switch (message.type) {
-          case "progress":
-            return onProgress(fractionOf(message.percent))
-          case "read":
-            return settle(Effect.succeed({ tsv: message.tsv, confidence: message.confidence }))
-          case "failed":
-            return settle(Effect.fail(engineError(message.message)))
-          case "ready":
-            return
-        }
+/**
+ * The reading side of a started thread: one image at a time (the pool lends a thread to one
+ * reading). A thread that failed or ended while idle is known to be gone: a reading given to it
+ * fails at once (and the pool drops it), and its failure never goes unheard.
+ */
+const reader = (worker: Worker): OcrThread => {
+  let gone: string | undefined
+  worker.on("error", (error) => (gone ??= `the OCR thread failed: ${error.message}`))
+  worker.on("exit", (code) => (gone ??= `the OCR thread ended (exit code ${code})`))
+  return {
+    read: (image, language, onProgress) =>
+      Effect.suspend(() =>
+        gone === undefined ? readOn(worker, image, language, onProgress) : Effect.fail(engineError(gone))
+      )
+  }
+}
+
+/** Sends `image` to `worker` and waits for its answer. */
+const readOn = (worker: Worker, image: GreyImage, language: Language, onProgress: (fraction: number) => void) =>
+  Effect.async<Answer, OcrError>((resume) => {
+    const onMessage = (raw: unknown) => {
+      const decoded = decodeMessage(raw)
+      if (Either.isLeft(decoded)) return settle(Effect.fail(engineError("the OCR thread answered in an unknown way")))
+      const message: Message = decoded.right
+      switch (message.type) {
+        case "progress":
+          return onProgress(fractionOf(message.percent))
+        case "read":
+          return settle(Effect.succeed({ tsv: message.tsv, confidence: message.confidence }))
+        case "failed":
+          return settle(Effect.fail(engineError(message.message)))
+        case "ready":
+          return
       }
-      const onError = (error: Error) => settle(Effect.fail(engineError(`the OCR thread failed: ${error.message}`)))
-      const onExit = (code: number) => settle(Effect.fail(engineError(`the OCR thread ended (exit code ${code})`)))
-      const settle = (result: Effect.Effect<Answer, OcrError>) => {
-        stop()
-        resume(result)
-      }
-      const stop = () => worker.off("message", onMessage).off("error", onError).off("exit", onExit)
-      worker.on("message", onMessage).on("error", onError).on("exit", onExit)
-      worker.postMessage({ image, language })
-      // Interrupted: the answer is no longer awaited; the pool ends the thread, which is still reading.
-      return Effect.sync(stop)
-    })
-})
+    }
+    const onError = (error: Error) => settle(Effect.fail(engineError(`the OCR thread failed: ${error.message}`)))
+    const onExit = (code: number) => settle(Effect.fail(engineError(`the OCR thread ended (exit code ${code})`)))
+    const settle = (result: Effect.Effect<Answer, OcrError>) => {
+      stop()
+      resume(result)
+    }
+    const stop = () => worker.off("message", onMessage).off("error", onError).off("exit", onExit)
+    worker.on("message", onMessage).on("error", onError).on("exit", onExit)
+    worker.postMessage({ image, language })
+    // Interrupted: the answer is no longer awaited; the pool ends the thread, which is still reading.
+    return Effect.sync(stop)
+  })

@@ -4,8 +4,8 @@
  * no test could decode.
  */
 import { Effect } from "effect"
-import sharp from "sharp"
 import { deflateSync } from "node:zlib"
+import sharp from "sharp"
 
 const escape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
 
@@ -43,7 +43,9 @@ export const photoImage = (width: number, height: number) =>
     const shapes = Buffer.from(
       `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">` +
         `<circle cx="${width * 0.3}" cy="${height * 0.4}" r="${width * 0.15}" fill="#2b4a1f" fill-opacity="0.7"/>` +
-        `<ellipse cx="${width * 0.7}" cy="${height * 0.65}" rx="${width * 0.2}" ry="${height * 0.1}" fill="#d9c27a" fill-opacity="0.6"/>` +
+        `<ellipse cx="${width * 0.7}" cy="${height * 0.65}" rx="${width * 0.2}" ry="${
+          height * 0.1
+        }" fill="#d9c27a" fill-opacity="0.6"/>` +
         `</svg>`
     )
     return sharp(raw, { raw: { width, height, channels: 3 } })
@@ -65,7 +67,7 @@ const crc32 = (bytes: Uint8Array) => {
 
 const chunk = (type: string, data: Uint8Array) => {
   const body = Buffer.concat([Buffer.from(type, "latin1"), data])
-  const out = Buffer.alloc(8 + body.length + 4)
+  const out = Buffer.alloc(4 + body.length + 4)
   out.writeUInt32BE(data.length, 0)
   body.copy(out, 4)
   out.writeUInt32BE(crc32(body), 4 + body.length)
