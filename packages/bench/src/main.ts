@@ -13,6 +13,7 @@ import * as Http from "./http.js"
 import * as Images from "./images.js"
 import * as Live from "./live.js"
 import * as Media from "./media.js"
+import * as Ocr from "./ocr.js"
 import * as Polling from "./polling.js"
 import * as Queue from "./queue.js"
 import * as Scaling from "./scaling.js"
@@ -33,7 +34,8 @@ const benchmarks: ReadonlyArray<Benchmark> = [
   Live.benchmark,
   Streams.benchmark,
   Uploads.benchmark,
-  Media.benchmark
+  Media.benchmark,
+  Ocr.benchmark
 ]
 
 const only = process.argv.slice(2)

@@ -1,8 +1,9 @@
 /**
  * The script of an OCR worker thread (`OcrThread`): Tesseract's WebAssembly build
  * (`tesseract.js-core`, loaded from the absolute path given in `workerData.corePath`) reading
- * one image at a time. Nothing here reaches the network: the engine and the language data are
- * read from files. `ocr-thread-source.mjs` compiles it into the one string the pool evaluates
+ * one image at a time, at a lower scheduling priority than the event loop's where the system
+ * allows it. Nothing here reaches the network: the engine and the language data are read from
+ * files. `ocr-thread-source.mjs` compiles it into the one string the pool evaluates
  * (`src/internal/OcrThreadSource.ts`).
  *
  * In: `{ image: { width, height, data }, language: { code, file } }`, an image in 8-bit grey
@@ -12,8 +13,9 @@
  * the engine is loaded; `{ type: "progress", percent }` while an image is read; then
  * `{ type: "read", tsv, confidence }` or `{ type: "failed", message }`.
  */
-import { readFileSync } from "node:fs"
+import { readFileSync, readlinkSync } from "node:fs"
 import { createRequire } from "node:module"
+import { setPriority } from "node:os"
 import { parentPort, workerData } from "node:worker_threads"
 import { gunzipSync } from "node:zlib"
 
@@ -22,7 +24,19 @@ const LSTM_ONLY = 1
 /** Progress is sent every this many percent (recognition reports 30 to 100). */
 const PROGRESS_STEP = 5
 
+/** The thread's scheduling priority (nice): below the event loop's, which answers HTTP. */
+const NICE = 10
+
 const messageOf = (error) => (error instanceof Error ? error.message : String(error))
+
+// Reading is background work: on Linux this thread (its id read from /proc/thread-self) yields
+// the CPU to the process's other threads when they want it. Elsewhere it runs at the process's
+// priority.
+try {
+  setPriority(Number(readlinkSync("/proc/thread-self").split("/").pop()), NICE)
+} catch {
+  // No /proc, or a system that refuses: the default priority.
+}
 // The path is absolute: any base resolves it.
 const factory = createRequire(`${process.cwd()}/`)(workerData.corePath)
 

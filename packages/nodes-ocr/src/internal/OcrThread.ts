@@ -49,11 +49,19 @@ const engineError = (message: string) => new OcrError({ reason: "engine", messag
 /** Recognition reports from 30 % (layout found) to 100 %. */
 const fractionOf = (percent: number) => Math.max(0, Math.min(1, (percent - 30) / 70))
 
+/**
+ * The process's Node options for the thread, less `--input-type`: the thread's script is
+ * CommonJS, which `--input-type=module` (a parent run as `node --input-type=module -e …`) would
+ * make the thread read as an ES module.
+ */
+const threadArgs = () =>
+  process.execArgv.filter((arg, i, all) => !arg.startsWith("--input-type") && all[i - 1] !== "--input-type")
+
 /** Starts a thread with Tesseract's engine at `enginePath`; it is terminated when the scope closes. */
 export const start = (enginePath: string): Effect.Effect<OcrThread, OcrError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.async<Worker, OcrError>((resume) => {
-      const worker = new Worker(source, { eval: true, workerData: { corePath: enginePath } })
+      const worker = new Worker(source, { eval: true, execArgv: threadArgs(), workerData: { corePath: enginePath } })
       worker.unref()
       const onMessage = (raw: unknown) =>
         Either.map(decodeMessage(raw), (message) => {
