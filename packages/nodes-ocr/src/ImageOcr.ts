@@ -4,9 +4,9 @@
  * boxes and confidences; `json.pick` with pointer `/text` gives the text alone to a text output.
  */
 import { NodeType } from "@appexec/core"
+import { mediaOf, type MediaServices } from "@appexec/nodes/Media"
 import { Effect, Either, Schema } from "effect"
 import { decode } from "./internal/Decoding.js"
-import { imageOf, type ImageServices } from "./internal/ImageInput.js"
 import * as Languages from "./Languages.js"
 import { OcrPool } from "./OcrPool.js"
 import { OcrSettings } from "./OcrSettings.js"
@@ -39,7 +39,8 @@ export const imageOcr = NodeType.defineNode({
         onRight: Effect.succeed
       })
       const settings = yield* OcrSettings
-      const bytes = yield* imageOf(upstream[0]!)
+      // An image produced upstream, this instance's own media, or fetched within the media bounds.
+      const { bytes } = yield* mediaOf(upstream[0]!, "image")
       const { format, image } = yield* decode(bytes, settings.maxPixels)
       yield* log(`in: ${format} ${image.width}×${image.height}, ${kib(bytes.length)}`)
       yield* progress(0, "waiting for an OCR thread")
@@ -64,4 +65,4 @@ export const imageOcr = NodeType.defineNode({
       )
       return NodeType.NodeValue.json(reading)
     })
-}) satisfies NodeType.NodeType<OcrPool | OcrSettings | ImageServices>
+}) satisfies NodeType.NodeType<OcrPool | OcrSettings | MediaServices>

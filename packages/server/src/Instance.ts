@@ -1,7 +1,8 @@
 /**
- * The appexec instance of the standalone server: core and built-in nodes (`image.ocr` of
- * `@appexec/nodes-ocr` among them), random ids, its storage, and its secrets sealed with the
- * master key (`APPEXEC_MASTER_KEY`, else `<data>/master.key`; see `MasterKey`). On SQLite (the default): the database under the data
+ * The appexec instance of the standalone server: core and every built-in node (those of
+ * `@appexec/nodes`, `@appexec/nodes-image`, `@appexec/nodes-video` and `@appexec/nodes-ocr`),
+ * random ids, its storage, and its secrets sealed with the master key (`APPEXEC_MASTER_KEY`, else
+ * `<data>/master.key`; see `MasterKey`). On SQLite (the default): the database under the data
  * directory, produced media in the filesystem blob store under `<data>/media`, the media URL key
  * in `<data>/media.secret`. On PostgreSQL (`--database postgres://…`): every port in the database,
  * media and the media URL key included, so that every process of a deployment serves every
@@ -11,7 +12,9 @@
  */
 import { AppexecLayer, type Errors, IdGenerator, MediaUrls } from "@appexec/core"
 import { BuiltinNodes, builtinNodes, NodesSettings, ProviderOpenAI } from "@appexec/nodes"
+import { imageNodes } from "@appexec/nodes-image"
 import { OcrNodes, ocrNodes } from "@appexec/nodes-ocr"
+import { VideoNodes, videoNodes } from "@appexec/nodes-video"
 import { FileBlobStore, NodeOutboundHttp, NodeWebhookSigner } from "@appexec/platform-node"
 import { PostgresClient, PostgresSecrets, PostgresStorage } from "@appexec/postgres"
 import { SqliteStorage } from "@appexec/sqlite"
@@ -106,7 +109,7 @@ export const layer = (options: InstanceOptions) => {
         )
       }
       return AppexecLayer.make({
-        nodes: [...builtinNodes, ...ocrNodes],
+        nodes: [...builtinNodes, ...imageNodes, ...videoNodes, ...ocrNodes],
         config: { ...options.config, masterKey: keys.masterKey, previousMasterKeys: keys.previousMasterKeys },
         worker: options.background,
         webhooks: options.background
@@ -125,7 +128,7 @@ export const layer = (options: InstanceOptions) => {
           // A process that runs executions removes, as it starts, the temporary work directories
           // a killed one left (before its worker takes anything).
           return options.background
-            ? Layer.merge(nodes, Layer.effectDiscard(BuiltinNodes.sweepStaleWorkDirs(video)))
+            ? Layer.merge(nodes, Layer.effectDiscard(VideoNodes.sweepStaleWorkDirs(video)))
             : nodes
         })
       )

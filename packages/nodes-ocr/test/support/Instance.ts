@@ -1,10 +1,12 @@
 /**
- * A whole appexec instance in memory with the built-in nodes and `image.ocr` (its worker threads
- * as `settings` says, one by default), the real guarded HTTP client (private networks allowed, so
- * tests reach their origin on 127.0.0.1) and signed media URLs; and a local origin serving images.
+ * A whole appexec instance in memory with the built-in nodes, the image nodes (the Poster's
+ * `image.placeholder`) and `image.ocr` (its worker threads as `settings` says, one by default),
+ * the real guarded HTTP client (private networks allowed, so tests reach their origin on
+ * 127.0.0.1) and signed media URLs; and a local origin serving images.
  */
 import { Appexec, MediaUrls } from "@appexec/core"
 import { BuiltinNodes, builtinNodes } from "@appexec/nodes"
+import { imageNodes } from "@appexec/nodes-image"
 import { OcrNodes, ocrNodes, type OcrSettings } from "@appexec/nodes-ocr"
 import { NodeOutboundHttp } from "@appexec/platform-node"
 import { TestHarness } from "@appexec/testing"
@@ -15,7 +17,7 @@ import type { AddressInfo } from "node:net"
 /** The instance, the OCR settings those of the tests (one thread) with `settings`. */
 export const layer = (settings: Partial<OcrSettings.Settings> = {}) =>
   TestHarness.layer({
-    nodes: [...builtinNodes, ...ocrNodes],
+    nodes: [...builtinNodes, ...imageNodes, ...ocrNodes],
     outbound: NodeOutboundHttp.layer({ allowPrivateNetworks: true })
   }).pipe(
     Layer.provideMerge(

@@ -9,6 +9,7 @@ const { writeSync } = require("node:fs")
 const net = require("node:net")
 const { isMainThread } = require("node:worker_threads")
 
+/** @type {(what: string) => never} */
 const refuse = (what) => {
   writeSync(2, `network attempt: ${what} (${isMainThread ? "main thread" : "worker thread"})\n`)
   throw new Error(`network refused: ${what}`)
@@ -16,6 +17,7 @@ const refuse = (what) => {
 net.Socket.prototype.connect = function connect() {
   return refuse("socket connect")
 }
-dns.lookup = () => refuse("dns lookup")
+// Assigned so (not `dns.lookup =`) as the replacement has no `__promisify__`: nothing here promisifies it.
+Object.assign(dns, { lookup: () => refuse("dns lookup") })
 dns.promises.lookup = () => refuse("dns lookup")
 globalThis.fetch = async () => refuse("fetch")

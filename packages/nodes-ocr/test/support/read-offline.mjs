@@ -9,8 +9,11 @@ import { readFileSync } from "node:fs"
 import { Worker } from "node:worker_threads"
 import { decode } from "../../dist/internal/Decoding.js"
 
+const file = process.argv[2]
+if (file === undefined) throw new Error("usage: read-offline.mjs IMAGE")
+
 const program = Effect.gen(function*() {
-  const { image } = yield* decode(readFileSync(process.argv[2]), 25_000_000)
+  const { image } = yield* decode(readFileSync(file), 25_000_000)
   const pool = yield* OcrPool.OcrPool
   const found = yield* pool.read(image, { language: Either.getOrThrow(Languages.resolve("eng")) })
   return found.map((line) => line.words.map((word) => word.text).join(" ")).join("\n")
