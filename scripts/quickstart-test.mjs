@@ -8,8 +8,10 @@
  * 3. `npx --no-install appexec --help` in the clone: the bin is linked by the install itself.
  * 4. The README's next block verbatim, with the printed key where it says `aex_…`: it prints an
  *    image URL, which must download as a PNG that sharp decodes.
- * 5. The curl flow verbatim (after the same `export` line): its last answer is the execution.
- * 6. The three terminals of "Webhooks in three terminals": the first server stopped, each of the
+ * 5. The offline round trip verbatim (after the same `export` line): the Poster draws a prompt,
+ *    Read text reads it back; every word of the prompt must be in its text output.
+ * 6. The curl flow verbatim (after the same `export` line): its last answer is the execution.
+ * 7. The three terminals of "Webhooks in three terminals": the first server stopped, each of the
  *    block's three commands run as written; the receiver must print the verified webhook: the
  *    execution's status and its output.
  *
@@ -126,7 +128,7 @@ const cloned = spawnSync("git", ["clone", "--quiet", repo, clone], { encoding: "
 if (cloned.status !== 0) fail("git clone", cloned.stderr)
 
 const blocks = shellBlocks(readFileSync(join(clone, "README.md"), "utf8")).filter((b) => !b.fragment)
-const expected = ["quick start", "run Poster", "curl flow", "webhooks in three terminals"]
+const expected = ["quick start", "run Poster", "read it back", "curl flow", "webhooks in three terminals"]
 if (blocks.length !== expected.length) {
   fail(
     `README.md has ${blocks.length} runnable sh blocks; this test runs ${expected.length} (${expected.join(", ")}). ` +
@@ -134,7 +136,7 @@ if (blocks.length !== expected.length) {
     blocks.map((b) => b.code).join("\n---\n")
   )
 }
-const [quickStart, runPoster, curlFlow, webhooks] = blocks
+const [quickStart, runPoster, readBack, curlFlow, webhooks] = blocks
 
 // 2. The quick start, verbatim.
 if (quickStart.code.trim() !== "npm install && npm start") fail("the quick-start block changed", quickStart.code)
@@ -171,7 +173,19 @@ const { width, height, format } = await sharp(bytes).metadata()
 if (format !== "png" || !(width > 0 && height > 0)) fail(`the image decodes as ${format} ${width}x${height}`)
 step(`the image is a ${width}x${height} PNG`)
 
-// 5. The curl flow, after the same export line (it runs in the same terminal).
+// 5. The offline round trip, after the same export line: a real model reads the Poster's prompt back.
+step("README: the Poster read back by Read text")
+const prompt = /prompt="([^"]+)"/.exec(readBack.code)?.[1]
+if (prompt === undefined) fail("the read-back block gives the Poster no prompt", readBack.code)
+const read = foreground("the read-back block", `${exportLine}\n${withOurs(readBack.code)}`, baseEnv)
+const text = read.match(/^Text \(text\): ([\s\S]*?)\n(?=Lines \(json\): )/m)?.[1]
+if (text === undefined) fail("Read text printed no text output", read)
+const wordsOf = (line) => line.toLowerCase().split(/[^a-z0-9]+/).filter((word) => word !== "")
+const missing = wordsOf(prompt).filter((word) => !wordsOf(text).includes(word))
+if (missing.length > 0) fail(`Read text did not read back ${missing.join(", ")} of "${prompt}"`, read)
+step(`Read text read back "${text.replace(/\n/g, " / ")}"`)
+
+// 6. The curl flow, after the same export line (it runs in the same terminal).
 step("README: the curl flow")
 const answers = foreground("the curl flow", `${exportLine}\n${withOurs(curlFlow.code)}`, baseEnv).trim()
 // curl prints each answer without a newline: the last one starts at the last `{"data":`.
@@ -180,7 +194,7 @@ if (!["queued", "running", "completed"].includes(polled?.data?.status) || !(poll
   fail("the curl flow's last answer is not the execution", answers)
 }
 
-// 6. Webhooks in three terminals: each command of the block as written, the first server stopped.
+// 7. Webhooks in three terminals: each command of the block as written, the first server stopped.
 step("README: webhooks in three terminals")
 await first.stop()
 const commands = webhooks.code.replace(/\\\n\s*/g, "").split("\n").map((line) => line.replace(/\s+# .*$/, "").trim())

@@ -14,6 +14,7 @@ import * as Http from "./http.js"
 import * as Images from "./images.js"
 import * as Live from "./live.js"
 import * as Media from "./media.js"
+import * as Ocr from "./ocr.js"
 import * as Polling from "./polling.js"
 import * as Queue from "./queue.js"
 import * as Scaling from "./scaling.js"
@@ -35,7 +36,8 @@ const benchmarks: ReadonlyArray<Benchmark> = [
   Streams.benchmark,
   Uploads.benchmark,
   Media.benchmark,
-  Embed.benchmark
+  Embed.benchmark,
+  Ocr.benchmark
 ]
 
 const only = process.argv.slice(2)

@@ -2,8 +2,9 @@
  * The node types every appexec instance has: inputs, text templates, delays, and text and
  * JSON outputs. They are written with the public `defineNode`, like an operator's own.
  */
-import { Duration, Effect, Schema } from "effect"
+import { Duration, Effect, Option, Schema } from "effect"
 import { isHttpUrl } from "./InputValidation.js"
+import * as JsonPointer from "./JsonPointer.js"
 import { defineNode, NodeFailure, type NodePlacement, NodeValue, type UpstreamValue } from "./NodeType.js"
 
 const inputFields = {
@@ -187,6 +188,44 @@ export const utilFirst = defineNode({
   }
 })
 
+/**
+ * `json.pick`: the value at a JSON Pointer of the upstream JSON (or of upstream text that parses
+ * as JSON): a string is passed on as text, anything else as JSON. So one node's JSON feeds several
+ * outputs: the text that `image.ocr` read to a text output, its lines to a JSON output.
+ */
+export const jsonPick = defineNode({
+  type: "json.pick",
+  description: "The value at `pointer` (RFC 6901) of the upstream JSON: a string as text, anything else as JSON.",
+  role: "process",
+  inputs: { min: 1, max: 1 },
+  config: Schema.Struct({ pointer: Schema.String }),
+  check: (config) =>
+    JsonPointer.isPointer(config.pointer) ? [] : ["pointer must be a JSON Pointer, such as /text or /lines/0"],
+  run: ({ config, upstream }) => {
+    const { nodeId, value } = upstream[0]!
+    let document: unknown
+    if (value._tag === "Json") {
+      document = value.json
+    } else if (value._tag === "Text") {
+      try {
+        document = JSON.parse(value.text)
+      } catch {
+        return Effect.fail(new NodeFailure({ message: `node '${nodeId}' produced text that is not valid JSON` }))
+      }
+    } else {
+      const kind = value._tag === "Url" ? "a URL" : "media"
+      return Effect.fail(new NodeFailure({ message: `node '${nodeId}' produced ${kind}, not JSON` }))
+    }
+    const picked = JsonPointer.pick(document, config.pointer)
+    if (Option.isNone(picked)) {
+      return Effect.fail(new NodeFailure({ message: `nothing at ${config.pointer} in the JSON of node '${nodeId}'` }))
+    }
+    return Effect.succeed(
+      typeof picked.value === "string" ? NodeValue.text(picked.value) : NodeValue.json(picked.value)
+    )
+  }
+})
+
 /** `output.text`: an output whose value is text. */
 export const outputText = defineNode({
   type: "output.text",
@@ -229,6 +268,7 @@ export const coreNodes = [
   textTemplate,
   utilDelay,
   utilFirst,
+  jsonPick,
   outputText,
   outputJson
 ] as const

@@ -1,7 +1,7 @@
 /**
  * `image.placeholder`: a placeholder drawing, a pattern with text. A seed taken from the upstream
  * text and the config picks a two-colour gradient and a pattern of translucent discs; the text is
- * set on top. No model is involved: it stands in for an image until a provider node
+ * set on top, on a dark translucent panel that keeps it legible. No model is involved: it stands in for an image until a provider node
  * (`provider.openai`, `provider.replicate`, `provider.fal`) makes a real one. The same text and
  * config always give the same bytes.
  *
@@ -85,7 +85,28 @@ export const seedOf = (text: string, config: typeof Config.Type): Uint8Array =>
 const fontSize = (text: string, width: number, height: number) =>
   Math.max(10, Math.round(Math.min(width, height) / (4 + Math.sqrt([...text].length))))
 
-/** What both names of the node do: draws the pattern with the upstream text set on it. */
+/**
+ * A dark translucent panel, as SVG of the picture's size, behind a centred label of `label`'s
+ * size set at `size` pixels: white text on it reads plainly, to a person and to OCR alike
+ * (`image.ocr` reads the Poster's prompt back), whatever the pattern beneath.
+ */
+export const panelSvg = (
+  label: { readonly width: number; readonly height: number },
+  size: number,
+  width: number,
+  height: number
+): string => {
+  const pad = Math.round(size * 0.5)
+  const panelWidth = Math.min(width, label.width + 2 * pad)
+  const panelHeight = Math.min(height, label.height + 2 * pad)
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><rect x="${
+    Math.floor((width - panelWidth) / 2)
+  }" y="${Math.floor((height - panelHeight) / 2)}" width="${panelWidth}" height="${panelHeight}" rx="${
+    Math.round(size / 3)
+  }" fill="#000000" fill-opacity="0.65"/></svg>`
+}
+
+/** What both names of the node do: draws the pattern with the upstream text set on it, on a panel. */
 const draw = ({ config, log, node, upstream }: NodeType.NodeContext<typeof Config.Type>) =>
   Effect.gen(function*() {
     const first = upstream[0]
@@ -105,6 +126,7 @@ const draw = ({ config, log, node, upstream }: NodeType.NodeContext<typeof Confi
     const picture = label === undefined
       ? background
       : background.composite([
+        { input: Buffer.from(panelSvg(label, fontSize(text, width, height), width, height)), left: 0, top: 0 },
         {
           input: label.png,
           left: Math.floor((width - label.width) / 2),

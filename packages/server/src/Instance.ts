@@ -1,7 +1,7 @@
 /**
  * The appexec instance of the standalone server: core and every built-in node (those of
- * `@appexec/nodes`, `@appexec/nodes-image` and `@appexec/nodes-video`), random ids, its
- * storage, and its secrets sealed with the master key (`APPEXEC_MASTER_KEY`, else
+ * `@appexec/nodes`, `@appexec/nodes-image`, `@appexec/nodes-video` and `@appexec/nodes-ocr`),
+ * random ids, its storage, and its secrets sealed with the master key (`APPEXEC_MASTER_KEY`, else
  * `<data>/master.key`; see `MasterKey`). On SQLite (the default): the database under the data
  * directory, produced media in the filesystem blob store under `<data>/media`, the media URL key
  * in `<data>/media.secret`. On PostgreSQL (`--database postgres://…`): every port in the database,
@@ -17,6 +17,7 @@
 import { AppexecLayer, type Errors, IdGenerator, MediaUrls } from "@appexec/core"
 import { BuiltinNodes, builtinNodes, NodesSettings, ProviderOpenAI } from "@appexec/nodes"
 import { imageNodes } from "@appexec/nodes-image"
+import { OcrNodes, ocrNodes } from "@appexec/nodes-ocr"
 import { VideoNodes, videoNodes } from "@appexec/nodes-video"
 import { FileBlobStore, NodeOutboundHttp, NodeWebhookSigner } from "@appexec/platform-node"
 import { PostgresClient, PostgresSecrets, PostgresStorage } from "@appexec/postgres"
@@ -137,7 +138,7 @@ const build = (options: InstanceOptions, fresh: boolean) => {
         )
       }
       return AppexecLayer.make({
-        nodes: [...builtinNodes, ...imageNodes, ...videoNodes],
+        nodes: [...builtinNodes, ...imageNodes, ...videoNodes, ...ocrNodes],
         config: {
           ...Work.configOf(work),
           ...options.config,
@@ -163,6 +164,8 @@ const build = (options: InstanceOptions, fresh: boolean) => {
     Layer.provideMerge(
       ProviderOpenAI.layerFromEnv({ [ProviderOpenAI.BASE_URL_ENV]: work.openaiBaseUrl })
     ),
+    // image.ocr's worker threads, started by the first reading: APPEXEC_OCR_* (OcrSettings.config).
+    Layer.provideMerge(OcrNodes.layerConfig),
     Layer.provideMerge(stored),
     Layer.provide(IdGenerator.IdGenerator.random),
     Layer.provide(NodeOutboundHttp.layer({
