@@ -30,7 +30,7 @@ import { Redactor } from "./Redactor.js"
 import { SigningKeys } from "./SigningKeys.js"
 import * as TraceContext from "./TraceContext.js"
 import { type DeliveryAttempt, type OutboxEntry, WebhookOutbox } from "./WebhookOutbox.js"
-import { names, signedMessage, timestampOf } from "./WebhookSignature.js"
+import { attemptMessages, names, STANDARD_HEADERS, standardSignature, timestampOf } from "./WebhookSignature.js"
 
 /** The webhook body schema: the polling response (docs/api.md#webhooks). */
 export const WebhookBody = Envelope(Execution)
@@ -116,7 +116,9 @@ export const make = Effect.gen(function*() {
       const rawBody = encoder.encode(redactor.text(bodyOfView(view.value)))
       return Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const timestamp = timestampOf(now)
-        return Effect.flatMap(keys.sign(signedMessage(timestamp, rawBody)), ({ kid, signature }) =>
+        // Both signatures of the attempt in one call: the interface's, then Standard Webhooks'.
+        const messages = attemptMessages(entry.deliveryId, timestamp, rawBody)
+        return Effect.flatMap(keys.signAll(messages), ({ kid, signatures }) =>
           Effect.match(
             http.request({
               method: "POST",
@@ -124,11 +126,14 @@ export const make = Effect.gen(function*() {
               headers: {
                 "content-type": "application/json",
                 "user-agent": "appexec-webhooks/1",
-                [headerNames.signature]: signature,
+                [headerNames.signature]: signatures[0]!,
                 [headerNames.timestamp]: timestamp,
                 [headerNames.requestId]: entry.executionId,
                 [headerNames.userId]: entry.userId,
-                [headerNames.keyId]: kid
+                [headerNames.keyId]: kid,
+                [STANDARD_HEADERS.id]: entry.deliveryId,
+                [STANDARD_HEADERS.timestamp]: timestamp,
+                [STANDARD_HEADERS.signature]: standardSignature(signatures[1]!)
               },
               body: rawBody,
               timeoutMs
