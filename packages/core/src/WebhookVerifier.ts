@@ -85,7 +85,8 @@ export interface VerifyOptions {
   readonly brand?: string
 }
 
-const header = (headers: HeadersLike, name: string): string | undefined => {
+/** A header's value from Node's or fetch's headers, by its name in any case (the first of a repeated one). */
+export const headerValue = (headers: HeadersLike, name: string): string | undefined => {
   if (typeof headers.get === "function") {
     const value = (headers as { readonly get: (name: string) => string | null }).get(name)
     return value ?? undefined
@@ -135,8 +136,8 @@ export const verifyWebhook = (
   options: VerifyOptions = {}
 ): Either.Either<VerifiedWebhook, WebhookVerificationError> => {
   const h = names(options.brand)
-  const signature = header(headers, h.signature)
-  const timestamp = header(headers, h.timestamp)
+  const signature = headerValue(headers, h.signature)
+  const timestamp = headerValue(headers, h.timestamp)
   if (signature === undefined) return reject("missing_header", `The ${h.signature} header is missing.`)
   if (timestamp === undefined) return reject("missing_header", `The ${h.timestamp} header is missing.`)
   if (!/^\d{1,15}$/.test(timestamp)) {
@@ -152,7 +153,7 @@ export const verifyWebhook = (
     return reject("malformed_signature", `The ${h.signature} header is not a 64-byte hex signature.`)
   }
 
-  const keyId = header(headers, h.keyId)
+  const keyId = headerValue(headers, h.keyId)
   const candidates = keySet.keys
     .filter((k) => keyId === undefined || k.kid === keyId)
     .flatMap((k) => {
@@ -172,8 +173,8 @@ export const verifyWebhook = (
   for (const candidate of candidates) {
     if (verifies(signatureBytes, message, candidate.publicKey)) {
       return Either.right({
-        requestId: header(headers, h.requestId) ?? null,
-        userId: header(headers, h.userId) ?? null,
+        requestId: headerValue(headers, h.requestId) ?? null,
+        userId: headerValue(headers, h.userId) ?? null,
         timestamp: seconds,
         kid: candidate.kid
       })
@@ -241,9 +242,9 @@ export const verifyStandardWebhook = (
   keys: StandardKeys,
   options: VerifyOptions = {}
 ): Either.Either<VerifiedStandardWebhook, WebhookVerificationError> => {
-  const id = header(headers, STANDARD_HEADERS.id)
-  const timestamp = header(headers, STANDARD_HEADERS.timestamp)
-  const signature = header(headers, STANDARD_HEADERS.signature)
+  const id = headerValue(headers, STANDARD_HEADERS.id)
+  const timestamp = headerValue(headers, STANDARD_HEADERS.timestamp)
+  const signature = headerValue(headers, STANDARD_HEADERS.signature)
   if (id === undefined) return reject("missing_header", `The ${STANDARD_HEADERS.id} header is missing.`)
   if (timestamp === undefined) return reject("missing_header", `The ${STANDARD_HEADERS.timestamp} header is missing.`)
   if (signature === undefined) return reject("missing_header", `The ${STANDARD_HEADERS.signature} header is missing.`)

@@ -16,6 +16,7 @@ import * as m0009 from "./internal/migrations/0009_execution_list_and_redelivery
 import * as m0010 from "./internal/migrations/0010_operator_secrets.js"
 import * as m0011 from "./internal/migrations/0011_fewer_execution_indexes.js"
 import * as m0012 from "./internal/migrations/0012_key_hints_and_uses.js"
+import * as m0013 from "./internal/migrations/0013_webhook_events.js"
 
 /** Every migration by name, in order. Names sort in the order they apply; never rename one. */
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -30,11 +31,12 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0009_execution_list_and_redelivery": m0009,
   "0010_operator_secrets": m0010,
   "0011_fewer_execution_indexes": m0011,
-  "0012_key_hints_and_uses": m0012
+  "0012_key_hints_and_uses": m0012,
+  "0013_webhook_events": m0013
 }
 
 /** Name of the newest migration. */
-export const latest = "0012_key_hints_and_uses"
+export const latest = "0013_webhook_events"
 
 /** The table that records applied migrations. */
 export const migrationTable = "appexec_migrations"
