@@ -6,34 +6,34 @@
  *    compiled `dist/**\/*.js` with `.d.ts` beside every module, `package.json`, `LICENSE`, no
  *    tests, no `*.tsbuildinfo`, no build output whose source is gone.
  * 2. `publint --strict` and `attw` (ESM-only profile) on every tarball.
- * 3. In fresh npm projects outside the repository (`os.tmpdir()`), install only the tarballs
- *    (and what they need from the registry), then, under plain `node` with no TypeScript loader:
- *    (a) run the embedding program on SQLite to a completed execution;
- *    (b) start the installed `appexec serve --port 0`, read its URL and API key;
- *    (c) from a project with `@appexec/client` alone, run the Greeting app by name with a
- *        webhook verified by `@appexec/client/node`; then SIGTERM the server: it must exit 0.
+ * 3. The pack and install lines of `README.md` and `docs/install.md` as written
+ *    (`pack-test/documented-lines.mjs`): the pack line in a copy of the repository under
+ *    `os.tmpdir()`, each install line in a fresh npm project beside it (embedding, the client,
+ *    the command). Then, under plain `node` with no TypeScript loader:
+ *    (a) in the embedding project: the README's embedding program to a completed execution;
+ *        PostgreSQL asked for without `@appexec/postgres`, refused with the line that installs
+ *        it; the Express and Fastify examples with their framework added (`pack-test/frameworks.mjs`);
+ *    (b) in the command's project: `appexec serve --port 0`, its URL and API key read;
+ *    (c) in the client's project: the Greeting app run by name with a webhook verified by
+ *        `@appexec/client/node`; then SIGTERM the server: it must exit 0.
  * 4. Measure `@appexec/client` installed alone: packages, MB on disk, native modules, the
  *    modules Node loads for its main entry, and its browser bundle.
+ * 5. Install `@appexec/nodes` alone: no sharp and no ffmpeg come with it (they are
+ *    `@appexec/nodes-image`'s and `@appexec/nodes-video`'s), and its node types load under plain
+ *    `node`; measure it as the client.
  *
  * Every step fails loudly with the output of what failed. Temp directories and child processes
  * are removed on every exit.
  */
 import { spawn } from "node:child_process"
-import {
-  cpSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync
-} from "node:fs"
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join, relative } from "node:path"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { gzipSync } from "node:zlib"
+import { checkClientAlone } from "./pack-test/client-alone.mjs"
+import { copyRepository, documentedLines, packagesOf } from "./pack-test/documented-lines.mjs"
+import { lintTarball } from "./pack-test/lint-tarball.mjs"
+import { checkNodesAlone } from "./pack-test/nodes-alone.mjs"
 
 const repo = fileURLToPath(new URL("..", import.meta.url))
 const here = fileURLToPath(new URL("./pack-test/", import.meta.url))
@@ -46,8 +46,16 @@ const startedAt = Date.now()
 const tmp = mkdtempSync(join(tmpdir(), "appexec-pack-"))
 /** @type {Set<import("node:child_process").ChildProcess>} */
 const children = new Set()
+/** Kills `child` and what it started (its process group: every child here leads one). */
+const kill = (child) => {
+  try {
+    process.kill(-child.pid, "SIGKILL")
+  } catch {
+    child.kill("SIGKILL")
+  }
+}
 const cleanup = () => {
-  for (const child of children) child.kill("SIGKILL")
+  for (const child of children) kill(child)
   children.clear()
   rmSync(tmp, { recursive: true, force: true })
 }
@@ -95,13 +103,19 @@ const step = async (name, fn) => {
  */
 const run = (command, args, { cwd = repo, env = {}, timeoutMs = 120_000 } = {}) =>
   new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(command, args, {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+      // A group of its own, so that a timeout or the cleanup ends what it started too (an install's build scripts).
+      detached: true
+    })
     children.add(child)
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (chunk) => (stdout += chunk))
     child.stderr.on("data", (chunk) => (stderr += chunk))
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs)
+    const timer = setTimeout(() => kill(child), timeoutMs)
     child.on("error", (error) => {
       clearTimeout(timer)
       children.delete(child)
@@ -123,15 +137,6 @@ const run = (command, args, { cwd = repo, env = {}, timeoutMs = 120_000 } = {}) 
 
 /** `npm` with the quiet flags every call here wants. */
 const npm = (args, options) => run("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], options)
-
-/** Every file under `dir` (paths relative to it), not descending into `skip`. */
-const walk = (dir, skip = () => false, base = dir) =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name)
-    if (skip(path)) return []
-    if (entry.isDirectory()) return walk(path, skip, base)
-    return [relative(base, path)]
-  })
 
 const readJson = (path) => JSON.parse(readFileSync(path, "utf8"))
 
@@ -197,13 +202,6 @@ await step(
   }
 )
 
-const byName = new Map(packed.map((p) => [p.name, p]))
-const tarballOf = (name) => {
-  const p = byName.get(name)
-  if (p === undefined) throw new StepFailed(`${name} is not among the packed packages`)
-  return p.tarball
-}
-
 // ---------------------------------------------------------------------------------------------
 // 2. Lints, 3. installs: run side by side
 
@@ -221,193 +219,111 @@ const pool = async (tasks, limit) => {
   return results
 }
 
+/** A fresh npm project (`type: module`) named `name` under `dir`. */
+const project = async (name, dir = tmp) => {
+  const path = join(dir, name)
+  mkdirSync(path)
+  await npm(["init", "-y"], { cwd: path })
+  const manifest = readJson(join(path, "package.json"))
+  writeFileSync(join(path, "package.json"), JSON.stringify({ ...manifest, type: "module", private: true }, null, 2))
+  return path
+}
+
 /**
- * publint in strict mode (warnings fail), and attw on the same tarball. attw's `esm-only`
- * profile: appexec ships ES modules only (`"type": "module"`, no `require` condition), so the
- * node10 and node16-from-CommonJS resolutions, where a `require` of an ES module is the expected
- * answer (`cjs-resolves-to-esm`), are not checked. Besides the explicit exports, every module
- * that the `./*` export pattern serves is checked as an entry point (attw skips wildcards).
+ * Runs a documented line as written, under bash, in `cwd`. npm reads what it can from the cache
+ * `npm ci` filled (`prefer-offline`, set in the environment, not in the line).
  */
-const lint = (p) => async () => {
-  await run(bin("publint"), ["run", p.tarball, "--strict"])
-  const modules = p.files
-    .filter((f) => /^dist\/[^/]+\.d\.ts$/.test(f) && f !== "dist/index.d.ts")
-    .map((f) => `./${f.slice("dist/".length, -".d.ts".length)}`)
-  const args = [
-    p.tarball,
-    "--profile",
-    "esm-only",
-    "--format",
-    "json",
-    ...(modules.length > 0 ? ["--include-entrypoints", ...modules] : [])
-  ]
-  const attw = await run(bin("attw"), args).catch((error) => {
-    if (!(error instanceof StepFailed)) throw error
-    // Show the problems that count, not attw's whole JSON.
-    const json = error.output.slice(error.output.indexOf("{"), error.output.lastIndexOf("}") + 1)
-    const problems = (() => {
-      try {
-        return JSON.parse(json).problems.filter((x) =>
-          x.resolutionKind !== "node10" && x.resolutionKind !== "node16-cjs"
-        )
-      } catch {
-        return undefined
-      }
-    })()
-    throw new StepFailed(
-      `attw found problems in ${p.name}`,
-      problems ? JSON.stringify(problems, null, 2) : error.output
-    )
-  })
-  const entrypoints = Object.keys(JSON.parse(attw.stdout).analysis.entrypoints).length
-  return { name: p.name, entrypoints }
+const bash = (line, cwd, timeoutMs) =>
+  run("bash", ["-e", "-o", "pipefail", "-c", line], { cwd, timeoutMs, env: { npm_config_prefer_offline: "true" } })
+
+const lines = documentedLines(repo)
+const work = join(tmp, "work")
+mkdirSync(work)
+
+/** Which project a documented install line makes: what it installs decides. */
+const roleOf = (command) => {
+  const installed = packagesOf(command)
+  return installed.includes("server") ? "command" : installed.includes("embed") ? "embedding" : "client"
 }
 
-/** A fresh npm project (`type: module`) in the temp directory. */
-const project = async (name) => {
-  const dir = join(tmp, name)
-  mkdirSync(dir)
-  await npm(["init", "-y"], { cwd: dir })
-  const manifest = readJson(join(dir, "package.json"))
-  writeFileSync(join(dir, "package.json"), JSON.stringify({ ...manifest, type: "module", private: true }, null, 2))
-  return dir
-}
+const nodesAlone = ["api", "core", "nodes"].map((name) => join(tarballs, `appexec-${name}-0.1.0.tgz`))
 
-const clientAlone = ["@appexec/client", "@appexec/api", "@appexec/core"]
-const effectVersion = byName.get("@appexec/core")?.manifest.dependencies?.effect
-
-const [lints, full, consumer] = await Promise.all([
-  step(`publint --strict and attw --profile esm-only on ${packed.length} tarballs`, () => pool(packed.map(lint), 4)),
-  step(`npm install every tarball (and effect@${effectVersion}) into a fresh project`, async () => {
-    const dir = await project("full")
-    // Every tarball brings the S3 SDK and the ffmpeg binary too: read from the cache `npm ci` filled.
-    await npm(["install", "--prefer-offline", ...packed.map((p) => p.tarball), `effect@${effectVersion}`], {
-      cwd: dir,
-      timeoutMs: 420_000
-    })
-    return dir
-  }),
+const [lints, projects, nodesProject] = await Promise.all([
   step(
-    `npm install @appexec/client alone (with its tarballs ${clientAlone.slice(1).join(", ")}) into a fresh project`,
+    `publint --strict and attw --profile esm-only on ${packed.length} tarballs`,
+    () => pool(packed.map((p) => () => lintTarball(p, { bin, run, StepFailed })), 4)
+  ),
+  step(
+    `the ${lines.length} pack and install lines of ${["README.md", "docs/install.md"].join(" and ")}, as written`,
     async () => {
-      const dir = await project("client")
-      await npm(["install", ...clientAlone.map(tarballOf)], { cwd: dir, timeoutMs: 150_000 })
-      return dir
+      const copy = copyRepository(repo, work)
+      for (const { line } of lines.filter((l) => l.where === "repository")) await bash(line, copy, 600_000)
+      const installs = lines.filter((l) => l.where === "project")
+      const made = await pool(
+        installs.map(({ command, line }) => async () => {
+          const dir = await project(roleOf(command), work)
+          // Two at a time: each may build better-sqlite3 from source where no prebuilt binary can be fetched.
+          await bash(line, dir, 1_200_000)
+          return [roleOf(command), dir]
+        }),
+        2
+      )
+      const byRole = Object.fromEntries(made)
+      for (const role of ["embedding", "client", "command"]) {
+        if (byRole[role] === undefined) throw new StepFailed(`no documented install line for ${role}`)
+      }
+      return byRole
     }
-  )
+  ),
+  step("npm install @appexec/nodes alone (with the tarballs of @appexec/api and @appexec/core)", async () => {
+    const dir = await project("nodes")
+    await npm(["install", "--prefer-offline", ...nodesAlone], { cwd: dir, timeoutMs: 300_000 })
+    return dir
+  })
 ])
+const consumer = projects.client
 
 // ---------------------------------------------------------------------------------------------
 // 4. The client alone: footprint, native modules, what Node loads, the browser bundle
 
-/** Disk usage of every file under `dir`, in bytes (allocated blocks). */
-const diskUsage = (dir) =>
-  walk(dir).reduce((sum, file) => {
-    const stat = lstatSync(join(dir, file))
-    return sum + stat.blocks * 512
-  }, 0)
-
-const footprint = await step(
-  "@appexec/client alone: packages, size, no native module outside optional dependencies",
-  () => {
-    const lock = readJson(join(consumer, "node_modules", ".package-lock.json")).packages
-    const installed = Object.entries(lock).filter(([path]) => path.startsWith("node_modules/"))
-    const native = []
-    for (const [path, entry] of installed) {
-      const dir = join(consumer, path)
-      const manifest = readJson(join(dir, "package.json"))
-      const scripts = ["preinstall", "install", "postinstall"].filter((s) => manifest.scripts?.[s] !== undefined)
-      const addons = walk(dir, (p) => p.endsWith("/node_modules")).filter((f) =>
-        f.endsWith(".node") || f === "binding.gyp"
-      )
-      if (scripts.length > 0 || addons.length > 0 || entry.hasInstallScript) {
-        native.push({ name: path.replace(/^.*node_modules\//, ""), optional: entry.optional === true, scripts, addons })
-      }
-    }
-    const required = native.filter((n) => !n.optional)
-    if (required.length > 0) {
-      throw new StepFailed(
-        "@appexec/client installs a native module or an install script outside optional dependencies",
-        JSON.stringify(required, null, 2)
-      )
-    }
-    return { packages: installed.length, bytes: diskUsage(join(consumer, "node_modules")), optionalNative: native }
-  }
-)
-
-await step(
-  "@appexec/client's main entry loads no Node built-in and nothing of the server stack (installed dist, under node)",
-  async () => {
-    writeFileSync(
-      join(consumer, "resolve-hooks.mjs"),
-      "export async function resolve(specifier, context, next) {\n  const resolved = await next(specifier, context)\n  process.stderr.write(`RESOLVED ${resolved.url}\\n`)\n  return resolved\n}\n"
-    )
-    writeFileSync(
-      join(consumer, "resolve-log.mjs"),
-      "import { register } from \"node:module\"\nregister(\"./resolve-hooks.mjs\", import.meta.url)\n"
-    )
-    const { stderr } = await run(process.execPath, [
-      "--import",
-      "./resolve-log.mjs",
-      "--input-type=module",
-      "-e",
-      "await import(\"@appexec/client\")"
-    ], {
-      cwd: consumer
-    })
-    const urls = stderr.split("\n").filter((l) => l.startsWith("RESOLVED ")).map((l) => l.slice("RESOLVED ".length))
-    const forbidden =
-      /^node:|\/node_modules\/(msgpackr|@effect\/platform-node|better-sqlite3|kysely|sharp|undici|ws)\/|\/node_modules\/@appexec\/(http|sqlite|nodes|platform-node|server|testing)\//
-    const bad = urls.filter((u) => forbidden.test(u) || !u.startsWith("file:"))
-    if (urls.length === 0) throw new StepFailed("the resolve hook saw no module", stderr)
-    if (bad.length > 0) throw new StepFailed(`${bad.length} forbidden module(s) in the graph`, bad.join("\n"))
-    if (urls.some((u) => u.endsWith("/@appexec/client/dist/node.js"))) {
-      throw new StepFailed("the main entry loads @appexec/client/node")
-    }
-    return urls.length
-  }
-)
-
-const browser = await step("@appexec/client (installed) bundles for the browser", async () => {
-  const { build } = await import("esbuild")
-  const result = await build({
-    stdin: { contents: "export * from \"@appexec/client\"", resolveDir: consumer, loader: "js" },
-    absWorkingDir: consumer,
-    bundle: true,
-    platform: "browser",
-    format: "esm",
-    minify: true,
-    write: false,
-    logLevel: "silent"
-  }).catch((error) => {
-    throw new StepFailed("esbuild could not bundle @appexec/client for the browser", error.message)
-  })
-  const bytes = result.outputFiles[0].contents
-  return { minified: bytes.length, gzipped: gzipSync(bytes).length }
-})
+const { browser, footprint } = await checkClientAlone(consumer, { step, run, StepFailed })
+const nodesFootprint = await checkNodesAlone(nodesProject, { step, run, StepFailed })
 
 // ---------------------------------------------------------------------------------------------
-// 3a. The embedding program on SQLite
+// 3a. In the embedding project: the README's program, PostgreSQL without its package, the frameworks
+
+const embedding = projects.embedding
 
 await step("embedding program on SQLite under plain node: a completed execution", async () => {
-  const dir = join(full, "embedding")
-  const canonical = join(repo, "examples", "embedding", "main.mjs")
-  if (existsSync(canonical)) {
-    cpSync(join(repo, "examples", "embedding"), dir, {
-      recursive: true,
-      filter: (src) => !/\.test\.[cm]?[jt]s$|\/node_modules(\/|$)|\/package\.json$/.test(src)
-    })
-  } else {
-    mkdirSync(dir)
-    cpSync(join(here, "embedding.mjs"), join(dir, "main.mjs"))
-    cpSync(join(repo, "examples", "embedding", "greeting.app.json"), join(dir, "greeting.app.json"))
-  }
-  const { stdout, stderr } = await run(process.execPath, ["main.mjs"], { cwd: dir, timeoutMs: 60_000 })
+  const dir = join(embedding, "embedding")
+  mkdirSync(dir)
+  cpSync(join(repo, "examples", "embedding", "main.mjs"), join(dir, "main.mjs"))
+  const { stderr, stdout } = await run(process.execPath, ["main.mjs"], { cwd: dir, timeoutMs: 60_000 })
   if (!/\bcompleted\b/.test(stdout)) {
     throw new StepFailed("the program did not print a completed execution", stdout + stderr)
   }
   return stdout
 })
+
+await step("PostgreSQL asked for without @appexec/postgres: refused with the line that installs it", () => {
+  cpSync(join(here, "postgres-missing.mjs"), join(embedding, "postgres-missing.mjs"))
+  return run(process.execPath, ["postgres-missing.mjs"], { cwd: embedding, timeoutMs: 60_000 })
+})
+
+await step(
+  "the Express and Fastify examples, each with its framework added: route, API under /appexec, SIGTERM",
+  async () => {
+    const frameworks = ["express", "fastify"].map((name) => {
+      const version = readJson(join(repo, "examples", name, "package.json")).devDependencies[name]
+      mkdirSync(join(embedding, name))
+      cpSync(join(repo, "examples", name, "main.mjs"), join(embedding, name, "main.mjs"))
+      return `${name}@${version}`
+    })
+    await npm(["install", ...frameworks], { cwd: embedding, timeoutMs: 300_000 })
+    cpSync(join(here, "frameworks.mjs"), join(embedding, "frameworks.mjs"))
+    return run(process.execPath, ["frameworks.mjs"], { cwd: embedding, timeoutMs: 120_000 })
+  }
+)
 
 // ---------------------------------------------------------------------------------------------
 // 3b. The installed `appexec serve`; 3c. a consumer with the client alone
@@ -417,8 +333,8 @@ const startServer = () =>
   new Promise((resolve, reject) => {
     const data = join(tmp, "serve-data")
     const args = ["serve", "--port", "0", "--data", data, "--allow-private-networks"]
-    const child = spawn(join(full, "node_modules", ".bin", "appexec"), args, {
-      cwd: full,
+    const child = spawn(join(projects.command, "node_modules", ".bin", "appexec"), args, {
+      cwd: projects.command,
       stdio: ["ignore", "pipe", "pipe"]
     })
     children.add(child)
@@ -498,6 +414,9 @@ console.log(`
   optional.length > 0 ? `; optional, never loaded by the client: ${optional.join(", ")}` : ""
 }
   browser bundle: ${kib(browser.minified)} minified, ${kib(browser.gzipped)} gzipped
+@appexec/nodes installed alone: ${nodesFootprint.packages} packages, ${
+  mib(nodesFootprint.bytes)
+} on disk, no sharp, no ffmpeg
 attw: ${
   lints.reduce((n, l) => n + l.entrypoints, 0)
 } entry points in ${lints.length} packages, no problem under the esm-only profile; publint: no warning

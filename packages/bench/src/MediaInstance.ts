@@ -1,27 +1,31 @@
 /**
  * The appexec instance of the media benchmarks (`images`, `media`): in memory, with the built-in
- * nodes (the media nodes among them), signed media URLs, no webhooks, and warnings only in the log.
+ * nodes (those of `@appexec/nodes`, `@appexec/nodes-image` and `@appexec/nodes-video`), signed
+ * media URLs, no webhooks, and warnings only in the log.
  */
 import { AppexecLayer, IdGenerator, MediaUrls } from "@appexec/core"
 import { BuiltinNodes, builtinNodes } from "@appexec/nodes"
+import { imageNodes } from "@appexec/nodes-image"
+import { videoNodes } from "@appexec/nodes-video"
 import { NodeOutboundHttp } from "@appexec/platform-node"
 import { MemoryStorage } from "@appexec/testing"
 import { Layer, Logger, LogLevel, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 
 /** The instance's layer: `Appexec` and the rest of `AppexecLayer.make`. */
-export const layer = AppexecLayer.make({ nodes: builtinNodes, webhooks: false }).pipe(
-  Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: true })),
-  Layer.provide(
-    BuiltinNodes.layer({
-      mediaUrls: MediaUrls.layer({
-        mode: "signed",
-        baseUrl: "http://127.0.0.1:8080",
-        secret: Redacted.make(randomBytes(32))
+export const layer = AppexecLayer.make({ nodes: [...builtinNodes, ...imageNodes, ...videoNodes], webhooks: false })
+  .pipe(
+    Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: true })),
+    Layer.provide(
+      BuiltinNodes.layer({
+        mediaUrls: MediaUrls.layer({
+          mode: "signed",
+          baseUrl: "http://127.0.0.1:8080",
+          secret: Redacted.make(randomBytes(32))
+        })
       })
-    })
-  ),
-  Layer.provide(MemoryStorage.layer),
-  Layer.provide(IdGenerator.IdGenerator.random),
-  Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
-)
+    ),
+    Layer.provide(MemoryStorage.layer),
+    Layer.provide(IdGenerator.IdGenerator.random),
+    Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+  )

@@ -8,6 +8,7 @@ import { Console, Effect } from "effect"
 import { type Benchmark, format } from "./Benchmark.js"
 import * as Cli from "./cli.js"
 import * as ConsoleWeight from "./console.js"
+import * as Embed from "./embed.js"
 import * as Graphile from "./graphile.js"
 import * as Http from "./http.js"
 import * as Images from "./images.js"
@@ -33,7 +34,8 @@ const benchmarks: ReadonlyArray<Benchmark> = [
   Live.benchmark,
   Streams.benchmark,
   Uploads.benchmark,
-  Media.benchmark
+  Media.benchmark,
+  Embed.benchmark
 ]
 
 const only = process.argv.slice(2)

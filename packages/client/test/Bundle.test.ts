@@ -25,6 +25,8 @@ const serverStack = [
   "@appexec/http",
   "@appexec/sqlite",
   "@appexec/nodes",
+  "@appexec/nodes-image",
+  "@appexec/nodes-video",
   "@appexec/platform-node",
   "@appexec/server",
   "@appexec/testing",

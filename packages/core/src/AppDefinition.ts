@@ -131,8 +131,9 @@ export const compile = (
   const specs = new Map<string, NodeType>()
   for (const node of definition.nodes) {
     const spec = registry.get(node.type)
-    if (spec._tag === "None") problem(node.id, `unknown node type '${node.type}'`)
-    else specs.set(node.id, spec.value)
+    if (spec._tag === "None") {
+      problem(node.id, `unknown node type '${node.type}' (registered types: ${registry.types.join(", ")})`)
+    } else specs.set(node.id, spec.value)
   }
 
   const upstream = new Map<string, Array<string>>(definition.nodes.map((n) => [n.id, []]))

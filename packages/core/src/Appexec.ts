@@ -49,6 +49,7 @@ export { EXECUTION_LIST_LIMIT, type ExecutionQuery } from "./internal/ExecutionP
 export {
   type CreatedKey,
   type CredentialHeaders,
+  IN_PROCESS_KEY_ID,
   KEY_CACHE_SIZE,
   KEY_USE_RESOLUTION,
   type ListedKey
@@ -222,6 +223,15 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
       readonly create: (name: string) => Effect.Effect<WorkspaceRecord, StorageError>
       /** Every workspace, oldest first. */
       readonly list: Effect.Effect<ReadonlyArray<WorkspaceRecord>, StorageError>
+      /**
+       * The principal of a host acting in-process as a user (default `default`) of a workspace,
+       * both created by name when missing, without an API key: its `apiKeyId` is
+       * `IN_PROCESS_KEY_ID`, which no stored key has. No key row is written.
+       */
+      readonly principal: (options: {
+        readonly workspace: string
+        readonly user?: string | undefined
+      }) => Effect.Effect<Principal, StorageError>
     }
     /** For operators: readiness, executions across workspaces, retention (docs/operations.md). */
     readonly operator: {
@@ -278,7 +288,7 @@ export const layer = Layer.scoped(
       },
       keys: { create: keys.create, revoke: keys.revoke, list: keys.list, authenticate: keys.authenticate },
       uploads: { create: uploads.create },
-      workspaces: { create: keys.ensureWorkspace, list: keys.listWorkspaces },
+      workspaces: { create: keys.ensureWorkspace, list: keys.listWorkspaces, principal: keys.principal },
       operator: {
         ready: actions.ready,
         drain: actions.drain,

@@ -102,7 +102,12 @@ describe("app definitions (docs/apps.md)", () => {
     [
       "unknown node type",
       (d: typeof poster) => ({ ...d, nodes: [...d.nodes, { id: "magic", type: "image.magic" }] }),
-      { node: "magic", message: "unknown node type 'image.magic'" }
+      {
+        node: "magic",
+        message: `unknown node type 'image.magic' (registered types: ${
+          CoreNodes.coreNodes.map((n) => n.type).join(", ")
+        })`
+      }
     ],
     [
       "duplicate id",

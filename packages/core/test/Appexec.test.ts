@@ -236,7 +236,7 @@ describe("Appexec facade", () => {
         appexec.apps.import({ name: "Bad", nodes: [{ id: "x", type: "nope" }], edges: [] })
       )
       expect(error._tag).toBe("InvalidAppDefinition")
-      expect(error.message).toContain("node 'x': unknown node type 'nope'")
+      expect(error.message).toContain("node 'x': unknown node type 'nope' (registered types: input.text, input.options")
       expect(error.message).toContain("the app has no output node")
     }).pipe(Effect.provide(TestHarness.layer())))
 

@@ -55,9 +55,12 @@ export interface Options extends Endpoints.Options {
   readonly media?: boolean
   /**
    * Answer the operator's routes at `<basePath>/healthz`, `/readyz`, `/openapi.json`, `/docs` and `/` (to `/docs`,
-   * or to `/console` when the console is on) (default true; see `OperatorRoutes`).
+   * or to `/console` when the console is on) (see `OperatorRoutes`): `true` for all of them, or
+   * some (`{ health: true }`: `/healthz` and `/readyz`; `{ docs: true }`: `/openapi.json`, `/docs`
+   * and `/`). Default: all of them without a base path, none under one (the host's prefix shows
+   * only what it opts in to), but `/` whenever the console is on.
    */
-  readonly operator?: boolean
+  readonly operator?: boolean | OperatorRoutes.Selection
   /**
    * Serve the console (`@appexec/console`) at `<basePath>/console` (default false; see
    * `ConsoleRoute`): a web page that signs in with an API key and calls this API.
@@ -129,9 +132,12 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
     const media = options.media === false ? Option.none() : yield* MediaRoute.make
     if (Option.isSome(media)) yield* MediaRoute.checkBasePath(basePath)
     const consoleRoute = options.console === true ? yield* ConsoleRoute.make(basePath) : undefined
-    const operator = options.operator === false
-      ? undefined
-      : yield* OperatorRoutes.make(basePath, consoleRoute === undefined ? "/docs" : ConsoleRoute.PATH)
+    const chosen = OperatorRoutes.selectionOf(options.operator ?? basePath === "")
+    // With the console on, `/` leads to it.
+    const selection = { ...chosen, home: chosen.home || consoleRoute !== undefined }
+    const operator = selection.docs || selection.health || selection.home
+      ? yield* OperatorRoutes.make(basePath, consoleRoute === undefined ? "/docs" : ConsoleRoute.PATH, selection)
+      : undefined
     const runtime = yield* Effect.runtime<never>()
     const clock = yield* Effect.clock
     const requestLog = yield* RequestLog.make(options.slowRequest)
@@ -268,7 +274,9 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
     ): Effect.Effect<Routed, Errors.StorageError> => {
       const { path: fullPath, search } = splitUrl(request.url)
       const mounted = basePath === "" || fullPath === basePath || fullPath.startsWith(`${basePath}/`)
-      if (!mounted) return Effect.succeed([ErrorAnswers.notFound(request.method, fullPath), fullPath] as const)
+      if (!mounted) {
+        return Effect.succeed([ErrorAnswers.notMounted(request.method, fullPath, basePath), fullPath] as const)
+      }
       const path = fullPath.slice(basePath.length) || "/"
       if (Option.isSome(media) && MediaRoute.isMediaPath(path)) {
         const answer = media.value({
@@ -288,7 +296,10 @@ export const make = (options: Options = {}): Effect.Effect<App, never, Requireme
       }
       const operatorAnswer = operator?.(request.method, path)
       if (operatorAnswer !== undefined) return Effect.map(operatorAnswer, (response) => [response, path] as const)
-      return Effect.succeed([ErrorAnswers.notFound(request.method, path), path] as const)
+      const prefixed = basePath === "" && /^\/[^?]+\/v1(\/|$)/.test(path)
+      return Effect.succeed(
+        [(prefixed ? ErrorAnswers.prefixUnknown : ErrorAnswers.notFound)(request.method, path), path] as const
+      )
     }
 
     /** The answer with the headers every answer gets, counted and logged. */

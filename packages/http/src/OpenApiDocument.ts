@@ -5,7 +5,11 @@
  * when it differs from what the code generates.
  */
 import { AppexecApi } from "@appexec/api/Api"
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
 
 const Ok = Schema.Struct({ status: Schema.Literal("ok") }).annotations({ identifier: "OperatorOk" })

@@ -18,6 +18,28 @@ import * as OpenApiDocument from "./OpenApiDocument.js"
 /** The paths, relative to the app's base path. */
 export const paths = ["/", "/healthz", "/readyz", "/openapi.json", "/docs"] as const
 
+/**
+ * Which routes to answer: the health routes (`/healthz`, `/readyz`), the documentation
+ * (`/openapi.json`, `/docs`), and `/` (with the documentation unless said otherwise).
+ */
+export interface Selection {
+  readonly health?: boolean | undefined
+  readonly docs?: boolean | undefined
+  readonly home?: boolean | undefined
+}
+
+/** A selection from `true` (all), `false` (none) or some. */
+export const selectionOf = (
+  operator: boolean | Selection
+): { readonly health: boolean; readonly docs: boolean; readonly home: boolean } =>
+  typeof operator === "boolean"
+    ? { health: operator, docs: operator, home: operator }
+    : {
+      health: operator.health === true,
+      docs: operator.docs === true,
+      home: (operator.home ?? operator.docs) === true
+    }
+
 const noStore = { "cache-control": "no-store" }
 
 /** The answer to an operator route, or none when `path` is not one. */
@@ -25,9 +47,14 @@ export type Lookup = (method: string, path: string) => Effect.Effect<ServerRespo
 
 /**
  * The operator routes over the facade of the context, under `basePath` (normalized: `""` or
- * `/api`); `GET /` redirects to `home` (a path relative to `basePath`).
+ * `/api`), those of `selection` (default all); `GET /` redirects to `home` (a path relative to
+ * `basePath`).
  */
-export const make = (basePath = "", home = "/docs"): Effect.Effect<Lookup, never, Appexec.Appexec> =>
+export const make = (
+  basePath = "",
+  home = "/docs",
+  selection: Selection = { health: true, docs: true, home: true }
+): Effect.Effect<Lookup, never, Appexec.Appexec> =>
   Effect.gen(function*() {
     const appexec = yield* Appexec.Appexec
     let openApi: string | undefined
@@ -59,11 +86,9 @@ export const make = (basePath = "", home = "/docs"): Effect.Effect<Lookup, never
       body: ""
     })
     const routes = new Map<string, Effect.Effect<ServerResponse>>([
-      ["/", redirect],
-      ["/healthz", healthz],
-      ["/readyz", readyz],
-      ["/openapi.json", openApiJson],
-      ["/docs", docsPage]
+      ...(selection.home === true ? [["/", redirect]] as const : []),
+      ...(selection.docs === true ? [["/openapi.json", openApiJson], ["/docs", docsPage]] as const : []),
+      ...(selection.health === true ? [["/healthz", healthz], ["/readyz", readyz]] as const : [])
     ])
 
     return (method, path) => {

@@ -6,6 +6,7 @@
  */
 import { Appexec, MediaUrls } from "@appexec/core"
 import { BuiltinNodes, builtinNodes } from "@appexec/nodes"
+import { imageNodes } from "@appexec/nodes-image"
 import { NodeListener } from "@appexec/platform-node"
 import { TestHarness, TestHttpServer } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
@@ -19,7 +20,7 @@ const poster: unknown = JSON.parse(readFileSync(new URL("../../server/apps/poste
 
 /** An instance with the built-in nodes and signed media URLs on `baseUrl`, valid 60 s. */
 const instance = (baseUrl: string) =>
-  Layer.provideMerge(SigningKeysTest, TestHarness.layer({ nodes: builtinNodes })).pipe(
+  Layer.provideMerge(SigningKeysTest, TestHarness.layer({ nodes: [...builtinNodes, ...imageNodes] })).pipe(
     Layer.provideMerge(
       BuiltinNodes.layer({
         mediaUrls: MediaUrls.layer({

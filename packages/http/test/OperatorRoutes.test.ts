@@ -103,7 +103,7 @@ describe("operator routes", () => {
       expect(home.headers["location"]).toBe("/api/docs")
       expect((yield* unfollowed("/api")).headers["location"]).toBe("/api/docs")
       expect((yield* unfollowed("/")).status).toBe(404)
-    }).pipe(Effect.provide(stack({ basePath: "/api" }))))
+    }).pipe(Effect.provide(stack({ basePath: "/api", operator: true }))))
 
   it.scoped("under a base path the routes move with the app; unknown paths stay 404", () =>
     Effect.gen(function*() {
@@ -112,7 +112,29 @@ describe("operator routes", () => {
       expect((yield* get("/healthz")).status).toBe(404)
       expect((yield* get("/api/constructor")).status).toBe(404)
       expect((yield* get("/api/healthz/x")).status).toBe(404)
+    }).pipe(Effect.provide(stack({ basePath: "/api", operator: true }))))
+
+  it.scoped("under a base path the routes are opt-in: none by default, the health or the documentation ones alone", () =>
+    Effect.gen(function*() {
+      for (const path of ["/api/healthz", "/api/readyz", "/api/openapi.json", "/api/docs", "/api/"]) {
+        expect((yield* get(path)).status).toBe(404)
+      }
     }).pipe(Effect.provide(stack({ basePath: "/api" }))))
+
+  it.scoped("{ health: true } answers the health routes alone", () =>
+    Effect.gen(function*() {
+      expect((yield* get("/api/healthz")).status).toBe(200)
+      expect((yield* get("/api/readyz")).status).toBe(200)
+      expect((yield* get("/api/openapi.json")).status).toBe(404)
+      expect((yield* get("/api/docs")).status).toBe(404)
+    }).pipe(Effect.provide(stack({ basePath: "/api", operator: { health: true } }))))
+
+  it.scoped("{ docs: true } answers the documentation alone", () =>
+    Effect.gen(function*() {
+      expect((yield* get("/api/openapi.json")).status).toBe(200)
+      expect((yield* unfollowed("/api/")).headers["location"]).toBe("/api/docs")
+      expect((yield* get("/api/healthz")).status).toBe(404)
+    }).pipe(Effect.provide(stack({ basePath: "/api", operator: { docs: true } }))))
 
   it.scoped("operator: false leaves the routes to the host", () =>
     Effect.gen(function*() {

@@ -9,6 +9,7 @@
  */
 import { Appexec, MediaUrls } from "@appexec/core"
 import { BuiltinNodes, builtinNodes } from "@appexec/nodes"
+import { imageNodes } from "@appexec/nodes-image"
 import { NodeListener } from "@appexec/platform-node"
 import { TestHarness, TestHttpServer } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
@@ -26,7 +27,7 @@ const thumbnail: unknown = JSON.parse(
 
 /** An instance with the built-in nodes and signed media URLs on `baseUrl`, valid one hour. */
 const instance = (baseUrl: string) =>
-  Layer.provideMerge(SigningKeysTest, TestHarness.layer({ nodes: builtinNodes })).pipe(
+  Layer.provideMerge(SigningKeysTest, TestHarness.layer({ nodes: [...builtinNodes, ...imageNodes] })).pipe(
     Layer.provideMerge(
       BuiltinNodes.layer({
         mediaUrls: MediaUrls.layer({

@@ -2,7 +2,8 @@ import { Appexec, ExecutionReports, SecretStore } from "@appexec/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger, Redacted } from "effect"
 import * as FakeOrigin from "./support/FakeOrigin.js"
-import { download, layer, run, testImage } from "./support/Instance.js"
+import { testImage } from "./support/Images.js"
+import { download, layer, run } from "./support/Instance.js"
 
 const provider = (url: string, config: Record<string, unknown> = {}, output = "output.text") => ({
   name: "Provider",

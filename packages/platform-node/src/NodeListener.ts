@@ -1,8 +1,10 @@
 /**
  * appexec on Node's `http` server: the app as a `(req, res)` listener, to mount on a host's own
  * server (under a base path if the host likes: `{ basePath: "/api" }`), or alone on a server of
- * its own (`serve`). The request is handed to the app as it is (headers, socket address, the body
- * read only when an endpoint asks for it) and the answer is written in one `writeHead` + `end`,
+ * its own (`serve`). The request is handed to the app as it is (headers, socket address, the path
+ * as the client sent it even where a framework stripped its mount prefix, the body read only when
+ * an endpoint asks for it, or taken from what a host's body parser made of it: see
+ * `internal/IncomingRequest.ts`) and the answer is written in one `writeHead` + `end`,
  * once what is left of the body has been read and dropped (up to `MAX_DRAIN_BYTES`); a streamed
  * answer (an event stream) sends its headers at once and each chunk as it comes (see `pipeBody`).
  * The requests of one turn of the event loop are answered together at its end (see `fromApp`). A
@@ -18,7 +20,7 @@ import {
   STATUS_CODES
 } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
-import { requestOf } from "./internal/NodeRequest.js"
+import * as IncomingRequest from "./internal/IncomingRequest.js"
 import * as SlicedScheduler from "./internal/SlicedScheduler.js"
 import { pipeBody, type Runner } from "./internal/StreamedAnswer.js"
 
@@ -186,6 +188,7 @@ const WRITE_EVERY = 64
 export const fromApp = (app: AppexecHttp.App): Listener => {
   const run: Runner = { fork: Runtime.runFork(app.runtime), streams: SlicedScheduler.make() }
   const outbox = makeOutbox(run)
+  const requestOf = IncomingRequest.adapter()
   const handle = (message: IncomingMessage, response: ServerResponse) => {
     // Started at once on this call's stack, not on the next scheduler turn: most requests never suspend.
     const fiber = run.fork(app.handle(requestOf(message)), { immediate: true })

@@ -1,5 +1,6 @@
 /**
- * The appexec instance of the standalone server: core and built-in nodes, random ids, its
+ * The appexec instance of the standalone server: core and every built-in node (those of
+ * `@appexec/nodes`, `@appexec/nodes-image` and `@appexec/nodes-video`), random ids, its
  * storage, and its secrets sealed with the master key (`APPEXEC_MASTER_KEY`, else
  * `<data>/master.key`; see `MasterKey`). On SQLite (the default): the database under the data
  * directory, produced media in the filesystem blob store under `<data>/media`, the media URL key
@@ -11,6 +12,8 @@
  */
 import { AppexecLayer, type Errors, IdGenerator, MediaUrls } from "@appexec/core"
 import { BuiltinNodes, builtinNodes, NodesSettings, ProviderOpenAI } from "@appexec/nodes"
+import { imageNodes } from "@appexec/nodes-image"
+import { VideoNodes, videoNodes } from "@appexec/nodes-video"
 import { FileBlobStore, NodeOutboundHttp, NodeWebhookSigner } from "@appexec/platform-node"
 import { PostgresClient, PostgresSecrets, PostgresStorage } from "@appexec/postgres"
 import { SqliteStorage } from "@appexec/sqlite"
@@ -105,7 +108,7 @@ export const layer = (options: InstanceOptions) => {
         )
       }
       return AppexecLayer.make({
-        nodes: builtinNodes,
+        nodes: [...builtinNodes, ...imageNodes, ...videoNodes],
         config: { ...options.config, masterKey: keys.masterKey, previousMasterKeys: keys.previousMasterKeys },
         worker: options.background,
         webhooks: options.background
@@ -124,7 +127,7 @@ export const layer = (options: InstanceOptions) => {
           // A process that runs executions removes, as it starts, the temporary work directories
           // a killed one left (before its worker takes anything).
           return options.background
-            ? Layer.merge(nodes, Layer.effectDiscard(BuiltinNodes.sweepStaleWorkDirs(video)))
+            ? Layer.merge(nodes, Layer.effectDiscard(VideoNodes.sweepStaleWorkDirs(video)))
             : nodes
         })
       )

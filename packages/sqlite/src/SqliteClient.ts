@@ -16,15 +16,16 @@ import type { Tables } from "@appexec/sql/SqlTables"
 import type Database from "better-sqlite3"
 import { Context, Duration, Effect, Either, Layer, Schedule } from "effect"
 import { type Compilable, Kysely } from "kysely"
-import { chmodSync, closeSync, existsSync, openSync } from "node:fs"
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs"
 import { createRequire } from "node:module"
+import { dirname } from "node:path"
 import { ImmediateSqliteDialect } from "./internal/ImmediateDialect.js"
 import * as LogWriteBack from "./internal/LogWriteBack.js"
 import * as SqliteMigrations from "./SqliteMigrations.js"
 
 /** How to open the database. */
 export interface Options {
-  /** Path of the database file; `:memory:` for a private in-memory database. */
+  /** Path of the database file (its folder is created when missing); `:memory:` for a private in-memory database. */
   readonly filename: string
   /** How long a statement waits for another process's write lock before `SQLITE_BUSY` (default 5,000 ms). */
   readonly busyTimeoutMs?: number
@@ -128,10 +129,14 @@ const loadDriver = (): typeof Database => (driver ??= load("better-sqlite3") as 
 /**
  * Makes the database file, and its `-wal` and `-shm` files when present, readable and writable by
  * the owner only (0600); a new file is created so. SQLite creates the `-wal` and `-shm` files with
- * the database file's mode, so they follow.
+ * the database file's mode, so they follow. The folder of a new file is created when missing (the
+ * owner's only, 0700).
  */
 const restrictFiles = (filename: string) => {
-  if (!existsSync(filename)) closeSync(openSync(filename, "a", 0o600))
+  if (!existsSync(filename)) {
+    mkdirSync(dirname(filename), { recursive: true, mode: 0o700 })
+    closeSync(openSync(filename, "a", 0o600))
+  }
   for (const file of [filename, `${filename}-wal`, `${filename}-shm`]) {
     if (existsSync(file)) chmodSync(file, 0o600)
   }

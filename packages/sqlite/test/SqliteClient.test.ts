@@ -8,6 +8,7 @@ import { TestOutboundHttp } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { Context, Effect, Either, Fiber, Layer, Option, TestClock } from "effect"
+import { existsSync, statSync, writeFileSync } from "node:fs"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -41,6 +42,23 @@ describe("SqliteClient", () => {
       )
       expect(refused._tag).toBe("StorageError")
       expect(String((refused.cause as Error).message)).toMatch(/FOREIGN KEY/)
+    }))
+
+  it.scoped("creates the folders of a new file (the owner's only), and says which file a blocked path could not open", () =>
+    Effect.gen(function*() {
+      const base = yield* tempFile
+      const filename = join(base, "..", "data", "nested", "appexec.db")
+      yield* Effect.provide(SqliteClient.SqliteClient, SqliteClient.layer({ filename }))
+      expect(existsSync(filename)).toBe(true)
+      expect(statSync(join(base, "..", "data", "nested")).mode & 0o777).toBe(0o700)
+      // A file where a folder should be: the open fails with its operation and the cause kept.
+      writeFileSync(join(base, "..", "blocked"), "")
+      const blocked = join(base, "..", "blocked", "appexec.db")
+      const failed = yield* Effect.flip(
+        Effect.provide(SqliteClient.SqliteClient, SqliteClient.layer({ filename: blocked }))
+      )
+      expect(failed.operation).toBe(`open ${blocked}`)
+      expect(String((failed.cause as Error).message)).toMatch(/ENOTDIR|EEXIST/)
     }))
 
   it.scoped("checkpoints the write-ahead log at 10,000 pages, not at SQLite's default of 1,000", () =>

@@ -49,10 +49,18 @@ export interface ListedKey {
 /** An API key just created: the key itself (shown once) and its stored record. */
 export interface CreatedKey {
   readonly key: string
+  /** Its hint as listings and the console show it (`aex_Twbo…myLI`), which `revoke` takes. */
+  readonly hint: string
   readonly record: ApiKeyRecord
   readonly workspace: WorkspaceRecord
   readonly user: UserRecord
 }
+
+/**
+ * The key id of a principal that no API key authenticated: a host acting in-process as a user of
+ * a workspace (`Appexec.workspaces.principal`). No stored key has it.
+ */
+export const IN_PROCESS_KEY_ID = ApiKeyId.make("00000000-0000-0000-0000-000000000000")
 
 /** The headers a credential is read from. */
 export interface CredentialHeaders {
@@ -65,6 +73,7 @@ export const make: Effect.Effect<
   Context.Tag.Service<Appexec>["keys"] & {
     readonly ensureWorkspace: Context.Tag.Service<Appexec>["workspaces"]["create"]
     readonly listWorkspaces: Context.Tag.Service<Appexec>["workspaces"]["list"]
+    readonly principal: Context.Tag.Service<Appexec>["workspaces"]["principal"]
   },
   never,
   AppexecConfig | KeyStore | IdGenerator | Scope.Scope
@@ -183,16 +192,23 @@ export const make: Effect.Effect<
       })
     })
 
+  /** The workspace and its user, each created by name when missing. */
+  const ensureUser = (options: { readonly workspace: string; readonly user?: string | undefined }) =>
+    Effect.gen(function*() {
+      const workspace = yield* ensureWorkspace(options.workspace)
+      const user = yield* keyStore.ensureUser({
+        userId: UserId.make(yield* ids.uuid),
+        workspaceId: workspace.workspaceId,
+        name: options.user ?? "default",
+        createdAt: yield* now
+      })
+      return { workspace, user }
+    })
+
   return {
     create: Effect.fn("Appexec.keys.create")(
       function*(options: { readonly workspace: string; readonly user?: string | undefined }) {
-        const workspace = yield* ensureWorkspace(options.workspace)
-        const user = yield* keyStore.ensureUser({
-          userId: UserId.make(yield* ids.uuid),
-          workspaceId: workspace.workspaceId,
-          name: options.user ?? "default",
-          createdAt: yield* now
-        })
+        const { user, workspace } = yield* ensureUser(options)
         const key = `${config.keyPrefix}${yield* ids.token(KEY_RANDOM_BYTES)}`
         const record: ApiKeyRecord = {
           apiKeyId: ApiKeyId.make(yield* ids.uuid),
@@ -206,7 +222,7 @@ export const make: Effect.Effect<
           lastUsedAt: null
         }
         yield* keyStore.insertKey(record)
-        return { key, record, workspace, user }
+        return { key, hint: shownHint(record, config.keyPrefix), record, workspace, user }
       }
     ),
     revoke: Effect.fn("Appexec.keys.revoke")((idKeyOrHint: string) => {
@@ -235,6 +251,17 @@ export const make: Effect.Effect<
       Effect.withSpan("Appexec.keys.list")
     ),
     ensureWorkspace: Effect.fn("Appexec.workspaces.create")(ensureWorkspace),
-    listWorkspaces: keyStore.listWorkspaces
+    listWorkspaces: keyStore.listWorkspaces,
+    principal: Effect.fn("Appexec.workspaces.principal")(
+      function*(options: { readonly workspace: string; readonly user?: string | undefined }) {
+        const { user, workspace } = yield* ensureUser(options)
+        const principal: Principal = {
+          workspaceId: workspace.workspaceId,
+          userId: user.userId,
+          apiKeyId: IN_PROCESS_KEY_ID
+        }
+        return principal
+      }
+    )
   }
 })

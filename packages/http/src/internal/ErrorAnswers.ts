@@ -129,6 +129,28 @@ export const notFound = (method: string, path: string): ServerResponse =>
     message: `No endpoint ${method} ${path}. The endpoints are listed in the API documentation.`
   })
 
+/**
+ * 404 for a path outside the base path the app is mounted under, naming it: a host that strips
+ * or forgets the prefix is told where the endpoints are.
+ */
+export const notMounted = (method: string, path: string, basePath: string): ServerResponse =>
+  fromInfo({
+    code: "not_found",
+    message:
+      `No endpoint ${method} ${path}: appexec is mounted under ${basePath}, its endpoints are at ${basePath}/v1/….`
+  })
+
+/**
+ * 404 for a path that holds `/v1/` after a prefix while the app has no base path: the host mounts
+ * it under a prefix it was not told about.
+ */
+export const prefixUnknown = (method: string, path: string): ServerResponse =>
+  fromInfo({
+    code: "not_found",
+    message: `No endpoint ${method} ${path}: appexec has no base path, its endpoints are at /v1/…; ` +
+      "a host that mounts it under a prefix gives that prefix as its basePath."
+  })
+
 /** 405 for a path that is an endpoint's with another method (an HTTP status no API error declares). */
 export const methodNotAllowed = (method: string, path: string, allow: ReadonlyArray<string>): ServerResponse =>
   answer(

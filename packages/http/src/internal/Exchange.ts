@@ -5,8 +5,11 @@
  */
 import type { Effect } from "effect"
 
-/** Why a request body could not be read. */
-export type BodyFailure = { readonly _tag: "TooLarge" } | { readonly _tag: "Unreadable" }
+/**
+ * Why a request body could not be read; an unreadable one may say why in words a client can act
+ * on (`reason`: a host's body parser read it first, say).
+ */
+export type BodyFailure = { readonly _tag: "TooLarge" } | { readonly _tag: "Unreadable"; readonly reason?: string }
 
 /** A request as the app sees it. */
 export interface ServerRequest {

@@ -33,7 +33,11 @@ export const readBytes = (
   if (Number.isFinite(declared) && declared > maxBytes) return Effect.fail(refuse(answers.tooLarge))
   return request.body(maxBytes).pipe(
     Effect.mapError((failure) =>
-      refuse(failure._tag === "TooLarge" ? answers.tooLarge : ErrorAnswers.invalidRequest(answers.unreadable))
+      refuse(
+        failure._tag === "TooLarge"
+          ? answers.tooLarge
+          : ErrorAnswers.invalidRequest(failure.reason ?? answers.unreadable)
+      )
     )
   )
 }

@@ -4,7 +4,9 @@
  * Matching a request is a walk over path segments; nothing is matched by regular expression.
  */
 import { Api, Authentication } from "@appexec/api"
-import { HttpApi, type HttpApiEndpoint, type HttpApiGroup } from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
+import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 
 /** Every endpoint of the API. */
 type AllGroups = typeof Api.AppexecApi extends HttpApi.HttpApi<infer _Id, infer Groups, infer _E, infer _R> ? Groups

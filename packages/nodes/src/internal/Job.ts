@@ -16,9 +16,9 @@
  */
 import { NodeType, Redactor } from "@appexec/core"
 import { Clock, Duration, Effect, Either, Exit, Fiber, Option } from "effect"
+import { fetchMedia, formatBytes, kindOf, mediaTypeOf } from "../Media.js"
 import { NodesSettings } from "../NodesSettings.js"
 import { pick } from "./jsonPointer.js"
-import { fetchMedia, formatBytes, kindOf, mediaTypeOf } from "./media.js"
 import * as ProviderHttp from "./ProviderHttp.js"
 import type { Headers } from "./SecretHeaders.js"
 

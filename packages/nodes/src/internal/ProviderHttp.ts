@@ -13,8 +13,7 @@
 import { NodeType, OutboundHttp, Redactor } from "@appexec/core"
 import { Clock, Duration, Effect, Option, Random, type Redacted, Schema } from "effect"
 import { STATUS_CODES } from "node:http"
-import { addressRefusal, formatBytes } from "./media.js"
-import { fill } from "./template.js"
+import { addressRefusal, formatBytes } from "../Media.js"
 
 /** How transient failures are retried. */
 export interface RetryPolicy {
@@ -99,106 +98,6 @@ export const originOf = (url: string): string | undefined => {
   if (!URL.canParse(url)) return undefined
   const parsed = new URL(url)
   return parsed.protocol === "http:" || parsed.protocol === "https:" ? parsed.origin : undefined
-}
-
-/** Import-time problems of the placeholders `ids` of a config: each that names no upstream node. */
-export const placeholderProblems = (ids: Iterable<string>, upstream: ReadonlyArray<string>): Array<string> => {
-  const problems: Array<string> = []
-  for (const id of new Set(ids)) {
-    if (!upstream.includes(id)) problems.push(`placeholder {{${id}}} does not name an upstream node`)
-  }
-  return problems
-}
-
-/**
- * The origin of a templated URL of a config (`field` names it in problems), or the problem: it
- * must be an absolute http(s) URL whose scheme and host are written out, not filled.
- */
-export const templatedOrigin = (
-  field: string,
-  url: string
-): { readonly origin: string | undefined; readonly problem?: string } => {
-  const a = originOf(fill(url, () => "a"))
-  const b = originOf(fill(url, () => "b"))
-  if (a === undefined) return { origin: a, problem: `${field} must be an absolute http or https URL` }
-  if (a !== b) {
-    return { origin: a, problem: `${field}: the scheme and host must be written out, not filled from placeholders` }
-  }
-  return { origin: a }
-}
-
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
-const RESERVED = new Set(["host", "content-length", "transfer-encoding", "connection", "upgrade", "te", "trailer"])
-
-/** Import-time problems of a config's headers: a literal string, or a secret with an optional prefix. */
-export const headerProblems = (
-  headers: Readonly<Record<string, string | { readonly prefix?: string | undefined }>> | undefined
-): Array<string> => {
-  const problems: Array<string> = []
-  for (const [name, value] of Object.entries(headers ?? {})) {
-    if (!TOKEN.test(name)) problems.push(`header name '${name}' is not valid`)
-    else if (RESERVED.has(name.toLowerCase())) problems.push(`header '${name}' is set by appexec`)
-    const literal = typeof value === "string" ? value : (value.prefix ?? "")
-    if (/[\r\n]/.test(literal)) problems.push(`header '${name}' must be one line`)
-    if (literal.includes("{{")) problems.push(`header '${name}': headers are never filled from inputs; use a secret`)
-  }
-  return problems
-}
-
-/** Why a provider node's `baseUrl` cannot be an API root, if it cannot. */
-export const baseUrlProblem = (baseUrl: string): string | undefined => {
-  if (originOf(baseUrl) === undefined) return "baseUrl must be an absolute http or https URL"
-  const url = new URL(baseUrl)
-  if (url.search !== "" || url.hash !== "") return "baseUrl takes no query or fragment"
-  if (url.username !== "" || url.password !== "") return "baseUrl takes no credentials; name a secret instead"
-  if (baseUrl.includes("{{")) return "baseUrl is never filled from inputs"
-  return undefined
-}
-
-/**
- * The import-time problems a provider node's request shares: placeholders (`ids`) that name no
- * upstream node, and a `baseUrl` that is not a plain absolute http(s) URL.
- */
-export const requestProblems = (
-  ids: Iterable<string>,
-  upstream: ReadonlyArray<string>,
-  baseUrl: string | undefined
-): Array<string> => {
-  const problems = placeholderProblems(ids, upstream)
-  const problem = baseUrl === undefined ? undefined : baseUrlProblem(baseUrl)
-  if (problem !== undefined) problems.push(problem)
-  return problems
-}
-
-/** How a request's templates read upstream values: as text, and as JSON where a string is only a placeholder. */
-export interface TemplateValues {
-  readonly textOf: (nodeId: string) => string
-  readonly jsonOf: (nodeId: string) => unknown
-}
-
-/**
- * The upstream values a request's templates read; fails the node when one of the `referenced`
- * nodes produced media, which cannot be sent in a request.
- */
-export const templateValues = (
-  upstream: ReadonlyArray<NodeType.UpstreamValue>,
-  referenced: Iterable<string>
-): Effect.Effect<TemplateValues, NodeType.NodeFailure> => {
-  const byId = new Map(upstream.map((u) => [u.nodeId, u.value]))
-  for (const id of new Set(referenced)) {
-    if (byId.get(id)?._tag === "Media") {
-      return Effect.fail(fail(`node '${id}' produced media, which cannot be sent in a request`))
-    }
-  }
-  const textOf = (id: string) => {
-    const value = byId.get(id)
-    return value === undefined ? "" : (NodeType.NodeValue.asText(value) ?? "")
-  }
-  const jsonOf = (id: string): unknown => {
-    const value = byId.get(id)
-    return value?._tag === "Json" ? value.json : textOf(id)
-  }
-  return Effect.succeed({ textOf, jsonOf })
 }
 
 /** The host of a URL, for the execution's log; "?" when it is no URL. */

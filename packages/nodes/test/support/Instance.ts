@@ -1,14 +1,14 @@
 /**
- * A whole appexec instance in memory with the built-in nodes, the real guarded HTTP client
- * (private networks allowed, so tests reach their servers on 127.0.0.1), signed media URLs and a
- * master key, so that operator secrets can be set (`SecretStore`).
+ * A whole appexec instance in memory with built-in nodes (those of `@appexec/nodes` unless told
+ * others: the image and video packages' tests add theirs), the real guarded HTTP client (private
+ * networks allowed, so tests reach their servers on 127.0.0.1), signed media URLs and a master
+ * key, so that operator secrets can be set (`SecretStore`).
  */
-import { Appexec, BlobStore, MediaUrls } from "@appexec/core"
+import { Appexec, BlobStore, MediaUrls, type NodeType } from "@appexec/core"
 import { BuiltinNodes, builtinNodes, type NodesSettings } from "@appexec/nodes"
 import { NodeOutboundHttp } from "@appexec/platform-node"
 import { TestHarness } from "@appexec/testing"
 import { Effect, Layer, Option, Redacted } from "effect"
-import sharp from "sharp"
 
 /** The base URL of the test instance. */
 export const BASE_URL = "http://appexec.test/base"
@@ -19,9 +19,11 @@ export const SECRET = Redacted.make("a test secret that is at least thirty-two b
 /** The master key of the test instance (32 bytes), which seals its operator secrets. */
 export const MASTER_KEY = Redacted.make(new Uint8Array(32).fill(7))
 
-/** The instance, with settings and outbound HTTP options that differ from the test defaults. */
+/** The instance, with node types, settings and outbound HTTP options that differ from the test defaults. */
 export const layer = (
   options: {
+    /** The node types besides core's (default: `builtinNodes` of `@appexec/nodes`). */
+    readonly nodes?: ReadonlyArray<NodeType.NodeType<BuiltinNodes.Requirements>>
     readonly settings?: NodesSettings.Overrides
     readonly outbound?: Partial<NodeOutboundHttp.Options>
     /** Lifetime of media URLs (default 7 days). */
@@ -29,7 +31,7 @@ export const layer = (
   } = {}
 ) =>
   TestHarness.layer({
-    nodes: builtinNodes,
+    nodes: options.nodes ?? builtinNodes,
     config: { masterKey: MASTER_KEY },
     outbound: NodeOutboundHttp.layer({ allowPrivateNetworks: true, ...options.outbound })
   }).pipe(
@@ -65,22 +67,3 @@ export const download = (url: string) =>
     const key = Option.getOrThrowWith(found, () => new Error(`not a valid media URL: ${url}`)).key
     return Option.getOrThrowWith(yield* blobs.get(key), () => new Error(`no blob under ${key}`))
   })
-
-/** Width, height and format of encoded image bytes. */
-export const describeImage = (bytes: Uint8Array) =>
-  Effect.promise(async () => {
-    const meta = await sharp(bytes).metadata()
-    return {
-      width: meta.width,
-      height: meta.height,
-      format: meta.format === "heif" && meta.compression === "av1" ? "avif" : meta.format
-    }
-  })
-
-/** A test image: a `width` × `height` picture in `format`. */
-export const testImage = (width: number, height: number, format: "png" | "jpeg" | "webp" = "png") =>
-  Effect.promise(() =>
-    sharp({ create: { width, height, channels: 3, background: { r: 200, g: 40, b: 90 } } })
-      .toFormat(format)
-      .toBuffer()
-  )
