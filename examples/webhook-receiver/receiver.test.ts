@@ -196,7 +196,7 @@ describe("example webhook receiver", () => {
       const id = started.executionId
       const [start] = yield* receiver.printed(/verified start webhook: .*\n/).pipe(Effect.timeout("30 seconds"))
       expect(start).toBe(`verified start webhook: execution ${id} running\n`)
-      const [lines] = yield* receiver.printed(/verified logs webhook: .*\n(  .*\n)+(?=verified|$)/).pipe(
+      const [lines] = yield* receiver.printed(/verified logs webhook: .*\n( {2}.*\n)+(?=verified|$)/).pipe(
         Effect.timeout("30 seconds")
       )
       expect(lines).toContain("  [talk] line 1\n")
