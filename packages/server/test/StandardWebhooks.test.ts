@@ -72,6 +72,26 @@ interface Body {
   readonly logs?: ReadonlyArray<{ readonly message: string; readonly nodeId: string }>
 }
 
+/** The published key set, as this test reads it. */
+interface KeySet {
+  readonly keys: ReadonlyArray<
+    { readonly kty: string; readonly crv: string; readonly x: string; readonly whpk: string }
+  >
+}
+
+/** `GET /v1/executions/{id}/webhook`, as this test reads it. */
+interface DeliveryLog {
+  readonly data: {
+    readonly events: ReadonlyArray<string>
+    readonly deliveries: ReadonlyArray<{
+      readonly id: string
+      readonly type: string
+      readonly status: string
+      readonly attempts: ReadonlyArray<{ readonly statusCode: number | null }>
+    }>
+  }
+}
+
 for (const backend of backends) {
   describe(`Standard Webhooks on ${backend.name}`, () => {
     it.scopedLive(
@@ -99,20 +119,20 @@ for (const backend of backends) {
             !seen && JSON.parse(rawBody.toString("utf8")).type === "start" ? 503 : 204
           )
           const headers = { "x-api-key": api.key, "content-type": "application/json" }
-          const json = (path: string, init: RequestInit = {}) =>
+          const json = <A>(path: string, init: RequestInit = {}) =>
             Effect.promise(() =>
-              fetch(`${api.baseUrl}${path}`, { headers, ...init }).then((r) => r.json() as Promise<any>)
+              fetch(`${api.baseUrl}${path}`, { headers, ...init }).then((r) => r.json() as Promise<A>)
             )
-          const keySet = yield* json("/v1/webhooks/signing-key")
+          const keySet = yield* json<KeySet>("/v1/webhooks/signing-key")
           for (const key of keySet.keys) receiver.trust(key.whpk)
-          const apps = yield* json("/v1/apps")
-          const appId: string = apps.data.find((a: { name: string }) => a.name === "Events").appId
+          const apps = yield* json<{ data: Array<{ appId: string; name: string }> }>("/v1/apps")
+          const appId = apps.data.find((a) => a.name === "Events")!.appId
           const hook = encodeURIComponent(receiver.url)
-          const started = yield* json(
+          const started = yield* json<{ data: { executionId: string } }>(
             `/v1/apps/${appId}/executions?webhook=${hook}&webhookEvents=start,output,logs,completed`,
             { method: "POST", body: JSON.stringify({ inputs: { prompt: "hi" } }) }
           )
-          const executionId: string = started.data.executionId
+          const executionId = started.data.executionId
 
           // Until the completion, the start's second attempt, the output with both outputs and both
           // log lines have come (events go out each on its own: the last output or lines may follow
@@ -160,7 +180,7 @@ for (const backend of backends) {
             const timestamp = String(m.headers["x-service-webhook-timestamp"])
             expect(m.headers["x-service-webhook-request-id"]).toBe(executionId)
             expect(
-              keySet.keys.some((jwk: { kty: string; crv: string; x: string }) =>
+              keySet.keys.some((jwk) =>
                 verify(
                   null,
                   Buffer.concat([Buffer.from(`${timestamp}.`), m.rawBody]),
@@ -174,19 +194,18 @@ for (const backend of backends) {
           // The API (on PostgreSQL another process) lists every delivery, by the id it was sent with,
           // once each answer is recorded (polled: another process records them).
           const deadline = Date.now() + 20_000
-          let log = yield* json(`/v1/executions/${executionId}/webhook`)
-          while (log.data.deliveries.some((d: { status: string }) => d.status !== "delivered")) {
+          let log = yield* json<DeliveryLog>(`/v1/executions/${executionId}/webhook`)
+          while (log.data.deliveries.some((d) => d.status !== "delivered")) {
             if (Date.now() > deadline) return yield* Effect.dieMessage(`not all delivered: ${JSON.stringify(log)}`)
             yield* Effect.sleep("100 millis")
-            log = yield* json(`/v1/executions/${executionId}/webhook`)
+            log = yield* json<DeliveryLog>(`/v1/executions/${executionId}/webhook`)
           }
           expect(log.data.events).toEqual(["start", "output", "logs", "completed"])
-          expect(log.data.deliveries.map((d: { id: string }) => d.id).sort()).toEqual([...ids].sort())
-          expect(
-            log.data.deliveries.find((d: { type: string }) => d.type === "start").attempts.map((
-              a: { statusCode: number }
-            ) => a.statusCode)
-          ).toEqual([503, 204])
+          expect(log.data.deliveries.map((d) => d.id).sort()).toEqual([...ids].sort())
+          expect(log.data.deliveries.find((d) => d.type === "start")!.attempts.map((a) => a.statusCode)).toEqual([
+            503,
+            204
+          ])
         }),
       90_000
     )
