@@ -212,7 +212,7 @@ await receiver.waitFor(/receiving appexec webhooks on/, 30_000)
 const greeted = foreground("terminal 3", commands[2], terminal)
 if (!greeted.includes("Hello Ada")) fail("terminal 3 did not print the greeting", greeted)
 await receiver.waitFor(
-  /verified webhook: execution [0-9a-f-]{36} completed\n {2}Greeting \(text\): Hello Ada, in a warm tone\./,
+  /verified completed webhook: execution [0-9a-f-]{36} completed\n {2}Greeting \(text\): Hello Ada, in a warm tone\./,
   60_000
 )
 await receiver.stop()

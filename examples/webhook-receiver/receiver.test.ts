@@ -78,15 +78,15 @@ describe("example webhook receiver", () => {
       const client = createClient({ baseUrl: appexecUrl, apiKey: principal.key })
       const completions: Array<string> = []
       const printed: Array<string> = []
-      const refusals: Array<{ code: string; message: string }> = []
+      const refusals: Array<{ code: string; message: string; scheme: string }> = []
       const arrived = yield* Deferred.make<string>()
       const receiverUrl = yield* listen(
         createReceiver({
           client,
-          onCompletion: (execution) => {
-            completions.push(execution.executionId)
-            printed.push(describeWebhook(execution))
-            Deferred.unsafeDone(arrived, Effect.succeed(execution.status))
+          onEvent: (delivery) => {
+            completions.push(delivery.execution.executionId)
+            printed.push(describeWebhook(delivery))
+            Deferred.unsafeDone(arrived, Effect.succeed(delivery.execution.status))
           },
           onRefusal: (refusal) => refusals.push(refusal)
         })
@@ -98,7 +98,7 @@ describe("example webhook receiver", () => {
       expect(yield* Deferred.await(arrived).pipe(Effect.timeout("5 seconds"))).toBe("completed")
       expect(completions).toEqual([started.executionId])
       expect(printed).toEqual([
-        `verified webhook: execution ${started.executionId} completed\n  Result (text): echo: hi`
+        `verified completed webhook: execution ${started.executionId} completed\n  Result (text): echo: hi`
       ])
 
       const outbox = yield* WebhookOutbox.WebhookOutbox
@@ -125,7 +125,27 @@ describe("example webhook receiver", () => {
       expect(forged.status).toBe(401)
       expect(yield* Effect.promise(() => forged.json())).toEqual({ error: "bad_signature" })
       expect(completions).toEqual([started.executionId])
-      expect(refusals).toEqual([{ code: "bad_signature", message: expect.stringMatching(/signature/i) }])
+      expect(refusals).toEqual([
+        { code: "bad_signature", message: expect.stringMatching(/signature/i), scheme: "service" }
+      ])
+
+      // The service's signature alone is not enough: the Standard Webhooks one must verify too.
+      const half = yield* Effect.promise(() =>
+        fetch(url, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            "x-service-webhook-timestamp": String(Math.floor(Date.now() / 1000)),
+            "x-service-webhook-signature": "00".repeat(64),
+            "webhook-id": "msg_forged",
+            "webhook-timestamp": String(Math.floor(Date.now() / 1000)),
+            "webhook-signature": `v1a,${Buffer.alloc(64).toString("base64")}`
+          },
+          body: "{}"
+        })
+      )
+      expect(half.status).toBe(401)
+      expect(refusals).toHaveLength(2)
     }).pipe(Effect.provide(TestHarness.layer({ webhooks: true }))))
 
   it.scopedLive("says why it refuses a webhook when its key cannot fetch the key set", () =>
@@ -136,7 +156,7 @@ describe("example webhook receiver", () => {
       const receiverUrl = yield* listen(
         createReceiver({
           client: createClient({ baseUrl: appexecUrl, apiKey: "aex_not-a-key", retry: { maxRetries: 0 } }),
-          onCompletion: () => undefined,
+          onEvent: () => undefined,
           onRefusal: (refusal) => refusals.push(refusal)
         })
       )
@@ -159,7 +179,7 @@ describe("example webhook receiver", () => {
       )
     }).pipe(Effect.provide(TestHarness.layer({ webhooks: true }))))
 
-  it.scopedLive("run as the README runs it, prints each verified webhook: its status and outputs", () =>
+  it.scopedLive("run as the README runs it, verifies both signatures and prints each event: status, outputs, lines", () =>
     Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
       const principal = yield* TestHarness.signIn()
@@ -168,13 +188,25 @@ describe("example webhook receiver", () => {
       const [, receiverUrl] = yield* receiver.printed(/receiving appexec webhooks on (http:\/\/\S+\/)/).pipe(
         Effect.timeout("30 seconds")
       )
-      const app = yield* appexec.apps.import(echo)
+      const app = yield* appexec.apps.import(TestApps.branches)
       const started = yield* appexec.executions.start(principal, app.appId, { prompt: "Ada" }, {
-        webhook: `${receiverUrl}appexec-webhook`
+        webhook: `${receiverUrl}appexec-webhook`,
+        webhookEvents: ["start", "logs", "completed"]
       })
-      const [line] = yield* receiver.printed(/verified webhook: .*\n.*\n/).pipe(Effect.timeout("30 seconds"))
-      expect(line).toBe(`verified webhook: execution ${started.executionId} completed\n  Result (text): echo: Ada\n`)
-    }).pipe(Effect.provide(TestHarness.layer({ webhooks: true }))))
+      const id = started.executionId
+      const [start] = yield* receiver.printed(/verified start webhook: .*\n/).pipe(Effect.timeout("30 seconds"))
+      expect(start).toBe(`verified start webhook: execution ${id} running\n`)
+      const [lines] = yield* receiver.printed(/verified logs webhook: .*\n( {2}.*\n)+(?=verified|$)/).pipe(
+        Effect.timeout("30 seconds")
+      )
+      expect(lines).toContain("  [talk] line 1\n")
+      const [end] = yield* receiver.printed(/verified completed webhook: .*\n.*\n.*\n/).pipe(
+        Effect.timeout("30 seconds")
+      )
+      expect(end).toBe(
+        `verified completed webhook: execution ${id} completed\n  Fast (text): Ada!\n  Slow (text): Ada\n`
+      )
+    }).pipe(Effect.provide(TestHarness.layer({ webhooks: true, nodes: [TestApps.chatty] }))))
 
   it("exits with a message naming APPEXEC_API_KEY when it has no key", async () => {
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: "0" }

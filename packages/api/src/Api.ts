@@ -107,11 +107,20 @@ export const ListExecutionsQuery = Schema.Struct({
   )
 })
 
+/** What the events of a start's webhook are, in the query and in the body (docs/webhooks.md#events). */
+const webhookEventsDescription =
+  "The events the webhook receives: `start`, `output`, `logs`, `completed` (default `completed` alone, the completion webhook). `output` and `logs` are sent at most once every 500 ms each, the last one always. Needs `webhook`."
+
 /** Query of the start request (docs/api.md#start-an-execution). */
 export const StartExecutionQuery = Schema.Struct({
   webhook: Schema.optional(
     Schema.String.annotations({
       description: "An absolute http or https URL that receives the signed result on completion (URL-encoded)."
+    })
+  ),
+  webhookEvents: Schema.optional(
+    Schema.String.annotations({
+      description: `Comma-separated, as \`start,output,completed\`. ${webhookEventsDescription}`
     })
   )
 })
@@ -120,7 +129,13 @@ export const StartExecutionQuery = Schema.Struct({
 export const StartExecutionPayload = Schema.Struct({
   inputs: Schema.Record({ key: Schema.String, value: Schema.String }).annotations({
     description: "Values keyed by parameter name (case-sensitive): an option label, a public URL or a string."
-  })
+  }),
+  webhookEvents: Schema.optional(
+    Schema.Array(Execution.WebhookEvent).annotations({
+      description:
+        `${webhookEventsDescription} As the query's \`webhookEvents\`; when both are sent they must name the same events.`
+    })
+  )
 }).annotations({ identifier: "StartExecutionRequest" })
 
 /** Longest hold of a long poll (`Prefer: wait=N`), in seconds. */
@@ -254,12 +269,22 @@ export const getExecutionWebhook = HttpApiEndpoint.get("getExecutionWebhook", "/
   .annotate(OpenApi.Summary, "Get the webhook delivery of an execution")
   .annotate(
     OpenApi.Description,
-    "Whether the execution's webhook was delivered, is pending or failed, with every attempt and why it failed; data is null when the execution has no webhook."
+    "Whether the execution's webhook was delivered, is pending or failed, with every attempt and why it failed, and every event's delivery in `deliveries`; data is null when the execution has no webhook."
   )
 
 /** `{ data: webhook delivery }` of a redelivery, answered with 202. */
 export const RedeliveryResponse = Envelope.Envelope(Execution.WebhookDelivery).annotations({
   identifier: "RedeliveryResponse"
+})
+
+/** Query of a redelivery: which delivery (docs/webhooks.md#events); the completion webhook when absent. */
+export const RedeliverQuery = Schema.Struct({
+  delivery: Schema.optional(
+    Schema.String.annotations({
+      description:
+        "The `id` of one of the execution's `deliveries` (its `webhook-id`): that event is sent once more. Without it, the completion webhook."
+    })
+  )
 })
 
 /** `POST /v1/executions/{executionId}/webhook/redeliver`: one more attempt to deliver a finished execution's webhook. */
@@ -268,13 +293,14 @@ export const redeliverExecutionWebhook = HttpApiEndpoint.post(
   "/executions/:executionId/webhook/redeliver"
 )
   .setPath(ExecutionPath)
+  .setUrlParams(RedeliverQuery)
   .addSuccess(RedeliveryResponse, { status: 202 })
   .addError(NotFound)
   .addError(Conflict)
   .annotate(OpenApi.Summary, "Redeliver the webhook of an execution")
   .annotate(
     OpenApi.Description,
-    "Sends the webhook of a finished execution once more: one attempt, signed when it is sent, with the execution as it is now; no retries follow it. Answers the delivery, `pending` with its earlier attempts, as `GET /v1/executions/{executionId}/webhook` shows it. 409 `webhook_not_redeliverable` when the execution has no webhook, has not finished, or its delivery is still under way."
+    "Sends the webhook of a finished execution once more: one attempt, signed when it is sent, with the execution as it is now; no retries follow it. With `delivery`, that event's delivery instead (its body as first sent; the execution need not have finished). Answers the webhook's deliveries as `GET /v1/executions/{executionId}/webhook` shows them, the one armed `pending` with its earlier attempts. 409 `webhook_not_redeliverable` when the execution has no webhook, has not finished (without `delivery`), has no such delivery, or the delivery is still under way."
   )
 
 /** Headers of the event stream: where to resume (docs/api.md#live-executions). */

@@ -121,6 +121,20 @@ export const ExecutionPage = Schema.Struct({
 }).annotations({ identifier: "ExecutionPage" })
 export type ExecutionPage = typeof ExecutionPage.Type
 
+/**
+ * An event an execution sends to its webhook (docs/webhooks.md#events), an extension: `start`
+ * (it began running), `output` (its outputs changed), `logs` (its nodes logged lines) and
+ * `completed` (it ended, `completed` or `failed`: the interface's completion webhook).
+ */
+export const WebhookEvent = Schema.Literal("start", "output", "logs", "completed")
+export type WebhookEvent = typeof WebhookEvent.Type
+
+/** Every webhook event, in the order of an execution's life (the order stored lists keep). */
+export const WEBHOOK_EVENTS: ReadonlyArray<WebhookEvent> = WebhookEvent.literals
+
+/** The events of an execution started without `webhookEvents`: the completion webhook alone. */
+export const DEFAULT_WEBHOOK_EVENTS: ReadonlyArray<WebhookEvent> = ["completed"]
+
 /** One attempt to deliver an execution's webhook (docs/webhooks.md#failed-deliveries). */
 export const WebhookAttempt = Schema.Struct({
   at: Timestamp,
@@ -131,13 +145,45 @@ export const WebhookAttempt = Schema.Struct({
 })
 export type WebhookAttempt = typeof WebhookAttempt.Type
 
+/** The delivery of one event (docs/webhooks.md#events): one message, retried until delivered or given up. */
+export const EventDelivery = Schema.Struct({
+  id: Schema.String.annotations({
+    description: "The message id: the `webhook-id` header of every attempt; `delivery` of a redelivery."
+  }),
+  type: WebhookEvent,
+  status: Schema.Literal("pending", "delivered", "failed"),
+  createdAt: Timestamp,
+  attempts: Schema.Array(WebhookAttempt)
+}).annotations({ identifier: "EventDelivery" })
+export type EventDelivery = typeof EventDelivery.Type
+
 /**
- * The delivery of an execution's webhook: `pending` until it is delivered or given up
- * (`failed`), with every attempt made so far.
+ * The delivery of an execution's webhook: `url`, and the `status` and `attempts` of its
+ * completion webhook, `pending` until it is delivered or given up (`failed`); with every event's
+ * delivery in `deliveries`. An execution that does not send `completed` has the status of all its
+ * deliveries together (`pending` while it runs or one is pending, `failed` when one failed, else
+ * `delivered`) and no attempts of its own (docs/webhooks.md#events).
  */
 export const WebhookDelivery = Schema.Struct({
   url: Schema.String,
   status: Schema.Literal("pending", "delivered", "failed"),
-  attempts: Schema.Array(WebhookAttempt)
+  attempts: Schema.Array(WebhookAttempt),
+  /**
+   * An extension (docs/webhooks.md#events): the events the execution sends, `["completed"]`
+   * unless it was started with `webhookEvents`. appexec always sends it; optional so that
+   * answers without it still decode.
+   */
+  events: Schema.optional(
+    Schema.Array(WebhookEvent).annotations({ description: "The events the execution sends to its webhook." })
+  ),
+  /**
+   * An extension (docs/webhooks.md#events): every delivery of the execution, one per event sent,
+   * oldest first. appexec always sends it; optional so that answers without it still decode.
+   */
+  deliveries: Schema.optional(
+    Schema.Array(EventDelivery).annotations({
+      description: "Every delivery of the execution, one per event sent, oldest first, with its attempts."
+    })
+  )
 }).annotations({ identifier: "WebhookDelivery" })
 export type WebhookDelivery = typeof WebhookDelivery.Type

@@ -10,7 +10,18 @@ export const Jwk = Schema.Struct({
   x: Schema.String,
   kid: Schema.String,
   use: Schema.Literal("sig"),
-  alg: Schema.Literal("EdDSA")
+  alg: Schema.Literal("EdDSA"),
+  /**
+   * An extension (docs/webhooks.md#standard-webhooks): the same public key as the Standard
+   * Webhooks specification writes it, `whpk_` and the base64 of its 32 raw bytes. appexec always
+   * sends it; optional so that key sets without it still decode.
+   */
+  whpk: Schema.optional(
+    Schema.String.annotations({
+      description:
+        "The same key as Standard Webhooks writes it: `whpk_` and the base64 of its 32 raw bytes; verifies the `webhook-signature` header."
+    })
+  )
 })
 export type Jwk = typeof Jwk.Type
 

@@ -51,10 +51,21 @@ export interface StartOptions {
   /** An http(s) URL that receives the signed result on completion (docs/api.md#start-an-execution). */
   readonly webhook?: string
   /**
+   * The events `webhook` receives (docs/webhooks.md#events): `start`, `output`, `logs`,
+   * `completed`; the completion alone when absent. Needs `webhook`.
+   */
+  readonly webhookEvents?: ReadonlyArray<Execution.WebhookEvent>
+  /**
    * Sent as `Idempotency-Key` (docs/api.md#idempotent-starts): a start sent again with the same
    * key answers the first execution instead of starting another, so it is safe to retry.
    */
   readonly idempotencyKey?: string
+}
+
+/** Options of a redelivery. */
+export interface RedeliverOptions {
+  /** The `id` of one of the execution's `deliveries` (docs/webhooks.md#events); the completion webhook when absent. */
+  readonly delivery?: string
 }
 
 /** Options of `run`: those of the start and of the wait. */
@@ -178,7 +189,7 @@ export interface AppexecClientService {
    */
   readonly verifyWebhookRequest: (
     request: Request,
-    options?: WebhookRequest.ReadOptions
+    options?: WebhookRequest.ReadOptions & WebhookKeys.VerifyOptions
   ) => Effect.Effect<
     WebhookKeys.VerifiedDelivery,
     WebhookVerifier.WebhookVerificationError | WebhookPayloadError | RequestError
@@ -194,10 +205,14 @@ export interface AppexecClientService {
   readonly webhooks: {
     /** The key set, fetched once and cached. */
     readonly keySet: Effect.Effect<Jwk.JwkSet, RequestError>
-    /** Verifies a webhook's raw body and headers and decodes its execution; refetches the keys once on an unknown key. */
+    /**
+     * Verifies a webhook's raw body and headers (the service's signature, or Standard Webhooks'
+     * with `scheme: "standard"`) and decodes its body; refetches the keys once on an unknown key.
+     */
     readonly verify: (
       rawBody: Uint8Array | string,
-      headers: WebhookVerifier.HeadersLike
+      headers: WebhookVerifier.HeadersLike,
+      options?: WebhookKeys.VerifyOptions
     ) => Effect.Effect<
       WebhookKeys.VerifiedDelivery,
       WebhookVerifier.WebhookVerificationError | WebhookPayloadError | RequestError
@@ -207,9 +222,13 @@ export interface AppexecClientService {
      * attempt, signed when the server sends it, no retries after it; returns the delivery, then
      * `pending`, with its earlier attempts (`executions.webhook` shows how it went). Fails with an
      * `ApiError` of code `webhook_not_redeliverable` when the execution has no webhook, has not
-     * finished, or its delivery is under way. Sent once, like a start.
+     * finished, or its delivery is under way. With `delivery` (an `id` of `executions.webhook`'s
+     * `deliveries`), that event instead. Sent once, like a start.
      */
-    readonly redeliver: (executionId: string) => Effect.Effect<Execution.WebhookDelivery, RequestError>
+    readonly redeliver: (
+      executionId: string,
+      options?: RedeliverOptions
+    ) => Effect.Effect<Execution.WebhookDelivery, RequestError>
   }
 }
 

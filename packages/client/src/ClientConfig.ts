@@ -3,6 +3,7 @@
  * a request may take, how retries are bounded, and how webhooks are verified.
  */
 import type { RetryOptions, RetryReason } from "./RetryPolicy.js"
+import type * as WebhookKeys from "./WebhookKeys.js"
 
 /** What an `onRetry` hook is told before the client waits and sends a request again. */
 export interface RetryEvent {
@@ -34,6 +35,11 @@ export interface ClientConfig {
   readonly webhookBrand?: string
   /** Largest accepted age (or lead) of a webhook timestamp, in seconds (default 300, docs/api.md#signature). */
   readonly webhookToleranceSeconds?: number
+  /**
+   * The signature webhook verification checks (default `service`: `X-Service-Webhook-Signature`;
+   * `standard`: Standard Webhooks' `webhook-signature: v1a,…`, docs/webhooks.md#standard-webhooks).
+   */
+  readonly webhookScheme?: WebhookKeys.Scheme
 }
 
 /** The request timeout used when `timeoutMs` is not given. */

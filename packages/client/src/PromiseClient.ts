@@ -104,23 +104,31 @@ export interface Client {
    */
   readonly verifyWebhookRequest: (
     request: Request,
-    options?: WebhookRequest.ReadOptions
+    options?: WebhookRequest.ReadOptions & WebhookKeys.VerifyOptions
   ) => Promise<WebhookKeys.VerifiedDelivery>
   /** Webhook verification with a cached key set. */
   readonly webhooks: {
     /** The key set, fetched once and cached. */
     readonly keySet: () => Promise<Jwk.JwkSet>
-    /** Verifies a webhook's raw body and headers and returns its execution; rejects with `WebhookVerificationError`. */
+    /**
+     * Verifies a webhook's raw body and headers (the service's signature, or Standard Webhooks'
+     * with `scheme: "standard"`) and returns its event and execution; rejects with `WebhookVerificationError`.
+     */
     readonly verify: (
       rawBody: Uint8Array | string,
-      headers: WebhookVerifier.HeadersLike
+      headers: WebhookVerifier.HeadersLike,
+      options?: WebhookKeys.VerifyOptions
     ) => Promise<WebhookKeys.VerifiedDelivery>
     /**
      * Sends a finished execution's webhook once more (one attempt, signed when sent, no retries)
      * and returns its delivery, `pending`; rejects with an `ApiError` of code
      * `webhook_not_redeliverable` when it has no webhook, has not finished or is being delivered.
+     * With `delivery`, that event's delivery instead.
      */
-    readonly redeliver: (executionId: string) => Promise<Execution.WebhookDelivery>
+    readonly redeliver: (
+      executionId: string,
+      options?: AppexecClient.RedeliverOptions
+    ) => Promise<Execution.WebhookDelivery>
   }
   /** The same client as Effects, sharing this one's key-set cache. */
   readonly effect: AppexecClient.AppexecClientService
@@ -160,8 +168,8 @@ export const createClient = (config: ClientConfig): Client => {
     verifyWebhookRequest: (request, options) => runPromise(client.verifyWebhookRequest(request, options)),
     webhooks: {
       keySet: () => runPromise(client.webhooks.keySet),
-      verify: (rawBody, headers) => runPromise(client.webhooks.verify(rawBody, headers)),
-      redeliver: (executionId) => runPromise(client.webhooks.redeliver(executionId))
+      verify: (rawBody, headers, options) => runPromise(client.webhooks.verify(rawBody, headers, options)),
+      redeliver: (executionId, options) => runPromise(client.webhooks.redeliver(executionId, options))
     },
     effect: client
   }

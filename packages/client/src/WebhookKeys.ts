@@ -3,14 +3,25 @@
  * cache it"). The set is fetched on first use and kept. A webhook signed by a key the cached set
  * does not hold (the service rotated its key) makes the cache fetch the set again, once, and
  * verify again; at most one such refetch happens per `minRefetchIntervalMs`, so forged webhooks
- * cannot turn into a stream of key requests. Signatures are checked by core's `verifyWebhook`.
+ * cannot turn into a stream of key requests. Either signature of a webhook verifies it (`scheme`):
+ * the service's own headers (`X-Service-Webhook-Signature`, core's `verifyWebhook`), or Standard
+ * Webhooks' `webhook-signature: v1a,…` (core's `verifyStandardWebhook`), both runtime-neutral.
  */
-import * as Envelope from "@appexec/api/Envelope"
-import * as Execution from "@appexec/api/Execution"
+import type * as Execution from "@appexec/api/Execution"
 import type * as Jwk from "@appexec/api/Jwk"
+import type * as Live from "@appexec/api/Live"
+import * as Webhook from "@appexec/api/Webhook"
 import * as WebhookVerifier from "@appexec/core/WebhookVerifier"
 import { Clock, Effect, Either, Option, Schema, SynchronizedRef } from "effect"
 import { WebhookPayloadError } from "./ClientError.js"
+
+/**
+ * Which signature of a webhook to verify: `service`, the service's own headers
+ * (`X-Service-Webhook-Signature` over `timestamp.body`, named with the brand word); `standard`,
+ * Standard Webhooks' `webhook-id`, `webhook-timestamp` and `webhook-signature: v1a,…` over
+ * `id.timestamp.body`. appexec sends both on every webhook, signed with the same key.
+ */
+export type Scheme = "service" | "standard"
 
 /** Options of the cache and of every verification. */
 export interface KeyCacheOptions {
@@ -20,12 +31,31 @@ export interface KeyCacheOptions {
   readonly brand?: string
   /** Least time between two fetches caused by a signature the cached set cannot verify (default 10 000 ms). */
   readonly minRefetchIntervalMs?: number
+  /** The signature verified when a call does not say (default `service`). */
+  readonly scheme?: Scheme
 }
 
-/** A verified webhook: the facts of its headers and its decoded body, the execution. */
+/** Options of one verification. */
+export interface VerifyOptions {
+  /** The signature to verify (default: the cache's `scheme`). */
+  readonly scheme?: Scheme
+}
+
+/** A verified webhook: the facts of its headers and its decoded body. */
 export interface VerifiedDelivery extends WebhookVerifier.VerifiedWebhook {
-  /** The execution as the body carries it, in a terminal state. */
+  /** The signature that verified it. */
+  readonly scheme: Scheme
+  /**
+   * The message id (`webhook-id`): the same on every attempt of one event, another for every
+   * event; the key to de-duplicate deliveries. Null when the request has none.
+   */
+  readonly webhookId: string | null
+  /** Which event it is (docs/webhooks.md#events): the body's `type`, `completed` when it has none. */
+  readonly event: Execution.WebhookEvent
+  /** The execution as the body carries it: in a terminal state for `completed`, as it was at the event otherwise. */
   readonly execution: Execution.Execution
+  /** A `logs` event's lines, logged since the previous `logs` event. */
+  readonly logs?: ReadonlyArray<Live.LogLine>
 }
 
 /** The key-set cache of one client. */
@@ -40,7 +70,8 @@ export interface KeyCache<E> {
    */
   readonly verify: (
     rawBody: Uint8Array | string,
-    headers: WebhookVerifier.HeadersLike
+    headers: WebhookVerifier.HeadersLike,
+    options?: VerifyOptions
   ) => Effect.Effect<VerifiedDelivery, WebhookVerifier.WebhookVerificationError | WebhookPayloadError | E>
 }
 
@@ -50,8 +81,15 @@ export interface KeyCache<E> {
  */
 export const verifyWebhook = WebhookVerifier.verifyWebhook
 
-/** The webhook body (docs/api.md#webhooks): the polling response, `{ data: Execution }`. */
-export const WebhookBody = Envelope.Envelope(Execution.Execution)
+/**
+ * Core's Standard Webhooks verification (synchronous, never throws), re-exported:
+ * `verifyStandardWebhook(rawBody, headers, keys)` checks the `v1a` signature of `webhook-signature`
+ * against a key set as published or `whpk_…` keys.
+ */
+export const verifyStandardWebhook = WebhookVerifier.verifyStandardWebhook
+
+/** The webhook body (docs/webhooks.md): the polling response `{ data: Execution }`, with an event's `type`. */
+export const WebhookBody = Webhook.WebhookBody
 
 const decodeBody = Schema.decodeUnknown(Schema.parseJson(WebhookBody))
 
@@ -72,6 +110,7 @@ export const make = <E>(
   Effect.gen(function*() {
     const state = yield* SynchronizedRef.make<Option.Option<Cached>>(Option.none())
     const minInterval = options.minRefetchIntervalMs ?? 10_000
+    const defaultScheme = options.scheme ?? "service"
     const verifyOptions = {
       toleranceSeconds: options.toleranceSeconds ?? 300,
       ...(options.brand === undefined ? {} : { brand: options.brand })
@@ -109,11 +148,29 @@ export const make = <E>(
           return [Option.some(next.keys), Option.some(next)] as const
         }))
 
-    const verify: KeyCache<E>["verify"] = (rawBody, headers) =>
+    /** The facts of a webhook verified against `keys` in `scheme` (the execution id is the body's for `standard`). */
+    const check = (
+      rawBody: Uint8Array | string,
+      headers: WebhookVerifier.HeadersLike,
+      keys: Jwk.JwkSet,
+      scheme: Scheme
+    ) =>
+      scheme === "service"
+        ? Effect.map(
+          WebhookVerifier.verify(rawBody, headers, keys, verifyOptions),
+          (verified) => ({ ...verified, webhookId: WebhookVerifier.headerValue(headers, "webhook-id") ?? null })
+        )
+        : Effect.map(
+          WebhookVerifier.verifyStandard(rawBody, headers, keys, verifyOptions),
+          (verified) => ({ requestId: null, userId: null, ...verified })
+        )
+
+    const verify: KeyCache<E>["verify"] = (rawBody, headers, options = {}) =>
       Effect.gen(function*() {
+        const scheme = options.scheme ?? defaultScheme
         const keys = yield* keySet
-        const first = yield* Effect.either(WebhookVerifier.verify(rawBody, headers, keys, verifyOptions))
-        let verified: WebhookVerifier.VerifiedWebhook
+        const first = yield* Effect.either(check(rawBody, headers, keys, scheme))
+        let verified: Effect.Effect.Success<ReturnType<typeof check>>
         if (Either.isRight(first)) {
           verified = first.right
         } else {
@@ -124,7 +181,7 @@ export const make = <E>(
           if (Option.isNone(newer)) {
             return yield* first.left
           }
-          verified = yield* WebhookVerifier.verify(rawBody, headers, newer.value, verifyOptions)
+          verified = yield* check(rawBody, headers, newer.value, scheme)
         }
         const text = typeof rawBody === "string" ? rawBody : new TextDecoder().decode(rawBody)
         const body = yield* decodeBody(text).pipe(
@@ -132,7 +189,15 @@ export const make = <E>(
             new WebhookPayloadError({ message: `The webhook body is not an execution: ${e.message}` })
           )
         )
-        return { ...verified, execution: body.data }
+        return {
+          ...verified,
+          // Signed in the body: the execution id a Standard Webhooks check has no header for.
+          requestId: verified.requestId ?? body.data.executionId,
+          scheme,
+          event: Webhook.eventOf(body),
+          execution: body.data,
+          ...(body.logs === undefined ? {} : { logs: body.logs })
+        }
       })
 
     return { keySet, refresh, verify }

@@ -15,7 +15,10 @@ export * as PromiseClient from "./PromiseClient.js"
 export { createClient } from "./PromiseClient.js"
 export * as RetryPolicy from "./RetryPolicy.js"
 export * as WebhookKeys from "./WebhookKeys.js"
-export { verifyWebhook } from "./WebhookKeys.js"
+export { verifyStandardWebhook, verifyWebhook } from "./WebhookKeys.js"
 export * as WebhookRequest from "./WebhookRequest.js"
-/** Core's webhook verification (docs/api.md#signature), for receivers that hold the key set themselves. */
+/**
+ * Core's webhook verification of both signatures (docs/webhooks.md: the service's headers and
+ * Standard Webhooks' `v1a`), for receivers that hold the keys themselves: runtime-neutral.
+ */
 export * as WebhookVerifier from "@appexec/core/WebhookVerifier"

@@ -23,6 +23,7 @@ import { WebhookPayloadError } from "./ClientError.js"
 import { concat } from "./internal/Bytes.js"
 import type { Client } from "./PromiseClient.js"
 import { runPromise } from "./PromiseClient.js"
+import type * as WebhookKeys from "./WebhookKeys.js"
 import { DEFAULT_MAX_BODY_BYTES, type ReadOptions } from "./WebhookRequest.js"
 
 export { DEFAULT_MAX_BODY_BYTES, type ReadOptions } from "./WebhookRequest.js"
@@ -89,10 +90,19 @@ export const readRawBody = (
     })
   })
 
-/** Reads and verifies the webhook `request` with the Effect client's cached key set. */
-export const verify = (client: AppexecClientService, request: IncomingMessage, options?: ReadOptions) =>
-  Effect.flatMap(readRawBody(request, options), (body) => client.webhooks.verify(body, request.headers))
+/**
+ * Reads and verifies the webhook `request` with the Effect client's cached key set: the service's
+ * signature, or Standard Webhooks' with `scheme: "standard"`.
+ */
+export const verify = (
+  client: AppexecClientService,
+  request: IncomingMessage,
+  options?: ReadOptions & WebhookKeys.VerifyOptions
+) => Effect.flatMap(readRawBody(request, options), (body) => client.webhooks.verify(body, request.headers, options))
 
 /** Reads and verifies the webhook `request` with the Promise client's cached key set; rejects with `WebhookVerificationError`. */
-export const verifyRequest = (client: Client, request: IncomingMessage, options?: ReadOptions) =>
-  runPromise(verify(client.effect, request, options))
+export const verifyRequest = (
+  client: Client,
+  request: IncomingMessage,
+  options?: ReadOptions & WebhookKeys.VerifyOptions
+) => runPromise(verify(client.effect, request, options))

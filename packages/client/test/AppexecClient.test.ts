@@ -125,7 +125,9 @@ describe("AppexecClient against a served instance", () => {
       expect(yield* client.executions.webhook(hooked.executionId)).toEqual({
         url: "https://example.com/hook",
         status: "pending",
-        attempts: []
+        attempts: [],
+        events: ["completed"],
+        deliveries: []
       })
       const missing = yield* Effect.flip(client.executions.webhook(crypto.randomUUID()))
       expect(missing).toMatchObject({ _tag: "ApiError", status: 404 })

@@ -163,20 +163,35 @@ describe("@appexec/client in a browser bundle", () => {
       const apps = yield* Effect.promise(() => client.apps.list())
       expect(apps.map((a) => a.name).sort()).toEqual(["Greeting", "Parse"])
 
+      // Each delivery verified twice, by its service signature and by its Standard Webhooks one.
       const deliveries: Array<Either.Either<string, string>> = []
       const receiverUrl = yield* serveFetch(async (request) => {
+        const again = request.clone()
         const verified = await client.verifyWebhookRequest(request).then(
-          (delivery) => Either.right(delivery.execution.status),
+          (delivery) => Either.right(`${delivery.scheme} ${delivery.event} ${delivery.execution.status}`),
           (error: unknown) => Either.left(String(error))
         )
-        deliveries.push(verified)
-        return new Response(null, { status: Either.isRight(verified) ? 204 : 401 })
+        const standard = await client.verifyWebhookRequest(again, { scheme: "standard" }).then(
+          (delivery) => Either.right(`${delivery.scheme} ${delivery.event} ${delivery.execution.status}`),
+          (error: unknown) => Either.left(String(error))
+        )
+        deliveries.push(verified, standard)
+        return new Response(null, { status: Either.isRight(verified) && Either.isRight(standard) ? 204 : 401 })
       })
       const done = yield* Effect.promise(() =>
-        client.run("Parse", { text: "[7]" }, { interval: 0, webhook: `${receiverUrl}/hook` })
+        client.run("Parse", { text: "[7]" }, {
+          interval: 0,
+          webhook: `${receiverUrl}/hook`,
+          webhookEvents: ["start", "completed"]
+        })
       )
       expect(done.status).toBe("completed")
       yield* Effect.flatMap(WebhookDispatcher.make, (dispatcher) => dispatcher.dispatchDue)
-      expect(deliveries).toEqual([Either.right("completed")])
+      expect(deliveries.map((d) => Either.getOrElse(d, (error) => error)).sort()).toEqual([
+        "service completed completed",
+        "service start running",
+        "standard completed completed",
+        "standard start running"
+      ])
     }).pipe(Effect.provide(instance)))
 })

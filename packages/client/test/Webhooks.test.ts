@@ -116,6 +116,49 @@ describe("webhook verification against a served instance", () => {
       expect(stale).toMatchObject({ _tag: "WebhookVerificationError", reason: "stale_timestamp" })
     }).pipe(Effect.provide(instance)))
 
+  it.scoped("verifies every event's Standard Webhooks signature too, across a key rotation", () =>
+    Effect.gen(function*() {
+      const served = yield* serve()
+      const client = yield* AppexecClient.make({ baseUrl: served.baseUrl, apiKey: served.apiKey })
+      const hook = yield* receiver(client)
+      const standard = (received: Received) =>
+        client.webhooks.verify(received.rawBody, received.headers, { scheme: "standard" })
+
+      const first = yield* client.executions.start(served.parseAppId, { text: "[1]" }, {
+        webhook: hook.url,
+        webhookEvents: ["start", "completed"]
+      })
+      yield* deliver(client, first.executionId)
+      const both = [yield* Queue.take(hook.received), yield* Queue.take(hook.received)]
+      const verified = yield* Effect.forEach(both, standard)
+      expect(verified.map((v) => [v.scheme, v.event, v.execution.status]).sort()).toEqual([
+        ["standard", "completed", "completed"],
+        ["standard", "start", "running"]
+      ])
+      verified.forEach((v, i) => {
+        expect(v.webhookId).toBe(both[i]!.headers["webhook-id"])
+        expect(v.requestId).toBe(first.executionId)
+        // The service's signature of the same request verifies too, and names the same message.
+        expect(Either.getOrThrow(both[i]!.outcome)).toMatchObject({
+          scheme: "service",
+          event: v.event,
+          webhookId: v.webhookId
+        })
+      })
+      const altered = { ...both[0]!.headers, "webhook-id": "another-message" }
+      expect(yield* Effect.flip(client.webhooks.verify(both[0]!.rawBody, altered, { scheme: "standard" })))
+        .toMatchObject({
+          reason: "bad_signature"
+        })
+
+      const rotated = yield* SigningKeys.rotate
+      yield* TestClock.adjust("15 seconds")
+      const second = yield* client.executions.start(served.parseAppId, { text: "[2]" }, { webhook: hook.url })
+      yield* deliver(client, second.executionId)
+      const after = yield* Queue.take(hook.received)
+      expect(yield* standard(after)).toMatchObject({ kid: rotated.kid, event: "completed", scheme: "standard" })
+    }).pipe(Effect.provide(instance)))
+
   it.scoped("refuses a delivery without a signature", () =>
     Effect.gen(function*() {
       const served = yield* serve()

@@ -27,6 +27,7 @@ const instance = Layer.provideMerge(
   Layer.succeed(SigningKeys.SigningKeys, {
     keySet: Effect.succeed({ keys: [jwk] }),
     sign: () => Effect.die("the console tests do not sign"),
+    signAll: () => Effect.die("the console tests do not sign"),
     rotate: Effect.die("the console tests do not rotate keys")
   }),
   TestHarness.layer()

@@ -139,12 +139,15 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
        * Sends the webhook of a finished execution once more (docs/api.md#redeliver-a-webhook): its
        * delivery is armed for one attempt, signed when the dispatcher sends it, after which it is
        * over whatever the outcome; answers the delivery as armed (`pending`, its attempts so far).
-       * Refused when the execution has no webhook, has not finished, or its delivery is under way.
-       * Without a principal (an operator), any workspace's execution.
+       * With `deliveryId`, that event's delivery (docs/webhooks.md#events), finished or not.
+       * Refused when the execution has no webhook, has not finished (without `deliveryId`), has no
+       * such delivery, or the delivery is under way. Without a principal (an operator), any
+       * workspace's execution.
        */
       readonly redeliver: (
         executionId: string,
-        principal?: Principal
+        principal?: Principal,
+        deliveryId?: string
       ) => Effect.Effect<WebhookDelivery, ExecutionNotFound | WebhookNotRedeliverable | StorageError>
       /**
        * Cancels an execution (docs/api.md#cancel-an-execution): a queued one fails at once, a

@@ -2,7 +2,7 @@
  * One layer for a whole appexec instance over a chosen storage: node registry (core nodes plus
  * the host's own), settings, the app catalog, the `Appexec` facade, the webhook signing keys,
  * the operator's secrets (`SecretStore`, sealed with the master key), its stop (`Shutdown`), and,
- * unless turned off, a worker and a webhook dispatcher. Every logger of the instance masks secrets
+ * unless turned off, a worker (with the webhook events of its runs) and a webhook dispatcher. Every logger of the instance masks secrets
  * (`Redactor`). The outbound HTTP client (webhooks, media, provider calls) comes from the host:
  * `NodeOutboundHttp` of `@appexec/platform-node` on Node.
  */
@@ -21,6 +21,7 @@ import type { IdGenerator } from "./IdGenerator.js"
 import * as AppCatalog from "./internal/AppCatalog.js"
 import { Cancellations } from "./internal/Cancellations.js"
 import * as Retention from "./internal/Retention.js"
+import * as WebhookEvents from "./internal/WebhookEvents.js"
 import * as Worker from "./internal/Worker.js"
 import type { KeyStore } from "./KeyStore.js"
 import * as NodeRegistry from "./NodeRegistry.js"
@@ -127,7 +128,10 @@ export const make = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly 
     SigningKeys.layer
   ).pipe(Layer.provideMerge(provided))
   const facade = Appexec.layer.pipe(Layer.provideMerge(AppCatalog.layer), Layer.provideMerge(base))
-  const withWorker = options.worker === false ? facade : Worker.layer.pipe(Layer.provideMerge(facade))
+  // The runs' webhook events are followed where they run, from before the worker takes any.
+  const withWorker = options.worker === false
+    ? facade
+    : Worker.layer.pipe(Layer.provideMerge(WebhookEvents.layer.pipe(Layer.provideMerge(facade))))
   const withRetention = (options.retention ?? options.worker !== false)
     ? Retention.layer.pipe(Layer.provideMerge(withWorker))
     : withWorker

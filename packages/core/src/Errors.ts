@@ -120,13 +120,14 @@ export class ExecutionFinished extends Schema.TaggedError<ExecutionFinished>()("
 }
 
 /** Why a webhook cannot be redelivered now. */
-export const NotRedeliverableReason = Schema.Literal("no_webhook", "not_finished", "under_way")
+export const NotRedeliverableReason = Schema.Literal("no_webhook", "not_finished", "under_way", "unknown_delivery")
 export type NotRedeliverableReason = typeof NotRedeliverableReason.Type
 
 /**
  * A redelivery of an execution's webhook that cannot be made now (409 `webhook_not_redeliverable`):
- * the execution has no webhook, has not finished (its webhook is sent when it does), or its
- * delivery is under way (pending: attempts or retries to come, or a redelivery not yet sent).
+ * the execution has no webhook, has not finished (its webhook is sent when it does), has no such
+ * delivery (an unknown `delivery`, or no completion webhook among its events), or the delivery is
+ * under way (pending: attempts or retries to come, or a redelivery not yet sent).
  */
 export class WebhookNotRedeliverable extends Schema.TaggedError<WebhookNotRedeliverable>()(
   "WebhookNotRedeliverable",
@@ -141,6 +142,8 @@ export class WebhookNotRedeliverable extends Schema.TaggedError<WebhookNotRedeli
         return `Execution ${this.executionId} has not finished; its webhook is sent when it does.`
       case "under_way":
         return `The webhook of execution ${this.executionId} is being delivered; redeliver it once its delivery is over (GET /v1/executions/${this.executionId}/webhook shows it).`
+      case "unknown_delivery":
+        return `Execution ${this.executionId} has no such webhook delivery; GET /v1/executions/${this.executionId}/webhook lists its deliveries.`
     }
   }
 }

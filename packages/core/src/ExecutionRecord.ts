@@ -20,6 +20,12 @@ export const ExecutionRecord = Schema.Struct({
   outputs: Schema.Array(Execution.Output),
   errorMessage: Schema.NullOr(Schema.String),
   webhookUrl: Schema.NullOr(Schema.String),
+  /**
+   * The events the webhook receives, as the start gave them (`webhookEvents`, docs/webhooks.md#events),
+   * in the order of `WEBHOOK_EVENTS`. Absent when the start gave none: the completion webhook alone,
+   * with the interface's body (no `type`).
+   */
+  webhookEvents: Schema.optional(Schema.Array(Execution.WebhookEvent)),
   createdAt: Schema.Number,
   startedAt: Schema.NullOr(Schema.Number),
   completedAt: Schema.NullOr(Schema.Number),

@@ -50,6 +50,13 @@ export class SigningKeys extends Context.Tag("@appexec/core/SigningKeys")<
     readonly sign: (
       message: Uint8Array
     ) => Effect.Effect<{ readonly kid: string; readonly signature: string }, StorageError>
+    /**
+     * Signs every message with the current key in one call of the `WebhookSigner` (the two
+     * messages of a webhook attempt, `WebhookSignature.attemptMessages`); hex signatures in order.
+     */
+    readonly signAll: (
+      messages: ReadonlyArray<Uint8Array>
+    ) => Effect.Effect<{ readonly kid: string; readonly signatures: ReadonlyArray<string> }, StorageError>
     /** Makes a new key current; the previous one stays in the key set for the grace period. */
     readonly rotate: Effect.Effect<Jwk, StorageError>
   }
@@ -270,17 +277,20 @@ export const make = Effect.gen(function*() {
       }))
   })
 
+  const signAll = (messages: ReadonlyArray<Uint8Array>) =>
+    Effect.flatMap(signingKey, ({ key, secretHex }) =>
+      signer.sign(messages, secretHex).pipe(
+        Effect.mapError((e) => new StorageError({ operation: "signingKeys.sign", cause: e.reason })),
+        Effect.map((signatures) => ({ kid: key.kid, signatures }))
+      ))
+
   const service: SigningKeys["Type"] = {
     keySet: Effect.gen(function*() {
       yield* current
       return publishedAt(yield* store.list, yield* Clock.currentTimeMillis, millis(config.signingKeyGrace))
     }),
-    sign: (message) =>
-      Effect.flatMap(signingKey, ({ key, secretHex }) =>
-        signer.sign(message, secretHex).pipe(
-          Effect.mapError((e) => new StorageError({ operation: "signingKeys.sign", cause: e.reason })),
-          Effect.map((signature) => ({ kid: key.kid, signature }))
-        )),
+    sign: (message) => Effect.map(signAll([message]), ({ kid, signatures }) => ({ kid, signature: signatures[0]! })),
+    signAll,
     rotate: lock.withPermits(1)(
       Effect.gen(function*() {
         const key = yield* generate

@@ -1,6 +1,8 @@
 /**
  * The webhook dispatcher: delivers the entries of the durable outbox (docs/api.md#webhooks, docs/api.md). Each
- * attempt is one POST of `{ data: <execution> }`, signed afresh with its own timestamp; any 2xx
+ * attempt is one POST of `{ data: <execution> }` (or of the body of another event,
+ * docs/webhooks.md#events), signed afresh with its own timestamp in both schemes (the interface's
+ * and Standard Webhooks', `WebhookSignature`); any 2xx
  * within `webhookTimeoutMs` delivers it, anything else (redirects included) is a failed attempt,
  * retried after each of `webhookRetryDelaysMs` in turn. A refused address or an invalid URL is not
  * retried, nor is the one attempt of a redelivery (`WebhookOutbox.redeliver`). Every attempt is
@@ -30,7 +32,7 @@ import { Redactor } from "./Redactor.js"
 import { SigningKeys } from "./SigningKeys.js"
 import * as TraceContext from "./TraceContext.js"
 import { type DeliveryAttempt, type OutboxEntry, WebhookOutbox } from "./WebhookOutbox.js"
-import { names, signedMessage, timestampOf } from "./WebhookSignature.js"
+import { attemptMessages, names, STANDARD_HEADERS, standardSignature, timestampOf } from "./WebhookSignature.js"
 
 /** The webhook body schema: the polling response (docs/api.md#webhooks). */
 export const WebhookBody = Envelope(Execution)
@@ -45,6 +47,15 @@ const encoder = new TextEncoder()
  * that `WebhookBody` encodes, the outputs spliced in as stored (`executionJson`), nothing parsed.
  */
 export const bodyOfView = (view: ExecutionView): string => `{"data":${executionJson(view)}}`
+
+/**
+ * The body of the completion event of an execution started with `webhookEvents`
+ * (docs/webhooks.md#events): `bodyOfView` with the event's `type` and `timestamp` (its end) first.
+ */
+export const completedBodyOfView = (view: ExecutionView): string =>
+  `{"type":"completed","timestamp":"${new Date(view.completedAt ?? view.createdAt).toISOString()}","data":${
+    executionJson(view)
+  }}`
 
 /** What became of one attempt. */
 export type Outcome =
@@ -117,14 +128,29 @@ export const make = Effect.gen(function*() {
   const timeoutMs = millis(config.webhookTimeout)
   const redactor = yield* Redactor
 
+  /**
+   * The body of an entry: the one an event was made with, else the execution as stored now (the
+   * completion webhook, with its `type` when the execution asked for events); none when the
+   * execution no longer exists.
+   */
+  const bodyOf = (entry: OutboxEntry): Effect.Effect<Option.Option<string>, StorageError> =>
+    entry.body !== undefined
+      ? Effect.succeed(Option.some(entry.body))
+      : Effect.map(
+        store.getView(entry.executionId),
+        Option.map((view) => entry.event === undefined ? bodyOfView(view) : completedBodyOfView(view))
+      )
+
   /** Sends one attempt for a claimed entry and returns its outcome. */
   const attempt = (entry: OutboxEntry): Effect.Effect<Outcome, StorageError> =>
-    Effect.flatMap(store.getView(entry.executionId), (view) => {
-      if (Option.isNone(view)) return Effect.succeed(gone)
-      const rawBody = encoder.encode(redactor.text(bodyOfView(view.value)))
+    Effect.flatMap(bodyOf(entry), (body) => {
+      if (Option.isNone(body)) return Effect.succeed(gone)
+      const rawBody = encoder.encode(redactor.text(body.value))
       return Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const timestamp = timestampOf(now)
-        return Effect.flatMap(keys.sign(signedMessage(timestamp, rawBody)), ({ kid, signature }) =>
+        // Both signatures of the attempt in one call: the interface's, then Standard Webhooks'.
+        const messages = attemptMessages(entry.deliveryId, timestamp, rawBody)
+        return Effect.flatMap(keys.signAll(messages), ({ kid, signatures }) =>
           Effect.match(
             http.request({
               method: "POST",
@@ -132,11 +158,14 @@ export const make = Effect.gen(function*() {
               headers: {
                 "content-type": "application/json",
                 "user-agent": "appexec-webhooks/1",
-                [headerNames.signature]: signature,
+                [headerNames.signature]: signatures[0]!,
                 [headerNames.timestamp]: timestamp,
                 [headerNames.requestId]: entry.executionId,
                 [headerNames.userId]: entry.userId,
-                [headerNames.keyId]: kid
+                [headerNames.keyId]: kid,
+                [STANDARD_HEADERS.id]: entry.deliveryId,
+                [STANDARD_HEADERS.timestamp]: timestamp,
+                [STANDARD_HEADERS.signature]: standardSignature(signatures[1]!)
               },
               body: rawBody,
               timeoutMs
@@ -193,11 +222,15 @@ export const make = Effect.gen(function*() {
         : "final" in next && next.final === "failed"
         ? LogLevel.Warning
         : LogLevel.Info
+      // The completion webhook is named as ever; another event by its type.
+      const name = entry.event === undefined || entry.event === "completed"
+        ? `webhook ${entry.executionId}`
+        : `webhook ${entry.executionId} ${entry.event}`
       return Effect.flatMap(annotated, (current) =>
         current
           ? Effect.logWithLevel(
             level,
-            `webhook ${entry.executionId} attempt ${number}: ${
+            `${name} attempt ${number}: ${
               // The error is a sentence; its full stop gives way to what follows.
               outcome._tag === "Delivered" ? `delivered (${outcome.status})` : outcome.error.replace(/\.$/, "")}${
               "retryAt" in next
@@ -208,7 +241,7 @@ export const make = Effect.gen(function*() {
             }`
           )
           : Effect.logWarning(
-            `webhook ${entry.executionId} attempt ${number} not recorded: its claim ran out and another dispatcher took the delivery over`
+            `${name} attempt ${number} not recorded: its claim ran out and another dispatcher took the delivery over`
           ))
     })
 

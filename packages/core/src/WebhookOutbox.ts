@@ -1,7 +1,10 @@
 /**
- * Port: the durable outbox of completion webhooks (docs/api.md). Entries are written together
- * with the terminal transition (`ExecutionStore.save`) and delivered by the webhook dispatcher.
+ * Port: the durable outbox of webhooks (docs/api.md, docs/webhooks.md#events). The completion
+ * webhook's entry is written together with the terminal transition (`ExecutionStore.save`); the
+ * entries of the other events (`start`, `output`, `logs`) are added as the execution's run makes
+ * them (`add`, `WebhookEvents`), each with its body. The webhook dispatcher delivers them all alike.
  */
+import { WebhookEvent } from "@appexec/api/Execution"
 import { ExecutionId, UserId } from "@appexec/api/Ids"
 import { Context, type Effect, type Option, Schema } from "effect"
 import type { StorageError } from "./Errors.js"
@@ -42,12 +45,27 @@ export const OutboxEntry = Schema.Struct({
    * Set by `redeliver`: the delivery was armed again for one attempt, after which it is over
    * whatever the outcome (no retries). Absent on a delivery never redelivered.
    */
-  redelivery: Schema.optional(Schema.Literal(true))
+  redelivery: Schema.optional(Schema.Literal(true)),
+  /**
+   * The event it delivers. Absent on the completion webhook of an execution started without
+   * `webhookEvents`: its body is the interface's, `{ data }`, with no `type`.
+   */
+  event: Schema.optional(WebhookEvent),
+  /**
+   * The body to send, as the event made it (`start`, `output`, `logs`). Absent on the completion
+   * webhook, whose body is the execution as stored when each attempt is sent.
+   */
+  body: Schema.optional(Schema.String)
 })
 export type OutboxEntry = typeof OutboxEntry.Type
 
+/** The event an entry delivers: its `event`, `completed` when it has none. */
+export const eventOf = (entry: Pick<OutboxEntry, "event">): WebhookEvent => entry.event ?? "completed"
+
 /**
- * The entry to record with a finished execution that asked for a webhook; none when it did not.
+ * The entry to record with a finished execution that asked for a webhook; none when it did not,
+ * or when its `webhookEvents` leave out `completed`. An execution that gave `webhookEvents` has
+ * its completion sent as an event (`event: "completed"`: its body says its `type`).
  * `traceParent` is the span its attempts continue the trace from.
  */
 export const entryFor = (
@@ -56,9 +74,11 @@ export const entryFor = (
   at: number,
   traceParent?: string | undefined
 ): OutboxEntry | undefined =>
-  (record.status === "completed" || record.status === "failed") && record.webhookUrl !== null
+  (record.status === "completed" || record.status === "failed") && record.webhookUrl !== null &&
+    (record.webhookEvents === undefined || record.webhookEvents.includes("completed"))
     ? {
       ...(traceParent === undefined ? {} : { traceParent }),
+      ...(record.webhookEvents === undefined ? {} : { event: "completed" as const }),
       deliveryId,
       executionId: record.executionId,
       userId: record.userId,
@@ -105,6 +125,13 @@ export class WebhookOutbox extends Context.Tag("@appexec/core/WebhookOutbox")<
      * by another call first) or unknown. Dispatchers that wait on `awaitDue` are woken.
      */
     readonly redeliver: (deliveryId: DeliveryId, at: number) => Effect.Effect<Option.Option<OutboxEntry>, StorageError>
+    /**
+     * Adds entries made as an execution runs (`start`, `output` and `logs` events, each with its
+     * body), pending and due at their `nextAttemptAt`, in one write. Not fenced by a lease: an
+     * event a lost worker made is delivered like any other. Dispatchers that wait on `awaitDue`
+     * are woken.
+     */
+    readonly add: (entries: ReadonlyArray<OutboxEntry>) => Effect.Effect<void, StorageError>
     /** The deliveries of an execution, oldest first. */
     readonly forExecution: (executionId: ExecutionId) => Effect.Effect<ReadonlyArray<OutboxEntry>, StorageError>
     /**

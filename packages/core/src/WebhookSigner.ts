@@ -1,6 +1,7 @@
 /**
- * Port: what computes the Ed25519 signatures of webhooks (`SigningKeys.sign` hands it the
- * message and the seed of the key that signs). The default, `inThread`, signs with
+ * Port: what computes the Ed25519 signatures of webhooks (`SigningKeys.signAll` hands it the
+ * messages of one attempt — the interface's and the Standard Webhooks one — and the seed of the
+ * key that signs, in one call). The default, `inThread`, signs with
  * `@noble/ed25519` on the calling thread, the secret key expanded once per key; a host may
  * provide another implementation, such as the worker-thread pool of `@appexec/platform-node`
  * (`NodeWebhookSigner`), which keeps the signing off the thread that runs the engine. Whatever
@@ -22,8 +23,14 @@ export class SignatureFailure extends Schema.TaggedError<SignatureFailure>()("Si
 export class WebhookSigner extends Context.Tag("@appexec/core/WebhookSigner")<
   WebhookSigner,
   {
-    /** The hex Ed25519 signature of `message` with the 32-byte secret key seed given as hex. */
-    readonly sign: (message: Uint8Array, secretKeyHex: string) => Effect.Effect<string, SignatureFailure>
+    /**
+     * The hex Ed25519 signatures of `messages`, in their order, with the 32-byte secret key seed
+     * given as hex; fails when any cannot be made.
+     */
+    readonly sign: (
+      messages: ReadonlyArray<Uint8Array>,
+      secretKeyHex: string
+    ) => Effect.Effect<ReadonlyArray<string>, SignatureFailure>
   }
 >() {}
 
@@ -33,10 +40,15 @@ export const signNow = (message: Uint8Array, secretKeyHex: string): Either.Eithe
 
 /** Signs on the calling thread (`@noble/ed25519`): the default when no other signer is provided. */
 export const inThread: WebhookSigner["Type"] = {
-  sign: (message, secretKeyHex) =>
-    Either.match(signHex(message, secretKeyHex), {
-      onLeft: (reason) => Effect.fail(new SignatureFailure({ reason })),
-      onRight: Effect.succeed
+  sign: (messages, secretKeyHex) =>
+    Effect.suspend(() => {
+      const signatures: Array<string> = []
+      for (const message of messages) {
+        const signed = signHex(message, secretKeyHex)
+        if (Either.isLeft(signed)) return Effect.fail(new SignatureFailure({ reason: signed.left }))
+        signatures.push(signed.right)
+      }
+      return Effect.succeed(signatures)
     })
 }
 

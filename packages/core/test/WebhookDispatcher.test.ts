@@ -148,17 +148,32 @@ describe("webhook dispatcher (memory, virtual time)", () => {
       }).pipe(Effect.provide(harness({ outbound: http.layer, logLevel: LogLevel.Info })), Effect.provide(capture))
     }))
 
-  it.scoped("every attempt is signed afresh with its own timestamp and carries the same request id", () =>
+  it.scoped("every attempt is signed afresh with its own timestamp in both schemes and carries the same ids", () =>
     Effect.gen(function*() {
       const http = yield* ScriptedHttp.make(() => ScriptedHttp.status(503))
       yield* Effect.gen(function*() {
         const { executionId, principal, done } = yield* runWithWebhook(echo, "https://hooks.example/done")
         yield* TestClock.adjust("10 minutes")
         const keySet = yield* Effect.flatMap(SigningKeys.SigningKeys, (k) => k.keySet)
+        const { deliveryId } = yield* deliveryOf(executionId)
         expect(http.sent).toHaveLength(4)
         const signatures = new Set<string>()
         for (const { at, request } of http.sent) {
           const headers = OutboundHttp.wireHeaders(request.headers)
+          // Standard Webhooks beside the interface's headers: the id is the delivery's on every retry.
+          expect(headers["webhook-id"]).toBe(deliveryId)
+          expect(headers["webhook-timestamp"]).toBe(String(at / 1000))
+          expect(headers["webhook-signature"]).toMatch(/^v1a,[A-Za-z0-9+/]{86}==$/)
+          expect(WebhookVerifier.verifyStandardWebhook(request.body!, headers, keySet, { now: at })).toEqual(
+            Either.right({ webhookId: deliveryId, timestamp: at / 1000, kid: keySet.keys[0]!.kid })
+          )
+          expect(
+            Either.isRight(
+              WebhookVerifier.verifyStandardWebhook(request.body!, { ...headers, "webhook-id": "other" }, keySet, {
+                now: at
+              })
+            )
+          ).toBe(false)
           expect(request.method).toBe("POST")
           expect(headers["X-Service-Webhook-Timestamp"]).toBe(String(at / 1000))
           expect(headers["X-Service-Webhook-Request-Id"]).toBe(executionId)

@@ -153,3 +153,69 @@ describe("verifyWebhook", () => {
     expect(Either.isLeft(result) && result.left.message).toContain("X-Acme-Webhook-Signature")
   })
 })
+
+/** A Standard Webhooks request signed at `NOW` the way the dispatcher signs it. */
+const signedStandard = Effect.gen(function*() {
+  const keys = yield* SigningKeys.SigningKeys
+  const timestamp = WebhookSignature.timestampOf(NOW)
+  const id = "1f81eb52-5198-4599-803e-771906343485"
+  const { signatures } = yield* keys.signAll(
+    WebhookSignature.attemptMessages(id, timestamp, new TextEncoder().encode(body))
+  )
+  const headers: Record<string, string> = {
+    "webhook-id": id,
+    "webhook-timestamp": timestamp,
+    "webhook-signature": WebhookSignature.standardSignature(signatures[1]!)
+  }
+  return { headers, keySet: yield* keys.keySet, id }
+})
+
+const standardReason = (
+  result: Either.Either<WebhookVerifier.VerifiedStandardWebhook, WebhookVerifier.WebhookVerificationError>
+) => Either.match(result, { onLeft: (e) => e.reason, onRight: () => "ok" as const })
+
+describe("verifyStandardWebhook", () => {
+  it.effect("accepts an untouched request with the key set or its whpk texts, and refuses every altered part", () =>
+    Effect.gen(function*() {
+      const { headers, id, keySet } = yield* signedStandard
+      const whpks = keySet.keys.map((k) => k.whpk!)
+      const at = (h: Record<string, string>, b = body, keys: WebhookVerifier.StandardKeys = keySet, now = NOW) =>
+        standardReason(WebhookVerifier.verifyStandardWebhook(b, h, keys, { now }))
+      expect(WebhookVerifier.verifyStandardWebhook(body, new Headers(headers), whpks, { now: NOW })).toEqual(
+        Either.right({ webhookId: id, timestamp: NOW / 1000, kid: null })
+      )
+      expect(at(headers)).toBe("ok")
+      // Other versions in the list are skipped; the v1a entry anywhere in it verifies.
+      expect(
+        at({
+          ...headers,
+          "webhook-signature": `v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4= ${headers["webhook-signature"]}`
+        })
+      )
+        .toBe("ok")
+      expect(at(headers, `${body} `)).toBe("bad_signature")
+      expect(at({ ...headers, "webhook-id": `${id}x` })).toBe("bad_signature")
+      expect(at({ ...headers, "webhook-timestamp": String(NOW / 1000 + 1) })).toBe("bad_signature")
+      // The interface's key set without `whpk` still verifies through `x`.
+      expect(at(headers, body, { keys: keySet.keys.map(({ whpk: _, ...jwk }) => jwk) })).toBe("ok")
+      expect(at(headers, body, [])).toBe("no_matching_key")
+      expect(at(headers, body, ["whpk_not-a-key"])).toBe("no_matching_key")
+      expect(at(headers, body, keySet, NOW + 301_000)).toBe("stale_timestamp")
+      expect(at(headers, body, keySet, NOW - 301_000)).toBe("future_timestamp")
+      const { ["webhook-id"]: _i, ...noId } = headers
+      expect(at(noId)).toBe("missing_header")
+      expect(at({ ...headers, "webhook-timestamp": "soon" })).toBe("invalid_timestamp")
+      expect(at({ ...headers, "webhook-signature": "v1a,abc" })).toBe("malformed_signature")
+    }).pipe(Effect.provide(keysLayer)))
+
+  it.effect("a signature by a key outside the set is a bad signature; the Effect form reads Clock", () =>
+    Effect.gen(function*() {
+      const { headers, keySet } = yield* signedStandard
+      const other = yield* Effect.flatMap(SigningKeys.SigningKeys, (k) => k.keySet).pipe(Effect.provide(keysLayer))
+      expect(standardReason(WebhookVerifier.verifyStandardWebhook(body, headers, other, { now: NOW }))).toBe(
+        "bad_signature"
+      )
+      yield* TestClock.setTime(NOW + 10_000)
+      expect((yield* WebhookVerifier.verifyStandard(body, headers, keySet)).timestamp).toBe(NOW / 1000)
+    }).pipe(Effect.provide(keysLayer)))
+})

@@ -6,7 +6,7 @@
  * `IN_PROCESS_KEY_ID`, and no key row is written.
  */
 import type { AppDetail, AppSummary } from "@appexec/api/App"
-import type { Execution, ExecutionPage, StartedExecution } from "@appexec/api/Execution"
+import type { Execution, ExecutionPage, StartedExecution, WebhookEvent } from "@appexec/api/Execution"
 import * as Core from "@appexec/core/Appexec"
 import { Duration, Effect } from "effect"
 import { AppexecError } from "./AppexecError.js"
@@ -34,12 +34,17 @@ export interface Executions {
   /**
    * Validates `inputs` against the app's parameters and queues an execution (docs/api.md#start-an-execution);
    * resolves at once with its id and output placeholders. `webhook`: a URL that gets the signed
-   * result; `idempotencyKey`: the same key answers the first execution again.
+   * result; `webhookEvents`: the events it gets (docs/webhooks.md#events, default `["completed"]`);
+   * `idempotencyKey`: the same key answers the first execution again.
    */
   start(
     appId: string,
     inputs: Readonly<Record<string, unknown>>,
-    options?: { readonly webhook?: string | undefined; readonly idempotencyKey?: string | undefined }
+    options?: {
+      readonly webhook?: string | undefined
+      readonly webhookEvents?: ReadonlyArray<WebhookEvent> | undefined
+      readonly idempotencyKey?: string | undefined
+    }
   ): Promise<StartedExecution>
   /** The execution as it is; with `wait`, once it finished or `wait` passed (docs/api.md#long-polling). */
   get(executionId: string, options?: { readonly wait?: Duration.DurationInput | undefined }): Promise<Execution>
@@ -52,7 +57,11 @@ export interface Executions {
   run(
     appId: string,
     inputs: Readonly<Record<string, unknown>>,
-    options?: { readonly webhook?: string | undefined; readonly timeout?: Duration.DurationInput | undefined }
+    options?: {
+      readonly webhook?: string | undefined
+      readonly webhookEvents?: ReadonlyArray<WebhookEvent> | undefined
+      readonly timeout?: Duration.DurationInput | undefined
+    }
   ): Promise<Execution>
   /**
    * Cancels an execution (docs/api.md#cancel-an-execution): a queued one fails at once, a running
@@ -121,7 +130,7 @@ export const make = (run: Run<Core.Appexec>, principal: () => Promise<Core.Princ
         withPrincipal((appexec, p) => appexec.executions.get(p, executionId, { wait: options?.wait })),
       await: (executionId, options) => awaitFinished(executionId, options?.timeout),
       run: (appId, inputs, options) =>
-        start(appId, inputs, { webhook: options?.webhook }).then((started) =>
+        start(appId, inputs, { webhook: options?.webhook, webhookEvents: options?.webhookEvents }).then((started) =>
           awaitFinished(started.executionId, options?.timeout)
         ),
       cancel: (executionId) => withPrincipal((appexec, p) => appexec.executions.cancel(executionId, p)),

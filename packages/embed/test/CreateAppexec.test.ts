@@ -6,6 +6,8 @@
 import { NodeType } from "@appexec/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer, Schema } from "effect"
+import { createServer, type IncomingHttpHeaders } from "node:http"
+import type { AddressInfo } from "node:net"
 import {
   AppexecError,
   ConfigurationError,
@@ -131,6 +133,48 @@ describe("createAppexec", () => {
     expect(missing).toMatchObject({ code: "not_found" })
     const webhook = await rejection(appexec.executions.start(app.appId, { who: "Ada" }, { webhook: "ftp://x" }))
     expect(webhook).toMatchObject({ code: "invalid_webhook_url" })
+  })
+
+  it("a run's webhook gets the events it picks, each a message of its own; events need a webhook", async () => {
+    const received: Array<{ readonly headers: IncomingHttpHeaders; readonly body: { readonly type?: string } }> = []
+    let completed: () => void = () => {}
+    const done = new Promise<void>((resolve) => {
+      completed = resolve
+    })
+    const server = createServer((req, res) => {
+      const chunks: Array<Buffer> = []
+      req.on("data", (chunk: Buffer) => chunks.push(chunk))
+      req.on("end", () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { readonly type?: string }
+        received.push({ headers: req.headers, body })
+        res.writeHead(204).end()
+        if (body.type === "completed") completed()
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    try {
+      const { appexec } = await memoryInstance({ allowPrivateNetworks: true })
+      const app = await appexec.apps.import(greeting)
+      const webhook = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`
+      const run = await appexec.executions.run(app.appId, { who: "Ada" }, {
+        webhook,
+        webhookEvents: ["start", "completed"]
+      })
+      expect(run.status).toBe("completed")
+      await done
+      expect(received.map((r) => r.body.type).sort()).toEqual(["completed", "start"])
+      const ids = received.map((r) => r.headers["webhook-id"])
+      expect(new Set(ids).size).toBe(2)
+      for (const { headers } of received) {
+        expect(headers["webhook-signature"]).toMatch(/^v1a,[A-Za-z0-9+/]{86}==$/)
+        expect(headers["x-service-webhook-request-id"]).toBe(run.executionId)
+      }
+      const alone = await rejection(appexec.executions.start(app.appId, { who: "Ada" }, { webhookEvents: ["start"] }))
+      expect(alone).toMatchObject({ code: "invalid_request" })
+    } finally {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
   })
 
   it("an app definition with an unknown node type is refused, listing the types the instance knows", async () => {

@@ -89,10 +89,20 @@ describe("POST /v1/executions/{executionId}/webhook/redeliver", () => {
       expect(redelivered.status).toBe(202)
       expect(redelivered.headers["ratelimit-limit"]).toBeDefined()
       Schema.decodeUnknownSync(Api.redeliverExecutionWebhook.successSchema)(redelivered.body)
+      const attempts = [{ at: "1970-01-01T00:00:00.000Z", statusCode: 204, error: null }]
       expect((redelivered.body as { data: Delivery }).data).toEqual({
         url: receiver.url(),
         status: "pending",
-        attempts: [{ at: "1970-01-01T00:00:00.000Z", statusCode: 204, error: null }]
+        attempts,
+        // The execution's events, and its one delivery, by the id it was sent with.
+        events: ["completed"],
+        deliveries: [{
+          id: first.headers["webhook-id"],
+          type: "completed",
+          status: "pending",
+          createdAt: "1970-01-01T00:00:00.000Z",
+          attempts
+        }]
       })
 
       // The attempt is under way (the receiver holds it): a second redelivery is refused meanwhile.

@@ -23,6 +23,7 @@ export const testJwk: Jwk.Jwk = {
 export const SigningKeysTest = Layer.succeed(SigningKeys.SigningKeys, {
   keySet: Effect.succeed({ keys: [testJwk] }),
   sign: () => Effect.die("the HTTP tests do not sign"),
+  signAll: () => Effect.die("the HTTP tests do not sign"),
   rotate: Effect.die("the HTTP tests do not rotate keys")
 })
 

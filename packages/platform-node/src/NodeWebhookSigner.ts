@@ -239,19 +239,32 @@ export const makePool = (options: Options = {}): Effect.Effect<Pool, never, Scop
     )
 
     const signer: WebhookSigner.WebhookSigner["Type"] = {
-      sign: (message, key) =>
-        Effect.async((resume) =>
-          submit({
-            message,
-            key,
-            done: (result) =>
-              resume(
-                "signature" in result
-                  ? Effect.succeed(result.signature)
-                  : Effect.fail(new SignatureFailure({ reason: result.error }))
-              )
-          })
-        )
+      // Each message is a request of its own (a worker's batch takes them together); the call
+      // answers once all are signed, with the first failure if any.
+      sign: (messages, key) =>
+        Effect.async((resume) => {
+          const signatures = new Array<string>(messages.length)
+          let left = messages.length
+          let failure: string | undefined
+          if (left === 0) return resume(Effect.succeed(signatures))
+          messages.forEach((message, i) =>
+            submit({
+              message,
+              key,
+              done: (result) => {
+                if ("signature" in result) signatures[i] = result.signature
+                else failure ??= result.error
+                left -= 1
+                if (left > 0) return
+                resume(
+                  failure === undefined
+                    ? Effect.succeed(signatures)
+                    : Effect.fail(new SignatureFailure({ reason: failure }))
+                )
+              }
+            })
+          )
+        })
     }
     return { signer, workers: () => slots.map((slot) => slot.worker), stats: () => stats }
   })

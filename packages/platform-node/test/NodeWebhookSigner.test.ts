@@ -30,9 +30,13 @@ const messages = (n: number) =>
 const verifies = (message: Uint8Array, signature: string) =>
   verify(null, message, publicKey, Buffer.from(signature, "hex"))
 
+/** Signs one message (a call of one). */
+const signOne = (pool: NodeWebhookSigner.Pool, message: Uint8Array, key = seedHex) =>
+  Effect.map(pool.signer.sign([message], key), (signatures) => signatures[0]!)
+
 /** Signs every message at once (one fiber each). */
 const signAll = (pool: NodeWebhookSigner.Pool, all: ReadonlyArray<Uint8Array>) =>
-  Effect.forEach(all, (message) => pool.signer.sign(message, seedHex), { concurrency: "unbounded" })
+  Effect.forEach(all, (message) => signOne(pool, message), { concurrency: "unbounded" })
 
 describe("NodeWebhookSigner", () => {
   it.scoped("signatures made on a worker verify with node:crypto, many to a message", () =>
@@ -50,10 +54,25 @@ describe("NodeWebhookSigner", () => {
       expect(stats.batches).toBeLessThan(40)
     }))
 
+  it.scoped("one call signs both messages of an attempt, in order, with the bytes of the in-thread signer", () =>
+    Effect.gen(function*() {
+      const pool = yield* NodeWebhookSigner.makePool()
+      const body = new TextEncoder().encode(`{"data":{"n":1}}`)
+      const both = WebhookSignature.attemptMessages("0b7e4a3c-0000-4000-8000-000000000001", "1800000000", body)
+      const signatures = yield* pool.signer.sign(both, seedHex)
+      expect(signatures).toHaveLength(2)
+      expect(verifies(both[0], signatures[0]!)).toBe(true)
+      expect(verifies(both[1], signatures[1]!)).toBe(true)
+      expect(signatures).toEqual(yield* WebhookSigner.inThread.sign(both, seedHex))
+      expect(pool.stats()).toMatchObject({ inWorkers: 2, inThread: 0 })
+      // One bad key fails the call.
+      expect((yield* Effect.flip(pool.signer.sign(both, "abc")))._tag).toBe("SignatureFailure")
+    }))
+
   it.scoped("a worker that dies with requests in hand loses none: they are signed in-thread, and it starts again", () =>
     Effect.gen(function*() {
       const pool = yield* NodeWebhookSigner.makePool()
-      const first = yield* pool.signer.sign(messages(1)[0]!, seedHex)
+      const first = yield* signOne(pool, messages(1)[0]!)
       expect(verifies(messages(1)[0]!, first)).toBe(true)
       const worker = pool.workers()[0]!
       // The worker is terminated while it holds the next batch.
@@ -72,7 +91,7 @@ describe("NodeWebhookSigner", () => {
       all.forEach((message, i) => expect(verifies(message, signatures[i]!)).toBe(true))
       expect(pool.stats().inThread).toBeGreaterThan(0)
       // The next request goes to a new worker.
-      const again = yield* pool.signer.sign(all[0]!, seedHex)
+      const again = yield* signOne(pool, all[0]!)
       expect(again).toBe(signatures[0])
       expect(pool.workers()[0]).toBeDefined()
       expect(pool.workers()[0]).not.toBe(worker)
@@ -83,7 +102,7 @@ describe("NodeWebhookSigner", () => {
     Effect.gen(function*() {
       const pool = yield* NodeWebhookSigner.makePool({ workerSource: "process.exit(3)", maxRestarts: 2 })
       for (const message of messages(6)) {
-        expect(verifies(message, yield* pool.signer.sign(message, seedHex))).toBe(true)
+        expect(verifies(message, yield* signOne(pool, message))).toBe(true)
       }
       const stats = pool.stats()
       expect(stats).toMatchObject({ inWorkers: 0, inThread: 6, restarts: 2 })
@@ -97,7 +116,7 @@ describe("NodeWebhookSigner", () => {
         batchTimeoutMs: 5_000
       })
       const message = messages(1)[0]!
-      const signing = yield* Effect.fork(pool.signer.sign(message, seedHex))
+      const signing = yield* Effect.fork(signOne(pool, message))
       yield* Effect.async<void>((resume) => {
         const waitForBatch = () => (pool.stats().batches >= 1 ? resume(Effect.void) : void setImmediate(waitForBatch))
         waitForBatch()
@@ -125,7 +144,7 @@ describe("NodeWebhookSigner", () => {
   it.scoped("a key that is not 32 bytes of hex fails as a SignatureFailure", () =>
     Effect.gen(function*() {
       const pool = yield* NodeWebhookSigner.makePool()
-      const failure = yield* Effect.flip(pool.signer.sign(messages(1)[0]!, "abc"))
+      const failure = yield* Effect.flip(signOne(pool, messages(1)[0]!, "abc"))
       expect(failure._tag).toBe("SignatureFailure")
       expect(failure.reason).toContain("32 bytes")
     }))

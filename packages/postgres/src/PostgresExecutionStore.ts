@@ -49,7 +49,8 @@ const updateWithOutbox = (db: Kysely<Tables>, update: ExecutionUpdate, outbox?: 
       "next_attempt_at",
       "attempts",
       "created_at",
-      "trace_parent"
+      "trace_parent",
+      "event"
     ])
     .expression((eb) =>
       eb
@@ -63,7 +64,8 @@ const updateWithOutbox = (db: Kysely<Tables>, update: ExecutionUpdate, outbox?: 
           sql<number>`${outbox.nextAttemptAt}::bigint`.as("next_attempt_at"),
           sql<string>`${JSON.stringify(outbox.attempts)}::jsonb`.as("attempts"),
           sql<number>`${outbox.createdAt}::bigint`.as("created_at"),
-          sql<string | null>`${outbox.traceParent ?? null}::text`.as("trace_parent")
+          sql<string | null>`${outbox.traceParent ?? null}::text`.as("trace_parent"),
+          sql<string | null>`${outbox.event ?? null}::text`.as("event")
         ])
     )
     .compile()
@@ -118,12 +120,13 @@ const saveStatement = (saves: ReadonlyArray<PendingSave>) => {
         ${of("bigint", (r) => r.save.outbox?.nextAttemptAt ?? null)},
         ${of("text", (r) => r.save.outbox === undefined ? null : JSON.stringify(r.save.outbox.attempts))},
         ${of("bigint", (r) => r.save.outbox?.createdAt ?? null)},
-        ${of("text", (r) => r.save.outbox?.traceParent ?? null)}
+        ${of("text", (r) => r.save.outbox?.traceParent ?? null)},
+        ${of("text", (r) => r.save.outbox?.event ?? null)}
       ) AS i(
         execution_id, lease_token, lease_worker, terminal, workflow_id, app_id, workspace_id, user_id,
         status, inputs, outputs, error_message, webhook_url, created_at, started_at, completed_at,
         trace_parent, delivery_id, delivery_user_id, delivery_url, delivery_status, delivery_next_attempt_at,
-        delivery_attempts, delivery_created_at, delivery_trace_parent
+        delivery_attempts, delivery_created_at, delivery_trace_parent, delivery_event
       )
     ), saved AS (
       UPDATE executions e SET
@@ -139,10 +142,11 @@ const saveStatement = (saves: ReadonlyArray<PendingSave>) => {
       RETURNING e.execution_id
     ), outbox AS (
       INSERT INTO webhook_outbox (
-        delivery_id, execution_id, user_id, url, status, next_attempt_at, attempts, created_at, trace_parent
+        delivery_id, execution_id, user_id, url, status, next_attempt_at, attempts, created_at, trace_parent, event
       )
       SELECT i.delivery_id, i.execution_id, i.delivery_user_id, i.delivery_url, i.delivery_status,
-        i.delivery_next_attempt_at, i.delivery_attempts::jsonb, i.delivery_created_at, i.delivery_trace_parent
+        i.delivery_next_attempt_at, i.delivery_attempts::jsonb, i.delivery_created_at, i.delivery_trace_parent,
+        i.delivery_event
       FROM saved JOIN input i ON i.execution_id = saved.execution_id
       WHERE i.delivery_id IS NOT NULL
     )
@@ -164,7 +168,8 @@ const insertColumns = [
   ["created_at", "bigint"],
   ["started_at", "bigint"],
   ["completed_at", "bigint"],
-  ["trace_parent", "text"]
+  ["trace_parent", "text"],
+  ["webhook_events", "text"]
 ] as const satisfies ReadonlyArray<readonly [keyof ReturnType<typeof toColumns>, string]>
 
 /**
@@ -210,12 +215,12 @@ const idempotentInsertStatement = (
     ), inserted AS (
       INSERT INTO executions (
         execution_id, workflow_id, app_id, workspace_id, user_id, status, inputs, outputs, error_message,
-        webhook_url, created_at, started_at, completed_at, trace_parent
+        webhook_url, created_at, started_at, completed_at, trace_parent, webhook_events
       )
       SELECT ${c.execution_id}::text, ${c.workflow_id}::text, ${c.app_id}::text, ${c.workspace_id}::text,
         ${c.user_id}::text, ${c.status}::text, ${c.inputs}::text, ${c.outputs}::text, ${c.error_message}::text,
         ${c.webhook_url}::text, ${c.created_at}::bigint, ${c.started_at}::bigint, ${c.completed_at}::bigint,
-        ${c.trace_parent}::text
+        ${c.trace_parent}::text, ${c.webhook_events}::text
       FROM taken WHERE taken.execution_id = ${record.executionId}::text
       RETURNING seq
     )

@@ -21,6 +21,7 @@ import * as m0012 from "./internal/migrations/0012_claim_reads_the_index.js"
 import * as m0013 from "./internal/migrations/0013_executions_without_foreign_keys.js"
 import * as m0014 from "./internal/migrations/0014_key_hints_and_uses.js"
 import * as m0015 from "./internal/migrations/0015_media_stores.js"
+import * as m0016 from "./internal/migrations/0016_webhook_events.js"
 
 /** Every migration by name, in order. Names sort in the order they apply; never rename one. */
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -38,11 +39,12 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0012_claim_reads_the_index": m0012,
   "0013_executions_without_foreign_keys": m0013,
   "0014_key_hints_and_uses": m0014,
-  "0015_media_stores": m0015
+  "0015_media_stores": m0015,
+  "0016_webhook_events": m0016
 }
 
 /** Name of the newest migration. */
-export const latest = "0015_media_stores"
+export const latest = "0016_webhook_events"
 
 /** The table that records applied migrations. */
 export const migrationTable = "appexec_migrations"

@@ -1,7 +1,8 @@
 /**
  * `WebhookOutbox` on PostgreSQL: the dialect-neutral outbox of `@appexec/sql` (`SqlWebhookOutbox`:
  * recording attempts, redeliveries, an execution's entries) and PostgreSQL's claim of due entries.
- * Entries are inserted by `PostgresExecutionStore.save` with the terminal transition; here they
+ * Completion entries are inserted by `PostgresExecutionStore.save` with the terminal transition,
+ * those of other events by `add` (which wakes the dispatchers as a redelivery does); here they
  * are claimed for delivery (`FOR UPDATE SKIP LOCKED`, so dispatchers in many processes take
  * different entries). A due entry added by a process that may deliver none (a cancel in an API
  * process, a redelivery) wakes the dispatchers of every process (`awaitDue`, through `LISTEN`),
@@ -29,6 +30,7 @@ export const make = Effect.gen(function*() {
         neutral.redeliver(deliveryId, at),
         (entry) => Option.isSome(entry) ? notifier.notifyWebhooks : Effect.void
       ),
+    add: (entries) => Effect.zipRight(neutral.add(entries), notifier.notifyWebhooks),
     claimDue: Effect.fn("PostgresWebhookOutbox.claimDue")((limit, leaseMs) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis

@@ -1,5 +1,6 @@
 /**
- * `appexec run APP --input name=value … [--webhook URL] [--base-url URL] [--key KEY]`: runs an
+ * `appexec run APP --input name=value … [--webhook URL [--webhook-events start,output,logs,completed]]
+ * [--base-url URL] [--key KEY]`: runs an
  * app on an appexec service through `@appexec/client`, as an API consumer would. It reads the
  * app's parameters (APP is an app id or an exact app name; an unknown name is answered with the
  * closest ones), uploads the local files given to its URL parameters as `name=@FILE`
@@ -10,7 +11,7 @@
  * message; wrong inputs list the app's parameters under its name. Stopped (Ctrl-C) while it
  * follows, it says how to follow the execution again (`appexec executions watch ID`).
  */
-import type { App } from "@appexec/api"
+import { type App, Execution } from "@appexec/api"
 import { type AppexecClient, ClientError, type Polling } from "@appexec/client"
 import { MediaType } from "@appexec/core"
 import { Args, Command, Options } from "@effect/cli"
@@ -78,6 +79,32 @@ export const uploadFiles = (
     return resolved
   })
 
+/**
+ * The webhook events of `--webhook-events start,output,completed` (docs/webhooks.md#events),
+ * checked here so that a mistake is said before anything is sent: known names, and a `--webhook`.
+ */
+export const parseWebhookEvents = (
+  text: string,
+  webhook: Option.Option<string>
+): Effect.Effect<ReadonlyArray<Execution.WebhookEvent>, RunUsageError> => {
+  const names = text.split(",").map((name) => name.trim())
+  const known = Execution.WEBHOOK_EVENTS
+  const unknown = names.filter((name) => !known.some((event) => event === name))
+  if (unknown.length > 0) {
+    return Effect.fail(
+      new RunUsageError({
+        message: `--webhook-events: ${unknown.map((name) => `'${name}'`).join(", ")} ${
+          unknown.length === 1 ? "is not an event" : "are not events"
+        }; the events are ${known.join(", ")}.`
+      })
+    )
+  }
+  if (Option.isNone(webhook)) {
+    return Effect.fail(new RunUsageError({ message: "--webhook-events needs --webhook URL to send the events to." }))
+  }
+  return Effect.succeed(known.filter((event) => names.includes(event)))
+}
+
 /** One line per parameter: what `--input` expects. */
 export const describeParameters = (parameters: ReadonlyArray<App.Parameter>): ReadonlyArray<string> =>
   parameters.map((p) => {
@@ -138,15 +165,25 @@ export const make = (options: RunCommandOptions = {}) =>
         Options.withDescription("An http(s) URL that also receives the signed result"),
         Options.optional
       ),
+      webhookEvents: Options.text("webhook-events").pipe(
+        Options.withPseudoName("EVENTS"),
+        Options.withDescription(
+          "The events --webhook receives, comma-separated: start, output, logs, completed (default completed)"
+        ),
+        Options.optional
+      ),
       baseUrl: ApiAccess.baseUrl,
       key: ApiAccess.key
     },
-    ({ app, positional, input, webhook, baseUrl, key }) =>
+    ({ app, positional, input, webhook, webhookEvents, baseUrl, key }) =>
       Effect.scoped(Effect.gen(function*() {
         if (positional.length > 0) {
           return yield* new RunUsageError({ message: positionalInputsMessage(app, positional) })
         }
         const inputs = yield* parseInputs(input)
+        const events = Option.isSome(webhookEvents)
+          ? Option.some(yield* parseWebhookEvents(webhookEvents.value, webhook))
+          : Option.none()
         const clients = yield* ApiAccess.clients(baseUrl, key)
         const { client } = clients
         const detail = yield* ApiAccess.firstRequest(
@@ -173,6 +210,7 @@ export const make = (options: RunCommandOptions = {}) =>
             onStatus: follower.onStatus,
             onEvent: follower.onEvent,
             ...(Option.isSome(webhook) ? { webhook: webhook.value } : {}),
+            ...(Option.isSome(events) ? { webhookEvents: events.value } : {}),
             ...(options.interval === undefined ? {} : { interval: options.interval })
           })
         ).pipe(

@@ -7,14 +7,17 @@
  * definitions in the working directory, and `curl` failing on any HTTP error. The README itself
  * runs on a fresh clone in CI (`scripts/quickstart-test.mjs`). The scaling page's deployment
  * command starts on PostgreSQL. The upgrading page's backup and restore run in `Backup.test.ts`.
+ * The webhooks page's openssl check runs on a real delivery of `serve` (its raw body in
+ * `body.json`, its headers in variables), and on an altered one.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawnSync } from "node:child_process"
-import { cpSync, existsSync, readdirSync, readFileSync } from "node:fs"
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { postgres } from "./support/Backends.js"
+import { headerOf, realDelivery } from "./support/RealDelivery.js"
 import { spawnAppexec, tempDataDir } from "./support/ServeProcess.js"
 
 const root = fileURLToPath(new URL("../../../", import.meta.url))
@@ -52,7 +55,7 @@ describe("the documentation's shell blocks", () => {
   it("every page's sh blocks are found, and the runnable ones are these", () => {
     const runnable = pages.filter((page) => blocksOf(page).some((b) => !b.fragment)).sort()
     // docs/upgrading.md's backup and restore blocks run in Backup.test.ts, around a stopped serve.
-    expect(runnable).toEqual(["docs/api.md", "docs/cli.md", "docs/upgrading.md"])
+    expect(runnable).toEqual(["docs/api.md", "docs/cli.md", "docs/upgrading.md", "docs/webhooks.md"])
     // A fragment still parses as shell.
     for (const page of pages) {
       for (const block of blocksOf(page)) {
@@ -119,6 +122,42 @@ describe("the documentation's shell blocks", () => {
           expect(answers.length, page).toBeGreaterThan(0)
           for (const answer of answers) expect(JSON.parse(answer), page).toHaveProperty("data")
         }
+      }),
+    60_000
+  )
+
+  it.scoped(
+    "the webhooks page's openssl check verifies both signatures of a real delivery, and refuses an altered one",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDataDir
+        const { baseUrl, deliveries: [delivery], key } = yield* realDelivery
+        const script = blocksOf("docs/webhooks.md").filter((b) => !b.fragment).map((b) => b.code).join("\n")
+        const env = {
+          ...process.env,
+          APPEXEC_BASE_URL: baseUrl,
+          APPEXEC_API_KEY: key,
+          WEBHOOK_ID: headerOf(delivery, "webhook-id"),
+          WEBHOOK_TIMESTAMP: headerOf(delivery, "webhook-timestamp"),
+          WEBHOOK_SIGNATURE: headerOf(delivery, "webhook-signature"),
+          SERVICE_TIMESTAMP: headerOf(delivery, "x-service-webhook-timestamp"),
+          SERVICE_SIGNATURE: headerOf(delivery, "x-service-webhook-signature")
+        }
+        const check = (body: Buffer) => {
+          writeFileSync(join(dir, "body.json"), body)
+          return spawnSync("bash", ["-e", "-o", "pipefail", "-c", prelude + script], {
+            cwd: dir,
+            env,
+            encoding: "utf8",
+            timeout: 30_000
+          })
+        }
+        const verified = check(delivery.rawBody)
+        expect(verified.status, `${script}\n--- output ---\n${verified.stdout}\n${verified.stderr}`).toBe(0)
+        expect(verified.stdout.match(/Signature Verified Successfully/g)).toHaveLength(2)
+        const altered = check(Buffer.from(delivery.rawBody.toString("utf8").replace("Ada", "Bob")))
+        expect(altered.status).not.toBe(0)
+        expect(altered.stdout).toContain("Signature Verification Failure")
       }),
     60_000
   )

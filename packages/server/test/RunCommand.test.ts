@@ -1,6 +1,6 @@
 import { Appexec } from "@appexec/core"
 import { NodeListener } from "@appexec/platform-node"
-import { TestHarness } from "@appexec/testing"
+import { TestHarness, TestReceiver } from "@appexec/testing"
 import { Command } from "@effect/cli"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
@@ -245,6 +245,48 @@ describe("appexec run", () => {
       const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
       expect(Option.getOrThrow(error)).toMatchObject({ _tag: "RunUsageError", message: RunCommand.noKeyMessage })
       expect(RunCommand.noKeyMessage).toMatch(/APPEXEC_API_KEY.*--key/)
+    }).pipe(Effect.provide(TestHarness.layer())))
+
+  it.scoped("--webhook-events sends the events named to --webhook, each a message of its type", () =>
+    Effect.gen(function*() {
+      const { baseUrl, key } = yield* served
+      const receiver = yield* TestReceiver.start(() => 204)
+      const { exit } = yield* runCli([
+        "Parse",
+        "--input",
+        "text=[1]",
+        "--webhook",
+        receiver.url(),
+        "--webhook-events",
+        "completed, start",
+        "--base-url",
+        baseUrl,
+        "--key",
+        key
+      ])
+      expect(Exit.isSuccess(exit)).toBe(true)
+      const types = [yield* receiver.next, yield* receiver.next].map((r) =>
+        JSON.parse(new TextDecoder().decode(r.rawBody)).type
+      )
+      expect(types.sort()).toEqual(["completed", "start"])
+    }).pipe(Effect.provide(TestHarness.layer({ webhooks: true }))))
+
+  it.scoped("--webhook-events names only known events, and needs --webhook", () =>
+    Effect.gen(function*() {
+      const { baseUrl, key } = yield* served
+      const usage = (args: ReadonlyArray<string>) =>
+        Effect.map(
+          runCli(["Parse", "--input", "text=x", ...args, "--base-url", baseUrl, "--key", key]),
+          ({ exit }) => Exit.isFailure(exit) ? Option.getOrThrow(Cause.failureOption(exit.cause)) : undefined
+        )
+      expect(yield* usage(["--webhook", "http://127.0.0.1:9/", "--webhook-events", "start,finish"])).toMatchObject({
+        _tag: "RunUsageError",
+        message: "--webhook-events: 'finish' is not an event; the events are start, output, logs, completed."
+      })
+      expect(yield* usage(["--webhook-events", "start"])).toMatchObject({
+        _tag: "RunUsageError",
+        message: "--webhook-events needs --webhook URL to send the events to."
+      })
     }).pipe(Effect.provide(TestHarness.layer())))
 
   it.effect("reads name=value pairs up to the first '='", () =>

@@ -2,6 +2,7 @@
  * The mapping between `ExecutionRecord` and a row of `executions`, for every dialect (see
  * `RowMapping` for why rows are mapped, not decoded).
  */
+import { WebhookEvent } from "@appexec/api/Execution"
 import type { ExecutionQueue } from "@appexec/core"
 import { type Errors, ExecutionRecord } from "@appexec/core"
 import { Either } from "effect"
@@ -37,7 +38,8 @@ export const executionColumns = [
   "attempts",
   "claims",
   "cancel_requested_at",
-  "trace_parent"
+  "trace_parent",
+  "webhook_events"
 ] as const satisfies ReadonlyArray<keyof ExecutionsTable>
 
 /** The record's columns (the queue columns are not part of the record). */
@@ -55,43 +57,56 @@ export const toColumns = (record: ExecutionRecord.ExecutionRecord) => ({
   created_at: record.createdAt,
   started_at: record.startedAt,
   completed_at: record.completedAt,
-  trace_parent: record.traceParent ?? null
+  trace_parent: record.traceParent ?? null,
+  webhook_events: record.webhookEvents?.join(",") ?? null
 })
 
 const fields = ExecutionRecord.ExecutionRecord.fields
 const readStatus = checkStatus(fields.status, "read execution")
+const readEvent = checkStatus(WebhookEvent, "read execution")
+const noEvents = Either.right(undefined)
+
+/** The webhook events of a row, each name checked as a status is; none when the start gave none. */
+const eventsOf = (
+  text: string | null
+): Either.Either<ReadonlyArray<WebhookEvent> | undefined, Errors.StorageError> =>
+  text === null ? noEvents : Either.all(text.split(",").map(readEvent))
 
 /**
  * The record a row holds (an `Either`, so also an `Effect`). Rows are written by `toColumns`
  * alone, from records the domain schema typed, so they are read back without decoding them
  * again: the ids keep their brands unchecked and the JSON columns are parsed, not validated.
- * Only what a column could not keep apart is checked: the status text.
+ * Only what a column could not keep apart is checked: the status text and the webhook events.
  */
 export const fromRow = (row: ExecutionRow): Either.Either<ExecutionRecord.ExecutionRecord, Errors.StorageError> =>
-  Either.flatMap(readStatus(row.status), (status) =>
-    Either.flatMap(
-      parseJson(row.inputs, "read execution"),
-      (inputs) =>
-        Either.map(parseJson(row.outputs, "read execution"), (outputs) => ({
-          executionId: fields.executionId.make(row.execution_id, trusted),
-          workflowId: fields.workflowId.make(row.workflow_id, trusted),
-          appId: fields.appId.make(row.app_id, trusted),
-          workspaceId: fields.workspaceId.make(row.workspace_id, trusted),
-          userId: fields.userId.make(row.user_id, trusted),
-          status,
-          // Written by `toColumns` from the record's own values (see above).
-          inputs: inputs as ExecutionRecord.ExecutionRecord["inputs"],
-          outputs: outputs as ExecutionRecord.ExecutionRecord["outputs"],
-          errorMessage: row.error_message,
-          webhookUrl: row.webhook_url,
-          createdAt: row.created_at,
-          startedAt: row.started_at,
-          completedAt: row.completed_at,
-          ...(row.trace_parent === null ? {} : { traceParent: row.trace_parent }),
-          // Every claim, absent until the first (`ExecutionRecord.attempt`, `Lease.attempt`).
-          ...(row.claims === 0 ? {} : { attempt: row.claims })
-        }))
-    ))
+  Either.flatMap(
+    Either.all([readStatus(row.status), eventsOf(row.webhook_events)]),
+    ([status, webhookEvents]) =>
+      Either.flatMap(
+        parseJson(row.inputs, "read execution"),
+        (inputs) =>
+          Either.map(parseJson(row.outputs, "read execution"), (outputs) => ({
+            executionId: fields.executionId.make(row.execution_id, trusted),
+            workflowId: fields.workflowId.make(row.workflow_id, trusted),
+            appId: fields.appId.make(row.app_id, trusted),
+            workspaceId: fields.workspaceId.make(row.workspace_id, trusted),
+            userId: fields.userId.make(row.user_id, trusted),
+            status,
+            // Written by `toColumns` from the record's own values (see above).
+            inputs: inputs as ExecutionRecord.ExecutionRecord["inputs"],
+            outputs: outputs as ExecutionRecord.ExecutionRecord["outputs"],
+            errorMessage: row.error_message,
+            webhookUrl: row.webhook_url,
+            createdAt: row.created_at,
+            startedAt: row.started_at,
+            completedAt: row.completed_at,
+            ...(row.trace_parent === null ? {} : { traceParent: row.trace_parent }),
+            ...(webhookEvents === undefined ? {} : { webhookEvents }),
+            // Every claim, absent until the first (`ExecutionRecord.attempt`, `Lease.attempt`).
+            ...(row.claims === 0 ? {} : { attempt: row.claims })
+          }))
+      )
+  )
 
 /** The columns of `executions` a view reads: a poll's answer, and nothing else. */
 export const viewColumns = [

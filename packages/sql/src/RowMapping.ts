@@ -8,6 +8,7 @@
  * Every mapping runs synchronously and returns an `Either` (itself an `Effect`): reading a row
  * costs no fiber work beyond it.
  */
+import { WebhookEvent } from "@appexec/api/Execution"
 import { AppStore, Errors, KeyStore, type SigningKeyStore, WebhookOutbox } from "@appexec/core"
 import { Either, Schema } from "effect"
 import type { Selectable } from "kysely"
@@ -128,15 +129,25 @@ export const signingKeyOfRow = (row: {
 
 const outboxFields = WebhookOutbox.OutboxEntry.fields
 const outboxStatus = status(outboxFields.status, "read webhook outbox")
+const outboxEvent = status(WebhookEvent, "read webhook outbox")
+
+/** The `event` and `body` fields of an outbox row: none for the interface's completion webhook. */
+const eventFields = (
+  row: Pick<Selectable<WebhookOutboxTable>, "event" | "body">
+): Either.Either<Pick<WebhookOutbox.OutboxEntry, "event" | "body">, Errors.StorageError> =>
+  row.event === null
+    ? Either.right({})
+    : Either.map(outboxEvent(row.event), (event) => (row.body === null ? { event } : { event, body: row.body }))
 
 /** The webhook outbox entry a row holds (its attempts JSON text or parsed `jsonb`, as the dialect stores them). */
 export const outboxEntryOfRow = (
   row: Selectable<WebhookOutboxTable>
 ): Either.Either<WebhookOutbox.OutboxEntry, Errors.StorageError> =>
-  Either.flatMap(outboxStatus(row.status), (status) =>
+  Either.flatMap(Either.all([outboxStatus(row.status), eventFields(row)]), ([status, event]) =>
     Either.map(
       typeof row.attempts === "string" ? parseJson(row.attempts, "read webhook outbox") : Either.right(row.attempts),
       (attempts) => ({
+        ...event,
         deliveryId: outboxFields.deliveryId.make(row.delivery_id, trusted),
         executionId: outboxFields.executionId.make(row.execution_id, trusted),
         userId: outboxFields.userId.make(row.user_id, trusted),

@@ -90,6 +90,11 @@ export interface ExecutionsTable {
   cancel_requested_at: number | null
   /** The W3C `traceparent` of the request that started it, when traced. */
   trace_parent: string | null
+  /**
+   * The events its webhook receives (`ExecutionRecord.webhookEvents`), comma-separated in their
+   * order (`start,output,completed`); null when the start gave none (the completion webhook alone).
+   */
+  webhook_events: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 /** `idempotency_keys`: a workspace's start keys, with a digest of their request. */
@@ -108,7 +113,7 @@ export interface AttemptColumn {
   readonly error: string | null
 }
 
-/** `webhook_outbox`: completion webhooks to deliver. */
+/** `webhook_outbox`: webhooks to deliver, one row per event sent (docs/webhooks.md#events). */
 export interface WebhookOutboxTable {
   seq: Generated<number>
   delivery_id: string
@@ -127,6 +132,10 @@ export interface WebhookOutboxTable {
    * SQLite, `boolean` on PostgreSQL, false when inserted.
    */
   redelivery: ColumnType<SqlBool, SqlBool | undefined, SqlBool>
+  /** The event it delivers (`OutboxEntry.event`); null on the interface's completion webhook. */
+  event: ColumnType<string | null, string | null | undefined, string | null>
+  /** The body of a `start`, `output` or `logs` event (`OutboxEntry.body`); null on completion webhooks. */
+  body: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 /**

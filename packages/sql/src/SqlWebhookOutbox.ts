@@ -1,8 +1,9 @@
 /**
- * `WebhookOutbox` on SQL, the part every dialect shares: recording an attempt (fenced by the
- * claim it was made under), arming a delivery again, and an execution's entries. Entries are
- * inserted by the adapter's terminal save, in the same transaction or statement; claiming due
- * entries, and waking the dispatchers (`awaitDue`, after a redelivery too), is the adapter's.
+ * `WebhookOutbox` on SQL, the part every dialect shares: adding the entries of events made as an
+ * execution runs, recording an attempt (fenced by the claim it was made under), arming a delivery
+ * again, and an execution's entries. Completion entries are inserted by the adapter's terminal
+ * save, in the same transaction or statement; claiming due entries, and waking the dispatchers
+ * (`awaitDue`, after an addition or a redelivery too), is the adapter's.
  */
 import type { WebhookOutbox } from "@appexec/core"
 import { Effect, Option } from "effect"
@@ -39,6 +40,23 @@ export const make = Effect.gen(function*() {
   }))
 
   const service: Neutral = {
+    add: (entries) =>
+      entries.length === 0 ? Effect.void : Effect.asVoid(runner.write(
+        "add webhook events",
+        db.insertInto("webhook_outbox").values(entries.map((entry) => ({
+          delivery_id: entry.deliveryId,
+          execution_id: entry.executionId,
+          user_id: entry.userId,
+          url: entry.url,
+          status: entry.status,
+          next_attempt_at: entry.nextAttemptAt,
+          attempts: JSON.stringify(entry.attempts),
+          created_at: entry.createdAt,
+          trace_parent: entry.traceParent ?? null,
+          event: entry.event ?? null,
+          body: entry.body ?? null
+        })))
+      )),
     // Every delivery records one: untraced, compiled once, and group-committed where the dialect can.
     recordAttempt: (claim, attempt, next) => {
       // Appended in place, and only while the claim is current: a later claim moved

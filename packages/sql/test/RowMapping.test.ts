@@ -35,7 +35,8 @@ const row = {
   attempts: 0,
   claims: 0,
   cancel_requested_at: null,
-  trace_parent: null
+  trace_parent: null,
+  webhook_events: null
 }
 
 describe("row mapping", () => {
@@ -54,6 +55,15 @@ describe("row mapping", () => {
     expect(Either.isLeft(strange) && strange.left._tag).toBe("StorageError")
     const broken = ExecutionRows.fromRow({ ...row, inputs: "{" })
     expect(Either.isLeft(broken) && broken.left._tag).toBe("StorageError")
+  })
+
+  it("keeps a start's webhook events, and refuses an event the domain does not know", () => {
+    const record = Either.getOrThrow(ExecutionRows.fromRow({ ...row, webhook_events: "start,logs,completed" }))
+    expect(record.webhookEvents).toEqual(["start", "logs", "completed"])
+    expect(ExecutionRows.toColumns(record).webhook_events).toBe("start,logs,completed")
+    expect(Either.getOrThrow(ExecutionRows.fromRow(row)).webhookEvents).toBeUndefined()
+    const strange = ExecutionRows.fromRow({ ...row, webhook_events: "start,progress" })
+    expect(Either.isLeft(strange) && strange.left._tag).toBe("StorageError")
   })
 
   it("reads a flag as SQLite (0/1) and PostgreSQL (boolean) store it", () => {

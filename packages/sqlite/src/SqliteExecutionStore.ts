@@ -19,9 +19,10 @@ type Saved = Pick<Columns, "execution_id" | "status" | "outputs" | "error_messag
   readonly lease_token: number
   readonly lease_worker: string
 }
-type OutboxColumns = Omit<WebhookOutbox.OutboxEntry, "attempts" | "traceParent"> & {
+type OutboxColumns = Omit<WebhookOutbox.OutboxEntry, "attempts" | "traceParent" | "event"> & {
   readonly attempts: string
   readonly traceParent: string | null
+  readonly event: string | null
 }
 
 /** The store over the instance's connection; inserts wake this process's idle workers. */
@@ -45,7 +46,8 @@ export const make = Effect.gen(function*() {
     created_at: p("created_at"),
     started_at: p("started_at"),
     completed_at: p("completed_at"),
-    trace_parent: p("trace_parent")
+    trace_parent: p("trace_parent"),
+    webhook_events: p("webhook_events")
   })
   const insert = PreparedQuery.make((p: PreparedQuery.Param<Columns>) =>
     db.insertInto("executions").values({ execution_id: p("execution_id"), ...stored(p) })
@@ -83,7 +85,8 @@ export const make = Effect.gen(function*() {
       next_attempt_at: p("nextAttemptAt"),
       attempts: p("attempts"),
       created_at: p("createdAt"),
-      trace_parent: p("traceParent")
+      trace_parent: p("traceParent"),
+      event: p("event")
     })
   )
 
@@ -132,7 +135,12 @@ export const make = Effect.gen(function*() {
 
   /** The INSERT of an outbox entry. */
   const outboxRow = (outbox: WebhookOutbox.OutboxEntry) =>
-    insertOutbox.bind({ ...outbox, attempts: JSON.stringify(outbox.attempts), traceParent: outbox.traceParent ?? null })
+    insertOutbox.bind({
+      ...outbox,
+      attempts: JSON.stringify(outbox.attempts),
+      traceParent: outbox.traceParent ?? null,
+      event: outbox.event ?? null
+    })
 
   /** The statements of one save, on the connection of a write; false when the lease is no longer current. */
   const write = (

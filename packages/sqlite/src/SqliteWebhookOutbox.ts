@@ -1,8 +1,9 @@
 /**
  * `WebhookOutbox` on SQLite: the dialect-neutral outbox of `@appexec/sql` (`SqlWebhookOutbox`:
  * recording attempts, redeliveries, an execution's entries) and SQLite's claim of due entries.
- * Entries are inserted by `SqliteExecutionStore.save` with the terminal transition. A redelivery
- * wakes the dispatcher of this process (`awaitDue`); one in another process finds it at its next poll.
+ * Completion entries are inserted by `SqliteExecutionStore.save` with the terminal transition,
+ * those of other events by `add`. An addition or a redelivery wakes the dispatcher of this process
+ * (`awaitDue`); one in another process finds it at its next poll.
  */
 import { WebhookOutbox } from "@appexec/core"
 import { PreparedQuery, RowMapping, SqlWebhookOutbox } from "@appexec/sql"
@@ -43,6 +44,7 @@ export const make = Effect.gen(function*() {
         neutral.redeliver(deliveryId, at),
         (entry) => Option.isSome(entry) ? Queue.offer(armed, undefined) : Effect.void
       ),
+    add: (entries) => Effect.zipRight(neutral.add(entries), Queue.offer(armed, undefined)),
     awaitDue: Queue.take(armed),
     // Every delivery claims: untraced, compiled once, and group-committed.
     claimDue: (limit, leaseMs) =>

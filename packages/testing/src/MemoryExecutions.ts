@@ -383,6 +383,11 @@ export const make = Effect.gen(function*() {
         outbox.set(deliveryId, rearmed)
         return Effect.as(Queue.offer(armed, undefined), Option.some(rearmed))
       }),
+    add: (entries) =>
+      Effect.suspend(() => {
+        for (const entry of entries) outbox.set(entry.deliveryId, entry)
+        return Queue.offer(armed, undefined)
+      }),
     forExecution: (executionId) =>
       Effect.sync(() =>
         [...outbox.values()].filter((e) => e.executionId === executionId).sort((a, b) => a.createdAt - b.createdAt)

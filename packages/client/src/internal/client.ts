@@ -188,7 +188,7 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
             path: { appId },
             urlParams: options.webhook === undefined ? {} : { webhook: options.webhook },
             headers: options.idempotencyKey === undefined ? {} : { "idempotency-key": options.idempotencyKey },
-            payload: { inputs }
+            payload: options.webhookEvents === undefined ? { inputs } : { inputs, webhookEvents: options.webhookEvents }
           })
         ).pipe(Effect.map((r) => r.data)),
       get,
@@ -239,6 +239,7 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
         }
         const started = yield* executions.start(appId, inputs, {
           ...(options.webhook === undefined ? {} : { webhook: options.webhook }),
+          ...(options.webhookEvents === undefined ? {} : { webhookEvents: options.webhookEvents }),
           ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey })
         }).pipe(
           Effect.catchIf(isInvalidInputs, (refused) =>
@@ -262,11 +263,15 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
 
     const keys = yield* WebhookKeys.make(mapErrors(api.webhooks.getSigningKey()), {
       ...(config.webhookBrand === undefined ? {} : { brand: config.webhookBrand }),
-      ...(config.webhookToleranceSeconds === undefined ? {} : { toleranceSeconds: config.webhookToleranceSeconds })
+      ...(config.webhookToleranceSeconds === undefined ? {} : { toleranceSeconds: config.webhookToleranceSeconds }),
+      ...(config.webhookScheme === undefined ? {} : { scheme: config.webhookScheme })
     })
 
     const verifyWebhookRequest: AppexecClientService["verifyWebhookRequest"] = (request, options) =>
-      Effect.flatMap(WebhookRequest.readRawBody(request, options), (body) => keys.verify(body, request.headers))
+      Effect.flatMap(
+        WebhookRequest.readRawBody(request, options),
+        (body) => keys.verify(body, request.headers, options)
+      )
 
     const decodeUpload = Schema.decodeUnknown(Api.UploadResponse)
     const upload: AppexecClientService["upload"] = (file, options = {}) =>
@@ -296,8 +301,13 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
       webhooks: {
         keySet: keys.keySet,
         verify: keys.verify,
-        redeliver: (executionId) =>
-          mapErrors(api.executions.redeliverExecutionWebhook({ path: { executionId } })).pipe(
+        redeliver: (executionId, options = {}) =>
+          mapErrors(
+            api.executions.redeliverExecutionWebhook({
+              path: { executionId },
+              urlParams: options.delivery === undefined ? {} : { delivery: options.delivery }
+            })
+          ).pipe(
             Effect.map((r) => r.data)
           )
       }

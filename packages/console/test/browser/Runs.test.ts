@@ -4,7 +4,8 @@
  * its label as the alt text; a slow run is canceled and ends failed with the cancel message; a
  * failed run is run again with an edited input and completes; several failed runs are selected in
  * the runs list and run again together, and the new runs are listed; a finished run's webhook is
- * redelivered to a real receiver; an output holding markup shows as text, with the page's
+ * redelivered to a real receiver; a run's webhook events are picked in its form, listed by event
+ * on its page, and one of them redelivered; an output holding markup shows as text, with the page's
  * Content-Security-Policy turned off so that only the page's own rendering stands between the
  * markup and the DOM.
  */
@@ -219,6 +220,52 @@ layer(served, { timeout: "90 seconds", excludeTestServices: true })("running app
       yield* tab.screenshot("redelivered-webhook")
       expect(tab.errors).toEqual([])
     }), 60_000)
+
+  it.scoped(
+    "picks the webhook's events; every event's delivery is listed, and one is redelivered",
+    () =>
+      Effect.gen(function*() {
+        const receiver = yield* TestReceiver.start()
+        const tab = yield* ConsolePage.open()
+        yield* tab.signIn()
+        yield* tab.openApp("Greeting")
+        yield* tab.fill("Who", "events")
+        yield* tab.click("Webhook", "DisclosureTriangle")
+        yield* tab.fill("Webhook URL", receiver.url())
+        yield* tab.click("start when it starts running", "checkbox")
+        // What the form sends is what the snippets show: the events beside the inputs.
+        expect(yield* tab.textOf("[data-testid='curl-snippet']")).toContain(`"webhookEvents":["start","completed"]`)
+        const executionId = yield* tab.run()
+        yield* tab.waitForStatus("completed")
+        const bodies = [yield* receiver.next, yield* receiver.next].map((r) => ({
+          id: String(r.headers["webhook-id"]),
+          type: JSON.parse(new TextDecoder().decode(r.rawBody)).type as string
+        }))
+        expect(bodies.map((b) => b.type).sort()).toEqual(["completed", "start"])
+        yield* tab.waitUntil(
+          "both events show delivered",
+          () =>
+            document.querySelectorAll("[data-testid='webhook-events'] tbody tr[data-status='delivered']").length === 2
+        )
+        const start = bodies.find((b) => b.type === "start")!
+        yield* tab.click(`Redeliver start ${start.id.slice(-8)}`)
+        const again = yield* receiver.next
+        expect(again).toMatchObject({ executionId, number: 3 })
+        expect(again.headers["webhook-id"]).toBe(start.id)
+        expect(JSON.parse(new TextDecoder().decode(again.rawBody)).type).toBe("start")
+        yield* tab.waitUntil(
+          "the start event shows its two attempts",
+          () =>
+            document.querySelector(
+              "[data-testid='webhook-events'] tr[data-event='start'][data-status='delivered'] td[data-label='Attempts']"
+            )
+              ?.textContent === "2"
+        )
+        yield* tab.screenshot("webhook-events")
+        expect(tab.errors).toEqual([])
+      }),
+    60_000
+  )
 
   it.scoped("shows an output that holds markup as text, never as HTML", () =>
     Effect.gen(function*() {

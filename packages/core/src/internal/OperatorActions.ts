@@ -4,7 +4,7 @@
  * retention (docs/api.md#cancel-an-execution, docs/operations.md).
  */
 import type { Authentication } from "@appexec/api"
-import type { ExecutionStatus, WebhookDelivery } from "@appexec/api/Execution"
+import { DEFAULT_WEBHOOK_EVENTS, type ExecutionStatus, type WebhookDelivery } from "@appexec/api/Execution"
 import type { WorkspaceId } from "@appexec/api/Ids"
 import { Duration, Effect, Either, Option } from "effect"
 import { AppexecConfig } from "../AppexecConfig.js"
@@ -13,12 +13,12 @@ import { BlobStore } from "../BlobStore.js"
 import { ExecutionFinished, InvalidRequest, WebhookNotRedeliverable } from "../Errors.js"
 import { ExecutionEvents } from "../ExecutionEvents.js"
 import { failNow, isTerminal } from "../ExecutionLifecycle.js"
-import { toExecution } from "../ExecutionRecord.js"
+import { type ExecutionRecord, toExecution } from "../ExecutionRecord.js"
 import { ExecutionStore } from "../ExecutionStore.js"
 import { IdGenerator } from "../IdGenerator.js"
 import { KeyStore } from "../KeyStore.js"
 import { Shutdown } from "../Shutdown.js"
-import { DeliveryId, entryFor, type OutboxEntry, WebhookOutbox } from "../WebhookOutbox.js"
+import { DeliveryId, entryFor, eventOf, type OutboxEntry, WebhookOutbox } from "../WebhookOutbox.js"
 import { AppCatalog } from "./AppCatalog.js"
 import { CANCELED_MESSAGE, Cancellations } from "./Cancellations.js"
 import * as Retention from "./Retention.js"
@@ -38,16 +38,49 @@ export interface ExecutionFilter {
 /** Default and bounds of `listExecutions`'s limit. */
 export const OPERATOR_LIST_LIMIT = { default: 50, min: 1, max: 1000 } as const
 
-/** The answer about a delivery of `url`: its entry's status and attempts; pending before it has an entry. */
-const deliveryOf = (url: string, entry: OutboxEntry | undefined): WebhookDelivery => ({
-  url,
-  status: entry?.status ?? "pending",
-  attempts: (entry?.attempts ?? []).map((a) => ({
-    at: new Date(a.at),
-    statusCode: a.statusCode,
-    error: a.error
-  }))
-})
+/** The newest completion entry among `entries` (one per execution; a redelivery re-arms it). */
+const completionOf = (entries: ReadonlyArray<OutboxEntry>): OutboxEntry | undefined => {
+  for (let i = entries.length - 1; i >= 0; i--) if (eventOf(entries[i]!) === "completed") return entries[i]
+  return undefined
+}
+
+const attemptsOf = (entry: OutboxEntry | undefined) =>
+  (entry?.attempts ?? []).map((a) => ({ at: new Date(a.at), statusCode: a.statusCode, error: a.error }))
+
+/**
+ * The answer about the webhook of `record` (docs/webhooks.md#events), from its outbox `entries`:
+ * the completion webhook's status and attempts (pending before it has an entry), and every
+ * event's delivery. An execution that does not send `completed` has the status of all its
+ * deliveries together: pending while it runs or one is pending, failed when one failed.
+ */
+export const deliveryOf = (
+  record: ExecutionRecord,
+  url: string,
+  entries: ReadonlyArray<OutboxEntry>
+): WebhookDelivery => {
+  const events = record.webhookEvents ?? DEFAULT_WEBHOOK_EVENTS
+  const completion = completionOf(entries)
+  const status: WebhookDelivery["status"] = events.includes("completed")
+    ? completion?.status ?? "pending"
+    : !isTerminal(record.status) || entries.some((e) => e.status === "pending")
+    ? "pending"
+    : entries.some((e) => e.status === "failed")
+    ? "failed"
+    : "delivered"
+  return {
+    url,
+    status,
+    attempts: attemptsOf(completion),
+    events,
+    deliveries: entries.map((entry) => ({
+      id: entry.deliveryId,
+      type: eventOf(entry),
+      status: entry.status,
+      createdAt: new Date(entry.createdAt),
+      attempts: attemptsOf(entry)
+    }))
+  }
+}
 
 /** The actions of the facade, over the reads of `visibility`. */
 export const make = (visibility: Visibility) =>
@@ -102,24 +135,38 @@ export const make = (visibility: Visibility) =>
       webhook: Effect.fn("Appexec.executions.webhook")(function*(principal: Principal, executionId: string) {
         const record = yield* visibleExecution(executionId, principal)
         if (record.webhookUrl === null) return null
-        // The newest entry: one per execution (written with the terminal transition), none before it.
-        return deliveryOf(record.webhookUrl, (yield* outbox.forExecution(record.executionId)).at(-1))
+        return deliveryOf(record, record.webhookUrl, yield* outbox.forExecution(record.executionId))
       }),
-      redeliver: Effect.fn("Appexec.executions.redeliver")(function*(executionId: string, principal?: Principal) {
-        const record = yield* visibleExecution(executionId, principal)
-        const refuse = (reason: WebhookNotRedeliverable["reason"]) =>
-          new WebhookNotRedeliverable({ executionId: record.executionId, reason })
-        if (record.webhookUrl === null) return yield* refuse("no_webhook")
-        if (!isTerminal(record.status)) return yield* refuse("not_finished")
-        // Written with the terminal transition, so a finished execution with a webhook has one.
-        const entry = (yield* outbox.forExecution(record.executionId)).at(-1)
-        if (entry === undefined || entry.status === "pending") return yield* refuse("under_way")
-        // Armed only while still over: of two redeliveries at once, one arms it, the other is refused.
-        const armed = yield* outbox.redeliver(entry.deliveryId, yield* now)
-        if (Option.isNone(armed)) return yield* refuse("under_way")
-        yield* Effect.logInfo(`webhook ${record.executionId}: redelivery requested`)
-        return deliveryOf(record.webhookUrl, armed.value)
-      }),
+      redeliver: Effect.fn("Appexec.executions.redeliver")(
+        function*(executionId: string, principal?: Principal, deliveryId?: string) {
+          const record = yield* visibleExecution(executionId, principal)
+          const refuse = (reason: WebhookNotRedeliverable["reason"]) =>
+            new WebhookNotRedeliverable({ executionId: record.executionId, reason })
+          if (record.webhookUrl === null) return yield* refuse("no_webhook")
+          const entries = yield* outbox.forExecution(record.executionId)
+          let entry: OutboxEntry | undefined
+          if (deliveryId === undefined) {
+            if (!isTerminal(record.status)) return yield* refuse("not_finished")
+            // Written with the terminal transition, so a finished execution with a webhook has one
+            // (unless its events leave the completion out).
+            entry = completionOf(entries)
+            if (entry === undefined) return yield* refuse("unknown_delivery")
+          } else {
+            entry = entries.find((e) => e.deliveryId === deliveryId)
+            if (entry === undefined) return yield* refuse("unknown_delivery")
+          }
+          if (entry.status === "pending") return yield* refuse("under_way")
+          // Armed only while still over: of two redeliveries at once, one arms it, the other is refused.
+          const armed = yield* outbox.redeliver(entry.deliveryId, yield* now)
+          if (Option.isNone(armed)) return yield* refuse("under_way")
+          yield* Effect.logInfo(`webhook ${record.executionId}: redelivery of its ${eventOf(entry)} event requested`)
+          return deliveryOf(
+            record,
+            record.webhookUrl,
+            entries.map((e) => (e.deliveryId === armed.value.deliveryId ? armed.value : e))
+          )
+        }
+      ),
       ready: Effect.gen(function*() {
         if (shutdown.unsafeStopping()) return Option.some("draining")
         const probe = yield* executionStore.countOpen.pipe(Effect.timeoutOption("2 seconds"), Effect.either)

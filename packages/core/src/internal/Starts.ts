@@ -4,7 +4,7 @@
  * A start is answered once its execution is committed.
  */
 import type { Authentication } from "@appexec/api"
-import type { StartedExecution } from "@appexec/api/Execution"
+import { type StartedExecution, WEBHOOK_EVENTS, type WebhookEvent } from "@appexec/api/Execution"
 import { ExecutionId } from "@appexec/api/Ids"
 import { Effect, Either, Option } from "effect"
 import { AppexecConfig, millis } from "../AppexecConfig.js"
@@ -43,6 +43,39 @@ export interface StartOptions {
   readonly webhook?: string | undefined
   /** The same key (per workspace) answers the first execution again instead of starting another. */
   readonly idempotencyKey?: string | undefined
+  /**
+   * The events the webhook receives (docs/webhooks.md#events): names of `WEBHOOK_EVENTS`, as the
+   * request sent them (checked here); the completion webhook alone when absent. Needs `webhook`.
+   */
+  readonly webhookEvents?: ReadonlyArray<unknown> | undefined
+}
+
+/**
+ * The webhook events a start asks for, in the order of `WEBHOOK_EVENTS` and each once; why not
+ * when they are not a non-empty list of event names, or come without a webhook.
+ */
+export const webhookEventsOf = (
+  events: ReadonlyArray<unknown>,
+  webhook: string | undefined
+): Either.Either<ReadonlyArray<WebhookEvent>, InvalidRequest> => {
+  const names = WEBHOOK_EVENTS.join(", ")
+  if (webhook === undefined) {
+    return Either.left(new InvalidRequest({ reason: "`webhookEvents` needs a `webhook` URL to send them to." }))
+  }
+  if (events.length === 0) {
+    return Either.left(new InvalidRequest({ reason: `\`webhookEvents\` names no event; give some of ${names}.` }))
+  }
+  const unknown = events.find((event) => !WEBHOOK_EVENTS.some((name) => name === event))
+  if (unknown !== undefined) {
+    return Either.left(
+      new InvalidRequest({
+        reason: `\`webhookEvents\` has ${
+          typeof unknown === "string" ? `'${unknown.slice(0, 32)}'` : "a value that is not a string"
+        }; the events are ${names}.`
+      })
+    )
+  }
+  return Either.right(WEBHOOK_EVENTS.filter((name) => events.includes(name)))
 }
 
 /** Why a start is refused. */
@@ -94,8 +127,16 @@ export const make = (visibility: Visibility) =>
       record: ExecutionRecord,
       stored: ExecutionRecord
     ) {
-      // The request as sent: a replay must name the same app, inputs and webhook.
-      const fingerprint = sha256Hex(canonicalJson({ appId, inputs, webhook: webhook ?? null }))
+      // The request as sent: a replay must name the same app, inputs and webhook (and its events,
+      // when given: a request without them keeps the fingerprint it always had).
+      const fingerprint = sha256Hex(
+        canonicalJson({
+          appId,
+          inputs,
+          webhook: webhook ?? null,
+          ...(record.webhookEvents === undefined ? {} : { webhookEvents: record.webhookEvents })
+        })
+      )
       const at = yield* now
       const inserted = yield* executionStore.insertIdempotent(stored, {
         workspaceId: principal.workspaceId,
@@ -147,6 +188,10 @@ export const make = (visibility: Visibility) =>
       > => {
         const refusal = webhook === undefined ? undefined : webhookRefusal(webhook)
         if (refusal !== undefined) return Effect.fail(refusal)
+        const webhookEvents = options.webhookEvents === undefined
+          ? undefined
+          : webhookEventsOf(options.webhookEvents, webhook)
+        if (webhookEvents !== undefined && Either.isLeft(webhookEvents)) return Effect.fail(webhookEvents.left)
         const resolved = validateInputs(compiled.parameters, inputs)
         if (Either.isLeft(resolved)) return Effect.fail(resolved.left)
         return Effect.flatMap(ids.uuid, (executionId) =>
@@ -164,6 +209,7 @@ export const make = (visibility: Visibility) =>
                 outputs: compiled.outputs.map((o) => placeholder(o.id, o.label)),
                 errorMessage: null,
                 webhookUrl: webhook ?? null,
+                ...(webhookEvents === undefined ? {} : { webhookEvents: webhookEvents.right }),
                 createdAt,
                 startedAt: null,
                 completedAt: null

@@ -7,6 +7,7 @@ import type { Jwk } from "@appexec/api/Jwk"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { utf8ToBytes } from "@noble/hashes/utils.js"
 import { Either, Schema } from "effect"
+import { publicKeyText } from "../WebhookSignature.js"
 import { ed, fromBase64Url, fromHex, signWithCachedKey, toBase64Url, toHex } from "./ed25519.js"
 
 /** A private Ed25519 JWK (RFC 8037) as an operator configures it; `x` is checked against `d`. */
@@ -23,10 +24,14 @@ export type PrivateJwk = typeof PrivateJwk.Type
 export const thumbprint = (x: string): string =>
   toBase64Url(sha256(utf8ToBytes(`{"crv":"Ed25519","kty":"OKP","x":"${x}"}`)))
 
-/** The published JWK of a public key given as hex. */
+/**
+ * The published JWK of a public key given as hex: the interface's fields (docs/api.md#jwk), and
+ * the same key as Standard Webhooks writes it (`whpk`: `whpk_` + base64 of the 32 raw bytes).
+ */
 export const publicJwk = (publicKeyHex: string): Jwk => {
-  const x = toBase64Url(fromHex(publicKeyHex, 32) ?? new Uint8Array())
-  return { kty: "OKP", crv: "Ed25519", x, kid: thumbprint(x), use: "sig", alg: "EdDSA" }
+  const raw = fromHex(publicKeyHex, 32) ?? new Uint8Array()
+  const x = toBase64Url(raw)
+  return { kty: "OKP", crv: "Ed25519", x, kid: thumbprint(x), use: "sig", alg: "EdDSA", whpk: publicKeyText(raw) }
 }
 
 /** The hex key pair of a private JWK, or why it is not a usable Ed25519 key. */

@@ -118,6 +118,29 @@ const refuse = (message: string) => new JsonBody.Refused({ response: ErrorAnswer
 const notAnObject = refuse("The request body must be a JSON object: { \"inputs\": { … } }.")
 const noInputs = refuse("The request body has no 'inputs' object: send { \"inputs\": { … } }.")
 const inputsNotAnObject = refuse("'inputs' must be an object keyed by parameter name.")
+const eventsNotAList = refuse("'webhookEvents' must be a list of event names, such as [\"start\", \"completed\"].")
+const eventsDiffer = refuse("The query's 'webhookEvents' and the body's name different events; send them in one place.")
+
+/**
+ * The webhook events of a start as sent (docs/webhooks.md#events): the query's, comma-separated,
+ * or the body's list, the same events when both are sent. Core checks the names.
+ */
+const startEvents = (
+  query: string | undefined,
+  body: unknown
+): Either.Either<ReadonlyArray<unknown> | undefined, JsonBody.Refused> => {
+  const fromQuery = query?.split(",").map((name) => name.trim())
+  if (body === undefined) return Either.right(fromQuery)
+  if (!Array.isArray(body)) return Either.left(eventsNotAList)
+  const fromBody: ReadonlyArray<unknown> = body
+  if (
+    fromQuery !== undefined &&
+    (fromQuery.some((name) => !fromBody.includes(name)) || fromBody.some((name) => !fromQuery.includes(String(name))))
+  ) {
+    return Either.left(eventsDiffer)
+  }
+  return Either.right(fromBody)
+}
 
 /**
  * Every endpoint of the API with its handler, over the facade and the signing keys. The event
@@ -178,10 +201,15 @@ export const make = (
             if (!isPlainObject(body.inputs)) {
               return Effect.fail(inputsNotAnObject)
             }
+            const webhookEvents = startEvents(query.webhookEvents, body.webhookEvents)
+            if (Either.isLeft(webhookEvents)) {
+              return Effect.fail(webhookEvents.left)
+            }
             return Effect.map(
               appexec.executions.start(principal, path.appId, body.inputs, {
                 webhook: query.webhook,
-                idempotencyKey: headers["idempotency-key"]
+                idempotencyKey: headers["idempotency-key"],
+                webhookEvents: webhookEvents.right
               }),
               (data) => ({ data })
             )
@@ -229,8 +257,8 @@ export const make = (
       ),
       serve(
         Api.redeliverExecutionWebhook,
-        ({ principal, path }) =>
-          Effect.map(appexec.executions.redeliver(path.executionId, principal), (data) => ({ data }))
+        ({ principal, path, query }) =>
+          Effect.map(appexec.executions.redeliver(path.executionId, principal, query.delivery), (data) => ({ data }))
       ),
       // Server-sent events (docs/api.md#live-executions): the execution is read (404) and a place
       // among the key's streams taken (429) before the headers; then the body runs in the adapter.

@@ -1,13 +1,18 @@
 /**
  * Contract of `WebhookOutbox`: due entries are taken oldest first and hidden for the lease,
  * attempts append under a current claim only, a final status ends delivery, and a delivery that
- * is over can be armed again for one attempt, once at a time.
+ * is over can be armed again for one attempt, once at a time. Entries of events added as an
+ * execution runs keep their event and body, and are delivered like any other; the completion
+ * entry of an execution that asked for events keeps its event, and the execution its events.
  */
-import { WebhookOutbox } from "@appexec/core"
+import { ExecutionStore, WebhookOutbox } from "@appexec/core"
 import { describe, expect } from "@effect/vitest"
 import { Effect, Option, TestClock } from "effect"
 import {
+  claimSome,
+  completed,
   completeWithWebhook,
+  delivery,
   type MakeStorage,
   queued,
   seedOwner,
@@ -156,6 +161,48 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
           Option.some([ok, refused])
         )
         expect(yield* outbox.redeliver(WebhookOutbox.DeliveryId.make(uuid(6, 99)), 2_000)).toEqual(Option.none())
+      })
+    )
+
+    test(
+      "entries of events keep their event and body, listed with the completion in order, and are claimed like it",
+      Effect.gen(function*() {
+        const owner = yield* seedOwner()
+        const outbox = yield* WebhookOutbox.WebhookOutbox
+        const store = yield* ExecutionStore.ExecutionStore
+        const record = { ...queued(owner, 1), webhookEvents: ["start", "logs", "completed"] as const }
+        yield* store.insert(record)
+        const claim = yield* claimSome("worker-events", LEASE)
+        expect(claim.execution.webhookEvents).toEqual(["start", "logs", "completed"])
+        expect(Option.map(yield* store.get(record.executionId), (r) => r.webhookEvents)).toEqual(
+          Option.some(["start", "logs", "completed"])
+        )
+        const start = { ...delivery(record, 1, 0), event: "start" as const, body: `{"type":"start","ünï":"✓"}` }
+        const logs = { ...delivery(record, 2, 0), event: "logs" as const, body: `{"type":"logs"}` }
+        yield* outbox.add([start, logs])
+        yield* outbox.add([])
+        yield* TestClock.adjust(5)
+        const completion = { ...delivery(record, 3, 5), event: "completed" as const }
+        yield* store.save(completed(claim.execution, 5), claim.lease, completion)
+        expect(yield* outbox.forExecution(record.executionId)).toEqual([start, logs, completion])
+        const claimed = yield* outbox.claimDue(10, LEASE)
+        expect(claimed.map((e) => [e.event, e.body])).toEqual([
+          ["start", start.body],
+          ["logs", logs.body],
+          ["completed", undefined]
+        ])
+        const ok = { at: 5, statusCode: 204, error: null }
+        expect(yield* outbox.recordAttempt(claimed[0]!, ok, { final: "delivered" })).toBe(true)
+        expect((yield* outbox.forExecution(record.executionId))[0]).toMatchObject({
+          event: "start",
+          body: start.body,
+          status: "delivered",
+          attempts: [ok]
+        })
+        // An execution that gave no events has none stored, and its completion entry no event.
+        const plain = yield* completeWithWebhook(queued(owner, 2), 4, 5)
+        expect((yield* outbox.forExecution(plain.executionId))[0]).not.toHaveProperty("event")
+        expect(Option.map(yield* store.get(plain.executionId), (r) => "webhookEvents" in r)).toEqual(Option.some(false))
       })
     )
   })

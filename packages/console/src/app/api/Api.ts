@@ -15,6 +15,7 @@ import type {
   StartedExecution,
   Uploaded,
   WebhookDelivery,
+  WebhookEvent,
   WorkflowGraph
 } from "./Wire.js"
 
@@ -122,7 +123,8 @@ export interface Api {
     readonly start: (
       appId: string,
       inputs: Readonly<Record<string, string>>,
-      webhook?: string
+      webhook?: string,
+      webhookEvents?: ReadonlyArray<WebhookEvent>
     ) => Promise<StartedExecution>
     readonly get: (executionId: string, signal?: AbortSignal) => Promise<ExecutionView>
     /** `GET` held until the execution changes from `etag`, or `waitSeconds` pass. */
@@ -142,8 +144,11 @@ export interface Api {
     readonly logs: (executionId: string, signal?: AbortSignal) => Promise<ReadonlyArray<LogLine>>
     readonly webhook: (executionId: string, signal?: AbortSignal) => Promise<WebhookDelivery | null>
     readonly cancel: (executionId: string) => Promise<ExecutionView>
-    /** A new attempt of a finished run's webhook: the delivery, `pending` again. */
-    readonly redeliver: (executionId: string) => Promise<WebhookDelivery>
+    /**
+     * A new attempt of a finished run's webhook, or of one of its deliveries (`deliveryId`): the
+     * delivery, `pending` again.
+     */
+    readonly redeliver: (executionId: string, deliveryId?: string) => Promise<WebhookDelivery>
   }
   readonly uploads: {
     /**
@@ -235,11 +240,11 @@ export const makeApi = (basePath: string, key: string, onRefused: () => void): A
         dataOf(await request("GET", `/v1/apps/${encodeURIComponent(appId)}/workflow`, { signal }))
     },
     executions: {
-      start: async (appId, inputs, webhook) =>
+      start: async (appId, inputs, webhook, webhookEvents) =>
         dataOf(
           await request("POST", `/v1/apps/${encodeURIComponent(appId)}/executions`, {
             query: { webhook },
-            body: { inputs }
+            body: webhookEvents === undefined ? { inputs } : { inputs, webhookEvents }
           })
         ),
       get: async (id, signal) => dataOf(await request("GET", execution(id), { signal })),
@@ -263,7 +268,8 @@ export const makeApi = (basePath: string, key: string, onRefused: () => void): A
       logs: async (id, signal) => dataOf(await request("GET", `${execution(id)}/logs`, { signal })),
       webhook: async (id, signal) => dataOf(await request("GET", `${execution(id)}/webhook`, { signal })),
       cancel: async (id) => dataOf(await request("POST", `${execution(id)}/cancel`)),
-      redeliver: async (id) => dataOf(await request("POST", `${execution(id)}/webhook/redeliver`))
+      redeliver: async (id, delivery) =>
+        dataOf(await request("POST", `${execution(id)}/webhook/redeliver`, { query: { delivery } }))
     },
     uploads: {
       create: async (file, { onProgress, signal }) => {

@@ -19,6 +19,10 @@ export type StartedExecution = typeof Execution.StartedExecution.Encoded
 export type Output = typeof Execution.Output.Encoded
 /** The delivery of an execution's webhook. */
 export type WebhookDelivery = typeof Execution.WebhookDelivery.Encoded
+/** The delivery of one event of an execution's webhook. */
+export type EventDelivery = typeof Execution.EventDelivery.Encoded
+/** An event a webhook may receive. */
+export type WebhookEvent = typeof Execution.WebhookEvent.Encoded
 /** A stored upload: its signed URL, type, size and expiry. */
 export type Uploaded = typeof Upload.Upload.Encoded
 /** A log line. */

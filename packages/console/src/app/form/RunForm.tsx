@@ -3,7 +3,8 @@
  * `label` (else its name), its `description` as help text, `options` as a select, its default
  * filled in, required ones marked; a `text` one a box of one line unless `multiline` (`TextField`:
  * Enter, or Ctrl+Enter in a multi-line box, runs), a `url` one a URL box with a file picker and a
- * drop zone that upload (`UrlField`). An optional webhook URL. "Run" starts the execution
+ * drop zone that upload (`UrlField`). An optional webhook URL, and the events it receives
+ * (`WebhookEvents`). "Run" starts the execution
  * (`POST /v1/apps/{appId}/executions`) once no upload is under way; the server's `invalid_inputs`
  * problems are shown at their fields.
  */
@@ -11,16 +12,19 @@ import type { ComponentChildren } from "preact"
 import { useState } from "preact/hooks"
 import { ApiError, type InputProblem } from "../api/Api.js"
 import { useApi } from "../api/Remote.js"
-import type { AppDetail, Parameter } from "../api/Wire.js"
+import type { AppDetail, Parameter, WebhookEvent } from "../api/Wire.js"
 import { messageOf } from "../components/Feedback.js"
 import { inputsOf, nameOf, problemText, startingValues } from "./Inputs.js"
 import { type FieldAttributes, TextField } from "./TextField.js"
 import { UrlField } from "./UrlField.js"
+import { DEFAULT_EVENTS, requestedEvents, WebhookEvents } from "./WebhookEvents.js"
 
 /** What the form would send. */
 export interface FormRequest {
   readonly inputs: Readonly<Record<string, string>>
   readonly webhook: string | undefined
+  /** The webhook's events; none when they are the default (the completion alone). */
+  readonly webhookEvents: ReadonlyArray<WebhookEvent> | undefined
 }
 
 /** One field of the form. */
@@ -116,14 +120,18 @@ export const RunForm = (
   const api = useApi()
   const [values, setValues] = useState(() => startingValues(app.parameters, initial))
   const [webhook, setWebhook] = useState(initialWebhook ?? "")
+  const [events, setEvents] = useState<ReadonlyArray<WebhookEvent>>(DEFAULT_EVENTS)
   const [busy, setBusy] = useState(false)
   const [problems, setProblems] = useState<ReadonlyArray<InputProblem>>([])
   const [error, setError] = useState<string | undefined>(undefined)
   // The parameters whose upload is under way: the form runs once they are done.
   const [uploading, setUploading] = useState<ReadonlySet<string>>(new Set())
+  const hook = webhook.trim() === "" ? undefined : webhook.trim()
   const request: FormRequest = {
     inputs: inputsOf(app.parameters, values),
-    webhook: webhook.trim() === "" ? undefined : webhook.trim()
+    webhook: hook,
+    // Events go with a webhook only: without one, there is nothing to send them to.
+    webhookEvents: hook === undefined ? undefined : requestedEvents(events)
   }
 
   const submit = async (event: Event) => {
@@ -133,7 +141,7 @@ export const RunForm = (
     setError(undefined)
     setProblems([])
     try {
-      const started = await api.executions.start(app.appId, request.inputs, request.webhook)
+      const started = await api.executions.start(app.appId, request.inputs, request.webhook, request.webhookEvents)
       onStarted(started.executionId)
     } catch (failure) {
       setBusy(false)
@@ -184,6 +192,7 @@ export const RunForm = (
         <p class="help" id="webhook-url-help">
           Optional: an http(s) URL that receives the signed result when the run ends.
         </p>
+        <WebhookEvents picked={events} onChange={setEvents} />
       </details>
       {app.parameters.some((p) => p.required) && (
         <p class="help">

@@ -11,6 +11,8 @@ export interface StartRequest {
   readonly appId: string
   readonly inputs: Readonly<Record<string, string>>
   readonly webhook?: string | undefined
+  /** The webhook's events, when not the default. */
+  readonly webhookEvents?: ReadonlyArray<string> | undefined
 }
 
 /** A word for a POSIX shell, in single quotes. */
@@ -24,7 +26,15 @@ export const curl = (request: StartRequest): string => {
   const url = `${request.baseUrl}/v1/apps/${encodeURIComponent(request.appId)}/executions${query}`
   return [
     "curl -X POST -H \"x-api-key: $APPEXEC_API_KEY\" -H 'content-type: application/json' \\",
-    `  -d ${shellQuote(JSON.stringify({ inputs: request.inputs }))} \\`,
+    `  -d ${
+      shellQuote(
+        JSON.stringify(
+          request.webhookEvents === undefined
+            ? { inputs: request.inputs }
+            : { inputs: request.inputs, webhookEvents: request.webhookEvents }
+        )
+      )
+    } \\`,
     `  ${shellQuote(url)}`
   ].join("\n")
 }
@@ -34,7 +44,9 @@ export const clientCode = (request: StartRequest): string => {
   const inputs = JSON.stringify(request.inputs, null, 2)
   const options = request.webhook === undefined || request.webhook === ""
     ? ""
-    : `, { webhook: ${JSON.stringify(request.webhook)} }`
+    : `, { webhook: ${JSON.stringify(request.webhook)}${
+      request.webhookEvents === undefined ? "" : `, webhookEvents: ${JSON.stringify(request.webhookEvents)}`
+    } }`
   return [
     "import { createClient, Outputs } from \"@appexec/client\"",
     "",

@@ -1,8 +1,10 @@
 /**
  * A run's webhook (`GET /v1/executions/{id}/webhook`): its URL and delivery status, every attempt
  * with its time, the receiver's answer and the error, read again when the run ends and every few
- * seconds while a finished run's delivery is still being tried; "Redeliver webhook" once the
- * delivery is over (`POST …/webhook/redeliver`, a new signed attempt).
+ * seconds while a delivery is still being tried; "Redeliver webhook" once the
+ * delivery is over (`POST …/webhook/redeliver`, a new signed attempt). A run that asked for more
+ * events than its completion shows every event's delivery too (`EventDeliveries`), each
+ * redelivered on its own (`?delivery=`).
  */
 import { useEffect, useRef, useState } from "preact/hooks"
 import { isNotAvailable } from "../../api/Api.js"
@@ -10,6 +12,7 @@ import { useApi, useRemote } from "../../api/Remote.js"
 import type { WebhookDelivery } from "../../api/Wire.js"
 import { Failure, Loading, messageOf } from "../../components/Feedback.js"
 import { formatTime } from "../../components/Time.js"
+import { EventDeliveries } from "./EventDeliveries.js"
 
 /** How often a webhook that is still being delivered is read again. */
 const DELIVERY_REFRESH_MS = 3_000
@@ -70,17 +73,22 @@ export const RunWebhook = ({ executionId, finished }: { readonly executionId: st
     wasFinished.current = finished
   }, [finished])
   const pending = delivery.state === "ready" && delivery.value !== null && delivery.value.status === "pending"
+  const value = delivery.state === "ready" ? delivery.value : null
+  // The events beyond the completion: their deliveries are listed, and followed while the run goes.
+  const events = value?.events ?? []
+  const hasEvents = events.some((event) => event !== "completed")
+  const eventsPending = (value?.deliveries ?? []).some((d) => d.status === "pending")
   useEffect(() => {
-    if (!pending || !finished) return
+    if (!((pending && finished) || (hasEvents && (!finished || eventsPending)))) return
     const timer = setInterval(reload, DELIVERY_REFRESH_MS)
     return () => clearInterval(timer)
-  }, [pending, finished])
+  }, [pending, finished, hasEvents, eventsPending])
 
-  const redeliver = async () => {
+  const redeliver = async (deliveryId?: string) => {
     setBusy(true)
     setSaid(undefined)
     try {
-      setDelivery(await api.executions.redeliver(executionId))
+      setDelivery(await api.executions.redeliver(executionId, deliveryId))
       setSaid({ text: "Redelivery started: a new attempt is on its way.", error: false })
     } catch (error) {
       setSaid({
@@ -92,7 +100,7 @@ export const RunWebhook = ({ executionId, finished }: { readonly executionId: st
     }
   }
   // The server redelivers a webhook whose delivery is over (delivered or given up), not one still being tried.
-  const redeliverable = finished && delivery.state === "ready" && delivery.value !== null && !pending
+  const redeliverable = finished && value !== null && !pending && events.includes("completed")
 
   return (
     <section aria-labelledby="webhook-title">
@@ -102,14 +110,22 @@ export const RunWebhook = ({ executionId, finished }: { readonly executionId: st
         <Failure error={delivery.error} what="the webhook's delivery" feature="The webhook's delivery" />
       )}
       {delivery.state === "ready" && delivery.value === null && <p class="empty">This run has no webhook.</p>}
-      {delivery.state === "ready" && delivery.value !== null && <Delivery delivery={delivery.value} />}
+      {value !== null && <Delivery delivery={value} />}
       {finished && pending && <p class="help">It can be redelivered once this delivery is over.</p>}
       {redeliverable && (
         <div class="actions">
-          <button type="button" onClick={redeliver} disabled={busy}>
+          <button type="button" onClick={() => redeliver()} disabled={busy}>
             Redeliver webhook
           </button>
         </div>
+      )}
+      {value !== null && hasEvents && (
+        <EventDeliveries
+          events={events}
+          deliveries={value.deliveries ?? []}
+          busy={busy}
+          onRedeliver={(deliveryId) => redeliver(deliveryId)}
+        />
       )}
       {said !== undefined && (
         <p class={`notice ${said.error ? "error" : ""}`} role={said.error ? "alert" : "status"}>
