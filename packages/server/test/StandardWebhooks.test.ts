@@ -103,15 +103,15 @@ for (const backend of backends) {
           const appsDir = yield* tempDataDir
           writeFileSync(join(appsDir, "events.json"), JSON.stringify(eventsApp(origin.url)))
           const separate = backend.name === "postgres"
-          const flags = ["--allow-private-networks", "--webhook-retry-delays", "1s"]
+          // Retries are the worker's setting: serve --no-worker refuses it.
+          const workerFlags = ["--allow-private-networks", "--webhook-retry-delays", "1s"]
           const api = yield* startServe(yield* tempDataDir, [
-            ...(separate ? ["--no-worker"] : []),
             "--apps",
             appsDir,
-            ...flags
+            ...(separate ? ["--no-worker", "--allow-private-networks"] : workerFlags)
           ], env)
           if (separate) {
-            const worker = yield* spawnAppexec(["worker", "--data", yield* tempDataDir, ...flags], env)
+            const worker = yield* spawnAppexec(["worker", "--data", yield* tempDataDir, ...workerFlags], env)
             yield* worker.waitFor(/appexec worker is running/, "stdout", "20 seconds")
           }
           // The first attempt of the start event is refused: it comes again, the same message.

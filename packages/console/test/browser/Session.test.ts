@@ -38,7 +38,7 @@ layer(served, { timeout: "90 seconds", excludeTestServices: true })("signing in 
         expect(yield* Effect.promise(() => tab.page.evaluate((k) => sessionStorage.getItem(k), STORAGE_KEY))).toBe(key)
         yield* tab.screenshot("apps")
 
-        yield* tab.fill("Search apps", "poster", "searchbox")
+        yield* tab.fill("Search apps", "gradient", "searchbox")
         yield* tab.waitUntil(
           "the search lists Poster alone",
           () =>
