@@ -17,7 +17,7 @@
  */
 import { Envelope } from "@appexec/api/Envelope"
 import { Execution } from "@appexec/api/Execution"
-import { Chunk, Clock, Duration, Effect, Layer, LogLevel, Metric, Option, Queue } from "effect"
+import { Chunk, Clock, Duration, Effect, Fiber, Layer, LogLevel, Metric, Option, Queue } from "effect"
 import { AppexecConfig, millis } from "./AppexecConfig.js"
 import { webhookOutcome } from "./AppexecMetrics.js"
 import type { StorageError } from "./Errors.js"
@@ -29,6 +29,7 @@ import * as ClaimLoop from "./internal/ClaimLoop.js"
 import { nextTurn } from "./internal/NextTurn.js"
 import { OutboundHttp, type OutboundResponse } from "./OutboundHttp.js"
 import { Redactor } from "./Redactor.js"
+import { Shutdown } from "./Shutdown.js"
 import { SigningKeys } from "./SigningKeys.js"
 import * as TraceContext from "./TraceContext.js"
 import { type DeliveryAttempt, type OutboxEntry, WebhookOutbox } from "./WebhookOutbox.js"
@@ -293,7 +294,8 @@ export const make = Effect.gen(function*() {
  * The dispatcher loop as a scoped effect: it runs until the scope closes. Its claim loop (the
  * worker's, `ClaimLoop`) claims as many due entries as there are free delivery slots (at most a
  * batch), and sends each in a fiber of its own; a receiver that takes its whole time limit holds
- * one slot, not the others. Closing the scope interrupts the deliveries under way.
+ * one slot, not the others. Closing the scope stops the claims and waits, at most a webhook's time
+ * limit (or until the process is hurried), for the deliveries it claimed to go out.
  */
 export const run = Effect.gen(function*() {
   const config = yield* AppexecConfig
@@ -317,7 +319,7 @@ export const run = Effect.gen(function*() {
   // Also woken by the outbox when another process may have added a due entry.
   const awaitDue = (yield* WebhookOutbox).awaitDue
   const idle = Effect.raceAll([Queue.take(wake), poll, ...(awaitDue === undefined ? [] : [awaitDue])])
-  yield* ClaimLoop.make<OutboxEntry>({
+  const loop = yield* ClaimLoop.make<OutboxEntry>({
     slots: config.webhookConcurrency,
     batch: BATCH,
     claim,
@@ -327,6 +329,25 @@ export const run = Effect.gen(function*() {
     // The other answers of this turn of the event loop free their slots too: one claim for all.
     gather: nextTurn
   })
+  // A stopping dispatcher claims no more and lets what it claimed go out (the deliveries under way,
+  // and those claimed ahead of need): at most a webhook's time limit, less when the process is
+  // hurried. Left unsent, they would wait for their claim to run out before another dispatcher
+  // could take them.
+  const shutdown = yield* Effect.serviceOption(Shutdown)
+  yield* Effect.addFinalizer(() =>
+    Effect.zipRight(
+      loop.stop,
+      Effect.flatMap(
+        // A fiber of its own, interruptible: this finalizer may run in a fiber interrupted already.
+        Effect.forkDaemon(Effect.interruptible(Effect.raceAll([
+          loop.awaitEmpty,
+          Effect.sleep(Duration.millis(millis(config.webhookTimeout))),
+          ...Option.match(shutdown, { onNone: () => [], onSome: (s) => [s.hurried] })
+        ]))),
+        Fiber.join
+      )
+    )
+  )
   yield* Effect.logDebug("webhook dispatcher started")
 })
 

@@ -11,7 +11,7 @@ import {
 } from "@appexec/core"
 import { TestApps, TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Fiber, LogLevel, Schema, TestClock } from "effect"
+import { Clock, Effect, Either, Exit, Fiber, Layer, LogLevel, Schema, Scope, TestClock } from "effect"
 import * as LogCapture from "./fixtures/LogCapture.js"
 import { executionRecord } from "./fixtures/Records.js"
 import * as ScriptedHttp from "./fixtures/ScriptedHttp.js"
@@ -281,6 +281,57 @@ describe("webhook dispatcher (memory, virtual time)", () => {
         yield* TestClock.adjust("10 minutes")
         expect(http.sent.map((s) => s.request.headers!["X-Service-Webhook-Request-Id"]).sort()).toEqual([...ids].sort())
       }).pipe(Effect.provide(harness({ outbound: http.layer })))
+    }))
+})
+
+describe("a stopping webhook dispatcher", () => {
+  /** A receiver that answers 200 after 3 s (virtual), recording when each request was sent. */
+  const slowReceiver = () => {
+    const sent: Array<number> = []
+    const layer = Layer.succeed(OutboundHttp.OutboundHttp, {
+      request: () =>
+        Effect.flatMap(Clock.currentTimeMillis, (at) => {
+          sent.push(at)
+          return Effect.as(Effect.sleep("3 seconds"), ScriptedHttp.status(200))
+        })
+    })
+    return { sent, layer }
+  }
+
+  it.scoped("sends what it claimed before it ends: the attempt under way is recorded, not left to its claim", () =>
+    Effect.gen(function*() {
+      const receiver = slowReceiver()
+      yield* Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        yield* Scope.extend(WebhookDispatcher.run, scope)
+        const { executionId } = yield* runWithWebhook(echo, "https://hooks.example/slow")
+        yield* TestClock.adjust("1 second")
+        expect(receiver.sent).toEqual([0])
+        const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+        yield* TestClock.adjust("2 seconds")
+        yield* Fiber.join(closing)
+        const entry = yield* deliveryOf(executionId)
+        expect(entry.status).toBe("delivered")
+        expect(entry.attempts).toEqual([{ at: 0, statusCode: 200, error: null }])
+      }).pipe(Effect.provide(harness({ outbound: receiver.layer, webhooks: false })))
+    }))
+
+  it.scoped("waits at most a webhook's time limit: a receiver slower than that is left to its claim", () =>
+    Effect.gen(function*() {
+      const receiver = slowReceiver()
+      yield* Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        yield* Scope.extend(WebhookDispatcher.run, scope)
+        const { executionId } = yield* runWithWebhook(echo, "https://hooks.example/slow")
+        yield* TestClock.adjust(0)
+        const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+        yield* TestClock.adjust("1 second")
+        yield* Fiber.join(closing)
+        expect(receiver.sent).toEqual([0])
+        expect((yield* deliveryOf(executionId)).attempts).toEqual([])
+      }).pipe(
+        Effect.provide(harness({ outbound: receiver.layer, webhooks: false, config: { webhookTimeout: "1 second" } }))
+      )
     }))
 })
 
