@@ -8,7 +8,7 @@ import type { OutputType } from "@appexec/api/Execution"
 import { type AppId, ParameterId, WorkflowId } from "@appexec/api/Ids"
 import { Array as Arr, Either, ParseResult, Schema } from "effect"
 import { type DefinitionProblem, InvalidAppDefinition } from "./Errors.js"
-import { canonicalJson, uuidFromContent } from "./internal/hash.js"
+import { canonicalJson, uuidFromContent } from "./internal/crypto/hash.js"
 import type { NodeRegistry } from "./NodeRegistry.js"
 import type { CompiledNode, NodeType, ParameterSpec } from "./NodeType.js"
 

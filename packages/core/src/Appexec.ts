@@ -25,27 +25,27 @@ import type {
   WebhookNotRedeliverable
 } from "./Errors.js"
 import type { ExecutionRecord } from "./ExecutionRecord.js"
-import type { ImportOptions } from "./internal/AppCatalog.js"
-import * as Apps from "./internal/Apps.js"
-import * as ExecutionPages from "./internal/ExecutionPages.js"
-import type { ExecutionQuery } from "./internal/ExecutionPages.js"
-import * as Keys from "./internal/Keys.js"
-import type { CreatedKey, CredentialHeaders, ListedKey } from "./internal/Keys.js"
-import * as LiveStreams from "./internal/LiveStreams.js"
-import type { Follower, LiveEvent } from "./internal/LiveStreams.js"
-import * as OperatorActions from "./internal/OperatorActions.js"
-import type { ExecutionFilter } from "./internal/OperatorActions.js"
-import * as Starts from "./internal/Starts.js"
-import type { StartError, StartOptions } from "./internal/Starts.js"
-import * as Uploads from "./internal/Uploads.js"
-import type { NewUpload, UploadError } from "./internal/Uploads.js"
-import * as Visibility from "./internal/Visibility.js"
-import * as Waits from "./internal/Waits.js"
-import type { GetOptions } from "./internal/Waits.js"
+import type { ImportOptions } from "./internal/facade/AppCatalog.js"
+import * as Apps from "./internal/facade/Apps.js"
+import * as ExecutionPages from "./internal/facade/ExecutionPages.js"
+import type { ExecutionQuery } from "./internal/facade/ExecutionPages.js"
+import * as Keys from "./internal/facade/Keys.js"
+import type { CreatedKey, CredentialHeaders, ListedKey } from "./internal/facade/Keys.js"
+import * as LiveStreams from "./internal/facade/LiveStreams.js"
+import type { Follower, LiveEvent } from "./internal/facade/LiveStreams.js"
+import * as OperatorActions from "./internal/facade/OperatorActions.js"
+import type { ExecutionFilter } from "./internal/facade/OperatorActions.js"
+import * as Starts from "./internal/facade/Starts.js"
+import type { StartError, StartOptions } from "./internal/facade/Starts.js"
+import * as Uploads from "./internal/facade/Uploads.js"
+import type { NewUpload, UploadError } from "./internal/facade/Uploads.js"
+import * as Visibility from "./internal/facade/Visibility.js"
+import * as Waits from "./internal/facade/Waits.js"
+import type { GetOptions } from "./internal/facade/Waits.js"
 import type { WorkspaceRecord } from "./KeyStore.js"
 
-export { LIST_LIMIT } from "./internal/Apps.js"
-export { EXECUTION_LIST_LIMIT, type ExecutionQuery } from "./internal/ExecutionPages.js"
+export { LIST_LIMIT } from "./internal/facade/Apps.js"
+export { EXECUTION_LIST_LIMIT, type ExecutionQuery } from "./internal/facade/ExecutionPages.js"
 export {
   type CreatedKey,
   type CredentialHeaders,
@@ -53,12 +53,17 @@ export {
   KEY_CACHE_SIZE,
   KEY_USE_RESOLUTION,
   type ListedKey
-} from "./internal/Keys.js"
-export type { Follower, LiveEvent } from "./internal/LiveStreams.js"
-export { type ExecutionFilter, OPERATOR_LIST_LIMIT } from "./internal/OperatorActions.js"
-export { isIdempotencyKey, MAX_WEBHOOK_URL_LENGTH, type StartError, type StartOptions } from "./internal/Starts.js"
-export type { NewUpload, UploadError } from "./internal/Uploads.js"
-export type { GetOptions } from "./internal/Waits.js"
+} from "./internal/facade/Keys.js"
+export type { Follower, LiveEvent } from "./internal/facade/LiveStreams.js"
+export { type ExecutionFilter, OPERATOR_LIST_LIMIT } from "./internal/facade/OperatorActions.js"
+export {
+  isIdempotencyKey,
+  MAX_WEBHOOK_URL_LENGTH,
+  type StartError,
+  type StartOptions
+} from "./internal/facade/Starts.js"
+export type { NewUpload, UploadError } from "./internal/facade/Uploads.js"
+export type { GetOptions } from "./internal/facade/Waits.js"
 
 /** Who is calling: the workspace, user and key of an authenticated request. */
 export type Principal = Authentication.Principal

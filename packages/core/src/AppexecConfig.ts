@@ -9,7 +9,7 @@
  */
 import { Context, Duration, Effect, Either, Layer, Option, ParseResult, Redacted, Schema, SchemaAST } from "effect"
 import { InvalidConfiguration } from "./Errors.js"
-import { fromPrivateJwk, PrivateJwk } from "./internal/jwk.js"
+import { fromPrivateJwk, PrivateJwk } from "./internal/crypto/jwk.js"
 import { isValidBrand } from "./WebhookSignature.js"
 
 /** Any `Duration.DurationInput` (a `Duration`, a number of milliseconds, `"30 seconds"`, …). */

@@ -105,8 +105,7 @@ const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g
 
 const noText = (nodeId: string) => new NodeFailure({ message: `node '${nodeId}' produced media, which has no text` })
 
-// The text nodes answer at once, with `Effect.succeed` or `Effect.fail` (which are `Exit`s): the
-// runner takes such an answer without a step of the runtime.
+// The text nodes answer at once, with `Effect.succeed` or `Effect.fail`.
 const textOf = (upstream: UpstreamValue): Effect.Effect<string, NodeFailure> => {
   const text = NodeValue.asText(upstream.value)
   return text === undefined ? Effect.fail(noText(upstream.nodeId)) : Effect.succeed(text)

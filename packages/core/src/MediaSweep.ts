@@ -13,7 +13,7 @@ import { Chunk, Clock, Data, Duration, Effect, Schema, Stream } from "effect"
 import type * as BlobStore from "./BlobStore.js"
 import { StorageError } from "./Errors.js"
 import { ExecutionStore } from "./ExecutionStore.js"
-import * as Uploads from "./internal/Uploads.js"
+import * as Uploads from "./internal/facade/Uploads.js"
 
 /** What the sweep found of one blob (none is reported for a blob something refers to). */
 export type Finding = Data.TaggedEnum<{

@@ -17,7 +17,7 @@
  * expression, the alternation of every pattern (longest first), rebuilt when a value is added.
  */
 import { Cause, Context, Effect, FiberRef, HashMap, HashSet, Layer, Logger, Redacted } from "effect"
-import { basicCredentials, byteEncodingsOf, encodingsOf } from "./internal/SecretEncodings.js"
+import { basicCredentials, byteEncodingsOf, encodingsOf } from "./internal/crypto/SecretEncodings.js"
 
 /** What a masked value reads as. */
 export const MASK = "[secret]"

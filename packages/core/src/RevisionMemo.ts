@@ -30,7 +30,7 @@
 import { Cause, Deferred, Effect, FiberId, FiberRef } from "effect"
 import { globalValue } from "effect/GlobalValue"
 import type * as Scope from "effect/Scope"
-import { atTurnEnd } from "./internal/NextTurn.js"
+import { atTurnEnd } from "./internal/engine/NextTurn.js"
 
 /**
  * The order in which requests and reads began, across every memo: a read that began after a

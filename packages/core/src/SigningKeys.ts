@@ -22,8 +22,8 @@ import { Clock, Context, Effect, Either, Layer, Option, Schema } from "effect"
 import { AppexecConfig, millis } from "./AppexecConfig.js"
 import { InvalidConfiguration, StorageError } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
-import { fromBase64Url, fromHex, toHex } from "./internal/ed25519.js"
-import { fromPrivateJwk, keyPairOf, publicJwk } from "./internal/jwk.js"
+import { fromBase64Url, fromHex, toHex } from "./internal/crypto/ed25519.js"
+import { fromPrivateJwk, keyPairOf, publicJwk } from "./internal/crypto/jwk.js"
 import * as SecretSealing from "./SecretSealing.js"
 import { type SigningKeyRecord, SigningKeyStore } from "./SigningKeyStore.js"
 import * as StorageLock from "./StorageLock.js"
@@ -38,7 +38,7 @@ export const CLEAR_KEYS_WARNING =
   "`openssl rand -base64 32` (`config.masterKey` of AppexecLayer.make, from SecretSealing.parseMasterKey; " +
   "APPEXEC_MASTER_KEY for the appexec command)"
 
-export { fromPrivateJwk, PrivateJwk, publicJwk, publicKeyBytes, signHex, thumbprint } from "./internal/jwk.js"
+export { fromPrivateJwk, PrivateJwk, publicJwk, publicKeyBytes, signHex, thumbprint } from "./internal/crypto/jwk.js"
 
 /** The signing keys of an instance. */
 export class SigningKeys extends Context.Tag("@appexec/core/SigningKeys")<

@@ -8,7 +8,7 @@
  * the implementation, a signature is RFC 8032 Ed25519 over the same bytes.
  */
 import { Context, Effect, Either, Layer, Schema } from "effect"
-import { signHex } from "./internal/jwk.js"
+import { signHex } from "./internal/crypto/jwk.js"
 
 /** A signature could not be made (a malformed key, or a broken signer). */
 export class SignatureFailure extends Schema.TaggedError<SignatureFailure>()("SignatureFailure", {

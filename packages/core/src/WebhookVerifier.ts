@@ -7,8 +7,8 @@
  * key set. Runtime-neutral (`@noble/ed25519`), synchronous, never throws.
  */
 import { Clock, Effect, Either, Encoding, Schema } from "effect"
-import { ed, fromHex } from "./internal/ed25519.js"
-import { publicKeyBytes } from "./internal/jwk.js"
+import { ed, fromHex } from "./internal/crypto/ed25519.js"
+import { publicKeyBytes } from "./internal/crypto/jwk.js"
 import {
   names,
   publicKeyOfText,

@@ -7,7 +7,7 @@ import { Appexec, ExecutionQueue, ExecutionStore, WebhookDispatcher } from "@app
 import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, LogLevel, Option, TestClock } from "effect"
-import * as Worker from "../src/internal/Worker.js"
+import * as Worker from "../src/internal/engine/Worker.js"
 import * as LogCapture from "./fixtures/LogCapture.js"
 
 /** input → delay(1 s) → text output */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, type Duration, Effect, TestClock } from "effect"
-import * as ClaimLoop from "../src/internal/ClaimLoop.js"
+import * as ClaimLoop from "../src/internal/engine/ClaimLoop.js"
 
 /**
  * A queue of `count` items in memory whose claim takes `roundTrip` of virtual time, and whose

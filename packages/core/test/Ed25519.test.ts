@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { createPrivateKey, sign as nodeSign } from "node:crypto"
-import { ed, signAllWithCachedKeys, signWithCachedKey, toHex } from "../src/internal/ed25519.js"
+import { ed, signAllWithCachedKeys, signWithCachedKey, toHex } from "../src/internal/crypto/ed25519.js"
 
 const seed = (n: number) => new Uint8Array(32).map((_, i) => (i * 31 + n * 17 + 5) & 255)
 const message = (n: number) =>

@@ -12,7 +12,7 @@ import {
 import { MemoryStorage, SeededIds, TestHarness, TestOutboundHttp } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { type Duration, Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Schema, Scope, TestClock } from "effect"
-import * as Worker from "../src/internal/Worker.js"
+import * as Worker from "../src/internal/engine/Worker.js"
 import * as LogCapture from "./fixtures/LogCapture.js"
 
 /** input → template → delay(ms) → text output */

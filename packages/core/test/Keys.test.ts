@@ -8,7 +8,7 @@ import { Appexec, KeyStore } from "@appexec/core"
 import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
-import { hashKey } from "../src/internal/ApiKeys.js"
+import { hashKey } from "../src/internal/facade/ApiKeys.js"
 
 /** Until `done` holds, yielding between looks (the recorded use is written by a fiber of its own). */
 const eventually = <E>(what: string, done: Effect.Effect<boolean, E>) =>

@@ -9,7 +9,7 @@
 import { Redactor } from "@appexec/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, FastCheck as fc, FiberId, FiberRefs, HashMap, List, Logger, LogLevel, Redacted } from "effect"
-import { base64Of, encodingsOf } from "../src/internal/SecretEncodings.js"
+import { base64Of, encodingsOf } from "../src/internal/crypto/SecretEncodings.js"
 
 const SECRET = "sk-RTSECRET-9f8e/7d6c+5b4a é\"x"
 const utf8 = (text: string) => new TextEncoder().encode(text)

@@ -8,7 +8,7 @@ import { Appexec, ExecutionEvents, ExecutionLifecycle, ExecutionStore } from "@a
 import { TestApps, TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Either, Exit, Fiber, LogLevel, Option, Queue, Scope, TestClock } from "effect"
-import * as Worker from "../src/internal/Worker.js"
+import * as Worker from "../src/internal/engine/Worker.js"
 import * as LogCapture from "./fixtures/LogCapture.js"
 
 /** input → output: both answer at once. */

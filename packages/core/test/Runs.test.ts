@@ -7,8 +7,8 @@ import { Ids } from "@appexec/api"
 import { ExecutionLifecycle, type ExecutionQueue, type ExecutionRecord } from "@appexec/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber } from "effect"
-import { Cancellations } from "../src/internal/Cancellations.js"
-import * as Runs from "../src/internal/Runs.js"
+import { Cancellations } from "../src/internal/engine/Cancellations.js"
+import * as Runs from "../src/internal/engine/Runs.js"
 
 const executionId = (n: number) =>
   Ids.ExecutionId.make(`0b1c2d3e-4f5a-4b6c-9d7e-8f9a0b1c2d${String(n).padStart(2, "0")}`)

@@ -10,7 +10,7 @@ import { Appexec, ExecutionQueue, ExecutionStore, NodeType, Shutdown } from "@ap
 import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, FiberId, Layer, LogLevel, Option, Schema, Scope, TestClock } from "effect"
-import * as Worker from "../src/internal/Worker.js"
+import * as Worker from "../src/internal/engine/Worker.js"
 import * as LogCapture from "./fixtures/LogCapture.js"
 
 /** input → delay(ms) → text output */

@@ -16,10 +16,10 @@ import type { Authentication } from "@appexec/api"
 import { ExecutionId } from "@appexec/api/Ids"
 import type { EventName, LogLine } from "@appexec/api/Live"
 import { Chunk, Effect, Option, Stream } from "effect"
-import { ExecutionNotFound, type StorageError } from "../Errors.js"
-import { ExecutionEvents } from "../ExecutionEvents.js"
-import { isTerminal } from "../ExecutionLifecycle.js"
-import { executionJson, type ExecutionView, viewVersion } from "../ExecutionRecord.js"
+import { ExecutionNotFound, type StorageError } from "../../Errors.js"
+import { ExecutionEvents } from "../../ExecutionEvents.js"
+import { isTerminal } from "../../ExecutionLifecycle.js"
+import { executionJson, type ExecutionView, viewVersion } from "../../ExecutionRecord.js"
 import {
   ExecutionReports,
   LOG_BYTES,
@@ -29,8 +29,8 @@ import {
   type StoredReport,
   VERSION_SPAN,
   versionOf
-} from "../ExecutionReports.js"
-import { ExecutionStore } from "../ExecutionStore.js"
+} from "../../ExecutionReports.js"
+import { ExecutionStore } from "../../ExecutionStore.js"
 import * as SharedReads from "./SharedReads.js"
 import { isUuid } from "./Visibility.js"
 

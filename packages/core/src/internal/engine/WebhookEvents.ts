@@ -23,14 +23,14 @@
 import type { WebhookEvent } from "@appexec/api/Execution"
 import type { ExecutionId } from "@appexec/api/Ids"
 import { Clock, Duration, Effect, Either, FiberSet, Layer, Option, Queue } from "effect"
-import type { StorageError } from "../Errors.js"
-import { ExecutionEvents } from "../ExecutionEvents.js"
-import { isTerminal } from "../ExecutionLifecycle.js"
-import { executionJson, type ExecutionRecord, versionOf, viewOf } from "../ExecutionRecord.js"
-import { ATTEMPT_SPAN, ExecutionReports, VERSION_SPAN } from "../ExecutionReports.js"
-import { ExecutionStore } from "../ExecutionStore.js"
-import { IdGenerator } from "../IdGenerator.js"
-import { DeliveryId, type OutboxEntry, WebhookOutbox } from "../WebhookOutbox.js"
+import type { StorageError } from "../../Errors.js"
+import { ExecutionEvents } from "../../ExecutionEvents.js"
+import { isTerminal } from "../../ExecutionLifecycle.js"
+import { executionJson, type ExecutionRecord, versionOf, viewOf } from "../../ExecutionRecord.js"
+import { ATTEMPT_SPAN, ExecutionReports, VERSION_SPAN } from "../../ExecutionReports.js"
+import { ExecutionStore } from "../../ExecutionStore.js"
+import { IdGenerator } from "../../IdGenerator.js"
+import { DeliveryId, type OutboxEntry, WebhookOutbox } from "../../WebhookOutbox.js"
 
 /** Least time between two `output` events, or two `logs` events, of one execution. */
 export const THROTTLE_MS = 500

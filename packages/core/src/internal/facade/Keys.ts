@@ -10,12 +10,12 @@
 import type { Authentication } from "@appexec/api"
 import { ApiKeyId, UserId, WorkspaceId } from "@appexec/api/Ids"
 import { type Context, Duration, Effect, FiberSet, Option, type Scope } from "effect"
-import type { Appexec } from "../Appexec.js"
-import { AppexecConfig } from "../AppexecConfig.js"
-import { type StorageError, Unauthorized } from "../Errors.js"
-import { IdGenerator } from "../IdGenerator.js"
-import { type ApiKeyRecord, KeyStore, type UserRecord, type WorkspaceRecord } from "../KeyStore.js"
-import * as RevisionMemo from "../RevisionMemo.js"
+import type { Appexec } from "../../Appexec.js"
+import { AppexecConfig } from "../../AppexecConfig.js"
+import { type StorageError, Unauthorized } from "../../Errors.js"
+import { IdGenerator } from "../../IdGenerator.js"
+import { type ApiKeyRecord, KeyStore, type UserRecord, type WorkspaceRecord } from "../../KeyStore.js"
+import * as RevisionMemo from "../../RevisionMemo.js"
 import {
   credentialFrom,
   hashKey,

@@ -6,11 +6,11 @@
 import type { Authentication } from "@appexec/api"
 import { AppId, ExecutionId } from "@appexec/api/Ids"
 import { Effect, Option } from "effect"
-import type { CompiledApp } from "../AppDefinition.js"
-import { type AppRecord, AppStore } from "../AppStore.js"
-import { AppAccessDenied, AppNotFound, ExecutionNotFound, type StorageError } from "../Errors.js"
-import type { ExecutionRecord } from "../ExecutionRecord.js"
-import { ExecutionStore } from "../ExecutionStore.js"
+import type { CompiledApp } from "../../AppDefinition.js"
+import { type AppRecord, AppStore } from "../../AppStore.js"
+import { AppAccessDenied, AppNotFound, ExecutionNotFound, type StorageError } from "../../Errors.js"
+import type { ExecutionRecord } from "../../ExecutionRecord.js"
+import { ExecutionStore } from "../../ExecutionStore.js"
 import { AppCatalog } from "./AppCatalog.js"
 
 type Principal = Authentication.Principal

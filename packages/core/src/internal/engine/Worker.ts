@@ -8,11 +8,11 @@
  * `maxAttempts` (an outcome already being written is written first).
  */
 import { Clock, Effect, Fiber, Layer } from "effect"
-import { AppexecConfig, millis } from "../AppexecConfig.js"
-import { startedState } from "../ExecutionLifecycle.js"
-import { type Claim, ExecutionQueue } from "../ExecutionQueue.js"
-import { IdGenerator } from "../IdGenerator.js"
-import { Shutdown } from "../Shutdown.js"
+import { AppexecConfig, millis } from "../../AppexecConfig.js"
+import { startedState } from "../../ExecutionLifecycle.js"
+import { type Claim, ExecutionQueue } from "../../ExecutionQueue.js"
+import { IdGenerator } from "../../IdGenerator.js"
+import { Shutdown } from "../../Shutdown.js"
 import { Cancellations } from "./Cancellations.js"
 import * as ClaimLoop from "./ClaimLoop.js"
 import * as Drain from "./Drain.js"

@@ -7,9 +7,9 @@ import { Api, type Authentication } from "@appexec/api"
 import { type ExecutionPage, ExecutionStatus } from "@appexec/api/Execution"
 import { AppId } from "@appexec/api/Ids"
 import { Effect, Either, Encoding, Schema } from "effect"
-import { InvalidRequest } from "../Errors.js"
-import { toExecution } from "../ExecutionRecord.js"
-import { ExecutionStore } from "../ExecutionStore.js"
+import { InvalidRequest } from "../../Errors.js"
+import { toExecution } from "../../ExecutionRecord.js"
+import { ExecutionStore } from "../../ExecutionStore.js"
 import { isUuid } from "./Visibility.js"
 
 type Principal = Authentication.Principal

@@ -19,8 +19,8 @@
 import type { ExecutionId } from "@appexec/api/Ids"
 import type { LogLevel } from "@appexec/api/Live"
 import { Effect, type Scope } from "effect"
-import { AppexecConfig, millis } from "../AppexecConfig.js"
-import { ExecutionEvents } from "../ExecutionEvents.js"
+import { AppexecConfig, millis } from "../../AppexecConfig.js"
+import { ExecutionEvents } from "../../ExecutionEvents.js"
 import {
   ATTEMPT_SPAN,
   eventId,
@@ -28,9 +28,9 @@ import {
   MESSAGE_LENGTH,
   type Report,
   type StoredReport
-} from "../ExecutionReports.js"
-import type { RunContext } from "../NodeType.js"
-import { Redactor } from "../Redactor.js"
+} from "../../ExecutionReports.js"
+import type { RunContext } from "../../NodeType.js"
+import { Redactor } from "../../Redactor.js"
 
 /** A message cut to `MESSAGE_LENGTH` (after masking: a secret cut in two would no longer be found). */
 const bounded = (message: string): string =>

@@ -5,8 +5,8 @@
  * cancel does. It sleeps while the worker runs nothing.
  */
 import { Cause, Deferred, Duration, Effect, Either, FiberId } from "effect"
-import { AppexecConfig, millis } from "../AppexecConfig.js"
-import { ExecutionQueue } from "../ExecutionQueue.js"
+import { AppexecConfig, millis } from "../../AppexecConfig.js"
+import { ExecutionQueue } from "../../ExecutionQueue.js"
 import type { Runs, Watcher } from "./Runs.js"
 
 /** A lease keeper: `watcher` is what the runs tell it (see `Runs.make`), `keep` its fiber's work. */

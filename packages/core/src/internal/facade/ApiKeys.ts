@@ -2,7 +2,7 @@
  * API keys (docs/api.md#authentication, docs/api.md): `<prefix><random>`, stored only as a SHA-256 hash, taken from
  * `x-api-key` or `Authorization: Bearer`.
  */
-import { sha256Hex } from "./hash.js"
+import { sha256Hex } from "../crypto/hash.js"
 
 /** Random bytes in a key: 32 bytes, 43 base64url characters. */
 export const KEY_RANDOM_BYTES = 32

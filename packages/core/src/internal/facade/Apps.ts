@@ -2,9 +2,9 @@
 import { Api, type Authentication } from "@appexec/api"
 import type { AppDetail, AppSummary, WorkflowGraph } from "@appexec/api/App"
 import { Effect } from "effect"
-import { parameterIdOf } from "../AppDefinition.js"
-import { type AppRecord, AppStore } from "../AppStore.js"
-import { InvalidRequest } from "../Errors.js"
+import { parameterIdOf } from "../../AppDefinition.js"
+import { type AppRecord, AppStore } from "../../AppStore.js"
+import { InvalidRequest } from "../../Errors.js"
 import { AppCatalog, type ImportOptions } from "./AppCatalog.js"
 import type { Visibility } from "./Visibility.js"
 

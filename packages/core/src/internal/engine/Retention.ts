@@ -7,11 +7,11 @@
  */
 import type { ExecutionId } from "@appexec/api/Ids"
 import { Clock, Effect, Layer, Schedule } from "effect"
-import { AppexecConfig, millis } from "../AppexecConfig.js"
-import { BlobStore, executionPrefix } from "../BlobStore.js"
-import type { StorageError } from "../Errors.js"
-import { ExecutionStore } from "../ExecutionStore.js"
-import * as Uploads from "./Uploads.js"
+import { AppexecConfig, millis } from "../../AppexecConfig.js"
+import { BlobStore, executionPrefix } from "../../BlobStore.js"
+import type { StorageError } from "../../Errors.js"
+import { ExecutionStore } from "../../ExecutionStore.js"
+import * as Uploads from "../facade/Uploads.js"
 
 /** Executions deleted per batch. */
 const BATCH = 100

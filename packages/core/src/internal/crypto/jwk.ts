@@ -7,7 +7,7 @@ import type { Jwk } from "@appexec/api/Jwk"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { utf8ToBytes } from "@noble/hashes/utils.js"
 import { Either, Schema } from "effect"
-import { publicKeyText } from "../WebhookSignature.js"
+import { publicKeyText } from "../../WebhookSignature.js"
 import { ed, fromBase64Url, fromHex, signWithCachedKey, toBase64Url, toHex } from "./ed25519.js"
 
 /** A private Ed25519 JWK (RFC 8037) as an operator configures it; `x` is checked against `d`. */

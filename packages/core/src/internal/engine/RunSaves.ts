@@ -14,15 +14,15 @@
  * replaced (`saveAllOf`), is saved one execution at a time through its `save`.
  */
 import { type Cause, Effect, Either, Exit, FiberRef, FiberSet, LogLevel, type Scope } from "effect"
-import { unsafeRecordFinished } from "../AppexecMetrics.js"
-import type { LeaseLost, StorageError } from "../Errors.js"
-import { ExecutionEvents } from "../ExecutionEvents.js"
-import { isTerminal } from "../ExecutionLifecycle.js"
-import type { ExecutionRecord } from "../ExecutionRecord.js"
-import * as ExecutionStore from "../ExecutionStore.js"
-import { IdGenerator } from "../IdGenerator.js"
-import * as TraceContext from "../TraceContext.js"
-import { DeliveryId, entryFor } from "../WebhookOutbox.js"
+import { unsafeRecordFinished } from "../../AppexecMetrics.js"
+import type { LeaseLost, StorageError } from "../../Errors.js"
+import { ExecutionEvents } from "../../ExecutionEvents.js"
+import { isTerminal } from "../../ExecutionLifecycle.js"
+import type { ExecutionRecord } from "../../ExecutionRecord.js"
+import * as ExecutionStore from "../../ExecutionStore.js"
+import { IdGenerator } from "../../IdGenerator.js"
+import * as TraceContext from "../../TraceContext.js"
+import { DeliveryId, entryFor } from "../../WebhookOutbox.js"
 import type { Run, Runs } from "./Runs.js"
 
 /** Most saves in one write. */

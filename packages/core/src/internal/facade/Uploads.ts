@@ -8,11 +8,11 @@
 import type { Authentication } from "@appexec/api"
 import type { Upload } from "@appexec/api/Upload"
 import { Effect, Option } from "effect"
-import { BlobStore } from "../BlobStore.js"
-import { InvalidRequest, type StorageError, UnsupportedMedia, UploadsUnavailable } from "../Errors.js"
-import { IdGenerator } from "../IdGenerator.js"
-import * as MediaType from "../MediaType.js"
-import { MediaUrls, nowSeconds } from "../MediaUrls.js"
+import { BlobStore } from "../../BlobStore.js"
+import { InvalidRequest, type StorageError, UnsupportedMedia, UploadsUnavailable } from "../../Errors.js"
+import { IdGenerator } from "../../IdGenerator.js"
+import * as MediaType from "../../MediaType.js"
+import { MediaUrls, nowSeconds } from "../../MediaUrls.js"
 
 /** The key prefix under which every upload is stored. */
 export const PREFIX = "uploads/"

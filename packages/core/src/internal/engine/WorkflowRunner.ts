@@ -7,10 +7,10 @@
  */
 import type { OutputType } from "@appexec/api/Execution"
 import { Cause, Deferred, Effect, Exit, Option } from "effect"
-import type { AppNode, CompiledApp } from "../AppDefinition.js"
-import type { ProducedOutput } from "../ExecutionLifecycle.js"
-import type { ResolvedInputs } from "../InputValidation.js"
-import { NodeFailure, NodeValue, type RunContext, type UpstreamValue } from "../NodeType.js"
+import type { AppNode, CompiledApp } from "../../AppDefinition.js"
+import type { ProducedOutput } from "../../ExecutionLifecycle.js"
+import type { ResolvedInputs } from "../../InputValidation.js"
+import { NodeFailure, NodeValue, type RunContext, type UpstreamValue } from "../../NodeType.js"
 
 /** What a run tells its worker as it goes (docs/api.md#live-executions). */
 export interface RunHooks {

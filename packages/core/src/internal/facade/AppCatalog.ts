@@ -4,11 +4,11 @@
  */
 import { AppId, type WorkflowId, type WorkspaceId } from "@appexec/api/Ids"
 import { Context, Effect, Either, Layer, Option } from "effect"
-import { type AppDefinition, compile, type CompiledApp, workflowIdOf } from "../AppDefinition.js"
-import { type AppRecord, AppStore, type WorkflowVersion } from "../AppStore.js"
-import { type InvalidAppDefinition, InvalidRequest, StorageError } from "../Errors.js"
-import { IdGenerator } from "../IdGenerator.js"
-import { NodeRegistry } from "../NodeRegistry.js"
+import { type AppDefinition, compile, type CompiledApp, workflowIdOf } from "../../AppDefinition.js"
+import { type AppRecord, AppStore, type WorkflowVersion } from "../../AppStore.js"
+import { type InvalidAppDefinition, InvalidRequest, StorageError } from "../../Errors.js"
+import { IdGenerator } from "../../IdGenerator.js"
+import { NodeRegistry } from "../../NodeRegistry.js"
 
 /** Who owns an imported app: the whole service (public) or one workspace (private). */
 export type AppOwner = { readonly public: true } | { readonly workspaceId: WorkspaceId }

@@ -8,7 +8,7 @@
  */
 import type { ExecutionId } from "@appexec/api/Ids"
 import { type Fiber, FiberId } from "effect"
-import type { Claim, Lease } from "../ExecutionQueue.js"
+import type { Claim, Lease } from "../../ExecutionQueue.js"
 import type { Cancellations } from "./Cancellations.js"
 
 /** Why a run was told to stop before its workflow ended. */

@@ -16,10 +16,10 @@
  */
 import type { ExecutionId } from "@appexec/api/Ids"
 import { Effect, Fiber, FiberSet, type Option, type Scope } from "effect"
-import type { StorageError } from "../Errors.js"
-import { ExecutionEvents } from "../ExecutionEvents.js"
-import type { ExecutionView } from "../ExecutionRecord.js"
-import type { ReportsAfter, StoredReport } from "../ExecutionReports.js"
+import type { StorageError } from "../../Errors.js"
+import { ExecutionEvents } from "../../ExecutionEvents.js"
+import type { ExecutionView } from "../../ExecutionRecord.js"
+import type { ReportsAfter, StoredReport } from "../../ExecutionReports.js"
 
 /** How the reads are made, once each per change: what `LiveStreams` reads and makes of it. */
 export interface Sources<Event> {

@@ -7,8 +7,8 @@ import type { Authentication } from "@appexec/api"
 import { type StartedExecution, WEBHOOK_EVENTS, type WebhookEvent } from "@appexec/api/Execution"
 import { ExecutionId } from "@appexec/api/Ids"
 import { Effect, Either, Option } from "effect"
-import { AppexecConfig, millis } from "../AppexecConfig.js"
-import { recordStarted } from "../AppexecMetrics.js"
+import { AppexecConfig, millis } from "../../AppexecConfig.js"
+import { recordStarted } from "../../AppexecMetrics.js"
 import {
   type AppAccessDenied,
   type AppNotFound,
@@ -17,16 +17,16 @@ import {
   InvalidRequest,
   InvalidWebhookUrl,
   type StorageError
-} from "../Errors.js"
-import { ExecutionEvents } from "../ExecutionEvents.js"
-import { placeholder } from "../ExecutionLifecycle.js"
-import { type ExecutionRecord, toStartedExecution } from "../ExecutionRecord.js"
-import { ExecutionStore } from "../ExecutionStore.js"
-import { IdGenerator } from "../IdGenerator.js"
-import { isHttpUrl, validateInputs } from "../InputValidation.js"
-import { OutboundHttp } from "../OutboundHttp.js"
-import * as TraceContext from "../TraceContext.js"
-import { canonicalJson, sha256Hex } from "./hash.js"
+} from "../../Errors.js"
+import { ExecutionEvents } from "../../ExecutionEvents.js"
+import { placeholder } from "../../ExecutionLifecycle.js"
+import { type ExecutionRecord, toStartedExecution } from "../../ExecutionRecord.js"
+import { ExecutionStore } from "../../ExecutionStore.js"
+import { IdGenerator } from "../../IdGenerator.js"
+import { isHttpUrl, validateInputs } from "../../InputValidation.js"
+import { OutboundHttp } from "../../OutboundHttp.js"
+import * as TraceContext from "../../TraceContext.js"
+import { canonicalJson, sha256Hex } from "../crypto/hash.js"
 import type { Visibility } from "./Visibility.js"
 
 type Principal = Authentication.Principal

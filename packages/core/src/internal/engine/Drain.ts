@@ -5,8 +5,8 @@
  * (`Shutdown.unsafeHurry`). The worker then interrupts what still runs and hands it back.
  */
 import { Duration, Effect, Fiber } from "effect"
-import { Shutdown } from "../Shutdown.js"
-import { AppCatalog } from "./AppCatalog.js"
+import { Shutdown } from "../../Shutdown.js"
+import { AppCatalog } from "../facade/AppCatalog.js"
 import type { Run } from "./Runs.js"
 
 /** Most runs a countdown line names; the others are counted. */
