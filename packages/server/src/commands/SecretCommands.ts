@@ -11,9 +11,9 @@ import { type Ids } from "@appexec/api"
 import { KeyStore, SecretStore } from "@appexec/core"
 import { Args, Command, Options, Prompt } from "@effect/cli"
 import { Console, Effect, Either, Option, Redacted, Schema } from "effect"
+import * as Bootstrap from "../Bootstrap.js"
+import * as ProviderApps from "../ProviderApps.js"
 import { admin, CommandFailed, store } from "./AdminCommands.js"
-import * as ProviderApps from "./ProviderApps.js"
-import { defaultAppsDir } from "./ServeCommand.js"
 
 const name = Args.text({ name: "NAME" }).pipe(
   Args.withDescription("The secret's name: a letter, then letters, digits and underscores (at most 128)")
@@ -126,7 +126,7 @@ const secretsSet = Command.make(
         yield* Console.log(`set ${secret} for ${scopeText(workspace)}`)
         // An instance secret may be what a provider example app waited for (docs/apps.md).
         if (scope === undefined) {
-          const report = yield* ProviderApps.importReady(defaultAppsDir).pipe(
+          const report = yield* ProviderApps.importReady(Bootstrap.defaultAppsDir).pipe(
             Effect.catchAll((error) =>
               Effect.logWarning("the provider example apps could not be checked", error).pipe(Effect.as([]))
             )
