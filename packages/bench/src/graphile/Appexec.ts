@@ -1,26 +1,14 @@
 /** appexec's side of the graphile benchmark: its drain and its add→start, with `appexec worker` processes. */
-import { Appexec, AppexecLayer, IdGenerator } from "@appexec/core"
+import { AppexecLayer, IdGenerator } from "@appexec/core"
 import { NodeOutboundHttp } from "@appexec/platform-node"
 import { PostgresClient, PostgresStorage } from "@appexec/postgres"
 import { Duration, Effect, Layer, Option } from "effect"
-import { noop } from "../NoopApp.js"
+import * as NoopApp from "../NoopApp.js"
 import * as ProcessCpu from "../ProcessCpu.js"
 import * as AppexecCommand from "../servers/appexec.js"
 import * as PostgresServer from "../servers/postgres.js"
 import * as TempDir from "../TempDir.js"
-import {
-  analyze,
-  commits,
-  commitsSince,
-  connection,
-  counting,
-  database,
-  type Drain,
-  drained,
-  hold,
-  release,
-  wallNow
-} from "./Drains.js"
+import * as Drains from "./Drains.js"
 import { CONCURRENCY, COUNT, LATENCY_COUNT, WARMUP } from "./Sizes.js"
 
 /** This process as appexec's API on `url` (no worker): it adds the executions. */
@@ -30,14 +18,6 @@ const api = (url: string) =>
     Layer.provide(IdGenerator.IdGenerator.random),
     Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: true }))
   )
-
-const setUp = Effect.gen(function*() {
-  const appexec = yield* Appexec.Appexec
-  const app = yield* appexec.apps.import(noop, { owner: { public: true } })
-  const { key } = yield* appexec.keys.create({ workspace: "bench" })
-  const principal = yield* appexec.keys.authenticate({ "x-api-key": key })
-  return { appexec, appId: app.appId, principal }
-})
 
 /** `count` `appexec worker` processes on `url`, started at once; stopped with the scope. */
 const appexecWorkers = (url: string, count: number) =>
@@ -58,10 +38,10 @@ const masterKey = AppexecCommand.masterKey()
 /** appexec draining `COUNT` executions with `processes` worker processes. */
 export const appexecDrain = (server: PostgresServer.Server, processes: number) =>
   Effect.scoped(Effect.gen(function*() {
-    const url = yield* database(server)
-    const counter = yield* counting(url)
+    const url = yield* Drains.database(server)
+    const counter = yield* Drains.counting(url)
     const { held, last, warmUp } = yield* Effect.gen(function*() {
-      const { appexec, appId, principal } = yield* setUp
+      const { appexec, appId, principal } = yield* NoopApp.setUp
       yield* Effect.forEach(
         Array.from({ length: COUNT }, (_, i) => i),
         (i) => appexec.executions.start(principal, appId, { in: `${i}` }),
@@ -69,29 +49,35 @@ export const appexecDrain = (server: PostgresServer.Server, processes: number) =
       )
       const { rows } = yield* Effect.promise(() => counter.query<{ n: string }>("SELECT max(seq) AS n FROM executions"))
       // Held while the worker processes start (their claims skip locked rows), the warm-up's too.
-      const held = yield* hold(url, "SELECT seq FROM executions WHERE status = 'queued' FOR UPDATE")
+      const held = yield* Drains.hold(url, "SELECT seq FROM executions WHERE status = 'queued' FOR UPDATE")
       // Each process gets the warm-up graphile-worker's one process gets: its own hot code to compile.
       yield* Effect.forEach(
         Array.from({ length: WARMUP * processes }, (_, i) => i),
         (i) => appexec.executions.start(principal, appId, { in: `warm-up ${i}` }),
         { concurrency: 64, discard: true }
       )
-      const warmUp = yield* hold(url, "SELECT seq FROM executions WHERE status = 'queued' FOR UPDATE SKIP LOCKED")
+      const warmUp = yield* Drains.hold(
+        url,
+        "SELECT seq FROM executions WHERE status = 'queued' FOR UPDATE SKIP LOCKED"
+      )
       return { held, warmUp, last: Number(rows[0]!.n) }
     }).pipe(Effect.provide(api(url)))
     const children = yield* appexecWorkers(url, processes)
     const pids = children.flatMap((child) => child.pid ?? [])
     // The warm-up, once every process runs, woken as an insert would wake them.
     const channel = PostgresClient.workChannel("public")
-    yield* release(warmUp, channel, "")
-    yield* drained(counter, `SELECT count(*) - ${COUNT} AS n FROM executions WHERE status IN ('queued', 'running')`)
-    yield* analyze(counter, "executions")
+    yield* Drains.release(warmUp, channel, "")
+    yield* Drains.drained(
+      counter,
+      `SELECT count(*) - ${COUNT} AS n FROM executions WHERE status IN ('queued', 'running')`
+    )
+    yield* Drains.analyze(counter, "executions")
     const before = yield* PostgresServer.backendsCpu(url)
-    const commitsBefore = yield* commits(counter)
+    const commitsBefore = yield* Drains.commits(counter)
     const cpuBefore = pids.map(ProcessCpu.ofProcess)
     const mainBefore = pids.map(ProcessCpu.ofMainThread)
-    yield* release(held, channel, "")
-    const { asked, end } = yield* drained(
+    yield* Drains.release(held, channel, "")
+    const { asked, end } = yield* Drains.drained(
       counter,
       "SELECT count(*) AS n FROM executions WHERE status IN ('queued', 'running')"
     )
@@ -99,7 +85,7 @@ export const appexecDrain = (server: PostgresServer.Server, processes: number) =
     const mainThreadCpu = pids.map((pid, i) => (ProcessCpu.ofMainThread(pid) - mainBefore[i]!) / COUNT)
     const serverMicros = PostgresServer.cpuUsed(before, yield* PostgresServer.backendsCpu(url))
     // Besides the counting's own, the holder's notification.
-    const committed = yield* commitsSince(counter, commitsBefore, asked + 3)
+    const committed = yield* Drains.commitsSince(counter, commitsBefore, asked + 3)
     const claims = yield* Effect.promise(() =>
       counter.query<{ n: string }>(
         "SELECT coalesce(sum(calls), 0) AS n FROM pg_stat_user_functions WHERE funcname = 'appexec_claim_executions'"
@@ -130,20 +116,20 @@ export const appexecDrain = (server: PostgresServer.Server, processes: number) =
         vacuums: Number(autovacuum.rows[0]?.vacuums ?? 0),
         analyzes: Number(autovacuum.rows[0]?.analyzes ?? 0)
       }
-    } satisfies Drain
+    } satisfies Drains.Drain
   }))
 
 /** Add→start of `LATENCY_COUNT` executions started one at a time with one idle worker process. */
 export const appexecLatency = (server: PostgresServer.Server) =>
   Effect.scoped(Effect.gen(function*() {
-    const url = yield* database(server)
-    const counter = yield* connection(url)
+    const url = yield* Drains.database(server)
+    const counter = yield* Drains.connection(url)
     return yield* Effect.gen(function*() {
-      const { appexec, appId, principal } = yield* setUp
+      const { appexec, appId, principal } = yield* NoopApp.setUp
       yield* appexecWorkers(url, 1)
       const latencies: Array<number> = []
       for (let i = 0; i < LATENCY_COUNT; i++) {
-        const added = wallNow()
+        const added = Drains.wallNow()
         const { executionId } = yield* appexec.executions.start(principal, appId, { in: `${i}` })
         for (;;) {
           const { rows } = yield* Effect.promise(() =>

@@ -1,18 +1,7 @@
 /** graphile-worker's side of the graphile benchmark: its drain and its add→start, in this process. */
 import { Duration, Effect } from "effect"
 import * as PostgresServer from "../servers/postgres.js"
-import {
-  analyze,
-  commits,
-  commitsSince,
-  counting,
-  database,
-  type Drain,
-  drained,
-  hold,
-  release,
-  wallNow
-} from "./Drains.js"
+import * as Drains from "./Drains.js"
 import { CONCURRENCY, COUNT, LATENCY_COUNT, WARMUP } from "./Sizes.js"
 
 /** graphile-worker's module, loaded when its part runs (a dev dependency of the bench alone). */
@@ -41,14 +30,14 @@ const addGraphileJobs = (url: string, count: number) =>
 export const graphileDrain = (server: PostgresServer.Server, localQueue: boolean) =>
   Effect.scoped(Effect.gen(function*() {
     const { run, runMigrations, Logger: GraphileLogger } = yield* graphileWorker
-    const url = yield* database(server)
+    const url = yield* Drains.database(server)
     const logger = new GraphileLogger(silent)
     yield* Effect.promise(() => runMigrations({ connectionString: url, logger }))
     yield* addGraphileJobs(url, COUNT)
     // The drain's jobs held while the warm-up's run: graphile-worker's fetch skips locked jobs.
-    const holder = yield* hold(url, "SELECT id FROM graphile_worker._private_jobs FOR UPDATE")
+    const holder = yield* Drains.hold(url, "SELECT id FROM graphile_worker._private_jobs FOR UPDATE")
     yield* addGraphileJobs(url, WARMUP)
-    const counter = yield* counting(url)
+    const counter = yield* Drains.counting(url)
     let first = Number.POSITIVE_INFINITY
     const runner = yield* Effect.acquireRelease(
       Effect.promise(() =>
@@ -60,7 +49,7 @@ export const graphileDrain = (server: PostgresServer.Server, localQueue: boolean
           logger,
           taskList: {
             noop: async () => {
-              if (first === Number.POSITIVE_INFINITY) first = wallNow()
+              if (first === Number.POSITIVE_INFINITY) first = Drains.wallNow()
             }
           },
           ...(localQueue
@@ -70,17 +59,17 @@ export const graphileDrain = (server: PostgresServer.Server, localQueue: boolean
       ),
       (runner) => Effect.promise(() => runner.stop())
     )
-    yield* drained(counter, `SELECT count(*) - ${COUNT} AS n FROM graphile_worker._private_jobs`)
-    yield* analyze(counter, "graphile_worker._private_jobs")
+    yield* Drains.drained(counter, `SELECT count(*) - ${COUNT} AS n FROM graphile_worker._private_jobs`)
+    yield* Drains.analyze(counter, "graphile_worker._private_jobs")
     first = Number.POSITIVE_INFINITY
     const before = {
       own: process.cpuUsage(),
       server: yield* PostgresServer.backendsCpu(url),
-      commits: yield* commits(counter)
+      commits: yield* Drains.commits(counter)
     }
     // Released, and the runner nudged as an add of that many jobs nudges it.
-    yield* release(holder, "jobs:insert", JSON.stringify({ count: COUNT }))
-    const { asked, end } = yield* drained(counter, "SELECT count(*) AS n FROM graphile_worker._private_jobs")
+    yield* Drains.release(holder, "jobs:insert", JSON.stringify({ count: COUNT }))
+    const { asked, end } = yield* Drains.drained(counter, "SELECT count(*) AS n FROM graphile_worker._private_jobs")
     const own = process.cpuUsage(before.own)
     const serverMicros = PostgresServer.cpuUsed(before.server, yield* PostgresServer.backendsCpu(url))
     void runner
@@ -89,15 +78,15 @@ export const graphileDrain = (server: PostgresServer.Server, localQueue: boolean
       workerCpu: [(own.user + own.system) / COUNT],
       serverCpu: serverMicros / COUNT,
       // Besides the counting's own, the holder's notification.
-      commits: (yield* commitsSince(counter, before.commits, asked + 2)) / COUNT
-    } satisfies Drain
+      commits: (yield* Drains.commitsSince(counter, before.commits, asked + 2)) / COUNT
+    } satisfies Drains.Drain
   }))
 
 /** Add→start of `LATENCY_COUNT` jobs added one at a time to an idle worker. */
 export const graphileLatency = (server: PostgresServer.Server) =>
   Effect.scoped(Effect.gen(function*() {
     const { run, runMigrations, makeWorkerUtils, Logger: GraphileLogger } = yield* graphileWorker
-    const url = yield* database(server)
+    const url = yield* Drains.database(server)
     const logger = new GraphileLogger(silent)
     yield* Effect.promise(() => runMigrations({ connectionString: url, logger }))
     let started: (() => void) | undefined
@@ -112,7 +101,7 @@ export const graphileLatency = (server: PostgresServer.Server) =>
           logger,
           taskList: {
             noop: async () => {
-              startedAt = wallNow()
+              startedAt = Drains.wallNow()
               started?.()
             }
           }
@@ -127,7 +116,7 @@ export const graphileLatency = (server: PostgresServer.Server) =>
     const latencies: Array<number> = []
     for (let i = 0; i < LATENCY_COUNT; i++) {
       const wait = new Promise<void>((resolve) => (started = resolve))
-      const added = wallNow()
+      const added = Drains.wallNow()
       yield* Effect.promise(() => utils.addJob("noop", { i }))
       yield* Effect.promise(() => wait)
       latencies.push(startedAt - added)
