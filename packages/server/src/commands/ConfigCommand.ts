@@ -75,12 +75,7 @@ const check = Command.make(
         onRight: Effect.succeed
       })
       // What the process checks before it starts: the bucket's settings together, the CA file.
-      yield* MediaStorage.fromSettings({
-        media: resolved.get(SharedSettings.media),
-        mediaEndpoint: resolved.get(SharedSettings.mediaEndpoint),
-        mediaDirect: resolved.get(SharedSettings.mediaDirect),
-        mediaBaseUrl: resolved.get(SharedSettings.mediaBaseUrl)
-      })
+      yield* MediaStorage.fromSettings(SharedSettings.mediaOf(resolved))
       yield* Database.fromSettings(resolved)
       for (const line of linesOf(resolved, process.env)) yield* Console.log(line)
     })

@@ -36,12 +36,7 @@ export const settings = CliOptions.resolvedOf(Catalog.serve, roleOf)
 export const optionsOf = (settings: Resolve.Resolved) =>
   Effect.gen(function*() {
     const get = settings.get
-    const media = yield* MediaStorage.fromSettings({
-      media: get(SharedSettings.media),
-      mediaEndpoint: get(SharedSettings.mediaEndpoint),
-      mediaDirect: get(SharedSettings.mediaDirect),
-      mediaBaseUrl: get(SharedSettings.mediaBaseUrl)
-    })
+    const media = yield* MediaStorage.fromSettings(SharedSettings.mediaOf(settings))
     const options: ServeOptions = {
       port: get(ApiSettings.port),
       host: get(ApiSettings.host),
