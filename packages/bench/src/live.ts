@@ -87,25 +87,13 @@ const slowOrigin = Effect.acquireRelease(
   ({ close }) => Effect.sync(close)
 )
 
-/** A JSON request to a served API, its answer's `data`; a status other than 2xx fails. */
-const call = <A>(server: AppexecCommand.Serve, path: string, body?: unknown) =>
-  Effect.tryPromise(async () => {
-    const response = await fetch(`${server.baseUrl}${path}`, {
-      method: body === undefined ? "GET" : "POST",
-      headers: { "x-api-key": server.key, "content-type": "application/json" },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    })
-    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`)
-    return ((await response.json()) as { data: A }).data
-  })
-
 /** Starts an execution of the app named `name`; its id. */
 const start = (server: AppexecCommand.Serve, name: string) =>
   Effect.gen(function*() {
-    const apps = yield* call<ReadonlyArray<{ appId: string; name: string }>>(server, "/v1/apps")
+    const apps = yield* AppexecCommand.call<ReadonlyArray<{ appId: string; name: string }>>(server, "/v1/apps")
     const app = apps.find((a) => a.name === name)
     if (app === undefined) return yield* Effect.fail(new Error(`no app '${name}'`))
-    const started = yield* call<{ executionId: string }>(server, `/v1/apps/${app.appId}/executions`, {
+    const started = yield* AppexecCommand.call<{ executionId: string }>(server, `/v1/apps/${app.appId}/executions`, {
       inputs: { prompt: "go" }
     })
     return started.executionId
@@ -169,7 +157,7 @@ const logEvents = (server: AppexecCommand.Serve) =>
         })
         yield* Effect.promise(() => stream.ended)
         if (status !== "completed") return yield* Effect.fail(new Error(`execution ${executionId} ended ${status}`))
-        const kept = yield* call<ReadonlyArray<LogLine>>(server, `/v1/executions/${executionId}/logs`)
+        const kept = yield* AppexecCommand.call<ReadonlyArray<LogLine>>(server, `/v1/executions/${executionId}/logs`)
         const unsent = kept.filter((line) => !seen.has(lineKey(line)))
         const beforeJoin = unsent.filter((line) => Date.parse(line.at) <= joinedAt).length
         return { samples, beforeJoin, missed: unsent.length - beforeJoin }
@@ -329,7 +317,7 @@ const memoryPerStream = Effect.scoped(Effect.gen(function*() {
   for (const stream of streams) stream.close()
   // The server takes the closes in turn: a poll is answered once it is through them (a poll that
   // waits longer than the server's request timeout is answered 408 and sent again).
-  const polled = yield* call<{ status: string }>(server, `/v1/executions/${executionId}`).pipe(
+  const polled = yield* AppexecCommand.call<{ status: string }>(server, `/v1/executions/${executionId}`).pipe(
     Effect.retry(Schedule.spaced("200 millis")),
     Effect.timeoutFail({ duration: "2 minutes", onTimeout: () => new Error("no poll answered after the closes") })
   )

@@ -11,7 +11,7 @@
  * process) and start→completed, p50/p99. Times come from the execution records, written by the
  * processes on one machine clock, to the millisecond.
  */
-import { Appexec, AppexecLayer, type ExecutionRecord, ExecutionStore, IdGenerator } from "@appexec/core"
+import { type Appexec, AppexecLayer, type ExecutionRecord, ExecutionStore, IdGenerator } from "@appexec/core"
 import { NodeOutboundHttp } from "@appexec/platform-node"
 import { PostgresStorage } from "@appexec/postgres"
 import { SqliteStorage } from "@appexec/sqlite"
@@ -19,7 +19,7 @@ import { Duration, Effect, Layer, Logger, LogLevel, Option, type Scope } from "e
 import { join } from "node:path"
 import pg from "pg"
 import { type Benchmark, type Figure, reportLoad } from "./Benchmark.js"
-import { noop } from "./NoopApp.js"
+import * as NoopApp from "./NoopApp.js"
 import * as Percentile from "./Percentile.js"
 import * as ProcessCpu from "./ProcessCpu.js"
 import * as AppexecCommand from "./servers/appexec.js"
@@ -76,14 +76,6 @@ const allFinished = (ids: ReadonlyArray<ExecutionRecord.ExecutionRecord["executi
     }
   })
 
-const setUp = Effect.gen(function*() {
-  const appexec = yield* Appexec.Appexec
-  const app = yield* appexec.apps.import(noop, { owner: { public: true } })
-  const { key } = yield* appexec.keys.create({ workspace: "bench" })
-  const principal = yield* appexec.keys.authenticate({ "x-api-key": key })
-  return { appexec, appId: app.appId, principal }
-})
-
 /** The processes whose CPU time a run counts: the workers, and the database server's. */
 interface Processes {
   readonly workers: ReadonlyArray<number>
@@ -105,7 +97,7 @@ const cpuNow = (processes: Processes) =>
 /** `COUNT` executions accepted at once; throughput, start→completed times, and CPU per execution. */
 const throughput = (processes: Processes) =>
   Effect.gen(function*() {
-    const { appexec, appId, principal } = yield* setUp
+    const { appexec, appId, principal } = yield* NoopApp.setUp
     const before = yield* cpuNow(processes)
     const started = yield* Effect.forEach(
       Array.from({ length: COUNT }, (_, i) => i),
@@ -133,7 +125,7 @@ const throughput = (processes: Processes) =>
 /** Executions one at a time, each awaited; pickup and start→completed times. */
 const idle = (_: Processes) =>
   Effect.gen(function*() {
-    const { appexec, appId, principal } = yield* setUp
+    const { appexec, appId, principal } = yield* NoopApp.setUp
     const pickups: Array<number> = []
     const totals: Array<number> = []
     for (let i = 0; i < IDLE_COUNT; i++) {

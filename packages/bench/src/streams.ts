@@ -51,18 +51,6 @@ const progressing = {
   ]
 }
 
-/** A JSON request to the served API, its answer's `data`; a status other than 2xx fails. */
-const call = <A>(server: AppexecCommand.Serve, path: string, body?: unknown) =>
-  Effect.tryPromise(async () => {
-    const response = await fetch(`${server.baseUrl}${path}`, {
-      method: body === undefined ? "GET" : "POST",
-      headers: { "x-api-key": server.key, "content-type": "application/json" },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    })
-    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`)
-    return ((await response.json()) as { data: A }).data
-  })
-
 /** The resident set of process `pid` (KiB), from `/proc/<pid>/status`. */
 const rssKiB = (pid: number) =>
   Effect.sync(() => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? Number.NaN))
@@ -150,11 +138,15 @@ export const benchmark: Benchmark = {
         "100000000"
       ])
       const pid = server.child.pid!
-      const apps = yield* call<ReadonlyArray<{ appId: string; name: string }>>(server, "/v1/apps")
+      const apps = yield* AppexecCommand.call<ReadonlyArray<{ appId: string; name: string }>>(server, "/v1/apps")
       const app = apps.find((a) => a.name === progressing.name)!
-      const { executionId } = yield* call<{ executionId: string }>(server, `/v1/apps/${app.appId}/executions`, {
-        inputs: { prompt: "go" }
-      })
+      const { executionId } = yield* AppexecCommand.call<{ executionId: string }>(
+        server,
+        `/v1/apps/${app.appId}/executions`,
+        {
+          inputs: { prompt: "go" }
+        }
+      )
 
       const ms = (name: string, value: number): Figure => ({ name, value, unit: "ms" })
       const times = (name: string, sorted: ReadonlyArray<number>) =>

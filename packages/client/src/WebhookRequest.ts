@@ -3,9 +3,9 @@
  * handlers, Deno, Bun, edge workers). The signature covers the body's bytes as sent (docs/api.md#signature),
  * so they are read raw, unparsed, and bounded in size. Only web-platform APIs are used.
  */
+import { concat } from "@appexec/core/Bytes"
 import { Chunk, Effect, Stream } from "effect"
 import { WebhookPayloadError } from "./ClientError.js"
-import { concat } from "./internal/Bytes.js"
 
 /** The largest webhook body read by default: 1 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024

@@ -16,11 +16,11 @@
  * })
  * ```
  */
+import { concat } from "@appexec/core/Bytes"
 import type * as WebhookVerifier from "@appexec/core/WebhookVerifier"
 import { Effect } from "effect"
 import type { AppexecClientService } from "./AppexecClient.js"
 import { WebhookPayloadError } from "./ClientError.js"
-import { concat } from "./internal/Bytes.js"
 import type { Client } from "./PromiseClient.js"
 import { runPromise } from "./PromiseClient.js"
 import type * as WebhookKeys from "./WebhookKeys.js"

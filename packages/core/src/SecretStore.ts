@@ -166,10 +166,6 @@ export const memory = (initial: Readonly<Record<string, string>> = {}): SecretSt
   }
 }
 
-/** `memory` as a layer. */
-export const layerMemory = (initial: Readonly<Record<string, string>> = {}): Layer.Layer<SecretStore> =>
-  Layer.sync(SecretStore, () => memory(initial))
-
 /** What a secret is sealed for: its scope and name, so a sealed value moved to another row does not open. */
 export const contextOf = (name: string, scope: SecretScope) => `secret:${scope ?? ""}:${name}`
 

@@ -5,6 +5,7 @@
  * An event stream is answered at once, its body a `ReadableStream` that gets each event as it
  * comes and stops when the reader cancels it or the request's `signal` aborts.
  */
+import { concat } from "@appexec/core/Bytes"
 import { Effect, type Fiber, FiberId, type Layer, Runtime, type Scope } from "effect"
 import * as AppexecHttp from "./AppexecHttp.js"
 import {
@@ -39,13 +40,7 @@ const readBody = (request: Request, maxBytes: number, progress: { received: numb
         if (size <= maxBytes) chunks.push(value)
       }
       if (size > maxBytes) return { tooLarge: true as const }
-      const bytes = new Uint8Array(size)
-      let offset = 0
-      for (const chunk of chunks) {
-        bytes.set(chunk, offset)
-        offset += chunk.length
-      }
-      return bytes
+      return concat(chunks, size)
     },
     catch: (): BodyFailure => ({ _tag: "Unreadable" })
   }).pipe(

@@ -10,6 +10,14 @@ import { Appexec, KeyStore, StorageLock } from "@appexec/core"
 import { Effect, Either, Option } from "effect"
 import { readdir, readFile } from "node:fs/promises"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+/**
+ * The example apps shipped with this package (`apps/`), imported on the first start when `--apps`
+ * is not given. Resolved from this module, which sits one level under the package as the bundled
+ * command (`dist/appexec.js`) does.
+ */
+export const defaultAppsDir = fileURLToPath(new URL("../apps", import.meta.url))
 
 /** What the first start created. */
 export interface Bootstrapped {

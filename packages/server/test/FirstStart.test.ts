@@ -8,7 +8,7 @@ import Database from "better-sqlite3"
 import { Effect } from "effect"
 import { readdirSync } from "node:fs"
 import { join } from "node:path"
-import { defaultAppsDir } from "../src/ServeCommand.js"
+import { defaultAppsDir } from "../src/Bootstrap.js"
 import { type Backend, backends, query } from "./support/Backends.js"
 import { spawnServe, tempDataDir } from "./support/ServeProcess.js"
 

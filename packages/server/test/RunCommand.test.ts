@@ -7,8 +7,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, ConfigProvider, type Console, Effect, Exit, Fiber, Option, TestClock } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import * as RunCommand from "../src/commands/RunCommand.js"
 import * as AppNames from "../src/internal/AppNames.js"
-import * as RunCommand from "../src/RunCommand.js"
 
 const parseApp = {
   name: "Parse",

@@ -13,31 +13,10 @@ import {
   WebhookOutbox
 } from "@appexec/core"
 import { Context, Effect, Either, Layer, Option, Queue } from "effect"
+import { currentTime, isFinished, recordOf, type Row } from "./internal/ExecutionRows.js"
+import * as MemoryOutbox from "./internal/MemoryOutbox.js"
+import * as MemoryViews from "./internal/MemoryViews.js"
 import * as MemoryReports from "./MemoryReports.js"
-
-interface Row {
-  /** Insertion order, from 1, as the SQL stores' `seq`. */
-  readonly seq: number
-  record: ExecutionRecord.ExecutionRecord
-  lease: { workerId: string; token: number; expiresAt: number } | null
-  attempts: number
-  claims: number
-  cancelRequested: boolean
-}
-
-const currentTime = Effect.clockWith((clock) => clock.currentTimeMillis)
-
-/**
- * The record of a row as the SQL stores read it: with the queue's count of claims, absent until the
- * first, whatever `attempt` the saved record carried (`save` never writes it).
- */
-const recordOf = (row: Row): ExecutionRecord.ExecutionRecord => {
-  const { attempt: _, ...record } = row.record
-  return row.claims === 0 ? record : { ...record, attempt: row.claims }
-}
-
-const isFinished = (record: ExecutionRecord.ExecutionRecord) =>
-  record.status === "completed" || record.status === "failed"
 
 /** Fresh in-memory execution storage: a context with the store, the queue and the outbox. */
 export const make = Effect.gen(function*() {
@@ -350,112 +329,8 @@ export const make = Effect.gen(function*() {
     awaitWork: Queue.take(wake)
   }
 
-  const webhooks: WebhookOutbox.WebhookOutbox["Type"] = {
-    claimDue: (limit, leaseMs) =>
-      Effect.map(currentTime, (now) => {
-        const due = [...outbox.values()]
-          .filter((e) => e.status === "pending" && e.nextAttemptAt <= now)
-          .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt)
-          .slice(0, limit)
-        const claimed = due.map((entry) => ({ ...entry, nextAttemptAt: now + leaseMs }))
-        for (const entry of claimed) outbox.set(entry.deliveryId, entry)
-        return claimed
-      }),
-    recordAttempt: (claim, attempt, next) =>
-      Effect.sync(() => {
-        const entry = outbox.get(claim.deliveryId)
-        // Only while the claim is current, as in the SQL adapters.
-        if (entry === undefined || entry.status !== "pending" || entry.nextAttemptAt !== claim.nextAttemptAt) {
-          return false
-        }
-        outbox.set(claim.deliveryId, {
-          ...entry,
-          attempts: [...entry.attempts, attempt],
-          ...("final" in next ? { status: next.final } : { nextAttemptAt: next.retryAt })
-        })
-        return true
-      }),
-    redeliver: (deliveryId, at) =>
-      Effect.suspend(() => {
-        const entry = outbox.get(deliveryId)
-        if (entry === undefined || entry.status === "pending") return Effect.succeedNone
-        const rearmed: WebhookOutbox.OutboxEntry = { ...entry, status: "pending", nextAttemptAt: at, redelivery: true }
-        outbox.set(deliveryId, rearmed)
-        return Effect.as(Queue.offer(armed, undefined), Option.some(rearmed))
-      }),
-    add: (entries) =>
-      Effect.suspend(() => {
-        for (const entry of entries) outbox.set(entry.deliveryId, entry)
-        return Queue.offer(armed, undefined)
-      }),
-    forExecution: (executionId) =>
-      Effect.sync(() =>
-        [...outbox.values()].filter((e) => e.executionId === executionId).sort((a, b) => a.createdAt - b.createdAt)
-      ),
-    awaitDue: Queue.take(armed)
-  }
-
-  const views: OperatorViews.OperatorViews["Type"] = {
-    workspaceLoad: Effect.sync(() => {
-      const load = new Map<ExecutionRecord.ExecutionRecord["workspaceId"], { queued: number; running: number }>()
-      for (const row of rows.values()) {
-        const { status, workspaceId } = row.record
-        if (status !== "queued" && status !== "running") continue
-        const counts = load.get(workspaceId) ?? { queued: 0, running: 0 }
-        counts[status] += 1
-        load.set(workspaceId, counts)
-      }
-      return [...load.entries()]
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        .map(([workspaceId, counts]) => ({ workspaceId, name: null, ...counts }))
-    }),
-    finishedPerBucket: (since, until, bucketMs) =>
-      Effect.sync(() => {
-        const buckets = new Map<number, { completed: number; failed: number }>()
-        for (const { record } of rows.values()) {
-          const at = record.completedAt
-          if (!isFinished(record) || at === null || at < since || at >= until) continue
-          const n = Math.floor((at - since) / bucketMs)
-          const counts = buckets.get(n) ?? { completed: 0, failed: 0 }
-          if (record.status === "completed") counts.completed += 1
-          else counts.failed += 1
-          buckets.set(n, counts)
-        }
-        return [...buckets.entries()].sort(([a], [b]) => a - b).map(([n, counts]) => ({
-          start: since + n * bucketMs,
-          ...counts
-        }))
-      }),
-    leaseHolders: Effect.sync(() => {
-      const holders = new Map<string, { held: number; leaseExpiresAt: number }>()
-      for (const row of rows.values()) {
-        if (isFinished(row.record) || row.lease === null) continue
-        const held = holders.get(row.lease.workerId) ?? { held: 0, leaseExpiresAt: 0 }
-        holders.set(row.lease.workerId, {
-          held: held.held + 1,
-          leaseExpiresAt: Math.max(held.leaseExpiresAt, row.lease.expiresAt)
-        })
-      }
-      return [...holders.entries()]
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        .map(([workerId, held]) => ({ workerId, ...held }))
-    }),
-    failedDeliveries: (limit) =>
-      Effect.sync(() =>
-        // The outbox keeps insertion order: newest first is the reverse, then by creation.
-        [...outbox.values()]
-          .reverse()
-          .filter((entry) => entry.status === "failed")
-          .sort((a, b) => b.createdAt - a.createdAt)
-          .slice(0, limit)
-          .flatMap((entry) => {
-            const row = rows.get(entry.executionId)
-            return row === undefined
-              ? []
-              : [{ entry, workspaceId: row.record.workspaceId, workspaceName: null, appId: row.record.appId }]
-          })
-      )
-  }
+  const webhooks = MemoryOutbox.make(outbox, armed)
+  const views = MemoryViews.make(rows, outbox)
 
   return Context.make(ExecutionStore.ExecutionStore, store).pipe(
     Context.add(ExecutionQueue.ExecutionQueue, queue),

@@ -64,6 +64,8 @@ export interface TestFalServer {
   /** Ids of the requests a cancel reached, in order. */
   readonly canceled: ReadonlyArray<string>
   readonly script: (...answers: ReadonlyArray<Scripted>) => void
+  /** Answers every held request as if it had not been held. */
+  readonly release: Effect.Effect<void>
 }
 
 /** Starts a server; it stops with the scope, open connections included. */
@@ -78,7 +80,7 @@ export const start = (options: Options = {}): Effect.Effect<TestFalServer, never
 
     const outcomeOf = (input: unknown): Outcome => {
       if (options.model !== undefined) return options.model(input)
-      const image = options.image ?? new Uint8Array([0x89, 0x50, 0x4e, 0x47])
+      const image = options.image ?? LocalServer.pngBytes
       return {
         result: { images: [{ url: "$file0", content_type: "image/png" }], seed: 42 },
         files: [{ contentType: "image/png", bytes: image }]
@@ -166,15 +168,7 @@ export const start = (options: Options = {}): Effect.Effect<TestFalServer, never
       return { status: 404, body: { detail: `No route for ${method} ${path}` } }
     }
 
-    const { next, port, received, script } = yield* LocalServer.serveScripted(files, normal)
-    base = `http://127.0.0.1:${port}`
-    return {
-      baseUrl: base,
-      host: `127.0.0.1:${port}`,
-      received,
-      next,
-      requests,
-      canceled,
-      script
-    }
+    const served = yield* LocalServer.serveScripted(files, normal)
+    base = served.baseUrl
+    return { ...served, requests, canceled }
   })

@@ -94,7 +94,7 @@ export const start = (options: Options = {}): Effect.Effect<TestReplicateServer,
 
     const outcomeOf = (input: unknown): Outcome => {
       if (options.model !== undefined) return options.model(input)
-      const image = options.image ?? new Uint8Array([0x89, 0x50, 0x4e, 0x47])
+      const image = options.image ?? LocalServer.pngBytes
       return { output: ["$file0"], files: [{ contentType: "image/png", bytes: image }] }
     }
 
@@ -187,16 +187,7 @@ export const start = (options: Options = {}): Effect.Effect<TestReplicateServer,
       return errorBody(404, "Not found", `No route for ${method} ${path}`)
     }
 
-    const { next, port, received, release, script } = yield* LocalServer.serveScripted(files, normal)
-    base = `http://127.0.0.1:${port}`
-    return {
-      baseUrl: base,
-      host: `127.0.0.1:${port}`,
-      received,
-      next,
-      predictions,
-      canceled,
-      script,
-      release
-    }
+    const served = yield* LocalServer.serveScripted(files, normal)
+    base = served.baseUrl
+    return { ...served, predictions, canceled }
   })

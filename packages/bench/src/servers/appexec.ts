@@ -100,3 +100,15 @@ export const worker = (args: ReadonlyArray<string>, env: Record<string, string>)
     ),
     ({ child }) => child
   )
+
+/** A JSON request to a served API, its answer's `data`; a status other than 2xx fails. */
+export const call = <A>(server: Serve, path: string, body?: unknown) =>
+  Effect.tryPromise(async () => {
+    const response = await fetch(`${server.baseUrl}${path}`, {
+      method: body === undefined ? "GET" : "POST",
+      headers: { "x-api-key": server.key, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`)
+    return ((await response.json()) as { data: A }).data
+  })

@@ -7,6 +7,7 @@
  */
 import { Live } from "@appexec/api"
 import type { Appexec, Errors } from "@appexec/core"
+import { concat } from "@appexec/core/Bytes"
 import { Cause, Duration, Effect } from "effect"
 import type { StreamedBody } from "./Exchange.js"
 import type * as Heartbeats from "./Heartbeats.js"
@@ -124,16 +125,3 @@ export const body = (
   },
   release: options.release
 })
-
-/** Chunks as one. */
-const concat = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => {
-  let size = 0
-  for (const chunk of chunks) size += chunk.length
-  const joined = new Uint8Array(size)
-  let at = 0
-  for (const chunk of chunks) {
-    joined.set(chunk, at)
-    at += chunk.length
-  }
-  return joined
-}

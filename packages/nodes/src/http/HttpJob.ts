@@ -14,9 +14,9 @@
  * another origin is refused, since it would receive the headers.
  */
 import { SecretStore } from "@appexec/core"
+import { isPointer } from "@appexec/core/JsonPointer"
 import { Duration, Schema } from "effect"
 import * as Job from "../internal/Job.js"
-import { isPointer } from "../internal/jsonPointer.js"
 import * as ProviderHttp from "../internal/ProviderHttp.js"
 import * as RequestNode from "../internal/RequestNode.js"
 import { fill, fillJson, placeholdersIn, placeholdersOf } from "../internal/template.js"

@@ -10,9 +10,9 @@
  * body or in its answer, is masked by the redactor wherever it would be written.
  */
 import { NodeType, OutboundHttp } from "@appexec/core"
+import { isPointer, pick } from "@appexec/core/JsonPointer"
 import { Clock, Effect, Option, Schema } from "effect"
 import { STATUS_CODES } from "node:http"
-import { isPointer, pick } from "../internal/jsonPointer.js"
 import * as ProviderHttp from "../internal/ProviderHttp.js"
 import * as RequestNode from "../internal/RequestNode.js"
 import type * as SecretHeaders from "../internal/SecretHeaders.js"

@@ -15,10 +15,10 @@
  * pointer, never a whole body, masked by the redactor before they are trimmed.
  */
 import { NodeType, Redactor } from "@appexec/core"
+import { pick } from "@appexec/core/JsonPointer"
 import { Clock, Duration, Effect, Either, Exit, Fiber, Option } from "effect"
 import { fetchMedia, formatBytes, kindOf, mediaTypeOf } from "../Media.js"
 import { NodesSettings } from "../NodesSettings.js"
-import { pick } from "./jsonPointer.js"
 import * as ProviderHttp from "./ProviderHttp.js"
 import type { Headers } from "./SecretHeaders.js"
 

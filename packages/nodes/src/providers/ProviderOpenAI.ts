@@ -21,8 +21,8 @@
  * cut to its length), as everywhere.
  */
 import { NodeType, Redactor, SecretStore } from "@appexec/core"
+import { pick } from "@appexec/core/JsonPointer"
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
-import { pick } from "../internal/jsonPointer.js"
 import * as ProviderHttp from "../internal/ProviderHttp.js"
 import * as RequestNode from "../internal/RequestNode.js"
 import { fill, placeholdersOf } from "../internal/template.js"

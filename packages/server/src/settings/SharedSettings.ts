@@ -8,6 +8,7 @@ import { AddressPolicy } from "@appexec/platform-node"
 import { Either } from "effect"
 import * as MediaStorage from "../MediaStorage.js"
 import { defaultHost } from "./ApiSettings.js"
+import type * as Resolve from "./Resolve.js"
 import * as Setting from "./Setting.js"
 import * as Values from "./Values.js"
 
@@ -139,6 +140,14 @@ export const allowHosts = Setting.make({
     (entry) => (entry.port === undefined ? entry.host : `${entry.host}:${entry.port}`)
   ),
   default: []
+})
+
+/** The media settings in force, as `MediaStorage.fromSettings` checks them. */
+export const mediaOf = (settings: Resolve.Resolved) => ({
+  media: settings.get(media),
+  mediaEndpoint: settings.get(mediaEndpoint),
+  mediaDirect: settings.get(mediaDirect),
+  mediaBaseUrl: settings.get(mediaBaseUrl)
 })
 
 /** Where media live and at which URLs. */

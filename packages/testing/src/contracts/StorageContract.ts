@@ -23,19 +23,24 @@ import * as WebhookOutboxContract from "./WebhookOutboxContract.js"
 
 export type { MakeStorage }
 
+/** Every port contract, in the order they run. */
+const suites = [
+  AppStoreContract.suite,
+  ExecutionStoreContract.suite,
+  ExecutionPagesContract.suite,
+  ExecutionQueueContract.suite,
+  ExecutionReportsContract.suite,
+  CancelAndIdempotencyContract.suite,
+  WebhookOutboxContract.suite,
+  OperatorViewsContract.suite,
+  KeyStoreContract.suite,
+  BlobStoreContract.suite,
+  SigningKeyStoreContract.suite,
+  RateLimitStoreContract.suite,
+  SecretStoreContract.suite
+] as const
+
 /** Runs every port contract against fresh storage from `makeStorage` for every test. */
 export const suite = (name: string, makeStorage: MakeStorage) => {
-  AppStoreContract.suite(name, makeStorage)
-  ExecutionStoreContract.suite(name, makeStorage)
-  ExecutionPagesContract.suite(name, makeStorage)
-  ExecutionQueueContract.suite(name, makeStorage)
-  ExecutionReportsContract.suite(name, makeStorage)
-  CancelAndIdempotencyContract.suite(name, makeStorage)
-  WebhookOutboxContract.suite(name, makeStorage)
-  OperatorViewsContract.suite(name, makeStorage)
-  KeyStoreContract.suite(name, makeStorage)
-  BlobStoreContract.suite(name, makeStorage)
-  SigningKeyStoreContract.suite(name, makeStorage)
-  RateLimitStoreContract.suite(name, makeStorage)
-  SecretStoreContract.suite(name, makeStorage)
+  for (const run of suites) run(name, makeStorage)
 }

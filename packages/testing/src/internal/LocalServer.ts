@@ -146,10 +146,13 @@ export interface Received {
   readonly json: unknown
 }
 
+/** What a test model answers by default: the first bytes of a PNG file. */
+export const pngBytes = new Uint8Array([0x89, 0x50, 0x4e, 0x47])
+
 /**
  * A job API's server (TestFalServer, TestReplicateServer): every request recorded and queued for
  * `next`; result files served from `files`; any other request answered by the next scripted
- * answer, else by `normal` (a held one by `normal` once released). Answers its port.
+ * answer, else by `normal` (a held one by `normal` once released). Answers its URL and its `host` header.
  */
 export const serveScripted = (
   files: ReturnType<typeof makeFiles>,
@@ -172,7 +175,8 @@ export const serveScripted = (
       respond(req, res, answer, () => normal(method, path, req.headers, json))
     })
     return {
-      port,
+      baseUrl: `http://127.0.0.1:${port}`,
+      host: `127.0.0.1:${port}`,
       received: received as ReadonlyArray<Received>,
       next: takeWithin(pending, { message: "no request within 5 s", live: true }),
       script: (...answers: ReadonlyArray<Scripted>) => {

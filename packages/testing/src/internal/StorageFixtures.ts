@@ -12,8 +12,11 @@ import {
   KeyStore,
   WebhookOutbox
 } from "@appexec/core"
-import { it } from "@effect/vitest"
+import { describe, it } from "@effect/vitest"
 import { Effect, type Layer, Option } from "effect"
+
+/** The lease the contract suites claim with, unless one says otherwise. */
+export const LEASE = 30_000
 
 /** A fixed UUID numbered `n` within `space` (0–15). */
 export const uuid = (space: number, n: number) =>
@@ -142,7 +145,7 @@ export const completeWithWebhook = (record: ExecutionRecord.ExecutionRecord, n: 
   Effect.gen(function*() {
     const store = yield* ExecutionStore.ExecutionStore
     yield* store.insert(record)
-    const claim = yield* claimSome("worker-webhook", 30_000)
+    const claim = yield* claimSome("worker-webhook", LEASE)
     const entry = delivery(claim.execution, n, at)
     yield* store.save(completed(claim.execution, at), claim.lease, entry)
     return entry
@@ -156,3 +159,26 @@ export const storageTest =
   (makeStorage: MakeStorage) =>
   (title: string, body: Effect.Effect<void, unknown, AppexecLayer.Storage>, timeout?: number) =>
     it.effect(title, () => Effect.provide(body, makeStorage()), timeout)
+
+/** The test function a contract suite declares its tests with. */
+export type StorageTest = ReturnType<typeof storageTest>
+
+/**
+ * A contract suite titled `title`: `tests` declares its tests with the `test` it is given; the suite
+ * is then called once per adapter, each test on fresh storage from that adapter's `makeStorage`.
+ */
+export const contract =
+  (title: string, tests: (test: StorageTest) => void) => (name: string, makeStorage: MakeStorage) =>
+    describe(`${title}: ${name}`, () => tests(storageTest(makeStorage)))
+
+const portsOf = {
+  store: ExecutionStore.ExecutionStore,
+  queue: ExecutionQueue.ExecutionQueue,
+  outbox: WebhookOutbox.WebhookOutbox
+}
+
+/** The execution storage's ports, as most contract tests take them. */
+export const ports = Effect.all(portsOf)
+
+/** Workspace 1's owner, seeded, with the execution storage's ports: how most contract tests begin. */
+export const seeded = Effect.all({ owner: seedOwner(), ...portsOf })

@@ -9,10 +9,10 @@ import { PostgresClient, PostgresMigrations } from "@appexec/postgres"
 import { SqliteClient, SqliteMigrations } from "@appexec/sqlite"
 import { Command } from "@effect/cli"
 import { Console, Effect, Option } from "effect"
+import * as Database from "../Database.js"
+import * as Instance from "../Instance.js"
+import * as StoreSettings from "../settings/StoreSettings.js"
 import { store } from "./AdminCommands.js"
-import * as Database from "./Database.js"
-import * as Instance from "./Instance.js"
-import * as StoreSettings from "./settings/StoreSettings.js"
 
 /** The migrations applied now, and the newest one this appexec knows. */
 const migrateDatabase = (dataDir: string, database: Database.Database) =>

@@ -11,9 +11,9 @@ import { type Ids } from "@appexec/api"
 import { KeyStore, SecretStore } from "@appexec/core"
 import { Args, Command, Options, Prompt } from "@effect/cli"
 import { Console, Effect, Either, Option, Redacted, Schema } from "effect"
+import * as Bootstrap from "../Bootstrap.js"
+import * as ProviderApps from "../ProviderApps.js"
 import { admin, CommandFailed, store } from "./AdminCommands.js"
-import * as ProviderApps from "./ProviderApps.js"
-import { defaultAppsDir } from "./ServeCommand.js"
 
 const name = Args.text({ name: "NAME" }).pipe(
   Args.withDescription("The secret's name: a letter, then letters, digits and underscores (at most 128)")
@@ -99,45 +99,54 @@ const readValue = (secret: string) =>
     (text) => Redacted.make(text.replace(/[\r\n]+$/, ""))
   )
 
-const secretsSet = Command.make(
+/**
+ * A subcommand on one secret: `NAME`, checked, with `--workspace` (its scope) and `--store`; `run`
+ * does the work as an admin command.
+ */
+const onSecret = <E, R>(
+  command: string,
+  run: (secret: string, workspace: Option.Option<string>) => Effect.Effect<void, E, R>
+) =>
+  Command.make(
+    command,
+    { store, workspace, name },
+    ({ name, store, workspace }) => admin(store, Effect.flatMap(checkedName(name), (secret) => run(secret, workspace)))
+  )
+
+const secretsSet = onSecret(
   "set",
-  { store, workspace, name },
-  ({ name, store, workspace }) =>
-    admin(
-      store,
-      Effect.gen(function*() {
-        const secret = yield* checkedName(name)
-        const scope = yield* scopeOf(workspace)
-        const value = yield* readValue(secret)
-        const problem = SecretStore.problemOf(secret, value)
-        if (problem !== undefined) {
-          return yield* new CommandFailed({
-            message: `${problem.charAt(0).toUpperCase()}${
-              problem.slice(1)
-            }: give it on stdin, e.g. printf '%s' "$TOKEN" | appexec secrets set ${secret}.`
-          })
-        }
-        yield* (yield* SecretStore.SecretStore).set(secret, value, scope).pipe(
-          Effect.catchTag(
-            "StorageError",
-            (error) => new CommandFailed({ message: `The secret ${secret} could not be set: ${String(error.cause)}` })
+  (secret, workspace) =>
+    Effect.gen(function*() {
+      const scope = yield* scopeOf(workspace)
+      const value = yield* readValue(secret)
+      const problem = SecretStore.problemOf(secret, value)
+      if (problem !== undefined) {
+        return yield* new CommandFailed({
+          message: `${problem.charAt(0).toUpperCase()}${
+            problem.slice(1)
+          }: give it on stdin, e.g. printf '%s' "$TOKEN" | appexec secrets set ${secret}.`
+        })
+      }
+      yield* (yield* SecretStore.SecretStore).set(secret, value, scope).pipe(
+        Effect.catchTag(
+          "StorageError",
+          (error) => new CommandFailed({ message: `The secret ${secret} could not be set: ${String(error.cause)}` })
+        )
+      )
+      yield* Console.log(`set ${secret} for ${scopeText(workspace)}`)
+      // An instance secret may be what a provider example app waited for (docs/apps.md).
+      if (scope === undefined) {
+        const report = yield* ProviderApps.importReady(Bootstrap.defaultAppsDir).pipe(
+          Effect.catchAll((error) =>
+            Effect.logWarning("the provider example apps could not be checked", error).pipe(Effect.as([]))
           )
         )
-        yield* Console.log(`set ${secret} for ${scopeText(workspace)}`)
-        // An instance secret may be what a provider example app waited for (docs/apps.md).
-        if (scope === undefined) {
-          const report = yield* ProviderApps.importReady(defaultAppsDir).pipe(
-            Effect.catchAll((error) =>
-              Effect.logWarning("the provider example apps could not be checked", error).pipe(Effect.as([]))
-            )
-          )
-          const imported = report.filter((app) => app.state === "imported").map((app) => app.name)
-          if (imported.length > 0) {
-            yield* Console.log(`Imported the provider example app(s) ${imported.join(", ")}, which needed ${secret}.`)
-          }
+        const imported = report.filter((app) => app.state === "imported").map((app) => app.name)
+        if (imported.length > 0) {
+          yield* Console.log(`Imported the provider example app(s) ${imported.join(", ")}, which needed ${secret}.`)
         }
-      })
-    )
+      }
+    })
 ).pipe(
   Command.withDescription(
     "Set a secret (replacing one of the same name and scope) from stdin, sealed with the master key; never printed"
@@ -159,21 +168,16 @@ const secretsList = Command.make("list", { store }, ({ store }) =>
     )
   )
 
-const secretsDelete = Command.make(
+const secretsDelete = onSecret(
   "delete",
-  { store, workspace, name },
-  ({ name, store, workspace }) =>
-    admin(
-      store,
-      Effect.gen(function*() {
-        const secret = yield* checkedName(name)
-        const deleted = yield* (yield* SecretStore.SecretStore).delete(secret, yield* scopeOf(workspace))
-        if (!deleted) {
-          return yield* new CommandFailed({ message: `No secret ${secret} is set for ${scopeText(workspace)}.` })
-        }
-        yield* Console.log(`deleted ${secret} for ${scopeText(workspace)}`)
-      })
-    )
+  (secret, workspace) =>
+    Effect.gen(function*() {
+      const deleted = yield* (yield* SecretStore.SecretStore).delete(secret, yield* scopeOf(workspace))
+      if (!deleted) {
+        return yield* new CommandFailed({ message: `No secret ${secret} is set for ${scopeText(workspace)}.` })
+      }
+      yield* Console.log(`deleted ${secret} for ${scopeText(workspace)}`)
+    })
 ).pipe(Command.withDescription("Delete a secret of the instance, or of one workspace with --workspace"))
 
 /** `appexec secrets …`. */

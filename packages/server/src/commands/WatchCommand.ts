@@ -7,8 +7,8 @@
 import { ClientError, type Polling } from "@appexec/client"
 import { Args, Command } from "@effect/cli"
 import { Effect } from "effect"
-import * as ApiAccess from "./internal/ApiAccess.js"
-import * as Follower from "./internal/Follower.js"
+import * as ApiAccess from "../internal/ApiAccess.js"
+import * as Follower from "../internal/Follower.js"
 
 /** How the command shows progress. */
 export interface WatchCommandOptions {

@@ -10,17 +10,17 @@ import { SecretStore } from "@appexec/core"
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Either } from "effect"
 import { existsSync } from "node:fs"
+import * as Database from "../Database.js"
+import { masterKeyFile } from "../MasterKey.js"
+import * as MediaStorage from "../MediaStorage.js"
+import * as ApiSettings from "../settings/ApiSettings.js"
+import * as Catalog from "../settings/Catalog.js"
+import * as CliOptions from "../settings/CliOptions.js"
+import * as Resolve from "../settings/Resolve.js"
+import * as Setting from "../settings/Setting.js"
+import * as SharedSettings from "../settings/SharedSettings.js"
+import * as StoreSettings from "../settings/StoreSettings.js"
 import { CommandFailed } from "./AdminCommands.js"
-import * as Database from "./Database.js"
-import { masterKeyFile } from "./MasterKey.js"
-import * as MediaStorage from "./MediaStorage.js"
-import * as ApiSettings from "./settings/ApiSettings.js"
-import * as Catalog from "./settings/Catalog.js"
-import * as CliOptions from "./settings/CliOptions.js"
-import * as Resolve from "./settings/Resolve.js"
-import * as Setting from "./settings/Setting.js"
-import * as SharedSettings from "./settings/SharedSettings.js"
-import * as StoreSettings from "./settings/StoreSettings.js"
 
 /** How a secret is shown: whether it is set, never what it is. */
 const HIDDEN = "(set, hidden)"
@@ -75,12 +75,7 @@ const check = Command.make(
         onRight: Effect.succeed
       })
       // What the process checks before it starts: the bucket's settings together, the CA file.
-      yield* MediaStorage.fromSettings({
-        media: resolved.get(SharedSettings.media),
-        mediaEndpoint: resolved.get(SharedSettings.mediaEndpoint),
-        mediaDirect: resolved.get(SharedSettings.mediaDirect),
-        mediaBaseUrl: resolved.get(SharedSettings.mediaBaseUrl)
-      })
+      yield* MediaStorage.fromSettings(SharedSettings.mediaOf(resolved))
       yield* Database.fromSettings(resolved)
       for (const line of linesOf(resolved, process.env)) yield* Console.log(line)
     })

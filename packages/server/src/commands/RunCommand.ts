@@ -17,14 +17,14 @@ import { MediaType } from "@appexec/core"
 import { Args, Command, Options } from "@effect/cli"
 import { Console, Effect, Option } from "effect"
 import { readFile } from "node:fs/promises"
-import * as ApiAccess from "./internal/ApiAccess.js"
-import { RunUsageError } from "./internal/ApiAccess.js"
-import * as AppNames from "./internal/AppNames.js"
-import * as Follower from "./internal/Follower.js"
+import * as ApiAccess from "../internal/ApiAccess.js"
+import { RunUsageError } from "../internal/ApiAccess.js"
+import * as AppNames from "../internal/AppNames.js"
+import * as Follower from "../internal/Follower.js"
 
-export { noKeyMessage, RunUsageError } from "./internal/ApiAccess.js"
-export { RunFailed } from "./internal/Follower.js"
-export { formatElapsed } from "./internal/LiveDisplay.js"
+export { noKeyMessage, RunUsageError } from "../internal/ApiAccess.js"
+export { RunFailed } from "../internal/Follower.js"
+export { formatElapsed } from "../internal/LiveDisplay.js"
 
 /** Parses repeated `name=value` pairs; the value runs from the first `=` to the end (URLs keep their queries). */
 export const parseInputs = (pairs: ReadonlyArray<string>): Effect.Effect<Record<string, string>, RunUsageError> =>

@@ -6,21 +6,18 @@
  */
 import { Command } from "@effect/cli"
 import { Effect, Either } from "effect"
-import { fileURLToPath } from "node:url"
-import * as Database from "./Database.js"
-import * as MediaStorage from "./MediaStorage.js"
-import { serve, type ServeOptions } from "./Serve.js"
-import * as ApiSettings from "./settings/ApiSettings.js"
-import * as Catalog from "./settings/Catalog.js"
-import * as CliOptions from "./settings/CliOptions.js"
-import * as Resolve from "./settings/Resolve.js"
-import type * as Setting from "./settings/Setting.js"
-import * as SharedSettings from "./settings/SharedSettings.js"
-import * as StoreSettings from "./settings/StoreSettings.js"
+import * as Bootstrap from "../Bootstrap.js"
+import * as Database from "../Database.js"
+import * as MediaStorage from "../MediaStorage.js"
+import { serve, type ServeOptions } from "../Serve.js"
+import * as ApiSettings from "../settings/ApiSettings.js"
+import * as Catalog from "../settings/Catalog.js"
+import * as CliOptions from "../settings/CliOptions.js"
+import * as Resolve from "../settings/Resolve.js"
+import type * as Setting from "../settings/Setting.js"
+import * as SharedSettings from "../settings/SharedSettings.js"
+import * as StoreSettings from "../settings/StoreSettings.js"
 import * as WorkerCommand from "./WorkerCommand.js"
-
-/** The example apps shipped with this package (`apps/`), imported on the first start when `--apps` is not given. */
-export const defaultAppsDir = fileURLToPath(new URL("../apps", import.meta.url))
 
 /** The port `serve` listens on when `--port` is not given. */
 export const defaultPort = ApiSettings.defaultPort
@@ -39,12 +36,7 @@ export const settings = CliOptions.resolvedOf(Catalog.serve, roleOf)
 export const optionsOf = (settings: Resolve.Resolved) =>
   Effect.gen(function*() {
     const get = settings.get
-    const media = yield* MediaStorage.fromSettings({
-      media: get(SharedSettings.media),
-      mediaEndpoint: get(SharedSettings.mediaEndpoint),
-      mediaDirect: get(SharedSettings.mediaDirect),
-      mediaBaseUrl: get(SharedSettings.mediaBaseUrl)
-    })
+    const media = yield* MediaStorage.fromSettings(SharedSettings.mediaOf(settings))
     const options: ServeOptions = {
       port: get(ApiSettings.port),
       host: get(ApiSettings.host),
@@ -52,7 +44,7 @@ export const optionsOf = (settings: Resolve.Resolved) =>
       database: yield* Database.fromSettings(settings),
       worker: settings.role !== "api",
       console: !get(ApiSettings.noConsole),
-      appsDir: get(ApiSettings.apps) ?? defaultAppsDir,
+      appsDir: get(ApiSettings.apps) ?? Bootstrap.defaultAppsDir,
       rateLimit: get(ApiSettings.rateLimit),
       trustProxy: get(ApiSettings.trustProxy),
       maxStreamsPerKey: get(ApiSettings.maxStreamsPerKey),

@@ -7,19 +7,19 @@
 import { Errors } from "@appexec/core"
 import { Command } from "@effect/cli"
 import { Effect, Either } from "effect"
-import * as Database from "./Database.js"
-import * as MediaStorage from "./MediaStorage.js"
-import { baseUrlOf } from "./Serve.js"
-import * as ApiSettings from "./settings/ApiSettings.js"
-import * as Catalog from "./settings/Catalog.js"
-import * as CliOptions from "./settings/CliOptions.js"
-import * as NodeSettings from "./settings/NodeSettings.js"
-import type * as Resolve from "./settings/Resolve.js"
-import * as SharedSettings from "./settings/SharedSettings.js"
-import * as StoreSettings from "./settings/StoreSettings.js"
-import * as WorkSettings from "./settings/WorkSettings.js"
-import type * as Work from "./Work.js"
-import { work, type WorkerOptions } from "./WorkerProcess.js"
+import * as Database from "../Database.js"
+import * as MediaStorage from "../MediaStorage.js"
+import { baseUrlOf } from "../Serve.js"
+import * as ApiSettings from "../settings/ApiSettings.js"
+import * as Catalog from "../settings/Catalog.js"
+import * as CliOptions from "../settings/CliOptions.js"
+import * as NodeSettings from "../settings/NodeSettings.js"
+import type * as Resolve from "../settings/Resolve.js"
+import * as SharedSettings from "../settings/SharedSettings.js"
+import * as StoreSettings from "../settings/StoreSettings.js"
+import * as WorkSettings from "../settings/WorkSettings.js"
+import type * as Work from "../Work.js"
+import { work, type WorkerOptions } from "../WorkerProcess.js"
 
 /** The API's URL when `--public-url` is not given: a default `serve` on this machine. */
 export const defaultPublicUrl = baseUrlOf(ApiSettings.defaultHost, ApiSettings.defaultPort)
@@ -63,12 +63,7 @@ export const settings = CliOptions.resolvedOf(Catalog.worker, () => Either.right
 export const optionsOf = (settings: Resolve.Resolved) =>
   Effect.gen(function*() {
     const get = settings.get
-    const media = yield* MediaStorage.fromSettings({
-      media: get(SharedSettings.media),
-      mediaEndpoint: get(SharedSettings.mediaEndpoint),
-      mediaDirect: get(SharedSettings.mediaDirect),
-      mediaBaseUrl: get(SharedSettings.mediaBaseUrl)
-    })
+    const media = yield* MediaStorage.fromSettings(SharedSettings.mediaOf(settings))
     const options: WorkerOptions = {
       ...(yield* workOf(settings)),
       dataDir: get(StoreSettings.data),

@@ -1,0 +1,111 @@
+/**
+ * The PostgreSQL side of a drain, the same for both queues: a database each, the transaction that
+ * holds the work until the workers run, the count of what is left, the server's statistics.
+ */
+import { Duration, Effect } from "effect"
+import pg from "pg"
+import * as PostgresServer from "../servers/postgres.js"
+
+/** Wall-clock time in milliseconds with a fraction, comparable with `Date.now()` of other processes. */
+export const wallNow = () => performance.timeOrigin + performance.now()
+
+let databases = 0
+
+/** A fresh database on `server`; its URL. */
+export const database = (server: PostgresServer.Server) =>
+  Effect.promise(async () => {
+    const name = `graphile_bench_${++databases}`
+    await PostgresServer.withClient(server.url, async (client) => {
+      await client.query(`CREATE DATABASE ${name}`)
+      // Calls of appexec's claim function are counted (pg_stat_user_functions).
+      await client.query(`ALTER DATABASE ${name} SET track_functions = 'pl'`)
+    })
+    const url = new URL(server.url)
+    url.pathname = `/${name}`
+    return url.href
+  })
+
+/** A connection of its own, closed with the scope. */
+export const connection = (url: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      return client
+    }),
+    (client) => Effect.promise(() => client.end())
+  )
+
+/**
+ * Transactions committed in the database so far (the server's statistics, which each backend
+ * flushes within a second of its commits).
+ */
+export const commits = (client: pg.Client) =>
+  Effect.map(
+    Effect.promise(() =>
+      client.query<{ n: string }>("SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()")
+    ),
+    ({ rows }) => Number(rows[0]!.n)
+  )
+
+/** The commits of the drain in the database (read once the statistics are flushed); excludes the counting's own. */
+export const commitsSince = (client: pg.Client, before: number, counted: number) =>
+  Effect.zipRight(
+    Effect.sleep(Duration.millis(1_500)),
+    // Never below 0: a process that stopped before flushing its statistics leaves them short.
+    Effect.map(commits(client), (after) => Math.max(0, after - before - counted))
+  )
+
+/** Waits, asking `left` every 10 ms, until it answers 0; the time it did. */
+export const drained = (client: pg.Client, left: string) =>
+  Effect.gen(function*() {
+    for (let asked = 1;; asked++) {
+      const { rows } = yield* Effect.promise(() => client.query<{ n: string }>(left))
+      if (Number(rows[0]!.n) === 0) return { end: wallNow(), asked }
+      yield* Effect.sleep(Duration.millis(10))
+    }
+  })
+
+/**
+ * The connection that counts what is left: it reads through indexes (`enable_seqscan` off), so
+ * that a count every 10 ms does not read the whole table once its statistics are taken.
+ */
+export const counting = (url: string) =>
+  Effect.tap(connection(url), (client) => Effect.promise(() => client.query("SET enable_seqscan = off")))
+
+/**
+ * Takes the statistics of `table` before a drain, for both queues alike: a table in service has
+ * them (autovacuum's analyze), and a plan that reads a whole table shows only with them.
+ */
+export const analyze = (client: pg.Client, table: string) => Effect.promise(() => client.query(`ANALYZE ${table}`))
+
+/** A transaction of its own on `url` that has locked the rows `lock` selects; rolled back with the scope if not before. */
+export const hold = (url: string, lock: string) =>
+  Effect.tap(connection(url), (client) =>
+    Effect.promise(async () => {
+      await client.query("BEGIN")
+      await client.query(lock)
+    }))
+
+/** Ends the hold of `holder`, then notifies `channel` (as an insert would) to wake the idle workers. */
+export const release = (holder: pg.Client, channel: string, payload: string) =>
+  Effect.promise(async () => {
+    await holder.query("ROLLBACK")
+    await holder.query("SELECT pg_notify($1, $2)", [channel, payload])
+  })
+
+/** What one drain measured. */
+export interface Drain {
+  readonly perSecond: number
+  /** CPU per job of the worker processes (µs), one entry per process. */
+  readonly workerCpu: ReadonlyArray<number>
+  /** Of which their main threads (µs), where measured (appexec's worker processes). */
+  readonly mainThreadCpu?: ReadonlyArray<number> | undefined
+  readonly serverCpu: number
+  /** Transactions committed per job (claims, completions, renewals, notifications, all of them). */
+  readonly commits: number
+  /** Claim statements per job, where they are counted (appexec's claim function). */
+  readonly claims?: number | undefined
+  /** Autovacuum and autoanalyze runs of appexec's `executions` table so far (warm-up and drain). */
+  readonly maintenance?: { readonly vacuums: number; readonly analyzes: number } | undefined
+}
