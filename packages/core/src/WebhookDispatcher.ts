@@ -10,7 +10,7 @@
  * attempt, and an attempt cut short by a crash is sent again once its lease
  * (`webhookTimeoutMs + webhookClaimMarginMs`) runs out. Up to `webhookConcurrency`
  * deliveries are under way at once, each in its own slot of the claim loop it shares with the
- * worker (`internal/ClaimLoop.ts`). The loop wakes when an execution of this process ends with a
+ * worker (`internal/engine/ClaimLoop.ts`). The loop wakes when an execution of this process ends with a
  * webhook and polls for the rest (entries written by other processes, retries coming due).
  * A body is masked by the `Redactor` before it is signed and sent (its execution was masked
  * before it was stored; this covers a value registered since, in this process).

@@ -1,5 +1,5 @@
 /**
- * The saves of the worker's runs (`internal/RunSaves.ts`): every run has a fiber of its own, and
+ * The saves of the worker's runs (`internal/engine/RunSaves.ts`): every run has a fiber of its own, and
  * the outcomes of the runs that end in one turn are saved together in one write
  * (`ExecutionStore.saveAll`), each fenced by its own lease, then announced and counted one by one.
  */

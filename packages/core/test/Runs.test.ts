@@ -1,5 +1,5 @@
 /**
- * The registry of a worker's runs (`internal/Runs.ts`): the one place that makes, changes and
+ * The registry of a worker's runs (`internal/engine/Runs.ts`): the one place that makes, changes and
  * removes a run. Cancels, renewals and deadlines reach a run through it; a stop interrupts the
  * run's fiber once; a run removed is out of reach, and its slot is given back.
  */

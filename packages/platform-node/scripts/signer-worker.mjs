@@ -10,7 +10,7 @@
  */
 import { createHash } from "node:crypto"
 import { parentPort } from "node:worker_threads"
-import { signAllWithCachedKeys } from "../../core/src/internal/ed25519.ts"
+import { signAllWithCachedKeys } from "../../core/src/internal/crypto/ed25519.ts"
 
 const seedPattern = /^[0-9a-fA-F]{64}$/
 const sha512 = (bytes) => createHash("sha512").update(bytes).digest()
