@@ -1,9 +1,9 @@
 /**
- * The appexec instance of the media benchmarks (`images`, `media`): in memory, with the built-in
+ * The appexec instance of the media benchmarks (`images`, `media`, `ocr`): in memory, with the built-in
  * nodes (those of `@appexec/nodes`, `@appexec/nodes-image` and `@appexec/nodes-video`), signed
  * media URLs, no webhooks, and warnings only in the log.
  */
-import { AppexecLayer, IdGenerator, MediaUrls } from "@appexec/core"
+import { type AppexecConfig, AppexecLayer, IdGenerator, MediaUrls, type NodeType } from "@appexec/core"
 import { BuiltinNodes, builtinNodes } from "@appexec/nodes"
 import { imageNodes } from "@appexec/nodes-image"
 import { videoNodes } from "@appexec/nodes-video"
@@ -12,9 +12,15 @@ import { MemoryStorage } from "@appexec/testing"
 import { Layer, Logger, LogLevel, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 
-/** The instance's layer: `Appexec` and the rest of `AppexecLayer.make`. */
-export const layer = AppexecLayer.make({ nodes: [...builtinNodes, ...imageNodes, ...videoNodes], webhooks: false })
-  .pipe(
+/**
+ * An instance in memory with `nodes` and `config` (what the node types need beyond the built-in
+ * nodes' services stays for the caller to provide).
+ */
+export const make = <const Nodes extends ReadonlyArray<NodeType.Any>>(
+  nodes: Nodes,
+  config: Partial<AppexecConfig.AppexecOptions> = {}
+) =>
+  AppexecLayer.make({ nodes, webhooks: false, config }).pipe(
     Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: true })),
     Layer.provide(
       BuiltinNodes.layer({
@@ -29,3 +35,6 @@ export const layer = AppexecLayer.make({ nodes: [...builtinNodes, ...imageNodes,
     Layer.provide(IdGenerator.IdGenerator.random),
     Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
   )
+
+/** The instance's layer with every built-in node: `Appexec` and the rest of `AppexecLayer.make`. */
+export const layer = make([...builtinNodes, ...imageNodes, ...videoNodes])

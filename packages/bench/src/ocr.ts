@@ -13,39 +13,20 @@
  * - the event loop's delay (p50, p99, max: how late a 10 ms timer fired) while 1 and 2 threads
  *   read at full load, and for 3 s with nothing to do (what the machine's other work costs it).
  */
-import { Appexec, AppexecLayer, IdGenerator, MediaUrls } from "@appexec/core"
-import { BuiltinNodes, builtinNodes } from "@appexec/nodes"
+import { Appexec } from "@appexec/core"
+import { builtinNodes } from "@appexec/nodes"
 import { OcrNodes, ocrNodes, OcrPool } from "@appexec/nodes-ocr"
-import { NodeOutboundHttp } from "@appexec/platform-node"
-import { MemoryStorage } from "@appexec/testing"
-import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
-import { randomBytes } from "node:crypto"
+import { Effect, Layer } from "effect"
 import { monitorEventLoopDelay } from "node:perf_hooks"
 import sharp from "sharp"
 import { type Benchmark, type Figure, reportLoad } from "./Benchmark.js"
+import * as MediaInstance from "./MediaInstance.js"
 import * as PhotoOrigin from "./servers/photo.js"
 
 /** An instance in memory with the built-in nodes and `image.ocr` on `threads` threads. */
 const instance = (threads: number) =>
-  AppexecLayer.make({
-    nodes: [...builtinNodes, ...ocrNodes],
-    webhooks: false,
-    config: { workerConcurrency: 16, nodeConcurrency: 4 }
-  }).pipe(
-    Layer.provideMerge(OcrNodes.layer({ threads })),
-    Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: true })),
-    Layer.provide(
-      BuiltinNodes.layer({
-        mediaUrls: MediaUrls.layer({
-          mode: "signed",
-          baseUrl: "http://127.0.0.1:8080",
-          secret: Redacted.make(randomBytes(32))
-        })
-      })
-    ),
-    Layer.provide(MemoryStorage.layer),
-    Layer.provide(IdGenerator.IdGenerator.random),
-    Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+  MediaInstance.make([...builtinNodes, ...ocrNodes], { workerConcurrency: 16, nodeConcurrency: 4 }).pipe(
+    Layer.provideMerge(OcrNodes.layer({ threads }))
   )
 
 /** An image URL in, the reading out. */
