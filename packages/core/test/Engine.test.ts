@@ -425,7 +425,10 @@ describe("engine", () => {
       ],
       edges: [{ source: "prompt", target: "result" }]
     })
-    /** A store whose terminal saves take 2 s (a slow disk, a long group commit). */
+    /**
+     * A store whose terminal saves take 2 s (a slow disk, a long group commit). The run's start is
+     * written with its end, in that one write: until it is done the execution is stored queued.
+     */
     const slowOutcomes = Layer.effect(
       ExecutionStore.ExecutionStore,
       Effect.map(ExecutionStore.ExecutionStore, (store) => ({
@@ -452,7 +455,7 @@ describe("engine", () => {
         const started = yield* startApp(instant())
         yield* Effect.forkScoped(Worker.layer.pipe(Layer.provide(slowOutcomes), Layer.launch))
         yield* TestClock.adjust("1 second")
-        expect(yield* statusOf(started.executionId)).toBe("running")
+        expect(yield* statusOf(started.executionId)).toBe("queued")
         const appexec = yield* Appexec.Appexec
         yield* appexec.executions.cancel(started.executionId)
         yield* TestClock.adjust("1 second")
@@ -465,7 +468,7 @@ describe("engine", () => {
         yield* Effect.forkScoped(Worker.layer.pipe(Layer.provide(slowOutcomes), Layer.launch))
         // The deadline (1 s) passes at 1 s; the outcome is written at 2 s.
         yield* TestClock.adjust("1500 millis")
-        expect(yield* statusOf(started.executionId)).toBe("running")
+        expect(yield* statusOf(started.executionId)).toBe("queued")
         yield* TestClock.adjust("1 second")
         expect(yield* outputOf(started.executionId)).toEqual({ status: "completed", value: "hi", errorMessage: null })
       }).pipe(Effect.provide(TestHarness.layer({ worker: false }))))
@@ -477,7 +480,7 @@ describe("engine", () => {
         // Built as a layer, so that the shutdown runs in its (uninterruptible) finalizer; no drain.
         yield* Layer.buildWithScope(Worker.layer.pipe(Layer.provide(slowOutcomes)), scope)
         yield* TestClock.adjust("1 second")
-        expect(yield* statusOf(started.executionId)).toBe("running")
+        expect(yield* statusOf(started.executionId)).toBe("queued")
         const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
         yield* TestClock.adjust("1 second")
         yield* Fiber.join(closing)

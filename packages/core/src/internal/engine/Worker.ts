@@ -9,7 +9,6 @@
  */
 import { Clock, Effect, Fiber, Layer } from "effect"
 import { AppexecConfig, millis } from "../../AppexecConfig.js"
-import { startedState } from "../../ExecutionLifecycle.js"
 import { type Claim, ExecutionQueue } from "../../ExecutionQueue.js"
 import { IdGenerator } from "../../IdGenerator.js"
 import { Shutdown } from "../../Shutdown.js"
@@ -54,11 +53,11 @@ export const run = Effect.gen(function*() {
   const claim = (limit: number) =>
     Effect.flatMap(Clock.currentTimeMillis, (at) => {
       claimedAt = at
+      // The claim writes the lease alone: a run writes its start (`WorkerRun`), with its end when
+      // both come in one turn.
       return queue.claimBatch(workerId, leaseMs, {
         limit,
-        maxRunningPerWorkspace: config.maxRunningPerWorkspace,
-        // The claim writes the fields of the `Started` transition on what it finds queued.
-        start: startedState(at)
+        maxRunningPerWorkspace: config.maxRunningPerWorkspace
       }).pipe(
         Effect.catchTag(
           "StorageError",

@@ -164,14 +164,14 @@ export const make = (runs: Runs) =>
     const loaded = (state: RunState.RunState, execution: ExecutionRecord, app: CompiledApp, restore: Restore) => {
       state.timeoutMs = (app.definition.timeoutSeconds ?? 0) * 1000 || millis(config.defaultTimeout)
       state.outputTypes = RunState.outputTypesOf(app)
-      // Not started by its claim (a queue that could not): it starts here.
+      // Taken up again after a start: it goes on from it.
       if (execution.status !== "queued") return workflow(state, app, execution, restore)
-      return Effect.flatMap(
-        Effect.flatMap(now, (at) =>
-          Effect.flatMap(applied(execution, { _tag: "Started", at }), (s) => saves.save(state.run, s))),
-        (started) =>
-          workflow(state, app, started, restore)
-      )
+      // It starts now: its start is offered to the writer, and its workflow runs meanwhile. A run
+      // that ends in this turn writes its execution once (its end takes the start's place).
+      const started = transition(execution, { _tag: "Started", at: clock.unsafeCurrentTimeMillis() })
+      if (Either.isLeft(started)) return Effect.die(started.left)
+      saves.offer(state.run, started.right)
+      return workflow(state, app, started.right, restore)
     }
 
     const claimed = (state: RunState.RunState, execution: ExecutionRecord, restore: Restore) => {
