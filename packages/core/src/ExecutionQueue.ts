@@ -11,7 +11,6 @@
 import type { ExecutionId } from "@appexec/api/Ids"
 import { Context, Effect, Option } from "effect"
 import type { LeaseLost, StorageError } from "./Errors.js"
-import type { StartedState } from "./ExecutionLifecycle.js"
 import type { ExecutionRecord } from "./ExecutionRecord.js"
 
 /** The right to run one execution until `expiresAt` (epoch ms). */
@@ -35,15 +34,12 @@ export interface Lease {
 
 /** A claimed execution and its lease. */
 export interface Claim {
-  /** The execution as the claim found it: before the start the claim wrote, if it wrote one. */
+  /**
+   * The execution as stored, its lease aside: `queued`, or `running` when an earlier claim's run
+   * wrote its start. A claim writes the lease alone; the run writes the start (core's `WorkerRun`).
+   */
   readonly execution: ExecutionRecord
   readonly lease: Lease
-  /**
-   * Whether this claim started the execution: it was `queued` and the claim wrote
-   * `ClaimOptions.start` on it. Core then applies the `Started` transition to `execution` itself
-   * (`ExecutionLifecycle.transition`), which gives the record as stored.
-   */
-  readonly started: boolean
 }
 
 /** How many executions one claim may take. */
@@ -55,14 +51,6 @@ export interface ClaimOptions {
    * (in every process on the store); no cap when absent.
    */
   readonly maxRunningPerWorkspace?: number | undefined
-  /**
-   * When given, the claim writes these fields (`ExecutionLifecycle.startedState`: what the
-   * `Started` transition sets) on each `queued` execution it takes, in the claim's own write (one
-   * write fewer per execution), and reports it with `Claim.started`. The adapter applies no rule
-   * of its own: it writes the fields core computed, on exactly the executions that were `queued`,
-   * and says which. Executions claimed again (already `running`) are left as they are.
-   */
-  readonly start?: StartedState | undefined
 }
 
 /** The queue of executions. Time is read from `Clock`. */

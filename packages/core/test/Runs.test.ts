@@ -32,7 +32,6 @@ const queued = (n: number): ExecutionRecord.ExecutionRecord => ({
 /** The claim of execution `n` with lease token `token`, expiring at `expiresAt`. */
 const claimOf = (n: number, token = 1, expiresAt = 60_000): ExecutionQueue.Claim => ({
   execution: queued(n),
-  started: true,
   lease: { executionId: executionId(n), workerId: "w", token, attempt: token, counted: token, expiresAt }
 })
 
@@ -51,7 +50,7 @@ describe("Runs", () => {
   it.effect("a cancel stops the run once, interrupting its fiber; a later stop changes nothing", () =>
     Effect.gen(function*() {
       const { cancellations, runs, told } = yield* registry
-      const run = runs.add(claimOf(1), 500, () => {})
+      const run = runs.add(claimOf(1), () => {})
       expect(told.added).toBe(1)
       const fiber = yield* Effect.fork(Effect.never)
       runs.attach(run, fiber)
@@ -65,10 +64,10 @@ describe("Runs", () => {
   it.effect("a renewal replaces the leases renewed and stops the runs whose lease was lost, not a run added since", () =>
     Effect.gen(function*() {
       const { runs } = yield* registry
-      const kept = runs.add(claimOf(1), 0, () => {})
-      const lost = runs.add(claimOf(2), 0, () => {})
+      const kept = runs.add(claimOf(1), () => {})
+      const lost = runs.add(claimOf(2), () => {})
       const held = runs.leases()
-      const later = runs.add(claimOf(3), 0, () => {})
+      const later = runs.add(claimOf(3), () => {})
       runs.renewed(held, [{ ...kept.lease, expiresAt: 90_000 }])
       expect([kept.lease.expiresAt, kept.stop]).toEqual([90_000, undefined])
       expect(lost.stop).toBe("lease lost")
@@ -78,8 +77,8 @@ describe("Runs", () => {
   it.effect("a failed renewal stops only the runs whose lease runs out before the next try", () =>
     Effect.gen(function*() {
       const { runs } = yield* registry
-      const soon = runs.add(claimOf(1, 1, 10_000), 0, () => {})
-      const later = runs.add(claimOf(2, 1, 50_000), 0, () => {})
+      const soon = runs.add(claimOf(1, 1, 10_000), () => {})
+      const later = runs.add(claimOf(2, 1, 50_000), () => {})
       expect(runs.stopExpiring(runs.leases(), 20_000)).toEqual([soon.executionId])
       expect([soon.stop, later.stop]).toEqual(["lease lost", undefined])
     }))
@@ -87,9 +86,9 @@ describe("Runs", () => {
   it.effect("deadlines: the runs past theirs time out, the earliest left is answered, the keeper is told each", () =>
     Effect.gen(function*() {
       const { runs, told } = yield* registry
-      const short = runs.add(claimOf(1), 0, () => {})
-      const long = runs.add(claimOf(2), 0, () => {})
-      const unarmed = runs.add(claimOf(3), 0, () => {})
+      const short = runs.add(claimOf(1), () => {})
+      const long = runs.add(claimOf(2), () => {})
+      const unarmed = runs.add(claimOf(3), () => {})
       runs.arm(short, 1_000, 5_000)
       runs.arm(long, 1_000, 60_000)
       expect(told.armed).toEqual([6_000, 61_000])
@@ -104,8 +103,8 @@ describe("Runs", () => {
     Effect.gen(function*() {
       const { cancellations, runs } = yield* registry
       let freed = 0
-      const first = runs.add(claimOf(1, 1), 0, () => (freed += 1))
-      const second = runs.add(claimOf(1, 2), 0, () => {})
+      const first = runs.add(claimOf(1, 1), () => (freed += 1))
+      const second = runs.add(claimOf(1, 2), () => {})
       runs.freeSlot(first)
       runs.remove(first)
       runs.remove(first)

@@ -5,11 +5,11 @@
  * QueuePosition.test.ts).
  */
 import { Api } from "@appexec/api"
-import { ExecutionLifecycle, ExecutionQueue } from "@appexec/core"
+import { ExecutionLifecycle, ExecutionQueue, ExecutionStore } from "@appexec/core"
 import { TestHarness } from "@appexec/testing"
 import { HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema, TestClock } from "effect"
+import { Effect, Either, Layer, Schema, TestClock } from "effect"
 import { clientLayer, get, seed, send, serverLayer, SigningKeysTest } from "./fixtures.js"
 
 const LEASE = 30_000
@@ -62,7 +62,13 @@ describe("attempt", () => {
         "queuePosition"
       ])
 
-      yield* queue.claimBatch("lost-worker", LEASE, { limit: 1, start: ExecutionLifecycle.startedState(0) })
+      // The run saves its start, as a worker's does.
+      const [claim] = yield* queue.claimBatch("lost-worker", LEASE, { limit: 1 })
+      const store = yield* ExecutionStore.ExecutionStore
+      yield* store.save(
+        Either.getOrThrow(ExecutionLifecycle.transition(claim!.execution, { _tag: "Started", at: 0 })),
+        claim!.lease
+      )
       const first = yield* poll
       expect(first.data).toMatchObject({ status: "running", attempt: 1 })
       expect(first.data).not.toHaveProperty("queuePosition")

@@ -12,12 +12,11 @@
  * per-workspace cap, a batch runs in one transaction that counts each workspace's live leases
  * under an advisory lock of that workspace. Claims and renewals do not wait for their commit to
  * be flushed (`synchronous_commit = off` for their transaction alone): lost in a crash of the
- * database, a claim leaves its execution claimable (a start it wrote, `ClaimOptions.start`,
- * goes back to `queued` with it, and the execution runs again) and a renewal lets its lease run
- * out sooner, both of which the queue recovers from by design. Idle workers wait on `LISTEN` (see
+ * database, a claim leaves its execution claimable (it runs again) and a renewal lets its lease
+ * run out sooner, both of which the queue recovers from by design. Idle workers wait on `LISTEN` (see
  * `WorkSignal`); a release notifies them in every process.
  */
-import { Errors, type ExecutionLifecycle, ExecutionQueue } from "@appexec/core"
+import { Errors, ExecutionQueue } from "@appexec/core"
 import { SqlExecutionQueue } from "@appexec/sql"
 import { executionColumns, type ExecutionRow, fromRow, leaseOf } from "@appexec/sql/ExecutionRows"
 import type { Tables } from "@appexec/sql/SqlTables"
@@ -50,71 +49,40 @@ export const make = Effect.gen(function*() {
       .forUpdate()
       .skipLocked()
 
-  /**
-   * The lease a claim writes, and the counters it moves; with `start` (the fields of core's
-   * `Started` transition, `ClaimOptions.start`), a queued execution starts.
-   */
-  const lease =
-    (workerId: string, expiresAt: number, start: ExecutionLifecycle.StartedState | undefined) =>
-    (eb: ExpressionBuilder<Tables, "executions">) => ({
-      claims: eb("claims", "+", 1),
-      attempts: eb("attempts", "+", 1),
-      lease_token: eb("claims", "+", 1),
-      lease_worker: workerId,
-      lease_expires_at: expiresAt,
-      ...(start === undefined ? {} : {
-        status: sql<string>`CASE WHEN status = 'queued' THEN ${start.status} ELSE status END`,
-        started_at: sql<number>`CASE WHEN status = 'queued' THEN ${start.startedAt}::bigint ELSE started_at END`
-      })
-    })
+  /** The lease a claim writes, and the counters it moves (the run writes its start: core's `WorkerRun`). */
+  const lease = (workerId: string, expiresAt: number) => (eb: ExpressionBuilder<Tables, "executions">) => ({
+    claims: eb("claims", "+", 1),
+    attempts: eb("attempts", "+", 1),
+    lease_token: eb("claims", "+", 1),
+    lease_worker: workerId,
+    lease_expires_at: expiresAt
+  })
 
   /**
    * Claims up to `limit` executions in one statement (`appexec_claim_executions`, migrations
    * 0003 and 0004: the round robin below, run in the server), as a prepared statement. A batch
    * that is not full ran out of work: the next claim starts a pass from the first workspace.
-   * With `start`, the queued executions it takes start in the same statement, and come back as
-   * they were found (still `queued`): those are the ones it started.
+   * The function's start (its last two arguments, null) is not used: a claim writes the lease alone.
    */
-  const claimUncapped = (
-    limit: number,
-    now: number,
-    workerId: string,
-    expiresAt: number,
-    start: ExecutionLifecycle.StartedState | undefined
-  ) =>
+  const claimUncapped = (limit: number, now: number, workerId: string, expiresAt: number) =>
     client.prepared(
       "claim executions",
       sql<ExecutionRow>`SELECT ${sql.join(executionColumns.map((c) => sql.ref(c)))}
-        FROM appexec_claim_executions(${cursor}, ${limit}::integer, ${now}::bigint, ${workerId}, ${expiresAt}::bigint, ${
-        start?.status ?? null
-      }::text, ${start?.startedAt ?? null}::bigint)`
+        FROM appexec_claim_executions(${cursor}, ${limit}::integer, ${now}::bigint, ${workerId}, ${expiresAt}::bigint, NULL::text, NULL::bigint)`
         .compile(client.db)
     ).pipe(Effect.map(({ rows }) => {
       cursor = rows.length < limit ? "" : rows[rows.length - 1]!.workspace_id
       return rows
     }))
 
-  /**
-   * Claims the execution `seq`, locked by this transaction already and found `was`, answered as
-   * found: with `start`, a queued one comes back with its status and start as they were.
-   */
-  const take = (
-    db: Kysely<Tables>,
-    seq: number,
-    was: string,
-    workerId: string,
-    expiresAt: number,
-    start: ExecutionLifecycle.StartedState | undefined
-  ) =>
+  /** Claims the execution `seq`, locked by this transaction already. */
+  const take = (db: Kysely<Tables>, seq: number, workerId: string, expiresAt: number) =>
     db
       .updateTable("executions")
-      .set(lease(workerId, expiresAt, start))
+      .set(lease(workerId, expiresAt))
       .where("seq", "=", seq)
       .returningAll()
       .executeTakeFirst()
-      .then((row) =>
-        row === undefined || start === undefined || was !== "queued" ? row : { ...row, status: was, started_at: null }
-      )
 
   /**
    * Claims up to `limit` rows, one workspace after the other from `cursor`, starting over at the
@@ -153,7 +121,7 @@ export const make = Effect.gen(function*() {
       const cap = options.maxRunningPerWorkspace
       const rows = yield* cap === undefined
         // No cap: one statement (each row locked, skipped by others, taken).
-        ? claimUncapped(options.limit, now, workerId, expiresAt, options.start)
+        ? claimUncapped(options.limit, now, workerId, expiresAt)
         // A cap: one transaction, each workspace's live leases counted under a lock of that
         // workspace, so that claimers in other processes cannot exceed the cap together.
         : client.transaction("claim executions", async (trx) => {
@@ -182,18 +150,13 @@ export const make = Effect.gen(function*() {
               return { workspace, row: undefined }
             }
             running.set(workspace, count + 1)
-            return { workspace, row: await take(trx, found.seq, found.status, workerId, expiresAt, options.start) }
+            return { workspace, row: await take(trx, found.seq, workerId, expiresAt) }
           })
         })
       return yield* Effect.forEach(
         rows,
         (row) =>
-          Effect.map(fromRow(row), (execution): ExecutionQueue.Claim => ({
-            execution,
-            lease: leaseOf(execution, row),
-            // A row that comes back queued although a start was given is one this claim started.
-            started: options.start !== undefined && execution.status === "queued"
-          }))
+          Effect.map(fromRow(row), (execution): ExecutionQueue.Claim => ({ execution, lease: leaseOf(execution, row) }))
       )
     })
 

@@ -1,6 +1,7 @@
 /**
  * `ExecutionQueue` on SQLite. The lease lives on the execution's row (`lease_worker`,
- * `lease_token`, `lease_expires_at`); "now" is read from `Clock` and bound as a parameter.
+ * `lease_token`, `lease_expires_at`); "now" is read from `Clock` and bound as a parameter. A claim
+ * writes the lease alone (the run writes the start, with its end when both come in one turn).
  *
  * A claim runs inside `BEGIN IMMEDIATE` (a group commit, see `SqliteClient.batched`): the write lock
  * is taken before any row is chosen, so two connections, in one process or in two, never claim the
@@ -85,73 +86,32 @@ export const make = Effect.gen(function*() {
     lease_worker: p("workerId"),
     lease_expires_at: p("expiresAt")
   })
-  /**
-   * The lease and, with `ClaimOptions.start`, the fields core's `Started` transition writes, on
-   * a queued execution only. The claim reads each row's status before (under the write lock),
-   * and so says which it started.
-   */
-  type StartParams = { startStatus: string; startedAt: number }
-  const starting =
-    (p: PreparedQuery.Param<LeaseParams & StartParams>) => (eb: ExpressionBuilder<Tables, "executions">) => ({
-      ...lease(p)(eb),
-      status: sql<"running">`CASE WHEN status = 'queued' THEN ${p("startStatus")} ELSE status END`,
-      started_at: sql<number>`CASE WHEN status = 'queued' THEN ${p("startedAt")} ELSE started_at END`
-    })
-  const claimOnly = PreparedQuery.make((p: PreparedQuery.Param<LeaseParams & { seq: number }>) =>
+  const claimOne = PreparedQuery.make((p: PreparedQuery.Param<LeaseParams & { seq: number }>) =>
     db.updateTable("executions").set(lease(p)).where("seq", "=", p("seq")).returningAll()
-  )
-  const claimStarting = PreparedQuery.make((p: PreparedQuery.Param<LeaseParams & StartParams & { seq: number }>) =>
-    db.updateTable("executions").set(starting(p)).where("seq", "=", p("seq")).returningAll()
   )
   // Several rows at once: their `seq`s travel as one JSON array, so one statement serves any number.
   const inSeqs = (p: PreparedQuery.Param<{ seqs: string }>) => sql<number>`(select value from json_each(${p("seqs")}))`
-  const claimManyOnly = PreparedQuery.make((p: PreparedQuery.Param<LeaseParams & { seqs: string }>) =>
+  const claimMany = PreparedQuery.make((p: PreparedQuery.Param<LeaseParams & { seqs: string }>) =>
     db.updateTable("executions").set(lease(p)).where("seq", "in", inSeqs(p)).returningAll()
   )
-  const claimManyStarting = PreparedQuery.make((
-    p: PreparedQuery.Param<LeaseParams & StartParams & { seqs: string }>
-  ) => db.updateTable("executions").set(starting(p)).where("seq", "in", inSeqs(p)).returningAll())
   /** Where the previous claim of this process stopped in the round robin over workspaces. */
   let cursor = ""
 
   /**
    * Claims up to `limit` executions on the connection, one workspace after the other from
-   * `cursor`, starting over at the first workspace until a whole pass finds nothing more. The
-   * `seq`s of the rows found `queued` go into `queued`.
+   * `cursor`, starting over at the first workspace until a whole pass finds nothing more.
    */
   const claimRows = (
     c: Connection,
     workerId: string,
     now: number,
     expiresAt: number,
-    options: ExecutionQueue.ClaimOptions,
-    queued: Set<number>
+    options: ExecutionQueue.ClaimOptions
   ): Array<ExecutionRow> => {
     const rows: Array<ExecutionRow> = []
-    // A claim retried after a busy lock notes afresh what it finds.
-    queued.clear()
-    const start = options.start
-    const claim = (seq: number) =>
-      start === undefined
-        ? claimOnly.bind({ seq, workerId, expiresAt })
-        : claimStarting.bind({ seq, workerId, expiresAt, startStatus: start.status, startedAt: start.startedAt })
-    const claimMany = (seqs: ReadonlyArray<number>) => {
-      const json = JSON.stringify(seqs)
-      return start === undefined
-        ? claimManyOnly.bind({ seqs: json, workerId, expiresAt })
-        : claimManyStarting.bind({
-          seqs: json,
-          workerId,
-          expiresAt,
-          startStatus: start.status,
-          startedAt: start.startedAt
-        })
-    }
-    /** The `seq` of a row about to be claimed, noted when it is queued. */
-    const noted = (row: { readonly seq: number; readonly status: string }) => {
-      if (row.status === "queued") queued.add(row.seq)
-      return row.seq
-    }
+    const claim = (seq: number) => claimOne.bind({ seq, workerId, expiresAt })
+    const claimAll = (seqs: ReadonlyArray<number>) =>
+      claimMany.bind({ seqs: JSON.stringify(seqs), workerId, expiresAt })
     const cap = options.maxRunningPerWorkspace
     if (cap === undefined) {
       // Nearly always one workspace alone has claimable work (one tenant, or a burst of one): two
@@ -162,12 +122,12 @@ export const make = Effect.gen(function*() {
       if (c.get(next.bind({ cursor: only, now })) === undefined) {
         cursor = only
         const seqs = options.limit === 1
-          ? [noted(first)]
+          ? [first.seq]
           : c.all(oldestOf.bind({ workspaceId: only, now, limit: options.limit }))
             .filter((row) => row.workspace_id === only)
-            .map(noted)
+            .map((row) => row.seq)
         // One UPDATE for them all, in claim order (RETURNING comes in no promised order).
-        if (seqs.length > 1) return [...c.all(claimMany(seqs))].sort((a, b) => a.seq - b.seq)
+        if (seqs.length > 1) return [...c.all(claimAll(seqs))].sort((a, b) => a.seq - b.seq)
         const row = seqs.length === 1 ? c.get(claim(seqs[0]!)) : undefined
         return row === undefined ? rows : [row]
       }
@@ -190,10 +150,10 @@ export const make = Effect.gen(function*() {
             const seqs: Array<number> = []
             for (const more of c.all(oldestOf.bind({ workspaceId: only, now, limit: allowed }))) {
               if (more.workspace_id !== only) break
-              seqs.push(noted(more))
+              seqs.push(more.seq)
             }
             // One UPDATE for them all, in claim order (RETURNING comes in no promised order).
-            if (seqs.length > 0) rows.push(...[...c.all(claimMany(seqs))].sort((a, b) => a.seq - b.seq))
+            if (seqs.length > 0) rows.push(...[...c.all(claimAll(seqs))].sort((a, b) => a.seq - b.seq))
           }
           break
         }
@@ -216,7 +176,7 @@ export const make = Effect.gen(function*() {
         }
         running.set(cursor, count + 1)
       }
-      const row = c.get(claim(noted(found)))
+      const row = c.get(claim(found.seq))
       if (row !== undefined) rows.push(row)
       claimedThisPass += 1
     }
@@ -237,40 +197,29 @@ export const make = Effect.gen(function*() {
     SqlExecutionQueue.release(db, { executionId: p("executionId"), workerId: p("workerId"), token: p("token") })
   )
 
-  /**
-   * The claims the rows stand for; a row that cannot be read fails the batch, as a read would.
-   * A row the claim started (it was `queued`, and `start` was given) is answered as found: its
-   * status and start as they were, the other columns as the claim left them.
-   */
+  /** The claims the rows stand for; a row that cannot be read fails the batch, as a read would. */
   const claimsOf = (
-    rows: ReadonlyArray<ExecutionRow>,
-    queued: ReadonlySet<number>,
-    options: ExecutionQueue.ClaimOptions
+    rows: ReadonlyArray<ExecutionRow>
   ): Either.Either<ReadonlyArray<ExecutionQueue.Claim>, Errors.StorageError> => {
     const claims: Array<ExecutionQueue.Claim> = []
     for (const row of rows) {
-      const started = options.start !== undefined && queued.has(row.seq)
-      // The row is this claim's own: set back as found rather than copied (21 columns).
-      if (started) {
-        row.status = "queued"
-        row.started_at = null
-      }
       const execution = fromRow(row)
       if (Either.isLeft(execution)) return Either.left(execution.left)
-      claims.push({ execution: execution.right, lease: leaseOf(execution.right, row), started })
+      claims.push({ execution: execution.right, lease: leaseOf(execution.right, row) })
     }
     return Either.right(claims)
   }
 
   // Every claim of every worker: no generator.
   const claimBatch = (workerId: string, leaseMs: number, options: ExecutionQueue.ClaimOptions) =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) => {
-      const queued = new Set<number>()
-      return Effect.flatMap(
-        client.batched("claim executions", (c) => claimRows(c, workerId, now, now + leaseMs, options, queued)),
-        (rows) => claimsOf(rows, queued, options)
-      )
-    })
+    Effect.flatMap(
+      Clock.currentTimeMillis,
+      (now) =>
+        Effect.flatMap(
+          client.batched("claim executions", (c) => claimRows(c, workerId, now, now + leaseMs, options)),
+          claimsOf
+        )
+    )
 
   const neutral = yield* SqlExecutionQueue.make
   const service: ExecutionQueue.ExecutionQueue["Type"] = {

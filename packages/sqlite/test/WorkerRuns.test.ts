@@ -124,7 +124,7 @@ describe("the worker on SQLite", () => {
           ids.map(() => ["completed", 1, 1, null, null])
         )
         for (const row of rows) expect(row.completed_at).toBeGreaterThanOrEqual(row.started_at!)
-        // Two writes each after the insert: the claim, which starts it, and the outcome.
+        // Two writes each after the insert: the claim (the lease), and the start with the outcome.
         expect(ids.map((id) => updates().get(id))).toEqual(ids.map(() => 2))
         const announced = yield* Queue.takeAll(transitions)
         for (const id of ids) {
@@ -136,7 +136,7 @@ describe("the worker on SQLite", () => {
         }
       })))
 
-  it.scopedLive("runs a node that answers later the same way: each node runs once, two writes each", () => {
+  it.scopedLive("runs a node that answers later the same way: each node runs once; its start is written before its end", () => {
     const later = TestApps.later("5 millis")
     return onInstance(
       { worker: true, nodes: [later.node] },
@@ -151,11 +151,12 @@ describe("the worker on SQLite", () => {
             ids.map((_, i) => ["completed", `echo: p${i}`])
           )
           expect(later.calls()).toBe(4)
-          // Claimed with a lease, then saved by the run, which cleared it: two writes each.
+          // Claimed with a lease, its start saved while the node works, then its end, which
+          // cleared the lease: three writes each (a run that ends in its first turn makes two).
           expect(queueColumns(filename).map((r) => [r.status, r.claims, r.lease_worker])).toEqual(
             ids.map(() => ["completed", 1, null])
           )
-          expect(ids.map((id) => updates().get(id))).toEqual(ids.map(() => 2))
+          expect(ids.map((id) => updates().get(id))).toEqual(ids.map(() => 3))
         })
     )
   })

@@ -249,14 +249,10 @@ export const make = Effect.gen(function*() {
           next.claims += 1
           next.attempts += 1
           next.lease = { workerId, token: next.claims, expiresAt: now + leaseMs }
-          // The record as found; a queued one is then stored with the start core computed.
           const execution = recordOf(next)
-          const started = options.start !== undefined && next.record.status === "queued"
-          if (started) next.record = { ...next.record, ...options.start }
           live.set(workspaceId, count + 1)
           claimed.push({
             execution,
-            started,
             lease: {
               executionId: next.record.executionId,
               workerId,

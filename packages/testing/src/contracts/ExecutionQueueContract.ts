@@ -85,70 +85,26 @@ export const suite = contract("ExecutionQueue contract", (test) => {
   )
 
   test(
-    "a claim with start writes it on the queued executions it takes, in the same write, and says so; one claimed again keeps its start",
+    "a claim writes the lease alone: a queued execution is answered and stays as stored; one whose run saved its start is taken over running",
     Effect.gen(function*() {
       const { owner, queue, store } = yield* seeded
-      yield* store.insert(queued(owner, 1))
-      yield* store.insert(queued(owner, 2))
+      for (const n of [1, 2, 3]) yield* store.insert(queued(owner, n))
       yield* TestClock.adjust(1_000)
-      const [first] = yield* queue.claimBatch("a", LEASE, { limit: 1, start: ExecutionLifecycle.startedState(1_000) })
-      // Answered as found, with the flag: core applies the transition; the store holds its result.
-      expect(first!.started).toBe(true)
-      expect(first!.execution).toEqual(attempted(queued(owner, 1), 1))
-      const stored = Either.getOrThrow(
-        ExecutionLifecycle.transition(first!.execution, { _tag: "Started", at: 1_000 })
-      )
-      expect(stored).toEqual(attempted(started(queued(owner, 1), 1_000), 1))
-      expect(Option.getOrThrow(yield* store.get(first!.execution.executionId))).toEqual(stored)
-      // Its worker is lost: claimed again, it is still the execution that started at 1,000.
+      const bulk = yield* queue.claimBatch("a", LEASE, { limit: 2 })
+      expect(bulk.map((c) => c.execution)).toEqual([1, 2].map((n) => attempted(queued(owner, n), 1)))
+      for (const claim of bulk) {
+        expect(Option.getOrThrow(yield* store.get(claim.execution.executionId))).toEqual(claim.execution)
+      }
+      // The first run saves its start under its lease; its worker is then lost.
+      const begun = Either.getOrThrow(ExecutionLifecycle.transition(bulk[0]!.execution, { _tag: "Started", at: 1_000 }))
+      yield* store.save(begun, bulk[0]!.lease)
       yield* TestClock.adjust(LEASE)
-      const [again] = yield* queue.claimBatch("b", LEASE, {
-        limit: 1,
-        start: ExecutionLifecycle.startedState(1_000 + LEASE)
-      })
-      expect(again!.started).toBe(false)
+      const [again] = yield* queue.claimBatch("b", LEASE, { limit: 1, maxRunningPerWorkspace: 3 })
       expect(again!.execution).toEqual(attempted(started(queued(owner, 1), 1_000), 2))
       expect(again!.lease.attempt).toBe(2)
-      // Without start a claim leaves a queued execution queued.
-      const [plain] = yield* queue.claimBatch("b", LEASE, { limit: 1 })
-      expect(plain!.started).toBe(false)
-      expect(plain!.execution).toEqual(attempted(queued(owner, 2), 1))
-      expect(Option.getOrThrow(yield* store.get(plain!.execution.executionId))).toEqual(plain!.execution)
-      // The saves of a started claim are fenced by its lease as usual.
-      yield* store.save(completed(stored, 2_000), again!.lease)
-      expect(Option.getOrThrow(yield* store.get(first!.execution.executionId)).status).toBe("completed")
-    })
-  )
-
-  test(
-    "start is written on every queued execution a claim of several takes, with a workspace cap and without",
-    Effect.gen(function*() {
-      const { owner, queue, store } = yield* seeded
-      for (const n of [1, 2, 3, 4]) yield* store.insert(queued(owner, n))
-      yield* TestClock.adjust(1_000)
-      const bulk = yield* queue.claimBatch("a", LEASE, { limit: 2, start: ExecutionLifecycle.startedState(1_000) })
-      expect(bulk.map((c) => c.execution)).toEqual([1, 2].map((n) => attempted(queued(owner, n), 1)))
-      // Two run under live leases; a cap of 3 leaves room for one more, started as it is taken.
-      yield* TestClock.adjust(500)
-      const capped = yield* queue.claimBatch("b", LEASE, {
-        limit: 2,
-        start: ExecutionLifecycle.startedState(1_500),
-        maxRunningPerWorkspace: 3
-      })
-      expect(capped.map((c) => c.execution)).toEqual([attempted(queued(owner, 3), 1)])
-      for (
-        const [claim, at] of [
-          ...bulk.map((c) => [c, 1_000] as const),
-          ...capped.map((c) => [c, 1_500] as const)
-        ]
-      ) {
-        expect(claim.started).toBe(true)
-        expect(Option.getOrThrow(yield* store.get(claim.execution.executionId))).toEqual(
-          attempted(started(claim.execution, at), 1)
-        )
-      }
-      // The fourth was not taken: still queued.
-      expect(Option.getOrThrow(yield* store.get(queued(owner, 4).executionId))).toEqual(queued(owner, 4))
+      // The saves of a claim are fenced by its lease as usual.
+      yield* store.save(completed(begun, 2_000), again!.lease)
+      expect(Option.getOrThrow(yield* store.get(begun.executionId)).status).toBe("completed")
     })
   )
 
@@ -338,7 +294,7 @@ export const suite = contract("ExecutionQueue contract", (test) => {
       expect(Option.getOrThrow(yield* store.get(id))).toEqual(record)
       expect(yield* reads).toEqual([undefined, 0, undefined])
 
-      const [first] = yield* queue.claimBatch("a", LEASE, { limit: 1, start: ExecutionLifecycle.startedState(0) })
+      const [first] = yield* queue.claimBatch("a", LEASE, { limit: 1 })
       expect(first!.execution.attempt).toBe(1)
       expect(first!.lease).toMatchObject({ attempt: 1, counted: 1 })
       expect(yield* reads).toEqual([1, 1, 1])

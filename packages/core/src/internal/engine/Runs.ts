@@ -17,10 +17,8 @@ export type StopReason = "canceled" | "timed out" | "lease lost"
 /** One run of a worker, from its claim to its end, as the registry keeps it. */
 export interface Run {
   readonly executionId: ExecutionId
-  /** The claim that took it: the execution as found, and whether the claim started it. */
+  /** The claim that took it: the execution as found, and its lease. */
   readonly claim: Claim
-  /** When the claim was made: the start it wrote, if it started the execution (epoch ms). */
-  readonly claimedAt: number
   /** The lease as last renewed. */
   readonly lease: Lease
   /** Why the run was told to stop, once it was. */
@@ -33,7 +31,6 @@ export interface Run {
 interface Entry {
   readonly executionId: ExecutionId
   readonly claim: Claim
-  readonly claimedAt: number
   lease: Lease
   stop: StopReason | undefined
   deadline: number
@@ -48,7 +45,7 @@ interface Entry {
 /** The runs of one worker. */
 export interface Runs {
   /** Makes the run of a claim, holding `freeSlot`, and registers its cancel. Synchronous. */
-  readonly add: (claim: Claim, claimedAt: number, freeSlot: () => void) => Run
+  readonly add: (claim: Claim, freeSlot: () => void) => Run
   /** Tells the registry the run's fiber, which a stop interrupts (one that has ended is not kept). */
   readonly attach: (run: Run, fiber: Fiber.RuntimeFiber<unknown, unknown>) => void
   /** Sets the run's deadline: `timeoutMs` from `now`. */
@@ -112,11 +109,10 @@ export const make = (options: {
     for (const entry of entries.values()) if (was.has(entry.lease)) f(entry)
   }
   return {
-    add: (claim, claimedAt, freeSlot) => {
+    add: (claim, freeSlot) => {
       const entry: Entry = {
         executionId: claim.execution.executionId,
         claim,
-        claimedAt,
         lease: claim.lease,
         stop: undefined,
         deadline: Number.POSITIVE_INFINITY,

@@ -7,7 +7,7 @@
  * that they run again at once elsewhere or on the next start, the stop not counted against
  * `maxAttempts` (an outcome already being written is written first).
  */
-import { Clock, Effect, Fiber, Layer } from "effect"
+import { Effect, Fiber, Layer } from "effect"
 import { AppexecConfig, millis } from "../../AppexecConfig.js"
 import { type Claim, ExecutionQueue } from "../../ExecutionQueue.js"
 import { IdGenerator } from "../../IdGenerator.js"
@@ -47,28 +47,20 @@ export const run = Effect.gen(function*() {
   const { awaitSaves, process } = yield* WorkerRun.make(runs)
   const keeping = yield* Effect.forkScoped(keeper.keep(runs))
   const leaseMs = millis(config.lease)
-  /** When the current claim was made: the start it writes on what it finds queued. */
-  let claimedAt = 0
 
+  // The claim writes the lease alone: a run writes its start (`WorkerRun`), with its end when both
+  // come in one turn.
   const claim = (limit: number) =>
-    Effect.flatMap(Clock.currentTimeMillis, (at) => {
-      claimedAt = at
-      // The claim writes the lease alone: a run writes its start (`WorkerRun`), with its end when
-      // both come in one turn.
-      return queue.claimBatch(workerId, leaseMs, {
-        limit,
-        maxRunningPerWorkspace: config.maxRunningPerWorkspace
-      }).pipe(
-        Effect.catchTag(
-          "StorageError",
-          (error) => Effect.logError("claim failed", error).pipe(Effect.as([] as ReadonlyArray<Claim>))
-        )
+    queue.claimBatch(workerId, leaseMs, { limit, maxRunningPerWorkspace: config.maxRunningPerWorkspace }).pipe(
+      Effect.catchTag(
+        "StorageError",
+        (error) => Effect.logError("claim failed", error).pipe(Effect.as([] as ReadonlyArray<Claim>))
       )
-    })
+    )
 
   /** The run of one claimed execution, in the registry from its claim on (its lease kept, its cancel heard). */
   const work = (claim: Claim, freeSlot: () => void): ClaimLoop.Work => {
-    const run = runs.add(claim, claimedAt, freeSlot)
+    const run = runs.add(claim, freeSlot)
     return { effect: process(run), forked: (fiber) => runs.attach(run, fiber) }
   }
 

@@ -5,8 +5,9 @@
  * status state machine (`ExecutionLifecycle.transition`), with its webhook delivery when it has
  * one, saved with the other saves of its turn (`RunSaves`). A run is never failed because its
  * process stops: interrupted by the worker stopping, or failing while the instance stops
- * (`Shutdown`), it is handed back (`ExecutionQueue.release`). A claim that started the execution
- * (`Claim.started`) has its `Started` transition applied here.
+ * (`Shutdown`), it is handed back (`ExecutionQueue.release`). A claim writes the lease alone: the
+ * run applies the `Started` transition and offers it to the writer (`RunSaves.offer`), and its
+ * workflow runs meanwhile; a run that ends in that turn writes its start with its end.
  *
  * The run's lease, stop and deadline are the registry's (`Runs`); what the run keeps as it goes
  * (the record as last saved, its reporter) is its own (`RunState`).
@@ -15,7 +16,6 @@ import { Cause, Duration, Effect, Either, Option } from "effect"
 import type { CompiledApp } from "../../AppDefinition.js"
 import { AppexecConfig, millis } from "../../AppexecConfig.js"
 import type { LeaseLost, StorageError } from "../../Errors.js"
-import { ExecutionEvents } from "../../ExecutionEvents.js"
 import { type ExecutionEvent, failNow, isTerminal, transition } from "../../ExecutionLifecycle.js"
 import { ExecutionQueue } from "../../ExecutionQueue.js"
 import type { ExecutionRecord } from "../../ExecutionRecord.js"
@@ -51,7 +51,7 @@ export const make = (runs: Runs) =>
     const queue = yield* ExecutionQueue
     const store = yield* ExecutionStore
     const catalog = yield* AppCatalog
-    const events = yield* ExecutionEvents
+
     const shutdown = yield* Shutdown
     const now = Effect.clockWith((clock) => clock.currentTimeMillis)
     // Read in plain code on the run's path (each `clockWith` is a step of the runtime).
@@ -197,17 +197,8 @@ export const make = (runs: Runs) =>
       })
     }
 
-    /**
-     * A claimed run: when its claim started the execution (`Claim.started`), the record as stored
-     * is the `Started` transition of the one the claim found, applied here, and announced.
-     */
-    const body = (state: RunState.RunState, restore: Restore) => {
-      const { claim, claimedAt } = state.run
-      if (!claim.started) return claimed(state, claim.execution, restore)
-      const started = transition(claim.execution, { _tag: "Started", at: claimedAt })
-      if (Either.isLeft(started)) return Effect.die(started.left)
-      return Effect.zipRight(events.publish(started.right), claimed(state, started.right, restore))
-    }
+    /** A claimed run, from the execution as its claim found it. */
+    const body = (state: RunState.RunState, restore: Restore) => claimed(state, state.run.claim.execution, restore)
 
     /** A defect is a bug: log it for the operator and fail the execution, rather than leave it
      * running until its lease expires and run it again into the same bug. */
