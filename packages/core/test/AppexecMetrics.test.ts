@@ -47,7 +47,8 @@ describe("metrics", () => {
       yield* appexec.executions.start(principal, app.appId, {})
       const queuedNow = yield* AppexecMetrics.prometheus
       expect(valueOf(queuedNow, "appexec_executions_started_total")).toBe(started + 2)
-      expect(valueOf(queuedNow, "appexec_queue_depth")! + valueOf(queuedNow, "appexec_executions_running")!).toBe(2)
+      expect(valueOf(queuedNow, "appexec_queue_depth{scope=\"database\"}")! +
+          valueOf(queuedNow, "appexec_executions_running{scope=\"database\"}")!).toBe(2)
 
       const waiting = yield* Effect.fork(appexec.executions.await(one.executionId))
       yield* TestClock.adjust("2 seconds")
@@ -57,8 +58,8 @@ describe("metrics", () => {
       expect(valueOf(after, "appexec_executions_finished_total{status=\"completed\"}")).toBe(completed + 2)
       expect(valueOf(after, "appexec_execution_duration_seconds_bucket{le=\"2.5\"}")).toBe(durations + 2)
       expect(valueOf(after, "appexec_execution_duration_seconds_bucket{le=\"1\"}")).toBe(slowOnes)
-      expect(valueOf(after, "appexec_queue_depth")).toBe(0)
-      expect(valueOf(after, "appexec_executions_running")).toBe(0)
+      expect(valueOf(after, "appexec_queue_depth{scope=\"database\"}")).toBe(0)
+      expect(valueOf(after, "appexec_executions_running{scope=\"database\"}")).toBe(0)
       expect(valueOf(after, "appexec_webhook_deliveries_total{outcome=\"delivered\"}")).toBe(delivered + 1)
     }).pipe(
       Effect.provide(
