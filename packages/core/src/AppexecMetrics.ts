@@ -59,14 +59,15 @@ const databaseGauges: ReadonlySet<string> = new Set([
 ])
 
 /**
- * Claims that took over an execution whose earlier claim neither ended nor was given back (its
- * worker was lost and its lease ran out), counted by the worker that claims.
+ * Runs that took over an execution whose earlier claim neither ended nor was given back (its
+ * worker was lost and its lease ran out), counted by the worker that takes it over, where it logs
+ * `reclaimed after lost lease`: a run whose claim holds another claim in `Lease.counted`.
  */
 export const executionsReclaimed = Metric.counter("appexec_executions_reclaimed_total", {
   description: "Executions claimed again after the lease of a lost worker ran out."
 })
 
-/** Counts `n` claims that took over an expired lease (the worker's claim loop: synchronous, one step). */
+/** Counts `n` runs that took over an expired lease (synchronous, one step). */
 export const unsafeRecordReclaimed = (n: number): void => {
   if (n > 0) executionsReclaimed.unsafeUpdate(n, [])
 }

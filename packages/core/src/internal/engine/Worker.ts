@@ -9,7 +9,6 @@
  */
 import { Clock, Effect, Fiber, Layer } from "effect"
 import { AppexecConfig, millis } from "../../AppexecConfig.js"
-import { unsafeRecordReclaimed } from "../../AppexecMetrics.js"
 import { startedState } from "../../ExecutionLifecycle.js"
 import { type Claim, ExecutionQueue } from "../../ExecutionQueue.js"
 import { IdGenerator } from "../../IdGenerator.js"
@@ -30,20 +29,6 @@ import * as WorkerRun from "./WorkerRun.js"
  * keep slow work from an idle worker elsewhere.
  */
 const CLAIM_BATCH = 128
-
-/**
- * Counts the claims that took over a lost worker's execution (`appexec_executions_reclaimed_total`):
- * those the claim found already started (not started by this claim) and that an earlier claim
- * holds in `counted`, neither ended nor given back, so its lease ran out. The claim answers what it
- * took as it is stored (PostgreSQL's claim is one statement that returns the rows it wrote, not
- * the lease it replaced), so the worker tells from those: an execution whose taken-over run was
- * later given back at a shutdown counts once more when it is claimed again.
- */
-const countReclaims = (claims: ReadonlyArray<Claim>) => {
-  let reclaimed = 0
-  for (const claim of claims) if (!claim.started && claim.lease.counted > 1) reclaimed += 1
-  unsafeRecordReclaimed(reclaimed)
-}
 
 /**
  * The worker as a scoped effect: it runs until the scope closes. Its claim loop claims as many
@@ -75,7 +60,6 @@ export const run = Effect.gen(function*() {
         // The claim writes the fields of the `Started` transition on what it finds queued.
         start: startedState(at)
       }).pipe(
-        Effect.tap((claims) => Effect.sync(() => countReclaims(claims))),
         Effect.catchTag(
           "StorageError",
           (error) => Effect.logError("claim failed", error).pipe(Effect.as([] as ReadonlyArray<Claim>))
