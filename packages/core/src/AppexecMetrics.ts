@@ -78,7 +78,9 @@ const poolConnectionsKey = MetricKey.gauge("appexec_db_pool_connections", {
 const poolInUse = Metric.fromMetricKey(
   MetricKey.taggedWithLabels(poolConnectionsKey, [MetricLabel.make("state", "in_use")])
 )
-const poolIdle = Metric.fromMetricKey(MetricKey.taggedWithLabels(poolConnectionsKey, [MetricLabel.make("state", "idle")]))
+const poolIdle = Metric.fromMetricKey(
+  MetricKey.taggedWithLabels(poolConnectionsKey, [MetricLabel.make("state", "idle")])
+)
 
 /** Queries of this process waiting for a free connection of its pool. */
 export const poolWaiting = Metric.gauge("appexec_db_pool_waiting", {
@@ -219,13 +221,16 @@ export const refreshGauges: Effect.Effect<void, StorageError, ExecutionStore> = 
 )
 
 /** Reads the pool's gauges from `DatabasePool`, when the storage has one. */
-const refreshPool: Effect.Effect<void> = Effect.flatMap(Effect.serviceOption(DatabasePool), (pool) =>
-  pool._tag === "None" ? Effect.void : Effect.map(pool.value.stats, (stats) => {
-    poolInUse.unsafeUpdate(stats.inUse, [])
-    poolIdle.unsafeUpdate(stats.idle, [])
-    poolWaiting.unsafeUpdate(stats.waiting, [])
-    poolMax.unsafeUpdate(stats.max, [])
-  }))
+const refreshPool: Effect.Effect<void> = Effect.flatMap(
+  Effect.serviceOption(DatabasePool),
+  (pool) =>
+    pool._tag === "None" ? Effect.void : Effect.map(pool.value.stats, (stats) => {
+      poolInUse.unsafeUpdate(stats.inUse, [])
+      poolIdle.unsafeUpdate(stats.idle, [])
+      poolWaiting.unsafeUpdate(stats.waiting, [])
+      poolMax.unsafeUpdate(stats.max, [])
+    })
+)
 
 const escapeLabel = (value: string) => value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, "\\\"")
 

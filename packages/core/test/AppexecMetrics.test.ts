@@ -50,8 +50,10 @@ describe("metrics", () => {
       yield* appexec.executions.start(principal, app.appId, {})
       const queuedNow = yield* AppexecMetrics.prometheus
       expect(valueOf(queuedNow, "appexec_executions_started_total")).toBe(started + 2)
-      expect(valueOf(queuedNow, "appexec_queue_depth{scope=\"database\"}")! +
-          valueOf(queuedNow, "appexec_executions_running{scope=\"database\"}")!).toBe(2)
+      expect(
+        valueOf(queuedNow, "appexec_queue_depth{scope=\"database\"}")! +
+          valueOf(queuedNow, "appexec_executions_running{scope=\"database\"}")!
+      ).toBe(2)
 
       const waiting = yield* Effect.fork(appexec.executions.await(one.executionId))
       yield* TestClock.adjust("2 seconds")

@@ -7,9 +7,9 @@
  * its percentiles cover the time since the previous rendering.
  */
 import { ProcessMetrics } from "@appexec/core"
+import { Effect, Layer } from "effect"
 import { readdirSync } from "node:fs"
 import { monitorEventLoopDelay } from "node:perf_hooks"
-import { Effect, Layer } from "effect"
 
 /** How often the event-loop monitor samples, in ms (prom-client's default precision). */
 const RESOLUTION_MS = 10
@@ -103,16 +103,36 @@ export const layer: Layer.Layer<ProcessMetrics.ProcessMetrics> = Layer.scoped(
         metric("nodejs_eventloop_lag_seconds", "gauge", "Lag of event loop in seconds.", lag),
         metric("nodejs_eventloop_lag_min_seconds", "gauge", "The minimum recorded event loop delay.", window.min),
         metric("nodejs_eventloop_lag_max_seconds", "gauge", "The maximum recorded event loop delay.", window.max),
-        metric("nodejs_eventloop_lag_mean_seconds", "gauge", "The mean of the recorded event loop delays.", window.mean),
+        metric(
+          "nodejs_eventloop_lag_mean_seconds",
+          "gauge",
+          "The mean of the recorded event loop delays.",
+          window.mean
+        ),
         metric(
           "nodejs_eventloop_lag_stddev_seconds",
           "gauge",
           "The standard deviation of the recorded event loop delays.",
           window.stddev
         ),
-        metric("nodejs_eventloop_lag_p50_seconds", "gauge", "The 50th percentile of the recorded event loop delays.", window.p50),
-        metric("nodejs_eventloop_lag_p90_seconds", "gauge", "The 90th percentile of the recorded event loop delays.", window.p90),
-        metric("nodejs_eventloop_lag_p99_seconds", "gauge", "The 99th percentile of the recorded event loop delays.", window.p99),
+        metric(
+          "nodejs_eventloop_lag_p50_seconds",
+          "gauge",
+          "The 50th percentile of the recorded event loop delays.",
+          window.p50
+        ),
+        metric(
+          "nodejs_eventloop_lag_p90_seconds",
+          "gauge",
+          "The 90th percentile of the recorded event loop delays.",
+          window.p90
+        ),
+        metric(
+          "nodejs_eventloop_lag_p99_seconds",
+          "gauge",
+          "The 99th percentile of the recorded event loop delays.",
+          window.p99
+        ),
         metric(
           "nodejs_active_resources_total",
           "gauge",
@@ -120,7 +140,12 @@ export const layer: Layer.Layer<ProcessMetrics.ProcessMetrics> = Layer.scoped(
           process.getActiveResourcesInfo().length
         ),
         metric("nodejs_heap_size_total_bytes", "gauge", "Process heap size from Node.js in bytes.", memory.heapTotal),
-        metric("nodejs_heap_size_used_bytes", "gauge", "Process heap size used from Node.js in bytes.", memory.heapUsed),
+        metric(
+          "nodejs_heap_size_used_bytes",
+          "gauge",
+          "Process heap size used from Node.js in bytes.",
+          memory.heapUsed
+        ),
         metric("nodejs_external_memory_bytes", "gauge", "Node.js external memory size in bytes.", memory.external),
         metric("nodejs_version_info", "gauge", "Node.js version info.", 1, versionLabels)
       ].join("")

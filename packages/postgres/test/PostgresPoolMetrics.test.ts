@@ -55,7 +55,8 @@ describe("PostgreSQL pool metrics", () => {
       expect(valueOf(busy, "appexec_db_pool_max")).toBe(2)
 
       yield* Deferred.succeed(release, undefined)
-      yield* Effect.forEach([...holders, waiting], Fiber.join, { discard: true })
+      yield* Effect.forEach(holders, Fiber.join, { discard: true })
+      yield* Fiber.join(waiting)
       yield* until((s) => s.inUse === 0)
       const calm = yield* AppexecMetrics.prometheus
       expect(valueOf(calm, "appexec_db_pool_connections{state=\"idle\"}")).toBe(2)
