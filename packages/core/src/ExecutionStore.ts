@@ -39,10 +39,12 @@ export interface Page {
   readonly next: number | null
 }
 
-/** How many executions are unfinished, by status. */
+/** How many executions are unfinished, by status, and since when the oldest queued one waits. */
 export interface OpenCounts {
   readonly queued: number
   readonly running: number
+  /** The `createdAt` (epoch ms) of the oldest queued execution; null when none is queued. */
+  readonly oldestQueuedAt: number | null
 }
 /**
  * An `Idempotency-Key` to record with a new execution: the workspace's key, a digest of the
@@ -157,7 +159,10 @@ export class ExecutionStore extends Context.Tag("@appexec/core/ExecutionStore")<
      * (within a workspace, the order of insertion). 0 when it is not queued, or not known.
      */
     readonly queuePosition: (executionId: ExecutionId) => Effect.Effect<number, StorageError>
-    /** How many executions are queued and running now. */
+    /**
+     * How many executions are queued and running now, and the `createdAt` of the oldest queued
+     * one, in one read of the open executions.
+     */
     readonly countOpen: Effect.Effect<OpenCounts, StorageError>
     /**
      * Cancels an execution no worker holds: replaces it with `record` (its failed form) and

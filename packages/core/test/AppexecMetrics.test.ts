@@ -1,11 +1,14 @@
 /**
  * The metrics: what the engine counts (started, finished by status, run time, webhook attempts by
- * outcome), gauges read from storage, and the Prometheus text they render to.
+ * outcome, takeovers of a lost worker's execution), gauges read from storage (the oldest queued
+ * age among them, only where the database's gauges are asked for), and the Prometheus text they
+ * render to.
  */
-import { Appexec, AppexecMetrics, OutboundHttp } from "@appexec/core"
+import { Appexec, AppexecMetrics, ExecutionQueue, OutboundHttp } from "@appexec/core"
 import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Metric, MetricBoundaries, TestClock } from "effect"
+import { Effect, Fiber, Layer, Metric, MetricBoundaries, Option, TestClock } from "effect"
+import * as Worker from "../src/internal/engine/Worker.js"
 
 /** A receiver that answers every webhook 200. */
 const accepting = Layer.succeed(OutboundHttp.OutboundHttp, {
@@ -47,7 +50,10 @@ describe("metrics", () => {
       yield* appexec.executions.start(principal, app.appId, {})
       const queuedNow = yield* AppexecMetrics.prometheus
       expect(valueOf(queuedNow, "appexec_executions_started_total")).toBe(started + 2)
-      expect(valueOf(queuedNow, "appexec_queue_depth")! + valueOf(queuedNow, "appexec_executions_running")!).toBe(2)
+      expect(
+        valueOf(queuedNow, "appexec_queue_depth{scope=\"database\"}")! +
+          valueOf(queuedNow, "appexec_executions_running{scope=\"database\"}")!
+      ).toBe(2)
 
       const waiting = yield* Effect.fork(appexec.executions.await(one.executionId))
       yield* TestClock.adjust("2 seconds")
@@ -57,14 +63,62 @@ describe("metrics", () => {
       expect(valueOf(after, "appexec_executions_finished_total{status=\"completed\"}")).toBe(completed + 2)
       expect(valueOf(after, "appexec_execution_duration_seconds_bucket{le=\"2.5\"}")).toBe(durations + 2)
       expect(valueOf(after, "appexec_execution_duration_seconds_bucket{le=\"1\"}")).toBe(slowOnes)
-      expect(valueOf(after, "appexec_queue_depth")).toBe(0)
-      expect(valueOf(after, "appexec_executions_running")).toBe(0)
+      expect(valueOf(after, "appexec_queue_depth{scope=\"database\"}")).toBe(0)
+      expect(valueOf(after, "appexec_executions_running{scope=\"database\"}")).toBe(0)
       expect(valueOf(after, "appexec_webhook_deliveries_total{outcome=\"delivered\"}")).toBe(delivered + 1)
     }).pipe(
       Effect.provide(
         TestHarness.layer({ webhooks: true, outbound: accepting })
       )
     ))
+
+  it.scoped("the oldest queued execution's age grows with the clock; the database's gauges only where asked", () =>
+    Effect.gen(function*() {
+      const appexec = yield* Appexec.Appexec
+      const app = yield* appexec.apps.import(slow)
+      const principal = yield* TestHarness.signIn()
+      const oldest = "appexec_queue_oldest_age_seconds{scope=\"database\"}"
+      expect(valueOf(yield* AppexecMetrics.prometheus, oldest)).toBe(0)
+      yield* appexec.executions.start(principal, app.appId, {})
+      yield* TestClock.adjust("90 seconds")
+      yield* appexec.executions.start(principal, app.appId, {})
+      yield* TestClock.adjust("30 seconds")
+      const text = yield* AppexecMetrics.prometheus
+      expect(valueOf(text, oldest)).toBe(120)
+      expect(valueOf(text, "appexec_queue_depth{scope=\"database\"}")).toBe(2)
+      expect(text).toContain("# TYPE appexec_queue_oldest_age_seconds gauge")
+      // A worker's exposition leaves the database's gauges to the API processes.
+      const worker = yield* AppexecMetrics.prometheusOf({ database: false })
+      expect(worker).not.toContain("appexec_queue_depth")
+      expect(worker).not.toContain("appexec_queue_oldest_age_seconds")
+      expect(worker).not.toContain("appexec_executions_running")
+      expect(worker).toContain("appexec_executions_started_total")
+    }).pipe(Effect.provide(TestHarness.layer({ worker: false }))))
+
+  it.scoped("counts a run that takes over an execution whose worker was lost with its lease", () =>
+    Effect.gen(function*() {
+      const appexec = yield* Appexec.Appexec
+      const queue = yield* ExecutionQueue.ExecutionQueue
+      const app = yield* appexec.apps.import(slow)
+      const principal = yield* TestHarness.signIn()
+      const reclaimed = "appexec_executions_reclaimed_total"
+      const before = valueOf(yield* AppexecMetrics.prometheus, reclaimed)!
+      const first = yield* appexec.executions.start(principal, app.appId, {})
+      // A worker claims it and is lost: no renewal, no result.
+      Option.getOrThrow(yield* ExecutionQueue.claimOne(queue, "lost-worker", 30_000))
+      yield* Effect.forkScoped(Worker.run.pipe(Effect.zipRight(Effect.never)))
+      // An execution the live worker runs first time is no takeover.
+      const second = yield* appexec.executions.start(principal, app.appId, {})
+      const secondDone = yield* Effect.fork(appexec.executions.await(second.executionId))
+      yield* TestClock.adjust("2 seconds")
+      expect(yield* Fiber.join(secondDone)).toMatchObject({ status: "completed", attempt: 1 })
+      expect(valueOf(yield* AppexecMetrics.prometheus, reclaimed)).toBe(before)
+      // The lost lease runs out: the worker takes the execution over.
+      const firstDone = yield* Effect.fork(appexec.executions.await(first.executionId))
+      yield* TestClock.adjust("31 seconds")
+      expect(yield* Fiber.join(firstDone)).toMatchObject({ status: "completed", attempt: 2 })
+      expect(valueOf(yield* AppexecMetrics.prometheus, reclaimed)).toBe(before + 1)
+    }).pipe(Effect.provide(TestHarness.layer({ worker: false }))))
 
   it("renders counters, gauges and histograms in the Prometheus text format", () => {
     const counter = Metric.counter("appexec_test_total", { description: "A test counter." })

@@ -27,12 +27,27 @@ import * as OperatorRoutes from "./OperatorRoutes.js"
 /** The content type of the Prometheus text format. */
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
-/** The admin app over the instance of the context (the gauges are read from its execution store). */
-export const make: Effect.Effect<AppexecHttp.App, never, ExecutionStore.ExecutionStore | Appexec.Appexec> = Effect
-  .suspend(() => makeWith(undefined))
+/** What the metrics of an admin app show. */
+export interface MetricsOptions {
+  /**
+   * Export the gauges read from the database (`scope="database"`: queue depth, running, oldest
+   * queued age), the same numbers in every process on the database: on for the API processes,
+   * off for workers, so that a sum over a fleet does not count them once per worker (default true).
+   */
+  readonly databaseGauges?: boolean | undefined
+}
 
-/** What the operator views of `withOperator` may do. */
-export interface OperatorOptions {
+/** The admin app over the instance of the context (the database's gauges are read from its execution store). */
+export const make: Effect.Effect<AppexecHttp.App, never, ExecutionStore.ExecutionStore | Appexec.Appexec> = Effect
+  .suspend(() => build(undefined, {}))
+
+/** The admin app with `options` for its metrics (`appexec worker`: without the database's gauges). */
+export const makeWith = (
+  options: MetricsOptions
+): Effect.Effect<AppexecHttp.App, never, ExecutionStore.ExecutionStore | Appexec.Appexec> => build(undefined, options)
+
+/** What the operator views of `withOperator` may do, and what its metrics show. */
+export interface OperatorOptions extends MetricsOptions {
   /**
    * Allow the operator's actions (a webhook's redelivery), from the views' own page with its
    * anti-forgery token; without it they answer 403 (default false).
@@ -67,21 +82,25 @@ export const withOperator = (
     const console = options.console ?? true ? yield* ConsoleRoute.make("", "operator") : undefined
     const allowed = AdminHost.allowedSet(options.allowedHosts ?? [])
     const bound = options.bound ?? (() => undefined)
-    return yield* makeWith({ api, console, hostAllowed: (host) => AdminHost.allows(host, bound(), allowed) })
+    return yield* build(
+      { api, console, hostAllowed: (host) => AdminHost.allows(host, bound(), allowed) },
+      options
+    )
   })
 
-const makeWith = (
+const build = (
   operator: {
     readonly api: OperatorApi.Lookup
     readonly console: ConsoleRoute.Route | undefined
     readonly hostAllowed: (host: string | undefined) => boolean
-  } | undefined
+  } | undefined,
+  options: MetricsOptions
 ): Effect.Effect<AppexecHttp.App, never, ExecutionStore.ExecutionStore | Appexec.Appexec> =>
   Effect.gen(function*() {
     const store = yield* ExecutionStore.ExecutionStore
     const health = yield* OperatorRoutes.make("", "/", { health: true })
     const runtime = yield* Effect.runtime<never>()
-    const metrics = AppexecMetrics.prometheus.pipe(
+    const metrics = AppexecMetrics.prometheusOf({ database: options.databaseGauges ?? true }).pipe(
       Effect.provideService(ExecutionStore.ExecutionStore, store),
       Effect.map((text): ServerResponse => ({
         status: 200,

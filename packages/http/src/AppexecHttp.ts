@@ -162,25 +162,25 @@ export const make = (options: Options = {}): Effect.Effect<ApiApp, never, Requir
         Effect.as(ErrorAnswers.internalError(requestId))
       )
 
-    // The route label of the request counter: a known route, or "other" (a path a client made up
-    // must not become a series of its own). One counter per label pair, made once.
+    // The route label of the request counter and histogram: a known route, or "other" (a path a
+    // client made up must not become a series of its own). One observer per label pair, made once.
     const knownRoutes = new Set<string>([
       ...table.routes.map((r) => r.template),
       MediaRoute.PREFIX,
       ...(consoleRoute === undefined ? [] : [ConsoleRoute.PATH]),
       ...(operator === undefined ? [] : OperatorRoutes.paths)
     ])
-    const counters = new Map<string, Map<number, () => void>>()
-    const countRequest = (route: string, status: number) => {
+    const observers = new Map<string, Map<number, (seconds: number) => void>>()
+    const countRequest = (route: string, status: number, seconds: number) => {
       const label = knownRoutes.has(route) ? route : "other"
-      let byStatus = counters.get(label)
-      if (byStatus === undefined) counters.set(label, byStatus = new Map())
-      let count = byStatus.get(status)
-      if (count === undefined) {
-        count = AppexecMetrics.httpRequestCounter(label, String(status))
-        byStatus.set(status, count)
+      let byStatus = observers.get(label)
+      if (byStatus === undefined) observers.set(label, byStatus = new Map())
+      let observe = byStatus.get(status)
+      if (observe === undefined) {
+        observe = AppexecMetrics.httpRequestObserver(label, String(status))
+        byStatus.set(status, observe)
       }
-      count()
+      observe(seconds)
     }
     // A span per request only when spans go somewhere: the default tracer keeps them to itself,
     // and a span costs more than the rest of a cached read.
@@ -321,9 +321,10 @@ export const make = (options: Options = {}): Effect.Effect<ApiApp, never, Requir
       request: ServerRequest,
       requestId: string,
       startedAt: number,
+      arrivedAt: number,
       [response, route, rateLimitHeaders]: Routed
     ): Effect.Effect<ServerResponse> => {
-      countRequest(route, response.status)
+      countRequest(route, response.status, (performance.now() - arrivedAt) / 1000)
       const answer: ServerResponse = {
         status: response.status,
         // `Object.assign`, not spreads: two spreads into one literal cost ~20 times as much.
@@ -347,6 +348,9 @@ export const make = (options: Options = {}): Effect.Effect<ApiApp, never, Requir
 
     const handle = (request: ServerRequest): Effect.Effect<ServerResponse> => {
       const requestId = crypto.randomUUID()
+      // The latency histogram measures wall time, whatever clock the app runs on (a monotonic
+      // reading, no allocation).
+      const arrivedAt = performance.now()
       const startedAt = logRequests ? clock.unsafeCurrentTimeMillis() : 0
       const routed = dispatch(request, requestId).pipe(
         Effect.catchAllCause((cause): Effect.Effect<Routed> =>
@@ -358,12 +362,12 @@ export const make = (options: Options = {}): Effect.Effect<ApiApp, never, Requir
             )
         )
       )
-      if (!traced) return Effect.flatMap(routed, (done) => finish(request, requestId, startedAt, done))
+      if (!traced) return Effect.flatMap(routed, (done) => finish(request, requestId, startedAt, arrivedAt, done))
       return routed.pipe(
         Effect.tap(([response, route]) =>
           Effect.annotateCurrentSpan({ "http.route": route, "http.response.status_code": response.status })
         ),
-        Effect.flatMap((done) => finish(request, requestId, startedAt, done)),
+        Effect.flatMap((done) => finish(request, requestId, startedAt, arrivedAt, done)),
         Effect.withSpan(`http ${request.method}`, {
           kind: "server",
           attributes: { "http.request.method": request.method, "appexec.request_id": requestId },

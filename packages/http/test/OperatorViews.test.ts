@@ -185,7 +185,7 @@ describe("the admin app's operator views", () => {
       expect(page.status).toBe(200)
       expect(page.body).toContain(`<meta name="appexec-console-mode" content="operator">`)
       expect(page.headers.get("content-security-policy")).toContain("default-src 'self'")
-      expect((yield* call(`${url}/metrics`)).body).toContain("appexec_queue_depth 1")
+      expect((yield* call(`${url}/metrics`)).body).toContain("appexec_queue_depth{scope=\"database\"} 1")
       expect((yield* call(`${url}/healthz`)).body).toEqual({ status: "ok" })
     }).pipe(Effect.provide(harness)))
 

@@ -8,7 +8,7 @@
  * read back as JavaScript numbers (exact up to 2^53). The pool reconnects by itself: a connection
  * that drops fails the statement it was running and is replaced on the next one.
  */
-import { Errors } from "@appexec/core"
+import { type DatabasePool, Errors } from "@appexec/core"
 import { SqlMigrations } from "@appexec/sql"
 import type { Tables } from "@appexec/sql/SqlTables"
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
@@ -80,6 +80,8 @@ export class PostgresClient extends Context.Tag("@appexec/postgres/PostgresClien
     ) => Effect.Effect<A, Errors.StorageError>
     /** The migrations this open applied (none when the database was up to date). */
     readonly migrated: ReadonlyArray<string>
+    /** The pool's connections now (`DatabasePool`: the metrics' `appexec_db_pool_*`). */
+    readonly poolStats: Effect.Effect<DatabasePool.PoolStats>
   }
 >() {}
 
@@ -159,11 +161,12 @@ export const make = (options: Options) =>
       })
     }
     const config = connectionConfig(options)
+    const poolMax = Math.max(1, Math.trunc(options.poolSize ?? 10))
     const pool = yield* Effect.acquireRelease(
       Effect.sync(() => {
         const pool = new (loadPg().Pool)({
           ...config,
-          max: Math.max(1, Math.trunc(options.poolSize ?? 10)),
+          max: poolMax,
           // Connections stay open while idle: a worker that waited a minute claims without a new handshake.
           idleTimeoutMillis: 0
         })
@@ -214,7 +217,23 @@ export const make = (options: Options) =>
     const transaction = <A>(operation: string, f: (trx: Kysely<Tables>) => Promise<A>) =>
       Effect.tryPromise({ try: () => db.transaction().execute(f), catch: storageError(operation) })
 
-    return PostgresClient.of({ db, schema, connectionConfig: config, execute, prepared, transaction, migrated })
+    const poolStats = Effect.sync((): DatabasePool.PoolStats => ({
+      inUse: pool.totalCount - pool.idleCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+      max: poolMax
+    }))
+
+    return PostgresClient.of({
+      db,
+      schema,
+      connectionConfig: config,
+      execute,
+      prepared,
+      transaction,
+      migrated,
+      poolStats
+    })
   })
 
 /** The pool as a layer; it ends with the layer. */

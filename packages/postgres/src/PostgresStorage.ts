@@ -9,7 +9,7 @@
  * )
  * ```
  */
-import type { AppexecLayer, Errors, MediaStoreRegistry, StorageLock } from "@appexec/core"
+import { type AppexecLayer, DatabasePool, type Errors, type MediaStoreRegistry, type StorageLock } from "@appexec/core"
 import {
   SqlBlobStore,
   SqlMediaStoreRegistry,
@@ -17,7 +17,7 @@ import {
   SqlSealedSecretStore,
   SqlSigningKeyStore
 } from "@appexec/sql"
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import * as AdvisoryLock from "./internal/AdvisoryLock.js"
 import * as Revisions from "./internal/Revisions.js"
 import * as Runner from "./internal/Runner.js"
@@ -38,14 +38,22 @@ export type Options = PostgresClient.Options
  * Every storage port over the pool of `PostgresClient`: the dialect-neutral stores of
  * `@appexec/sql` through its `SqlRunner`, and PostgreSQL's own claims, batched writes, wake-ups and
  * live announcements; the record of the deployment's other media stores (`MediaStoreRegistry`);
- * and the storage's lock (`StorageLock`: an advisory lock).
+ * the storage's lock (`StorageLock`: an advisory lock); and the pool's figures for the metrics
+ * (`DatabasePool`).
  */
 export const layerFromClient: Layer.Layer<
-  AppexecLayer.Storage | MediaStoreRegistry.MediaStoreRegistry | StorageLock.StorageLock,
+  | AppexecLayer.Storage
+  | MediaStoreRegistry.MediaStoreRegistry
+  | StorageLock.StorageLock
+  | DatabasePool.DatabasePool,
   Errors.StorageError,
   PostgresClient.PostgresClient
 > = Layer.mergeAll(
   AdvisoryLock.layer,
+  Layer.effect(
+    DatabasePool.DatabasePool,
+    Effect.map(PostgresClient.PostgresClient, (client) => DatabasePool.DatabasePool.of({ stats: client.poolStats }))
+  ),
   // One read of both revisions for the key cache and the app cache, also made by the rate-limit hits.
   Layer.mergeAll(PostgresAppStore.layer, PostgresKeyStore.layer, Revisions.rateLimitLayer).pipe(
     Layer.provide(Revisions.layer)
@@ -71,6 +79,9 @@ export const layerFromClient: Layer.Layer<
 export const layer = (
   options: Options
 ): Layer.Layer<
-  AppexecLayer.Storage | MediaStoreRegistry.MediaStoreRegistry | StorageLock.StorageLock,
+  | AppexecLayer.Storage
+  | MediaStoreRegistry.MediaStoreRegistry
+  | StorageLock.StorageLock
+  | DatabasePool.DatabasePool,
   Errors.StorageError
 > => layerFromClient.pipe(Layer.provide(PostgresClient.layer(options)))

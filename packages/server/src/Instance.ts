@@ -14,12 +14,12 @@
  * come from the sealed store, with the process's `APPEXEC_SECRET_<NAME>` variables below it. An
  * admin command never makes a master key file, except with the SQLite database it makes.
  */
-import { AppexecLayer, type Errors, IdGenerator, MediaUrls } from "@appexec/core"
+import { AppexecLayer, AppexecMetrics, type Errors, IdGenerator, MediaUrls } from "@appexec/core"
 import { BuiltinNodes, builtinNodes, NodesSettings, ProviderOpenAI } from "@appexec/nodes"
 import { imageNodes } from "@appexec/nodes-image"
 import { OcrNodes, ocrNodes } from "@appexec/nodes-ocr"
 import { VideoNodes, videoNodes } from "@appexec/nodes-video"
-import { FileBlobStore, NodeOutboundHttp, NodeWebhookSigner } from "@appexec/platform-node"
+import { FileBlobStore, NodeOutboundHttp, NodeProcessMetrics, NodeWebhookSigner } from "@appexec/platform-node"
 import { PostgresClient, PostgresSecrets, PostgresStorage } from "@appexec/postgres"
 import { SqliteStorage } from "@appexec/sqlite"
 import { Effect, Either, Layer, Option } from "effect"
@@ -30,6 +30,7 @@ import { masterKeysOf } from "./MasterKey.js"
 import { MediaSecret, secretOf } from "./MediaSigning.js"
 import * as MediaStorage from "./MediaStorage.js"
 import * as MediaStores from "./MediaStores.js"
+import { VERSION } from "./Version.js"
 import * as Work from "./Work.js"
 
 /** The database file under a data directory. */
@@ -178,6 +179,15 @@ const build = (options: InstanceOptions, fresh: boolean) => {
       }
     })),
     // Webhook signatures on a worker thread, started with the first one.
-    Layer.provide(NodeWebhookSigner.layer())
+    Layer.provide(NodeWebhookSigner.layer()),
+    // The metrics of a process that serves or works: its release, and its process's own figures.
+    Layer.provideMerge(
+      options.admin === true
+        ? Layer.empty
+        : Layer.merge(
+          NodeProcessMetrics.layer,
+          Layer.effectDiscard(AppexecMetrics.recordBuildInfo({ version: VERSION, node: process.versions.node }))
+        )
+    )
   )
 }

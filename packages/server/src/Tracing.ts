@@ -11,11 +11,12 @@ import { NodeSdk } from "@effect/opentelemetry"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Layer } from "effect"
+import { VERSION } from "./Version.js"
 
 /** Spans of everything built with this layer go to `spanProcessor`. */
 export const layer = (options: { readonly spanProcessor: SpanProcessor; readonly serviceName?: string }) =>
   NodeSdk.layer(() => ({
-    resource: { serviceName: options.serviceName ?? "appexec", serviceVersion: "0.1.0" },
+    resource: { serviceName: options.serviceName ?? "appexec", serviceVersion: VERSION },
     spanProcessor: options.spanProcessor
   }))
 

@@ -66,9 +66,10 @@ const working = (options: WorkerOptions, signals: StopSignals.StopSignals) =>
     yield* MediaStorage.announce(options.media)
     if (options.adminPort !== undefined) {
       // The same admin app as `serve --admin-port`: an orchestrator's liveness and readiness
-      // probes and the worker's own metrics (the gauges are read from the shared database).
+      // probes and the worker's own metrics. The gauges read from the shared database are the API
+      // processes' to export (`scope="database"`): a sum over the fleet counts them once per API.
       const host = options.adminHost ?? defaultAdminHost
-      const adminServer = createServer(NodeListener.fromApp(yield* AdminHttp.make))
+      const adminServer = createServer(NodeListener.fromApp(yield* AdminHttp.makeWith({ databaseGauges: false })))
       const url = baseUrlOf(host, yield* listen(adminServer, options.adminPort, host))
       yield* Console.log(`Metrics: ${url}/metrics (liveness: ${url}/healthz, readiness: ${url}/readyz)`)
     }

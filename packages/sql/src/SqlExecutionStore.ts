@@ -192,15 +192,20 @@ export const make = Effect.gen(function*() {
       .all(
         "count open executions",
         executions
-          .select(["status", (eb) => eb.fn.countAll<number>().as("n")])
+          // The oldest `created_at` comes from the rows the count reads already.
+          .select(["status", (eb) => eb.fn.countAll<number>().as("n"), (eb) => eb.fn.min("created_at").as("oldest")])
           .where("status", "in", OPEN)
           .groupBy("status")
       )
       .pipe(
-        Effect.map((rows) => ({
-          queued: Number(rows.find((r) => r.status === "queued")?.n ?? 0),
-          running: Number(rows.find((r) => r.status === "running")?.n ?? 0)
-        }))
+        Effect.map((rows) => {
+          const queued = rows.find((r) => r.status === "queued")
+          return {
+            queued: Number(queued?.n ?? 0),
+            running: Number(rows.find((r) => r.status === "running")?.n ?? 0),
+            oldestQueuedAt: queued?.oldest === undefined || queued.oldest === null ? null : Number(queued.oldest)
+          }
+        })
       ),
     requestCancel: Effect.fn("SqlExecutionStore.requestCancel")((executionId, at) =>
       Effect.map(runner.run("request cancel", requestCancel.bind({ executionId, at })), (changed) => changed > 0)

@@ -181,13 +181,17 @@ export const make = Effect.gen(function*() {
     countOpen: Effect.sync(() => {
       let queued = 0
       let running = 0
+      let oldestQueuedAt: number | null = null
       for (const ids of open.values()) {
         for (const id of ids) {
-          if (rows.get(id)!.record.status === "queued") queued += 1
-          else running += 1
+          const record = rows.get(id)!.record
+          if (record.status === "queued") {
+            queued += 1
+            if (oldestQueuedAt === null || record.createdAt < oldestQueuedAt) oldestQueuedAt = record.createdAt
+          } else running += 1
         }
       }
-      return { queued, running }
+      return { queued, running, oldestQueuedAt }
     }),
     cancelQueued: (record, now, entry) =>
       Effect.sync(() => {

@@ -192,10 +192,14 @@ export const suite = contract("ExecutionStore contract", (test) => {
         uuid(5, 3)
       ])
       expect(yield* store.list({ limit: 10, status: "failed" })).toEqual([])
-      expect(yield* store.countOpen).toEqual({ queued: 2, running: 0 })
+      // The oldest queued execution's createdAt comes with the counts (the metrics' queue age).
+      expect(yield* store.countOpen).toEqual({ queued: 2, running: 0, oldestQueuedAt: 2 })
       const next = yield* claimSome("a", LEASE)
       yield* store.save(started(next.execution, 6), next.lease)
-      expect(yield* store.countOpen).toEqual({ queued: 1, running: 1 })
+      expect(yield* store.countOpen).toEqual({ queued: 1, running: 1, oldestQueuedAt: 3 })
+      const last = yield* claimSome("a", LEASE)
+      yield* store.save(started(last.execution, 7), last.lease)
+      expect(yield* store.countOpen).toEqual({ queued: 0, running: 2, oldestQueuedAt: null })
     })
   )
 

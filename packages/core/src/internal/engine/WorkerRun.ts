@@ -15,6 +15,7 @@
 import { Cause, Duration, Effect, Either, Option } from "effect"
 import type { CompiledApp } from "../../AppDefinition.js"
 import { AppexecConfig, millis } from "../../AppexecConfig.js"
+import { unsafeRecordReclaimed } from "../../AppexecMetrics.js"
 import type { LeaseLost, StorageError } from "../../Errors.js"
 import { type ExecutionEvent, failNow, isTerminal, transition } from "../../ExecutionLifecycle.js"
 import { ExecutionQueue } from "../../ExecutionQueue.js"
@@ -243,12 +244,16 @@ export const make = (runs: Runs) =>
     }
 
     /**
-     * A takeover is said out loud: a previous worker was lost with its lease (a claim that was not
-     * given back, `Lease.counted`). A run handed back and taken up again is said at info level.
+     * A takeover is said out loud and counted (`appexec_executions_reclaimed_total`): a previous
+     * worker was lost with its lease (a claim that was not given back, `Lease.counted`). A run
+     * handed back and taken up again is said at info level, and not counted.
      */
     const reclaimed = (run: Run) =>
       run.lease.counted > 1
-        ? Effect.logWarning(`execution ${run.executionId} reclaimed after lost lease (attempt ${run.lease.attempt})`)
+        ? Effect.zipRight(
+          Effect.sync(() => unsafeRecordReclaimed(1)),
+          Effect.logWarning(`execution ${run.executionId} reclaimed after lost lease (attempt ${run.lease.attempt})`)
+        )
         : Effect.logInfo(
           `execution ${run.executionId} runs again after its worker handed it back (attempt ${run.lease.attempt})`
         )
