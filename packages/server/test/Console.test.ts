@@ -20,7 +20,7 @@ describe("the console of appexec serve", () => {
       Effect.gen(function*() {
         const dataDir = yield* tempDataDir
         const serve = yield* startServe(dataDir)
-        const [, printed] = yield* serve.waitFor(/Console: (http:\/\/127\.0\.0\.1:\d+\/console) /, "stdout")
+        const [, printed] = yield* serve.waitFor(/Console: (http:\/\/127\.0\.0\.1:\d+\/console) /, "stderr")
         expect(printed).toBe(`${serve.baseUrl}/console`)
         const home = yield* fetchAnswer(`${serve.baseUrl}/`)
         expect(home.status).toBe(302)

@@ -172,6 +172,6 @@ describe("the documentation's shell blocks", () => {
       expect(args).toEqual(expect.arrayContaining(["--trust-proxy", "1", "--no-worker", "--public-url"]))
       const env = yield* postgres.env
       const serve = yield* spawnAppexec(args, env)
-      yield* serve.waitFor(/listening on http:\/\/127\.0\.0\.1:\d+/, "stdout")
+      yield* serve.waitFor(/listening on http:\/\/127\.0\.0\.1:\d+/, "stderr")
     }), 60_000)
 })

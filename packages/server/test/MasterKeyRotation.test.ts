@@ -37,7 +37,7 @@ const fleet = (data: string, database: Record<string, string>) => {
         ...database,
         ...env
       }),
-      (worker) => worker.waitFor(/appexec worker is running/, "stdout", "60 seconds")
+      (worker) => worker.waitFor(/appexec worker is running/, "stderr", "60 seconds")
     )
   const startApi = (env: Record<string, string>) =>
     Effect.gen(function*() {

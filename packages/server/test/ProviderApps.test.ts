@@ -175,7 +175,7 @@ describe("appexec serve: the OpenAI example apps", () => {
         serve.child.kill("SIGTERM")
         yield* serve.exited("30 seconds")
         const again = yield* restartServe(dataDir, args, env)
-        yield* again.waitFor(/Create an API key with/, "stdout")
+        yield* again.waitFor(/Create an API key with/, "stderr")
         expect(again.output.stdout).not.toContain("Imported")
         expect(again.output.stdout).toContain(
           "Provider example app(s) waiting for a secret: fal image (FAL_KEY), Replicate image (REPLICATE_API_TOKEN)"

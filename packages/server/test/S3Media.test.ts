@@ -59,9 +59,9 @@ describe("appexec with --media s3://…", () => {
         const apiDir = yield* tempDataDir
         const workerDir = yield* tempDataDir
         const api = yield* startServe(apiDir, ["--no-worker", ...media], env)
-        yield* api.waitFor(new RegExp(`Media: s3://${s3.bucket}/appexec at ${s3.endpoint}`), "stdout")
+        yield* api.waitFor(new RegExp(`Media: s3://${s3.bucket}/appexec at ${s3.endpoint}`), "stderr")
         const worker = yield* spawnAppexec(["worker", "--data", workerDir, "--public-url", api.baseUrl, ...media], env)
-        yield* worker.waitFor(/appexec worker is running/, "stdout", "30 seconds")
+        yield* worker.waitFor(/appexec worker is running/, "stderr", "30 seconds")
 
         const poster = yield* appexecRun(["Poster", "--input", "prompt=a lighthouse at dusk"], api, env)
         expect(poster.code, `${poster.stdout}${poster.stderr}`).toBe(0)
@@ -202,9 +202,9 @@ describe("appexec with --media s3://…", () => {
         const lines = quiet.split("\n").filter((line) => line !== "")
         for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow()
         expect(quiet).not.toContain("NodeVersionSupportWarning")
-        const said = lines.map((line) => JSON.parse(line) as { logLevel: string; message: unknown })
+        const said = lines.map((line) => JSON.parse(line) as { level: string; message: unknown })
           .filter((event) => String(event.message).includes("AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true"))
-        expect(said.map((event) => event.logLevel)).toEqual(old ? ["WARN"] : [])
+        expect(said.map((event) => event.level)).toEqual(old ? ["warn"] : [])
         // The operator's own setting is kept: "false" lets the SDK print its notice.
         const loud = yield* stderrOf({ AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "false" })
         expect(loud.includes("NodeVersionSupportWarning")).toBe(old)
