@@ -4,7 +4,9 @@
  * string), then its fields flat (annotations and spans; one named like a key of the line itself is
  * written as `field.<name>`), `details` for the parts of the message that are neither text nor a
  * failure, and, for a failure, `error` (its text on one line, the driver's message included) and
- * `cause` (the whole cause with its stacks). In logfmt each key appears once.
+ * `cause` (the whole cause with its stacks). In logfmt each key appears once. On a terminal the
+ * default is `text`, the same line for a person: the time of day, the level, the message, the
+ * fields as in logfmt, and a failure's cause on the lines below.
  *
  * A busy server logs one line per request; writing each with its own `console.error` costs a
  * system call per line, so lines are gathered and written together once per event-loop turn
@@ -19,7 +21,14 @@ import { Cause, Effect, List, Logger } from "effect"
 import * as LogRecord from "./internal/LogRecord.js"
 
 /** How each line is formatted. */
-export type Format = "logfmt" | "json"
+export type Format = "logfmt" | "json" | "text"
+
+/**
+ * The format of `APPEXEC_LOG_FORMAT` (`json`, `logfmt` or `text`); unset or another value: `text`
+ * when stderr is a terminal, else `logfmt`.
+ */
+export const formatOf = (name: string | undefined, terminal: boolean): Format =>
+  name === "json" || name === "logfmt" || name === "text" ? name : terminal ? "text" : "logfmt"
 
 type LogOptions = Logger.Logger.Options<unknown>
 
@@ -49,6 +58,12 @@ const jsonValue = (value: unknown) =>
     : value === undefined || typeof value === "function" || typeof value === "symbol"
     ? JSON.stringify(String(value))
     : LogRecord.jsonText(value)
+
+/** `HH:MM:SS` of `date` in the local time zone, for the `text` format. */
+const timeOfDay = (date: Date) =>
+  `${String(date.getHours()).padStart(2, "0")}:${String(date.getMinutes()).padStart(2, "0")}:${
+    String(date.getSeconds()).padStart(2, "0")
+  }`
 
 /** One key (as the format writes it) and its value, after the line's head. */
 type Writer = (key: string, value: unknown) => string
@@ -91,9 +106,11 @@ export const formatter = (format: Format): Logger.Logger<unknown, string> => {
       ? `{"time":"${timestampOf(options.date)}","level":"${
         LogRecord.levelName(options.logLevel)
       }","message":${JSON.stringify(message)}`
-      : `time=${timestampOf(options.date)} level=${LogRecord.levelName(options.logLevel)} message=${
+      : format === "logfmt"
+      ? `time=${timestampOf(options.date)} level=${LogRecord.levelName(options.logLevel)} message=${
         logfmtText(message)
       }`
+      : `${timeOfDay(options.date)} ${options.logLevel.label.padEnd(5)} ${message}`
   const end = json ? "}" : ""
 
   const plainLine = (options: LogOptions): string | undefined => {
@@ -121,7 +138,7 @@ export const formatter = (format: Format): Logger.Logger<unknown, string> => {
     if (details.length > 0) out += write(key("details"), details.length === 1 ? details[0] : details)
     if (failure !== undefined) {
       out += write(key("error"), failure.error)
-      out += write(key("cause"), failure.cause)
+      out += format === "text" ? `\n${failure.cause.replace(/^/gm, "    ")}` : write(key("cause"), failure.cause)
     }
     return out + end
   }

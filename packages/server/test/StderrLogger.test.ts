@@ -180,3 +180,39 @@ describe("StderrLogger.formatter, logfmt", () => {
     expect(logfmtKeys(line)).toEqual(["time", "level", "message", "error", "cause"])
   })
 })
+
+describe("StderrLogger.formatter, text", () => {
+  const local = new Date(1_800_000_000_123)
+  const clock = [local.getHours(), local.getMinutes(), local.getSeconds()].map((n) => String(n).padStart(2, "0"))
+    .join(":")
+
+  it("writes the time of day, the level, the message and the fields as logfmt does", () => {
+    const line = StderrLogger.formatter("text").log(options({ annotations: HashMap.make(["url", "http://127.0.0.1:8080"]) }))
+    expect(line).toBe(`${clock} INFO  GET /v1/executions/6f1c2a1e 200 3ms url=http://127.0.0.1:8080`)
+  })
+
+  it("writes a failure's error on the line and its cause on the lines below, indented", () => {
+    const line = StderrLogger.formatter("text").log(options({
+      logLevel: LogLevel.Error,
+      message: ["claim failed", new StorageError({ operation: "claim", cause: postgresError() })],
+      annotations: HashMap.empty()
+    }))
+    const [first, ...rest] = line.split("\n")
+    expect(first).toBe(
+      `${clock} ERROR claim failed error="Storage operation 'claim' failed: cannot execute UPDATE in a read-only transaction (code 25006)"`
+    )
+    expect(rest[0]).toBe("    StorageError: Storage operation 'claim' failed")
+    expect(rest.every((l) => l.startsWith("    "))).toBe(true)
+  })
+})
+
+describe("StderrLogger.formatOf", () => {
+  it("is APPEXEC_LOG_FORMAT when it names a format, else text on a terminal and logfmt elsewhere", () => {
+    expect(StderrLogger.formatOf("json", true)).toBe("json")
+    expect(StderrLogger.formatOf("logfmt", true)).toBe("logfmt")
+    expect(StderrLogger.formatOf("text", false)).toBe("text")
+    expect(StderrLogger.formatOf(undefined, true)).toBe("text")
+    expect(StderrLogger.formatOf(undefined, false)).toBe("logfmt")
+    expect(StderrLogger.formatOf("yaml", false)).toBe("logfmt")
+  })
+})
