@@ -1,10 +1,10 @@
 /**
  * The logger of the `appexec` executable: lines of one shape (docs/logging.md), as JSON or logfmt,
  * written to stderr in batches. Each line has `time` (ISO), `level` (lower-case), `message` (one
- * string), then its fields flat (annotations and spans; one named like a key of the line itself is
- * written as `field.<name>`), `details` for the parts of the message that are neither text nor a
- * failure, and, for a failure, `error` (its text on one line, the driver's message included) and
- * `cause` (the whole cause with its stacks). In logfmt each key appears once. On a terminal the
+ * string), then its fields flat (annotations and spans; one named like a key the line writes
+ * itself is written as `field.<name>`), `details` for the parts of the message that are neither
+ * text nor a failure, and, for a failure, `error` (its text on one line, the driver's message
+ * included) and `cause` (the whole cause with its stacks). In logfmt each key appears once. On a terminal the
  * default is `text`, the same line for a person: the time of day, the level, the message, the
  * fields as in logfmt, and a failure's cause on the lines below.
  *
@@ -64,6 +64,12 @@ const timeOfDay = (date: Date) =>
   `${String(date.getHours()).padStart(2, "0")}:${String(date.getMinutes()).padStart(2, "0")}:${
     String(date.getSeconds()).padStart(2, "0")
   }`
+
+/** The keys of a line's own that an annotation gives way to, by what the line writes. */
+const noneTaken: ReadonlySet<string> = new Set()
+const detailsTaken: ReadonlySet<string> = new Set(["details"])
+const failureTaken: ReadonlySet<string> = new Set(["error", "cause"])
+const allTaken: ReadonlySet<string> = new Set(["details", "error", "cause"])
 
 /** One key (as the format writes it) and its value, after the line's head. */
 type Writer = (key: string, value: unknown) => string
@@ -131,9 +137,15 @@ export const formatter = (format: Format): Logger.Logger<unknown, string> => {
   const generalLine = (options: LogOptions): string => {
     const { details, failure, text } = LogRecord.messageOf(options.message, options.cause)
     let out = head(options, text)
-    for (const [name, value] of options.annotations) out += write(keyOf(name), value)
+    const taken = failure === undefined
+      ? details.length === 0 ? noneTaken : detailsTaken
+      : details.length === 0
+      ? failureTaken
+      : allTaken
+    const fieldKey = (name: string) => taken.has(name) ? keyOf(LogRecord.fieldName(name, taken)) : keyOf(name)
+    for (const [name, value] of options.annotations) out += write(fieldKey(name), value)
     const now = options.date.getTime()
-    for (const span of options.spans) out += write(keyOf(span.label), `${now - span.startTime}ms`)
+    for (const span of options.spans) out += write(fieldKey(span.label), `${now - span.startTime}ms`)
     const key = (name: string) => json ? `"${name}"` : name
     if (details.length > 0) out += write(key("details"), details.length === 1 ? details[0] : details)
     if (failure !== undefined) {

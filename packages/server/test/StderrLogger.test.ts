@@ -104,16 +104,29 @@ describe("StderrLogger.formatter, json", () => {
     expect(jsonOf({ message: ["settings", { a: 1 }] })).toMatchObject({ message: "settings", details: { a: 1 } })
   })
 
-  it("writes an annotation named like a key of the line as field.<name>", () => {
-    const line = jsonOf(cases.find(([name]) => name.startsWith("annotations named"))![1])
-    expect(line).toMatchObject({
-      message: "GET /v1/executions/6f1c2a1e 200 3ms",
+  it("writes an annotation named like a key the line writes itself as field.<name>", () => {
+    // No failure: `error` and `cause` are the annotations' (a failed execution's line has its `error`).
+    expect(jsonOf(cases.find(([name]) => name.startsWith("annotations named"))![1])).toEqual({
+      time: "2027-01-15T08:00:00.123Z",
       level: "info",
+      message: "GET /v1/executions/6f1c2a1e 200 3ms",
       "field.message": "m",
       "field.level": "l",
       "field.time": "t",
+      error: "e",
+      cause: "c"
+    })
+    const failed = jsonOf({
+      message: ["claim failed", { a: 1 }],
+      cause: Cause.fail(new Error("boom")),
+      annotations: HashMap.make(["error", "e"], ["cause", "c"], ["details", "d"])
+    })
+    expect(failed).toMatchObject({
       "field.error": "e",
-      "field.cause": "c"
+      "field.cause": "c",
+      "field.details": "d",
+      details: { a: 1 },
+      error: "boom"
     })
   })
 

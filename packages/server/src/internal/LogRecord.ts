@@ -7,11 +7,16 @@
  */
 import { Cause, type LogLevel } from "effect"
 
-/** The keys a line writes itself; an annotation of one of these names is written as `field.<name>`. */
-export const reserved: ReadonlySet<string> = new Set(["time", "level", "message", "details", "error", "cause"])
+/** The keys every line writes; an annotation of one of these names is written as `field.<name>`. */
+export const reserved: ReadonlySet<string> = new Set(["time", "level", "message"])
 
-/** The key an annotation (or a span) is written under: its name, or `field.<name>` for a reserved one. */
-export const fieldName = (name: string): string => reserved.has(name) ? `field.${name}` : name
+/**
+ * The key an annotation (or a span) is written under: its name, or `field.<name>` for a name of
+ * `reserved`, or for `details`, `error` and `cause` on a line that writes its own (`taken`): a
+ * failed execution's line keeps its `error`, a line that reports a failure writes the failure's.
+ */
+export const fieldName = (name: string, taken?: ReadonlySet<string>): string =>
+  reserved.has(name) || taken?.has(name) === true ? `field.${name}` : name
 
 /** A level as lines write it, lower-case: `trace`, `debug`, `info`, `warn`, `error`, `fatal`. */
 export const levelName = (level: LogLevel.LogLevel): string => level.label.toLowerCase()
