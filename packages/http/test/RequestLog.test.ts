@@ -3,8 +3,8 @@
  * server at the usual level Info stays quiet; at Info when the answer is a 5xx or the request
  * was slow (1 s by default; a long poll only past its hold).
  */
-import { describe, expect, it } from "@effect/vitest"
 import { HttpClientRequest } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, HashMap, Layer, Logger, LogLevel, Option } from "effect"
 import * as RequestLog from "../src/internal/RequestLog.js"
 import { get, seed, send, stack } from "./fixtures.js"
@@ -84,11 +84,14 @@ describe("request lines", () => {
     Effect.map(linesOf({}, LogLevel.Info), (lines) => expect(lines).toEqual([])))
 
   it.scoped("a server at level Debug logs each request at DEBUG", () =>
-    Effect.map(linesOf({}, LogLevel.Debug), (lines) =>
-      expect(lines.map(({ level, message }) => ({ level, message }))).toEqual([
-        { level: "DEBUG", message: expect.stringMatching(/^GET \/v1\/apps 200 \d+ms$/) },
-        { level: "DEBUG", message: expect.stringMatching(/^GET \/v1\/nope 404 \d+ms$/) }
-      ])))
+    Effect.map(
+      linesOf({}, LogLevel.Debug),
+      (lines) =>
+        expect(lines.map(({ level, message }) => ({ level, message }))).toEqual([
+          { level: "DEBUG", message: expect.stringMatching(/^GET \/v1\/apps 200 \d+ms$/) },
+          { level: "DEBUG", message: expect.stringMatching(/^GET \/v1\/nope 404 \d+ms$/) }
+        ])
+    ))
 
   it.scoped("a request that took slowRequest or longer is logged at INFO", () =>
     Effect.map(

@@ -109,9 +109,9 @@ export const formatter = (format: Format): Logger.Logger<unknown, string> => {
     : (key, value) => ` ${key}=${logfmtValue(value)}`
   const head = (options: LogOptions, message: string) =>
     json
-      ? `{"time":"${timestampOf(options.date)}","level":"${
-        LogRecord.levelName(options.logLevel)
-      }","message":${JSON.stringify(message)}`
+      ? `{"time":"${timestampOf(options.date)}","level":"${LogRecord.levelName(options.logLevel)}","message":${
+        JSON.stringify(message)
+      }`
       : format === "logfmt"
       ? `time=${timestampOf(options.date)} level=${LogRecord.levelName(options.logLevel)} message=${
         logfmtText(message)

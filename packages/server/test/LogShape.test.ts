@@ -24,46 +24,52 @@ const linesOf = (stderr: string): Array<Record<string, unknown>> =>
   })
 
 describe("the JSON log of appexec", () => {
-  it.live("serve and worker write only JSON lines on stderr, start-up lines included; a request line has its client", () =>
-    Effect.gen(function*() {
-      const data = yield* tempDataDir
-      const serve = yield* startServe(data, ["--trust-proxy", "1", "--admin-port", "0"], { APPEXEC_LOG_LEVEL: "debug" })
-      const answer = yield* Effect.promise(() =>
-        fetch(`${serve.baseUrl}/v1/apps`, {
-          headers: { "x-api-key": serve.key, "x-forwarded-for": "198.51.100.7, 203.0.113.9" }
+  it.live(
+    "serve and worker write only JSON lines on stderr, start-up lines included; a request line has its client",
+    () =>
+      Effect.gen(function*() {
+        const data = yield* tempDataDir
+        const serve = yield* startServe(data, ["--trust-proxy", "1", "--admin-port", "0"], {
+          APPEXEC_LOG_LEVEL: "debug"
         })
-      )
-      expect(answer.status).toBe(200)
-      yield* serve.waitFor(/"message":"GET \/v1\/apps 200 \d+ms"/, "stderr")
-      const worker = yield* spawnAppexec(["worker", "--data", data])
-      yield* worker.waitFor(/appexec worker is running/, "stderr")
-      for (const running of [serve, worker]) {
-        running.child.kill("SIGTERM")
-        expect((yield* running.exited("30 seconds")).code).toBe(0)
-      }
+        const answer = yield* Effect.promise(() =>
+          fetch(`${serve.baseUrl}/v1/apps`, {
+            headers: { "x-api-key": serve.key, "x-forwarded-for": "198.51.100.7, 203.0.113.9" }
+          })
+        )
+        expect(answer.status).toBe(200)
+        yield* serve.waitFor(/"message":"GET \/v1\/apps 200 \d+ms"/, "stderr")
+        const worker = yield* spawnAppexec(["worker", "--data", data])
+        yield* worker.waitFor(/appexec worker is running/, "stderr")
+        for (const running of [serve, worker]) {
+          running.child.kill("SIGTERM")
+          expect((yield* running.exited("30 seconds")).code).toBe(0)
+        }
 
-      const served = linesOf(serve.output.stderr)
-      expect(served.find((l) => String(l["message"]).startsWith("appexec is listening on "))).toMatchObject({
-        level: "info",
-        url: serve.baseUrl
-      })
-      expect(served.find((l) => String(l["message"]).startsWith("Metrics: "))).toMatchObject({ level: "info" })
-      expect(served.find((l) => l["route"] === "/v1/apps")).toMatchObject({
-        level: "debug",
-        method: "GET",
-        status: 200,
-        client: "203.0.113.9"
-      })
-      expect(served.at(-1)).toMatchObject({ level: "info", message: "stopped" })
-      expect(serve.output.stdout).toBe(
-        `API key of workspace "default" (shown once, keep it): ${serve.key}\n` +
-          `Try it:\n  curl -H 'x-api-key: ${serve.key}' ${serve.baseUrl}/v1/apps\n`
-      )
+        const served = linesOf(serve.output.stderr)
+        expect(served.find((l) => String(l["message"]).startsWith("appexec is listening on "))).toMatchObject({
+          level: "info",
+          url: serve.baseUrl
+        })
+        expect(served.find((l) => String(l["message"]).startsWith("Metrics: "))).toMatchObject({ level: "info" })
+        expect(served.find((l) => l["route"] === "/v1/apps")).toMatchObject({
+          level: "debug",
+          method: "GET",
+          status: 200,
+          client: "203.0.113.9"
+        })
+        expect(served.at(-1)).toMatchObject({ level: "info", message: "stopped" })
+        expect(serve.output.stdout).toBe(
+          `API key of workspace "default" (shown once, keep it): ${serve.key}\n` +
+            `Try it:\n  curl -H 'x-api-key: ${serve.key}' ${serve.baseUrl}/v1/apps\n`
+        )
 
-      const worked = linesOf(worker.output.stderr)
-      expect(worked.find((l) => String(l["message"]).startsWith("appexec worker is running"))).toMatchObject({
-        level: "info"
-      })
-      expect(worker.output.stdout).toBe("")
-    }).pipe(Effect.scoped), 90_000)
+        const worked = linesOf(worker.output.stderr)
+        expect(worked.find((l) => String(l["message"]).startsWith("appexec worker is running"))).toMatchObject({
+          level: "info"
+        })
+        expect(worker.output.stdout).toBe("")
+      }).pipe(Effect.scoped),
+    90_000
+  )
 })

@@ -4,7 +4,7 @@
  * a failure; in logfmt the same keys, each once.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, FiberId, FiberRefs, HashMap, List, Logger, LogLevel, LogSpan, Schema } from "effect"
+import { Cause, FiberId, FiberRefs, HashMap, List, type Logger, LogLevel, LogSpan, Schema } from "effect"
 import * as StderrLogger from "../src/StderrLogger.js"
 
 const options = (overrides: Partial<Logger.Logger.Options<unknown>>): Logger.Logger.Options<unknown> => ({
@@ -60,8 +60,12 @@ const cases: ReadonlyArray<readonly [string, Partial<Logger.Logger.Options<unkno
   ["annotations named like the line's keys", {
     annotations: HashMap.make(["message", "m"], ["level", "l"], ["time", "t"], ["error", "e"], ["cause", "c"])
   }],
-  ["an error among the parts", { message: ["claim failed", new StorageError({ operation: "claim", cause: postgresError() })] }],
-  ["a cycle, a bigint and undefined", { annotations: HashMap.make(["loop", cycle], ["big", 10n], ["none", undefined]) }],
+  ["an error among the parts", {
+    message: ["claim failed", new StorageError({ operation: "claim", cause: postgresError() })]
+  }],
+  ["a cycle, a bigint and undefined", {
+    annotations: HashMap.make(["loop", cycle], ["big", 10n], ["none", undefined])
+  }],
   ["a warning", { logLevel: LogLevel.Warning }]
 ]
 
@@ -82,7 +86,9 @@ describe("StderrLogger.formatter, json", () => {
     expect(typeof line["message"]).toBe("string")
     expect(line["time"]).toBe("2027-01-15T08:00:00.123Z")
     expect(line["level"]).toBe(overrides.logLevel === LogLevel.Warning ? "warn" : "info")
-    for (const key of ["annotations", "logLevel", "timestamp", "spans", "fiberId", "fiber"]) expect(line).not.toHaveProperty(key)
+    for (const key of ["annotations", "logLevel", "timestamp", "spans", "fiberId", "fiber"]) {
+      expect(line).not.toHaveProperty(key)
+    }
   })
 
   it("writes the fields flat, beside the message", () => {
@@ -141,7 +147,9 @@ describe("StderrLogger.formatter, json", () => {
       "Storage operation 'claim' failed: cannot execute UPDATE in a read-only transaction (code 25006)"
     )
     expect(line["cause"]).toEqual(expect.stringContaining("StorageError: Storage operation 'claim' failed\n"))
-    expect(line["cause"]).toEqual(expect.stringContaining("[cause]: Error: cannot execute UPDATE in a read-only transaction"))
+    expect(line["cause"]).toEqual(
+      expect.stringContaining("[cause]: Error: cannot execute UPDATE in a read-only transaction")
+    )
   })
 
   it("a line with an Effect cause has its errors' text and the pretty cause", () => {
@@ -200,7 +208,9 @@ describe("StderrLogger.formatter, text", () => {
     .join(":")
 
   it("writes the time of day, the level, the message and the fields as logfmt does", () => {
-    const line = StderrLogger.formatter("text").log(options({ annotations: HashMap.make(["url", "http://127.0.0.1:8080"]) }))
+    const line = StderrLogger.formatter("text").log(
+      options({ annotations: HashMap.make(["url", "http://127.0.0.1:8080"]) })
+    )
     expect(line).toBe(`${clock} INFO  GET /v1/executions/6f1c2a1e 200 3ms url=http://127.0.0.1:8080`)
   })
 

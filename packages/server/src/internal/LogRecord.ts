@@ -63,7 +63,9 @@ export const jsonText = (value: unknown): string => {
 export const errorText = (failure: unknown, depth = 0): string => {
   if (typeof failure === "string") return failure
   if (!(failure instanceof Error)) {
-    const message: unknown = typeof failure === "object" && failure !== null ? Reflect.get(failure, "message") : undefined
+    const message: unknown = typeof failure === "object" && failure !== null
+      ? Reflect.get(failure, "message")
+      : undefined
     return typeof message === "string" && message !== "" ? message : jsonText(failure)
   }
   let own = failure.message.trim() || failure.name
