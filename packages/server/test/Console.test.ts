@@ -41,7 +41,7 @@ describe("the console of appexec serve", () => {
         yield* serve.exited("15 seconds")
 
         const off = yield* restartServe(dataDir, ["--no-console"])
-        expect(off.output.stdout).not.toContain("Console:")
+        expect(off.output.stderr).not.toContain("Console:")
         expect((yield* fetchAnswer(`${off.baseUrl}/`)).headers.get("location")).toBe("/docs")
         expect((yield* fetchAnswer(`${off.baseUrl}/console`)).status).toBe(404)
       }),

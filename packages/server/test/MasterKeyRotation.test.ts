@@ -53,7 +53,7 @@ const fleet = (data: string, database: Record<string, string>) => {
         "--data",
         data
       ], { ...database, ...env })
-      const [, url] = yield* api.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/, "stdout", "60 seconds")
+      const [, url] = yield* api.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/, "stderr", "60 seconds")
       return { ...api, url: url! }
     })
   /** Stops a process as an orchestrator does (SIGTERM: it drains), and waits for its exit. */
