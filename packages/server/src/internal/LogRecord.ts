@@ -18,8 +18,17 @@ export const reserved: ReadonlySet<string> = new Set(["time", "level", "message"
 export const fieldName = (name: string, taken?: ReadonlySet<string>): string =>
   reserved.has(name) || taken?.has(name) === true ? `field.${name}` : name
 
+const levelNames: Readonly<Record<string, string>> = {
+  TRACE: "trace",
+  DEBUG: "debug",
+  INFO: "info",
+  WARN: "warn",
+  ERROR: "error",
+  FATAL: "fatal"
+}
+
 /** A level as lines write it, lower-case: `trace`, `debug`, `info`, `warn`, `error`, `fatal`. */
-export const levelName = (level: LogLevel.LogLevel): string => level.label.toLowerCase()
+export const levelName = (level: LogLevel.LogLevel): string => levelNames[level.label] ?? level.label.toLowerCase()
 
 /** The failure a line reports. */
 export interface Failure {
