@@ -74,12 +74,20 @@ const startServe = () =>
       stdio: ["ignore", "pipe", "pipe"]
     })
     let printed = ""
-    serve.stderr.setEncoding("utf8").on("data", (chunk) => (logged = `${logged}${chunk}`.slice(-20_000)))
+    let adminUrl
+    // The key is printed on stdout; the admin port's address is a start-up line of the log (stderr).
+    const ready = () => {
+      const match = /curl -H 'x-api-key: (aex_[\w-]{43})' (http:\/\/127\.0\.0\.1:\d+)\/v1\/apps/.exec(printed)
+      if (match !== null && adminUrl !== undefined) resolve({ key: match[1], baseUrl: match[2], adminUrl })
+    }
+    serve.stderr.setEncoding("utf8").on("data", (chunk) => {
+      logged = `${logged}${chunk}`.slice(-20_000)
+      adminUrl ??= /Operator views: (http:\/\/127\.0\.0\.1:\d+)\/console/.exec(logged)?.[1]
+      ready()
+    })
     serve.stdout.setEncoding("utf8").on("data", (chunk) => {
       printed += chunk
-      const match = /curl -H 'x-api-key: (aex_[\w-]{43})' (http:\/\/127\.0\.0\.1:\d+)\/v1\/apps/.exec(printed)
-      const admin = /Operator views: (http:\/\/127\.0\.0\.1:\d+)\/console/.exec(printed)
-      if (match !== null && admin !== null) resolve({ key: match[1], baseUrl: match[2], adminUrl: admin[1] })
+      ready()
     })
     serve.once("exit", (code) => reject(new Error(`appexec serve exited (${code}) before its key:\n${printed}`)))
   })

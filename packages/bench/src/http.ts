@@ -38,7 +38,10 @@ const root = fileURLToPath(new URL("../../../", import.meta.url))
 const seconds = Number(process.env.BENCH_HTTP_SECONDS ?? 10)
 const profileDir = process.env.BENCH_HTTP_PROFILE
 
-/** Starts `node [--cpu-prof] script args`; resolves with the process and the first stdout match. */
+/**
+ * Starts `node [--cpu-prof] script args`; resolves with the process and the first match on stdout
+ * (the printed key) or stderr (the log, with the start-up lines).
+ */
 const start = (script: string, args: ReadonlyArray<string>, pattern: RegExp, env: Record<string, string> = {}) =>
   Effect.acquireRelease(
     Effect.async<{ child: ChildProcess; match: RegExpMatchArray }, Error>((resume) => {
@@ -50,13 +53,19 @@ const start = (script: string, args: ReadonlyArray<string>, pattern: RegExp, env
         // Logs stay on (one line per request is part of the cost); the pipe is drained below.
         stdio: ["ignore", "pipe", "pipe"]
       })
-      child.stderr!.resume()
-      let out = ""
-      child.stdout!.on("data", (d) => {
-        out += String(d)
-        const match = pattern.exec(out)
-        if (match !== null) resume(Effect.succeed({ child, match }))
-      })
+      for (const stream of [child.stdout!, child.stderr!]) {
+        let out = ""
+        let found = false
+        stream.on("data", (d) => {
+          if (found) return
+          out += String(d)
+          const match = pattern.exec(out)
+          if (match === null) return
+          found = true
+          out = ""
+          resume(Effect.succeed({ child, match }))
+        })
+      }
       child.once("exit", (code) => resume(Effect.fail(new Error(`${script} exited with ${code}`))))
     }),
     ({ child }) =>

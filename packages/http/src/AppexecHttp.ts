@@ -340,6 +340,7 @@ export const make = (options: Options = {}): Effect.Effect<ApiApp, never, Requir
           route,
           status: response.status,
           ms: clock.unsafeCurrentTimeMillis() - startedAt,
+          client: RateLimit.clientIp(request, hops),
           prefer: request.headers["prefer"]
         }),
         answer

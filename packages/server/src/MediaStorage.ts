@@ -11,7 +11,7 @@
  */
 import { Errors, MediaUrls } from "@appexec/core"
 import type { S3Bucket } from "@appexec/s3/S3BlobStore"
-import { Console, Effect, Either, Layer } from "effect"
+import { Effect, Either, Layer } from "effect"
 
 /** A bucket and a key prefix in it, as `--media s3://BUCKET/PREFIX` names them. */
 export interface Location {
@@ -31,11 +31,24 @@ export interface S3Media {
   readonly direct: boolean
 }
 
-/** Says where media go when they go to a bucket (a line on stdout at start); nothing without one. */
+/**
+ * Says where media go when they go to a bucket (a log line at start, with the AWS SDK's notice
+ * on a Node it will stop supporting: `quietSdkNotice`); nothing without one. Only `serve` and
+ * `worker` say it: an admin command's output holds its result and nothing else.
+ */
 export const announce = (media: S3Media | undefined) =>
   media === undefined
     ? Effect.void
-    : Console.log(`Media: ${describe(media)}${media.direct ? " (presigned bucket URLs)" : ""}`)
+    : Effect.logInfo(`Media: ${describe(media)}${media.direct ? " (presigned bucket URLs)" : ""}`).pipe(
+      Effect.zipRight(
+        operatorNoticeSetting === undefined && Number(process.versions.node.split(".")[0]) < 22
+          ? Effect.logWarning(
+            `Node ${process.versions.node}: releases of the AWS SDK (used for --media s3://…) published after ` +
+              `January 2027 require Node 22 or later (its own notice is off: ${SDK_NOTICE_VARIABLE}=true)`
+          )
+          : Effect.void
+      )
+    )
 
 /** `s3://BUCKET/PREFIX` of a bucket, as the operator wrote it. */
 export const describe = (media: S3Media) =>
@@ -91,21 +104,19 @@ export const parseLocation = (location: string): Either.Either<Location, string>
 /** The variable with which the AWS SDK keeps its notice on Node versions it will stop supporting. */
 export const SDK_NOTICE_VARIABLE = "AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED"
 
+/** The operator's own `AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED`, as the process started with it. */
+const operatorNoticeSetting = process.env[SDK_NOTICE_VARIABLE]
+
 /**
  * On Node before 22 the AWS SDK prints a ten-line `NodeVersionSupportWarning` to stderr when its
- * first client is made, which breaks the one-event-a-line log of `serve` and `worker`
- * (`APPEXEC_LOG_FORMAT=json`). Unless the operator set `AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED`
- * (either way), the command sets it to `true` before it loads the SDK and says the same in one
- * warning of its own log.
+ * first client is made (`process.emitWarning`), which breaks the one-event-a-line log of `serve`
+ * and `worker` and lands in the output of every admin command that reaches a bucket. Unless the
+ * operator set `AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED` (either way), the command sets
+ * it to `true`, the SDK's documented switch, before it loads the SDK; `serve` and `worker` say the
+ * same in one warning of their own log (`announce`), an admin command says nothing.
  */
-const quietSdkNotice = Effect.suspend(() => {
-  if (process.env[SDK_NOTICE_VARIABLE] !== undefined) return Effect.void
-  process.env[SDK_NOTICE_VARIABLE] = "true"
-  const major = Number(process.versions.node.split(".")[0])
-  return major >= 22 ? Effect.void : Effect.logWarning(
-    `Node ${process.versions.node}: releases of the AWS SDK (used for --media s3://…) published after January 2027 ` +
-      `require Node 22 or later (its own notice is off: ${SDK_NOTICE_VARIABLE}=true)`
-  )
+const quietSdkNotice = Effect.sync(() => {
+  if (process.env[SDK_NOTICE_VARIABLE] === undefined) process.env[SDK_NOTICE_VARIABLE] = "true"
 })
 
 /** The region of the AWS variables: `AWS_REGION` (or `AWS_DEFAULT_REGION`), else `us-east-1`. */

@@ -2,8 +2,8 @@
  * `appexec serve`: the standalone service, on SQLite or on PostgreSQL (`--database`). It serves
  * HTTP and, unless `--no-worker`, runs a worker and the webhook dispatcher too; on PostgreSQL
  * the rate limit counts in the database, shared by every API process. On the first start (no `default` workspace
- * in the database yet) it bootstraps (see `Bootstrap`) and prints the base URL, the key (once)
- * and a curl line. It serves the console at `/console` unless told not to (`--no-console`).
+ * in the database yet) it bootstraps (see `Bootstrap`) and prints the key (once) and a curl line
+ * on stdout; its start-up lines (the address, the console, the admin port, …) are log lines. It serves the console at `/console` unless told not to (`--no-console`).
  * Requests that arrive while it starts wait and are answered once it can (or 503 with
  * `Retry-After` if it cannot start; see `StartGate`). It logs one line per request and
  * per execution transition, and on SIGINT/SIGTERM it answers `/readyz` 503, serves on for the
@@ -26,6 +26,7 @@ import * as StopSignals from "./internal/StopSignals.js"
 import * as MediaSigning from "./MediaSigning.js"
 import * as MediaStorage from "./MediaStorage.js"
 import * as ProviderApps from "./ProviderApps.js"
+import * as StderrLogger from "./StderrLogger.js"
 import type * as Work from "./Work.js"
 
 /**
@@ -226,14 +227,18 @@ export const serve = (options: ServeOptions) =>
           )
         )
       )
-      yield* Console.log(
+      yield* Effect.logInfo(
         `appexec is listening on ${localUrl} ${
           options.publicUrl === undefined ? "" : `(public URL ${options.publicUrl}) `
         }(${Database.isPostgres(database) ? "database" : "data"}: ${
           Database.isPostgres(database) ? Database.describe(database, "") : options.dataDir
         })${worker ? "" : " with no worker"}`
-      )
-      if (options.console ?? true) yield* Console.log(`Console: ${baseUrl}/console (sign in with an API key)`)
+      ).pipe(Effect.annotateLogs("url", localUrl))
+      if (options.console ?? true) {
+        yield* Effect.logInfo(`Console: ${baseUrl}/console (sign in with an API key)`).pipe(
+          Effect.annotateLogs("url", `${baseUrl}/console`)
+        )
+      }
       yield* MediaStorage.announce(options.media)
       if (options.adminPort !== undefined) {
         const adminServer = createServer()
@@ -250,25 +255,35 @@ export const serve = (options: ServeOptions) =>
         const adminHost = options.adminHost ?? defaultAdminHost
         const adminPort = yield* listen(adminServer, options.adminPort, adminHost)
         const adminUrl = baseUrlOf(adminHost, adminPort)
-        yield* Console.log(`Metrics: ${adminUrl}/metrics`)
+        yield* Effect.logInfo(`Metrics: ${adminUrl}/metrics`).pipe(Effect.annotateLogs("url", `${adminUrl}/metrics`))
         if (options.console ?? true) {
-          yield* Console.log(
+          yield* Effect.logInfo(
             `Operator views: ${adminUrl}/console (no key: keep this port private${
               options.adminActions === true ? "; actions allowed" : "; read-only"
             })`
-          )
+          ).pipe(Effect.annotateLogs("url", `${adminUrl}/console`))
         }
       }
       if (Option.isSome(first)) {
-        const { key, apps } = first.value
-        yield* Console.log(`Imported ${apps.length} public app(s): ${apps.map((a) => a.name).join(", ") || "none"}.`)
+        const { apps } = first.value
+        yield* Effect.logInfo(
+          `Imported ${apps.length} public app(s): ${apps.map((a) => a.name).join(", ") || "none"}.`
+        )
+      }
+      const aboutProviderApps = ProviderApps.describe(providerApps)
+      if (Option.isSome(aboutProviderApps)) {
+        for (const line of aboutProviderApps.value.split("\n")) yield* Effect.logInfo(line)
+      }
+      if (Option.isSome(first)) {
+        // The command's own output for the person who started it, on stdout and never in the log
+        // (a shipped log must not hold a key), once the log lines before it are out.
+        const { key } = first.value
+        yield* StderrLogger.linesWritten
         yield* Console.log(`API key of workspace "default" (shown once, keep it): ${key}`)
         yield* Console.log(`Try it:\n  curl -H 'x-api-key: ${key}' ${baseUrl}/v1/apps`)
       }
-      const aboutProviderApps = ProviderApps.describe(providerApps)
-      if (Option.isSome(aboutProviderApps)) yield* Console.log(aboutProviderApps.value)
       if (Option.isNone(first)) {
-        yield* Console.log(
+        yield* Effect.logInfo(
           `Create an API key with: appexec keys create --workspace default ${
             Database.isPostgres(database) ? "--database <URL>" : `--data ${options.dataDir}`
           }`

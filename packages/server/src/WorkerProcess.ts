@@ -10,7 +10,7 @@
 import { Appexec, Shutdown } from "@appexec/core"
 import { AdminHttp } from "@appexec/http"
 import { NodeListener } from "@appexec/platform-node"
-import { Console, Effect } from "effect"
+import { Effect } from "effect"
 import { createServer } from "node:http"
 import * as Database from "./Database.js"
 import * as ExecutionLog from "./ExecutionLog.js"
@@ -58,7 +58,7 @@ const working = (options: WorkerOptions, signals: StopSignals.StopSignals) =>
       appexec.operator.drain.pipe(Effect.zipRight(Effect.logInfo(`stopping: draining the worker (${AGAIN})`)))
     )
     yield* ExecutionLog.run
-    yield* Console.log(
+    yield* Effect.logInfo(
       `appexec worker is running (${Database.isPostgres(options.database) ? "database" : "data"}: ${
         Database.describe(options.database, options.dataDir)
       }; public URL ${options.publicUrl})`
@@ -71,7 +71,9 @@ const working = (options: WorkerOptions, signals: StopSignals.StopSignals) =>
       const host = options.adminHost ?? defaultAdminHost
       const adminServer = createServer(NodeListener.fromApp(yield* AdminHttp.makeWith({ databaseGauges: false })))
       const url = baseUrlOf(host, yield* listen(adminServer, options.adminPort, host))
-      yield* Console.log(`Metrics: ${url}/metrics (liveness: ${url}/healthz, readiness: ${url}/readyz)`)
+      yield* Effect.logInfo(`Metrics: ${url}/metrics (liveness: ${url}/healthz, readiness: ${url}/readyz)`).pipe(
+        Effect.annotateLogs("url", `${url}/metrics`)
+      )
     }
     return yield* Effect.never
   }).pipe(

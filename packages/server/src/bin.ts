@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * The `appexec` executable, compiled into one ES module (`dist/appexec.js`) that runs under
- * plain node as one process. Logs go to stderr in batches (`StderrLogger`: logfmt, or JSON with
- * `APPEXEC_LOG_FORMAT=json`; level from `APPEXEC_LOG_LEVEL`), so that stdout carries only what a
+ * plain node as one process. Logs go to stderr in batches (`StderrLogger`: text on a terminal, else
+ * logfmt, or as `APPEXEC_LOG_FORMAT` says: `json`, `logfmt`, `text`; level from
+ * `APPEXEC_LOG_LEVEL`), so that stdout carries only what a
  * command prints; colour codes reach terminals only (`PlainConsole`). SIGTERM and SIGINT
  * interrupt the command, which shuts down in order and exits 0.
  */
@@ -14,7 +15,7 @@ import { run } from "./Cli.js"
 import * as PlainConsole from "./internal/PlainConsole.js"
 import * as StderrLogger from "./StderrLogger.js"
 
-const logger = StderrLogger.layer(process.env.APPEXEC_LOG_FORMAT === "json" ? "json" : "logfmt")
+const logger = StderrLogger.layer(StderrLogger.formatOf(process.env.APPEXEC_LOG_FORMAT, process.stderr.isTTY === true))
 
 /** `APPEXEC_LOG_LEVEL`: `debug`, `info` (the default), `warning`, `error` or `none`. */
 const levels: Readonly<Record<string, LogLevel.LogLevel>> = {

@@ -121,14 +121,11 @@ describe("appexec command", () => {
           yield* serve.waitFor(new RegExp(`execution ${executionId} completed`), "stderr")
           expect(serve.output.stderr).toContain(`execution ${executionId} queued`)
           expect(serve.output.stderr).toContain(`execution ${executionId} running`)
-          // A transition's line carries the execution, its app and its status as annotations.
+          // A transition's line carries the execution, its app and its status as fields.
           const queuedLine = serve.output.stderr.split("\n").find((line) =>
             line.includes(`"message":"execution ${executionId} queued"`)
           )
-          expect(JSON.parse(queuedLine!)).toMatchObject({
-            logLevel: "INFO",
-            annotations: { executionId, appId, status: "queued" }
-          })
+          expect(JSON.parse(queuedLine!)).toMatchObject({ level: "info", executionId, appId, status: "queued" })
           // Request lines are at DEBUG: the default level (INFO) leaves them out, so the printed key stays in view.
           expect(serve.output.stderr).not.toMatch(/"message":"(GET|POST) \/v1\//)
           const done = yield* request(`${baseUrl}/v1/executions/${executionId}`, { headers: { "x-api-key": team } })

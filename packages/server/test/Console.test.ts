@@ -20,7 +20,7 @@ describe("the console of appexec serve", () => {
       Effect.gen(function*() {
         const dataDir = yield* tempDataDir
         const serve = yield* startServe(dataDir)
-        const [, printed] = yield* serve.waitFor(/Console: (http:\/\/127\.0\.0\.1:\d+\/console) /, "stdout")
+        const [, printed] = yield* serve.waitFor(/Console: (http:\/\/127\.0\.0\.1:\d+\/console) /, "stderr")
         expect(printed).toBe(`${serve.baseUrl}/console`)
         const home = yield* fetchAnswer(`${serve.baseUrl}/`)
         expect(home.status).toBe(302)
@@ -41,7 +41,7 @@ describe("the console of appexec serve", () => {
         yield* serve.exited("15 seconds")
 
         const off = yield* restartServe(dataDir, ["--no-console"])
-        expect(off.output.stdout).not.toContain("Console:")
+        expect(off.output.stderr).not.toContain("Console:")
         expect((yield* fetchAnswer(`${off.baseUrl}/`)).headers.get("location")).toBe("/docs")
         expect((yield* fetchAnswer(`${off.baseUrl}/console`)).status).toBe(404)
       }),

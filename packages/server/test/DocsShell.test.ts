@@ -100,7 +100,7 @@ describe("the documentation's shell blocks", () => {
         }
         const serve = yield* spawnAppexec(["serve", "--port", "0", "--rate-limit", "1000"], { APPEXEC_DATA: data })
         const [, key] = yield* serve.waitFor(/\): (aex_[A-Za-z0-9_-]+)/, "stdout")
-        const [, url] = yield* serve.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/, "stdout")
+        const [, url] = yield* serve.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/, "stderr")
         const env = {
           ...process.env,
           PATH: `${join(root, "node_modules/.bin")}:${process.env["PATH"]}`,
@@ -172,6 +172,6 @@ describe("the documentation's shell blocks", () => {
       expect(args).toEqual(expect.arrayContaining(["--trust-proxy", "1", "--no-worker", "--public-url"]))
       const env = yield* postgres.env
       const serve = yield* spawnAppexec(args, env)
-      yield* serve.waitFor(/listening on http:\/\/127\.0\.0\.1:\d+/, "stdout")
+      yield* serve.waitFor(/listening on http:\/\/127\.0\.0\.1:\d+/, "stderr")
     }), 60_000)
 })

@@ -156,7 +156,7 @@ describe("attempts across processes: a worker killed with SIGKILL, its execution
           /** `appexec worker` on the instance's database, with a 2 s lease; once it runs. */
           const worker = Effect.tap(
             spawnAppexec(["worker", "--data", dataDir, "--lease", "2s"], env),
-            (w) => w.waitFor(/appexec worker is running/, "stdout", "20 seconds")
+            (w) => w.waitFor(/appexec worker is running/, "stderr", "20 seconds")
           )
           // The first worker takes it up and is killed in the middle of its 4 s pause.
           const first = yield* worker
@@ -181,10 +181,10 @@ describe("attempts across processes: a worker killed with SIGKILL, its execution
           expect(done).toMatchObject({ status: "completed", attempt: 2 })
           const warning = second.output.stderr.split("\n").map((line) => line.trim()).filter((line) =>
             line.startsWith("{")
-          ).map((line) => JSON.parse(line) as { message: string; logLevel: string }).find((line) =>
+          ).map((line) => JSON.parse(line) as { message: string; level: string }).find((line) =>
             line.message === `execution ${id} reclaimed after lost lease (attempt 2)`
           )
-          expect(warning?.logLevel).toBe("WARN")
+          expect(warning?.level).toBe("warn")
           expect(yield* listed).toMatchObject({ 1: "completed", 6: "2" })
         }),
       90_000

@@ -57,18 +57,18 @@ for (const backend of backends) {
           )
           yield* Effect.forEach(
             serves,
+            // The key on stdout, or the log line that says how to make one.
             (serve) =>
-              serve.waitFor(
-                /API key of workspace "default"|Create an API key with: appexec keys create/,
-                "stdout",
-                "60 seconds"
+              Effect.race(
+                serve.waitFor(/API key of workspace "default"/, "stdout", "60 seconds"),
+                serve.waitFor(/Create an API key with: appexec keys create/, "stderr", "60 seconds")
               ),
             { concurrency: "unbounded" }
           )
           const printedKeys = serves.filter((s) => s.output.stdout.includes("API key of workspace \"default\""))
           expect(printedKeys).toHaveLength(1)
           const told = serves.filter((s) =>
-            /Create an API key with: appexec keys create --workspace default/.test(s.output.stdout)
+            /Create an API key with: appexec keys create --workspace default/.test(s.output.stderr)
           )
           expect(told).toHaveLength(PROCESSES - 1)
           const examples = readdirSync(defaultAppsDir).filter((f) => f.endsWith(".json")).length

@@ -144,7 +144,7 @@ for (const backend of backends) {
               ["worker", "--data", yield* tempDataDir, "--allow-private-networks", ...lease],
               env
             )
-            yield* worker.waitFor(/appexec worker is running/, "stdout", "20 seconds")
+            yield* worker.waitFor(/appexec worker is running/, "stderr", "20 seconds")
           }
           const headers = { "x-api-key": api.key, "content-type": "application/json" }
           const apps = yield* Effect.promise(() => fetch(`${api.baseUrl}/v1/apps`, { headers }).then((r) => r.json()))

@@ -37,7 +37,7 @@ const fleet = (data: string, database: Record<string, string>) => {
         ...database,
         ...env
       }),
-      (worker) => worker.waitFor(/appexec worker is running/, "stdout", "60 seconds")
+      (worker) => worker.waitFor(/appexec worker is running/, "stderr", "60 seconds")
     )
   const startApi = (env: Record<string, string>) =>
     Effect.gen(function*() {
@@ -53,7 +53,7 @@ const fleet = (data: string, database: Record<string, string>) => {
         "--data",
         data
       ], { ...database, ...env })
-      const [, url] = yield* api.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/, "stdout", "60 seconds")
+      const [, url] = yield* api.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/, "stderr", "60 seconds")
       return { ...api, url: url! }
     })
   /** Stops a process as an orchestrator does (SIGTERM: it drains), and waits for its exit. */

@@ -131,7 +131,7 @@ for (const backend of backends) {
           const serve = yield* spawnServe(dataDir, ["--public-url", "https://apps.example.com/"], yield* backend.env)
           const local = (yield* serve.waitFor(
             /appexec is listening on (http:\/\/127\.0\.0\.1:\d+) \(public URL https:\/\/apps\.example\.com\)/,
-            "stdout"
+            "stderr"
           ))[1]!
           const key = (yield* serve.waitFor(
             /curl -H 'x-api-key: (aex_[A-Za-z0-9_-]{43})' https:\/\/apps\.example\.com\/v1\/apps/,

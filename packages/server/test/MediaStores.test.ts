@@ -217,7 +217,7 @@ describe("media that follow their store", () => {
           ["worker", "--data", yield* tempDataDir, "--public-url", apiA.baseUrl],
           env
         )
-        yield* oldWorker.waitFor(/appexec worker is running/, "stdout", "30 seconds")
+        yield* oldWorker.waitFor(/appexec worker is running/, "stderr", "30 seconds")
         const oldUrl = yield* poster(apiA, env, "a lighthouse")
         expect(yield* query<{ n: number }>(env, "SELECT count(*)::int AS n FROM blobs WHERE key LIKE 'executions/%'"))
           .toEqual([{ n: 1 }])
@@ -228,7 +228,7 @@ describe("media that follow their store", () => {
           ["worker", "--data", yield* tempDataDir, "--public-url", apiB.baseUrl, ...media],
           env
         )
-        yield* newWorker.waitFor(/appexec worker is running/, "stdout", "30 seconds")
+        yield* newWorker.waitFor(/appexec worker is running/, "stderr", "30 seconds")
         oldWorker.child.kill("SIGTERM")
         yield* oldWorker.exited("30 seconds")
         const newUrl = yield* poster(apiB, env, "a harbour")

@@ -75,7 +75,7 @@ describe("migrating as the owner, running as a role with data rights (PostgreSQL
 
         const serve = yield* spawnServe(data, ["--no-console"], service)
         const [, key] = yield* serve.waitFor(/API key of workspace "default" \(shown once, keep it\): (\S+)/, "stdout")
-        const [, url] = yield* serve.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/, "stdout")
+        const [, url] = yield* serve.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/, "stderr")
         const greeting = (yield* appexecIn(service)("apps", "list", "--data", data)).stdout.split("\n").find((l) =>
           l.endsWith("\tGreeting")
         )!

@@ -57,7 +57,7 @@ describe("operator surface of appexec serve", () => {
           "--admin-allowed-hosts",
           "ops.internal, Other.Internal:1"
         ])
-        const [, metricsUrl] = yield* serve.waitFor(/Metrics: (http:\/\/127\.0\.0\.1:\d+\/metrics)/, "stdout")
+        const [, metricsUrl] = yield* serve.waitFor(/Metrics: (http:\/\/127\.0\.0\.1:\d+\/metrics)/, "stderr")
         const { baseUrl, key } = serve
 
         expect(yield* fetchText(`${baseUrl}/healthz`)).toMatchObject({ status: 200, text: "{\"status\":\"ok\"}" })
@@ -142,7 +142,7 @@ describe("operator surface of appexec serve", () => {
     Effect.gen(function*() {
       const dataDir = yield* tempDataDir
       const worker = yield* spawnAppexec(["worker", "--data", dataDir, "--admin-port", "0"])
-      const [, metricsUrl] = yield* worker.waitFor(/Metrics: (http:\/\/127\.0\.0\.1:\d+)\/metrics/, "stdout")
+      const [, metricsUrl] = yield* worker.waitFor(/Metrics: (http:\/\/127\.0\.0\.1:\d+)\/metrics/, "stderr")
       expect(yield* fetchText(`${metricsUrl}/healthz`)).toMatchObject({ status: 200, text: "{\"status\":\"ok\"}" })
       const metrics = yield* fetchText(`${metricsUrl}/metrics`)
       expect(metrics.status).toBe(200)

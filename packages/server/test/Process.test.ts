@@ -74,7 +74,7 @@ describe("the appexec command as a process", () => {
       Effect.gen(function*() {
         const dataDir = yield* tempDataDir
         const serve = yield* spawnServe(dataDir)
-        const listening = yield* serve.waitFor(/listening on (http:\/\/\S+)/, "stdout")
+        const listening = yield* serve.waitFor(/listening on (http:\/\/\S+)/, "stderr")
         const baseUrl = listening[1]!
         const pid = serve.child.pid!
         // No child processes: the command is not a wrapper around another process.

@@ -67,7 +67,7 @@ describe("appexec serve: the OpenAI example apps", () => {
             "Provider example app\\(s\\) waiting for a secret: fal image \\(FAL_KEY\\), OpenAI chat \\(OPENAI_API_KEY\\), " +
               "OpenAI image \\(OPENAI_API_KEY\\), Replicate image \\(REPLICATE_API_TOKEN\\); set one with: appexec secrets set NAME"
           ),
-          "stdout"
+          "stderr"
         )
         const before = yield* appNames(serve)
         expect(before).toContain("Poster")
@@ -175,9 +175,9 @@ describe("appexec serve: the OpenAI example apps", () => {
         serve.child.kill("SIGTERM")
         yield* serve.exited("30 seconds")
         const again = yield* restartServe(dataDir, args, env)
-        yield* again.waitFor(/Create an API key with/, "stdout")
-        expect(again.output.stdout).not.toContain("Imported")
-        expect(again.output.stdout).toContain(
+        yield* again.waitFor(/Create an API key with/, "stderr")
+        expect(again.output.stderr).not.toContain("Imported")
+        expect(again.output.stderr).toContain(
           "Provider example app(s) waiting for a secret: fal image (FAL_KEY), Replicate image (REPLICATE_API_TOKEN)"
         )
         const names = yield* appNames({ baseUrl: again.baseUrl, key: serve.key })

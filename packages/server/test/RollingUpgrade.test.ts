@@ -46,6 +46,7 @@ for (const backend of backends) {
           // An old worker running when the migration is applied goes on (one started after it
           // would be refused: docs/upgrading.md).
           const oldWorker = yield* spawnAppexec(workerArgs, env, { program: old })
+          // The previous release prints its start-up lines on stdout.
           yield* oldWorker.waitFor(/appexec worker is running/, "stdout", "60 seconds")
           const migrated = yield* appexecIn(env)("migrate", "--data", data)
           expect(migrated.code, migrated.stderr).toBe(0)
@@ -64,14 +65,14 @@ for (const backend of backends) {
 
           // The new API, the old worker.
           const newApi = yield* spawnAppexec(apiArgs, env)
-          const [, newUrl] = yield* newApi.waitFor(listening, "stdout")
+          const [, newUrl] = yield* newApi.waitFor(listening, "stderr")
           yield* runsThrough(newUrl!, "new API, old worker")
           oldWorker.child.kill("SIGTERM")
           yield* oldWorker.exited("30 seconds")
 
           // The old API, a new worker.
           const newWorker = yield* spawnAppexec(workerArgs, env)
-          yield* newWorker.waitFor(/appexec worker is running/, "stdout", "60 seconds")
+          yield* newWorker.waitFor(/appexec worker is running/, "stderr", "60 seconds")
           yield* runsThrough(oldUrl!, "old API, new worker")
         }),
       240_000

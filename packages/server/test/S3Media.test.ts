@@ -18,6 +18,7 @@ import { join } from "node:path"
 import sharp from "sharp"
 import * as S3rver from "../../s3/test/support/S3rver.js"
 import { postgres, query } from "./support/Backends.js"
+import { appexecIn } from "./support/Command.js"
 import {
   appexecRun as appexecRunWithin,
   restartServe,
@@ -59,9 +60,9 @@ describe("appexec with --media s3://…", () => {
         const apiDir = yield* tempDataDir
         const workerDir = yield* tempDataDir
         const api = yield* startServe(apiDir, ["--no-worker", ...media], env)
-        yield* api.waitFor(new RegExp(`Media: s3://${s3.bucket}/appexec at ${s3.endpoint}`), "stdout")
+        yield* api.waitFor(new RegExp(`Media: s3://${s3.bucket}/appexec at ${s3.endpoint}`), "stderr")
         const worker = yield* spawnAppexec(["worker", "--data", workerDir, "--public-url", api.baseUrl, ...media], env)
-        yield* worker.waitFor(/appexec worker is running/, "stdout", "30 seconds")
+        yield* worker.waitFor(/appexec worker is running/, "stderr", "30 seconds")
 
         const poster = yield* appexecRun(["Poster", "--input", "prompt=a lighthouse at dusk"], api, env)
         expect(poster.code, `${poster.stdout}${poster.stderr}`).toBe(0)
@@ -202,12 +203,42 @@ describe("appexec with --media s3://…", () => {
         const lines = quiet.split("\n").filter((line) => line !== "")
         for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow()
         expect(quiet).not.toContain("NodeVersionSupportWarning")
-        const said = lines.map((line) => JSON.parse(line) as { logLevel: string; message: unknown })
+        const said = lines.map((line) => JSON.parse(line) as { level: string; message: unknown })
           .filter((event) => String(event.message).includes("AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true"))
-        expect(said.map((event) => event.logLevel)).toEqual(old ? ["WARN"] : [])
+        expect(said.map((event) => event.level)).toEqual(old ? ["warn"] : [])
         // The operator's own setting is kept: "false" lets the SDK print its notice.
         const loud = yield* stderrOf({ AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "false" })
         expect(loud.includes("NodeVersionSupportWarning")).toBe(old)
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
+  it.live(
+    "an admin command that reaches the bucket prints its result and no third-party warning, nor one of its own",
+    () =>
+      Effect.gen(function*() {
+        const s3 = yield* S3rver.start()
+        const data = yield* tempDataDir
+        const media = ["--media", `s3://${s3.bucket}/appexec`, "--media-endpoint", s3.endpoint]
+        // A serve with the bucket records it, so every later command of the deployment knows it.
+        const serve = yield* startServe(data, media, s3.env)
+        serve.child.kill("SIGTERM")
+        yield* serve.exited("30 seconds")
+        const run = appexecIn({ ...s3.env, APPEXEC_LOG_FORMAT: "logfmt" })
+        for (
+          const args of [
+            ["prune", "--data", data, ...media],
+            ["media", "sweep", "--dry-run", "--data", data],
+            ["keys", "list", "--data", data],
+            ["executions", "list", "--data", data]
+          ]
+        ) {
+          const ran = yield* run(...args)
+          const output = `${ran.stdout}${ran.stderr}`
+          expect(ran.code, output).toBe(0)
+          expect(output).not.toMatch(/NodeVersionSupportWarning|AWS SDK|\(node:\d+\)|Warning:/)
+          expect(ran.stderr).not.toMatch(/level=(warn|error)/)
+        }
       }).pipe(Effect.scoped),
     120_000
   )

@@ -91,7 +91,7 @@ const startWorker = (env: Record<string, string>, lease = "3s") =>
       ],
       env
     )
-    yield* worker.waitFor(/appexec worker is running/, "stdout", "20 seconds")
+    yield* worker.waitFor(/appexec worker is running/, "stderr", "20 seconds")
     return worker
   })
 

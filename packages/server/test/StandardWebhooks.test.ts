@@ -112,7 +112,7 @@ for (const backend of backends) {
           ], env)
           if (separate) {
             const worker = yield* spawnAppexec(["worker", "--data", yield* tempDataDir, ...workerFlags], env)
-            yield* worker.waitFor(/appexec worker is running/, "stdout", "20 seconds")
+            yield* worker.waitFor(/appexec worker is running/, "stderr", "20 seconds")
           }
           // The first attempt of the start event is refused: it comes again, the same message.
           const receiver = yield* StandardWebhooksReceiver.start((_, seen, rawBody) =>

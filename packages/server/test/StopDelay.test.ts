@@ -157,8 +157,8 @@ describe("readiness through a database outage (PostgreSQL)", () => {
         const dataDir = yield* tempDataDir
         const api = yield* startServe(dataDir, ["--no-worker"], env)
         const worker = yield* spawnAppexec(["worker", "--data", dataDir, "--admin-port", "0"], env)
-        const [, admin] = yield* worker.waitFor(/Metrics: (http:\/\/127\.0\.0\.1:\d+)\/metrics/, "stdout")
-        expect(worker.output.stdout).toContain(`(liveness: ${admin}/healthz, readiness: ${admin}/readyz)`)
+        const [, admin] = yield* worker.waitFor(/Metrics: (http:\/\/127\.0\.0\.1:\d+)\/metrics/, "stderr")
+        expect(worker.output.stderr).toContain(`(liveness: ${admin}/healthz, readiness: ${admin}/readyz)`)
         const readiness = [`${api.baseUrl}/readyz`, `${admin}/readyz`]
         for (const url of readiness) expect(yield* probe(url)).toEqual({ status: 200, body: { status: "ok" } })
 

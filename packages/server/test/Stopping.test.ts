@@ -78,7 +78,7 @@ const ffmpegOf = (servePid: number) =>
 /** The messages of `serve`'s JSON log lines, with their levels. */
 const logLines = (stderr: string) =>
   stderr.split("\n").filter((line) => line.startsWith("{")).map((line) =>
-    JSON.parse(line) as { readonly message: string; readonly logLevel: string }
+    JSON.parse(line) as { readonly message: string; readonly level: string }
   )
 
 /** Downloads the run's video and reads it with ffprobe. */
@@ -114,7 +114,7 @@ const completesAfterRestart = (
     const rerun = logLines(again.output.stderr).find((l) =>
       l.message === `execution ${id} runs again after its worker handed it back (attempt 2)`
     )
-    expect(rerun?.logLevel).toBe("INFO")
+    expect(rerun?.level).toBe("info")
     const probed = yield* probedVideo(done, dataDir)
     expect(probed.streams[0]).toMatchObject({ codec_name: "h264", width: 1280, height: 720 })
     expect(Number(probed.format.duration)).toBeCloseTo(5, 1)
@@ -195,7 +195,7 @@ for (const backend of backends) {
           const worker = () =>
             Effect.tap(
               spawnAppexec(["worker", "--data", dataDir, "--drain-timeout", "1s"], env, { group: true }),
-              (w) => w.waitFor(/appexec worker is running/, "stdout", "20 seconds")
+              (w) => w.waitFor(/appexec worker is running/, "stderr", "20 seconds")
             )
           const first = yield* worker()
           const id = yield* startKenBurns(api)

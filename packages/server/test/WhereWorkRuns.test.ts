@@ -72,7 +72,7 @@ describe("settings apply where their work runs", () => {
           /curl -H 'x-api-key: (aex_[A-Za-z0-9_-]+)' (http:\/\/127\.0\.0\.2:\d+)\/v1\/apps/,
           "stdout"
         )
-        expect(api.output.stdout).toMatch(/Metrics: http:\/\/127\.0\.0\.1:\d+\/metrics/)
+        expect(api.output.stderr).toMatch(/Metrics: http:\/\/127\.0\.0\.1:\d+\/metrics/)
         const worker = yield* spawnAppexec([
           "worker",
           "--data",
@@ -84,8 +84,8 @@ describe("settings apply where their work runs", () => {
           "--admin-port",
           "0"
         ])
-        yield* worker.waitFor(new RegExp(`appexec worker is running \\(data: .*; public URL ${baseUrl}\\)`), "stdout")
-        const [, metrics] = yield* worker.waitFor(/Metrics: (http:\/\/127\.0\.0\.1:\d+)\/metrics/, "stdout")
+        yield* worker.waitFor(new RegExp(`appexec worker is running \\(data: .*; public URL ${baseUrl}\\)`), "stderr")
+        const [, metrics] = yield* worker.waitFor(/Metrics: (http:\/\/127\.0\.0\.1:\d+)\/metrics/, "stderr")
         expect((yield* Effect.promise(() => fetch(`${metrics}/healthz`))).status).toBe(200)
 
         const apps = yield* call(`${baseUrl}/v1/apps`, key!)

@@ -43,14 +43,18 @@ const stop = (child: ChildProcess) =>
     child.kill("SIGTERM")
   })
 
+/** Its warnings and errors, in the command's default log format (logfmt). */
+const severe = /^time=\S+ level=(warn|error|fatal) /
+
 /**
- * Starts `appexec <command> ...args` and resolves with `ready(stdout so far)` once it answers
- * something; stderr goes to `stderr` (ignored by default).
+ * Starts `appexec <command> ...args` and resolves with `ready(output so far)` once it answers
+ * something, reading `watched` (stdout: what the command prints; stderr: its log, where the
+ * start-up lines are). Of the log, only warnings and errors reach this process's stderr.
  */
 const start = <A>(
   args: ReadonlyArray<string>,
   env: Record<string, string>,
-  stderr: "ignore" | "inherit",
+  watched: "stdout" | "stderr",
   ready: (out: string, child: ChildProcess) => A | undefined
 ) =>
   Effect.acquireRelease(
@@ -58,16 +62,23 @@ const start = <A>(
       const child = spawn(process.execPath, [bin, ...args], {
         cwd: root,
         env: { ...process.env, ...env },
-        stdio: ["ignore", "pipe", stderr]
+        stdio: ["ignore", "pipe", "pipe"]
       })
       let out = ""
       let resolved = false
-      child.stdout!.on("data", (d) => {
+      let partial = ""
+      child.stderr!.on("data", (d) => {
+        const lines = (partial + String(d)).split("\n")
+        partial = lines.pop()!
+        for (const line of lines) if (severe.test(line)) process.stderr.write(`${line}\n`)
+      })
+      child[watched]!.on("data", (d) => {
         if (resolved) return
         out += String(d)
         const value = ready(out, child)
         if (value !== undefined) {
           resolved = true
+          out = ""
           resume(Effect.succeed({ child, value }))
         }
       })
@@ -82,20 +93,20 @@ const start = <A>(
  */
 export const serve = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   Effect.map(
-    start(["serve", "--port", "0", ...args], env, "ignore", (out, child): Serve | undefined => {
+    start(["serve", "--port", "0", ...args], env, "stdout", (out, child): Serve | undefined => {
       const match = /curl -H 'x-api-key: (aex_[A-Za-z0-9_-]+)' (http:\/\/[^\s]+)\/v1\/apps/.exec(out)
       return match === null ? undefined : { child, key: match[1]!, baseUrl: match[2]! }
     }),
     ({ value }) => value
   )
 
-/** `appexec worker ...args`, resolved with its process once it says it runs; its warnings go to stderr. */
+/** `appexec worker ...args`, resolved with its process once its log says it runs; its warnings go to stderr. */
 export const worker = (args: ReadonlyArray<string>, env: Record<string, string>) =>
   Effect.map(
     start(
       ["worker", ...args],
-      { APPEXEC_LOG_LEVEL: "warning", ...env },
-      "inherit",
+      { APPEXEC_LOG_FORMAT: "logfmt", ...env },
+      "stderr",
       (out) => out.includes("appexec worker is running") ? true : undefined
     ),
     ({ child }) => child

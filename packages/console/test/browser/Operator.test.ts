@@ -36,7 +36,7 @@ const operatorViews = (extra: ReadonlyArray<string>) =>
       "10ms",
       ...extra
     ])
-    const [, adminUrl] = yield* serve.waitFor(/Operator views: (http:\/\/127\.0\.0\.1:\d+)\/console/, "stdout")
+    const [, adminUrl] = yield* serve.waitFor(/Operator views: (http:\/\/127\.0\.0\.1:\d+)\/console/, "stderr")
     const api = (path: string, init: RequestInit = {}) =>
       Effect.promise(async () => {
         const response = await fetch(`${serve.baseUrl}${path}`, {

@@ -23,6 +23,11 @@ export interface RequestLine {
   readonly route: string
   readonly status: number
   readonly ms: number
+  /**
+   * The client's address: the socket's peer, or, behind `trustProxy` proxies, the address the
+   * farthest trusted proxy saw (`RateLimit.clientIp`), so that `--trust-proxy` can be checked.
+   */
+  readonly client: string
   /** The request's `Prefer` header: a long poll (`wait=N`) is slow only past its N seconds. */
   readonly prefer: string | undefined
 }
@@ -57,7 +62,8 @@ const toLogLine = (line: RequestLine, level: LogLevel.LogLevel): LogLines.Line =
     ["method", line.method],
     ["route", line.route],
     ["status", line.status],
-    ["ms", line.ms]
+    ["ms", line.ms],
+    ["client", line.client]
   ),
   level
 })

@@ -137,7 +137,7 @@ export const restartServe = (
 ) =>
   Effect.gen(function*() {
     const serve = yield* spawnServe(dataDir, args, env, options)
-    const match = yield* serve.waitFor(/appexec is listening on (http:\/\/127\.0\.0\.1:\d+) /, "stdout")
+    const match = yield* serve.waitFor(/appexec is listening on (http:\/\/127\.0\.0\.1:\d+) /, "stderr")
     return { ...serve, baseUrl: match[1]! }
   })
 
