@@ -97,7 +97,7 @@ describe.each([Backends.sqlite, Backends.postgres])("metrics of a fleet on $name
           ["--apps", yield* pausingApps, "--no-worker", "--admin-port", "0"],
           env
         )
-        const apiMetrics = (yield* serve.waitFor(METRICS_URL, "stdout"))[1]!
+        const apiMetrics = (yield* serve.waitFor(METRICS_URL, "stderr"))[1]!
         const headers = { "x-api-key": serve.key, "content-type": "application/json" }
         const apps = yield* json(`${serve.baseUrl}/v1/apps?search=Pause`, { headers })
         const appId = String((apps.body.data as unknown as Array<{ appId: string }>)[0]!.appId)
@@ -128,7 +128,7 @@ describe.each([Backends.sqlite, Backends.postgres])("metrics of a fleet on $name
           ["worker", "--data", dataDir, "--concurrency", "1", "--admin-port", "0"],
           env
         )
-        const workerMetrics = (yield* worker.waitFor(METRICS_URL, "stdout"))[1]!
+        const workerMetrics = (yield* worker.waitFor(METRICS_URL, "stderr"))[1]!
         // The worker takes one execution (its one slot) and leaves two queued.
         const taken = yield* scrape(apiMetrics).pipe(
           Effect.filterOrFail(
