@@ -19,6 +19,7 @@ import type { ExecutionReports } from "./ExecutionReports.js"
 import type { ExecutionStore } from "./ExecutionStore.js"
 import type { IdGenerator } from "./IdGenerator.js"
 import { Cancellations } from "./internal/engine/Cancellations.js"
+import * as Presence from "./internal/engine/Presence.js"
 import * as Retention from "./internal/engine/Retention.js"
 import * as WebhookEvents from "./internal/engine/WebhookEvents.js"
 import * as Worker from "./internal/engine/Worker.js"
@@ -28,6 +29,8 @@ import * as NodeRegistry from "./NodeRegistry.js"
 import type * as NodeType from "./NodeType.js"
 import type { OperatorViews } from "./OperatorViews.js"
 import type { OutboundHttp } from "./OutboundHttp.js"
+import * as ProcessIdentity from "./ProcessIdentity.js"
+import type { ProcessRegistry } from "./ProcessRegistry.js"
 import type { RateLimitStore } from "./RateLimitStore.js"
 import * as Redactor from "./Redactor.js"
 import type { SealedSecretStore } from "./SealedSecretStore.js"
@@ -51,6 +54,7 @@ export type Storage =
   | RateLimitStore
   | OperatorViews
   | SealedSecretStore
+  | ProcessRegistry
 
 /** How to assemble an instance. */
 export interface Options<Nodes extends ReadonlyArray<NodeType.Any>> {
@@ -72,6 +76,12 @@ export interface Options<Nodes extends ReadonlyArray<NodeType.Any>> {
    * `config.retentionInterval` (default: where a worker runs).
    */
   readonly retention?: boolean
+  /**
+   * Who this process is (`ProcessIdentity`): with it, the instance keeps a row of itself in the
+   * registry of processes (`ProcessRegistry`) while it runs, and its worker's leases name it.
+   * Absent: a worker's leases name `appexec#…`, and a process with no worker keeps no row.
+   */
+  readonly process?: ProcessIdentity.Options
 }
 
 /** Services an instance offers to its host. */
@@ -128,10 +138,18 @@ export const make = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly 
     SigningKeys.layer
   ).pipe(Layer.provideMerge(provided))
   const facade = Appexec.layer.pipe(Layer.provideMerge(AppCatalog.layer), Layer.provideMerge(base))
+  // The identity is drawn where the worker drew its lease owner id before it had one. The row of
+  // the process is written once the work is set up, and deleted first as the instance stops.
+  const identity = ProcessIdentity.layer(options.process ?? { name: "appexec", role: "embedded", version: "unknown" })
   // The runs' webhook events are followed where they run, from before the worker takes any.
   const withWorker = options.worker === false
-    ? facade
-    : Worker.layer.pipe(Layer.provideMerge(WebhookEvents.layer.pipe(Layer.provideMerge(facade))))
+    ? options.process === undefined ? facade : Presence.layer.pipe(Layer.provideMerge(identity.pipe(Layer.provideMerge(facade))))
+    : Presence.layer.pipe(
+      Layer.provideMerge(Worker.layer.pipe(
+        Layer.provideMerge(identity),
+        Layer.provideMerge(WebhookEvents.layer.pipe(Layer.provideMerge(facade)))
+      ))
+    )
   const withRetention = (options.retention ?? options.worker !== false)
     ? Retention.layer.pipe(Layer.provideMerge(withWorker))
     : withWorker
