@@ -21,6 +21,7 @@ import { workerCommand } from "./commands/WorkerCommand.js"
 import { commandWords } from "./internal/HelpText.js"
 import * as Catalog from "./settings/Catalog.js"
 import * as Setting from "./settings/Setting.js"
+import { VERSION } from "./ProcessName.js"
 
 /** The whole command tree. */
 export const command = Command.make("appexec").pipe(
@@ -64,7 +65,7 @@ export const misplaced = (args: ReadonlyArray<string>): string | undefined => {
   return undefined
 }
 
-const cli = Command.run(command, { name: "appexec", version: "0.1.0" })
+const cli = Command.run(command, { name: "appexec", version: VERSION })
 
 /** Runs the command on `argv` (as `process.argv`). */
 export const run = (argv: ReadonlyArray<string>) => {
