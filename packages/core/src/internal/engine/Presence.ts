@@ -3,7 +3,7 @@
  * docs/operations.md#the-fleet): its row is written as the instance starts, beaten on every
  * `renewEvery` (the schedule of lease renewals, so a process is taken for dead when a lease of
  * its would have run out), and deleted as the instance stops. Each beat also prunes the rows of
- * processes dead for more than `PRUNE_AFTER`. A storage failure is logged and tried again at the
+ * processes dead for more than `PRUNE_AFTER_LEASES` leases (50 minutes at the default lease). A storage failure is logged and tried again at the
  * next beat: the row is a view, never a reason to stop.
  */
 import { Clock, Effect, Fiber, Layer } from "effect"
@@ -11,8 +11,8 @@ import { AppexecConfig, millis } from "../../AppexecConfig.js"
 import { ProcessIdentity } from "../../ProcessIdentity.js"
 import { ProcessEntry, ProcessRegistry } from "../../ProcessRegistry.js"
 
-/** How long the row of a dead process stays, shown as lost, before a beat deletes it. */
-export const PRUNE_AFTER = 60 * 60_000
+/** How many leases the row of a dead process stays, shown as lost, before a beat deletes it. */
+export const PRUNE_AFTER_LEASES = 100
 
 /** Writes, beats and deletes the row of this process for as long as the scope lasts. */
 export const run = Effect.gen(function*() {
@@ -27,7 +27,7 @@ export const run = Effect.gen(function*() {
     yield* registry.beat(
       new ProcessEntry({ processId, name, role, version, startedAt, heartbeatAt: at, expiresAt: at + leaseMs })
     )
-    yield* registry.prune(at - PRUNE_AFTER)
+    yield* registry.prune(at - PRUNE_AFTER_LEASES * leaseMs)
   }).pipe(Effect.catchTag("StorageError", (error) => Effect.logWarning("process heartbeat failed", error)))
 
   yield* beat
