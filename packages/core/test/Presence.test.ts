@@ -24,7 +24,7 @@ describe("presence", () => {
       const scope = yield* Scope.make()
       const context = yield* Layer.buildWithScope(harness, scope)
       const registry = Context.get(context, ProcessRegistry.ProcessRegistry)
-      const identity = Context.get(context, ProcessIdentity.ProcessIdentity)
+      const identity = (yield* registry.list)[0]!
       expect(identity.processId).toMatch(/^worker-a#[0-9a-f]{6}$/)
       expect(ProcessIdentity.nameOf(identity.processId)).toBe("worker-a")
       const row = (heartbeatAt: number) =>
