@@ -143,7 +143,9 @@ export const make = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly 
   const identity = ProcessIdentity.layer(options.process ?? { name: "appexec", role: "embedded", version: "unknown" })
   // The runs' webhook events are followed where they run, from before the worker takes any.
   const withWorker = options.worker === false
-    ? options.process === undefined ? facade : Presence.layer.pipe(Layer.provideMerge(identity.pipe(Layer.provideMerge(facade))))
+    ? options.process === undefined
+      ? facade
+      : Presence.layer.pipe(Layer.provideMerge(identity.pipe(Layer.provideMerge(facade))))
     : Presence.layer.pipe(
       Layer.provideMerge(Worker.layer.pipe(
         Layer.provideMerge(identity),

@@ -118,7 +118,12 @@ describe("the fleet in the operator views", () => {
           live: true,
           running: 0
         },
-        expect.objectContaining({ name: "worker-c", live: false, running: 0, lastHeartbeatAt: "1969-12-31T23:00:00.000Z" })
+        expect.objectContaining({
+          name: "worker-c",
+          live: false,
+          running: 0,
+          lastHeartbeatAt: "1969-12-31T23:00:00.000Z"
+        })
       ])
 
       // The execution's detail names its process; a queued one has none; the API's answer never does.

@@ -19,9 +19,9 @@ import * as SecretCommands from "./commands/SecretCommands.js"
 import { serveCommand } from "./commands/ServeCommand.js"
 import { workerCommand } from "./commands/WorkerCommand.js"
 import { commandWords } from "./internal/HelpText.js"
+import { VERSION } from "./ProcessName.js"
 import * as Catalog from "./settings/Catalog.js"
 import * as Setting from "./settings/Setting.js"
-import { VERSION } from "./ProcessName.js"
 
 /** The whole command tree. */
 export const command = Command.make("appexec").pipe(

@@ -43,8 +43,12 @@ const slowApps = Effect.acquireRelease(
 /** Runs `appexec …args` with `env` added to the environment to completion: its stdout and exit code. */
 const appexec = (env: Record<string, string>, ...args: Array<string>) =>
   Effect.async<{ stdout: string; code: number }>((resume) => {
-    execFile(process.execPath, [bin, ...args], { env: { ...process.env, ...env } }, (error, stdout) =>
-      resume(Effect.succeed({ stdout, code: error === null ? 0 : Number(error.code ?? 1) })))
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { env: { ...process.env, ...env } },
+      (error, stdout) => resume(Effect.succeed({ stdout, code: error === null ? 0 : Number(error.code ?? 1) }))
+    )
   })
 
 const json = <A>(url: string, init: RequestInit = {}) =>
@@ -70,7 +74,9 @@ const until = <A>(what: string, read: Effect.Effect<A>, done: (a: A) => boolean,
     for (;;) {
       const seen = yield* read
       if (done(seen)) return seen
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`${what}: not within ${within} ms (${JSON.stringify(seen)})`)
+      if (Date.now() > deadline) {
+        return yield* Effect.dieMessage(`${what}: not within ${within} ms (${JSON.stringify(seen)})`)
+      }
       yield* Effect.sleep("50 millis")
     }
   })
@@ -113,7 +119,8 @@ describe("the fleet in the operator views", () => {
 
           // One execution: the worker that runs it is named by its detail, the listing and its logs.
           const headers = { "x-api-key": serve.key, "content-type": "application/json" }
-          const [app] = (yield* json<Array<{ appId: string }>>(`${serve.baseUrl}/v1/apps?search=Slow`, { headers })).data
+          const [app] =
+            (yield* json<Array<{ appId: string }>>(`${serve.baseUrl}/v1/apps?search=Slow`, { headers })).data
           const started = yield* json<{ executionId: string }>(`${serve.baseUrl}/v1/apps/${app!.appId}/executions`, {
             method: "POST",
             headers,

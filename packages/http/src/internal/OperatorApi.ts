@@ -21,6 +21,7 @@
  *   execution's webhook (202), only with `actions` and from the port's own page with its token
  *   (`ActionGuard`); 403 `forbidden` otherwise.
  */
+import { ExecutionId } from "@appexec/api/Ids"
 import {
   Appexec,
   AppexecConfig,
@@ -30,7 +31,6 @@ import {
   ProcessIdentity,
   ProcessRegistry
 } from "@appexec/core"
-import { ExecutionId } from "@appexec/api/Ids"
 import { Clock, Effect, Option, Schema } from "effect"
 import type * as ActionGuard from "./ActionGuard.js"
 import * as ErrorAnswers from "./ErrorAnswers.js"

@@ -42,7 +42,9 @@ export const suite = contract("ProcessRegistry contract", (test) => {
       yield* registry.beat(restarted)
       expect(yield* registry.list).toEqual([api, restarted, worker])
       // A later beat with other words for the rest: only the heartbeat and the lease end move.
-      yield* registry.beat(new ProcessRegistry.ProcessEntry({ ...entry("api-1#aaaaaa", "serve", 9, 5_000), version: "9" }))
+      yield* registry.beat(
+        new ProcessRegistry.ProcessEntry({ ...entry("api-1#aaaaaa", "serve", 9, 5_000), version: "9" })
+      )
       const [beaten] = yield* registry.list
       expect(beaten).toEqual(entry("api-1#aaaaaa", "api", 1_000, 5_000))
       expect(ProcessRegistry.isLive(beaten!, 7_999)).toBe(true)

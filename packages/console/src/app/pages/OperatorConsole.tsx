@@ -155,8 +155,8 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
                 </table>
               ))}
             <p class="help">
-              Every process beats on its lease-renewal schedule; one that stops leaves at once, one that dies shows
-              as lost once its lease has passed.
+              Every process beats on its lease-renewal schedule; one that stops leaves at once, one that dies shows as
+              lost once its lease has passed.
             </p>
           </section>
         </div>
