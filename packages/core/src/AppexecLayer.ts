@@ -79,7 +79,7 @@ export interface Options<Nodes extends ReadonlyArray<NodeType.Any>> {
   /**
    * Who this process is (`ProcessIdentity`): with it, the instance keeps a row of itself in the
    * registry of processes (`ProcessRegistry`) while it runs, and its worker's leases name it.
-   * Absent: a worker's leases name `appexec#…`, and a process with no worker keeps no row.
+   * Absent: a worker's leases name `appexec#…`, and the instance keeps no row.
    */
   readonly process?: ProcessIdentity.Options
 }
@@ -139,19 +139,18 @@ export const make = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly 
   ).pipe(Layer.provideMerge(provided))
   const facade = Appexec.layer.pipe(Layer.provideMerge(AppCatalog.layer), Layer.provideMerge(base))
   // The identity is drawn where the worker drew its lease owner id before it had one. The row of
-  // the process is written once the work is set up, and deleted first as the instance stops.
+  // the process (when the host says who it is) is written once the work is set up, and deleted
+  // first as the instance stops.
   const identity = ProcessIdentity.layer(options.process ?? { name: "appexec", role: "embedded", version: "unknown" })
+  const present = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
+    options.process === undefined ? layer : Presence.layer.pipe(Layer.provideMerge(layer))
   // The runs' webhook events are followed where they run, from before the worker takes any.
   const withWorker = options.worker === false
-    ? options.process === undefined
-      ? facade
-      : Presence.layer.pipe(Layer.provideMerge(identity.pipe(Layer.provideMerge(facade))))
-    : Presence.layer.pipe(
-      Layer.provideMerge(Worker.layer.pipe(
-        Layer.provideMerge(identity),
-        Layer.provideMerge(WebhookEvents.layer.pipe(Layer.provideMerge(facade)))
-      ))
-    )
+    ? options.process === undefined ? facade : present(identity.pipe(Layer.provideMerge(facade)))
+    : present(Worker.layer.pipe(
+      Layer.provideMerge(identity),
+      Layer.provideMerge(WebhookEvents.layer.pipe(Layer.provideMerge(facade)))
+    ))
   const withRetention = (options.retention ?? options.worker !== false)
     ? Retention.layer.pipe(Layer.provideMerge(withWorker))
     : withWorker
