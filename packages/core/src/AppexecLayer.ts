@@ -2,8 +2,9 @@
  * One layer for a whole appexec instance over a chosen storage: node registry (core nodes plus
  * the host's own), settings, the app catalog, the `Appexec` facade, the webhook signing keys,
  * the operator's secrets (`SecretStore`, sealed with the master key), its stop (`Shutdown`), and,
- * unless turned off, a worker (with the webhook events of its runs) and a webhook dispatcher. Every logger of the instance masks secrets
- * (`Redactor`). The outbound HTTP client (webhooks, media, provider calls) comes from the host:
+ * unless turned off, a worker (with the webhook events of its runs) and a webhook dispatcher, and,
+ * when the host says who the process is, its row in the registry of processes (`Presence`).
+ * Every logger of the instance masks secrets (`Redactor`). The outbound HTTP client (webhooks, media, provider calls) comes from the host:
  * `NodeOutboundHttp` of `@appexec/platform-node` on Node.
  */
 import { Layer } from "effect"

@@ -7,7 +7,7 @@
  * that they run again at once elsewhere or on the next start, the stop not counted against
  * `maxAttempts` (an outcome already being written is written first).
  */
-import { Clock, Effect, Fiber, Layer } from "effect"
+import { Clock, Effect, Fiber, Layer, Option } from "effect"
 import { AppexecConfig, millis } from "../../AppexecConfig.js"
 import { startedState } from "../../ExecutionLifecycle.js"
 import { type Claim, ExecutionQueue } from "../../ExecutionQueue.js"
@@ -45,7 +45,7 @@ export const run = Effect.gen(function*() {
   // The leases name the process (`host:pid#suffix`), so the operator views say who runs what; a
   // worker run alone (tests) names itself with a fresh id.
   const identity = yield* Effect.serviceOption(ProcessIdentity)
-  const workerId = identity._tag === "Some" ? identity.value.processId : yield* (yield* IdGenerator).uuid
+  const workerId = Option.isSome(identity) ? identity.value.processId : yield* (yield* IdGenerator).uuid
   const keeper = yield* LeaseKeeper.make
   const runs = Runs.make({ cancellations, watcher: keeper.watcher })
   const { awaitSaves, process } = yield* WorkerRun.make(runs)
