@@ -2,8 +2,9 @@
  * One layer for a whole appexec instance over a chosen storage: node registry (core nodes plus
  * the host's own), settings, the app catalog, the `Appexec` facade, the webhook signing keys,
  * the operator's secrets (`SecretStore`, sealed with the master key), its stop (`Shutdown`), and,
- * unless turned off, a worker (with the webhook events of its runs) and a webhook dispatcher. Every logger of the instance masks secrets
- * (`Redactor`). The outbound HTTP client (webhooks, media, provider calls) comes from the host:
+ * unless turned off, a worker (with the webhook events of its runs) and a webhook dispatcher, and,
+ * when the host says who the process is, its row in the registry of processes (`Presence`).
+ * Every logger of the instance masks secrets (`Redactor`). The outbound HTTP client (webhooks, media, provider calls) comes from the host:
  * `NodeOutboundHttp` of `@appexec/platform-node` on Node.
  */
 import { Layer } from "effect"
@@ -19,6 +20,7 @@ import type { ExecutionReports } from "./ExecutionReports.js"
 import type { ExecutionStore } from "./ExecutionStore.js"
 import type { IdGenerator } from "./IdGenerator.js"
 import { Cancellations } from "./internal/engine/Cancellations.js"
+import * as Presence from "./internal/engine/Presence.js"
 import * as Retention from "./internal/engine/Retention.js"
 import * as WebhookEvents from "./internal/engine/WebhookEvents.js"
 import * as Worker from "./internal/engine/Worker.js"
@@ -28,6 +30,8 @@ import * as NodeRegistry from "./NodeRegistry.js"
 import type * as NodeType from "./NodeType.js"
 import type { OperatorViews } from "./OperatorViews.js"
 import type { OutboundHttp } from "./OutboundHttp.js"
+import * as ProcessIdentity from "./ProcessIdentity.js"
+import type { ProcessRegistry } from "./ProcessRegistry.js"
 import type { RateLimitStore } from "./RateLimitStore.js"
 import * as Redactor from "./Redactor.js"
 import type { SealedSecretStore } from "./SealedSecretStore.js"
@@ -51,6 +55,7 @@ export type Storage =
   | RateLimitStore
   | OperatorViews
   | SealedSecretStore
+  | ProcessRegistry
 
 /** How to assemble an instance. */
 export interface Options<Nodes extends ReadonlyArray<NodeType.Any>> {
@@ -72,6 +77,12 @@ export interface Options<Nodes extends ReadonlyArray<NodeType.Any>> {
    * `config.retentionInterval` (default: where a worker runs).
    */
   readonly retention?: boolean
+  /**
+   * Who this process is (`ProcessIdentity`): with it, the instance keeps a row of itself in the
+   * registry of processes (`ProcessRegistry`) while it runs, and its worker's leases name it.
+   * Absent: a worker's leases name `appexec#…`, and the instance keeps no row.
+   */
+  readonly process?: ProcessIdentity.Options
 }
 
 /** Services an instance offers to its host. */
@@ -128,10 +139,19 @@ export const make = <const Nodes extends ReadonlyArray<NodeType.Any> = readonly 
     SigningKeys.layer
   ).pipe(Layer.provideMerge(provided))
   const facade = Appexec.layer.pipe(Layer.provideMerge(AppCatalog.layer), Layer.provideMerge(base))
+  // The identity is drawn where the worker drew its lease owner id before it had one. The row of
+  // the process (when the host says who it is) is written once the work is set up, and deleted
+  // first as the instance stops.
+  const identity = ProcessIdentity.layer(options.process ?? { name: "appexec", role: "embedded", version: "unknown" })
+  const present = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
+    options.process === undefined ? layer : Presence.layer.pipe(Layer.provideMerge(layer))
   // The runs' webhook events are followed where they run, from before the worker takes any.
   const withWorker = options.worker === false
-    ? facade
-    : Worker.layer.pipe(Layer.provideMerge(WebhookEvents.layer.pipe(Layer.provideMerge(facade))))
+    ? options.process === undefined ? facade : present(identity.pipe(Layer.provideMerge(facade)))
+    : present(Worker.layer.pipe(
+      Layer.provideMerge(identity),
+      Layer.provideMerge(WebhookEvents.layer.pipe(Layer.provideMerge(facade)))
+    ))
   const withRetention = (options.retention ?? options.worker !== false)
     ? Retention.layer.pipe(Layer.provideMerge(withWorker))
     : withWorker

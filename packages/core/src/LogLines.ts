@@ -1,13 +1,14 @@
 /**
  * Lines handed straight to the loggers of the fiber in place, each written as
- * `Effect.logInfo(message)` (or `logDebug`) under `Effect.annotateLogs(annotations)` writes it, but
- * without the fiber-local annotations that `annotateLogs` sets and restores around every line (the
- * fiber refs copied twice a line). For the lines a busy server writes most: one a request
+ * `Effect.logInfo(message)` (or `logDebug`) under `Effect.annotateLogs(annotations)` writes it
+ * (the fiber's own annotations, such as the process's name, first), but without the fiber-local
+ * annotations that `annotateLogs` sets and restores around every line (the fiber refs copied twice
+ * a line). For the lines a busy server writes most: one a request
  * (`@appexec/http`), one an execution transition (the `appexec` command's execution log). On the
  * start path through two API processes on PostgreSQL, the transition lines through `annotateLogs`
  * cost ~33 µs of CPU a start (docs/performance.md).
  */
-import { Cause, type Clock, Effect, FiberRef, type HashMap, List, LogLevel } from "effect"
+import { Cause, type Clock, Effect, FiberRef, HashMap, List, LogLevel } from "effect"
 
 /** One line: its message, its annotations, and its level (Info when absent). */
 export interface Line {
@@ -26,6 +27,7 @@ const emit = (
     const minimum = fiber.getFiberRef(FiberRef.currentMinimumLogLevel)
     const loggers = fiber.getFiberRef(FiberRef.currentLoggers)
     const context = fiber.getFiberRefs()
+    const own = fiber.getFiberRef(FiberRef.currentLogAnnotations)
     let date: Date | undefined
     for (const line of lines) {
       const logLevel = levelOf(line)
@@ -38,7 +40,7 @@ const emit = (
         cause: Cause.empty,
         context,
         spans: List.empty(),
-        annotations: line.annotations,
+        annotations: HashMap.isEmpty(own) ? line.annotations : HashMap.union(own, line.annotations),
         date
       }
       for (const logger of loggers) logger.log(options)

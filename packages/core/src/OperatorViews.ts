@@ -2,13 +2,11 @@
  * Port: what the operator views of the admin port read across every workspace
  * (docs/operations.md#operator-views): how many executions each workspace has queued and running,
  * how many finished per minute and how many of them failed, the workers that hold leases, and
- * the webhook deliveries that failed. Reads only, and never scoped to a workspace: the admin port
- * is private to the operator.
+ * the webhook deliveries that failed, and which process holds the lease of a running execution.
+ * Reads only, and never scoped to a workspace: the admin port is private to the operator.
  *
- * There is no table of workers: a worker is seen through the leases it holds on running
- * executions, which it renews every third of a lease (`AppexecConfig.renewEvery`), so the end of
- * its newest lease minus the lease's length is when it last renewed them, its heartbeat. A worker
- * that runs nothing holds no lease and is not seen.
+ * A lease names the process that holds it (`ProcessIdentity.processId`); the processes
+ * themselves, idle ones too, are in their own registry (`ProcessRegistry`).
  */
 import type { AppId, WorkspaceId } from "@appexec/api/Ids"
 import { Context, type Effect } from "effect"
@@ -67,6 +65,14 @@ export class OperatorViews extends Context.Tag("@appexec/core/OperatorViews")<
     ) => Effect.Effect<ReadonlyArray<FinishedBucket>, StorageError>
     /** The workers that hold a lease on an unfinished execution, ordered by worker id. */
     readonly leaseHolders: Effect.Effect<ReadonlyArray<LeaseHolder>, StorageError>
+    /**
+     * The process holding a lease that has not run out at `now` (epoch ms) on each of
+     * `executionIds` that is unfinished, by execution id; the others are left out.
+     */
+    readonly holdersOf: (
+      executionIds: ReadonlyArray<string>,
+      now: number
+    ) => Effect.Effect<ReadonlyMap<string, string>, StorageError>
     /**
      * Up to `limit` (positive) deliveries whose status is `failed` (retries given up, or a
      * redelivery that failed), across workspaces, newest (by creation) first.

@@ -100,6 +100,11 @@ export interface Options<
   /** Run executions and send webhooks in this process (default true); false for an API-only process. */
   readonly worker?: boolean | undefined
   /**
+   * The name of this process in the operator views and in the leases its worker holds (default
+   * `host:pid`; docs/operations.md#the-fleet).
+   */
+  readonly name?: string | undefined
+  /**
    * Let outbound requests (webhooks, media URLs, provider calls) reach private, loopback and
    * link-local addresses (default false: refused).
    */

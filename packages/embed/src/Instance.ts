@@ -21,6 +21,7 @@ import * as WebHandler from "@appexec/http/WebHandler"
 import * as NodeListener from "@appexec/platform-node/NodeListener"
 import * as NodeOutboundHttp from "@appexec/platform-node/NodeOutboundHttp"
 import { Context, Effect, Exit, Layer, ManagedRuntime } from "effect"
+import { hostname } from "node:os"
 import { fromCause } from "./AppexecError.js"
 import * as EmbedOptions from "./EmbedOptions.js"
 import * as EmbedStorage from "./EmbedStorage.js"
@@ -28,6 +29,9 @@ import * as HostLogger from "./HostLogger.js"
 import * as Runner from "./internal/Runner.js"
 import * as Operator from "./Operator.js"
 import * as Workspace from "./Workspace.js"
+
+/** The version of appexec an embedded instance says it runs (the operator views). */
+const EMBED_VERSION = "0.1.0"
 
 /** A running instance. Its `apps` and `executions` act as its default workspace. */
 export interface Appexec extends Workspace.Workspace {
@@ -86,7 +90,9 @@ export const createAppexec = async <
       masterKey: storage.masterKey
     },
     worker: background,
-    webhooks: background
+    webhooks: background,
+    // A row in the registry of processes, and the owner of the worker's leases.
+    process: { name: options.name ?? `${hostname()}:${process.pid}`, role: "embedded", version: EMBED_VERSION }
   })
   const http = Layer.scoped(
     HttpApp,

@@ -13,7 +13,7 @@
  * own address, a loopback name or a name the operator allowed (`Host`), so that a page of another
  * site cannot read them by DNS rebinding.
  */
-import { type Appexec, type AppexecConfig, AppexecMetrics, ExecutionStore, type OperatorViews } from "@appexec/core"
+import { type Appexec, AppexecMetrics, ExecutionStore } from "@appexec/core"
 import { Effect } from "effect"
 import type * as AppexecHttp from "./AppexecHttp.js"
 import * as ConsoleRoute from "./ConsoleRoute.js"
@@ -72,11 +72,7 @@ export type Bound = AdminHost.Bound
 /** The admin app with the operator views, over the instance of the context. */
 export const withOperator = (
   options: OperatorOptions = {}
-): Effect.Effect<
-  AppexecHttp.App,
-  never,
-  ExecutionStore.ExecutionStore | OperatorViews.OperatorViews | Appexec.Appexec | AppexecConfig.AppexecConfig
-> =>
+): Effect.Effect<AppexecHttp.App, never, OperatorApi.Requirements> =>
   Effect.gen(function*() {
     const api = yield* OperatorApi.make({ actions: options.actions ?? false, guard: yield* ActionGuard.make })
     const console = options.console ?? true ? yield* ConsoleRoute.make("", "operator") : undefined

@@ -22,6 +22,7 @@ import * as m0013 from "./internal/migrations/0013_executions_without_foreign_ke
 import * as m0014 from "./internal/migrations/0014_key_hints_and_uses.js"
 import * as m0015 from "./internal/migrations/0015_media_stores.js"
 import * as m0016 from "./internal/migrations/0016_webhook_events.js"
+import * as m0017 from "./internal/migrations/0017_processes.js"
 
 /** Every migration by name, in order. Names sort in the order they apply; never rename one. */
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -40,11 +41,12 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0013_executions_without_foreign_keys": m0013,
   "0014_key_hints_and_uses": m0014,
   "0015_media_stores": m0015,
-  "0016_webhook_events": m0016
+  "0016_webhook_events": m0016,
+  "0017_processes": m0017
 }
 
 /** Name of the newest migration. */
-export const latest = "0016_webhook_events"
+export const latest = "0017_processes"
 
 /** The table that records applied migrations. */
 export const migrationTable = "appexec_migrations"

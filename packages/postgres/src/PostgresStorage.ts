@@ -14,6 +14,7 @@ import {
   SqlBlobStore,
   SqlMediaStoreRegistry,
   SqlOperatorViews,
+  SqlProcessRegistry,
   SqlSealedSecretStore,
   SqlSigningKeyStore
 } from "@appexec/sql"
@@ -63,6 +64,7 @@ export const layerFromClient: Layer.Layer<
   SqlSigningKeyStore.layer,
   SqlSealedSecretStore.layer,
   SqlOperatorViews.layer,
+  SqlProcessRegistry.layer,
   // One notifier for the store and the outbox, one listening connection for the last three.
   Layer.mergeAll(
     PostgresExecutionStore.layer,

@@ -14,7 +14,7 @@
  * come from the sealed store, with the process's `APPEXEC_SECRET_<NAME>` variables below it. An
  * admin command never makes a master key file, except with the SQLite database it makes.
  */
-import { AppexecLayer, AppexecMetrics, type Errors, IdGenerator, MediaUrls } from "@appexec/core"
+import { AppexecLayer, AppexecMetrics, type Errors, IdGenerator, MediaUrls, type ProcessIdentity } from "@appexec/core"
 import { BuiltinNodes, builtinNodes, NodesSettings, ProviderOpenAI } from "@appexec/nodes"
 import { imageNodes } from "@appexec/nodes-image"
 import { OcrNodes, ocrNodes } from "@appexec/nodes-ocr"
@@ -48,6 +48,8 @@ export interface InstanceOptions {
   readonly background: boolean
   /** The process as a refused outbound request names it (`appexec worker`); default `appexec`. */
   readonly process?: string
+  /** Who the process is (`serve`, `worker`): it keeps a row of itself in the registry of processes. */
+  readonly identity?: ProcessIdentity.Options
   /** The settings of the work and of outbound requests (absent: the defaults, no private address). */
   readonly work?: Work.Work
   /** Engine settings beyond those of `work`. */
@@ -149,6 +151,7 @@ const build = (options: InstanceOptions, fresh: boolean) => {
         },
         worker: options.background,
         webhooks: options.background,
+        ...(options.identity === undefined ? {} : { process: options.identity }),
         // Secrets: the sealed store, then every APPEXEC_SECRET_<NAME> variable as the secret <name>.
         environment: process.env
       })

@@ -25,6 +25,7 @@ import * as Instance from "./Instance.js"
 import * as StopSignals from "./internal/StopSignals.js"
 import * as MediaSigning from "./MediaSigning.js"
 import * as MediaStorage from "./MediaStorage.js"
+import * as ProcessName from "./ProcessName.js"
 import * as ProviderApps from "./ProviderApps.js"
 import * as StderrLogger from "./StderrLogger.js"
 import type * as Work from "./Work.js"
@@ -42,6 +43,8 @@ export interface ServeOptions extends Work.Work {
   readonly database?: Database.Database
   /** Run a worker and the webhook dispatcher in this process too (default true; `--no-worker`: HTTP only). */
   readonly worker?: boolean
+  /** The process's name (`--name`); `host:pid` when absent. */
+  readonly name?: string | undefined
   /** Serve the console at `/console`, where `GET /` then leads (default true; `--no-console`: not). */
   readonly console?: boolean
   readonly appsDir: string
@@ -163,10 +166,11 @@ export const listen = (server: Server, port: number, host: string) =>
  * first (`stopListening`), then the instance stops — the worker drains and releases what it could
  * not finish, the webhook dispatcher stops, storage closes.
  */
-export const serve = (options: ServeOptions) =>
-  Effect.gen(function*() {
+export const serve = (options: ServeOptions) => {
+  const worker = options.worker ?? true
+  const identity = ProcessName.identityOf(options.name, worker ? "serve" : "api")
+  return Effect.gen(function*() {
     const database = options.database ?? Database.sqlite
-    const worker = options.worker ?? true
     // Before anything else, and released last: a second stop signal hurries the whole stop.
     const signals = yield* StopSignals.make
     yield* Effect.sync(() => Instance.prepareDataDir(options.dataDir))
@@ -298,6 +302,7 @@ export const serve = (options: ServeOptions) =>
           database,
           background: worker,
           process: worker ? "appexec serve" : "appexec serve --no-worker",
+          identity,
           mediaUrls: MediaSigning.urlsLayer({ baseUrl, publicBaseUrl: options.mediaBaseUrl }),
           media: options.media,
           work: options,
@@ -307,4 +312,5 @@ export const serve = (options: ServeOptions) =>
       Effect.provide(options.tracing ?? tracingFromEnv),
       Effect.ensuring(Effect.logInfo("stopped"))
     )
-  }).pipe(Effect.scoped)
+  }).pipe(Effect.scoped, ProcessName.annotated(identity))
+}

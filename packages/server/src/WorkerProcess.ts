@@ -7,7 +7,7 @@
  * worker, or the next start, to run again; a second signal stops at once (`StopSignals`). The
  * temporary work directories a killed process left are removed as it starts.
  */
-import { Appexec, Shutdown } from "@appexec/core"
+import { Appexec, type ProcessIdentity, Shutdown } from "@appexec/core"
 import { AdminHttp } from "@appexec/http"
 import { NodeListener } from "@appexec/platform-node"
 import { Effect } from "effect"
@@ -18,6 +18,7 @@ import * as Instance from "./Instance.js"
 import * as StopSignals from "./internal/StopSignals.js"
 import * as MediaSigning from "./MediaSigning.js"
 import * as MediaStorage from "./MediaStorage.js"
+import * as ProcessName from "./ProcessName.js"
 import { AGAIN, baseUrlOf, defaultAdminHost, listen } from "./Serve.js"
 import type * as Work from "./Work.js"
 
@@ -39,18 +40,26 @@ export interface WorkerOptions extends Work.Work {
   readonly adminPort?: number | undefined
   /** The interface of the admin port (default 127.0.0.1). */
   readonly adminHost?: string | undefined
+  /** The process's name (`--name`); `host:pid` when absent. */
+  readonly name?: string | undefined
 }
 
 /** Works until interrupted, then drains. */
-export const work = (options: WorkerOptions) =>
-  Effect.gen(function*() {
+export const work = (options: WorkerOptions) => {
+  const identity = ProcessName.identityOf(options.name, "worker")
+  return Effect.gen(function*() {
     // Released after the instance: a second stop signal hurries the whole stop.
     const signals = yield* StopSignals.make
-    return yield* working(options, signals)
-  }).pipe(Effect.scoped)
+    return yield* working(options, identity, signals)
+  }).pipe(Effect.scoped, ProcessName.annotated(identity))
+}
 
 /** The worker process inside its instance. */
-const working = (options: WorkerOptions, signals: StopSignals.StopSignals) =>
+const working = (
+  options: WorkerOptions,
+  identity: ProcessIdentity.Options,
+  signals: StopSignals.StopSignals
+) =>
   Effect.gen(function*() {
     const appexec = yield* Appexec.Appexec
     signals.hurries(yield* Shutdown.Shutdown)
@@ -84,6 +93,7 @@ const working = (options: WorkerOptions, signals: StopSignals.StopSignals) =>
         database: options.database,
         background: true,
         process: "appexec worker",
+        identity,
         mediaUrls: MediaSigning.urlsLayer({ baseUrl: options.publicUrl, publicBaseUrl: options.mediaBaseUrl }),
         media: options.media,
         work: options

@@ -115,7 +115,8 @@ describe("operator surface of appexec serve", () => {
         const listed = yield* appexec("executions", "list", "--data", dataDir)
         expect(listed.code).toBe(0)
         expect(listed.stdout).toMatch(
-          new RegExp(`^${executionId}\tcompleted\t[0-9a-f-]{36}\t${greeting}\t\\S+Z\t\\S+Z\t1\n$`)
+          // Finished: no worker holds it, the last column is empty.
+          new RegExp(`^${executionId}\tcompleted\t[0-9a-f-]{36}\t${greeting}\t\\S+Z\t\\S+Z\t1\t\n$`)
         )
         expect((yield* appexec("executions", "list", "--status", "failed", "--data", dataDir)).stdout).toBe("")
         expect(

@@ -55,6 +55,7 @@ const sample = (
     ADDR: ["0.0.0.0"],
     DIR: [join(dir, "elsewhere")],
     NAMES: ["ops.internal"],
+    NAME: ["worker-7"],
     HOSTS: ["10.0.0.5:8080"]
   }
   return { args: byPseudo[setting.pseudo]! }

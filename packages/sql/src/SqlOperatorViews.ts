@@ -2,7 +2,8 @@
  * `OperatorViews` on SQL, for every dialect: counts grouped in the database, so a view reads a
  * row per workspace, minute or worker, never the executions themselves. Finished executions are
  * counted through the partial index `executions_finished` (its condition is repeated with
- * literals, so SQLite can use it); workers are the `lease_worker`s of unfinished executions.
+ * literals, so SQLite can use it); workers are the `lease_worker`s of unfinished executions (the
+ * process ids of `ProcessRegistry`).
  */
 import { Ids } from "@appexec/api"
 import { OperatorViews } from "@appexec/core"
@@ -95,6 +96,24 @@ export const make = Effect.gen(function*() {
           held: Number(row.held),
           leaseExpiresAt: Number(row.lease_expires_at ?? 0)
         }))
+    ),
+    holdersOf: Effect.fn("SqlOperatorViews.holdersOf")((executionIds, now) =>
+      executionIds.length === 0
+        ? Effect.succeed(new Map<string, string>())
+        : Effect.map(
+          runner.all(
+            "operator: lease holders of executions",
+            db
+              .selectFrom("executions")
+              .select(["execution_id", "lease_worker"])
+              .where("execution_id", "in", executionIds)
+              .where("status", "in", [QUEUED, RUNNING])
+              .where("lease_worker", "is not", null)
+              .where("lease_expires_at", ">", now)
+              .$narrowType<{ lease_worker: NotNull }>()
+          ),
+          (rows) => new Map(rows.map((row) => [row.execution_id, row.lease_worker]))
+        )
     ),
     failedDeliveries: Effect.fn("SqlOperatorViews.failedDeliveries")((limit) =>
       Effect.flatMap(

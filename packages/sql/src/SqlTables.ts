@@ -223,6 +223,17 @@ export interface MediaStoresTable {
   added_at: number
 }
 
+/** `processes`: each process of the deployment while it runs (`ProcessRegistry`). */
+export interface ProcessesTable {
+  process_id: string
+  name: string
+  role: string
+  version: string
+  started_at: number
+  heartbeat_at: number
+  expires_at: number
+}
+
 /** `secrets` (PostgreSQL only): random secrets every process of a deployment shares (the media URL key). */
 export interface SecretsTable {
   name: string
@@ -259,6 +270,7 @@ export interface Tables {
   app_revision: AppRevisionTable
   blobs: BlobsTable
   media_stores: MediaStoresTable
+  processes: ProcessesTable
   secrets: SecretsTable
   operator_secrets: OperatorSecretsTable
 }

@@ -15,6 +15,7 @@ import {
   SqlExecutionReports,
   SqlMediaStoreRegistry,
   SqlOperatorViews,
+  SqlProcessRegistry,
   SqlRateLimitStore,
   SqlSealedSecretStore,
   SqlSigningKeyStore
@@ -62,5 +63,6 @@ export const layer = (
     SqliteWebhookOutbox.layer,
     SqlExecutionReports.layer,
     SqlOperatorViews.layer,
+    SqlProcessRegistry.layer,
     Layer.mergeAll(SqliteExecutionStore.layer, SqliteExecutionQueue.layer).pipe(Layer.provide(WorkSignal.layer))
   ).pipe(Layer.provide(Runner.layer.pipe(Layer.provideMerge(SqliteClient.layer(options)))))

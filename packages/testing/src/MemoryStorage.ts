@@ -7,10 +7,11 @@ import * as MemoryAppStore from "./MemoryAppStore.js"
 import * as MemoryBlobStore from "./MemoryBlobStore.js"
 import * as MemoryExecutions from "./MemoryExecutions.js"
 import * as MemoryKeyStore from "./MemoryKeyStore.js"
+import * as MemoryProcessRegistry from "./MemoryProcessRegistry.js"
 import * as MemorySealedSecretStore from "./MemorySealedSecretStore.js"
 import * as MemorySigningKeyStore from "./MemorySigningKeyStore.js"
 
-/** All storage ports on in-memory adapters, and a registry of media stores. */
+/** All storage ports on in-memory adapters (the registry of processes too), and a registry of media stores. */
 export const layer = Layer.mergeAll(
   MemoryAppStore.layer,
   MemoryExecutions.layer,
@@ -19,5 +20,6 @@ export const layer = Layer.mergeAll(
   MemorySigningKeyStore.layer,
   RateLimitStore.layerMemory(),
   MemorySealedSecretStore.layer,
+  MemoryProcessRegistry.layer,
   MediaStoreRegistry.layerMemory()
 )

@@ -107,6 +107,11 @@ layer(Chromium.layer, { timeout: "90 seconds", excludeTestServices: true })("the
         yield* tab.waitForText("[data-testid='operator-mode']", "Read-only")
         yield* tab.waitForText("[data-testid='completed-total']", "1")
         expect(yield* tab.textOf("[data-testid='failure-rate']")).toBe("0%")
+        // The one process, idle: serve itself, live.
+        const process = "[data-testid='processes-table'] tr[data-live='true']"
+        yield* tab.waitFor(process)
+        expect(yield* tab.textOf(`${process} [data-testid='role']`)).toBe("serve")
+        expect(yield* tab.textOf(`${process} [data-testid='process-running']`)).toBe("0")
         const row = `[data-testid='deliveries-table'] tr[data-execution-id='${executionId}']`
         expect(yield* tab.textOf(`${row} td:nth-child(2)`)).toBe("default")
         expect(yield* tab.textOf(`${row} td:nth-child(3)`)).toBe(receiver.url())

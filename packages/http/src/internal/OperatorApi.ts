@@ -8,15 +8,30 @@
  * - `GET /operator/workspaces`: each workspace's queued and running executions.
  * - `GET /operator/throughput`: executions finished per minute over the last hour, by status, and
  *   the hour's failure rate.
- * - `GET /operator/workers`: the workers holding leases, with their last heartbeat (their last
+ * - `GET /operator/processes`: every process of the deployment (docs/operations.md#the-fleet): its
+ *   name, process id, role, version, start and last heartbeat, whether it is live (a heartbeat
+ *   within its lease), and how many executions it runs now; a process that stopped is gone, one
+ *   that died shows `live: false` until its row is pruned.
+ * - `GET /operator/executions/{executionId}`: one execution of any workspace, with the process
+ *   running it (`worker`; null while none holds a live lease), which the API's answer never shows.
+ * - `GET /operator/workers`: the processes holding leases, with their last heartbeat (their last
  *   lease renewal: the end of their newest lease minus its length).
  * - `GET /operator/deliveries?limit=N`: failed webhook deliveries across workspaces, newest first.
  * - `POST /operator/executions/{executionId}/webhook/redeliver`: one more attempt of a finished
  *   execution's webhook (202), only with `actions` and from the port's own page with its token
  *   (`ActionGuard`); 403 `forbidden` otherwise.
  */
-import { Appexec, AppexecConfig, type Errors, OperatorViews } from "@appexec/core"
-import { Clock, Effect } from "effect"
+import { ExecutionId } from "@appexec/api/Ids"
+import {
+  Appexec,
+  AppexecConfig,
+  type Errors,
+  ExecutionStore,
+  OperatorViews,
+  ProcessIdentity,
+  ProcessRegistry
+} from "@appexec/core"
+import { Clock, Effect, Option, Schema } from "effect"
 import type * as ActionGuard from "./ActionGuard.js"
 import * as ErrorAnswers from "./ErrorAnswers.js"
 import { json, type ServerRequest, type ServerResponse } from "./Exchange.js"
@@ -31,6 +46,8 @@ const MINUTES = 60
 /** Bounds of `GET /operator/deliveries?limit=`. */
 export const DELIVERY_LIMIT = { default: 50, min: 1, max: 200 } as const
 
+const isExecutionId = Schema.is(ExecutionId)
+
 const noStore = { "cache-control": "no-store" }
 
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -44,16 +61,36 @@ export interface Options {
 }
 
 const REDELIVER = /^\/operator\/executions\/([^/]+)\/webhook\/redeliver$/
+const EXECUTION = /^\/operator\/executions\/([^/]+)$/
+
+/** A path segment decoded, or undefined when it is not valid percent-encoding. */
+const pathId = (segment: string): string | undefined => {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return undefined
+  }
+}
 
 /** Answers a request to a path under `PREFIX`, or none when the path is not one of the endpoints. */
 export type Lookup = (request: ServerRequest, path: string) => Effect.Effect<ServerResponse> | undefined
 
+/** What the endpoints read: the views, the registry of processes, the store, the facade and the settings. */
+export type Requirements =
+  | OperatorViews.OperatorViews
+  | ProcessRegistry.ProcessRegistry
+  | ExecutionStore.ExecutionStore
+  | Appexec.Appexec
+  | AppexecConfig.AppexecConfig
+
 /** The endpoints over the views, the facade and the settings of the context. */
 export const make = (
   options: Options
-): Effect.Effect<Lookup, never, OperatorViews.OperatorViews | Appexec.Appexec | AppexecConfig.AppexecConfig> =>
+): Effect.Effect<Lookup, never, Requirements> =>
   Effect.gen(function*() {
     const views = yield* OperatorViews.OperatorViews
+    const registry = yield* ProcessRegistry.ProcessRegistry
+    const store = yield* ExecutionStore.ExecutionStore
     const appexec = yield* Appexec.Appexec
     const config = yield* AppexecConfig.AppexecConfig
     const leaseMs = AppexecConfig.millis(config.lease)
@@ -109,6 +146,45 @@ export const make = (
         live: h.leaseExpiresAt > now
       })))
     })
+
+    const processes = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const [entries, holders] = yield* Effect.all([registry.list, views.leaseHolders], { concurrency: 2 })
+      const held = new Map(holders.filter((h) => h.leaseExpiresAt > now).map((h) => [h.workerId, h.held]))
+      return ok(entries.map((p) => ({
+        processId: p.processId,
+        name: p.name,
+        role: p.role,
+        version: p.version,
+        startedAt: iso(p.startedAt),
+        lastHeartbeatAt: iso(p.heartbeatAt),
+        live: ProcessRegistry.isLive(p, now),
+        running: held.get(p.processId) ?? 0
+      })))
+    })
+
+    const execution = (executionId: string) =>
+      Effect.gen(function*() {
+        const found = isExecutionId(executionId) ? yield* store.get(executionId) : Option.none()
+        if (Option.isNone(found)) {
+          return ErrorAnswers.answer(404, { code: "not_found", message: "No execution has this id." })
+        }
+        const r = found.value
+        const now = yield* Clock.currentTimeMillis
+        const holder = (yield* views.holdersOf([r.executionId], now)).get(r.executionId)
+        return ok({
+          executionId: r.executionId,
+          workspaceId: r.workspaceId,
+          appId: r.appId,
+          status: r.status,
+          attempt: r.attempt ?? 0,
+          createdAt: iso(r.createdAt),
+          startedAt: r.startedAt === null ? null : iso(r.startedAt),
+          completedAt: r.completedAt === null ? null : iso(r.completedAt),
+          errorMessage: r.errorMessage,
+          worker: holder === undefined ? null : { processId: holder, name: ProcessIdentity.nameOf(holder) }
+        })
+      })
 
     const deliveries = (query: URLSearchParams) => {
       const text = query.get("limit")
@@ -181,6 +257,7 @@ export const make = (
       [`${PREFIX}/workspaces`, () => workspaces],
       [`${PREFIX}/throughput`, () => throughput],
       [`${PREFIX}/workers`, () => workers],
+      [`${PREFIX}/processes`, () => processes],
       [`${PREFIX}/deliveries`, deliveries]
     ])
 
@@ -194,15 +271,23 @@ export const make = (
         const query = new URLSearchParams(q === -1 ? "" : request.url.slice(q + 1))
         return Effect.catchTag(read(query), "StorageError", storageFailed)
       }
+      const one = EXECUTION.exec(path)
+      if (one !== null) {
+        if (request.method !== "GET" && request.method !== "HEAD") {
+          return Effect.succeed(ErrorAnswers.methodNotAllowed(request.method, path, ["GET", "HEAD"]))
+        }
+        const id = pathId(one[1]!)
+        return id === undefined
+          ? Effect.succeed(ErrorAnswers.invalidRequest("The execution id in the path is not valid."))
+          : Effect.catchTag(execution(id), "StorageError", storageFailed)
+      }
       const redelivery = REDELIVER.exec(path)
       if (redelivery === null) return undefined
       if (request.method !== "POST") {
         return Effect.succeed(ErrorAnswers.methodNotAllowed(request.method, path, ["POST"]))
       }
-      let executionId: string
-      try {
-        executionId = decodeURIComponent(redelivery[1]!)
-      } catch {
+      const executionId = pathId(redelivery[1]!)
+      if (executionId === undefined) {
         return Effect.succeed(ErrorAnswers.invalidRequest("The execution id in the path is not valid."))
       }
       return Effect.catchTag(redeliver(request, executionId), "StorageError", storageFailed)

@@ -5,9 +5,9 @@
  * on stdout.
  */
 import { type Ids } from "@appexec/api"
-import { Appexec, SigningKeys } from "@appexec/core"
+import { Appexec, OperatorViews, SigningKeys } from "@appexec/core"
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect, Either, Option, Schema } from "effect"
+import { Clock, Console, Effect, Either, Option, Schema } from "effect"
 import { readFile } from "node:fs/promises"
 import * as Database from "../Database.js"
 import * as Instance from "../Instance.js"
@@ -194,17 +194,31 @@ const executionsList = Command.make(
           limit
         }).pipe(Effect.catchTag("InvalidRequest", (error) => new CommandFailed({ message: error.message })))
         const time = (ms: number | null) => (ms === null ? "-" : new Date(ms).toISOString())
+        // The process holding each running execution's lease (empty when none does).
+        const holders = yield* (yield* OperatorViews.OperatorViews).holdersOf(
+          records.map((r) => r.executionId),
+          yield* Clock.currentTimeMillis
+        )
         for (const r of records) {
           yield* Console.log(
-            [r.executionId, r.status, r.workspaceId, r.appId, time(r.createdAt), time(r.completedAt), r.attempt ?? 0]
-              .join("\t")
+            [
+              r.executionId,
+              r.status,
+              r.workspaceId,
+              r.appId,
+              time(r.createdAt),
+              time(r.completedAt),
+              r.attempt ?? 0,
+              holders.get(r.executionId) ?? ""
+            ].join("\t")
           )
         }
       })
     )
 ).pipe(
   Command.withDescription(
-    "List executions, newest first: id, status, workspace id, app id, created and completed (ISO times), attempt; tab-separated"
+    "List executions, newest first: id, status, workspace id, app id, created and completed (ISO times), attempt, " +
+      "the process running it (empty when none); tab-separated"
   )
 )
 

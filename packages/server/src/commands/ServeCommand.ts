@@ -13,6 +13,7 @@ import { serve, type ServeOptions } from "../Serve.js"
 import * as ApiSettings from "../settings/ApiSettings.js"
 import * as Catalog from "../settings/Catalog.js"
 import * as CliOptions from "../settings/CliOptions.js"
+import * as ProcessSettings from "../settings/ProcessSettings.js"
 import * as Resolve from "../settings/Resolve.js"
 import type * as Setting from "../settings/Setting.js"
 import * as SharedSettings from "../settings/SharedSettings.js"
@@ -43,6 +44,7 @@ export const optionsOf = (settings: Resolve.Resolved) =>
       dataDir: get(StoreSettings.data),
       database: yield* Database.fromSettings(settings),
       worker: settings.role !== "api",
+      name: get(ProcessSettings.name),
       console: !get(ApiSettings.noConsole),
       appsDir: get(ApiSettings.apps) ?? Bootstrap.defaultAppsDir,
       rateLimit: get(ApiSettings.rateLimit),

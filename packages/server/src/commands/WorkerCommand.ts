@@ -14,6 +14,7 @@ import * as ApiSettings from "../settings/ApiSettings.js"
 import * as Catalog from "../settings/Catalog.js"
 import * as CliOptions from "../settings/CliOptions.js"
 import * as NodeSettings from "../settings/NodeSettings.js"
+import * as ProcessSettings from "../settings/ProcessSettings.js"
 import type * as Resolve from "../settings/Resolve.js"
 import * as SharedSettings from "../settings/SharedSettings.js"
 import * as StoreSettings from "../settings/StoreSettings.js"
@@ -73,7 +74,8 @@ export const optionsOf = (settings: Resolve.Resolved) =>
       mediaBaseUrl: get(SharedSettings.mediaBaseUrl),
       media,
       adminPort: get(SharedSettings.adminPort),
-      adminHost: get(SharedSettings.adminHost)
+      adminHost: get(SharedSettings.adminHost),
+      name: get(ProcessSettings.name)
     }
     return options
   })

@@ -7,6 +7,7 @@
  */
 import * as ApiSettings from "./ApiSettings.js"
 import * as NodeSettings from "./NodeSettings.js"
+import * as ProcessSettings from "./ProcessSettings.js"
 import * as Setting from "./Setting.js"
 import * as SharedSettings from "./SharedSettings.js"
 import * as StoreSettings from "./StoreSettings.js"
@@ -25,6 +26,7 @@ export const groups: ReadonlyArray<Group> = [
   { title: "The work: executions, webhooks, retention", settings: Object.values(WorkSettings.group) },
   { title: "Media", settings: Object.values(SharedSettings.mediaGroup) },
   { title: "The admin port", settings: Object.values(SharedSettings.adminGroup) },
+  { title: "The process", settings: Object.values(ProcessSettings.group) },
   { title: "Outbound requests", settings: Object.values(SharedSettings.outboundGroup) },
   { title: "The built-in nodes", settings: NodeSettings.all }
 ]

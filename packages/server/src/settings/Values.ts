@@ -126,6 +126,21 @@ export const toggle: Value<boolean> = {
 export const text = (pseudo: string): Value<string> =>
   value(pseudo, (t) => (t.trim() === "" ? Either.left("is empty") : Either.right(t.trim())), (t) => t)
 
+/**
+ * The name of a process (`--name`): up to 100 printable characters without spaces, or none
+ * (`host:pid` then).
+ */
+export const processName: Value<string | undefined> = optional(
+  value(
+    "NAME",
+    (t) =>
+      /^[\x21-\x7e]{1,100}$/.test(t.trim())
+        ? Either.right(t.trim())
+        : Either.left(`'${t.trim()}' is not a name: up to 100 printable characters, no spaces`),
+    (t) => t
+  )
+)
+
 /** A directory or file, made absolute from the current directory. */
 export const path = (pseudo: string): Value<string> =>
   value(pseudo, (t) => (t.trim() === "" ? Either.left("is empty") : Either.right(resolve(t.trim()))), (p) => p)

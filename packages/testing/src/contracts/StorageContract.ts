@@ -16,6 +16,7 @@ import * as ExecutionReportsContract from "./ExecutionReportsContract.js"
 import * as ExecutionStoreContract from "./ExecutionStoreContract.js"
 import * as KeyStoreContract from "./KeyStoreContract.js"
 import * as OperatorViewsContract from "./OperatorViewsContract.js"
+import * as ProcessRegistryContract from "./ProcessRegistryContract.js"
 import * as RateLimitStoreContract from "./RateLimitStoreContract.js"
 import * as SecretStoreContract from "./SecretStoreContract.js"
 import * as SigningKeyStoreContract from "./SigningKeyStoreContract.js"
@@ -33,6 +34,7 @@ const suites = [
   CancelAndIdempotencyContract.suite,
   WebhookOutboxContract.suite,
   OperatorViewsContract.suite,
+  ProcessRegistryContract.suite,
   KeyStoreContract.suite,
   BlobStoreContract.suite,
   SigningKeyStoreContract.suite,

@@ -56,6 +56,16 @@ export const make = (
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .map(([workerId, held]) => ({ workerId, ...held }))
     }),
+    holdersOf: (executionIds, now) =>
+      Effect.sync(() => {
+        const holders = new Map<string, string>()
+        for (const id of executionIds) {
+          const row = rows.get(id)
+          if (row === undefined || isFinished(row.record) || row.lease === null || row.lease.expiresAt <= now) continue
+          holders.set(id, row.lease.workerId)
+        }
+        return holders
+      }),
     failedDeliveries: (limit) =>
       Effect.sync(() =>
         // The outbox keeps insertion order: newest first is the reverse, then by creation.

@@ -41,6 +41,20 @@ export interface Worker {
   readonly live: boolean
 }
 
+/** A process of the deployment (`serve`, `serve --no-worker`, `worker`, an embedded instance). */
+export interface Process {
+  readonly processId: string
+  readonly name: string
+  readonly role: "serve" | "api" | "worker" | "embedded"
+  readonly version: string
+  readonly startedAt: string
+  readonly lastHeartbeatAt: string
+  /** It beat within its lease; false: it died, and its row stays until pruned. */
+  readonly live: boolean
+  /** How many executions it runs now. */
+  readonly running: number
+}
+
 /** A failed webhook delivery. */
 export interface FailedDelivery {
   readonly deliveryId: string
@@ -70,6 +84,7 @@ export interface OperatorApi {
   readonly workspaces: (signal?: AbortSignal) => Promise<ReadonlyArray<WorkspaceLoad>>
   readonly throughput: (signal?: AbortSignal) => Promise<Throughput>
   readonly workers: (signal?: AbortSignal) => Promise<ReadonlyArray<Worker>>
+  readonly processes: (signal?: AbortSignal) => Promise<ReadonlyArray<Process>>
   readonly deliveries: (signal?: AbortSignal) => Promise<ReadonlyArray<FailedDelivery>>
   /** One more attempt of the webhook of `executionId`. */
   readonly redeliver: (executionId: string) => Promise<void>
@@ -109,6 +124,7 @@ export const makeOperatorApi = (basePath: string): OperatorApi => {
     workspaces: (signal) => call("GET", "/workspaces", signal),
     throughput: (signal) => call("GET", "/throughput", signal),
     workers: (signal) => call("GET", "/workers", signal),
+    processes: (signal) => call("GET", "/processes", signal),
     deliveries: (signal) => call("GET", "/deliveries", signal),
     redeliver: async (executionId) => {
       actionToken ??= (await call<Settings>("GET", "")).actionToken

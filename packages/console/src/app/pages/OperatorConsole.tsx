@@ -2,7 +2,8 @@
  * The operator views, served on the admin port (`appexec serve --admin-port`) with no key: the
  * port is private. One page, read again every few seconds: each workspace's queued and running
  * executions, the executions finished per minute over the last hour and the share that failed
- * (`MinuteChart`), the workers seen through their leases with their last heartbeat, and the failed
+ * (`MinuteChart`), every process of the deployment (role, version, start, last heartbeat, what it
+ * runs), and the failed
  * webhook deliveries of every workspace, each with "Redeliver" when the admin app allows actions
  * (`--admin-actions`).
  */
@@ -16,6 +17,14 @@ import { formatDuration, formatTime } from "../components/Time.js"
 
 /** How often the views are read again. */
 const REFRESH_MS = 5_000
+
+/** A role as an operator starts the process. */
+const ROLES: Readonly<Record<"serve" | "api" | "worker" | "embedded", string>> = {
+  serve: "serve",
+  api: "serve --no-worker",
+  worker: "worker",
+  embedded: "embedded"
+}
 
 const percent = (rate: number | null) =>
   rate === null ? "—" : rate === 0 ? "0%" : `${(rate * 100).toFixed(rate < 0.1 ? 1 : 0)}%`
@@ -34,7 +43,7 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
   const [settings] = useRemote((signal) => api.settings(signal), [])
   const [workspaces] = useRemote((signal) => api.workspaces(signal), [tick])
   const [throughput] = useRemote((signal) => api.throughput(signal), [tick])
-  const [workers] = useRemote((signal) => api.workers(signal), [tick])
+  const [processes] = useRemote((signal) => api.processes(signal), [tick])
   const [deliveries, reloadDeliveries] = useRemote((signal) => api.deliveries(signal), [tick])
   const actions = settings.state === "ready" && settings.value.actions
 
@@ -105,32 +114,39 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
                 </table>
               ))}
           </section>
-          <section class="card" aria-labelledby="workers-title">
-            <h2 id="workers-title">Workers</h2>
-            {workers.state === "loading" && <Loading what="the workers" />}
-            {workers.state === "failed" && <Failure error={workers.error} what="the workers" />}
-            {workers.state === "ready" && (workers.value.length === 0
-              ? <p class="empty">No worker holds a lease: nothing is running.</p>
+          <section class="card" aria-labelledby="processes-title">
+            <h2 id="processes-title">Processes</h2>
+            {processes.state === "loading" && <Loading what="the processes" />}
+            {processes.state === "failed" && <Failure error={processes.error} what="the processes" />}
+            {processes.state === "ready" && (processes.value.length === 0
+              ? <p class="empty">No process has said it runs.</p>
               : (
-                <table class="stacks" data-testid="workers-table">
+                <table class="stacks" data-testid="processes-table">
                   <thead>
                     <tr>
-                      <th scope="col">Worker</th>
-                      <th scope="col" class="number">Holds</th>
+                      <th scope="col">Process</th>
+                      <th scope="col">Role</th>
+                      <th scope="col" class="number">Runs</th>
                       <th scope="col">Last heartbeat</th>
                     </tr>
                   </thead>
                   <tbody>
-                    {workers.value.map((w) => (
-                      <tr key={w.workerId} data-live={w.live}>
-                        <td data-label="Worker">
-                          <code title={w.workerId}>{shortId(w.workerId)}</code>
+                    {processes.value.map((p) => (
+                      <tr key={p.processId} data-process={p.name} data-live={p.live}>
+                        <td data-label="Process">
+                          <span>
+                            <code title={p.processId}>{p.name}</code>
+                            <span class="help block">
+                              {p.version}, started {formatTime(p.startedAt)}
+                            </span>
+                          </span>
                         </td>
-                        <td class="number" data-label="Holds">{w.held}</td>
+                        <td data-label="Role" data-testid="role">{ROLES[p.role]}</td>
+                        <td class="number" data-label="Runs" data-testid="process-running">{p.running}</td>
                         <td data-label="Last heartbeat">
                           <span>
-                            {formatDuration(Date.now() - new Date(w.lastHeartbeatAt).getTime())} ago
-                            {!w.live && <span class="badge status-failed">lease expired</span>}
+                            {formatDuration(Date.now() - new Date(p.lastHeartbeatAt).getTime())} ago
+                            {!p.live && <span class="badge status-failed">lost</span>}
                           </span>
                         </td>
                       </tr>
@@ -139,8 +155,8 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
                 </table>
               ))}
             <p class="help">
-              Seen through the leases they hold on executions, renewed every third of a lease: a worker that runs
-              nothing holds none and is not listed.
+              Every process beats on its lease-renewal schedule; one that stops leaves at once, one that dies shows as
+              lost once its lease has passed.
             </p>
           </section>
         </div>

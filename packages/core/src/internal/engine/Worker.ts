@@ -7,10 +7,11 @@
  * that they run again at once elsewhere or on the next start, the stop not counted against
  * `maxAttempts` (an outcome already being written is written first).
  */
-import { Effect, Fiber, Layer } from "effect"
+import { Effect, Fiber, Layer, Option } from "effect"
 import { AppexecConfig, millis } from "../../AppexecConfig.js"
 import { type Claim, ExecutionQueue } from "../../ExecutionQueue.js"
 import { IdGenerator } from "../../IdGenerator.js"
+import { ProcessIdentity } from "../../ProcessIdentity.js"
 import { Shutdown } from "../../Shutdown.js"
 import { Cancellations } from "./Cancellations.js"
 import * as ClaimLoop from "./ClaimLoop.js"
@@ -38,10 +39,12 @@ const CLAIM_BATCH = 128
 export const run = Effect.gen(function*() {
   const config = yield* AppexecConfig
   const queue = yield* ExecutionQueue
-  const ids = yield* IdGenerator
   const cancellations = yield* Cancellations
   const shutdown = yield* Shutdown
-  const workerId = yield* ids.uuid
+  // The leases name the process (`host:pid#suffix`), so the operator views say who runs what; a
+  // worker run alone (tests) names itself with a fresh id.
+  const identity = yield* Effect.serviceOption(ProcessIdentity)
+  const workerId = Option.isSome(identity) ? identity.value.processId : yield* (yield* IdGenerator).uuid
   const keeper = yield* LeaseKeeper.make
   const runs = Runs.make({ cancellations, watcher: keeper.watcher })
   const { awaitSaves, process } = yield* WorkerRun.make(runs)
