@@ -94,14 +94,14 @@ describe("the fleet in the operator views", () => {
             ["--apps", yield* slowApps, "--no-worker", "--name", "api-1", "--admin-port", "0"],
             env
           )
-          const [, adminUrl] = yield* serve.waitFor(/Operator views: (http:\/\/127\.0\.0\.1:\d+)\/console/, "stdout")
+          const [, adminUrl] = yield* serve.waitFor(/Operator views: (http:\/\/127\.0\.0\.1:\d+)\/console/, "stderr")
           const worker = (name: string) =>
             Effect.tap(
               spawnAppexec(
                 ["worker", "--data", dataDir, "--name", name, "--lease", "2s", "--drain-timeout", "1s"],
                 env
               ),
-              (w) => w.waitFor(/appexec worker is running/, "stdout", "20 seconds")
+              (w) => w.waitFor(/appexec worker is running/, "stderr", "20 seconds")
             )
           const workers = { "worker-a": yield* worker("worker-a"), "worker-b": yield* worker("worker-b") }
           const processes = Effect.map(json<Array<Listed>>(`${adminUrl}/operator/processes`), (r) => r.data)
