@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdirSync, writeFileSync } from "node:fs"
+import { createServer } from "node:net"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -49,12 +50,13 @@ const severe = /^time=\S+ level=(warn|error|fatal) /
 /**
  * Starts `appexec <command> ...args` and resolves with `ready(output so far)` once it answers
  * something, reading `watched` (stdout: what the command prints; stderr: its log, where the
- * start-up lines are). Of the log, only warnings and errors reach this process's stderr.
+ * start-up lines are; none: at once, with `ready("")`). Of the log, only warnings and errors reach
+ * this process's stderr.
  */
 const start = <A>(
   args: ReadonlyArray<string>,
   env: Record<string, string>,
-  watched: "stdout" | "stderr",
+  watched: "stdout" | "stderr" | "none",
   ready: (out: string, child: ChildProcess) => A | undefined
 ) =>
   Effect.acquireRelease(
@@ -72,6 +74,11 @@ const start = <A>(
         partial = lines.pop()!
         for (const line of lines) if (severe.test(line)) process.stderr.write(`${line}\n`)
       })
+      child.once("exit", (code) => resume(Effect.fail(new Error(`appexec ${args[0]} exited with ${code}`))))
+      if (watched === "none") {
+        resume(Effect.succeed({ child, value: ready("", child)! }))
+        return
+      }
       child[watched]!.on("data", (d) => {
         if (resolved) return
         out += String(d)
@@ -82,7 +89,6 @@ const start = <A>(
           resume(Effect.succeed({ child, value }))
         }
       })
-      child.once("exit", (code) => resume(Effect.fail(new Error(`appexec ${args[0]} exited with ${code}`))))
     }),
     ({ child }) => stop(child)
   )
@@ -100,17 +106,44 @@ export const serve = (args: ReadonlyArray<string>, env: Record<string, string> =
     ({ value }) => value
   )
 
-/** `appexec worker ...args`, resolved with its process once its log says it runs; its warnings go to stderr. */
+/** A port free on 127.0.0.1 now (the system's pick, released at once). */
+const freePort = Effect.async<number, Error>((resume) => {
+  const server = createServer()
+  server.once("error", (error) => resume(Effect.fail(error)))
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+/** Completes once `url` answers 200, asked every 20 ms; fails if `child` exits first. */
+const readyAt = (url: string, child: ChildProcess) =>
+  Effect.tryPromise(async () => {
+    for (;;) {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`appexec worker exited before ${url}`)
+      const ok = await fetch(url).then((response) => response.ok, () => false)
+      if (ok) return
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  })
+
+/**
+ * `appexec worker ...args` at log level warning (as an operator runs a busy worker: no line per
+ * execution transition), resolved with its process once its admin port's `/readyz` answers 200;
+ * its warnings go to stderr.
+ */
 export const worker = (args: ReadonlyArray<string>, env: Record<string, string>) =>
-  Effect.map(
-    start(
-      ["worker", ...args],
-      { APPEXEC_LOG_FORMAT: "logfmt", ...env },
-      "stderr",
-      (out) => out.includes("appexec worker is running") ? true : undefined
-    ),
-    ({ child }) => child
-  )
+  Effect.flatMap(freePort, (port) =>
+    Effect.flatMap(
+      start(
+        ["worker", "--admin-port", String(port), ...args],
+        { APPEXEC_LOG_FORMAT: "logfmt", APPEXEC_LOG_LEVEL: "warning", ...env },
+        "none",
+        () => true
+      ),
+      ({ child }) => Effect.as(readyAt(`http://127.0.0.1:${port}/readyz`, child), child)
+    ))
 
 /** A JSON request to a served API, its answer's `data`; a status other than 2xx fails. */
 export const call = <A>(server: Serve, path: string, body?: unknown) =>
