@@ -6,11 +6,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
 import { execFile } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { backends } from "./support/Backends.js"
 import { bin } from "./support/Bin.js"
+import { delayApps, json, slowApps } from "./support/DelayApps.js"
 import { spawnAppexec, startServe, tempDataDir } from "./support/ServeProcess.js"
 
 /** Runs `appexec …args` with `env` added to the environment to completion; stdout, stderr and exit code. */
@@ -25,35 +23,6 @@ const appexec = (env: Record<string, string>, ...args: Array<string>) =>
     )
   })
 
-/** An apps directory with one app that pauses 10 minutes, removed with the scope. */
-const slowApps = Effect.acquireRelease(
-  Effect.sync(() => {
-    const dir = mkdtempSync(join(tmpdir(), "appexec-apps-"))
-    writeFileSync(
-      join(dir, "slow.json"),
-      JSON.stringify({
-        name: "Slow",
-        public: true,
-        timeoutSeconds: 3600,
-        nodes: [
-          { id: "prompt", type: "input.text", config: { name: "prompt" } },
-          { id: "wait", type: "util.delay", config: { ms: 600_000 } },
-          { id: "out", type: "output.text", label: "Out" }
-        ],
-        edges: [{ source: "prompt", target: "wait" }, { source: "wait", target: "out" }]
-      })
-    )
-    return dir
-  }),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
-
-const json = (url: string, init: RequestInit = {}) =>
-  Effect.promise(async () => {
-    const response = await fetch(url, init)
-    return { status: response.status, body: (await response.json()) as { data: Record<string, unknown> } }
-  })
-
 describe("appexec executions cancel", () => {
   for (const backend of backends) {
     it.scopedLive(
@@ -65,18 +34,18 @@ describe("appexec executions cancel", () => {
           const serve = yield* startServe(dataDir, ["--apps", yield* slowApps], env)
           const headers = { "x-api-key": serve.key, "content-type": "application/json" }
           const apps = yield* json(`${serve.baseUrl}/v1/apps?search=Slow`, { headers })
-          const appId = (apps.body.data as unknown as Array<{ appId: string }>)[0]!.appId
+          const appId = (apps.data as unknown as Array<{ appId: string }>)[0]!.appId
           const started = yield* json(`${serve.baseUrl}/v1/apps/${appId}/executions`, {
             method: "POST",
             headers,
             body: JSON.stringify({ inputs: { prompt: "x" } })
           })
-          const id = String(started.body.data.executionId)
+          const id = String(started.data.executionId)
           // Read it until it runs (the worker takes it at once; a loaded machine may take longer).
           yield* json(`${serve.baseUrl}/v1/executions/${id}`, { headers }).pipe(
             Effect.repeat({
               schedule: Schedule.spaced("20 millis"),
-              until: (seen) => seen.body.data.status === "running"
+              until: (seen) => seen.data.status === "running"
             }),
             Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error(`${id} did not start running`) })
           )
@@ -88,7 +57,7 @@ describe("appexec executions cancel", () => {
             headers: { ...headers, prefer: "wait=5" }
           })
           expect(Date.now() - requestedAt).toBeLessThan(1_500)
-          expect(done.body.data).toMatchObject({ status: "failed", errorMessage: "The execution was canceled." })
+          expect(done.data).toMatchObject({ status: "failed", errorMessage: "The execution was canceled." })
           const again = yield* appexec(env, "executions", "cancel", id, "--data", dataDir)
           expect(again.code).not.toBe(0)
           expect(again.stderr).toContain("has already finished")
@@ -97,29 +66,6 @@ describe("appexec executions cancel", () => {
     )
   }
 })
-
-/** An apps directory with one app that pauses `ms` before it answers, removed with the scope. */
-const pausingApps = (ms: number) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const dir = mkdtempSync(join(tmpdir(), "appexec-apps-"))
-      writeFileSync(
-        join(dir, "pause.json"),
-        JSON.stringify({
-          name: "Pause",
-          public: true,
-          nodes: [
-            { id: "prompt", type: "input.text", config: { name: "prompt" } },
-            { id: "wait", type: "util.delay", config: { ms } },
-            { id: "out", type: "output.text", label: "Out" }
-          ],
-          edges: [{ source: "prompt", target: "wait" }, { source: "wait", target: "out" }]
-        })
-      )
-      return dir
-    }),
-    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-  )
 
 describe("attempts across processes: a worker killed with SIGKILL, its execution taken over", () => {
   for (const backend of backends) {
@@ -130,25 +76,29 @@ describe("attempts across processes: a worker killed with SIGKILL, its execution
           const dataDir = yield* tempDataDir
           const env = yield* backend.env
           // HTTP only: what it accepts stays queued until a worker comes.
-          const serve = yield* startServe(dataDir, ["--apps", yield* pausingApps(4_000), "--no-worker"], env)
+          const serve = yield* startServe(dataDir, [
+            "--apps",
+            yield* delayApps({ name: "Pause", ms: 4_000 }),
+            "--no-worker"
+          ], env)
           const headers = { "x-api-key": serve.key, "content-type": "application/json" }
           const apps = yield* json(`${serve.baseUrl}/v1/apps?search=Pause`, { headers })
-          const appId = (apps.body.data as unknown as Array<{ appId: string }>)[0]!.appId
+          const appId = (apps.data as unknown as Array<{ appId: string }>)[0]!.appId
           const started = yield* json(`${serve.baseUrl}/v1/apps/${appId}/executions`, {
             method: "POST",
             headers,
             body: JSON.stringify({ inputs: { prompt: "x" } })
           })
-          const id = String(started.body.data.executionId)
+          const id = String(started.data.executionId)
           const poll = (extra: Record<string, string> = {}) =>
-            Effect.map(json(`${serve.baseUrl}/v1/executions/${id}`, { headers: { ...headers, ...extra } }), (r) =>
-              r.body.data)
+            Effect.map(
+              json(`${serve.baseUrl}/v1/executions/${id}`, { headers: { ...headers, ...extra } }),
+              (r) => r.data
+            )
           /** The columns of the execution's line in `appexec executions list`. */
           const listed = Effect.map(appexec(env, "executions", "list", "--data", dataDir), (out) => {
             expect(out.code).toBe(0)
-            return out.stdout.split("\n").find((line) =>
-              line.startsWith(`${id}\t`)
-            )?.split("\t")
+            return out.stdout.split("\n").find((line) => line.startsWith(`${id}\t`))?.split("\t")
           })
           expect(yield* poll()).toMatchObject({ status: "queued", attempt: 0 })
           expect(yield* listed).toMatchObject({ 1: "queued", 6: "0" })

@@ -10,35 +10,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { execFile } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { backends } from "./support/Backends.js"
 import { bin } from "./support/Bin.js"
+import { json, slowApps } from "./support/DelayApps.js"
 import { spawnAppexec, startServe, tempDataDir } from "./support/ServeProcess.js"
-
-/** An apps directory with one app that pauses 10 minutes, removed with the scope. */
-const slowApps = Effect.acquireRelease(
-  Effect.sync(() => {
-    const dir = mkdtempSync(join(tmpdir(), "appexec-apps-"))
-    writeFileSync(
-      join(dir, "slow.json"),
-      JSON.stringify({
-        name: "Slow",
-        public: true,
-        timeoutSeconds: 3600,
-        nodes: [
-          { id: "prompt", type: "input.text", config: { name: "prompt" } },
-          { id: "wait", type: "util.delay", config: { ms: 600_000 } },
-          { id: "out", type: "output.text", label: "Out" }
-        ],
-        edges: [{ source: "prompt", target: "wait" }, { source: "wait", target: "out" }]
-      })
-    )
-    return dir
-  }),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
 
 /** Runs `appexec …args` with `env` added to the environment to completion: its stdout and exit code. */
 const appexec = (env: Record<string, string>, ...args: Array<string>) =>
@@ -49,12 +24,6 @@ const appexec = (env: Record<string, string>, ...args: Array<string>) =>
       { env: { ...process.env, ...env } },
       (error, stdout) => resume(Effect.succeed({ stdout, code: error === null ? 0 : Number(error.code ?? 1) }))
     )
-  })
-
-const json = <A>(url: string, init: RequestInit = {}) =>
-  Effect.promise(async () => {
-    const response = await fetch(url, init)
-    return { status: response.status, data: ((await response.json()) as { readonly data: A }).data }
   })
 
 /** A process as `GET /operator/processes` lists it. */

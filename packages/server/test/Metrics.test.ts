@@ -8,42 +8,13 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { readFileSync } from "node:fs"
 import * as Backends from "./support/Backends.js"
+import { delayApps, json } from "./support/DelayApps.js"
 import { spawnAppexec, startServe, tempDataDir } from "./support/ServeProcess.js"
 
 const version = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string })
   .version
-
-/** An apps directory with one public app that pauses a minute. */
-const pausingApps = Effect.acquireRelease(
-  Effect.sync(() => {
-    const dir = mkdtempSync(join(tmpdir(), "appexec-apps-"))
-    writeFileSync(
-      join(dir, "pause.json"),
-      JSON.stringify({
-        name: "Pause",
-        public: true,
-        nodes: [
-          { id: "prompt", type: "input.text", config: { name: "prompt" } },
-          { id: "wait", type: "util.delay", config: { ms: 60_000 } },
-          { id: "out", type: "output.text", label: "Out" }
-        ],
-        edges: [{ source: "prompt", target: "wait" }, { source: "wait", target: "out" }]
-      })
-    )
-    return dir
-  }),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
-
-const json = (url: string, init: RequestInit = {}) =>
-  Effect.promise(async () => {
-    const response = await fetch(url, init)
-    return { status: response.status, body: (await response.json()) as { data: Record<string, unknown> } }
-  })
 
 /** One sample of a Prometheus exposition. */
 interface Sample {
@@ -94,13 +65,13 @@ describe.each([Backends.sqlite, Backends.postgres])("metrics of a fleet on $name
         const dataDir = yield* tempDataDir
         const serve = yield* startServe(
           dataDir,
-          ["--apps", yield* pausingApps, "--no-worker", "--admin-port", "0"],
+          ["--apps", yield* delayApps({ name: "Pause", ms: 60_000 }), "--no-worker", "--admin-port", "0"],
           env
         )
         const apiMetrics = (yield* serve.waitFor(METRICS_URL, "stderr"))[1]!
         const headers = { "x-api-key": serve.key, "content-type": "application/json" }
         const apps = yield* json(`${serve.baseUrl}/v1/apps?search=Pause`, { headers })
-        const appId = String((apps.body.data as unknown as Array<{ appId: string }>)[0]!.appId)
+        const appId = String((apps.data as unknown as Array<{ appId: string }>)[0]!.appId)
         for (let i = 0; i < 3; i++) {
           const started = yield* json(`${serve.baseUrl}/v1/apps/${appId}/executions`, {
             method: "POST",
