@@ -1,0 +1,52 @@
+/**
+ * The ComfyUI servers of the instance as a pool inside one process: each server runs one prompt
+ * of this process at a time, and a run waits here for a free server rather than piling onto a
+ * server's own queue. A limit across processes (several workers sharing servers) is not kept
+ * here: each process holds its own pool.
+ */
+import { Context, Effect, Layer, type Scope, STM, TRef } from "effect"
+import { ComfyuiSettings } from "./ComfyuiSettings.js"
+
+/** The pool of ComfyUI servers. */
+export class ComfyuiPool extends Context.Tag("@appexec/nodes-comfyui/ComfyuiPool")<ComfyuiPool, {
+  /** The servers' root URLs, in the order configured. */
+  readonly servers: ReadonlyArray<string>
+  /** A free server, held until the scope closes; waits while every server is busy. */
+  readonly acquire: Effect.Effect<string, never, Scope.Scope>
+  /** Holds `server` (one a run re-attaches to) until the scope closes; waits while it is busy. */
+  readonly hold: (server: string) => Effect.Effect<void, never, Scope.Scope>
+  /** The servers running a prompt of this process now. */
+  readonly busy: Effect.Effect<ReadonlyArray<string>>
+}>() {}
+
+/** The pool of `servers`, one prompt at a time on each. */
+export const make = (servers: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const busy = yield* TRef.make<ReadonlyArray<string>>([])
+    const take = (pick: (taken: ReadonlyArray<string>) => string | undefined) =>
+      Effect.acquireRelease(
+        STM.commit(
+          TRef.get(busy).pipe(
+            STM.flatMap((taken) => {
+              const server = pick(taken)
+              return server === undefined
+                ? STM.retry
+                : TRef.set(busy, [...taken, server]).pipe(STM.as(server))
+            })
+          )
+        ),
+        (server) => STM.commit(TRef.update(busy, (taken) => taken.filter((s) => s !== server)))
+      )
+    return ComfyuiPool.of({
+      servers,
+      acquire: take((taken) => servers.find((server) => !taken.includes(server))),
+      hold: (server) => Effect.asVoid(take((taken) => (taken.includes(server) ? undefined : server))),
+      busy: STM.commit(TRef.get(busy))
+    })
+  })
+
+/** The pool of the servers in `ComfyuiSettings`. */
+export const layer: Layer.Layer<ComfyuiPool, never, ComfyuiSettings> = Layer.effect(
+  ComfyuiPool,
+  Effect.flatMap(ComfyuiSettings, (settings) => make(settings.servers))
+)

@@ -1,0 +1,63 @@
+/**
+ * The operator's settings of `provider.comfyui`: the ComfyUI servers of the instance (the
+ * `--comfyui URL[,URL…]` setting, `APPEXEC_COMFYUI`), how often a run is polled when its
+ * websocket is quiet or closed, and the time limit of each request to a server.
+ */
+import { Config, ConfigError, Context, Duration, Either, Layer } from "effect"
+
+/** The settings of `provider.comfyui`. */
+export interface Settings {
+  /** The ComfyUI servers' root URLs (`http://gpu-1:8188`), without a trailing `/`. */
+  readonly servers: ReadonlyArray<string>
+  /** How long a run's websocket may be quiet before the server is asked about the prompt. */
+  readonly pollInterval: Duration.DurationInput
+  /** Time limit of each HTTP request to a server. */
+  readonly requestTimeout: Duration.DurationInput
+}
+
+/** The defaults: no server, a poll every 2 seconds of quiet, 30 s a request. */
+export const defaults: Settings = {
+  servers: [],
+  pollInterval: Duration.seconds(2),
+  requestTimeout: Duration.seconds(30)
+}
+
+/** The settings of `provider.comfyui` in force. */
+export class ComfyuiSettings
+  extends Context.Tag("@appexec/nodes-comfyui/ComfyuiSettings")<ComfyuiSettings, Settings>()
+{}
+
+/** The server URLs of a comma-separated list, each an http(s) root without a trailing `/`, or why not. */
+export const parseServers = (text: string): Either.Either<ReadonlyArray<string>, string> => {
+  const servers: Array<string> = []
+  for (const part of text.split(",").map((s) => s.trim()).filter((s) => s !== "")) {
+    if (!URL.canParse(part)) return Either.left(`'${part}' is not a URL`)
+    const url = new URL(part)
+    if (url.protocol !== "http:" && url.protocol !== "https:") return Either.left(`'${part}' is not an http(s) URL`)
+    if (url.search !== "" || url.hash !== "" || url.username !== "" || url.password !== "") {
+      return Either.left(`'${part}' must be a server's root URL, with no query, fragment or credentials`)
+    }
+    servers.push(`${url.origin}${url.pathname.replace(/\/+$/, "")}`)
+  }
+  return Either.right(servers)
+}
+
+/** The defaults with `overrides` applied. */
+export const make = (overrides: Partial<Settings> = {}): Settings => ({ ...defaults, ...overrides })
+
+/** Layer of the defaults with `overrides` applied. */
+export const layer = (overrides: Partial<Settings> = {}): Layer.Layer<ComfyuiSettings> =>
+  Layer.succeed(ComfyuiSettings, make(overrides))
+
+/** The name of the variable of the servers' list. */
+export const SERVERS_ENV = "APPEXEC_COMFYUI"
+
+/** The settings from effect `Config`: the servers of `APPEXEC_COMFYUI` (none when unset), the rest defaults. */
+export const config: Config.Config<Settings> = Config.string(SERVERS_ENV).pipe(
+  Config.withDefault(""),
+  Config.mapOrFail((text) =>
+    Either.mapLeft(parseServers(text), (reason) => ConfigError.InvalidData([SERVERS_ENV], reason)).pipe(
+      Either.map((servers) => make({ servers }))
+    )
+  )
+)

@@ -1,0 +1,235 @@
+/**
+ * `provider.comfyui` against the protocol-faithful test server (`support/ComfyServer.ts`, real
+ * HTTP and websocket on 127.0.0.1): a run whose output decodes as an image, inputs set by id and
+ * by title, progress per ComfyUI node, an upload, a cancel while queued and while sampling, an
+ * `execution_error`, a re-attach to a prompt the server already holds (its prompt counter
+ * proves no second submit), a ComfyUI restart mid-run (submitted again once), a websocket that
+ * drops (polling), an older server without `/api/jobs`, and a UI-format export refused.
+ */
+import { Ids } from "@appexec/api"
+import { Appexec, ExecutionReports } from "@appexec/core"
+import { ProviderComfyui, Workflow } from "@appexec/nodes-comfyui"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Fiber } from "effect"
+import * as FakeOrigin from "../../nodes/test/support/FakeOrigin.js"
+import { describeImage, testImage } from "../../nodes/test/support/Images.js"
+import * as ComfyServer from "./support/ComfyServer.js"
+import { download, layer, run, start } from "./support/Instance.js"
+import { app, imageToImage, textToImage, uiFormat } from "./support/Workflows.js"
+
+const wait = (promise: () => Promise<void>) => Effect.promise(promise)
+
+const finish = (executionId: string) =>
+  Effect.flatMap(Appexec.Appexec, (appexec) => appexec.executions.await(Ids.ExecutionId.make(executionId)))
+
+const logOf = (executionId: string) =>
+  Effect.gen(function*() {
+    const reports = yield* ExecutionReports.ExecutionReports
+    const kept = yield* reports.logs(Ids.ExecutionId.make(executionId))
+    return kept.lines.map(({ report }) => (report._tag === "Log" ? report.message : "")).join("\n")
+  })
+
+const imageOf = (done: { readonly outputs: ReadonlyArray<{ readonly value: string | null }> }) =>
+  Effect.gen(function*() {
+    const blob = yield* download(done.outputs[0]!.value!)
+    return { contentType: blob.contentType, ...(yield* describeImage(blob.bytes)) }
+  })
+
+describe("provider.comfyui", () => {
+  it.live("a run's image, progress per ComfyUI node and prompt id", () =>
+    Effect.gen(function*() {
+      const server = yield* ComfyServer.make({ steps: 4 })
+      yield* Effect.gen(function*() {
+        const { executionId } = yield* start(app(textToImage), { prompt: "a lighthouse at dusk", seed: "7" })
+        const done = yield* finish(executionId)
+        expect(done.status).toBe("completed")
+        expect(yield* imageOf(done)).toMatchObject({ contentType: "image/png", format: "png", width: 512, height: 512 })
+        const log = yield* logOf(executionId)
+        const promptId = Workflow.promptIdOf(executionId, "render")
+        expect(log).toContain(`prompt ${promptId} submitted`)
+        expect(log).toContain("ComfyUI node 9 (SaveImage) produced 1 file")
+        expect(log).toContain("4 preview frames received")
+        const history = yield* Effect.promise(() => fetch(`${server.url}/history/${promptId}`).then((r) => r.json()))
+        const sent = (history as Record<
+          string,
+          { prompt: [number, string, Record<string, { inputs: Record<string, unknown> }>] }
+        >)[promptId]!.prompt[2]
+        expect(sent["6"]!.inputs["text"]).toBe("a lighthouse at dusk")
+        expect(sent["3"]!.inputs["seed"]).toBe(7)
+      }).pipe(Effect.provide(layer([server.url])))
+    }).pipe(Effect.scoped))
+
+  it.live("fails with the node type and the exception of an execution_error", () =>
+    Effect.gen(function*() {
+      const server = yield* ComfyServer.make({
+        failing: { classType: "VAEDecode", type: "torch.OutOfMemoryError", message: "Allocation on device" }
+      })
+      const done = yield* run(app(textToImage), { prompt: "x" }).pipe(Effect.provide(layer([server.url])))
+      expect(done.status).toBe("failed")
+      expect(done.outputs[0]!.error).toContain(
+        "ComfyUI node 8 (VAEDecode) failed: torch.OutOfMemoryError: Allocation on device"
+      )
+    }).pipe(Effect.scoped))
+
+  it.live("cancel while queued: the prompt is deleted from ComfyUI's queue and never runs", () =>
+    Effect.gen(function*() {
+      const server = yield* ComfyServer.make()
+      // Another client's prompt holds the server.
+      server.hold()
+      yield* Effect.promise(() =>
+        fetch(`${server.url}/prompt`, {
+          method: "POST",
+          body: JSON.stringify({ prompt: textToImage, client_id: "other" })
+        })
+      )
+      yield* Effect.gen(function*() {
+        const { executionId, principal } = yield* start(app(textToImage), { prompt: "queued" })
+        const promptId = Workflow.promptIdOf(executionId, "render")
+        yield* wait(() => server.until((s) => s.stateOf(promptId) === "pending"))
+        yield* (yield* Appexec.Appexec).executions.cancel(executionId, principal)
+        const done = yield* finish(executionId)
+        expect(done.errorMessage).toBe("The execution was canceled.")
+        yield* wait(() => server.until((s) => s.cancels.includes(`delete ${promptId}`)))
+        server.resume()
+        expect(server.stateOf(promptId)).toBe("unknown")
+      }).pipe(Effect.provide(layer([server.url])))
+    }).pipe(Effect.scoped))
+
+  it.live("cancel while sampling: the prompt is interrupted by its id and the run ends", () =>
+    Effect.gen(function*() {
+      const server = yield* ComfyServer.make({ steps: 10 })
+      yield* Effect.gen(function*() {
+        server.hold()
+        const { executionId, principal } = yield* start(app(textToImage), { prompt: "sampling" })
+        const promptId = Workflow.promptIdOf(executionId, "render")
+        yield* wait(() => server.until((s) => s.stateOf(promptId) === "running"))
+        const canceling = yield* Effect.fork((yield* Appexec.Appexec).executions.cancel(executionId, principal))
+        yield* wait(() => server.until((s) => s.cancels.includes(`interrupt ${promptId}`)))
+        server.resume()
+        yield* Fiber.join(canceling)
+        expect((yield* finish(executionId)).errorMessage).toBe("The execution was canceled.")
+        yield* wait(() => server.until((s) => s.stateOf(promptId) === "done"))
+        const job = yield* Effect.promise(() => fetch(`${server.url}/api/jobs/${promptId}`).then((r) => r.json()))
+        expect(job).toMatchObject({ status: "cancelled" })
+      }).pipe(Effect.provide(layer([server.url])))
+    }).pipe(Effect.scoped))
+
+  it.live("refuses a UI-format export at import, saying to use Export (API)", () =>
+    Effect.gen(function*() {
+      const server = yield* ComfyServer.make()
+      const refused = yield* Effect.either(
+        run(app(uiFormat), { prompt: "x" }).pipe(Effect.provide(layer([server.url])))
+      )
+      expect(Either.isLeft(refused)).toBe(true)
+      expect(JSON.stringify(refused)).toContain("Export (API)")
+      expect(Either.isLeft(Workflow.decode(uiFormat))).toBe(true)
+    }).pipe(Effect.scoped))
+
+  it.live("uploads an image input into a LoadImage node; an input it cannot find fails the run", () =>
+    Effect.gen(function*() {
+      const server = yield* ComfyServer.make()
+      const photo = yield* testImage(40, 30)
+      const origin = yield* FakeOrigin.start({
+        "/photo.png": { headers: { "content-type": "image/png" }, body: photo }
+      })
+      const definition = (type: "input.url" | "input.text") => ({
+        name: "Image to image",
+        nodes: [
+          {
+            id: "photo",
+            type,
+            config: { name: "photo", required: true, ...(type === "input.url" ? { accept: ["image"] } : {}) }
+          },
+          {
+            id: "render",
+            type: "provider.comfyui",
+            config: { workflow: imageToImage, inputs: { "Photo.image": "{{photo}}" } }
+          },
+          { id: "image", type: "output.image" }
+        ],
+        edges: [{ source: "photo", target: "render" }, { source: "render", target: "image" }]
+      })
+      yield* Effect.gen(function*() {
+        const done = yield* run(definition("input.url"), { photo: origin.url("/photo.png") })
+        expect(done.status).toBe("completed")
+        const promptId = Workflow.promptIdOf(done.executionId, "render")
+        expect(server.inputFile(`appexec/${promptId}-1.png`)?.bytes).toEqual(new Uint8Array(photo))
+        // A file name given as text, which the server does not have: ComfyUI's error is the run's.
+        const missing = yield* run(definition("input.text"), { photo: "not-uploaded.png" })
+        expect(missing.outputs[0]!.error).toContain("ComfyUI node 10 (LoadImage) failed: FileNotFoundError")
+      }).pipe(Effect.provide(layer([server.url])))
+    }).pipe(Effect.scoped))
+})
+
+describe("provider.comfyui never runs a prompt twice", () => {
+  it.live("re-attaches to a prompt the server already holds (a lost answer): no second submit", () =>
+    Effect.gen(function*() {
+      const server = yield* ComfyServer.make({ steps: 3 })
+      yield* Effect.gen(function*() {
+        const executionId = "0190f0a0-0000-7000-8000-000000000001"
+        const promptId = Workflow.promptIdOf(executionId, "render")
+        // An earlier attempt submitted the prompt; its answer never came back.
+        yield* Effect.promise(() =>
+          fetch(`${server.url}/prompt`, {
+            method: "POST",
+            body: JSON.stringify({ prompt: textToImage, client_id: `appexec-${promptId}`, prompt_id: promptId })
+          })
+        )
+        const node = ProviderComfyui.providerComfyui.compile(
+          { workflow: textToImage, inputs: {} },
+          { id: "render", label: "Render", upstream: [] }
+        )
+        if (Either.isLeft(node) || node.right.role !== "process") throw new Error("provider.comfyui did not compile")
+        const lines: Array<string> = []
+        const value = yield* node.right.run({
+          node: { id: "render", label: "Render" },
+          upstream: [],
+          execution: {
+            executionId: Ids.ExecutionId.make(executionId),
+            appId: Ids.AppId.make("0190f0a0-0000-7000-8000-0000000000aa"),
+            workspaceId: Ids.WorkspaceId.make("0190f0a0-0000-7000-8000-0000000000bb")
+          },
+          progress: () => Effect.void,
+          log: (message) => Effect.sync(() => void lines.push(message))
+        })
+        expect(server.prompts).toBe(1)
+        expect(lines.join("\n")).toContain(`re-attaching to prompt ${promptId}`)
+        expect(value._tag).toBe("Media")
+        if (value._tag === "Media") expect(yield* describeImage(value.bytes)).toMatchObject({ format: "png" })
+      }).pipe(Effect.provide(layer([server.url])))
+    }).pipe(Effect.scoped))
+
+  it.live("a ComfyUI restart mid-run: the prompt is submitted again once, logged, and completes", () =>
+    Effect.gen(function*() {
+      const server = yield* ComfyServer.make({ steps: 5 })
+      yield* Effect.gen(function*() {
+        server.hold()
+        const { executionId } = yield* start(app(textToImage), { prompt: "restart" })
+        const promptId = Workflow.promptIdOf(executionId, "render")
+        yield* wait(() => server.until((s) => s.stateOf(promptId) === "running"))
+        server.restart()
+        server.resume()
+        const done = yield* finish(executionId)
+        expect(done.status).toBe("completed")
+        expect(server.prompts).toBe(2)
+        expect(yield* logOf(executionId)).toContain("no longer knows prompt")
+      }).pipe(Effect.provide(layer([server.url])))
+    }).pipe(Effect.scoped))
+
+  it.live("a websocket that drops: the run is followed by polling and completes", () =>
+    Effect.gen(function*() {
+      const server = yield* ComfyServer.make({ steps: 5, jobsApi: false })
+      yield* Effect.gen(function*() {
+        server.hold()
+        const { executionId } = yield* start(app(textToImage), { prompt: "drop" })
+        const promptId = Workflow.promptIdOf(executionId, "render")
+        yield* wait(() => server.until((s) => s.stateOf(promptId) === "running" && s.connected(`appexec-${promptId}`)))
+        server.dropSockets()
+        server.resume()
+        const done = yield* finish(executionId)
+        expect(done.status).toBe("completed")
+        expect(server.prompts).toBe(1)
+        expect(yield* logOf(executionId)).toContain("websocket closed")
+      }).pipe(Effect.provide(layer([server.url])))
+    }).pipe(Effect.scoped))
+})
