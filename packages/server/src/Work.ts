@@ -46,7 +46,18 @@ export interface Work {
   readonly nodes?: NodesSettings.Overrides | undefined
   /** The default API root of `provider.openai` (absent: OpenAI's). */
   readonly openaiBaseUrl?: string | undefined
+  /** The ComfyUI servers of `provider.comfyui` (absent: none); outbound requests may reach their hosts. */
+  readonly comfyui?: ReadonlyArray<string> | undefined
 }
+
+/** The hosts outbound requests may reach: `--allow-hosts`, and the ComfyUI servers' hosts with their ports. */
+export const allowedHostsOf = (work: Work): ReadonlyArray<AddressPolicy.AllowedHost> => [
+  ...(work.allowHosts ?? []),
+  ...(work.comfyui ?? []).map((server) => {
+    const url = new URL(server)
+    return { host: url.hostname, port: Number(url.port === "" ? (url.protocol === "https:" ? 443 : 80) : url.port) }
+  })
+]
 
 /** The engine settings of `claims`: the lease is renewed every third of it (a lease that is no duration is left for the config's check). */
 export const claimSettings = (claims: Claims) => {

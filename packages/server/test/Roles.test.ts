@@ -55,7 +55,8 @@ const sample = (
     ADDR: ["0.0.0.0"],
     DIR: [join(dir, "elsewhere")],
     NAMES: ["ops.internal"],
-    HOSTS: ["10.0.0.5:8080"]
+    HOSTS: ["10.0.0.5:8080"],
+    URLS: ["http://gpu-1.internal:8188,http://gpu-2.internal:8188"]
   }
   return { args: byPseudo[setting.pseudo]! }
 }

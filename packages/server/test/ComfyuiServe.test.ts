@@ -1,0 +1,92 @@
+/**
+ * `provider.comfyui` through real processes: `appexec serve --no-worker` takes the start, an
+ * `appexec worker --comfyui URL` runs it on the test ComfyUI server (real HTTP and websocket)
+ * and is killed with SIGKILL mid-sampling; the next worker takes the execution over, re-attaches
+ * to the prompt the server holds instead of submitting it again (the server counts one prompt),
+ * and the execution completes with an image that decodes.
+ */
+import { Workflow } from "@appexec/nodes-comfyui"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Schedule } from "effect"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import sharp from "sharp"
+import * as ComfyServer from "../../nodes-comfyui/test/support/ComfyServer.js"
+import { app, textToImage } from "../../nodes-comfyui/test/support/Workflows.js"
+import { spawnAppexec, startServe, tempDataDir } from "./support/ServeProcess.js"
+
+const appsDir = Effect.acquireRelease(
+  Effect.sync(() => {
+    const dir = mkdtempSync(join(tmpdir(), "appexec-comfy-apps-"))
+    writeFileSync(join(dir, "comfyui.json"), JSON.stringify({ ...app(textToImage), public: true }))
+    return dir
+  }),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+const json = (url: string, init: RequestInit = {}) =>
+  Effect.promise(() => fetch(url, init).then(async (r) => (await r.json()) as { data: Record<string, unknown> }))
+
+describe("appexec worker --comfyui", () => {
+  it.scopedLive(
+    "a worker killed mid-sampling: the next one re-attaches to the prompt, never submits it twice, and the image decodes",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* ComfyServer.make({ steps: 6 })
+        server.hold()
+        const dataDir = yield* tempDataDir
+        const serve = yield* startServe(dataDir, ["--apps", yield* appsDir, "--no-worker"])
+        const headers = { "x-api-key": serve.key, "content-type": "application/json" }
+        const apps = yield* json(`${serve.baseUrl}/v1/apps?search=ComfyUI`, { headers })
+        const appId = (apps.data as unknown as Array<{ appId: string }>)[0]!.appId
+        const started = yield* json(`${serve.baseUrl}/v1/apps/${appId}/executions`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ inputs: { prompt: "a harbour at night", seed: "3" } })
+        })
+        const id = String(started.data["executionId"])
+        const promptId = Workflow.promptIdOf(id, "render")
+        const worker = Effect.tap(
+          spawnAppexec([
+            "worker",
+            "--data",
+            dataDir,
+            "--lease",
+            "2s",
+            "--comfyui",
+            server.url,
+            "--public-url",
+            serve.baseUrl
+          ]),
+          (w) => w.waitFor(/appexec worker is running/, "stdout", "20 seconds")
+        )
+
+        const first = yield* worker
+        yield* Effect.promise(() => server.until((s) => s.stateOf(promptId) === "running"))
+        first.child.kill("SIGKILL")
+        yield* first.exited("10 seconds")
+
+        // The next worker takes the execution over once the lease has run out, and finds the prompt running.
+        const second = yield* worker
+        yield* Effect.promise(() => server.until((s) => s.connected(`appexec-${promptId}`)))
+        server.resume()
+        const done = yield* json(`${serve.baseUrl}/v1/executions/${id}`, { headers: { ...headers, prefer: "wait=30" } })
+          .pipe(
+            Effect.map((answer) => answer.data),
+            Effect.filterOrFail((seen) => seen["status"] === "completed" || seen["status"] === "failed", () =>
+              "unfinished"),
+            Effect.retry(Schedule.recurs(3))
+          )
+        expect(done, second.output.stderr).toMatchObject({ status: "completed", attempt: 2 })
+        expect(server.prompts).toBe(1)
+        const url = (done["outputs"] as ReadonlyArray<{ readonly value: string }>)[0]!.value
+        const image = yield* Effect.promise(() =>
+          fetch(url).then(async (r) => new Uint8Array(await r.arrayBuffer()))
+        )
+        const meta = yield* Effect.promise(() => sharp(image).metadata())
+        expect(meta).toMatchObject({ format: "png", width: 512, height: 512 })
+      }),
+    90_000
+  )
+})
