@@ -233,3 +233,21 @@ describe("provider.comfyui never runs a prompt twice", () => {
       }).pipe(Effect.provide(layer([server.url])))
     }).pipe(Effect.scoped))
 })
+
+describe("the pool of ComfyUI servers", () => {
+  it.live("two servers and five executions: every one completes, never two prompts at once on one server", () =>
+    Effect.gen(function*() {
+      const a = yield* ComfyServer.make({ steps: 3 })
+      const b = yield* ComfyServer.make({ steps: 3 })
+      yield* Effect.gen(function*() {
+        const started = yield* Effect.forEach(
+          Array.from({ length: 5 }, (_, i) => i),
+          (i) => start(app(textToImage), { prompt: `picture ${i}` })
+        )
+        const done = yield* Effect.forEach(started, ({ executionId }) => finish(executionId))
+        expect(done.map((d) => d.status)).toEqual(Array(5).fill("completed"))
+        expect(a.prompts + b.prompts).toBe(5)
+        expect([a.maxLoad, b.maxLoad]).toEqual([1, 1])
+      }).pipe(Effect.provide(layer([a.url, b.url])))
+    }).pipe(Effect.scoped))
+})

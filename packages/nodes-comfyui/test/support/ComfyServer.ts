@@ -36,6 +36,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 export class ComfyServer {
   /** Prompts received and queued by `POST /prompt`, since the server began (restarts included). */
   prompts = 0
+  /** The most prompts the server held at once (running and queued). */
+  maxLoad = 0
   /** Every `POST /interrupt` body and `POST /queue` delete, in order. */
   readonly cancels: Array<string> = []
   private readonly http = createServer((req, res) => void this.route(req, res))
@@ -271,6 +273,7 @@ export class ComfyServer {
     const number = this.number++
     this.prompts++
     this.pending.push([number, promptId, nodes, extra, outputs])
+    this.maxLoad = Math.max(this.maxLoad, this.pending.length + (this.running === undefined ? 0 : 1))
     json(200, { prompt_id: promptId, number, node_errors: {} })
     this.sendTo(undefined, "status", { status: this.queueInfo() })
     this.notify()
