@@ -3,6 +3,7 @@
  * self-hosted ComfyUI servers over their HTTP and websocket API, the servers' settings and pool,
  * and the workflow helpers it is written with.
  */
+export * as ComfyuiApp from "./ComfyuiApp.js"
 export * as ComfyuiNodes from "./ComfyuiNodes.js"
 export { comfyuiNodes } from "./ComfyuiNodes.js"
 export * as ComfyuiPool from "./ComfyuiPool.js"

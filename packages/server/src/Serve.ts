@@ -19,6 +19,7 @@ import { Console, Duration, Effect, Fiber, Layer, Option } from "effect"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Bootstrap from "./Bootstrap.js"
+import * as ComfyuiApps from "./ComfyuiApps.js"
 import * as Database from "./Database.js"
 import * as ExecutionLog from "./ExecutionLog.js"
 import * as Instance from "./Instance.js"
@@ -194,6 +195,14 @@ export const serve = (options: ServeOptions) =>
           Effect.logWarning("the provider example apps could not be checked", error).pipe(Effect.as([]))
         )
       )
+      // With ComfyUI servers (--comfyui): the ComfyUI example apps that are absent.
+      const comfyuiApps = (options.comfyui ?? []).length === 0
+        ? []
+        : yield* ComfyuiApps.importAbsent(options.appsDir).pipe(
+          Effect.catchAll((error) =>
+            Effect.logWarning("the ComfyUI example apps could not be imported", error).pipe(Effect.as([]))
+          )
+        )
       yield* ExecutionLog.run
       // The API and, beside /v1, the signed media URLs of the instance (`MediaRoute`). On SQLite
       // the rate limit counts in this process's memory: no write per request (docs/http.md); on
@@ -267,6 +276,7 @@ export const serve = (options: ServeOptions) =>
       }
       const aboutProviderApps = ProviderApps.describe(providerApps)
       if (Option.isSome(aboutProviderApps)) yield* Console.log(aboutProviderApps.value)
+      if (comfyuiApps.length > 0) yield* Console.log(`Imported ComfyUI example app(s): ${comfyuiApps.join(", ")}.`)
       if (Option.isNone(first)) {
         yield* Console.log(
           `Create an API key with: appexec keys create --workspace default ${

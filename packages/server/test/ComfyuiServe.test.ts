@@ -3,7 +3,8 @@
  * `appexec worker --comfyui URL` runs it on the test ComfyUI server (real HTTP and websocket)
  * and is killed with SIGKILL mid-sampling; the next worker takes the execution over, re-attaches
  * to the prompt the server holds instead of submitting it again (the server counts one prompt),
- * and the execution completes with an image that decodes.
+ * and the execution completes with an image that decodes. `serve --comfyui URL` imports the
+ * example app "ComfyUI text to image", which runs with its parameters set into the workflow.
  */
 import { Workflow } from "@appexec/nodes-comfyui"
 import { describe, expect, it } from "@effect/vitest"
@@ -88,5 +89,48 @@ describe("appexec worker --comfyui", () => {
         expect(meta).toMatchObject({ format: "png", width: 512, height: 512 })
       }),
     90_000
+  )
+
+  it.scopedLive(
+    "serve --comfyui imports the example app ComfyUI text to image, which runs with its parameters in the workflow",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* ComfyServer.make({ steps: 4 })
+        const serve = yield* startServe(yield* tempDataDir, ["--comfyui", server.url])
+        yield* serve.waitFor(/Imported ComfyUI example app\(s\): ComfyUI text to image\./, "stdout")
+        const headers = { "x-api-key": serve.key, "content-type": "application/json" }
+        const apps = yield* json(`${serve.baseUrl}/v1/apps?search=ComfyUI`, { headers })
+        const appId = (apps.data as unknown as Array<{ appId: string }>)[0]!.appId
+        const started = yield* json(`${serve.baseUrl}/v1/apps/${appId}/executions`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ inputs: { prompt: "a lighthouse at dusk", steps: "3" } })
+        })
+        const id = String(started.data["executionId"])
+        const done = yield* json(`${serve.baseUrl}/v1/executions/${id}`, { headers: { ...headers, prefer: "wait=30" } })
+          .pipe(
+            Effect.map((answer) => answer.data),
+            Effect.filterOrFail((seen) => seen["status"] === "completed" || seen["status"] === "failed", () =>
+              "unfinished"),
+            Effect.retry(Schedule.recurs(3))
+          )
+        expect(done["status"], serve.output.stderr).toBe("completed")
+        const promptId = Workflow.promptIdOf(id, "render")
+        const history = yield* Effect.promise(() =>
+          fetch(`${server.url}/history/${promptId}`).then((r) => r.json())
+        )
+        const sent = (history as Record<
+          string,
+          { prompt: [number, string, Record<string, { inputs: Record<string, unknown> }>] }
+        >)[
+          promptId
+        ]!.prompt[2]
+        expect([sent["6"]!.inputs["text"], sent["7"]!.inputs["text"], sent["3"]!.inputs["steps"]]).toEqual([
+          "a lighthouse at dusk",
+          "text, watermark",
+          3
+        ])
+      }),
+    60_000
   )
 })
