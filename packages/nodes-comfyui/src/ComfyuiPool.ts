@@ -11,8 +11,8 @@ import { ComfyuiSettings } from "./ComfyuiSettings.js"
 export class ComfyuiPool extends Context.Tag("@appexec/nodes-comfyui/ComfyuiPool")<ComfyuiPool, {
   /** The servers' root URLs, in the order configured. */
   readonly servers: ReadonlyArray<string>
-  /** A free server, held until the scope closes; waits while every server is busy. */
-  readonly acquire: Effect.Effect<string, never, Scope.Scope>
+  /** A free server of `among` (default: every one), held until the scope closes; waits while they are all busy. */
+  readonly acquire: (among?: ReadonlyArray<string>) => Effect.Effect<string, never, Scope.Scope>
   /** Holds `server` (one a run re-attaches to) until the scope closes; waits while it is busy. */
   readonly hold: (server: string) => Effect.Effect<void, never, Scope.Scope>
   /** The servers running a prompt of this process now. */
@@ -39,7 +39,7 @@ export const make = (servers: ReadonlyArray<string>) =>
       )
     return ComfyuiPool.of({
       servers,
-      acquire: take((taken) => servers.find((server) => !taken.includes(server))),
+      acquire: (among = servers) => take((taken) => among.find((server) => !taken.includes(server))),
       hold: (server) => Effect.asVoid(take((taken) => (taken.includes(server) ? undefined : server))),
       busy: STM.commit(TRef.get(busy))
     })

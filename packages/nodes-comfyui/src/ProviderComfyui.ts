@@ -83,14 +83,19 @@ export const providerComfyui = NodeType.defineNode({
       const clientId = `appexec-${promptId}`
       const serverOf = (url: string): ComfyApi.Server => ({ url, timeout: settings.requestTimeout })
 
-      // A server that holds the prompt already (an earlier attempt submitted it) is re-attached to.
+      // A server that holds the prompt already (an earlier attempt submitted it) is re-attached to;
+      // a new prompt goes to a free server among those that answered (a server that does not
+      // answer, or that the outbound address policy refuses, is left out of this run).
       let attached: { readonly url: string; readonly known: ComfyApi.Known } | undefined
+      const answering: Array<string> = []
       for (const url of pool.servers) {
         const known = yield* ComfyApi.lookup(serverOf(url), promptId).pipe(
           Effect.tapError((failure) => log(failure.message, "warn")),
           Effect.option
         )
-        if (Option.isSome(known) && known.value._tag !== "Unknown") {
+        if (Option.isNone(known)) continue
+        answering.push(url)
+        if (known.value._tag !== "Unknown") {
           attached = { url, known: known.value }
           break
         }
@@ -102,8 +107,10 @@ export const providerComfyui = NodeType.defineNode({
           } (${attached.known._tag.toLowerCase()}): not submitted again`
         )
         yield* pool.hold(attached.url)
+      } else if (answering.length === 0) {
+        return yield* fail(`no ComfyUI server answered (${pool.servers.map(ComfyApi.hostOf).join(", ")})`)
       }
-      const url = attached?.url ?? (yield* pool.acquire)
+      const url = attached?.url ?? (yield* pool.acquire(answering))
       const server = serverOf(url)
       const prompt = attached === undefined
         ? yield* promptOf(server, workflow, config.inputs, upstream, promptId)

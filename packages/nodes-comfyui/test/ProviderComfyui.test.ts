@@ -250,4 +250,20 @@ describe("the pool of ComfyUI servers", () => {
         expect([a.maxLoad, b.maxLoad]).toEqual([1, 1])
       }).pipe(Effect.provide(layer([a.url, b.url])))
     }).pipe(Effect.scoped))
+
+  it.live("a server that does not answer is left out of the run; with none answering, the run fails saying so", () =>
+    Effect.gen(function*() {
+      const gone = yield* Effect.promise(async () => {
+        const closed = new ComfyServer.ComfyServer()
+        await closed.listen()
+        await closed.close()
+        return closed.url
+      })
+      const live = yield* ComfyServer.make()
+      const done = yield* run(app(textToImage), { prompt: "x" }).pipe(Effect.provide(layer([gone, live.url])))
+      expect(done.status).toBe("completed")
+      expect(live.prompts).toBe(1)
+      const failed = yield* run(app(textToImage), { prompt: "x" }).pipe(Effect.provide(layer([gone])))
+      expect(failed.outputs[0]!.error).toContain(`no ComfyUI server answered (${new URL(gone).host})`)
+    }).pipe(Effect.scoped))
 })

@@ -9,7 +9,7 @@
  * once, logged; a second loss fails.
  */
 import { NodeType, type OutboundHttp } from "@appexec/core"
-import { type Duration, Effect, Option, type Queue, Scope } from "effect"
+import { type Duration, Effect, ExecutionStrategy, Exit, Option, type Queue, Scope } from "effect"
 import type { Workflow } from "../Workflow.js"
 import * as ComfyApi from "./ComfyApi.js"
 import * as ComfySocket from "./ComfySocket.js"
@@ -69,7 +69,9 @@ export const follow = (run: Run) =>
     let previews = 0
     let resubmitted = false
     let socket: Option.Option<Queue.Dequeue<ComfySocket.Message>> = Option.none()
-    const openScope = yield* Effect.scope
+    const outer = yield* Effect.scope
+    // Each socket lives in a scope of its own, closed when the next one is opened.
+    let socketScope: Scope.CloseableScope | undefined
 
     const classOf = (node: string) => run.workflow[node]?.class_type ?? "?"
     const report = (node: string, fraction: number, message: string) =>
@@ -78,11 +80,14 @@ export const follow = (run: Run) =>
         `${classOf(node)} (node ${node}) ${message}`.trim()
       )
 
-    const reopen = (scope: Scope.Scope) =>
-      ComfySocket.open(run.server.url, run.clientId, run.pollInterval).pipe(
-        Scope.extend(scope),
+    const reopen = Effect.gen(function*() {
+      if (socketScope !== undefined) yield* Scope.close(socketScope, Exit.void)
+      socketScope = yield* Scope.fork(outer, ExecutionStrategy.sequential)
+      return yield* ComfySocket.open(run.server.url, run.clientId, run.pollInterval).pipe(
+        Scope.extend(socketScope),
         Effect.option
       )
+    })
 
     /** Handles one event: the history entry when it ends the run, a failure, or nothing. */
     const onEvent = (type: string, data: Readonly<Record<string, unknown>>) =>
@@ -177,7 +182,7 @@ export const follow = (run: Run) =>
       }
     })
 
-    socket = yield* reopen(openScope)
+    socket = yield* reopen
     if (Option.isNone(socket)) yield* run.log("the ComfyUI websocket could not be opened: polling", "warn")
     yield* run.start
     while (true) {
@@ -186,7 +191,7 @@ export const follow = (run: Run) =>
         message = yield* socket.value.take.pipe(Effect.timeout(run.pollInterval), Effect.option)
       } else {
         yield* Effect.sleep(run.pollInterval)
-        socket = yield* reopen(openScope)
+        socket = yield* reopen
       }
       if (Option.isSome(message)) {
         const m = message.value
