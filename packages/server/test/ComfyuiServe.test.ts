@@ -4,7 +4,9 @@
  * and is killed with SIGKILL mid-sampling; the next worker takes the execution over, re-attaches
  * to the prompt the server holds instead of submitting it again (the server counts one prompt),
  * and the execution completes with an image that decodes. `serve --comfyui URL` imports the
- * example app "ComfyUI text to image", which runs with its parameters set into the workflow.
+ * example app "ComfyUI text to image", which runs with its parameters set into the workflow. A
+ * cancel through the API while sampling interrupts the prompt by its id; a ComfyUI restart
+ * mid-run gets the prompt once more, and the run completes.
  */
 import { Workflow } from "@appexec/nodes-comfyui"
 import { describe, expect, it } from "@effect/vitest"
@@ -130,6 +132,59 @@ describe("appexec worker --comfyui", () => {
           "text, watermark",
           3
         ])
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "through serve: a cancel while sampling interrupts the prompt by its id; a ComfyUI restart mid-run submits it once more",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* ComfyServer.make({ steps: 4 })
+        const serve = yield* startServe(yield* tempDataDir, ["--apps", yield* appsDir, "--comfyui", server.url])
+        const headers = { "x-api-key": serve.key, "content-type": "application/json" }
+        const apps = yield* json(`${serve.baseUrl}/v1/apps?search=ComfyUI`, { headers })
+        const appId = (apps.data as unknown as Array<{ appId: string }>)[0]!.appId
+        const start = Effect.map(
+          json(`${serve.baseUrl}/v1/apps/${appId}/executions`, {
+            method: "POST",
+            headers,
+            body: JSON.stringify({ inputs: { prompt: "a harbour" } })
+          }),
+          (answer) => String(answer.data["executionId"])
+        )
+        const finished = (id: string) =>
+          json(`${serve.baseUrl}/v1/executions/${id}`, { headers: { ...headers, prefer: "wait=30" } }).pipe(
+            Effect.map((answer) => answer.data),
+            Effect.filterOrFail((seen) => seen["status"] === "completed" || seen["status"] === "failed", () =>
+              "unfinished"),
+            Effect.retry(Schedule.recurs(3))
+          )
+
+        server.hold()
+        const canceled = yield* start
+        const canceledPrompt = Workflow.promptIdOf(canceled, "render")
+        yield* Effect.promise(() =>
+          server.until((s) => s.stateOf(canceledPrompt) === "running")
+        )
+        yield* json(`${serve.baseUrl}/v1/executions/${canceled}/cancel`, { method: "POST", headers })
+        yield* Effect.promise(() => server.until((s) => s.cancels.includes(`interrupt ${canceledPrompt}`)))
+        server.resume()
+        expect(yield* finished(canceled)).toMatchObject({
+          status: "failed",
+          errorMessage: "The execution was canceled."
+        })
+        yield* Effect.promise(() => server.until((s) => s.stateOf(canceledPrompt) === "done"))
+
+        server.hold()
+        const restarted = yield* start
+        const restartedPrompt = Workflow.promptIdOf(restarted, "render")
+        yield* Effect.promise(() => server.until((s) => s.stateOf(restartedPrompt) === "running"))
+        server.restart()
+        server.resume()
+        expect(yield* finished(restarted), serve.output.stderr).toMatchObject({ status: "completed" })
+        // One prompt canceled, then one submitted twice: before and after the restart.
+        expect(server.prompts).toBe(3)
       }),
     60_000
   )
