@@ -119,12 +119,9 @@ export const withValues = (
   workflow: Workflow,
   values: ReadonlyArray<{ readonly target: Target; readonly value: unknown }>
 ): Workflow => {
-  const out: Record<string, WorkflowNode> = {}
-  for (const [id, node] of Object.entries(workflow)) out[id] = { ...node, inputs: { ...node.inputs } }
-  for (const { target, value } of values) {
-    ;(out[target.nodeId]!.inputs as Record<string, unknown>)[target.input] = value
-  }
-  return out
+  const inputs = new Map(Object.entries(workflow).map(([id, node]) => [id, { ...node.inputs }]))
+  for (const { target, value } of values) inputs.get(target.nodeId)![target.input] = value
+  return Object.fromEntries(Object.entries(workflow).map(([id, node]) => [id, { ...node, inputs: inputs.get(id)! }]))
 }
 
 /** The output nodes' ids in the workflow's id order (numeric ids numerically). */

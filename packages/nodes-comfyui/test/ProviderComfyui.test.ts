@@ -71,6 +71,17 @@ describe("provider.comfyui", () => {
       )
     }).pipe(Effect.scoped))
 
+  it.live("a workflow ComfyUI refuses (a node class it does not have) fails with ComfyUI's error", () =>
+    Effect.gen(function*() {
+      const server = yield* ComfyServer.make()
+      const workflow = { ...textToImage, "8": { class_type: "VAEDecodeTiled9000", inputs: { samples: ["3", 0] } } }
+      const done = yield* run(app(workflow), { prompt: "x" }).pipe(Effect.provide(layer([server.url])))
+      expect(done.outputs[0]!.error).toContain(
+        "ComfyUI refused the workflow: Cannot execute because node VAEDecodeTiled9000 does not exist. (Node ID '#8')"
+      )
+      expect(server.prompts).toBe(0)
+    }).pipe(Effect.scoped))
+
   it.live("cancel while queued: the prompt is deleted from ComfyUI's queue and never runs", () =>
     Effect.gen(function*() {
       const server = yield* ComfyServer.make()

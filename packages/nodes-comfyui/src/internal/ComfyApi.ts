@@ -173,23 +173,28 @@ export const submit = (server: Server, prompt: unknown, clientId: string, prompt
     return yield* Effect.fail(fail(`ComfyUI refused the workflow: ${text}${nodes === "" ? "" : `: ${nodes}`}`))
   })
 
+const NodeErrors = Schema.Record({
+  key: Schema.String,
+  value: Schema.Struct({
+    class_type: Schema.optional(Schema.String),
+    errors: Schema.optionalWith(
+      Schema.Array(Schema.Struct({ message: Schema.optional(Schema.String), details: Schema.optional(Schema.String) })),
+      { default: () => [] }
+    )
+  })
+})
+
 /** The node errors of a refusal, one line: `node 10 (LoadImage): …`. */
-const nodeErrorsText = (value: unknown): string => {
-  if (typeof value !== "object" || value === null) return ""
-  const parts: Array<string> = []
-  for (const [id, entry] of Object.entries(value)) {
-    const errors = (entry as { errors?: unknown; class_type?: unknown }).errors
-    const classType = (entry as { class_type?: unknown }).class_type
-    const messages = Array.isArray(errors)
-      ? errors.map((e) =>
-        `${String((e as { message?: unknown }).message ?? "")} ${String((e as { details?: unknown }).details ?? "")}`
-          .trim()
-      )
-      : []
-    parts.push(`node ${id}${typeof classType === "string" ? ` (${classType})` : ""}: ${messages.join("; ")}`)
-  }
-  return parts.join("; ").slice(0, 500)
-}
+const nodeErrorsText = (value: unknown): string =>
+  Option.match(Schema.decodeUnknownOption(NodeErrors)(value), {
+    onNone: () => "",
+    onSome: (nodes) =>
+      Object.entries(nodes).map(([id, entry]) =>
+        `node ${id}${entry.class_type === undefined ? "" : ` (${entry.class_type})`}: ${
+          entry.errors.map((e) => `${e.message ?? ""} ${e.details ?? ""}`.trim()).join("; ")
+        }`
+      ).join("; ").slice(0, 500)
+  })
 
 /** Uploads an input file (overwriting one of the same name) and returns the name a workflow gives `LoadImage`. */
 export const upload = (server: Server, filename: string, contentType: string, bytes: Uint8Array) =>

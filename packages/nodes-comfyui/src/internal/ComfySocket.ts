@@ -5,7 +5,7 @@
  * It reaches the host that the run's HTTP requests reach, whose address the outbound client
  * has already judged.
  */
-import { Duration, Effect, Queue, type Scope } from "effect"
+import { Duration, Effect, Option, Queue, Schema, type Scope } from "effect"
 import WebSocket from "ws"
 
 /** One message of the socket. */
@@ -29,16 +29,16 @@ const messageOf = (raw: WebSocket.RawData, binary: boolean): Message | undefined
       bytes: new Uint8Array(buffer.subarray(8))
     }
   }
-  try {
-    const doc: unknown = JSON.parse(buffer.toString("utf8"))
-    if (typeof doc !== "object" || doc === null) return undefined
-    const { data, type } = doc as { type?: unknown; data?: unknown }
-    if (typeof type !== "string" || typeof data !== "object" || data === null) return undefined
-    return { _tag: "Event", type, data: data as Record<string, unknown> }
-  } catch {
-    return undefined
-  }
+  return Option.getOrUndefined(
+    Option.map(decodeEvent(buffer.toString("utf8")), (event) => ({ _tag: "Event", ...event }) as const)
+  )
 }
+
+const decodeEvent = Schema.decodeUnknownOption(
+  Schema.parseJson(
+    Schema.Struct({ type: Schema.String, data: Schema.Record({ key: Schema.String, value: Schema.Unknown }) })
+  )
+)
 
 /**
  * Opens the socket of `clientId` on `server` within `timeout`: its messages, or a failure when

@@ -9,7 +9,7 @@
  * once, logged; a second loss fails.
  */
 import { NodeType, type OutboundHttp } from "@appexec/core"
-import { type Duration, Effect, ExecutionStrategy, Exit, Option, type Queue, Scope } from "effect"
+import { type Duration, Effect, ExecutionStrategy, Exit, Option, type Queue, Schema, Scope } from "effect"
 import type { Workflow } from "../Workflow.js"
 import * as ComfyApi from "./ComfyApi.js"
 import * as ComfySocket from "./ComfySocket.js"
@@ -46,11 +46,18 @@ const interruptedOf = (data: Readonly<Record<string, unknown>>) =>
     `the prompt was interrupted on the ComfyUI server (at node ${text(data["node_id"])}, ${text(data["node_type"])})`
   )
 
+/** `value` when it is a JSON object, else an empty one. */
+const recordOf = (value: unknown): Readonly<Record<string, unknown>> =>
+  Option.getOrElse(
+    Schema.decodeUnknownOption(Schema.Record({ key: Schema.String, value: Schema.Unknown }))(value),
+    () => ({})
+  )
+
 /** The end a finished history entry says: the entry, or the failure of its error or interrupt. */
 const endOf = (entry: ComfyApi.HistoryEntry) => {
   if (entry.status === undefined || entry.status.status_str === "success") return Effect.succeed(entry)
   const message = entry.status.messages.find(([type]) => type === "execution_error" || type === "execution_interrupted")
-  const data = (message?.[1] ?? {}) as Record<string, unknown>
+  const data = recordOf(message?.[1])
   return Effect.fail(
     message?.[0] === "execution_interrupted"
       ? interruptedOf(data)
@@ -117,11 +124,10 @@ export const follow = (run: Run) =>
             return Option.none()
           }
           case "progress_state": {
-            const nodes = data["nodes"]
-            if (typeof nodes !== "object" || nodes === null) return Option.none()
-            for (const [node, state] of Object.entries(nodes as Record<string, Record<string, unknown>>)) {
-              if (state?.["state"] === "finished") done.add(node)
-              else if (state?.["state"] === "running" && Number(state["max"]) > 0 && node === current) {
+            for (const [node, value] of Object.entries(recordOf(data["nodes"]))) {
+              const state = recordOf(value)
+              if (state["state"] === "finished") done.add(node)
+              else if (state["state"] === "running" && Number(state["max"]) > 0 && node === current) {
                 yield* report(node, Number(state["value"]) / Number(state["max"]), `${state["value"]}/${state["max"]}`)
               }
             }
