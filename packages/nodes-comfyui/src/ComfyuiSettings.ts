@@ -1,14 +1,20 @@
 /**
  * The operator's settings of `provider.comfyui`: the ComfyUI servers of the instance (the
- * `--comfyui URL[,URL…]` setting, `APPEXEC_COMFYUI`), how often a run is polled when its
- * websocket is quiet or closed, and the time limit of each request to a server.
+ * `--comfyui URL[,URL…]` setting, `APPEXEC_COMFYUI`), the secret sent as `Authorization` to
+ * servers behind a proxy, how often a run is polled when its websocket is quiet or closed, and
+ * the time limit of each request to a server.
  */
-import { Config, ConfigError, Context, Duration, Either, Layer } from "effect"
+import { Config, ConfigError, Context, Duration, Either, Layer, Option } from "effect"
 
 /** The settings of `provider.comfyui`. */
 export interface Settings {
   /** The ComfyUI servers' root URLs (`http://gpu-1:8188`), without a trailing `/`. */
   readonly servers: ReadonlyArray<string>
+  /**
+   * The name of the operator's secret whose value (`Bearer …`, `Basic …`) goes as `Authorization`
+   * with every request and websocket to the servers, for servers behind an authenticating proxy.
+   */
+  readonly authSecret?: string | undefined
   /** How long a run's websocket may be quiet before the server is asked about the prompt. */
   readonly pollInterval: Duration.DurationInput
   /** Time limit of each HTTP request to a server. */
@@ -52,12 +58,23 @@ export const layer = (overrides: Partial<Settings> = {}): Layer.Layer<ComfyuiSet
 /** The name of the variable of the servers' list. */
 export const SERVERS_ENV = "APPEXEC_COMFYUI"
 
-/** The settings from effect `Config`: the servers of `APPEXEC_COMFYUI` (none when unset), the rest defaults. */
-export const config: Config.Config<Settings> = Config.string(SERVERS_ENV).pipe(
-  Config.withDefault(""),
-  Config.mapOrFail((text) =>
-    Either.mapLeft(parseServers(text), (reason) => ConfigError.InvalidData([SERVERS_ENV], reason)).pipe(
-      Either.map((servers) => make({ servers }))
+/** The name of the variable of the secret sent as `Authorization`. */
+export const AUTH_SECRET_ENV = "APPEXEC_COMFYUI_AUTH_SECRET"
+
+/**
+ * The settings from effect `Config`: the servers of `APPEXEC_COMFYUI` (none when unset) and the
+ * secret named by `APPEXEC_COMFYUI_AUTH_SECRET`, the rest defaults.
+ */
+export const config: Config.Config<Settings> = Config.all({
+  servers: Config.string(SERVERS_ENV).pipe(
+    Config.withDefault(""),
+    Config.mapOrFail((text) =>
+      Either.mapLeft(parseServers(text), (reason) => ConfigError.InvalidData([SERVERS_ENV], reason))
     )
+  ),
+  authSecret: Config.option(Config.nonEmptyString(AUTH_SECRET_ENV))
+}).pipe(
+  Config.map(({ authSecret, servers }) =>
+    make({ servers, ...(Option.isSome(authSecret) ? { authSecret: authSecret.value } : {}) })
   )
 )

@@ -10,9 +10,9 @@
  * first (the execution canceled or timed out), the prompt is deleted from the server's queue or
  * interrupted (`/interrupt {prompt_id}`), and the server is held until it no longer runs it.
  */
-import { NodeType } from "@appexec/core"
+import { NodeType, Redactor, SecretStore } from "@appexec/core"
 import { NodesSettings } from "@appexec/nodes"
-import { Duration, Effect, Either, Option, Schedule, Schema } from "effect"
+import { Duration, Effect, Either, Option, type Redacted, Schedule, Schema } from "effect"
 import { ComfyuiPool } from "./ComfyuiPool.js"
 import { ComfyuiSettings } from "./ComfyuiSettings.js"
 import * as ComfyApi from "./internal/ComfyApi.js"
@@ -81,7 +81,15 @@ export const providerComfyui = NodeType.defineNode({
       const promptId = Workflow.promptIdOf(execution.executionId, node.id)
       // One client id per prompt: a later attempt, in any process, gets the prompt's events.
       const clientId = `appexec-${promptId}`
-      const serverOf = (url: string): ComfyApi.Server => ({ url, timeout: settings.requestTimeout })
+      // Servers behind an authenticating proxy: the operator's secret as Authorization, masked in logs.
+      const headers: Record<string, Redacted.Redacted<string>> = {}
+      if (settings.authSecret !== undefined) {
+        const secret = yield* SecretStore.find(settings.authSecret, execution.workspaceId)
+        if (Option.isNone(secret)) return yield* SecretStore.notSet(settings.authSecret)
+        yield* Redactor.register(secret.value)
+        headers["authorization"] = secret.value
+      }
+      const serverOf = (url: string): ComfyApi.Server => ({ url, timeout: settings.requestTimeout, headers })
 
       // A server that holds the prompt already (an earlier attempt submitted it) is re-attached to;
       // a new prompt goes to a free server among those that answered (a server that does not

@@ -7,10 +7,10 @@
  * drops (polling), an older server without `/api/jobs`, and a UI-format export refused.
  */
 import { Ids } from "@appexec/api"
-import { Appexec, ExecutionReports } from "@appexec/core"
+import { Appexec, ExecutionReports, SecretStore } from "@appexec/core"
 import { ProviderComfyui, Workflow } from "@appexec/nodes-comfyui"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Fiber } from "effect"
+import { Effect, Either, Fiber, Redacted } from "effect"
 import * as FakeOrigin from "../../nodes/test/support/FakeOrigin.js"
 import { describeImage, testImage } from "../../nodes/test/support/Images.js"
 import * as ComfyServer from "./support/ComfyServer.js"
@@ -80,6 +80,27 @@ describe("provider.comfyui", () => {
         "ComfyUI refused the workflow: Cannot execute because node VAEDecodeTiled9000 does not exist. (Node ID '#8')"
       )
       expect(server.prompts).toBe(0)
+    }).pipe(Effect.scoped))
+
+  it.live("a server behind a proxy gets the operator's secret as Authorization, on HTTP and the websocket", () =>
+    Effect.gen(function*() {
+      const server = yield* ComfyServer.make({ auth: "Bearer proxy-token-5f1c" })
+      const withSecret = layer([server.url], { authSecret: "COMFYUI_AUTH" })
+      const done = yield* Effect.gen(function*() {
+        const store = yield* SecretStore.SecretStore
+        yield* store.set("COMFYUI_AUTH", Redacted.make("Bearer proxy-token-5f1c"), undefined)
+        const { executionId } = yield* start(app(textToImage), { prompt: "behind a proxy" })
+        const done = yield* finish(executionId)
+        // Followed over the websocket (the proxy let it in): its events became log lines.
+        expect(yield* logOf(executionId), JSON.stringify(done)).toContain("ComfyUI node 9 (SaveImage) produced 1 file")
+        return done
+      }).pipe(Effect.provide(withSecret))
+      expect(done.status).toBe("completed")
+      const unset = yield* run(app(textToImage), { prompt: "x" }).pipe(
+        Effect.provide(layer([server.url], { authSecret: "COMFYUI_AUTH" }))
+      )
+      expect(unset.outputs[0]!.error).toContain("The secret COMFYUI_AUTH is not set")
+      expect(server.prompts).toBe(1)
     }).pipe(Effect.scoped))
 
   it.live("cancel while queued: the prompt is deleted from ComfyUI's queue and never runs", () =>

@@ -169,7 +169,10 @@ const build = (options: InstanceOptions, fresh: boolean) => {
     // image.ocr's worker threads, started by the first reading: APPEXEC_OCR_* (OcrSettings.config).
     Layer.provideMerge(OcrNodes.layerConfig),
     // provider.comfyui's servers: --comfyui (APPEXEC_COMFYUI), one prompt of this process at a time on each.
-    Layer.provideMerge(ComfyuiNodes.layer({ servers: work.comfyui ?? [] })),
+    Layer.provideMerge(ComfyuiNodes.layer({
+      servers: work.comfyui ?? [],
+      ...(work.comfyuiAuthSecret === undefined ? {} : { authSecret: work.comfyuiAuthSecret })
+    })),
     Layer.provideMerge(stored),
     Layer.provide(IdGenerator.IdGenerator.random),
     Layer.provide(NodeOutboundHttp.layer({

@@ -48,6 +48,8 @@ export interface Work {
   readonly openaiBaseUrl?: string | undefined
   /** The ComfyUI servers of `provider.comfyui` (absent: none); outbound requests may reach their hosts. */
   readonly comfyui?: ReadonlyArray<string> | undefined
+  /** The secret sent as `Authorization` to the ComfyUI servers (absent: none). */
+  readonly comfyuiAuthSecret?: string | undefined
 }
 
 /** The hosts outbound requests may reach: `--allow-hosts`, and the ComfyUI servers' hosts with their ports. */

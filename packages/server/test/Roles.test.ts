@@ -42,7 +42,8 @@ const sample = (
     "media-direct": { args: [], with: bucket },
     media: { args: ["s3://bucket-x/p"] },
     "signing-key-jwk": { args: [jwk] },
-    ffmpeg: { args: ["/opt/ffmpeg"] }
+    ffmpeg: { args: ["/opt/ffmpeg"] },
+    "comfyui-auth-secret": { args: ["COMFYUI_AUTH"] }
   }
   if (named[setting.name] !== undefined) return named[setting.name]!
   const byPseudo: Record<string, ReadonlyArray<string>> = {

@@ -7,7 +7,7 @@
  * whose message names the server's host, never a path or a body.
  */
 import { NodeType, OutboundHttp } from "@appexec/core"
-import { Duration, Effect, Either, Option, Schema } from "effect"
+import { Duration, Effect, Either, Option, type Redacted, Schema } from "effect"
 
 /** Largest JSON answer read (history entries hold the whole prompt). */
 const MAX_JSON = 16 * 1024 * 1024
@@ -48,10 +48,12 @@ export type Known =
   | { readonly _tag: "Running" }
   | { readonly _tag: "Done"; readonly entry: HistoryEntry }
 
-/** A server and the request time limit, as every call takes them. */
+/** A server, the request time limit and the headers of every request, as every call takes them. */
 export interface Server {
   readonly url: string
   readonly timeout: Duration.DurationInput
+  /** Sent with every request (`authorization` for a server behind a proxy); secret values stay redacted. */
+  readonly headers: Readonly<Record<string, string | Redacted.Redacted<string>>>
 }
 
 const fail = (message: string) => new NodeType.NodeFailure({ message })
@@ -71,10 +73,10 @@ const send = (
       method,
       url: `${server.url}${path}`,
       ...(body === undefined
-        ? {}
+        ? { headers: server.headers }
         : "json" in body
-        ? { body: JSON.stringify(body.json), headers: { "content-type": "application/json" } }
-        : { body: body.bytes, headers: { "content-type": body.contentType } }),
+        ? { body: JSON.stringify(body.json), headers: { ...server.headers, "content-type": "application/json" } }
+        : { body: body.bytes, headers: { ...server.headers, "content-type": body.contentType } }),
       timeoutMs: Duration.toMillis(server.timeout),
       maxResponseBytes
     })).pipe(

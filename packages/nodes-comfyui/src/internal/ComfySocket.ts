@@ -5,6 +5,7 @@
  * It reaches the host that the run's HTTP requests reach, whose address the outbound client
  * has already judged.
  */
+import { OutboundHttp } from "@appexec/core"
 import { Duration, Effect, Option, Queue, Schema, type Scope } from "effect"
 import WebSocket from "ws"
 
@@ -47,12 +48,18 @@ const decodeEvent = Schema.decodeUnknownOption(
 export const open = (
   server: string,
   clientId: string,
-  timeout: Duration.DurationInput
+  timeout: Duration.DurationInput,
+  headers: OutboundHttp.OutboundRequest["headers"] = {}
 ): Effect.Effect<Queue.Dequeue<Message>, string, Scope.Scope> =>
   Effect.gen(function*() {
     const messages = yield* Effect.acquireRelease(Queue.unbounded<Message>(), Queue.shutdown)
     const socket = yield* Effect.acquireRelease(
-      Effect.sync(() => new WebSocket(urlOf(server, clientId), { handshakeTimeout: Duration.toMillis(timeout) })),
+      Effect.sync(() =>
+        new WebSocket(urlOf(server, clientId), {
+          handshakeTimeout: Duration.toMillis(timeout),
+          headers: OutboundHttp.wireHeaders(headers)
+        })
+      ),
       (socket) => Effect.sync(() => socket.terminate())
     )
     socket.on("message", (raw, binary) => {

@@ -90,7 +90,7 @@ export const follow = (run: Run) =>
     const reopen = Effect.gen(function*() {
       if (socketScope !== undefined) yield* Scope.close(socketScope, Exit.void)
       socketScope = yield* Scope.fork(outer, ExecutionStrategy.sequential)
-      return yield* ComfySocket.open(run.server.url, run.clientId, run.pollInterval).pipe(
+      return yield* ComfySocket.open(run.server.url, run.clientId, run.pollInterval, run.server.headers).pipe(
         Scope.extend(socketScope),
         Effect.option
       )

@@ -24,6 +24,8 @@ export interface Options {
   readonly stepDelayMs?: number
   /** Whether `GET /api/jobs/{id}` exists (newer ComfyUI); default true. */
   readonly jobsApi?: boolean
+  /** The `Authorization` every request and websocket must carry (a server behind a proxy); 401 without it. */
+  readonly auth?: string
   /** The node class that raises when run, and its exception. */
   readonly failing?: { readonly classType: string; readonly type: string; readonly message: string }
 }
@@ -62,6 +64,9 @@ export class ComfyServer {
     this.http.on("upgrade", (req, socket, head) => {
       const url = new URL(req.url ?? "/", "http://x")
       if (url.pathname !== "/ws" && url.pathname !== "/api/ws") return socket.destroy()
+      if (this.options.auth !== undefined && req.headers.authorization !== this.options.auth) {
+        return void socket.end("HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\n\r\n")
+      }
       this.wss.handleUpgrade(req, socket, head, (ws) => this.connect(ws, url.searchParams.get("clientId") ?? ""))
     })
   }
@@ -196,6 +201,9 @@ export class ComfyServer {
       } catch {
         return {}
       }
+    }
+    if (this.options.auth !== undefined && req.headers.authorization !== this.options.auth) {
+      return void res.writeHead(401).end()
     }
     const jobs = url.pathname.startsWith("/api/jobs/") && this.options.jobsApi !== false
     if (req.method === "GET" && jobs) {

@@ -11,8 +11,8 @@ import { TestHarness } from "@appexec/testing"
 import { Effect, Layer } from "effect"
 import * as Base from "../../../nodes/test/support/Instance.js"
 
-/** The instance with the ComfyUI servers `servers`. */
-export const layer = (servers: ReadonlyArray<string>) =>
+/** The instance with the ComfyUI servers `servers`, sending the secret `authSecret` as `Authorization` when given. */
+export const layer = (servers: ReadonlyArray<string>, options: { readonly authSecret?: string } = {}) =>
   TestHarness.layer({
     nodes: [...builtinNodes, ...comfyuiNodes],
     config: { masterKey: Base.MASTER_KEY },
@@ -21,7 +21,11 @@ export const layer = (servers: ReadonlyArray<string>) =>
     Layer.provideMerge(BuiltinNodes.layer({
       mediaUrls: MediaUrls.layer({ mode: "signed", baseUrl: Base.BASE_URL, secret: Base.SECRET })
     })),
-    Layer.provideMerge(ComfyuiNodes.layer({ servers, pollInterval: "50 millis" }))
+    Layer.provideMerge(ComfyuiNodes.layer({
+      servers,
+      pollInterval: "50 millis",
+      ...(options.authSecret === undefined ? {} : { authSecret: options.authSecret })
+    }))
   )
 
 /** Imports `definition` and starts it with `inputs` as a fresh user: the execution id and its principal. */

@@ -53,7 +53,8 @@ export const workOf = (settings: Resolve.Resolved): Effect.Effect<Work.Work, Err
     allowHosts: get(SharedSettings.allowHosts),
     nodes,
     openaiBaseUrl: get(NodeSettings.openaiBaseUrl),
-    comfyui: get(NodeSettings.comfyui)
+    comfyui: get(NodeSettings.comfyui),
+    comfyuiAuthSecret: get(NodeSettings.comfyuiAuthSecret)
   }))
 }
 

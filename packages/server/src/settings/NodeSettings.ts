@@ -84,8 +84,24 @@ export const comfyui = Setting.make({
   default: []
 })
 
+/** `--comfyui-auth-secret NAME`: the secret sent as `Authorization` to the ComfyUI servers. */
+export const comfyuiAuthSecret = Setting.make({
+  name: "comfyui-auth-secret",
+  variable: ComfyuiSettings.AUTH_SECRET_ENV,
+  description: "the name of the operator's secret (`appexec secrets set NAME`) whose value (`Bearer …`) goes as " +
+    "`Authorization` with every request and websocket to the ComfyUI servers, for servers behind an authenticating proxy",
+  parts: worker,
+  value: Values.optional(Values.text("NAME")),
+  default: undefined
+})
+
 /** Every setting of the nodes, in the order docs/cli.md lists them. */
-export const all: ReadonlyArray<Setting.Any> = [...limits.map((limit) => limit.setting), openaiBaseUrl, comfyui]
+export const all: ReadonlyArray<Setting.Any> = [
+  ...limits.map((limit) => limit.setting),
+  openaiBaseUrl,
+  comfyui,
+  comfyuiAuthSecret
+]
 
 /**
  * The nodes' settings from the value of each limit (`valueOf`), checked by `NodesSettings`'s own
