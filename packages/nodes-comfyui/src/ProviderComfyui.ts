@@ -16,7 +16,7 @@ import { Duration, Effect, Either, Option, type Redacted, Schedule, Schema } fro
 import { ComfyuiPool } from "./ComfyuiPool.js"
 import { ComfyuiSettings } from "./ComfyuiSettings.js"
 import * as ComfyApi from "./internal/ComfyApi.js"
-import { follow } from "./internal/Follow.js"
+import { endOf, follow } from "./internal/Follow.js"
 import { outputOf } from "./internal/Output.js"
 import { placeholdersIn, promptOf } from "./internal/Prompt.js"
 import * as Workflow from "./Workflow.js"
@@ -146,7 +146,7 @@ export const providerComfyui = NodeType.defineNode({
       )
 
       const followed = attached?.known._tag === "Done"
-        ? Effect.succeed({ entry: attached.known.entry, previews: 0 })
+        ? Effect.map(endOf(attached.known.entry), (entry) => ({ entry, previews: 0 }))
         : follow({
           server,
           promptId,

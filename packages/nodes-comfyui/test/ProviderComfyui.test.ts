@@ -194,40 +194,65 @@ describe("provider.comfyui", () => {
 })
 
 describe("provider.comfyui never runs a prompt twice", () => {
+  /** Runs the node alone as execution `executionId` (as a later attempt would), its log in `lines`. */
+  const runNode = (executionId: string, lines: Array<string>) =>
+    Effect.gen(function*() {
+      const node = ProviderComfyui.providerComfyui.compile(
+        { workflow: textToImage, inputs: {} },
+        { id: "render", label: "Render", upstream: [] }
+      )
+      if (Either.isLeft(node) || node.right.role !== "process") throw new Error("provider.comfyui did not compile")
+      return yield* node.right.run({
+        node: { id: "render", label: "Render" },
+        upstream: [],
+        execution: {
+          executionId: Ids.ExecutionId.make(executionId),
+          appId: Ids.AppId.make("0190f0a0-0000-7000-8000-0000000000aa"),
+          workspaceId: Ids.WorkspaceId.make("0190f0a0-0000-7000-8000-0000000000bb")
+        },
+        progress: () => Effect.void,
+        log: (message) => Effect.sync(() => void lines.push(message))
+      })
+    })
+
+  /** An earlier attempt's submit of execution `executionId`'s prompt, whose answer never came back. */
+  const submitted = (server: ComfyServer.ComfyServer, executionId: string) => {
+    const promptId = Workflow.promptIdOf(executionId, "render")
+    return Effect.promise(() =>
+      fetch(`${server.url}/prompt`, {
+        method: "POST",
+        body: JSON.stringify({ prompt: textToImage, client_id: `appexec-${promptId}`, prompt_id: promptId })
+      })
+    ).pipe(Effect.as(promptId))
+  }
+
   it.live("re-attaches to a prompt the server already holds (a lost answer): no second submit", () =>
     Effect.gen(function*() {
       const server = yield* ComfyServer.make({ steps: 3 })
       yield* Effect.gen(function*() {
         const executionId = "0190f0a0-0000-7000-8000-000000000001"
-        const promptId = Workflow.promptIdOf(executionId, "render")
-        // An earlier attempt submitted the prompt; its answer never came back.
-        yield* Effect.promise(() =>
-          fetch(`${server.url}/prompt`, {
-            method: "POST",
-            body: JSON.stringify({ prompt: textToImage, client_id: `appexec-${promptId}`, prompt_id: promptId })
-          })
-        )
-        const node = ProviderComfyui.providerComfyui.compile(
-          { workflow: textToImage, inputs: {} },
-          { id: "render", label: "Render", upstream: [] }
-        )
-        if (Either.isLeft(node) || node.right.role !== "process") throw new Error("provider.comfyui did not compile")
+        const promptId = yield* submitted(server, executionId)
         const lines: Array<string> = []
-        const value = yield* node.right.run({
-          node: { id: "render", label: "Render" },
-          upstream: [],
-          execution: {
-            executionId: Ids.ExecutionId.make(executionId),
-            appId: Ids.AppId.make("0190f0a0-0000-7000-8000-0000000000aa"),
-            workspaceId: Ids.WorkspaceId.make("0190f0a0-0000-7000-8000-0000000000bb")
-          },
-          progress: () => Effect.void,
-          log: (message) => Effect.sync(() => void lines.push(message))
-        })
+        const value = yield* runNode(executionId, lines)
         expect(server.prompts).toBe(1)
         expect(lines.join("\n")).toContain(`re-attaching to prompt ${promptId}`)
         expect(value._tag).toBe("Media")
         if (value._tag === "Media") expect(yield* describeImage(value.bytes)).toMatchObject({ format: "png" })
+      }).pipe(Effect.provide(layer([server.url])))
+    }).pipe(Effect.scoped))
+
+  it.live("re-attaches to a prompt that already failed: its error, not a second run", () =>
+    Effect.gen(function*() {
+      const server = yield* ComfyServer.make({
+        failing: { classType: "KSampler", type: "RuntimeError", message: "CUDA error" }
+      })
+      yield* Effect.gen(function*() {
+        const executionId = "0190f0a0-0000-7000-8000-000000000002"
+        const promptId = yield* submitted(server, executionId)
+        yield* Effect.promise(() => server.until((s) => s.stateOf(promptId) === "done"))
+        const failure = yield* Effect.flip(runNode(executionId, []))
+        expect(failure.message).toBe("ComfyUI node 3 (KSampler) failed: RuntimeError: CUDA error")
+        expect(server.prompts).toBe(1)
       }).pipe(Effect.provide(layer([server.url])))
     }).pipe(Effect.scoped))
 

@@ -54,7 +54,7 @@ const recordOf = (value: unknown): Readonly<Record<string, unknown>> =>
   )
 
 /** The end a finished history entry says: the entry, or the failure of its error or interrupt. */
-const endOf = (entry: ComfyApi.HistoryEntry) => {
+export const endOf = (entry: ComfyApi.HistoryEntry) => {
   if (entry.status === undefined || entry.status.status_str === "success") return Effect.succeed(entry)
   const message = entry.status.messages.find(([type]) => type === "execution_error" || type === "execution_interrupted")
   const data = recordOf(message?.[1])
