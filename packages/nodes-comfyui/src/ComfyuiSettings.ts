@@ -8,7 +8,10 @@ import { Config, ConfigError, Context, Duration, Either, Layer, Option } from "e
 
 /** The settings of `provider.comfyui`. */
 export interface Settings {
-  /** The ComfyUI servers' root URLs (`http://gpu-1:8188`), without a trailing `/`. */
+  /**
+   * The ComfyUI servers' root URLs (`http://gpu-1:8188`), without a trailing `/`, each optionally
+   * followed by `*N`, the prompts of a process it runs at once (`http://gpu-1:8188*2`; default 1).
+   */
   readonly servers: ReadonlyArray<string>
   /**
    * The name of the operator's secret whose value (`Bearer …`, `Basic …`) goes as `Authorization`
@@ -33,17 +36,36 @@ export class ComfyuiSettings
   extends Context.Tag("@appexec/nodes-comfyui/ComfyuiSettings")<ComfyuiSettings, Settings>()
 {}
 
-/** The server URLs of a comma-separated list, each an http(s) root without a trailing `/`, or why not. */
+/** A server of the settings: its root URL and how many prompts of a process it runs at once. */
+export interface Server {
+  readonly url: string
+  readonly capacity: number
+}
+
+/** The URL and capacity of a server as the settings write it (`URL` or `URL*N`). */
+export const serverOf = (spec: string): Server => {
+  const match = /^(.*)\*(\d+)$/.exec(spec)
+  return match === null ? { url: spec, capacity: 1 } : { url: match[1]!, capacity: Number(match[2]) }
+}
+
+/**
+ * The servers of a comma-separated list, each an http(s) root URL (written back without a
+ * trailing `/`), optionally followed by `*N` (1 to 64), or why not.
+ */
 export const parseServers = (text: string): Either.Either<ReadonlyArray<string>, string> => {
   const servers: Array<string> = []
-  for (const part of text.split(",").map((s) => s.trim()).filter((s) => s !== "")) {
+  for (const item of text.split(",").map((s) => s.trim()).filter((s) => s !== "")) {
+    const { capacity, url: part } = serverOf(item)
+    if (!Number.isInteger(capacity) || capacity < 1 || capacity > 64) {
+      return Either.left(`'${item}': the capacity after * is a whole number from 1 to 64`)
+    }
     if (!URL.canParse(part)) return Either.left(`'${part}' is not a URL`)
     const url = new URL(part)
     if (url.protocol !== "http:" && url.protocol !== "https:") return Either.left(`'${part}' is not an http(s) URL`)
     if (url.search !== "" || url.hash !== "" || url.username !== "" || url.password !== "") {
       return Either.left(`'${part}' must be a server's root URL, with no query, fragment or credentials`)
     }
-    servers.push(`${url.origin}${url.pathname.replace(/\/+$/, "")}`)
+    servers.push(`${url.origin}${url.pathname.replace(/\/+$/, "")}${capacity === 1 ? "" : `*${capacity}`}`)
   }
   return Either.right(servers)
 }

@@ -8,7 +8,7 @@
  */
 import { Ids } from "@appexec/api"
 import { Appexec, ExecutionReports, SecretStore } from "@appexec/core"
-import { ProviderComfyui, Workflow } from "@appexec/nodes-comfyui"
+import { ComfyuiSettings, ProviderComfyui, Workflow } from "@appexec/nodes-comfyui"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Fiber, Redacted } from "effect"
 import * as FakeOrigin from "../../nodes/test/support/FakeOrigin.js"
@@ -306,6 +306,21 @@ describe("the pool of ComfyUI servers", () => {
         expect(a.prompts + b.prompts).toBe(5)
         expect([a.maxLoad, b.maxLoad]).toEqual([1, 1])
       }).pipe(Effect.provide(layer([a.url, b.url])))
+    }).pipe(Effect.scoped))
+
+  it.live("a server of capacity 2 (URL*2) runs two prompts of the process at once, never three", () =>
+    Effect.gen(function*() {
+      const server = yield* ComfyServer.make({ steps: 3 })
+      expect(ComfyuiSettings.parseServers(` ${server.url}/*2 ,http://gpu-2:8188`)).toEqual(
+        Either.right([`${server.url}*2`, "http://gpu-2:8188"])
+      )
+      expect(Either.isLeft(ComfyuiSettings.parseServers(`${server.url}*0`))).toBe(true)
+      yield* Effect.gen(function*() {
+        const started = yield* Effect.forEach([0, 1, 2], (i) => start(app(textToImage), { prompt: `p${i}` }))
+        const done = yield* Effect.forEach(started, ({ executionId }) => finish(executionId))
+        expect(done.map((d) => d.status)).toEqual(["completed", "completed", "completed"])
+        expect(server.maxLoad).toBe(2)
+      }).pipe(Effect.provide(layer([`${server.url}*2`])))
     }).pipe(Effect.scoped))
 
   it.live("a server that does not answer is left out of the run; with none answering, the run fails saying so", () =>

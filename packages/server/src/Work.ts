@@ -7,6 +7,7 @@
  */
 import type { AppexecConfig, SigningKeys } from "@appexec/core"
 import type { NodesSettings } from "@appexec/nodes"
+import { ComfyuiSettings } from "@appexec/nodes-comfyui"
 import type { AddressPolicy } from "@appexec/platform-node"
 import { Duration, Option } from "effect"
 
@@ -56,7 +57,7 @@ export interface Work {
 export const allowedHostsOf = (work: Work): ReadonlyArray<AddressPolicy.AllowedHost> => [
   ...(work.allowHosts ?? []),
   ...(work.comfyui ?? []).map((server) => {
-    const url = new URL(server)
+    const url = new URL(ComfyuiSettings.serverOf(server).url)
     return { host: url.hostname, port: Number(url.port === "" ? (url.protocol === "https:" ? 443 : 80) : url.port) }
   })
 ]

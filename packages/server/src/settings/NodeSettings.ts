@@ -74,7 +74,7 @@ export const comfyui = Setting.make({
   variable: ComfyuiSettings.SERVERS_ENV,
   description: "the ComfyUI servers `provider.comfyui` runs workflows on (comma-separated root URLs, such as " +
     "`http://127.0.0.1:8188`); outbound requests may reach their hosts. Each runs one prompt of a process at a " +
-    "time ([docs/nodes.md](nodes.md#providercomfyui-appexecnodes-comfyui))",
+    "time, or N with `URL*N` ([docs/nodes.md](nodes.md#providercomfyui-appexecnodes-comfyui))",
   parts: worker,
   value: Values.list(
     "URLS",
