@@ -18,7 +18,7 @@ import { ComfyuiSettings } from "./ComfyuiSettings.js"
 import * as ComfyApi from "./internal/ComfyApi.js"
 import { endOf, follow } from "./internal/Follow.js"
 import { outputOf } from "./internal/Output.js"
-import { placeholdersIn, promptOf } from "./internal/Prompt.js"
+import { promptOf } from "./internal/Prompt.js"
 import * as Workflow from "./Workflow.js"
 
 /** The config of `provider.comfyui`. */
@@ -47,7 +47,7 @@ const problemsOf = (config: Config, upstream: ReadonlyArray<string>): Array<stri
   for (const [name, template] of Object.entries(config.inputs)) {
     const target = Workflow.targetOf(decoded.right, name)
     if (Either.isLeft(target)) problems.push(target.left)
-    for (const id of placeholdersIn(template)) {
+    for (const id of Workflow.placeholdersIn(template)) {
       if (!upstream.includes(id)) problems.push(`input '${name}': {{${id}}} does not name an upstream node`)
     }
   }
@@ -66,6 +66,12 @@ export const providerComfyui = NodeType.defineNode({
   inputs: { min: 0, max: 32 },
   config: Config,
   check: (config, placement) => problemsOf(config, placement.upstream),
+  // The workflow graph shows the ComfyUI nodes and links in this node's place.
+  graph: (config) =>
+    Either.getOrUndefined(
+      Either.map(Workflow.decode(config.workflow), (workflow) =>
+        Workflow.innerGraphOf(workflow, config.inputs, config.outputNode))
+    ),
   run: ({ config, execution, log, node, progress, upstream }) =>
     Effect.gen(function*() {
       const settings = yield* ComfyuiSettings

@@ -7,6 +7,7 @@
  * ComfyUI `prompt_id` of a run is derived from the execution and the node, so that every attempt
  * of one execution names the same prompt.
  */
+import type { NodeType } from "@appexec/core"
 import { Either, ParseResult, Schema } from "effect"
 import { createHash } from "node:crypto"
 
@@ -57,6 +58,12 @@ export const decode = (value: unknown): Either.Either<Workflow, string> => {
 
 /** A schema of the config field: any JSON object, checked by `decode`. */
 export const WorkflowField = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+/** A `{{nodeId}}` placeholder of an input's template (global: every one). */
+export const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_-]+)\s*\}\}/g
+
+/** The node ids the `{{nodeId}}` placeholders of an input's template name. */
+export const placeholdersIn = (template: string): Array<string> => [...template.matchAll(PLACEHOLDER)].map((m) => m[1]!)
 
 /** Whether an input value is a link `[nodeId, outputIndex]` to another node's output. */
 export const isLink = (value: unknown): value is readonly [string, number] =>
@@ -143,4 +150,42 @@ export const promptIdOf = (executionId: string, nodeId: string): string => {
   bytes[8] = (bytes[8]! & 0x3f) | 0x80
   const hex = bytes.toString("hex")
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
+
+/**
+ * The workflow as the app's workflow graph shows it in the node's place: each ComfyUI node (its
+ * `class_type` as type, its title as label), each link as an edge; the upstream nodes of `inputs`
+ * entering the nodes they set, the output nodes (no link out; `outputNode` when given) its exits.
+ */
+export const innerGraphOf = (
+  workflow: Workflow,
+  inputs: Readonly<Record<string, string>>,
+  outputNode?: string
+): NodeType.InnerGraph => {
+  const ids = nodeIds(workflow)
+  const edges: Array<{ readonly source: string; readonly target: string }> = []
+  for (const id of ids) {
+    for (const value of Object.values(workflow[id]!.inputs)) {
+      if (isLink(value) && !edges.some((e) => e.source === value[0] && e.target === id)) {
+        edges.push({ source: value[0], target: id })
+      }
+    }
+  }
+  const wanted = outputNode === undefined ? undefined : Either.getOrUndefined(targetOf(workflow, `${outputNode}.x`))
+  const exits = wanted !== undefined ? [wanted.nodeId] : ids.filter((id) => !edges.some((e) => e.source === id))
+  return {
+    nodes: ids.map((id) => ({
+      id,
+      type: workflow[id]!.class_type,
+      label: workflow[id]!._meta?.title ?? workflow[id]!.class_type
+    })),
+    edges,
+    entries: (upstream) =>
+      Object.entries(inputs).flatMap(([name, template]) =>
+        placeholdersIn(template).includes(upstream)
+          ? Either.match(targetOf(workflow, name), { onLeft: () => [], onRight: (t) => [t.nodeId] })
+          : []
+      ),
+    exits
+  }
 }

@@ -9,6 +9,7 @@
 import { Ids } from "@appexec/api"
 import { Appexec, ExecutionReports, SecretStore } from "@appexec/core"
 import { ComfyuiSettings, ProviderComfyui, Workflow } from "@appexec/nodes-comfyui"
+import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Fiber, Redacted } from "effect"
 import * as FakeOrigin from "../../nodes/test/support/FakeOrigin.js"
@@ -144,6 +145,28 @@ describe("provider.comfyui", () => {
         const job = yield* Effect.promise(() => fetch(`${server.url}/api/jobs/${promptId}`).then((r) => r.json()))
         expect(job).toMatchObject({ status: "cancelled" })
       }).pipe(Effect.provide(layer([server.url])))
+    }).pipe(Effect.scoped))
+
+  it.live("the app's workflow graph shows the ComfyUI nodes and links in the node's place", () =>
+    Effect.gen(function*() {
+      const server = yield* ComfyServer.make()
+      const graph = yield* Effect.gen(function*() {
+        const appexec = yield* Appexec.Appexec
+        const imported = yield* appexec.apps.import({ public: true, ...app(textToImage) })
+        return yield* appexec.apps.workflow(yield* TestHarness.signIn(), imported.appId)
+      }).pipe(Effect.provide(layer([server.url])))
+      expect(graph.nodes.map((n) => n.id)).toEqual(
+        ["prompt", "seed", ...["3", "4", "5", "6", "7", "8", "9"].map((id) => `render/${id}`), "image"]
+      )
+      expect(graph.nodes).toContainEqual({ id: "render/6", type: "CLIPTextEncode", label: "Positive" })
+      expect(graph.edges).toEqual(expect.arrayContaining([
+        { source: "render/4", target: "render/3" },
+        { source: "render/8", target: "render/9" },
+        { source: "prompt", target: "render/6" },
+        { source: "seed", target: "render/3" },
+        { source: "render/9", target: "image" }
+      ]))
+      expect(graph.edges.some((e) => e.source === "render" || e.target === "render")).toBe(false)
     }).pipe(Effect.scoped))
 
   it.live("refuses a UI-format export at import, saying to use Export (API)", () =>

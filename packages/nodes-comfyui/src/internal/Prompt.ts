@@ -11,13 +11,9 @@ import { Effect, Either } from "effect"
 import * as Workflow from "../Workflow.js"
 import * as ComfyApi from "./ComfyApi.js"
 
-const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_-]+)\s*\}\}/g
 const ONLY_PLACEHOLDER = /^\{\{\s*([A-Za-z0-9_-]+)\s*\}\}$/
 
 const fail = (message: string) => new NodeType.NodeFailure({ message })
-
-/** The node ids the placeholders of `template` name. */
-export const placeholdersIn = (template: string): Array<string> => [...template.matchAll(PLACEHOLDER)].map((m) => m[1]!)
 
 /** The extension of a media type, for an uploaded file's name. */
 const extensionOf = (contentType: string) =>
@@ -54,7 +50,7 @@ export const promptOf = (
         continue
       }
       let mediaRef: string | undefined
-      const text = template.replace(PLACEHOLDER, (_, id: string) => {
+      const text = template.replace(Workflow.PLACEHOLDER, (_, id: string) => {
         const value = byId.get(id)?.value
         if (value === undefined) return ""
         if (value._tag === "Media") mediaRef = id
