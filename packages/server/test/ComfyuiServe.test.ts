@@ -6,7 +6,8 @@
  * and the execution completes with an image that decodes. `serve --comfyui URL` imports the
  * example app "ComfyUI text to image", which runs with its parameters set into the workflow. A
  * cancel through the API while sampling interrupts the prompt by its id; a ComfyUI restart
- * mid-run gets the prompt once more, and the run completes.
+ * mid-run gets the prompt once more, and the run completes. Two servers and five executions:
+ * never two prompts at once on one server.
  */
 import { Workflow } from "@appexec/nodes-comfyui"
 import { describe, expect, it } from "@effect/vitest"
@@ -185,6 +186,45 @@ describe("appexec worker --comfyui", () => {
         expect(yield* finished(restarted), serve.output.stderr).toMatchObject({ status: "completed" })
         // One prompt canceled, then one submitted twice: before and after the restart.
         expect(server.prompts).toBe(3)
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "through serve: two servers and five executions, never two prompts at once on one server",
+    () =>
+      Effect.gen(function*() {
+        const a = yield* ComfyServer.make({ steps: 3 })
+        const b = yield* ComfyServer.make({ steps: 3 })
+        const serve = yield* startServe(yield* tempDataDir, [
+          "--apps",
+          yield* appsDir,
+          "--comfyui",
+          `${a.url},${b.url}`
+        ])
+        const headers = { "x-api-key": serve.key, "content-type": "application/json" }
+        const apps = yield* json(`${serve.baseUrl}/v1/apps?search=ComfyUI`, { headers })
+        const appId = (apps.data as unknown as Array<{ appId: string }>)[0]!.appId
+        const ids = yield* Effect.forEach([0, 1, 2, 3, 4], (i) =>
+          Effect.map(
+            json(`${serve.baseUrl}/v1/apps/${appId}/executions`, {
+              method: "POST",
+              headers,
+              body: JSON.stringify({ inputs: { prompt: `picture ${i}` } })
+            }),
+            (answer) => String(answer.data["executionId"])
+          ))
+        const done = yield* Effect.forEach(ids, (id) =>
+          json(`${serve.baseUrl}/v1/executions/${id}`, { headers: { ...headers, prefer: "wait=30" } }).pipe(
+            Effect.map((answer) =>
+              answer.data["status"]
+            ),
+            Effect.filterOrFail((status) => status === "completed" || status === "failed", () => "unfinished"),
+            Effect.retry(Schedule.recurs(3))
+          ))
+        expect(done).toEqual(Array(5).fill("completed"))
+        expect(a.prompts + b.prompts).toBe(5)
+        expect([a.maxLoad, b.maxLoad]).toEqual([1, 1])
       }),
     60_000
   )
