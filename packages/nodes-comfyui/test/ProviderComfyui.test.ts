@@ -279,6 +279,16 @@ describe("provider.comfyui never runs a prompt twice", () => {
       }).pipe(Effect.provide(layer([server.url])))
     }).pipe(Effect.scoped))
 
+  it.live("a server that does not keep the given prompt_id: the prompt is taken back and the run fails saying why", () =>
+    Effect.gen(function*() {
+      const server = yield* ComfyServer.make({ clientPromptIds: false })
+      server.hold()
+      const done = yield* run(app(textToImage), { prompt: "x" }).pipe(Effect.provide(layer([server.url])))
+      expect(done.outputs[0]!.error).toContain("does not keep the prompt_id it is given")
+      expect(server.cancels.map((c) => c.split(" ")[0])).toEqual(["delete", "interrupt"])
+      server.resume()
+    }).pipe(Effect.scoped))
+
   it.live("a ComfyUI restart mid-run: the prompt is submitted again once, logged, and completes", () =>
     Effect.gen(function*() {
       const server = yield* ComfyServer.make({ steps: 5 })

@@ -164,7 +164,22 @@ export const submit = (server: Server, prompt: unknown, clientId: string, prompt
     const response = yield* send(server, "POST", "/prompt", {
       json: { prompt, client_id: clientId, prompt_id: promptId }
     })
-    if (response.status === 200) return yield* decodeJson(Submitted, response.body, "the submit's answer")
+    if (response.status === 200) {
+      const submitted = yield* decodeJson(Submitted, response.body, "the submit's answer")
+      if (submitted.prompt_id === promptId) return submitted
+      // An older server that makes its own ids: the prompt could never be found again after a
+      // crash, so it is taken back and the run fails rather than risk running twice.
+      yield* deleteQueued(server, submitted.prompt_id).pipe(
+        Effect.zipRight(interrupt(server, submitted.prompt_id)),
+        Effect.ignore
+      )
+      return yield* Effect.fail(
+        fail(
+          `the ComfyUI server ${hostOf(server.url)} does not keep the prompt_id it is given (it answered another), ` +
+            "so a run could not be found again after a crash; update ComfyUI"
+        )
+      )
+    }
     const refused = yield* Effect.either(decodeJson(Refused, response.body, "the refusal"))
     if (Either.isLeft(refused)) return yield* ok(server, "the prompt")(response)
     const error = refused.right.error

@@ -22,6 +22,8 @@ export interface Options {
   readonly steps?: number
   /** Milliseconds of each step; default 5. */
   readonly stepDelayMs?: number
+  /** Whether `POST /prompt` keeps the client's `prompt_id` (newer ComfyUI); default true. */
+  readonly clientPromptIds?: boolean
   /** Whether `GET /api/jobs/{id}` exists (newer ComfyUI); default true. */
   readonly jobsApi?: boolean
   /** The `Authorization` every request and websocket must carry (a server behind a proxy); 401 without it. */
@@ -275,7 +277,7 @@ export class ComfyServer {
     if (given !== undefined && (typeof given !== "string" || !UUID.test(given))) {
       return invalid("invalid_prompt", "Invalid prompt_id format", String(given))
     }
-    const promptId = typeof given === "string" ? given : crypto.randomUUID()
+    const promptId = typeof given === "string" && this.options.clientPromptIds !== false ? given : crypto.randomUUID()
     const extra: Record<string, unknown> = { ...(doc["extra_data"] as Record<string, unknown> | undefined) }
     if (typeof doc["client_id"] === "string") extra["client_id"] = doc["client_id"]
     const number = this.number++
