@@ -147,6 +147,8 @@ export const providerComfyui = NodeType.defineNode({
           )
         }
       }).pipe(
+        // It runs as the node stops (uninterruptible): made interruptible so that its time limit holds.
+        Effect.interruptible,
         Effect.timeoutFail({ duration: CANCEL_TIMEOUT, onTimeout: () => fail("the cancel took too long") }),
         Effect.catchAll((failure) => log(`canceling ComfyUI prompt ${promptId}: ${failure.message}`, "warn"))
       )

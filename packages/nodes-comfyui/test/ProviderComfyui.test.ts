@@ -169,6 +169,22 @@ describe("provider.comfyui", () => {
       expect(graph.edges.some((e) => e.source === "render" || e.target === "render")).toBe(false)
     }).pipe(Effect.scoped))
 
+  it.live("a run past its time limit is interrupted on ComfyUI and fails saying so", () =>
+    Effect.gen(function*() {
+      const server = yield* ComfyServer.make()
+      server.hold()
+      yield* Effect.gen(function*() {
+        const { executionId } = yield* start(app(textToImage, { timeoutMs: 1000 }), { prompt: "slow" })
+        const promptId = Workflow.promptIdOf(executionId, "render")
+        // The interrupt reaches the held sampler, which then stops.
+        yield* wait(() => server.until((s) => s.cancels.includes(`interrupt ${promptId}`)))
+        server.resume()
+        const done = yield* finish(executionId)
+        expect(done.outputs[0]!.error).toContain("the ComfyUI run did not finish within 1 s; it was canceled")
+        expect(yield* logOf(executionId)).toContain(`prompt ${promptId} interrupted on ComfyUI`)
+      }).pipe(Effect.provide(layer([server.url])))
+    }).pipe(Effect.scoped))
+
   it.live("refuses a UI-format export at import, saying to use Export (API)", () =>
     Effect.gen(function*() {
       const server = yield* ComfyServer.make()
