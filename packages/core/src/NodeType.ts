@@ -118,6 +118,20 @@ export interface NodePlacement {
   readonly upstream: ReadonlyArray<string>
 }
 
+/**
+ * The inner steps of a node that runs a pipeline of its own (a ComfyUI workflow), as the app's
+ * workflow graph shows them in its place (docs/api.md#workflow-graph): their ids are the node's
+ * id, `/` and theirs.
+ */
+export interface InnerGraph {
+  readonly nodes: ReadonlyArray<{ readonly id: string; readonly type: string; readonly label: string }>
+  readonly edges: ReadonlyArray<{ readonly source: string; readonly target: string }>
+  /** The inner steps that the upstream node `upstream` feeds (none: the steps without an inner edge in). */
+  readonly entries: (upstream: string) => ReadonlyArray<string>
+  /** The inner steps whose results leave the node. */
+  readonly exits: ReadonlyArray<string>
+}
+
 interface CommonSpec<C, CI> {
   /** Unique type name, such as `text.template`. */
   readonly type: string
@@ -127,6 +141,8 @@ interface CommonSpec<C, CI> {
   readonly config: Schema.Schema<C, CI>
   /** Further import-time checks of the config against the graph; each string is one problem. */
   readonly check?: (config: C, placement: NodePlacement) => ReadonlyArray<string>
+  /** The node's inner steps, shown in its place in the workflow graph (absent: the node itself). */
+  readonly graph?: (config: C, placement: NodePlacement) => InnerGraph | undefined
 }
 
 /** A node that reads one parameter of the app; it has no incoming edges. */
@@ -157,22 +173,25 @@ export type NodeSpec<C, CI, R> = InputNodeSpec<C, CI, R> | ProcessNodeSpec<C, CI
 /** What every node's `run` receives besides its config. */
 export type RunContext = Omit<NodeContext<never>, "config">
 
-/** One node of an app after import: its decoded config is closed over by `run`. */
+/** One node of an app after import: its decoded config is closed over by `run`; its inner steps, if it shows them. */
 export type CompiledNode<R> =
-  | {
-    readonly role: "input"
-    readonly parameter: ParameterSpec
-    readonly run: (ctx: RunContext & { readonly value: string }) => Effect.Effect<NodeValue, NodeFailure, R>
-  }
-  | {
-    readonly role: "process"
-    readonly run: (ctx: RunContext) => Effect.Effect<NodeValue, NodeFailure, R>
-  }
-  | {
-    readonly role: "output"
-    readonly outputType: Exclude<OutputType, "pending">
-    readonly run: (ctx: RunContext & { readonly input: NodeValue }) => Effect.Effect<string, NodeFailure, R>
-  }
+  & { readonly graph?: InnerGraph | undefined }
+  & (
+    | {
+      readonly role: "input"
+      readonly parameter: ParameterSpec
+      readonly run: (ctx: RunContext & { readonly value: string }) => Effect.Effect<NodeValue, NodeFailure, R>
+    }
+    | {
+      readonly role: "process"
+      readonly run: (ctx: RunContext) => Effect.Effect<NodeValue, NodeFailure, R>
+    }
+    | {
+      readonly role: "output"
+      readonly outputType: Exclude<OutputType, "pending">
+      readonly run: (ctx: RunContext & { readonly input: NodeValue }) => Effect.Effect<string, NodeFailure, R>
+    }
+  )
 
 /** Unique identifier of node types. */
 export const TypeId: unique symbol = Symbol.for("@appexec/core/NodeType")
@@ -221,13 +240,20 @@ const configProblems = (error: ParseResult.ParseError): Arr.NonEmptyReadonlyArra
 
 /** The compiled form of a spec's node whose config decoded to `config`. */
 const compiledOf = <C, CI, R>(spec: NodeSpec<C, CI, R>, config: C, placement: NodePlacement): CompiledNode<R> => {
+  const graph = spec.graph?.(config, placement)
+  const shown = graph === undefined ? {} : { graph }
   switch (spec.role) {
     case "input":
-      return { role: "input", parameter: spec.parameter(config, placement), run: (ctx) => spec.run({ ...ctx, config }) }
+      return {
+        ...shown,
+        role: "input",
+        parameter: spec.parameter(config, placement),
+        run: (ctx) => spec.run({ ...ctx, config })
+      }
     case "process":
-      return { role: "process", run: (ctx) => spec.run({ ...ctx, config }) }
+      return { ...shown, role: "process", run: (ctx) => spec.run({ ...ctx, config }) }
     case "output":
-      return { role: "output", outputType: spec.outputType, run: (ctx) => spec.run({ ...ctx, config }) }
+      return { ...shown, role: "output", outputType: spec.outputType, run: (ctx) => spec.run({ ...ctx, config }) }
   }
 }
 

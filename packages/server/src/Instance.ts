@@ -1,6 +1,7 @@
 /**
  * The appexec instance of the standalone server: core and every built-in node (those of
- * `@appexec/nodes`, `@appexec/nodes-image`, `@appexec/nodes-video` and `@appexec/nodes-ocr`),
+ * `@appexec/nodes`, `@appexec/nodes-image`, `@appexec/nodes-video`, `@appexec/nodes-ocr` and
+ * `@appexec/nodes-comfyui`, whose ComfyUI servers outbound requests may reach),
  * random ids, its storage, and its secrets sealed with the master key (`APPEXEC_MASTER_KEY`, else
  * `<data>/master.key`; see `MasterKey`). On SQLite (the default): the database under the data
  * directory, produced media in the filesystem blob store under `<data>/media`, the media URL key
@@ -16,6 +17,7 @@
  */
 import { AppexecLayer, AppexecMetrics, type Errors, IdGenerator, MediaUrls, type ProcessIdentity } from "@appexec/core"
 import { BuiltinNodes, builtinNodes, NodesSettings, ProviderOpenAI } from "@appexec/nodes"
+import { ComfyuiNodes, comfyuiNodes } from "@appexec/nodes-comfyui"
 import { imageNodes } from "@appexec/nodes-image"
 import { OcrNodes, ocrNodes } from "@appexec/nodes-ocr"
 import { VideoNodes, videoNodes } from "@appexec/nodes-video"
@@ -141,7 +143,7 @@ const build = (options: InstanceOptions, fresh: boolean) => {
         )
       }
       return AppexecLayer.make({
-        nodes: [...builtinNodes, ...imageNodes, ...videoNodes, ...ocrNodes],
+        nodes: [...builtinNodes, ...imageNodes, ...videoNodes, ...ocrNodes, ...comfyuiNodes],
         config: {
           ...Work.configOf(work),
           ...options.config,
@@ -170,11 +172,16 @@ const build = (options: InstanceOptions, fresh: boolean) => {
     ),
     // image.ocr's worker threads, started by the first reading: APPEXEC_OCR_* (OcrSettings.config).
     Layer.provideMerge(OcrNodes.layerConfig),
+    // provider.comfyui's servers: --comfyui (APPEXEC_COMFYUI), one prompt of this process at a time on each.
+    Layer.provideMerge(ComfyuiNodes.layer({
+      servers: work.comfyui ?? [],
+      ...(work.comfyuiAuthSecret === undefined ? {} : { authSecret: work.comfyuiAuthSecret })
+    })),
     Layer.provideMerge(stored),
     Layer.provide(IdGenerator.IdGenerator.random),
     Layer.provide(NodeOutboundHttp.layer({
       allowPrivateNetworks: work.allowPrivateNetworks,
-      allowHosts: work.allowHosts ?? [],
+      allowHosts: Work.allowedHostsOf(work),
       naming: {
         process: options.process ?? "appexec",
         allowHosts: "--allow-hosts",

@@ -19,6 +19,7 @@ import { Console, Duration, Effect, Fiber, Layer, Option } from "effect"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Bootstrap from "./Bootstrap.js"
+import * as ComfyuiApps from "./ComfyuiApps.js"
 import * as Database from "./Database.js"
 import * as ExecutionLog from "./ExecutionLog.js"
 import * as Instance from "./Instance.js"
@@ -199,6 +200,14 @@ export const serve = (options: ServeOptions) => {
           Effect.logWarning("the provider example apps could not be checked", error).pipe(Effect.as([]))
         )
       )
+      // With ComfyUI servers (--comfyui): the ComfyUI example apps that are absent.
+      const comfyuiApps = (options.comfyui ?? []).length === 0
+        ? []
+        : yield* ComfyuiApps.importAbsent(options.appsDir).pipe(
+          Effect.catchAll((error) =>
+            Effect.logWarning("the ComfyUI example apps could not be imported", error).pipe(Effect.as([]))
+          )
+        )
       yield* ExecutionLog.run
       // The API and, beside /v1, the signed media URLs of the instance (`MediaRoute`). On SQLite
       // the rate limit counts in this process's memory: no write per request (docs/http.md); on
@@ -278,6 +287,7 @@ export const serve = (options: ServeOptions) => {
       if (Option.isSome(aboutProviderApps)) {
         for (const line of aboutProviderApps.value.split("\n")) yield* Effect.logInfo(line)
       }
+      if (comfyuiApps.length > 0) yield* Effect.logInfo(`Imported ComfyUI example app(s): ${comfyuiApps.join(", ")}.`)
       if (Option.isSome(first)) {
         // The command's own output for the person who started it, on stdout and never in the log
         // (a shipped log must not hold a key), once the log lines before it are out.

@@ -7,6 +7,7 @@
  */
 import type { AppexecConfig, SigningKeys } from "@appexec/core"
 import type { NodesSettings } from "@appexec/nodes"
+import { ComfyuiSettings } from "@appexec/nodes-comfyui"
 import type { AddressPolicy } from "@appexec/platform-node"
 import { Duration, Option } from "effect"
 
@@ -46,7 +47,20 @@ export interface Work {
   readonly nodes?: NodesSettings.Overrides | undefined
   /** The default API root of `provider.openai` (absent: OpenAI's). */
   readonly openaiBaseUrl?: string | undefined
+  /** The ComfyUI servers of `provider.comfyui` (absent: none); outbound requests may reach their hosts. */
+  readonly comfyui?: ReadonlyArray<string> | undefined
+  /** The secret sent as `Authorization` to the ComfyUI servers (absent: none). */
+  readonly comfyuiAuthSecret?: string | undefined
 }
+
+/** The hosts outbound requests may reach: `--allow-hosts`, and the ComfyUI servers' hosts with their ports. */
+export const allowedHostsOf = (work: Work): ReadonlyArray<AddressPolicy.AllowedHost> => [
+  ...(work.allowHosts ?? []),
+  ...(work.comfyui ?? []).map((server) => {
+    const url = new URL(ComfyuiSettings.serverOf(server).url)
+    return { host: url.hostname, port: Number(url.port === "" ? (url.protocol === "https:" ? 443 : 80) : url.port) }
+  })
+]
 
 /** The engine settings of `claims`: the lease is renewed every third of it (a lease that is no duration is left for the config's check). */
 export const claimSettings = (claims: Claims) => {

@@ -21,7 +21,7 @@ const appexec = (...args: Array<string>) =>
 const groups: Readonly<Record<string, ReadonlyArray<string>>> = {
   workspaces: ["create", "list"],
   keys: ["create", "list", "revoke"],
-  apps: ["import", "list"],
+  apps: ["import", "import-comfyui", "list"],
   executions: ["list", "cancel", "watch"],
   "signing-key": ["rotate"],
   "master-key": ["reseal"],
@@ -172,7 +172,7 @@ describe("appexec help and usage errors", () => {
     const lines = stdout.split("\n")
     expect(lines.filter((line) => / {24,}/.test(line) || / $/.test(line))).toEqual([])
     expect(lines).toContain(
-      "  serve               Run the appexec service (HTTP, worker and webhooks) on SQLite or PostgreSQL"
+      "  serve                Run the appexec service (HTTP, worker and webhooks) on SQLite or PostgreSQL"
     )
     expect(Math.max(...lines.map((line) => line.length))).toBeLessThan(200)
   })

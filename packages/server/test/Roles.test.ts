@@ -42,7 +42,8 @@ const sample = (
     "media-direct": { args: [], with: bucket },
     media: { args: ["s3://bucket-x/p"] },
     "signing-key-jwk": { args: [jwk] },
-    ffmpeg: { args: ["/opt/ffmpeg"] }
+    ffmpeg: { args: ["/opt/ffmpeg"] },
+    "comfyui-auth-secret": { args: ["COMFYUI_AUTH"] }
   }
   if (named[setting.name] !== undefined) return named[setting.name]!
   const byPseudo: Record<string, ReadonlyArray<string>> = {
@@ -56,7 +57,8 @@ const sample = (
     DIR: [join(dir, "elsewhere")],
     NAMES: ["ops.internal"],
     NAME: ["worker-7"],
-    HOSTS: ["10.0.0.5:8080"]
+    HOSTS: ["10.0.0.5:8080"],
+    URLS: ["http://gpu-1.internal:8188,http://gpu-2.internal:8188"]
   }
   return { args: byPseudo[setting.pseudo]! }
 }

@@ -6,6 +6,7 @@
  */
 import { type Ids } from "@appexec/api"
 import { Appexec, OperatorViews, SigningKeys } from "@appexec/core"
+import { ComfyuiApp } from "@appexec/nodes-comfyui"
 import { Args, Command, Options } from "@effect/cli"
 import { Clock, Console, Effect, Either, Option, Schema } from "effect"
 import { readFile } from "node:fs/promises"
@@ -50,6 +51,60 @@ export const admin = <A, E, R>(
       )
     ))
 
+/** The `--workspace` and `--public` options of an import. */
+const ownerOptions = {
+  workspace: Options.text("workspace").pipe(
+    Options.withPseudoName("NAME"),
+    Options.withDescription("Import as a private app of this workspace (by name; created when missing)"),
+    Options.optional
+  ),
+  public: Options.boolean("public").pipe(Options.withDescription("Import as a public app"))
+}
+
+/** Reads `file` as JSON. */
+const readJson = (file: string) =>
+  Effect.tryPromise({
+    try: () => readFile(file, "utf8"),
+    catch: (e) =>
+      new CommandFailed({ message: `${file} could not be read: ${e instanceof Error ? e.message : String(e)}` })
+  }).pipe(
+    Effect.flatMap((text) =>
+      Effect.try({
+        try: (): unknown => JSON.parse(text),
+        catch: (e) =>
+          new CommandFailed({ message: `${file} is not valid JSON: ${e instanceof Error ? e.message : String(e)}` })
+      })
+    )
+  )
+
+/** Imports `definition` (read from `file`) for `workspace`, publicly, or as it says; prints the appId. */
+const importDefinition = (
+  file: string,
+  definition: unknown,
+  isPublic: boolean,
+  workspace: Option.Option<string>
+) =>
+  Effect.gen(function*() {
+    const appexec = yield* Appexec.Appexec
+    if (isPublic && Option.isSome(workspace)) {
+      return yield* new CommandFailed({ message: "Give either --workspace or --public, not both." })
+    }
+    if (!isPublic && Option.isNone(workspace) && !markedPublic(definition)) {
+      return yield* new CommandFailed({
+        message: `${file} is a private app (its definition has no "public": true): import it for a workspace ` +
+          `with --workspace NAME (\`appexec workspaces list\` names them; "default" is the one serve made), ` +
+          `or for every workspace with --public.`
+      })
+    }
+    const owner = isPublic
+      ? { public: true as const }
+      : Option.isSome(workspace)
+      ? { workspaceId: (yield* appexec.workspaces.create(workspace.value)).workspaceId as Ids.WorkspaceId }
+      : undefined
+    const app = yield* appexec.apps.import(definition, owner === undefined ? {} : { owner })
+    yield* Console.log(app.appId)
+  })
+
 const appsImport = Command.make(
   "import",
   {
@@ -57,48 +112,58 @@ const appsImport = Command.make(
     file: Args.file({ name: "FILE.json", exists: "yes" }).pipe(
       Args.withDescription("An app definition (docs/apps.md), such as those in packages/server/apps")
     ),
-    workspace: Options.text("workspace").pipe(
-      Options.withPseudoName("NAME"),
-      Options.withDescription("Import as a private app of this workspace (by name; created when missing)"),
-      Options.optional
-    ),
-    public: Options.boolean("public").pipe(Options.withDescription("Import as a public app"))
+    ...ownerOptions
   },
   ({ file, public: isPublic, store, workspace }) =>
     admin(
       store,
-      Effect.gen(function*() {
-        const appexec = yield* Appexec.Appexec
-        if (isPublic && Option.isSome(workspace)) {
-          return yield* new CommandFailed({ message: "Give either --workspace or --public, not both." })
-        }
-        const text = yield* Effect.tryPromise({
-          try: () => readFile(file, "utf8"),
-          catch: (e) =>
-            new CommandFailed({ message: `${file} could not be read: ${e instanceof Error ? e.message : String(e)}` })
-        })
-        const definition = yield* Effect.try({
-          try: (): unknown => JSON.parse(text),
-          catch: (e) =>
-            new CommandFailed({ message: `${file} is not valid JSON: ${e instanceof Error ? e.message : String(e)}` })
-        })
-        if (!isPublic && Option.isNone(workspace) && !markedPublic(definition)) {
-          return yield* new CommandFailed({
-            message: `${file} is a private app (its definition has no "public": true): import it for a workspace ` +
-              `with --workspace NAME (\`appexec workspaces list\` names them; "default" is the one serve made), ` +
-              `or for every workspace with --public.`
-          })
-        }
-        const owner = isPublic
-          ? { public: true as const }
-          : Option.isSome(workspace)
-          ? { workspaceId: (yield* appexec.workspaces.create(workspace.value)).workspaceId as Ids.WorkspaceId }
-          : undefined
-        const app = yield* appexec.apps.import(definition, owner === undefined ? {} : { owner })
-        yield* Console.log(app.appId)
-      })
+      Effect.flatMap(readJson(file), (definition) => importDefinition(file, definition, isPublic, workspace))
     )
 ).pipe(Command.withDescription("Import an app definition; prints only the appId"))
+
+const appsImportComfyui = Command.make(
+  "import-comfyui",
+  {
+    store,
+    file: Args.file({ name: "WORKFLOW_API.json", exists: "yes" }).pipe(
+      Args.withDescription("A ComfyUI workflow in API format (in ComfyUI: Workflow, Export (API))")
+    ),
+    name: Options.text("name").pipe(Options.withPseudoName("NAME"), Options.withDescription("The app's name")),
+    description: Options.text("description").pipe(
+      Options.withPseudoName("TEXT"),
+      Options.withDescription("The app's description"),
+      Options.optional
+    ),
+    params: Options.text("param").pipe(
+      Options.withPseudoName("NAME=NODE.INPUT"),
+      Options.withDescription(
+        "A parameter and the workflow input it sets, by node id or title (prompt=6.text); repeatable"
+      ),
+      Options.repeated
+    ),
+    ...ownerOptions
+  },
+  ({ description, file, name, params, public: isPublic, store, workspace }) =>
+    admin(
+      store,
+      Effect.gen(function*() {
+        const workflow = yield* readJson(file)
+        const parsed = yield* Either.all(params.map(ComfyuiApp.parseParam)).pipe(
+          Either.mapLeft((message) => new CommandFailed({ message }))
+        )
+        const definition = yield* ComfyuiApp.definitionOf(workflow, {
+          name,
+          description: Option.getOrUndefined(description),
+          params: parsed
+        }).pipe(Either.mapLeft((message) => new CommandFailed({ message: `${file}: ${message}` })))
+        yield* importDefinition(file, definition, isPublic, workspace)
+      })
+    )
+).pipe(
+  Command.withDescription(
+    "Make an app of a ComfyUI workflow (API format) run by provider.comfyui, one parameter per --param; prints only the appId"
+  )
+)
 
 const appsList = Command.make("list", { store }, ({ store }) =>
   admin(
@@ -253,8 +318,8 @@ export const prune = Command.make(
 
 /** `appexec apps …`. */
 export const apps = Command.make("apps").pipe(
-  Command.withDescription("Apps: import a definition, list every app"),
-  Command.withSubcommands([appsImport, appsList])
+  Command.withDescription("Apps: import a definition or a ComfyUI workflow, list every app"),
+  Command.withSubcommands([appsImport, appsImportComfyui, appsList])
 )
 
 /** `appexec executions …`. */

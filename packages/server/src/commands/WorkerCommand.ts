@@ -53,7 +53,9 @@ export const workOf = (settings: Resolve.Resolved): Effect.Effect<Work.Work, Err
     allowPrivateNetworks: get(SharedSettings.allowPrivateNetworks),
     allowHosts: get(SharedSettings.allowHosts),
     nodes,
-    openaiBaseUrl: get(NodeSettings.openaiBaseUrl)
+    openaiBaseUrl: get(NodeSettings.openaiBaseUrl),
+    comfyui: get(NodeSettings.comfyui),
+    comfyuiAuthSecret: get(NodeSettings.comfyuiAuthSecret)
   }))
 }
 

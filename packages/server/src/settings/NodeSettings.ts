@@ -3,9 +3,10 @@
  * executions: the bounds on media fetches and provider calls and the limits of video work, each
  * derived from its field in `NodesSettings` of `@appexec/nodes` (name, variable, default and
  * description are read from there: `APPEXEC_VIDEO_MAX_SECONDS` is `--video-max-seconds`), and the
- * default API root of `provider.openai`.
+ * default API root of `provider.openai`, and the ComfyUI servers of `provider.comfyui`.
  */
 import { NodesSettings, ProviderOpenAI } from "@appexec/nodes"
+import { ComfyuiSettings } from "@appexec/nodes-comfyui"
 import { Either, Schema } from "effect"
 import * as Setting from "./Setting.js"
 import * as Values from "./Values.js"
@@ -67,8 +68,40 @@ export const openaiBaseUrl = Setting.make({
   defaultText: `OpenAI's, \`${ProviderOpenAI.OPENAI_BASE_URL}\``
 })
 
+/** `--comfyui URL[,URL…]`: the ComfyUI servers, each reachable by outbound requests. */
+export const comfyui = Setting.make({
+  name: "comfyui",
+  variable: ComfyuiSettings.SERVERS_ENV,
+  description: "the ComfyUI servers `provider.comfyui` runs workflows on (comma-separated root URLs, such as " +
+    "`http://127.0.0.1:8188`); outbound requests may reach their hosts. Each runs one prompt of a process at a " +
+    "time, or N with `URL*N` ([docs/nodes.md](nodes.md#providercomfyui-appexecnodes-comfyui))",
+  parts: worker,
+  value: Values.list(
+    "URLS",
+    (text) => Either.map(ComfyuiSettings.parseServers(text), (servers) => servers[0]!),
+    (url) => url
+  ),
+  default: []
+})
+
+/** `--comfyui-auth-secret NAME`: the secret sent as `Authorization` to the ComfyUI servers. */
+export const comfyuiAuthSecret = Setting.make({
+  name: "comfyui-auth-secret",
+  variable: ComfyuiSettings.AUTH_SECRET_ENV,
+  description: "the name of the operator's secret (`appexec secrets set NAME`) whose value (`Bearer …`) goes as " +
+    "`Authorization` with every request and websocket to the ComfyUI servers, for servers behind an authenticating proxy",
+  parts: worker,
+  value: Values.optional(Values.text("NAME")),
+  default: undefined
+})
+
 /** Every setting of the nodes, in the order docs/cli.md lists them. */
-export const all: ReadonlyArray<Setting.Any> = [...limits.map((limit) => limit.setting), openaiBaseUrl]
+export const all: ReadonlyArray<Setting.Any> = [
+  ...limits.map((limit) => limit.setting),
+  openaiBaseUrl,
+  comfyui,
+  comfyuiAuthSecret
+]
 
 /**
  * The nodes' settings from the value of each limit (`valueOf`), checked by `NodesSettings`'s own

@@ -30,7 +30,7 @@ const value = <A>(pseudo: string, read: Value<A>["read"], show: Value<A>["show"]
 export const saysNone = (text: string, word = "none") => text.trim() === "" || text.trim() === word
 
 /** `value` or nothing: none is shown as `shownNone`, and read from it or from an empty text. */
-const optional = <A>(inner: Value<A>, shownNone = "none"): Value<A | undefined> => ({
+export const optional = <A>(inner: Value<A>, shownNone = "none"): Value<A | undefined> => ({
   pseudo: inner.pseudo,
   toggle: false,
   read: (text) => (saysNone(text, shownNone) ? Either.right(undefined) : inner.read(text)),

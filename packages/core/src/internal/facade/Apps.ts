@@ -7,6 +7,7 @@ import { type AppRecord, AppStore } from "../../AppStore.js"
 import { InvalidRequest } from "../../Errors.js"
 import { AppCatalog, type ImportOptions } from "./AppCatalog.js"
 import type { Visibility } from "./Visibility.js"
+import { graphOf } from "./WorkflowGraph.js"
 
 type Principal = Authentication.Principal
 
@@ -74,12 +75,7 @@ export const make = (visibility: Visibility) =>
       }),
       workflow: Effect.fn("Appexec.apps.workflow")(function*(principal: Principal, appId: string) {
         const { app, compiled } = yield* visibleWorkflow(principal, appId)
-        const graph: WorkflowGraph = {
-          appId: app.appId,
-          name: app.name,
-          nodes: compiled.definition.nodes.map((n) => ({ id: n.id, type: n.type, label: n.label ?? n.id })),
-          edges: compiled.edges
-        }
+        const graph: WorkflowGraph = { appId: app.appId, name: app.name, ...graphOf(compiled) }
         return graph
       })
     }

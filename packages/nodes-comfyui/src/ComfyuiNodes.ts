@@ -1,0 +1,31 @@
+/**
+ * The node types of `@appexec/nodes-comfyui` (docs/nodes.md#providercomfyui), to pass to
+ * `AppexecLayer.make` or `TestHarness.layer` beside the built-in nodes, and the layer of what
+ * they need besides: the ComfyUI servers' settings and their pool. The guarded outbound client,
+ * the media settings and the blob store come from the instance.
+ */
+import type { NodeType } from "@appexec/core"
+import { type ConfigError, Effect, Layer } from "effect"
+import * as ComfyuiPool from "./ComfyuiPool.js"
+import * as ComfyuiSettings from "./ComfyuiSettings.js"
+import { providerComfyui } from "./ProviderComfyui.js"
+
+/** Every node type of the package. */
+export const comfyuiNodes = [providerComfyui] as const
+
+/** The services the ComfyUI nodes need besides the storage ports and what the instance provides. */
+export type Requirements = NodeType.NodeRequirements<(typeof comfyuiNodes)[number]>
+
+/** The settings (the defaults with `overrides`) and the pool of their servers. */
+export const layer = (
+  overrides: Partial<ComfyuiSettings.Settings> = {}
+): Layer.Layer<ComfyuiPool.ComfyuiPool | ComfyuiSettings.ComfyuiSettings> =>
+  ComfyuiPool.layer.pipe(Layer.provideMerge(ComfyuiSettings.layer(overrides)))
+
+/** As `layer`, the settings read from effect `Config` (`APPEXEC_COMFYUI`, `ComfyuiSettings.config`). */
+export const layerConfig: Layer.Layer<
+  ComfyuiPool.ComfyuiPool | ComfyuiSettings.ComfyuiSettings,
+  ConfigError.ConfigError
+> = ComfyuiPool.layer.pipe(
+  Layer.provideMerge(Layer.effect(ComfyuiSettings.ComfyuiSettings, Effect.suspend(() => ComfyuiSettings.config)))
+)
