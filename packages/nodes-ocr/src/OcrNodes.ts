@@ -23,6 +23,10 @@ export const layer = (
 ): Layer.Layer<OcrPool.OcrPool | OcrSettings.OcrSettings> =>
   OcrPool.layer.pipe(Layer.provideMerge(OcrSettings.layer(overrides)))
 
-/** As `layer`, the settings read from effect `Config` (`APPEXEC_OCR_*`, `OcrSettings.config`): what `appexec serve` and `worker` use. */
+/**
+ * As `layer`, the settings read from effect `Config` (`APPEXEC_OCR_*`, `OcrSettings.config`), for a
+ * host configured by its environment; the `appexec` command reads the same variables (and its
+ * `--ocr-*` flags and config file) through its settings.
+ */
 export const layerConfig: Layer.Layer<OcrPool.OcrPool | OcrSettings.OcrSettings, ConfigError.ConfigError> = OcrPool
   .layer.pipe(Layer.provideMerge(Layer.effect(OcrSettings.OcrSettings, OcrSettings.config)))

@@ -48,7 +48,7 @@ const positive = (name: string, fallback: number) =>
   )
 
 /**
- * The settings from effect `Config`, the one place `appexec serve` and `worker` read them:
+ * The settings from effect `Config` (`OcrNodes.layerConfig`, for a host configured by its environment):
  * `APPEXEC_OCR_THREADS`, `APPEXEC_OCR_MAX_PIXELS`, `APPEXEC_OCR_TIMEOUT` (a duration: `90 seconds`,
  * `2 minutes`) and `APPEXEC_OCR_IDLE_TIMEOUT`, each defaulting as in `defaults`.
  */

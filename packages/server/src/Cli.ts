@@ -52,9 +52,11 @@ export const misplaced = (args: ReadonlyArray<string>): string | undefined => {
   const words = commandWords(args)
   const declared = Catalog.ofCommand(words)
   if (declared === undefined) return undefined
+  const own = Catalog.ownOptions(words)
   const end = args.indexOf("--")
   for (const arg of end === -1 ? args : args.slice(0, end)) {
-    const setting = arg.startsWith("--") ? Catalog.named(arg.slice(2).split("=")[0]!) : undefined
+    const flag = arg.startsWith("--") ? arg.slice(2).split("=")[0]! : undefined
+    const setting = flag === undefined || own.includes(flag) ? undefined : Catalog.named(flag)
     if (setting !== undefined && !declared.some((d) => d.name === setting.name)) {
       const name = words.length === 1 || ["serve", "worker", "prune"].includes(words[0]!)
         ? words[0]

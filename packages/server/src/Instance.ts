@@ -170,8 +170,8 @@ const build = (options: InstanceOptions, fresh: boolean) => {
     Layer.provideMerge(
       ProviderOpenAI.layerFromEnv({ [ProviderOpenAI.BASE_URL_ENV]: work.openaiBaseUrl })
     ),
-    // image.ocr's worker threads, started by the first reading: APPEXEC_OCR_* (OcrSettings.config).
-    Layer.provideMerge(OcrNodes.layerConfig),
+    // image.ocr's worker threads, started by the first reading: --ocr-* (APPEXEC_OCR_*).
+    Layer.provideMerge(OcrNodes.layer(work.ocr ?? {})),
     // provider.comfyui's servers: --comfyui (APPEXEC_COMFYUI), one prompt of this process at a time on each.
     Layer.provideMerge(ComfyuiNodes.layer({
       servers: work.comfyui ?? [],

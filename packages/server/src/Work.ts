@@ -8,6 +8,7 @@
 import type { AppexecConfig, SigningKeys } from "@appexec/core"
 import type { NodesSettings } from "@appexec/nodes"
 import { ComfyuiSettings } from "@appexec/nodes-comfyui"
+import type { OcrSettings } from "@appexec/nodes-ocr"
 import type { AddressPolicy } from "@appexec/platform-node"
 import { Duration, Option } from "effect"
 
@@ -51,6 +52,8 @@ export interface Work {
   readonly comfyui?: ReadonlyArray<string> | undefined
   /** The secret sent as `Authorization` to the ComfyUI servers (absent: none). */
   readonly comfyuiAuthSecret?: string | undefined
+  /** The settings of `image.ocr`'s worker threads (absent ones: its defaults). */
+  readonly ocr?: Partial<OcrSettings.Settings> | undefined
 }
 
 /** The hosts outbound requests may reach: `--allow-hosts`, and the ComfyUI servers' hosts with their ports. */

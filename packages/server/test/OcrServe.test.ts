@@ -2,7 +2,8 @@
  * `appexec serve` reading text while it answers: four "Read text" executions of a dense page
  * keep the OCR worker thread busy for seconds, and meanwhile polls of an execution are answered
  * as promptly as on an idle server, because no reading runs on the thread that answers HTTP.
- * Then every execution completes with the page's text.
+ * Then every execution completes with the page's text. Its settings are the command's: a page
+ * larger than `--ocr-max-pixels` is refused.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -85,5 +86,43 @@ describe("appexec serve with image.ocr at work", () => {
         }
       }).pipe(Effect.scoped),
     120_000
+  )
+
+  it.live(
+    "takes its limits from the command's settings: a page over --ocr-max-pixels is refused, naming the limit",
+    () =>
+      Effect.gen(function*() {
+        const serve = yield* startServe(yield* tempDataDir, ["--ocr-max-pixels", "500000"])
+        const call = (path: string, init: RequestInit = {}) =>
+          Effect.promise(async () => {
+            const response = await fetch(`${serve.baseUrl}${path}`, {
+              ...init,
+              headers: { "x-api-key": serve.key, ...init.headers }
+            })
+            return (await response.json()) as { readonly data: Record<string, unknown> }
+          })
+        const upload = yield* call("/v1/uploads", {
+          method: "POST",
+          headers: { "content-type": "image/png" },
+          body: yield* page(12)
+        })
+        const apps = yield* call("/v1/apps?search=read%20text")
+        const appId = (apps.data as unknown as ReadonlyArray<{ readonly appId: string }>)[0]!.appId
+        const started = yield* call(`/v1/apps/${appId}/executions`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ inputs: { image: upload.data["url"] } })
+        })
+        let done = started
+        while (done.data["status"] !== "completed" && done.data["status"] !== "failed") {
+          done = yield* call(`/v1/executions/${String(started.data["executionId"])}`, {
+            headers: { prefer: "wait=30" }
+          })
+        }
+        // 1400×624 is 0.9 megapixels, over the 0.5 given.
+        expect(done.data["status"]).toBe("failed")
+        expect(String(done.data["errorMessage"])).toContain("text is read in images of up to 0.5 megapixels")
+      }).pipe(Effect.scoped),
+    60_000
   )
 })

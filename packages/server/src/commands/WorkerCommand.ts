@@ -55,7 +55,13 @@ export const workOf = (settings: Resolve.Resolved): Effect.Effect<Work.Work, Err
     nodes,
     openaiBaseUrl: get(NodeSettings.openaiBaseUrl),
     comfyui: get(NodeSettings.comfyui),
-    comfyuiAuthSecret: get(NodeSettings.comfyuiAuthSecret)
+    comfyuiAuthSecret: get(NodeSettings.comfyuiAuthSecret),
+    ocr: {
+      threads: get(NodeSettings.ocrThreads),
+      maxPixels: get(NodeSettings.ocrMaxPixels),
+      timeout: get(NodeSettings.ocrTimeout),
+      idleTimeout: get(NodeSettings.ocrIdleTimeout)
+    }
   }))
 }
 

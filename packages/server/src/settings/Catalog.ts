@@ -80,5 +80,12 @@ export const ofCommand = (words: ReadonlyArray<string>): ReadonlyArray<Setting.A
   return store
 }
 
+/**
+ * The options of a command of its own that share a setting's name (`apps import-comfyui --name`
+ * names the app, not the process): never taken for that setting.
+ */
+export const ownOptions = (words: ReadonlyArray<string>): ReadonlyArray<string> =>
+  words[0] === "apps" && words[1] === "import-comfyui" ? ["name"] : []
+
 /** The setting named `name`, if any. */
 export const named = (name: string): Setting.Any | undefined => all.find((setting) => setting.name === name)

@@ -7,7 +7,8 @@
  */
 import { NodesSettings, ProviderOpenAI } from "@appexec/nodes"
 import { ComfyuiSettings } from "@appexec/nodes-comfyui"
-import { Either, Schema } from "effect"
+import { OcrSettings } from "@appexec/nodes-ocr"
+import { Duration, Either, Schema } from "effect"
 import * as Setting from "./Setting.js"
 import * as Values from "./Values.js"
 
@@ -95,12 +96,58 @@ export const comfyuiAuthSecret = Setting.make({
   default: undefined
 })
 
+/** `--ocr-threads N`: how many worker threads of `image.ocr` read text at once. */
+export const ocrThreads = Setting.make({
+  name: "ocr-threads",
+  variable: "APPEXEC_OCR_THREADS",
+  description: "worker threads of `image.ocr` that read text at once; more readings wait in a queue " +
+    "([nodes](./nodes.md#imageocr-appexecnodes-ocr))",
+  parts: worker,
+  value: Values.count,
+  default: OcrSettings.defaults.threads,
+  defaultText: "the cores less one, 1 to 4"
+})
+
+/** `--ocr-max-pixels N`: the largest image `image.ocr` reads. */
+export const ocrMaxPixels = Setting.make({
+  name: "ocr-max-pixels",
+  variable: "APPEXEC_OCR_MAX_PIXELS",
+  description: "the largest image `image.ocr` reads, in pixels (width × height), checked from its header",
+  parts: worker,
+  value: Values.count,
+  default: OcrSettings.defaults.maxPixels
+})
+
+/** `--ocr-timeout DURATION`: the longest reading of one image. */
+export const ocrTimeout = Setting.make({
+  name: "ocr-timeout",
+  variable: "APPEXEC_OCR_TIMEOUT",
+  description: "the longest reading of one image by `image.ocr`, from the moment a thread takes it",
+  parts: worker,
+  value: Values.duration({ positive: true }),
+  default: Duration.decode(OcrSettings.defaults.timeout)
+})
+
+/** `--ocr-idle-timeout DURATION`: how long an idle `image.ocr` thread is kept. */
+export const ocrIdleTimeout = Setting.make({
+  name: "ocr-idle-timeout",
+  variable: "APPEXEC_OCR_IDLE_TIMEOUT",
+  description: "how long a worker thread of `image.ocr` with nothing to read is kept before it ends",
+  parts: worker,
+  value: Values.duration({ positive: true }),
+  default: Duration.decode(OcrSettings.defaults.idleTimeout)
+})
+
 /** Every setting of the nodes, in the order docs/cli.md lists them. */
 export const all: ReadonlyArray<Setting.Any> = [
   ...limits.map((limit) => limit.setting),
   openaiBaseUrl,
   comfyui,
-  comfyuiAuthSecret
+  comfyuiAuthSecret,
+  ocrThreads,
+  ocrMaxPixels,
+  ocrTimeout,
+  ocrIdleTimeout
 ]
 
 /**
