@@ -118,25 +118,30 @@ export const ocrMaxPixels = Setting.make({
   default: OcrSettings.defaults.maxPixels
 })
 
+/** A duration of `image.ocr`'s settings, in `APPEXEC_OCR_<NAME>` for `--ocr-<name>`. */
+const ocrDuration = (name: string, description: string, defaultValue: Duration.DurationInput) =>
+  Setting.make({
+    name: `ocr-${name}`,
+    variable: `APPEXEC_OCR_${name.toUpperCase().replace(/-/g, "_")}`,
+    description,
+    parts: worker,
+    value: Values.duration({ positive: true }),
+    default: Duration.decode(defaultValue)
+  })
+
 /** `--ocr-timeout DURATION`: the longest reading of one image. */
-export const ocrTimeout = Setting.make({
-  name: "ocr-timeout",
-  variable: "APPEXEC_OCR_TIMEOUT",
-  description: "the longest reading of one image by `image.ocr`, from the moment a thread takes it",
-  parts: worker,
-  value: Values.duration({ positive: true }),
-  default: Duration.decode(OcrSettings.defaults.timeout)
-})
+export const ocrTimeout = ocrDuration(
+  "timeout",
+  "the longest reading of one image by `image.ocr`, from the moment a thread takes it",
+  OcrSettings.defaults.timeout
+)
 
 /** `--ocr-idle-timeout DURATION`: how long an idle `image.ocr` thread is kept. */
-export const ocrIdleTimeout = Setting.make({
-  name: "ocr-idle-timeout",
-  variable: "APPEXEC_OCR_IDLE_TIMEOUT",
-  description: "how long a worker thread of `image.ocr` with nothing to read is kept before it ends",
-  parts: worker,
-  value: Values.duration({ positive: true }),
-  default: Duration.decode(OcrSettings.defaults.idleTimeout)
-})
+export const ocrIdleTimeout = ocrDuration(
+  "idle-timeout",
+  "how long a worker thread of `image.ocr` with nothing to read is kept before it ends",
+  OcrSettings.defaults.idleTimeout
+)
 
 /** Every setting of the nodes, in the order docs/cli.md lists them. */
 export const all: ReadonlyArray<Setting.Any> = [
