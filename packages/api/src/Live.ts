@@ -1,8 +1,9 @@
 /**
  * Live executions (docs/api.md#live-executions), an extension of the spec: what a running
- * execution reports besides its status and outputs. Its nodes' progress and log lines, read back
- * as JSON (`GET /v1/executions/{id}/logs`) or followed as server-sent events
- * (`GET /v1/executions/{id}/events`) together with every change of the execution itself.
+ * execution reports besides its status and outputs. Its nodes' progress, log lines and live
+ * preview images; the log read back as JSON (`GET /v1/executions/{id}/logs`), all of them followed
+ * as server-sent events (`GET /v1/executions/{id}/events`) together with every change of the
+ * execution itself.
  */
 import { Schema } from "effect"
 import { Execution, Timestamp } from "./Execution.js"
@@ -31,6 +32,19 @@ export const Progress = Schema.Struct({
 }).annotations({ identifier: "Progress" })
 export type Progress = typeof Progress.Type
 
+/**
+ * The newest live preview image of a running execution (a ComfyUI sampler's frame, say): `url` is
+ * a media URL to GET with the API key, as outputs' URLs are; only the newest preview of an
+ * execution is kept, so an older event's URL may no longer answer.
+ */
+export const Preview = Schema.Struct({
+  nodeId: Schema.String,
+  url: Schema.String,
+  mediaType: Schema.Literal("image/jpeg", "image/png"),
+  at: Timestamp
+}).annotations({ identifier: "Preview" })
+export type Preview = typeof Preview.Type
+
 /** `GET /v1/executions/{id}/logs`: the kept lines, oldest first. */
 export const LogsResponse = Schema.Struct({ data: Schema.Array(LogLine) }).annotations({
   identifier: "LogsResponse"
@@ -45,12 +59,14 @@ export type LiveEvent =
   | { readonly event: "execution"; readonly id: string; readonly data: Execution }
   | { readonly event: "progress"; readonly id: string; readonly data: Progress }
   | { readonly event: "log"; readonly id: string; readonly data: LogLine }
+  | { readonly event: "preview"; readonly id: string; readonly data: Preview }
 
 /** The decoders of each event's `data` (its JSON), by event name. */
 export const EventData = {
   execution: Execution,
   progress: Progress,
-  log: LogLine
+  log: LogLine,
+  preview: Preview
 } as const
 
 /** The SSE event names of the stream. */

@@ -1,7 +1,8 @@
 /**
  * Following an execution live (docs/api.md#live-executions): the server-sent events of
  * `GET /v1/executions/{id}/events` as typed `LiveEvent`s. The `execution` event comes first and at
- * every change of status or outputs, `progress` and `log` as the nodes report. A connection that
+ * every change of status or outputs, `progress`, `log` and `preview` (a live preview image's URL)
+ * as the nodes report; events of names this client does not know are skipped. A connection that
  * drops (or goes silent for three heartbeats) is opened again with `Last-Event-ID`, so nothing is
  * missed and nothing repeated, after a backoff of the client's `RetryPolicy`; after `maxRetries`
  * reconnections in a row that received nothing the stream fails with a `NetworkError`. The stream

@@ -29,10 +29,18 @@ const clientOf = (url: string, retry: { maxRetries?: number; baseDelayMs?: numbe
 const summary = (events: Iterable<EventStream.LiveEvent>) =>
   [...events].map((e) => `${e.id} ${e.event} ${e.event === "execution" ? e.data.status : JSON.stringify(e.data)}`)
 
+/** A `preview` event's data (its `at` as the decoded event holds it: a Date). */
+const preview = {
+  nodeId: "sample",
+  url: "http://127.0.0.1:1/media/executions/x/preview-1-1.jpg?expires=1&signature=s",
+  mediaType: "image/jpeg",
+  at: new Date("2026-12-01T10:00:00.000Z")
+}
+
 const script = (...connections: ReadonlyArray<Connection | Refusal>) => ({ connections })
 
 describe("client.stream: the live events of an execution", () => {
-  it.scoped("gives the typed events up to the terminal execution, then ends, though the server stays open", () =>
+  it.scoped("gives the typed events (a preview's too) up to the terminal execution, skipping unknown ones, then ends, though the server stays open", () =>
     Effect.gen(function*() {
       const server = yield* serveScript(script({
         send: [
@@ -43,18 +51,22 @@ describe("client.stream: the live events of an execution", () => {
           // One event cut across chunks, with CRLF line ends.
           `event: log\r\nid: 3\r\ndata: ${JSON.stringify(logLine("GET example.com 200"))}\r`,
           "\n\r\n",
-          sse("unknown-to-this-client", 4, { x: 1 }),
-          sse("execution", 5, execution("completed"))
+          sse("preview", 4, preview),
+          sse("unknown-to-this-client", 5, { x: 1 }),
+          sse("execution", 6, execution("completed"))
         ],
         then: "hang"
       }))
       const client = yield* clientOf(server.url)
       const events = yield* Stream.runCollect(client.stream(EXECUTION_ID))
+      const previewEvent = [...events].find((e) => e.event === "preview")
+      expect(previewEvent?.data).toEqual(preview)
       expect(summary(events)).toEqual([
         "1 execution running",
         `2 progress ${JSON.stringify(progress(0.5))}`,
         `3 log ${JSON.stringify(logLine("GET example.com 200"))}`,
-        "5 execution completed"
+        `4 preview ${JSON.stringify(preview)}`,
+        "6 execution completed"
       ])
       expect(server.requests).toEqual([
         {

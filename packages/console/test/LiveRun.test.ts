@@ -1,7 +1,7 @@
 /**
  * How the console follows a run, against a scripted server behind `fetch`: the event stream read
- * as it comes and resumed with `Last-Event-ID` after a break, until the final execution; long
- * polling on a server without the stream; a refused key signs out.
+ * as it comes (its live previews too) and resumed with `Last-Event-ID` after a break, until the
+ * final execution; long polling on a server without the stream; a refused key signs out.
  */
 import { afterEach, describe, expect, it, vi } from "@effect/vitest"
 import { ApiError, makeApi } from "../src/app/api/Api.js"
@@ -67,6 +67,7 @@ const recorder = () => {
     execution: (e) => told.push(`execution ${e.status}`),
     progress: (p) => told.push(`progress ${p.nodeId} ${p.fraction}`),
     log: (l) => told.push(`log ${l.message}`),
+    preview: (p) => told.push(`preview ${p.nodeId} ${p.mediaType} ${p.url}`),
     mode: (m) => told.push(`mode ${m}`)
   }
   return { told, handlers }
@@ -77,13 +78,19 @@ afterEach(() => {
 })
 
 describe("following a run", () => {
-  it("reads the stream as it comes, resumes after a break with Last-Event-ID, and ends with the run", async () => {
+  it("reads the stream as it comes (previews too), resumes after a break with Last-Event-ID, and ends with the run", async () => {
     const seen = script([
       events(
         frame(1, "execution", execution("running")),
         frame(2, "progress", { nodeId: "wait", fraction: 0.5, message: null }),
         ": keep-alive\n\n",
-        frame(3, "log", { at: "2026-11-26T00:53:13.000Z", level: "info", nodeId: "wait", message: "half way" })
+        frame(3, "log", { at: "2026-11-26T00:53:13.000Z", level: "info", nodeId: "wait", message: "half way" }),
+        frame(4, "preview", {
+          nodeId: "render",
+          url: `${BASE}/media/executions/${ID}/preview-1-1.jpg`,
+          mediaType: "image/jpeg",
+          at: "2026-11-26T00:53:13.500Z"
+        })
       ),
       events(frame(9, "execution", execution("completed")), frame(10, "log", { message: "never read" }))
     ])
@@ -94,12 +101,13 @@ describe("following a run", () => {
       "execution running",
       "progress wait 0.5",
       "log half way",
+      `preview render image/jpeg ${BASE}/media/executions/${ID}/preview-1-1.jpg`,
       "mode live",
       "execution completed"
     ])
     expect(seen.map((s) => s.path)).toEqual([`/v1/executions/${ID}/events`, `/v1/executions/${ID}/events`])
     expect(seen[0]!.headers.get("last-event-id")).toBeNull()
-    expect(seen[1]!.headers.get("last-event-id")).toBe("3")
+    expect(seen[1]!.headers.get("last-event-id")).toBe("4")
     for (const request of seen) {
       expect(request.headers.get("x-api-key")).toBe("aex_key")
       expect(request.headers.get("accept")).toBe("text/event-stream")

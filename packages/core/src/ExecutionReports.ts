@@ -1,6 +1,6 @@
 /**
  * Port: what running executions report besides their status and outputs (docs/api.md#live-executions):
- * each node's latest progress and a bounded log. Written by the worker that runs the execution, a
+ * each node's latest progress, a bounded log, and the newest live preview image. Written by the worker that runs the execution, a
  * few times a second at most (`Reporter` coalesces), read by the event streams and the logs read.
  *
  * Every report carries its event id (`eventId`): the stream's SSE `id`. Ids increase along an
@@ -35,6 +35,14 @@ export const LOG_BYTES = 64 * 1024
 /** Longest message of one log line or progress report; longer ones are cut with an ellipsis. */
 export const MESSAGE_LENGTH = 4096
 
+/** Most bytes of one live preview image (`preview` of the node context); larger ones are not kept. */
+export const PREVIEW_BYTES = 512 * 1024
+/** Least time between two live previews an execution stores (ms); a newer one within it replaces the pending one. */
+export const PREVIEW_INTERVAL_MS = 500
+
+/** The media types of live preview images. */
+export type PreviewMediaType = "image/jpeg" | "image/png"
+
 /** What a node reported. Times are epoch ms. */
 export type Report =
   | {
@@ -51,6 +59,14 @@ export type Report =
     readonly nodeId: string | null
     readonly level: LogLevel
     readonly message: string
+  }
+  | {
+    readonly _tag: "Preview"
+    readonly at: number
+    readonly nodeId: string
+    readonly mediaType: PreviewMediaType
+    /** Where the consumer GETs the image: a media URL of the blob stored under the execution's prefix. */
+    readonly url: string
   }
 
 /** A report with its event id. */
@@ -83,7 +99,8 @@ export class ExecutionReports extends Context.Tag("@appexec/core/ExecutionReport
      * Records reports of one execution, in one atomic write. A progress report replaces the
      * execution's earlier progress of the same node (one is kept per node: the newest); a log
      * line is added, and then the oldest lines are dropped until at most `LOG_LINES` lines and
-     * `LOG_BYTES` of messages are kept, counting what was dropped (`logs`, `after`).
+     * `LOG_BYTES` of messages are kept, counting what was dropped (`logs`, `after`). A preview
+     * replaces the execution's earlier preview, whatever its node (one is kept: the newest).
      */
     readonly append: (
       executionId: ExecutionId,

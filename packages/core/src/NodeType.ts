@@ -94,6 +94,13 @@ export interface NodeContext<C> {
    * masked (`Redactor`), as in the node's outputs and failures. Never fails.
    */
   readonly log: (message: string, level?: LogLevel) => Effect.Effect<void>
+  /**
+   * Shows a live preview image of the node's work (a sampler's frame) to the execution's consumer
+   * (the `preview` event, docs/api.md#live-executions): a JPEG or PNG of at most `PREVIEW_BYTES`
+   * (larger ones are not kept). At most one is stored per `PREVIEW_INTERVAL_MS` of the execution,
+   * the newest replacing the pending one; only the newest is kept. Optional to call; never fails.
+   */
+  readonly preview: (bytes: Uint8Array, mediaType: "image/jpeg" | "image/png") => Effect.Effect<void>
 }
 
 /** The parameter an input node contributes to its app (ids are assigned by the app). */

@@ -72,7 +72,7 @@ export const providerComfyui = NodeType.defineNode({
       Either.map(Workflow.decode(config.workflow), (workflow) =>
         Workflow.innerGraphOf(workflow, config.inputs, config.outputNode))
     ),
-  run: ({ config, execution, log, node, progress, upstream }) =>
+  run: ({ config, execution, log, node, preview, progress, upstream }) =>
     Effect.gen(function*() {
       const settings = yield* ComfyuiSettings
       const pool = yield* ComfyuiPool
@@ -164,7 +164,8 @@ export const providerComfyui = NodeType.defineNode({
           start: attached === undefined ? submit : Effect.void,
           resubmit: submit,
           progress,
-          log
+          log,
+          preview
         }).pipe(Effect.scoped, Effect.onInterrupt(() => cancel))
       const timeoutMs = config.timeoutMs ?? 3_600_000
       const { entry, previews } = yield* followed.pipe(

@@ -250,7 +250,8 @@ describe("provider.comfyui never runs a prompt twice", () => {
           workspaceId: Ids.WorkspaceId.make("0190f0a0-0000-7000-8000-0000000000bb")
         },
         progress: () => Effect.void,
-        log: (message) => Effect.sync(() => void lines.push(message))
+        log: (message) => Effect.sync(() => void lines.push(message)),
+        preview: () => Effect.void
       })
     })
 

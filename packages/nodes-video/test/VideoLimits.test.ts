@@ -180,7 +180,8 @@ describe("ffmpeg stopped: on the time limit and when the node is canceled", () =
         workspaceId: Ids.WorkspaceId.make("00000000-0000-4000-8000-000000000003")
       },
       progress: () => Deferred.succeed(started, undefined),
-      log: () => Effect.void
+      log: () => Effect.void,
+      preview: () => Effect.void
     }).pipe(
       Effect.provide(layer({ settings: { video: { tempDir: temp, timeoutMs: 20_000 } } })),
       Effect.fork

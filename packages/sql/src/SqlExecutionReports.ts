@@ -30,10 +30,27 @@ const CHUNK = 500
 
 const PROGRESS = sql.lit("progress")
 const LOG = sql.lit("log")
+/**
+ * A preview is kept as a progress row of node `preview:<node id>` (no node id has a `:`), its media
+ * type in `level` and its URL in `message`: the table's kinds are `progress` and `log` only.
+ */
+const PREVIEW_NODE = "preview:"
 
-/** The row of a report. */
+/** The row of a report (a preview's: see `PREVIEW_NODE`). */
 const toRow = (executionId: string, { id, report }: StoredReport): Insertable<ExecutionReportsTable> =>
-  report._tag === "Progress"
+  report._tag === "Preview"
+    ? {
+      execution_id: executionId,
+      id,
+      kind: "progress",
+      node_id: `${PREVIEW_NODE}${report.nodeId}`,
+      level: report.mediaType,
+      fraction: 0,
+      message: report.url,
+      message_length: 0,
+      at: report.at
+    }
+    : report._tag === "Progress"
     ? {
       execution_id: executionId,
       id,
@@ -73,6 +90,7 @@ interface ReadRow {
 }
 
 const isLevel = Schema.is(LogLevel)
+const isPreviewType = Schema.is(Schema.Literal("image/jpeg", "image/png"))
 
 const undecodable = (operation: string, row: ReadRow) =>
   Either.left(
@@ -81,6 +99,21 @@ const undecodable = (operation: string, row: ReadRow) =>
 
 /** The report a row holds; a row no append wrote is a `StorageError` of `operation`. */
 const fromRow = (operation: string, row: ReadRow): Either.Either<StoredReport, Errors.StorageError> => {
+  if (row.kind === "progress" && row.node_id !== null && row.node_id.startsWith(PREVIEW_NODE)) {
+    if (row.level !== null && isPreviewType(row.level) && row.message !== null) {
+      return Either.right({
+        id: Number(row.id),
+        report: {
+          _tag: "Preview",
+          at: Number(row.at),
+          nodeId: row.node_id.slice(PREVIEW_NODE.length),
+          mediaType: row.level,
+          url: row.message
+        }
+      })
+    }
+    return undecodable(operation, row)
+  }
   if (row.kind === "progress" && row.node_id !== null && row.fraction !== null) {
     return Either.right({
       id: Number(row.id),
@@ -238,6 +271,15 @@ export const make = Effect.gen(function*() {
         eb.selectFrom("execution_logs").select("dropped_through").where("execution_id", "=", p("executionId")))
   )
 
+  /** Deletes the execution's preview (whatever its node), before a newer one is inserted. */
+  const deletePreview = PreparedQuery.make((p: PreparedQuery.Param<{ executionId: string }>) =>
+    db
+      .deleteFrom("execution_reports")
+      .where("execution_id", "=", p("executionId"))
+      .where("kind", "=", PROGRESS)
+      .where("node_id", "like", sql.lit(`${PREVIEW_NODE}%`))
+  )
+
   /** The INSERTs of `rows`, a chunk at a time; `progress` ones replace the node's earlier progress. */
   const inserts = (
     rows: ReadonlyArray<Insertable<ExecutionReportsTable>>,
@@ -271,12 +313,16 @@ export const make = Effect.gen(function*() {
       // One row per node, the last reported (one INSERT may not touch a row twice).
       const progress = new Map<string, Insertable<ExecutionReportsTable>>()
       const lines: Array<Insertable<ExecutionReportsTable>> = []
+      // Only the newest preview is kept.
+      let preview: Insertable<ExecutionReportsTable> | undefined
       for (const stored of reports) {
         const row = toRow(executionId, stored)
         if (stored.report._tag === "Progress") progress.set(stored.report.nodeId, row)
+        else if (stored.report._tag === "Preview") preview = row
         else lines.push(row)
       }
       const statements = inserts([...progress.values()], true)
+      if (preview !== undefined) statements.push(deletePreview.bind({ executionId }), ...inserts([preview], false))
       if (lines.length > 0) {
         const bytes = lines.reduce((sum, line) => sum + line.message_length, 0)
         statements.push(

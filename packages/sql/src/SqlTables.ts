@@ -141,7 +141,8 @@ export interface WebhookOutboxTable {
 /**
  * `execution_reports`: what running executions report (`ExecutionReports`), keyed by execution
  * and event id: each node's newest progress (one row per execution and node, replaced by the
- * next) and the kept log lines.
+ * next), the kept log lines, and the newest live preview (one row per execution, a progress row
+ * of node `preview:<node id>`, its media type in `level` and its URL in `message`).
  */
 export interface ExecutionReportsTable {
   execution_id: string
@@ -151,11 +152,11 @@ export interface ExecutionReportsTable {
   kind: string
   /** Null on log lines appexec writes itself. */
   node_id: string | null
-  /** Log lines only: `info`, `warn` or `error`. */
+  /** Log lines: `info`, `warn` or `error`; a preview: the image's media type. */
   level: string | null
   /** Progress only. */
   fraction: number | null
-  /** Never null on a log line. */
+  /** Never null on a log line; a preview's URL. */
   message: string | null
   /** `message.length` (UTF-16 code units, as `LOG_BYTES` counts them); 0 on progress. */
   message_length: number

@@ -1,6 +1,6 @@
 /**
- * In-memory `ExecutionReports`: each execution's newest progress per node and its bounded log,
- * kept beside the executions of `MemoryExecutions` (which deletes them with their execution).
+ * In-memory `ExecutionReports`: each execution's newest progress per node, its bounded log and its
+ * newest preview, kept beside the executions of `MemoryExecutions` (which deletes them with their execution).
  * One process: `announce` does nothing and `announced` never emits.
  */
 import type { ExecutionId } from "@appexec/api/Ids"
@@ -11,6 +11,8 @@ import { Effect, Stream } from "effect"
 interface Kept {
   /** Newest progress per node. */
   readonly progress: Map<string, ExecutionReports.StoredReport>
+  /** The newest preview, if any. */
+  preview: ExecutionReports.StoredReport | undefined
   /** Log lines, oldest first. */
   readonly lines: Array<ExecutionReports.StoredReport>
   /** Bytes of the kept lines' messages. */
@@ -28,7 +30,7 @@ export const make = () => {
   const keptOf = (executionId: string): Kept => {
     let entry = kept.get(executionId)
     if (entry === undefined) {
-      entry = { progress: new Map(), lines: [], bytes: 0, dropped: 0, droppedThrough: 0 }
+      entry = { progress: new Map(), preview: undefined, lines: [], bytes: 0, dropped: 0, droppedThrough: 0 }
       kept.set(executionId, entry)
     }
     return entry
@@ -40,6 +42,10 @@ export const make = () => {
         for (const stored of reports) {
           if (stored.report._tag === "Progress") {
             entry.progress.set(stored.report.nodeId, stored)
+            continue
+          }
+          if (stored.report._tag === "Preview") {
+            entry.preview = stored
             continue
           }
           entry.lines.push(stored)
@@ -60,7 +66,7 @@ export const make = () => {
       Effect.sync(() => {
         const entry = kept.get(executionId)
         if (entry === undefined) return { reports: [], droppedThrough: 0 }
-        const reports = [...entry.progress.values(), ...entry.lines]
+        const reports = [...entry.progress.values(), ...(entry.preview ? [entry.preview] : []), ...entry.lines]
           .filter((stored) => stored.id > afterId)
           .sort((a, b) => a.id - b.id)
         return { reports, droppedThrough: entry.droppedThrough }

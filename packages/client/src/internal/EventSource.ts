@@ -22,7 +22,8 @@ export type Open = (lastEventId: string | undefined) => Effect.Effect<Stream.Str
 const decoders = {
   execution: Schema.decodeUnknownEither(Schema.parseJson(Live.EventData.execution)),
   progress: Schema.decodeUnknownEither(Schema.parseJson(Live.EventData.progress)),
-  log: Schema.decodeUnknownEither(Schema.parseJson(Live.EventData.log))
+  log: Schema.decodeUnknownEither(Schema.parseJson(Live.EventData.log)),
+  preview: Schema.decodeUnknownEither(Schema.parseJson(Live.EventData.preview))
 }
 
 const undecodable = (message: ServerSentEvents.Message, error: { readonly message: string }) =>
@@ -50,6 +51,8 @@ const decode = (message: ServerSentEvents.Message): Either.Either<Option.Option<
       return typed(decoders.progress(message.data), (data) => ({ event: "progress", id, data }))
     case "log":
       return typed(decoders.log(message.data), (data) => ({ event: "log", id, data }))
+    case "preview":
+      return typed(decoders.preview(message.data), (data) => ({ event: "preview", id, data }))
     default:
       return Either.right(Option.none())
   }

@@ -9,7 +9,7 @@
  *   by its input alone;
  * - **Markup echo**: shows its `text` input back, under a description that holds markup too;
  *
- * and any apps a test file adds (`layerWith`).
+ * and any apps a test file adds, with any flags of `serve` it adds (`layerWith`).
  */
 import { TestReceiver } from "@appexec/testing"
 import { Context, Effect, Layer } from "effect"
@@ -87,7 +87,7 @@ const lookupOrigin: TestReceiver.Policy = (request) => {
 /** App definitions by file name, as JSON values. */
 export type Definitions = Readonly<Record<string, unknown>>
 
-const make = (extra: Definitions) =>
+const make = (extra: Definitions, args: ReadonlyArray<string> = []) =>
   Effect.gen(function*() {
     const origin = yield* TestReceiver.start(lookupOrigin)
     const appsDir = yield* tempDataDir
@@ -99,7 +99,14 @@ const make = (extra: Definitions) =>
     }
     const dataDir = yield* tempDataDir
     // The console makes several calls a view; the default limit (100 a minute per IP) is for the internet.
-    const serve = yield* startServe(dataDir, ["--apps", appsDir, "--allow-private-networks", "--rate-limit", "100000"])
+    const serve = yield* startServe(dataDir, [
+      "--apps",
+      appsDir,
+      "--allow-private-networks",
+      "--rate-limit",
+      "100000",
+      ...args
+    ])
     const cli = (...args: ReadonlyArray<string>) =>
       Effect.scoped(Effect.gen(function*() {
         const command = yield* spawnAppexec([...args, "--data", dataDir])
@@ -127,6 +134,6 @@ const make = (extra: Definitions) =>
 /** The server and its apps for the layer's lifetime; everything is stopped and removed with it. */
 export const layer: Layer.Layer<ServedConsole, Error> = Layer.scoped(ServedConsole, make({}))
 
-/** As `layer`, with the apps of `extra` imported too. */
-export const layerWith = (extra: Definitions): Layer.Layer<ServedConsole, Error> =>
-  Layer.scoped(ServedConsole, make(extra))
+/** As `layer`, with the apps of `extra` imported too, and `serve` given the flags `args` besides its own. */
+export const layerWith = (extra: Definitions, args: ReadonlyArray<string> = []): Layer.Layer<ServedConsole, Error> =>
+  Layer.scoped(ServedConsole, make(extra, args))

@@ -24,6 +24,8 @@ const messageOf = (raw: WebSocket.RawData, binary: boolean): Message | undefined
   if (binary) {
     if (buffer.length < 8 || buffer.readUInt32BE(0) !== 1) return undefined
     const format = buffer.readUInt32BE(4)
+    // 1 JPEG, 2 PNG; a frame of another format is not an image appexec shows.
+    if (format !== 1 && format !== 2) return undefined
     return {
       _tag: "Preview",
       contentType: format === 2 ? "image/png" : "image/jpeg",

@@ -1,7 +1,7 @@
 /**
  * Follows one prompt on a ComfyUI server to its end: the websocket's events while it is open
  * (`executing`, `execution_cached`, `progress`, `progress_state` become the node's progress per
- * ComfyUI node; `executed` a log line; preview frames are counted), and the server asked about
+ * ComfyUI node; `executed` a log line; preview frames become the node's live previews, and are counted), and the server asked about
  * the prompt (`ComfyApi.lookup`) whenever the socket is quiet for `pollInterval` or closed — the
  * socket is opened again at each poll. The end is the prompt's history entry; `execution_error`
  * fails with the node type and the exception; `execution_interrupted` fails as interrupted. A
@@ -27,6 +27,7 @@ export interface Run {
   readonly resubmit: Effect.Effect<void, NodeType.NodeFailure, OutboundHttp.OutboundHttp>
   readonly progress: NodeType.NodeContext<unknown>["progress"]
   readonly log: NodeType.NodeContext<unknown>["log"]
+  readonly preview: NodeType.NodeContext<unknown>["preview"]
 }
 
 const fail = (message: string) => new NodeType.NodeFailure({ message })
@@ -203,6 +204,7 @@ export const follow = (run: Run) =>
         const m = message.value
         if (m._tag === "Preview") {
           previews++
+          yield* run.preview(m.bytes, m.contentType)
           continue
         }
         if (m._tag === "Closed") {

@@ -1,6 +1,7 @@
 /**
  * Contract of `ExecutionReports`, and of the two `ExecutionStore` methods that go with it: reports
- * read back by id, one progress per node (the newest), a log bounded by lines and by bytes with
+ * read back by id, one progress per node (the newest), one preview per execution (the newest),
+ * a log bounded by lines and by bytes with
  * its drops counted, nothing of one execution seen through another, reports deleted with their
  * finished execution; a queued execution's position in its workspace's queue.
  */
@@ -40,6 +41,22 @@ const line = (id: number, message = `line ${id}`, nodeId: string | null = "node"
 /** Log lines `from` to `to`, ids as numbered. */
 const lines = (from: number, to: number, message?: (id: number) => string) =>
   Array.from({ length: to - from + 1 }, (_, i) => line(from + i, message?.(from + i)))
+
+/** Preview report `id` of `nodeId`. */
+const preview = (
+  id: number,
+  nodeId: string,
+  mediaType: ExecutionReports.PreviewMediaType = "image/jpeg"
+): ExecutionReports.StoredReport => ({
+  id,
+  report: {
+    _tag: "Preview",
+    at: 1_000 + id,
+    nodeId,
+    mediaType,
+    url: `https://media.example.com/executions/x/preview-${id}.jpg?expires=1&signature=s`
+  }
+})
 
 const ids = (reports: ReadonlyArray<ExecutionReports.StoredReport>) => reports.map((r) => r.id)
 
@@ -91,6 +108,32 @@ export const suite = contract("ExecutionReports contract", (test) => {
       expect((yield* reports.after(id, 5)).reports).toEqual([])
       // Progress is not part of the log.
       expect(yield* reports.logs(id)).toEqual({ lines: [line(3)], dropped: 0 })
+    })
+  )
+
+  test(
+    "keeps one preview per execution, the newest whatever its node, beside the node's progress",
+    Effect.gen(function*() {
+      const owner = yield* seedOwner()
+      const reports = yield* ExecutionReports.ExecutionReports
+      const id = yield* execution(owner, 1)
+      const other = yield* execution(owner, 2)
+      yield* reports.append(id, [progress(1, "a", 0.1), preview(2, "a"), line(3)])
+      yield* reports.append(other, [preview(1, "a")])
+      expect((yield* reports.after(id, 0)).reports).toEqual([progress(1, "a", 0.1), preview(2, "a"), line(3)])
+      // A newer preview of another node replaces it; of two in one append, the later is kept.
+      yield* reports.append(id, [preview(4, "b", "image/png"), progress(5, "a", 0.5), preview(6, "b")])
+      expect((yield* reports.after(id, 0)).reports).toEqual([line(3), progress(5, "a", 0.5), preview(6, "b")])
+      yield* reports.append(id, [preview(7, "a", "image/png")])
+      expect((yield* reports.after(id, 6)).reports).toEqual([preview(7, "a", "image/png")])
+      expect((yield* reports.after(id, 0)).reports).toEqual([
+        line(3),
+        progress(5, "a", 0.5),
+        preview(7, "a", "image/png")
+      ])
+      // Previews are not part of the log, nor seen through another execution.
+      expect(yield* reports.logs(id)).toEqual({ lines: [line(3)], dropped: 0 })
+      expect((yield* reports.after(other, 0)).reports).toEqual([preview(1, "a")])
     })
   )
 
@@ -188,7 +231,11 @@ export const suite = contract("ExecutionReports contract", (test) => {
       const finished = queued(owner, 1)
       yield* completeWithWebhook(finished, 1, 10)
       const open = yield* execution(owner, 2)
-      yield* reports.append(finished.executionId, [progress(1, "a", 1), ...lines(2, LOG_LINES + 2)])
+      yield* reports.append(finished.executionId, [
+        progress(1, "a", 1),
+        ...lines(2, LOG_LINES + 2),
+        preview(LOG_LINES + 3, "a")
+      ])
       yield* reports.append(open, [progress(1, "a", 0.5), line(2)])
       expect(yield* store.deleteFinished([finished.executionId, open])).toBe(1)
       expect(yield* reports.after(finished.executionId, 0)).toEqual({ reports: [], droppedThrough: 0 })

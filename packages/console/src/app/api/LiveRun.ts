@@ -2,17 +2,20 @@
  * Follows an execution until it ends: its event stream (`GET …/events`, read with `fetch` and a
  * streamed body) resumed with `Last-Event-ID` after a break, or, on a server without the stream
  * or a stream that cannot be opened, long polling (`Prefer: wait=20` with `If-None-Match`). The
- * handlers see each change of the execution, each node's progress and each log line.
+ * handlers see each change of the execution, each node's progress, each log line and each live
+ * preview image.
  */
 import * as ServerSentEvents from "@appexec/client/ServerSentEvents"
 import { type Api, ApiError, isAbort, isNotAvailable } from "./Api.js"
-import { type ExecutionView, isFinished, type LogLine, type Progress } from "./Wire.js"
+import { type ExecutionView, isFinished, type LogLine, type Preview, type Progress } from "./Wire.js"
 
 /** What a follow reports. */
 export interface Handlers {
   readonly execution: (execution: ExecutionView) => void
   readonly progress: (progress: Progress) => void
   readonly log: (line: LogLine) => void
+  /** A live preview image (the stream's `preview` event); absent: previews are not followed. */
+  readonly preview?: (preview: Preview) => void
   /** How the execution is followed now: its event stream, or polling. */
   readonly mode: (mode: "live" | "polling") => void
 }
@@ -106,6 +109,7 @@ const connect = async (
           }
         } else if (message.event === "progress") handlers.progress(data as Progress)
         else if (message.event === "log") handlers.log(data as LogLine)
+        else if (message.event === "preview") handlers.preview?.(data as Preview)
       }
     }
   } catch (error) {

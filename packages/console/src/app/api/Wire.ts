@@ -29,6 +29,8 @@ export type Uploaded = typeof Upload.Upload.Encoded
 export type LogLine = typeof Live.LogLine.Encoded
 /** How far a node is. */
 export type Progress = typeof Live.Progress.Encoded
+/** A running execution's newest live preview image. */
+export type Preview = typeof Live.Preview.Encoded
 /** An execution's status. */
 export type ExecutionStatus = typeof Execution.ExecutionStatus.Encoded
 

@@ -1,8 +1,8 @@
 /**
  * A run's page (`/runs/{executionId}`): its status followed live (`FollowedRun`), "Cancel" and
- * "Run again" (`RunActions`), the error, the outputs by type, each node's progress
- * (`RunProgress`), timings and inputs (`RunFacts`), the log lines (`RunLogs`) and the webhook's
- * deliveries (`RunWebhook`). Each part holds its own state; this view reads the run's app and
+ * "Run again" (`RunActions`), the error, the live preview while it runs (`RunPreview`), the
+ * outputs by type, each node's progress (`RunProgress`), timings and inputs (`RunFacts`), the log
+ * lines (`RunLogs`) and the webhook's deliveries (`RunWebhook`). Each part holds its own state; this view reads the run's app and
  * workflow for the names they show.
  */
 import { useMemo } from "preact/hooks"
@@ -18,13 +18,14 @@ import { OutputView } from "./run/OutputView.js"
 import { RunActions } from "./run/RunActions.js"
 import { RunFacts } from "./run/RunFacts.js"
 import { RunLogs } from "./run/RunLogs.js"
+import { RunPreview } from "./run/RunPreview.js"
 import { RunProgress } from "./run/RunProgress.js"
 import { RunWebhook } from "./run/RunWebhook.js"
 
 /** The view of `executionId`. */
 export const RunView = ({ executionId }: { readonly executionId: string }) => {
   const api = useApi()
-  const { execution, failure, lines, mode, progress, setExecution } = useFollowedRun(executionId)
+  const { execution, failure, lines, mode, preview, progress, setExecution } = useFollowedRun(executionId)
   useTitle(`Run ${shortId(executionId)}`)
   const appId = execution?.appId
 
@@ -90,6 +91,7 @@ export const RunView = ({ executionId }: { readonly executionId: string }) => {
           </p>
         </section>
       )}
+      <RunPreview preview={preview} finished={finished} labelOf={labelOf} />
       <section aria-labelledby="outputs-title">
         <h2 id="outputs-title">Outputs</h2>
         {execution.outputs.length === 0

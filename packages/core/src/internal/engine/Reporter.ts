@@ -14,21 +14,34 @@
  * Every message is masked by the `Redactor` before it is cut to its length and kept: a secret a
  * node's log line or progress message holds is never written.
  *
+ * A live preview image (`preview`) is stored in the blob store under the execution's prefix (so
+ * retention deletes it with the execution) and reported with its media URL, at most once per
+ * `PREVIEW_INTERVAL_MS`: a newer one within the interval replaces the pending one, which is
+ * written at its end, or before the run's next save, whichever comes first (the last is never
+ * lost, and comes before the terminal snapshot). The previous preview's blob is then deleted where
+ * the store can delete single keys: the newest is the one kept. An image over `PREVIEW_BYTES`,
+ * or a preview of an instance that has no media URLs, is not kept (a debug line says so).
+ *
  * Reports never fail the run: a write that fails is logged and its reports are dropped.
  */
 import type { ExecutionId } from "@appexec/api/Ids"
 import type { LogLevel } from "@appexec/api/Live"
-import { Effect, type Scope } from "effect"
+import { Effect, Option, type Scope } from "effect"
 import { AppexecConfig, millis } from "../../AppexecConfig.js"
+import { BlobStore, executionPrefix } from "../../BlobStore.js"
 import { ExecutionEvents } from "../../ExecutionEvents.js"
 import {
   ATTEMPT_SPAN,
   eventId,
   ExecutionReports,
   MESSAGE_LENGTH,
+  PREVIEW_BYTES,
+  PREVIEW_INTERVAL_MS,
+  type PreviewMediaType,
   type Report,
   type StoredReport
 } from "../../ExecutionReports.js"
+import { MediaUrls } from "../../MediaUrls.js"
 import type { RunContext } from "../../NodeType.js"
 import { Redactor } from "../../Redactor.js"
 
@@ -36,10 +49,13 @@ import { Redactor } from "../../Redactor.js"
 const bounded = (message: string): string =>
   message.length <= MESSAGE_LENGTH ? message : `${message.slice(0, MESSAGE_LENGTH - 1)}…`
 
+/** What a node context reports: its progress, log lines and live previews. */
+export type Reports = Pick<RunContext, "progress" | "log" | "preview">
+
 /** The reports of one run. */
 export interface Reporter {
-  /** The `progress` and `log` of the node context of `nodeId`. */
-  readonly reportsOf: (nodeId: string) => Pick<RunContext, "progress" | "log">
+  /** The `progress`, `log` and `preview` of the node context of `nodeId`. */
+  readonly reportsOf: (nodeId: string) => Reports
   /**
    * `save` (a save of the execution that takes its view to `version`), after what is pending is
    * written, and with no write of reports beside it: the reports made before the save have ids
@@ -71,6 +87,9 @@ export const factory: Effect.Effect<
   const scope = yield* Effect.scope
   const redactor = yield* Redactor
   const interval = millis(config.reportInterval)
+  // Previews need somewhere to keep the image and a URL to hand out: an instance without media URLs keeps none.
+  const blobs = yield* Effect.serviceOption(BlobStore)
+  const urls = yield* Effect.serviceOption(MediaUrls)
   return (options: ReporterOptions): Reporter => {
     const { executionId, attempt } = options
     let version = options.version
@@ -115,6 +134,70 @@ export const factory: Effect.Effect<
     /** Writes what is pending, one write at a time. */
     const write = lock.withPermits(1)(writePending)
 
+    /** The preview waiting for its write, the time of the last one written, and its blob. */
+    let preview: {
+      readonly nodeId: string
+      readonly mediaType: PreviewMediaType
+      readonly bytes: Uint8Array
+      readonly at: number
+    } | undefined
+    let lastPreview = Number.NEGATIVE_INFINITY
+    let previewScheduled = false
+    let previewKey: string | undefined
+    let previews = 0
+
+    /** Stores the pending preview's image, then its report (numbered under the lock), then deletes the previous image. */
+    const writePreview = Effect.suspend(() => {
+      const pending = preview
+      if (pending === undefined || Option.isNone(blobs) || Option.isNone(urls)) return Effect.void
+      preview = undefined
+      previews += 1
+      const key = `${executionPrefix(executionId)}preview-${attempt}-${previews}.${
+        pending.mediaType === "image/png" ? "png" : "jpg"
+      }`
+      const previous = previewKey
+      return Effect.gen(function*() {
+        lastPreview = yield* now
+        yield* blobs.value.put(key, { contentType: pending.mediaType, bytes: pending.bytes })
+        const url = yield* urls.value.urlFor(key)
+        const report: Report = {
+          _tag: "Preview",
+          at: pending.at,
+          nodeId: pending.nodeId,
+          mediaType: pending.mediaType,
+          url
+        }
+        const written = yield* lock.withPermits(1)(Effect.suspend(() => {
+          if (numbered >= ATTEMPT_SPAN - 1) return Effect.succeed(false)
+          numbered += 1
+          return Effect.as(store.append(executionId, [{ id: eventId(version, attempt, numbered), report }]), true)
+        }))
+        if (!written) return
+        previewKey = key
+        yield* events.changed(executionId)
+        yield* store.announce(executionId)
+        if (previous !== undefined && blobs.value.deleteKeys !== undefined) yield* blobs.value.deleteKeys([previous])
+      }).pipe(
+        Effect.catchAll((error) => Effect.logWarning(`execution ${executionId}: a preview not stored`, error))
+      )
+    })
+
+    /** Writes the preview at once after a quiet spell, else at the end of the interval (one write pending at a time). */
+    const previewDue = Effect.suspend(() => {
+      if (previewScheduled) return Effect.void
+      previewScheduled = true
+      return Effect.flatMap(now, (at) => {
+        const wait = Math.max(0, lastPreview + PREVIEW_INTERVAL_MS - at)
+        const run = Effect.zipRight(
+          Effect.sync(() => {
+            previewScheduled = false
+          }),
+          writePreview
+        )
+        return Effect.asVoid(Effect.forkIn(wait === 0 ? run : Effect.delay(run, wait), scope))
+      })
+    })
+
     /** Writes at once after a quiet spell, else at the end of the interval (one write pending at a time). */
     const due = Effect.suspend(() => {
       if (scheduled) return Effect.void
@@ -131,7 +214,7 @@ export const factory: Effect.Effect<
       })
     })
 
-    const reportsOf = (nodeId: string): Pick<RunContext, "progress" | "log"> => ({
+    const reportsOf = (nodeId: string): Reports => ({
       progress: (fraction, message) =>
         Effect.flatMap(now, (at) => {
           const clamped = Number.isFinite(fraction) ? Math.min(1, Math.max(0, fraction)) : 0
@@ -150,21 +233,39 @@ export const factory: Effect.Effect<
         Effect.flatMap(now, (at) => {
           lines.push({ _tag: "Log", at, nodeId, level, message: bounded(redactor.text(message)) })
           return due
+        }),
+      preview: (bytes, mediaType) => {
+        if (bytes.length > PREVIEW_BYTES) {
+          return Effect.logDebug(
+            `node ${nodeId}: a preview of ${bytes.length} bytes is over ${PREVIEW_BYTES}, not kept`
+          )
+        }
+        if (Option.isNone(blobs) || Option.isNone(urls)) {
+          return Effect.logDebug(`node ${nodeId}: a preview not kept, the instance has no media URLs`)
+        }
+        return Effect.flatMap(now, (at) => {
+          preview = { nodeId, mediaType, bytes, at }
+          return previewDue
         })
+      }
     })
 
     return {
       reportsOf,
+      // A pending preview is written before the save too: the terminal snapshot comes after it.
       saving: (save, next) =>
-        lock.withPermits(1)(
-          Effect.zipRight(
-            writePending,
-            Effect.tap(
-              save,
-              () =>
-                Effect.sync(() => {
-                  version = next
-                })
+        Effect.zipRight(
+          writePreview,
+          lock.withPermits(1)(
+            Effect.zipRight(
+              writePending,
+              Effect.tap(
+                save,
+                () =>
+                  Effect.sync(() => {
+                    version = next
+                  })
+              )
             )
           )
         )

@@ -116,7 +116,9 @@ export const make = (runs: Runs) =>
         return {
           progress: (fraction, message) =>
             Effect.suspend(() => this.reporterOf().reportsOf(nodeId).progress(fraction, message)),
-          log: (message, level) => Effect.suspend(() => this.reporterOf().reportsOf(nodeId).log(message, level))
+          log: (message, level) => Effect.suspend(() => this.reporterOf().reportsOf(nodeId).log(message, level)),
+          preview: (bytes, mediaType) =>
+            Effect.suspend(() => this.reporterOf().reportsOf(nodeId).preview(bytes, mediaType))
         }
       }
 

@@ -14,8 +14,8 @@ import { NodeFailure, NodeValue, type RunContext, type UpstreamValue } from "../
 
 /** What a run tells its worker as it goes (docs/api.md#live-executions). */
 export interface RunHooks {
-  /** The `progress` and `log` of the node context of `nodeId`. */
-  readonly reportsOf: (nodeId: string) => Pick<RunContext, "progress" | "log">
+  /** The `progress`, `log` and `preview` of the node context of `nodeId`. */
+  readonly reportsOf: (nodeId: string) => Pick<RunContext, "progress" | "log" | "preview">
   /**
    * An output settled while other outputs are still pending: produced (with its value) or failed
    * (with its error). Not called for the last output to settle: the run's end records that one.
@@ -37,7 +37,7 @@ export type SettledOutput =
 
 /** Hooks that report nothing: for runs nobody follows. */
 export const silentHooks: RunHooks = {
-  reportsOf: () => ({ progress: () => Effect.void, log: () => Effect.void }),
+  reportsOf: () => ({ progress: () => Effect.void, log: () => Effect.void, preview: () => Effect.void }),
   settled: () => Effect.void,
   redact: (text) => text
 }
@@ -137,7 +137,7 @@ const begin = (
   ): Effect.Effect<NodeValue, NodeFailure> => {
     // One context object per node run, made whole at once (no copies of it with one field more).
     const identity = shape.identity.get(node.id)!
-    const { log, progress } = hooks.reportsOf(node.id)
+    const { log, preview, progress } = hooks.reportsOf(node.id)
     const compiled = node.compiled
     switch (compiled.role) {
       case "input":
@@ -147,12 +147,21 @@ const begin = (
           execution,
           progress,
           log,
+          preview,
           value: inputs[shape.parameterName.get(node.id) ?? ""] ?? ""
         })
       case "process":
-        return compiled.run({ node: identity, upstream, execution, progress, log })
+        return compiled.run({ node: identity, upstream, execution, progress, log, preview })
       case "output": {
-        const ran = compiled.run({ node: identity, upstream, execution, progress, log, input: upstream[0]!.value })
+        const ran = compiled.run({
+          node: identity,
+          upstream,
+          execution,
+          progress,
+          log,
+          preview,
+          input: upstream[0]!.value
+        })
         return Effect.map(ran, (produce) => {
           const value = hooks.redact(produce)
           produced.push({ id: node.id, type: compiled.outputType, value })

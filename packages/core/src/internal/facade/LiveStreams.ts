@@ -24,7 +24,6 @@ import {
   ExecutionReports,
   LOG_BYTES,
   LOG_LINES,
-  type Report,
   snapshotId,
   type StoredReport,
   VERSION_SPAN,
@@ -49,17 +48,39 @@ export interface LiveEvent {
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
-/** The `data` JSON of a report's event. */
-const reportData = (report: Report): string =>
-  report._tag === "Progress"
-    ? JSON.stringify({ nodeId: report.nodeId, fraction: report.fraction, message: report.message })
-    : JSON.stringify({ at: iso(report.at), level: report.level, nodeId: report.nodeId, message: report.message })
-
-const reportEvent = (stored: StoredReport): LiveEvent => ({
-  event: stored.report._tag === "Progress" ? "progress" : "log",
-  id: String(stored.id),
-  data: reportData(stored.report)
-})
+/** The SSE event of a report, and its `data` JSON. */
+const reportEvent = ({ id, report }: StoredReport): LiveEvent => {
+  switch (report._tag) {
+    case "Progress":
+      return {
+        event: "progress",
+        id: String(id),
+        data: JSON.stringify({ nodeId: report.nodeId, fraction: report.fraction, message: report.message })
+      }
+    case "Log":
+      return {
+        event: "log",
+        id: String(id),
+        data: JSON.stringify({
+          at: iso(report.at),
+          level: report.level,
+          nodeId: report.nodeId,
+          message: report.message
+        })
+      }
+    case "Preview":
+      return {
+        event: "preview",
+        id: String(id),
+        data: JSON.stringify({
+          nodeId: report.nodeId,
+          url: report.url,
+          mediaType: report.mediaType,
+          at: iso(report.at)
+        })
+      }
+  }
+}
 
 /**
  * One client following one execution, without a fiber, a stream or a deferred of its own: it

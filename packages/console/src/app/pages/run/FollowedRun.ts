@@ -1,14 +1,14 @@
 /**
  * A run as its page follows it (`LiveRun`): the execution, read once and then followed until it
  * ends (its event stream, else long polling), how it is followed, each node's latest progress and
- * the log lines (those logged before the stream opened read once from `…/logs`), or the failure
- * that stopped the reading.
+ * the log lines (those logged before the stream opened read once from `…/logs`), the newest live
+ * preview image, or the failure that stopped the reading.
  */
 import { useEffect, useState } from "preact/hooks"
 import { isAbort } from "../../api/Api.js"
 import { follow } from "../../api/LiveRun.js"
 import { useApi } from "../../api/Remote.js"
-import { type ExecutionView, isFinished, type LogLine, type Progress } from "../../api/Wire.js"
+import { type ExecutionView, isFinished, type LogLine, type Preview, type Progress } from "../../api/Wire.js"
 
 /** What the page knows of the run so far. */
 export interface FollowedRun {
@@ -19,6 +19,8 @@ export interface FollowedRun {
   readonly mode: "live" | "polling" | undefined
   readonly progress: ReadonlyMap<string, Progress>
   readonly lines: ReadonlyArray<LogLine>
+  /** The newest live preview image the stream brought, if any. */
+  readonly preview: Preview | undefined
 }
 
 /** A log line's identity: a line read from `…/logs` and from the stream is kept once. */
@@ -32,6 +34,7 @@ export const useFollowedRun = (executionId: string): FollowedRun => {
   const [mode, setMode] = useState<"live" | "polling" | undefined>(undefined)
   const [progress, setProgress] = useState<ReadonlyMap<string, Progress>>(new Map())
   const [lines, setLines] = useState<ReadonlyArray<LogLine>>([])
+  const [preview, setPreview] = useState<Preview | undefined>(undefined)
 
   useEffect(() => {
     const controller = new AbortController()
@@ -54,6 +57,7 @@ export const useFollowedRun = (executionId: string): FollowedRun => {
         execution: setExecution,
         progress: (p) => setProgress((current) => new Map(current).set(p.nodeId, p)),
         log: (line) => addLines([line]),
+        preview: setPreview,
         mode: (m) => {
           setMode(m)
           // The stream goes on from now: the lines before it are read once it is open.
@@ -70,5 +74,5 @@ export const useFollowedRun = (executionId: string): FollowedRun => {
     return () => controller.abort()
   }, [executionId])
 
-  return { execution, setExecution, failure, mode, progress, lines }
+  return { execution, setExecution, failure, mode, progress, lines, preview }
 }
