@@ -140,28 +140,15 @@ const begin = (
     const { log, preview, progress } = hooks.reportsOf(node.id)
     const compiled = node.compiled
     switch (compiled.role) {
-      case "input":
-        return compiled.run({
-          node: identity,
-          upstream,
-          execution,
-          progress,
-          log,
-          preview,
-          value: inputs[shape.parameterName.get(node.id) ?? ""] ?? ""
-        })
+      case "input": {
+        const value = inputs[shape.parameterName.get(node.id) ?? ""] ?? ""
+        return compiled.run({ node: identity, upstream, execution, progress, log, preview, value })
+      }
       case "process":
         return compiled.run({ node: identity, upstream, execution, progress, log, preview })
       case "output": {
-        const ran = compiled.run({
-          node: identity,
-          upstream,
-          execution,
-          progress,
-          log,
-          preview,
-          input: upstream[0]!.value
-        })
+        const input = upstream[0]!.value
+        const ran = compiled.run({ node: identity, upstream, execution, progress, log, preview, input })
         return Effect.map(ran, (produce) => {
           const value = hooks.redact(produce)
           produced.push({ id: node.id, type: compiled.outputType, value })
