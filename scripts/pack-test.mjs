@@ -352,15 +352,22 @@ const startServer = () =>
       clearTimeout(timer)
       reject(new StepFailed(`appexec serve exited early (code ${code}, signal ${signal})`, output()))
     })
-    child.stderr.on("data", (chunk) => (stderr += chunk))
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk
-      const url = /listening on (http:\/\/\S+)/.exec(stdout)?.[1]
+    // The listening line is a log line (stderr); the key is the command's own output (stdout).
+    const check = () => {
+      const url = /listening on (http:\/\/[^\s"]+)/.exec(stderr)?.[1]
       const key = /\(shown once, keep it\): (\S+)/.exec(stdout)?.[1]
       if (url && key) {
         clearTimeout(timer)
         resolve({ child, url, key, exited, output })
       }
+    }
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk
+      check()
+    })
+    child.stdout.on("data", (chunk) => {
+      stdout += chunk
+      check()
     })
   })
 
