@@ -41,19 +41,6 @@ export type ExecutionEvent =
     readonly outputTypes: Readonly<Record<string, Exclude<OutputType, "pending">>>
   }
 
-/**
- * What the `Started` transition writes on a queued execution: its status and start time, and
- * nothing else. A queue adapter that starts executions in its claim write (`ClaimOptions.start`)
- * writes exactly these fields, as `transition` itself applies them.
- */
-export interface StartedState {
-  readonly status: "running"
-  readonly startedAt: number
-}
-
-/** The fields of the `Started` transition at `at` (see `StartedState`). */
-export const startedState = (at: number): StartedState => ({ status: "running", startedAt: at })
-
 /** An event that the current status does not allow. */
 export class InvalidTransition extends Schema.TaggedError<InvalidTransition>()("InvalidTransition", {
   from: Schema.String,
@@ -104,7 +91,7 @@ export const transition = (
   switch (event._tag) {
     case "Started": {
       if (record.status !== "queued") return refuse(record, event, "only a queued execution can start")
-      return Either.right({ ...record, ...startedState(event.at) })
+      return Either.right({ ...record, status: "running", startedAt: event.at })
     }
     case "OutputProduced":
     case "OutputFailed": {
