@@ -51,7 +51,33 @@ export interface ClaimOptions {
    * (in every process on the store); no cap when absent.
    */
   readonly maxRunningPerWorkspace?: number | undefined
+  /**
+   * Caps by workspace id that replace `maxRunningPerWorkspace` for those workspaces
+   * (`appexec workspaces set NAME --max-running N`).
+   */
+  readonly workspaceLimits?: ReadonlyMap<string, number> | undefined
+  /**
+   * Caps by app id: claim nothing more of an app that already has this many executions under
+   * live leases (the app definition's `concurrency`). A claim skips a capped app's executions and
+   * takes the next of its workspace, so one busy app never holds back the others.
+   */
+  readonly appLimits?: ReadonlyMap<string, number> | undefined
+  /**
+   * Claim only executions of these workflow versions (those whose every node type the claiming
+   * worker runs: `--node-types`); every version when absent.
+   */
+  readonly workflows?: ReadonlyArray<string> | undefined
 }
+
+/** Whether a claim under `options` must count live leases (a cap of any kind applies). */
+export const isCapped = (options: ClaimOptions): boolean =>
+  options.maxRunningPerWorkspace !== undefined ||
+  (options.workspaceLimits !== undefined && options.workspaceLimits.size > 0) ||
+  (options.appLimits !== undefined && options.appLimits.size > 0)
+
+/** The cap of `workspaceId` under `options`; undefined: none. */
+export const workspaceCap = (options: ClaimOptions, workspaceId: string): number | undefined =>
+  options.workspaceLimits?.get(workspaceId) ?? options.maxRunningPerWorkspace
 
 /** The queue of executions. Time is read from `Clock`. */
 export class ExecutionQueue extends Context.Tag("@appexec/core/ExecutionQueue")<

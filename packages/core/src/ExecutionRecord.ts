@@ -35,6 +35,11 @@ export const ExecutionRecord = Schema.Struct({
    */
   traceParent: Schema.optional(Schema.String),
   /**
+   * The start's priority (`PRIORITY_MIN`…`PRIORITY_MAX`); absent: 0. A claim takes a workspace's
+   * executions in `queueAtOf` order, so a higher priority goes first and age lifts a lower one.
+   */
+  priority: Schema.optional(Schema.Int),
+  /**
    * How many times a worker claimed the execution, claims given back not counted: 1 for the
    * first worker, one more for each worker that takes it over after a lost lease. The queue keeps
    * it (`Lease.attempt`), stores fill it in when they read; `save` never writes it. Absent until
@@ -43,6 +48,19 @@ export const ExecutionRecord = Schema.Struct({
   attempt: Schema.optional(Schema.Int)
 })
 export type ExecutionRecord = typeof ExecutionRecord.Type
+
+/** The lowest and highest priority a start may ask for (docs/scaling.md#priorities). */
+export const PRIORITY_MIN = -10
+export const PRIORITY_MAX = 10
+/** How much waiting one step of priority is worth: a priority of 2 goes before runs up to 2 minutes older. */
+export const PRIORITY_STEP_MS = 60_000
+
+/**
+ * What a claim orders a workspace's queue by (epoch ms): the acceptance time less a minute per
+ * step of priority. Age lifts priority: a run waits behind higher ones only for so long.
+ */
+export const queueAtOf = (record: Pick<ExecutionRecord, "createdAt" | "priority">): number =>
+  record.createdAt - (record.priority ?? 0) * PRIORITY_STEP_MS
 
 const toDate = (ms: number | null): Date | null => (ms === null ? null : new Date(ms))
 

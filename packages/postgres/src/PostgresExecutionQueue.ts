@@ -8,9 +8,9 @@
  * SKIP LOCKED) RETURNING …` inside the server, as a prepared statement. Concurrent claimers, in
  * one process or on many machines, each lock a different row instead of queueing behind one, and
  * none hands out an execution twice. Claims take the workspaces with claimable work in turn (in
- * id order, from where this queue's previous claim stopped), oldest first within each; under a
- * per-workspace cap, a batch runs in one transaction that counts each workspace's live leases
- * under an advisory lock of that workspace. Claims and renewals do not wait for their commit to
+ * id order, from where this queue's previous claim stopped), in queue order within each (priority,
+ * then age: `ExecutionRecord.queueAtOf`); under caps (per workspace, per app), a batch runs in one
+ * transaction that counts live leases under the deployment's claim lock. Claims and renewals do not wait for their commit to
  * be flushed (`synchronous_commit = off` for their transaction alone): lost in a crash of the
  * database, a claim leaves its execution claimable (it runs again) and a renewal lets its lease
  * run out sooner, both of which the queue recovers from by design. Idle workers wait on `LISTEN` (see
@@ -34,20 +34,45 @@ export const make = Effect.gen(function*() {
   /** Where this queue's previous claim stopped in the round robin over workspaces. */
   let cursor = ""
 
-  /** Claimable executions (queued, or running with no live lease), of workspaces after `after`, in claim order. */
-  const claimable = (db: Kysely<Tables>, after: string, now: number) =>
-    db
+  /**
+   * Claimable executions (queued, or running with no live lease), of workspaces after `after`, in
+   * claim order, of the workflow versions `workflows` (all when absent) and not of `fullApps`.
+   */
+  const claimable = (
+    db: Kysely<Tables>,
+    after: string,
+    now: number,
+    workflows: ReadonlyArray<string> | undefined,
+    fullApps: ReadonlyArray<string>
+  ) => {
+    let query = db
       .selectFrom("executions")
-      .select(["seq", "workspace_id", "status"])
+      .select(["seq", "workspace_id", "app_id"])
       // Literals, not parameters: only then does the planner use the partial index.
       .where("status", "in", [sql.lit("queued"), sql.lit("running")])
       .where("workspace_id", ">", after)
       .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<=", now)]))
+    if (workflows !== undefined) query = query.where(sql<boolean>`workflow_id = ANY(${[...workflows]}::text[])`)
+    if (fullApps.length > 0) query = query.where(sql<boolean>`NOT (app_id = ANY(${[...fullApps]}::text[]))`)
+    return query
       .orderBy("workspace_id")
+      .orderBy("queue_at")
       .orderBy("seq")
       .limit(1)
       .forUpdate()
       .skipLocked()
+  }
+
+  /** How many executions hold live leases, of a workspace or of an app. */
+  const liveOf = (db: Kysely<Tables>, column: "workspace_id" | "app_id", id: string, now: number) =>
+    db
+      .selectFrom("executions")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("status", "in", [sql.lit("queued"), sql.lit("running")])
+      .where(column, "=", id)
+      .where("lease_expires_at", ">", now)
+      .executeTakeFirst()
+      .then((row) => Number(row?.n ?? 0))
 
   /** The lease a claim writes, and the counters it moves (the run writes its start: core's `WorkerRun`). */
   const lease = (workerId: string, expiresAt: number) => (eb: ExpressionBuilder<Tables, "executions">) => ({
@@ -60,15 +85,21 @@ export const make = Effect.gen(function*() {
 
   /**
    * Claims up to `limit` executions in one statement (`appexec_claim_executions`, migrations
-   * 0003 and 0004: the round robin below, run in the server), as a prepared statement. A batch
-   * that is not full ran out of work: the next claim starts a pass from the first workspace.
-   * The function's start (its last two arguments, null) is not used: a claim writes the lease alone.
+   * 0003, 0004, 0012 and 0018: the round robin below, run in the server), as a prepared statement.
+   * A batch that is not full ran out of work: the next claim starts a pass from the first workspace.
    */
-  const claimUncapped = (limit: number, now: number, workerId: string, expiresAt: number) =>
+  const claimUncapped = (
+    limit: number,
+    now: number,
+    workerId: string,
+    expiresAt: number,
+    workflows: ReadonlyArray<string> | undefined
+  ) =>
     client.prepared(
       "claim executions",
       sql<ExecutionRow>`SELECT ${sql.join(executionColumns.map((c) => sql.ref(c)))}
-        FROM appexec_claim_executions(${cursor}, ${limit}::integer, ${now}::bigint, ${workerId}, ${expiresAt}::bigint, NULL::text, NULL::bigint)`
+        FROM appexec_claim_executions(${cursor}, ${limit}::integer, ${now}::bigint, ${workerId}, ${expiresAt}::bigint,
+          ${workflows === undefined ? null : [...workflows]}::text[])`
         .compile(client.db)
     ).pipe(Effect.map(({ rows }) => {
       cursor = rows.length < limit ? "" : rows[rows.length - 1]!.workspace_id
@@ -85,74 +116,68 @@ export const make = Effect.gen(function*() {
       .executeTakeFirst()
 
   /**
-   * Claims up to `limit` rows, one workspace after the other from `cursor`, starting over at the
-   * first workspace until a whole pass finds nothing more. `next` claims the next row after a
-   * workspace, or finds none.
+   * A claim under caps, in one transaction that holds the deployment's claim lock
+   * (`pg_advisory_xact_lock`) while it counts live leases and takes rows, so claimers in other
+   * processes cannot pass a cap together: the workspaces in turn from `cursor`, starting over at the
+   * first until a whole pass finds nothing more; an app at its cap leaves the claim's filter, so the
+   * next execution of its workspace is taken instead.
    */
-  const roundRobin = async (
-    limit: number,
-    next: (after: string) => Promise<{ readonly workspace: string; readonly row: ExecutionRow | undefined } | undefined>
-  ) => {
-    const rows: Array<ExecutionRow> = []
-    let claimedThisPass = 0
-    let passes = 0
-    while (rows.length < limit) {
-      const found = await next(cursor)
-      if (found === undefined) {
-        if (cursor === "" || (passes > 0 && claimedThisPass === 0)) break
-        passes += 1
-        claimedThisPass = 0
-        cursor = ""
-        continue
+  const claimCapped = (workerId: string, now: number, expiresAt: number, options: ExecutionQueue.ClaimOptions) =>
+    client.transaction("claim executions", async (trx) => {
+      // A claim lost in a crash of the database only leaves its executions claimable.
+      await sql`SELECT set_config('synchronous_commit', 'off', true)`.execute(trx)
+      await sql`SELECT pg_advisory_xact_lock(hashtext(${`appexec.claims.${client.schema}`}))`.execute(trx)
+      const appLimits = options.appLimits ?? new Map<string, number>()
+      const appLive = new Map<string, number>()
+      const fullApps: Array<string> = []
+      for (const [appId, cap] of appLimits) {
+        const n = await liveOf(trx, "app_id", appId, now)
+        appLive.set(appId, n)
+        if (n >= cap) fullApps.push(appId)
       }
-      cursor = found.workspace
-      if (found.row !== undefined) {
-        rows.push(found.row)
+      const running = new Map<string, number>()
+      const rows: Array<ExecutionRow> = []
+      let claimedThisPass = 0
+      let passes = 0
+      while (rows.length < options.limit) {
+        const found = await claimable(trx, cursor, now, options.workflows, fullApps).executeTakeFirst()
+        if (found === undefined) {
+          if (cursor === "" || (passes > 0 && claimedThisPass === 0)) break
+          passes += 1
+          claimedThisPass = 0
+          cursor = ""
+          continue
+        }
+        const workspace = found.workspace_id
+        cursor = workspace
+        const cap = ExecutionQueue.workspaceCap(options, workspace)
+        if (cap !== undefined) {
+          const count = running.get(workspace) ?? await liveOf(trx, "workspace_id", workspace, now)
+          running.set(workspace, count)
+          if (count >= cap) continue
+          running.set(workspace, count + 1)
+        }
+        const row = await take(trx, found.seq, workerId, expiresAt)
+        if (row !== undefined) rows.push(row)
         claimedThisPass += 1
+        const appCap = appLimits.get(found.app_id)
+        if (appCap !== undefined) {
+          const n = (appLive.get(found.app_id) ?? 0) + 1
+          appLive.set(found.app_id, n)
+          if (n >= appCap) fullApps.push(found.app_id)
+        }
       }
-    }
-    return rows
-  }
+      return rows
+    })
 
   const claimBatch = (workerId: string, leaseMs: number, options: ExecutionQueue.ClaimOptions) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const expiresAt = now + leaseMs
-      const cap = options.maxRunningPerWorkspace
-      const rows = yield* cap === undefined
+      const rows = yield* ExecutionQueue.isCapped(options)
+        ? claimCapped(workerId, now, expiresAt, options)
         // No cap: one statement (each row locked, skipped by others, taken).
-        ? claimUncapped(options.limit, now, workerId, expiresAt)
-        // A cap: one transaction, each workspace's live leases counted under a lock of that
-        // workspace, so that claimers in other processes cannot exceed the cap together.
-        : client.transaction("claim executions", async (trx) => {
-          // A claim lost in a crash of the database only leaves its executions claimable.
-          await sql`SELECT set_config('synchronous_commit', 'off', true)`.execute(trx)
-          const running = new Map<string, number>()
-          return roundRobin(options.limit, async (after) => {
-            const found = await claimable(trx, after, now).executeTakeFirst()
-            if (found === undefined) return undefined
-            const workspace = found.workspace_id
-            let count = running.get(workspace)
-            if (count === undefined) {
-              await sql`SELECT pg_advisory_xact_lock(hashtext(${`appexec.claims.${client.schema}.${workspace}`}))`
-                .execute(trx)
-              const live = await trx
-                .selectFrom("executions")
-                .select((eb) => eb.fn.countAll<number>().as("n"))
-                .where("status", "in", [sql.lit("queued"), sql.lit("running")])
-                .where("workspace_id", "=", workspace)
-                .where("lease_expires_at", ">", now)
-                .executeTakeFirst()
-              count = live?.n ?? 0
-            }
-            if (count >= cap) {
-              running.set(workspace, count)
-              return { workspace, row: undefined }
-            }
-            running.set(workspace, count + 1)
-            return { workspace, row: await take(trx, found.seq, workerId, expiresAt) }
-          })
-        })
+        : claimUncapped(options.limit, now, workerId, expiresAt, options.workflows)
       return yield* Effect.forEach(
         rows,
         (row) =>

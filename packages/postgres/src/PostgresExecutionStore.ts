@@ -169,7 +169,9 @@ const insertColumns = [
   ["started_at", "bigint"],
   ["completed_at", "bigint"],
   ["trace_parent", "text"],
-  ["webhook_events", "text"]
+  ["webhook_events", "text"],
+  ["priority", "integer"],
+  ["queue_at", "bigint"]
 ] as const satisfies ReadonlyArray<readonly [keyof ReturnType<typeof toColumns>, string]>
 
 /**
@@ -215,12 +217,12 @@ const idempotentInsertStatement = (
     ), inserted AS (
       INSERT INTO executions (
         execution_id, workflow_id, app_id, workspace_id, user_id, status, inputs, outputs, error_message,
-        webhook_url, created_at, started_at, completed_at, trace_parent, webhook_events
+        webhook_url, created_at, started_at, completed_at, trace_parent, webhook_events, priority, queue_at
       )
       SELECT ${c.execution_id}::text, ${c.workflow_id}::text, ${c.app_id}::text, ${c.workspace_id}::text,
         ${c.user_id}::text, ${c.status}::text, ${c.inputs}::text, ${c.outputs}::text, ${c.error_message}::text,
         ${c.webhook_url}::text, ${c.created_at}::bigint, ${c.started_at}::bigint, ${c.completed_at}::bigint,
-        ${c.trace_parent}::text, ${c.webhook_events}::text
+        ${c.trace_parent}::text, ${c.webhook_events}::text, ${c.priority}::integer, ${c.queue_at}::bigint
       FROM taken WHERE taken.execution_id = ${record.executionId}::text
       RETURNING seq
     )

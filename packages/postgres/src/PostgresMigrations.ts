@@ -23,6 +23,7 @@ import * as m0014 from "./internal/migrations/0014_key_hints_and_uses.js"
 import * as m0015 from "./internal/migrations/0015_media_stores.js"
 import * as m0016 from "./internal/migrations/0016_webhook_events.js"
 import * as m0017 from "./internal/migrations/0017_processes.js"
+import * as m0018 from "./internal/migrations/0018_capacity_and_routing.js"
 
 /** Every migration by name, in order. Names sort in the order they apply; never rename one. */
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -42,11 +43,12 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0014_key_hints_and_uses": m0014,
   "0015_media_stores": m0015,
   "0016_webhook_events": m0016,
-  "0017_processes": m0017
+  "0017_processes": m0017,
+  "0018_capacity_and_routing": m0018
 }
 
 /** Name of the newest migration. */
-export const latest = "0017_processes"
+export const latest = "0018_capacity_and_routing"
 
 /** The table that records applied migrations. */
 export const migrationTable = "appexec_migrations"

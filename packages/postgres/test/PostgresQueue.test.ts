@@ -112,7 +112,7 @@ describe("PostgreSQL queue round trips", () => {
                   WHERE indrelid = 'executions'::regclass)::integer AS fetched`
               .execute(trx)).rows[0]!
           const claim = sql<{ n: number }>`SELECT count(*)::integer AS n
-            FROM appexec_claim_executions('', 4, 0, 'a', ${LEASE}::bigint, NULL, NULL)`
+            FROM appexec_claim_executions('', 4, 0, 'a', ${LEASE}::bigint, NULL)`
           // The first claim also marks the finished rows' old index entries dead (until a vacuum
           // removes them): that walk is once per table, not per claim.
           expect((await claim.execute(trx)).rows[0]!.n).toBe(4)

@@ -39,7 +39,9 @@ export const executionColumns = [
   "claims",
   "cancel_requested_at",
   "trace_parent",
-  "webhook_events"
+  "webhook_events",
+  "priority",
+  "queue_at"
 ] as const satisfies ReadonlyArray<keyof ExecutionsTable>
 
 /** The record's columns (the queue columns are not part of the record). */
@@ -58,7 +60,9 @@ export const toColumns = (record: ExecutionRecord.ExecutionRecord) => ({
   started_at: record.startedAt,
   completed_at: record.completedAt,
   trace_parent: record.traceParent ?? null,
-  webhook_events: record.webhookEvents?.join(",") ?? null
+  webhook_events: record.webhookEvents?.join(",") ?? null,
+  priority: record.priority ?? 0,
+  queue_at: ExecutionRecord.queueAtOf(record)
 })
 
 const fields = ExecutionRecord.ExecutionRecord.fields
@@ -102,6 +106,7 @@ export const fromRow = (row: ExecutionRow): Either.Either<ExecutionRecord.Execut
             completedAt: row.completed_at,
             ...(row.trace_parent === null ? {} : { traceParent: row.trace_parent }),
             ...(webhookEvents === undefined ? {} : { webhookEvents }),
+            ...(row.priority === 0 ? {} : { priority: row.priority }),
             // Every claim, absent until the first (`ExecutionRecord.attempt`, `Lease.attempt`).
             ...(row.claims === 0 ? {} : { attempt: row.claims })
           }))

@@ -73,12 +73,18 @@ export const make = Effect.gen(function*() {
   const views = PreparedQuery.make((p: PreparedQuery.Param<{ ids: unknown }>) =>
     executions.select(viewColumns).where(dialect.oneOf("execution_id", p("ids")))
   )
-  // The queued executions of its workspace before it: a range of `executions_workspace_status`.
+  // The queued executions of its workspace before it in claim order (`queue_at`, then `seq`): a
+  // range of `executions_workspace_status`.
   const queuePosition = PreparedQuery.make((p: PreparedQuery.Param<{ executionId: string }>) =>
     db
       .selectFrom("executions as mine")
       .innerJoin("executions as ahead", (join) =>
-        join.onRef("ahead.workspace_id", "=", "mine.workspace_id").onRef("ahead.seq", "<", "mine.seq"))
+        join.onRef("ahead.workspace_id", "=", "mine.workspace_id").on((eb) =>
+          eb.or([
+            eb("ahead.queue_at", "<", eb.ref("mine.queue_at")),
+            eb.and([eb("ahead.queue_at", "=", eb.ref("mine.queue_at")), eb("ahead.seq", "<", eb.ref("mine.seq"))])
+          ])
+        ))
       .select(db.fn.countAll<number>().as("n"))
       .where("mine.execution_id", "=", p("executionId"))
       .where("mine.status", "=", QUEUED)

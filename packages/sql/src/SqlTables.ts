@@ -38,6 +38,10 @@ export interface WorkspacesTable {
   workspace_id: string
   name: string
   created_at: number
+  /** Most executions of the workspace under live leases; null: the instance's default. */
+  max_running: ColumnType<number | null, number | null | undefined, number | null>
+  /** Highest priority its keys may ask for at a start; null: the instance's default. */
+  max_priority: ColumnType<number | null, number | null | undefined, number | null>
 }
 
 /** `users`. */
@@ -95,6 +99,13 @@ export interface ExecutionsTable {
    * order (`start,output,completed`); null when the start gave none (the completion webhook alone).
    */
   webhook_events: ColumnType<string | null, string | null | undefined, string | null>
+  /** The start's priority (`ExecutionRecord.priority`), 0 when it gave none. */
+  priority: ColumnType<number, number | undefined, number>
+  /**
+   * What claims order a workspace's queue by: `created_at` less a minute per step of priority
+   * (`ExecutionRecord.queueAtOf`), then `seq`.
+   */
+  queue_at: number
 }
 
 /** `idempotency_keys`: a workspace's start keys, with a digest of their request. */
@@ -233,6 +244,8 @@ export interface ProcessesTable {
   started_at: number
   heartbeat_at: number
   expires_at: number
+  /** The node types its worker runs, as a JSON array; null: it runs no worker. */
+  node_types: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 /** `secrets` (PostgreSQL only): random secrets every process of a deployment shares (the media URL key). */

@@ -36,7 +36,9 @@ const row = {
   claims: 0,
   cancel_requested_at: null,
   trace_parent: null,
-  webhook_events: null
+  webhook_events: null,
+  priority: 0,
+  queue_at: 0
 }
 
 describe("row mapping", () => {

@@ -25,50 +25,80 @@ export const make = Effect.gen(function*() {
   const signal = yield* WorkSignal
   const db = client.builder
 
-  /** The oldest claimable execution of the first workspace after `cursor` that has one. */
-  const next = PreparedQuery.make((p: PreparedQuery.Param<{ cursor: string; now: number }>) =>
-    db
-      .selectFrom("executions")
-      .select(["seq", "workspace_id", "status"])
-      // Literals, not parameters: only then can SQLite use the partial index `executions_open_by_workspace`.
-      .where("status", "in", [sql.lit("queued"), sql.lit("running")])
-      .where("workspace_id", ">", p("cursor"))
-      .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<=", p("now"))]))
-      .orderBy("workspace_id")
-      .orderBy("seq")
-      // A literal too: with `LIMIT ?` SQLite takes several times longer to find the first row.
-      .limit(sql.lit(1))
-  )
   /**
-   * The oldest claimable executions from one workspace on (the caller keeps that workspace's).
-   * A range, as in `next`, rather than `workspace_id = ?`: with an equality SQLite would take the
-   * index of every execution of the workspace, finished ones included, and read past them all.
+   * Which claimable executions a claim may take, beyond the claimable ones: those of the workflow
+   * versions the worker runs (a JSON array; null: all) and of apps not at their cap (a JSON array
+   * of the apps that are). Both null and `[]` in the common case, where they cost one check each.
    */
-  const oldestOfLimit = (limit: number) =>
-    PreparedQuery.make((p: PreparedQuery.Param<{ workspaceId: string; now: number }>) =>
-      db
+  type Filter = { workflows: string | null; fullApps: string }
+  const filtered = (p: PreparedQuery.Param<Filter>) => (w: ExpressionBuilder<Tables, "executions">) =>
+    w.and([
+      w.or([
+        w(sql<string | null>`${p("workflows")}`, "is", null),
+        w("workflow_id", "in", sql<string>`(select value from json_each(${p("workflows")}))`)
+      ]),
+      w("app_id", "not in", sql<string>`(select value from json_each(${p("fullApps")}))`)
+    ])
+
+  /** The first claimable execution, in queue order, of the first workspace after `cursor` that has one. */
+  const nextOf = (filter: boolean) =>
+    PreparedQuery.make((p: PreparedQuery.Param<{ cursor: string; now: number } & Filter>) => {
+      const query = db
         .selectFrom("executions")
-        .select(["seq", "workspace_id", "status"])
+        .select(["seq", "workspace_id", "app_id"])
+        // Literals, not parameters: only then can SQLite use the partial index `executions_open_by_workspace`.
+        .where("status", "in", [sql.lit("queued"), sql.lit("running")])
+        .where("workspace_id", ">", p("cursor"))
+        .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<=", p("now"))]))
+      return (filter ? query.where(filtered(p)) : query)
+        .orderBy("workspace_id")
+        .orderBy("queue_at")
+        .orderBy("seq")
+        // A literal too: with `LIMIT ?` SQLite takes several times longer to find the first row.
+        .limit(sql.lit(1))
+    })
+  const next = nextOf(false)
+  const nextFiltered = nextOf(true)
+  /**
+   * The first claimable executions in queue order from one workspace on (the caller keeps that
+   * workspace's). A range, as in `next`, rather than `workspace_id = ?`: with an equality SQLite
+   * would take the index of every execution of the workspace, finished ones included, and read
+   * past them all.
+   */
+  const oldestOfLimit = (limit: number, filter: boolean) =>
+    PreparedQuery.make((p: PreparedQuery.Param<{ workspaceId: string; now: number } & Filter>) => {
+      const query = db
+        .selectFrom("executions")
+        .select(["seq", "workspace_id", "app_id"])
         .where("status", "in", [sql.lit("queued"), sql.lit("running")])
         .where("workspace_id", ">=", p("workspaceId"))
         .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<=", p("now"))]))
+      return (filter ? query.where(filtered(p)) : query)
         .orderBy("workspace_id")
+        .orderBy("queue_at")
         .orderBy("seq")
         // The limit as a literal, as in `next`: one statement per limit (at most a claim batch's).
         .limit(sql.lit(limit))
-    )
-  const oldestOfByLimit = new Map<number, ReturnType<typeof oldestOfLimit>>()
-  const oldestOf = {
-    bind: (params: { readonly workspaceId: string; readonly now: number; readonly limit: number }) => {
-      const limit = Number.isSafeInteger(params.limit) && params.limit > 0 ? params.limit : 1
-      let query = oldestOfByLimit.get(limit)
-      if (query === undefined) {
-        query = oldestOfLimit(limit)
-        oldestOfByLimit.set(limit, query)
-      }
-      return query.bind({ workspaceId: params.workspaceId, now: params.now })
+    })
+  const oldestOfByLimit = new Map<string, ReturnType<typeof oldestOfLimit>>()
+  const oldestOf = (
+    params: { readonly workspaceId: string; readonly now: number; readonly limit: number },
+    filter: Filter | undefined
+  ) => {
+    const limit = Number.isSafeInteger(params.limit) && params.limit > 0 ? params.limit : 1
+    const key = `${limit}${filter === undefined ? "" : "f"}`
+    let query = oldestOfByLimit.get(key)
+    if (query === undefined) {
+      query = oldestOfLimit(limit, filter !== undefined)
+      oldestOfByLimit.set(key, query)
     }
+    return query.bind({ workspaceId: params.workspaceId, now: params.now, ...(filter ?? unfiltered) })
   }
+  const unfiltered: Filter = { workflows: null, fullApps: "[]" }
+  const nextRow = (c: Connection, cursor: string, now: number, filter: Filter | undefined) =>
+    filter === undefined
+      ? c.get(next.bind({ cursor, now, ...unfiltered }))
+      : c.get(nextFiltered.bind({ cursor, now, ...filter }))
   /** How many executions of a workspace hold live leases (for the per-workspace cap). */
   const live = PreparedQuery.make((p: PreparedQuery.Param<{ workspaceId: string; now: number }>) =>
     db
@@ -76,6 +106,15 @@ export const make = Effect.gen(function*() {
       .select((eb) => eb.fn.countAll<number>().as("n"))
       .where("status", "in", [sql.lit("queued"), sql.lit("running")])
       .where("workspace_id", "=", p("workspaceId"))
+      .where("lease_expires_at", ">", p("now"))
+  )
+  /** How many executions of an app hold live leases (for the per-app cap). */
+  const liveOfApp = PreparedQuery.make((p: PreparedQuery.Param<{ appId: string; now: number }>) =>
+    db
+      .selectFrom("executions")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("status", "in", [sql.lit("queued"), sql.lit("running")])
+      .where("app_id", "=", p("appId"))
       .where("lease_expires_at", ">", p("now"))
   )
   type LeaseParams = { workerId: string; expiresAt: number }
@@ -97,9 +136,17 @@ export const make = Effect.gen(function*() {
   /** Where the previous claim of this process stopped in the round robin over workspaces. */
   let cursor = ""
 
+  /** Rows claimed together, back in queue order (RETURNING comes in no promised order). */
+  const inOrder = (rows: ReadonlyArray<ExecutionRow>, seqs: ReadonlyArray<number>) => {
+    const at = new Map(seqs.map((seq, i) => [seq, i]))
+    return [...rows].sort((a, b) => at.get(a.seq)! - at.get(b.seq)!)
+  }
+
   /**
    * Claims up to `limit` executions on the connection, one workspace after the other from
-   * `cursor`, starting over at the first workspace until a whole pass finds nothing more.
+   * `cursor`, starting over at the first workspace until a whole pass finds nothing more. Under
+   * app caps, an app that reaches its cap leaves the claim's filter, so the next of its
+   * workspace's executions is taken instead (the write lock keeps the counts exact).
    */
   const claimRows = (
     c: Connection,
@@ -111,23 +158,34 @@ export const make = Effect.gen(function*() {
     const rows: Array<ExecutionRow> = []
     const claim = (seq: number) => claimOne.bind({ seq, workerId, expiresAt })
     const claimAll = (seqs: ReadonlyArray<number>) =>
-      claimMany.bind({ seqs: JSON.stringify(seqs), workerId, expiresAt })
-    const cap = options.maxRunningPerWorkspace
-    if (cap === undefined) {
+      inOrder(c.all(claimMany.bind({ seqs: JSON.stringify(seqs), workerId, expiresAt })), seqs)
+    const appLimits = options.appLimits ?? new Map<string, number>()
+    const appLive = new Map<string, number>()
+    const fullApps: Array<string> = []
+    for (const [appId, cap] of appLimits) {
+      const n = c.get(liveOfApp.bind({ appId, now }))?.n ?? 0
+      appLive.set(appId, n)
+      if (n >= cap) fullApps.push(appId)
+    }
+    const workflows = options.workflows === undefined ? null : JSON.stringify(options.workflows)
+    let filter: Filter | undefined = workflows === null && appLimits.size === 0
+      ? undefined
+      : { workflows, fullApps: JSON.stringify(fullApps) }
+    if (!ExecutionQueue.isCapped(options)) {
       // Nearly always one workspace alone has claimable work (one tenant, or a burst of one): two
-      // reads tell, and its oldest are then taken at once, rather than one per turn of the round.
-      const first = c.get(next.bind({ cursor: "", now }))
+      // reads tell, and its first are then taken at once, rather than one per turn of the round.
+      const first = nextRow(c, "", now, filter)
       if (first === undefined) return rows
       const only = first.workspace_id
-      if (c.get(next.bind({ cursor: only, now })) === undefined) {
+      if (nextRow(c, only, now, filter) === undefined) {
         cursor = only
         const seqs = options.limit === 1
           ? [first.seq]
-          : c.all(oldestOf.bind({ workspaceId: only, now, limit: options.limit }))
+          : c.all(oldestOf({ workspaceId: only, now, limit: options.limit }, filter))
             .filter((row) => row.workspace_id === only)
             .map((row) => row.seq)
-        // One UPDATE for them all, in claim order (RETURNING comes in no promised order).
-        if (seqs.length > 1) return [...c.all(claimAll(seqs))].sort((a, b) => a.seq - b.seq)
+        // One UPDATE for them all, in claim order.
+        if (seqs.length > 1) return claimAll(seqs)
         const row = seqs.length === 1 ? c.get(claim(seqs[0]!)) : undefined
         return row === undefined ? rows : [row]
       }
@@ -139,21 +197,24 @@ export const make = Effect.gen(function*() {
     let only: string | undefined
     let several = false
     while (rows.length < options.limit) {
-      const found = c.get(next.bind({ cursor, now }))
+      const found = nextRow(c, cursor, now, filter)
       if (found === undefined) {
         // A whole pass from the first workspace met one workspace alone: no other has work, so
-        // the rest of the batch is that workspace's oldest, read at once rather than one per pass.
-        if (cursor !== "" && passes > 0 && !several && only !== undefined && claimedThisPass > 0) {
+        // the rest of the batch is that workspace's first, read at once rather than one per pass
+        // (not under app caps, which each claim may change).
+        if (
+          cursor !== "" && passes > 0 && !several && only !== undefined && claimedThisPass > 0 && appLimits.size === 0
+        ) {
           const left = options.limit - rows.length
+          const cap = ExecutionQueue.workspaceCap(options, only)
           const allowed = cap === undefined ? left : Math.min(left, cap - (running.get(only) ?? 0))
           if (allowed > 0) {
             const seqs: Array<number> = []
-            for (const more of c.all(oldestOf.bind({ workspaceId: only, now, limit: allowed }))) {
+            for (const more of c.all(oldestOf({ workspaceId: only, now, limit: allowed }, filter))) {
               if (more.workspace_id !== only) break
               seqs.push(more.seq)
             }
-            // One UPDATE for them all, in claim order (RETURNING comes in no promised order).
-            if (seqs.length > 0) rows.push(...[...c.all(claimAll(seqs))].sort((a, b) => a.seq - b.seq))
+            if (seqs.length > 0) rows.push(...claimAll(seqs))
           }
           break
         }
@@ -168,6 +229,7 @@ export const make = Effect.gen(function*() {
       cursor = found.workspace_id
       if (only === undefined) only = cursor
       else if (only !== cursor) several = true
+      const cap = ExecutionQueue.workspaceCap(options, cursor)
       if (cap !== undefined) {
         const count = running.get(cursor) ?? c.get(live.bind({ workspaceId: cursor, now }))?.n ?? 0
         if (count >= cap) {
@@ -179,6 +241,15 @@ export const make = Effect.gen(function*() {
       const row = c.get(claim(found.seq))
       if (row !== undefined) rows.push(row)
       claimedThisPass += 1
+      const appCap = appLimits.get(found.app_id)
+      if (appCap !== undefined) {
+        const n = (appLive.get(found.app_id) ?? 0) + 1
+        appLive.set(found.app_id, n)
+        if (n >= appCap) {
+          fullApps.push(found.app_id)
+          filter = { workflows, fullApps: JSON.stringify(fullApps) }
+        }
+      }
     }
     return rows
   }

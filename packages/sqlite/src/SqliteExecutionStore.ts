@@ -47,7 +47,9 @@ export const make = Effect.gen(function*() {
     started_at: p("started_at"),
     completed_at: p("completed_at"),
     trace_parent: p("trace_parent"),
-    webhook_events: p("webhook_events")
+    webhook_events: p("webhook_events"),
+    priority: p("priority"),
+    queue_at: p("queue_at")
   })
   const insert = PreparedQuery.make((p: PreparedQuery.Param<Columns>) =>
     db.insertInto("executions").values({ execution_id: p("execution_id"), ...stored(p) })

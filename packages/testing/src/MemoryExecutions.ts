@@ -40,6 +40,10 @@ export const make = Effect.gen(function*() {
   const isCurrent = (row: Row | undefined, lease: ExecutionQueue.Lease): row is Row =>
     row !== undefined && row.lease !== null && row.lease.token === lease.token && row.lease.workerId === lease.workerId
 
+  /** Claim order within a workspace: `queueAtOf` (priority, then age), then acceptance. */
+  const inQueueOrder = (a: Row, b: Row) =>
+    ExecutionRecord.queueAtOf(a.record) - ExecutionRecord.queueAtOf(b.record) || a.seq - b.seq
+
   /** Takes a finished execution out of the claimable ones. */
   const closeOpen = (record: ExecutionRecord.ExecutionRecord) => {
     const ids = open.get(record.workspaceId)
@@ -173,8 +177,8 @@ export const make = Effect.gen(function*() {
         if (row === undefined || row.record.status !== "queued") return 0
         let ahead = 0
         for (const id of open.get(row.record.workspaceId) ?? []) {
-          if (id === executionId) break
-          if (rows.get(id)!.record.status === "queued") ahead += 1
+          const other = rows.get(id)!
+          if (other !== row && other.record.status === "queued" && inQueueOrder(other, row) < 0) ahead += 1
         }
         return ahead
       }),
@@ -223,22 +227,54 @@ export const make = Effect.gen(function*() {
 
   const isLive = (row: Row, now: number) => row.lease !== null && row.lease.expiresAt > now
 
-  /** The oldest claimable execution of `workspaceId`, and how many of its executions hold live leases. */
-  const scan = (workspaceId: string, now: number) => {
+  /**
+   * The first claimable execution of `workspaceId` in queue order that `options` let a claim take
+   * (its workflow version accepted, its app under its cap), and how many of the workspace's
+   * executions hold live leases.
+   */
+  const scan = (
+    workspaceId: string,
+    now: number,
+    options: ExecutionQueue.ClaimOptions,
+    appLive: Map<string, number>
+  ) => {
     let live = 0
+    let next: Row | undefined
     for (const id of open.get(workspaceId) ?? []) {
       const row = rows.get(id)!
-      if (!isLive(row, now)) return { next: row, live }
-      live += 1
+      if (isLive(row, now)) {
+        live += 1
+        continue
+      }
+      if (options.workflows !== undefined && !options.workflows.includes(row.record.workflowId)) continue
+      const appCap = options.appLimits?.get(row.record.appId)
+      if (appCap !== undefined && liveOfApp(row.record.appId, now, appLive) >= appCap) continue
+      if (next === undefined || inQueueOrder(row, next) < 0) next = row
     }
-    return { next: undefined, live }
+    return { next, live }
+  }
+
+  /** How many executions of `appId` hold live leases, counted once a claim and kept up by it. */
+  const liveOfApp = (appId: string, now: number, counted: Map<string, number>) => {
+    let n = counted.get(appId)
+    if (n === undefined) {
+      n = 0
+      for (const ids of open.values()) {
+        for (const id of ids) {
+          const row = rows.get(id)!
+          if (row.record.appId === appId && isLive(row, now)) n += 1
+        }
+      }
+      counted.set(appId, n)
+    }
+    return n
   }
 
   const claimBatch: ExecutionQueue.ExecutionQueue["Type"]["claimBatch"] = (workerId, leaseMs, options) =>
     Effect.map(currentTime, (now) => {
       const claimed: Array<ExecutionQueue.Claim> = []
-      const cap = options.maxRunningPerWorkspace
       const live = new Map<string, number>()
+      const appLive = new Map<string, number>()
       let claimedThisPass = 0
       let passes = 0
       while (claimed.length < options.limit) {
@@ -246,7 +282,8 @@ export const make = Effect.gen(function*() {
         let taken = false
         for (const workspaceId of workspaces) {
           cursor = workspaceId
-          const { live: running, next } = scan(workspaceId, now)
+          const cap = ExecutionQueue.workspaceCap(options, workspaceId)
+          const { live: running, next } = scan(workspaceId, now, options, appLive)
           const count = live.get(workspaceId) ?? running
           live.set(workspaceId, count)
           if (next === undefined || (cap !== undefined && count >= cap)) continue
@@ -255,6 +292,7 @@ export const make = Effect.gen(function*() {
           next.lease = { workerId, token: next.claims, expiresAt: now + leaseMs }
           const execution = recordOf(next)
           live.set(workspaceId, count + 1)
+          if (appLive.has(execution.appId)) appLive.set(execution.appId, appLive.get(execution.appId)! + 1)
           claimed.push({
             execution,
             lease: {

@@ -10,6 +10,7 @@ import type { MakeStorage } from "../internal/StorageFixtures.js"
 import * as AppStoreContract from "./AppStoreContract.js"
 import * as BlobStoreContract from "./BlobStoreContract.js"
 import * as CancelAndIdempotencyContract from "./CancelAndIdempotencyContract.js"
+import * as CapacityContract from "./CapacityContract.js"
 import * as ExecutionPagesContract from "./ExecutionPagesContract.js"
 import * as ExecutionQueueContract from "./ExecutionQueueContract.js"
 import * as ExecutionReportsContract from "./ExecutionReportsContract.js"
@@ -30,6 +31,7 @@ const suites = [
   ExecutionStoreContract.suite,
   ExecutionPagesContract.suite,
   ExecutionQueueContract.suite,
+  CapacityContract.suite,
   ExecutionReportsContract.suite,
   CancelAndIdempotencyContract.suite,
   WebhookOutboxContract.suite,

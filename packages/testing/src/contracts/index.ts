@@ -9,6 +9,7 @@
 export * as AppStoreContract from "./AppStoreContract.js"
 export * as BlobStoreContract from "./BlobStoreContract.js"
 export * as CancelAndIdempotencyContract from "./CancelAndIdempotencyContract.js"
+export * as CapacityContract from "./CapacityContract.js"
 export * as ExecutionPagesContract from "./ExecutionPagesContract.js"
 export * as ExecutionQueueContract from "./ExecutionQueueContract.js"
 export * as ExecutionReportsContract from "./ExecutionReportsContract.js"
