@@ -95,6 +95,17 @@ export const Execution = Schema.Struct({
       title: "queuePosition",
       description: "While queued: executions of the same workspace ahead of this one (an estimate)."
     })
+  ),
+  /**
+   * An extension (docs/api.md#queue-position): while the execution is `queued` and no running
+   * worker could run it (none runs every node type of its app), what it waits for, such as
+   * `a worker for video.kenburns`. Absent otherwise.
+   */
+  waitingFor: Schema.optional(
+    Schema.String.annotations({
+      title: "waitingFor",
+      description: "While queued and no running worker could run it: what it waits for."
+    })
   )
 })
 export type Execution = typeof Execution.Type

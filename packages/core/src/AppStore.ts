@@ -63,5 +63,10 @@ export class AppStore extends Context.Tag("@appexec/core/AppStore")<
     }) => Effect.Effect<AppListing, StorageError>
     /** Every app, ordered by name, then appId (for operators). */
     readonly listAll: Effect.Effect<ReadonlyArray<AppRecord>, StorageError>
+    /**
+     * Every workflow version of every app, oldest first (workers read it to know which they can
+     * run and what each app allows: docs/scaling.md#pools-and-limits).
+     */
+    readonly listVersions: Effect.Effect<ReadonlyArray<WorkflowVersion>, StorageError>
   }
 >() {}

@@ -74,6 +74,17 @@ const fields = {
     "Most executions of one workspace running at once, counted over every worker on the storage; no cap when " +
       "absent. Workers take workspaces in turn either way."
   ),
+  nodeTypes: optionalField(
+    Schema.Array(
+      Schema.String.pipe(
+        Schema.pattern(/^[A-Za-z0-9_.*-]{1,100}$/, {
+          message: () => "node type patterns are names such as image.resize, with * for any part (video.*)"
+        })
+      )
+    ),
+    "The node types this process's worker runs, as patterns (`video.*,image.*`, `provider.comfyui`): it claims " +
+      "only executions whose every node type matches one and is installed here. Absent: every installed type."
+  ),
   pollInterval: field(
     FiniteDuration,
     Duration.millis(250),

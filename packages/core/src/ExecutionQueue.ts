@@ -70,13 +70,13 @@ export interface ClaimOptions {
 }
 
 /** Whether a claim under `options` must count live leases (a cap of any kind applies). */
-export const isCapped = (options: ClaimOptions): boolean =>
+export const isCapped = (options: Omit<ClaimOptions, "limit">): boolean =>
   options.maxRunningPerWorkspace !== undefined ||
   (options.workspaceLimits !== undefined && options.workspaceLimits.size > 0) ||
   (options.appLimits !== undefined && options.appLimits.size > 0)
 
 /** The cap of `workspaceId` under `options`; undefined: none. */
-export const workspaceCap = (options: ClaimOptions, workspaceId: string): number | undefined =>
+export const workspaceCap = (options: Omit<ClaimOptions, "limit">, workspaceId: string): number | undefined =>
   options.workspaceLimits?.get(workspaceId) ?? options.maxRunningPerWorkspace
 
 /** The queue of executions. Time is read from `Clock`. */

@@ -161,7 +161,7 @@ const isoJson = (ms: number | null) => (ms === null ? "null" : `"${new Date(ms).
  * ids are the store's own UUIDs and the status one of the schema's literals; the outputs and
  * inputs are spliced in as stored; the error message is encoded.
  */
-export const executionJson = (view: ExecutionView, queuePosition?: number): string =>
+export const executionJson = (view: ExecutionView, queuePosition?: number, waitingFor?: string): string =>
   `{"executionId":"${view.executionId}","workflowId":"${view.workflowId}","appId":"${view.appId}",` +
   `"status":"${view.status}","outputs":${view.outputsJson},"inputs":${view.inputsJson},"errorMessage":${
     view.errorMessage === null ? "null" : JSON.stringify(view.errorMessage)
@@ -169,4 +169,4 @@ export const executionJson = (view: ExecutionView, queuePosition?: number): stri
   `"startedAt":${isoJson(view.startedAt)},"completedAt":${isoJson(view.completedAt)},` +
   `"createdAt":${isoJson(view.createdAt)},"attempt":${view.attempt}${
     queuePosition === undefined ? "" : `,"queuePosition":${queuePosition}`
-  }}`
+  }${waitingFor === undefined ? "" : `,"waitingFor":${JSON.stringify(waitingFor)}`}}`

@@ -9,7 +9,11 @@ import type { StorageError } from "./Errors.js"
 export const WorkspaceRecord = Schema.Struct({
   workspaceId: WorkspaceId,
   name: Schema.String,
-  createdAt: Schema.Number
+  createdAt: Schema.Number,
+  /** Most of its executions running at once; absent or null: the instance's default. */
+  maxRunning: Schema.optional(Schema.NullOr(Schema.Int)),
+  /** Highest priority its keys may ask for at a start; absent or null: the highest there is. */
+  maxPriority: Schema.optional(Schema.NullOr(Schema.Int))
 })
 export type WorkspaceRecord = typeof WorkspaceRecord.Type
 

@@ -28,7 +28,9 @@ export class ProcessEntry extends Schema.Class<ProcessEntry>("ProcessEntry")({
   /** Its last beat (epoch ms). */
   heartbeatAt: Schema.Number,
   /** Its last beat plus its lease (epoch ms): past it, the process is taken for dead. */
-  expiresAt: Schema.Number
+  expiresAt: Schema.Number,
+  /** The node types its worker runs (`Routing.runnable`); absent or null: it runs no worker. */
+  nodeTypes: Schema.optional(Schema.NullOr(Schema.Array(Schema.String)))
 }) {}
 
 /** Whether `entry` still beat within its lease at `now`. */

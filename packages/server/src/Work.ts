@@ -31,6 +31,8 @@ export interface Work {
   readonly concurrency?: number | undefined
   /** Most executions of one workspace running at once across every worker on the database (default: no cap). */
   readonly maxRunningPerWorkspace?: number | undefined
+  /** The node types this process's worker runs, as patterns (default: every installed type). */
+  readonly nodeTypes?: ReadonlyArray<string> | undefined
   /** How long claims last (absent: the engine's defaults). */
   readonly claims?: Claims | undefined
   readonly webhookRetryDelays?: ReadonlyArray<Duration.DurationInput> | undefined
@@ -84,6 +86,7 @@ export const claimSettings = (claims: Claims) => {
 export const configOf = (work: Work): Partial<AppexecConfig.AppexecOptions> => ({
   ...(work.concurrency === undefined ? {} : { workerConcurrency: work.concurrency }),
   ...(work.maxRunningPerWorkspace === undefined ? {} : { maxRunningPerWorkspace: work.maxRunningPerWorkspace }),
+  ...(work.nodeTypes === undefined ? {} : { nodeTypes: work.nodeTypes }),
   ...(work.claims === undefined ? {} : claimSettings(work.claims)),
   ...(work.webhookRetryDelays === undefined ? {} : { webhookRetryDelays: work.webhookRetryDelays }),
   ...(work.signingKeyGrace === undefined ? {} : { signingKeyGrace: work.signingKeyGrace }),

@@ -113,7 +113,17 @@ export const make = Effect.gen(function*() {
       )
       return { workspace: appsOf(own), public: appsOf(others) }
     }),
-    listAll: Effect.map(runner.all("list all apps", ordered), appsOf)
+    listAll: Effect.map(runner.all("list all apps", ordered), appsOf),
+    listVersions: Effect.flatMap(
+      runner.all("list workflow versions", db.selectFrom("workflow_versions").selectAll().orderBy("created_at")),
+      (rows) =>
+        Effect.forEach(rows, (row) =>
+          Effect.flatMap(
+            parseJson(row.definition, "read workflow version"),
+            (definition) =>
+              decodeVersion({ workflowId: row.workflow_id, appId: row.app_id, definition, createdAt: row.created_at })
+          ))
+    )
   }
   return service
 })

@@ -19,7 +19,8 @@ const entryOfRow = (row: Selectable<ProcessesTable>) =>
     version: row.version,
     startedAt: Number(row.started_at),
     heartbeatAt: Number(row.heartbeat_at),
-    expiresAt: Number(row.expires_at)
+    expiresAt: Number(row.expires_at),
+    nodeTypes: row.node_types === null ? null : JSON.parse(row.node_types) as ReadonlyArray<string>
   })
 
 /** The registry over the runner. */
@@ -39,7 +40,8 @@ export const make = Effect.gen(function*() {
             version: entry.version,
             started_at: entry.startedAt,
             heartbeat_at: entry.heartbeatAt,
-            expires_at: entry.expiresAt
+            expires_at: entry.expiresAt,
+            node_types: entry.nodeTypes == null ? null : JSON.stringify(entry.nodeTypes)
           })
           .onConflict((oc) =>
             oc.column("process_id").doUpdateSet({ heartbeat_at: entry.heartbeatAt, expires_at: entry.expiresAt })

@@ -40,7 +40,8 @@ export const make = Effect.sync(() => {
             .slice(0, publicLimit)
         }
       }),
-    listAll: Effect.sync(() => [...apps.values()].sort(byNameThenId))
+    listAll: Effect.sync(() => [...apps.values()].sort(byNameThenId)),
+    listVersions: Effect.sync(() => [...versions.values()].sort((a, b) => a.createdAt - b.createdAt))
   }
   return service
 })

@@ -39,6 +39,7 @@ export const workOf = (settings: Resolve.Resolved): Effect.Effect<Work.Work, Err
   return Effect.map(nodes, (nodes) => ({
     concurrency: get(WorkSettings.concurrency),
     maxRunningPerWorkspace: get(WorkSettings.maxRunningPerWorkspace),
+    nodeTypes: get(WorkSettings.nodeTypes),
     claims: {
       lease: get(WorkSettings.lease),
       maxAttempts: get(WorkSettings.maxAttempts),

@@ -6,7 +6,7 @@
  * also govern the API, which publishes the keys and judges which workers are live.
  */
 import { AppexecConfig } from "@appexec/core"
-import type { Duration } from "effect"
+import { type Duration, Either } from "effect"
 import * as Setting from "./Setting.js"
 import * as Values from "./Values.js"
 
@@ -33,6 +33,24 @@ export const maxRunningPerWorkspace = Setting.make({
   value: Values.optionalCount,
   default: undefined,
   defaultText: "no cap"
+})
+
+/** A node type pattern: a name such as `image.resize`, with `*` for any part (`video.*`). */
+const nodeTypePattern = (text: string): Either.Either<string, string> =>
+  /^[A-Za-z0-9_.*-]{1,100}$/.test(text)
+    ? Either.right(text)
+    : Either.left(`'${text}' is not a node type pattern (a name such as image.resize, with * for any part: video.*)`)
+
+/** `--node-types PATTERNS`. */
+export const nodeTypes = Setting.make({
+  name: "node-types",
+  description: "the node types this process runs, comma-separated patterns (`video.*,image.*`, `provider.comfyui`): " +
+    "its worker claims only executions whose every node type matches one and is installed here; the others wait " +
+    "for a worker that runs them, their poll answer saying so (`waitingFor`) ([scaling](./scaling.md#pools))",
+  parts: worker,
+  value: Values.optional(Values.list("PATTERNS", nodeTypePattern, (pattern) => pattern), "all"),
+  default: undefined,
+  defaultText: "every installed type"
 })
 
 /** `--lease DURATION`. */
@@ -137,6 +155,7 @@ export const pruneRetention = Setting.make({ ...retentionDefinition, value: Valu
 export const group = {
   concurrency,
   maxRunningPerWorkspace,
+  nodeTypes,
   lease,
   maxAttempts,
   drainTimeout,

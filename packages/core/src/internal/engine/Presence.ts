@@ -6,10 +6,12 @@
  * processes dead for more than `PRUNE_AFTER_LEASES` leases (50 minutes at the default lease). A storage failure is logged and tried again at the
  * next beat: the row is a view, never a reason to stop.
  */
-import { Clock, Effect, Fiber, Layer } from "effect"
+import { Clock, Effect, Fiber, Layer, Option } from "effect"
 import { AppexecConfig, millis } from "../../AppexecConfig.js"
+import { NodeRegistry } from "../../NodeRegistry.js"
 import { ProcessIdentity } from "../../ProcessIdentity.js"
 import { ProcessEntry, ProcessRegistry } from "../../ProcessRegistry.js"
+import * as Routing from "../../Routing.js"
 
 /** How many leases the row of a dead process stays, shown as lost, before a beat deletes it. */
 export const PRUNE_AFTER_LEASES = 100
@@ -21,11 +23,25 @@ export const run = Effect.gen(function*() {
   const registry = yield* ProcessRegistry
   const leaseMs = millis(config.lease)
   const { name, processId, role, startedAt, version } = identity
+  // What its worker runs, for the queued executions that wait for a worker (`Routing.waitingFor`).
+  const registered = yield* Effect.serviceOption(NodeRegistry)
+  const nodeTypes = role === "api" || Option.isNone(registered)
+    ? null
+    : Routing.runnable(registered.value.types, config.nodeTypes)
 
   const beat = Effect.gen(function*() {
     const at = yield* Clock.currentTimeMillis
     yield* registry.beat(
-      new ProcessEntry({ processId, name, role, version, startedAt, heartbeatAt: at, expiresAt: at + leaseMs })
+      new ProcessEntry({
+        processId,
+        name,
+        role,
+        version,
+        startedAt,
+        heartbeatAt: at,
+        expiresAt: at + leaseMs,
+        nodeTypes
+      })
     )
     yield* registry.prune(at - PRUNE_AFTER_LEASES * leaseMs)
   }).pipe(Effect.catchTag("StorageError", (error) => Effect.logWarning("process heartbeat failed", error)))

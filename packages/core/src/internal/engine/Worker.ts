@@ -9,12 +9,13 @@
  */
 import { Effect, Fiber, Layer, Option } from "effect"
 import { AppexecConfig, millis } from "../../AppexecConfig.js"
-import { type Claim, ExecutionQueue } from "../../ExecutionQueue.js"
+import { type Claim, ExecutionQueue, isCapped } from "../../ExecutionQueue.js"
 import { IdGenerator } from "../../IdGenerator.js"
 import { ProcessIdentity } from "../../ProcessIdentity.js"
 import { Shutdown } from "../../Shutdown.js"
 import { Cancellations } from "./Cancellations.js"
 import * as ClaimLoop from "./ClaimLoop.js"
+import * as ClaimPlan from "./ClaimPlan.js"
 import * as Drain from "./Drain.js"
 import * as LeaseKeeper from "./LeaseKeeper.js"
 import * as Runs from "./Runs.js"
@@ -51,10 +52,17 @@ export const run = Effect.gen(function*() {
   const keeping = yield* Effect.forkScoped(keeper.keep(runs))
   const leaseMs = millis(config.lease)
 
+  const plan = yield* ClaimPlan.make
+  /** Whether the last claim ran under caps: then a run that ends may make work claimable. */
+  let capped = config.maxRunningPerWorkspace !== undefined
+
   // The claim writes the lease alone: a run writes its start (`WorkerRun`), with its end when both
-  // come in one turn.
+  // come in one turn. It takes only what the plan lets it: the versions this worker runs, under the caps.
   const claim = (limit: number) =>
-    queue.claimBatch(workerId, leaseMs, { limit, maxRunningPerWorkspace: config.maxRunningPerWorkspace }).pipe(
+    Effect.flatMap(plan.current, (options) => {
+      capped = isCapped(options)
+      return queue.claimBatch(workerId, leaseMs, { ...options, limit })
+    }).pipe(
       Effect.catchTag(
         "StorageError",
         (error) => Effect.logError("claim failed", error).pipe(Effect.as([] as ReadonlyArray<Claim>))
@@ -68,12 +76,11 @@ export const run = Effect.gen(function*() {
   }
 
   // Idle until work may be claimable: an insert or release in this process, a finished run here
-  // when workspaces are capped (one may be under its cap again), or the poll interval for work
+  // under caps (a workspace or an app may be under its cap again), or the poll interval for work
   // written by other processes. Uncapped, a finished run frees a slot but makes nothing claimable.
-  const idle = config.maxRunningPerWorkspace === undefined
-    ? () => Effect.raceFirst(queue.awaitWork, Effect.sleep(config.pollInterval))
-    : (slotFreed: Effect.Effect<void>) =>
-      Effect.raceAll([queue.awaitWork, slotFreed, Effect.sleep(config.pollInterval)])
+  const uncappedIdle = Effect.raceFirst(queue.awaitWork, Effect.sleep(config.pollInterval))
+  const idle = (slotFreed: Effect.Effect<void>) =>
+    capped ? Effect.raceAll([queue.awaitWork, slotFreed, Effect.sleep(config.pollInterval)]) : uncappedIdle
 
   const loop = yield* ClaimLoop.make<Claim>({
     slots: config.workerConcurrency,

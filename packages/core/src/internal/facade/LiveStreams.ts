@@ -32,6 +32,7 @@ import {
 import { ExecutionStore } from "../../ExecutionStore.js"
 import * as SharedReads from "./SharedReads.js"
 import { isUuid } from "./Visibility.js"
+import * as WaitingFor from "./WaitingFor.js"
 
 type Principal = Authentication.Principal
 
@@ -129,6 +130,7 @@ const placeOf = (workspaceId: string, position: Position | undefined) =>
 /** The streams and log reads, over the store. */
 export const make = Effect.gen(function*() {
   const store = yield* ExecutionStore
+  const waitingFor = yield* WaitingFor.make
   const reports = yield* ExecutionReports
   const events = yield* ExecutionEvents
 
@@ -165,9 +167,10 @@ export const make = Effect.gen(function*() {
   /** The snapshot event of a view (with its queue position while queued), with id `id`. */
   const snapshot = (view: ExecutionView, id: number): Effect.Effect<LiveEvent, StorageError> =>
     view.status === "queued"
-      ? Effect.map(
+      ? Effect.zipWith(
         store.queuePosition(ExecutionId.make(view.executionId, { disableValidation: true })),
-        (position) => ({ event: "execution", id: String(id), data: executionJson(view, position) })
+        waitingFor(view.workflowId),
+        (position, reason) => ({ event: "execution", id: String(id), data: executionJson(view, position, reason) })
       )
       : Effect.succeed({ event: "execution", id: String(id), data: executionJson(view) })
 

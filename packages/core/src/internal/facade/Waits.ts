@@ -9,6 +9,7 @@ import { ExecutionId } from "@appexec/api/Ids"
 import { type Context, Duration, Effect, Option, type Scope } from "effect"
 import type { Appexec } from "../../Appexec.js"
 import { AppexecConfig, millis } from "../../AppexecConfig.js"
+import type { AppStore } from "../../AppStore.js"
 import { ExecutionNotFound, type StorageError } from "../../Errors.js"
 import { type Change, ExecutionEvents } from "../../ExecutionEvents.js"
 import { isTerminal } from "../../ExecutionLifecycle.js"
@@ -16,6 +17,7 @@ import { executionJson, type ExecutionRecord, type ExecutionView, toExecution, v
 import { ExecutionStore } from "../../ExecutionStore.js"
 import * as TraceContext from "../../TraceContext.js"
 import { isUuid, type Visibility } from "./Visibility.js"
+import * as WaitingFor from "./WaitingFor.js"
 
 type Principal = Authentication.Principal
 
@@ -38,7 +40,7 @@ const recordJson = (record: ExecutionRecord) => executionJson(viewOf(record))
 export const make = (visibility: Visibility): Effect.Effect<
   Pick<Context.Tag.Service<Appexec>["executions"], "get" | "getJson" | "await">,
   never,
-  AppexecConfig | ExecutionStore | ExecutionEvents | Scope.Scope
+  AppexecConfig | AppStore | ExecutionStore | ExecutionEvents | Scope.Scope
 > =>
   Effect.gen(function*() {
     const config = yield* AppexecConfig
@@ -46,6 +48,7 @@ export const make = (visibility: Visibility): Effect.Effect<
     const events = yield* ExecutionEvents
     const traced = yield* TraceContext.spansExported
     const { visibleExecution } = visibility
+    const waitingFor = yield* WaitingFor.make
 
     const waitForEnd = (executionId: string): Effect.Effect<ExecutionRecord, ExecutionNotFound | StorageError> =>
       Effect.uninterruptibleMask((restore) => {
@@ -66,22 +69,31 @@ export const make = (visibility: Visibility): Effect.Effect<
         ).pipe(Effect.ensuring(Effect.sync(waiting.release)))
       })
 
-    /** The answer to a poll of a view: its JSON, with its queue position while it is queued. */
+    /**
+     * The answer to a poll of a view: its JSON, with its queue position while it is queued, and
+     * what it waits for when no running worker could run it.
+     */
     const answerJson = (view: ExecutionView): Effect.Effect<string, StorageError> =>
       view.status === "queued"
-        ? Effect.map(
+        ? Effect.zipWith(
           executionStore.queuePosition(ExecutionId.make(view.executionId, { disableValidation: true })),
-          (position) => executionJson(view, position)
+          waitingFor(view.workflowId),
+          (position, reason) => executionJson(view, position, reason)
         )
         : Effect.succeed(executionJson(view))
 
-    /** The polling view of a record, with its queue position while it is queued. */
+    /** The polling view of a record, with its queue position (and what it waits for) while it is queued. */
     const answer = (record: ExecutionRecord): Effect.Effect<Execution, StorageError> =>
       record.status === "queued"
-        ? Effect.map(executionStore.queuePosition(record.executionId), (queuePosition) => ({
-          ...toExecution(record),
-          queuePosition
-        }))
+        ? Effect.zipWith(
+          executionStore.queuePosition(record.executionId),
+          waitingFor(record.workflowId),
+          (queuePosition, reason) => ({
+            ...toExecution(record),
+            queuePosition,
+            ...(reason === undefined ? {} : { waitingFor: reason })
+          })
+        )
         : Effect.succeed(toExecution(record))
 
     /**
