@@ -123,11 +123,11 @@ export const providerComfyui = NodeType.defineNode({
             ComfyApi.hostOf(attached.url)
           } (${attached.known._tag.toLowerCase()}): not submitted again`
         )
-        yield* pool.hold(attached.url)
+        yield* pool.hold(attached.url, execution.executionId)
       } else if (answering.length === 0) {
         return yield* fail(`no ComfyUI server answered (${pool.servers.map(ComfyApi.hostOf).join(", ")})`)
       }
-      const url = attached?.url ?? (yield* pool.acquire(answering))
+      const url = attached?.url ?? (yield* pool.acquire(execution.executionId, answering))
       const server = serverOf(url)
       const prompt = attached === undefined
         ? yield* promptOf(server, workflow, config.inputs, upstream, promptId)
