@@ -7,24 +7,9 @@
 import { Workflow } from "@appexec/nodes-comfyui"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import * as ComfyServer from "../../nodes-comfyui/test/support/ComfyServer.js"
-import { app, textToImage } from "../../nodes-comfyui/test/support/Workflows.js"
+import { appsDir, json } from "./support/ComfyuiApps.js"
 import { startServe, tempDataDir } from "./support/ServeProcess.js"
-
-const appsDir = Effect.acquireRelease(
-  Effect.sync(() => {
-    const dir = mkdtempSync(join(tmpdir(), "appexec-comfy-operator-"))
-    writeFileSync(join(dir, "comfyui.json"), JSON.stringify({ ...app(textToImage), public: true }))
-    return dir
-  }),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
-
-const json = (url: string, init: RequestInit = {}) =>
-  Effect.promise(() => fetch(url, init).then(async (r) => (await r.json()) as { data: unknown }))
 
 interface Shown {
   readonly kind: string
@@ -53,7 +38,8 @@ describe("the ComfyUI servers in the operator views", () => {
           "0"
         ])
         const [, adminUrl] = yield* serve.waitFor(/Metrics: (http:\/\/127\.0\.0\.1:\d+)\/metrics/, "stderr")
-        const backends = Effect.map(json(`${adminUrl}/operator/backends`), (answer) => answer.data as Array<Shown>)
+        const backends = Effect.map(json(`${adminUrl}/operator/backends`), (answer) =>
+          answer.data as unknown as Array<Shown>)
 
         const idle = yield* backends
         expect(idle.map((s) => [s.url, s.state, s.capacity, s.executions])).toEqual([
@@ -61,17 +47,19 @@ describe("the ComfyUI servers in the operator views", () => {
           [b.url, "unreachable", 1, []]
         ])
         expect(idle[1]!.error).toContain(`the ComfyUI server ${b.url.slice("http://".length)} did not answer`)
-        expect(idle.every((s) => s.kind === "comfyui")).toBe(true)
+        expect(idle.every((s) =>
+          s.kind === "comfyui"
+        )).toBe(true)
 
         const headers = { "x-api-key": serve.key, "content-type": "application/json" }
         const apps = yield* json(`${serve.baseUrl}/v1/apps?search=ComfyUI`, { headers })
-        const appId = (apps.data as Array<{ appId: string }>)[0]!.appId
+        const appId = (apps.data as unknown as Array<{ appId: string }>)[0]!.appId
         const started = yield* json(`${serve.baseUrl}/v1/apps/${appId}/executions`, {
           method: "POST",
           headers,
           body: JSON.stringify({ inputs: { prompt: "a harbour at night" } })
         })
-        const id = (started.data as { executionId: string }).executionId
+        const id = String(started.data["executionId"])
         const promptId = Workflow.promptIdOf(id, "render")
         yield* Effect.promise(() => a.until((s) => s.stateOf(promptId) === "running"))
         const busy = yield* backends
@@ -82,7 +70,7 @@ describe("the ComfyUI servers in the operator views", () => {
 
         a.resume()
         const done = yield* json(`${serve.baseUrl}/v1/executions/${id}`, { headers: { ...headers, prefer: "wait=30" } })
-        expect((done.data as { status: string }).status).toBe("completed")
+        expect(done.data["status"]).toBe("completed")
         expect((yield* backends).map((s) => s.state)).toEqual(["idle", "unreachable"])
       }),
     60_000

@@ -12,25 +12,10 @@
 import { Workflow } from "@appexec/nodes-comfyui"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import sharp from "sharp"
 import * as ComfyServer from "../../nodes-comfyui/test/support/ComfyServer.js"
-import { app, textToImage } from "../../nodes-comfyui/test/support/Workflows.js"
+import { appsDir, json } from "./support/ComfyuiApps.js"
 import { spawnAppexec, startServe, tempDataDir } from "./support/ServeProcess.js"
-
-const appsDir = Effect.acquireRelease(
-  Effect.sync(() => {
-    const dir = mkdtempSync(join(tmpdir(), "appexec-comfy-apps-"))
-    writeFileSync(join(dir, "comfyui.json"), JSON.stringify({ ...app(textToImage), public: true }))
-    return dir
-  }),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
-
-const json = (url: string, init: RequestInit = {}) =>
-  Effect.promise(() => fetch(url, init).then(async (r) => (await r.json()) as { data: Record<string, unknown> }))
 
 describe("appexec worker --comfyui", () => {
   it.scopedLive(

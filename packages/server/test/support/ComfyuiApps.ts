@@ -1,0 +1,23 @@
+/**
+ * What the ComfyUI process tests share: a directory of apps holding the text-to-image app of the
+ * ComfyUI test workflows (for `serve --apps`), and a JSON fetch.
+ */
+import { Effect } from "effect"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { app, textToImage } from "../../../nodes-comfyui/test/support/Workflows.js"
+
+/** A directory with the app `ComfyUI text to image` in it, removed with the scope. */
+export const appsDir = Effect.acquireRelease(
+  Effect.sync(() => {
+    const dir = mkdtempSync(join(tmpdir(), "appexec-comfy-apps-"))
+    writeFileSync(join(dir, "comfyui.json"), JSON.stringify({ ...app(textToImage), public: true }))
+    return dir
+  }),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+/** The JSON answer of `url`. */
+export const json = (url: string, init: RequestInit = {}) =>
+  Effect.promise(() => fetch(url, init).then(async (r) => (await r.json()) as { data: Record<string, unknown> }))
