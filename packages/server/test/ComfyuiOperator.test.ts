@@ -8,7 +8,7 @@ import { Workflow } from "@appexec/nodes-comfyui"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as ComfyServer from "../../nodes-comfyui/test/support/ComfyServer.js"
-import { appsDir, json } from "./support/ComfyuiApps.js"
+import { appsDir, comfyuiApi, json } from "./support/ComfyuiApps.js"
 import { startServe, tempDataDir } from "./support/ServeProcess.js"
 
 interface Shown {
@@ -51,15 +51,8 @@ describe("the ComfyUI servers in the operator views", () => {
           s.kind === "comfyui"
         )).toBe(true)
 
-        const headers = { "x-api-key": serve.key, "content-type": "application/json" }
-        const apps = yield* json(`${serve.baseUrl}/v1/apps?search=ComfyUI`, { headers })
-        const appId = (apps.data as unknown as Array<{ appId: string }>)[0]!.appId
-        const started = yield* json(`${serve.baseUrl}/v1/apps/${appId}/executions`, {
-          method: "POST",
-          headers,
-          body: JSON.stringify({ inputs: { prompt: "a harbour at night" } })
-        })
-        const id = String(started.data["executionId"])
+        const { headers, start } = yield* comfyuiApi(serve)
+        const id = yield* start({ prompt: "a harbour at night" })
         const promptId = Workflow.promptIdOf(id, "render")
         yield* Effect.promise(() => a.until((s) => s.stateOf(promptId) === "running"))
         const busy = yield* backends

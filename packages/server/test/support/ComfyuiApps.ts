@@ -21,3 +21,21 @@ export const appsDir = Effect.acquireRelease(
 /** The JSON answer of `url`. */
 export const json = (url: string, init: RequestInit = {}) =>
   Effect.promise(() => fetch(url, init).then(async (r) => (await r.json()) as { data: Record<string, unknown> }))
+
+/** The API of `serve` for its ComfyUI app: the key's headers, and a start of the app with `inputs` (the execution id). */
+export const comfyuiApi = (serve: { readonly baseUrl: string; readonly key: string }) =>
+  Effect.gen(function*() {
+    const headers = { "x-api-key": serve.key, "content-type": "application/json" }
+    const apps = yield* json(`${serve.baseUrl}/v1/apps?search=ComfyUI`, { headers })
+    const appId = (apps.data as unknown as Array<{ appId: string }>)[0]!.appId
+    const start = (inputs: Record<string, string>) =>
+      Effect.map(
+        json(`${serve.baseUrl}/v1/apps/${appId}/executions`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ inputs })
+        }),
+        (answer) => String(answer.data["executionId"])
+      )
+    return { headers, start }
+  })
