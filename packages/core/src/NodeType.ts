@@ -101,6 +101,14 @@ export interface NodeContext<C> {
    * the newest replacing the pending one; only the newest is kept. Optional to call; never fails.
    */
   readonly preview: (bytes: Uint8Array, mediaType: "image/jpeg" | "image/png") => Effect.Effect<void>
+  /**
+   * Shows a partial result of a process node while it still runs (docs/nodes.md#partial-results):
+   * the output nodes fed directly by the node run on `value`, and their outputs show it as
+   * `completed` in the running execution; the node's final value replaces it. An output shows the
+   * first partial it gets (later ones are not shown), and none its output node refuses. Completes
+   * once the outputs are saved. Does nothing in input and output nodes. Never fails.
+   */
+  readonly partial: (value: NodeValue) => Effect.Effect<void>
 }
 
 /** The parameter an input node contributes to its app (ids are assigned by the app). */

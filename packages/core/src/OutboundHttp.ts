@@ -66,6 +66,12 @@ export class OutboundError extends Schema.TaggedError<OutboundError>()("Outbound
   unsent: Schema.optional(Schema.Boolean)
 }) {}
 
+/** A checked address to connect to. */
+export interface ConnectTarget {
+  readonly address: string
+  readonly family: 4 | 6
+}
+
 /** Guarded outbound HTTP. */
 export class OutboundHttp extends Context.Tag("@appexec/core/OutboundHttp")<
   OutboundHttp,
@@ -78,5 +84,12 @@ export class OutboundHttp extends Context.Tag("@appexec/core/OutboundHttp")<
      * it is judged when it sends. The error's `message` is fit for the consumer who gave the URL.
      */
     readonly refusal?: (url: string) => Option.Option<OutboundError>
+    /**
+     * The address a connection to `url`'s host may go to, checked as a request's is (every
+     * address the host resolves to, unless the host is allowed): for a client that opens a
+     * connection of its own (a websocket, `ws:` or `wss:` judged as `http:` or `https:`), which
+     * then connects to that address only. A client without it is judged by `refusal` alone.
+     */
+    readonly connectTarget?: (url: string) => Effect.Effect<ConnectTarget, OutboundError>
   }
 >() {}

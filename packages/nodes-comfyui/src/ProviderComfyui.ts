@@ -5,8 +5,10 @@
  * into a `Load…` node) is uploaded first. The ComfyUI `prompt_id` is derived from the execution
  * and the node (`Workflow.promptIdOf`): before submitting, every server is asked about it, and a
  * run that a server holds (queued, running or done, after a takeover or a lost answer) is
- * re-attached to instead of submitted twice. The run is followed (`Follow`), then its output
- * file is read through `/history` and `/view` into appexec's media store. When the node stops
+ * re-attached to instead of submitted twice. The run is followed (`Follow`); each file an
+ * `executed` event names that would be the node's value were the run to end then is shown as its
+ * partial result (`Partials`); at the end its output file is read through `/history` and `/view`
+ * into appexec's media store. When the node stops
  * first (the execution canceled or timed out), the prompt is deleted from the server's queue or
  * interrupted (`/interrupt {prompt_id}`), and the server is held until it no longer runs it.
  */
@@ -18,6 +20,7 @@ import { ComfyuiSettings } from "./ComfyuiSettings.js"
 import * as ComfyApi from "./internal/ComfyApi.js"
 import { endOf, follow } from "./internal/Follow.js"
 import { outputOf } from "./internal/Output.js"
+import * as Partials from "./internal/Partials.js"
 import { promptOf } from "./internal/Prompt.js"
 import * as Workflow from "./Workflow.js"
 
@@ -72,7 +75,7 @@ export const providerComfyui = NodeType.defineNode({
       Either.map(Workflow.decode(config.workflow), (workflow) =>
         Workflow.innerGraphOf(workflow, config.inputs, config.outputNode))
     ),
-  run: ({ config, execution, log, node, preview, progress, upstream }) =>
+  run: ({ config, execution, log, node, partial, preview, progress, upstream }) =>
     Effect.gen(function*() {
       const settings = yield* ComfyuiSettings
       const pool = yield* ComfyuiPool
@@ -120,11 +123,11 @@ export const providerComfyui = NodeType.defineNode({
             ComfyApi.hostOf(attached.url)
           } (${attached.known._tag.toLowerCase()}): not submitted again`
         )
-        yield* pool.hold(attached.url)
+        yield* pool.hold(attached.url, execution.executionId)
       } else if (answering.length === 0) {
         return yield* fail(`no ComfyUI server answered (${pool.servers.map(ComfyApi.hostOf).join(", ")})`)
       }
-      const url = attached?.url ?? (yield* pool.acquire(answering))
+      const url = attached?.url ?? (yield* pool.acquire(execution.executionId, answering))
       const server = serverOf(url)
       const prompt = attached === undefined
         ? yield* promptOf(server, workflow, config.inputs, upstream, promptId)
@@ -153,6 +156,14 @@ export const providerComfyui = NodeType.defineNode({
         Effect.catchAll((failure) => log(`canceling ComfyUI prompt ${promptId}: ${failure.message}`, "warn"))
       )
 
+      const partials = Partials.make({
+        server,
+        workflow,
+        outputNode: config.outputNode,
+        maxBytes: limits.maxBytes,
+        partial,
+        log
+      })
       const followed = attached?.known._tag === "Done"
         ? Effect.map(endOf(attached.known.entry), (entry) => ({ entry, previews: 0 }))
         : follow({
@@ -165,7 +176,8 @@ export const providerComfyui = NodeType.defineNode({
           resubmit: submit,
           progress,
           log,
-          preview
+          preview,
+          executed: partials.executed
         }).pipe(Effect.scoped, Effect.onInterrupt(() => cancel))
       const timeoutMs = config.timeoutMs ?? 3_600_000
       const { entry, previews } = yield* followed.pipe(
@@ -177,6 +189,6 @@ export const providerComfyui = NodeType.defineNode({
         Effect.tapError((failure) => log(failure.message, "error"))
       )
       if (previews > 0) yield* log(`${previews} preview frame${previews === 1 ? "" : "s"} received while sampling`)
-      return yield* outputOf(server, workflow, entry, config.outputNode, limits.maxBytes, log)
+      return yield* outputOf(server, workflow, entry, config.outputNode, limits.maxBytes, log, partials.shown())
     }).pipe(Effect.scoped)
 })

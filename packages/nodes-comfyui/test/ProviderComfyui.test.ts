@@ -251,7 +251,8 @@ describe("provider.comfyui never runs a prompt twice", () => {
         },
         progress: () => Effect.void,
         log: (message) => Effect.sync(() => void lines.push(message)),
-        preview: () => Effect.void
+        preview: () => Effect.void,
+        partial: () => Effect.void
       })
     })
 

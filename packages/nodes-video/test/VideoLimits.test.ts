@@ -181,7 +181,8 @@ describe("ffmpeg stopped: on the time limit and when the node is canceled", () =
       },
       progress: () => Deferred.succeed(started, undefined),
       log: () => Effect.void,
-      preview: () => Effect.void
+      preview: () => Effect.void,
+      partial: () => Effect.void
     }).pipe(
       Effect.provide(layer({ settings: { video: { tempDir: temp, timeoutMs: 20_000 } } })),
       Effect.fork

@@ -387,6 +387,8 @@ export const make = (options: Options, pool: AgentPool = new AgentPool()): Outbo
 
   return {
     refusal,
+    connectTarget: (raw) =>
+      Either.match(parse(raw.replace(/^ws(s?):/i, "http$1:")), { onLeft: Effect.fail, onRight: target }),
     request: (request) => {
       const timeoutMs = request.timeoutMs ?? defaultTimeout
       const onTimeout = () => fail("timeout", `No complete answer within ${timeoutMs} ms.`)

@@ -17,7 +17,7 @@
  */
 import { AppexecLayer, AppexecMetrics, type Errors, IdGenerator, MediaUrls, type ProcessIdentity } from "@appexec/core"
 import { BuiltinNodes, builtinNodes, NodesSettings, ProviderOpenAI } from "@appexec/nodes"
-import { ComfyuiNodes, comfyuiNodes } from "@appexec/nodes-comfyui"
+import { ComfyuiNodes, comfyuiNodes, ComfyuiServers } from "@appexec/nodes-comfyui"
 import { imageNodes } from "@appexec/nodes-image"
 import { OcrNodes, ocrNodes } from "@appexec/nodes-ocr"
 import { VideoNodes, videoNodes } from "@appexec/nodes-video"
@@ -172,6 +172,8 @@ const build = (options: InstanceOptions, fresh: boolean) => {
     ),
     // image.ocr's worker threads, started by the first reading: --ocr-* (APPEXEC_OCR_*).
     Layer.provideMerge(OcrNodes.layer(work.ocr ?? {})),
+    // The ComfyUI servers in the operator views (GET /operator/backends of the admin port).
+    Layer.provideMerge(ComfyuiServers.layer),
     // provider.comfyui's servers: --comfyui (APPEXEC_COMFYUI), one prompt of this process at a time on each.
     Layer.provideMerge(ComfyuiNodes.layer({
       servers: work.comfyui ?? [],

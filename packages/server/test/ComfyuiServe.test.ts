@@ -12,25 +12,10 @@
 import { Workflow } from "@appexec/nodes-comfyui"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import sharp from "sharp"
 import * as ComfyServer from "../../nodes-comfyui/test/support/ComfyServer.js"
-import { app, textToImage } from "../../nodes-comfyui/test/support/Workflows.js"
+import { appsDir, comfyuiApi, json } from "./support/ComfyuiApps.js"
 import { spawnAppexec, startServe, tempDataDir } from "./support/ServeProcess.js"
-
-const appsDir = Effect.acquireRelease(
-  Effect.sync(() => {
-    const dir = mkdtempSync(join(tmpdir(), "appexec-comfy-apps-"))
-    writeFileSync(join(dir, "comfyui.json"), JSON.stringify({ ...app(textToImage), public: true }))
-    return dir
-  }),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
-
-const json = (url: string, init: RequestInit = {}) =>
-  Effect.promise(() => fetch(url, init).then(async (r) => (await r.json()) as { data: Record<string, unknown> }))
 
 describe("appexec worker --comfyui", () => {
   it.scopedLive(
@@ -41,15 +26,8 @@ describe("appexec worker --comfyui", () => {
         server.hold()
         const dataDir = yield* tempDataDir
         const serve = yield* startServe(dataDir, ["--apps", yield* appsDir, "--no-worker"])
-        const headers = { "x-api-key": serve.key, "content-type": "application/json" }
-        const apps = yield* json(`${serve.baseUrl}/v1/apps?search=ComfyUI`, { headers })
-        const appId = (apps.data as unknown as Array<{ appId: string }>)[0]!.appId
-        const started = yield* json(`${serve.baseUrl}/v1/apps/${appId}/executions`, {
-          method: "POST",
-          headers,
-          body: JSON.stringify({ inputs: { prompt: "a harbour at night", seed: "3" } })
-        })
-        const id = String(started.data["executionId"])
+        const { headers, start } = yield* comfyuiApi(serve)
+        const id = yield* start({ prompt: "a harbour at night", seed: "3" })
         const promptId = Workflow.promptIdOf(id, "render")
         const worker = Effect.tap(
           spawnAppexec([
@@ -101,15 +79,8 @@ describe("appexec worker --comfyui", () => {
         const server = yield* ComfyServer.make({ steps: 4 })
         const serve = yield* startServe(yield* tempDataDir, ["--comfyui", server.url])
         yield* serve.waitFor(/Imported ComfyUI example app\(s\): ComfyUI text to image\./, "stderr")
-        const headers = { "x-api-key": serve.key, "content-type": "application/json" }
-        const apps = yield* json(`${serve.baseUrl}/v1/apps?search=ComfyUI`, { headers })
-        const appId = (apps.data as unknown as Array<{ appId: string }>)[0]!.appId
-        const started = yield* json(`${serve.baseUrl}/v1/apps/${appId}/executions`, {
-          method: "POST",
-          headers,
-          body: JSON.stringify({ inputs: { prompt: "a lighthouse at dusk", steps: "3" } })
-        })
-        const id = String(started.data["executionId"])
+        const { headers, start } = yield* comfyuiApi(serve)
+        const id = yield* start({ prompt: "a lighthouse at dusk", steps: "3" })
         const done = yield* json(`${serve.baseUrl}/v1/executions/${id}`, { headers: { ...headers, prefer: "wait=30" } })
           .pipe(
             Effect.map((answer) => answer.data),
@@ -143,17 +114,9 @@ describe("appexec worker --comfyui", () => {
       Effect.gen(function*() {
         const server = yield* ComfyServer.make({ steps: 4 })
         const serve = yield* startServe(yield* tempDataDir, ["--apps", yield* appsDir, "--comfyui", server.url])
-        const headers = { "x-api-key": serve.key, "content-type": "application/json" }
-        const apps = yield* json(`${serve.baseUrl}/v1/apps?search=ComfyUI`, { headers })
-        const appId = (apps.data as unknown as Array<{ appId: string }>)[0]!.appId
-        const start = Effect.map(
-          json(`${serve.baseUrl}/v1/apps/${appId}/executions`, {
-            method: "POST",
-            headers,
-            body: JSON.stringify({ inputs: { prompt: "a harbour" } })
-          }),
-          (answer) => String(answer.data["executionId"])
-        )
+        const api = yield* comfyuiApi(serve)
+        const headers = api.headers
+        const start = api.start({ prompt: "a harbour" })
         const finished = (id: string) =>
           json(`${serve.baseUrl}/v1/executions/${id}`, { headers: { ...headers, prefer: "wait=30" } }).pipe(
             Effect.map((answer) => answer.data),
@@ -202,18 +165,8 @@ describe("appexec worker --comfyui", () => {
           "--comfyui",
           `${a.url},${b.url}`
         ])
-        const headers = { "x-api-key": serve.key, "content-type": "application/json" }
-        const apps = yield* json(`${serve.baseUrl}/v1/apps?search=ComfyUI`, { headers })
-        const appId = (apps.data as unknown as Array<{ appId: string }>)[0]!.appId
-        const ids = yield* Effect.forEach([0, 1, 2, 3, 4], (i) =>
-          Effect.map(
-            json(`${serve.baseUrl}/v1/apps/${appId}/executions`, {
-              method: "POST",
-              headers,
-              body: JSON.stringify({ inputs: { prompt: `picture ${i}` } })
-            }),
-            (answer) => String(answer.data["executionId"])
-          ))
+        const { headers, start } = yield* comfyuiApi(serve)
+        const ids = yield* Effect.forEach([0, 1, 2, 3, 4], (i) => start({ prompt: `picture ${i}` }))
         const done = yield* Effect.forEach(ids, (id) =>
           json(`${serve.baseUrl}/v1/executions/${id}`, { headers: { ...headers, prefer: "wait=30" } }).pipe(
             Effect.map((answer) =>

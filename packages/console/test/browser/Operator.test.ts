@@ -1,7 +1,8 @@
 /**
  * The operator views on the admin port, in a real Chromium against the compiled `appexec serve
  * --admin-port 0` (each test its own server and data directory): no sign-in, the queues, the last
- * hour's charts and the failed deliveries of a run whose webhook a real receiver refused.
+ * hour's charts, a configured ComfyUI server that does not answer (unreachable), and the failed
+ * deliveries of a run whose webhook a real receiver refused.
  * Read-only by default: no "Redeliver" button, and the endpoint refuses with 403 saying how to
  * allow it. With `--admin-actions`: a page of another site the operator visits (a second local
  * server) posts a form from a sandboxed frame and fetches, and nothing is sent (the attempts stay
@@ -12,6 +13,7 @@
 import { TestReceiver } from "@appexec/testing"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import * as ComfyServer from "../../../nodes-comfyui/test/support/ComfyServer.js"
 import { startServe, tempDataDir } from "../../../server/test/support/ServeProcess.js"
 import * as Chromium from "../support/Chromium.js"
 import * as ConsolePage from "../support/ConsolePage.js"
@@ -102,8 +104,14 @@ layer(Chromium.layer, { timeout: "90 seconds", excludeTestServices: true })("the
     "are read-only by default: the failed delivery is shown with no Redeliver, and the endpoint refuses",
     () =>
       Effect.gen(function*() {
-        const { adminUrl, executionId, receiver, tab } = yield* operatorViews([])
+        // A ComfyUI server configured but stopped: shown among the backend servers, unreachable.
+        const comfyui = yield* ComfyServer.make()
+        yield* Effect.promise(() => comfyui.close())
+        const { adminUrl, executionId, receiver, tab } = yield* operatorViews(["--comfyui", comfyui.url])
         expect(tab.page.url()).toBe(`${adminUrl}/console`)
+        const backend = `[data-testid='backends-table'] tr[data-backend='${comfyui.url}']`
+        yield* tab.waitFor(`${backend}[data-state='unreachable']`)
+        expect(yield* tab.textOf(`${backend} [data-testid='backend-executions']`)).toBe("—")
         yield* tab.waitForText("[data-testid='operator-mode']", "Read-only")
         yield* tab.waitForText("[data-testid='completed-total']", "1")
         expect(yield* tab.textOf("[data-testid='failure-rate']")).toBe("0%")

@@ -12,6 +12,10 @@
  *   name, process id, role, version, start and last heartbeat, whether it is live (a heartbeat
  *   within its lease), and how many executions it runs now; a process that stopped is gone, one
  *   that died shows `live: false` until its row is pruned.
+ * - `GET /operator/backends`: the servers outside appexec this process runs work on (the ComfyUI
+ *   servers, `BackendServers`): each one's kind, URL without credentials, state (`busy`, `idle`,
+ *   `unreachable`, asked at this request), capacity and the executions it runs for this process
+ *   now; none in a process without such servers.
  * - `GET /operator/executions/{executionId}`: one execution of any workspace, with the process
  *   running it (`worker`; null while none holds a live lease), which the API's answer never shows.
  * - `GET /operator/workers`: the processes holding leases, with their last heartbeat (their last
@@ -25,6 +29,7 @@ import { ExecutionId } from "@appexec/api/Ids"
 import {
   Appexec,
   AppexecConfig,
+  BackendServers,
   type Errors,
   ExecutionStore,
   OperatorViews,
@@ -94,6 +99,8 @@ export const make = (
     const appexec = yield* Appexec.Appexec
     const config = yield* AppexecConfig.AppexecConfig
     const leaseMs = AppexecConfig.millis(config.lease)
+    // The servers of the node packages of this process, if it has any (`appexec serve --comfyui`).
+    const backendServers = yield* Effect.serviceOption(BackendServers.BackendServers)
 
     const storageFailed = (error: Errors.StorageError) =>
       Effect.logError("operator views: storage failed", error).pipe(
@@ -161,6 +168,11 @@ export const make = (
         live: ProcessRegistry.isLive(p, now),
         running: held.get(p.processId) ?? 0
       })))
+    })
+
+    const backends = Option.match(backendServers, {
+      onNone: () => Effect.succeed(ok([])),
+      onSome: (servers) => Effect.map(servers.list, ok)
     })
 
     const execution = (executionId: string) =>
@@ -258,6 +270,7 @@ export const make = (
       [`${PREFIX}/throughput`, () => throughput],
       [`${PREFIX}/workers`, () => workers],
       [`${PREFIX}/processes`, () => processes],
+      [`${PREFIX}/backends`, () => backends],
       [`${PREFIX}/deliveries`, deliveries]
     ])
 

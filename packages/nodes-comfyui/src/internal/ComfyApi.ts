@@ -258,3 +258,16 @@ export const interrupt = (server: Server, promptId: string) =>
   send(server, "POST", "/interrupt", { json: { prompt_id: promptId } }).pipe(
     Effect.flatMap(ok(server, "an interrupt"))
   )
+
+/**
+ * Whether `server` answers: any answer to `GET /queue` below 500 (an authenticating proxy's 401
+ * too: something is there), else the failure that says why not.
+ */
+export const probe = (server: Server) =>
+  send(server, "GET", "/queue").pipe(
+    Effect.flatMap((response) =>
+      response.status < 500
+        ? Effect.void
+        : Effect.fail(fail(`the ComfyUI server ${hostOf(server.url)} answered ${response.status}`))
+    )
+  )

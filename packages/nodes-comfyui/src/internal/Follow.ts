@@ -1,7 +1,8 @@
 /**
  * Follows one prompt on a ComfyUI server to its end: the websocket's events while it is open
  * (`executing`, `execution_cached`, `progress`, `progress_state` become the node's progress per
- * ComfyUI node; `executed` a log line; preview frames become the node's live previews, and are counted), and the server asked about
+ * ComfyUI node; `executed` a log line and the run's `executed` (its partial results); preview
+ * frames become the node's live previews, and are counted), and the server asked about
  * the prompt (`ComfyApi.lookup`) whenever the socket is quiet for `pollInterval` or closed — the
  * socket is opened again at each poll. The end is the prompt's history entry; `execution_error`
  * fails with the node type and the exception; `execution_interrupted` fails as interrupted. A
@@ -28,6 +29,11 @@ export interface Run {
   readonly progress: NodeType.NodeContext<unknown>["progress"]
   readonly log: NodeType.NodeContext<unknown>["log"]
   readonly preview: NodeType.NodeContext<unknown>["preview"]
+  /** Takes the files of an `executed` event (`Partials`); never fails. */
+  readonly executed: (
+    node: string,
+    output: Readonly<Record<string, unknown>>
+  ) => Effect.Effect<void, never, OutboundHttp.OutboundHttp>
 }
 
 const fail = (message: string) => new NodeType.NodeFailure({ message })
@@ -141,6 +147,7 @@ export const follow = (run: Run) =>
               ? Object.values(output).flatMap((v) => (Array.isArray(v) ? v : [])).length
               : 0
             yield* run.log(`ComfyUI node ${node} (${classOf(node)}) produced ${files} file${files === 1 ? "" : "s"}`)
+            if (files > 0) yield* run.executed(node, recordOf(output))
             return Option.none()
           }
           case "execution_success":

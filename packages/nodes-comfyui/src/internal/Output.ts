@@ -43,38 +43,82 @@ export const mediaTypeOf = (answered: string, filename: string): string => {
   return TYPES[filename.split(".").at(-1)?.toLowerCase() ?? ""] ?? type
 }
 
-/** The node value of `entry`'s output file. */
+/** The outputs of a run by ComfyUI node id: its history's, or those its `executed` events showed so far. */
+export type Outputs = Readonly<Record<string, Readonly<Record<string, unknown>>>>
+
+/** A file of a run, the output node that wrote it, and how many files the chosen nodes wrote in all. */
+export interface Chosen {
+  readonly id: string
+  readonly file: ComfyApi.FileRef
+  readonly count: number
+}
+
+/**
+ * The file that is the node's value when the run's outputs are `outputs`: the first file of the
+ * output node the config names, else of every output node in the workflow's order.
+ */
+export const chosenOf = (
+  workflow: Workflow.Workflow,
+  outputs: Outputs,
+  outputNode: string | undefined
+): Chosen | undefined => {
+  const wanted = outputNode === undefined
+    ? undefined
+    : Either.getOrUndefined(Workflow.targetOf(workflow, `${outputNode}.x`))?.nodeId
+  const ids = Workflow.nodeIds(workflow).filter((id) =>
+    outputs[id] !== undefined && (wanted === undefined || id === wanted)
+  )
+  const files = ids.flatMap((id) => filesOf(outputs[id]!).map((file) => ({ id, file })))
+  return files[0] === undefined ? undefined : { ...files[0], count: files.length }
+}
+
+/** Whether two references name the same file. */
+export const sameFile = (a: ComfyApi.FileRef, b: ComfyApi.FileRef) =>
+  a.filename === b.filename && a.subfolder === b.subfolder && a.type === b.type
+
+/** The node value of `file`, read with `/view` within `maxBytes`: media of the type its answer or name says. */
+export const mediaOf = (server: ComfyApi.Server, file: ComfyApi.FileRef, maxBytes: number) =>
+  Effect.gen(function*() {
+    const got = yield* ComfyApi.view(server, file, maxBytes)
+    const contentType = mediaTypeOf(got.contentType, file.filename)
+    const kind = Media.kindOf(contentType)
+    if (kind === undefined) {
+      return yield* Effect.fail(fail(`the output ${file.filename} is not media (${contentType})`))
+    }
+    return {
+      value: NodeType.NodeValue.media(kind, contentType, got.bytes),
+      said: `${file.filename}, ${contentType}, ${Media.formatBytes(got.bytes.length)}`
+    }
+  })
+
+/**
+ * The node value of `entry`'s output file; `shown` is the value of a file shown already as a
+ * partial result (`Partials`), taken as it is when it is the same file.
+ */
 export const outputOf = (
   server: ComfyApi.Server,
   workflow: Workflow.Workflow,
   entry: ComfyApi.HistoryEntry,
   outputNode: string | undefined,
   maxBytes: number,
-  log: NodeType.NodeContext<unknown>["log"]
+  log: NodeType.NodeContext<unknown>["log"],
+  shown?: { readonly file: ComfyApi.FileRef; readonly value: NodeType.NodeValue }
 ) =>
   Effect.gen(function*() {
-    const wanted = outputNode === undefined
-      ? undefined
-      : Either.getOrUndefined(Workflow.targetOf(workflow, `${outputNode}.x`))?.nodeId
-    const ids = Workflow.nodeIds(workflow).filter((id) =>
-      entry.outputs[id] !== undefined && (wanted === undefined || id === wanted)
-    )
-    const files = ids.flatMap((id) => filesOf(entry.outputs[id]!).map((file) => ({ id, file })))
-    const first = files[0]
-    if (first === undefined) {
+    const chosen = chosenOf(workflow, entry.outputs, outputNode)
+    if (chosen === undefined) {
       return yield* Effect.fail(
-        fail(`the ComfyUI run produced no output file${wanted === undefined ? "" : ` at node ${wanted}`}`)
+        fail(`the ComfyUI run produced no output file${outputNode === undefined ? "" : ` at node ${outputNode}`}`)
       )
     }
-    if (files.length > 1) {
-      yield* log(`the run produced ${files.length} files; the first (node ${first.id}) is the value`)
+    if (chosen.count > 1) {
+      yield* log(`the run produced ${chosen.count} files; the first (node ${chosen.id}) is the value`)
     }
-    const got = yield* ComfyApi.view(server, first.file, maxBytes)
-    const contentType = mediaTypeOf(got.contentType, first.file.filename)
-    const kind = Media.kindOf(contentType)
-    if (kind === undefined) {
-      return yield* Effect.fail(fail(`the output ${first.file.filename} is not media (${contentType})`))
+    if (shown !== undefined && sameFile(shown.file, chosen.file)) {
+      yield* log(`output: ${chosen.file.filename}, as shown while the run went on`)
+      return shown.value
     }
-    yield* log(`output: ${first.file.filename}, ${contentType}, ${Media.formatBytes(got.bytes.length)}`)
-    return NodeType.NodeValue.media(kind, contentType, got.bytes)
+    const media = yield* mediaOf(server, chosen.file, maxBytes)
+    yield* log(`output: ${media.said}`)
+    return media.value
   })

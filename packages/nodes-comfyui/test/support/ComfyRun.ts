@@ -50,6 +50,8 @@ export interface RunHooks {
   readonly sendPreview: (jpeg: Uint8Array) => void
   /** Resolves before the next step when the test holds the sampler (`ComfyServer.hold`). */
   readonly gate: () => Promise<void>
+  /** Resolves when node `node` may run (the test holds the run before it: `Options.holdAt`). */
+  readonly before: (node: string) => Promise<void>
   readonly interrupted: () => boolean
   /** Whether the server restarted since the run began: it then stops without a word. */
   readonly abandoned: () => boolean
@@ -132,6 +134,7 @@ export const run = async (promptId: string, prompt: Prompt, hooks: RunHooks, cou
     return { status: "error", outputs, messages } as const
   }
   for (const id of order) {
+    await hooks.before(id)
     if (hooks.abandoned()) return { status: "abandoned", outputs, messages }
     if (hooks.interrupted()) return interrupt(id)
     const node = prompt[id]!

@@ -28,6 +28,8 @@ export interface Options {
   readonly jobsApi?: boolean
   /** The `Authorization` every request and websocket must carry (a server behind a proxy); 401 without it. */
   readonly auth?: string
+  /** The node before which each run waits until `resume` (the nodes before it done, their events sent). */
+  readonly holdAt?: string
   /** The node class that raises when run, and its exception. */
   readonly failing?: { readonly classType: string; readonly type: string; readonly message: string }
 }
@@ -360,6 +362,11 @@ export class ComfyServer {
         if (clientId !== undefined) this.sockets.get(clientId)?.send(frame)
       },
       gate: () => this.held ?? Promise.resolve(),
+      before: (node) => {
+        if (node !== this.options.holdAt) return Promise.resolve()
+        this.hold()
+        return this.held ?? Promise.resolve()
+      },
       interrupted: () => this.interruptFlag,
       abandoned,
       setLastNode: (node) => {

@@ -1,7 +1,8 @@
 /**
  * Workflows for tests: ComfyUI's standard SD 1.5 text-to-image workflow in API format
  * (checkpoint loader, two text encoders, empty latent, sampler, decoder, save), the same in UI
- * format (as the editor saves it), and an image-to-image one that loads an uploaded picture.
+ * format (as the editor saves it), an image-to-image one that loads an uploaded picture, and one
+ * with two save nodes.
  */
 
 /** The standard text-to-image workflow, API format, as ComfyUI's "Export (API)" writes it. */
@@ -83,6 +84,25 @@ export const imageToImage = {
   "10": { class_type: "LoadImage", inputs: { image: "example.png" }, _meta: { title: "Photo" } },
   "11": { class_type: "VAEEncode", inputs: { pixels: ["10", 0], vae: ["4", 2] } },
   "3": { ...textToImage["3"], inputs: { ...textToImage["3"].inputs, latent_image: ["11", 0] } }
+}
+
+/**
+ * Two save nodes that finish at different times: the first image saved (node 9), then sampled
+ * again from its latent (a second sampler, node 10) and saved at double size (node 12).
+ */
+export const twoSaves = {
+  ...textToImage,
+  "10": {
+    class_type: "KSampler",
+    inputs: { ...textToImage["3"].inputs, denoise: 0.5, latent_image: ["3", 0] },
+    _meta: { title: "Refine" }
+  },
+  "11": { class_type: "VAEDecode", inputs: { samples: ["10", 0], vae: ["4", 2] }, _meta: { title: "VAE Decode 2" } },
+  "12": {
+    class_type: "SaveImage",
+    inputs: { filename_prefix: "Refined", images: ["11", 0] },
+    _meta: { title: "Save Refined" }
+  }
 }
 
 /** An app: a prompt and a seed into `provider.comfyui` running `workflow`, its image out. */

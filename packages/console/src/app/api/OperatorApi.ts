@@ -55,6 +55,21 @@ export interface Process {
   readonly running: number
 }
 
+/** A server outside appexec this process runs work on (a ComfyUI server). */
+export interface BackendServer {
+  readonly kind: string
+  /** Its root URL, without credentials. */
+  readonly url: string
+  /** `unreachable` when it did not answer just now, `busy` while it runs work of this process, else `idle`. */
+  readonly state: "busy" | "idle" | "unreachable"
+  /** How many runs of this process it takes at once. */
+  readonly capacity: number
+  /** The executions it runs for this process now. */
+  readonly executions: ReadonlyArray<string>
+  /** Why it is unreachable. */
+  readonly error: string | null
+}
+
 /** A failed webhook delivery. */
 export interface FailedDelivery {
   readonly deliveryId: string
@@ -85,6 +100,7 @@ export interface OperatorApi {
   readonly throughput: (signal?: AbortSignal) => Promise<Throughput>
   readonly workers: (signal?: AbortSignal) => Promise<ReadonlyArray<Worker>>
   readonly processes: (signal?: AbortSignal) => Promise<ReadonlyArray<Process>>
+  readonly backends: (signal?: AbortSignal) => Promise<ReadonlyArray<BackendServer>>
   readonly deliveries: (signal?: AbortSignal) => Promise<ReadonlyArray<FailedDelivery>>
   /** One more attempt of the webhook of `executionId`. */
   readonly redeliver: (executionId: string) => Promise<void>
@@ -125,6 +141,7 @@ export const makeOperatorApi = (basePath: string): OperatorApi => {
     throughput: (signal) => call("GET", "/throughput", signal),
     workers: (signal) => call("GET", "/workers", signal),
     processes: (signal) => call("GET", "/processes", signal),
+    backends: (signal) => call("GET", "/backends", signal),
     deliveries: (signal) => call("GET", "/deliveries", signal),
     redeliver: async (executionId) => {
       actionToken ??= (await call<Settings>("GET", "")).actionToken

@@ -3,7 +3,8 @@
  * port is private. One page, read again every few seconds: each workspace's queued and running
  * executions, the executions finished per minute over the last hour and the share that failed
  * (`MinuteChart`), every process of the deployment (role, version, start, last heartbeat, what it
- * runs), and the failed
+ * runs), the servers this process runs work on (ComfyUI: busy, idle or unreachable, and the
+ * executions on each), and the failed
  * webhook deliveries of every workspace, each with "Redeliver" when the admin app allows actions
  * (`--admin-actions`).
  */
@@ -26,6 +27,16 @@ const ROLES: Readonly<Record<"serve" | "api" | "worker" | "embedded", string>> =
   embedded: "embedded"
 }
 
+/** A backend server's kind as the operator configured it. */
+const KINDS: Readonly<Record<string, string>> = { comfyui: "ComfyUI (--comfyui)" }
+
+/** The badge of a backend server's state. */
+const STATES: Readonly<Record<"busy" | "idle" | "unreachable", string>> = {
+  busy: "status-running",
+  idle: "status-completed",
+  unreachable: "status-failed"
+}
+
 const percent = (rate: number | null) =>
   rate === null ? "—" : rate === 0 ? "0%" : `${(rate * 100).toFixed(rate < 0.1 ? 1 : 0)}%`
 
@@ -44,6 +55,7 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
   const [workspaces] = useRemote((signal) => api.workspaces(signal), [tick])
   const [throughput] = useRemote((signal) => api.throughput(signal), [tick])
   const [processes] = useRemote((signal) => api.processes(signal), [tick])
+  const [backends] = useRemote((signal) => api.backends(signal), [tick])
   const [deliveries, reloadDeliveries] = useRemote((signal) => api.deliveries(signal), [tick])
   const actions = settings.state === "ready" && settings.value.actions
 
@@ -160,6 +172,50 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
             </p>
           </section>
         </div>
+        {backends.state === "failed" && <Failure error={backends.error} what="the backend servers" />}
+        {backends.state === "ready" && backends.value.length > 0 && (
+          <section class="card" aria-labelledby="backends-title">
+            <h2 id="backends-title">Backend servers</h2>
+            <table class="stacks" data-testid="backends-table">
+              <thead>
+                <tr>
+                  <th scope="col">Server</th>
+                  <th scope="col">State</th>
+                  <th scope="col" class="number">Capacity</th>
+                  <th scope="col">Runs now</th>
+                </tr>
+              </thead>
+              <tbody>
+                {backends.value.map((b) => (
+                  <tr key={`${b.kind} ${b.url}`} data-backend={b.url} data-state={b.state}>
+                    <td data-label="Server">
+                      <span>
+                        <code>{b.url}</code>
+                        <span class="help block">{KINDS[b.kind] ?? b.kind}</span>
+                      </span>
+                    </td>
+                    <td data-label="State">
+                      <span>
+                        <span class={`badge ${STATES[b.state]}`}>{b.state}</span>
+                        {b.error !== null && <span class="help block">{b.error}</span>}
+                      </span>
+                    </td>
+                    <td class="number" data-label="Capacity">{b.capacity}</td>
+                    <td data-label="Runs now" data-testid="backend-executions">
+                      {b.executions.length === 0
+                        ? "—"
+                        : b.executions.map((id) => <code key={id} title={id}>{shortId(id)}</code>)}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <p class="help">
+              The servers this process runs work on, asked whether they answer at each refresh; the runs are this
+              process's own.
+            </p>
+          </section>
+        )}
         <section class="card chart-card" aria-labelledby="throughput-title">
           <h2 id="throughput-title">The last hour</h2>
           {throughput.state === "loading" && <Loading what="the throughput" />}

@@ -1,14 +1,14 @@
 /**
  * What one run keeps as it goes, written by its own fiber alone: the execution as last saved, the
  * reporter of its nodes (made at their first report), and the hooks its workflow calls
- * (`WorkflowRunner.RunHooks`): reports, outputs saved as they settle, masking. The run's lease,
+ * (`WorkflowRunner.RunHooks`): reports, outputs saved as they settle or show a partial result, masking. The run's lease,
  * stop and deadline are not here: they are its registry's (`Runs`).
  */
 import type { OutputType } from "@appexec/api/Execution"
 import { type Cause, Effect, Either } from "effect"
 import type { CompiledApp } from "../../AppDefinition.js"
 import type { LeaseLost, StorageError } from "../../Errors.js"
-import { type ExecutionEvent, transition } from "../../ExecutionLifecycle.js"
+import { type ExecutionEvent, type ProducedOutput, transition } from "../../ExecutionLifecycle.js"
 import { type ExecutionRecord, versionOf } from "../../ExecutionRecord.js"
 import { ExecutionReports } from "../../ExecutionReports.js"
 import { Redactor } from "../../Redactor.js"
@@ -120,6 +120,10 @@ export const make = (runs: Runs) =>
           preview: (bytes, mediaType) =>
             Effect.suspend(() => this.reporterOf().reportsOf(nodeId).preview(bytes, mediaType))
         }
+      }
+
+      partial(output: ProducedOutput): Effect.Effect<void> {
+        return this.settled({ _tag: "Produced", output })
       }
 
       settled(output: SettledOutput): Effect.Effect<void> {

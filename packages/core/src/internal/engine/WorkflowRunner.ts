@@ -21,6 +21,11 @@ export interface RunHooks {
    * (with its error). Not called for the last output to settle: the run's end records that one.
    */
   readonly settled: (output: SettledOutput) => Effect.Effect<void>
+  /**
+   * An output shows a partial result of the node that feeds it, while the run goes on
+   * (`partial` of a node context): saved as produced, until the output's final value replaces it.
+   */
+  readonly partial: (output: ProducedOutput) => Effect.Effect<void>
   /** Masks secrets in a text that leaves the run: an output's value, a node's failure message. */
   readonly redact: (text: string) => string
 }
@@ -35,10 +40,14 @@ export type SettledOutput =
     readonly error: string
   }
 
+/** The `partial` of input and output nodes: nothing. */
+const noPartial = (): Effect.Effect<void> => Effect.void
+
 /** Hooks that report nothing: for runs nobody follows. */
 export const silentHooks: RunHooks = {
   reportsOf: () => ({ progress: () => Effect.void, log: () => Effect.void, preview: () => Effect.void }),
   settled: () => Effect.void,
+  partial: () => Effect.void,
   redact: (text) => text
 }
 
@@ -91,6 +100,8 @@ interface Shape {
   readonly order: ReadonlyMap<string, number>
   /** Each node's `node` of its context, made once rather than per run. */
   readonly identity: ReadonlyMap<string, RunContext["node"]>
+  /** Each node's downstream output nodes (those a partial result of it reaches). */
+  readonly outputsOf: ReadonlyMap<string, ReadonlyArray<AppNode>>
 }
 const shapes = new WeakMap<CompiledApp, Shape>()
 const shapeOf = (app: CompiledApp): Shape => {
@@ -100,7 +111,13 @@ const shapeOf = (app: CompiledApp): Shape => {
       chain: isChain(app),
       parameterName: new Map(app.parameters.map((p) => [p.nodeId, p.name])),
       order: new Map(app.outputs.map((o, i) => [o.id, i])),
-      identity: new Map(app.nodes.map((node) => [node.id, { id: node.id, label: node.label }]))
+      identity: new Map(app.nodes.map((node) => [node.id, { id: node.id, label: node.label }])),
+      outputsOf: new Map(
+        app.nodes.map((node) => [
+          node.id,
+          app.nodes.filter((n) => n.compiled.role === "output" && n.upstream[0] === node.id)
+        ])
+      )
     }
     shapes.set(app, shape)
   }
@@ -131,6 +148,38 @@ const begin = (
   const produced: Array<ProducedOutput> = []
   const errors = new Map<string, string>()
 
+  /** The outputs that show a partial result. */
+  const partials = new Set<string>()
+  /**
+   * The `partial` of process node `node`: each output node it feeds runs on `value`, and its
+   * output shows the result; an output node that refuses the value is left as it was. An output
+   * shows the first partial result it gets: the view's version, by which streams and event ids go
+   * (`ExecutionRecord.versionOf`), grows once per output settled, so a second would not be seen.
+   */
+  const partialOf = (node: AppNode) => (value: NodeValue): Effect.Effect<void> =>
+    Effect.forEach(shape.outputsOf.get(node.id) ?? [], (output) => {
+      const compiled = output.compiled
+      if (compiled.role !== "output" || partials.has(output.id)) return Effect.void
+      const ran = compiled.run({
+        node: shape.identity.get(output.id)!,
+        upstream: [{ nodeId: node.id, value }],
+        execution,
+        ...hooks.reportsOf(output.id),
+        partial: noPartial,
+        input: value
+      })
+      return Effect.matchCauseEffect(ran, {
+        onSuccess: (shown) => {
+          partials.add(output.id)
+          return hooks.partial({ id: output.id, type: compiled.outputType, value: hooks.redact(shown) })
+        },
+        onFailure: (cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.interrupt
+            : Effect.logDebug(`${nodeName(output)}: a partial result of node '${node.id}' not shown`, cause)
+      })
+    }, { discard: true })
+
   const attemptOf = (
     node: AppNode,
     upstream: ReadonlyArray<UpstreamValue>
@@ -142,13 +191,22 @@ const begin = (
     switch (compiled.role) {
       case "input": {
         const value = inputs[shape.parameterName.get(node.id) ?? ""] ?? ""
-        return compiled.run({ node: identity, upstream, execution, progress, log, preview, value })
+        return compiled.run({ node: identity, upstream, execution, progress, log, preview, partial: noPartial, value })
       }
       case "process":
-        return compiled.run({ node: identity, upstream, execution, progress, log, preview })
+        return compiled.run({ node: identity, upstream, execution, progress, log, preview, partial: partialOf(node) })
       case "output": {
         const input = upstream[0]!.value
-        const ran = compiled.run({ node: identity, upstream, execution, progress, log, preview, input })
+        const ran = compiled.run({
+          node: identity,
+          upstream,
+          execution,
+          progress,
+          log,
+          preview,
+          partial: noPartial,
+          input
+        })
         return Effect.map(ran, (produce) => {
           const value = hooks.redact(produce)
           produced.push({ id: node.id, type: compiled.outputType, value })
