@@ -67,13 +67,26 @@ export interface ClaimOptions {
    * worker runs: `--node-types`); every version when absent.
    */
   readonly workflows?: ReadonlyArray<string> | undefined
+  /**
+   * Caps on named resources: at most `max` executions of the workflow versions `workflows` under
+   * live leases (those whose nodes use the resource, such as `provider.comfyui`'s servers).
+   */
+  readonly resourceLimits?: ReadonlyArray<ResourceCap> | undefined
+}
+
+/** A cap on the executions of some workflow versions that share a resource. */
+export interface ResourceCap {
+  readonly resource: string
+  readonly max: number
+  readonly workflows: ReadonlyArray<string>
 }
 
 /** Whether a claim under `options` must count live leases (a cap of any kind applies). */
 export const isCapped = (options: Omit<ClaimOptions, "limit">): boolean =>
   options.maxRunningPerWorkspace !== undefined ||
   (options.workspaceLimits !== undefined && options.workspaceLimits.size > 0) ||
-  (options.appLimits !== undefined && options.appLimits.size > 0)
+  (options.appLimits !== undefined && options.appLimits.size > 0) ||
+  (options.resourceLimits !== undefined && options.resourceLimits.length > 0)
 
 /** The cap of `workspaceId` under `options`; undefined: none. */
 export const workspaceCap = (options: Omit<ClaimOptions, "limit">, workspaceId: string): number | undefined =>
@@ -128,3 +141,80 @@ export const claimOne = (
   leaseMs: number
 ): Effect.Effect<Option.Option<Claim>, StorageError> =>
   Effect.map(queue.claimBatch(workerId, leaseMs, { limit: 1 }), (claims) => Option.fromNullable(claims[0]))
+
+/** One count a capped claim reads before it takes anything: the live leases of an app, or of a resource's versions. */
+export type CapCount =
+  | { readonly _tag: "app"; readonly key: string; readonly appId: string; readonly max: number }
+  | {
+    readonly _tag: "resource"
+    readonly key: string
+    readonly workflows: ReadonlyArray<string>
+    readonly max: number
+  }
+
+/**
+ * The caps of one claim by app and by resource, for the adapters' claim loops: the counts to
+ * read first (`counts`, then `start` with each), then `took` for each execution taken. An app or
+ * a resource at its cap puts its executions in `fullApps` / `fullWorkflows`, which the claim's
+ * query leaves out, so the next execution of the workspace is taken instead.
+ */
+export class ClaimCaps {
+  readonly fullApps: Array<string> = []
+  readonly fullWorkflows: Array<string> = []
+  readonly counts: ReadonlyArray<CapCount>
+  private readonly live = new Map<string, number>()
+  private readonly byWorkflow = new Map<string, Array<CapCount & { readonly _tag: "resource" }>>()
+
+  constructor(options: Omit<ClaimOptions, "limit">) {
+    const counts: Array<CapCount> = []
+    for (const [appId, max] of options.appLimits ?? []) counts.push({ _tag: "app", key: `app:${appId}`, appId, max })
+    for (const cap of options.resourceLimits ?? []) {
+      const count = {
+        _tag: "resource",
+        key: `resource:${cap.resource}`,
+        workflows: cap.workflows,
+        max: cap.max
+      } as const
+      counts.push(count)
+      for (const workflow of cap.workflows) {
+        const list = this.byWorkflow.get(workflow) ?? []
+        list.push(count)
+        this.byWorkflow.set(workflow, list)
+      }
+    }
+    this.counts = counts
+  }
+
+  /** Whether the claim has caps of its own to keep (then its filter may change as it takes). */
+  get any(): boolean {
+    return this.counts.length > 0
+  }
+
+  /** The live leases `count` found as the claim began. */
+  start(count: CapCount, n: number): void {
+    this.live.set(count.key, n)
+    if (n >= count.max) this.fill(count)
+  }
+
+  /** Counts an execution taken; whether the claim's filter changed (an app or a resource became full). */
+  took(appId: string, workflowId: string): boolean {
+    let changed = false
+    const app = this.counts.find((c) => c._tag === "app" && c.appId === appId)
+    for (const count of [...(app === undefined ? [] : [app]), ...(this.byWorkflow.get(workflowId) ?? [])]) {
+      const n = (this.live.get(count.key) ?? 0) + 1
+      this.live.set(count.key, n)
+      if (n >= count.max) changed = this.fill(count) || changed
+    }
+    return changed
+  }
+
+  private fill(count: CapCount): boolean {
+    if (count._tag === "app") {
+      if (this.fullApps.includes(count.appId)) return false
+      this.fullApps.push(count.appId)
+    } else {
+      this.fullWorkflows.push(...count.workflows.filter((w) => !this.fullWorkflows.includes(w)))
+    }
+    return true
+  }
+}

@@ -4,6 +4,7 @@
  * none), and claims only the executions of workflow versions whose every node type it runs. A
  * queued execution that no live worker could run says so (`waitingFor`).
  */
+import { Context } from "effect"
 import type { AppDefinition } from "./AppDefinition.js"
 
 /** Whether `type` matches `pattern`, where `*` stands for any run of characters (`video.*`, `*.resize`). */
@@ -46,3 +47,20 @@ export const waitingFor = (
   }
   return `a worker for ${lacking.join(" and ")}`
 }
+
+/**
+ * A resource that executions of a node type share across every process, such as a pool of GPU
+ * servers: at most `limit` executions whose workflow uses `nodeType` run at once, the others
+ * waiting in appexec's queue (docs/scaling.md#limits).
+ */
+export interface ResourceLimit {
+  readonly resource: string
+  readonly nodeType: string
+  readonly limit: number
+}
+
+/** The resources the node packages of the instance declare (`provider.comfyui`: its servers' total capacity). */
+export class NodeResources extends Context.Tag("@appexec/core/NodeResources")<
+  NodeResources,
+  ReadonlyArray<ResourceLimit>
+>() {}

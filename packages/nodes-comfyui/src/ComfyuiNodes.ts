@@ -4,7 +4,7 @@
  * they need besides: the ComfyUI servers' settings and their pool. The guarded outbound client,
  * the media settings and the blob store come from the instance.
  */
-import type { NodeType } from "@appexec/core"
+import { type NodeType, Routing } from "@appexec/core"
 import { type ConfigError, Effect, Layer } from "effect"
 import * as ComfyuiPool from "./ComfyuiPool.js"
 import * as ComfyuiSettings from "./ComfyuiSettings.js"
@@ -19,8 +19,24 @@ export type Requirements = NodeType.NodeRequirements<(typeof comfyuiNodes)[numbe
 /** The settings (the defaults with `overrides`) and the pool of their servers. */
 export const layer = (
   overrides: Partial<ComfyuiSettings.Settings> = {}
-): Layer.Layer<ComfyuiPool.ComfyuiPool | ComfyuiSettings.ComfyuiSettings> =>
-  ComfyuiPool.layer.pipe(Layer.provideMerge(ComfyuiSettings.layer(overrides)))
+): Layer.Layer<ComfyuiPool.ComfyuiPool | ComfyuiSettings.ComfyuiSettings | Routing.NodeResources> =>
+  resources.pipe(Layer.provideMerge(ComfyuiPool.layer), Layer.provideMerge(ComfyuiSettings.layer(overrides)))
+
+/**
+ * The servers as a resource of the deployment (`Routing.NodeResources`): at most their total
+ * capacity of executions using `provider.comfyui` run at once across every process, the others
+ * waiting in appexec's queue with their queue position (docs/scaling.md#limits). Every process
+ * should be given the same servers.
+ */
+export const resources: Layer.Layer<Routing.NodeResources, never, ComfyuiPool.ComfyuiPool> = Layer.effect(
+  Routing.NodeResources,
+  Effect.map(ComfyuiPool.ComfyuiPool, (pool) =>
+    pool.servers.length === 0 ? [] : [{
+      resource: "comfyui",
+      nodeType: "provider.comfyui",
+      limit: pool.servers.reduce((total, server) => total + pool.capacityOf(server), 0)
+    }])
+)
 
 /** As `layer`, the settings read from effect `Config` (`APPEXEC_COMFYUI`, `ComfyuiSettings.config`). */
 export const layerConfig: Layer.Layer<

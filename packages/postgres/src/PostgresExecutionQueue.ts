@@ -43,17 +43,22 @@ export const make = Effect.gen(function*() {
     after: string,
     now: number,
     workflows: ReadonlyArray<string> | undefined,
-    fullApps: ReadonlyArray<string>
+    caps: ExecutionQueue.ClaimCaps
   ) => {
     let query = db
       .selectFrom("executions")
-      .select(["seq", "workspace_id", "app_id"])
+      .select(["seq", "workspace_id", "app_id", "workflow_id"])
       // Literals, not parameters: only then does the planner use the partial index.
       .where("status", "in", [sql.lit("queued"), sql.lit("running")])
       .where("workspace_id", ">", after)
       .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<=", now)]))
     if (workflows !== undefined) query = query.where(sql<boolean>`workflow_id = ANY(${[...workflows]}::text[])`)
-    if (fullApps.length > 0) query = query.where(sql<boolean>`NOT (app_id = ANY(${[...fullApps]}::text[]))`)
+    if (caps.fullApps.length > 0) {
+      query = query.where(sql<boolean>`NOT (app_id = ANY(${[...caps.fullApps]}::text[]))`)
+    }
+    if (caps.fullWorkflows.length > 0) {
+      query = query.where(sql<boolean>`NOT (workflow_id = ANY(${[...caps.fullWorkflows]}::text[]))`)
+    }
     return query
       .orderBy("workspace_id")
       .orderBy("queue_at")
@@ -63,13 +68,22 @@ export const make = Effect.gen(function*() {
       .skipLocked()
   }
 
-  /** How many executions hold live leases, of a workspace or of an app. */
-  const liveOf = (db: Kysely<Tables>, column: "workspace_id" | "app_id", id: string, now: number) =>
+  /** How many executions hold live leases, of a workspace, of an app, or of some workflow versions. */
+  const liveOf = (
+    db: Kysely<Tables>,
+    column: "workspace_id" | "app_id" | "workflow_id",
+    ids: string | ReadonlyArray<string>,
+    now: number
+  ) =>
     db
       .selectFrom("executions")
       .select((eb) => eb.fn.countAll<number>().as("n"))
       .where("status", "in", [sql.lit("queued"), sql.lit("running")])
-      .where(column, "=", id)
+      .where(
+        typeof ids === "string"
+          ? sql<boolean>`${sql.ref(column)} = ${ids}`
+          : sql<boolean>`${sql.ref(column)} = ANY(${[...ids]}::text[])`
+      )
       .where("lease_expires_at", ">", now)
       .executeTakeFirst()
       .then((row) => Number(row?.n ?? 0))
@@ -127,20 +141,21 @@ export const make = Effect.gen(function*() {
       // A claim lost in a crash of the database only leaves its executions claimable.
       await sql`SELECT set_config('synchronous_commit', 'off', true)`.execute(trx)
       await sql`SELECT pg_advisory_xact_lock(hashtext(${`appexec.claims.${client.schema}`}))`.execute(trx)
-      const appLimits = options.appLimits ?? new Map<string, number>()
-      const appLive = new Map<string, number>()
-      const fullApps: Array<string> = []
-      for (const [appId, cap] of appLimits) {
-        const n = await liveOf(trx, "app_id", appId, now)
-        appLive.set(appId, n)
-        if (n >= cap) fullApps.push(appId)
+      const caps = new ExecutionQueue.ClaimCaps(options)
+      for (const count of caps.counts) {
+        caps.start(
+          count,
+          count._tag === "app"
+            ? await liveOf(trx, "app_id", count.appId, now)
+            : await liveOf(trx, "workflow_id", count.workflows, now)
+        )
       }
       const running = new Map<string, number>()
       const rows: Array<ExecutionRow> = []
       let claimedThisPass = 0
       let passes = 0
       while (rows.length < options.limit) {
-        const found = await claimable(trx, cursor, now, options.workflows, fullApps).executeTakeFirst()
+        const found = await claimable(trx, cursor, now, options.workflows, caps).executeTakeFirst()
         if (found === undefined) {
           if (cursor === "" || (passes > 0 && claimedThisPass === 0)) break
           passes += 1
@@ -160,12 +175,7 @@ export const make = Effect.gen(function*() {
         const row = await take(trx, found.seq, workerId, expiresAt)
         if (row !== undefined) rows.push(row)
         claimedThisPass += 1
-        const appCap = appLimits.get(found.app_id)
-        if (appCap !== undefined) {
-          const n = (appLive.get(found.app_id) ?? 0) + 1
-          appLive.set(found.app_id, n)
-          if (n >= appCap) fullApps.push(found.app_id)
-        }
+        caps.took(found.app_id, found.workflow_id)
       }
       return rows
     })

@@ -30,14 +30,15 @@ export const make = Effect.gen(function*() {
    * versions the worker runs (a JSON array; null: all) and of apps not at their cap (a JSON array
    * of the apps that are). Both null and `[]` in the common case, where they cost one check each.
    */
-  type Filter = { workflows: string | null; fullApps: string }
+  type Filter = { workflows: string | null; fullApps: string; fullWorkflows: string }
   const filtered = (p: PreparedQuery.Param<Filter>) => (w: ExpressionBuilder<Tables, "executions">) =>
     w.and([
       w.or([
         w(sql<string | null>`${p("workflows")}`, "is", null),
         w("workflow_id", "in", sql<string>`(select value from json_each(${p("workflows")}))`)
       ]),
-      w("app_id", "not in", sql<string>`(select value from json_each(${p("fullApps")}))`)
+      w("app_id", "not in", sql<string>`(select value from json_each(${p("fullApps")}))`),
+      w("workflow_id", "not in", sql<string>`(select value from json_each(${p("fullWorkflows")}))`)
     ])
 
   /** The first claimable execution, in queue order, of the first workspace after `cursor` that has one. */
@@ -45,7 +46,7 @@ export const make = Effect.gen(function*() {
     PreparedQuery.make((p: PreparedQuery.Param<{ cursor: string; now: number } & Filter>) => {
       const query = db
         .selectFrom("executions")
-        .select(["seq", "workspace_id", "app_id"])
+        .select(["seq", "workspace_id", "app_id", "workflow_id"])
         // Literals, not parameters: only then can SQLite use the partial index `executions_open_by_workspace`.
         .where("status", "in", [sql.lit("queued"), sql.lit("running")])
         .where("workspace_id", ">", p("cursor"))
@@ -69,7 +70,7 @@ export const make = Effect.gen(function*() {
     PreparedQuery.make((p: PreparedQuery.Param<{ workspaceId: string; now: number } & Filter>) => {
       const query = db
         .selectFrom("executions")
-        .select(["seq", "workspace_id", "app_id"])
+        .select(["seq", "workspace_id", "app_id", "workflow_id"])
         .where("status", "in", [sql.lit("queued"), sql.lit("running")])
         .where("workspace_id", ">=", p("workspaceId"))
         .where((w) => w.or([w("lease_expires_at", "is", null), w("lease_expires_at", "<=", p("now"))]))
@@ -94,7 +95,7 @@ export const make = Effect.gen(function*() {
     }
     return query.bind({ workspaceId: params.workspaceId, now: params.now, ...(filter ?? unfiltered) })
   }
-  const unfiltered: Filter = { workflows: null, fullApps: "[]" }
+  const unfiltered: Filter = { workflows: null, fullApps: "[]", fullWorkflows: "[]" }
   const nextRow = (c: Connection, cursor: string, now: number, filter: Filter | undefined) =>
     filter === undefined
       ? c.get(next.bind({ cursor, now, ...unfiltered }))
@@ -108,13 +109,21 @@ export const make = Effect.gen(function*() {
       .where("workspace_id", "=", p("workspaceId"))
       .where("lease_expires_at", ">", p("now"))
   )
-  /** How many executions of an app hold live leases (for the per-app cap). */
+  /** How many executions hold live leases, of an app or of some workflow versions (for the caps). */
   const liveOfApp = PreparedQuery.make((p: PreparedQuery.Param<{ appId: string; now: number }>) =>
     db
       .selectFrom("executions")
       .select((eb) => eb.fn.countAll<number>().as("n"))
       .where("status", "in", [sql.lit("queued"), sql.lit("running")])
       .where("app_id", "=", p("appId"))
+      .where("lease_expires_at", ">", p("now"))
+  )
+  const liveOfWorkflows = PreparedQuery.make((p: PreparedQuery.Param<{ workflows: string; now: number }>) =>
+    db
+      .selectFrom("executions")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("status", "in", [sql.lit("queued"), sql.lit("running")])
+      .where("workflow_id", "in", sql<string>`(select value from json_each(${p("workflows")}))`)
       .where("lease_expires_at", ">", p("now"))
   )
   type LeaseParams = { workerId: string; expiresAt: number }
@@ -159,18 +168,20 @@ export const make = Effect.gen(function*() {
     const claim = (seq: number) => claimOne.bind({ seq, workerId, expiresAt })
     const claimAll = (seqs: ReadonlyArray<number>) =>
       inOrder(c.all(claimMany.bind({ seqs: JSON.stringify(seqs), workerId, expiresAt })), seqs)
-    const appLimits = options.appLimits ?? new Map<string, number>()
-    const appLive = new Map<string, number>()
-    const fullApps: Array<string> = []
-    for (const [appId, cap] of appLimits) {
-      const n = c.get(liveOfApp.bind({ appId, now }))?.n ?? 0
-      appLive.set(appId, n)
-      if (n >= cap) fullApps.push(appId)
+    const caps = new ExecutionQueue.ClaimCaps(options)
+    for (const count of caps.counts) {
+      const n = count._tag === "app"
+        ? c.get(liveOfApp.bind({ appId: count.appId, now }))?.n
+        : c.get(liveOfWorkflows.bind({ workflows: JSON.stringify(count.workflows), now }))?.n
+      caps.start(count, n ?? 0)
     }
     const workflows = options.workflows === undefined ? null : JSON.stringify(options.workflows)
-    let filter: Filter | undefined = workflows === null && appLimits.size === 0
-      ? undefined
-      : { workflows, fullApps: JSON.stringify(fullApps) }
+    const filterNow = (): Filter => ({
+      workflows,
+      fullApps: JSON.stringify(caps.fullApps),
+      fullWorkflows: JSON.stringify(caps.fullWorkflows)
+    })
+    let filter: Filter | undefined = workflows === null && !caps.any ? undefined : filterNow()
     if (!ExecutionQueue.isCapped(options)) {
       // Nearly always one workspace alone has claimable work (one tenant, or a burst of one): two
       // reads tell, and its first are then taken at once, rather than one per turn of the round.
@@ -203,7 +214,7 @@ export const make = Effect.gen(function*() {
         // the rest of the batch is that workspace's first, read at once rather than one per pass
         // (not under app caps, which each claim may change).
         if (
-          cursor !== "" && passes > 0 && !several && only !== undefined && claimedThisPass > 0 && appLimits.size === 0
+          cursor !== "" && passes > 0 && !several && only !== undefined && claimedThisPass > 0 && !caps.any
         ) {
           const left = options.limit - rows.length
           const cap = ExecutionQueue.workspaceCap(options, only)
@@ -241,15 +252,7 @@ export const make = Effect.gen(function*() {
       const row = c.get(claim(found.seq))
       if (row !== undefined) rows.push(row)
       claimedThisPass += 1
-      const appCap = appLimits.get(found.app_id)
-      if (appCap !== undefined) {
-        const n = (appLive.get(found.app_id) ?? 0) + 1
-        appLive.set(found.app_id, n)
-        if (n >= appCap) {
-          fullApps.push(found.app_id)
-          filter = { workflows, fullApps: JSON.stringify(fullApps) }
-        }
-      }
+      if (caps.took(found.app_id, found.workflow_id)) filter = filterNow()
     }
     return rows
   }

@@ -229,14 +229,14 @@ export const make = Effect.gen(function*() {
 
   /**
    * The first claimable execution of `workspaceId` in queue order that `options` let a claim take
-   * (its workflow version accepted, its app under its cap), and how many of the workspace's
-   * executions hold live leases.
+   * (its workflow version accepted, its app and resources under their caps), and how many of the
+   * workspace's executions hold live leases.
    */
   const scan = (
     workspaceId: string,
     now: number,
     options: ExecutionQueue.ClaimOptions,
-    appLive: Map<string, number>
+    caps: ExecutionQueue.ClaimCaps
   ) => {
     let live = 0
     let next: Row | undefined
@@ -246,26 +246,22 @@ export const make = Effect.gen(function*() {
         live += 1
         continue
       }
-      if (options.workflows !== undefined && !options.workflows.includes(row.record.workflowId)) continue
-      const appCap = options.appLimits?.get(row.record.appId)
-      if (appCap !== undefined && liveOfApp(row.record.appId, now, appLive) >= appCap) continue
+      const { appId, workflowId } = row.record
+      if (options.workflows !== undefined && !options.workflows.includes(workflowId)) continue
+      if (caps.fullApps.includes(appId) || caps.fullWorkflows.includes(workflowId)) continue
       if (next === undefined || inQueueOrder(row, next) < 0) next = row
     }
     return { next, live }
   }
 
-  /** How many executions of `appId` hold live leases, counted once a claim and kept up by it. */
-  const liveOfApp = (appId: string, now: number, counted: Map<string, number>) => {
-    let n = counted.get(appId)
-    if (n === undefined) {
-      n = 0
-      for (const ids of open.values()) {
-        for (const id of ids) {
-          const row = rows.get(id)!
-          if (row.record.appId === appId && isLive(row, now)) n += 1
-        }
+  /** How many executions hold live leases whose app or workflow version `holds`. */
+  const liveWhere = (now: number, holds: (record: ExecutionRecord.ExecutionRecord) => boolean) => {
+    let n = 0
+    for (const ids of open.values()) {
+      for (const id of ids) {
+        const row = rows.get(id)!
+        if (isLive(row, now) && holds(row.record)) n += 1
       }
-      counted.set(appId, n)
     }
     return n
   }
@@ -274,7 +270,13 @@ export const make = Effect.gen(function*() {
     Effect.map(currentTime, (now) => {
       const claimed: Array<ExecutionQueue.Claim> = []
       const live = new Map<string, number>()
-      const appLive = new Map<string, number>()
+      const caps = new ExecutionQueue.ClaimCaps(options)
+      for (const count of caps.counts) {
+        caps.start(
+          count,
+          liveWhere(now, (r) => count._tag === "app" ? r.appId === count.appId : count.workflows.includes(r.workflowId))
+        )
+      }
       let claimedThisPass = 0
       let passes = 0
       while (claimed.length < options.limit) {
@@ -283,7 +285,7 @@ export const make = Effect.gen(function*() {
         for (const workspaceId of workspaces) {
           cursor = workspaceId
           const cap = ExecutionQueue.workspaceCap(options, workspaceId)
-          const { live: running, next } = scan(workspaceId, now, options, appLive)
+          const { live: running, next } = scan(workspaceId, now, options, caps)
           const count = live.get(workspaceId) ?? running
           live.set(workspaceId, count)
           if (next === undefined || (cap !== undefined && count >= cap)) continue
@@ -292,7 +294,7 @@ export const make = Effect.gen(function*() {
           next.lease = { workerId, token: next.claims, expiresAt: now + leaseMs }
           const execution = recordOf(next)
           live.set(workspaceId, count + 1)
-          if (appLive.has(execution.appId)) appLive.set(execution.appId, appLive.get(execution.appId)! + 1)
+          caps.took(execution.appId, execution.workflowId)
           claimed.push({
             execution,
             lease: {

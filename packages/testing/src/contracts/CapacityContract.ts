@@ -91,6 +91,23 @@ export const suite = contract("Capacity contract", (test) => {
   )
 
   test(
+    "a resource at its cap holds back the versions that use it, of every app, and no other",
+    Effect.gen(function*() {
+      const owner = yield* seedOwner(1)
+      const other = yield* seedOwner(2)
+      const { queue, store } = yield* ports
+      for (const n of [1, 2, 3]) yield* store.insert(queued(owner, n))
+      yield* store.insert(ofApp(owner, other, 4))
+      const resourceLimits = [{ resource: "gpu", max: 1, workflows: [owner.workflowId as string] }]
+      const first = yield* queue.claimBatch("w", LEASE, { limit: 10, resourceLimits })
+      expect(first.map((c) => c.execution.executionId)).toEqual([id(1), id(4)])
+      expect(yield* claimIds({ limit: 10, resourceLimits })).toEqual([])
+      yield* store.save(completed(first[0]!.execution, 5), first[0]!.lease)
+      expect(yield* claimIds({ limit: 10, resourceLimits })).toEqual([id(2)])
+    })
+  )
+
+  test(
     "a workspace's own cap replaces the instance's default",
     Effect.gen(function*() {
       const one = yield* seedOwner(1)

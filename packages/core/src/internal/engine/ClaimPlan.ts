@@ -4,7 +4,7 @@
  * definitions) and the workspaces' caps. Read from the stores at most once every `REFRESH_MS`,
  * so a new app, version or limit is heeded within that time; a failed read keeps the last plan.
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { AppexecConfig } from "../../AppexecConfig.js"
 import { AppStore } from "../../AppStore.js"
 import type { ClaimOptions } from "../../ExecutionQueue.js"
@@ -16,7 +16,10 @@ import * as Routing from "../../Routing.js"
 export const REFRESH_MS = 1_000
 
 /** The part of a claim's options the plan sets. */
-export type Plan = Pick<ClaimOptions, "workflows" | "appLimits" | "workspaceLimits" | "maxRunningPerWorkspace">
+export type Plan = Pick<
+  ClaimOptions,
+  "workflows" | "appLimits" | "workspaceLimits" | "maxRunningPerWorkspace" | "resourceLimits"
+>
 
 /** The plan of this process's worker, read again when it is older than `REFRESH_MS`. */
 export const make = Effect.gen(function*() {
@@ -24,6 +27,7 @@ export const make = Effect.gen(function*() {
   const apps = yield* AppStore
   const keys = yield* KeyStore
   const registry = yield* NodeRegistry
+  const resources = Option.getOrElse(yield* Effect.serviceOption(Routing.NodeResources), () => [])
   const runs = new Set(Routing.runnable(registry.types, config.nodeTypes))
   const base: Plan = { maxRunningPerWorkspace: config.maxRunningPerWorkspace }
   let plan: Plan = base
@@ -47,7 +51,16 @@ export const make = Effect.gen(function*() {
     for (const workspace of yield* keys.listWorkspaces) {
       if (typeof workspace.maxRunning === "number") workspaceLimits.set(workspace.workspaceId, workspace.maxRunning)
     }
-    return { ...base, workflows, appLimits, workspaceLimits } satisfies Plan
+    // A resource caps the versions whose nodes use it (provider.comfyui: its servers' total capacity).
+    const resourceLimits = resources.flatMap((resource) => {
+      const using = versions.filter((version) =>
+        version.definition.nodes.some((node) => node.type === resource.nodeType)
+      )
+      return using.length === 0
+        ? []
+        : [{ resource: resource.resource, max: resource.limit, workflows: using.map((v) => v.workflowId as string) }]
+    })
+    return { ...base, workflows, appLimits, workspaceLimits, resourceLimits } satisfies Plan
   })
 
   /** The plan in force, read again when due. */
