@@ -21,6 +21,21 @@ export const make = Effect.sync(() => {
     findWorkspace: (name) =>
       Effect.sync(() => Option.fromNullable([...workspaces.values()].find((w) => w.name === name))),
     listWorkspaces: Effect.sync(() => [...workspaces.values()].sort((a, b) => a.createdAt - b.createdAt)),
+    setWorkspaceLimits: (workspaceId, limits) =>
+      Effect.sync(() => {
+        const workspace = workspaces.get(workspaceId)
+        if (workspace === undefined) return false
+        const { maxPriority, maxRunning, ...rest } = workspace
+        const running = limits.maxRunning === undefined ? maxRunning : limits.maxRunning
+        const priority = limits.maxPriority === undefined ? maxPriority : limits.maxPriority
+        // Left out while unset, as the SQL stores read them back.
+        workspaces.set(workspaceId, {
+          ...rest,
+          ...(running === null || running === undefined ? {} : { maxRunning: running }),
+          ...(priority === null || priority === undefined ? {} : { maxPriority: priority })
+        })
+        return true
+      }),
     ensureUser: (user) =>
       Effect.sync(() => {
         const existing = [...users.values()].find((u) => u.workspaceId === user.workspaceId && u.name === user.name)
