@@ -84,6 +84,8 @@ export class KeyStore extends Context.Tag("@appexec/core/KeyStore")<
     readonly ensureWorkspace: (workspace: WorkspaceRecord) => Effect.Effect<WorkspaceRecord, StorageError>
     /** The workspace with this name, if any. */
     readonly findWorkspace: (name: string) => Effect.Effect<Option.Option<WorkspaceRecord>, StorageError>
+    /** The workspace with this id, if any. */
+    readonly getWorkspace: (workspaceId: WorkspaceId) => Effect.Effect<Option.Option<WorkspaceRecord>, StorageError>
     /** Every workspace, oldest first. */
     readonly listWorkspaces: Effect.Effect<ReadonlyArray<WorkspaceRecord>, StorageError>
     /**

@@ -23,6 +23,9 @@ export const make = Effect.gen(function*() {
   const workspaceByName = PreparedQuery.make((p: PreparedQuery.Param<{ name: string }>) =>
     db.selectFrom("workspaces").select(workspaceColumns).where("name", "=", p("name"))
   )
+  const workspaceById = PreparedQuery.make((p: PreparedQuery.Param<{ workspaceId: string }>) =>
+    db.selectFrom("workspaces").select(workspaceColumns).where("workspace_id", "=", p("workspaceId"))
+  )
   const userByName = PreparedQuery.make((p: PreparedQuery.Param<{ workspaceId: string; name: string }>) =>
     db
       .selectFrom("users")
@@ -71,6 +74,11 @@ export const make = Effect.gen(function*() {
     findWorkspace: Effect.fn("SqlKeyStore.findWorkspace")((name) =>
       runner
         .first("find workspace", workspaceByName.bind({ name }))
+        .pipe(Effect.map((row) => Option.map(Option.fromNullable(row), workspaceOfRow)))
+    ),
+    getWorkspace: Effect.fn("SqlKeyStore.getWorkspace")((workspaceId) =>
+      runner
+        .first("get workspace", workspaceById.bind({ workspaceId }))
         .pipe(Effect.map((row) => Option.map(Option.fromNullable(row), workspaceOfRow)))
     ),
     listWorkspaces: runner

@@ -20,6 +20,7 @@ export const make = Effect.sync(() => {
       }),
     findWorkspace: (name) =>
       Effect.sync(() => Option.fromNullable([...workspaces.values()].find((w) => w.name === name))),
+    getWorkspace: (workspaceId) => Effect.sync(() => Option.fromNullable(workspaces.get(workspaceId))),
     listWorkspaces: Effect.sync(() => [...workspaces.values()].sort((a, b) => a.createdAt - b.createdAt)),
     setWorkspaceLimits: (workspaceId, limits) =>
       Effect.sync(() => {

@@ -188,7 +188,11 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
             path: { appId },
             urlParams: options.webhook === undefined ? {} : { webhook: options.webhook },
             headers: options.idempotencyKey === undefined ? {} : { "idempotency-key": options.idempotencyKey },
-            payload: options.webhookEvents === undefined ? { inputs } : { inputs, webhookEvents: options.webhookEvents }
+            payload: {
+              inputs,
+              ...(options.webhookEvents === undefined ? {} : { webhookEvents: options.webhookEvents }),
+              ...(options.priority === undefined ? {} : { priority: options.priority })
+            }
           })
         ).pipe(Effect.map((r) => r.data)),
       get,
@@ -240,7 +244,8 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
         const started = yield* executions.start(appId, inputs, {
           ...(options.webhook === undefined ? {} : { webhook: options.webhook }),
           ...(options.webhookEvents === undefined ? {} : { webhookEvents: options.webhookEvents }),
-          ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey })
+          ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }),
+          ...(options.priority === undefined ? {} : { priority: options.priority })
         }).pipe(
           Effect.catchIf(isInvalidInputs, (refused) =>
             // The app's parameters may have changed since they were read (docs/api.md#versioning): read them again.

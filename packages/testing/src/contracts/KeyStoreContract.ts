@@ -71,6 +71,11 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         expect(yield* keys.findWorkspace("ws 1")).toEqual(
           Option.some({ ...workspace(1), maxRunning: 3, maxPriority: -2 })
         )
+        expect(yield* keys.getWorkspace(workspace(1).workspaceId)).toEqual(
+          Option.some({ ...workspace(1), maxRunning: 3, maxPriority: -2 })
+        )
+        expect(yield* keys.getWorkspace(workspace(2).workspaceId)).toEqual(Option.some(workspace(2)))
+        expect(yield* keys.getWorkspace(Ids.WorkspaceId.make(uuid(1, 9)))).toEqual(Option.none())
         expect(yield* keys.setWorkspaceLimits(workspace(1).workspaceId, { maxPriority: 5 })).toBe(true)
         expect(yield* keys.listWorkspaces).toEqual([{ ...workspace(1), maxRunning: 3, maxPriority: 5 }, workspace(2)])
         expect(yield* keys.setWorkspaceLimits(workspace(1).workspaceId, { maxRunning: null })).toBe(true)
