@@ -6,7 +6,7 @@
 import * as Api from "@appexec/api/Api"
 import type * as App from "@appexec/api/App"
 import * as ErrorBody from "@appexec/api/ErrorBody"
-import type * as Execution from "@appexec/api/Execution"
+import * as Execution from "@appexec/api/Execution"
 import * as InputValidation from "@appexec/core/InputValidation"
 import * as MediaType from "@appexec/core/MediaType"
 import type * as NodeType from "@appexec/core/NodeType"
@@ -36,6 +36,18 @@ const toSpec = (p: App.Parameter): NodeType.ParameterSpec => ({
 })
 
 const decodeProblems = Schema.decodeUnknownOption(Schema.Array(ErrorBody.InputProblem))
+
+const isPriority = Schema.is(Execution.Priority)
+
+/**
+ * A priority the server would refuse, found before sending (the request could not be encoded):
+ * the server's code and words, status 0 as no server answered.
+ */
+const priorityRefused = new ApiError({
+  status: 0,
+  code: "invalid_request",
+  message: `\`priority\` must be an integer from ${Execution.PRIORITY_MIN} to ${Execution.PRIORITY_MAX} (default 0).`
+})
 
 const isInvalidInputs = (error: RequestError): error is ApiError =>
   error._tag === "ApiError" && error.code === "invalid_inputs"
@@ -183,7 +195,7 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
 
     const executions: AppexecClientService["executions"] = {
       start: (appId, inputs, options = {}) =>
-        mapErrors(
+        options.priority !== undefined && !isPriority(options.priority) ? Effect.fail(priorityRefused) : mapErrors(
           api.apps.startExecution({
             path: { appId },
             urlParams: options.webhook === undefined ? {} : { webhook: options.webhook },
