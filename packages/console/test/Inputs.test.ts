@@ -8,8 +8,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { keyHint } from "../src/app/api/Session.js"
 import type { Parameter } from "../src/app/api/Wire.js"
 import { between, formatDuration } from "../src/app/components/Time.js"
-import { PRIORITY_MAX, PRIORITY_MIN, requestedPriority } from "../src/app/form/Priority.js"
 import { inputsOf, isMultiline, nameOf, problemText, startingValues } from "../src/app/form/Inputs.js"
+import { PRIORITY_MAX, PRIORITY_MIN, requestedPriority } from "../src/app/form/Priority.js"
 import * as Snippets from "../src/app/form/Snippets.js"
 import { pathOf, type Route, routeOf } from "../src/app/Routes.js"
 
@@ -86,7 +86,9 @@ describe("the request as code", () => {
   })
 
   it("with a priority: in the body and in the client's options, with or without a webhook", () => {
-    expect(Snippets.curl({ ...request, priority: 3 })).toContain("-d '{\"inputs\":{\"prompt\":\"it'\\''s a \\\"test\\\"\"},\"priority\":3}'")
+    expect(Snippets.curl({ ...request, priority: 3 })).toContain(
+      "-d '{\"inputs\":{\"prompt\":\"it'\\''s a \\\"test\\\"\"},\"priority\":3}'"
+    )
     expect(Snippets.clientCode({ ...request, priority: -2 })).toContain(
       "}, { webhook: \"https://example.com/hook?a=1\", priority: -2 })"
     )

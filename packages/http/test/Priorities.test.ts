@@ -4,6 +4,7 @@
  * highest (`appexec workspaces set NAME --max-priority N`), is a 400 in the API's error shape;
  * an `Idempotency-Key` names the priority with the rest of the request.
  */
+import { Ids } from "@appexec/api"
 import { Appexec, ExecutionStore } from "@appexec/core"
 import { HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
@@ -18,7 +19,7 @@ const start = (appId: string, key: string, body: Record<string, unknown>, header
     )
   )
 
-const idOf = (body: unknown) => (body as { data: { executionId: string } }).data.executionId
+const idOf = (body: unknown) => Ids.ExecutionId.make((body as { data: { executionId: string } }).data.executionId)
 
 /** The priority stored with the execution of a 202 answer (absent: 0). */
 const storedPriority = (body: unknown) =>

@@ -6,22 +6,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { execFile } from "node:child_process"
 import { backends } from "./support/Backends.js"
-import { bin } from "./support/Bin.js"
+import { appexec } from "./support/Bin.js"
 import { startServe, tempDataDir } from "./support/ServeProcess.js"
-
-/** Runs `appexec …args` with `env` added to the environment to completion; stdout, stderr and exit code. */
-const appexec = (env: Record<string, string>, ...args: Array<string>) =>
-  Effect.async<{ stdout: string; stderr: string; code: number }>((resume) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      { env: { ...process.env, ...env } },
-      (error, stdout, stderr) =>
-        resume(Effect.succeed({ stdout, stderr, code: error === null ? 0 : Number(error.code ?? 1) }))
-    )
-  })
 
 /** Starts the Greeting app with `key` at `priority`: the status and the error, if any. */
 const startAt = (baseUrl: string, key: string, priority: number) =>
@@ -62,7 +49,10 @@ describe("appexec workspaces set", () => {
           expect(yield* startAt(serve.baseUrl, key, 5)).toMatchObject({ status: 202 })
           expect(yield* startAt(serve.baseUrl, key, 6)).toEqual({
             status: 400,
-            error: { code: "invalid_request", message: "`priority` 6 is above 5, the highest this workspace may start at." }
+            error: {
+              code: "invalid_request",
+              message: "`priority` 6 is above 5, the highest this workspace may start at."
+            }
           })
           expect(yield* startAt(serve.baseUrl, serve.key, 10)).toMatchObject({ status: 202 })
 

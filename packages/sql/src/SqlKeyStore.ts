@@ -99,8 +99,7 @@ export const make = Effect.gen(function*() {
           .set({
             // A column set to itself when its limit is left out: the statement always sets something.
             max_running: (eb) => limits.maxRunning === undefined ? eb.ref("max_running") : eb.val(limits.maxRunning),
-            max_priority: (eb) =>
-              limits.maxPriority === undefined ? eb.ref("max_priority") : eb.val(limits.maxPriority)
+            max_priority: (eb) => limits.maxPriority === undefined ? eb.ref("max_priority") : eb.val(limits.maxPriority)
           })
           .where("workspace_id", "=", workspaceId)
       )

@@ -31,7 +31,9 @@ const workspacesCreate = Command.make(
 ).pipe(Command.withDescription("Create a workspace (or find it by name); prints its id"))
 
 /** A limit as listed: its value, or `default`. */
-const limitText = (limit: number | null | undefined): string => (limit === null || limit === undefined ? "default" : `${limit}`)
+const limitText = (
+  limit: number | null | undefined
+): string => (limit === null || limit === undefined ? "default" : `${limit}`)
 
 const workspacesList = Command.make("list", { store }, ({ store }) =>
   admin(

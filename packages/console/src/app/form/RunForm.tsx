@@ -4,7 +4,7 @@
  * filled in, required ones marked; a `text` one a box of one line unless `multiline` (`TextField`:
  * Enter, or Ctrl+Enter in a multi-line box, runs), a `url` one a URL box with a file picker and a
  * drop zone that upload (`UrlField`). An optional webhook URL, and the events it receives
- * (`WebhookEvents`), and a priority (`Priority`), each folded away. "Run" starts the execution
+ * (`WebhookEvents`), and a priority (`PriorityField`), each folded away. "Run" starts the execution
  * (`POST /v1/apps/{appId}/executions`) once no upload is under way; the server's `invalid_inputs`
  * problems are shown at their fields.
  */
@@ -15,9 +15,10 @@ import { useApi } from "../api/Remote.js"
 import type { AppDetail, Parameter, WebhookEvent } from "../api/Wire.js"
 import { messageOf } from "../components/Feedback.js"
 import { inputsOf, nameOf, problemText, startingValues } from "./Inputs.js"
+import { requestedPriority } from "./Priority.js"
+import { PriorityField } from "./PriorityField.js"
 import { type FieldAttributes, TextField } from "./TextField.js"
 import { UrlField } from "./UrlField.js"
-import { Priority, requestedPriority } from "./Priority.js"
 import { DEFAULT_EVENTS, requestedEvents, WebhookEvents } from "./WebhookEvents.js"
 
 /** What the form would send. */
@@ -203,7 +204,7 @@ export const RunForm = (
         </p>
         <WebhookEvents picked={events} onChange={setEvents} />
       </details>
-      <Priority value={priority} onInput={setPriority} />
+      <PriorityField value={priority} onInput={setPriority} />
       {app.parameters.some((p) => p.required) && (
         <p class="help">
           <span class="required" aria-hidden="true">*</span> required

@@ -8,11 +8,11 @@
  * way (a write of its own, never in the request's path), so `keys list` can say when it was last used.
  */
 import type { Authentication } from "@appexec/api"
+import { PRIORITY_MAX } from "@appexec/api/Execution"
 import { ApiKeyId, UserId, WorkspaceId } from "@appexec/api/Ids"
 import { type Context, Duration, Effect, FiberSet, Option, type Scope } from "effect"
 import type { Appexec } from "../../Appexec.js"
 import { AppexecConfig } from "../../AppexecConfig.js"
-import { PRIORITY_MAX } from "@appexec/api/Execution"
 import { InvalidRequest, type StorageError, Unauthorized } from "../../Errors.js"
 import { IdGenerator } from "../../IdGenerator.js"
 import {
@@ -204,7 +204,9 @@ export const make: Effect.Effect<
   const limitsRefusal = (limits: WorkspaceLimits): InvalidRequest | undefined => {
     const { maxPriority, maxRunning } = limits
     if (maxRunning !== undefined && maxRunning !== null && !(Number.isInteger(maxRunning) && maxRunning >= 1)) {
-      return new InvalidRequest({ reason: `The most running executions must be a positive integer, not ${maxRunning}.` })
+      return new InvalidRequest({
+        reason: `The most running executions must be a positive integer, not ${maxRunning}.`
+      })
     }
     if (
       maxPriority !== undefined && maxPriority !== null &&

@@ -149,7 +149,10 @@ export const make = (visibility: Visibility) =>
      * `maxPriority`, else `PRIORITY_MAX`). Run only for a raised priority: a start at 0 or below
      * reads no workspace.
      */
-    const allowPriority = (principal: Principal, priority: number): Effect.Effect<void, InvalidRequest | StorageError> =>
+    const allowPriority = (
+      principal: Principal,
+      priority: number
+    ): Effect.Effect<void, InvalidRequest | StorageError> =>
       Effect.flatMap(keyStore.getWorkspace(principal.workspaceId), (workspace) => {
         const highest = Option.getOrUndefined(workspace)?.maxPriority ?? PRIORITY_MAX
         return priority <= highest ? Effect.void : Effect.fail(

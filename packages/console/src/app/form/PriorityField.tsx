@@ -1,23 +1,11 @@
 /**
- * The priority of a run (docs/scaling.md#priorities), folded away under the inputs: a number box
- * from -10 to 10, empty for the default (0), which the form sends as no priority at all, so that
- * the request stays the interface's own. The server says when the workspace may not go so high.
+ * The priority of a run, folded away under the inputs: a number box from -10 to 10, empty for
+ * the default (0). The server says when the workspace may not go so high.
  */
-
-/** The lowest and highest priority a start may ask for. */
-export const PRIORITY_MIN = -10
-export const PRIORITY_MAX = 10
-
-/** What the form sends of the box's `text`: an integer in range other than 0, else nothing. */
-export const requestedPriority = (text: string): number | undefined => {
-  const trimmed = text.trim()
-  if (trimmed === "") return undefined
-  const n = Number(trimmed)
-  return Number.isInteger(n) && n !== 0 && n >= PRIORITY_MIN && n <= PRIORITY_MAX ? n : undefined
-}
+import { PRIORITY_MAX, PRIORITY_MIN } from "./Priority.js"
 
 /** The folded priority box; `onInput` gets the text as typed. */
-export const Priority = (
+export const PriorityField = (
   { onInput, value }: { readonly value: string; readonly onInput: (text: string) => void }
 ) => (
   <details class="field priority-field" open={value.trim() !== ""} data-testid="priority-field">
