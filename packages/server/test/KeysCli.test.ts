@@ -86,7 +86,9 @@ describe("appexec keys", () => {
           const apps = (yield* run("apps", "list")).stdout
           expect(apps).toContain(`${imported.stdout.trim()}\tworkspace team\tPrivate greeting\n`)
           expect(apps).toMatch(/\tpublic\tGreeting\n/)
-          expect((yield* run("workspaces", "list")).stdout).toMatch(/^default\t[0-9a-f-]{36}\t\S+\nteam\t/)
+          expect((yield* run("workspaces", "list")).stdout).toMatch(
+            /^default\t[0-9a-f-]{36}\t\S+\tdefault\tdefault\nteam\t/
+          )
         }),
       120_000
     )
