@@ -80,7 +80,10 @@ export type KeyUse = typeof KeyUse.Type
 export class KeyStore extends Context.Tag("@appexec/core/KeyStore")<
   KeyStore,
   {
-    /** Inserts a workspace; returns the existing one instead when the name is taken. */
+    /**
+     * Inserts a workspace, without limits (`setWorkspaceLimits` sets them); returns the existing
+     * one instead when the name is taken.
+     */
     readonly ensureWorkspace: (workspace: WorkspaceRecord) => Effect.Effect<WorkspaceRecord, StorageError>
     /** The workspace with this name, if any. */
     readonly findWorkspace: (name: string) => Effect.Effect<Option.Option<WorkspaceRecord>, StorageError>

@@ -15,8 +15,11 @@ export const make = Effect.sync(() => {
       Effect.sync(() => {
         const existing = [...workspaces.values()].find((w) => w.name === workspace.name)
         if (existing !== undefined) return existing
-        workspaces.set(workspace.workspaceId, workspace)
-        return workspace
+        // Without limits, as the SQL stores insert it.
+        const { workspaceId, name, createdAt } = workspace
+        const inserted = { workspaceId, name, createdAt }
+        workspaces.set(workspaceId, inserted)
+        return inserted
       }),
     findWorkspace: (name) =>
       Effect.sync(() => Option.fromNullable([...workspaces.values()].find((w) => w.name === name))),
