@@ -135,7 +135,8 @@ export const StartExecutionPayload = Schema.Struct({
       description:
         `${webhookEventsDescription} As the query's \`webhookEvents\`; when both are sent they must name the same events.`
     })
-  )
+  ),
+  priority: Schema.optional(Execution.Priority)
 }).annotations({ identifier: "StartExecutionRequest" })
 
 /** Longest hold of a long poll (`Prefer: wait=N`), in seconds. */

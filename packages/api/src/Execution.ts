@@ -143,6 +143,19 @@ export type WebhookEvent = typeof WebhookEvent.Type
 /** Every webhook event, in the order of an execution's life (the order stored lists keep). */
 export const WEBHOOK_EVENTS: ReadonlyArray<WebhookEvent> = WebhookEvent.literals
 
+/**
+ * The lowest and highest priority a start may ask for (docs/scaling.md#priorities), an
+ * extension: a step of priority is worth a minute of waiting; a workspace may be held lower.
+ */
+export const PRIORITY_MIN = -10
+export const PRIORITY_MAX = 10
+
+/** A start's priority: an integer from `PRIORITY_MIN` to `PRIORITY_MAX`, 0 when not given. */
+export const Priority = Schema.Int.pipe(Schema.between(PRIORITY_MIN, PRIORITY_MAX)).annotations({
+  description:
+    `How soon the execution is taken, an integer from ${PRIORITY_MIN} to ${PRIORITY_MAX} (default 0): a step of priority goes before executions up to a minute older, so nothing waits for ever. A workspace may be held to a lower highest priority.`
+})
+
 /** The events of an execution started without `webhookEvents`: the completion webhook alone. */
 export const DEFAULT_WEBHOOK_EVENTS: ReadonlyArray<WebhookEvent> = ["completed"]
 

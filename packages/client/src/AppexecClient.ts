@@ -60,6 +60,12 @@ export interface StartOptions {
    * key answers the first execution instead of starting another, so it is safe to retry.
    */
   readonly idempotencyKey?: string
+  /**
+   * How soon the execution is taken (docs/scaling.md#priorities): an integer from -10 to 10,
+   * default 0; each step goes before executions up to a minute older. A workspace may be held to
+   * a lower highest priority (a start above it is refused, 400 `invalid_request`).
+   */
+  readonly priority?: number
 }
 
 /** Options of a redelivery. */

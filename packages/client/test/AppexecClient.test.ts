@@ -1,4 +1,5 @@
 import { type Execution } from "@appexec/api"
+import { Appexec, ExecutionStore } from "@appexec/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Fiber, Option, Queue, Ref, TestClock } from "effect"
 import { AppexecClient, type ClientConfig, Outputs } from "../src/index.js"
@@ -76,6 +77,32 @@ describe("AppexecClient against a served instance", () => {
       expect(Outputs.text(result, "Greeting")).toBe("Hello Ada, in a warm tone.")
       expect(Outputs.text(result, "greeting")).toBe("Hello Ada, in a warm tone.")
       expect(Outputs.mediaUrl(result, "Greeting")).toBeUndefined()
+    }).pipe(Effect.provide(instance)))
+
+  it.scoped("starts and runs at a priority; one above the workspace's highest, or out of range, is invalid_request", () =>
+    Effect.gen(function*() {
+      const served = yield* serve()
+      const client = yield* clientOf(served)
+      const store = yield* ExecutionStore.ExecutionStore
+      const started = yield* client.executions.start(served.greetingAppId, { who: "Ada" }, { priority: 7 })
+      expect(Option.getOrThrow(yield* store.get(started.executionId)).priority).toBe(7)
+
+      yield* (yield* Appexec.Appexec).workspaces.set("consumers", { maxPriority: 6 })
+      const refused = yield* Effect.flip(client.executions.start(served.greetingAppId, { who: "Ada" }, { priority: 7 }))
+      expect(refused).toMatchObject({ _tag: "ApiError", status: 400, code: "invalid_request" })
+      expect(refused.message).toBe("`priority` 7 is above 6, the highest this workspace may start at.")
+      // Out of range: refused before sending, in the server's words (no server answered: status 0).
+      for (const priority of [11, -11, 1.5]) {
+        const local = yield* Effect.flip(client.executions.start(served.greetingAppId, { who: "Ada" }, { priority }))
+        expect(local).toMatchObject({ _tag: "ApiError", status: 0, code: "invalid_request" })
+        expect(local.message).toBe("`priority` must be an integer from -10 to 10 (default 0).")
+      }
+      const { result } = yield* driveToEnd((onStatus) =>
+        client.run(served.greetingAppId, { who: "Ada" }, { onStatus, hold: false, live: false, priority: 6 })
+      )
+      const done = Either.getOrThrow(result)
+      expect(done.status).toBe("completed")
+      expect(Option.getOrThrow(yield* store.get(done.executionId)).priority).toBe(6)
     }).pipe(Effect.provide(instance)))
 
   it.scoped("waits with reads only: the start is sent exactly once", () =>

@@ -1,13 +1,15 @@
 /**
  * What the app page's form starts with and sends, which text boxes take several lines, how the
- * server's problems are said, the same request as curl and as client code (the key never in
- * them), and the console's routes.
+ * server's problems are said, the priority it sends, the same request as curl and as client code
+ * (the key never in them), and the console's routes.
  */
+import { Execution } from "@appexec/api"
 import { describe, expect, it } from "@effect/vitest"
 import { keyHint } from "../src/app/api/Session.js"
 import type { Parameter } from "../src/app/api/Wire.js"
 import { between, formatDuration } from "../src/app/components/Time.js"
 import { inputsOf, isMultiline, nameOf, problemText, startingValues } from "../src/app/form/Inputs.js"
+import { PRIORITY_MAX, PRIORITY_MIN, requestedPriority } from "../src/app/form/Priority.js"
 import * as Snippets from "../src/app/form/Snippets.js"
 import { pathOf, type Route, routeOf } from "../src/app/Routes.js"
 
@@ -81,6 +83,24 @@ describe("the request as code", () => {
       "appexec.executions.start(\"0ad80bd0-7068-46b8-ab79-7a931999410b\", {\n  \"prompt\": \"it's a \\\"test\\\"\"\n}, { webhook: \"https://example.com/hook?a=1\" })"
     )
     expect(code).toContain("await appexec.executions.wait(started.executionId)")
+  })
+
+  it("with a priority: in the body and in the client's options, with or without a webhook", () => {
+    expect(Snippets.curl({ ...request, priority: 3 })).toContain(
+      "-d '{\"inputs\":{\"prompt\":\"it'\\''s a \\\"test\\\"\"},\"priority\":3}'"
+    )
+    expect(Snippets.clientCode({ ...request, priority: -2 })).toContain(
+      "}, { webhook: \"https://example.com/hook?a=1\", priority: -2 })"
+    )
+    expect(Snippets.clientCode({ ...request, webhook: undefined, priority: 5 })).toContain("}, { priority: 5 })")
+  })
+})
+
+describe("the form's priority", () => {
+  it("sends an integer from -10 to 10 other than 0, and nothing for the default or a value the server would refuse", () => {
+    expect([PRIORITY_MIN, PRIORITY_MAX]).toEqual([Execution.PRIORITY_MIN, Execution.PRIORITY_MAX])
+    expect(["", " ", "0", "-0", "11", "-11", "1.5", "x"].map(requestedPriority)).toEqual(Array(8).fill(undefined))
+    expect(["10", " -10 ", "3"].map(requestedPriority)).toEqual([10, -10, 3])
   })
 })
 

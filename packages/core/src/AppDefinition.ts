@@ -35,7 +35,10 @@ export const AppDefinition = Schema.Struct({
   public: Schema.optional(Schema.Boolean),
   /** Per-app execution timeout; the instance default applies when absent. */
   timeoutSeconds: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.positive())),
-  /** Most executions of the app running at once, across every process (docs/scaling.md#limits); no cap when absent. */
+  /**
+   * Most executions of the app running at once, across every process on the storage
+   * (docs/scaling.md#limits); no cap when absent. The others stay queued.
+   */
   concurrency: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.positive())),
   nodes: Schema.Array(NodeDefinition),
   edges: Schema.Array(EdgeDefinition)

@@ -42,7 +42,7 @@ import type { NewUpload, UploadError } from "./internal/facade/Uploads.js"
 import * as Visibility from "./internal/facade/Visibility.js"
 import * as Waits from "./internal/facade/Waits.js"
 import type { GetOptions } from "./internal/facade/Waits.js"
-import type { WorkspaceRecord } from "./KeyStore.js"
+import type { WorkspaceLimits, WorkspaceRecord } from "./KeyStore.js"
 
 export { LIST_LIMIT } from "./internal/facade/Apps.js"
 export { EXECUTION_LIST_LIMIT, type ExecutionQuery } from "./internal/facade/ExecutionPages.js"
@@ -229,6 +229,16 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
       /** Every workspace, oldest first. */
       readonly list: Effect.Effect<ReadonlyArray<WorkspaceRecord>, StorageError>
       /**
+       * Sets the limits of the workspace with this name (docs/scaling.md#limits): `maxRunning` a
+       * positive integer, `maxPriority` an integer from 0 to `PRIORITY_MAX` (else
+       * `InvalidRequest`); a limit left out stays as it is, null puts back the default. The
+       * workspace as it now is; none when no workspace has that name.
+       */
+      readonly set: (
+        name: string,
+        limits: WorkspaceLimits
+      ) => Effect.Effect<Option.Option<WorkspaceRecord>, InvalidRequest | StorageError>
+      /**
        * The principal of a host acting in-process as a user (default `default`) of a workspace,
        * both created by name when missing, without an API key: its `apiKeyId` is
        * `IN_PROCESS_KEY_ID`, which no stored key has. No key row is written.
@@ -293,7 +303,12 @@ export const layer = Layer.scoped(
       },
       keys: { create: keys.create, revoke: keys.revoke, list: keys.list, authenticate: keys.authenticate },
       uploads: { create: uploads.create },
-      workspaces: { create: keys.ensureWorkspace, list: keys.listWorkspaces, principal: keys.principal },
+      workspaces: {
+        create: keys.ensureWorkspace,
+        list: keys.listWorkspaces,
+        set: keys.setWorkspace,
+        principal: keys.principal
+      },
       operator: {
         ready: actions.ready,
         drain: actions.drain,

@@ -50,8 +50,7 @@ export const ExecutionRecord = Schema.Struct({
 export type ExecutionRecord = typeof ExecutionRecord.Type
 
 /** The lowest and highest priority a start may ask for (docs/scaling.md#priorities). */
-export const PRIORITY_MIN = -10
-export const PRIORITY_MAX = 10
+export { PRIORITY_MAX, PRIORITY_MIN } from "@appexec/api/Execution"
 /** How much waiting one step of priority is worth: a priority of 2 goes before runs up to 2 minutes older. */
 export const PRIORITY_STEP_MS = 60_000
 

@@ -10,12 +10,25 @@ export const WorkspaceRecord = Schema.Struct({
   workspaceId: WorkspaceId,
   name: Schema.String,
   createdAt: Schema.Number,
-  /** Most of its executions running at once; absent or null: the instance's default. */
+  /**
+   * Most of its executions running at once in every process (`appexec workspaces set NAME
+   * --max-running N`); absent or null: the instance's `--max-running-per-workspace`, else none.
+   * The stores leave it out while it is not set.
+   */
   maxRunning: Schema.optional(Schema.NullOr(Schema.Int)),
-  /** Highest priority its keys may ask for at a start; absent or null: the highest there is. */
+  /**
+   * Highest priority its keys may ask for at a start (`--max-priority N`); absent or null:
+   * `PRIORITY_MAX`. The stores leave it out while it is not set.
+   */
   maxPriority: Schema.optional(Schema.NullOr(Schema.Int))
 })
 export type WorkspaceRecord = typeof WorkspaceRecord.Type
+
+/** A change of a workspace's limits: a field left out stays as it is, null puts back the default. */
+export interface WorkspaceLimits {
+  readonly maxRunning?: number | null | undefined
+  readonly maxPriority?: number | null | undefined
+}
 
 /** A user of a workspace; names are unique within the workspace. */
 export const UserRecord = Schema.Struct({
@@ -67,12 +80,25 @@ export type KeyUse = typeof KeyUse.Type
 export class KeyStore extends Context.Tag("@appexec/core/KeyStore")<
   KeyStore,
   {
-    /** Inserts a workspace; returns the existing one instead when the name is taken. */
+    /**
+     * Inserts a workspace, without limits (`setWorkspaceLimits` sets them); returns the existing
+     * one instead when the name is taken.
+     */
     readonly ensureWorkspace: (workspace: WorkspaceRecord) => Effect.Effect<WorkspaceRecord, StorageError>
     /** The workspace with this name, if any. */
     readonly findWorkspace: (name: string) => Effect.Effect<Option.Option<WorkspaceRecord>, StorageError>
+    /** The workspace with this id, if any. */
+    readonly getWorkspace: (workspaceId: WorkspaceId) => Effect.Effect<Option.Option<WorkspaceRecord>, StorageError>
     /** Every workspace, oldest first. */
     readonly listWorkspaces: Effect.Effect<ReadonlyArray<WorkspaceRecord>, StorageError>
+    /**
+     * Sets the limits `limits` names on the workspace with this id (undefined: unchanged, null:
+     * back to the default); false when no workspace has that id.
+     */
+    readonly setWorkspaceLimits: (
+      workspaceId: WorkspaceId,
+      limits: WorkspaceLimits
+    ) => Effect.Effect<boolean, StorageError>
     /** Inserts a user; returns the existing one instead when the name is taken in that workspace. */
     readonly ensureUser: (user: UserRecord) => Effect.Effect<UserRecord, StorageError>
     /** Inserts an API key record. */

@@ -216,6 +216,17 @@ describe("app definitions (docs/apps.md)", () => {
     expect(problems.length).toBeGreaterThanOrEqual(3)
   })
 
+  it("takes a concurrency, a positive integer, and refuses any other", () => {
+    const app = Either.getOrThrow(AppDefinition.compile({ ...poster, concurrency: 5 }, registry))
+    expect(app.definition.concurrency).toBe(5)
+    expect(Either.getOrThrow(AppDefinition.compile(poster, registry)).definition.concurrency).toBeUndefined()
+    for (const concurrency of [0, -1, 1.5, "2"]) {
+      expect(new Set(problemsOf({ ...poster, concurrency }).map((p) => p.message.split(":")[0]))).toEqual(
+        new Set(["concurrency"])
+      )
+    }
+  })
+
   it("refuses a structurally wrong file with the path of each problem", () => {
     const problems = problemsOf({ name: "", nodes: [{ id: "has space", type: "input.text" }], edges: {} })
     const messages = problems.map((p) => p.message)

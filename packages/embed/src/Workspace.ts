@@ -35,7 +35,8 @@ export interface Executions {
    * Validates `inputs` against the app's parameters and queues an execution (docs/api.md#start-an-execution);
    * resolves at once with its id and output placeholders. `webhook`: a URL that gets the signed
    * result; `webhookEvents`: the events it gets (docs/webhooks.md#events, default `["completed"]`);
-   * `idempotencyKey`: the same key answers the first execution again.
+   * `idempotencyKey`: the same key answers the first execution again; `priority`: -10 to 10,
+   * default 0, how soon it is taken (docs/scaling.md#priorities).
    */
   start(
     appId: string,
@@ -44,6 +45,7 @@ export interface Executions {
       readonly webhook?: string | undefined
       readonly webhookEvents?: ReadonlyArray<WebhookEvent> | undefined
       readonly idempotencyKey?: string | undefined
+      readonly priority?: number | undefined
     }
   ): Promise<StartedExecution>
   /** The execution as it is; with `wait`, once it finished or `wait` passed (docs/api.md#long-polling). */
@@ -60,6 +62,7 @@ export interface Executions {
     options?: {
       readonly webhook?: string | undefined
       readonly webhookEvents?: ReadonlyArray<WebhookEvent> | undefined
+      readonly priority?: number | undefined
       readonly timeout?: Duration.DurationInput | undefined
     }
   ): Promise<Execution>
@@ -130,9 +133,11 @@ export const make = (run: Run<Core.Appexec>, principal: () => Promise<Core.Princ
         withPrincipal((appexec, p) => appexec.executions.get(p, executionId, { wait: options?.wait })),
       await: (executionId, options) => awaitFinished(executionId, options?.timeout),
       run: (appId, inputs, options) =>
-        start(appId, inputs, { webhook: options?.webhook, webhookEvents: options?.webhookEvents }).then((started) =>
-          awaitFinished(started.executionId, options?.timeout)
-        ),
+        start(appId, inputs, {
+          webhook: options?.webhook,
+          webhookEvents: options?.webhookEvents,
+          priority: options?.priority
+        }).then((started) => awaitFinished(started.executionId, options?.timeout)),
       cancel: (executionId) => withPrincipal((appexec, p) => appexec.executions.cancel(executionId, p)),
       list: (query) => withPrincipal((appexec, p) => appexec.executions.list(p, query))
     }

@@ -110,6 +110,26 @@ describe("createAppexec", () => {
     expect(await appexec.keys.list()).toEqual([])
   })
 
+  it("starts and runs at a priority; one out of range is refused with invalid_request", async () => {
+    const { appexec } = await memoryInstance()
+    const app = await appexec.apps.import(greeting)
+    const started = await appexec.executions.start(app.appId, { who: "Ada" }, { priority: 10 })
+    expect((await appexec.executions.await(started.executionId)).status).toBe("completed")
+    expect((await appexec.executions.run(app.appId, { who: "Ada" }, { priority: -10 })).status).toBe("completed")
+    for (
+      const refused of [
+        await rejection(appexec.executions.start(app.appId, { who: "Ada" }, { priority: 11 })),
+        await rejection(appexec.executions.run(app.appId, { who: "Ada" }, { priority: 1.5 }))
+      ]
+    ) {
+      expect(refused).toBeInstanceOf(AppexecError)
+      expect(refused).toMatchObject({
+        code: "invalid_request",
+        message: "`priority` must be an integer from -10 to 10 (default 0)."
+      })
+    }
+  })
+
   it("errors are plain Errors with the API's code and details, usable with instanceof", async () => {
     const { appexec } = await memoryInstance()
     const app = await appexec.apps.import(greeting)

@@ -112,7 +112,12 @@ describe("fuzzing the API over a real socket", () => {
         const start = fc.record({
           appId: fc.constantFrom(echo.appId, secret.appId, crypto.randomUUID(), "not-a-uuid"),
           key: fc.constantFrom(alice.key, bob.key),
-          body: fc.oneof(payload, echoInputs.map((inputs) => ({ inputs }))),
+          body: fc.oneof(
+            payload,
+            echoInputs.map((inputs) => ({ inputs })),
+            // Any JSON as the priority: a number in range is taken, anything else is a 400.
+            fc.record({ inputs: echoInputs, priority: fc.oneof(fc.integer({ min: -12, max: 12 }), fc.jsonValue()) })
+          ),
           query
         })
         let accepted = 0

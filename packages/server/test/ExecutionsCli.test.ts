@@ -5,23 +5,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
-import { execFile } from "node:child_process"
 import { backends } from "./support/Backends.js"
-import { bin } from "./support/Bin.js"
+import { appexec } from "./support/Bin.js"
 import { delayApps, json, slowApps } from "./support/DelayApps.js"
 import { spawnAppexec, startServe, tempDataDir } from "./support/ServeProcess.js"
-
-/** Runs `appexec …args` with `env` added to the environment to completion; stdout, stderr and exit code. */
-const appexec = (env: Record<string, string>, ...args: Array<string>) =>
-  Effect.async<{ stdout: string; stderr: string; code: number }>((resume) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      { env: { ...process.env, ...env } },
-      (error, stdout, stderr) =>
-        resume(Effect.succeed({ stdout, stderr, code: error === null ? 0 : Number(error.code ?? 1) }))
-    )
-  })
 
 describe("appexec executions cancel", () => {
   for (const backend of backends) {

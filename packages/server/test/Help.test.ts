@@ -19,7 +19,7 @@ const appexec = (...args: Array<string>) =>
 
 /** Every command group and its subcommands, and the commands without any. */
 const groups: Readonly<Record<string, ReadonlyArray<string>>> = {
-  workspaces: ["create", "list"],
+  workspaces: ["create", "list", "set"],
   keys: ["create", "list", "revoke"],
   apps: ["import", "import-comfyui", "list"],
   executions: ["list", "cancel", "watch"],

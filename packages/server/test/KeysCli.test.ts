@@ -7,24 +7,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
-import { execFile } from "node:child_process"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { backends } from "./support/Backends.js"
-import { bin } from "./support/Bin.js"
+import { appexec } from "./support/Bin.js"
 import { startServe, tempDataDir } from "./support/ServeProcess.js"
-
-/** Runs `appexec …args` with `env` added to the environment to completion; stdout, stderr and exit code. */
-const appexec = (env: Record<string, string>, ...args: Array<string>) =>
-  Effect.async<{ stdout: string; stderr: string; code: number }>((resume) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      { env: { ...process.env, ...env } },
-      (error, stdout, stderr) =>
-        resume(Effect.succeed({ stdout, stderr, code: error === null ? 0 : Number(error.code ?? 1) }))
-    )
-  })
 
 const status = (url: string, key: string) =>
   Effect.promise(() => fetch(url, { headers: { "x-api-key": key } }).then((r) => r.status))
@@ -99,7 +86,9 @@ describe("appexec keys", () => {
           const apps = (yield* run("apps", "list")).stdout
           expect(apps).toContain(`${imported.stdout.trim()}\tworkspace team\tPrivate greeting\n`)
           expect(apps).toMatch(/\tpublic\tGreeting\n/)
-          expect((yield* run("workspaces", "list")).stdout).toMatch(/^default\t[0-9a-f-]{36}\t\S+\nteam\t/)
+          expect((yield* run("workspaces", "list")).stdout).toMatch(
+            /^default\t[0-9a-f-]{36}\t\S+\tdefault\tdefault\nteam\t/
+          )
         }),
       120_000
     )

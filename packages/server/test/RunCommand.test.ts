@@ -1,4 +1,5 @@
-import { Appexec } from "@appexec/core"
+import { Ids } from "@appexec/api"
+import { Appexec, ExecutionStore } from "@appexec/core"
 import { NodeListener } from "@appexec/platform-node"
 import { TestHarness, TestReceiver } from "@appexec/testing"
 import { Command } from "@effect/cli"
@@ -270,6 +271,23 @@ describe("appexec run", () => {
       )
       expect(types.sort()).toEqual(["completed", "start"])
     }).pipe(Effect.provide(TestHarness.layer({ webhooks: true }))))
+
+  it.scoped("--priority starts the execution at that priority; above the workspace's highest it is refused", () =>
+    Effect.gen(function*() {
+      const { baseUrl, key } = yield* served
+      const store = yield* ExecutionStore.ExecutionStore
+      const run = (priority: string) =>
+        runCli(["Parse", "--input", "text=[1]", "--priority", priority, "--base-url", baseUrl, "--key", key])
+      const { err, exit } = yield* run("4")
+      expect(Exit.isSuccess(exit)).toBe(true)
+      const [, executionId] = /^execution ([0-9a-f-]{36}) started$/.exec(err[0]!)!
+      expect(Option.getOrThrow(yield* store.get(Ids.ExecutionId.make(executionId!))).priority).toBe(4)
+
+      yield* (yield* Appexec.Appexec).workspaces.set("cli", { maxPriority: 2 })
+      const refused = yield* run("3")
+      const error = Exit.isFailure(refused.exit) ? Cause.failureOption(refused.exit.cause) : Option.none()
+      expect(String(Option.getOrThrow(error))).toContain("`priority` 3 is above 2")
+    }).pipe(Effect.provide(TestHarness.layer())))
 
   it.scoped("--webhook-events names only known events, and needs --webhook", () =>
     Effect.gen(function*() {

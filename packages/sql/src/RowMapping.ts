@@ -79,11 +79,14 @@ const keyFields = KeyStore.ApiKeyRecord.fields
 
 /** The workspace a row (selected with the record's field names) holds. */
 export const workspaceOfRow = (
-  row: { workspaceId: string; name: string; createdAt: number }
+  row: { workspaceId: string; name: string; createdAt: number; maxRunning: number | null; maxPriority: number | null }
 ): KeyStore.WorkspaceRecord => ({
   workspaceId: keyFields.workspaceId.make(row.workspaceId, trusted),
   name: row.name,
-  createdAt: row.createdAt
+  createdAt: row.createdAt,
+  // Left out while unset, as the record says.
+  ...(row.maxRunning === null ? {} : { maxRunning: row.maxRunning }),
+  ...(row.maxPriority === null ? {} : { maxPriority: row.maxPriority })
 })
 
 /** The user a row (selected with the record's field names) holds. */

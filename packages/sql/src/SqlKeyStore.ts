@@ -13,11 +13,18 @@ import { SqlRunner } from "./SqlRunner.js"
 export const make = Effect.gen(function*() {
   const runner = yield* SqlRunner
   const db = runner.builder
+  const workspaceColumns = [
+    "workspace_id as workspaceId",
+    "name",
+    "created_at as createdAt",
+    "max_running as maxRunning",
+    "max_priority as maxPriority"
+  ] as const
   const workspaceByName = PreparedQuery.make((p: PreparedQuery.Param<{ name: string }>) =>
-    db
-      .selectFrom("workspaces")
-      .select(["workspace_id as workspaceId", "name", "created_at as createdAt"])
-      .where("name", "=", p("name"))
+    db.selectFrom("workspaces").select(workspaceColumns).where("name", "=", p("name"))
+  )
+  const workspaceById = PreparedQuery.make((p: PreparedQuery.Param<{ workspaceId: string }>) =>
+    db.selectFrom("workspaces").select(workspaceColumns).where("workspace_id", "=", p("workspaceId"))
   )
   const userByName = PreparedQuery.make((p: PreparedQuery.Param<{ workspaceId: string; name: string }>) =>
     db
@@ -69,16 +76,35 @@ export const make = Effect.gen(function*() {
         .first("find workspace", workspaceByName.bind({ name }))
         .pipe(Effect.map((row) => Option.map(Option.fromNullable(row), workspaceOfRow)))
     ),
+    getWorkspace: Effect.fn("SqlKeyStore.getWorkspace")((workspaceId) =>
+      runner
+        .first("get workspace", workspaceById.bind({ workspaceId }))
+        .pipe(Effect.map((row) => Option.map(Option.fromNullable(row), workspaceOfRow)))
+    ),
     listWorkspaces: runner
       .all(
         "list workspaces",
         db
           .selectFrom("workspaces")
-          .select(["workspace_id as workspaceId", "name", "created_at as createdAt"])
+          .select(workspaceColumns)
           .orderBy("created_at")
           .orderBy("workspace_id")
       )
       .pipe(Effect.map((rows) => rows.map(workspaceOfRow)), Effect.withSpan("SqlKeyStore.listWorkspaces")),
+    setWorkspaceLimits: Effect.fn("SqlKeyStore.setWorkspaceLimits")(function*(workspaceId, limits) {
+      const changed = yield* runner.run(
+        "set workspace limits",
+        db
+          .updateTable("workspaces")
+          .set({
+            // A column set to itself when its limit is left out: the statement always sets something.
+            max_running: (eb) => limits.maxRunning === undefined ? eb.ref("max_running") : eb.val(limits.maxRunning),
+            max_priority: (eb) => limits.maxPriority === undefined ? eb.ref("max_priority") : eb.val(limits.maxPriority)
+          })
+          .where("workspace_id", "=", workspaceId)
+      )
+      return changed > 0
+    }),
     ensureUser: Effect.fn("SqlKeyStore.ensureUser")(function*(user) {
       yield* runner.run(
         "ensure user",

@@ -15,12 +15,31 @@ export const make = Effect.sync(() => {
       Effect.sync(() => {
         const existing = [...workspaces.values()].find((w) => w.name === workspace.name)
         if (existing !== undefined) return existing
-        workspaces.set(workspace.workspaceId, workspace)
-        return workspace
+        // Without limits, as the SQL stores insert it.
+        const { workspaceId, name, createdAt } = workspace
+        const inserted = { workspaceId, name, createdAt }
+        workspaces.set(workspaceId, inserted)
+        return inserted
       }),
     findWorkspace: (name) =>
       Effect.sync(() => Option.fromNullable([...workspaces.values()].find((w) => w.name === name))),
+    getWorkspace: (workspaceId) => Effect.sync(() => Option.fromNullable(workspaces.get(workspaceId))),
     listWorkspaces: Effect.sync(() => [...workspaces.values()].sort((a, b) => a.createdAt - b.createdAt)),
+    setWorkspaceLimits: (workspaceId, limits) =>
+      Effect.sync(() => {
+        const workspace = workspaces.get(workspaceId)
+        if (workspace === undefined) return false
+        const { maxPriority, maxRunning, ...rest } = workspace
+        const running = limits.maxRunning === undefined ? maxRunning : limits.maxRunning
+        const priority = limits.maxPriority === undefined ? maxPriority : limits.maxPriority
+        // Left out while unset, as the SQL stores read them back.
+        workspaces.set(workspaceId, {
+          ...rest,
+          ...(running === null || running === undefined ? {} : { maxRunning: running }),
+          ...(priority === null || priority === undefined ? {} : { maxPriority: priority })
+        })
+        return true
+      }),
     ensureUser: (user) =>
       Effect.sync(() => {
         const existing = [...users.values()].find((u) => u.workspaceId === user.workspaceId && u.name === user.name)

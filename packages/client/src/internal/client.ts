@@ -6,7 +6,7 @@
 import * as Api from "@appexec/api/Api"
 import type * as App from "@appexec/api/App"
 import * as ErrorBody from "@appexec/api/ErrorBody"
-import type * as Execution from "@appexec/api/Execution"
+import * as Execution from "@appexec/api/Execution"
 import * as InputValidation from "@appexec/core/InputValidation"
 import * as MediaType from "@appexec/core/MediaType"
 import type * as NodeType from "@appexec/core/NodeType"
@@ -36,6 +36,18 @@ const toSpec = (p: App.Parameter): NodeType.ParameterSpec => ({
 })
 
 const decodeProblems = Schema.decodeUnknownOption(Schema.Array(ErrorBody.InputProblem))
+
+const isPriority = Schema.is(Execution.Priority)
+
+/**
+ * A priority the server would refuse, found before sending (the request could not be encoded):
+ * the server's code and words, status 0 as no server answered.
+ */
+const priorityRefused = new ApiError({
+  status: 0,
+  code: "invalid_request",
+  message: `\`priority\` must be an integer from ${Execution.PRIORITY_MIN} to ${Execution.PRIORITY_MAX} (default 0).`
+})
 
 const isInvalidInputs = (error: RequestError): error is ApiError =>
   error._tag === "ApiError" && error.code === "invalid_inputs"
@@ -183,12 +195,16 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
 
     const executions: AppexecClientService["executions"] = {
       start: (appId, inputs, options = {}) =>
-        mapErrors(
+        options.priority !== undefined && !isPriority(options.priority) ? Effect.fail(priorityRefused) : mapErrors(
           api.apps.startExecution({
             path: { appId },
             urlParams: options.webhook === undefined ? {} : { webhook: options.webhook },
             headers: options.idempotencyKey === undefined ? {} : { "idempotency-key": options.idempotencyKey },
-            payload: options.webhookEvents === undefined ? { inputs } : { inputs, webhookEvents: options.webhookEvents }
+            payload: {
+              inputs,
+              ...(options.webhookEvents === undefined ? {} : { webhookEvents: options.webhookEvents }),
+              ...(options.priority === undefined ? {} : { priority: options.priority })
+            }
           })
         ).pipe(Effect.map((r) => r.data)),
       get,
@@ -240,7 +256,8 @@ export const make = (config: ClientConfig): Effect.Effect<AppexecClientService> 
         const started = yield* executions.start(appId, inputs, {
           ...(options.webhook === undefined ? {} : { webhook: options.webhook }),
           ...(options.webhookEvents === undefined ? {} : { webhookEvents: options.webhookEvents }),
-          ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey })
+          ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }),
+          ...(options.priority === undefined ? {} : { priority: options.priority })
         }).pipe(
           Effect.catchIf(isInvalidInputs, (refused) =>
             // The app's parameters may have changed since they were read (docs/api.md#versioning): read them again.

@@ -4,7 +4,8 @@
  * and at 390×844, and at 390 pixels the page is no wider than the screen
  * (`document.documentElement.scrollWidth`) and no element reaches past it. The runs and a
  * webhook's attempts become stacked rows whose every cell (Created and Took too) is in view. The
- * operator views are checked the same way in `Operator.test.ts`.
+ * operator views are checked the same way in `Operator.test.ts`. The run form's folded priority
+ * box fits too, and sends what is typed in it: the server's refusal shows under the form.
  */
 import { TestReceiver } from "@appexec/testing"
 import { expect, layer } from "@effect/vitest"
@@ -70,6 +71,35 @@ layer(served, { timeout: "90 seconds", excludeTestServices: true })("the console
       }
       expect(tab.errors).toEqual([])
     }), 60_000)
+
+  it.scoped(
+    "takes a priority in the run form's folded box on a phone; the server's refusal is shown",
+    () =>
+      Effect.gen(function*() {
+        const { cli } = yield* ServedConsole.ServedConsole
+        yield* cli("workspaces", "set", "default", "--max-priority", "2")
+        const tab = yield* ConsolePage.open()
+        yield* tab.signIn()
+        yield* tab.resize(ConsolePage.PHONE)
+        yield* tab.openApp("Greeting")
+        yield* tab.fill("Who", "Ada")
+        yield* Effect.promise(() => tab.page.click("[data-testid='priority-field'] summary"))
+        const priority = (value: string) => Effect.promise(() => tab.page.locator("#run-priority").fill(value))
+        yield* priority("5")
+        yield* fitsBoth(tab, "app-priority")
+        yield* tab.click("Run")
+        yield* tab.waitUntil(
+          "the refusal is shown",
+          () =>
+            document.querySelector(".run-form .notice.error")?.textContent?.includes("`priority` 5 is above 2") === true
+        )
+        yield* priority("2")
+        yield* tab.run()
+        expect(tab.errors).toEqual([])
+        yield* cli("workspaces", "set", "default", "--max-priority", "none")
+      }),
+    60_000
+  )
 
   it.scoped(
     "shows a run with its webhook's attempts, and the runs, as stacked rows on a phone",

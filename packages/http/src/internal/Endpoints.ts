@@ -209,7 +209,8 @@ export const make = (
               appexec.executions.start(principal, path.appId, body.inputs, {
                 webhook: query.webhook,
                 idempotencyKey: headers["idempotency-key"],
-                webhookEvents: webhookEvents.right
+                webhookEvents: webhookEvents.right,
+                priority: body.priority
               }),
               (data) => ({ data })
             )

@@ -1,13 +1,15 @@
 /**
  * `appexec workspaces …` and `appexec keys …` (docs/cli.md#admin-commands): workspaces, and the
  * API keys of their users. `keys create` prints the key alone (shown once: it is stored as a hash);
+ * `workspaces set` sets a workspace's limits (docs/scaling.md#limits);
  * `keys list` prints each active key as the console shows it (`aex_Twbo…myLI`), with its
  * workspace, user, creation and last use; `keys revoke` takes a key's id, the whole key, or its
  * hint as `keys list` and the console show it.
  */
+import { PRIORITY_MAX } from "@appexec/api/Execution"
 import { Appexec } from "@appexec/core"
-import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect } from "effect"
+import { Args, Command, HelpDoc, Options, ValidationError } from "@effect/cli"
+import { Console, Effect, Option } from "effect"
 import { admin, CommandFailed, store } from "./AdminCommands.js"
 
 /** An ISO time, or `never`. */
@@ -28,15 +30,78 @@ const workspacesCreate = Command.make(
     )
 ).pipe(Command.withDescription("Create a workspace (or find it by name); prints its id"))
 
+/** A limit as listed: its value, or `default`. */
+const limitText = (
+  limit: number | null | undefined
+): string => (limit === null || limit === undefined ? "default" : `${limit}`)
+
 const workspacesList = Command.make("list", { store }, ({ store }) =>
   admin(
     store,
     Effect.gen(function*() {
       for (const w of yield* (yield* Appexec.Appexec).workspaces.list) {
-        yield* Console.log([w.name, w.workspaceId, timeText(w.createdAt)].join("\t"))
+        yield* Console.log(
+          [w.name, w.workspaceId, timeText(w.createdAt), limitText(w.maxRunning), limitText(w.maxPriority)].join("\t")
+        )
       }
     })
-  )).pipe(Command.withDescription("List the workspaces, oldest first: name, id, created (tab-separated)"))
+  )).pipe(
+    Command.withDescription(
+      "List the workspaces, oldest first: name, id, created, max running, max priority (tab-separated)"
+    )
+  )
+
+/** An option `--NAME N|none`: a number, or null for `none` (back to the default). */
+const limitOption = (name: string, description: string) =>
+  Options.text(name).pipe(
+    Options.withPseudoName("N|none"),
+    Options.withDescription(description),
+    Options.mapEffect((text) => {
+      if (text === "none") return Effect.succeed(null)
+      const n = Number(text)
+      return text.trim() !== "" && Number.isInteger(n)
+        ? Effect.succeed(n)
+        : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name} takes an integer or 'none', not '${text}'.`)))
+    }),
+    Options.optional
+  )
+
+const workspacesSet = Command.make(
+  "set",
+  {
+    store,
+    name: Args.text({ name: "NAME" }).pipe(Args.withDescription("The workspace's name")),
+    maxRunning: limitOption(
+      "max-running",
+      "Most of its executions running at once in every process; none: the instance's --max-running-per-workspace"
+    ),
+    maxPriority: limitOption(
+      "max-priority",
+      `Highest priority its keys may start at, 0 to ${PRIORITY_MAX}; none: ${PRIORITY_MAX}`
+    )
+  },
+  ({ maxPriority, maxRunning, name, store }) =>
+    admin(
+      store,
+      Effect.gen(function*() {
+        const set = yield* (yield* Appexec.Appexec).workspaces.set(name, {
+          maxRunning: Option.getOrUndefined(maxRunning),
+          maxPriority: Option.getOrUndefined(maxPriority)
+        }).pipe(Effect.catchTag("InvalidRequest", (error) => new CommandFailed({ message: error.reason })))
+        if (Option.isNone(set)) {
+          return yield* new CommandFailed({
+            message: `No workspace is named '${name}'; \`appexec workspaces list\` shows them.`
+          })
+        }
+        const w = set.value
+        yield* Console.log([w.name, limitText(w.maxRunning), limitText(w.maxPriority)].join("\t"))
+      })
+    )
+).pipe(
+  Command.withDescription(
+    "Set a workspace's limits: --max-running, --max-priority (N, or none for the default); prints name, max running, max priority"
+  )
+)
 
 const keysCreate = Command.make(
   "create",
@@ -105,7 +170,7 @@ const keysRevoke = Command.make(
 /** `appexec workspaces …`. */
 export const workspaces = Command.make("workspaces").pipe(
   Command.withDescription("Workspaces: the tenants that own keys, private apps and executions"),
-  Command.withSubcommands([workspacesCreate, workspacesList])
+  Command.withSubcommands([workspacesCreate, workspacesList, workspacesSet])
 )
 
 /** `appexec keys …`. */

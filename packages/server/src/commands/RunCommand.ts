@@ -1,6 +1,6 @@
 /**
  * `appexec run APP --input name=value … [--webhook URL [--webhook-events start,output,logs,completed]]
- * [--base-url URL] [--key KEY]`: runs an
+ * [--priority N] [--base-url URL] [--key KEY]`: runs an
  * app on an appexec service through `@appexec/client`, as an API consumer would. It reads the
  * app's parameters (APP is an app id or an exact app name; an unknown name is answered with the
  * closest ones), uploads the local files given to its URL parameters as `name=@FILE`
@@ -172,10 +172,17 @@ export const make = (options: RunCommandOptions = {}) =>
         ),
         Options.optional
       ),
+      priority: Options.integer("priority").pipe(
+        Options.withPseudoName("N"),
+        Options.withDescription(
+          `How soon it is taken, ${Execution.PRIORITY_MIN} to ${Execution.PRIORITY_MAX} (default 0): each step goes before runs up to a minute older`
+        ),
+        Options.optional
+      ),
       baseUrl: ApiAccess.baseUrl,
       key: ApiAccess.key
     },
-    ({ app, positional, input, webhook, webhookEvents, baseUrl, key }) =>
+    ({ app, positional, input, webhook, webhookEvents, priority, baseUrl, key }) =>
       Effect.scoped(Effect.gen(function*() {
         if (positional.length > 0) {
           return yield* new RunUsageError({ message: positionalInputsMessage(app, positional) })
@@ -211,6 +218,7 @@ export const make = (options: RunCommandOptions = {}) =>
             onEvent: follower.onEvent,
             ...(Option.isSome(webhook) ? { webhook: webhook.value } : {}),
             ...(Option.isSome(events) ? { webhookEvents: events.value } : {}),
+            ...(Option.isSome(priority) ? { priority: priority.value } : {}),
             ...(options.interval === undefined ? {} : { interval: options.interval })
           })
         ).pipe(

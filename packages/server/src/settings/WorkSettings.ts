@@ -28,7 +28,7 @@ export const concurrency = Setting.make({
 export const maxRunningPerWorkspace = Setting.make({
   name: "max-running-per-workspace",
   description: "most executions of one workspace running at once, counted over every worker on the database " +
-    "(workers always take workspaces in turn)",
+    "(workers always take workspaces in turn); `appexec workspaces set NAME --max-running N` gives one workspace its own",
   parts: worker,
   value: Values.optionalCount,
   default: undefined,

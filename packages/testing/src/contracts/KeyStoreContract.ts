@@ -1,5 +1,5 @@
 /**
- * Contract of `KeyStore`: workspaces unique by name and listed, users unique by name within a
+ * Contract of `KeyStore`: workspaces unique by name and listed with their limits, users unique by name within a
  * workspace, keys found by hash, revoked by id or hint, listed while active with their
  * workspace's and user's names, and their uses recorded; the key revision, where there is one,
  * moves on revocation and not on a recorded use.
@@ -58,6 +58,34 @@ export const suite = (name: string, makeStorage: MakeStorage) =>
         yield* keys.ensureWorkspace(workspace(2))
         yield* keys.ensureWorkspace(workspace(1))
         expect(yield* keys.listWorkspaces).toEqual([workspace(1), workspace(2)])
+      })
+    )
+
+    test(
+      "a workspace's limits are set, left as they are when not named, and put back to the default by null",
+      Effect.gen(function*() {
+        const keys = yield* KeyStore.KeyStore
+        yield* keys.ensureWorkspace(workspace(1))
+        yield* keys.ensureWorkspace(workspace(2))
+        expect(yield* keys.setWorkspaceLimits(workspace(1).workspaceId, { maxRunning: 3, maxPriority: -2 })).toBe(true)
+        expect(yield* keys.findWorkspace("ws 1")).toEqual(
+          Option.some({ ...workspace(1), maxRunning: 3, maxPriority: -2 })
+        )
+        expect(yield* keys.getWorkspace(workspace(1).workspaceId)).toEqual(
+          Option.some({ ...workspace(1), maxRunning: 3, maxPriority: -2 })
+        )
+        expect(yield* keys.getWorkspace(workspace(2).workspaceId)).toEqual(Option.some(workspace(2)))
+        expect(yield* keys.getWorkspace(Ids.WorkspaceId.make(uuid(1, 9)))).toEqual(Option.none())
+        expect(yield* keys.setWorkspaceLimits(workspace(1).workspaceId, { maxPriority: 5 })).toBe(true)
+        expect(yield* keys.listWorkspaces).toEqual([{ ...workspace(1), maxRunning: 3, maxPriority: 5 }, workspace(2)])
+        expect(yield* keys.setWorkspaceLimits(workspace(1).workspaceId, { maxRunning: null })).toBe(true)
+        expect(yield* keys.findWorkspace("ws 1")).toEqual(Option.some({ ...workspace(1), maxPriority: 5 }))
+        expect(yield* keys.setWorkspaceLimits(workspace(1).workspaceId, {})).toBe(true)
+        expect(yield* keys.findWorkspace("ws 1")).toEqual(Option.some({ ...workspace(1), maxPriority: 5 }))
+        expect(yield* keys.setWorkspaceLimits(workspace(1).workspaceId, { maxRunning: null, maxPriority: null }))
+          .toBe(true)
+        expect(yield* keys.listWorkspaces).toEqual([workspace(1), workspace(2)])
+        expect(yield* keys.setWorkspaceLimits(Ids.WorkspaceId.make(uuid(1, 9)), { maxRunning: 1 })).toBe(false)
       })
     )
 

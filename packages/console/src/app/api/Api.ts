@@ -123,8 +123,12 @@ export interface Api {
     readonly start: (
       appId: string,
       inputs: Readonly<Record<string, string>>,
-      webhook?: string,
-      webhookEvents?: ReadonlyArray<WebhookEvent>
+      options?: {
+        readonly webhook?: string | undefined
+        readonly webhookEvents?: ReadonlyArray<WebhookEvent> | undefined
+        /** -10 to 10 (docs/scaling.md#priorities); not sent when undefined. */
+        readonly priority?: number | undefined
+      }
     ) => Promise<StartedExecution>
     readonly get: (executionId: string, signal?: AbortSignal) => Promise<ExecutionView>
     /** `GET` held until the execution changes from `etag`, or `waitSeconds` pass. */
@@ -240,11 +244,15 @@ export const makeApi = (basePath: string, key: string, onRefused: () => void): A
         dataOf(await request("GET", `/v1/apps/${encodeURIComponent(appId)}/workflow`, { signal }))
     },
     executions: {
-      start: async (appId, inputs, webhook, webhookEvents) =>
+      start: async (appId, inputs, { priority, webhook, webhookEvents } = {}) =>
         dataOf(
           await request("POST", `/v1/apps/${encodeURIComponent(appId)}/executions`, {
             query: { webhook },
-            body: webhookEvents === undefined ? { inputs } : { inputs, webhookEvents }
+            body: {
+              inputs,
+              ...(webhookEvents === undefined ? {} : { webhookEvents }),
+              ...(priority === undefined ? {} : { priority })
+            }
           })
         ),
       get: async (id, signal) => dataOf(await request("GET", execution(id), { signal })),

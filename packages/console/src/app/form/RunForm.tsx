@@ -4,7 +4,7 @@
  * filled in, required ones marked; a `text` one a box of one line unless `multiline` (`TextField`:
  * Enter, or Ctrl+Enter in a multi-line box, runs), a `url` one a URL box with a file picker and a
  * drop zone that upload (`UrlField`). An optional webhook URL, and the events it receives
- * (`WebhookEvents`). "Run" starts the execution
+ * (`WebhookEvents`), and a priority (`PriorityField`), each folded away. "Run" starts the execution
  * (`POST /v1/apps/{appId}/executions`) once no upload is under way; the server's `invalid_inputs`
  * problems are shown at their fields.
  */
@@ -15,6 +15,8 @@ import { useApi } from "../api/Remote.js"
 import type { AppDetail, Parameter, WebhookEvent } from "../api/Wire.js"
 import { messageOf } from "../components/Feedback.js"
 import { inputsOf, nameOf, problemText, startingValues } from "./Inputs.js"
+import { requestedPriority } from "./Priority.js"
+import { PriorityField } from "./PriorityField.js"
 import { type FieldAttributes, TextField } from "./TextField.js"
 import { UrlField } from "./UrlField.js"
 import { DEFAULT_EVENTS, requestedEvents, WebhookEvents } from "./WebhookEvents.js"
@@ -25,6 +27,8 @@ export interface FormRequest {
   readonly webhook: string | undefined
   /** The webhook's events; none when they are the default (the completion alone). */
   readonly webhookEvents: ReadonlyArray<WebhookEvent> | undefined
+  /** The priority; none when it is the default (0) or not a valid one. */
+  readonly priority: number | undefined
 }
 
 /** One field of the form. */
@@ -121,6 +125,7 @@ export const RunForm = (
   const [values, setValues] = useState(() => startingValues(app.parameters, initial))
   const [webhook, setWebhook] = useState(initialWebhook ?? "")
   const [events, setEvents] = useState<ReadonlyArray<WebhookEvent>>(DEFAULT_EVENTS)
+  const [priority, setPriority] = useState("")
   const [busy, setBusy] = useState(false)
   const [problems, setProblems] = useState<ReadonlyArray<InputProblem>>([])
   const [error, setError] = useState<string | undefined>(undefined)
@@ -131,7 +136,8 @@ export const RunForm = (
     inputs: inputsOf(app.parameters, values),
     webhook: hook,
     // Events go with a webhook only: without one, there is nothing to send them to.
-    webhookEvents: hook === undefined ? undefined : requestedEvents(events)
+    webhookEvents: hook === undefined ? undefined : requestedEvents(events),
+    priority: requestedPriority(priority)
   }
 
   const submit = async (event: Event) => {
@@ -141,7 +147,11 @@ export const RunForm = (
     setError(undefined)
     setProblems([])
     try {
-      const started = await api.executions.start(app.appId, request.inputs, request.webhook, request.webhookEvents)
+      const started = await api.executions.start(app.appId, request.inputs, {
+        webhook: request.webhook,
+        webhookEvents: request.webhookEvents,
+        priority: request.priority
+      })
       onStarted(started.executionId)
     } catch (failure) {
       setBusy(false)
@@ -194,6 +204,7 @@ export const RunForm = (
         </p>
         <WebhookEvents picked={events} onChange={setEvents} />
       </details>
+      <PriorityField value={priority} onInput={setPriority} />
       {app.parameters.some((p) => p.required) && (
         <p class="help">
           <span class="required" aria-hidden="true">*</span> required

@@ -13,7 +13,16 @@ export interface StartRequest {
   readonly webhook?: string | undefined
   /** The webhook's events, when not the default. */
   readonly webhookEvents?: ReadonlyArray<string> | undefined
+  /** The priority, when not the default. */
+  readonly priority?: number | undefined
 }
+
+/** The start request's body. */
+const bodyOf = (request: StartRequest) => ({
+  inputs: request.inputs,
+  ...(request.webhookEvents === undefined ? {} : { webhookEvents: request.webhookEvents }),
+  ...(request.priority === undefined ? {} : { priority: request.priority })
+})
 
 /** A word for a POSIX shell, in single quotes. */
 const shellQuote = (text: string) => `'${text.replace(/'/g, "'\\''")}'`
@@ -26,15 +35,7 @@ export const curl = (request: StartRequest): string => {
   const url = `${request.baseUrl}/v1/apps/${encodeURIComponent(request.appId)}/executions${query}`
   return [
     "curl -X POST -H \"x-api-key: $APPEXEC_API_KEY\" -H 'content-type: application/json' \\",
-    `  -d ${
-      shellQuote(
-        JSON.stringify(
-          request.webhookEvents === undefined
-            ? { inputs: request.inputs }
-            : { inputs: request.inputs, webhookEvents: request.webhookEvents }
-        )
-      )
-    } \\`,
+    `  -d ${shellQuote(JSON.stringify(bodyOf(request)))} \\`,
     `  ${shellQuote(url)}`
   ].join("\n")
 }
@@ -42,11 +43,14 @@ export const curl = (request: StartRequest): string => {
 /** The start request as a TypeScript program on `@appexec/client` that waits for the outputs. */
 export const clientCode = (request: StartRequest): string => {
   const inputs = JSON.stringify(request.inputs, null, 2)
-  const options = request.webhook === undefined || request.webhook === ""
-    ? ""
-    : `, { webhook: ${JSON.stringify(request.webhook)}${
-      request.webhookEvents === undefined ? "" : `, webhookEvents: ${JSON.stringify(request.webhookEvents)}`
-    } }`
+  const hook = request.webhook === undefined || request.webhook === ""
+    ? []
+    : [
+      `webhook: ${JSON.stringify(request.webhook)}`,
+      ...(request.webhookEvents === undefined ? [] : [`webhookEvents: ${JSON.stringify(request.webhookEvents)}`])
+    ]
+  const named = [...hook, ...(request.priority === undefined ? [] : [`priority: ${request.priority}`])]
+  const options = named.length === 0 ? "" : `, { ${named.join(", ")} }`
   return [
     "import { createClient, Outputs } from \"@appexec/client\"",
     "",

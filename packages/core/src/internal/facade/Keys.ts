@@ -8,13 +8,20 @@
  * way (a write of its own, never in the request's path), so `keys list` can say when it was last used.
  */
 import type { Authentication } from "@appexec/api"
+import { PRIORITY_MAX } from "@appexec/api/Execution"
 import { ApiKeyId, UserId, WorkspaceId } from "@appexec/api/Ids"
 import { type Context, Duration, Effect, FiberSet, Option, type Scope } from "effect"
 import type { Appexec } from "../../Appexec.js"
 import { AppexecConfig } from "../../AppexecConfig.js"
-import { type StorageError, Unauthorized } from "../../Errors.js"
+import { InvalidRequest, type StorageError, Unauthorized } from "../../Errors.js"
 import { IdGenerator } from "../../IdGenerator.js"
-import { type ApiKeyRecord, KeyStore, type UserRecord, type WorkspaceRecord } from "../../KeyStore.js"
+import {
+  type ApiKeyRecord,
+  KeyStore,
+  type UserRecord,
+  type WorkspaceLimits,
+  type WorkspaceRecord
+} from "../../KeyStore.js"
 import * as RevisionMemo from "../../RevisionMemo.js"
 import {
   credentialFrom,
@@ -73,6 +80,7 @@ export const make: Effect.Effect<
   Context.Tag.Service<Appexec>["keys"] & {
     readonly ensureWorkspace: Context.Tag.Service<Appexec>["workspaces"]["create"]
     readonly listWorkspaces: Context.Tag.Service<Appexec>["workspaces"]["list"]
+    readonly setWorkspace: Context.Tag.Service<Appexec>["workspaces"]["set"]
     readonly principal: Context.Tag.Service<Appexec>["workspaces"]["principal"]
   },
   never,
@@ -192,6 +200,25 @@ export const make: Effect.Effect<
       })
     })
 
+  /** Why `limits` cannot be set, if they cannot. */
+  const limitsRefusal = (limits: WorkspaceLimits): InvalidRequest | undefined => {
+    const { maxPriority, maxRunning } = limits
+    if (maxRunning !== undefined && maxRunning !== null && !(Number.isInteger(maxRunning) && maxRunning >= 1)) {
+      return new InvalidRequest({
+        reason: `The most running executions must be a positive integer, not ${maxRunning}.`
+      })
+    }
+    if (
+      maxPriority !== undefined && maxPriority !== null &&
+      !(Number.isInteger(maxPriority) && maxPriority >= 0 && maxPriority <= PRIORITY_MAX)
+    ) {
+      return new InvalidRequest({
+        reason: `The highest priority must be an integer from 0 to ${PRIORITY_MAX}, not ${maxPriority}.`
+      })
+    }
+    return undefined
+  }
+
   /** The workspace and its user, each created by name when missing. */
   const ensureUser = (options: { readonly workspace: string; readonly user?: string | undefined }) =>
     Effect.gen(function*() {
@@ -252,6 +279,14 @@ export const make: Effect.Effect<
     ),
     ensureWorkspace: Effect.fn("Appexec.workspaces.create")(ensureWorkspace),
     listWorkspaces: keyStore.listWorkspaces,
+    setWorkspace: Effect.fn("Appexec.workspaces.set")(function*(name: string, limits: WorkspaceLimits) {
+      const refusal = limitsRefusal(limits)
+      if (refusal !== undefined) return yield* refusal
+      const workspace = yield* keyStore.findWorkspace(name)
+      if (Option.isNone(workspace)) return workspace
+      yield* keyStore.setWorkspaceLimits(workspace.value.workspaceId, limits)
+      return yield* keyStore.getWorkspace(workspace.value.workspaceId)
+    }),
     principal: Effect.fn("Appexec.workspaces.principal")(
       function*(options: { readonly workspace: string; readonly user?: string | undefined }) {
         const { user, workspace } = yield* ensureUser(options)

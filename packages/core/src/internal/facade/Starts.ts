@@ -4,7 +4,13 @@
  * A start is answered once its execution is committed.
  */
 import type { Authentication } from "@appexec/api"
-import { type StartedExecution, WEBHOOK_EVENTS, type WebhookEvent } from "@appexec/api/Execution"
+import {
+  PRIORITY_MAX,
+  PRIORITY_MIN,
+  type StartedExecution,
+  WEBHOOK_EVENTS,
+  type WebhookEvent
+} from "@appexec/api/Execution"
 import { ExecutionId } from "@appexec/api/Ids"
 import { Effect, Either, Option } from "effect"
 import { AppexecConfig, millis } from "../../AppexecConfig.js"
@@ -24,6 +30,7 @@ import { type ExecutionRecord, toStartedExecution } from "../../ExecutionRecord.
 import { ExecutionStore } from "../../ExecutionStore.js"
 import { IdGenerator } from "../../IdGenerator.js"
 import { isHttpUrl, validateInputs } from "../../InputValidation.js"
+import { KeyStore } from "../../KeyStore.js"
 import { OutboundHttp } from "../../OutboundHttp.js"
 import * as TraceContext from "../../TraceContext.js"
 import { canonicalJson, sha256Hex } from "../crypto/hash.js"
@@ -48,7 +55,26 @@ export interface StartOptions {
    * request sent them (checked here); the completion webhook alone when absent. Needs `webhook`.
    */
   readonly webhookEvents?: ReadonlyArray<unknown> | undefined
+  /**
+   * How soon the execution is taken (docs/scaling.md#priorities), as the request sent it (checked
+   * here): an integer from `PRIORITY_MIN` to `PRIORITY_MAX`, at most the workspace's
+   * `maxPriority`; 0 when absent.
+   */
+  readonly priority?: unknown
 }
+
+/** The priority a start asks for (0 when absent); why not when it is not an integer in range. */
+export const priorityOf = (priority: unknown): Either.Either<number, InvalidRequest> =>
+  priority === undefined
+    ? Either.right(0)
+    : typeof priority === "number" && Number.isInteger(priority) && priority >= PRIORITY_MIN &&
+        priority <= PRIORITY_MAX
+    ? Either.right(priority)
+    : Either.left(
+      new InvalidRequest({
+        reason: `\`priority\` must be an integer from ${PRIORITY_MIN} to ${PRIORITY_MAX} (default 0).`
+      })
+    )
 
 /**
  * The webhook events a start asks for, in the order of `WEBHOOK_EVENTS` and each once; why not
@@ -95,6 +121,7 @@ export const make = (visibility: Visibility) =>
     const executionStore = yield* ExecutionStore
     const events = yield* ExecutionEvents
     const ids = yield* IdGenerator
+    const keyStore = yield* KeyStore
     // Only to refuse at start a webhook URL the client would surely refuse at delivery.
     const outbound = yield* Effect.serviceOption(OutboundHttp)
     const now = Effect.clockWith((clock) => clock.currentTimeMillis)
@@ -117,6 +144,24 @@ export const make = (visibility: Visibility) =>
         : undefined
     }
 
+    /**
+     * Fails when `priority` is above the highest the principal's workspace may ask for (its
+     * `maxPriority`, else `PRIORITY_MAX`). Run only for a raised priority: a start at 0 or below
+     * reads no workspace.
+     */
+    const allowPriority = (
+      principal: Principal,
+      priority: number
+    ): Effect.Effect<void, InvalidRequest | StorageError> =>
+      Effect.flatMap(keyStore.getWorkspace(principal.workspaceId), (workspace) => {
+        const highest = Option.getOrUndefined(workspace)?.maxPriority ?? PRIORITY_MAX
+        return priority <= highest ? Effect.void : Effect.fail(
+          new InvalidRequest({
+            reason: `\`priority\` ${priority} is above ${highest}, the highest this workspace may start at.`
+          })
+        )
+      })
+
     /** A start with an idempotency key: inserted once, or the first start's answer replayed. */
     const startIdempotent = Effect.fnUntraced(function*(
       principal: Principal,
@@ -127,14 +172,15 @@ export const make = (visibility: Visibility) =>
       record: ExecutionRecord,
       stored: ExecutionRecord
     ) {
-      // The request as sent: a replay must name the same app, inputs and webhook (and its events,
-      // when given: a request without them keeps the fingerprint it always had).
+      // The request as sent: a replay must name the same app, inputs and webhook (and its events
+      // and priority, when given: a request without them keeps the fingerprint it always had).
       const fingerprint = sha256Hex(
         canonicalJson({
           appId,
           inputs,
           webhook: webhook ?? null,
-          ...(record.webhookEvents === undefined ? {} : { webhookEvents: record.webhookEvents })
+          ...(record.webhookEvents === undefined ? {} : { webhookEvents: record.webhookEvents }),
+          ...(record.priority === undefined ? {} : { priority: record.priority })
         })
       )
       const at = yield* now
@@ -192,9 +238,11 @@ export const make = (visibility: Visibility) =>
           ? undefined
           : webhookEventsOf(options.webhookEvents, webhook)
         if (webhookEvents !== undefined && Either.isLeft(webhookEvents)) return Effect.fail(webhookEvents.left)
+        const priority = priorityOf(options.priority)
+        if (Either.isLeft(priority)) return Effect.fail(priority.left)
         const resolved = validateInputs(compiled.parameters, inputs)
         if (Either.isLeft(resolved)) return Effect.fail(resolved.left)
-        return Effect.flatMap(ids.uuid, (executionId) =>
+        const queue = Effect.flatMap(ids.uuid, (executionId) =>
           Effect.flatMap(now, (createdAt) =>
             // The trace this request is part of: the run and the webhook attempts continue it.
             Effect.flatMap(TraceContext.current, (traceParent) => {
@@ -210,6 +258,8 @@ export const make = (visibility: Visibility) =>
                 errorMessage: null,
                 webhookUrl: webhook ?? null,
                 ...(webhookEvents === undefined ? {} : { webhookEvents: webhookEvents.right }),
+                // Only a priority other than the default is kept: the rows write 0 for none.
+                ...(priority.right === 0 ? {} : { priority: priority.right }),
                 createdAt,
                 startedAt: null,
                 completedAt: null
@@ -226,6 +276,7 @@ export const make = (visibility: Visibility) =>
                 toStartedExecution(record)
               )
             })))
+        return priority.right <= 0 ? queue : Effect.zipRight(allowPriority(principal, priority.right), queue)
       })
     }
 
