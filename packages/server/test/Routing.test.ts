@@ -29,7 +29,7 @@ const app = (name: string, middle: Record<string, unknown>, extra: Record<string
   edges: [{ source: "prompt", target: "middle" }, { source: "middle", target: "out" }]
 })
 
-/** Heavy (10 minutes in `util.delay`), Echo (`text.template` only) and Limited (`concurrency` 2, 400 ms). */
+/** Heavy (10 minutes in `util.delay`), Echo (`text.template` only), Limited (`concurrency` 2, 400 ms), Paced (300 ms). */
 const apps = Effect.acquireRelease(
   Effect.sync(() => {
     const dir = mkdtempSync(join(tmpdir(), "appexec-routing-"))
@@ -37,6 +37,7 @@ const apps = Effect.acquireRelease(
     write("heavy.json", app("Heavy", { type: "util.delay", config: { ms: 600_000 } }, { timeoutSeconds: 3600 }))
     write("echo.json", app("Echo", { type: "text.template", config: { template: "echo {{prompt}}" } }))
     write("limited.json", app("Limited", { type: "util.delay", config: { ms: 400 } }, { concurrency: 2 }))
+    write("paced.json", app("Paced", { type: "util.delay", config: { ms: 300 } }))
     return dir
   }),
   (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
@@ -70,12 +71,12 @@ const api = (dataDir: string, env: Record<string, string>) =>
     const headers = { "x-api-key": serve.key, "content-type": "application/json" }
     const listed = yield* json<Array<{ appId: string; name: string }>>(`${serve.baseUrl}/v1/apps`, { headers })
     const appId = (name: string) => listed.data.find((a) => a.name === name)!.appId
-    const start = (name: string, prompt = "x") =>
+    const start = (name: string, prompt = "x", priority?: number) =>
       Effect.map(
         json<{ executionId: string }>(`${serve.baseUrl}/v1/apps/${appId(name)}/executions`, {
           method: "POST",
           headers,
-          body: JSON.stringify({ inputs: { prompt } })
+          body: JSON.stringify({ inputs: { prompt }, ...(priority === undefined ? {} : { priority }) })
         }),
         (r) => r.data.executionId
       )
@@ -87,6 +88,10 @@ const api = (dataDir: string, env: Record<string, string>) =>
     )
     return { start, poll, running }
   })
+
+/** Runs `appexec …args` on the database to its end. */
+const admin = (dataDir: string, env: Record<string, string>, args: ReadonlyArray<string>) =>
+  Effect.flatMap(spawnAppexec([...args, "--data", dataDir], env), (p) => p.exited("30 seconds"))
 
 /** `appexec worker` on the database with `args`, once it runs. */
 const worker = (dataDir: string, env: Record<string, string>, args: ReadonlyArray<string>) =>
@@ -166,6 +171,60 @@ describe("capacity and routing", () => {
           )
         }),
       180_000
+    )
+
+    it.scopedLive(
+      `priorities are claimed in order, FIFO within a priority, on ${backend.name}`,
+      () =>
+        Effect.gen(function*() {
+          const dataDir = yield* tempDataDir
+          const env = yield* backend.env
+          const { poll, start } = yield* api(dataDir, env)
+          const priorities = [0, 5, 0, 5, -3, 0, 5]
+          const ids: Array<string> = []
+          for (const [i, priority] of priorities.entries()) ids.push(yield* start("Paced", `p${i}`, priority))
+          expect((yield* poll(ids[0]!)).status).toBe("queued")
+          yield* worker(dataDir, env, ["--name", "one", "--concurrency", "1"])
+          const done = yield* until(
+            "the runs completed",
+            Effect.forEach(ids, poll),
+            (all) => all.every((p) => p.status === "completed"),
+            60_000
+          )
+          const order = ids.map((id, i) => ({
+            i,
+            at: Date.parse(done.find((p) => p.executionId === id)!.completedAt!)
+          }))
+            .sort((a, b) => a.at - b.at).map(({ i }) => i)
+          expect(order).toEqual([1, 3, 6, 0, 2, 5, 4])
+        }),
+      120_000
+    )
+
+    it.scopedLive(
+      `a workspace's own cap holds across 2 worker processes, on ${backend.name}`,
+      () =>
+        Effect.gen(function*() {
+          const dataDir = yield* tempDataDir
+          const env = yield* backend.env
+          const { poll, running, start } = yield* api(dataDir, env)
+          expect((yield* admin(dataDir, env, ["workspaces", "set", "default", "--max-running", "1"])).code).toBe(0)
+          for (let i = 0; i < 2; i++) yield* worker(dataDir, env, ["--name", `w${i}`, "--concurrency", "4"])
+          const ids: Array<string> = []
+          for (let i = 0; i < 5; i++) ids.push(yield* start("Paced", `c${i}`))
+          let most = 0
+          yield* until(
+            "the capped runs completed",
+            Effect.gen(function*() {
+              most = Math.max(most, (yield* running).length)
+              return yield* Effect.forEach(ids, poll)
+            }),
+            (all) => all.every((p) => p.status === "completed"),
+            60_000
+          )
+          expect(most).toBe(1)
+        }),
+      120_000
     )
 
     it.scopedLive(
