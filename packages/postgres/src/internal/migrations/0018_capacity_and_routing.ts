@@ -7,9 +7,11 @@
  * - `workspaces.max_running` and `workspaces.max_priority`: a workspace's cap on executions under
  *   live leases and the highest priority its keys may ask for (null: the instance's default).
  * - `processes.node_types`: the node types a process's worker runs (JSON array; null: no worker).
- * - The claim function takes the workflow versions the claiming worker can run (`p_workflows`,
- *   null: all) and walks each workspace in `queue_at` order; its start arguments (unused since
- *   a claim writes the lease alone) are gone. It is 0012's otherwise.
+ * - A claim function of six arguments beside 0012's seven (which the previous release's processes
+ *   still call during a rolling upgrade, docs/upgrading.md): it takes the workflow versions the
+ *   claiming worker can run (`p_workflows`, null: all) and walks each workspace in `queue_at`
+ *   order; the start arguments (unused since a claim writes the lease alone) are gone. It is
+ *   0012's otherwise, and so is its lookup of other workspaces, now with `p_workflows` too.
  */
 import { type Kysely, sql } from "kysely"
 
@@ -31,8 +33,6 @@ const statements = [
   `ALTER TABLE workspaces ADD COLUMN max_running INTEGER`,
   `ALTER TABLE workspaces ADD COLUMN max_priority INTEGER`,
   `ALTER TABLE processes ADD COLUMN node_types TEXT`,
-  `DROP FUNCTION appexec_claim_executions(text, integer, bigint, text, bigint, text, bigint)`,
-  `DROP FUNCTION appexec_other_workspace_claimable(text, bigint)`,
   `CREATE FUNCTION appexec_other_workspace_claimable(p_workspace text, p_now bigint, p_workflows text[])
     RETURNS boolean LANGUAGE plpgsql STABLE AS $$
   BEGIN
