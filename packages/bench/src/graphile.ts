@@ -5,7 +5,9 @@
  * - graphile-worker 0.17 (in this process, `concurrency` 16) draining 10,000 no-op jobs
  *   unbatched (its defaults), and for reference with its local queue and batched completions;
  * - appexec draining 10,000 no-op executions with one `appexec worker` process of the compiled
- *   command (`--concurrency 16`), then with two.
+ *   command (`--concurrency 16`), then with two;
+ * - appexec embedded in this process (`createAppexec`, its worker beside), starting 10,000 no-op
+ *   executions 64 at a time while it runs them (`graphile/Embedded.ts`).
  *
  * The jobs and executions are all added before any worker starts, held by a transaction of the
  * bench that locks every one (the claims of both queues skip locked rows). The workers start and
@@ -23,12 +25,14 @@
  *
  * `APPEXEC_BENCH_GRAPHILE_COUNT` changes the 10,000, `APPEXEC_BENCH_GRAPHILE_WARMUP` the 2,000;
  * `APPEXEC_BENCH_GRAPHILE_PARTS` picks any of
- * `graphile`, `graphile_local_queue`, `appexec_1`, `appexec_2`, `latency` (all when unset).
+ * `graphile`, `graphile_local_queue`, `appexec_1`, `appexec_2`, `appexec_embedded`, `latency` (all when
+ * unset).
  */
 import { Effect, Logger, LogLevel } from "effect"
 import { type Benchmark, type Figure, reportLoad } from "./Benchmark.js"
 import { appexecDrain, appexecLatency } from "./graphile/Appexec.js"
 import type { Drain } from "./graphile/Drains.js"
+import { appexecEmbedded } from "./graphile/Embedded.js"
 import { graphileDrain, graphileLatency } from "./graphile/GraphileWorker.js"
 import { COUNT, parts } from "./graphile/Sizes.js"
 import * as Percentile from "./Percentile.js"
@@ -77,9 +81,38 @@ export const benchmark: Benchmark = {
       }
       if (parts.has("appexec_1")) yield* measure("appexec.workers_1", appexecDrain(server, 1))
       if (parts.has("appexec_2")) yield* measure("appexec.workers_2", appexecDrain(server, 2))
+      if (parts.has("appexec_embedded")) {
+        const embedded = yield* appexecEmbedded(server)
+        drains.set("appexec.embedded", embedded)
+        yield* report({
+          name: `graphile.appexec.embedded.${COUNT}.start_and_run`,
+          value: embedded.perSecond,
+          unit: "per s"
+        })
+        yield* report({
+          name: `graphile.appexec.embedded.${COUNT}.starts`,
+          value: embedded.startsPerSecond,
+          unit: "per s"
+        })
+        yield* report({
+          name: "graphile.appexec.embedded.cpu_per_execution.host",
+          value: embedded.workerCpu[0]!,
+          unit: "µs"
+        })
+        yield* report({
+          name: "graphile.appexec.embedded.cpu_per_execution.postgres",
+          value: embedded.serverCpu,
+          unit: "µs"
+        })
+        yield* report({
+          name: "graphile.appexec.embedded.commits_per_execution",
+          value: embedded.commits,
+          unit: "transactions"
+        })
+      }
       const anchor = drains.get("graphile_worker")
       if (anchor !== undefined) {
-        for (const name of ["appexec.workers_1", "appexec.workers_2"]) {
+        for (const name of ["appexec.workers_1", "appexec.workers_2", "appexec.embedded"]) {
           const ours = drains.get(name)
           if (ours === undefined) continue
           yield* report({

@@ -10,9 +10,10 @@ export const COUNT = Number(process.env["APPEXEC_BENCH_GRAPHILE_COUNT"] ?? 10_00
 export const WARMUP = Number(process.env["APPEXEC_BENCH_GRAPHILE_WARMUP"] ?? 2_000)
 /** The parts of the run, from `APPEXEC_BENCH_GRAPHILE_PARTS` (all when unset). */
 export const parts = new Set(
-  (process.env["APPEXEC_BENCH_GRAPHILE_PARTS"] ?? "graphile,graphile_local_queue,appexec_1,appexec_2,latency").split(
-    ","
-  )
+  (process.env["APPEXEC_BENCH_GRAPHILE_PARTS"] ??
+    "graphile,graphile_local_queue,appexec_1,appexec_2,appexec_embedded,latency").split(
+      ","
+    )
 )
 /** Jobs or executions each worker process runs at once. */
 export const CONCURRENCY = 16
