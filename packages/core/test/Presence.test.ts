@@ -3,7 +3,7 @@
  * is written as the instance starts, beaten on every `renewEvery` with its lease end, deleted at
  * once as the instance stops; each beat prunes the rows of processes dead for over a hundred leases.
  */
-import { ProcessIdentity, ProcessRegistry } from "@appexec/core"
+import { NodeRegistry, ProcessIdentity, ProcessRegistry } from "@appexec/core"
 import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Scope, TestClock } from "effect"
@@ -35,9 +35,12 @@ describe("presence", () => {
           version: "0.1.0",
           startedAt: 0,
           heartbeatAt,
-          expiresAt: heartbeatAt + 3 * SECOND
+          expiresAt: heartbeatAt + 3 * SECOND,
+          // What its worker runs: every type the instance has (no --node-types).
+          nodeTypes: Context.get(context, NodeRegistry.NodeRegistry).types
         })
       expect(yield* registry.list).toEqual([row(0)])
+      expect(identity.nodeTypes).toContain("text.template")
       // A process dead for longer than PRUNE_AFTER_LEASES, and one dead for less.
       const dead = (id: string, expiresAt: number) =>
         new ProcessRegistry.ProcessEntry({

@@ -58,7 +58,8 @@ const sample = (
     NAMES: ["ops.internal"],
     NAME: ["worker-7"],
     HOSTS: ["10.0.0.5:8080"],
-    URLS: ["http://gpu-1.internal:8188,http://gpu-2.internal:8188"]
+    URLS: ["http://gpu-1.internal:8188,http://gpu-2.internal:8188"],
+    PATTERNS: ["video.*,image.*"]
   }
   return { args: byPseudo[setting.pseudo]! }
 }

@@ -20,7 +20,8 @@ const entryOfRow = (row: Selectable<ProcessesTable>) =>
     startedAt: Number(row.started_at),
     heartbeatAt: Number(row.heartbeat_at),
     expiresAt: Number(row.expires_at),
-    nodeTypes: row.node_types === null ? null : JSON.parse(row.node_types) as ReadonlyArray<string>
+    // Absent, not null, for a process that runs no worker: as it was written.
+    ...(row.node_types === null ? {} : { nodeTypes: JSON.parse(row.node_types) as ReadonlyArray<string> })
   })
 
 /** The registry over the runner. */

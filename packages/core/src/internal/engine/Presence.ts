@@ -40,7 +40,7 @@ export const run = Effect.gen(function*() {
         startedAt,
         heartbeatAt: at,
         expiresAt: at + leaseMs,
-        nodeTypes
+        ...(nodeTypes === null ? {} : { nodeTypes })
       })
     )
     yield* registry.prune(at - PRUNE_AFTER_LEASES * leaseMs)
