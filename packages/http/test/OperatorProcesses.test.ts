@@ -52,6 +52,7 @@ interface Listed {
   readonly lastHeartbeatAt: string
   readonly live: boolean
   readonly running: number
+  readonly nodeTypes: ReadonlyArray<string> | null
 }
 
 describe("the fleet in the operator views", () => {
@@ -106,7 +107,9 @@ describe("the fleet in the operator views", () => {
           startedAt: "1970-01-01T00:00:00.000Z",
           lastHeartbeatAt: "1970-01-01T00:00:00.000Z",
           live: true,
-          running: 1
+          running: 1,
+          // Its worker runs every installed type (no --node-types).
+          nodeTypes: expect.arrayContaining(["input.text", "output.text", "util.delay"])
         },
         {
           processId: "worker-b#bbbbbb",
@@ -116,7 +119,9 @@ describe("the fleet in the operator views", () => {
           startedAt: "1970-01-01T00:00:00.000Z",
           lastHeartbeatAt: "1970-01-01T00:00:00.000Z",
           live: true,
-          running: 0
+          running: 0,
+          // Its row says nothing of what it runs.
+          nodeTypes: null
         },
         expect.objectContaining({
           name: "worker-c",
