@@ -6,33 +6,13 @@
  * `GET /operator/processes` shows the node types each process's worker runs (null: no worker).
  */
 import { Appexec, ProcessRegistry } from "@appexec/core"
-import { AdminHttp } from "@appexec/http"
-import { NodeListener } from "@appexec/platform-node"
-import { TestHarness, TestHttpServer } from "@appexec/testing"
+import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
-import type { AddressInfo } from "node:net"
-import { seed, slowApp } from "./fixtures.js"
-
-const serveAdmin = Effect.gen(function*() {
-  const { origin, server } = yield* TestHttpServer.listening
-  const app = yield* AdminHttp.withOperator({ bound: () => server.address() as AddressInfo | null ?? undefined })
-  server.on("request", NodeListener.fromApp(app))
-  return origin
-})
+import { eventually, seed, serveOperator, slowApp } from "./fixtures.js"
 
 const dataOf = <A>(url: string) =>
   Effect.promise(async () => ((await (await fetch(url)).json()) as { readonly data: A }).data)
-
-/** Until `done` holds, yielding to the event loop between looks (no sleep). */
-const eventually = <E, R>(what: string, done: Effect.Effect<boolean, E, R>) =>
-  Effect.gen(function*() {
-    for (let turn = 0; turn < 100_000; turn++) {
-      if (yield* done) return
-      yield* Effect.yieldNow()
-    }
-    return yield* Effect.dieMessage(what)
-  })
 
 /** This instance is `api-1`, whose worker runs inputs, outputs and utilities only (not `text.template`). */
 const harness = TestHarness.layer({
@@ -53,7 +33,7 @@ interface ListedApp {
 describe("the apps in the operator views", () => {
   it.scoped("counts each app's queued and running executions, with its limit and what its queue waits for", () =>
     Effect.gen(function*() {
-      const url = yield* serveAdmin
+      const url = yield* serveOperator()
       const registry = yield* ProcessRegistry.ProcessRegistry
       const appexec = yield* Appexec.Appexec
       const { alice, echo } = yield* seed

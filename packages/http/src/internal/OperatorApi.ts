@@ -34,7 +34,7 @@ import {
   Appexec,
   AppexecConfig,
   AppQueues,
-  AppStore,
+  type AppStore,
   BackendServers,
   type Errors,
   ExecutionStore,
