@@ -1,6 +1,6 @@
 /**
  * Port: what the operator views of the admin port read across every workspace
- * (docs/operations.md#operator-views): how many executions each workspace has queued and running,
+ * (docs/operations.md#operator-views): how many executions each workspace and each app has queued and running,
  * how many finished per minute and how many of them failed, the workers that hold leases, and
  * the webhook deliveries that failed, and which process holds the lease of a running execution.
  * Reads only, and never scoped to a workspace: the admin port is private to the operator.
@@ -8,7 +8,7 @@
  * A lease names the process that holds it (`ProcessIdentity.processId`); the processes
  * themselves, idle ones too, are in their own registry (`ProcessRegistry`).
  */
-import type { AppId, WorkspaceId } from "@appexec/api/Ids"
+import type { AppId, WorkflowId, WorkspaceId } from "@appexec/api/Ids"
 import { Context, type Effect } from "effect"
 import type { StorageError } from "./Errors.js"
 import type { OutboxEntry } from "./WebhookOutbox.js"
@@ -18,6 +18,15 @@ export interface WorkspaceLoad {
   readonly workspaceId: WorkspaceId
   /** Its name; null where the storage does not hold workspaces beside executions (memory). */
   readonly name: string | null
+  readonly queued: number
+  readonly running: number
+}
+
+/** The unfinished executions of one app's workflow version, of every workspace. */
+export interface AppLoad {
+  readonly appId: AppId
+  /** The version they run (an app's queue may hold executions of an earlier version). */
+  readonly workflowId: WorkflowId
   readonly queued: number
   readonly running: number
 }
@@ -54,6 +63,11 @@ export class OperatorViews extends Context.Tag("@appexec/core/OperatorViews")<
   {
     /** Every workspace with a queued or running execution, with how many of each, ordered by workspace id. */
     readonly workspaceLoad: Effect.Effect<ReadonlyArray<WorkspaceLoad>, StorageError>
+    /**
+     * Every app and workflow version with a queued or running execution, with how many of each,
+     * ordered by app id, then workflow id.
+     */
+    readonly appLoad: Effect.Effect<ReadonlyArray<AppLoad>, StorageError>
     /**
      * The executions that finished (`completedAt`) at or after `since` and before `until`, counted
      * by status in buckets of `bucketMs` (positive) from `since`: the buckets that hold any, oldest first.

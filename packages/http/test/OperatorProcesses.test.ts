@@ -6,35 +6,15 @@
  * API's own answer never does.
  */
 import { Appexec, ProcessRegistry } from "@appexec/core"
-import { AdminHttp } from "@appexec/http"
-import { NodeListener } from "@appexec/platform-node"
-import { TestHarness, TestHttpServer } from "@appexec/testing"
+import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import type { AddressInfo } from "node:net"
-import { seed, slowApp } from "./fixtures.js"
-
-const serveAdmin = Effect.gen(function*() {
-  const { origin, server } = yield* TestHttpServer.listening
-  const app = yield* AdminHttp.withOperator({ bound: () => server.address() as AddressInfo | null ?? undefined })
-  server.on("request", NodeListener.fromApp(app))
-  return origin
-})
+import { eventually, seed, serveOperator, slowApp } from "./fixtures.js"
 
 const call = (url: string) =>
   Effect.promise(async () => {
     const response = await fetch(url)
     return { status: response.status, body: await response.json() as { readonly data: unknown } }
-  })
-
-/** Until `done` holds, yielding to the event loop between looks (no sleep). */
-const eventually = <E, R>(what: string, done: Effect.Effect<boolean, E, R>) =>
-  Effect.gen(function*() {
-    for (let turn = 0; turn < 100_000; turn++) {
-      if (yield* done) return
-      yield* Effect.yieldNow()
-    }
-    return yield* Effect.dieMessage(what)
   })
 
 /** This instance is `api-1`, with one worker slot; two more processes are in the registry. */
@@ -52,12 +32,13 @@ interface Listed {
   readonly lastHeartbeatAt: string
   readonly live: boolean
   readonly running: number
+  readonly nodeTypes: ReadonlyArray<string> | null
 }
 
 describe("the fleet in the operator views", () => {
   it.scoped("lists every process, idle and lost ones too, and names the one running an execution", () =>
     Effect.gen(function*() {
-      const url = yield* serveAdmin
+      const url = yield* serveOperator()
       const registry = yield* ProcessRegistry.ProcessRegistry
       const { alice } = yield* seed
       const appexec = yield* Appexec.Appexec
@@ -106,7 +87,9 @@ describe("the fleet in the operator views", () => {
           startedAt: "1970-01-01T00:00:00.000Z",
           lastHeartbeatAt: "1970-01-01T00:00:00.000Z",
           live: true,
-          running: 1
+          running: 1,
+          // Its worker runs every installed type (no --node-types).
+          nodeTypes: expect.arrayContaining(["input.text", "output.text", "util.delay"])
         },
         {
           processId: "worker-b#bbbbbb",
@@ -116,7 +99,9 @@ describe("the fleet in the operator views", () => {
           startedAt: "1970-01-01T00:00:00.000Z",
           lastHeartbeatAt: "1970-01-01T00:00:00.000Z",
           live: true,
-          running: 0
+          running: 0,
+          // Its row says nothing of what it runs.
+          nodeTypes: null
         },
         expect.objectContaining({
           name: "worker-c",

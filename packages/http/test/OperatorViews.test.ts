@@ -8,27 +8,12 @@
  * console's operator page at `/console`, where `/` leads. Metrics and health answer as before.
  */
 import { Appexec } from "@appexec/core"
-import { AdminHttp } from "@appexec/http"
-import { NodeListener } from "@appexec/platform-node"
-import { TestHarness, TestHttpServer, TestReceiver } from "@appexec/testing"
+import { TestHarness, TestReceiver } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { request as httpRequest } from "node:http"
-import type { AddressInfo } from "node:net"
 import * as AdminHost from "../src/internal/AdminHost.js"
-import { seed, slowApp } from "./fixtures.js"
-
-/** The admin app with the operator views, listening on 127.0.0.1, port 0 (the address it is told it is bound to); its base URL. */
-const serveAdmin = (options: AdminHttp.OperatorOptions) =>
-  Effect.gen(function*() {
-    const { origin, server } = yield* TestHttpServer.listening
-    const app = yield* AdminHttp.withOperator({
-      bound: () => server.address() as AddressInfo | null ?? undefined,
-      ...options
-    })
-    server.on("request", NodeListener.fromApp(app))
-    return origin
-  })
+import { eventually, seed, serveOperator, slowApp } from "./fixtures.js"
 
 /** A request to the admin app: status, headers and body (JSON when it is). */
 const call = (url: string, init: RequestInit = {}) =>
@@ -75,16 +60,6 @@ const start = (key: string, appId: string, prompt: string, webhook?: string) =>
     return started.executionId
   })
 
-/** Until `done` holds, yielding to the event loop between looks (no sleep). */
-const eventually = <E, R>(what: string, done: Effect.Effect<boolean, E, R>) =>
-  Effect.gen(function*() {
-    for (let turn = 0; turn < 100_000; turn++) {
-      if (yield* done) return
-      yield* Effect.yieldNow()
-    }
-    return yield* Effect.dieMessage(what)
-  })
-
 /** One worker slot, one attempt per delivery: a failed delivery fails for good at once. */
 const harness = TestHarness.layer({ webhooks: true, config: { workerConcurrency: 1, webhookRetryDelays: [] } })
 
@@ -92,7 +67,7 @@ describe("the admin app's operator views", () => {
   it.scoped("shows queues, throughput, workers and failed deliveries, read-only by default", () =>
     Effect.gen(function*() {
       const receiver = yield* TestReceiver.start(() => 500)
-      const url = yield* serveAdmin({})
+      const url = yield* serveOperator({})
       const { alice, bob, echo } = yield* seed
       const appexec = yield* Appexec.Appexec
       const slow = yield* appexec.apps.import(slowApp, { owner: { public: true } })
@@ -192,7 +167,7 @@ describe("the admin app's operator views", () => {
   it.scoped("with actions, redelivers a failed delivery to the receiver; refuses another origin and what cannot be sent", () =>
     Effect.gen(function*() {
       const receiver = yield* TestReceiver.start((request) => (request.number === 1 ? 500 : 204))
-      const url = yield* serveAdmin({ actions: true, console: false })
+      const url = yield* serveOperator({ actions: true, console: false })
       const { alice, echo } = yield* seed
       const appexec = yield* Appexec.Appexec
       const hooked = yield* start(alice.key, echo.appId, "hooked", receiver.url())
@@ -236,7 +211,7 @@ describe("the admin app's operator views", () => {
 
   it.scoped("answers only requests sent to its own address, localhost or an allowed name, against DNS rebinding", () =>
     Effect.gen(function*() {
-      const url = yield* serveAdmin({ allowedHosts: ["Admin.Internal"] })
+      const url = yield* serveOperator({ allowedHosts: ["Admin.Internal"] })
       const port = new URL(url).port
       for (const path of ["/operator", "/operator/workspaces", "/console"]) {
         for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`, "admin.internal:8443"]) {
@@ -287,9 +262,9 @@ describe("the operator's actions, from the admin port's own page only", () => {
   it.scoped("refuses Origin null, another origin or site, a browser's request without Origin, and no or another token", () =>
     Effect.gen(function*() {
       const receiver = yield* TestReceiver.start((request) => (request.number === 1 ? 500 : 204))
-      const url = yield* serveAdmin({ actions: true, console: false })
+      const url = yield* serveOperator({ actions: true, console: false })
       // A second admin listener of the same instance: its token is its own.
-      const other = yield* serveAdmin({ actions: true, console: false })
+      const other = yield* serveOperator({ actions: true, console: false })
       const { alice, echo } = yield* seed
       const appexec = yield* Appexec.Appexec
       const hooked = yield* start(alice.key, echo.appId, "hooked", receiver.url())

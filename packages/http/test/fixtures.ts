@@ -1,13 +1,16 @@
 /**
  * What the HTTP tests share: an appexec instance on memory behind a real server on 127.0.0.1,
- * port 0, a client pointed at it, a small signing-key layer, and the test apps.
+ * port 0, a client pointed at it, the admin app with the operator views, a small signing-key
+ * layer, the test apps, and a wait that yields rather than sleeps.
  */
 import { type Jwk } from "@appexec/api"
 import { Appexec, SigningKeys } from "@appexec/core"
 import { NodeListener } from "@appexec/platform-node"
-import { TestHarness } from "@appexec/testing"
+import { TestHarness, TestHttpServer } from "@appexec/testing"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Context, Effect, Layer, Logger, LogLevel } from "effect"
+import type { AddressInfo } from "node:net"
+import { AdminHttp } from "../src/index.js"
 
 /** The published key of the test instance. */
 export const testJwk: Jwk.Jwk = {
@@ -139,3 +142,28 @@ export const slowApp = {
     { source: "pause", target: "out" }
   ]
 }
+
+/**
+ * The admin app with the operator views (and `options`), listening on 127.0.0.1, port 0 (the
+ * address it is told it is bound to); its base URL.
+ */
+export const serveOperator = (options: AdminHttp.OperatorOptions = {}) =>
+  Effect.gen(function*() {
+    const { origin, server } = yield* TestHttpServer.listening
+    const app = yield* AdminHttp.withOperator({
+      bound: () => server.address() as AddressInfo | null ?? undefined,
+      ...options
+    })
+    server.on("request", NodeListener.fromApp(app))
+    return origin
+  })
+
+/** Until `done` holds, yielding to the event loop between looks (no sleep); dies with `what` after 100,000 looks. */
+export const eventually = <E, R>(what: string, done: Effect.Effect<boolean, E, R>) =>
+  Effect.gen(function*() {
+    for (let turn = 0; turn < 100_000; turn++) {
+      if (yield* done) return
+      yield* Effect.yieldNow()
+    }
+    return yield* Effect.dieMessage(what)
+  })

@@ -1,6 +1,6 @@
 /**
  * `OperatorViews` on SQL, for every dialect: counts grouped in the database, so a view reads a
- * row per workspace, minute or worker, never the executions themselves. Finished executions are
+ * row per workspace, app, minute or worker, never the executions themselves. Finished executions are
  * counted through the partial index `executions_finished` (its condition is repeated with
  * literals, so SQLite can use it); workers are the `lease_worker`s of unfinished executions (the
  * process ids of `ProcessRegistry`).
@@ -43,6 +43,30 @@ export const make = Effect.gen(function*() {
         rows.map((row): OperatorViews.WorkspaceLoad => ({
           workspaceId: Ids.WorkspaceId.make(row.workspace_id, trusted),
           name: row.name ?? null,
+          queued: Number(row.queued),
+          running: Number(row.running)
+        }))
+    ),
+    appLoad: Effect.map(
+      runner.all(
+        "operator: app load",
+        db
+          .selectFrom("executions")
+          .select((eb) => [
+            "app_id",
+            "workflow_id",
+            sql<number>`sum(case when ${eb.ref("status")} = ${QUEUED} then 1 else 0 end)`.as("queued"),
+            sql<number>`sum(case when ${eb.ref("status")} = ${RUNNING} then 1 else 0 end)`.as("running")
+          ])
+          .where("status", "in", [QUEUED, RUNNING])
+          .groupBy(["app_id", "workflow_id"])
+          .orderBy("app_id")
+          .orderBy("workflow_id")
+      ),
+      (rows) =>
+        rows.map((row): OperatorViews.AppLoad => ({
+          appId: Ids.AppId.make(row.app_id, trusted),
+          workflowId: Ids.WorkflowId.make(row.workflow_id, trusted),
           queued: Number(row.queued),
           running: Number(row.running)
         }))

@@ -8,7 +8,9 @@
  * server) posts a form from a sandboxed frame and fetches, and nothing is sent (the attempts stay
  * as they were); then the page's own "Redeliver" sends the webhook again to the receiver, which
  * takes it, and the delivery leaves the list. On a phone's screen (390×844) the views fit, their
- * tables stacked rows and their charts' labels 11 pixels or more.
+ * tables stacked rows and their charts' labels 11 pixels or more. With a worker that does not run
+ * a node type Greeting needs (`--node-types`), its runs are listed under Apps, queued, waiting for
+ * a worker for it, and the process shows which node types its worker runs.
  */
 import { TestReceiver } from "@appexec/testing"
 import { expect, layer } from "@effect/vitest"
@@ -22,22 +24,12 @@ import { fitOf } from "../support/PageGeometry.js"
 import { ServedConsole } from "../support/ServedConsole.js"
 
 /**
- * `appexec serve` with the admin port and `extra` flags, a run of Greeting whose webhook the
- * receiver refused twice (the first attempt and its one retry) so that its delivery failed for
- * good, and a tab on the operator views. The receiver takes every later request.
+ * `appexec serve` on a temp data directory with the admin port and `extra` flags: the process,
+ * the admin port's URL, a call of its API with its key, and the id of the example app Greeting.
  */
-const operatorViews = (extra: ReadonlyArray<string>) =>
+const serveWithAdmin = (extra: ReadonlyArray<string>) =>
   Effect.gen(function*() {
-    const receiver = yield* TestReceiver.start((request) => (request.number <= 2 ? 500 : 204))
-    const dataDir = yield* tempDataDir
-    const serve = yield* startServe(dataDir, [
-      "--admin-port",
-      "0",
-      "--allow-private-networks",
-      "--webhook-retry-delays",
-      "10ms",
-      ...extra
-    ])
+    const serve = yield* startServe(yield* tempDataDir, ["--admin-port", "0", ...extra])
     const [, adminUrl] = yield* serve.waitFor(/Operator views: (http:\/\/127\.0\.0\.1:\d+)\/console/, "stderr")
     const api = (path: string, init: RequestInit = {}) =>
       Effect.promise(async () => {
@@ -49,6 +41,33 @@ const operatorViews = (extra: ReadonlyArray<string>) =>
       })
     const apps: ReadonlyArray<{ readonly appId: string; readonly name: string }> = (yield* api("/v1/apps")).data
     const greeting = apps.find((app) => app.name === "Greeting")!.appId
+    return { serve, adminUrl: adminUrl!, api, greeting }
+  })
+
+/** A tab on the operator views at the bare address of the admin port (no sign-in). */
+const openViews = (serve: { readonly baseUrl: string; readonly key: string }, adminUrl: string) =>
+  Effect.gen(function*() {
+    const tab = yield* ConsolePage.open().pipe(
+      Effect.provideService(ServedConsole, { baseUrl: serve.baseUrl, key: serve.key, cli: () => Effect.succeed("") })
+    )
+    yield* Effect.promise(() => tab.page.goto(`${adminUrl}/`, { waitUntil: "domcontentloaded" }))
+    return tab
+  })
+
+/**
+ * `appexec serve` with the admin port and `extra` flags, a run of Greeting whose webhook the
+ * receiver refused twice (the first attempt and its one retry) so that its delivery failed for
+ * good, and a tab on the operator views. The receiver takes every later request.
+ */
+const operatorViews = (extra: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const receiver = yield* TestReceiver.start((request) => (request.number <= 2 ? 500 : 204))
+    const { adminUrl, api, greeting, serve } = yield* serveWithAdmin([
+      "--allow-private-networks",
+      "--webhook-retry-delays",
+      "10ms",
+      ...extra
+    ])
     const started: { readonly executionId: string } = (yield* api(
       `/v1/apps/${greeting}/executions?webhook=${encodeURIComponent(receiver.url())}`,
       { method: "POST", body: JSON.stringify({ inputs: { who: "an operator" } }) }
@@ -56,10 +75,7 @@ const operatorViews = (extra: ReadonlyArray<string>) =>
     yield* receiver.next
     yield* receiver.next
 
-    const tab = yield* ConsolePage.open().pipe(
-      Effect.provideService(ServedConsole, { baseUrl: serve.baseUrl, key: serve.key, cli: () => Effect.succeed("") })
-    )
-    yield* Effect.promise(() => tab.page.goto(`${adminUrl}/`, { waitUntil: "domcontentloaded" }))
+    const tab = yield* openViews(serve, adminUrl)
     // No sign-in: the bare address of the admin port leads to the views.
     yield* tab.waitFor("[data-testid='chart-throughput']")
     yield* tab.waitFor(`[data-testid='deliveries-table'] tr[data-execution-id='${started.executionId}']`)
@@ -141,6 +157,57 @@ layer(Chromium.layer, { timeout: "90 seconds", excludeTestServices: true })("the
         expect(receiver.received).toHaveLength(2)
         yield* tab.screenshot("operator-read-only")
         yield* fitsPhone(tab, executionId, "operator-read-only-phone")
+        expect(tab.errors).toEqual([])
+      }),
+    90_000
+  )
+
+  it.scoped(
+    "show each app's queue with what it waits for, and what each process's worker runs, on a desktop and a phone",
+    () =>
+      Effect.gen(function*() {
+        // serve's worker runs inputs, outputs and utilities only: Greeting needs text.template.
+        const { adminUrl, api, greeting, serve } = yield* serveWithAdmin(["--node-types", "input.*,output.*,util.*"])
+        for (const who of ["Ada", "Grace"]) {
+          yield* api(`/v1/apps/${greeting}/executions`, {
+            method: "POST",
+            body: JSON.stringify({ inputs: { who } })
+          })
+        }
+
+        const tab = yield* openViews(serve, adminUrl)
+        const row = "[data-testid='apps-table'] tr[data-app='Greeting']"
+        yield* tab.waitForText(`${row} [data-testid='app-waiting']`, "a worker for text.template")
+        expect(yield* tab.textOf(`${row} [data-testid='app-queued']`)).toBe("2")
+        expect(yield* tab.textOf(`${row} [data-testid='app-running']`)).toBe("0")
+        expect(yield* tab.textOf(`${row} [data-testid='app-limit']`)).toBe("—")
+        // serve's own row: the types its patterns matched, by family, the whole list in the title.
+        const types = "[data-testid='processes-table'] tr[data-live='true'] [data-testid='node-types'] span"
+        yield* tab.waitFor(types)
+        const shown = yield* Effect.promise(() =>
+          tab.page.$eval(types, (span) => ({ text: span.textContent, title: span.getAttribute("title") }))
+        )
+        expect(shown.text).toMatch(/^\d+ types: input ×\d+, output ×\d+, util ×\d+$/)
+        expect(shown.title?.split(", ")).toEqual(expect.arrayContaining(["input.text", "output.text", "util.delay"]))
+        expect(shown.title).not.toContain("text.template")
+        yield* tab.screenshot("operator-apps")
+
+        yield* tab.resize(ConsolePage.PHONE)
+        const fit = yield* Effect.promise(() => fitOf(tab.page))
+        expect(fit.overflowing).toEqual([])
+        expect(fit.scrollWidth).toBeLessThanOrEqual(ConsolePage.PHONE.width)
+        const cells = yield* Effect.promise(() =>
+          tab.page.$$eval(
+            `${row} td, [data-testid='processes-table'] td`,
+            (tds) =>
+              tds.map((td) => ({ label: td.getAttribute("data-label"), right: td.getBoundingClientRect().right }))
+          )
+        )
+        expect(cells.map((cell) => cell.label)).toEqual(
+          expect.arrayContaining(["App", "Queued", "Running", "Limit", "Waiting for", "Node types"])
+        )
+        for (const cell of cells) expect(cell.right).toBeLessThanOrEqual(ConsolePage.PHONE.width)
+        yield* tab.screenshot("operator-apps-phone")
         expect(tab.errors).toEqual([])
       }),
     90_000

@@ -6,11 +6,15 @@
  * - `GET /operator`: what this admin app allows (`actions`), and with actions the anti-forgery
  *   token an action carries (`actionToken`, `ActionGuard`).
  * - `GET /operator/workspaces`: each workspace's queued and running executions.
+ * - `GET /operator/apps`: each app with queued or running executions: how many of each, its limit
+ *   (`concurrency`), the node types of its current version, and what its queued ones wait for
+ *   (`AppQueues`).
  * - `GET /operator/throughput`: executions finished per minute over the last hour, by status, and
  *   the hour's failure rate.
  * - `GET /operator/processes`: every process of the deployment (docs/operations.md#the-fleet): its
  *   name, process id, role, version, start and last heartbeat, whether it is live (a heartbeat
- *   within its lease), and how many executions it runs now; a process that stopped is gone, one
+ *   within its lease), how many executions it runs now and the node types its worker runs (null
+ *   without a worker); a process that stopped is gone, one
  *   that died shows `live: false` until its row is pruned.
  * - `GET /operator/backends`: the servers outside appexec this process runs work on (the ComfyUI
  *   servers, `BackendServers`): each one's kind, URL without credentials, state (`busy`, `idle`,
@@ -29,6 +33,8 @@ import { ExecutionId } from "@appexec/api/Ids"
 import {
   Appexec,
   AppexecConfig,
+  AppQueues,
+  type AppStore,
   BackendServers,
   type Errors,
   ExecutionStore,
@@ -80,13 +86,14 @@ const pathId = (segment: string): string | undefined => {
 /** Answers a request to a path under `PREFIX`, or none when the path is not one of the endpoints. */
 export type Lookup = (request: ServerRequest, path: string) => Effect.Effect<ServerResponse> | undefined
 
-/** What the endpoints read: the views, the registry of processes, the store, the facade and the settings. */
+/** What the endpoints read: the views, the registry of processes, the stores, the facade and the settings. */
 export type Requirements =
   | OperatorViews.OperatorViews
   | ProcessRegistry.ProcessRegistry
   | ExecutionStore.ExecutionStore
   | Appexec.Appexec
   | AppexecConfig.AppexecConfig
+  | AppStore.AppStore
 
 /** The endpoints over the views, the facade and the settings of the context. */
 export const make = (
@@ -101,6 +108,7 @@ export const make = (
     const leaseMs = AppexecConfig.millis(config.lease)
     // The servers of the node packages of this process, if it has any (`appexec serve --comfyui`).
     const backendServers = yield* Effect.serviceOption(BackendServers.BackendServers)
+    const appQueues = yield* AppQueues.make
 
     const storageFailed = (error: Errors.StorageError) =>
       Effect.logError("operator views: storage failed", error).pipe(
@@ -117,6 +125,8 @@ export const make = (
         ok(load.map((w) => ({ workspaceId: w.workspaceId, name: w.name, queued: w.queued, running: w.running })))
       )
     )
+
+    const apps = Effect.map(appQueues, ok)
 
     const throughput = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
@@ -166,7 +176,8 @@ export const make = (
         startedAt: iso(p.startedAt),
         lastHeartbeatAt: iso(p.heartbeatAt),
         live: ProcessRegistry.isLive(p, now),
-        running: held.get(p.processId) ?? 0
+        running: held.get(p.processId) ?? 0,
+        nodeTypes: p.nodeTypes ?? null
       })))
     })
 
@@ -267,6 +278,7 @@ export const make = (
     const reads = new Map<string, (query: URLSearchParams) => Effect.Effect<ServerResponse, Errors.StorageError>>([
       [PREFIX, () => settings],
       [`${PREFIX}/workspaces`, () => workspaces],
+      [`${PREFIX}/apps`, () => apps],
       [`${PREFIX}/throughput`, () => throughput],
       [`${PREFIX}/workers`, () => workers],
       [`${PREFIX}/processes`, () => processes],

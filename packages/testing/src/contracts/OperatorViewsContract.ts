@@ -1,14 +1,15 @@
 /**
- * Contract of `OperatorViews`: each workspace's queued and running executions; the executions
- * finished in a window, by status, in buckets from its start; the workers holding leases, with
- * how many and the latest end; the failed deliveries of every workspace, newest first.
+ * Contract of `OperatorViews`: each workspace's queued and running executions, and each app's by
+ * workflow version; the executions finished in a window, by status, in buckets from its start;
+ * the workers holding leases, with how many and the latest end; the failed deliveries of every workspace, newest first.
  *
  * A storage that holds no workspace names beside its executions (memory) answers `name: null`;
  * one that does must answer the workspace's name.
  */
-import { ExecutionStore, OperatorViews, WebhookOutbox } from "@appexec/core"
+import { Ids } from "@appexec/api"
+import { AppStore, ExecutionStore, OperatorViews, WebhookOutbox } from "@appexec/core"
 import { expect } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { Effect, Option, TestClock } from "effect"
 import {
   claimSome,
   completed,
@@ -19,7 +20,8 @@ import {
   ports,
   queued,
   seedOwner,
-  started
+  started,
+  uuid
 } from "../internal/StorageFixtures.js"
 
 /** Inserts execution `n` of `owner` alone in the queue's reach, claims it and saves it as `finish` makes it. */
@@ -64,6 +66,41 @@ export const suite = contract("OperatorViews contract", (test) => {
         { workspaceId: b.workspaceId, queued: 1, running: 0 }
       ])
       for (const [i, n] of [1, 2].entries()) expect([null, `workspace ${n}`]).toContain(load[i]!.name)
+    })
+  )
+
+  test(
+    "counts each app's queued and running executions by workflow version, leaving out apps with none",
+    Effect.gen(function*() {
+      const a = yield* seedOwner(1)
+      const b = yield* seedOwner(2)
+      const c = yield* seedOwner(3)
+      const store = yield* ExecutionStore.ExecutionStore
+      const apps = yield* AppStore.AppStore
+      const views = yield* OperatorViews.OperatorViews
+      expect(yield* views.appLoad).toEqual([])
+      // c's only execution is finished; a's first runs, its next waits; then a gets a second
+      // version, whose two executions wait beside the first version's; b's one waits.
+      yield* finish(c, 1, 5, "completed")
+      yield* store.insert(queued(a, 2))
+      const claim = yield* claimSome("w", LEASE)
+      yield* store.save(started(claim.execution, 6), claim.lease)
+      yield* store.insert(queued(a, 3))
+      const app = Option.getOrThrow(yield* apps.get(a.appId))
+      const second = { ...a, workflowId: Ids.WorkflowId.make(uuid(4, 11)) }
+      yield* apps.save({ ...app, workflowId: second.workflowId, updatedAt: 7 }, {
+        workflowId: second.workflowId,
+        appId: a.appId,
+        definition: { name: "owner", nodes: [], edges: [] },
+        createdAt: 7
+      })
+      for (const [owner, n] of [[second, 4], [second, 5], [b, 6]] as const) yield* store.insert(queued(owner, n))
+
+      expect(yield* views.appLoad).toEqual([
+        { appId: a.appId, workflowId: a.workflowId, queued: 1, running: 1 },
+        { appId: a.appId, workflowId: second.workflowId, queued: 2, running: 0 },
+        { appId: b.appId, workflowId: b.workflowId, queued: 1, running: 0 }
+      ])
     })
   )
 

@@ -25,6 +25,17 @@ export const make = (
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .map(([workspaceId, counts]) => ({ workspaceId, name: null, ...counts }))
     }),
+    appLoad: Effect.sync(() => {
+      const load = new Map<string, OperatorViews.AppLoad>()
+      for (const { record } of rows.values()) {
+        const { appId, status, workflowId } = record
+        if (status !== "queued" && status !== "running") continue
+        const key = `${appId} ${workflowId}`
+        const counts = load.get(key) ?? { appId, workflowId, queued: 0, running: 0 }
+        load.set(key, { ...counts, [status]: counts[status] + 1 })
+      }
+      return [...load.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, counts]) => counts)
+    }),
     finishedPerBucket: (since, until, bucketMs) =>
       Effect.sync(() => {
         const buckets = new Map<number, { completed: number; failed: number }>()

@@ -15,6 +15,22 @@ export interface WorkspaceLoad {
   readonly running: number
 }
 
+/** An app with queued or running executions, of every workspace. */
+export interface AppQueue {
+  readonly appId: string
+  /** Its name; null when the app is not stored any more. */
+  readonly name: string | null
+  readonly workspaceId: string | null
+  readonly queued: number
+  readonly running: number
+  /** Its limit (`concurrency` of its current version); null: none. */
+  readonly concurrency: number | null
+  /** The node types of its current version. */
+  readonly nodeTypes: ReadonlyArray<string>
+  /** Why its queued executions wait, when no live worker could take them now (`a worker for video.kenburns`). */
+  readonly waitingFor: string | null
+}
+
 /** The executions finished in one minute. */
 export interface Minute {
   readonly at: string
@@ -53,6 +69,8 @@ export interface Process {
   readonly live: boolean
   /** How many executions it runs now. */
   readonly running: number
+  /** The node types its worker runs; null: it runs no worker. */
+  readonly nodeTypes: ReadonlyArray<string> | null
 }
 
 /** A server outside appexec this process runs work on (a ComfyUI server). */
@@ -97,6 +115,7 @@ export interface Settings {
 export interface OperatorApi {
   readonly settings: (signal?: AbortSignal) => Promise<Settings>
   readonly workspaces: (signal?: AbortSignal) => Promise<ReadonlyArray<WorkspaceLoad>>
+  readonly apps: (signal?: AbortSignal) => Promise<ReadonlyArray<AppQueue>>
   readonly throughput: (signal?: AbortSignal) => Promise<Throughput>
   readonly workers: (signal?: AbortSignal) => Promise<ReadonlyArray<Worker>>
   readonly processes: (signal?: AbortSignal) => Promise<ReadonlyArray<Process>>
@@ -138,6 +157,7 @@ export const makeOperatorApi = (basePath: string): OperatorApi => {
       return settings
     },
     workspaces: (signal) => call("GET", "/workspaces", signal),
+    apps: (signal) => call("GET", "/apps", signal),
     throughput: (signal) => call("GET", "/throughput", signal),
     workers: (signal) => call("GET", "/workers", signal),
     processes: (signal) => call("GET", "/processes", signal),

@@ -1,8 +1,9 @@
 /**
  * The operator views, served on the admin port (`appexec serve --admin-port`) with no key: the
  * port is private. One page, read again every few seconds: each workspace's queued and running
- * executions, the executions finished per minute over the last hour and the share that failed
- * (`MinuteChart`), every process of the deployment (role, version, start, last heartbeat, what it
+ * executions, each app's with its limit and what its queue waits for, the executions finished per
+ * minute over the last hour and the share that failed (`MinuteChart`), every process of the
+ * deployment (role, version, start, last heartbeat, how many runs and which node types its worker
  * runs), the servers this process runs work on (ComfyUI: busy, idle or unreachable, and the
  * executions on each), and the failed
  * webhook deliveries of every workspace, each with "Redeliver" when the admin app allows actions
@@ -13,6 +14,7 @@ import { makeOperatorApi } from "../api/OperatorApi.js"
 import { useRemote } from "../api/Remote.js"
 import { Failure, Loading, messageOf, useTitle } from "../components/Feedback.js"
 import { MinuteChart } from "../components/MinuteChart.js"
+import { summarize } from "../components/NodeTypes.js"
 import { shortId } from "../components/ShortId.js"
 import { formatDuration, formatTime } from "../components/Time.js"
 
@@ -53,6 +55,7 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
   }, [])
   const [settings] = useRemote((signal) => api.settings(signal), [])
   const [workspaces] = useRemote((signal) => api.workspaces(signal), [tick])
+  const [apps] = useRemote((signal) => api.apps(signal), [tick])
   const [throughput] = useRemote((signal) => api.throughput(signal), [tick])
   const [processes] = useRemote((signal) => api.processes(signal), [tick])
   const [backends] = useRemote((signal) => api.backends(signal), [tick])
@@ -139,6 +142,7 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
                       <th scope="col">Process</th>
                       <th scope="col">Role</th>
                       <th scope="col" class="number">Runs</th>
+                      <th scope="col">Node types</th>
                       <th scope="col">Last heartbeat</th>
                     </tr>
                   </thead>
@@ -155,6 +159,11 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
                         </td>
                         <td data-label="Role" data-testid="role">{ROLES[p.role]}</td>
                         <td class="number" data-label="Runs" data-testid="process-running">{p.running}</td>
+                        <td data-label="Node types" data-testid="node-types">
+                          {p.nodeTypes === null
+                            ? <span class="help">no worker</span>
+                            : <span title={p.nodeTypes.join(", ")}>{summarize(p.nodeTypes)}</span>}
+                        </td>
                         <td data-label="Last heartbeat">
                           <span>
                             {formatDuration(Date.now() - new Date(p.lastHeartbeatAt).getTime())} ago
@@ -172,6 +181,47 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
             </p>
           </section>
         </div>
+        <section class="card chart-card" aria-labelledby="apps-title">
+          <h2 id="apps-title">Apps</h2>
+          {apps.state === "loading" && <Loading what="the apps" />}
+          {apps.state === "failed" && <Failure error={apps.error} what="the apps" />}
+          {apps.state === "ready" && (apps.value.length === 0
+            ? <p class="empty">No app has a run queued or running.</p>
+            : (
+              <table class="stacks" data-testid="apps-table">
+                <thead>
+                  <tr>
+                    <th scope="col">App</th>
+                    <th scope="col" class="number">Queued</th>
+                    <th scope="col" class="number">Running</th>
+                    <th scope="col" class="number">Limit</th>
+                    <th scope="col">Waiting for</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {apps.value.map((a) => (
+                    <tr key={a.appId} data-app={a.name ?? a.appId}>
+                      <td data-label="App">
+                        <span>
+                          {a.name ?? <code>{shortId(a.appId)}</code>}
+                          <span class="help block" title={a.nodeTypes.join(", ")}>{summarize(a.nodeTypes)}</span>
+                        </span>
+                      </td>
+                      <td class="number" data-label="Queued" data-testid="app-queued">{a.queued}</td>
+                      <td class="number" data-label="Running" data-testid="app-running">{a.running}</td>
+                      <td class="number" data-label="Limit" data-testid="app-limit">{a.concurrency ?? "—"}</td>
+                      <td data-label="Waiting for" data-testid="app-waiting">{a.waitingFor ?? "—"}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            ))}
+          <p class="help">
+            Every workspace's runs of each app. A queue waits for a worker when no live worker runs all its node types
+            (start one with <code>--node-types</code>), or for the app's limit, <code>concurrency</code>{" "}
+            in its definition.
+          </p>
+        </section>
         {backends.state === "failed" && <Failure error={backends.error} what="the backend servers" />}
         {backends.state === "ready" && backends.value.length > 0 && (
           <section class="card" aria-labelledby="backends-title">
