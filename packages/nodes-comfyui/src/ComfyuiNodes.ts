@@ -24,8 +24,7 @@ export const layer = (
   ComfyuiPool.ComfyuiPool | ComfyuiSettings.ComfyuiSettings | Routing.NodeResources,
   never,
   OutboundHttp.OutboundHttp
-> =>
-  resources.pipe(Layer.provideMerge(ComfyuiPool.layer), Layer.provideMerge(ComfyuiSettings.layer(overrides)))
+> => resources.pipe(Layer.provideMerge(ComfyuiPool.layer), Layer.provideMerge(ComfyuiSettings.layer(overrides)))
 
 /**
  * The servers as a resource of the deployment (`Routing.NodeResources`): at most their total

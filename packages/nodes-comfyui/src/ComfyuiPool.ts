@@ -14,7 +14,20 @@
  * back in the pool, logged once (INFO). No probe runs while every server is up.
  */
 import { BackendServers, type OutboundHttp } from "@appexec/core"
-import { Clock, Context, Duration, Effect, FiberMap, FiberRef, HashMap, Layer, Schedule, type Scope, STM, TRef } from "effect"
+import {
+  Clock,
+  Context,
+  Duration,
+  Effect,
+  FiberMap,
+  FiberRef,
+  HashMap,
+  Layer,
+  Schedule,
+  type Scope,
+  STM,
+  TRef
+} from "effect"
 import { ComfyuiSettings, serverOf } from "./ComfyuiSettings.js"
 import * as ComfyApi from "./internal/ComfyApi.js"
 
@@ -79,7 +92,10 @@ export const make = (specs: ReadonlyArray<string>) =>
     const probes = yield* FiberMap.make<string>()
     const context = yield* Effect.context<OutboundHttp.OutboundHttp>()
 
-    const take = (executionId: string, pick: (taken: ReadonlyArray<Held>, out: ReadonlyMap<string, Down>) => string | undefined) =>
+    const take = (
+      executionId: string,
+      pick: (taken: ReadonlyArray<Held>, out: ReadonlyMap<string, Down>) => string | undefined
+    ) =>
       Effect.acquireRelease(
         STM.commit(
           STM.zip(TRef.get(busy), TRef.get(down)).pipe(
@@ -136,8 +152,7 @@ export const make = (specs: ReadonlyArray<string>) =>
           TRef.modify(down, (out) =>
             out.has(server) || !capacity.has(server)
               ? [false, out] as const
-              : [true, new Map(out).set(server, { since: now, error })] as const
-          )
+              : [true, new Map(out).set(server, { since: now, error })] as const)
         )
         if (!fresh) return
         yield* Effect.logWarning(

@@ -117,7 +117,9 @@ export const providerComfyui = NodeType.defineNode({
         const down = yield* pool.down
         const known = yield* Effect.forEach(pool.servers, (url) =>
           ComfyApi.lookup(serverOf(url, down.has(url) ? PROBE_TIMEOUT : settings.requestTimeout), promptId).pipe(
-            Effect.tap(() => pool.markUp(url)),
+            Effect.tap(() =>
+              pool.markUp(url)
+            ),
             Effect.tapError((failure) => log(failure.message, "warn")),
             Effect.option
           ), { concurrency: "unbounded" })
@@ -125,21 +127,32 @@ export const providerComfyui = NodeType.defineNode({
         let attached: { readonly url: string; readonly known: ComfyApi.Known } | undefined
         pool.servers.forEach((url, i) => {
           const k = known[i]!
-          if (Option.isNone(k)) return
+          if (Option.isNone(k)) {
+            return
+          }
           answering.push(url)
-          if (attached === undefined && k.value._tag !== "Unknown") attached = { url, known: k.value }
+          if (attached === undefined && k.value._tag !== "Unknown") {
+            attached = { url, known: k.value }
+          }
         })
-        return { attached, answering }
+        return { attached, answering, down: [...down.keys()] }
       })
       // With no server answering and some down, the run waits for one to come back (within its time limit).
       const located = Effect.gen(function*() {
         let waited = false
         while (true) {
           const found = yield* locate
-          if (found.attached !== undefined || found.answering.length > 0) return found
-          const down = [...(yield* pool.down).keys()]
-          if (down.length === 0) return yield* fail(`no ComfyUI server answered (${hosts})`)
-          if (!waited) yield* log(`no ComfyUI server answers (${hosts}): waiting for one to come back`, "warn")
+          if (found.attached !== undefined || found.answering.length > 0) {
+            return found
+          }
+          // Down as it was asked or now: one back in between ends the wait at once.
+          const down = [...new Set([...found.down, ...(yield* pool.down).keys()])]
+          if (down.length === 0) {
+            return yield* fail(`no ComfyUI server answered (${hosts})`)
+          }
+          if (!waited) {
+            yield* log(`no ComfyUI server answers (${hosts}): waiting for one to come back`, "warn")
+          }
           waited = true
           yield* pool.awaitUp(down)
         }
@@ -185,7 +198,11 @@ export const providerComfyui = NodeType.defineNode({
           yield* ComfyApi.interrupt(server, promptId)
           yield* log(`prompt ${promptId} interrupted on ComfyUI`)
           yield* ComfyApi.lookup(server, promptId).pipe(
-            Effect.repeat({ while: (k) => k._tag === "Running", schedule: Schedule.spaced("100 millis") })
+            Effect.repeat({
+              while: (k) =>
+                k._tag === "Running",
+              schedule: Schedule.spaced("100 millis")
+            })
           )
         }
       }).pipe(

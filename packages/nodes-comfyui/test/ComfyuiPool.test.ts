@@ -39,7 +39,8 @@ const network = (up: Set<string>, asked: Array<string>) =>
   })
 
 /** The pool of `A` and `B` on `network`. */
-const poolOf = (up: Set<string>, asked: Array<string>) => ComfyuiPool.make([A, B]).pipe(Effect.provide(network(up, asked)))
+const poolOf = (up: Set<string>, asked: Array<string>) =>
+  ComfyuiPool.make([A, B]).pipe(Effect.provide(network(up, asked)))
 
 /** Runs `body` with its log lines (`LEVEL message`) collected in the array it is given. */
 const withLog = <A, E, R>(body: (lines: Array<string>) => Effect.Effect<A, E, R>) =>
@@ -56,70 +57,76 @@ const acquired = (pool: ComfyuiPool.ComfyuiPool["Type"], executionId: string) =>
 
 describe("ComfyuiPool health", () => {
   it.scoped("a down server is skipped, probed with backoff, and back in the pool when it answers", () =>
-    withLog((lines) => Effect.gen(function*() {
-      const up = new Set([origin(B)])
-      const asked: Array<string> = []
-      const pool = yield* poolOf(up, asked)
-      expect(yield* acquired(pool, "e1")).toBe(A)
+    withLog((lines) =>
+      Effect.gen(function*() {
+        const up = new Set([origin(B)])
+        const asked: Array<string> = []
+        const pool = yield* poolOf(up, asked)
+        expect(yield* acquired(pool, "e1")).toBe(A)
 
-      yield* pool.markDown(A, "the ComfyUI server gpu-a:8188 did not answer")
-      yield* pool.markDown(A, "again")
-      expect(yield* acquired(pool, "e2")).toBe(B)
-      expect([...(yield* pool.down).entries()]).toEqual([[A, {
-        since: 0,
-        error: "the ComfyUI server gpu-a:8188 did not answer"
-      }]])
+        yield* pool.markDown(A, "the ComfyUI server gpu-a:8188 did not answer")
+        yield* pool.markDown(A, "again")
+        expect(yield* acquired(pool, "e2")).toBe(B)
+        expect([...(yield* pool.down).entries()]).toEqual([[A, {
+          since: 0,
+          error: "the ComfyUI server gpu-a:8188 did not answer"
+        }]])
 
-      // Probes 1 s after it went down, then 2, 4, 8, 16, 30 and 30 s apart.
-      const probesAt: Array<number> = []
-      for (let second = 1; second <= 91; second++) {
-        const before = asked.length
-        yield* TestClock.adjust("1 second")
-        if (second === 90) up.add(origin(A))
-        if (asked.length > before) probesAt.push(second)
-      }
-      expect(probesAt).toEqual([1, 3, 7, 15, 31, 61, 91])
-      expect(asked.every((o) => o === origin(A))).toBe(true)
-      expect((yield* pool.down).size).toBe(0)
-      expect(yield* acquired(pool, "e3")).toBe(A)
+        // Probes 1 s after it went down, then 2, 4, 8, 16, 30 and 30 s apart.
+        const probesAt: Array<number> = []
+        for (let second = 1; second <= 91; second++) {
+          const before = asked.length
+          yield* TestClock.adjust("1 second")
+          if (second === 90) up.add(origin(A))
+          if (asked.length > before) probesAt.push(second)
+        }
+        expect(probesAt).toEqual([1, 3, 7, 15, 31, 61, 91])
+        expect(asked.every((o) => o === origin(A))).toBe(true)
+        expect((yield* pool.down).size).toBe(0)
+        expect(yield* acquired(pool, "e3")).toBe(A)
 
-      // Every server up: nothing probes.
-      yield* TestClock.adjust("10 minutes")
-      expect(asked.length).toBe(probesAt.length)
+        // Every server up: nothing probes.
+        yield* TestClock.adjust("10 minutes")
+        expect(asked.length).toBe(probesAt.length)
 
-      expect(lines.filter((l) => l.startsWith("WARN"))).toEqual([
-        "WARN ComfyUI server http://gpu-a:8188 is unreachable (the ComfyUI server gpu-a:8188 did not answer): left out of the pool until it answers"
-      ])
-      expect(lines.filter((l) => l.startsWith("INFO"))).toEqual([
-        "INFO ComfyUI server http://gpu-a:8188 answers again (unreachable since 1970-01-01T00:00:00.000Z): back in the pool"
-      ])
-      expect(lines.join("\n")).not.toContain("hunter2")
-    })))
+        expect(lines.filter((l) => l.startsWith("WARN"))).toEqual([
+          "WARN ComfyUI server http://gpu-a:8188 is unreachable (the ComfyUI server gpu-a:8188 did not answer): left out of the pool until it answers"
+        ])
+        expect(lines.filter((l) => l.startsWith("INFO"))).toEqual([
+          "INFO ComfyUI server http://gpu-a:8188 answers again (unreachable since 1970-01-01T00:00:00.000Z): back in the pool"
+        ])
+        expect(lines.join("\n")).not.toContain("hunter2")
+      })
+    ))
 
   it.scoped("every server down: acquire waits, and takes the first to come back", () =>
-    withLog(() => Effect.gen(function*() {
-      const up = new Set<string>()
-      const pool = yield* poolOf(up, [])
-      yield* pool.markDown(A, "no answer")
-      yield* pool.markDown(B, "no answer")
-      const waiting = yield* Effect.fork(acquired(pool, "e1"))
-      yield* TestClock.adjust("1 second")
-      expect(Option.isNone(yield* Fiber.poll(waiting))).toBe(true)
-      up.add(origin(B))
-      yield* TestClock.adjust("2 seconds")
-      expect(yield* Fiber.join(waiting)).toBe(B)
-      expect([...(yield* pool.down).keys()]).toEqual([A])
-    })))
+    withLog(() =>
+      Effect.gen(function*() {
+        const up = new Set<string>()
+        const pool = yield* poolOf(up, [])
+        yield* pool.markDown(A, "no answer")
+        yield* pool.markDown(B, "no answer")
+        const waiting = yield* Effect.fork(acquired(pool, "e1"))
+        yield* TestClock.adjust("1 second")
+        expect(Option.isNone(yield* Fiber.poll(waiting))).toBe(true)
+        up.add(origin(B))
+        yield* TestClock.adjust("2 seconds")
+        expect(yield* Fiber.join(waiting)).toBe(B)
+        expect([...(yield* pool.down).keys()]).toEqual([A])
+      })
+    ))
 
   it.scoped("a server that answers a run's request is back at once, its probe stopped", () =>
-    withLog((lines) => Effect.gen(function*() {
-      const asked: Array<string> = []
-      const pool = yield* poolOf(new Set(), asked)
-      yield* pool.markDown(A, "no answer")
-      yield* pool.markUp(A)
-      expect((yield* pool.down).size).toBe(0)
-      yield* TestClock.adjust("1 minute")
-      expect(asked).toEqual([])
-      expect(lines.filter((l) => l.startsWith("INFO")).length).toBe(1)
-    })))
+    withLog((lines) =>
+      Effect.gen(function*() {
+        const asked: Array<string> = []
+        const pool = yield* poolOf(new Set(), asked)
+        yield* pool.markDown(A, "no answer")
+        yield* pool.markUp(A)
+        expect((yield* pool.down).size).toBe(0)
+        yield* TestClock.adjust("1 minute")
+        expect(asked).toEqual([])
+        expect(lines.filter((l) => l.startsWith("INFO")).length).toBe(1)
+      })
+    ))
 })

@@ -22,11 +22,13 @@ export const layer = (servers: ReadonlyArray<string>, options: { readonly authSe
     Layer.provideMerge(BuiltinNodes.layer({
       mediaUrls: MediaUrls.layer({ mode: "signed", baseUrl: Base.BASE_URL, secret: Base.SECRET })
     })),
-    Layer.provideMerge(ComfyuiNodes.layer({
-      servers,
-      pollInterval: "50 millis",
-      ...(options.authSecret === undefined ? {} : { authSecret: options.authSecret })
-    }).pipe(Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: true }))))
+    Layer.provideMerge(
+      ComfyuiNodes.layer({
+        servers,
+        pollInterval: "50 millis",
+        ...(options.authSecret === undefined ? {} : { authSecret: options.authSecret })
+      }).pipe(Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: true })))
+    )
   )
 
 /** Imports `definition` and starts it with `inputs` as a fresh user: the execution id and its principal. */
