@@ -4,12 +4,14 @@
  * another serves, is probed 1 s after it went down and then after 2, 4, 8, 16 and every 30 s, is
  * back in the pool at the first probe it answers, and no probe runs once every server is up; the
  * log says once that it left and once that it came back, never with the URL's credentials; with
- * every server down, `acquire` waits for the first to come back.
+ * every server down, `acquire` waits for the first to come back. And what marks a server down
+ * (`ComfyApi.Server.down`): no answer, or a 5xx to `/prompt` or `/queue`; nothing else.
  */
 import { OutboundHttp } from "@appexec/core"
 import { ComfyuiPool } from "@appexec/nodes-comfyui"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Logger, Option, TestClock } from "effect"
+import * as ComfyApi from "../src/internal/ComfyApi.js"
 
 const A = "http://operator:hunter2@gpu-a:8188"
 const B = "http://gpu-b:8188"
@@ -129,4 +131,55 @@ describe("ComfyuiPool health", () => {
         expect(lines.filter((l) => l.startsWith("INFO")).length).toBe(1)
       })
     ))
+})
+
+describe("what marks a server down", () => {
+  /** A network that answers every request with `status`, or fails it for `reason`. */
+  const answering = (answer: number | OutboundHttp.OutboundFailure) =>
+    Layer.succeed(OutboundHttp.OutboundHttp, {
+      request: () =>
+        typeof answer === "number"
+          ? Effect.succeed({
+            status: answer,
+            headers: { "content-type": "application/json" },
+            body: new TextEncoder().encode(`{"error":{"message":"bad","details":""},"node_errors":{}}`)
+          })
+          : Effect.fail(new OutboundHttp.OutboundError({ reason: answer, message: answer, detail: answer }))
+    })
+
+  /** The reasons `call` gave `down` on a network that answers `answer`. */
+  const downOn = (
+    answer: number | OutboundHttp.OutboundFailure,
+    call: (server: ComfyApi.Server) => Effect.Effect<unknown, unknown, OutboundHttp.OutboundHttp>
+  ) =>
+    Effect.gen(function*() {
+      const reasons: Array<string> = []
+      const server: ComfyApi.Server = {
+        url: B,
+        timeout: "1 second",
+        headers: {},
+        down: (error) => Effect.sync(() => void reasons.push(error))
+      }
+      yield* Effect.either(call(server)).pipe(Effect.provide(answering(answer)))
+      return reasons
+    })
+
+  it.effect("no answer (refused, reset, not found, timeout) or a 5xx to /prompt or /queue; nothing else", () =>
+    Effect.gen(function*() {
+      const submit = (server: ComfyApi.Server) => ComfyApi.submit(server, {}, "client", "id")
+      const view = (server: ComfyApi.Server) =>
+        ComfyApi.view(server, { filename: "a.png", subfolder: "", type: "output" }, 1000)
+      for (const reason of ["network", "dns", "timeout"] as const) {
+        expect(yield* downOn(reason, view)).toEqual([`the ComfyUI server gpu-b:8188 did not answer: ${reason}`])
+      }
+      expect(yield* downOn("address_not_allowed", view)).toEqual([])
+      expect(yield* downOn("too_large", view)).toEqual([])
+      expect(yield* downOn(503, submit)).toEqual(["the ComfyUI server gpu-b:8188 answered 503"])
+      expect(yield* downOn(502, (server) => ComfyApi.deleteQueued(server, "id"))).toEqual([
+        "the ComfyUI server gpu-b:8188 answered 502"
+      ])
+      // A refusal of the workflow, or a 5xx to another path, is an answer.
+      expect(yield* downOn(400, submit)).toEqual([])
+      expect(yield* downOn(500, view)).toEqual([])
+    }))
 })
