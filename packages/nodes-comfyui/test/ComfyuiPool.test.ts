@@ -101,13 +101,15 @@ describe("ComfyuiPool health", () => {
       })
     ))
 
-  it.scoped("every server down: acquire waits, and takes the first to come back", () =>
+  it.scoped("every server down: acquire waits, and takes the first to come back; hold does not wait", () =>
     withLog(() =>
       Effect.gen(function*() {
         const up = new Set<string>()
         const pool = yield* poolOf(up, [])
         yield* pool.markDown(A, "no answer")
         yield* pool.markDown(B, "no answer")
+        // A run re-attaching to its prompt on a down server still holds that server.
+        yield* Effect.scoped(pool.hold(A, "e0"))
         const waiting = yield* Effect.fork(acquired(pool, "e1"))
         yield* TestClock.adjust("1 second")
         expect(Option.isNone(yield* Fiber.poll(waiting))).toBe(true)
