@@ -16,7 +16,10 @@ export interface BackendServer {
   readonly kind: string
   /** Its root URL, never with credentials (no user or password, no query). */
   readonly url: string
-  /** `unreachable` when it did not answer just now (also while runs hold it), else `busy` while it runs work of this process, else `idle`. */
+  /**
+   * `unreachable` while the node package holds it down, or when it did not answer just now (also
+   * while runs hold it), else `busy` while it runs work of this process, else `idle`.
+   */
   readonly state: BackendState
   /** How many runs of this process it takes at once. */
   readonly capacity: number
@@ -24,6 +27,8 @@ export interface BackendServer {
   readonly executions: ReadonlyArray<string>
   /** Why it is `unreachable`; null otherwise. */
   readonly error: string | null
+  /** Since when (ISO 8601) it is held down, left out of new runs until it answers; null when it is not. */
+  readonly unreachableSince: string | null
 }
 
 /** The backend servers of this process. */

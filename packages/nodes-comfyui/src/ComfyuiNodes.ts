@@ -1,10 +1,11 @@
 /**
  * The node types of `@appexec/nodes-comfyui` (docs/nodes.md#providercomfyui), to pass to
  * `AppexecLayer.make` or `TestHarness.layer` beside the built-in nodes, and the layer of what
- * they need besides: the ComfyUI servers' settings and their pool. The guarded outbound client,
- * the media settings and the blob store come from the instance.
+ * they need besides: the ComfyUI servers' settings and their pool. The guarded outbound client
+ * (also the pool's, to probe a server that is down), the media settings and the blob store come
+ * from the instance.
  */
-import { type NodeType, Routing } from "@appexec/core"
+import { type NodeType, type OutboundHttp, Routing } from "@appexec/core"
 import { type ConfigError, Effect, Layer } from "effect"
 import * as ComfyuiPool from "./ComfyuiPool.js"
 import * as ComfyuiSettings from "./ComfyuiSettings.js"
@@ -19,8 +20,11 @@ export type Requirements = NodeType.NodeRequirements<(typeof comfyuiNodes)[numbe
 /** The settings (the defaults with `overrides`) and the pool of their servers. */
 export const layer = (
   overrides: Partial<ComfyuiSettings.Settings> = {}
-): Layer.Layer<ComfyuiPool.ComfyuiPool | ComfyuiSettings.ComfyuiSettings | Routing.NodeResources> =>
-  resources.pipe(Layer.provideMerge(ComfyuiPool.layer), Layer.provideMerge(ComfyuiSettings.layer(overrides)))
+): Layer.Layer<
+  ComfyuiPool.ComfyuiPool | ComfyuiSettings.ComfyuiSettings | Routing.NodeResources,
+  never,
+  OutboundHttp.OutboundHttp
+> => resources.pipe(Layer.provideMerge(ComfyuiPool.layer), Layer.provideMerge(ComfyuiSettings.layer(overrides)))
 
 /**
  * The servers as a resource of the deployment (`Routing.NodeResources`): at most their total
@@ -41,7 +45,8 @@ export const resources: Layer.Layer<Routing.NodeResources, never, ComfyuiPool.Co
 /** As `layer`, the settings read from effect `Config` (`APPEXEC_COMFYUI`, `ComfyuiSettings.config`). */
 export const layerConfig: Layer.Layer<
   ComfyuiPool.ComfyuiPool | ComfyuiSettings.ComfyuiSettings,
-  ConfigError.ConfigError
+  ConfigError.ConfigError,
+  OutboundHttp.OutboundHttp
 > = ComfyuiPool.layer.pipe(
   Layer.provideMerge(Layer.effect(ComfyuiSettings.ComfyuiSettings, Effect.suspend(() => ComfyuiSettings.config)))
 )

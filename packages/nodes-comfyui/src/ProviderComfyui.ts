@@ -14,8 +14,8 @@
  */
 import { NodeType, Redactor, SecretStore } from "@appexec/core"
 import { NodesSettings } from "@appexec/nodes"
-import { Duration, Effect, Either, Option, type Redacted, Schedule, Schema } from "effect"
-import { ComfyuiPool } from "./ComfyuiPool.js"
+import { Clock, Duration, Effect, Either, Option, type Redacted, Schedule, Schema } from "effect"
+import { ComfyuiPool, PROBE_TIMEOUT } from "./ComfyuiPool.js"
 import { ComfyuiSettings } from "./ComfyuiSettings.js"
 import * as ComfyApi from "./internal/ComfyApi.js"
 import { endOf, follow } from "./internal/Follow.js"
@@ -98,36 +98,88 @@ export const providerComfyui = NodeType.defineNode({
         yield* Redactor.register(secret.value)
         headers["authorization"] = secret.value
       }
-      const serverOf = (url: string): ComfyApi.Server => ({ url, timeout: settings.requestTimeout, headers })
+      // A server that gives no answer is marked down in the pool (and probed until it answers).
+      const serverOf = (url: string, timeout = settings.requestTimeout): ComfyApi.Server => ({
+        url,
+        timeout,
+        headers,
+        down: (error) => pool.markDown(url, error)
+      })
+      const timeoutMs = config.timeoutMs ?? 3_600_000
+      const startedAt = yield* Clock.currentTimeMillis
+      const hosts = pool.servers.map(ComfyApi.hostOf).join(", ")
 
-      // A server that holds the prompt already (an earlier attempt submitted it) is re-attached to;
-      // a new prompt goes to a free server among those that answered (a server that does not
-      // answer, or that the outbound address policy refuses, is left out of this run).
-      let attached: { readonly url: string; readonly known: ComfyApi.Known } | undefined
-      const answering: Array<string> = []
-      for (const url of pool.servers) {
-        const known = yield* ComfyApi.lookup(serverOf(url), promptId).pipe(
-          Effect.tapError((failure) => log(failure.message, "warn")),
-          Effect.option
-        )
-        if (Option.isNone(known)) continue
-        answering.push(url)
-        if (known.value._tag !== "Unknown") {
-          attached = { url, known: known.value }
-          break
+      // A server that holds the prompt already (an earlier attempt submitted it) is re-attached to,
+      // down or not; a new prompt goes to a free server among those that answered (a server that
+      // does not answer, or that the outbound address policy refuses, is left out of this run).
+      // Every server is asked, a down one within the probe's time limit (it may be back already).
+      const locate = Effect.gen(function*() {
+        const down = yield* pool.down
+        const known = yield* Effect.forEach(pool.servers, (url) =>
+          ComfyApi.lookup(serverOf(url, down.has(url) ? PROBE_TIMEOUT : settings.requestTimeout), promptId).pipe(
+            Effect.tap(() =>
+              pool.markUp(url)
+            ),
+            Effect.tapError((failure) => log(failure.message, "warn")),
+            Effect.option
+          ), { concurrency: "unbounded" })
+        const answering: Array<string> = []
+        let attached: { readonly url: string; readonly known: ComfyApi.Known } | undefined
+        pool.servers.forEach((url, i) => {
+          const k = known[i]!
+          if (Option.isNone(k)) {
+            return
+          }
+          answering.push(url)
+          if (attached === undefined && k.value._tag !== "Unknown") {
+            attached = { url, known: k.value }
+          }
+        })
+        return { attached, answering, down: [...down.keys()] }
+      })
+      // With no server answering and some down, the run waits for one to come back (within its time limit).
+      const located = Effect.gen(function*() {
+        let waited = false
+        while (true) {
+          const found = yield* locate
+          if (found.attached !== undefined || found.answering.length > 0) {
+            return found
+          }
+          // Down as it was asked or now: one back in between ends the wait at once.
+          const down = [...new Set([...found.down, ...(yield* pool.down).keys()])]
+          if (down.length === 0) {
+            return yield* fail(`no ComfyUI server answered (${hosts})`)
+          }
+          if (!waited) {
+            yield* log(`no ComfyUI server answers (${hosts}): waiting for one to come back`, "warn")
+          }
+          waited = true
+          yield* pool.awaitUp(down)
         }
-      }
-      if (attached !== undefined) {
-        yield* log(
-          `re-attaching to prompt ${promptId} on ${
-            ComfyApi.hostOf(attached.url)
-          } (${attached.known._tag.toLowerCase()}): not submitted again`
-        )
-        yield* pool.hold(attached.url, execution.executionId)
-      } else if (answering.length === 0) {
-        return yield* fail(`no ComfyUI server answered (${pool.servers.map(ComfyApi.hostOf).join(", ")})`)
-      }
-      const url = attached?.url ?? (yield* pool.acquire(execution.executionId, answering))
+      })
+      const placed = Effect.gen(function*() {
+        const { answering, attached } = yield* located
+        if (attached !== undefined) {
+          yield* log(
+            `re-attaching to prompt ${promptId} on ${
+              ComfyApi.hostOf(attached.url)
+            } (${attached.known._tag.toLowerCase()}): not submitted again`
+          )
+          yield* pool.hold(attached.url, execution.executionId)
+          return { url: attached.url, attached }
+        }
+        return { url: yield* pool.acquire(execution.executionId, answering), attached }
+      }).pipe(
+        Effect.timeoutFail({
+          duration: timeoutMs,
+          onTimeout: () =>
+            fail(
+              `no ComfyUI server answered and was free within ${Math.round(timeoutMs / 1000)} s (${hosts}); ` +
+                "nothing was submitted"
+            )
+        })
+      )
+      const { attached, url } = yield* placed
       const server = serverOf(url)
       const prompt = attached === undefined
         ? yield* promptOf(server, workflow, config.inputs, upstream, promptId)
@@ -146,7 +198,11 @@ export const providerComfyui = NodeType.defineNode({
           yield* ComfyApi.interrupt(server, promptId)
           yield* log(`prompt ${promptId} interrupted on ComfyUI`)
           yield* ComfyApi.lookup(server, promptId).pipe(
-            Effect.repeat({ while: (k) => k._tag === "Running", schedule: Schedule.spaced("100 millis") })
+            Effect.repeat({
+              while: (k) =>
+                k._tag === "Running",
+              schedule: Schedule.spaced("100 millis")
+            })
           )
         }
       }).pipe(
@@ -179,10 +235,10 @@ export const providerComfyui = NodeType.defineNode({
           preview,
           executed: partials.executed
         }).pipe(Effect.scoped, Effect.onInterrupt(() => cancel))
-      const timeoutMs = config.timeoutMs ?? 3_600_000
+      const left = timeoutMs - ((yield* Clock.currentTimeMillis) - startedAt)
       const { entry, previews } = yield* followed.pipe(
         Effect.timeoutFail({
-          duration: timeoutMs,
+          duration: Math.max(1, left),
           onTimeout: () =>
             fail(`the ComfyUI run did not finish within ${Math.round(timeoutMs / 1000)} s; it was canceled`)
         }),

@@ -3,7 +3,7 @@
  * protocol-faithful test server: a server that answers is idle, then busy with the execution
  * whose prompt it runs; one that does not answer is unreachable with why; an authenticating
  * proxy's 401 is an answer; credentials in a configured URL are never shown, in the URL or the
- * message.
+ * message; an unreachable server is down in the pool, shown with since when.
  */
 import { BackendServers } from "@appexec/core"
 import { ComfyuiServers, Workflow } from "@appexec/nodes-comfyui"
@@ -32,6 +32,10 @@ describe("ComfyuiServers", () => {
           [stopped.url, "unreachable", 1, []]
         ])
         expect(idle[2]!.error).toContain("did not answer")
+        // The look marked it down in the pool: since when is shown, and the pool holds it down.
+        expect(idle.map((s) => s.unreachableSince === null)).toEqual([true, true, false])
+        expect(Date.parse(idle[2]!.unreachableSince!)).toBeLessThanOrEqual(Date.now())
+        expect((yield* list)[2]!.unreachableSince).toBe(idle[2]!.unreachableSince)
         expect(JSON.stringify(idle)).not.toContain("hunter2")
 
         const { executionId } = yield* start(app(textToImage), { prompt: "held" })

@@ -4,11 +4,12 @@
  * by title, progress per ComfyUI node, an upload, a cancel while queued and while sampling, an
  * `execution_error`, a re-attach to a prompt the server already holds (its prompt counter
  * proves no second submit), a ComfyUI restart mid-run (submitted again once), a websocket that
- * drops (polling), an older server without `/api/jobs`, and a UI-format export refused.
+ * drops (polling), an older server without `/api/jobs`, a UI-format export refused, and the
+ * pool's health: a server stopped leaves it and comes back, and a run waits while every server is down.
  */
 import { Ids } from "@appexec/api"
 import { Appexec, ExecutionReports, SecretStore } from "@appexec/core"
-import { ComfyuiSettings, ProviderComfyui, Workflow } from "@appexec/nodes-comfyui"
+import { ComfyuiPool, ComfyuiSettings, ProviderComfyui, Workflow } from "@appexec/nodes-comfyui"
 import { TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Fiber, Redacted } from "effect"
@@ -374,19 +375,51 @@ describe("the pool of ComfyUI servers", () => {
       }).pipe(Effect.provide(layer([`${server.url}*2`])))
     }).pipe(Effect.scoped))
 
-  it.live("a server that does not answer is left out of the run; with none answering, the run fails saying so", () =>
+  it.live(
+    "a server stopped between runs leaves the pool: the next runs go to the live one; started again, it takes runs again",
+    () =>
+      Effect.gen(function*() {
+        const a = yield* ComfyServer.make({ steps: 2 })
+        const b = yield* ComfyServer.make({ steps: 2 })
+        yield* Effect.gen(function*() {
+          const pool = yield* ComfyuiPool.ComfyuiPool
+          const runOne = (prompt: string) =>
+            Effect.flatMap(start(app(textToImage), { prompt }), ({ executionId }) => finish(executionId))
+          // A free, first in order, takes the first run.
+          expect((yield* runOne("first")).status).toBe("completed")
+          expect([a.prompts, b.prompts]).toEqual([1, 0])
+
+          yield* Effect.promise(() => a.close())
+          const next = yield* Effect.forEach(["second", "third", "fourth"], runOne)
+          expect(next.map((d) => d.status)).toEqual(["completed", "completed", "completed"])
+          expect([a.prompts, b.prompts]).toEqual([1, 3])
+          expect((yield* pool.down).get(a.url)?.error).toContain("did not answer")
+
+          yield* Effect.promise(() => a.listen())
+          yield* pool.awaitUp([a.url]).pipe(Effect.timeout("40 seconds"))
+          expect((yield* runOne("fifth")).status).toBe("completed")
+          expect([a.prompts, b.prompts]).toEqual([2, 3])
+        }).pipe(Effect.provide(layer([a.url, b.url])))
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.live("every server down: a run waits for one to come back, within its time limit, else fails saying so", () =>
     Effect.gen(function*() {
-      const gone = yield* Effect.promise(async () => {
-        const closed = new ComfyServer.ComfyServer()
-        await closed.listen()
-        await closed.close()
-        return closed.url
-      })
-      const live = yield* ComfyServer.make()
-      const done = yield* run(app(textToImage), { prompt: "x" }).pipe(Effect.provide(layer([gone, live.url])))
-      expect(done.status).toBe("completed")
-      expect(live.prompts).toBe(1)
-      const failed = yield* run(app(textToImage), { prompt: "x" }).pipe(Effect.provide(layer([gone])))
-      expect(failed.outputs[0]!.error).toContain(`no ComfyUI server answered (${new URL(gone).host})`)
+      const a = yield* ComfyServer.make({ steps: 2 })
+      yield* Effect.promise(() => a.close())
+      yield* Effect.gen(function*() {
+        const failed = yield* run(app(textToImage, { timeoutMs: 1000 }), { prompt: "x" })
+        expect(failed.outputs[0]!.error).toContain(
+          `no ComfyUI server answered and was free within 1 s (${new URL(a.url).host}); nothing was submitted`
+        )
+        expect(yield* logOf(failed.executionId)).toContain("waiting for one to come back")
+
+        const { executionId } = yield* start(app(textToImage), { prompt: "y" })
+        yield* Effect.promise(() => a.listen())
+        const done = yield* finish(executionId)
+        expect(done.status).toBe("completed")
+        expect(a.prompts).toBe(1)
+      }).pipe(Effect.provide(layer([a.url])))
     }).pipe(Effect.scoped))
 })

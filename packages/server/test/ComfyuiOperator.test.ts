@@ -1,8 +1,9 @@
 /**
  * The ComfyUI servers in the operator views of `appexec serve --comfyui A,B --admin-port 0`:
  * `GET /operator/backends` of the admin port shows each configured server, B (stopped) as
- * `unreachable` with why, A as `busy` with the execution it runs while a prompt of this process
- * is held on it, then `idle` once it is done; a serve without `--comfyui` shows none.
+ * `unreachable` with why and since when (the log saying it left the pool), A as `busy` with the
+ * execution it runs while a prompt of this process is held on it, then `idle` once it is done; a
+ * serve without `--comfyui` shows none.
  */
 import { Workflow } from "@appexec/nodes-comfyui"
 import { describe, expect, it } from "@effect/vitest"
@@ -18,6 +19,7 @@ interface Shown {
   readonly capacity: number
   readonly executions: ReadonlyArray<string>
   readonly error: string | null
+  readonly unreachableSince: string | null
 }
 
 describe("the ComfyUI servers in the operator views", () => {
@@ -50,6 +52,10 @@ describe("the ComfyUI servers in the operator views", () => {
         expect(idle.every((s) =>
           s.kind === "comfyui"
         )).toBe(true)
+        // The look marked B down in the pool: since when, and the log says so once, without credentials.
+        expect(idle.map((s) => s.unreachableSince === null)).toEqual([true, false])
+        expect(Date.parse(idle[1]!.unreachableSince!)).toBeGreaterThan(0)
+        yield* serve.waitFor(new RegExp(`ComfyUI server ${b.url} is unreachable`), "stderr", "10 seconds")
 
         const { headers, start } = yield* comfyuiApi(serve)
         const id = yield* start({ prompt: "a harbour at night" })

@@ -1,7 +1,7 @@
 /**
  * The operator views on the admin port, in a real Chromium against the compiled `appexec serve
  * --admin-port 0` (each test its own server and data directory): no sign-in, the queues, the last
- * hour's charts, a configured ComfyUI server that does not answer (unreachable), and the failed
+ * hour's charts, a configured ComfyUI server that does not answer (unreachable, since when), and the failed
  * deliveries of a run whose webhook a real receiver refused.
  * Read-only by default: no "Redeliver" button, and the endpoint refuses with 403 saying how to
  * allow it. With `--admin-actions`: a page of another site the operator visits (a second local
@@ -128,6 +128,9 @@ layer(Chromium.layer, { timeout: "90 seconds", excludeTestServices: true })("the
         const backend = `[data-testid='backends-table'] tr[data-backend='${comfyui.url}']`
         yield* tab.waitFor(`${backend}[data-state='unreachable']`)
         expect(yield* tab.textOf(`${backend} [data-testid='backend-executions']`)).toBe("—")
+        // The look marked it down in the pool: since when is shown.
+        yield* tab.waitFor(`${backend} [data-testid='backend-since']`)
+        expect(yield* tab.textOf(`${backend} [data-testid='backend-since']`)).toMatch(/^since /)
         yield* tab.waitForText("[data-testid='operator-mode']", "Read-only")
         yield* tab.waitForText("[data-testid='completed-total']", "1")
         expect(yield* tab.textOf("[data-testid='failure-rate']")).toBe("0%")

@@ -54,7 +54,15 @@ export interface Server {
   readonly timeout: Duration.DurationInput
   /** Sent with every request (`authorization` for a server behind a proxy); secret values stay redacted. */
   readonly headers: Readonly<Record<string, string | Redacted.Redacted<string>>>
+  /**
+   * Told why when the server gave no answer (connection refused or reset, host not found, no
+   * answer within `timeout`) or answered 5xx to `/prompt` or `/queue`: the pool marks it down.
+   */
+  readonly down?: ((error: string) => Effect.Effect<void>) | undefined
 }
+
+/** The outbound failures that say a server is not there (the others are a refusal of the address or a size). */
+const NO_ANSWER: ReadonlySet<OutboundHttp.OutboundFailure> = new Set(["dns", "timeout", "network"])
 
 const fail = (message: string) => new NodeType.NodeFailure({ message })
 
@@ -80,7 +88,19 @@ const send = (
       timeoutMs: Duration.toMillis(server.timeout),
       maxResponseBytes
     })).pipe(
-      Effect.mapError((error) => fail(`the ComfyUI server ${hostOf(server.url)} did not answer: ${error.message}`))
+      Effect.mapError((error) => ({
+        failure: fail(`the ComfyUI server ${hostOf(server.url)} did not answer: ${error.message}`),
+        noAnswer: NO_ANSWER.has(error.reason)
+      })),
+      Effect.tapError(({ failure, noAnswer }) =>
+        noAnswer && server.down !== undefined ? server.down(failure.message) : Effect.void
+      ),
+      Effect.tap((response) =>
+        response.status >= 500 && (path === "/prompt" || path === "/queue") && server.down !== undefined
+          ? server.down(`the ComfyUI server ${hostOf(server.url)} answered ${response.status}`)
+          : Effect.void
+      ),
+      Effect.mapError(({ failure }) => failure)
     )
 
 const decodeJson = <A, I>(schema: Schema.Schema<A, I>, body: Uint8Array, what: string) =>

@@ -78,13 +78,23 @@ export class ComfyServer {
   /** The server's root URL, `http://127.0.0.1:PORT`. */
   url = ""
 
-  /** Starts listening on 127.0.0.1, port 0. */
+  /**
+   * Starts listening on 127.0.0.1, port 0; after `close`, on the same port again (its queue,
+   * history and prompt count kept, as a server whose network came back).
+   */
   async listen(): Promise<void> {
-    await new Promise<void>((resolve) => this.http.listen(0, "127.0.0.1", resolve))
+    const port = this.url === "" ? 0 : Number(new URL(this.url).port)
+    await new Promise<void>((resolve, reject) => {
+      this.http.once("error", reject)
+      this.http.listen(port, "127.0.0.1", () => {
+        this.http.off("error", reject)
+        resolve()
+      })
+    })
     this.url = `http://127.0.0.1:${(this.http.address() as AddressInfo).port}`
   }
 
-  /** Stops: every socket closed, the running prompt abandoned. */
+  /** Stops: every socket closed, the running prompt abandoned; `listen` starts it again. */
   async close(): Promise<void> {
     this.generation++
     this.release?.()

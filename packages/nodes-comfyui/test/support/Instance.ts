@@ -1,7 +1,8 @@
 /**
  * The test instance of `@appexec/nodes` (`nodes/test/support/Instance.ts`: real guarded HTTP with
  * private networks allowed, signed media URLs) with `provider.comfyui` beside the built-in nodes,
- * its servers those given and polled every 50 ms of quiet.
+ * its servers those given and polled every 50 ms of quiet (the pool probes a down server through
+ * its own guarded client, as the instance's).
  */
 import { Appexec, MediaUrls } from "@appexec/core"
 import { BuiltinNodes, builtinNodes } from "@appexec/nodes"
@@ -21,11 +22,13 @@ export const layer = (servers: ReadonlyArray<string>, options: { readonly authSe
     Layer.provideMerge(BuiltinNodes.layer({
       mediaUrls: MediaUrls.layer({ mode: "signed", baseUrl: Base.BASE_URL, secret: Base.SECRET })
     })),
-    Layer.provideMerge(ComfyuiNodes.layer({
-      servers,
-      pollInterval: "50 millis",
-      ...(options.authSecret === undefined ? {} : { authSecret: options.authSecret })
-    }))
+    Layer.provideMerge(
+      ComfyuiNodes.layer({
+        servers,
+        pollInterval: "50 millis",
+        ...(options.authSecret === undefined ? {} : { authSecret: options.authSecret })
+      }).pipe(Layer.provide(NodeOutboundHttp.layer({ allowPrivateNetworks: true })))
+    )
   )
 
 /** Imports `definition` and starts it with `inputs` as a fresh user: the execution id and its principal. */

@@ -78,7 +78,7 @@ export interface BackendServer {
   readonly kind: string
   /** Its root URL, without credentials. */
   readonly url: string
-  /** `unreachable` when it did not answer just now, `busy` while it runs work of this process, else `idle`. */
+  /** `unreachable` while held down or when it did not answer just now, `busy` while it runs work of this process, else `idle`. */
   readonly state: "busy" | "idle" | "unreachable"
   /** How many runs of this process it takes at once. */
   readonly capacity: number
@@ -86,6 +86,8 @@ export interface BackendServer {
   readonly executions: ReadonlyArray<string>
   /** Why it is unreachable. */
   readonly error: string | null
+  /** Since when (ISO 8601) it is held down, new runs going to the other servers; null when it is not. */
+  readonly unreachableSince: string | null
 }
 
 /** A failed webhook delivery. */

@@ -248,6 +248,11 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
                       <span>
                         <span class={`badge ${STATES[b.state]}`}>{b.state}</span>
                         {b.error !== null && <span class="help block">{b.error}</span>}
+                        {b.unreachableSince !== null && (
+                          <span class="help block" data-testid="backend-since">
+                            since {formatTime(b.unreachableSince)}
+                          </span>
+                        )}
                       </span>
                     </td>
                     <td class="number" data-label="Capacity">{b.capacity}</td>
@@ -261,8 +266,8 @@ export const OperatorConsole = ({ basePath }: { readonly basePath: string }) => 
               </tbody>
             </table>
             <p class="help">
-              The servers this process runs work on, asked whether they answer at each refresh; the runs are this
-              process's own.
+              The servers this process runs work on, asked whether they answer at each refresh; one that does not is
+              left out of new runs, and probed, until it answers. The runs are this process's own.
             </p>
           </section>
         )}
