@@ -181,4 +181,36 @@ describe("appexec worker --comfyui", () => {
       }),
     60_000
   )
+
+  it.scopedLive(
+    "through serve: one server of capacity 1, three executions: one runs, the others wait in appexec's queue with their position",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* ComfyServer.make({ steps: 20, stepDelayMs: 50 })
+        const serve = yield* startServe(yield* tempDataDir, ["--apps", yield* appsDir, "--comfyui", server.url])
+        const { headers, start } = yield* comfyuiApi(serve)
+        const ids = yield* Effect.forEach([0, 1, 2], (i) => start({ prompt: `picture ${i}` }))
+        const poll = (id: string) =>
+          Effect.map(json(`${serve.baseUrl}/v1/executions/${id}`, { headers }), (a) => a.data)
+        // Once one runs, the other two are queued in appexec (serve's worker has room for four,
+        // but the servers' capacity is one), each with its queue position.
+        const seen = yield* Effect.forEach(ids, poll).pipe(
+          Effect.filterOrFail((all) => all.some((e) => e["status"] === "running"), () => "none running yet"),
+          Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("20 seconds")))
+        )
+        const queued = seen.filter((e) => e["status"] === "queued")
+        expect(seen.filter((e) => e["status"] === "running")).toHaveLength(1)
+        expect(queued).toHaveLength(2)
+        expect(queued.map((e) => e["queuePosition"]).sort()).toEqual([0, 1])
+        const done = yield* Effect.forEach(ids, (id) =>
+          json(`${serve.baseUrl}/v1/executions/${id}`, { headers: { ...headers, prefer: "wait=30" } }).pipe(
+            Effect.map((answer) => answer.data["status"]),
+            Effect.filterOrFail((status) => status === "completed" || status === "failed", () => "unfinished"),
+            Effect.retry(Schedule.recurs(3))
+          ))
+        expect(done).toEqual(Array(3).fill("completed"))
+        expect(server.maxLoad).toBe(1)
+      }),
+    90_000
+  )
 })

@@ -5,6 +5,7 @@
  * so a new app, version or limit is heeded within that time; a failed read keeps the last plan.
  */
 import { Clock, Effect, Option } from "effect"
+import { globalValue } from "effect/GlobalValue"
 import { AppexecConfig } from "../../AppexecConfig.js"
 import { AppStore } from "../../AppStore.js"
 import type { ClaimOptions } from "../../ExecutionQueue.js"
@@ -14,6 +15,19 @@ import * as Routing from "../../Routing.js"
 
 /** How long a plan is kept before the stores are read again. */
 export const REFRESH_MS = 1_000
+
+/**
+ * Moved by every import of an app and every change of a workspace's limits made in this process
+ * (`changed`): the plans of this process are read again at their next claim, so an app imported
+ * here is routed and capped from its first execution on. A change made by another process is
+ * heeded within `REFRESH_MS`.
+ */
+const epoch = globalValue(Symbol.for("@appexec/core/ClaimPlan/epoch"), () => ({ value: 0 }))
+
+/** Says that apps or limits changed in this process: every plan is read again at its next claim. */
+export const changed = (): void => {
+  epoch.value += 1
+}
 
 /** The part of a claim's options the plan sets. */
 export type Plan = Pick<
@@ -32,6 +46,7 @@ export const make = Effect.gen(function*() {
   const base: Plan = { maxRunningPerWorkspace: config.maxRunningPerWorkspace }
   let plan: Plan = base
   let readAt = Number.NEGATIVE_INFINITY
+  let readEpoch = epoch.value
 
   const read = Effect.gen(function*() {
     const versions = yield* apps.listVersions
@@ -65,8 +80,9 @@ export const make = Effect.gen(function*() {
 
   /** The plan in force, read again when due. */
   const current: Effect.Effect<Plan> = Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    if (now - readAt < REFRESH_MS) return Effect.succeed(plan)
+    if (now - readAt < REFRESH_MS && readEpoch === epoch.value) return Effect.succeed(plan)
     readAt = now
+    readEpoch = epoch.value
     return read.pipe(
       Effect.tap((next) => {
         plan = next

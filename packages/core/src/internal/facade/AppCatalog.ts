@@ -9,6 +9,7 @@ import { type AppRecord, AppStore, type WorkflowVersion } from "../../AppStore.j
 import { type InvalidAppDefinition, InvalidRequest, StorageError } from "../../Errors.js"
 import { IdGenerator } from "../../IdGenerator.js"
 import { NodeRegistry } from "../../NodeRegistry.js"
+import * as ClaimPlan from "../engine/ClaimPlan.js"
 
 /** Who owns an imported app: the whole service (public) or one workspace (private). */
 export type AppOwner = { readonly public: true } | { readonly workspaceId: WorkspaceId }
@@ -114,6 +115,8 @@ export const layer = Layer.effect(
           updatedAt: now
         }
         yield* store.save(record, { workflowId, appId: id, definition, createdAt: now })
+        // The workers of this process route and cap it from its first execution on.
+        ClaimPlan.changed()
         cache.set(workflowId, { version: { workflowId, appId: id, definition, createdAt: now }, app })
         return record
       })

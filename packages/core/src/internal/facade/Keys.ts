@@ -23,6 +23,7 @@ import {
   type WorkspaceRecord
 } from "../../KeyStore.js"
 import * as RevisionMemo from "../../RevisionMemo.js"
+import * as ClaimPlan from "../engine/ClaimPlan.js"
 import {
   credentialFrom,
   hashKey,
@@ -285,6 +286,7 @@ export const make: Effect.Effect<
       const workspace = yield* keyStore.findWorkspace(name)
       if (Option.isNone(workspace)) return workspace
       yield* keyStore.setWorkspaceLimits(workspace.value.workspaceId, limits)
+      ClaimPlan.changed()
       return yield* keyStore.getWorkspace(workspace.value.workspaceId)
     }),
     principal: Effect.fn("Appexec.workspaces.principal")(
