@@ -15,7 +15,7 @@ import { PreparedQuery, SqlExecutionQueue } from "@appexec/sql"
 import { type ExecutionRow, fromRow, leaseOf } from "@appexec/sql/ExecutionRows"
 import type { Tables } from "@appexec/sql/SqlTables"
 import { Clock, Effect, Either, Layer } from "effect"
-import { type ExpressionBuilder, sql } from "kysely"
+import { type Expression, type ExpressionBuilder, sql, type SqlBool } from "kysely"
 import { WorkSignal } from "./internal/WorkSignal.js"
 import { type Connection, SqliteClient } from "./SqliteClient.js"
 
@@ -27,8 +27,9 @@ export const make = Effect.gen(function*() {
 
   /**
    * Which claimable executions a claim may take, beyond the claimable ones: those of the workflow
-   * versions the worker runs (a JSON array; null: all) and of apps not at their cap (a JSON array
-   * of the apps that are). Both null and `[]` in the common case, where they cost one check each.
+   * versions the worker runs (a JSON array; null: all), of apps not at their cap and of versions
+   * whose resource is not at its cap (JSON arrays of those that are: `ClaimCaps`). Unused when
+   * none of them applies (`unfiltered`).
    */
   type Filter = { workflows: string | null; fullApps: string; fullWorkflows: string }
   const filtered = (p: PreparedQuery.Param<Filter>) => (w: ExpressionBuilder<Tables, "executions">) =>
@@ -100,31 +101,26 @@ export const make = Effect.gen(function*() {
     filter === undefined
       ? c.get(next.bind({ cursor, now, ...unfiltered }))
       : c.get(nextFiltered.bind({ cursor, now, ...filter }))
-  /** How many executions of a workspace hold live leases (for the per-workspace cap). */
-  const live = PreparedQuery.make((p: PreparedQuery.Param<{ workspaceId: string; now: number }>) =>
-    db
-      .selectFrom("executions")
-      .select((eb) => eb.fn.countAll<number>().as("n"))
-      .where("status", "in", [sql.lit("queued"), sql.lit("running")])
-      .where("workspace_id", "=", p("workspaceId"))
-      .where("lease_expires_at", ">", p("now"))
-  )
-  /** How many executions hold live leases, of an app or of some workflow versions (for the caps). */
-  const liveOfApp = PreparedQuery.make((p: PreparedQuery.Param<{ appId: string; now: number }>) =>
-    db
-      .selectFrom("executions")
-      .select((eb) => eb.fn.countAll<number>().as("n"))
-      .where("status", "in", [sql.lit("queued"), sql.lit("running")])
-      .where("app_id", "=", p("appId"))
-      .where("lease_expires_at", ">", p("now"))
-  )
-  const liveOfWorkflows = PreparedQuery.make((p: PreparedQuery.Param<{ workflows: string; now: number }>) =>
-    db
-      .selectFrom("executions")
-      .select((eb) => eb.fn.countAll<number>().as("n"))
-      .where("status", "in", [sql.lit("queued"), sql.lit("running")])
-      .where("workflow_id", "in", sql<string>`(select value from json_each(${p("workflows")}))`)
-      .where("lease_expires_at", ">", p("now"))
+  /**
+   * How many executions hold live leases among those `among` picks (for the caps): of a workspace,
+   * of an app, or of some workflow versions (their ids as one JSON array).
+   */
+  const liveAmong = (
+    among: (
+      p: PreparedQuery.Param<{ id: string }>
+    ) => (w: ExpressionBuilder<Tables, "executions">) => Expression<SqlBool>
+  ) =>
+    PreparedQuery.make((p: PreparedQuery.Param<{ id: string; now: number }>) =>
+      db
+        .selectFrom("executions")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("status", "in", [sql.lit("queued"), sql.lit("running")])
+        .where((w) => w.and([among(p)(w), w("lease_expires_at", ">", p("now"))]))
+    )
+  const live = liveAmong((p) => (w) => w("workspace_id", "=", p("id")))
+  const liveOfApp = liveAmong((p) => (w) => w("app_id", "=", p("id")))
+  const liveOfWorkflows = liveAmong((p) => (w) =>
+    w("workflow_id", "in", sql<string>`(select value from json_each(${p("id")}))`)
   )
   type LeaseParams = { workerId: string; expiresAt: number }
   const lease = (p: PreparedQuery.Param<LeaseParams>) => (eb: ExpressionBuilder<Tables, "executions">) => ({
@@ -171,8 +167,8 @@ export const make = Effect.gen(function*() {
     const caps = new ExecutionQueue.ClaimCaps(options)
     for (const count of caps.counts) {
       const n = count._tag === "app"
-        ? c.get(liveOfApp.bind({ appId: count.appId, now }))?.n
-        : c.get(liveOfWorkflows.bind({ workflows: JSON.stringify(count.workflows), now }))?.n
+        ? c.get(liveOfApp.bind({ id: count.appId, now }))?.n
+        : c.get(liveOfWorkflows.bind({ id: JSON.stringify(count.workflows), now }))?.n
       caps.start(count, n ?? 0)
     }
     const workflows = options.workflows === undefined ? null : JSON.stringify(options.workflows)
@@ -242,7 +238,7 @@ export const make = Effect.gen(function*() {
       else if (only !== cursor) several = true
       const cap = ExecutionQueue.workspaceCap(options, cursor)
       if (cap !== undefined) {
-        const count = running.get(cursor) ?? c.get(live.bind({ workspaceId: cursor, now }))?.n ?? 0
+        const count = running.get(cursor) ?? c.get(live.bind({ id: cursor, now }))?.n ?? 0
         if (count >= cap) {
           running.set(cursor, count)
           continue

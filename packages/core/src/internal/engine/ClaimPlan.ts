@@ -1,8 +1,9 @@
 /**
  * What a worker's claims may take (`ExecutionQueue.ClaimOptions` beyond their size): the workflow
  * versions whose every node type it runs (`Routing`), the apps' caps (`concurrency` in their
- * definitions) and the workspaces' caps. Read from the stores at most once every `REFRESH_MS`,
- * so a new app, version or limit is heeded within that time; a failed read keeps the last plan.
+ * definitions), the workspaces' caps and the named resources' (`Routing.NodeResources`). Read from
+ * the stores at most once every `REFRESH_MS`, and at the next claim after an import or a limit
+ * changed in this process (`changed`); a failed read keeps the last plan.
  */
 import { Clock, Effect, Option } from "effect"
 import { globalValue } from "effect/GlobalValue"
