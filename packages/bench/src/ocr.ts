@@ -129,6 +129,26 @@ const reportDelay = (
 /** How many executions each throughput figure is measured over. */
 const BURST = 12
 
+/**
+ * `BURST` 1280×720 readings at once: their throughput, and the event loop's delay meanwhile
+ * (`threads` names the pool's size in the figures' names).
+ */
+const fullLoad = <E, R>(
+  report: (figure: Figure) => Effect.Effect<void>,
+  readScreen: (count: number) => Effect.Effect<unknown, E, R>,
+  threads: string
+) =>
+  Effect.gen(function*() {
+    const delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS })
+    delay.enable()
+    const t0 = performance.now()
+    yield* readScreen(BURST)
+    const seconds = (performance.now() - t0) / 1000
+    delay.disable()
+    yield* report({ name: `ocr 1280x720 throughput (${threads})`, value: BURST / seconds, unit: "images/s" })
+    yield* reportDelay(report, delay, `${threads} reading at full load`)
+  })
+
 /** The OCR benchmark. */
 export const benchmark: Benchmark = {
   name: "ocr",
@@ -155,14 +175,7 @@ export const benchmark: Benchmark = {
           yield* report({ name: `ocr ${name} wall per image (1 thread)`, value: wall, unit: "ms" })
           yield* report({ name: `ocr ${name} cpu per image (1 thread)`, value: cpu, unit: "ms" })
         }
-        const delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS })
-        delay.enable()
-        const t0 = performance.now()
-        yield* readScreen(BURST)
-        const seconds = (performance.now() - t0) / 1000
-        delay.disable()
-        yield* report({ name: "ocr 1280x720 throughput (1 thread)", value: BURST / seconds, unit: "images/s" })
-        yield* reportDelay(report, delay, "1 thread reading at full load")
+        yield* fullLoad(report, readScreen, "1 thread")
       }).pipe(Effect.provide(instance(1)))
 
       // Two threads: throughput at full load, the event loop's delay meanwhile, memory per thread.
@@ -174,14 +187,7 @@ export const benchmark: Benchmark = {
         yield* readScreen(2)
         const two = { rss: rssMb(), live: (yield* pool.stats).live }
         yield* report({ name: "ocr memory per thread", value: (two.rss - one.rss) / (two.live - one.live), unit: "MB" })
-        const delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS })
-        delay.enable()
-        const t0 = performance.now()
-        yield* readScreen(BURST)
-        const seconds = (performance.now() - t0) / 1000
-        delay.disable()
-        yield* report({ name: "ocr 1280x720 throughput (2 threads)", value: BURST / seconds, unit: "images/s" })
-        yield* reportDelay(report, delay, "2 threads reading at full load")
+        yield* fullLoad(report, readScreen, "2 threads")
       }).pipe(Effect.provide(instance(2)))
       yield* reportLoad(report, "ocr", "end")
     }))

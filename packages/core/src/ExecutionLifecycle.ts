@@ -16,18 +16,20 @@ export interface ProducedOutput {
   readonly value: string
 }
 
+/** An output that got no value: its id, its type and why. */
+export interface FailedOutput {
+  readonly id: string
+  readonly type: Exclude<OutputType, "pending">
+  readonly error: string
+}
+
 /** What can happen to an execution after it was accepted. */
 export type ExecutionEvent =
   | { readonly _tag: "Started"; readonly at: number }
   /** One output produced while others are still pending (docs/api.md#live-executions). */
   | { readonly _tag: "OutputProduced"; readonly produced: ProducedOutput }
   /** One output failed while others are still pending. */
-  | {
-    readonly _tag: "OutputFailed"
-    readonly id: string
-    readonly type: Exclude<OutputType, "pending">
-    readonly error: string
-  }
+  | { readonly _tag: "OutputFailed" } & FailedOutput
   | { readonly _tag: "Completed"; readonly at: number; readonly produced: ReadonlyArray<ProducedOutput> }
   | {
     readonly _tag: "Failed"

@@ -8,7 +8,7 @@
 import { Ids } from "@appexec/api"
 import { OperatorViews } from "@appexec/core"
 import { Effect, Layer } from "effect"
-import { type NotNull, sql } from "kysely"
+import { type Expression, type NotNull, type RawBuilder, sql } from "kysely"
 import { outboxEntryOfRow, trusted } from "./RowMapping.js"
 import { SqlRunner } from "./SqlRunner.js"
 
@@ -16,6 +16,17 @@ const QUEUED = sql.lit("queued")
 const RUNNING = sql.lit("running")
 const COMPLETED = sql.lit("completed")
 const FAILED = sql.lit("failed")
+
+/** How many of a group's rows have `status` equal to `value`. */
+const countWhere = (status: Expression<string>, value: RawBuilder<string>) =>
+  sql<number>`sum(case when ${status} = ${value} then 1 else 0 end)`
+
+/** The queued and the running rows of a group, counted (`queued`, `running`). */
+const openCounts = (status: Expression<string>) =>
+  [
+    countWhere(status, QUEUED).as("queued"),
+    countWhere(status, RUNNING).as("running")
+  ] as const
 
 /** The views over the runner. */
 export const make = Effect.gen(function*() {
@@ -32,8 +43,7 @@ export const make = Effect.gen(function*() {
           .select((eb) => [
             "executions.workspace_id as workspace_id",
             eb.fn.max("workspaces.name").as("name"),
-            sql<number>`sum(case when ${eb.ref("executions.status")} = ${QUEUED} then 1 else 0 end)`.as("queued"),
-            sql<number>`sum(case when ${eb.ref("executions.status")} = ${RUNNING} then 1 else 0 end)`.as("running")
+            ...openCounts(eb.ref("executions.status"))
           ])
           .where("executions.status", "in", [QUEUED, RUNNING])
           .groupBy("executions.workspace_id")
@@ -55,8 +65,7 @@ export const make = Effect.gen(function*() {
           .select((eb) => [
             "app_id",
             "workflow_id",
-            sql<number>`sum(case when ${eb.ref("status")} = ${QUEUED} then 1 else 0 end)`.as("queued"),
-            sql<number>`sum(case when ${eb.ref("status")} = ${RUNNING} then 1 else 0 end)`.as("running")
+            ...openCounts(eb.ref("status"))
           ])
           .where("status", "in", [QUEUED, RUNNING])
           .groupBy(["app_id", "workflow_id"])
@@ -80,8 +89,8 @@ export const make = Effect.gen(function*() {
             .select((eb) => [
               // The bucket's number (cast: a parameter may be bound as a float, and the division with it).
               sql<number>`cast((${eb.ref("completed_at")} - ${since}) / ${bucketMs} as integer)`.as("bucket"),
-              sql<number>`sum(case when ${eb.ref("status")} = ${COMPLETED} then 1 else 0 end)`.as("completed"),
-              sql<number>`sum(case when ${eb.ref("status")} = ${FAILED} then 1 else 0 end)`.as("failed")
+              countWhere(eb.ref("status"), COMPLETED).as("completed"),
+              countWhere(eb.ref("status"), FAILED).as("failed")
             ])
             .where("status", "in", [COMPLETED, FAILED])
             .where("completed_at", ">=", since)

@@ -5,10 +5,9 @@
  * the failures' messages, is masked by the run's `redact` (the `Redactor`) as it is made, for
  * every node type alike.
  */
-import type { OutputType } from "@appexec/api/Execution"
 import { Cause, Deferred, Effect, Exit, Option } from "effect"
 import type { AppNode, CompiledApp } from "../../AppDefinition.js"
-import type { ProducedOutput } from "../../ExecutionLifecycle.js"
+import type { FailedOutput, ProducedOutput } from "../../ExecutionLifecycle.js"
 import type { ResolvedInputs } from "../../InputValidation.js"
 import { NodeFailure, NodeValue, type RunContext, type UpstreamValue } from "../../NodeType.js"
 
@@ -33,12 +32,7 @@ export interface RunHooks {
 /** An output known before the run ends. */
 export type SettledOutput =
   | { readonly _tag: "Produced"; readonly output: ProducedOutput }
-  | {
-    readonly _tag: "Failed"
-    readonly id: string
-    readonly type: Exclude<OutputType, "pending">
-    readonly error: string
-  }
+  | { readonly _tag: "Failed" } & FailedOutput
 
 /** The `partial` of input and output nodes: nothing. */
 const noPartial = (): Effect.Effect<void> => Effect.void
