@@ -97,14 +97,16 @@ export const Execution = Schema.Struct({
     })
   ),
   /**
-   * An extension (docs/api.md#queue-position): while the execution is `queued` and no running
-   * worker could run it (none runs every node type of its app), what it waits for, such as
-   * `a worker for video.kenburns`. Absent otherwise.
+   * An extension (docs/api.md#queue-position): while the execution is `queued` and held back —
+   * no running worker could run it (none runs every node type of its app), or its app's or its
+   * workspace's limit of running executions is reached — what it waits for, such as
+   * `a worker for video.kenburns` or `the app's limit of 2 at once`. Absent otherwise.
    */
   waitingFor: Schema.optional(
     Schema.String.annotations({
       title: "waitingFor",
-      description: "While queued and no running worker could run it: what it waits for."
+      description:
+        "While queued and held back (no running worker could run it, or its app's or workspace's limit is reached): what it waits for."
     })
   )
 })

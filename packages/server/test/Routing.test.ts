@@ -6,7 +6,8 @@
  *   soon as such a worker starts;
  * - a killed worker's runs are taken over only by a worker that runs their node types;
  * - an app's `concurrency` of 2 holds across 4 worker processes: sampled every 50 ms through
- *   `GET /v1/executions`, never more than 2 run at once.
+ *   `GET /v1/executions`, never more than 2 run at once; a workspace's own cap of 1 holds across 2;
+ *   the executions they hold back say so (`waitingFor`).
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -67,6 +68,12 @@ const mostAtOnce = (runs: ReadonlyArray<Polled>) => {
   let most = 0
   for (const edge of edges) most = Math.max(most, now += edge.step)
   return most
+}
+
+/** Adds to `reasons` what the queued executions among `polled` say they wait for; `polled` as it is. */
+const reasonsOf = (polled: ReadonlyArray<Polled>, reasons: Set<string>) => {
+  for (const p of polled) if (p.status === "queued" && p.waitingFor !== undefined) reasons.add(p.waitingFor)
+  return polled
 }
 
 /** Reads `read` every 50 ms until `done` holds of it (at most `within` ms); the last answer. */
@@ -230,17 +237,20 @@ describe("capacity and routing", () => {
           const ids: Array<string> = []
           for (let i = 0; i < 5; i++) ids.push(yield* start("Paced", `c${i}`))
           let sampled = 0
+          const reasons = new Set<string>()
           const done = yield* until(
             "the capped runs completed",
             Effect.gen(function*() {
               sampled = Math.max(sampled, (yield* running).length)
-              return yield* Effect.forEach(ids, poll)
+              return reasonsOf(yield* Effect.forEach(ids, poll), reasons)
             }),
             (all) => all.every((p) => p.status === "completed"),
             60_000
           )
           expect(sampled).toBeLessThanOrEqual(1)
           expect(mostAtOnce(done)).toBe(1)
+          // A queued execution said what held it back.
+          expect([...reasons]).toEqual(["the workspace's limit of 1 at once"])
         }),
       120_000
     )
@@ -256,11 +266,12 @@ describe("capacity and routing", () => {
           const ids: Array<string> = []
           for (let i = 0; i < 12; i++) ids.push(yield* start("Limited", `l${i}`))
           let sampled = 0
+          const reasons = new Set<string>()
           const done = yield* until(
             "the limited runs completed",
             Effect.gen(function*() {
               sampled = Math.max(sampled, (yield* running).length)
-              return yield* Effect.forEach(ids, poll)
+              return reasonsOf(yield* Effect.forEach(ids, poll), reasons)
             }),
             (all) => all.every((p) => p.status === "completed"),
             60_000
@@ -268,6 +279,7 @@ describe("capacity and routing", () => {
           // Never more than 2 seen running; and from the runs' own times, 2 at once, never 3.
           expect(sampled).toBeLessThanOrEqual(2)
           expect(mostAtOnce(done)).toBe(2)
+          expect([...reasons]).toEqual(["the app's limit of 2 at once"])
         }),
       180_000
     )

@@ -130,7 +130,7 @@ const placeOf = (workspaceId: string, position: Position | undefined) =>
 /** The streams and log reads, over the store. */
 export const make = Effect.gen(function*() {
   const store = yield* ExecutionStore
-  const waitingFor = yield* WaitingFor.make
+  const waitingFor = yield* WaitingFor.makeWithLimits
   const reports = yield* ExecutionReports
   const events = yield* ExecutionEvents
 
@@ -169,7 +169,7 @@ export const make = Effect.gen(function*() {
     view.status === "queued"
       ? Effect.zipWith(
         store.queuePosition(ExecutionId.make(view.executionId, { disableValidation: true })),
-        waitingFor(view.workflowId),
+        waitingFor(view),
         (position, reason) => ({ event: "execution", id: String(id), data: executionJson(view, position, reason) })
       )
       : Effect.succeed({ event: "execution", id: String(id), data: executionJson(view) })

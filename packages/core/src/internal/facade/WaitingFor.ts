@@ -1,14 +1,20 @@
 /**
- * Why a queued execution waits, when no live worker could run it (`waitingFor` of the poll answer,
- * docs/api.md#queue-position): the node types of its workflow version against those of each
- * live worker of the deployment (`ProcessRegistry`, `Routing.waitingFor`). The workers are read
- * at most once every `WORKERS_TTL_MS`; a version's node types never change and are kept. A
- * deployment whose processes say nothing of themselves (no registry, or no row) gets no answer,
- * and neither does a failed read: the field is a hint, never a reason to fail a poll.
+ * Why a queued execution waits (`waitingFor` of the poll answer, docs/api.md#queue-position):
+ * no live worker could run it — the node types of its workflow version against those of each
+ * live worker of the deployment (`ProcessRegistry`, `Routing.waitingFor`) — or, when one could,
+ * a limit its run would pass: its app's (`concurrency` of the app's current version) or its
+ * workspace's (`workspaces set --max-running`, else `maxRunningPerWorkspace`), counted over the
+ * deployment's running executions (`OperatorViews`). The workers and the counts are read at most
+ * once every `WORKERS_TTL_MS`; a version's node types never change and are kept. A deployment
+ * whose processes say nothing of themselves (no registry, or no row) gets no answer, and neither
+ * does a failed read: the field is a hint, never a reason to fail a poll.
  */
-import { WorkflowId } from "@appexec/api/Ids"
+import { AppId, WorkflowId, WorkspaceId } from "@appexec/api/Ids"
 import { Clock, Effect, Option } from "effect"
+import { AppexecConfig } from "../../AppexecConfig.js"
 import { AppStore } from "../../AppStore.js"
+import { KeyStore } from "../../KeyStore.js"
+import { OperatorViews } from "../../OperatorViews.js"
 import { isLive, ProcessRegistry } from "../../ProcessRegistry.js"
 import * as Routing from "../../Routing.js"
 
@@ -56,4 +62,88 @@ export const make: Effect.Effect<WaitingFor, never, AppStore> = Effect.gen(funct
       if (sets === undefined) return undefined
       return Routing.waitingFor(yield* needsOf(workflowId), sets)
     }).pipe(Effect.orElseSucceed(() => undefined))
+})
+
+/** Ids read from storage, valid already. */
+const trusted = { disableValidation: true } as const
+
+/** The execution a limit reason is asked for. */
+export interface Queued {
+  readonly workflowId: string
+  readonly appId: string
+  readonly workspaceId: string
+}
+
+/** The reason of a queued execution: a worker for its node types, else a limit it waits for. */
+export type WaitingForAny = (execution: Queued) => Effect.Effect<string | undefined>
+
+/** Running executions per app and per workspace, as last counted. */
+interface Counts {
+  readonly at: number
+  readonly apps: ReadonlyMap<string, number>
+  readonly workspaces: ReadonlyMap<string, number>
+}
+
+export const makeWithLimits: Effect.Effect<
+  WaitingForAny,
+  never,
+  AppStore | AppexecConfig | KeyStore | OperatorViews
+> = Effect.gen(function*() {
+  const worker = yield* make
+  const config = yield* AppexecConfig
+  const apps = yield* AppStore
+  const keys = yield* KeyStore
+  const views = yield* OperatorViews
+  let counts: Counts | undefined
+
+  const countsAt = (now: number) => {
+    if (counts !== undefined && now - counts.at < WORKERS_TTL_MS) return Effect.succeed(counts)
+    return Effect.zipWith(views.appLoad, views.workspaceLoad, (appLoad, workspaceLoad) => {
+      const running = new Map<string, number>()
+      for (const row of appLoad) running.set(row.appId, (running.get(row.appId) ?? 0) + row.running)
+      counts = {
+        at: now,
+        apps: running,
+        workspaces: new Map(workspaceLoad.map((row) => [row.workspaceId as string, row.running]))
+      }
+      return counts
+    })
+  }
+
+  /** The app's limit, from its current version. */
+  const appLimit = (appId: string) =>
+    Effect.flatMap(apps.get(AppId.make(appId, trusted)), (app) =>
+      Option.isNone(app)
+        ? Effect.succeed(undefined)
+        : Effect.map(
+          apps.getVersion(app.value.workflowId),
+          (version) => Option.getOrUndefined(version)?.definition.concurrency
+        ))
+
+  /** The workspace's limit: its own, else the instance's. */
+  const workspaceLimit = (workspaceId: string) =>
+    Effect.map(keys.getWorkspace(WorkspaceId.make(workspaceId, trusted)), (workspace) => {
+      const own = Option.getOrUndefined(workspace)?.maxRunning
+      return typeof own === "number" ? own : config.maxRunningPerWorkspace
+    })
+
+  const limit = (execution: Queued) =>
+    Effect.gen(function*() {
+      const { apps: byApp, workspaces } = yield* countsAt(yield* Clock.currentTimeMillis)
+      const ofApp = yield* appLimit(execution.appId)
+      if (ofApp !== undefined && (byApp.get(execution.appId) ?? 0) >= ofApp) {
+        return `the app's limit of ${ofApp} at once`
+      }
+      const ofWorkspace = yield* workspaceLimit(execution.workspaceId)
+      if (ofWorkspace !== undefined && (workspaces.get(execution.workspaceId) ?? 0) >= ofWorkspace) {
+        return `the workspace's limit of ${ofWorkspace} at once`
+      }
+      return undefined
+    }).pipe(Effect.orElseSucceed(() => undefined))
+
+  return (execution) =>
+    Effect.flatMap(
+      worker(execution.workflowId),
+      (reason) => reason === undefined ? limit(execution) : Effect.succeed(reason)
+    )
 })

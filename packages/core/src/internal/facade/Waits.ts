@@ -15,6 +15,8 @@ import { type Change, ExecutionEvents } from "../../ExecutionEvents.js"
 import { isTerminal } from "../../ExecutionLifecycle.js"
 import { executionJson, type ExecutionRecord, type ExecutionView, toExecution, viewOf } from "../../ExecutionRecord.js"
 import { ExecutionStore } from "../../ExecutionStore.js"
+import type { KeyStore } from "../../KeyStore.js"
+import type { OperatorViews } from "../../OperatorViews.js"
 import * as TraceContext from "../../TraceContext.js"
 import { isUuid, type Visibility } from "./Visibility.js"
 import * as WaitingFor from "./WaitingFor.js"
@@ -40,7 +42,7 @@ const recordJson = (record: ExecutionRecord) => executionJson(viewOf(record))
 export const make = (visibility: Visibility): Effect.Effect<
   Pick<Context.Tag.Service<Appexec>["executions"], "get" | "getJson" | "await">,
   never,
-  AppexecConfig | AppStore | ExecutionStore | ExecutionEvents | Scope.Scope
+  AppexecConfig | AppStore | ExecutionStore | ExecutionEvents | KeyStore | OperatorViews | Scope.Scope
 > =>
   Effect.gen(function*() {
     const config = yield* AppexecConfig
@@ -48,7 +50,7 @@ export const make = (visibility: Visibility): Effect.Effect<
     const events = yield* ExecutionEvents
     const traced = yield* TraceContext.spansExported
     const { visibleExecution } = visibility
-    const waitingFor = yield* WaitingFor.make
+    const waitingFor = yield* WaitingFor.makeWithLimits
 
     const waitForEnd = (executionId: string): Effect.Effect<ExecutionRecord, ExecutionNotFound | StorageError> =>
       Effect.uninterruptibleMask((restore) => {
@@ -77,7 +79,7 @@ export const make = (visibility: Visibility): Effect.Effect<
       view.status === "queued"
         ? Effect.zipWith(
           executionStore.queuePosition(ExecutionId.make(view.executionId, { disableValidation: true })),
-          waitingFor(view.workflowId),
+          waitingFor(view),
           (position, reason) => executionJson(view, position, reason)
         )
         : Effect.succeed(executionJson(view))
@@ -87,7 +89,7 @@ export const make = (visibility: Visibility): Effect.Effect<
       record.status === "queued"
         ? Effect.zipWith(
           executionStore.queuePosition(record.executionId),
-          waitingFor(record.workflowId),
+          waitingFor(record),
           (queuePosition, reason) => ({
             ...toExecution(record),
             queuePosition,
