@@ -48,13 +48,16 @@ describe("a long poll with a known answer (If-None-Match)", () => {
       }
       // Started after the first runs, so its queue position (nothing ahead of it) stays as it is.
       const second = yield* start
+      // Past the second in which the running executions were last counted: the answer says the
+      // workspace's cap holds it back, and stays as it is while the first runs.
+      yield* TestClock.adjust("1 second")
       const queued = yield* appexec.executions.getJson(principal, second)
       expect(statusOf(queued)).toBe("queued")
-      expect((JSON.parse(queued) as { readonly queuePosition: unknown }).queuePosition).toBe(0)
+      expect(JSON.parse(queued)).toMatchObject({ queuePosition: 0, waitingFor: "the workspace's limit of 1 at once" })
       const held = yield* Effect.fork(
         appexec.executions.getJson(principal, second, { wait: "60 seconds", unchanged: (json) => json === queued })
       )
-      yield* TestClock.adjust("9 seconds")
+      yield* TestClock.adjust("8 seconds")
       expect(Option.isNone(yield* Fiber.poll(held))).toBe(true)
       // The first ends at 10 s and the second starts then; it would end at 20 s.
       yield* TestClock.adjust("1 second")
