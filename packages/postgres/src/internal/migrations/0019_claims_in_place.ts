@@ -9,7 +9,7 @@
  * - `executions` fills its pages by half (`fillfactor = 50`, for pages filled from now on): a claim
  *   takes a backlog's rows together, every row of a page in one transaction, and each new version
  *   must fit beside the old ones, which are freed only once the claim has committed. Less room
- *   leaves most claims' rows outside their page (80: about one in six in place).
+ *   leaves most claims' rows outside their page (80: one in five in place at most).
  * - `executions_cancel_requested`, over the unfinished executions with a cancel requested: a
  *   worker's look for cancels to carry out (twice a second while it runs something) read every
  *   unfinished execution, a whole backlog, where it now reads the few with a request. Its key is
