@@ -119,8 +119,9 @@ export class ExecutionStore extends Context.Tag("@appexec/core/ExecutionStore")<
       executionIds: ReadonlyArray<ExecutionId>
     ) => Effect.Effect<ReadonlyArray<ExecutionView>, StorageError>
     /**
-     * Replaces the execution while `lease` is still the current lease on it, else fails with
-     * `LeaseLost` and writes nothing. When the record is terminal, the lease ends and `outbox`
+     * Writes what a transition changes (status, outputs, error message, start and end times; the
+     * rest stays as inserted) while `lease` is still the current lease on the execution, else fails
+     * with `LeaseLost` and writes nothing. When the record is terminal, the lease ends and `outbox`
      * (if any) is recorded in the same atomic write, so a finished execution never lacks its webhook.
      */
     readonly save: (

@@ -96,47 +96,39 @@ interface PendingSave {
 
 /**
  * The statement of a batch of saves: its text is the same for every batch (one array per
- * column), so it is prepared once per connection.
+ * column), so it is prepared once per connection. It sets only what a transition changes (as
+ * SQLite's save does): the other columns keep the values of the insert, and a save sends none of
+ * them. A terminal save (`completed`, `failed`) also clears the lease.
  */
 const saveStatement = (saves: ReadonlyArray<PendingSave>) => {
-  const rows = saves.map((save) => ({ save, columns: toColumns(save.record) }))
   /** One array parameter of `type` (`text`, `bigint`, …) with a value for each save. */
-  const of = <A>(type: string, value: (row: (typeof rows)[number]) => A) => sql`${rows.map(value)}::${sql.raw(type)}[]`
+  const of = <A>(type: string, value: (save: PendingSave) => A) => sql`${saves.map(value)}::${sql.raw(type)}[]`
   return sql<{ execution_id: string }>`
     WITH input AS (
       SELECT * FROM unnest(
-        ${of("text", (r) => r.columns.execution_id)}, ${of("bigint", (r) => r.save.lease.token)},
-        ${of("text", (r) => r.save.lease.workerId)},
-        ${of("boolean", (r) => r.columns.status === "completed" || r.columns.status === "failed")},
-        ${of("text", (r) => r.columns.workflow_id)}, ${of("text", (r) => r.columns.app_id)},
-        ${of("text", (r) => r.columns.workspace_id)}, ${of("text", (r) => r.columns.user_id)},
-        ${of("text", (r) => r.columns.status)}, ${of("text", (r) => r.columns.inputs)},
-        ${of("text", (r) => r.columns.outputs)}, ${of("text", (r) => r.columns.error_message)},
-        ${of("text", (r) => r.columns.webhook_url)}, ${of("bigint", (r) => r.columns.created_at)},
-        ${of("bigint", (r) => r.columns.started_at)}, ${of("bigint", (r) => r.columns.completed_at)},
-        ${of("text", (r) => r.columns.trace_parent)},
-        ${of("text", (r) => r.save.outbox?.deliveryId ?? null)}, ${of("text", (r) => r.save.outbox?.userId ?? null)},
-        ${of("text", (r) => r.save.outbox?.url ?? null)}, ${of("text", (r) => r.save.outbox?.status ?? null)},
-        ${of("bigint", (r) => r.save.outbox?.nextAttemptAt ?? null)},
-        ${of("text", (r) => r.save.outbox === undefined ? null : JSON.stringify(r.save.outbox.attempts))},
-        ${of("bigint", (r) => r.save.outbox?.createdAt ?? null)},
-        ${of("text", (r) => r.save.outbox?.traceParent ?? null)},
-        ${of("text", (r) => r.save.outbox?.event ?? null)}
+        ${of("text", (s) => s.record.executionId)}, ${of("bigint", (s) => s.lease.token)},
+        ${of("text", (s) => s.lease.workerId)}, ${of("text", (s) => s.record.status)},
+        ${of("text", (s) => JSON.stringify(s.record.outputs))}, ${of("text", (s) => s.record.errorMessage)},
+        ${of("bigint", (s) => s.record.startedAt)}, ${of("bigint", (s) => s.record.completedAt)},
+        ${of("text", (s) => s.outbox?.deliveryId ?? null)}, ${of("text", (s) => s.outbox?.userId ?? null)},
+        ${of("text", (s) => s.outbox?.url ?? null)}, ${of("text", (s) => s.outbox?.status ?? null)},
+        ${of("bigint", (s) => s.outbox?.nextAttemptAt ?? null)},
+        ${of("text", (s) => s.outbox === undefined ? null : JSON.stringify(s.outbox.attempts))},
+        ${of("bigint", (s) => s.outbox?.createdAt ?? null)},
+        ${of("text", (s) => s.outbox?.traceParent ?? null)},
+        ${of("text", (s) => s.outbox?.event ?? null)}
       ) AS i(
-        execution_id, lease_token, lease_worker, terminal, workflow_id, app_id, workspace_id, user_id,
-        status, inputs, outputs, error_message, webhook_url, created_at, started_at, completed_at,
-        trace_parent, delivery_id, delivery_user_id, delivery_url, delivery_status, delivery_next_attempt_at,
+        execution_id, lease_token, lease_worker, status, outputs, error_message, started_at, completed_at,
+        delivery_id, delivery_user_id, delivery_url, delivery_status, delivery_next_attempt_at,
         delivery_attempts, delivery_created_at, delivery_trace_parent, delivery_event
       )
     ), saved AS (
       UPDATE executions e SET
-        workflow_id = i.workflow_id, app_id = i.app_id, workspace_id = i.workspace_id, user_id = i.user_id,
-        status = i.status, inputs = i.inputs, outputs = i.outputs, error_message = i.error_message,
-        webhook_url = i.webhook_url, created_at = i.created_at, started_at = i.started_at,
-        completed_at = i.completed_at, trace_parent = i.trace_parent,
-        lease_worker = CASE WHEN i.terminal THEN NULL ELSE e.lease_worker END,
-        lease_token = CASE WHEN i.terminal THEN NULL ELSE e.lease_token END,
-        lease_expires_at = CASE WHEN i.terminal THEN NULL ELSE e.lease_expires_at END
+        status = i.status, outputs = i.outputs, error_message = i.error_message,
+        started_at = i.started_at, completed_at = i.completed_at,
+        lease_worker = CASE WHEN i.status IN ('completed', 'failed') THEN NULL ELSE e.lease_worker END,
+        lease_token = CASE WHEN i.status IN ('completed', 'failed') THEN NULL ELSE e.lease_token END,
+        lease_expires_at = CASE WHEN i.status IN ('completed', 'failed') THEN NULL ELSE e.lease_expires_at END
       FROM input i
       WHERE e.execution_id = i.execution_id AND e.lease_token = i.lease_token AND e.lease_worker = i.lease_worker
       RETURNING e.execution_id

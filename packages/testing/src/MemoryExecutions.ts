@@ -76,7 +76,9 @@ export const make = Effect.gen(function*() {
   ): Either.Either<void, Errors.LeaseLost> => {
     const row = rows.get(record.executionId)
     if (!isCurrent(row, lease)) return Either.left(new Errors.LeaseLost({ executionId: record.executionId }))
-    row.record = record
+    // What a transition changes; the rest stays as inserted (as the SQL stores' saves).
+    const { completedAt, errorMessage, outputs, startedAt, status } = record
+    row.record = { ...row.record, status, outputs, errorMessage, startedAt, completedAt }
     if (record.status === "completed" || record.status === "failed") {
       row.lease = null
       closeOpen(record)

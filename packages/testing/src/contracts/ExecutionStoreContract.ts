@@ -63,6 +63,23 @@ export const suite = contract("ExecutionStore contract", (test) => {
   )
 
   test(
+    "a save writes what a transition changes; the rest stays as inserted",
+    Effect.gen(function*() {
+      const { owner, store } = yield* seeded
+      const record = queued(owner, 1)
+      yield* store.insert(record)
+      const claim = yield* claimSome("a", LEASE)
+      const done = completed(started(claim.execution, 10), 20)
+      // Not a transition's to change: a save sets the status, outputs, error and times alone.
+      yield* store.save(
+        { ...done, inputs: { prompt: "changed" }, webhookUrl: "https://example.com/changed", createdAt: 99 },
+        claim.lease
+      )
+      expect(yield* store.get(record.executionId)).toEqual(Option.some(done))
+    })
+  )
+
+  test(
     "the view of an execution is its public part, outputs and inputs as stored, at every transition",
     Effect.gen(function*() {
       const { owner, store } = yield* seeded
