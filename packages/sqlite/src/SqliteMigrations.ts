@@ -21,6 +21,7 @@ import * as m0013 from "./internal/migrations/0013_media_stores.js"
 import * as m0014 from "./internal/migrations/0014_webhook_events.js"
 import * as m0015 from "./internal/migrations/0015_processes.js"
 import * as m0016 from "./internal/migrations/0016_capacity_and_routing.js"
+import * as m0017 from "./internal/migrations/0017_cancel_requests.js"
 
 /** Every migration by name, in order. Names sort in the order they apply; never rename one. */
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -39,11 +40,12 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0013_media_stores": m0013,
   "0014_webhook_events": m0014,
   "0015_processes": m0015,
-  "0016_capacity_and_routing": m0016
+  "0016_capacity_and_routing": m0016,
+  "0017_cancel_requests": m0017
 }
 
 /** Name of the newest migration. */
-export const latest = "0016_capacity_and_routing"
+export const latest = "0017_cancel_requests"
 
 /** The table that records applied migrations. */
 export const migrationTable = "appexec_migrations"

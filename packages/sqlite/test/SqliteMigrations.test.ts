@@ -93,6 +93,24 @@ describe("SqliteMigrations", () => {
       }
     }))
 
+  it.scoped("a worker's look for cancels reads the executions with a request alone (0017)", () =>
+    Effect.gen(function*() {
+      const filename = yield* tempFile
+      yield* Effect.scoped(Effect.provide(Effect.void, SqliteStorage.layer({ filename })))
+      expect(inspect(filename).indexes).toContain("executions_cancel_requested")
+      const db = new Database(filename, { readonly: true })
+      try {
+        // `SqlExecutionQueue.cancelRequested`'s statement, as kysely writes it.
+        const plan = db.prepare(
+          `EXPLAIN QUERY PLAN select "execution_id" from "executions" where "status" in ('queued', 'running')
+           and "lease_worker" = ? and "lease_expires_at" > ? and "cancel_requested_at" is not null`
+        ).all("worker", 0) as Array<{ detail: string }>
+        expect(plan.map((row) => row.detail)).toEqual(["SCAN executions USING INDEX executions_cancel_requested"])
+      } finally {
+        db.close()
+      }
+    }))
+
   it.scoped("a database made at 0001 is upgraded on open and keeps its rows", () =>
     Effect.gen(function*() {
       const filename = yield* tempFile
