@@ -187,7 +187,9 @@ const finishedByStatus = (status: string) =>
  * Counts one started execution. Synchronously, as `httpRequestCounter` counts: one step per start
  * rather than three (`Metric.increment` reads the fiber's metric labels, which appexec sets none of).
  */
-export const recordStarted: Effect.Effect<void> = Effect.sync(() => executionsStarted.unsafeUpdate(1, noTags))
+export const unsafeRecordStarted = (): void => executionsStarted.unsafeUpdate(1, noTags)
+/** `unsafeRecordStarted` as an effect. */
+export const recordStarted: Effect.Effect<void> = Effect.sync(unsafeRecordStarted)
 
 /** What the count of a finished execution reads of it. */
 interface Finished {

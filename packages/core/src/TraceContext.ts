@@ -19,19 +19,20 @@ const defaultTracer = Effect.runSync(Effect.tracer)
  */
 export const spansExported: Effect.Effect<boolean> = Effect.map(Effect.tracer, (tracer) => tracer !== defaultTracer)
 
+/** The `traceparent` of `span` (the current one, `Tracer.ParentSpan`), if it is a span of this process. */
+export const ofSpan = (span: Tracer.AnySpan | undefined): string | undefined =>
+  span === undefined || span._tag !== "Span" || !/^[0-9a-f]{32}$/.test(span.traceId) ||
+    !/^[0-9a-f]{16}$/.test(span.spanId)
+    ? undefined
+    : `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
+
 /**
  * The `traceparent` of the current span, if there is one. Read as an optional service rather than
  * through `Effect.currentSpan`, which builds an exception (with its stack trace) when there is none.
  */
 export const current: Effect.Effect<string | undefined> = Effect.map(
   Effect.serviceOption(Tracer.ParentSpan),
-  (parent) => {
-    if (Option.isNone(parent) || parent.value._tag !== "Span") return undefined
-    const span = parent.value
-    return /^[0-9a-f]{32}$/.test(span.traceId) && /^[0-9a-f]{16}$/.test(span.spanId)
-      ? `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
-      : undefined
-  }
+  (parent) => ofSpan(Option.getOrUndefined(parent))
 )
 
 /** The span a `traceparent` names, if it is well formed. */

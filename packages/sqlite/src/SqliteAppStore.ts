@@ -27,7 +27,7 @@ export const make = Effect.gen(function*() {
    * and not with this connection's own): this connection's own writes to `apps` (`save`, the
    * only one) empty it. At most `APP_CACHE_SIZE` apps, the oldest read dropped first.
    */
-  const cache = new Map<string, RowMapping.AppRow>()
+  const cache = new Map<string, Option.Option<AppStore.AppRecord>>()
   let cachedVersion: number | undefined
   const dataVersion: Compilable<{ readonly data_version: number }> = {
     compile: () => CompiledQuery.raw("PRAGMA data_version")
@@ -37,7 +37,8 @@ export const make = Effect.gen(function*() {
   const version = yield* RevisionMemo.make(
     client.execute("app data version", (c) => c.get(dataVersion)?.data_version)
   )
-  const cachedRow = (c: Connection, appId: string, version: number | undefined) => {
+  // The record as made from its row, kept whole: a start reads it and makes nothing.
+  const cachedApp = (c: Connection, appId: string, version: number | undefined): Option.Option<AppStore.AppRecord> => {
     if (version !== cachedVersion) {
       cache.clear()
       cachedVersion = version
@@ -45,11 +46,11 @@ export const make = Effect.gen(function*() {
     const cached = cache.get(appId)
     if (cached !== undefined) return cached
     const row = c.get(byId.bind({ appId }))
-    if (row !== undefined) {
-      cache.set(appId, row)
-      if (cache.size > APP_CACHE_SIZE) cache.delete(cache.keys().next().value!)
-    }
-    return row
+    if (row === undefined) return Option.none()
+    const app = Option.some(RowMapping.appOfRow(row))
+    cache.set(appId, app)
+    if (cache.size > APP_CACHE_SIZE) cache.delete(cache.keys().next().value!)
+    return app
   }
 
   const service: AppStore.AppStore["Type"] = {
@@ -58,11 +59,7 @@ export const make = Effect.gen(function*() {
     save: (app, saved) => Effect.ensuring(store.save(app, saved), Effect.sync(() => cache.clear())),
     // Every app request and every start reads one: untraced.
     get: (appId) =>
-      Effect.flatMap(version.get, (current) =>
-        Effect.map(
-          client.execute("get app", (c) => cachedRow(c, appId, current)),
-          (row) => Option.map(Option.fromNullable(row), RowMapping.appOfRow)
-        ))
+      Effect.flatMap(version.get, (current) => client.execute("get app", (c) => cachedApp(c, appId, current)))
   }
   return service
 })

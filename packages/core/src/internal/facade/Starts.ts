@@ -12,9 +12,9 @@ import {
   type WebhookEvent
 } from "@appexec/api/Execution"
 import { ExecutionId } from "@appexec/api/Ids"
-import { Effect, Either, Option } from "effect"
+import { Clock, Context, Effect, Either, Option } from "effect"
 import { AppexecConfig, millis } from "../../AppexecConfig.js"
-import { recordStarted } from "../../AppexecMetrics.js"
+import { recordStarted, unsafeRecordStarted } from "../../AppexecMetrics.js"
 import {
   type AppAccessDenied,
   type AppNotFound,
@@ -243,39 +243,43 @@ export const make = (visibility: Visibility) =>
         const resolved = validateInputs(compiled.parameters, inputs)
         if (Either.isLeft(resolved)) return Effect.fail(resolved.left)
         const queue = Effect.flatMap(ids.uuid, (executionId) =>
-          Effect.flatMap(now, (createdAt) =>
-            // The trace this request is part of: the run and the webhook attempts continue it.
-            Effect.flatMap(TraceContext.current, (traceParent) => {
-              const record: ExecutionRecord = {
-                executionId: ExecutionId.make(executionId),
-                workflowId: app.workflowId,
-                appId: app.appId,
-                workspaceId: principal.workspaceId,
-                userId: principal.userId,
-                status: "queued",
-                inputs: resolved.right,
-                outputs: compiled.outputs.map((o) => placeholder(o.id, o.label)),
-                errorMessage: null,
-                webhookUrl: webhook ?? null,
-                ...(webhookEvents === undefined ? {} : { webhookEvents: webhookEvents.right }),
-                // Only a priority other than the default is kept: the rows write 0 for none.
-                ...(priority.right === 0 ? {} : { priority: priority.right }),
-                createdAt,
-                startedAt: null,
-                completedAt: null
-              }
-              const stored = traceParent === undefined ? record : { ...record, traceParent }
-              if (idempotencyKey !== undefined) {
-                return startIdempotent(principal, appId, inputs, webhook, idempotencyKey, record, stored)
-              }
-              return Effect.as(
-                Effect.zipRight(
-                  executionStore.insert(stored),
-                  Effect.zipRight(recordStarted, events.publish(record))
-                ),
-                toStartedExecution(record)
-              )
-            })))
+          // The time, and the trace this request is part of (the run and the webhook attempts
+          // continue it), read from the fiber in one step.
+          Effect.withFiberRuntime<StartedExecution, StartError>((fiber) => {
+            const createdAt = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
+            const traceParent = TraceContext.ofSpan(fiber.currentSpan)
+            const record: ExecutionRecord = {
+              executionId: ExecutionId.make(executionId),
+              workflowId: app.workflowId,
+              appId: app.appId,
+              workspaceId: principal.workspaceId,
+              userId: principal.userId,
+              status: "queued",
+              inputs: resolved.right,
+              outputs: compiled.outputs.map((o) => placeholder(o.id, o.label)),
+              errorMessage: null,
+              webhookUrl: webhook ?? null,
+              ...(webhookEvents === undefined ? {} : { webhookEvents: webhookEvents.right }),
+              // Only a priority other than the default is kept: the rows write 0 for none.
+              ...(priority.right === 0 ? {} : { priority: priority.right }),
+              createdAt,
+              startedAt: null,
+              completedAt: null
+            }
+            const stored = traceParent === undefined ? record : { ...record, traceParent }
+            if (idempotencyKey !== undefined) {
+              return startIdempotent(principal, appId, inputs, webhook, idempotencyKey, record, stored)
+            }
+            // Once committed: counted and announced in one step, and answered.
+            return Effect.zipRight(
+              executionStore.insert(stored),
+              Effect.sync(() => {
+                unsafeRecordStarted()
+                events.unsafePublish(record)
+                return toStartedExecution(record)
+              })
+            )
+          }))
         return priority.right <= 0 ? queue : Effect.zipRight(allowPriority(principal, priority.right), queue)
       })
     }
