@@ -10,7 +10,8 @@
  * takes it, and the delivery leaves the list. On a phone's screen (390×844) the views fit, their
  * tables stacked rows and their charts' labels 11 pixels or more. With a worker that does not run
  * a node type Greeting needs (`--node-types`), its runs are listed under Apps, queued, waiting for
- * a worker for it, and the process shows which node types its worker runs.
+ * a worker for it, and the process shows which node types its worker runs; the console's page of
+ * such a run says so too.
  */
 import { TestReceiver } from "@appexec/testing"
 import { expect, layer } from "@effect/vitest"
@@ -171,11 +172,13 @@ layer(Chromium.layer, { timeout: "90 seconds", excludeTestServices: true })("the
       Effect.gen(function*() {
         // serve's worker runs inputs, outputs and utilities only: Greeting needs text.template.
         const { adminUrl, api, greeting, serve } = yield* serveWithAdmin(["--node-types", "input.*,output.*,util.*"])
+        const started: Array<string> = []
         for (const who of ["Ada", "Grace"]) {
-          yield* api(`/v1/apps/${greeting}/executions`, {
+          const answer: { readonly executionId: string } = (yield* api(`/v1/apps/${greeting}/executions`, {
             method: "POST",
             body: JSON.stringify({ inputs: { who } })
-          })
+          })).data
+          started.push(answer.executionId)
         }
 
         const tab = yield* openViews(serve, adminUrl)
@@ -212,6 +215,21 @@ layer(Chromium.layer, { timeout: "90 seconds", excludeTestServices: true })("the
         for (const cell of cells) expect(cell.right).toBeLessThanOrEqual(ConsolePage.PHONE.width)
         yield* tab.screenshot("operator-apps-phone")
         expect(tab.errors).toEqual([])
+
+        // The console's page of one of the runs says what it waits for, beside its queue position.
+        const console = yield* ConsolePage.open().pipe(
+          Effect.provideService(ServedConsole, {
+            baseUrl: serve.baseUrl,
+            key: serve.key,
+            cli: () => Effect.succeed("")
+          })
+        )
+        yield* console.signIn()
+        yield* console.goto(`/runs/${started[1]}`)
+        yield* console.waitForText("[data-testid='run-waiting']", "a worker for text.template")
+        expect(yield* console.textOf("[data-testid='queue-position']")).toBe("1 ahead in its workspace")
+        yield* console.screenshot("run-waiting")
+        expect(console.errors).toEqual([])
       }),
     90_000
   )

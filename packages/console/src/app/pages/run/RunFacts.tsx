@@ -1,6 +1,7 @@
 /**
  * What a run's page says of it beside its outputs: its timings (created, started, completed, the
- * time queued and the time it ran), its attempt and, while queued, its queue position; and its
+ * time queued and the time it ran), its attempt and, while queued, its queue position and what it
+ * waits for when something holds it back (`waitingFor`: a worker for a node type, a limit); and its
  * inputs as the server accepted them, each long one folded (`LongText`).
  */
 import { Fragment } from "preact"
@@ -8,7 +9,7 @@ import type { ExecutionView } from "../../api/Wire.js"
 import { LongText } from "../../components/LongText.js"
 import { between, formatTime } from "../../components/Time.js"
 
-/** The run's timings, attempt and queue position. */
+/** The run's timings, attempt, queue position and what it waits for. */
 const Timings = ({ execution }: { readonly execution: ExecutionView }) => (
   <dl class="facts" data-testid="run-timings">
     <dt>Created</dt>
@@ -31,6 +32,12 @@ const Timings = ({ execution }: { readonly execution: ExecutionView }) => (
             ? "next in its workspace"
             : `${execution.queuePosition} ahead in its workspace`}
         </dd>
+      </>
+    )}
+    {execution.status === "queued" && execution.waitingFor !== undefined && (
+      <>
+        <dt>Waiting for</dt>
+        <dd data-testid="run-waiting">{execution.waitingFor}</dd>
       </>
     )}
   </dl>
