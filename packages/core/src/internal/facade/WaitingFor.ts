@@ -13,6 +13,7 @@ import { AppId, WorkflowId, WorkspaceId } from "@appexec/api/Ids"
 import { Clock, Effect, Option } from "effect"
 import { AppexecConfig } from "../../AppexecConfig.js"
 import { AppStore } from "../../AppStore.js"
+import type { StorageError } from "../../Errors.js"
 import { KeyStore } from "../../KeyStore.js"
 import { OperatorViews } from "../../OperatorViews.js"
 import { isLive, ProcessRegistry } from "../../ProcessRegistry.js"
@@ -77,13 +78,22 @@ export interface Queued {
 /** The reason of a queued execution: a worker for its node types, else a limit it waits for. */
 export type WaitingForAny = (execution: Queued) => Effect.Effect<string | undefined>
 
-/** Running executions per app and per workspace, as last counted. */
+/**
+ * Running executions per app and per workspace, as last counted, and the limits read since (an
+ * app's, a workspace's: each read once while the counts are kept).
+ */
 interface Counts {
   readonly at: number
   readonly apps: ReadonlyMap<string, number>
   readonly workspaces: ReadonlyMap<string, number>
+  readonly appLimits: Map<string, number | undefined>
+  readonly workspaceLimits: Map<string, number | undefined>
 }
 
+/**
+ * The reasons of `make`, then the limits: polls of queued executions read the counts, an app's
+ * limit and a workspace's at most once every `WORKERS_TTL_MS` each.
+ */
 export const makeWithLimits: Effect.Effect<
   WaitingForAny,
   never,
@@ -104,7 +114,9 @@ export const makeWithLimits: Effect.Effect<
       counts = {
         at: now,
         apps: running,
-        workspaces: new Map(workspaceLoad.map((row) => [row.workspaceId as string, row.running]))
+        workspaces: new Map(workspaceLoad.map((row) => [row.workspaceId as string, row.running])),
+        appLimits: new Map(),
+        workspaceLimits: new Map()
       }
       return counts
     })
@@ -127,14 +139,19 @@ export const makeWithLimits: Effect.Effect<
       return typeof own === "number" ? own : config.maxRunningPerWorkspace
     })
 
+  /** `read(id)`, kept in `kept` while the counts are. */
+  const memo = <A>(kept: Map<string, A>, id: string, read: (id: string) => Effect.Effect<A, StorageError>) =>
+    kept.has(id) ? Effect.succeed(kept.get(id) as A) : Effect.tap(read(id), (value) => kept.set(id, value))
+
   const limit = (execution: Queued) =>
     Effect.gen(function*() {
-      const { apps: byApp, workspaces } = yield* countsAt(yield* Clock.currentTimeMillis)
-      const ofApp = yield* appLimit(execution.appId)
+      const current = yield* countsAt(yield* Clock.currentTimeMillis)
+      const { apps: byApp, workspaces } = current
+      const ofApp = yield* memo(current.appLimits, execution.appId, appLimit)
       if (ofApp !== undefined && (byApp.get(execution.appId) ?? 0) >= ofApp) {
         return `the app's limit of ${ofApp} at once`
       }
-      const ofWorkspace = yield* workspaceLimit(execution.workspaceId)
+      const ofWorkspace = yield* memo(current.workspaceLimits, execution.workspaceId, workspaceLimit)
       if (ofWorkspace !== undefined && (workspaces.get(execution.workspaceId) ?? 0) >= ofWorkspace) {
         return `the workspace's limit of ${ofWorkspace} at once`
       }
