@@ -57,7 +57,7 @@ export const make: Effect.Effect<
         if (reason !== undefined) reasons.add(reason)
       }
       if (reasons.size === 0 && queued > 0 && concurrency !== null && running >= concurrency) {
-        reasons.add(`its limit of ${concurrency} at once`)
+        reasons.add(WaitingFor.appLimitReason(concurrency))
       }
       return {
         appId,

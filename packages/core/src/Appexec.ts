@@ -40,6 +40,7 @@ import type { StartError, StartOptions } from "./internal/facade/Starts.js"
 import * as Uploads from "./internal/facade/Uploads.js"
 import type { NewUpload, UploadError } from "./internal/facade/Uploads.js"
 import * as Visibility from "./internal/facade/Visibility.js"
+import * as WaitingFor from "./internal/facade/WaitingFor.js"
 import * as Waits from "./internal/facade/Waits.js"
 import type { GetOptions } from "./internal/facade/Waits.js"
 import type { WorkspaceLimits, WorkspaceRecord } from "./KeyStore.js"
@@ -280,10 +281,12 @@ export const layer = Layer.scoped(
     const visibility = yield* Visibility.make
     const keys = yield* Keys.make
     const starts = yield* Starts.make(visibility)
-    const waits = yield* Waits.make(visibility)
+    // One for the poll answers and the streams: its reads are kept once for both.
+    const waitingFor = yield* WaitingFor.makeWithLimits
+    const waits = yield* Waits.make(visibility, waitingFor)
     const apps = yield* Apps.make(visibility)
     const actions = yield* OperatorActions.make(visibility)
-    const live = yield* LiveStreams.make
+    const live = yield* LiveStreams.make(waitingFor)
     const pages = yield* ExecutionPages.make
     const uploads = yield* Uploads.make
     return {

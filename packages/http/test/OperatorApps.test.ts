@@ -88,7 +88,7 @@ describe("the apps in the operator views", () => {
           running: 1,
           concurrency: 1,
           nodeTypes: ["input.text", "output.text", "util.delay"],
-          waitingFor: "its limit of 1 at once"
+          waitingFor: "the app's limit of 1 at once"
         }
       ])
       expect(listed.map((app) => app.appId)).toEqual([echo.appId, slow.appId].sort())

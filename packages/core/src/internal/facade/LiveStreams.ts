@@ -32,7 +32,7 @@ import {
 import { ExecutionStore } from "../../ExecutionStore.js"
 import * as SharedReads from "./SharedReads.js"
 import { isUuid } from "./Visibility.js"
-import * as WaitingFor from "./WaitingFor.js"
+import type * as WaitingFor from "./WaitingFor.js"
 
 type Principal = Authentication.Principal
 
@@ -127,240 +127,241 @@ interface Step {
 const placeOf = (workspaceId: string, position: Position | undefined) =>
   position === undefined ? `${workspaceId}` : `${workspaceId}/${position.lastId}/${position.sentVersion ?? ""}`
 
-/** The streams and log reads, over the store. */
-export const make = Effect.gen(function*() {
-  const store = yield* ExecutionStore
-  const waitingFor = yield* WaitingFor.makeWithLimits
-  const reports = yield* ExecutionReports
-  const events = yield* ExecutionEvents
+/** The streams and log reads, over the store; a queued execution's snapshot says what `waitingFor` gives. */
+export const make = (waitingFor: WaitingFor.WaitingForAny) =>
+  Effect.gen(function*() {
+    const store = yield* ExecutionStore
+    const reports = yield* ExecutionReports
+    const events = yield* ExecutionEvents
 
-  // What other processes announce wakes the streams of this one.
-  yield* reports.announced.pipe(
-    Stream.runForEach((executionId) => events.changed(executionId)),
-    Effect.catchAllCause((cause) => Effect.logWarning("announcements of other processes stopped", cause)),
-    Effect.forkScoped
-  )
-
-  /** The view `read` gives, when it is an execution of the principal's workspace. */
-  const visibleIn = (
-    principal: Principal,
-    executionId: string,
-    read: Effect.Effect<Option.Option<ExecutionView>, StorageError>
-  ): Effect.Effect<ExecutionView, ExecutionNotFound | StorageError> =>
-    Effect.flatMap(
-      read,
-      (view) =>
-        Option.isNone(view) || view.value.workspaceId !== principal.workspaceId
-          ? Effect.fail(new ExecutionNotFound({ executionId }))
-          : Effect.succeed(view.value)
+    // What other processes announce wakes the streams of this one.
+    yield* reports.announced.pipe(
+      Stream.runForEach((executionId) => events.changed(executionId)),
+      Effect.catchAllCause((cause) => Effect.logWarning("announcements of other processes stopped", cause)),
+      Effect.forkScoped
     )
 
-  /** The view of an execution of the principal's workspace. */
-  const visibleView = (
-    principal: Principal,
-    executionId: string
-  ): Effect.Effect<ExecutionView, ExecutionNotFound | StorageError> =>
-    isUuid(executionId)
-      ? visibleIn(principal, executionId, store.getView(ExecutionId.make(executionId, { disableValidation: true })))
-      : Effect.fail(new ExecutionNotFound({ executionId }))
-
-  /** The snapshot event of a view (with its queue position while queued), with id `id`. */
-  const snapshot = (view: ExecutionView, id: number): Effect.Effect<LiveEvent, StorageError> =>
-    view.status === "queued"
-      ? Effect.zipWith(
-        store.queuePosition(ExecutionId.make(view.executionId, { disableValidation: true })),
-        waitingFor(view),
-        (position, reason) => ({ event: "execution", id: String(id), data: executionJson(view, position, reason) })
+    /** The view `read` gives, when it is an execution of the principal's workspace. */
+    const visibleIn = (
+      principal: Principal,
+      executionId: string,
+      read: Effect.Effect<Option.Option<ExecutionView>, StorageError>
+    ): Effect.Effect<ExecutionView, ExecutionNotFound | StorageError> =>
+      Effect.flatMap(
+        read,
+        (view) =>
+          Option.isNone(view) || view.value.workspaceId !== principal.workspaceId
+            ? Effect.fail(new ExecutionNotFound({ executionId }))
+            : Effect.succeed(view.value)
       )
-      : Effect.succeed({ event: "execution", id: String(id), data: executionJson(view) })
 
-  // One read per change for all the streams of an execution.
-  const watch = yield* SharedReads.make<LiveEvent, Step, ExecutionNotFound | StorageError>({
-    view: store.getView,
-    after: reports.after,
-    snapshot,
-    reportEvent
-  })
+    /** The view of an execution of the principal's workspace. */
+    const visibleView = (
+      principal: Principal,
+      executionId: string
+    ): Effect.Effect<ExecutionView, ExecutionNotFound | StorageError> =>
+      isUuid(executionId)
+        ? visibleIn(principal, executionId, store.getView(ExecutionId.make(executionId, { disableValidation: true })))
+        : Effect.fail(new ExecutionNotFound({ executionId }))
 
-  /**
-   * One step of a stream: the view and the reports after the position, read in that order (a
-   * report stamped with a version the view read does not show yet waits for the next step, after
-   * its snapshot), as events in id order, and the position after them. The reads are `read`'s,
-   * shared with the execution's other streams.
-   */
-  const step = (
-    principal: Principal,
-    executionId: ExecutionId,
-    read: SharedReads.Read<LiveEvent, Step, ExecutionNotFound | StorageError>,
-    position: Position | undefined
-  ): Effect.Effect<Step, ExecutionNotFound | StorageError> =>
-    Effect.gen(function*() {
-      const view = yield* visibleIn(principal, executionId, read.view)
-      const version = viewVersion(view)
-      const terminal = isTerminal(view.status)
-      const after = yield* read.after(position?.lastId ?? 0)
-      // A fresh stream, or one resumed from a point no longer kept (or never reached): the
-      // snapshot as it is now, with an id above every report kept.
-      if (
-        position === undefined ||
-        (position.sentVersion === undefined &&
-          (after.droppedThrough > position.lastId || versionOf(position.lastId) > version))
-      ) {
-        let lastId = snapshotId(version)
+    /** The snapshot event of a view (with its queue position while queued), with id `id`. */
+    const snapshot = (view: ExecutionView, id: number): Effect.Effect<LiveEvent, StorageError> =>
+      view.status === "queued"
+        ? Effect.zipWith(
+          store.queuePosition(ExecutionId.make(view.executionId, { disableValidation: true })),
+          waitingFor(view),
+          (position, reason) => ({ event: "execution", id: String(id), data: executionJson(view, position, reason) })
+        )
+        : Effect.succeed({ event: "execution", id: String(id), data: executionJson(view) })
+
+    // One read per change for all the streams of an execution.
+    const watch = yield* SharedReads.make<LiveEvent, Step, ExecutionNotFound | StorageError>({
+      view: store.getView,
+      after: reports.after,
+      snapshot,
+      reportEvent
+    })
+
+    /**
+     * One step of a stream: the view and the reports after the position, read in that order (a
+     * report stamped with a version the view read does not show yet waits for the next step, after
+     * its snapshot), as events in id order, and the position after them. The reads are `read`'s,
+     * shared with the execution's other streams.
+     */
+    const step = (
+      principal: Principal,
+      executionId: ExecutionId,
+      read: SharedReads.Read<LiveEvent, Step, ExecutionNotFound | StorageError>,
+      position: Position | undefined
+    ): Effect.Effect<Step, ExecutionNotFound | StorageError> =>
+      Effect.gen(function*() {
+        const view = yield* visibleIn(principal, executionId, read.view)
+        const version = viewVersion(view)
+        const terminal = isTerminal(view.status)
+        const after = yield* read.after(position?.lastId ?? 0)
+        // A fresh stream, or one resumed from a point no longer kept (or never reached): the
+        // snapshot as it is now, with an id above every report kept.
+        if (
+          position === undefined ||
+          (position.sentVersion === undefined &&
+            (after.droppedThrough > position.lastId || versionOf(position.lastId) > version))
+        ) {
+          let lastId = snapshotId(version)
+          for (const stored of after.reports) {
+            if (stored.id > lastId && stored.id < snapshotId(version + 1)) lastId = stored.id
+          }
+          return {
+            events: [yield* read.snapshot(view, lastId)],
+            position: { lastId, sentVersion: version },
+            ended: terminal
+          }
+        }
+        const sentVersion = position.sentVersion ?? versionOf(position.lastId)
+        const out: Array<LiveEvent> = []
+        let lastId = position.lastId
+        const newSnapshot = version > sentVersion
+        let snapshotSent = false
         for (const stored of after.reports) {
-          if (stored.id > lastId && stored.id < snapshotId(version + 1)) lastId = stored.id
+          // Reports of a version the view does not show yet wait for the next step.
+          if (stored.id >= (version + 1) * VERSION_SPAN) break
+          if (newSnapshot && !snapshotSent && stored.id >= snapshotId(version)) {
+            out.push(yield* read.snapshot(view, snapshotId(version)))
+            snapshotSent = true
+          }
+          if (stored.id <= lastId) continue
+          out.push(read.reportEvent(stored))
+          lastId = stored.id
+        }
+        if (newSnapshot && !snapshotSent) {
+          out.push(yield* read.snapshot(view, snapshotId(version)))
+          lastId = Math.max(lastId, snapshotId(version))
+        } else if (snapshotSent) {
+          lastId = Math.max(lastId, snapshotId(version))
         }
         return {
-          events: [yield* read.snapshot(view, lastId)],
-          position: { lastId, sentVersion: version },
+          events: out,
+          position: { lastId, sentVersion: Math.max(sentVersion, version) },
+          // A finished execution's snapshot is sent now or was before: nothing follows it.
           ended: terminal
         }
-      }
-      const sentVersion = position.sentVersion ?? versionOf(position.lastId)
-      const out: Array<LiveEvent> = []
-      let lastId = position.lastId
-      const newSnapshot = version > sentVersion
-      let snapshotSent = false
-      for (const stored of after.reports) {
-        // Reports of a version the view does not show yet wait for the next step.
-        if (stored.id >= (version + 1) * VERSION_SPAN) break
-        if (newSnapshot && !snapshotSent && stored.id >= snapshotId(version)) {
-          out.push(yield* read.snapshot(view, snapshotId(version)))
-          snapshotSent = true
-        }
-        if (stored.id <= lastId) continue
-        out.push(read.reportEvent(stored))
-        lastId = stored.id
-      }
-      if (newSnapshot && !snapshotSent) {
-        out.push(yield* read.snapshot(view, snapshotId(version)))
-        lastId = Math.max(lastId, snapshotId(version))
-      } else if (snapshotSent) {
-        lastId = Math.max(lastId, snapshotId(version))
-      }
-      return {
-        events: out,
-        position: { lastId, sentVersion: Math.max(sentVersion, version) },
-        // A finished execution's snapshot is sent now or was before: nothing follows it.
-        ended: terminal
-      }
-    })
-
-  const follow = (
-    principal: Principal,
-    executionId: string,
-    options: { readonly lastEventId?: string | undefined } = {}
-  ): Effect.Effect<Follower, ExecutionNotFound | StorageError> =>
-    Effect.map(visibleView(principal, executionId), (found): Follower => {
-      const id = ExecutionId.make(found.executionId, { disableValidation: true })
-      let position: Position | undefined = Option.getOrUndefined(
-        Option.map(parseEventId(options.lastEventId), (lastId): Position => ({ lastId, sentVersion: undefined }))
-      )
-      let ended = false
-      // Whether the execution may have changed since the last read began; the first read is due.
-      let dirty = true
-      let waker: (() => void) | undefined
-      // Listening from before the first read: a change made while the store is read is not missed.
-      const watching = watch(id, () => {
-        dirty = true
-        const wake = waker
-        waker = undefined
-        wake?.()
       })
-      return {
-        next: Effect.suspend(() => {
-          dirty = false
-          if (ended) return Effect.succeed({ events: [], ended: true })
-          const read = watching.read()
-          // Every stream at this place makes the same step: made once.
-          return read.shared(placeOf(principal.workspaceId, position), () => step(principal, id, read, position)).pipe(
-            Effect.map((result) => {
-              position = result.position
-              ended = result.ended
-              return { events: result.events, ended }
-            }),
-            // Gone (retention deleted it) while followed: the stream ends.
-            Effect.catchTag("ExecutionNotFound", () => {
-              ended = true
-              return Effect.succeed({ events: [], ended: true })
-            })
-          )
-        }),
-        onChange: (callback) => {
-          if (dirty) {
-            callback()
-            return () => {}
-          }
-          waker = callback
-          return () => {
-            if (waker === callback) waker = undefined
-          }
-        },
-        close: Effect.sync(watching.close)
-      }
-    })
 
-  /** The next change of a follower. */
-  const changeOf = (follower: Follower) =>
-    Effect.async<void>((resume) => {
-      const cancel = follower.onChange(() => resume(Effect.void))
-      return Effect.sync(cancel)
-    })
-
-  const liveEvents = (
-    principal: Principal,
-    executionId: string,
-    options: { readonly lastEventId?: string | undefined } = {}
-  ): Effect.Effect<Stream.Stream<LiveEvent, StorageError>, ExecutionNotFound | StorageError> =>
-    Effect.map(follow(principal, executionId, options), (follower) =>
-      Stream.ensuring(
-        Stream.unfoldChunkEffect<boolean, LiveEvent, StorageError, never>(false, (ended) =>
-          ended
-            ? Effect.succeedNone
-            : Effect.zipRight(
-              changeOf(follower),
-              Effect.map(
-                follower.next,
-                (result) => Option.some([Chunk.unsafeFromArray(result.events), result.ended] as const)
+    const follow = (
+      principal: Principal,
+      executionId: string,
+      options: { readonly lastEventId?: string | undefined } = {}
+    ): Effect.Effect<Follower, ExecutionNotFound | StorageError> =>
+      Effect.map(visibleView(principal, executionId), (found): Follower => {
+        const id = ExecutionId.make(found.executionId, { disableValidation: true })
+        let position: Position | undefined = Option.getOrUndefined(
+          Option.map(parseEventId(options.lastEventId), (lastId): Position => ({ lastId, sentVersion: undefined }))
+        )
+        let ended = false
+        // Whether the execution may have changed since the last read began; the first read is due.
+        let dirty = true
+        let waker: (() => void) | undefined
+        // Listening from before the first read: a change made while the store is read is not missed.
+        const watching = watch(id, () => {
+          dirty = true
+          const wake = waker
+          waker = undefined
+          wake?.()
+        })
+        return {
+          next: Effect.suspend(() => {
+            dirty = false
+            if (ended) return Effect.succeed({ events: [], ended: true })
+            const read = watching.read()
+            // Every stream at this place makes the same step: made once.
+            return read.shared(placeOf(principal.workspaceId, position), () => step(principal, id, read, position))
+              .pipe(
+                Effect.map((result) => {
+                  position = result.position
+                  ended = result.ended
+                  return { events: result.events, ended }
+                }),
+                // Gone (retention deleted it) while followed: the stream ends.
+                Effect.catchTag("ExecutionNotFound", () => {
+                  ended = true
+                  return Effect.succeed({ events: [], ended: true })
+                })
               )
-            )),
-        follower.close
-      ))
+          }),
+          onChange: (callback) => {
+            if (dirty) {
+              callback()
+              return () => {}
+            }
+            waker = callback
+            return () => {
+              if (waker === callback) waker = undefined
+            }
+          },
+          close: Effect.sync(watching.close)
+        }
+      })
 
-  const logs = (
-    principal: Principal,
-    executionId: string
-  ): Effect.Effect<ReadonlyArray<LogLine>, ExecutionNotFound | StorageError> =>
-    Effect.flatMap(
-      visibleView(principal, executionId),
-      (view) =>
-        Effect.map(reports.logs(ExecutionId.make(view.executionId, { disableValidation: true })), (kept) => {
-          const lines: Array<LogLine> = []
-          const first = kept.lines[0]?.report
-          if (kept.dropped > 0) {
-            lines.push({
-              at: new Date(first?.at ?? view.createdAt),
-              level: "warn",
-              nodeId: null,
-              message:
-                `${kept.dropped} earlier log line(s) dropped: an execution keeps its last ${LOG_LINES} lines or ${
-                  LOG_BYTES / 1024
-                } KiB`
-            })
-          }
-          for (const { report } of kept.lines) {
-            if (report._tag === "Log") {
+    /** The next change of a follower. */
+    const changeOf = (follower: Follower) =>
+      Effect.async<void>((resume) => {
+        const cancel = follower.onChange(() => resume(Effect.void))
+        return Effect.sync(cancel)
+      })
+
+    const liveEvents = (
+      principal: Principal,
+      executionId: string,
+      options: { readonly lastEventId?: string | undefined } = {}
+    ): Effect.Effect<Stream.Stream<LiveEvent, StorageError>, ExecutionNotFound | StorageError> =>
+      Effect.map(follow(principal, executionId, options), (follower) =>
+        Stream.ensuring(
+          Stream.unfoldChunkEffect<boolean, LiveEvent, StorageError, never>(false, (ended) =>
+            ended
+              ? Effect.succeedNone
+              : Effect.zipRight(
+                changeOf(follower),
+                Effect.map(
+                  follower.next,
+                  (result) => Option.some([Chunk.unsafeFromArray(result.events), result.ended] as const)
+                )
+              )),
+          follower.close
+        ))
+
+    const logs = (
+      principal: Principal,
+      executionId: string
+    ): Effect.Effect<ReadonlyArray<LogLine>, ExecutionNotFound | StorageError> =>
+      Effect.flatMap(
+        visibleView(principal, executionId),
+        (view) =>
+          Effect.map(reports.logs(ExecutionId.make(view.executionId, { disableValidation: true })), (kept) => {
+            const lines: Array<LogLine> = []
+            const first = kept.lines[0]?.report
+            if (kept.dropped > 0) {
               lines.push({
-                at: new Date(report.at),
-                level: report.level,
-                nodeId: report.nodeId,
-                message: report.message
+                at: new Date(first?.at ?? view.createdAt),
+                level: "warn",
+                nodeId: null,
+                message:
+                  `${kept.dropped} earlier log line(s) dropped: an execution keeps its last ${LOG_LINES} lines or ${
+                    LOG_BYTES / 1024
+                  } KiB`
               })
             }
-          }
-          return lines
-        })
-    )
+            for (const { report } of kept.lines) {
+              if (report._tag === "Log") {
+                lines.push({
+                  at: new Date(report.at),
+                  level: report.level,
+                  nodeId: report.nodeId,
+                  message: report.message
+                })
+              }
+            }
+            return lines
+          })
+      )
 
-  return { events: liveEvents, follow, logs }
-})
+    return { events: liveEvents, follow, logs }
+  })

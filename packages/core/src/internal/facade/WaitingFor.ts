@@ -68,6 +68,9 @@ export const make: Effect.Effect<WaitingFor, never, AppStore> = Effect.gen(funct
 /** Ids read from storage, valid already. */
 const trusted = { disableValidation: true } as const
 
+/** The reason of an app's queue held back by its limit (`concurrency`), in a poll answer and in the operator views. */
+export const appLimitReason = (concurrency: number): string => `the app's limit of ${concurrency} at once`
+
 /** The execution a limit reason is asked for. */
 export interface Queued {
   readonly workflowId: string
@@ -79,20 +82,23 @@ export interface Queued {
 export type WaitingForAny = (execution: Queued) => Effect.Effect<string | undefined>
 
 /**
- * Running executions per app and per workspace, as last counted, and the limits read since (an
- * app's, a workspace's: each read once while the counts are kept).
+ * What the limit reasons read, kept for `WORKERS_TTL_MS`: each app's and workspace's limit as
+ * read, and the running executions per app and per workspace, counted only once some limit is set.
  */
-interface Counts {
+interface Snapshot {
   readonly at: number
-  readonly apps: ReadonlyMap<string, number>
-  readonly workspaces: ReadonlyMap<string, number>
   readonly appLimits: Map<string, number | undefined>
   readonly workspaceLimits: Map<string, number | undefined>
+  running:
+    | { readonly apps: ReadonlyMap<string, number>; readonly workspaces: ReadonlyMap<string, number> }
+    | undefined
 }
 
 /**
- * The reasons of `make`, then the limits: polls of queued executions read the counts, an app's
- * limit and a workspace's at most once every `WORKERS_TTL_MS` each.
+ * The reasons of `make`, then the limits. A poll of a queued execution reads its app's and its
+ * workspace's limit at most once every `WORKERS_TTL_MS` each, and the running executions (two
+ * grouped counts) only when one of them is set, at most as often. Built once per instance: the
+ * poll answers and the event streams share it.
  */
 export const makeWithLimits: Effect.Effect<
   WaitingForAny,
@@ -104,22 +110,13 @@ export const makeWithLimits: Effect.Effect<
   const apps = yield* AppStore
   const keys = yield* KeyStore
   const views = yield* OperatorViews
-  let counts: Counts | undefined
+  let snapshot: Snapshot | undefined
 
-  const countsAt = (now: number) => {
-    if (counts !== undefined && now - counts.at < WORKERS_TTL_MS) return Effect.succeed(counts)
-    return Effect.zipWith(views.appLoad, views.workspaceLoad, (appLoad, workspaceLoad) => {
-      const running = new Map<string, number>()
-      for (const row of appLoad) running.set(row.appId, (running.get(row.appId) ?? 0) + row.running)
-      counts = {
-        at: now,
-        apps: running,
-        workspaces: new Map(workspaceLoad.map((row) => [row.workspaceId as string, row.running])),
-        appLimits: new Map(),
-        workspaceLimits: new Map()
-      }
-      return counts
-    })
+  const snapshotAt = (now: number): Snapshot => {
+    if (snapshot === undefined || now - snapshot.at >= WORKERS_TTL_MS) {
+      snapshot = { at: now, appLimits: new Map(), workspaceLimits: new Map(), running: undefined }
+    }
+    return snapshot
   }
 
   /** The app's limit, from its current version. */
@@ -139,20 +136,33 @@ export const makeWithLimits: Effect.Effect<
       return typeof own === "number" ? own : config.maxRunningPerWorkspace
     })
 
-  /** `read(id)`, kept in `kept` while the counts are. */
+  /** `read(id)`, kept in `kept` for the snapshot's time. */
   const memo = <A>(kept: Map<string, A>, id: string, read: (id: string) => Effect.Effect<A, StorageError>) =>
     kept.has(id) ? Effect.succeed(kept.get(id) as A) : Effect.tap(read(id), (value) => kept.set(id, value))
 
+  const runningOf = (current: Snapshot) =>
+    current.running !== undefined
+      ? Effect.succeed(current.running)
+      : Effect.zipWith(views.appLoad, views.workspaceLoad, (appLoad, workspaceLoad) => {
+        const byApp = new Map<string, number>()
+        for (const row of appLoad) byApp.set(row.appId, (byApp.get(row.appId) ?? 0) + row.running)
+        const running = {
+          apps: byApp,
+          workspaces: new Map(workspaceLoad.map((row) => [row.workspaceId as string, row.running]))
+        }
+        current.running = running
+        return running
+      })
+
   const limit = (execution: Queued) =>
     Effect.gen(function*() {
-      const current = yield* countsAt(yield* Clock.currentTimeMillis)
-      const { apps: byApp, workspaces } = current
+      const current = snapshotAt(yield* Clock.currentTimeMillis)
       const ofApp = yield* memo(current.appLimits, execution.appId, appLimit)
-      if (ofApp !== undefined && (byApp.get(execution.appId) ?? 0) >= ofApp) {
-        return `the app's limit of ${ofApp} at once`
-      }
       const ofWorkspace = yield* memo(current.workspaceLimits, execution.workspaceId, workspaceLimit)
-      if (ofWorkspace !== undefined && (workspaces.get(execution.workspaceId) ?? 0) >= ofWorkspace) {
+      if (ofApp === undefined && ofWorkspace === undefined) return undefined
+      const running = yield* runningOf(current)
+      if (ofApp !== undefined && (running.apps.get(execution.appId) ?? 0) >= ofApp) return appLimitReason(ofApp)
+      if (ofWorkspace !== undefined && (running.workspaces.get(execution.workspaceId) ?? 0) >= ofWorkspace) {
         return `the workspace's limit of ${ofWorkspace} at once`
       }
       return undefined

@@ -9,17 +9,14 @@ import { ExecutionId } from "@appexec/api/Ids"
 import { type Context, Duration, Effect, Option, type Scope } from "effect"
 import type { Appexec } from "../../Appexec.js"
 import { AppexecConfig, millis } from "../../AppexecConfig.js"
-import type { AppStore } from "../../AppStore.js"
 import { ExecutionNotFound, type StorageError } from "../../Errors.js"
 import { type Change, ExecutionEvents } from "../../ExecutionEvents.js"
 import { isTerminal } from "../../ExecutionLifecycle.js"
 import { executionJson, type ExecutionRecord, type ExecutionView, toExecution, viewOf } from "../../ExecutionRecord.js"
 import { ExecutionStore } from "../../ExecutionStore.js"
-import type { KeyStore } from "../../KeyStore.js"
-import type { OperatorViews } from "../../OperatorViews.js"
 import * as TraceContext from "../../TraceContext.js"
 import { isUuid, type Visibility } from "./Visibility.js"
-import * as WaitingFor from "./WaitingFor.js"
+import type * as WaitingFor from "./WaitingFor.js"
 
 type Principal = Authentication.Principal
 
@@ -39,10 +36,10 @@ export interface GetOptions {
 const recordJson = (record: ExecutionRecord) => executionJson(viewOf(record))
 
 /** The reads that wait, and the look at the store (forked in the scope) that wakes them. */
-export const make = (visibility: Visibility): Effect.Effect<
+export const make = (visibility: Visibility, waitingFor: WaitingFor.WaitingForAny): Effect.Effect<
   Pick<Context.Tag.Service<Appexec>["executions"], "get" | "getJson" | "await">,
   never,
-  AppexecConfig | AppStore | ExecutionStore | ExecutionEvents | KeyStore | OperatorViews | Scope.Scope
+  AppexecConfig | ExecutionStore | ExecutionEvents | Scope.Scope
 > =>
   Effect.gen(function*() {
     const config = yield* AppexecConfig
@@ -50,7 +47,6 @@ export const make = (visibility: Visibility): Effect.Effect<
     const events = yield* ExecutionEvents
     const traced = yield* TraceContext.spansExported
     const { visibleExecution } = visibility
-    const waitingFor = yield* WaitingFor.makeWithLimits
 
     const waitForEnd = (executionId: string): Effect.Effect<ExecutionRecord, ExecutionNotFound | StorageError> =>
       Effect.uninterruptibleMask((restore) => {
