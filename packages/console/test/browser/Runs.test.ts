@@ -133,15 +133,15 @@ layer(served, { timeout: "90 seconds", excludeTestServices: true })("running app
         yield* tab.click("Runs", "link")
         yield* tab.choose("Status", "failed")
         for (const id of failed) yield* tab.waitFor(`[data-testid='runs-table'] tr[data-execution-id='${id}']`)
-        // Only failed runs can be selected.
-        expect(
-          yield* Effect.promise(() =>
-            tab.page.$$eval(
-              "[data-testid='runs-table'] tbody tr",
-              (rows) => rows.every((row) => row.getAttribute("data-status") === "failed")
+        // Only failed runs are listed once the filtered page has replaced the unfiltered one (the
+        // failed runs are in both, so their rows alone do not tell that it has).
+        yield* tab.waitUntil(
+          "only failed runs are listed",
+          () =>
+            [...document.querySelectorAll("[data-testid='runs-table'] tbody tr")].every((row) =>
+              row.getAttribute("data-status") === "failed"
             )
-          )
-        ).toBe(true)
+        )
         for (const id of failed) yield* tab.click(`Select run ${id.slice(-8)}`, "checkbox")
         yield* tab.waitForText(".selection .help", "2 selected")
         yield* tab.click("Run again")
