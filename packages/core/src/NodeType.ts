@@ -269,31 +269,19 @@ const withConfig = <C>(ctx: RunContext, config: C): NodeContext<C> => ({
   partial: ctx.partial
 })
 
-/** `withConfig` for an input node, with its value. */
-const withValue = <C>(ctx: RunContext & { readonly value: string }, config: C) => ({
-  node: ctx.node,
-  config,
-  upstream: ctx.upstream,
-  execution: ctx.execution,
-  progress: ctx.progress,
-  log: ctx.log,
-  preview: ctx.preview,
-  partial: ctx.partial,
-  value: ctx.value
-})
+/** `withConfig` for an input node: its value added to the fresh context (a step of its shape, not a copy). */
+const withValue = <C>(ctx: RunContext & { readonly value: string }, config: C) => {
+  const context: NodeContext<C> & { value?: string } = withConfig(ctx, config)
+  context.value = ctx.value
+  return context as NodeContext<C> & { readonly value: string }
+}
 
-/** `withConfig` for an output node, with its input. */
-const withInput = <C>(ctx: RunContext & { readonly input: NodeValue }, config: C) => ({
-  node: ctx.node,
-  config,
-  upstream: ctx.upstream,
-  execution: ctx.execution,
-  progress: ctx.progress,
-  log: ctx.log,
-  preview: ctx.preview,
-  partial: ctx.partial,
-  input: ctx.input
-})
+/** `withConfig` for an output node: its input added to the fresh context. */
+const withInput = <C>(ctx: RunContext & { readonly input: NodeValue }, config: C) => {
+  const context: NodeContext<C> & { input?: NodeValue } = withConfig(ctx, config)
+  context.input = ctx.input
+  return context as NodeContext<C> & { readonly input: NodeValue }
+}
 
 /** The compiled form of a spec's node whose config decoded to `config`. */
 const compiledOf = <C, CI, R>(spec: NodeSpec<C, CI, R>, config: C, placement: NodePlacement): CompiledNode<R> => {
