@@ -6,7 +6,7 @@
  *                                                    \--Failed-----> failed
  */
 import type { Output, OutputType } from "@appexec/api/Execution"
-import { Either, Schema } from "effect"
+import { Either, Schema, type Types } from "effect"
 import type { ExecutionRecord } from "./ExecutionRecord.js"
 
 /** A value an output node produced. */
@@ -71,6 +71,38 @@ export const isTerminal = (status: ExecutionRecord["status"]): status is "comple
 const refuse = (record: ExecutionRecord, event: ExecutionEvent, reason: string) =>
   Either.left(new InvalidTransition({ from: record.status, event: event._tag, reason }))
 
+/** What a transition changes in a record. */
+type Changes = Partial<Pick<ExecutionRecord, "status" | "outputs" | "errorMessage" | "startedAt" | "completedAt">>
+
+/**
+ * `record` with `changes`, written out field by field. Records come in several shapes (each
+ * optional field present or not, in the order their maker wrote them): past four shapes, a spread
+ * (`{ ...record, status }`) leaves V8's fast copy and costs about a microsecond a transition.
+ * A field added to `ExecutionRecord` is added here (the lifecycle test checks that none is lost).
+ */
+const changed = (record: ExecutionRecord, changes: Changes): ExecutionRecord => {
+  const next: Types.Mutable<ExecutionRecord> = {
+    executionId: record.executionId,
+    workflowId: record.workflowId,
+    appId: record.appId,
+    workspaceId: record.workspaceId,
+    userId: record.userId,
+    status: changes.status ?? record.status,
+    inputs: record.inputs,
+    outputs: changes.outputs ?? record.outputs,
+    errorMessage: changes.errorMessage !== undefined ? changes.errorMessage : record.errorMessage,
+    webhookUrl: record.webhookUrl,
+    createdAt: record.createdAt,
+    startedAt: changes.startedAt !== undefined ? changes.startedAt : record.startedAt,
+    completedAt: changes.completedAt !== undefined ? changes.completedAt : record.completedAt
+  }
+  if (record.webhookEvents !== undefined) next.webhookEvents = record.webhookEvents
+  if (record.traceParent !== undefined) next.traceParent = record.traceParent
+  if (record.priority !== undefined) next.priority = record.priority
+  if (record.attempt !== undefined) next.attempt = record.attempt
+  return next
+}
+
 const produce = (output: Output, produced: ProducedOutput): Output => ({
   ...output,
   type: produced.type,
@@ -93,15 +125,14 @@ export const transition = (
   switch (event._tag) {
     case "Started": {
       if (record.status !== "queued") return refuse(record, event, "only a queued execution can start")
-      return Either.right({ ...record, status: "running", startedAt: event.at })
+      return Either.right(changed(record, { status: "running", startedAt: event.at }))
     }
     case "OutputProduced":
     case "OutputFailed": {
       if (record.status !== "running") return refuse(record, event, "only a running execution settles outputs")
       const id = event._tag === "OutputProduced" ? event.produced.id : event.id
       if (!record.outputs.some((o) => o.id === id)) return refuse(record, event, `no output ${id}`)
-      return Either.right({
-        ...record,
+      return Either.right(changed(record, {
         outputs: record.outputs.map((o): Output =>
           o.id !== id
             ? o
@@ -109,27 +140,25 @@ export const transition = (
             ? produce(o, event.produced)
             : { ...o, type: event.type, value: null, status: "failed", error: event.error }
         )
-      })
+      }))
     }
     case "Completed": {
       if (record.status !== "running") return refuse(record, event, "only a running execution can complete")
       const byId = new Map(event.produced.map((p) => [p.id, p]))
       const missing = record.outputs.filter((o) => !byId.has(o.id)).map((o) => o.id)
       if (missing.length > 0) return refuse(record, event, `outputs not produced: ${missing.join(", ")}`)
-      return Either.right({
-        ...record,
+      return Either.right(changed(record, {
         status: "completed",
         outputs: record.outputs.map((o) => produce(o, byId.get(o.id)!)),
         errorMessage: null,
         completedAt: Math.max(event.at, record.startedAt ?? event.at)
-      })
+      }))
     }
     case "Failed": {
       if (record.status !== "running") return refuse(record, event, "only a running execution can fail")
       if (event.errorMessage.length === 0) return refuse(record, event, "a failure needs an error message")
       const byId = new Map(event.produced.map((p) => [p.id, p]))
-      return Either.right({
-        ...record,
+      return Either.right(changed(record, {
         status: "failed",
         outputs: record.outputs.map((o): Output => {
           const produced = byId.get(o.id)
@@ -145,7 +174,7 @@ export const transition = (
         }),
         errorMessage: event.errorMessage,
         completedAt: Math.max(event.at, record.startedAt ?? event.at)
-      })
+      }))
     }
   }
 }

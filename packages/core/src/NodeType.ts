@@ -253,6 +253,36 @@ const configProblems = (error: ParseResult.ParseError): Arr.NonEmptyReadonlyArra
   return Arr.isNonEmptyReadonlyArray(issues) ? issues : ["config: not valid"]
 }
 
+/**
+ * The context of a node's own run: `ctx` with `config`, written out field by field. On the run
+ * path, once per node run: a spread of `ctx` followed by a field it lacks (`{ ...ctx, config }`)
+ * leaves V8's fast copy and costs about a microsecond; a literal costs a few nanoseconds.
+ */
+const withConfig = <C>(ctx: RunContext, config: C): NodeContext<C> => ({
+  node: ctx.node,
+  config,
+  upstream: ctx.upstream,
+  execution: ctx.execution,
+  progress: ctx.progress,
+  log: ctx.log,
+  preview: ctx.preview,
+  partial: ctx.partial
+})
+
+/** `withConfig` for an input node: its value added to the fresh context (a step of its shape, not a copy). */
+const withValue = <C>(ctx: RunContext & { readonly value: string }, config: C) => {
+  const context: NodeContext<C> & { value?: string } = withConfig(ctx, config)
+  context.value = ctx.value
+  return context as NodeContext<C> & { readonly value: string }
+}
+
+/** `withConfig` for an output node: its input added to the fresh context. */
+const withInput = <C>(ctx: RunContext & { readonly input: NodeValue }, config: C) => {
+  const context: NodeContext<C> & { input?: NodeValue } = withConfig(ctx, config)
+  context.input = ctx.input
+  return context as NodeContext<C> & { readonly input: NodeValue }
+}
+
 /** The compiled form of a spec's node whose config decoded to `config`. */
 const compiledOf = <C, CI, R>(spec: NodeSpec<C, CI, R>, config: C, placement: NodePlacement): CompiledNode<R> => {
   const graph = spec.graph?.(config, placement)
@@ -263,12 +293,12 @@ const compiledOf = <C, CI, R>(spec: NodeSpec<C, CI, R>, config: C, placement: No
         ...shown,
         role: "input",
         parameter: spec.parameter(config, placement),
-        run: (ctx) => spec.run({ ...ctx, config })
+        run: (ctx) => spec.run(withValue(ctx, config))
       }
     case "process":
-      return { ...shown, role: "process", run: (ctx) => spec.run({ ...ctx, config }) }
+      return { ...shown, role: "process", run: (ctx) => spec.run(withConfig(ctx, config)) }
     case "output":
-      return { ...shown, role: "output", outputType: spec.outputType, run: (ctx) => spec.run({ ...ctx, config }) }
+      return { ...shown, role: "output", outputType: spec.outputType, run: (ctx) => spec.run(withInput(ctx, config)) }
   }
 }
 

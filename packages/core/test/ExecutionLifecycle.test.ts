@@ -44,6 +44,30 @@ describe("status state machine (docs/api.md#execution-states)", () => {
     expect(running.outputs.every((o) => o.status === "pending" && o.value === null && o.type === "pending")).toBe(true)
   })
 
+  it("a transition keeps every field of the record, and adds none it lacked", () => {
+    const full: ExecutionRecord.ExecutionRecord = {
+      ...queued(),
+      webhookUrl: "https://hooks.example/done",
+      webhookEvents: ["start", "completed"],
+      traceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+      priority: 3,
+      attempt: 2
+    }
+    // Every field is set: a field added to the record is added here, and to what a transition copies.
+    expect(Object.keys(full).sort()).toEqual(Object.keys(ExecutionRecord.ExecutionRecord.fields).sort())
+    const running = Either.getOrThrow(transition(full, { _tag: "Started", at: 2_000 }))
+    expect(running).toStrictEqual({ ...full, status: "running", startedAt: 2_000 })
+    const completed = Either.getOrThrow(transition(running, { _tag: "Completed", at: 3_000, produced: both }))
+    expect(completed).toStrictEqual({
+      ...running,
+      status: "completed",
+      outputs: completed.outputs,
+      completedAt: 3_000
+    })
+    const plain = Either.getOrThrow(transition(queued(), { _tag: "Started", at: 2_000 }))
+    expect(Object.keys(plain).sort()).toEqual(Object.keys(queued()).sort())
+  })
+
   it("running → completed fills every output and sets completedAt", () => {
     const done = Either.getOrThrow(
       run([{ _tag: "Started", at: 2_000 }, { _tag: "Completed", at: 3_000, produced: both }])

@@ -18,7 +18,7 @@
  */
 import { Errors, ExecutionQueue } from "@appexec/core"
 import { SqlExecutionQueue } from "@appexec/sql"
-import { executionColumns, type ExecutionRow, fromRow, leaseOf } from "@appexec/sql/ExecutionRows"
+import { claimsOf, executionColumns, type ExecutionRow } from "@appexec/sql/ExecutionRows"
 import type { Tables } from "@appexec/sql/SqlTables"
 import { Clock, Effect, Layer } from "effect"
 import { type ExpressionBuilder, type Kysely, sql } from "kysely"
@@ -188,11 +188,7 @@ export const make = Effect.gen(function*() {
         ? claimCapped(workerId, now, expiresAt, options)
         // No cap: one statement (each row locked, skipped by others, taken).
         : claimUncapped(options.limit, now, workerId, expiresAt, options.workflows)
-      return yield* Effect.forEach(
-        rows,
-        (row) =>
-          Effect.map(fromRow(row), (execution): ExecutionQueue.Claim => ({ execution, lease: leaseOf(execution, row) }))
-      )
+      return yield* claimsOf(rows)
     })
 
   const neutral = yield* SqlExecutionQueue.make

@@ -161,3 +161,19 @@ export const leaseOf = (record: ExecutionRecord.ExecutionRecord, row: ExecutionR
   counted: row.attempts,
   expiresAt: row.lease_expires_at ?? 0
 })
+
+/**
+ * The claims the rows stand for, in plain code (no step of the runtime per row); a row that
+ * cannot be read fails the batch, as a read would.
+ */
+export const claimsOf = (
+  rows: ReadonlyArray<ExecutionRow>
+): Either.Either<ReadonlyArray<ExecutionQueue.Claim>, Errors.StorageError> => {
+  const claims: Array<ExecutionQueue.Claim> = []
+  for (const row of rows) {
+    const execution = fromRow(row)
+    if (Either.isLeft(execution)) return Either.left(execution.left)
+    claims.push({ execution: execution.right, lease: leaseOf(execution.right, row) })
+  }
+  return Either.right(claims)
+}

@@ -12,9 +12,9 @@
  */
 import { Errors, ExecutionQueue } from "@appexec/core"
 import { PreparedQuery, SqlExecutionQueue } from "@appexec/sql"
-import { type ExecutionRow, fromRow, leaseOf } from "@appexec/sql/ExecutionRows"
+import { claimsOf, type ExecutionRow } from "@appexec/sql/ExecutionRows"
 import type { Tables } from "@appexec/sql/SqlTables"
-import { Clock, Effect, Either, Layer } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { type Expression, type ExpressionBuilder, sql, type SqlBool } from "kysely"
 import { WorkSignal } from "./internal/WorkSignal.js"
 import { type Connection, SqliteClient } from "./SqliteClient.js"
@@ -266,19 +266,6 @@ export const make = Effect.gen(function*() {
   const release = PreparedQuery.make((p: PreparedQuery.Param<Fence>) =>
     SqlExecutionQueue.release(db, { executionId: p("executionId"), workerId: p("workerId"), token: p("token") })
   )
-
-  /** The claims the rows stand for; a row that cannot be read fails the batch, as a read would. */
-  const claimsOf = (
-    rows: ReadonlyArray<ExecutionRow>
-  ): Either.Either<ReadonlyArray<ExecutionQueue.Claim>, Errors.StorageError> => {
-    const claims: Array<ExecutionQueue.Claim> = []
-    for (const row of rows) {
-      const execution = fromRow(row)
-      if (Either.isLeft(execution)) return Either.left(execution.left)
-      claims.push({ execution: execution.right, lease: leaseOf(execution.right, row) })
-    }
-    return Either.right(claims)
-  }
 
   // Every claim of every worker: no generator.
   const claimBatch = (workerId: string, leaseMs: number, options: ExecutionQueue.ClaimOptions) =>

@@ -54,6 +54,7 @@ export const make = (runs: Runs) =>
     const catalog = yield* AppCatalog
 
     const shutdown = yield* Shutdown
+    const defaultTimeoutMs = millis(config.defaultTimeout)
     const now = Effect.clockWith((clock) => clock.currentTimeMillis)
     // Read in plain code on the run's path (each `clockWith` is a step of the runtime).
     const clock = yield* Effect.clock
@@ -163,7 +164,7 @@ export const make = (runs: Runs) =>
 
     /** A claimed run whose workflow is loaded. */
     const loaded = (state: RunState.RunState, execution: ExecutionRecord, app: CompiledApp, restore: Restore) => {
-      state.timeoutMs = (app.definition.timeoutSeconds ?? 0) * 1000 || millis(config.defaultTimeout)
+      state.timeoutMs = (app.definition.timeoutSeconds ?? 0) * 1000 || defaultTimeoutMs
       state.outputTypes = RunState.outputTypesOf(app)
       // Taken up again after a start: it goes on from it.
       if (execution.status !== "queued") return workflow(state, app, execution, restore)

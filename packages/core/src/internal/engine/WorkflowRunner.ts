@@ -140,10 +140,12 @@ const begin = (
 ): Effect.Effect<WorkflowResult> => {
   const shape = shapeOf(app)
   const produced: Array<ProducedOutput> = []
-  const errors = new Map<string, string>()
+  // Made when first needed (a failure, a partial result): a run that needs neither makes none.
+  let errors: Map<string, string> | undefined
+  const failed = (nodeId: string, message: string) => (errors ??= new Map()).set(nodeId, message)
 
   /** The outputs that show a partial result. */
-  const partials = new Set<string>()
+  let partials: Set<string> | undefined
   /**
    * The `partial` of process node `node`: each output node it feeds runs on `value`, and its
    * output shows the result; an output node that refuses the value is left as it was. An output
@@ -153,7 +155,7 @@ const begin = (
   const partialOf = (node: AppNode) => (value: NodeValue): Effect.Effect<void> =>
     Effect.forEach(shape.outputsOf.get(node.id) ?? [], (output) => {
       const compiled = output.compiled
-      if (compiled.role !== "output" || partials.has(output.id)) return Effect.void
+      if (compiled.role !== "output" || partials?.has(output.id) === true) return Effect.void
       const ran = compiled.run({
         node: shape.identity.get(output.id)!,
         upstream: [{ nodeId: node.id, value }],
@@ -164,6 +166,7 @@ const begin = (
       })
       return Effect.matchCauseEffect(ran, {
         onSuccess: (shown) => {
+          partials ??= new Set()
           partials.add(output.id)
           return hooks.partial({ id: output.id, type: compiled.outputType, value: hooks.redact(shown) })
         },
@@ -220,9 +223,9 @@ const begin = (
         onSome: (f) => f.message
       })
     }
-    const firstError = errors.size === 0
+    const firstError = errors === undefined
       ? Option.none()
-      : Option.fromNullable(app.nodes.map((n) => errors.get(n.id)).find((e) => e !== undefined))
+      : Option.fromNullable(app.nodes.map((n) => errors!.get(n.id)).find((e) => e !== undefined))
     if (produced.length > 1) produced.sort((a, b) => shape.order.get(a.id)! - shape.order.get(b.id)!)
     return { produced, outputErrors, firstError }
   }
@@ -232,8 +235,8 @@ const begin = (
     // each chained to the one before, with no deferred, permit or fiber per node, and no
     // generator. A failure fails every node after it.
     const values = new Map<string, NodeValue>()
-    const failures = new Map<string, NodeFailure>()
     const failedFrom = (i: number, failure: NodeFailure) => {
+      const failures = new Map<string, NodeFailure>()
       for (let j = i; j < app.nodes.length; j++) failures.set(app.nodes[j]!.id, failure)
       return result((id) => Option.fromNullable(failures.get(id)))
     }
@@ -250,7 +253,7 @@ const begin = (
           Cause.isInterruptedOnly(cause) ?
             Effect.interrupt :
             Effect.map(describeFailure(node, cause, hooks.redact), (failure) => {
-              errors.set(node.id, failure.message)
+              failed(node.id, failure.message)
               return failedFrom(i, failure)
             })
       })
@@ -274,7 +277,7 @@ const begin = (
             Cause.isInterruptedOnly(cause)
               ? Effect.interrupt
               : Effect.flatMap(describeFailure(node, cause, hooks.redact), (failure) => {
-                errors.set(node.id, failure.message)
+                failed(node.id, failure.message)
                 return Effect.fail(failure)
               })
           )
