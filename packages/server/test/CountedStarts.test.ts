@@ -5,6 +5,8 @@
  * over the limit is answered 429 and inserts nothing; the 202 answer and its headers are those of
  * a start made the usual way (the first on each process); and a key revoked by another process is
  * refused at once, its start not inserted, although the API process still holds it in its cache.
+ * A start refused before the statement (a 400), or sent with an `Idempotency-Key`, goes the usual
+ * way: its hit is counted once, and over the limit it is answered 429 before anything else.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -23,13 +25,22 @@ const echoApp = {
   edges: [{ source: "message", target: "reply" }]
 }
 
-/** `POST /v1/apps/{appId}/executions` with `key`: the status, the headers and the parsed body. */
-const start = (baseUrl: string, key: string, appId: string, message: string) =>
+/**
+ * `POST /v1/apps/{appId}/executions` with `key` and `inputs` (`{ message }` for a string), and
+ * `headers`: the status, the headers and the parsed body.
+ */
+const start = (
+  baseUrl: string,
+  key: string,
+  appId: string,
+  inputs: string | Record<string, unknown>,
+  headers: Record<string, string> = {}
+) =>
   Effect.promise(async () => {
     const response = await fetch(`${baseUrl}/v1/apps/${appId}/executions`, {
       method: "POST",
-      headers: { "x-api-key": key, "content-type": "application/json" },
-      body: JSON.stringify({ inputs: { message } })
+      headers: { "x-api-key": key, "content-type": "application/json", ...headers },
+      body: JSON.stringify({ inputs: typeof inputs === "string" ? { message: inputs } : inputs })
     })
     // Only the fields read below matter; the shapes are the API's, tested in @appexec/http.
     return { status: response.status, headers: response.headers, body: (await response.json()) as any }
@@ -89,6 +100,30 @@ describe("counted starts on PostgreSQL", () => {
         expect(over.body.error.code).toBe("rate_limited")
         expect(Number(over.headers.get("retry-after"))).toBeGreaterThan(0)
         expect(over.headers.get("ratelimit-remaining")).toBe("0")
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.live(
+    "a start refused before the statement, or with an Idempotency-Key, goes the usual way: counted once, 429 before 400",
+    () =>
+      Effect.gen(function*() {
+        const { a, appId, executions, key } = yield* twoApis(5)
+        const remaining = (answer: { readonly headers: Headers }) => answer.headers.get("ratelimit-remaining")
+        const first = yield* start(a.baseUrl, key, appId, "fills the caches")
+        expect([first.status, remaining(first)]).toEqual([202, "4"])
+        const invalid = yield* start(a.baseUrl, key, appId, { nope: "x" })
+        expect([invalid.status, invalid.body.error.code, remaining(invalid)]).toEqual([400, "invalid_inputs", "3"])
+        const once = { "idempotency-key": "order-1" }
+        const keyed = yield* start(a.baseUrl, key, appId, "keyed", once)
+        const again = yield* start(a.baseUrl, key, appId, "keyed", once)
+        expect([keyed.status, remaining(keyed), again.status, remaining(again)]).toEqual([202, "2", 202, "1"])
+        expect(again.body.data.executionId).toBe(keyed.body.data.executionId)
+        const last = yield* start(a.baseUrl, key, appId, "last")
+        expect([last.status, remaining(last)]).toEqual([202, "0"])
+        const over = yield* start(a.baseUrl, key, appId, { nope: "x" })
+        expect([over.status, over.body.error.code]).toEqual([429, "rate_limited"])
+        expect(yield* executions).toBe(3)
       }).pipe(Effect.scoped),
     60_000
   )
