@@ -181,6 +181,8 @@ export const make: Effect.Effect<
     if (key === undefined) return undefined
     const principal = keyCache.get(key)
     if (principal === undefined) return undefined
+    keyCache.delete(key)
+    keyCache.set(key, principal)
     noteUse(key, principal)
     return { principal, revision: cachedRevision }
   }
