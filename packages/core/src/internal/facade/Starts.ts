@@ -356,5 +356,10 @@ export const make = (visibility: Visibility) =>
       ? (principal, appId, inputs, options = {}) =>
         Effect.withSpan(startExecution(principal, appId, inputs, options), "Appexec.executions.start")
       : startExecution
-    return { start, startCounted: Option.isSome(counted) ? startCounted : undefined } as const
+    /** `startCounted`, in the span a start has when spans are exported. */
+    const spanned: typeof startCounted = traced
+      ? (principal, appId, inputs, options, counting) =>
+        Effect.withSpan(startCounted(principal, appId, inputs, options, counting), "Appexec.executions.start")
+      : startCounted
+    return { start, startCounted: Option.isSome(counted) ? spanned : undefined } as const
   })
