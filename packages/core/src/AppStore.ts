@@ -44,6 +44,12 @@ export class AppStore extends Context.Tag("@appexec/core/AppStore")<
     readonly save: (app: AppRecord, version: WorkflowVersion) => Effect.Effect<void, StorageError>
     /** The app with this id, if any. */
     readonly get: (appId: AppId) => Effect.Effect<Option.Option<AppRecord>, StorageError>
+    /**
+     * The app with this id as this process's cache holds it, with the app revision it was read
+     * under, without reading the store; none when it is not cached. Only for a store whose
+     * counted starts (`CountedStarts`) check that revision in the statement that inserts.
+     */
+    readonly cached?: ((appId: AppId) => { readonly app: AppRecord; readonly revision: number } | undefined) | undefined
     /** The app named exactly `name` owned by `workspaceId` (null: the public apps). */
     readonly findByName: (
       workspaceId: WorkspaceId | null,

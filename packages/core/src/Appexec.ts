@@ -13,6 +13,7 @@ import type { LogLine } from "@appexec/api/Live"
 import type { Upload } from "@appexec/api/Upload"
 import { Context, type Duration, Effect, Layer, type Option, type Stream } from "effect"
 import type { AppRecord } from "./AppStore.js"
+import type * as CountedStarts from "./CountedStarts.js"
 import type {
   AppAccessDenied,
   AppNotFound,
@@ -105,6 +106,24 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
         inputs: unknown,
         options?: StartOptions
       ) => Effect.Effect<StartedExecution, StartError>
+      /**
+       * `start` without an idempotency key, its rate-limit hit counted by the statement that
+       * inserts it, its principal from the key cache (`keys.cached`) and its app from the app
+       * cache: one statement in all (docs/storage.md#starts-on-postgresql). Answers none when it
+       * inserted nothing; `counting.decision` then says whether the hit was counted (refused by
+       * the limit, or the key or app changed meanwhile: authenticate and `start` again, without a
+       * second hit) or not (no statement ran: count the hit and start as usual). Present only
+       * when the storage counts starts (`CountedStarts`).
+       */
+      readonly startCounted?:
+        | ((
+          principal: Principal,
+          appId: string,
+          inputs: unknown,
+          options: StartOptions,
+          counting: CountedStarts.Counting
+        ) => Effect.Effect<StartedExecution | undefined, StartError>)
+        | undefined
       /**
        * An execution of the principal's workspace (docs/api.md#get-an-execution); another
        * workspace's is not found. With `wait`, answers when it finishes or when `wait` has passed
@@ -213,6 +232,13 @@ export class Appexec extends Context.Tag("@appexec/core/Appexec")<
        * together share one read.
        */
       readonly authenticate: (headers: CredentialHeaders) => Effect.Effect<Principal, Unauthorized | StorageError>
+      /**
+       * The principal of a credential as the key cache holds it, with the key revision it was
+       * cached under, reading nothing (for `executions.startCounted`); none when it is not cached.
+       */
+      readonly cached: (
+        headers: CredentialHeaders
+      ) => { readonly principal: Principal; readonly revision: number } | undefined
     }
     readonly uploads: {
       /**
@@ -293,6 +319,7 @@ export const layer = Layer.scoped(
       apps,
       executions: {
         start: starts.start,
+        startCounted: starts.startCounted,
         get: waits.get,
         getJson: waits.getJson,
         list: pages.list,
@@ -304,7 +331,13 @@ export const layer = Layer.scoped(
         logs: live.logs,
         await: waits.await
       },
-      keys: { create: keys.create, revoke: keys.revoke, list: keys.list, authenticate: keys.authenticate },
+      keys: {
+        create: keys.create,
+        revoke: keys.revoke,
+        list: keys.list,
+        authenticate: keys.authenticate,
+        cached: keys.cached
+      },
       uploads: { create: uploads.create },
       workspaces: {
         create: keys.ensureWorkspace,

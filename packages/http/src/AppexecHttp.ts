@@ -14,12 +14,16 @@
  * web `Request → Response`, and `NodeListener` of `@appexec/platform-node` to a Node server. The
  * one answer that is not whole when it is made, an execution's event stream, carries a streamed
  * body (`Exchange.StreamedBody`) that the adapter runs; its request is counted, logged and rate
- * limited once, when its headers are made.
+ * limited once, when its headers are made. On a storage that counts starts (PostgreSQL), a start
+ * whose key is cached has its hit counted by the statement that inserts it (`internal/CountedStart`).
  */
+import { Api } from "@appexec/api"
 import { Appexec, type Errors, RateLimiter, RateLimitStore, type SigningKeys } from "@appexec/core"
 import { AppexecMetrics, RevisionMemo, TraceContext } from "@appexec/core"
 import { Cause, type Duration, Effect, Exit, type Layer, ManagedRuntime, Option, type Runtime, Scope } from "effect"
 import * as ConsoleRoute from "./ConsoleRoute.js"
+import * as CountedStart from "./internal/CountedStart.js"
+import type { Routed } from "./internal/CountedStart.js"
 import * as Endpoints from "./internal/Endpoints.js"
 import * as ErrorAnswers from "./internal/ErrorAnswers.js"
 import * as EventStream from "./internal/EventStream.js"
@@ -114,6 +118,12 @@ const queryOf = (search: string): Record<string, string | ReadonlyArray<string>>
 
 const unauthorizedHeaders = { "www-authenticate": "Bearer realm=\"appexec\"" }
 
+/** The headers a request's credential is read from. */
+const credentialOf = (request: ServerRequest) => ({
+  "x-api-key": request.headers["x-api-key"],
+  authorization: request.headers["authorization"]
+})
+
 /**
  * The HTTP app over the services of the context. Scoped: it serves while the scope is open.
  *
@@ -185,6 +195,8 @@ export const make = (options: Options = {}): Effect.Effect<ApiApp, never, Requir
     // A span per request only when spans go somewhere: the default tracer keeps them to itself,
     // and a span costs more than the rest of a cached read.
     const traced = yield* TraceContext.spansExported
+    // Whether the storage counts a start's hit in the statement that inserts it.
+    const counts = appexec.executions.startCounted !== undefined
 
     /** Runs an endpoint for an authenticated caller; every failure becomes its answer. */
     const runEndpoint = (
@@ -213,23 +225,17 @@ export const make = (options: Options = {}): Effect.Effect<ApiApp, never, Requir
         }
       })
 
-    /**
-     * An answer, the route it went to (an endpoint's path template, or the path itself), and the
-     * `RateLimit-*` headers it gets.
-     */
-    type Routed = readonly [ServerResponse, string, Readonly<Record<string, string>>?]
-
     const unauthorized = (error: Errors.Unauthorized): ServerResponse =>
       withHeaders(ErrorAnswers.fromRequestError(error), unauthorizedHeaders)
 
-    /** A `/v1` request after the rate limit let it through. */
+    /** A `/v1` request after the rate limit let it through (`found`: its route, when matched already). */
     const api = (
       request: ServerRequest,
       path: string,
       search: string,
-      requestId: string
+      requestId: string,
+      found = table.match(request.method, path)
     ): Effect.Effect<Routed, Errors.StorageError> => {
-      const found = table.match(request.method, path)
       if (found._tag === "NotFound") return Effect.succeed([ErrorAnswers.notFound(request.method, path), path] as const)
       if (found._tag === "MethodNotAllowed") {
         return Effect.succeed([ErrorAnswers.methodNotAllowed(request.method, path, found.allow), path] as const)
@@ -237,7 +243,7 @@ export const make = (options: Options = {}): Effect.Effect<ApiApp, never, Requir
       const route = found.route
       const endpoint = served.get(route.name)!
       const answer = appexec.keys
-        .authenticate({ "x-api-key": request.headers["x-api-key"], authorization: request.headers["authorization"] })
+        .authenticate(credentialOf(request))
         .pipe(
           Effect.matchEffect({
             onSuccess: (principal) =>
@@ -253,6 +259,36 @@ export const make = (options: Options = {}): Effect.Effect<ApiApp, never, Requir
       return Effect.map(answer, (response) => [response, route.template] as const)
     }
 
+    /** 429 for a refused hit, with its headers. */
+    const refused = (decision: RateLimiter.RateLimitDecision, path: string): Routed => [
+      ErrorAnswers.fromInfo({
+        code: "rate_limited",
+        message: `Rate limit of ${decision.limit} requests exceeded; retry after ${decision.resetSeconds} s.`
+      }, RateLimit.headersOf(decision)),
+      path
+    ]
+
+    /** A `/v1` request the usual way: its hit counted, then its key checked and its endpoint run. */
+    const hitFirst = (
+      request: ServerRequest,
+      path: string,
+      search: string,
+      requestId: string,
+      now: number
+    ): Effect.Effect<Routed, Errors.StorageError> =>
+      Effect.flatMap(
+        RateLimiter.consumeAt(store, RateLimit.clientIp(request, hops), policy, now),
+        (decision): Effect.Effect<Routed, Errors.StorageError> =>
+          decision.allowed
+            ? Effect.map(
+              api(request, path, search, requestId),
+              ([response, route]) => [response, route, RateLimit.headersOf(decision)] as const
+            )
+            : Effect.succeed(refused(decision, path))
+      )
+
+    const countedStart = CountedStart.make({ served, policy, hops, runEndpoint, api, hitFirst, refused })
+
     const rateLimited = (
       request: ServerRequest,
       path: string,
@@ -260,25 +296,16 @@ export const make = (options: Options = {}): Effect.Effect<ApiApp, never, Requir
       requestId: string
     ): Effect.Effect<Routed, Errors.StorageError> => {
       const now = clock.unsafeCurrentTimeMillis()
-      const counted = RateLimiter.consumeAt(store, RateLimit.clientIp(request, hops), policy, now)
-      return Effect.flatMap(counted, (decision): Effect.Effect<Routed, Errors.StorageError> => {
-        const headers = RateLimit.headersOf(decision)
-        if (!decision.allowed) {
-          return Effect.succeed(
-            [
-              ErrorAnswers.fromInfo({
-                code: "rate_limited",
-                message: `Rate limit of ${decision.limit} requests exceeded; retry after ${decision.resetSeconds} s.`
-              }, headers),
-              path
-            ] as const
-          )
+      if (counts && request.method === "POST" && request.headers["idempotency-key"] === undefined) {
+        const found = table.match(request.method, path)
+        if (found._tag === "Found" && found.route.name === Api.startExecution.name) {
+          const cached = appexec.keys.cached(credentialOf(request))
+          if (cached !== undefined) {
+            return countedStart({ request, path, search, requestId, now, found, cached, query: queryOf(search) })
+          }
         }
-        return Effect.map(
-          api(request, path, search, requestId),
-          ([response, route]) => [response, route, headers] as const
-        )
-      })
+      }
+      return hitFirst(request, path, search, requestId, now)
     }
 
     /** The answer to `request`, before the headers every answer gets. */

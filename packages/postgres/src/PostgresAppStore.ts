@@ -47,6 +47,10 @@ export const make = Effect.gen(function*() {
           revisions.invalidate
         )
       ),
+    cached: (appId) => {
+      const app = cachedRevision === undefined ? undefined : cache.get(appId)
+      return app === undefined ? undefined : { app, revision: cachedRevision! }
+    },
     // Every app request and every start reads one: untraced.
     get: (appId) =>
       Effect.flatMap(revisions.get, ({ apps: now }) => {

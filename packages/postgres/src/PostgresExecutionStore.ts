@@ -26,6 +26,7 @@ import { toColumns } from "@appexec/sql/ExecutionRows"
 import type { Tables } from "@appexec/sql/SqlTables"
 import { Effect, Layer } from "effect"
 import { CompiledQuery, type Kysely, sql, type UpdateQueryBuilder, type UpdateResult } from "kysely"
+import { arrayParameters, columnArrays, columnNames, insertColumns } from "./internal/ExecutionColumns.js"
 import { WorkNotifier } from "./internal/WorkNotifier.js"
 import { PostgresClient, workChannel } from "./PostgresClient.js"
 
@@ -77,7 +78,7 @@ const updateWithOutbox = (db: Kysely<Tables>, update: ExecutionUpdate, outbox?: 
  * serialization failure (40P01, 40001) — a batch locks many rows, a lease renewal of the same
  * worker may lock them in another order, and a row written alone cannot deadlock with it.
  */
-const refusedRow = (error: Errors.StorageError) => {
+export const refusedRow = (error: Errors.StorageError) => {
   const cause: unknown = error.cause
   return typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string" &&
     /^(2[23]|40P01$|40001$)/.test(cause.code)
@@ -145,44 +146,23 @@ const saveStatement = (saves: ReadonlyArray<PendingSave>) => {
     SELECT execution_id FROM saved`
 }
 
-/** The columns an insert writes, each with its PostgreSQL type: one array parameter per column. */
-const insertColumns = [
-  ["execution_id", "text"],
-  ["workflow_id", "text"],
-  ["app_id", "text"],
-  ["workspace_id", "text"],
-  ["user_id", "text"],
-  ["status", "text"],
-  ["inputs", "text"],
-  ["outputs", "text"],
-  ["error_message", "text"],
-  ["webhook_url", "text"],
-  ["created_at", "bigint"],
-  ["started_at", "bigint"],
-  ["completed_at", "bigint"],
-  ["trace_parent", "text"],
-  ["webhook_events", "text"],
-  ["priority", "integer"],
-  ["queue_at", "bigint"]
-] as const satisfies ReadonlyArray<readonly [keyof ReturnType<typeof toColumns>, string]>
-
 /**
  * The statement of a batch of inserts, which notifies the work channel (the last parameter)
  * once: its text is the same for every batch (one array per column), so it is written once.
  */
 const insertText = `
     WITH inserted AS (
-      INSERT INTO executions (${insertColumns.map(([column]) => column).join(", ")})
-      SELECT * FROM unnest(${insertColumns.map(([, type], i) => `$${i + 1}::${type}[]`).join(", ")})
+      INSERT INTO executions (${columnNames})
+      SELECT * FROM unnest(${arrayParameters(1)})
       RETURNING seq
     )
     SELECT pg_notify($${insertColumns.length + 1}, '') WHERE EXISTS (SELECT 1 FROM inserted)`
 
 /** The parameters of `insertText` for `records`: a column's values each, then the channel. */
-const insertParameters = (channel: string, records: ReadonlyArray<ExecutionRecord.ExecutionRecord>) => {
-  const rows = records.map(toColumns)
-  return [...insertColumns.map(([column]) => rows.map((row) => row[column])), channel]
-}
+const insertParameters = (channel: string, records: ReadonlyArray<ExecutionRecord.ExecutionRecord>) => [
+  ...columnArrays(records),
+  channel
+]
 
 /**
  * A start with an idempotency key, in one statement: takes the key unless it is held unexpired

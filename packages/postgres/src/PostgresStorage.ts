@@ -9,7 +9,14 @@
  * )
  * ```
  */
-import { type AppexecLayer, DatabasePool, type Errors, type MediaStoreRegistry, type StorageLock } from "@appexec/core"
+import {
+  type AppexecLayer,
+  type CountedStarts,
+  DatabasePool,
+  type Errors,
+  type MediaStoreRegistry,
+  type StorageLock
+} from "@appexec/core"
 import {
   SqlBlobStore,
   SqlMediaStoreRegistry,
@@ -26,6 +33,7 @@ import * as WorkNotifier from "./internal/WorkNotifier.js"
 import * as WorkSignal from "./internal/WorkSignal.js"
 import * as PostgresAppStore from "./PostgresAppStore.js"
 import * as PostgresClient from "./PostgresClient.js"
+import * as PostgresCountedStarts from "./PostgresCountedStarts.js"
 import * as PostgresExecutionQueue from "./PostgresExecutionQueue.js"
 import * as PostgresExecutionReports from "./PostgresExecutionReports.js"
 import * as PostgresExecutionStore from "./PostgresExecutionStore.js"
@@ -44,6 +52,7 @@ export type Options = PostgresClient.Options
  */
 export const layerFromClient: Layer.Layer<
   | AppexecLayer.Storage
+  | CountedStarts.CountedStarts
   | MediaStoreRegistry.MediaStoreRegistry
   | StorageLock.StorageLock
   | DatabasePool.DatabasePool,
@@ -55,10 +64,12 @@ export const layerFromClient: Layer.Layer<
     DatabasePool.DatabasePool,
     Effect.map(PostgresClient.PostgresClient, (client) => DatabasePool.DatabasePool.of({ stats: client.poolStats }))
   ),
-  // One read of both revisions for the key cache and the app cache, also made by the rate-limit hits.
-  Layer.mergeAll(PostgresAppStore.layer, PostgresKeyStore.layer, Revisions.rateLimitLayer).pipe(
-    Layer.provide(Revisions.layer)
-  ),
+  // One read of both revisions for the key cache and the app cache, also made by the rate-limit hits
+  // and by the counted starts.
+  Layer.mergeAll(PostgresAppStore.layer, PostgresKeyStore.layer, Revisions.rateLimitLayer, PostgresCountedStarts.layer)
+    .pipe(
+      Layer.provide(Revisions.layer)
+    ),
   SqlBlobStore.layer,
   SqlMediaStoreRegistry.layer,
   SqlSigningKeyStore.layer,
@@ -82,6 +93,7 @@ export const layer = (
   options: Options
 ): Layer.Layer<
   | AppexecLayer.Storage
+  | CountedStarts.CountedStarts
   | MediaStoreRegistry.MediaStoreRegistry
   | StorageLock.StorageLock
   | DatabasePool.DatabasePool,

@@ -6,6 +6,7 @@
  */
 export * as PostgresAppStore from "./PostgresAppStore.js"
 export * as PostgresClient from "./PostgresClient.js"
+export * as PostgresCountedStarts from "./PostgresCountedStarts.js"
 export * as PostgresExecutionQueue from "./PostgresExecutionQueue.js"
 export * as PostgresExecutionReports from "./PostgresExecutionReports.js"
 export * as PostgresExecutionStore from "./PostgresExecutionStore.js"

@@ -7,7 +7,7 @@
  */
 import type { Authentication } from "@appexec/api"
 import { Execution } from "@appexec/api"
-import type { Errors } from "@appexec/core"
+import type { CountedStarts, Errors } from "@appexec/core"
 import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import type * as HttpMethod from "@effect/platform/HttpMethod"
@@ -31,6 +31,11 @@ export interface Call<Path, Query, Headers> {
   readonly principal: Authentication.Principal
   readonly request: ServerRequest
   readonly requestId: string
+  /**
+   * The request's rate-limit hit, when it is to be counted by the start that inserts its
+   * execution (`Appexec.executions.startCounted`); only a start endpoint reads it.
+   */
+  readonly counting?: CountedStarts.Counting | undefined
 }
 
 /**
@@ -83,6 +88,7 @@ export interface Served {
     readonly principal: Authentication.Principal
     readonly request: ServerRequest
     readonly requestId: string
+    readonly counting?: CountedStarts.Counting | undefined
   }) => Effect.Effect<Answered, EndpointError>
 }
 
@@ -225,7 +231,7 @@ export const serve = <
   // Every request of the endpoint runs this: plain steps, no generator.
   return {
     name: endpoint.name,
-    run: ({ params, principal, query, request, requestId }) => {
+    run: ({ counting, params, principal, query, request, requestId }) => {
       const path = decodePath(params)
       if (Either.isLeft(path)) return Effect.fail(refuseDecoding(path.left))
       const decodedQuery = isEmpty(query) ? noQuery : decodeQuery(query)
@@ -242,7 +248,8 @@ export const serve = <
         headers: headers.right,
         principal,
         request,
-        requestId
+        requestId,
+        counting
       } as Call<Path, Query, Headers>
       return Effect.flatMap(handler(call), (result) => answer(request, result))
     }

@@ -122,6 +122,14 @@ const eventsNotAList = refuse("'webhookEvents' must be a list of event names, su
 const eventsDiffer = refuse("The query's 'webhookEvents' and the body's name different events; send them in one place.")
 
 /**
+ * What a counted start that inserted nothing ends with: never answered, since the HTTP app then
+ * answers by the start's `counting` (429, or the start again the usual way: `AppexecHttp`).
+ */
+export const notInserted = new JsonBody.Refused({
+  response: ErrorAnswers.internalError("a counted start inserted nothing")
+})
+
+/**
  * The webhook events of a start as sent (docs/webhooks.md#events): the query's, comma-separated,
  * or the body's list, the same events when both are sent. Core checks the names.
  */
@@ -187,7 +195,7 @@ export const make = (
         Effect.map(appexec.apps.workflow(principal, path.appId), (data) => ({ data }))),
       // The body is read here, within its bound, so that every malformed body is a 400 and
       // every input problem is reported by core's validation, value by value.
-      serve(Api.startExecution, ({ principal, path, query, headers, request }) =>
+      serve(Api.startExecution, ({ counting, principal, path, query, headers, request }) =>
         // Every start runs it: plain steps, no generator.
         Effect.flatMap(
           readJson(request),
@@ -205,13 +213,21 @@ export const make = (
             if (Either.isLeft(webhookEvents)) {
               return Effect.fail(webhookEvents.left)
             }
+            const options = {
+              webhook: query.webhook,
+              idempotencyKey: headers["idempotency-key"],
+              webhookEvents: webhookEvents.right,
+              priority: body.priority
+            }
+            const startCounted = appexec.executions.startCounted
+            if (counting !== undefined && startCounted !== undefined) {
+              return Effect.flatMap(
+                startCounted(principal, path.appId, body.inputs, options, counting),
+                (data) => (data === undefined ? Effect.fail(notInserted) : Effect.succeed({ data }))
+              )
+            }
             return Effect.map(
-              appexec.executions.start(principal, path.appId, body.inputs, {
-                webhook: query.webhook,
-                idempotencyKey: headers["idempotency-key"],
-                webhookEvents: webhookEvents.right,
-                priority: body.priority
-              }),
+              appexec.executions.start(principal, path.appId, body.inputs, options),
               (data) => ({ data })
             )
           }

@@ -3,7 +3,7 @@
  * `Request → Response` handler) hands them to the HTTP app: plain data, so the app knows no
  * server and an adapter copies nothing it does not need.
  */
-import type { Effect } from "effect"
+import { Effect, type Exit } from "effect"
 
 /**
  * Why a request body could not be read; an unreadable one may say why in words a client can act
@@ -82,3 +82,15 @@ export const withHeaders = (response: ServerResponse, headers: Readonly<Record<s
 
 /** How far past the bound the web handler still drains a body before it gives the body up. */
 export const DRAIN_FACTOR = 16
+
+/**
+ * The same request whose body, once read, is read again from memory: for a request that may be
+ * run twice (a counted start that falls back to the usual way, `AppexecHttp`).
+ */
+export const readOnce = (request: ServerRequest): ServerRequest => {
+  let read: Exit.Exit<Uint8Array, BodyFailure> | undefined
+  return {
+    ...request,
+    body: (maxBytes) => read ?? Effect.onExit(request.body(maxBytes), (exit) => Effect.sync(() => void (read = exit)))
+  }
+}

@@ -168,6 +168,25 @@ export const make: Effect.Effect<
       ? Effect.tap(lookUpKey(key), (principal) => noteUse(key, principal))
       : Effect.flatMap(revision.get, (now) => authenticateAt(key, now))
 
+  /**
+   * The principal of a credential as the key cache holds it, with the key revision it was cached
+   * under, without reading the revision: for a counted start (`CountedStarts`), whose statement
+   * checks that revision. None when the key is not cached (or the store keeps no revision).
+   */
+  const cached = (
+    headers: CredentialHeaders
+  ): { readonly principal: Principal; readonly revision: number } | undefined => {
+    if (cachedRevision === undefined) return undefined
+    const key = credentialFrom(headers)
+    if (key === undefined) return undefined
+    const principal = keyCache.get(key)
+    if (principal === undefined) return undefined
+    keyCache.delete(key)
+    keyCache.set(key, principal)
+    noteUse(key, principal)
+    return { principal, revision: cachedRevision }
+  }
+
   /** Revokes what `idKeyOrHint` names (see `ApiKeys.revokeTarget`); how many keys. */
   const revokeNamed = Effect.fnUntraced(function*(idKeyOrHint: string, at: number) {
     const target = revokeTarget(idKeyOrHint, config.keyPrefix)
@@ -258,6 +277,7 @@ export const make: Effect.Effect<
       // Once it committed (or failed), this turn's read of the revision is stale: the next request reads again.
       return revision === undefined ? revoke : Effect.ensuring(revoke, revision.invalidate)
     }),
+    cached,
     // Every request runs it: untraced, and without a generator.
     authenticate: (headers: CredentialHeaders) => {
       const key = credentialFrom(headers)

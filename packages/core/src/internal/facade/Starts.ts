@@ -13,8 +13,11 @@ import {
 } from "@appexec/api/Execution"
 import { ExecutionId } from "@appexec/api/Ids"
 import { Clock, Context, Effect, Either, Option } from "effect"
+import type { CompiledApp } from "../../AppDefinition.js"
 import { AppexecConfig, millis } from "../../AppexecConfig.js"
 import { recordStarted, unsafeRecordStarted } from "../../AppexecMetrics.js"
+import type { AppRecord } from "../../AppStore.js"
+import * as CountedStarts from "../../CountedStarts.js"
 import {
   type AppAccessDenied,
   type AppNotFound,
@@ -32,6 +35,7 @@ import { IdGenerator } from "../../IdGenerator.js"
 import { isHttpUrl, validateInputs } from "../../InputValidation.js"
 import { KeyStore } from "../../KeyStore.js"
 import { OutboundHttp } from "../../OutboundHttp.js"
+import { decide } from "../../RateLimiter.js"
 import * as TraceContext from "../../TraceContext.js"
 import { canonicalJson, sha256Hex } from "../crypto/hash.js"
 import type { Visibility } from "./Visibility.js"
@@ -126,6 +130,7 @@ export const make = (visibility: Visibility) =>
     const outbound = yield* Effect.serviceOption(OutboundHttp)
     const now = Effect.clockWith((clock) => clock.currentTimeMillis)
     const traced = yield* TraceContext.spansExported
+    const counted = yield* Effect.serviceOption(CountedStarts.CountedStarts)
 
     /** Why a webhook URL is refused at start, if it is. */
     const webhookRefusal = (webhook: string): InvalidWebhookUrl | undefined => {
@@ -212,26 +217,19 @@ export const make = (visibility: Visibility) =>
     })
 
     /**
-     * Validates a start and queues its execution: answered once the execution is committed.
-     * Every start runs it: no generator on the common path (no idempotency key).
+     * Validates a start of the app `workflow` finds and queues its execution with `insert`
+     * (which answers none when it did not insert). Every start runs it: no generator on the
+     * common path (no idempotency key).
      */
-    const startExecution = (
+    const startWith = <A, E>(
       principal: Principal,
-      appId: string,
       inputs: unknown,
-      options: StartOptions = {}
-    ): Effect.Effect<StartedExecution, StartError> => {
-      const idempotencyKey = options.idempotencyKey
-      if (idempotencyKey !== undefined && !isIdempotencyKey(idempotencyKey)) {
-        return Effect.fail(
-          new InvalidRequest({ reason: "The Idempotency-Key header must be 1 to 255 visible ASCII characters." })
-        )
-      }
+      options: StartOptions,
+      workflow: Effect.Effect<{ readonly app: AppRecord; readonly compiled: CompiledApp }, E>,
+      insert: (record: ExecutionRecord, stored: ExecutionRecord) => Effect.Effect<A, StartError>
+    ): Effect.Effect<A, StartError | E> => {
       const webhook = options.webhook
-      return Effect.flatMap(visibility.visibleWorkflow(principal, appId), ({ app, compiled }): Effect.Effect<
-        StartedExecution,
-        StartError
-      > => {
+      return Effect.flatMap(workflow, ({ app, compiled }): Effect.Effect<A, StartError> => {
         const refusal = webhook === undefined ? undefined : webhookRefusal(webhook)
         if (refusal !== undefined) return Effect.fail(refusal)
         const webhookEvents = options.webhookEvents === undefined
@@ -245,7 +243,7 @@ export const make = (visibility: Visibility) =>
         const queue = Effect.flatMap(ids.uuid, (executionId) =>
           // The time, and the trace this request is part of (the run and the webhook attempts
           // continue it), read from the fiber in one step.
-          Effect.withFiberRuntime<StartedExecution, StartError>((fiber) => {
+          Effect.withFiberRuntime<A, StartError>((fiber) => {
             const createdAt = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
             const traceParent = TraceContext.ofSpan(fiber.currentSpan)
             const record: ExecutionRecord = {
@@ -266,22 +264,85 @@ export const make = (visibility: Visibility) =>
               startedAt: null,
               completedAt: null
             }
-            const stored = traceParent === undefined ? record : { ...record, traceParent }
-            if (idempotencyKey !== undefined) {
-              return startIdempotent(principal, appId, inputs, webhook, idempotencyKey, record, stored)
-            }
-            // Once committed: counted and announced in one step, and answered.
-            return Effect.zipRight(
-              executionStore.insert(stored),
-              Effect.sync(() => {
-                unsafeRecordStarted()
-                events.unsafePublish(record)
-                return toStartedExecution(record)
-              })
-            )
+            return insert(record, traceParent === undefined ? record : { ...record, traceParent })
           }))
         return priority.right <= 0 ? queue : Effect.zipRight(allowPriority(principal, priority.right), queue)
       })
+    }
+
+    /** Once committed: counted and announced in one step, and answered. */
+    const started = (record: ExecutionRecord): StartedExecution => {
+      unsafeRecordStarted()
+      events.unsafePublish(record)
+      return toStartedExecution(record)
+    }
+
+    /** Validates a start and queues its execution: answered once the execution is committed. */
+    const startExecution = (
+      principal: Principal,
+      appId: string,
+      inputs: unknown,
+      options: StartOptions = {}
+    ): Effect.Effect<StartedExecution, StartError> => {
+      const idempotencyKey = options.idempotencyKey
+      if (idempotencyKey !== undefined && !isIdempotencyKey(idempotencyKey)) {
+        return Effect.fail(
+          new InvalidRequest({ reason: "The Idempotency-Key header must be 1 to 255 visible ASCII characters." })
+        )
+      }
+      return startWith(
+        principal,
+        inputs,
+        options,
+        visibility.visibleWorkflow(principal, appId),
+        (record, stored) =>
+          idempotencyKey !== undefined
+            ? startIdempotent(principal, appId, inputs, options.webhook, idempotencyKey, record, stored)
+            : Effect.map(executionStore.insert(stored), () => started(record))
+      )
+    }
+
+    /**
+     * A start without an idempotency key whose hit is counted by the statement that inserts it
+     * (`CountedStarts`), its key and app taken from the caches: `counting.keyRevision` is the key
+     * revision the principal was cached under. Answers none when it inserted nothing: when no
+     * statement ran (`counting.decision` stays unset: the app is not cached, the start is refused,
+     * or the storage counts no starts) or when the statement did not insert (refused by the rate
+     * limit, or the revisions moved since the caches were filled).
+     */
+    const startCounted = (
+      principal: Principal,
+      appId: string,
+      inputs: unknown,
+      options: StartOptions,
+      counting: CountedStarts.Counting
+    ): Effect.Effect<StartedExecution | undefined, StartError> => {
+      if (Option.isNone(counted) || options.idempotencyKey !== undefined) return Effect.succeed(undefined)
+      const store = counted.value
+      return Effect.flatMap(visibility.cachedWorkflow(principal, appId), (
+        cached
+      ): Effect.Effect<StartedExecution | undefined, StartError> =>
+        cached === undefined ? Effect.succeed(undefined) : startWith(
+          principal,
+          inputs,
+          options,
+          Effect.succeed(cached),
+          (record, stored) =>
+            Effect.map(
+              store.start({
+                key: counting.key,
+                now: counting.now,
+                policy: counting.policy,
+                record: stored,
+                revisions: { keys: counting.keyRevision, apps: cached.revision }
+              }),
+              ({ counts, inserted }) => {
+                const { now, policy } = counting
+                counting.decision = decide(policy, now, now - (now % policy.windowMs), counts)
+                return inserted ? started(record) : undefined
+              }
+            )
+        ))
     }
 
     /** Validates inputs and queues an execution (docs/api.md#start-an-execution). */
@@ -295,5 +356,10 @@ export const make = (visibility: Visibility) =>
       ? (principal, appId, inputs, options = {}) =>
         Effect.withSpan(startExecution(principal, appId, inputs, options), "Appexec.executions.start")
       : startExecution
-    return { start } as const
+    /** `startCounted`, in the span a start has when spans are exported. */
+    const spanned: typeof startCounted = traced
+      ? (principal, appId, inputs, options, counting) =>
+        Effect.withSpan(startCounted(principal, appId, inputs, options, counting), "Appexec.executions.start")
+      : startCounted
+    return { start, startCounted: Option.isSome(counted) ? spanned : undefined } as const
   })

@@ -58,6 +58,25 @@ export const make = Effect.gen(function*() {
       (app) => Effect.map(catalog.load(app.workflowId), ({ app: compiled }) => ({ app, compiled }))
     )
 
+  /**
+   * A visible app with its compiled current workflow, as the app cache holds it (`AppStore.cached`)
+   * with the app revision it was read under; none when the app is not cached.
+   */
+  const cachedWorkflow = (
+    principal: Principal,
+    appId: string
+  ): Effect.Effect<
+    { readonly app: AppRecord; readonly compiled: CompiledApp; readonly revision: number } | undefined,
+    AppNotFound | AppAccessDenied | StorageError
+  > => {
+    if (!isUuid(appId)) return Effect.fail(new AppNotFound({ appId }))
+    const found = appStore.cached?.(AppId.make(appId, { disableValidation: true }))
+    if (found === undefined) return Effect.succeed(undefined)
+    const { app, revision } = found
+    if (!app.isPublic && app.workspaceId !== principal.workspaceId) return Effect.fail(new AppAccessDenied({ appId }))
+    return Effect.map(catalog.load(app.workflowId), ({ app: compiled }) => ({ app, compiled, revision }))
+  }
+
   /** An execution of the principal's workspace, or of any workspace without a principal (an operator). */
   const visibleExecution = (
     executionId: string,
@@ -75,7 +94,7 @@ export const make = Effect.gen(function*() {
     )
   }
 
-  return { visibleApp, visibleWorkflow, visibleExecution } as const
+  return { visibleApp, visibleWorkflow, cachedWorkflow, visibleExecution } as const
 })
 
 /** The reads of `make`. */
