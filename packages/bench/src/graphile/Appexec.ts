@@ -76,6 +76,7 @@ export const appexecDrain = (server: PostgresServer.Server, processes: number) =
     const commitsBefore = yield* Drains.commits(counter)
     const cpuBefore = pids.map(ProcessCpu.ofProcess)
     const mainBefore = pids.map(ProcessCpu.ofMainThread)
+    yield* Drains.statementsFrom(counter)
     yield* Drains.release(held, channel, "")
     const { asked, end } = yield* Drains.drained(
       counter,
@@ -84,6 +85,7 @@ export const appexecDrain = (server: PostgresServer.Server, processes: number) =
     const workerCpu = pids.map((pid, i) => (ProcessCpu.ofProcess(pid) - cpuBefore[i]!) / COUNT)
     const mainThreadCpu = pids.map((pid, i) => (ProcessCpu.ofMainThread(pid) - mainBefore[i]!) / COUNT)
     const serverMicros = PostgresServer.cpuUsed(before, yield* PostgresServer.backendsCpu(url))
+    yield* Drains.printStatements(counter, `appexec_${processes}`, COUNT)
     // Besides the counting's own, the holder's notification.
     const committed = yield* Drains.commitsSince(counter, commitsBefore, asked + 3)
     const claims = yield* Effect.promise(() =>

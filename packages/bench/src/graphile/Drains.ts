@@ -109,3 +109,43 @@ export interface Drain {
   /** Autovacuum and autoanalyze runs of appexec's `executions` table so far (warm-up and drain). */
   readonly maintenance?: { readonly vacuums: number; readonly analyzes: number } | undefined
 }
+
+/**
+ * With `APPEXEC_BENCH_PG_STATEMENTS=1` (`servers/postgres.ts`): the statement counters of the
+ * server, from now on (all databases; the bench's others are idle meanwhile).
+ */
+export const statementsFrom = (client: pg.Client) =>
+  Effect.promise(async () => {
+    if (!PostgresServer.statements) return
+    await client.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    await client.query("SELECT pg_stat_statements_reset()")
+  })
+
+/**
+ * With `APPEXEC_BENCH_PG_STATEMENTS=1`: the ten statements of this database that took the most
+ * time since `statementsFrom`, on stderr, each per item of the drain (`count`): time, rows, WAL.
+ */
+export const printStatements = (client: pg.Client, label: string, count: number) =>
+  Effect.promise(async () => {
+    if (!PostgresServer.statements) return
+    const { rows } = await client.query<{
+      calls: string
+      rows: string
+      total: number
+      wal: string
+      query: string
+    }>(
+      `SELECT calls, rows, total_exec_time AS total, wal_records AS wal,
+         left(regexp_replace(query, '\\s+', ' ', 'g'), 120) AS query
+       FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+       ORDER BY total_exec_time DESC LIMIT 10`
+    )
+    for (const row of rows) {
+      const micros = (row.total * 1000) / count
+      const wal = Number(row.wal) / count
+      process.stderr.write(
+        `${label} statement: ${micros.toFixed(1)} µs, ${wal.toFixed(2)} WAL records an item; ` +
+          `${row.calls} calls, ${row.rows} rows: ${row.query}\n`
+      )
+    }
+  })

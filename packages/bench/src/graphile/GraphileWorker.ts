@@ -67,11 +67,13 @@ export const graphileDrain = (server: PostgresServer.Server, localQueue: boolean
       server: yield* PostgresServer.backendsCpu(url),
       commits: yield* Drains.commits(counter)
     }
+    yield* Drains.statementsFrom(counter)
     // Released, and the runner nudged as an add of that many jobs nudges it.
     yield* Drains.release(holder, "jobs:insert", JSON.stringify({ count: COUNT }))
     const { asked, end } = yield* Drains.drained(counter, "SELECT count(*) AS n FROM graphile_worker._private_jobs")
     const own = process.cpuUsage(before.own)
     const serverMicros = PostgresServer.cpuUsed(before.server, yield* PostgresServer.backendsCpu(url))
+    yield* Drains.printStatements(counter, localQueue ? "graphile_worker_local_queue" : "graphile_worker", COUNT)
     void runner
     return {
       perSecond: (COUNT / (end - first)) * 1000,

