@@ -26,6 +26,7 @@ import { toColumns } from "@appexec/sql/ExecutionRows"
 import type { Tables } from "@appexec/sql/SqlTables"
 import { Effect, Layer } from "effect"
 import { CompiledQuery, type Kysely, sql, type UpdateQueryBuilder, type UpdateResult } from "kysely"
+import { arrayLiteral, type Element } from "./internal/ArrayLiterals.js"
 import { arrayParameters, columnArrays, columnNames, insertColumns } from "./internal/ExecutionColumns.js"
 import { WorkNotifier } from "./internal/WorkNotifier.js"
 import { PostgresClient, workChannel } from "./PostgresClient.js"
@@ -103,7 +104,8 @@ interface PendingSave {
  */
 const saveStatement = (saves: ReadonlyArray<PendingSave>) => {
   /** One array parameter of `type` (`text`, `bigint`, …) with a value for each save. */
-  const of = <A>(type: string, value: (save: PendingSave) => A) => sql`${saves.map(value)}::${sql.raw(type)}[]`
+  const of = (type: string, value: (save: PendingSave) => Element) =>
+    sql`${arrayLiteral(saves, value)}::${sql.raw(type)}[]`
   return sql<{ execution_id: string }>`
     WITH input AS (
       SELECT * FROM unnest(

@@ -1,0 +1,55 @@
+/**
+ * The batched saves' array parameters are written as node-postgres writes arrays, byte for byte
+ * (PostgreSQL reads the same text), and PostgreSQL reads them back as the values they were.
+ */
+import { PostgresClient } from "@appexec/postgres"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { sql } from "kysely"
+import pg from "pg"
+import { arrayLiteral, type Element } from "../src/internal/ArrayLiterals.js"
+import * as TestDatabase from "./support/TestDatabase.js"
+
+const database = TestDatabase.create("arrays")
+const clientLayer = Layer.unwrapEffect(
+  Effect.map(
+    Effect.promise(() => database),
+    (connectionString) => PostgresClient.layer({ connectionString, schema: "arrays", poolSize: 1 })
+  )
+)
+
+/** node-postgres's own writing of a parameter. */
+const prepared = (value: unknown): unknown =>
+  (pg as unknown as { utils: { prepareValue: (value: unknown) => unknown } }).utils.prepareValue(value)
+
+const texts: ReadonlyArray<string | null> = [
+  "plain",
+  "",
+  "a \"quoted\" word",
+  "back\\slash and \\\" both",
+  "{\"json\":[1,\"two\",null],\"s\":\"x\\\\y\"}",
+  "comma, brace } and NULL",
+  "NULL",
+  "ünïcödé ✓",
+  null
+]
+const numbers: ReadonlyArray<Element> = [0, -12, 1733177000123, 3.5, 12345678901234567890n, true, undefined]
+
+describe("ArrayLiterals", () => {
+  it("writes an array as node-postgres does", () => {
+    expect(arrayLiteral(texts, (v) => v)).toBe(prepared(texts))
+    expect(arrayLiteral(numbers, (v) => v)).toBe(prepared(numbers))
+    expect(arrayLiteral([], (v) => v)).toBe(prepared([]))
+    expect(arrayLiteral([{ id: "x" }, { id: "y\"" }], (o) => o.id)).toBe(prepared(["x", "y\""]))
+  })
+
+  it.scoped("PostgreSQL reads back the values written", () =>
+    Effect.gen(function*() {
+      const client = yield* PostgresClient.PostgresClient
+      const read = yield* client.execute("read", (db) =>
+        sql<{ texts: Array<string | null>; numbers: Array<string> }>`
+          SELECT ${arrayLiteral(texts, (v) => v)}::text[] AS texts,
+            ${arrayLiteral([0, -12, 1733177000123], (v) => v)}::bigint[]::text[] AS numbers`.execute(db))
+      expect(read.rows).toEqual([{ texts, numbers: ["0", "-12", "1733177000123"] }])
+    }).pipe(Effect.provide(clientLayer)))
+})
