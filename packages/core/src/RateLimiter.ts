@@ -69,6 +69,9 @@ export const decide = (
   }
 }
 
+/** Where the window of `now` (epoch milliseconds) starts: windows of `windowMs` from the epoch. */
+export const windowStartOf = (now: number, windowMs: number): number => now - (now % windowMs)
+
 /** Counts one request of `key` in `store` at `now` (epoch milliseconds) and decides whether it is allowed. */
 export const consumeAt = (
   store: RateLimitStore["Type"],
@@ -76,7 +79,7 @@ export const consumeAt = (
   policy: RateLimitPolicy,
   now: number
 ): Effect.Effect<RateLimitDecision, StorageError> => {
-  const windowStart = now - (now % policy.windowMs)
+  const windowStart = windowStartOf(now, policy.windowMs)
   return Effect.map(
     store.hit(key, windowStart, policy.windowMs),
     (counts) => decide(policy, now, windowStart, counts)

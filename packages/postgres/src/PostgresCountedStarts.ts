@@ -15,10 +15,10 @@
  *   authenticates again against that read, with no statement of its own;
  * - idle workers are notified in the same statement when it inserted any execution.
  */
-import { Batcher, CountedStarts, type RateLimitStore, RevisionMemo } from "@appexec/core"
+import { Batcher, CountedStarts, RateLimiter, type RateLimitStore, RevisionMemo } from "@appexec/core"
 import { Effect, Layer } from "effect"
 import { CompiledQuery } from "kysely"
-import { arrayParameters, columnArrays, insertColumns } from "./internal/ExecutionColumns.js"
+import { arrayParameters, columnArrays, columnNames, insertColumns } from "./internal/ExecutionColumns.js"
 import { Revisions } from "./internal/Revisions.js"
 import { PostgresClient, workChannel } from "./PostgresClient.js"
 import { refusedRow } from "./PostgresExecutionStore.js"
@@ -53,12 +53,10 @@ const statement = `
       SELECT (SELECT revision FROM key_revision WHERE id = 1) AS keys,
         (SELECT revision FROM app_revision WHERE id = 1) AS apps
     ), inserted AS (
-      INSERT INTO executions (${insertColumns.map(([column]) => column).join(", ")})
+      INSERT INTO executions (${columnNames})
       SELECT ${insertColumns.map(([column]) => `i.${column}`).join(", ")}
       FROM unnest($8::text[], $9::integer[], $10::bigint[], $11::bigint[], $12::bigint[], ${arrayParameters(FIXED + 1)})
-        AS i(rate_key, after, until_end, key_revision, app_revision, ${
-  insertColumns.map(([column]) => column).join(", ")
-})
+        AS i(rate_key, after, until_end, key_revision, app_revision, ${columnNames})
       JOIN hits h ON h.key = i.rate_key CROSS JOIN revisions v
       WHERE i.key_revision = v.keys AND i.app_revision = v.apps
         AND LEAST(h.previous, $5::integer)::bigint * i.until_end + (h.count - i.after)::bigint * $6::bigint
@@ -94,7 +92,7 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const { limit, windowMs } = starts[0]!.policy
       const now = starts[0]!.now
-      const windowStart = now - (now % windowMs)
+      const windowStart = RateLimiter.windowStartOf(now, windowMs)
       hits += starts.length
       if (hits >= SWEEP_EVERY) {
         hits = 0
@@ -151,7 +149,7 @@ export const make = Effect.gen(function*() {
       const groups = new Map<string, Array<number>>()
       starts.forEach((start, i) => {
         const { limit, windowMs } = start.policy
-        const id = `${start.now - (start.now % windowMs)}/${windowMs}/${limit}`
+        const id = `${RateLimiter.windowStartOf(start.now, windowMs)}/${windowMs}/${limit}`
         const group = groups.get(id)
         if (group === undefined) groups.set(id, [i])
         else group.push(i)

@@ -141,19 +141,24 @@ export const make: Effect.Effect<
     return principal
   })
 
+  /** The principal of `key` in the cache, made the most recently used, its use noted; none when not cached. */
+  const hitCache = (key: string): Principal | undefined => {
+    const principal = keyCache.get(key)
+    if (principal === undefined) return undefined
+    keyCache.delete(key)
+    keyCache.set(key, principal)
+    noteUse(key, principal)
+    return principal
+  }
+
   /** The key from the cache while the revision stays `revision`, else from the store. */
   const authenticateAt = (key: string, revision: number): Effect.Effect<Principal, Unauthorized | StorageError> => {
     if (revision !== cachedRevision) {
       keyCache.clear()
       cachedRevision = revision
     }
-    const cached = keyCache.get(key)
-    if (cached !== undefined) {
-      keyCache.delete(key)
-      keyCache.set(key, cached)
-      noteUse(key, cached)
-      return Effect.succeed(cached)
-    }
+    const cached = hitCache(key)
+    if (cached !== undefined) return Effect.succeed(cached)
     return Effect.tap(lookUpKey(key), (principal) => {
       noteUse(key, principal)
       // Cached under the revision read before the lookup: a revocation in between moves it.
@@ -179,12 +184,8 @@ export const make: Effect.Effect<
     if (cachedRevision === undefined) return undefined
     const key = credentialFrom(headers)
     if (key === undefined) return undefined
-    const principal = keyCache.get(key)
-    if (principal === undefined) return undefined
-    keyCache.delete(key)
-    keyCache.set(key, principal)
-    noteUse(key, principal)
-    return { principal, revision: cachedRevision }
+    const principal = hitCache(key)
+    return principal === undefined ? undefined : { principal, revision: cachedRevision }
   }
 
   /** Revokes what `idKeyOrHint` names (see `ApiKeys.revokeTarget`); how many keys. */

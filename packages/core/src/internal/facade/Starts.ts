@@ -35,7 +35,7 @@ import { IdGenerator } from "../../IdGenerator.js"
 import { isHttpUrl, validateInputs } from "../../InputValidation.js"
 import { KeyStore } from "../../KeyStore.js"
 import { OutboundHttp } from "../../OutboundHttp.js"
-import { decide } from "../../RateLimiter.js"
+import { decide, windowStartOf } from "../../RateLimiter.js"
 import * as TraceContext from "../../TraceContext.js"
 import { canonicalJson, sha256Hex } from "../crypto/hash.js"
 import type { Visibility } from "./Visibility.js"
@@ -338,7 +338,7 @@ export const make = (visibility: Visibility) =>
               }),
               ({ counts, inserted }) => {
                 const { now, policy } = counting
-                counting.decision = decide(policy, now, now - (now % policy.windowMs), counts)
+                counting.decision = decide(policy, now, windowStartOf(now, policy.windowMs), counts)
                 return inserted ? started(record) : undefined
               }
             )

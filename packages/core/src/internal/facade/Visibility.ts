@@ -27,6 +27,9 @@ export const make = Effect.gen(function*() {
   const executionStore = yield* ExecutionStore
   const catalog = yield* AppCatalog
 
+  /** Whether the principal may see and start `app`: its own workspace's, or a public one. */
+  const mayUse = (principal: Principal, app: AppRecord) => app.isPublic || app.workspaceId === principal.workspaceId
+
   /** The app, if the principal may see it: own or public; another workspace's private app is denied. */
   // Every start reads one: no generator.
   const visibleApp = (
@@ -38,9 +41,7 @@ export const make = Effect.gen(function*() {
       app
     ): Effect.Effect<AppRecord, AppNotFound | AppAccessDenied> => {
       if (Option.isNone(app)) return Effect.fail(new AppNotFound({ appId }))
-      if (!app.value.isPublic && app.value.workspaceId !== principal.workspaceId) {
-        return Effect.fail(new AppAccessDenied({ appId }))
-      }
+      if (!mayUse(principal, app.value)) return Effect.fail(new AppAccessDenied({ appId }))
       return Effect.succeed(app.value)
     })
   }
@@ -73,7 +74,7 @@ export const make = Effect.gen(function*() {
     const found = appStore.cached?.(AppId.make(appId, { disableValidation: true }))
     if (found === undefined) return Effect.succeed(undefined)
     const { app, revision } = found
-    if (!app.isPublic && app.workspaceId !== principal.workspaceId) return Effect.fail(new AppAccessDenied({ appId }))
+    if (!mayUse(principal, app)) return Effect.fail(new AppAccessDenied({ appId }))
     return Effect.map(catalog.load(app.workflowId), ({ app: compiled }) => ({ app, compiled, revision }))
   }
 
