@@ -235,7 +235,9 @@ describe("capacity and routing", () => {
           expect((yield* admin(dataDir, env, ["workspaces", "set", "default", "--max-running", "1"])).code).toBe(0)
           for (let i = 0; i < 2; i++) yield* worker(dataDir, env, ["--name", `w${i}`, "--concurrency", "4"])
           const ids: Array<string> = []
-          for (let i = 0; i < 5; i++) ids.push(yield* start("Paced", `c${i}`))
+          // Ten runs of 300 ms: the limit reasons are read afresh once a second (`WORKERS_TTL_MS`), so
+          // some of those reads fall while one runs and others wait, even on a loaded machine.
+          for (let i = 0; i < 10; i++) ids.push(yield* start("Paced", `c${i}`))
           let sampled = 0
           const reasons = new Set<string>()
           const done = yield* until(
@@ -264,7 +266,8 @@ describe("capacity and routing", () => {
           const { poll, running, start } = yield* api(dataDir, env)
           for (let i = 0; i < 4; i++) yield* worker(dataDir, env, ["--name", `w${i}`, "--concurrency", "4"])
           const ids: Array<string> = []
-          for (let i = 0; i < 12; i++) ids.push(yield* start("Limited", `l${i}`))
+          // Sixteen runs of 400 ms, two at a time: several fresh reads of the limit reasons while two run.
+          for (let i = 0; i < 16; i++) ids.push(yield* start("Limited", `l${i}`))
           let sampled = 0
           const reasons = new Set<string>()
           const done = yield* until(
