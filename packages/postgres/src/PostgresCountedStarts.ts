@@ -4,9 +4,10 @@
  * (docs/storage.md#starts-on-postgresql). The starts that come while one statement is under way
  * go together in the next (core's `Batcher`), one statement per rate-limit window among them:
  *
- * - the hits bump the `rate_limits` rows as `SqlRateLimitStore` does (each key by its number of
- *   hits, a row of an ended window restarting from them), and each hit takes its own count in the
- *   order the hits came, `count − n + 1` to `count`;
+ * - the hits bump the `rate_limits` rows as `SqlRateLimitStore` does, with the same pieces
+ *   (`RateLimitCounters` of `@appexec/sql`: each key by its number of hits, a row of an ended
+ *   window restarting from them, each hit taking its own count in the order the hits came,
+ *   `count − n + 1` to `count`, and a sweep of ended windows now and then);
  * - an execution is inserted only when its hit is allowed — `RateLimiter.decide`'s inequality,
  *   `min(previous, limit − 1) × (window − elapsed) + current × window ≤ limit × window`, in
  *   integers — and the key and app revisions are still those of its start;
@@ -16,58 +17,41 @@
  * - idle workers are notified in the same statement when it inserted any execution.
  */
 import { Batcher, CountedStarts, RateLimiter, type RateLimitStore, RevisionMemo } from "@appexec/core"
+import { PreparedQuery, RateLimitCounters } from "@appexec/sql"
 import { Effect, Layer } from "effect"
-import { CompiledQuery } from "kysely"
-import { arrayParameters, columnArrays, columnNames, insertColumns } from "./internal/ExecutionColumns.js"
+import { sql } from "kysely"
+import { columnArrays, columnNames, insertColumns } from "./internal/ExecutionColumns.js"
 import { Revisions } from "./internal/Revisions.js"
+import { dialect } from "./internal/Runner.js"
 import { PostgresClient, workChannel } from "./PostgresClient.js"
 import { refusedRow } from "./PostgresExecutionStore.js"
 
 /** Most starts in one statement. */
 const MAX_STARTS = 256
 
-/** How many hits of this process pass between two sweeps of expired counters. */
-const SWEEP_EVERY = 1_000
-
-/** The parameters before the execution columns (see `statement`). */
-const FIXED = 13
-
-/**
- * The statement of one window's starts. $1 window start, $2 the window before's start, $3 and $4
- * the keys and their numbers of hits, $5 `limit − 1` (at least 0), $6 the window, $7 the limit;
- * per start: $8 its key, $9 the hits of its key after it, $10 the time left in its window, $11 and
- * $12 its key and app revisions; $13 the work channel; then one array per execution column.
- */
-const statement = `
-    WITH hits AS (
-      INSERT INTO rate_limits AS r (key, window_start, count, previous)
-      SELECT h.key, $1::bigint, h.n, 0 FROM unnest($3::text[], $4::integer[]) AS h(key, n)
-      ON CONFLICT (key) DO UPDATE SET
-        count = CASE WHEN r.window_start >= excluded.window_start THEN r.count + excluded.count
-          ELSE excluded.count END,
-        previous = CASE WHEN r.window_start >= excluded.window_start THEN r.previous
-          WHEN r.window_start = $2::bigint THEN r.count ELSE 0 END,
-        window_start = GREATEST(r.window_start, excluded.window_start)
-      RETURNING r.key, r.count, r.previous
-    ), revisions AS (
-      SELECT (SELECT revision FROM key_revision WHERE id = 1) AS keys,
-        (SELECT revision FROM app_revision WHERE id = 1) AS apps
-    ), inserted AS (
-      INSERT INTO executions (${columnNames})
-      SELECT ${insertColumns.map(([column]) => `i.${column}`).join(", ")}
-      FROM unnest($8::text[], $9::integer[], $10::bigint[], $11::bigint[], $12::bigint[], ${arrayParameters(FIXED + 1)})
-        AS i(rate_key, after, until_end, key_revision, app_revision, ${columnNames})
-      JOIN hits h ON h.key = i.rate_key CROSS JOIN revisions v
-      WHERE i.key_revision = v.keys AND i.app_revision = v.apps
-        AND LEAST(h.previous, $5::integer)::bigint * i.until_end + (h.count - i.after)::bigint * $6::bigint
-          <= $7::bigint * $6::bigint
-      RETURNING execution_id
-    ), answer AS (
-      SELECT ARRAY(SELECT execution_id FROM inserted) AS ids
-    )
-    SELECT h.key, h.count, h.previous, v.keys AS keys_revision, v.apps AS apps_revision, a.ids AS inserted,
-      (SELECT count(*) FROM (SELECT pg_notify($13::text, '') WHERE cardinality(a.ids) > 0) n) AS notified
-    FROM hits h CROSS JOIN revisions v CROSS JOIN answer a`
+/** The parameters of the statement of one window's starts, beside one array per execution column. */
+type Params = {
+  readonly windowStart: number
+  /** The start of the window before. */
+  readonly previousStart: number
+  /** The keys and their numbers of hits. */
+  readonly keys: ReadonlyArray<string>
+  readonly hits: ReadonlyArray<number>
+  /** `limit − 1`, at least 0. */
+  readonly lessOne: number
+  readonly windowMs: number
+  readonly limit: number
+  /** Per start: its key, the hits of its key after it, the time left in its window, its key and app revisions. */
+  readonly rateKeys: ReadonlyArray<string>
+  readonly after: ReadonlyArray<number>
+  readonly untilEnd: ReadonlyArray<number>
+  readonly keyRevisions: ReadonlyArray<number>
+  readonly appRevisions: ReadonlyArray<number>
+  /** The work channel. */
+  readonly channel: string
+  /** The values of the execution column `insertColumns[i]`, one per start. */
+  readonly [column: `column${number}`]: ReadonlyArray<unknown>
+}
 
 interface Row {
   readonly key: string
@@ -78,14 +62,52 @@ interface Row {
   readonly inserted: ReadonlyArray<string>
 }
 
-const sweep = "DELETE FROM rate_limits WHERE window_start < $1::bigint"
-
 /** The counted starts over the instance's pool and the shared read of the revisions. */
 export const make = Effect.gen(function*() {
   const client = yield* PostgresClient
   const revisions = yield* Revisions
   const channel = workChannel(client.schema)
-  let hits = 0
+  const { db } = client
+
+  /** The statement of one window's starts: the hits bump the counters as every count of hits does. */
+  const statement = PreparedQuery.make((p: PreparedQuery.Param<Params>) => {
+    const hits = db
+      .insertInto("rate_limits")
+      .columns(["key", "window_start", "count", "previous"])
+      .expression(
+        sql`SELECT h.key, ${p("windowStart")}::bigint, h.n, 0
+          FROM unnest(${p("keys")}::text[], ${p("hits")}::integer[]) AS h(key, n)`
+      )
+      .onConflict(RateLimitCounters.onConflict(dialect, sql<number>`${p("previousStart")}::bigint`))
+      .returning(RateLimitCounters.counts)
+    const columns = sql.join(
+      insertColumns.map(([, type], i) => sql`${p(`column${i}`)}::${sql.raw(type)}[]`)
+    )
+    const query = sql<Row>`
+    WITH hits AS (${hits}), revisions AS (
+      SELECT (SELECT revision FROM key_revision WHERE id = 1) AS keys,
+        (SELECT revision FROM app_revision WHERE id = 1) AS apps
+    ), inserted AS (
+      INSERT INTO executions (${sql.raw(columnNames)})
+      SELECT ${sql.raw(insertColumns.map(([column]) => `i.${column}`).join(", "))}
+      FROM unnest(${p("rateKeys")}::text[], ${p("after")}::integer[], ${p("untilEnd")}::bigint[],
+        ${p("keyRevisions")}::bigint[], ${p("appRevisions")}::bigint[], ${columns})
+        AS i(rate_key, after, until_end, key_revision, app_revision, ${sql.raw(columnNames)})
+      JOIN hits h ON h.key = i.rate_key CROSS JOIN revisions v
+      WHERE i.key_revision = v.keys AND i.app_revision = v.apps
+        AND LEAST(h.previous, ${p("lessOne")}::integer)::bigint * i.until_end
+          + (h.count - i.after)::bigint * ${p("windowMs")}::bigint
+          <= ${p("limit")}::bigint * ${p("windowMs")}::bigint
+      RETURNING execution_id
+    ), answer AS (
+      SELECT ARRAY(SELECT execution_id FROM inserted) AS ids
+    )
+    SELECT h.key, h.count, h.previous, v.keys AS keys_revision, v.apps AS apps_revision, a.ids AS inserted,
+      (SELECT count(*) FROM (SELECT pg_notify(${p("channel")}::text, '') WHERE cardinality(a.ids) > 0) n) AS notified
+    FROM hits h CROSS JOIN revisions v CROSS JOIN answer a`
+    return { compile: () => query.compile(db) }
+  })
+  const sweep = RateLimitCounters.sweeper(db, (operation, query) => client.prepared(operation, query.compile()))
 
   /** The starts of one window (and policy), in one statement; each one's outcome, in order. */
   const countWindow = (starts: ReadonlyArray<CountedStarts.CountedStart>) =>
@@ -93,39 +115,28 @@ export const make = Effect.gen(function*() {
       const { limit, windowMs } = starts[0]!.policy
       const now = starts[0]!.now
       const windowStart = RateLimiter.windowStartOf(now, windowMs)
-      hits += starts.length
-      if (hits >= SWEEP_EVERY) {
-        hits = 0
-        yield* client.prepared("sweep rate limits", CompiledQuery.raw(sweep, [windowStart - windowMs]))
-      }
-      const keys = new Map<string, number>()
-      for (const start of starts) keys.set(start.key, (keys.get(start.key) ?? 0) + 1)
-      // Each hit's place among its key's: how many of them come after it.
-      const seen = new Map<string, number>()
-      const after = starts.map((start) => {
-        const before = seen.get(start.key) ?? 0
-        seen.set(start.key, before + 1)
-        return keys.get(start.key)! - before - 1
-      })
+      yield* sweep(starts.length, windowStart - windowMs)
+      const { after, keys } = RateLimitCounters.tally(starts.map((start) => start.key))
+      const columns = columnArrays(starts.map((start) => start.record))
       const began = RevisionMemo.begin()
       const { rows } = yield* client.prepared(
         "count and insert starts",
-        CompiledQuery.raw(statement, [
+        statement.bind({
           windowStart,
-          windowStart - windowMs,
-          [...keys.keys()],
-          [...keys.values()],
-          Math.max(0, limit - 1),
+          previousStart: windowStart - windowMs,
+          keys: [...keys.keys()],
+          hits: [...keys.values()],
+          lessOne: Math.max(0, limit - 1),
           windowMs,
           limit,
-          starts.map((start) => start.key),
+          rateKeys: starts.map((start) => start.key),
           after,
-          starts.map((start) => windowMs - (start.now - windowStart)),
-          starts.map((start) => start.revisions.keys),
-          starts.map((start) => start.revisions.apps),
+          untilEnd: starts.map((start) => windowMs - (start.now - windowStart)),
+          keyRevisions: starts.map((start) => start.revisions.keys),
+          appRevisions: starts.map((start) => start.revisions.apps),
           channel,
-          ...columnArrays(starts.map((start) => start.record))
-        ]) as CompiledQuery<Row>
+          ...Object.fromEntries(columns.map((values, i) => [`column${i}`, values]))
+        }).compile()
       )
       const first = rows[0]
       if (first !== undefined) {
@@ -145,23 +156,10 @@ export const make = Effect.gen(function*() {
 
   /** The starts of a batch, one statement per window and policy among them (one, but at a window's edge). */
   const countAll = (starts: ReadonlyArray<CountedStarts.CountedStart>) =>
-    Effect.gen(function*() {
-      const groups = new Map<string, Array<number>>()
-      starts.forEach((start, i) => {
-        const { limit, windowMs } = start.policy
-        const id = `${RateLimiter.windowStartOf(start.now, windowMs)}/${windowMs}/${limit}`
-        const group = groups.get(id)
-        if (group === undefined) groups.set(id, [i])
-        else group.push(i)
-      })
-      if (groups.size === 1) return yield* countWindow(starts)
-      const outcomes = new Array<CountedStarts.CountedOutcome>(starts.length)
-      for (const group of groups.values()) {
-        const counted = yield* countWindow(group.map((i) => starts[i]!))
-        group.forEach((i, j) => outcomes[i] = counted[j]!)
-      }
-      return outcomes
-    })
+    RateLimitCounters.inGroups(starts, (start) => {
+      const { limit, windowMs } = start.policy
+      return `${RateLimiter.windowStartOf(start.now, windowMs)}/${windowMs}/${limit}`
+    }, countWindow)
 
   const start = yield* Batcher.make({ maxSize: MAX_STARTS, isolate: refusedRow, write: countAll })
   return CountedStarts.CountedStarts.of({ start })

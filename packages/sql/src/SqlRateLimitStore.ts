@@ -23,10 +23,8 @@ import { Batcher, RateLimitStore } from "@appexec/core"
 import { Effect, Layer } from "effect"
 import type { AliasedRawBuilder } from "kysely"
 import * as PreparedQuery from "./PreparedQuery.js"
+import * as RateLimitCounters from "./RateLimitCounters.js"
 import { SqlRunner } from "./SqlRunner.js"
-
-/** How many hits of this process pass between two sweeps of expired counters. */
-const SWEEP_EVERY = 1_000
 
 /** At most this many hits in one statement; more wait for the next. */
 const MAX_HITS = 500
@@ -55,27 +53,6 @@ export const makeWith = ({ alongside }: { readonly alongside?: Alongside | undef
   Effect.gen(function*() {
     const runner = yield* SqlRunner
     const { builder: db, dialect } = runner
-    /** The update of a row that exists, `n` hits more (`excluded.count`); every SET expression reads the row as it was. */
-    const onConflict =
-      (previousStart: unknown) =>
-      (oc: Parameters<Parameters<ReturnType<typeof db.insertInto<"rate_limits">>["onConflict"]>[0]>[0]) =>
-        oc.column("key").doUpdateSet((eb) => ({
-          count: eb
-            .case()
-            .when("rate_limits.window_start", ">=", eb.ref("excluded.window_start"))
-            .then(eb(eb.ref("rate_limits.count"), "+", eb.ref("excluded.count")))
-            .else(eb.ref("excluded.count"))
-            .end(),
-          previous: eb
-            .case()
-            .when("rate_limits.window_start", ">=", eb.ref("excluded.window_start"))
-            .then(eb.ref("rate_limits.previous"))
-            .when("rate_limits.window_start", "=", previousStart as number)
-            .then(eb.ref("rate_limits.count"))
-            .else(0)
-            .end(),
-          window_start: dialect.greatest("rate_limits.window_start", eb.ref("excluded.window_start"))
-        }))
     const extra = alongside?.columns ?? []
     // One key (a group of one client's hits, the common case): compiled once.
     const bumpOne = PreparedQuery.make((
@@ -84,76 +61,44 @@ export const makeWith = ({ alongside }: { readonly alongside?: Alongside | undef
       db
         .insertInto("rate_limits")
         .values({ key: p("key"), window_start: p("windowStart"), count: p("n"), previous: 0 })
-        .onConflict(onConflict(p("previousStart")))
-        .returning(["key", "count", "previous", ...extra])
+        .onConflict(RateLimitCounters.onConflict(dialect, p("previousStart")))
+        .returning([...RateLimitCounters.counts, ...extra])
     )
-    const sweep = PreparedQuery.make((p: PreparedQuery.Param<{ expireBefore: number }>) =>
-      db.deleteFrom("rate_limits").where("window_start", "<", p("expireBefore"))
-    )
-    let hits = 0
+    const sweep = RateLimitCounters.sweeper(db, runner.run)
 
-    /** Bumps each key by its hits (all of one window) in one statement; the counts of each hit, in order. */
-    const countGroup = (windowStart: number, windowMs: number, keys: ReadonlyMap<string, number>) =>
+    /** Counts the hits of one window in one statement, each key bumped by its hits; each hit's counts, in order. */
+    const countWindow = (group: ReadonlyArray<Hit>) =>
       Effect.gen(function*() {
+        const { windowMs, windowStart } = group[0]!
         const previousStart = windowStart - windowMs
-        hits += [...keys.values()].reduce((sum, n) => sum + n, 0)
-        if (hits >= SWEEP_EVERY) {
-          hits = 0
-          yield* runner.run("sweep rate limits", sweep.bind({ expireBefore: previousStart }))
-        }
+        yield* sweep(group.length, previousStart)
+        const { after, keys } = RateLimitCounters.tally(group.map((hit) => hit.key))
         const began = alongside?.begin() ?? 0
         const rows = keys.size === 1
           ? yield* runner.all(
             "rate limit hit",
-            bumpOne.bind({ key: keys.keys().next().value!, n: keys.values().next().value!, windowStart, previousStart })
+            bumpOne.bind({ key: group[0]!.key, n: group.length, windowStart, previousStart })
           )
           : yield* runner.all(
             "rate limit hits",
             db
               .insertInto("rate_limits")
               .values([...keys].map(([key, n]) => ({ key, window_start: windowStart, count: n, previous: 0 })))
-              .onConflict(onConflict(previousStart))
-              .returning(["key", "count", "previous", ...extra])
+              .onConflict(RateLimitCounters.onConflict(dialect, previousStart))
+              .returning([...RateLimitCounters.counts, ...extra])
           )
         if (alongside !== undefined && rows.length > 0) alongside.take(began, rows[0]!)
-        return new Map(rows.map((row) => [row.key, { count: Number(row.count), previous: Number(row.previous) }]))
+        // Every key of the statement comes back (an upsert returns its row).
+        const counted = new Map(rows.map((row) => [row.key, row]))
+        return group.map((hit, i): Counts => {
+          const row = counted.get(hit.key)!
+          return { current: Number(row.count) - after[i]!, previous: Number(row.previous) }
+        })
       })
 
-    /** Counts the hits of a group, one statement per window among them (one, but at a window's edge); each hit's counts, in order. */
+    /** Counts the hits of a batch, one statement per window among them (one, but at a window's edge); each hit's counts, in order. */
     const countAll = (group: ReadonlyArray<Hit>) =>
-      Effect.gen(function*() {
-        if (group.length === 1) {
-          const hit = group[0]!
-          const counted = yield* countGroup(hit.windowStart, hit.windowMs, new Map([[hit.key, 1]]))
-          const row = counted.get(hit.key)!
-          return [{ current: row.count, previous: row.previous }]
-        }
-        const windows = new Map<string, { windowStart: number; windowMs: number; keys: Map<string, number> }>()
-        for (const hit of group) {
-          const id = `${hit.windowStart}/${hit.windowMs}`
-          let window = windows.get(id)
-          if (window === undefined) {
-            window = { windowStart: hit.windowStart, windowMs: hit.windowMs, keys: new Map() }
-            windows.set(id, window)
-          }
-          window.keys.set(hit.key, (window.keys.get(hit.key) ?? 0) + 1)
-        }
-        const counts = new Array<Counts>(group.length)
-        for (const window of windows.values()) {
-          // Every key of the statement comes back (an upsert returns its row).
-          const counted = yield* countGroup(window.windowStart, window.windowMs, window.keys)
-          // The hits of a key take its counts in the order they came.
-          const seen = new Map<string, number>()
-          group.forEach((hit, i) => {
-            if (hit.windowStart !== window.windowStart || hit.windowMs !== window.windowMs) return
-            const row = counted.get(hit.key)!
-            const before = seen.get(hit.key) ?? 0
-            seen.set(hit.key, before + 1)
-            counts[i] = { current: row.count - window.keys.get(hit.key)! + before + 1, previous: row.previous }
-          })
-        }
-        return counts
-      })
+      RateLimitCounters.inGroups(group, (hit) => `${hit.windowStart}/${hit.windowMs}`, countWindow)
 
     const submit = yield* Batcher.make({ maxSize: MAX_HITS, write: countAll })
 

@@ -6,6 +6,7 @@
  */
 export * as ExecutionRows from "./ExecutionRows.js"
 export * as PreparedQuery from "./PreparedQuery.js"
+export * as RateLimitCounters from "./RateLimitCounters.js"
 export * as RowMapping from "./RowMapping.js"
 export * as SqlAppStore from "./SqlAppStore.js"
 export * as SqlBlobStore from "./SqlBlobStore.js"

@@ -12,7 +12,7 @@ import { type Compilable, sql } from "kysely"
 import { PostgresClient } from "../PostgresClient.js"
 
 /** PostgreSQL's hooks: `boolean`, `jsonb` attempts, search on the folded `search_text`, lists as arrays. */
-const dialect: SqlDialect = {
+export const dialect: SqlDialect = {
   name: "postgres",
   bool: (value) => value,
   search: {
