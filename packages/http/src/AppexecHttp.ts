@@ -24,6 +24,7 @@ import { Cause, type Duration, Effect, Exit, type Layer, ManagedRuntime, Option,
 import * as ConsoleRoute from "./ConsoleRoute.js"
 import * as CountedStart from "./internal/CountedStart.js"
 import type { Routed } from "./internal/CountedStart.js"
+import type { NotInserted } from "./internal/EndpointBinding.js"
 import * as Endpoints from "./internal/Endpoints.js"
 import * as ErrorAnswers from "./internal/ErrorAnswers.js"
 import * as EventStream from "./internal/EventStream.js"
@@ -198,12 +199,15 @@ export const make = (options: Options = {}): Effect.Effect<ApiApp, never, Requir
     // Whether the storage counts a start's hit in the statement that inserts it.
     const counts = appexec.executions.startCounted !== undefined
 
-    /** Runs an endpoint for an authenticated caller; every failure becomes its answer. */
+    /**
+     * Runs an endpoint for an authenticated caller; every failure becomes its answer, but a
+     * counted start's that inserted nothing (`NotInserted`), which `CountedStart` takes on.
+     */
     const runEndpoint = (
       endpoint: Endpoints.Served,
       input: Parameters<Endpoints.Served["run"]>[0],
       requestId: string
-    ): Effect.Effect<ServerResponse> =>
+    ): Effect.Effect<ServerResponse, NotInserted> =>
       Effect.matchEffect(endpoint.run(input), {
         onSuccess: (answered) =>
           Effect.succeed({
@@ -219,6 +223,8 @@ export const make = (options: Options = {}): Effect.Effect<ApiApp, never, Requir
               return Effect.succeed(error.response)
             case "StorageError":
               return failedWithStorage(requestId)(error)
+            case "NotInserted":
+              return Effect.fail(error)
             default:
               return Effect.succeed(ErrorAnswers.fromRequestError(error))
           }
@@ -251,6 +257,9 @@ export const make = (options: Options = {}): Effect.Effect<ApiApp, never, Requir
                 endpoint,
                 { params: found.params, query: queryOf(search), principal, request, requestId },
                 requestId
+              ).pipe(
+                // A call without `counting` never ends so.
+                Effect.catchTag("NotInserted", Effect.die)
               ),
             onFailure: (error) =>
               error._tag === "Unauthorized" ? Effect.succeed(unauthorized(error)) : Effect.fail(error)

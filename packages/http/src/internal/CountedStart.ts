@@ -9,10 +9,9 @@
  */
 import type { Authentication } from "@appexec/api"
 import type { CountedStarts, Errors, RateLimiter } from "@appexec/core"
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import * as RateLimit from "../RateLimit.js"
-import type { Served } from "./EndpointBinding.js"
-import { notInserted } from "./Endpoints.js"
+import type { NotInserted, Served } from "./EndpointBinding.js"
 import { readOnce, type ServerRequest, type ServerResponse } from "./Exchange.js"
 import type * as Routes from "./Routes.js"
 
@@ -27,12 +26,12 @@ export interface Steps {
   readonly served: ReadonlyMap<string, Served>
   readonly policy: RateLimiter.RateLimitPolicy
   readonly hops: number
-  /** Runs an endpoint for an authenticated caller; every failure becomes its answer. */
+  /** Runs an endpoint for an authenticated caller; every failure becomes its answer, but `NotInserted`. */
   readonly runEndpoint: (
     endpoint: Served,
     input: Parameters<Served["run"]>[0],
     requestId: string
-  ) => Effect.Effect<ServerResponse>
+  ) => Effect.Effect<ServerResponse, NotInserted>
   /** A request after the rate limit let it through: its key checked, its endpoint run. */
   readonly api: (
     request: ServerRequest,
@@ -78,17 +77,18 @@ export const make = (steps: Steps) => (start: Start): Effect.Effect<Routed, Erro
     keyRevision: cached.revision,
     decision: undefined
   }
-  const run = steps.runEndpoint(
+  // The endpoint's answer, or that the start inserted nothing.
+  const run = Effect.either(steps.runEndpoint(
     steps.served.get(found.route.name)!,
     { params: found.params, query, principal: cached.principal, request, requestId, counting },
     requestId
-  )
-  return Effect.flatMap(run, (response): Effect.Effect<Routed, Errors.StorageError> => {
+  ))
+  return Effect.flatMap(run, (outcome): Effect.Effect<Routed, Errors.StorageError> => {
     const decision = counting.decision
     if (decision === undefined) return steps.hitFirst(request, path, search, requestId, now)
     if (!decision.allowed) return Effect.succeed(steps.refused(decision, path))
     const headers = RateLimit.headersOf(decision)
-    if (response !== notInserted.response) return Effect.succeed([response, found.route.template, headers])
+    if (Either.isRight(outcome)) return Effect.succeed([outcome.right, found.route.template, headers])
     return Effect.map(steps.api(request, path, search, requestId, found), ([answer, route]) => [answer, route, headers])
   })
 }

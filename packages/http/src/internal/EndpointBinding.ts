@@ -17,8 +17,18 @@ import * as ErrorAnswers from "./ErrorAnswers.js"
 import type { ServerRequest, StreamedBody } from "./Exchange.js"
 import * as JsonBody from "./JsonBody.js"
 
-/** What a handler may fail with: a core request error, a storage failure, or a refusal with its answer. */
-export type EndpointError = Errors.RequestError | Errors.StorageError | JsonBody.Refused
+/**
+ * What a counted start that inserted nothing ends with (`Appexec.executions.startCounted`): never
+ * answered, since the request then goes on by its `counting` (429, or the start again the usual
+ * way: `CountedStart`). Only a call that carries `counting` may end so.
+ */
+export class NotInserted extends Schema.TaggedError<NotInserted>()("NotInserted", {}) {}
+
+/**
+ * What a handler may fail with: a core request error, a storage failure, a refusal with its
+ * answer, or a counted start that inserted nothing.
+ */
+export type EndpointError = Errors.RequestError | Errors.StorageError | JsonBody.Refused | NotInserted
 
 /**
  * One call of an endpoint: its decoded path, query and headers, the caller, the raw request, and

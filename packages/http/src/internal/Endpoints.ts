@@ -7,7 +7,14 @@
 import { Api, type Execution, Live } from "@appexec/api"
 import { Appexec, AppexecConfig, SigningKeys } from "@appexec/core"
 import { Duration, Effect, Either, Option, type Scope } from "effect"
-import { type EndpointError, serve, type Served as BoundEndpoint, Streamed, Written } from "./EndpointBinding.js"
+import {
+  type EndpointError,
+  NotInserted,
+  serve,
+  type Served as BoundEndpoint,
+  Streamed,
+  Written
+} from "./EndpointBinding.js"
 import { entityTag, noneMatch } from "./EntityTags.js"
 import * as ErrorAnswers from "./ErrorAnswers.js"
 import * as EventStream from "./EventStream.js"
@@ -122,14 +129,6 @@ const eventsNotAList = refuse("'webhookEvents' must be a list of event names, su
 const eventsDiffer = refuse("The query's 'webhookEvents' and the body's name different events; send them in one place.")
 
 /**
- * What a counted start that inserted nothing ends with: never answered, since the HTTP app then
- * answers by the start's `counting` (429, or the start again the usual way: `AppexecHttp`).
- */
-export const notInserted = new JsonBody.Refused({
-  response: ErrorAnswers.internalError("a counted start inserted nothing")
-})
-
-/**
  * The webhook events of a start as sent (docs/webhooks.md#events): the query's, comma-separated,
  * or the body's list, the same events when both are sent. Core checks the names.
  */
@@ -223,7 +222,7 @@ export const make = (
             if (counting !== undefined && startCounted !== undefined) {
               return Effect.flatMap(
                 startCounted(principal, path.appId, body.inputs, options, counting),
-                (data) => (data === undefined ? Effect.fail(notInserted) : Effect.succeed({ data }))
+                (data) => (data === undefined ? Effect.fail(new NotInserted()) : Effect.succeed({ data }))
               )
             }
             return Effect.map(
