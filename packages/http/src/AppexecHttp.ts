@@ -277,20 +277,24 @@ export const make = (options: Options = {}): Effect.Effect<ApiApp, never, Requir
       path
     ]
 
-    /** A `/v1` request the usual way: its hit counted, then its key checked and its endpoint run. */
+    /**
+     * A `/v1` request the usual way: its hit counted, then its key checked and its endpoint run
+     * (`found`: its route, when matched already).
+     */
     const hitFirst = (
       request: ServerRequest,
       path: string,
       search: string,
       requestId: string,
-      now: number
+      now: number,
+      found?: Routes.Match
     ): Effect.Effect<Routed, Errors.StorageError> =>
       Effect.flatMap(
         RateLimiter.consumeAt(store, RateLimit.clientIp(request, hops), policy, now),
         (decision): Effect.Effect<Routed, Errors.StorageError> =>
           decision.allowed
             ? Effect.map(
-              api(request, path, search, requestId),
+              api(request, path, search, requestId, found),
               ([response, route]) => [response, route, RateLimit.headersOf(decision)] as const
             )
             : Effect.succeed(refused(decision, path))
@@ -306,6 +310,7 @@ export const make = (options: Options = {}): Effect.Effect<ApiApp, never, Requir
     ): Effect.Effect<Routed, Errors.StorageError> => {
       const now = clock.unsafeCurrentTimeMillis()
       if (counts && request.method === "POST" && request.headers["idempotency-key"] === undefined) {
+        // Matched once, whichever way the request goes.
         const found = table.match(request.method, path)
         if (found._tag === "Found" && found.route.name === Api.startExecution.name) {
           const cached = appexec.keys.cached(credentialOf(request))
@@ -313,6 +318,7 @@ export const make = (options: Options = {}): Effect.Effect<ApiApp, never, Requir
             return countedStart({ request, path, search, requestId, now, found, cached, query: queryOf(search) })
           }
         }
+        return hitFirst(request, path, search, requestId, now, found)
       }
       return hitFirst(request, path, search, requestId, now)
     }

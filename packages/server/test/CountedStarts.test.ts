@@ -6,7 +6,8 @@
  * a start made the usual way (the first on each process); and a key revoked by another process is
  * refused at once, its start not inserted, although the API process still holds it in its cache.
  * A start refused before the statement (a 400), or sent with an `Idempotency-Key`, goes the usual
- * way: its hit is counted once, and over the limit it is answered 429 before anything else.
+ * way: its hit is counted once, and over the limit it is answered 429 before anything else; so
+ * does a POST that is not a start.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -135,6 +136,29 @@ describe("counted starts on PostgreSQL", () => {
         const over = yield* start(a.baseUrl, key, appId, { nope: "x" })
         expect([over.status, over.body.error.code]).toEqual([429, "rate_limited"])
         expect(yield* executions).toBe(3)
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.live(
+    "a POST that is not a start goes the usual way, counted once: a cancel, a method the route does not take, no route",
+    () =>
+      Effect.gen(function*() {
+        const { a, appId, key } = yield* twoApis(10)
+        yield* withinOneWindow
+        const post = (path: string) =>
+          Effect.promise(async () => {
+            const response = await fetch(`${a.baseUrl}${path}`, { method: "POST", headers: { "x-api-key": key } })
+            return [response.status, response.headers.get("ratelimit-remaining")] as const
+          })
+        const first = yield* start(a.baseUrl, key, appId, "fills the caches")
+        expect([first.status, first.headers.get("ratelimit-remaining")]).toEqual([202, "9"])
+        const executionId: string = first.body.data.executionId
+        expect(yield* post(`/v1/executions/${executionId}/cancel`)).toEqual([202, "8"])
+        expect(yield* post("/v1/apps")).toEqual([405, "7"])
+        expect(yield* post("/v1/nothing-here")).toEqual([404, "6"])
+        const counted = yield* start(a.baseUrl, key, appId, "counted by its insert")
+        expect([counted.status, counted.headers.get("ratelimit-remaining")]).toEqual([202, "5"])
       }).pipe(Effect.scoped),
     60_000
   )

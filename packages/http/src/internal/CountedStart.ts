@@ -40,13 +40,14 @@ export interface Steps {
     requestId: string,
     found: Routes.Match
   ) => Effect.Effect<Routed, Errors.StorageError>
-  /** A request the usual way: its hit counted first. */
+  /** A request the usual way: its hit counted first (`found`: its route, matched already). */
   readonly hitFirst: (
     request: ServerRequest,
     path: string,
     search: string,
     requestId: string,
-    now: number
+    now: number,
+    found: Routes.Match
   ) => Effect.Effect<Routed, Errors.StorageError>
   /** 429 for a refused hit. */
   readonly refused: (decision: RateLimiter.RateLimitDecision, path: string) => Routed
@@ -85,7 +86,7 @@ export const make = (steps: Steps) => (start: Start): Effect.Effect<Routed, Erro
   ))
   return Effect.flatMap(run, (outcome): Effect.Effect<Routed, Errors.StorageError> => {
     const decision = counting.decision
-    if (decision === undefined) return steps.hitFirst(request, path, search, requestId, now)
+    if (decision === undefined) return steps.hitFirst(request, path, search, requestId, now, found)
     if (!decision.allowed) return Effect.succeed(steps.refused(decision, path))
     const headers = RateLimit.headersOf(decision)
     if (Either.isRight(outcome)) return Effect.succeed([outcome.right, found.route.template, headers])
