@@ -1,18 +1,8 @@
 import { RateLimitCounters } from "@appexec/sql"
-import type { Tables } from "@appexec/sql/SqlTables"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { type Compilable, DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from "kysely"
-
-/** A builder that compiles and never runs. */
-const db = new Kysely<Tables>({
-  dialect: {
-    createAdapter: () => new SqliteAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (db) => new SqliteIntrospector(db),
-    createQueryCompiler: () => new SqliteQueryCompiler()
-  }
-})
+import type { Compilable } from "kysely"
+import { db } from "./support/CompileOnly.js"
 
 describe("RateLimitCounters", () => {
   it("tally: each key's hits, and for each hit how many of its key's come after it", () => {

@@ -1,18 +1,7 @@
 import { ExecutionRows, PreparedQuery, RowMapping } from "@appexec/sql"
-import type { Tables } from "@appexec/sql/SqlTables"
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
-import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from "kysely"
-
-/** A builder that compiles and never runs. */
-const db = new Kysely<Tables>({
-  dialect: {
-    createAdapter: () => new SqliteAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (db) => new SqliteIntrospector(db),
-    createQueryCompiler: () => new SqliteQueryCompiler()
-  }
-})
+import { db } from "./support/CompileOnly.js"
 
 const row = {
   seq: 1,
