@@ -103,13 +103,23 @@ const changed = (record: ExecutionRecord, changes: Changes): ExecutionRecord => 
   return next
 }
 
-const produce = (output: Output, produced: ProducedOutput): Output => ({
-  ...output,
-  type: produced.type,
-  value: produced.value,
-  status: "completed",
-  error: null
-})
+/** An output settled: its id and label kept, the rest given (field by field, as `changed`). */
+const settled = (
+  output: Output,
+  type: Output["type"],
+  value: string | null,
+  status: Output["status"],
+  error: string | null
+): Output => ({ id: output.id, label: output.label, type, value, status, error })
+
+/** The last produced output of id `id`, by a look along them (an app has a few outputs). */
+const producedOf = (produced: ReadonlyArray<ProducedOutput>, id: string): ProducedOutput | undefined => {
+  for (let i = produced.length - 1; i >= 0; i--) if (produced[i]!.id === id) return produced[i]
+  return undefined
+}
+
+const produce = (output: Output, produced: ProducedOutput): Output =>
+  settled(output, produced.type, produced.value, "completed", null)
 
 /**
  * Applies an event to an execution. Only the transitions of docs/api.md#execution-states are allowed:
@@ -138,18 +148,23 @@ export const transition = (
             ? o
             : event._tag === "OutputProduced"
             ? produce(o, event.produced)
-            : { ...o, type: event.type, value: null, status: "failed", error: event.error }
+            : settled(o, event.type, null, "failed", event.error)
         )
       }))
     }
     case "Completed": {
       if (record.status !== "running") return refuse(record, event, "only a running execution can complete")
-      const byId = new Map(event.produced.map((p) => [p.id, p]))
-      const missing = record.outputs.filter((o) => !byId.has(o.id)).map((o) => o.id)
+      const outputs: Array<Output> = []
+      const missing: Array<string> = []
+      for (const o of record.outputs) {
+        const produced = producedOf(event.produced, o.id)
+        if (produced === undefined) missing.push(o.id)
+        else outputs.push(produce(o, produced))
+      }
       if (missing.length > 0) return refuse(record, event, `outputs not produced: ${missing.join(", ")}`)
       return Either.right(changed(record, {
         status: "completed",
-        outputs: record.outputs.map((o) => produce(o, byId.get(o.id)!)),
+        outputs,
         errorMessage: null,
         completedAt: Math.max(event.at, record.startedAt ?? event.at)
       }))
@@ -157,20 +172,19 @@ export const transition = (
     case "Failed": {
       if (record.status !== "running") return refuse(record, event, "only a running execution can fail")
       if (event.errorMessage.length === 0) return refuse(record, event, "a failure needs an error message")
-      const byId = new Map(event.produced.map((p) => [p.id, p]))
       return Either.right(changed(record, {
         status: "failed",
         outputs: record.outputs.map((o): Output => {
-          const produced = byId.get(o.id)
+          const produced = producedOf(event.produced, o.id)
           return produced !== undefined
             ? produce(o, produced)
-            : {
-              ...o,
-              type: event.outputTypes[o.id] ?? o.type,
-              value: null,
-              status: "failed",
-              error: event.outputErrors[o.id] ?? event.errorMessage
-            }
+            : settled(
+              o,
+              event.outputTypes[o.id] ?? o.type,
+              null,
+              "failed",
+              event.outputErrors[o.id] ?? event.errorMessage
+            )
         }),
         errorMessage: event.errorMessage,
         completedAt: Math.max(event.at, record.startedAt ?? event.at)

@@ -1,4 +1,4 @@
-import { Ids } from "@appexec/api"
+import { Execution, Ids } from "@appexec/api"
 import { ExecutionLifecycle, ExecutionRecord } from "@appexec/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Either, FastCheck as fc } from "effect"
@@ -64,6 +64,20 @@ describe("status state machine (docs/api.md#execution-states)", () => {
       outputs: completed.outputs,
       completedAt: 3_000
     })
+    // A settled output, produced or failed, has every field of an output.
+    const failed = Either.getOrThrow(
+      transition(running, {
+        _tag: "Failed",
+        at: 3_000,
+        errorMessage: "x",
+        produced: [both[0]],
+        outputErrors: {},
+        outputTypes
+      })
+    )
+    for (const output of [...completed.outputs, ...failed.outputs]) {
+      expect(Object.keys(output).sort()).toEqual(Object.keys(Execution.Output.fields).sort())
+    }
     const plain = Either.getOrThrow(transition(queued(), { _tag: "Started", at: 2_000 }))
     expect(Object.keys(plain).sort()).toEqual(Object.keys(queued()).sort())
   })

@@ -2,12 +2,16 @@
  * The batched saves' array parameters are written as node-postgres writes arrays, byte for byte
  * (PostgreSQL reads the same text), and PostgreSQL reads them back as the values they were.
  */
+import { Ids } from "@appexec/api"
+import type { ExecutionRecord } from "@appexec/core"
 import { PostgresClient } from "@appexec/postgres"
+import { toColumns } from "@appexec/sql/ExecutionRows"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { sql } from "kysely"
 import pg from "pg"
 import { arrayLiteral, type Element } from "../src/internal/ArrayLiterals.js"
+import { columnArrays, insertColumns } from "../src/internal/ExecutionColumns.js"
 import * as TestDatabase from "./support/TestDatabase.js"
 
 const database = TestDatabase.create("arrays")
@@ -41,6 +45,32 @@ describe("ArrayLiterals", () => {
     expect(arrayLiteral(numbers, (v) => v)).toBe(prepared(numbers))
     expect(arrayLiteral([], (v) => v)).toBe(prepared([]))
     expect(arrayLiteral([{ id: "x" }, { id: "y\"" }], (o) => o.id)).toBe(prepared(["x", "y\""]))
+  })
+
+  it("writes an insert's column arrays as node-postgres writes each column's values", () => {
+    const record = (n: number, extra: Partial<ExecutionRecord.ExecutionRecord>): ExecutionRecord.ExecutionRecord => ({
+      executionId: Ids.ExecutionId.make(`00000000-0000-4000-8000-00000000000${n}`),
+      workflowId: Ids.WorkflowId.make("00000000-0000-4000-8400-000000000001"),
+      appId: Ids.AppId.make("00000000-0000-4000-8300-000000000001"),
+      workspaceId: Ids.WorkspaceId.make("00000000-0000-4000-8100-000000000001"),
+      userId: Ids.UserId.make("00000000-0000-4000-8200-000000000001"),
+      status: "queued",
+      inputs: { prompt: `a "quoted" \\ prompt, {braced}`, "ünï": ["NULL", null] },
+      outputs: [],
+      errorMessage: null,
+      webhookUrl: null,
+      createdAt: 1733177000123 + n,
+      startedAt: null,
+      completedAt: null,
+      ...extra
+    })
+    const records = [
+      record(1, {}),
+      record(2, { webhookUrl: "https://example.com/h?a=1&b=\"2\"", priority: 5, webhookEvents: ["completed"] }),
+      record(3, { traceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" })
+    ]
+    const rows = records.map(toColumns)
+    expect(columnArrays(records)).toEqual(insertColumns.map(([column]) => prepared(rows.map((row) => row[column]))))
   })
 
   it.scoped("PostgreSQL reads back the values written", () =>

@@ -2,13 +2,15 @@
  * Array parameters written as node-postgres writes them (`{"a","2",NULL}`: each value quoted, a
  * backslash or a double quote escaped by a backslash, `NULL` for none), byte for byte, so that
  * PostgreSQL reads the same text, without node-postgres's two regular-expression replacements
- * and copy of each value (the batched saves send seventeen arrays of up to 64 values).
+ * and copy of each value (the batched saves and inserts send an array per column, of up to 64
+ * values each).
  */
 
 /** A value of an array parameter. */
 export type Element = string | number | bigint | boolean | null | undefined
 
 const special = /[\\"]/
+const specials = /[\\"]/g
 
 /** The array literal of `value` for each of `items`, as node-postgres writes an array of them. */
 export const arrayLiteral = <A>(items: ReadonlyArray<A>, value: (item: A) => Element): string => {
@@ -21,7 +23,7 @@ export const arrayLiteral = <A>(items: ReadonlyArray<A>, value: (item: A) => Ele
       continue
     }
     const text = typeof v === "string" ? v : String(v)
-    literal += special.test(text) ? `"${text.replace(/\\/g, "\\\\").replace(/"/g, "\\\"")}"` : `"${text}"`
+    literal += special.test(text) ? `"${text.replace(specials, "\\$&")}"` : `"${text}"`
   }
   return literal + "}"
 }

@@ -5,6 +5,7 @@
  */
 import type { ExecutionRecord } from "@appexec/core"
 import { toColumns } from "@appexec/sql/ExecutionRows"
+import { arrayLiteral } from "./ArrayLiterals.js"
 
 /** The columns an insert writes, each with its PostgreSQL type. */
 export const insertColumns = [
@@ -34,8 +35,11 @@ export const columnNames = insertColumns.map(([column]) => column).join(", ")
 export const arrayParameters = (first: number): string =>
   insertColumns.map(([, type], i) => `$${first + i}::${type}[]`).join(", ")
 
-/** The values of `records`, one array per column of `insertColumns`. */
-export const columnArrays = (records: ReadonlyArray<ExecutionRecord.ExecutionRecord>): Array<Array<unknown>> => {
+/**
+ * The values of `records`, one array parameter per column of `insertColumns`, each written as
+ * its array literal (`ArrayLiterals`) as node-postgres would write the array.
+ */
+export const columnArrays = (records: ReadonlyArray<ExecutionRecord.ExecutionRecord>): Array<string> => {
   const rows = records.map(toColumns)
-  return insertColumns.map(([column]) => rows.map((row) => row[column]))
+  return insertColumns.map(([column]) => arrayLiteral(rows, (row) => row[column]))
 }
