@@ -55,7 +55,7 @@ describe("ArrayLiterals", () => {
       workspaceId: Ids.WorkspaceId.make("00000000-0000-4000-8100-000000000001"),
       userId: Ids.UserId.make("00000000-0000-4000-8200-000000000001"),
       status: "queued",
-      inputs: { prompt: `a "quoted" \\ prompt, {braced}`, "ünï": ["NULL", null] },
+      inputs: { prompt: `a "quoted" \\ prompt, {braced}`, "ünï": "NULL, null" },
       outputs: [],
       errorMessage: null,
       webhookUrl: null,
