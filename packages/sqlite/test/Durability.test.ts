@@ -78,6 +78,9 @@ describe("durability with real processes", () => {
         const [line] = yield* first.waitForLines("accepted ", 1, 15_000)
         const executionId = line!.slice("accepted ".length)
         yield* waitUntil("the first run to start", () => readInvocations(log).some((i) => i.event === "start"), 15_000)
+        // A run's start is saved with the writes of a later turn, not before its node begins (RunSaves):
+        // the kill comes once it is stored, so the file holds a running execution under a live lease.
+        yield* waitUntil("the first run's start to be stored", () => statusCounts(db).running === 1, 15_000)
         yield* first.kill9
         const killedAt = Date.now()
         expect(statusCounts(db)).toEqual({ running: 1 })
