@@ -1,6 +1,7 @@
 /**
- * The batched saves' array parameters are written as node-postgres writes arrays, byte for byte
- * (PostgreSQL reads the same text), and PostgreSQL reads them back as the values they were.
+ * The array parameters of the batched saves and inserts are written as node-postgres writes
+ * arrays, byte for byte (PostgreSQL reads the same text), and PostgreSQL reads them back as the
+ * values they were.
  */
 import { Ids } from "@appexec/api"
 import type { ExecutionRecord } from "@appexec/core"
