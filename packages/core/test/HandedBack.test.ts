@@ -6,25 +6,9 @@
  * count it as queued.
  */
 import { Appexec, AppQueues, ExecutionLifecycle, ExecutionQueue, ExecutionStore } from "@appexec/core"
-import { TestHarness } from "@appexec/testing"
+import { TestApps, TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Option, TestClock } from "effect"
-
-/** input → delay → text output, one run at a time. */
-const capped = {
-  name: "Capped",
-  public: true,
-  concurrency: 1,
-  nodes: [
-    { id: "prompt", type: "input.text", label: "Prompt", config: { name: "prompt", required: true } },
-    { id: "wait", type: "util.delay", label: "Wait", config: { ms: 10_000 } },
-    { id: "result", type: "output.text", label: "Result" }
-  ],
-  edges: [
-    { source: "prompt", target: "wait" },
-    { source: "wait", target: "result" }
-  ]
-}
 
 const answerOf = (json: string) => JSON.parse(json) as { readonly status: string; readonly waitingFor?: string }
 
@@ -35,7 +19,8 @@ describe("a run handed back by a stopping worker", () => {
       const queue = yield* ExecutionQueue.ExecutionQueue
       const store = yield* ExecutionStore.ExecutionStore
       const apps = yield* AppQueues.make
-      const app = yield* appexec.apps.import(capped)
+      // No worker here: the runs are claimed by hand. One run of the app at a time.
+      const app = yield* appexec.apps.import({ ...TestApps.echo, concurrency: 1 })
       const principal = yield* TestHarness.signIn()
       const start = (prompt: string) =>
         Effect.map(appexec.executions.start(principal, app.appId, { prompt }), (s) => s.executionId)
