@@ -1,13 +1,14 @@
 /**
  * The apps with unfinished executions as the operator views show them
  * (docs/operations.md#operator-views): per app, its queued and running executions of every
- * workspace (`OperatorViews.appLoad`, counted in the database), its limit (`concurrency` of its
- * current version), the node types of that version, and what its queued executions wait for: a
- * worker for their node types when no live worker runs them all (`Routing.waitingFor` over the
- * live processes, as a poll answer says), else the app's limit when its running executions reach it.
+ * workspace (`OperatorViews.appLoad`, counted in the database by their leases: running under a
+ * live lease, queued under none), its limit (`concurrency` of its current version), the node types
+ * of that version, and what its queued executions wait for: a worker for their node types when no
+ * live worker runs them all (`Routing.waitingFor` over the live processes, as a poll answer says),
+ * else the app's limit when its running executions reach it (the live leases its claims count).
  */
 import type { AppId, WorkspaceId } from "@appexec/api/Ids"
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { AppStore } from "./AppStore.js"
 import type { StorageError } from "./Errors.js"
 import * as WaitingFor from "./internal/facade/WaitingFor.js"
@@ -21,7 +22,9 @@ export interface AppQueue {
   readonly name: string | null
   /** The workspace that owns it; null for a public app. */
   readonly workspaceId: WorkspaceId | null
+  /** Its unfinished executions under no live lease: never claimed, handed back, or their lease ran out. */
   readonly queued: number
+  /** Its unfinished executions under a live lease. */
   readonly running: number
   /** The most of its executions that run at once (`concurrency` of its current version); null: no limit. */
   readonly concurrency: number | null
@@ -73,7 +76,7 @@ export const make: Effect.Effect<
 
   return Effect.gen(function*() {
     const byApp = new Map<string, Array<AppLoad>>()
-    for (const row of yield* views.appLoad) {
+    for (const row of yield* views.appLoad(yield* Clock.currentTimeMillis)) {
       const versions = byApp.get(row.appId)
       if (versions === undefined) byApp.set(row.appId, [row])
       else versions.push(row)

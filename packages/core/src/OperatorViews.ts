@@ -1,8 +1,9 @@
 /**
  * Port: what the operator views of the admin port read across every workspace
- * (docs/operations.md#operator-views): how many executions each workspace and each app has queued and running,
- * how many finished per minute and how many of them failed, the workers that hold leases, and
- * the webhook deliveries that failed, and which process holds the lease of a running execution.
+ * (docs/operations.md#operator-views): how many executions each workspace and each app has queued and
+ * running (by their leases: `WorkspaceLoad`), how many finished per minute and how many of them
+ * failed, the workers that hold leases, the webhook deliveries that failed, and which process holds
+ * the lease of a running execution.
  * Reads only, and never scoped to a workspace: the admin port is private to the operator.
  *
  * A lease names the process that holds it (`ProcessIdentity.processId`); the processes
@@ -13,21 +14,31 @@ import { Context, type Effect } from "effect"
 import type { StorageError } from "./Errors.js"
 import type { OutboxEntry } from "./WebhookOutbox.js"
 
-/** A workspace's unfinished executions. */
+/**
+ * A workspace's unfinished executions (status `queued` or `running`), each counted by its lease:
+ * `running` while it holds a live lease (one that ends after the `now` the view is read at), `queued`
+ * otherwise — never claimed, handed back by a stopping worker (its status stays `running`), or its
+ * lease ran out. So a claim whose start is not saved yet counts as running and a run nobody runs as
+ * queued; `running` is what a claim's caps count (`ExecutionQueue.ClaimOptions`).
+ */
 export interface WorkspaceLoad {
   readonly workspaceId: WorkspaceId
   /** Its name; null where the storage does not hold workspaces beside executions (memory). */
   readonly name: string | null
+  /** Its unfinished executions under no live lease: they wait for a worker. */
   readonly queued: number
+  /** Its unfinished executions under a live lease: a worker runs them. */
   readonly running: number
 }
 
-/** The unfinished executions of one app's workflow version, of every workspace. */
+/** The unfinished executions of one app's workflow version, of every workspace, counted as in `WorkspaceLoad`. */
 export interface AppLoad {
   readonly appId: AppId
   /** The version they run (an app's queue may hold executions of an earlier version). */
   readonly workflowId: WorkflowId
+  /** Those under no live lease. */
   readonly queued: number
+  /** Those under a live lease. */
   readonly running: number
 }
 
@@ -61,13 +72,16 @@ export interface FailedDelivery {
 export class OperatorViews extends Context.Tag("@appexec/core/OperatorViews")<
   OperatorViews,
   {
-    /** Every workspace with a queued or running execution, with how many of each, ordered by workspace id. */
-    readonly workspaceLoad: Effect.Effect<ReadonlyArray<WorkspaceLoad>, StorageError>
     /**
-     * Every app and workflow version with a queued or running execution, with how many of each,
-     * ordered by app id, then workflow id.
+     * Every workspace with an unfinished execution, with how many are queued and how many run at
+     * `now` (epoch ms) by their leases (`WorkspaceLoad`), ordered by workspace id.
      */
-    readonly appLoad: Effect.Effect<ReadonlyArray<AppLoad>, StorageError>
+    readonly workspaceLoad: (now: number) => Effect.Effect<ReadonlyArray<WorkspaceLoad>, StorageError>
+    /**
+     * Every app and workflow version with an unfinished execution, with how many are queued and
+     * how many run at `now` (epoch ms) by their leases (`AppLoad`), ordered by app id, then workflow id.
+     */
+    readonly appLoad: (now: number) => Effect.Effect<ReadonlyArray<AppLoad>, StorageError>
     /**
      * The executions that finished (`completedAt`) at or after `since` and before `until`, counted
      * by status in buckets of `bucketMs` (positive) from `since`: the buckets that hold any, oldest first.

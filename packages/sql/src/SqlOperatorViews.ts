@@ -1,9 +1,10 @@
 /**
  * `OperatorViews` on SQL, for every dialect: counts grouped in the database, so a view reads a
  * row per workspace, app, minute or worker, never the executions themselves. Finished executions are
- * counted through the partial index `executions_finished` (its condition is repeated with
- * literals, so SQLite can use it); workers are the `lease_worker`s of unfinished executions (the
- * process ids of `ProcessRegistry`).
+ * counted through the partial index `executions_finished`, unfinished ones through
+ * `executions_open_by_workspace` (their conditions are repeated with literals, so SQLite can use
+ * them), each of these counted as running or queued by its lease (`openCounts`); workers are the
+ * `lease_worker`s of unfinished executions (the process ids of `ProcessRegistry`).
  */
 import { Ids } from "@appexec/api"
 import { OperatorViews } from "@appexec/core"
@@ -21,12 +22,18 @@ const FAILED = sql.lit("failed")
 const countWhere = (status: Expression<string>, value: RawBuilder<string>) =>
   sql<number>`sum(case when ${status} = ${value} then 1 else 0 end)`
 
-/** The queued and the running rows of a group, counted (`queued`, `running`). */
-const openCounts = (status: Expression<string>) =>
-  [
-    countWhere(status, QUEUED).as("queued"),
-    countWhere(status, RUNNING).as("running")
+/**
+ * The unfinished rows of a group counted by their leases (`OperatorViews.WorkspaceLoad`): `running`
+ * those whose lease ends after `now`, `queued` the others (no lease, a lease given back or run out),
+ * whatever their status says.
+ */
+const openCounts = (leaseExpiresAt: Expression<number | null>, now: number) => {
+  const live = sql<number>`case when ${leaseExpiresAt} > ${now} then 1 else 0 end`
+  return [
+    sql<number>`sum(1 - ${live})`.as("queued"),
+    sql<number>`sum(${live})`.as("running")
   ] as const
+}
 
 /** The views over the runner. */
 export const make = Effect.gen(function*() {
@@ -34,51 +41,55 @@ export const make = Effect.gen(function*() {
   const db = runner.builder
 
   const service: OperatorViews.OperatorViews["Type"] = {
-    workspaceLoad: Effect.map(
-      runner.all(
-        "operator: workspace load",
-        db
-          .selectFrom("executions")
-          .leftJoin("workspaces", "workspaces.workspace_id", "executions.workspace_id")
-          .select((eb) => [
-            "executions.workspace_id as workspace_id",
-            eb.fn.max("workspaces.name").as("name"),
-            ...openCounts(eb.ref("executions.status"))
-          ])
-          .where("executions.status", "in", [QUEUED, RUNNING])
-          .groupBy("executions.workspace_id")
-          .orderBy("executions.workspace_id")
-      ),
-      (rows) =>
-        rows.map((row): OperatorViews.WorkspaceLoad => ({
-          workspaceId: Ids.WorkspaceId.make(row.workspace_id, trusted),
-          name: row.name ?? null,
-          queued: Number(row.queued),
-          running: Number(row.running)
-        }))
+    workspaceLoad: Effect.fn("SqlOperatorViews.workspaceLoad")((now) =>
+      Effect.map(
+        runner.all(
+          "operator: workspace load",
+          db
+            .selectFrom("executions")
+            .leftJoin("workspaces", "workspaces.workspace_id", "executions.workspace_id")
+            .select((eb) => [
+              "executions.workspace_id as workspace_id",
+              eb.fn.max("workspaces.name").as("name"),
+              ...openCounts(eb.ref("executions.lease_expires_at"), now)
+            ])
+            .where("executions.status", "in", [QUEUED, RUNNING])
+            .groupBy("executions.workspace_id")
+            .orderBy("executions.workspace_id")
+        ),
+        (rows) =>
+          rows.map((row): OperatorViews.WorkspaceLoad => ({
+            workspaceId: Ids.WorkspaceId.make(row.workspace_id, trusted),
+            name: row.name ?? null,
+            queued: Number(row.queued),
+            running: Number(row.running)
+          }))
+      )
     ),
-    appLoad: Effect.map(
-      runner.all(
-        "operator: app load",
-        db
-          .selectFrom("executions")
-          .select((eb) => [
-            "app_id",
-            "workflow_id",
-            ...openCounts(eb.ref("status"))
-          ])
-          .where("status", "in", [QUEUED, RUNNING])
-          .groupBy(["app_id", "workflow_id"])
-          .orderBy("app_id")
-          .orderBy("workflow_id")
-      ),
-      (rows) =>
-        rows.map((row): OperatorViews.AppLoad => ({
-          appId: Ids.AppId.make(row.app_id, trusted),
-          workflowId: Ids.WorkflowId.make(row.workflow_id, trusted),
-          queued: Number(row.queued),
-          running: Number(row.running)
-        }))
+    appLoad: Effect.fn("SqlOperatorViews.appLoad")((now) =>
+      Effect.map(
+        runner.all(
+          "operator: app load",
+          db
+            .selectFrom("executions")
+            .select((eb) => [
+              "app_id",
+              "workflow_id",
+              ...openCounts(eb.ref("lease_expires_at"), now)
+            ])
+            .where("status", "in", [QUEUED, RUNNING])
+            .groupBy(["app_id", "workflow_id"])
+            .orderBy("app_id")
+            .orderBy("workflow_id")
+        ),
+        (rows) =>
+          rows.map((row): OperatorViews.AppLoad => ({
+            appId: Ids.AppId.make(row.app_id, trusted),
+            workflowId: Ids.WorkflowId.make(row.workflow_id, trusted),
+            queued: Number(row.queued),
+            running: Number(row.running)
+          }))
+      )
     ),
     finishedPerBucket: Effect.fn("SqlOperatorViews.finishedPerBucket")((since, until, bucketMs) =>
       Effect.map(

@@ -13,7 +13,7 @@ import {
   WebhookOutbox
 } from "@appexec/core"
 import { Context, Effect, Either, Layer, Option, Queue } from "effect"
-import { currentTime, isFinished, recordOf, type Row } from "./internal/ExecutionRows.js"
+import { currentTime, isFinished, isLive, recordOf, type Row } from "./internal/ExecutionRows.js"
 import * as MemoryOutbox from "./internal/MemoryOutbox.js"
 import * as MemoryViews from "./internal/MemoryViews.js"
 import * as MemoryReports from "./MemoryReports.js"
@@ -226,8 +226,6 @@ export const make = Effect.gen(function*() {
         return status === "completed" || status === "failed"
       })
     )
-
-  const isLive = (row: Row, now: number) => row.lease !== null && row.lease.expiresAt > now
 
   /**
    * The first claimable execution of `workspaceId` in queue order that `options` let a claim take

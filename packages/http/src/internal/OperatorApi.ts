@@ -5,7 +5,8 @@
  *
  * - `GET /operator`: what this admin app allows (`actions`), and with actions the anti-forgery
  *   token an action carries (`actionToken`, `ActionGuard`).
- * - `GET /operator/workspaces`: each workspace's queued and running executions.
+ * - `GET /operator/workspaces`: each workspace's queued and running executions (running: under a
+ *   live lease; queued: unfinished under none, a run handed back included).
  * - `GET /operator/apps`: each app with queued or running executions: how many of each, its limit
  *   (`concurrency`), the node types of its current version, and what its queued ones wait for
  *   (`AppQueues`).
@@ -120,7 +121,8 @@ export const make = (
       ok(options.actions ? { actions: true, actionToken: options.guard.token } : { actions: false })
     )
 
-    const workspaces = views.workspaceLoad.pipe(
+    const workspaces = Clock.currentTimeMillis.pipe(
+      Effect.flatMap(views.workspaceLoad),
       Effect.map((load) =>
         ok(load.map((w) => ({ workspaceId: w.workspaceId, name: w.name, queued: w.queued, running: w.running })))
       )

@@ -1,6 +1,7 @@
 /**
  * Contract of `OperatorViews`: each workspace's queued and running executions, and each app's by
- * workflow version; the executions finished in a window, by status, in buckets from its start;
+ * workflow version, running those under a live lease and queued the others (a run handed back, or
+ * whose lease ran out, waits; a claim whose start is not saved yet runs); the executions finished in a window, by status, in buckets from its start;
  * the workers holding leases, with how many and the latest end; the failed deliveries of every workspace, newest first.
  *
  * A storage that holds no workspace names beside its executions (memory) answers `name: null`;
@@ -9,7 +10,7 @@
 import { Ids } from "@appexec/api"
 import { AppStore, ExecutionStore, OperatorViews, WebhookOutbox } from "@appexec/core"
 import { expect } from "@effect/vitest"
-import { Effect, Option, TestClock } from "effect"
+import { Clock, Effect, Option, TestClock } from "effect"
 import {
   claimSome,
   completed,
@@ -42,6 +43,26 @@ const finish = (
     yield* store.save(done, claim.lease, outbox?.(claim.execution))
   })
 
+/** The workspaces' load at the test clock's now, names aside (memory holds none). */
+const workspaceLoad = Effect.gen(function*() {
+  const views = yield* OperatorViews.OperatorViews
+  const load = yield* views.workspaceLoad(yield* Clock.currentTimeMillis)
+  return load.map(({ name: _, ...counts }) => counts)
+})
+
+/** The apps' load at the test clock's now. */
+const appLoad = Effect.flatMap(
+  OperatorViews.OperatorViews,
+  (views) => Effect.flatMap(Clock.currentTimeMillis, views.appLoad)
+)
+
+/** Expects `owner`'s one workspace and app version to have `queued` and `running` executions, and no other. */
+const expectLoad = (owner: Owner, counts: { readonly queued: number; readonly running: number }) =>
+  Effect.gen(function*() {
+    expect(yield* workspaceLoad).toEqual([{ workspaceId: owner.workspaceId, ...counts }])
+    expect(yield* appLoad).toEqual([{ appId: owner.appId, workflowId: owner.workflowId, ...counts }])
+  })
+
 /** Runs the operator views contract against fresh storage from `makeStorage` for every test. */
 export const suite = contract("OperatorViews contract", (test) => {
   test(
@@ -52,7 +73,7 @@ export const suite = contract("OperatorViews contract", (test) => {
       const c = yield* seedOwner(3)
       const store = yield* ExecutionStore.ExecutionStore
       const views = yield* OperatorViews.OperatorViews
-      expect(yield* views.workspaceLoad).toEqual([])
+      expect(yield* views.workspaceLoad(0)).toEqual([])
       // c's only execution is finished; a's first runs; a's next two and b's one wait.
       yield* finish(c, 1, 5, "completed")
       yield* store.insert(queued(a, 2))
@@ -60,7 +81,7 @@ export const suite = contract("OperatorViews contract", (test) => {
       yield* store.save(started(claim.execution, 6), claim.lease)
       for (const [owner, n] of [[a, 3], [a, 4], [b, 5]] as const) yield* store.insert(queued(owner, n))
 
-      const load = yield* views.workspaceLoad
+      const load = yield* views.workspaceLoad(yield* Clock.currentTimeMillis)
       expect(load.map(({ name: _, ...counts }) => counts)).toEqual([
         { workspaceId: a.workspaceId, queued: 2, running: 1 },
         { workspaceId: b.workspaceId, queued: 1, running: 0 }
@@ -77,8 +98,7 @@ export const suite = contract("OperatorViews contract", (test) => {
       const c = yield* seedOwner(3)
       const store = yield* ExecutionStore.ExecutionStore
       const apps = yield* AppStore.AppStore
-      const views = yield* OperatorViews.OperatorViews
-      expect(yield* views.appLoad).toEqual([])
+      expect(yield* appLoad).toEqual([])
       // c's only execution is finished; a's first runs, its next waits; then a gets a second
       // version, whose two executions wait beside the first version's; b's one waits.
       yield* finish(c, 1, 5, "completed")
@@ -96,11 +116,62 @@ export const suite = contract("OperatorViews contract", (test) => {
       })
       for (const [owner, n] of [[second, 4], [second, 5], [b, 6]] as const) yield* store.insert(queued(owner, n))
 
-      expect(yield* views.appLoad).toEqual([
+      expect(yield* appLoad).toEqual([
         { appId: a.appId, workflowId: a.workflowId, queued: 1, running: 1 },
         { appId: a.appId, workflowId: second.workflowId, queued: 2, running: 0 },
         { appId: b.appId, workflowId: b.workflowId, queued: 1, running: 0 }
       ])
+    })
+  )
+
+  test(
+    "counts a run handed back by a stopping worker as queued, though its status stays running, until it is claimed again",
+    Effect.gen(function*() {
+      const a = yield* seedOwner(1)
+      const { queue, store } = yield* ports
+      yield* store.insert(queued(a, 1))
+      const claim = yield* claimSome("stopping", LEASE)
+      yield* store.save(started(claim.execution, 0), claim.lease)
+      yield* expectLoad(a, { queued: 0, running: 1 })
+
+      yield* queue.release(claim.lease)
+      const handedBack = Option.getOrThrow(yield* store.get(claim.execution.executionId))
+      expect(handedBack.status).toBe("running")
+      yield* expectLoad(a, { queued: 1, running: 0 })
+
+      yield* claimSome("next", LEASE)
+      yield* expectLoad(a, { queued: 0, running: 1 })
+    })
+  )
+
+  test(
+    "counts an execution whose lease ran out as queued, from the instant it ends",
+    Effect.gen(function*() {
+      const a = yield* seedOwner(1)
+      const store = yield* ExecutionStore.ExecutionStore
+      yield* store.insert(queued(a, 1))
+      const claim = yield* claimSome("lost", LEASE)
+      yield* store.save(started(claim.execution, 0), claim.lease)
+      yield* TestClock.adjust(LEASE - 1)
+      yield* expectLoad(a, { queued: 0, running: 1 })
+      yield* TestClock.adjust(1)
+      yield* expectLoad(a, { queued: 1, running: 0 })
+    })
+  )
+
+  test(
+    "counts a claimed execution as running while its lease lives, though its status still says queued",
+    Effect.gen(function*() {
+      const a = yield* seedOwner(1)
+      const store = yield* ExecutionStore.ExecutionStore
+      yield* store.insert(queued(a, 1))
+      yield* store.insert(queued(a, 2))
+      // The first is claimed; its start is not saved (a run saves it with a later turn's writes).
+      const claim = yield* claimSome("w", LEASE)
+      expect(Option.getOrThrow(yield* store.get(claim.execution.executionId)).status).toBe("queued")
+      yield* expectLoad(a, { queued: 1, running: 1 })
+      yield* TestClock.adjust(LEASE)
+      yield* expectLoad(a, { queued: 2, running: 0 })
     })
   )
 

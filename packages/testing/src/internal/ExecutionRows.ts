@@ -25,6 +25,13 @@ export const recordOf = (row: Row): ExecutionRecord.ExecutionRecord => {
   return row.claims === 0 ? record : { ...record, attempt: row.claims }
 }
 
+/**
+ * Whether a row holds a live lease at `now`: what the queue's caps count, and what the operator
+ * views count as running (an unfinished row under none counts as queued, whatever its status).
+ */
+export const isLive = (row: Row, now: number): row is Row & { lease: NonNullable<Row["lease"]> } =>
+  row.lease !== null && row.lease.expiresAt > now
+
 /** Whether a record is terminal. */
 export const isFinished = (record: ExecutionRecord.ExecutionRecord) =>
   record.status === "completed" || record.status === "failed"

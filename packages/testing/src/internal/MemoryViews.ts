@@ -4,38 +4,46 @@
  */
 import type { ExecutionRecord, OperatorViews, WebhookOutbox } from "@appexec/core"
 import { Effect } from "effect"
-import { isFinished, type Row } from "./ExecutionRows.js"
+import { isFinished, isLive, type Row } from "./ExecutionRows.js"
+
+/** `counts` with `row` added: running while it holds a live lease at `now`, else queued (`OperatorViews.WorkspaceLoad`). */
+const counted = <A extends { readonly queued: number; readonly running: number }>(
+  counts: A,
+  row: Row,
+  now: number
+): A => isLive(row, now) ? { ...counts, running: counts.running + 1 } : { ...counts, queued: counts.queued + 1 }
 
 /** The operator's views over `rows` (by execution id) and `outbox` (by delivery id). */
 export const make = (
   rows: ReadonlyMap<string, Row>,
   outbox: ReadonlyMap<string, WebhookOutbox.OutboxEntry>
 ): OperatorViews.OperatorViews["Type"] => {
+  function* openRows() {
+    for (const row of rows.values()) if (!isFinished(row.record)) yield row
+  }
   return {
-    workspaceLoad: Effect.sync(() => {
-      const load = new Map<ExecutionRecord.ExecutionRecord["workspaceId"], { queued: number; running: number }>()
-      for (const row of rows.values()) {
-        const { status, workspaceId } = row.record
-        if (status !== "queued" && status !== "running") continue
-        const counts = load.get(workspaceId) ?? { queued: 0, running: 0 }
-        counts[status] += 1
-        load.set(workspaceId, counts)
-      }
-      return [...load.entries()]
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        .map(([workspaceId, counts]) => ({ workspaceId, name: null, ...counts }))
-    }),
-    appLoad: Effect.sync(() => {
-      const load = new Map<string, OperatorViews.AppLoad>()
-      for (const { record } of rows.values()) {
-        const { appId, status, workflowId } = record
-        if (status !== "queued" && status !== "running") continue
-        const key = `${appId} ${workflowId}`
-        const counts = load.get(key) ?? { appId, workflowId, queued: 0, running: 0 }
-        load.set(key, { ...counts, [status]: counts[status] + 1 })
-      }
-      return [...load.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, counts]) => counts)
-    }),
+    workspaceLoad: (now) =>
+      Effect.sync(() => {
+        const load = new Map<ExecutionRecord.ExecutionRecord["workspaceId"], OperatorViews.WorkspaceLoad>()
+        for (const row of openRows()) {
+          const { workspaceId } = row.record
+          load.set(
+            workspaceId,
+            counted(load.get(workspaceId) ?? { workspaceId, name: null, queued: 0, running: 0 }, row, now)
+          )
+        }
+        return [...load.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, counts]) => counts)
+      }),
+    appLoad: (now) =>
+      Effect.sync(() => {
+        const load = new Map<string, OperatorViews.AppLoad>()
+        for (const row of openRows()) {
+          const { appId, workflowId } = row.record
+          const key = `${appId} ${workflowId}`
+          load.set(key, counted(load.get(key) ?? { appId, workflowId, queued: 0, running: 0 }, row, now))
+        }
+        return [...load.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, counts]) => counts)
+      }),
     finishedPerBucket: (since, until, bucketMs) =>
       Effect.sync(() => {
         const buckets = new Map<number, { completed: number; failed: number }>()
@@ -72,7 +80,7 @@ export const make = (
         const holders = new Map<string, string>()
         for (const id of executionIds) {
           const row = rows.get(id)
-          if (row === undefined || isFinished(row.record) || row.lease === null || row.lease.expiresAt <= now) continue
+          if (row === undefined || isFinished(row.record) || !isLive(row, now)) continue
           holders.set(id, row.lease.workerId)
         }
         return holders

@@ -7,11 +7,13 @@
  */
 import { ApiError, errorOf, isAbort } from "./Api.js"
 
-/** A workspace's unfinished executions. */
+/** A workspace's unfinished executions, counted by their leases. */
 export interface WorkspaceLoad {
   readonly workspaceId: string
   readonly name: string | null
+  /** Those no live worker holds: never claimed, handed back by a stopping worker, or their lease ran out. */
   readonly queued: number
+  /** Those a worker holds a live lease on. */
   readonly running: number
 }
 
@@ -21,7 +23,9 @@ export interface AppQueue {
   /** Its name; null when the app is not stored any more. */
   readonly name: string | null
   readonly workspaceId: string | null
+  /** Its runs no live worker holds, as in `WorkspaceLoad`. */
   readonly queued: number
+  /** Its runs a worker holds a live lease on. */
   readonly running: number
   /** Its limit (`concurrency` of its current version); null: none. */
   readonly concurrency: number | null

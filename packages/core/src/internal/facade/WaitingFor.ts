@@ -4,7 +4,8 @@
  * live worker of the deployment (`ProcessRegistry`, `Routing.waitingFor`) — or, when one could,
  * a limit its run would pass: its app's (`concurrency` of the app's current version) or its
  * workspace's (`workspaces set --max-running`, else `maxRunningPerWorkspace`), counted over the
- * deployment's running executions (`OperatorViews`). The workers and the counts are read at most
+ * deployment's running executions (`OperatorViews`: those under live leases, as a claim's caps
+ * count them, so a run handed back holds no limit). The workers and the counts are read at most
  * once every `WORKERS_TTL_MS`; a version's node types never change and are kept. A deployment
  * whose processes say nothing of themselves (no registry, or no row) gets no answer, and neither
  * does a failed read: the field is a hint, never a reason to fail a poll.
@@ -83,7 +84,8 @@ export type WaitingForAny = (execution: Queued) => Effect.Effect<string | undefi
 
 /**
  * What the limit reasons read, kept for `WORKERS_TTL_MS`: each app's and workspace's limit as
- * read, and the running executions per app and per workspace, counted only once some limit is set.
+ * read, and the running executions per app and per workspace (under live leases at `at`), counted
+ * only once some limit is set.
  */
 interface Snapshot {
   readonly at: number
@@ -143,7 +145,7 @@ export const makeWithLimits: Effect.Effect<
   const runningOf = (current: Snapshot) =>
     current.running !== undefined
       ? Effect.succeed(current.running)
-      : Effect.zipWith(views.appLoad, views.workspaceLoad, (appLoad, workspaceLoad) => {
+      : Effect.zipWith(views.appLoad(current.at), views.workspaceLoad(current.at), (appLoad, workspaceLoad) => {
         const byApp = new Map<string, number>()
         for (const row of appLoad) byApp.set(row.appId, (byApp.get(row.appId) ?? 0) + row.running)
         const running = {
