@@ -69,6 +69,34 @@ describe("ClaimLoop", () => {
       expect(seen.claims.length).toBeLessThan(400 / 8)
     }))
 
+  it.scoped("a batch given as a function is asked before each claim: no claim asks beyond it", () =>
+    Effect.gen(function*() {
+      const { claim, done, seen, work } = yield* harness({ count: 400, roundTrip: "2 millis", runFor: "1 millis" })
+      // 32 for the first claims, then 12 (as the worker's batch under caps).
+      let batch = 32
+      yield* ClaimLoop.make<number>({
+        slots: 8,
+        batch: () => batch,
+        claim: (n) =>
+          Effect.tap(claim(n), () =>
+            Effect.sync(() => {
+              if (seen.claims.length === 10) batch = 12
+            })),
+        work,
+        annotations: () => ({}),
+        idle: () => Effect.never
+      })
+      yield* runUntil(done, 1_000)
+      expect([...seen.ran].sort((a, b) => a - b)).toEqual(Array.from({ length: 400 }, (_, i) => i))
+      const [before, after] = [seen.claims.slice(0, 10), seen.claims.slice(10)]
+      // The first claims held items ahead beyond 12, up to 32…
+      expect(before.some((c) => c.asked > 12)).toBe(true)
+      expect(Math.max(...before.map((c) => c.asked))).toBeLessThanOrEqual(32)
+      // …and every later one asked for 12 at most.
+      expect(after.length).toBeGreaterThan(0)
+      expect(Math.max(...after.map((c) => c.asked))).toBeLessThanOrEqual(12)
+    }))
+
   it.scoped("slow items are never claimed ahead: each claim asks for the free slots only", () =>
     Effect.gen(function*() {
       const { claim, done, seen, work } = yield* harness({ count: 24, roundTrip: "2 millis", runFor: "10 seconds" })

@@ -80,7 +80,7 @@ export const appexecDrain = (server: PostgresServer.Server, processes: number) =
     yield* Drains.release(held, channel, "")
     const { asked, end } = yield* Drains.drained(
       counter,
-      "SELECT count(*) AS n FROM executions WHERE status IN ('queued', 'running')"
+      Drains.anyLeft("executions WHERE status IN ('queued', 'running')")
     )
     const workerCpu = pids.map((pid, i) => (ProcessCpu.ofProcess(pid) - cpuBefore[i]!) / COUNT)
     const mainThreadCpu = pids.map((pid, i) => (ProcessCpu.ofMainThread(pid) - mainBefore[i]!) / COUNT)

@@ -22,7 +22,7 @@ export interface Embedded extends Drains.Drain {
   readonly startsPerSecond: number
 }
 
-const OPEN = "SELECT count(*) AS n FROM executions WHERE status IN ('queued', 'running')"
+const OPEN = Drains.anyLeft("executions WHERE status IN ('queued', 'running')")
 
 /** The embedded start-and-run of `COUNT` executions on a fresh database of `server`. */
 export const appexecEmbedded = (server: PostgresServer.Server) =>

@@ -33,8 +33,11 @@ export interface Work {
 export interface Options<A> {
   /** Most items under way at once. */
   readonly slots: number
-  /** Most items one claim takes, and most items held ahead of need. */
-  readonly batch: number
+  /**
+   * Most items one claim takes, and most items held ahead of need; a function is asked before
+   * each claim (a consumer whose claims cost more per item at times takes fewer then).
+   */
+  readonly batch: number | (() => number)
   /** Claims up to `n` items; a failure is the consumer's to log and answer with none. */
   readonly claim: (n: number) => Effect.Effect<ReadonlyArray<A>>
   /**
@@ -167,14 +170,16 @@ export const make = <A>(options: Options<A>): Effect.Effect<ClaimLoop, never, Sc
      * How many to hold beyond the free slots: twice what the slots free during one claim's round
      * trip, at the items' recent time in a slot; none while the clock stands still.
      */
-    const aheadOf = () =>
+    const aheadOf = (batch: number) =>
       lastRoundTrip <= 0 || runTime <= 0
         ? 0
-        : Math.min(options.batch, Math.floor((2 * options.slots * lastRoundTrip) / runTime))
+        : Math.min(batch, Math.floor((2 * options.slots * lastRoundTrip) / runTime))
+    const batchOf = typeof options.batch === "number" ? () => options.batch as number : options.batch
 
     const step = Effect.gen(function*() {
-      const ahead = aheadOf()
-      const wanted = Math.min(options.batch, free + ahead - held.length)
+      const batch = batchOf()
+      const ahead = aheadOf(batch)
+      const wanted = Math.min(batch, free + ahead - held.length)
       if (wanted <= 0) {
         yield* Queue.take(slotFreed)
         if (options.gather !== undefined) yield* options.gather
