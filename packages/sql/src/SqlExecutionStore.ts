@@ -7,7 +7,7 @@
 import { ExecutionId } from "@appexec/api/Ids"
 import type { ExecutionStore } from "@appexec/core"
 import { Effect, Option } from "effect"
-import { sql } from "kysely"
+import { type Expression, sql } from "kysely"
 import { executionColumns, fromRow, viewColumns, viewOfRow } from "./ExecutionRows.js"
 import * as PreparedQuery from "./PreparedQuery.js"
 import { SqlRunner } from "./SqlRunner.js"
@@ -26,6 +26,19 @@ export const QUEUED = sql.lit("queued")
 
 /** Statuses of open executions, as SQL literals (so the partial indexes apply). */
 export const OPEN = [sql.lit("queued"), sql.lit("running")]
+
+/**
+ * The unfinished rows of a group counted by their leases (`OperatorViews.WorkspaceLoad`): `running`
+ * those whose lease ends after `now`, `queued` the others (no lease, a lease given back or run out),
+ * whatever their status says.
+ */
+export const openCounts = (leaseExpiresAt: Expression<number | null>, now: number) => {
+  const live = sql<number>`case when ${leaseExpiresAt} > ${now} then 1 else 0 end`
+  return [
+    sql<number>`sum(1 - ${live})`.as("queued"),
+    sql<number>`sum(${live})`.as("running")
+  ] as const
+}
 
 /** Every status, each a branch of a page of a workspace's executions whatever their status. */
 const STATUSES = ["queued", "running", "completed", "failed"] as const
