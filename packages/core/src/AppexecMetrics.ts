@@ -36,13 +36,13 @@ const databaseGauge = (name: string, description: string) =>
     MetricKey.taggedWithLabels(MetricKey.gauge(name, { description }), [MetricLabel.make(...databaseScope)])
   )
 
-/** Executions waiting for a worker, in the whole database. */
+/** Executions waiting for a worker (unfinished, under no live lease: `ExecutionStore.OpenCounts`), in the whole database. */
 export const queueDepth = databaseGauge(
   "appexec_queue_depth",
   "Executions queued, waiting for a worker (the database's: aggregate with max, not sum)."
 )
 
-/** Executions running now, in the whole database. */
+/** Executions running now (unfinished, under a live lease), in the whole database. */
 export const executionsRunning = databaseGauge(
   "appexec_executions_running",
   "Executions running now (the database's: aggregate with max, not sum)."
@@ -210,20 +210,14 @@ export const unsafeRecordFinished = (record: Finished): void => {
 export const recordFinished = (record: Finished): Effect.Effect<void> => Effect.sync(() => unsafeRecordFinished(record))
 
 /** Reads the database's gauges from storage (one read: `ExecutionStore.countOpen`). */
-export const refreshGauges: Effect.Effect<void, StorageError, ExecutionStore> = Effect.flatMap(
-  ExecutionStore,
-  (store) =>
-    Effect.flatMap(store.countOpen, (counts) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.sync(() => {
-          queueDepth.unsafeUpdate(counts.queued, noTags)
-          executionsRunning.unsafeUpdate(counts.running, noTags)
-          queueOldestAge.unsafeUpdate(
-            counts.oldestQueuedAt === null ? 0 : Math.max(0, now - counts.oldestQueuedAt) / 1000,
-            []
-          )
-        })))
-)
+export const refreshGauges: Effect.Effect<void, StorageError, ExecutionStore> = Effect.gen(function*() {
+  const store = yield* ExecutionStore
+  const now = yield* Clock.currentTimeMillis
+  const counts = yield* store.countOpen(now)
+  queueDepth.unsafeUpdate(counts.queued, noTags)
+  executionsRunning.unsafeUpdate(counts.running, noTags)
+  queueOldestAge.unsafeUpdate(counts.oldestQueuedAt === null ? 0 : Math.max(0, now - counts.oldestQueuedAt) / 1000, [])
+})
 
 /** Reads the pool's gauges from `DatabasePool`, when the storage has one. */
 const refreshPool: Effect.Effect<void> = Effect.flatMap(

@@ -39,11 +39,19 @@ export interface Page {
   readonly next: number | null
 }
 
-/** How many executions are unfinished, by status, and since when the oldest queued one waits. */
+/**
+ * How many executions are unfinished (status `queued` or `running`), each counted by its lease as
+ * the operator views count them (`OperatorViews.WorkspaceLoad`): running while it holds a live lease
+ * (one that ends after the `now` it is read at), queued otherwise — never claimed, handed back by a
+ * stopping worker (its status stays `running`), or its lease ran out; and since when the oldest
+ * queued one waits.
+ */
 export interface OpenCounts {
+  /** Unfinished executions under no live lease: they wait for a worker. */
   readonly queued: number
+  /** Unfinished executions under a live lease: a worker runs them. */
   readonly running: number
-  /** The `createdAt` (epoch ms) of the oldest queued execution; null when none is queued. */
+  /** The `createdAt` (epoch ms) of the oldest queued execution (as counted here); null when none is. */
   readonly oldestQueuedAt: number | null
 }
 /**
@@ -161,10 +169,11 @@ export class ExecutionStore extends Context.Tag("@appexec/core/ExecutionStore")<
      */
     readonly queuePosition: (executionId: ExecutionId) => Effect.Effect<number, StorageError>
     /**
-     * How many executions are queued and running now, and the `createdAt` of the oldest queued
-     * one, in one read of the open executions.
+     * How many unfinished executions are queued and how many run at `now` (epoch ms) by their
+     * leases, and the `createdAt` of the oldest queued one (`OpenCounts`), in one read of the
+     * open executions.
      */
-    readonly countOpen: Effect.Effect<OpenCounts, StorageError>
+    readonly countOpen: (now: number) => Effect.Effect<OpenCounts, StorageError>
     /**
      * Cancels an execution no worker holds: replaces it with `record` (its failed form) and
      * records `outbox` in the same atomic write, only while it is still `queued` with no live

@@ -3,9 +3,9 @@
  * it, it waits to be claimed again. The limits count what a claim's caps count, the executions under
  * live leases (docs/scaling.md#limits), so such a run holds no limit back: not in the poll answer of
  * the execution queued behind it (`waitingFor`), nor in the operator's apps (`AppQueues`), which
- * count it as queued.
+ * count it as queued, as the metrics' database gauges do (`ExecutionStore.countOpen`).
  */
-import { Appexec, AppQueues, ExecutionLifecycle, ExecutionQueue, ExecutionStore } from "@appexec/core"
+import { Appexec, AppexecMetrics, AppQueues, ExecutionLifecycle, ExecutionQueue, ExecutionStore } from "@appexec/core"
 import { TestApps, TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Option, TestClock } from "effect"
@@ -13,7 +13,7 @@ import { Effect, Either, Option, TestClock } from "effect"
 const answerOf = (json: string) => JSON.parse(json) as { readonly status: string; readonly waitingFor?: string }
 
 describe("a run handed back by a stopping worker", () => {
-  it.scoped("holds no limit back: the execution behind it does not wait for it, and the operator sees it queued", () =>
+  it.scoped("holds no limit back: the execution behind it does not wait for it; the operator and the metrics see it queued", () =>
     Effect.gen(function*() {
       const appexec = yield* Appexec.Appexec
       const queue = yield* ExecutionQueue.ExecutionQueue
@@ -43,6 +43,9 @@ describe("a run handed back by a stopping worker", () => {
       expect(yield* apps).toEqual([
         expect.objectContaining({ appId: app.appId, queued: 1, running: 1, waitingFor: limit })
       ])
+      const before = yield* AppexecMetrics.prometheus
+      expect(before).toContain("appexec_queue_depth{scope=\"database\"} 1\n")
+      expect(before).toContain("appexec_executions_running{scope=\"database\"} 1\n")
 
       // It stops and hands the first back: still `running`, but nothing runs and nothing holds the second.
       yield* queue.release(claim.lease)
@@ -54,5 +57,10 @@ describe("a run handed back by a stopping worker", () => {
       expect(yield* apps).toEqual([
         expect.objectContaining({ appId: app.appId, queued: 2, running: 0, waitingFor: null })
       ])
+      // The first waits again, since it was accepted 2 s ago.
+      const after = yield* AppexecMetrics.prometheus
+      expect(after).toContain("appexec_queue_depth{scope=\"database\"} 2\n")
+      expect(after).toContain("appexec_executions_running{scope=\"database\"} 0\n")
+      expect(after).toContain("appexec_queue_oldest_age_seconds{scope=\"database\"} 2\n")
     }).pipe(Effect.provide(TestHarness.layer({ worker: false }))))
 })

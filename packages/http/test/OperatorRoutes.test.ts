@@ -26,7 +26,7 @@ const brokenStorage = Layer.effect(
   ExecutionStore.ExecutionStore,
   Effect.map(ExecutionStore.ExecutionStore, (store) => ({
     ...store,
-    countOpen: Effect.fail(new Errors.StorageError({ operation: "countOpen", cause: "disk gone" }))
+    countOpen: () => Effect.fail(new Errors.StorageError({ operation: "countOpen", cause: "disk gone" }))
   }))
 )
 

@@ -7,7 +7,7 @@
 import { ExecutionId } from "@appexec/api/Ids"
 import type { ExecutionStore } from "@appexec/core"
 import { Effect, Option } from "effect"
-import { sql } from "kysely"
+import { type Expression, sql } from "kysely"
 import { executionColumns, fromRow, viewColumns, viewOfRow } from "./ExecutionRows.js"
 import * as PreparedQuery from "./PreparedQuery.js"
 import { SqlRunner } from "./SqlRunner.js"
@@ -26,6 +26,25 @@ export const QUEUED = sql.lit("queued")
 
 /** Statuses of open executions, as SQL literals (so the partial indexes apply). */
 export const OPEN = [sql.lit("queued"), sql.lit("running")]
+
+/** 1 for a row whose lease ends after `now` (a live lease), 0 for the others (none, given back or run out). */
+const liveLease = (leaseExpiresAt: Expression<number | null>, now: number) =>
+  sql<number>`case when ${leaseExpiresAt} > ${now} then 1 else 0 end`
+
+/**
+ * The unfinished rows of a group counted by their leases (`ExecutionStore.OpenCounts`,
+ * `OperatorViews.WorkspaceLoad`): `running` those whose lease ends after `now`, `queued` the others
+ * (no lease, a lease given back or run out), whatever their status says.
+ */
+export const openCounts = (leaseExpiresAt: Expression<number | null>, now: number) =>
+  [
+    sql<number>`sum(1 - ${liveLease(leaseExpiresAt, now)})`.as("queued"),
+    sql<number>`sum(${liveLease(leaseExpiresAt, now)})`.as("running")
+  ] as const
+
+/** The least `createdAt` of a group's rows that `openCounts` counts as queued; null when none is. */
+const oldestQueued = (leaseExpiresAt: Expression<number | null>, createdAt: Expression<number>, now: number) =>
+  sql<number | null>`min(case when ${liveLease(leaseExpiresAt, now)} = 0 then ${createdAt} end)`.as("oldest")
 
 /** Every status, each a branch of a page of a workspace's executions whatever their status. */
 const STATUSES = ["queued", "running", "completed", "failed"] as const
@@ -194,25 +213,25 @@ export const make = Effect.gen(function*() {
         runner.first("queue position", queuePosition.bind({ executionId })),
         (row) => Number(row?.n ?? 0)
       ),
-    countOpen: runner
-      .all(
-        "count open executions",
-        executions
-          // The oldest `created_at` comes from the rows the count reads already.
-          .select(["status", (eb) => eb.fn.countAll<number>().as("n"), (eb) => eb.fn.min("created_at").as("oldest")])
-          .where("status", "in", OPEN)
-          .groupBy("status")
-      )
-      .pipe(
-        Effect.map((rows) => {
-          const queued = rows.find((r) => r.status === "queued")
-          return {
-            queued: Number(queued?.n ?? 0),
-            running: Number(rows.find((r) => r.status === "running")?.n ?? 0),
-            oldestQueuedAt: queued?.oldest === undefined || queued.oldest === null ? null : Number(queued.oldest)
-          }
+    countOpen: Effect.fn("SqlExecutionStore.countOpen")((now) =>
+      Effect.map(
+        runner.first(
+          "count open executions",
+          // One row over the open executions; the oldest queued `created_at` from the rows it reads already.
+          executions
+            .select((eb) => [
+              ...openCounts(eb.ref("lease_expires_at"), now),
+              oldestQueued(eb.ref("lease_expires_at"), eb.ref("created_at"), now)
+            ])
+            .where("status", "in", OPEN)
+        ),
+        (row) => ({
+          queued: Number(row?.queued ?? 0),
+          running: Number(row?.running ?? 0),
+          oldestQueuedAt: row?.oldest === undefined || row.oldest === null ? null : Number(row.oldest)
         })
-      ),
+      )
+    ),
     requestCancel: Effect.fn("SqlExecutionStore.requestCancel")((executionId, at) =>
       Effect.map(runner.run("request cancel", requestCancel.bind({ executionId, at })), (changed) => changed > 0)
     )

@@ -11,6 +11,7 @@ import { OperatorViews } from "@appexec/core"
 import { Effect, Layer } from "effect"
 import { type Expression, type NotNull, type RawBuilder, sql } from "kysely"
 import { outboxEntryOfRow, trusted } from "./RowMapping.js"
+import { openCounts } from "./SqlExecutionStore.js"
 import { SqlRunner } from "./SqlRunner.js"
 
 const QUEUED = sql.lit("queued")
@@ -21,19 +22,6 @@ const FAILED = sql.lit("failed")
 /** How many of a group's rows have `status` equal to `value`. */
 const countWhere = (status: Expression<string>, value: RawBuilder<string>) =>
   sql<number>`sum(case when ${status} = ${value} then 1 else 0 end)`
-
-/**
- * The unfinished rows of a group counted by their leases (`OperatorViews.WorkspaceLoad`): `running`
- * those whose lease ends after `now`, `queued` the others (no lease, a lease given back or run out),
- * whatever their status says.
- */
-const openCounts = (leaseExpiresAt: Expression<number | null>, now: number) => {
-  const live = sql<number>`case when ${leaseExpiresAt} > ${now} then 1 else 0 end`
-  return [
-    sql<number>`sum(1 - ${live})`.as("queued"),
-    sql<number>`sum(${live})`.as("running")
-  ] as const
-}
 
 /** The views over the runner. */
 export const make = Effect.gen(function*() {

@@ -184,21 +184,24 @@ export const make = Effect.gen(function*() {
         }
         return ahead
       }),
-    countOpen: Effect.sync(() => {
-      let queued = 0
-      let running = 0
-      let oldestQueuedAt: number | null = null
-      for (const ids of open.values()) {
-        for (const id of ids) {
-          const record = rows.get(id)!.record
-          if (record.status === "queued") {
-            queued += 1
-            if (oldestQueuedAt === null || record.createdAt < oldestQueuedAt) oldestQueuedAt = record.createdAt
-          } else running += 1
+    countOpen: (now) =>
+      Effect.sync(() => {
+        let queued = 0
+        let running = 0
+        let oldestQueuedAt: number | null = null
+        for (const ids of open.values()) {
+          for (const id of ids) {
+            const row = rows.get(id)!
+            if (isLive(row, now)) running += 1
+            else {
+              queued += 1
+              const { createdAt } = row.record
+              if (oldestQueuedAt === null || createdAt < oldestQueuedAt) oldestQueuedAt = createdAt
+            }
+          }
         }
-      }
-      return { queued, running, oldestQueuedAt }
-    }),
+        return { queued, running, oldestQueuedAt }
+      }),
     cancelQueued: (record, now, entry) =>
       Effect.sync(() => {
         const row = rows.get(record.executionId)

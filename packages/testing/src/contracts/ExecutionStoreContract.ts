@@ -5,7 +5,7 @@
 import { Ids } from "@appexec/api"
 import { ExecutionRecord, ExecutionStore } from "@appexec/core"
 import { expect } from "@effect/vitest"
-import { Effect, Option, TestClock } from "effect"
+import { Clock, Effect, Option, TestClock } from "effect"
 import {
   attempted,
   claimSome,
@@ -33,6 +33,12 @@ const threeStates = Effect.gen(function*() {
   const ids = [1, 2, 3].map((n) => queued(owner, n).executionId)
   return { first, ids, store, unknown }
 })
+
+/** The open executions' counts at the test clock's now. */
+const countOpen = Effect.flatMap(
+  ExecutionStore.ExecutionStore,
+  (store) => Effect.flatMap(Clock.currentTimeMillis, store.countOpen)
+)
 
 /** Runs the execution-store contract against fresh storage from `makeStorage` for every test. */
 export const suite = contract("ExecutionStore contract", (test) => {
@@ -210,13 +216,61 @@ export const suite = contract("ExecutionStore contract", (test) => {
       ])
       expect(yield* store.list({ limit: 10, status: "failed" })).toEqual([])
       // The oldest queued execution's createdAt comes with the counts (the metrics' queue age).
-      expect(yield* store.countOpen).toEqual({ queued: 2, running: 0, oldestQueuedAt: 2 })
+      expect(yield* countOpen).toEqual({ queued: 2, running: 0, oldestQueuedAt: 2 })
       const next = yield* claimSome("a", LEASE)
       yield* store.save(started(next.execution, 6), next.lease)
-      expect(yield* store.countOpen).toEqual({ queued: 1, running: 1, oldestQueuedAt: 3 })
+      expect(yield* countOpen).toEqual({ queued: 1, running: 1, oldestQueuedAt: 3 })
       const last = yield* claimSome("a", LEASE)
       yield* store.save(started(last.execution, 7), last.lease)
-      expect(yield* store.countOpen).toEqual({ queued: 0, running: 2, oldestQueuedAt: null })
+      expect(yield* countOpen).toEqual({ queued: 0, running: 2, oldestQueuedAt: null })
+    })
+  )
+
+  test(
+    "countOpen counts a run handed back by a stopping worker as queued, though its status stays running, until it is claimed again",
+    Effect.gen(function*() {
+      const { owner, queue, store } = yield* seeded
+      yield* store.insert(queued(owner, 1))
+      yield* store.insert(queued(owner, 2))
+      const claim = yield* claimSome("stopping", LEASE)
+      yield* store.save(started(claim.execution, 0), claim.lease)
+      expect(yield* countOpen).toEqual({ queued: 1, running: 1, oldestQueuedAt: 2 })
+
+      yield* queue.release(claim.lease)
+      expect(Option.getOrThrow(yield* store.get(claim.execution.executionId)).status).toBe("running")
+      // It waits again, and has waited since it was accepted.
+      expect(yield* countOpen).toEqual({ queued: 2, running: 0, oldestQueuedAt: 1 })
+
+      const next = yield* claimSome("next", LEASE)
+      const waiting = next.execution.executionId === claim.execution.executionId ? 2 : 1
+      expect(yield* countOpen).toEqual({ queued: 1, running: 1, oldestQueuedAt: waiting })
+    })
+  )
+
+  test(
+    "countOpen counts an execution whose lease ran out as queued, from the instant it ends",
+    Effect.gen(function*() {
+      const { owner, store } = yield* seeded
+      yield* store.insert(queued(owner, 1))
+      const claim = yield* claimSome("lost", LEASE)
+      yield* store.save(started(claim.execution, 0), claim.lease)
+      yield* TestClock.adjust(LEASE - 1)
+      expect(yield* countOpen).toEqual({ queued: 0, running: 1, oldestQueuedAt: null })
+      yield* TestClock.adjust(1)
+      expect(yield* countOpen).toEqual({ queued: 1, running: 0, oldestQueuedAt: 1 })
+    })
+  )
+
+  test(
+    "countOpen counts a claimed execution as running while its lease lives, though its status still says queued",
+    Effect.gen(function*() {
+      const { owner, store } = yield* seeded
+      yield* store.insert(queued(owner, 1))
+      yield* store.insert(queued(owner, 2))
+      // The first is claimed; its start is not saved (a run saves it with a later turn's writes).
+      const claim = yield* claimSome("w", LEASE)
+      expect(Option.getOrThrow(yield* store.get(claim.execution.executionId)).status).toBe("queued")
+      expect(yield* countOpen).toEqual({ queued: 1, running: 1, oldestQueuedAt: 2 })
     })
   )
 

@@ -169,7 +169,7 @@ export const make = (visibility: Visibility) =>
       ),
       ready: Effect.gen(function*() {
         if (shutdown.unsafeStopping()) return Option.some("draining")
-        const probe = yield* executionStore.countOpen.pipe(Effect.timeoutOption("2 seconds"), Effect.either)
+        const probe = yield* executionStore.countOpen(yield* now).pipe(Effect.timeoutOption("2 seconds"), Effect.either)
         if (probe._tag === "Left") return Option.some("storage unavailable")
         return Option.isNone(probe.right) ? Option.some("storage did not answer within 2 s") : Option.none()
       }),
