@@ -98,6 +98,16 @@ describe("the saves of the worker's runs", () => {
       // One slot per execution: the claim takes them all at once.
     }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { workerConcurrency: 8 } }))))
 
+  it.scoped("the outcomes of 600 runs that end in one turn are saved in one write, not in pieces", () =>
+    Effect.gen(function*() {
+      const ids = yield* startEchoes(600)
+      const counts = { terminalSaves: 0, saveAlls: [] as Array<number> }
+      yield* workerOn(counts, true)
+      yield* TestClock.adjust(0)
+      expect(new Set((yield* recordsOf(ids)).map((r) => r.status))).toEqual(new Set(["completed"]))
+      expect(counts).toEqual({ terminalSaves: 0, saveAlls: [600] })
+    }).pipe(Effect.provide(TestHarness.layer({ worker: false, config: { workerConcurrency: 600 } }))))
+
   it.scoped("a stopping worker waits for the outcomes being saved together to be saved and announced", () =>
     Effect.gen(function*() {
       const ids = yield* startEchoes(2)

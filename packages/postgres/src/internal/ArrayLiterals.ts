@@ -2,8 +2,8 @@
  * Array parameters written as node-postgres writes them (`{"a","2",NULL}`: each value quoted, a
  * backslash or a double quote escaped by a backslash, `NULL` for none), byte for byte, so that
  * PostgreSQL reads the same text, without node-postgres's two regular-expression replacements
- * and copy of each value (the batched saves and inserts send an array per column, of up to 256
- * values each).
+ * and copy of each value (the batched saves and inserts send an array per column: up to 1,024
+ * values each for a worker's saves, 256 for the inserts).
  */
 
 /** A value of an array parameter. */
