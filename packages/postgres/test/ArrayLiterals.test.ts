@@ -34,6 +34,9 @@ const texts: ReadonlyArray<string | null> = [
   "back\\slash and \\\" both",
   "{\"json\":[1,\"two\",null],\"s\":\"x\\\\y\"}",
   "comma, brace } and NULL",
+  "\"quotes at both ends\"",
+  "\\",
+  "\"\"\\\\",
   "NULL",
   "ünïcödé ✓",
   null
