@@ -1,19 +1,8 @@
 import { Appexec, ExecutionQueue } from "@appexec/core"
-import { TestHarness } from "@appexec/testing"
+import { TestApps, TestHarness } from "@appexec/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
 import * as Worker from "../src/internal/engine/Worker.js"
-
-/** An app whose run ends at once: its text input, echoed. */
-const echo = {
-  name: "Echo",
-  public: true,
-  nodes: [
-    { id: "prompt", type: "input.text", config: { name: "prompt", required: true } },
-    { id: "result", type: "output.text", label: "Result" }
-  ],
-  edges: [{ source: "prompt", target: "result" }]
-}
 
 /**
  * Starts 600 executions, then runs a worker of 600 slots whose queue records the `limit` of each
@@ -21,7 +10,7 @@ const echo = {
  */
 const claimLimits = Effect.gen(function*() {
   const appexec = yield* Appexec.Appexec
-  const app = yield* appexec.apps.import(echo)
+  const app = yield* appexec.apps.import(TestApps.echo)
   const principal = yield* TestHarness.signIn()
   const ids = yield* Effect.forEach(
     Array.from({ length: 600 }, (_, i) => i),
