@@ -174,7 +174,8 @@ export const make = <A>(options: Options<A>): Effect.Effect<ClaimLoop, never, Sc
       lastRoundTrip <= 0 || runTime <= 0
         ? 0
         : Math.min(batch, Math.floor((2 * options.slots * lastRoundTrip) / runTime))
-    const batchOf = typeof options.batch === "number" ? () => options.batch as number : options.batch
+    const given = options.batch
+    const batchOf = typeof given === "number" ? () => given : given
 
     const step = Effect.gen(function*() {
       const batch = batchOf()
