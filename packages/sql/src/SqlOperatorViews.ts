@@ -11,11 +11,9 @@ import { OperatorViews } from "@appexec/core"
 import { Effect, Layer } from "effect"
 import { type Expression, type NotNull, type RawBuilder, sql } from "kysely"
 import { outboxEntryOfRow, trusted } from "./RowMapping.js"
-import { openCounts } from "./SqlExecutionStore.js"
+import { OPEN, openCounts } from "./SqlExecutionStore.js"
 import { SqlRunner } from "./SqlRunner.js"
 
-const QUEUED = sql.lit("queued")
-const RUNNING = sql.lit("running")
 const COMPLETED = sql.lit("completed")
 const FAILED = sql.lit("failed")
 
@@ -41,7 +39,7 @@ export const make = Effect.gen(function*() {
               eb.fn.max("workspaces.name").as("name"),
               ...openCounts(eb.ref("executions.lease_expires_at"), now)
             ])
-            .where("executions.status", "in", [QUEUED, RUNNING])
+            .where("executions.status", "in", OPEN)
             .groupBy("executions.workspace_id")
             .orderBy("executions.workspace_id")
         ),
@@ -65,7 +63,7 @@ export const make = Effect.gen(function*() {
               "workflow_id",
               ...openCounts(eb.ref("lease_expires_at"), now)
             ])
-            .where("status", "in", [QUEUED, RUNNING])
+            .where("status", "in", OPEN)
             .groupBy(["app_id", "workflow_id"])
             .orderBy("app_id")
             .orderBy("workflow_id")
@@ -115,7 +113,7 @@ export const make = Effect.gen(function*() {
             eb.fn.countAll<number>().as("held"),
             eb.fn.max("lease_expires_at").as("lease_expires_at")
           ])
-          .where("status", "in", [QUEUED, RUNNING])
+          .where("status", "in", OPEN)
           .where("lease_worker", "is not", null)
           // The condition above: no row without a worker.
           .$narrowType<{ lease_worker: NotNull }>()
@@ -139,7 +137,7 @@ export const make = Effect.gen(function*() {
               .selectFrom("executions")
               .select(["execution_id", "lease_worker"])
               .where("execution_id", "in", executionIds)
-              .where("status", "in", [QUEUED, RUNNING])
+              .where("status", "in", OPEN)
               .where("lease_worker", "is not", null)
               .where("lease_expires_at", ">", now)
               .$narrowType<{ lease_worker: NotNull }>()

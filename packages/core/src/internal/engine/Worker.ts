@@ -39,9 +39,9 @@ const CAPPED_CLAIM_BATCH = 128
 
 /**
  * The worker as a scoped effect: it runs until the scope closes. Its claim loop claims as many
- * executions as there are free slots (up to `CLAIM_BATCH`, `CAPPED_CLAIM_BATCH` under caps) under one write, and runs each in a
- * fiber of its own (`WorkerRun`), started at once from the claim; the runs are kept by one
- * registry (`Runs`), which the lease keeper, the cancels and the drain ask.
+ * executions as there are free slots (up to `CLAIM_BATCH`, `CAPPED_CLAIM_BATCH` under caps) under
+ * one write, and runs each in a fiber of its own (`WorkerRun`), started at once from the claim;
+ * the runs are kept by one registry (`Runs`), which the lease keeper, the cancels and the drain ask.
  */
 export const run = Effect.gen(function*() {
   const config = yield* AppexecConfig
