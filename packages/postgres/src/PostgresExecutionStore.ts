@@ -107,45 +107,19 @@ const saveStatement = (saves: ReadonlyArray<PendingSave>) => {
   const of = (type: string, value: (save: PendingSave) => Element) =>
     sql`${arrayLiteral(saves, value)}::${sql.raw(type)}[]`
   return sql<{ execution_id: string }>`
-    WITH input AS (
-      SELECT * FROM unnest(
-        ${of("text", (s) => s.record.executionId)}, ${of("bigint", (s) => s.lease.token)},
-        ${of("text", (s) => s.lease.workerId)}, ${of("text", (s) => s.record.status)},
-        ${of("text", (s) => JSON.stringify(s.record.outputs))}, ${of("text", (s) => s.record.errorMessage)},
-        ${of("bigint", (s) => s.record.startedAt)}, ${of("bigint", (s) => s.record.completedAt)},
-        ${of("text", (s) => s.outbox?.deliveryId ?? null)}, ${of("text", (s) => s.outbox?.userId ?? null)},
-        ${of("text", (s) => s.outbox?.url ?? null)}, ${of("text", (s) => s.outbox?.status ?? null)},
-        ${of("bigint", (s) => s.outbox?.nextAttemptAt ?? null)},
-        ${of("text", (s) => s.outbox === undefined ? null : JSON.stringify(s.outbox.attempts))},
-        ${of("bigint", (s) => s.outbox?.createdAt ?? null)},
-        ${of("text", (s) => s.outbox?.traceParent ?? null)},
-        ${of("text", (s) => s.outbox?.event ?? null)}
-      ) AS i(
-        execution_id, lease_token, lease_worker, status, outputs, error_message, started_at, completed_at,
-        delivery_id, delivery_user_id, delivery_url, delivery_status, delivery_next_attempt_at,
-        delivery_attempts, delivery_created_at, delivery_trace_parent, delivery_event
-      )
-    ), saved AS (
-      UPDATE executions e SET
-        status = i.status, outputs = i.outputs, error_message = i.error_message,
-        started_at = i.started_at, completed_at = i.completed_at,
-        lease_worker = CASE WHEN i.status IN ('completed', 'failed') THEN NULL ELSE e.lease_worker END,
-        lease_token = CASE WHEN i.status IN ('completed', 'failed') THEN NULL ELSE e.lease_token END,
-        lease_expires_at = CASE WHEN i.status IN ('completed', 'failed') THEN NULL ELSE e.lease_expires_at END
-      FROM input i
-      WHERE e.execution_id = i.execution_id AND e.lease_token = i.lease_token AND e.lease_worker = i.lease_worker
-      RETURNING e.execution_id
-    ), outbox AS (
-      INSERT INTO webhook_outbox (
-        delivery_id, execution_id, user_id, url, status, next_attempt_at, attempts, created_at, trace_parent, event
-      )
-      SELECT i.delivery_id, i.execution_id, i.delivery_user_id, i.delivery_url, i.delivery_status,
-        i.delivery_next_attempt_at, i.delivery_attempts::jsonb, i.delivery_created_at, i.delivery_trace_parent,
-        i.delivery_event
-      FROM saved JOIN input i ON i.execution_id = saved.execution_id
-      WHERE i.delivery_id IS NOT NULL
-    )
-    SELECT execution_id FROM saved`
+    SELECT s.execution_id FROM appexec_save_executions(
+      ${of("text", (s) => s.record.executionId)}, ${of("bigint", (s) => s.lease.token)},
+      ${of("text", (s) => s.lease.workerId)}, ${of("text", (s) => s.record.status)},
+      ${of("text", (s) => JSON.stringify(s.record.outputs))}, ${of("text", (s) => s.record.errorMessage)},
+      ${of("bigint", (s) => s.record.startedAt)}, ${of("bigint", (s) => s.record.completedAt)},
+      ${of("text", (s) => s.outbox?.deliveryId ?? null)}, ${of("text", (s) => s.outbox?.userId ?? null)},
+      ${of("text", (s) => s.outbox?.url ?? null)}, ${of("text", (s) => s.outbox?.status ?? null)},
+      ${of("bigint", (s) => s.outbox?.nextAttemptAt ?? null)},
+      ${of("text", (s) => s.outbox === undefined ? null : JSON.stringify(s.outbox.attempts))},
+      ${of("bigint", (s) => s.outbox?.createdAt ?? null)},
+      ${of("text", (s) => s.outbox?.traceParent ?? null)},
+      ${of("text", (s) => s.outbox?.event ?? null)}
+    ) AS s(execution_id)`
 }
 
 /**

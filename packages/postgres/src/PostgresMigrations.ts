@@ -25,6 +25,7 @@ import * as m0016 from "./internal/migrations/0016_webhook_events.js"
 import * as m0017 from "./internal/migrations/0017_processes.js"
 import * as m0018 from "./internal/migrations/0018_capacity_and_routing.js"
 import * as m0019 from "./internal/migrations/0019_claims_in_place.js"
+import * as m0020 from "./internal/migrations/0020_saves_by_index.js"
 
 /** Every migration by name, in order. Names sort in the order they apply; never rename one. */
 export const migrations: Readonly<Record<string, Migration>> = {
@@ -46,11 +47,12 @@ export const migrations: Readonly<Record<string, Migration>> = {
   "0016_webhook_events": m0016,
   "0017_processes": m0017,
   "0018_capacity_and_routing": m0018,
-  "0019_claims_in_place": m0019
+  "0019_claims_in_place": m0019,
+  "0020_saves_by_index": m0020
 }
 
 /** Name of the newest migration. */
-export const latest = "0019_claims_in_place"
+export const latest = "0020_saves_by_index"
 
 /** The table that records applied migrations. */
 export const migrationTable = "appexec_migrations"
