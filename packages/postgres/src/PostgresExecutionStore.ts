@@ -97,10 +97,11 @@ interface PendingSave {
 }
 
 /**
- * The statement of a batch of saves: its text is the same for every batch (one array per
- * column), so it is prepared once per connection. It sets only what a transition changes (as
- * SQLite's save does): the other columns keep the values of the insert, and a save sends none of
- * them. A terminal save (`completed`, `failed`) also clears the lease.
+ * The statement of a batch of saves, a call of `appexec_save_executions` (migration 0020: each
+ * row found through the index of `execution_id`, whatever the table's size): its text is the same
+ * for every batch (one array per column), so it is prepared once per connection. It sets only what
+ * a transition changes (as SQLite's save does): the other columns keep the values of the insert,
+ * and a save sends none of them. A terminal save (`completed`, `failed`) also clears the lease.
  */
 const saveStatement = (saves: ReadonlyArray<PendingSave>) => {
   /** One array parameter of `type` (`text`, `bigint`, …) with a value for each save. */
