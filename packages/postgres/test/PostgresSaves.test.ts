@@ -64,7 +64,7 @@ describe("PostgreSQL saves by index (migration 0020)", () => {
           workspaceId: owner.workspaceId,
           userId: owner.userId,
           status: "queued",
-          inputs: { n },
+          inputs: { prompt: `prompt ${n}` },
           outputs: [],
           errorMessage: null,
           webhookUrl: null,
