@@ -15,13 +15,15 @@
  * once all say they run; each process compiles its own hot code): what a worker does once (its
  * modules, its connections, compiling its hot code, growing its heap) is in neither drain. Then
  * the lock ends and one `NOTIFY` wakes them, as an insert of that many would. A drain is timed
- * from the first start (the task's call; the execution's `started_at`) to the moment a count of
- * what is left (one `count(*)` every 10 ms through an index, the same for both) finds none; each
+ * from the first start (the task's call; the execution's `started_at`) to the moment a look for
+ * what is left (one `LIMIT 1` every 10 ms, the same for both: `Drains.anyLeft`) finds none; each
  * table's statistics are taken (`ANALYZE`) before its drain, as a table in service has them. Then
  * add→start, one at a time with the workers idle (200 each): from before the add to the task's call (graphile-worker,
  * in this process) or to the `started_at` the worker wrote (appexec, to the millisecond, one
  * machine clock). CPU time per execution of each process: this process while graphile-worker
  * drains, each appexec worker process (and its main thread alone), and the PostgreSQL server.
+ * The ratios printed: each appexec drain against graphile-worker unbatched, one worker process
+ * against graphile-worker's local queue, and two processes against one.
  *
  * `APPEXEC_BENCH_GRAPHILE_COUNT` changes the 10,000, `APPEXEC_BENCH_GRAPHILE_WARMUP` the 2,000;
  * `APPEXEC_BENCH_GRAPHILE_PARTS` picks any of
@@ -121,6 +123,23 @@ export const benchmark: Benchmark = {
             unit: "of graphile-worker unbatched (goal >= 1.0)"
           })
         }
+      }
+      const localQueue = drains.get("graphile_worker_local_queue")
+      const one = drains.get("appexec.workers_1")
+      if (localQueue !== undefined && one !== undefined) {
+        yield* report({
+          name: "graphile.appexec.workers_1.to_local_queue",
+          value: one.perSecond / localQueue.perSecond,
+          unit: "of graphile-worker's local queue (goal >= 1.0)"
+        })
+      }
+      const two = drains.get("appexec.workers_2")
+      if (one !== undefined && two !== undefined) {
+        yield* report({
+          name: "graphile.appexec.workers_2.to_workers_1",
+          value: two.perSecond / one.perSecond,
+          unit: "of one worker process (goal >= 1.0)"
+        })
       }
       if (parts.has("latency")) {
         const theirs = yield* graphileLatency(server)
