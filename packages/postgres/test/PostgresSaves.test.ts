@@ -3,10 +3,9 @@
  * through the index of `execution_id`, whatever the table's size and statistics, and writes the
  * outbox entries of its terminal saves from the update's own rows.
  */
-import { Ids } from "@appexec/api"
 import { type ExecutionQueue, ExecutionQueue as Queue, ExecutionStore } from "@appexec/core"
 import { PostgresClient, PostgresStorage } from "@appexec/postgres"
-import { seedOwner, uuid } from "@appexec/testing/contracts"
+import { queued, seedOwner, uuid } from "@appexec/testing/contracts"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { sql } from "kysely"
@@ -56,22 +55,10 @@ describe("PostgreSQL saves by index (migration 0020)", () => {
       const owner = yield* seedOwner(1)
       const store = yield* ExecutionStore.ExecutionStore
       const queue = yield* Queue.ExecutionQueue
-      yield* Effect.forEach(Array.from({ length: 2_000 }, (_, i) => i + 1), (n) =>
-        store.insert({
-          executionId: Ids.ExecutionId.make(uuid(5, n)),
-          workflowId: owner.workflowId,
-          appId: owner.appId,
-          workspaceId: owner.workspaceId,
-          userId: owner.userId,
-          status: "queued",
-          inputs: { prompt: `prompt ${n}` },
-          outputs: [],
-          errorMessage: null,
-          webhookUrl: null,
-          createdAt: n,
-          startedAt: null,
-          completedAt: null
-        }), { concurrency: 64, discard: true })
+      yield* Effect.forEach(Array.from({ length: 2_000 }, (_, i) => i + 1), (n) => store.insert(queued(owner, n)), {
+        concurrency: 64,
+        discard: true
+      })
       yield* Effect.promise(() => sql`ANALYZE executions`.execute(db))
       const claims = yield* queue.claimBatch("w", 30_000, { limit: 300 })
       expect(claims.length).toBe(300)

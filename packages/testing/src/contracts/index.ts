@@ -25,4 +25,4 @@ export * as SigningKeyStoreContract from "./SigningKeyStoreContract.js"
 export * as StorageContract from "./StorageContract.js"
 export * as WebhookOutboxContract from "./WebhookOutboxContract.js"
 /** The suites' fixed ids and seeded owner, for an adapter's tests of its own. */
-export { type Owner, seedOwner, uuid } from "../internal/StorageFixtures.js"
+export { type Owner, queued, seedOwner, uuid } from "../internal/StorageFixtures.js"
